@@ -1,0 +1,123 @@
+/** The Node host: embedded libSQL (or a remote one), migrations, the app on @hono/node-server. */
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from '@libsql/client';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApp } from '../src/app.js';
+import { ConfigService, parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
+import { createLogger, toLevel } from '../src/http/logger.js';
+import { createDb, loadSavedSettings, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
+import { migrateDatabase } from './migrate.js';
+import { nodeStaticFiles } from './static-files.js';
+
+export interface NodeHostOptions {
+  env: EnvSource;
+  /** Migrate the database before serving (default: for embedded file: databases). */
+  migrate?: boolean;
+  clock?: () => number;
+  writeLog?: (line: string) => void;
+}
+
+export interface NodeHost {
+  /** The base URL of the API (host, port and ROOT_PATH). */
+  url: string;
+  port: number;
+  db: Db;
+  /** Stops accepting connections, lets in-flight requests finish, closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the libSQL database named by LIBSQL_URL (creating the folder of a file: database). */
+export function openDatabase(config: ConfigSnapshot): { db: Db; close(): void; embedded: boolean } {
+  const url = config.get('LIBSQL_URL');
+  const embedded = url.startsWith('file:');
+  if (embedded) {
+    const path = url.slice('file:'.length).split('?')[0]!;
+    if (path !== '' && path !== ':memory:') mkdirSync(dirname(path.startsWith('//') ? fileURLToPath(url) : path), { recursive: true });
+  }
+  const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
+  const client = createClient({ url, authToken });
+  return { db: createDb(client), close: () => client.close(), embedded };
+}
+
+/** The address to listen on: BIND_HOST, else all interfaces (container IP) or loopback only. */
+export function bindAddress(config: ConfigSnapshot): string | undefined {
+  const host = config.get('BIND_HOST');
+  if (host !== '') return host;
+  // USE_CONTAINER_IP_FOR_BIND: listen on every interface, which includes the container's IP and
+  // loopback, so the out-of-the-box start answers on http://127.0.0.1:8001 as well.
+  return config.get('USE_CONTAINER_IP_FOR_BIND') ? undefined : '127.0.0.1';
+}
+
+/** URLs to print for a listening address. */
+function servedUrls(address: string | undefined, port: number, root: string): string[] {
+  if (address !== undefined && address !== '0.0.0.0' && address !== '::') {
+    const h = address.includes(':') ? `[${address}]` : address;
+    return [`http://${h}:${port}${root}`];
+  }
+  const ips = Object.values(networkInterfaces())
+    .flat()
+    .filter((i) => i && i.family === 'IPv4' && !i.internal)
+    .map((i) => `http://${i!.address}:${port}${root}`);
+  return [`http://127.0.0.1:${port}${root}`, ...ips];
+}
+
+/** Starts the Node host. Throws ConfigError on a bad environment. */
+export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
+  const env = parseEnvironment(o.env);
+  const clock = o.clock ?? Date.now;
+  const logger = createLogger({ threshold: () => toLevel(env.get('LOG_LEVEL')), write: o.writeLog, now: clock });
+  const database = openDatabase(env);
+  const { db } = database;
+  try {
+    if (o.migrate ?? database.embedded) {
+      await migrateDatabase(db, env.get('DB_SCHEMA'));
+    } else {
+      const stamp = await readMeta(db, SCHEMA_STAMP_KEY).catch(() => undefined);
+      if (stamp === undefined) throw new Error(`the database at LIBSQL_URL is not migrated: run "npm run db:migrate"`);
+      if (stamp !== env.get('DB_SCHEMA')) throw new SchemaMismatchError(env.get('DB_SCHEMA'), stamp);
+    }
+  } catch (err) {
+    database.close();
+    throw err;
+  }
+
+  const config = new ConfigService({
+    env,
+    load: () => loadSavedSettings(db),
+    onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
+  });
+  const app = createApp({ db, config, clock, staticFiles: nodeStaticFiles(env.get('STATIC_DIR')), writeLog: o.writeLog });
+
+  const address = bindAddress(env);
+  const root = env.get('ROOT_PATH');
+  const server = await new Promise<ServerType>((resolveListening, reject) => {
+    const s = serve({ fetch: app.fetch, port: env.get('BIND_PORT'), hostname: address }, () => resolveListening(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urls = servedUrls(address, port, root);
+  logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')})`, { urls });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: urls[0]!,
+    port,
+    db,
+    close() {
+      closing ??= new Promise<void>((done) => {
+        // close() stops accepting and resolves once in-flight requests have completed.
+        server.close(() => {
+          database.close();
+          logger.info('stopped');
+          done();
+        });
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * `npm start`: the Node host. Reads the environment (and `.env`), refuses a bad configuration with
+ * a message and exit code 1, honours RELOAD (tsx watch) and WORKERS (node:cluster), and stops
+ * cleanly on SIGTERM/SIGINT.
+ */
+import cluster from 'node:cluster';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, parseEnvironment } from '../src/config/index.js';
+import { loadNodeEnv } from './env.js';
+import { openDatabase, startNodeHost } from './host.js';
+import { migrateDatabase } from './migrate.js';
+
+function fail(message: string): never {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'CRITICAL', msg: message })}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  const env = loadNodeEnv();
+  let config;
+  try {
+    config = parseEnvironment(env);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(`invalid configuration:\n${err.message}`);
+    throw err;
+  }
+
+  if (config.get('RELOAD')) {
+    // RELOAD: run this same entry under `tsx watch`, which restarts it when a source file changes.
+    const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
+    const child = spawn(process.execPath, [tsxCli, 'watch', '--clear-screen=false', fileURLToPath(import.meta.url)], {
+      stdio: 'inherit',
+      env: { ...process.env, AUTH_RELOAD: 'False' },
+    });
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
+    child.on('exit', (code) => process.exit(code ?? 0));
+    return;
+  }
+
+  const workers = config.get('WORKERS');
+  if (!config.get('SESSION_SECRET_KEY') && (cluster.isPrimary || workers === 1)) {
+    // Specification: generated at every start when unset; sessions may not survive a restart.
+    env.SESSION_SECRET_KEY = randomBytes(32).toString('base64url');
+    process.env.SESSION_SECRET_KEY = env.SESSION_SECRET_KEY;
+    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'WARNING', msg: 'SESSION_SECRET_KEY is not set: generated a key for this start; sessions will not survive a restart. Set SESSION_SECRET_KEY.' })}\n`);
+  }
+
+  if (workers > 1 && cluster.isPrimary) {
+    // The primary migrates once, then forks WORKERS processes that share the listening port.
+    const database = openDatabase(config);
+    if (database.embedded) await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+    database.close();
+    for (let i = 0; i < workers; i++) cluster.fork();
+    let stopping = false;
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(sig, () => {
+        stopping = true;
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+      });
+    }
+    cluster.on('exit', () => {
+      if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    });
+    return;
+  }
+
+  let host;
+  try {
+    host = await startNodeHost({ env, migrate: workers > 1 ? false : undefined });
+  } catch (err) {
+    fail(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const stop = () => {
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    void host.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+await main();

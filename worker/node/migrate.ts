@@ -1,0 +1,17 @@
+/** Applies the SQL migrations of schema/migrations and checks the DB_SCHEMA stamp (Node: host start, db:migrate). */
+import { fileURLToPath } from 'node:url';
+import { migrate } from 'drizzle-orm/libsql/migrator';
+import type { Db } from '../src/store/db.js';
+import { ensureSchemaStamp } from '../src/store/schema-stamp.js';
+import { readMeta, SCHEMA_STAMP_KEY } from '../src/store/index.js';
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url));
+
+/** Checks the stamp of an already migrated database, migrates, then stamps a new database. */
+export async function migrateDatabase(db: Db, schemaName: string): Promise<void> {
+  // A stamped database of another DB_SCHEMA is refused before any migration touches it.
+  const stamped = await readMeta(db, SCHEMA_STAMP_KEY).catch(() => undefined);
+  if (stamped !== undefined && stamped !== schemaName) await ensureSchemaStamp(db, schemaName);
+  await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  await ensureSchemaStamp(db, schemaName);
+}

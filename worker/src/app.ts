@@ -1,0 +1,121 @@
+/**
+ * The app factory: one Hono app for both hosts (edge and Node). It wires the request id, the
+ * per-request context, access logs, RFC 9457 errors, 404/405, the OpenAPI docs and every capability.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { HTTPException } from 'hono/http-exception';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import { requestId } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Context } from 'hono';
+import { registerDocs } from './docs/routes.js';
+import { registerErrtrack } from './errtrack/routes.js';
+import { registerHealth } from './health/routes.js';
+import type { App, AppDeps, AppEnv } from './http/context.js';
+import { createLogger, toLevel, type Level } from './http/logger.js';
+import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
+
+/** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
+const STATUS_CODES: Record<number, ProblemCode> = {
+  400: 'MALFORMED_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+function toProblem(err: unknown): ProblemError {
+  if (err instanceof ProblemError) return err;
+  if (err instanceof HTTPException) {
+    const code = STATUS_CODES[err.status] ?? (err.status >= 500 ? 'INTERNAL' : 'MALFORMED_REQUEST');
+    const headers: Record<string, string> = {};
+    const auth = err.getResponse().headers.get('WWW-Authenticate');
+    if (auth) headers['WWW-Authenticate'] = auth;
+    return new ProblemError(code, { detail: err.status < 500 ? err.message || undefined : undefined, headers, cause: err });
+  }
+  return new ProblemError('INTERNAL', { cause: err });
+}
+
+/** Turns zod issues into the `errors` list of a validation problem. */
+function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): FieldError[] {
+  return error.issues.map((i) => ({ location: target, path: i.path.map(String).join('.'), message: i.message }));
+}
+
+/** Builds the service's Hono app from its dependencies. */
+export function createApp(deps: AppDeps): App {
+  const env = deps.config.env;
+  const root = env.get('ROOT_PATH');
+  const debug = env.get('DEBUG');
+  const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
+  const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
+  const accessLogger = createLogger({ threshold: () => levels.access, write: deps.writeLog, now: deps.clock, fields: { logger: 'access' } });
+
+  const app: App = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const errors = fieldErrors(result.target, result.error);
+        throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.location}${e.path ? `.${e.path}` : ''}: ${e.message}`).join('; '), extensions: { errors } });
+      }
+    },
+  });
+
+  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', async (c, next) => {
+    const config = await deps.config.current();
+    levels.log = toLevel(config.get('LOG_LEVEL'));
+    levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
+    c.set('config', config);
+    c.set('deps', deps);
+    c.set('logger', baseLogger.child({ requestId: c.var.requestId }));
+    const started = deps.clock();
+    await next();
+    const status = c.res.status;
+    // Only the path: query strings may carry codes or tokens, and headers are never logged.
+    accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
+      requestId: c.var.requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status,
+      durationMs: deps.clock() - started,
+    });
+  });
+  app.use('*', secureHeaders({ contentSecurityPolicy: undefined, crossOriginEmbedderPolicy: false, xFrameOptions: 'DENY' }));
+  app.use('*', methodNotAllowed({
+    app,
+    onMethodNotAllowed: (c, methods) =>
+      render(c, new ProblemError('METHOD_NOT_ALLOWED', { detail: `${c.req.method} is not allowed on this path; allowed: ${methods.join(', ')}`, headers: { Allow: methods.join(', ') } })),
+  }));
+
+  const render = (c: Context<AppEnv>, problem: ProblemError): Response => {
+    const res = problemResponse(problem, c.req.path, c.var.requestId);
+    // Responses built here replace c.res, so the request id header is set again.
+    if (c.var.requestId) res.headers.set('X-Request-Id', c.var.requestId);
+    return res;
+  };
+
+  app.onError((err, c) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500) {
+      (c.var.logger ?? baseLogger).error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
+      // 5xx bodies stay generic; the cause is in the log under the request id (or here when DEBUG).
+      if (debug && problem.code === 'INTERNAL' && err instanceof Error) {
+        return render(c, new ProblemError('INTERNAL', { detail: `${err.name}: ${err.message}`, extensions: { stack: err.stack } }));
+      }
+    }
+    return render(c, problem);
+  });
+  app.notFound((c) => render(c, new ProblemError('NOT_FOUND', { detail: `no endpoint at ${c.req.path}` })));
+
+  const api = root === '' ? app : (app.basePath(root) as App);
+  registerHealth(api);
+  registerErrtrack(api);
+  registerDocs(api, {
+    root,
+    docsPrefix: env.get('DOCS_PREFIX'),
+    staticPath: env.get('STATIC_PATH'),
+    title: env.get('PROJECT_NAME'),
+    description: env.get('PROJECT_DESCRIPTION'),
+  });
+  return app;
+}

@@ -1,0 +1,263 @@
+/**
+ * The registry of every configuration variable of the specification (and the few deployment
+ * variables this implementation adds). Nothing else in the code knows a variable's environment
+ * name, type or default: the resolver reads them from here, and so do the README table and tests.
+ */
+import type {
+  BooleanVar,
+  EnumVar,
+  IntegerVar,
+  ListVar,
+  NumberVar,
+  StringVar,
+  VarDef,
+  VarGroup,
+} from './types.js';
+
+type Common = { env?: string; secret?: boolean; restart?: boolean };
+
+const UI = new Set<VarGroup>(['API', 'Security', 'Mail', 'Error tracking']);
+
+function base(group: VarGroup, env: string, description: string, o: Common) {
+  return {
+    env: o.env ?? env,
+    group,
+    description,
+    ui: UI.has(group),
+    secret: o.secret ?? false,
+    restart: o.restart ?? !UI.has(group),
+  };
+}
+
+function str(
+  group: VarGroup,
+  env: string,
+  dflt: string,
+  description: string,
+  o: Common & { check?: StringVar['check']; format?: string; oneOf?: readonly string[] } = {},
+): StringVar {
+  return { ...base(group, env, description, o), type: 'string', default: dflt, check: o.check, format: o.format, oneOf: o.oneOf };
+}
+function int(group: VarGroup, env: string, dflt: number, min: number, max: number, description: string, o: Common = {}): IntegerVar {
+  return { ...base(group, env, description, o), type: 'integer', default: dflt, min, max };
+}
+function num(group: VarGroup, env: string, dflt: number, min: number, max: number, description: string, o: Common = {}): NumberVar {
+  return { ...base(group, env, description, o), type: 'number', default: dflt, min, max };
+}
+function bool(group: VarGroup, env: string, dflt: boolean, description: string, o: Common = {}): BooleanVar {
+  return { ...base(group, env, description, o), type: 'boolean', default: dflt };
+}
+function list(
+  group: VarGroup,
+  env: string,
+  dflt: readonly string[],
+  description: string,
+  o: Common & { checkItem?: ListVar['checkItem']; format?: string } = {},
+): ListVar {
+  return { ...base(group, env, description, o), type: 'list', default: dflt, checkItem: o.checkItem, format: o.format };
+}
+function enumeration(group: VarGroup, env: string, dflt: string, values: readonly string[], description: string, o: Common = {}): EnumVar {
+  return { ...base(group, env, description, o), type: 'enumeration', default: dflt, values };
+}
+
+// ---- format checks -------------------------------------------------------------------------
+
+const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'WARN', 'ERROR', 'CRITICAL'] as const;
+
+function httpUrl(value: string): string | null {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? null : 'an absolute http(s) URL';
+  } catch {
+    return 'an absolute http(s) URL';
+  }
+}
+function urlPath(allowEmpty: boolean) {
+  return (value: string): string | null =>
+    (allowEmpty && value === '') || /^(\/[A-Za-z0-9._~-]+)+$/.test(value)
+      ? null
+      : 'a path starting with "/" without a trailing slash';
+}
+/** A Sentry-style DSN: https://PUBLIC_KEY@HOST[:PORT]/[PATH/]PROJECT_ID, or empty. */
+export function dsnCheck(value: string): string | null {
+  if (value === '') return null;
+  try {
+    const u = new URL(value);
+    const ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.username !== '' && /\/\d+$/.test(u.pathname);
+    return ok ? null : 'a DSN such as https://KEY@HOST/PROJECT_ID';
+  } catch {
+    return 'a DSN such as https://KEY@HOST/PROJECT_ID';
+  }
+}
+const LOGSTORE_PLACEHOLDER = 'https://<logstore_host>:9200';
+function logstoreUrls(value: string): string | null {
+  if (value === LOGSTORE_PLACEHOLDER) return null;
+  const parts = value.split(';').map((s) => s.trim());
+  return parts.length > 0 && parts.every((p) => httpUrl(p) === null) ? null : 'http(s) URLs separated by ";"';
+}
+function pem(value: string): string | null {
+  return value === '' || /-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(value)
+    ? null
+    : 'PEM certificate content (-----BEGIN CERTIFICATE----- ...)';
+}
+function nonEmpty(value: string): string | null {
+  return value.trim() === '' ? 'a non-empty string' : null;
+}
+/** A special symbol must be one printable character that is neither a letter nor a digit. */
+function specialSymbol(item: string): string | null {
+  return [...item].length === 1 && !/[\p{L}\p{N}\p{Cc}\s]/u.test(item)
+    ? null
+    : 'single characters that are neither letters, digits nor spaces';
+}
+
+// ---- the registry -------------------------------------------------------------------------
+
+const A = 'API' as const;
+const S = 'Security' as const;
+const M = 'Mail' as const;
+const E = 'Error tracking' as const;
+const DB = 'Database connection' as const;
+const G = 'General parameters' as const;
+const I = 'Internal service addresses' as const;
+const SB = 'Sessions and background processing' as const;
+const L = 'Search and log store integration' as const;
+const ET = 'Error-tracking integration' as const;
+const D = 'Deployment' as const;
+
+export const REGISTRY = {
+  // Group API
+  LOG_LEVEL: str(A, 'AUTH_LOG_LEVEL', 'INFO', 'logging level of the service', { oneOf: LOG_LEVELS }),
+  ACCESS_LOG_LEVEL: str(A, 'AUTH_ACCESS_LOG_LEVEL', 'INFO', 'logging level of API access', { oneOf: LOG_LEVELS }),
+  NOTIFICATION_EXPIRATION: int(A, 'AUTH_NOTIFICATION_EXPIRATION', 10, 1, 3650, 'days the notification history is kept'),
+  AUDIT_CRUD_USER_LOGS_PATTERN: str(A, 'AUDIT_CRUD_USER_LOGS_PATTERN', 'svc-sec-crud-user-logs-*', "index pattern of the log of users' CRUD operations", { check: nonEmpty }),
+  AUDIT_CRUD_ADMIN_LOGS_PATTERN: str(A, 'AUDIT_CRUD_ADMIN_LOGS_PATTERN', 'svc-sec-crud-admin-logs-*', "index pattern of the log of administrators' CRUD operations", { check: nonEmpty }),
+  AUDIT_EXT_SERVICE_ACCESS_PATTERN: str(A, 'AUDIT_EXT_SERVICE_ACCESS_PATTERN', 'svc-sec-ext-service-access-*', 'index pattern of the log of access to corporate services', { check: nonEmpty }),
+  AUDIT_API_ACCESS_PATTERN: str(A, 'AUDIT_API_ACCESS_PATTERN', 'svc-sec-api-access-*', 'index pattern of the log of access to the system API', { check: nonEmpty }),
+  AUDIT_USER_ACTIVITY_PATTERN: str(A, 'AUDIT_USER_ACTIVITY_PATTERN', 'svc-sec-user-activity-*', 'index pattern of the user activity log', { check: nonEmpty }),
+  AUDIT_DATA_LIFECYCLE_PATTERN: str(A, 'AUDIT_DATA_LIFECYCLE_PATTERN', 'svc-sec-data-lifecycle-*', 'index pattern of the monitoring data lifecycle log', { check: nonEmpty }),
+  LOGSTORE_URLS: str(A, 'LOGSTORE_URLS', LOGSTORE_PLACEHOLDER, 'addresses of the search and log store nodes, separated by semicolons', { check: logstoreUrls }),
+  LOGSTORE_TIMEOUT: int(A, 'LOGSTORE_TIMEOUT', 10, 1, 300, 'timeout, in seconds, of requests to the search and log store'),
+
+  // Group Security (environment names not shown by the specification: their own names, DESIGN.md §3)
+  DEFAULT_FRONTEND_URL: str(S, 'DEFAULT_FRONTEND_URL', 'http://localhost', 'default page to go to after successful authorization', { check: httpUrl }),
+  DEFAULT_FRONTEND_MERGE_URL: str(S, 'DEFAULT_FRONTEND_MERGE_URL', 'http://localhost/conflict', 'default page to go to when accounts with the same login conflict', { check: httpUrl }),
+  LDAP_SERVER_CONNECT_TIMEOUT: int(S, 'LDAP_SERVER_CONNECT_TIMEOUT', 5, 1, 120, 'seconds, timeout of connecting to the LDAP server'),
+  LDAP_SERVER_SEARCHING_TIMEOUT: int(S, 'LDAP_SERVER_SEARCHING_TIMEOUT', 5, 1, 120, 'seconds, timeout of a search on the LDAP server'),
+  DIRECTORY_SIGNATURE: str(S, 'DIRECTORY_SIGNATURE', '1.2.840.113556.1.4.800', 'signature of the directory service', {
+    check: (v) => (/^\d+(\.\d+)+$/.test(v) ? null : 'an OID such as 1.2.840.113556.1.4.800'),
+  }),
+  AUTH_FAILED_TIMEOUT_MIN: int(S, 'AUTH_FAILED_TIMEOUT_MIN', 15, 1, 1440, 'minutes, the interval in which failed authorization attempts are counted'),
+  AUTH_FAILED_COUNT: int(S, 'AUTH_FAILED_COUNT', 3, 1, 100, 'number of failed attempts after which a restriction applies'),
+  AUTH_SESSIONS_MAX_COUNT: int(S, 'AUTH_SESSIONS_MAX_COUNT', 5, 1, 100, 'maximum number of sessions of a user'),
+  AUTH_SESSIONS_DEFAULT_COUNT: int(S, 'AUTH_SESSIONS_DEFAULT_COUNT', 1, 1, 100, 'default number of sessions of a user'),
+  USER_INACTIVE_TIMEOUT_DAY: int(S, 'USER_INACTIVE_TIMEOUT_DAY', 45, 1, 3650, 'days of inactivity after which the account is blocked'),
+  USER_LOGIN_REUSE_DAY: int(S, 'USER_LOGIN_REUSE_DAY', 1095, 0, 36500, 'days after which a login may be reused'),
+  USER_PASSWORD_MIN_LENGTH: int(S, 'USER_PASSWORD_MIN_LENGTH', 8, 1, 128, 'minimum password length'),
+  USER_PASSWORD_MAX_LENGTH: int(S, 'USER_PASSWORD_MAX_LENGTH', 20, 1, 1024, 'maximum password length'),
+  USER_PASSWORD_SPECIAL_SYM: list(S, 'USER_PASSWORD_SPECIAL_SYM', ['$', '@', '#', '%'], 'allowed special characters in a password', {
+    checkItem: specialSymbol,
+    format: 'comma-separated single characters',
+  }),
+  USER_PASSWORD_SPECIAL_SYM_MIN: int(S, 'USER_PASSWORD_SPECIAL_SYM_MIN', 1, 0, 128, 'minimum count of special characters'),
+  USER_PASSWORD_DIGITAL_MIN: int(S, 'USER_PASSWORD_DIGITAL_MIN', 1, 0, 128, 'minimum count of digits'),
+  USER_PASSWORD_LOWER_MIN: int(S, 'USER_PASSWORD_LOWER_MIN', 1, 0, 128, 'minimum count of lower-case letters'),
+  USER_PASSWORD_UPPER_MIN: int(S, 'USER_PASSWORD_UPPER_MIN', 1, 0, 128, 'minimum count of upper-case letters'),
+  USER_PASSWORD_HISTORY_DEPTH: int(S, 'USER_PASSWORD_HISTORY_DEPTH', 3, 0, 100, 'number of previous passwords that may not be reused'),
+  USER_PASSWORD_EXPIRATION_DAY: int(S, 'USER_PASSWORD_EXPIRATION_DAY', 60, 0, 3650, 'password lifetime in days (0: passwords never expire)'),
+
+  // Group Mail (placeholders are obviously fake: sending refuses while EMAIL_HOST is the placeholder)
+  EMAIL_HOST: str(M, 'EMAIL_HOST', 'mail.example.com', 'address of the mail server', { check: nonEmpty }),
+  EMAIL_USE_TLS: bool(M, 'EMAIL_USE_TLS', true, 'use TLS when connecting to the mail server'),
+  EMAIL_PORT: int(M, 'EMAIL_PORT', 587, 1, 65535, 'port of the mail server'),
+  EMAIL_FROM: str(M, 'EMAIL_FROM', 'noreply@example.com', 'sender address or name', { check: nonEmpty }),
+  EMAIL_HOST_USER: str(M, 'EMAIL_HOST_USER', 'user', 'user name for the mail server'),
+  EMAIL_HOST_PASSWORD: str(M, 'EMAIL_HOST_PASSWORD', 'change-me', 'password for the mail server', { secret: true }),
+
+  // Group Error tracking
+  PROFILE: bool(E, 'AUTH_PROFILE', false, 'enables profiling through the error-tracking system', { restart: true }),
+
+  // Hidden: database connection
+  DB_SCHEMA: str(DB, 'AUTH_DB_SCHEMA', 'auth', 'database schema used by the service (libSQL: the name the database is stamped with)', {
+    check: (v) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(v) ? null : 'an identifier of letters, digits and "_"'),
+  }),
+  DB_POOL: bool(DB, 'AUTH_DB_POOL', true, 'use a connection pool'),
+  DB_POOL_SIZE: int(DB, 'AUTH_DB_POOL_CONNECT', 20, 1, 1000, 'pool size'),
+  DB_POOL_OVERFLOW: int(DB, 'AUTH_DB_POOL_OVERFLOW', 10, 0, 1000, 'extra connections beyond the pool size'),
+
+  // Hidden: general parameters
+  PROJECT_NAME: str(G, 'AUTH_PROJECT_NAME', 'AUTH', 'service name', { check: nonEmpty }),
+  PROJECT_DESCRIPTION: str(G, 'AUTH_PROJECT_DESCRIPTION', 'Сервис авторизации', 'service description'),
+  USE_CONTAINER_IP_FOR_BIND: bool(G, 'AUTH_USE_CONTAINER_IP_FOR_BIND', true, 'use the container IP as the bind address'),
+  BIND_HOST: str(G, 'AUTH_BIND_HOST', '', 'address on which the service accepts connections'),
+  BIND_PORT: int(G, 'AUTH_BIND_PORT', 8001, 0, 65535, 'port of incoming connections (0: any free port)'),
+  ROOT_PATH: str(G, 'AUTH_ROOT_PATH', '/api/auth', 'root path of the published API', { check: urlPath(true) }),
+  DOCS_PREFIX: str(G, 'AUTH_DOCS_PREFIX', '/docs', 'path of the published documentation', { check: urlPath(false) }),
+  WORKERS: int(G, 'AUTH_WORKERS', 1, 1, 64, 'number of worker processes'),
+  DEBUG: bool(G, 'AUTH_DEBUG', false, 'debug mode'),
+  SHOW_DEBUG_SETTING: bool(G, 'AUTH_SHOW_DEBUG_SETTING', false, 'controls display of debug settings'),
+  RELOAD: bool(G, 'AUTH_RELOAD', false, 'automatic reload when code changes'),
+  EVENT_HANDLING: bool(G, 'AUTH_EVENT_HANDLING', true, 'event handling inside the service'),
+  STATIC_PATH: str(G, 'AUTH_STATIC_PATH', '/docs', 'path of static files', { check: urlPath(false) }),
+  STATIC_DIR: str(G, 'AUTH_STATIC_DIR', 'static', 'directory of static files', { check: nonEmpty }),
+
+  // Hidden: internal service addresses
+  AUTH_HOST: str(I, 'AUTH_HOST', 'localhost', 'internal address of the authorization service', { check: nonEmpty }),
+  AUTH_PORT: int(I, 'AUTH_PORT', 8001, 1, 65535, 'internal port of the authorization service'),
+  AUTH_VERSION_PREFIX: str(I, 'AUTH_VERSION_PREFIX', '/v3', 'version prefix of its API', { check: urlPath(false) }),
+  SRM_HOST: str(I, 'SRM_HOST', 'localhost', 'internal address of the SRM service', { check: nonEmpty }),
+  SRM_PORT: int(I, 'SRM_PORT', 8002, 1, 65535, 'internal port of the SRM service'),
+  SRM_VERSION_PREFIX: str(I, 'SRM_VERSION_PREFIX', '/v3', 'version prefix of its API', { check: urlPath(false) }),
+  MONITORING_HOST: str(I, 'MONITORING_HOST', 'localhost', 'internal address of the monitoring service', { check: nonEmpty }),
+  MONITORING_PORT: int(I, 'MONITORING_PORT', 8004, 1, 65535, 'internal port of the monitoring service'),
+  MONITORING_VERSION_PREFIX: str(I, 'MONITORING_VERSION_PREFIX', '/v3', 'version prefix of its API', { check: urlPath(false) }),
+
+  // Hidden: sessions and background processing
+  SESSION_SECRET_KEY: str(SB, 'SESSION_SECRET_KEY', '', 'secret key for user sessions (empty: generated automatically at start)', {
+    secret: true,
+    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+  }),
+  OUTBOX_CONTEXT_DETACH: bool(SB, 'OUTBOX_CONTEXT_DETACH', true, 'controls detaching of context when outbox messages are processed'),
+  OUTBOX_BATCH_SIZE: int(SB, 'OUTBOX_BATCH_SIZE', 20, 1, 1000, 'batch size of outbox message processing'),
+  BACKGROUND_TYPE: enumeration(SB, 'BACKGROUND_TYPE', 'MEMORY', ['MEMORY'], 'type of the background-processing mechanism'),
+  IN_APP_SCHEDULER_ENABLED: bool(SB, 'IN_APP_SCHEDULER_ENABLED', true, 'enables the built-in scheduler of background tasks'),
+  DEBUG_COUNTDOWN_USER_SU: int(SB, 'AUTH_DEBUG_COUNTDOWN_USER_SU', 20, 1, 1440, 'minutes the super-access lasts'),
+
+  // Hidden: search and log store integration
+  LOGSTORE_VERIFY_CERTS: bool(L, 'LOGSTORE_VERIFY_CERTS', false, "verify the store's TLS certificates on connect"),
+  LOGSTORE_USER_ROLE_ATTRIBUTE: str(L, 'LOGSTORE_USER_ROLE_ATTRIBUTE', 'role', 'name of the user attribute whose value serves as the role in the integration', { check: nonEmpty }),
+
+  // Hidden: error-tracking integration
+  ERRTRACK_DSN: str(ET, 'AUTH_ERRTRACK_DSN', '', 'DSN for sending events of the authorization service', { check: dsnCheck }),
+  SENDER_ERRTRACK_DSN: str(ET, 'SENDER_ERRTRACK_DSN', '', 'DSN for sending events related to sending messages', { check: dsnCheck }),
+  ERRTRACK_ENV: str(ET, 'ERRTRACK_ENV', '', 'environment name attached to events; while empty, no events are sent'),
+  ERRTRACK_CA: str(ET, 'ERRTRACK_CA', '', 'root certificate (PEM) that verifies the TLS connection to the error-tracking system', { check: pem }),
+  FRONTEND_ERRTRACK_DSN: str(ET, 'FRONTEND_ERRTRACK_DSN', '', 'DSN for events of the web interface; while empty, error tracking is off in the browser', { check: dsnCheck }),
+  FRONTEND_ERRTRACK_TUNNEL: bool(ET, 'FRONTEND_ERRTRACK_TUNNEL', false, 'send web-interface events through the authorization service'),
+  FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE: num(ET, 'FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', 1.0, 0, 1, 'share of traced web-interface transactions'),
+  FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE: num(ET, 'FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE', 0.1, 0, 1, 'share of user sessions for which a session replay is recorded'),
+  FRONTEND_ERRTRACK_TUNNEL_TIMEOUT: num(ET, 'FRONTEND_ERRTRACK_TUNNEL_TIMEOUT', 5.0, 0.1, 120, 'seconds, timeout of relaying an event from the browser'),
+  FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE: int(ET, 'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE', 2097152, 1024, 104857600, 'bytes, maximum size of an event accepted from the browser for relaying'),
+
+  // Deployment variables added by this implementation (DESIGN.md §1, §3); not in the specification
+  LIBSQL_URL: str(D, 'LIBSQL_URL', 'file:data/auth.db', 'libSQL database: file: (Node host) or http(s)://, libsql:// (sqld, Turso)', {
+    check: (v) => (/^(file:|https?:\/\/|libsql:\/\/|wss?:\/\/)/.test(v) ? null : 'a file:, http(s)://, libsql:// or ws(s):// URL'),
+  }),
+  LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
+  AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
+  AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
+  SESSION_SECRET_KEY_PREVIOUS: str(D, 'SESSION_SECRET_KEY_PREVIOUS', '', 'previous session key, still accepted to verify cookies during a rotation', { secret: true }),
+} as const satisfies Record<string, VarDef>;
+
+export type Registry = typeof REGISTRY;
+export type VarName = keyof Registry;
+export const VAR_NAMES = Object.keys(REGISTRY) as VarName[];
+
+/** The definition of a variable by name. */
+export function varDef(name: VarName): VarDef {
+  return REGISTRY[name];
+}
+
+/** Whether a string names a registered variable. */
+export function isVarName(name: string): name is VarName {
+  return Object.hasOwn(REGISTRY, name);
+}

@@ -1,0 +1,106 @@
+/**
+ * Interactive API docs, fully offline: the Swagger UI assets are served from STATIC_DIR under
+ * ROOT_PATH + STATIC_PATH (copied from swagger-ui-dist at install), never from a CDN.
+ */
+import type { App } from '../http/context.js';
+import { ProblemError } from '../http/problem.js';
+
+export const API_TAGS = [
+  { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
+  { name: 'user_v4', description: 'User management (/v4/users)' },
+  { name: 'logs', description: 'Audit-log search in the log store' },
+  { name: 'settings', description: 'Security settings (/v3/settings)' },
+  { name: 'errtrack', description: 'Browser error tracking: client configuration and the Sentry tunnel' },
+  { name: 'health', description: 'Liveness and readiness probes' },
+];
+
+const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function docsHtml(title: string, staticBase: string, specUrl: string): string {
+  // Every interpolated value is a validated path or escaped text: no markup can be injected.
+  const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)} — API</title>
+<link rel="stylesheet" href="${esc(staticBase)}/vendor/swagger-ui/swagger-ui.css">
+<link rel="icon" type="image/png" href="${esc(staticBase)}/vendor/swagger-ui/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui" data-spec-url="${esc(specUrl)}"></div>
+<script src="${esc(staticBase)}/vendor/swagger-ui/swagger-ui-bundle.js"></script>
+<script src="${esc(staticBase)}/swagger-init.js"></script>
+</body>
+</html>`;
+}
+
+const MIME: Record<string, string> = {
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  json: 'application/json',
+  png: 'image/png',
+  svg: 'image/svg+xml',
+  map: 'application/json',
+};
+
+/** Content type of a static file by extension. */
+export function staticContentType(path: string): string {
+  return MIME[path.slice(path.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
+}
+
+export interface DocsOptions {
+  root: string;
+  docsPrefix: string;
+  staticPath: string;
+  title: string;
+  description: string;
+}
+
+/** Registers the OpenAPI JSON, the docs page and the static files. */
+export function registerDocs(app: App, o: DocsOptions): void {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'basic', {
+    type: 'http',
+    scheme: 'basic',
+    description: 'login:password; add the header X-LDAP-Name for an account of an LDAP server',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API token' });
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: o.title, description: o.description, version: '1.0.0' },
+    tags: API_TAGS,
+  });
+
+  const staticBase = `${o.root}${o.staticPath}`;
+  const html = docsHtml(o.title, staticBase, `${o.root}/openapi.json`);
+  app.get(o.docsPrefix, (c) => c.html(html, 200, { 'Content-Security-Policy': DOCS_CSP, 'Cache-Control': 'no-cache' }));
+
+  app.get(`${o.staticPath}/*`, async (c) => {
+    // Hono has already percent-decoded the path (an encoded "/" stays encoded and matches no file).
+    const rel = c.req.path.slice(staticBase.length + 1);
+    // Only plain relative paths: no parent segments, no backslashes, no absolute or empty paths.
+    if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.includes('\0') || rel.split('/').some((seg) => seg === '..' || seg === '.' || seg === '')) {
+      throw new ProblemError('NOT_FOUND', { detail: `no static file at ${c.req.path}` });
+    }
+    const res = await c.var.deps.staticFiles(rel);
+    if (!res) throw new ProblemError('NOT_FOUND', { detail: `no static file at ${c.req.path}` });
+    const headers = new Headers(res.headers);
+    headers.set('Content-Type', staticContentType(rel));
+    headers.set('Cache-Control', rel.startsWith('vendor/') ? 'public, max-age=86400' : 'no-cache');
+    headers.set('X-Content-Type-Options', 'nosniff');
+    return new Response(res.body, { status: 200, headers });
+  });
+}

@@ -1,0 +1,53 @@
+/** Liveness and readiness probes. */
+import { createRoute, z } from '@hono/zod-openapi';
+import { sql } from 'drizzle-orm';
+import type { App } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+
+const Live = z.object({ status: z.literal('ok') }).openapi('Liveness');
+const Ready = z
+  .object({
+    status: z.literal('ok'),
+    checks: z.object({
+      database: z.literal('ok'),
+      bridge: z.enum(['ok', 'down', 'not-configured']).openapi({ description: 'reported, not required: the service answers without the bridge' }),
+    }),
+  })
+  .openapi('Readiness');
+
+const live = createRoute({
+  method: 'get',
+  path: '/health/live',
+  tags: ['health'],
+  summary: 'Liveness: the process answers',
+  description: 'No authentication. Does not touch the database.',
+  responses: { 200: { description: 'alive', content: { 'application/json': { schema: Live } } } },
+});
+
+const ready = createRoute({
+  method: 'get',
+  path: '/health/ready',
+  tags: ['health'],
+  summary: 'Readiness: the database answers',
+  description: 'No authentication. 503 while libSQL does not answer; the bridge state is reported only.',
+  responses: {
+    200: { description: 'ready', content: { 'application/json': { schema: Ready } } },
+    ...problemResponses(503),
+  },
+});
+
+/** Registers the health endpoints. */
+export function registerHealth(app: App): void {
+  app.openapi(live, (c) => c.json({ status: 'ok' as const }, 200));
+  app.openapi(ready, async (c) => {
+    const { db, bridgeStatus } = c.var.deps;
+    try {
+      await db.run(sql`select 1`);
+    } catch (err) {
+      c.var.logger.error('readiness: database check failed', { err });
+      throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'the database does not answer' });
+    }
+    const bridge = bridgeStatus ? await bridgeStatus() : 'not-configured';
+    return c.json({ status: 'ok' as const, checks: { database: 'ok' as const, bridge } }, 200);
+  });
+}

@@ -1,0 +1,31 @@
+/** Typed context shared by every route: per-request services live in context variables. */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { ConfigService, ConfigSnapshot } from '../config/index.js';
+import type { Db } from '../store/db.js';
+import type { Logger } from './logger.js';
+
+/** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
+export type StaticFiles = (relativePath: string) => Promise<Response | null>;
+
+/** What a host hands to the app factory. Nothing in routes asks which host it runs on. */
+export interface AppDeps {
+  db: Db;
+  config: ConfigService;
+  /** Milliseconds since the epoch; tests move it. */
+  clock: () => number;
+  staticFiles: StaticFiles;
+  /** Where JSON log lines go (default console.log). */
+  writeLog?: (line: string) => void;
+  /** Readiness of the bridge; absent until a bridge is configured. */
+  bridgeStatus?: () => Promise<'ok' | 'down' | 'not-configured'>;
+}
+
+export interface AppVariables {
+  requestId: string;
+  config: ConfigSnapshot;
+  logger: Logger;
+  deps: AppDeps;
+}
+
+export type AppEnv = { Variables: AppVariables };
+export type App = OpenAPIHono<AppEnv>;

@@ -1,0 +1,121 @@
+/**
+ * The one error type of the service, rendered once as RFC 9457 application/problem+json.
+ * Each code has a stable `type` URI (urn:auth-service:problem:<code>) that clients can switch on.
+ */
+import { z } from '@hono/zod-openapi';
+
+/** Every problem code, its HTTP status and title. Mapped in this one place. */
+export const PROBLEM_CODES = {
+  MALFORMED_REQUEST: { status: 400, title: 'Malformed request' },
+  UNAUTHENTICATED: { status: 401, title: 'Authentication required' },
+  INVALID_CREDENTIALS: { status: 401, title: 'Invalid credentials' },
+  FORBIDDEN: { status: 403, title: 'Forbidden' },
+  NOT_FOUND: { status: 404, title: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
+  NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
+  CONFLICT: { status: 409, title: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
+  VALIDATION: { status: 422, title: 'Validation failed' },
+  TOO_MANY_REQUESTS: { status: 429, title: 'Too many requests' },
+  INTERNAL: { status: 500, title: 'Internal server error' },
+  NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },
+  BAD_GATEWAY: { status: 502, title: 'Bad gateway' },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  GATEWAY_TIMEOUT: { status: 504, title: 'Gateway timeout' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/** One entry of a validation problem's `errors` list. */
+export interface FieldError {
+  /** Where the bad input was: body, query, param, header, cookie, form, json. */
+  readonly location: string;
+  /** Dotted path inside that location ('' for the whole). */
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface ProblemOptions {
+  detail?: string;
+  /** Extension members (RFC 9457 §3.2), e.g. `errors` or `violations`. */
+  extensions?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** A failure meant for the caller; thrown anywhere, rendered by the app's error handler. */
+export class ProblemError extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly extensions: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ProblemCode, o: ProblemOptions = {}) {
+    super(o.detail ?? PROBLEM_CODES[code].title, { cause: o.cause });
+    this.name = 'ProblemError';
+    this.code = code;
+    this.status = PROBLEM_CODES[code].status;
+    this.title = PROBLEM_CODES[code].title;
+    this.detail = o.detail;
+    this.extensions = o.extensions ?? {};
+    this.headers = o.headers ?? {};
+  }
+}
+
+/** The stable type URI of a code. */
+export function problemType(code: ProblemCode): string {
+  return `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+}
+
+/** The problem body of an error, as sent. 5xx details are generic unless debug is on. */
+export function problemBody(e: ProblemError, instance: string, requestId: string | undefined): Record<string, unknown> {
+  return {
+    type: problemType(e.code),
+    title: e.title,
+    status: e.status,
+    ...(e.detail !== undefined ? { detail: e.detail } : {}),
+    instance,
+    code: e.code,
+    ...(requestId ? { requestId } : {}),
+    ...e.extensions,
+  };
+}
+
+/** Renders a problem as a Response. */
+export function problemResponse(e: ProblemError, instance: string, requestId: string | undefined): Response {
+  return new Response(JSON.stringify(problemBody(e, instance, requestId)), {
+    status: e.status,
+    headers: { 'content-type': 'application/problem+json', ...e.headers },
+  });
+}
+
+/** OpenAPI schema of a problem body. */
+export const ProblemSchema = z
+  .object({
+    type: z.string().openapi({ example: 'urn:auth-service:problem:validation' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string(),
+    code: z.string().openapi({ example: 'VALIDATION' }),
+    requestId: z.string().optional(),
+    errors: z
+      .array(z.object({ location: z.string(), path: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: 'validation failures, one per bad field' }),
+  })
+  .passthrough()
+  .openapi('Problem', { description: 'RFC 9457 problem details' });
+
+/** The shared error responses every route declares, by status. */
+export function problemResponses<S extends number>(...statuses: S[]) {
+  const out = {} as Record<S, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }>;
+  for (const s of statuses) {
+    const entry = Object.values(PROBLEM_CODES).find((p) => p.status === s);
+    out[s] = { description: entry?.title ?? 'Error', content: { 'application/problem+json': { schema: ProblemSchema } } };
+  }
+  return out;
+}
