@@ -28,8 +28,11 @@ const BUSY_TIMEOUT_MS = 5_000;
 class HranaError extends Error {
   constructor(message: string, readonly code: string) { super(message); }
 }
-const toProtoError = (e: unknown): ProtoError =>
-  e instanceof Error ? { message: e.message, code: (e as { code?: unknown }).code ? String((e as { code?: unknown }).code) : 'INTERNAL' } : { message: String(e), code: 'INTERNAL' };
+/** SqliteError carries the extended SQLite code (e.g. SQLITE_CONSTRAINT_UNIQUE) in `code`. */
+function toProtoError(e: unknown): ProtoError {
+  const code = (e as { code?: unknown } | null)?.code;
+  return { message: e instanceof Error ? e.message : String(e), code: typeof code === 'string' ? code : 'INTERNAL' };
+}
 
 // ---------------------------------------------------------------------------------------------
 // SQL scanning. libsql-js exposes neither sqlite3_bind_parameter_name() nor the "tail" of a
@@ -185,9 +188,9 @@ async function retryBusy<T>(fn: () => T): Promise<T> {
 }
 
 function execStmt(s: Stream, sql: string, stmt: ProtoStmt) {
-  const words = firstWords(sql);
-  if (words.length === 0 && !/\S/.test(sql.replace(/;/g, ''))) throw new HranaError('SQL text contains no statement', 'SQL_NO_STATEMENT');
-  if (splitSql(sql).length > 1) throw new HranaError('SQL text contains more than one statement', 'SQL_MANY_STATEMENTS');
+  const parts = splitSql(sql), words = firstWords(sql);
+  if (parts.length === 0) throw new HranaError('SQL text contains no statement', 'SQL_NO_STATEMENT');
+  if (parts.length > 1) throw new HranaError('SQL text contains more than one statement', 'SQL_MANY_STATEMENTS');
   const args = bindArgs(sql, stmt);
   const prepared = s.db.prepare(sql);
   const [before] = s.meta.all([]) as [[bigint, bigint, bigint]];
@@ -280,7 +283,14 @@ function closeStream(s: Stream): void {
 // ---------------------------------------------------------------------------------------------
 // HTTP.
 
-export async function startLibsqlDevServer(opts: { path: string; host?: string; port?: number; authToken?: string }): Promise<{ url: string; port: number; close(): Promise<void> }> {
+export async function startLibsqlDevServer(opts: {
+  path: string;
+  host?: string;
+  port?: number;
+  authToken?: string;
+  /** Close (and roll back) streams idle for this long; default 10 s. Mainly a knob for tests. */
+  idleTimeoutMs?: number;
+}): Promise<{ url: string; port: number; close(): Promise<void> }> {
   if (!opts.path || opts.path === ':memory:') throw new Error('libsql-dev-server needs a database file path (every stream opens its own connection)');
   mkdirSync(path.dirname(path.resolve(opts.path)), { recursive: true });
   const open = (): Conn => {
@@ -320,7 +330,7 @@ export async function startLibsqlDevServer(opts: { path: string; host?: string; 
       baton = randomBytes(18).toString('base64url');
       batons.set(baton, s);
       const stream = s;
-      s.idle = setTimeout(() => { batons.delete(baton!); closeStream(stream); streams.delete(stream); }, IDLE_MS);
+      s.idle = setTimeout(() => { batons.delete(baton!); closeStream(stream); streams.delete(stream); }, opts.idleTimeoutMs ?? IDLE_MS);
       s.idle.unref();
     }
     return [200, { baton, base_url: null, results }];
@@ -339,23 +349,12 @@ export async function startLibsqlDevServer(opts: { path: string; host?: string; 
     if (req.method === 'GET' && (url.pathname === '/v2' || url.pathname === '/health')) return send(200, { version: 2 });
     // Everything else, notably /v3 and /v3-protobuf, is a 404, so version-probing clients fall back to v2.
     if (req.method !== 'POST' || url.pathname !== '/v2/pipeline') return send(404, { message: `Not found: ${req.method} ${url.pathname}`, code: 'NOT_FOUND' });
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) {
-      res.setHeader('connection', 'close');
-      return send(413, { message: 'Request body larger than 10 MiB', code: 'PAYLOAD_TOO_LARGE' });
-    }
+    // Oversized bodies are drained (not buffered) before answering 413, so the client reliably sees the status.
     const chunks: Buffer[] = [];
-    let size = 0, tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY && !tooLarge) {
-        tooLarge = true;
-        res.setHeader('connection', 'close');
-        send(413, { message: 'Request body larger than 10 MiB', code: 'PAYLOAD_TOO_LARGE' });
-      }
-      if (!tooLarge) chunks.push(chunk);
-    });
+    let size = 0;
+    req.on('data', (chunk: Buffer) => { size += chunk.length; if (size <= MAX_BODY) chunks.push(chunk); });
     req.on('end', () => {
-      if (tooLarge) return;
+      if (size > MAX_BODY) return send(413, { message: 'Request body larger than 10 MiB', code: 'PAYLOAD_TOO_LARGE' });
       let body;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return send(400, { message: 'Request body is not valid JSON', code: 'PROTO_ERROR' }); }
       pipeline(body).then(([status, out]) => send(status, out), (e) => send(500, toProtoError(e)));

@@ -1,0 +1,20 @@
+/** vitest globalSetup of the HTTP projects: one shared host per project (node or edge). */
+import type { TestProject } from 'vitest/node';
+import { startTestHost, type HostKind } from './hosts.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    hostKind: HostKind;
+    baseUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const kind = project.name === 'http-edge' ? 'edge' : 'node';
+  const host = await startTestHost(kind);
+  project.provide('hostKind', kind);
+  project.provide('baseUrl', host.url);
+  return async () => {
+    await host.stop();
+  };
+}

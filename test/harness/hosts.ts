@@ -1,0 +1,173 @@
+/**
+ * Starts the service on either host for the HTTP suites: the Node host (`tsx worker/node/main.ts`,
+ * as `npm start` runs it) or the edge host (`wrangler dev`, workerd, with libSQL over HTTP from the
+ * dev server). Each host gets its own temporary database.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { openDatabase } from '../../worker/node/host.js';
+import { migrateDatabase } from '../../worker/node/migrate.js';
+
+export type HostKind = 'node' | 'edge';
+
+export interface RunningHost {
+  kind: HostKind;
+  /** Base URL including ROOT_PATH, e.g. http://127.0.0.1:40123/api/auth */
+  url: string;
+  /** Origin only, e.g. http://127.0.0.1:40123 */
+  origin: string;
+  /** Everything the process printed so far (logs). */
+  output(): string;
+  /** The child process (Node host) for signal tests. */
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+  });
+}
+
+function waitFor(child: ChildProcess, out: () => string, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  return new Promise((res, rej) => {
+    const timer = setTimeout(() => done(new Error(`host did not start within ${timeoutMs} ms:\n${out()}`)), timeoutMs);
+    const check = () => {
+      const m = out().match(pattern);
+      if (m) done(undefined, m);
+    };
+    const onExit = (code: number | null) => done(new Error(`host exited with ${code}:\n${out()}`));
+    function done(err?: Error, m?: RegExpMatchArray) {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('exit', onExit);
+      if (err) rej(err);
+      else res(m!);
+    }
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.on('exit', onExit);
+    check();
+  });
+}
+
+function capture(child: ChildProcess): () => string {
+  let text = '';
+  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+  return () => text;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((res) => {
+    if (child.exitCode !== null || child.signalCode !== null) return res();
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      res();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Environment every test host gets unless overridden. */
+export const BASE_TEST_ENV: Record<string, string> = {
+  AUTH_LOG_LEVEL: 'INFO',
+  SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
+};
+
+/** Starts the Node host on a free port with a fresh embedded database. */
+export async function startNodeTestHost(env: Record<string, string> = {}): Promise<RunningHost> {
+  const dir = mkdtempSync(join(tmpdir(), 'auth-node-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
+      AUTH_BIND_HOST: '127.0.0.1',
+      AUTH_BIND_PORT: String(port),
+      ...BASE_TEST_ENV,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = capture(child);
+  const m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 30_000);
+  const url = m[1]!;
+  return {
+    kind: 'node',
+    url,
+    origin: new URL(url).origin,
+    output: out,
+    child,
+    async stop() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts the edge host in workerd (`wrangler dev`) against a libSQL HTTP dev server. */
+export async function startEdgeTestHost(env: Record<string, string> = {}): Promise<RunningHost> {
+  const dir = mkdtempSync(join(tmpdir(), 'auth-edge-'));
+  const sqld = await startLibsqlDevServer({ path: join(dir, 'auth.db') });
+  const vars: Record<string, string> = { ...BASE_TEST_ENV, ...env, LIBSQL_URL: sqld.url };
+  // Migrations run from Node, as `npm run db:migrate` does for a remote database.
+  const config = parseEnvironment(vars);
+  const database = openDatabase(config);
+  await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+  database.close();
+
+  const port = await freePort();
+  const inspector = await freePort();
+  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', 'info'];
+  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+  const child = spawn('npx', args, {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = capture(child);
+  try {
+    await waitFor(child, out, /Ready on http:\/\/[^\s]+/, 90_000);
+  } catch (err) {
+    await stopChild(child);
+    await sqld.close();
+    throw err;
+  }
+  const origin = `http://127.0.0.1:${port}`;
+  const root = config.get('ROOT_PATH');
+  return {
+    kind: 'edge',
+    url: `${origin}${root}`,
+    origin,
+    output: out,
+    child,
+    async stop() {
+      await stopChild(child);
+      await sqld.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts a host of the given kind. */
+export function startTestHost(kind: HostKind, env: Record<string, string> = {}): Promise<RunningHost> {
+  return kind === 'node' ? startNodeTestHost(env) : startEdgeTestHost(env);
+}

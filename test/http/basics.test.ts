@@ -1,0 +1,119 @@
+/** HTTP basics on both hosts: problem+json errors, 405, request ids, health, client-config. */
+import { describe, expect, inject, it } from 'vitest';
+
+const base = inject('baseUrl');
+
+async function problem(res: Response) {
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(body.status).toBe(res.status);
+  expect(typeof body.type).toBe('string');
+  expect(typeof body.title).toBe('string');
+  return body;
+}
+
+describe('client-config', () => {
+  it('answers {"sentry":null} while FRONTEND_ERRTRACK_DSN is unset', async () => {
+    const res = await fetch(`${base}/v3/client-config`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.text()).toBe('{"sentry":null}');
+  });
+});
+
+describe('errors are RFC 9457 problems', () => {
+  it('unknown path: 404 naming the path', async () => {
+    const res = await fetch(`${base}/v3/no-such-endpoint`);
+    expect(res.status).toBe(404);
+    const body = await problem(res);
+    expect(body.code).toBe('NOT_FOUND');
+    expect(body.instance).toBe(new URL(`${base}/v3/no-such-endpoint`).pathname);
+    expect(body.detail).toContain('/v3/no-such-endpoint');
+  });
+
+  it('path outside ROOT_PATH: 404 problem', async () => {
+    const res = await fetch(`${new URL(base).origin}/elsewhere`);
+    expect(res.status).toBe(404);
+    await problem(res);
+  });
+
+  it('wrong method: 405 with Allow', async () => {
+    const res = await fetch(`${base}/v3/client-config`, { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    const body = await problem(res);
+    expect(body.code).toBe('METHOD_NOT_ALLOWED');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  });
+});
+
+describe('request ids', () => {
+  it('every response carries one, problems repeat it in the body', async () => {
+    const res = await fetch(`${base}/v3/nothing-here`);
+    const id = res.headers.get('x-request-id');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await res.json()).requestId).toBe(id);
+  });
+
+  it('a well-formed incoming id is kept, a malformed one replaced', async () => {
+    const kept = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
+    expect(kept.headers.get('x-request-id')).toBe('trace-abc_123');
+    const replaced = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'bad id<script>' } });
+    expect(replaced.headers.get('x-request-id')).not.toContain('<');
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('health', () => {
+  it('liveness', async () => {
+    const res = await fetch(`${base}/health/live`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('readiness checks the database and reports the bridge', async () => {
+    const res = await fetch(`${base}/health/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', bridge: 'not-configured' } });
+  });
+});
+
+describe('OpenAPI docs, offline', () => {
+  it('the description has the four sections of the specification and every endpoint', async () => {
+    const res = await fetch(`${base}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { tags: { name: string }[]; paths: Record<string, unknown> };
+    const tags = doc.tags.map((t) => t.name);
+    for (const t of ['auths', 'user_v4', 'logs', 'settings']) expect(tags).toContain(t);
+    const root = new URL(base).pathname;
+    expect(Object.keys(doc.paths)).toContain(`${root}/v3/client-config`);
+    expect(Object.keys(doc.paths)).toContain(`${root}/health/ready`);
+  });
+
+  it('the page loads only same-origin assets, and each of them is served', async () => {
+    const res = await fetch(`${base}/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await res.text();
+    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) {
+      expect(ref.startsWith('/')).toBe(true);
+      expect(ref.startsWith('//')).toBe(false);
+      const asset = await fetch(new URL(ref, base));
+      expect(asset.status, ref).toBe(200);
+      await asset.arrayBuffer();
+    }
+  });
+
+  it('static files cannot escape STATIC_DIR', async () => {
+    const origin = new URL(base).origin;
+    const root = new URL(base).pathname;
+    for (const path of ['/docs/..%2f..%2fpackage.json', '/docs/%2e%2e/%2e%2e/package.json', '/docs/vendor/../../wrangler.toml', '/docs/nope.js']) {
+      const res = await fetch(`${origin}${root}${path}`);
+      expect(res.status, path).toBe(404);
+      await res.arrayBuffer();
+    }
+  });
+});
