@@ -72,15 +72,28 @@ function capture(child: ChildProcess): () => string {
   return () => text;
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+/** Stops a child; with `group`, its whole process group (wrangler starts workerd below it). */
+function stopChild(child: ChildProcess, group = false): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      if (group && child.pid) process.kill(-child.pid, sig);
+      else child.kill(sig);
+    } catch {
+      // already gone
+    }
+  };
   return new Promise((res) => {
-    if (child.exitCode !== null || child.signalCode !== null) return res();
-    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      if (group) signal('SIGKILL');
+      return res();
+    }
+    const t = setTimeout(() => signal('SIGKILL'), 10_000);
     child.once('exit', () => {
       clearTimeout(t);
+      if (group) signal('SIGKILL');
       res();
     });
-    child.kill('SIGTERM');
+    signal('SIGTERM');
   });
 }
 
@@ -138,8 +151,10 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
   const inspector = await freePort();
   const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', 'info'];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
-  const child = spawn('npx', args, {
+  const wrangler = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+  const child = spawn(process.execPath, [wrangler, ...args.slice(1)], {
     cwd: ROOT,
+    detached: true,
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -147,7 +162,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
   try {
     await waitFor(child, out, /Ready on http:\/\/[^\s]+/, 90_000);
   } catch (err) {
-    await stopChild(child);
+    await stopChild(child, true);
     await sqld.close();
     throw err;
   }
@@ -160,7 +175,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
     output: out,
     child,
     async stop() {
-      await stopChild(child);
+      await stopChild(child, true);
       await sqld.close();
       rmSync(dir, { recursive: true, force: true });
     },
