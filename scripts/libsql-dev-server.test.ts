@@ -103,8 +103,16 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
 
   it('commits and rolls back interactive transactions', async () => {
     const tx = await client.transaction('write');
-    await tx.execute({ sql: 'INSERT INTO items (name) VALUES (?)', args: ['tx-commit'] });
-    expect((await tx.execute("SELECT count(*) AS n FROM items WHERE name = 'tx-commit'")).rows[0]!.n).toBe(1n);
+    const ins = await tx.execute({ sql: 'INSERT INTO items (name) VALUES (?)', args: ['tx-commit'] });
+    expect(ins.rowsAffected).toBe(1);
+    const sel = await tx.execute("SELECT count(*) AS n FROM items WHERE name = 'tx-commit'");
+    expect(sel.rows[0]!.n).toBe(1n);
+    // Same connection: the SELECT must not report the INSERT's sticky changes() / rowid.
+    expect(sel.rowsAffected).toBe(0);
+    expect(sel.lastInsertRowid).toBeUndefined();
+    const upd = await tx.execute({ sql: 'UPDATE items SET qty = 5 WHERE id = ?', args: [ins.lastInsertRowid!] });
+    expect(upd.rowsAffected).toBe(1);
+    expect(upd.lastInsertRowid).toBeUndefined();
     await tx.commit();
     expect(await count("SELECT count(*) FROM items WHERE name = 'tx-commit'")).toBe(1n);
 

@@ -145,7 +145,7 @@ function valueFromProto(v: ProtoValue): SqlValue {
 }
 function valueToProto(v: unknown): ProtoValue {
   if (v === null || v === undefined) return { type: 'null' };
-  if (typeof v === 'bigint') return { type: 'float', value: Number(v) };
+  if (typeof v === 'bigint') return { type: 'integer', value: v.toString() };
   if (typeof v === 'number') return { type: 'float', value: v };
   if (typeof v === 'string') return { type: 'text', value: v };
   if (v instanceof Uint8Array) return { type: 'blob', base64: Buffer.from(v).toString('base64') };

@@ -1,0 +1,89 @@
+/** The Node host as `npm start` runs it: bad environment, .env, DB_SCHEMA stamp, clean stop, WORKERS. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, startNodeTestHost } from '../harness/hosts.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function run(env: Record<string, string>, cwd = ROOT): Promise<{ code: number | null; out: string }> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'worker/node/main.ts')], {
+      cwd,
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      res({ code, out });
+    });
+  });
+}
+
+describe('Node host start', () => {
+  it('a bad environment stops the start with exit code 1, naming each bad variable', async () => {
+    const { code, out } = await run({ AUTH_BIND_PORT: 'http', AUTH_FAILED_COUNT: '0', SESSION_SECRET_KEY: 'tooshort' });
+    expect(code).toBe(1);
+    expect(out).toContain('AUTH_BIND_PORT (BIND_PORT): expected integer in 0..65535, received \\"http\\"');
+    expect(out).toContain('AUTH_FAILED_COUNT (AUTH_FAILED_COUNT): expected integer in 1..100, received \\"0\\"');
+    expect(out).toContain('SESSION_SECRET_KEY');
+    expect(out).not.toContain('tooshort');
+  });
+
+  it('reads .env from the working directory; the real environment wins', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'auth-dotenv-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, '.env'), 'AUTH_WORKERS=many\nAUTH_DEBUG=True\n');
+    const { code, out } = await run({ AUTH_DEBUG: 'nope' }, dir);
+    expect(code).toBe(1);
+    expect(out).toContain('AUTH_WORKERS (WORKERS)');
+    expect(out).toContain('received \\"nope\\"');
+    expect(out).not.toContain('received \\"True\\"');
+  });
+
+  it('refuses a database stamped with another DB_SCHEMA', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'auth-stamp-'));
+    dirs.push(dir);
+    const LIBSQL_URL = `file:${join(dir, 'a.db')}`;
+    const first = await startNodeTestHost({ LIBSQL_URL, AUTH_DB_SCHEMA: 'tenant_a' });
+    await first.stop();
+    const { code, out } = await run({ LIBSQL_URL, AUTH_DB_SCHEMA: 'tenant_b', AUTH_BIND_PORT: String(await freePort()) });
+    expect(code).toBe(1);
+    expect(out).toContain('stamped with DB_SCHEMA \\"tenant_a\\"');
+  });
+
+  it('SIGTERM: stops accepting, exits 0 and logs the stop', async () => {
+    const host = await startNodeTestHost();
+    expect((await fetch(`${host.url}/health/live`)).status).toBe(200);
+    const exited = new Promise<number | null>((r) => host.child.once('exit', (c) => r(c)));
+    host.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(host.output()).toContain('"msg":"stopped"');
+    await expect(fetch(`${host.url}/health/live`)).rejects.toThrow();
+    await host.stop();
+  });
+
+  it('WORKERS=2: two processes serve one port and stop together', async () => {
+    const host = await startNodeTestHost({ AUTH_WORKERS: '2' });
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${host.url}/health/live`, { headers: { connection: 'close' } });
+      expect(res.status).toBe(200);
+    }
+    // Both workers announce themselves.
+    await expect.poll(() => (host.output().match(/"msg":"serving /g) ?? []).length, { timeout: 15_000 }).toBe(2);
+    const exited = new Promise<number | null>((r) => host.child.once('exit', (c) => r(c)));
+    host.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await host.stop();
+  });
+});
