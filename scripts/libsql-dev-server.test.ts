@@ -275,3 +275,42 @@ describe('libsql dev server with an auth token', () => {
     good.close();
   });
 });
+
+describe('libsql dev server shutdown', () => {
+  it('closes cleanly while a stream is waiting for a lock (no crash, waiting request fails)', async () => {
+    const srv = await startLibsqlDevServer({ path: path.join(dir, 'shutdown.db') });
+    const c = createClient({ url: srv.url });
+    await c.execute('CREATE TABLE t (x)');
+    const holder = await c.transaction('write');
+    await holder.execute('INSERT INTO t VALUES (1)');
+    // Raw batch: after the waiting step, the is_autocommit condition touches the connection again,
+    // which must not happen once shutdown has closed it (libsql-js would abort the process).
+    const waiting = fetch(`${srv.url}/v2/pipeline`, {
+      method: 'POST',
+      body: JSON.stringify({
+        baton: null,
+        requests: [{ type: 'batch', batch: { steps: [{ stmt: { sql: 'INSERT INTO t VALUES (2)' } }, { condition: { type: 'is_autocommit' }, stmt: { sql: 'SELECT 1' } }] } }],
+      }),
+    }).then((r) => (r.ok ? 'resolved' : 'rejected'), () => 'rejected');
+    await new Promise((r) => setTimeout(r, 100));
+    await srv.close();
+    expect(await waiting).toBe('rejected');
+    c.close();
+    // The process survived; the holder's uncommitted row was rolled back when its stream was closed.
+    const srv2 = await startLibsqlDevServer({ path: path.join(dir, 'shutdown.db') });
+    const c2 = createClient({ url: srv2.url });
+    expect((await c2.execute('SELECT count(*) AS n FROM t')).rows[0]!.n).toBe(0);
+    c2.close();
+    await srv2.close();
+  });
+
+  it('serves @libsql/client/web (the build used inside workerd)', async () => {
+    const { createClient: createWebClient } = await import('@libsql/client/web');
+    const srv = await startLibsqlDevServer({ path: path.join(dir, 'web.db') });
+    const web = createWebClient({ url: srv.url });
+    await web.batch(['CREATE TABLE w (id INTEGER PRIMARY KEY, s TEXT)', { sql: 'INSERT INTO w (s) VALUES (?)', args: ['from web'] }], 'write');
+    expect((await web.execute('SELECT s FROM w')).rows[0]!.s).toBe('from web');
+    web.close();
+    await srv.close();
+  });
+});

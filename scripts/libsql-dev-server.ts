@@ -187,12 +187,21 @@ async function retryBusy<T>(fn: () => T): Promise<T> {
   }
 }
 
+/** Every engine access goes through this: touching a closed libsql-js connection (or one of its
+ * statements) aborts the process with a Rust panic instead of throwing. */
+function conn(s: Stream): Conn {
+  if (s.closed) throw new HranaError('Stream is closed', 'STREAM_CLOSED');
+  return s.db;
+}
+
+const colsOf = (p: ReturnType<Conn['prepare']>) => (p.reader ? p.columns().map((c) => ({ name: c.name, decltype: c.type ?? null })) : []);
+
 function execStmt(s: Stream, sql: string, stmt: ProtoStmt) {
   const parts = splitSql(sql), words = firstWords(sql);
   if (parts.length === 0) throw new HranaError('SQL text contains no statement', 'SQL_NO_STATEMENT');
   if (parts.length > 1) throw new HranaError('SQL text contains more than one statement', 'SQL_MANY_STATEMENTS');
   const args = bindArgs(sql, stmt);
-  const prepared = s.db.prepare(sql);
+  const prepared = conn(s).prepare(sql);
   const [before] = s.meta.all([]) as [[bigint, bigint, bigint]];
   // Reader statements must be drained with all(): run() leaves them un-reset, which would keep a
   // read transaction (and a stale snapshot) open on this connection.
@@ -200,7 +209,7 @@ function execStmt(s: Stream, sql: string, stmt: ProtoStmt) {
   const [after] = s.meta.all([]) as [[bigint, bigint, bigint]];
   const isInsert = words[0] === 'INSERT' || words[0] === 'REPLACE' || (words[0] === 'WITH' && (words.includes('INSERT') || words.includes('REPLACE')));
   return {
-    cols: prepared.reader ? prepared.columns().map((c) => ({ name: c.name, decltype: c.type ?? null })) : [],
+    cols: colsOf(prepared),
     rows: stmt.want_rows === false ? [] : rows.map((r) => r.map(valueToProto)),
     // changes() is sticky across SELECTs; report it only if this statement changed something.
     affected_row_count: after[0] !== before[0] ? Number(after[1]) : 0,
@@ -224,7 +233,7 @@ async function execBatch(s: Stream, steps: NonNullable<StreamReq['batch']>['step
       case 'not': return !evalCond(c.cond);
       case 'and': return c.conds.every(evalCond);
       case 'or': return c.conds.some(evalCond);
-      case 'is_autocommit': return !s.db.inTransaction;
+      case 'is_autocommit': return !conn(s).inTransaction;
       default: throw new HranaError(`Unknown batch condition ${JSON.stringify(c)}`, 'BATCH_COND_INVALID');
     }
   };
@@ -239,7 +248,7 @@ async function execBatch(s: Stream, steps: NonNullable<StreamReq['batch']>['step
 }
 
 async function execRequest(s: Stream, req: StreamReq): Promise<object> {
-  if (s.closed) throw new HranaError('Stream is closed', 'STREAM_CLOSED');
+  conn(s); // fails if a previous `close` in this pipeline closed the stream
   switch (req.type) {
     case 'close': closeStream(s); return { type: 'close' };
     case 'execute': return { type: 'execute', result: await retryBusy(() => execStmt(s, sqlOf(s, req.stmt!), req.stmt!)) };
@@ -248,26 +257,19 @@ async function execRequest(s: Stream, req: StreamReq): Promise<object> {
       for (const sql of splitSql(sqlOf(s, req))) await retryBusy(() => execStmt(s, sql, { want_rows: false }));
       return { type: 'sequence' };
     case 'describe': {
-      const sql = sqlOf(s, req), words = firstWords(sql), prepared = s.db.prepare(sql);
-      // Heuristic for sqlite3_stmt_readonly(), which libsql-js does not expose.
-      const readonly = ['SELECT', 'VALUES', 'EXPLAIN', 'BEGIN', 'COMMIT', 'END', 'ROLLBACK', 'SAVEPOINT', 'RELEASE'].includes(words[0] ?? '') ||
-        (words[0] === 'WITH' && !words.some((w) => ['INSERT', 'UPDATE', 'DELETE', 'REPLACE'].includes(w)));
-      return {
-        type: 'describe',
-        result: {
-          params: sqlParams(sql).names.map((name) => ({ name })),
-          cols: prepared.reader ? prepared.columns().map((c) => ({ name: c.name, decltype: c.type ?? null })) : [],
-          is_explain: words[0] === 'EXPLAIN',
-          is_readonly: readonly,
-        },
-      };
+      const sql = sqlOf(s, req), words = firstWords(sql), prepared = conn(s).prepare(sql);
+      // is_readonly is a keyword heuristic: libsql-js does not expose sqlite3_stmt_readonly().
+      const readonly = /^(SELECT|VALUES|EXPLAIN|BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)$/.test(words[0] ?? '') ||
+        (words[0] === 'WITH' && !words.some((w) => /^(INSERT|UPDATE|DELETE|REPLACE)$/.test(w)));
+      const params = sqlParams(sql).names.map((name) => ({ name }));
+      return { type: 'describe', result: { params, cols: colsOf(prepared), is_explain: words[0] === 'EXPLAIN', is_readonly: readonly } };
     }
     case 'store_sql':
       if (s.sqls.has(req.sql_id!)) throw new HranaError(`SQL text ${req.sql_id} already exists`, 'SQL_STORE_ID_EXISTS');
       s.sqls.set(req.sql_id!, String(req.sql));
       return { type: 'store_sql' };
     case 'close_sql': s.sqls.delete(req.sql_id!); return { type: 'close_sql' };
-    case 'get_autocommit': return { type: 'get_autocommit', is_autocommit: !s.db.inTransaction };
+    case 'get_autocommit': return { type: 'get_autocommit', is_autocommit: !conn(s).inTransaction };
     default: throw new HranaError(`Unknown request type ${JSON.stringify(req.type)}`, 'REQUEST_INVALID');
   }
 }
@@ -329,8 +331,8 @@ export async function startLibsqlDevServer(opts: {
     else {
       baton = randomBytes(18).toString('base64url');
       batons.set(baton, s);
-      const stream = s;
-      s.idle = setTimeout(() => { batons.delete(baton!); closeStream(stream); streams.delete(stream); }, opts.idleTimeoutMs ?? IDLE_MS);
+      const [b, stream] = [baton, s];
+      s.idle = setTimeout(() => { batons.delete(b); closeStream(stream); streams.delete(stream); }, opts.idleTimeoutMs ?? IDLE_MS);
       s.idle.unref();
     }
     return [200, { baton, base_url: null, results }];

@@ -52,7 +52,7 @@ describe('request ids', () => {
     const res = await fetch(`${base}/v3/nothing-here`);
     const id = res.headers.get('x-request-id');
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await res.json()).requestId).toBe(id);
+    expect(((await res.json()) as { requestId: string }).requestId).toBe(id);
   });
 
   it('a well-formed incoming id is kept, a malformed one replaced', async () => {

@@ -1,13 +1,15 @@
 /** The typed database handle every capability uses; built from a libSQL client by the host. */
 import type { Client } from '@libsql/client';
-import { construct, type LibSQLDatabase } from 'drizzle-orm/libsql/driver-core';
+import type { LibSQLDatabase } from 'drizzle-orm/libsql/driver-core';
+// drizzle's web entry only wraps the client it is given; it works with the embedded client too.
+import { drizzle } from 'drizzle-orm/libsql/web';
 import * as schema from '../../../schema/index.js';
 
 export type Db = LibSQLDatabase<typeof schema>;
 
 /** Wraps a libSQL client (embedded on Node, HTTP on the edge) in drizzle with the service schema. */
 export function createDb(client: Client): Db {
-  return construct(client, { schema });
+  return drizzle(client, { schema });
 }
 
 export { schema };
