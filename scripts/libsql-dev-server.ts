@@ -118,6 +118,7 @@ function sqlParams(sql: string): { names: (string | null)[]; byName: Map<string,
     if (t.text === '?') idx = names.length + 1;
     else if (t.text[0] === '?') idx = Number(t.text.slice(1));
     else idx = byName.get(t.text) ?? names.length + 1;
+    if (!(idx >= 1 && idx <= 32766)) throw new HranaError(`Parameter ${t.text} out of range (SQLite allows ?1 to ?32766)`, 'SQL_PARSE_ERROR');
     while (names.length < idx) names.push(null);
     if (t.text !== '?') { names[idx - 1] = t.text; byName.set(t.text, idx); }
   }

@@ -36,7 +36,9 @@ function str(
   description: string,
   o: Common & { check?: StringVar['check']; format?: string; oneOf?: readonly string[] } = {},
 ): StringVar {
-  return { ...base(group, env, description, o), type: 'string', default: dflt, check: o.check, format: o.format, oneOf: o.oneOf };
+  // Without an explicit format, the check's own explanation of a value it refuses describes it.
+  const format = o.format ?? (o.check ? (o.check('\0') ?? o.check('') ?? undefined) : undefined);
+  return { ...base(group, env, description, o), type: 'string', default: dflt, check: o.check, format, oneOf: o.oneOf };
 }
 function int(group: VarGroup, env: string, dflt: number, min: number, max: number, description: string, o: Common = {}): IntegerVar {
   return { ...base(group, env, description, o), type: 'integer', default: dflt, min, max };
