@@ -1,2 +1,5 @@
 /** The drizzle schema of the service's libSQL database: one file per aggregate. */
 export * from './settings.js';
+export * from './users.js';
+export * from './auth.js';
+export * from './audit.js';

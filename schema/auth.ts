@@ -1,0 +1,42 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { users } from './users.js';
+
+/** API tokens: only the SHA-256 of the secret is stored; `prefix` identifies a token to its owner. */
+export const apiTokens = sqliteTable(
+  'api_tokens',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    secretHash: text('secret_hash').notNull().unique(),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+    expiresAt: integer('expires_at'),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [index('api_tokens_user').on(t.userId)],
+);
+
+/**
+ * Login attempts per throttle key (the case-folded login with its source), known login or not.
+ * A row is inserted before a password is checked, only while fewer than AUTH_FAILED_COUNT rows lie
+ * in the window: that single conditional insert is what makes lockout counting atomic.
+ */
+export const loginAttempts = sqliteTable(
+  'login_attempts',
+  {
+    id: text('id').primaryKey(),
+    throttleKey: text('throttle_key').notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [index('login_attempts_key_at').on(t.throttleKey, t.at)],
+);
+
+/** A throttle key locked until `until` (AUTH_FAILED_TIMEOUT_MIN after the last counted failure). */
+export const loginLocks = sqliteTable('login_locks', {
+  throttleKey: text('throttle_key').primaryKey(),
+  until: integer('until').notNull(),
+});

@@ -1,0 +1,61 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * Accounts: local (password hash) or external (an LDAP server record or an OIDC provider, named by
+ * `sourceName`). `loginKey` is the case-folded login; it is unique among live (not deleted) accounts.
+ */
+export const users = sqliteTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    login: text('login').notNull(),
+    loginKey: text('login_key').notNull(),
+    displayName: text('display_name').notNull().default(''),
+    email: text('email'),
+    role: text('role', { enum: ['admin', 'auditor', 'user'] }).notNull().default('user'),
+    source: text('source', { enum: ['local', 'ldap', 'oidc'] }).notNull().default('local'),
+    /** The LDAP server record or OIDC provider name of an external account. */
+    sourceName: text('source_name'),
+    /** The directory DN or OIDC subject of an external account. */
+    externalId: text('external_id'),
+    status: text('status', { enum: ['active', 'blocked'] }).notNull().default('active'),
+    blockedReason: text('blocked_reason', { enum: ['admin', 'inactivity'] }),
+    passwordHash: text('password_hash'),
+    passwordChangedAt: integer('password_changed_at'),
+    mustChangePassword: integer('must_change_password', { mode: 'boolean' }).notNull().default(false),
+    lastLoginAt: integer('last_login_at'),
+    /** Last login, or the moment an admin unblocked the account: the start of the inactivity period. */
+    lastActivityAt: integer('last_activity_at'),
+    /** Own session limit; null means AUTH_SESSIONS_DEFAULT_COUNT. */
+    sessionLimit: integer('session_limit'),
+    superAccessUntil: integer('super_access_until'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    deletedAt: integer('deleted_at'),
+  },
+  (t) => [
+    uniqueIndex('users_live_login_key').on(t.loginKey).where(sql`${t.deletedAt} is null`),
+    index('users_role_status').on(t.role, t.status),
+  ],
+);
+
+/** Previous password hashes of an account (USER_PASSWORD_HISTORY_DEPTH). */
+export const passwordHistory = sqliteTable(
+  'password_history',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    passwordHash: text('password_hash').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('password_history_user').on(t.userId, t.createdAt)],
+);
+
+/** Logins of deleted accounts, reserved until `until` (USER_LOGIN_REUSE_DAY). */
+export const loginReservations = sqliteTable('login_reservations', {
+  loginKey: text('login_key').primaryKey(),
+  until: integer('until').notNull(),
+});
