@@ -100,6 +100,9 @@ function stopChild(child: ChildProcess, group = false): Promise<void> {
 /** Environment every test host gets unless overridden. */
 export const BASE_TEST_ENV: Record<string, string> = {
   AUTH_LOG_LEVEL: 'INFO',
+  AUTH_TEST_CLOCK_CONTROL: 'True',
+  AUTH_BOOTSTRAP_ADMIN_LOGIN: 'root-admin',
+  AUTH_BOOTSTRAP_ADMIN_PASSWORD: 'Adm1n$ecret',
   SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
 };
 

@@ -7,6 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../src/app.js';
+import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
+import { createPasswordVerifier } from '../src/auth/password-verifier.js';
+import { bootstrapAdmin } from '../src/users/bootstrap.js';
 import { ConfigService, parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
 import { createLogger, toLevel } from '../src/http/logger.js';
 import { createDb, loadSavedSettings, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
@@ -72,6 +75,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const logger = createLogger({ threshold: () => toLevel(env.get('LOG_LEVEL')), write: o.writeLog, now: clock });
   const database = openDatabase(env);
   const { db } = database;
+  const hasher = createNodeNativeHasher();
   try {
     if (o.migrate ?? database.embedded) {
       await migrateDatabase(db, env.get('DB_SCHEMA'));
@@ -80,6 +84,9 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
       if (stamp === undefined) throw new Error(`the database at LIBSQL_URL is not migrated: run "npm run db:migrate"`);
       if (stamp !== env.get('DB_SCHEMA')) throw new SchemaMismatchError(env.get('DB_SCHEMA'), stamp);
     }
+    const created = await bootstrapAdmin(db, env, hasher, clock());
+    if (created === 'created') logger.info('created the first administrator', { login: env.get('AUTH_BOOTSTRAP_ADMIN_LOGIN') });
+    if (created === 'not-configured') logger.warning('no administrator exists: set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD, or run npm run users:bootstrap-admin');
   } catch (err) {
     database.close();
     throw err;
@@ -90,7 +97,14 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     load: () => loadSavedSettings(db),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
-  const app = createApp({ db, config, clock, staticFiles: nodeStaticFiles(env.get('STATIC_DIR')), writeLog: o.writeLog });
+  const app = createApp({
+    db,
+    config,
+    clock,
+    verifier: createPasswordVerifier(hasher),
+    staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
+    writeLog: o.writeLog,
+  });
 
   const address = bindAddress(env);
   const root = env.get('ROOT_PATH');

@@ -8,12 +8,15 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Context } from 'hono';
+import { registerSessionlessLogins } from './auth/routes.js';
 import { registerDocs } from './docs/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { registerHealth } from './health/routes.js';
 import type { App, AppDeps, AppEnv } from './http/context.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
+import { registerMe } from './users/me-routes.js';
+import { createTestClock, registerTestClock } from './http/test-clock.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -43,8 +46,10 @@ function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: Read
 }
 
 /** Builds the service's Hono app from its dependencies. */
-export function createApp(deps: AppDeps): App {
-  const env = deps.config.env;
+export function createApp(hostDeps: AppDeps): App {
+  const env = hostDeps.config.env;
+  const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
+  const deps: AppDeps = testClock ? { ...hostDeps, clock: testClock.now } : hostDeps;
   const root = env.get('ROOT_PATH');
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
@@ -110,6 +115,9 @@ export function createApp(deps: AppDeps): App {
   const api = root === '' ? app : (app.basePath(root) as App);
   registerHealth(api);
   registerErrtrack(api);
+  registerSessionlessLogins(api);
+  registerMe(api);
+  if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {
     root,
     docsPrefix: env.get('DOCS_PREFIX'),

@@ -3,8 +3,12 @@
  * the Workers assets binding, the same app as the Node host. The app is built once per isolate,
  * lazily from the bindings of the first request (never at import time).
  */
+import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
 import { createApp } from './app.js';
+import { createEdgeHasher } from './auth/password-hash/index.js';
+import { createPasswordVerifier } from './auth/password-verifier.js';
+import { bootstrapAdmin } from './users/bootstrap.js';
 import { ConfigService, parseEnvironment } from './config/index.js';
 import type { App, StaticFiles } from './http/context.js';
 import { createLogger, toLevel } from './http/logger.js';
@@ -19,6 +23,8 @@ export interface Env {
 
 interface Instance {
   app: App;
+  /** The first-admin bootstrap, run once per isolate before the first request is served. */
+  ready: Promise<void>;
   db: Db;
   config: ConfigService;
 }
@@ -46,8 +52,16 @@ function build(env: Env): Instance {
     load: () => loadSavedSettings(db),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
-  const app = createApp({ db, config: service, clock: Date.now, staticFiles: assetFiles(env.ASSETS) });
-  return { app, db, config: service };
+  // WebAssembly argon2, imported as a module at build time (workerd refuses to compile at run time).
+  const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err }) });
+  const app = createApp({ db, config: service, clock: Date.now, verifier: createPasswordVerifier(hasher), staticFiles: assetFiles(env.ASSETS) });
+  const ready = bootstrapAdmin(db, config, hasher, Date.now()).then(
+    (result) => {
+      if (result === 'created') logger.info('created the first administrator', { login: config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN') });
+    },
+    (err: unknown) => logger.error('first administrator not created', { err: err instanceof Error ? err.message : String(err) }),
+  );
+  return { app, ready, db, config: service };
 }
 
 function instanceFor(env: Env): Instance {
@@ -56,8 +70,10 @@ function instanceFor(env: Env): Instance {
 }
 
 export default {
-  fetch(request, env, ctx) {
-    return instanceFor(env).app.fetch(request, env, ctx);
+  async fetch(request, env, ctx) {
+    const { app, ready } = instanceFor(env);
+    await ready;
+    return app.fetch(request, env, ctx);
   },
   async scheduled(controller, env, ctx) {
     const { db, config } = instanceFor(env);

@@ -247,6 +247,7 @@ export const REGISTRY = {
   LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
   AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
+  TEST_CLOCK_CONTROL: bool(D, 'AUTH_TEST_CLOCK_CONTROL', false, 'test suites only: POST ROOT_PATH/__test__/clock shifts the service clock; never enable in production'),
   SESSION_SECRET_KEY_PREVIOUS: str(D, 'SESSION_SECRET_KEY_PREVIOUS', '', 'previous session key, still accepted to verify cookies during a rotation', { secret: true }),
 } as const satisfies Record<string, VarDef>;
 

@@ -2,6 +2,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { ConfigService, ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/db.js';
+import type { PasswordVerifier } from '../auth/password-verifier.js';
+import type { UserRow } from '../users/model.js';
 import type { Logger } from './logger.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
@@ -14,13 +16,24 @@ export interface AppDeps {
   /** Milliseconds since the epoch; tests move it. */
   clock: () => number;
   staticFiles: StaticFiles;
+  /** Password hashing and verification (native argon2 on Node, WebAssembly on the edge). */
+  verifier: PasswordVerifier;
   /** Where JSON log lines go (default console.log). */
   writeLog?: (line: string) => void;
   /** Readiness of the bridge; absent until a bridge is configured. */
   bridgeStatus?: () => Promise<'ok' | 'down' | 'not-configured'>;
 }
 
+/** The authenticated caller of a request. */
+export interface Principal {
+  user: UserRow;
+  method: 'basic' | 'bearer';
+  tokenId?: string;
+}
+
 export interface AppVariables {
+  /** Set by the authentication middleware on protected routes. */
+  principal: Principal;
   requestId: string;
   config: ConfigSnapshot;
   logger: Logger;

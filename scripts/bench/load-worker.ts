@@ -1,0 +1,99 @@
+/**
+ * The load generator process (started by load.ts, pinned to its own core). Reads a job from
+ * BENCH_JOB, runs it against the host, prints the result as one JSON line on stdout.
+ *
+ * Latency percentiles are computed here from every response time (fractional milliseconds, from
+ * autocannon's `response` event) rather than from autocannon's histogram, which rounds to whole
+ * milliseconds: too coarse for sub-millisecond endpoints such as the liveness probe.
+ */
+import http from 'node:http';
+import autocannon from 'autocannon';
+import type { Job, LoadJob, LoadResult, TimingJob, TimingResult, TimingSample } from './load.js';
+import { percentile } from './stats.js';
+
+/** One autocannon run; with `record`, collects what the measured run reports. */
+function cannon(job: LoadJob, seconds: number, record: boolean): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let non2xx = 0;
+  let errors = 0;
+  let started = 0;
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: job.url,
+        method: job.method,
+        headers: job.headers,
+        body: job.body,
+        connections: job.connections,
+        duration: seconds,
+      },
+      (err) => {
+        if (err) return reject(err);
+        const elapsed = (performance.now() - started) / 1000;
+        latencies.sort((x, y) => x - y);
+        resolve({
+          requestsPerSec: latencies.length / elapsed,
+          responses: latencies.length,
+          p50Ms: percentile(latencies, 50),
+          p99Ms: percentile(latencies, 99),
+          non2xx,
+          errors,
+          statusCodes,
+        });
+      },
+    );
+    started = performance.now();
+    if (!record) return;
+    instance.on('response', (_client, status, _bytes, ms) => {
+      latencies.push(ms);
+      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+      if (status < 200 || status > 299) non2xx++;
+    });
+    instance.on('reqError', () => errors++);
+  });
+}
+
+async function runLoad(job: LoadJob): Promise<LoadResult> {
+  if (job.warmupSeconds > 0) await cannon(job, job.warmupSeconds, false);
+  return cannon(job, job.durationSeconds, true);
+}
+
+/** One request on the keep-alive agent; the time runs from sending to the end of the body. */
+function timed(agent: http.Agent, job: TimingJob, authorization: string): Promise<TimingSample> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const req = http.request(job.url, { method: job.method, agent, headers: { authorization } }, (res) => {
+      res.resume(); // read and discard the body
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+async function runTiming(job: TimingJob): Promise<TimingResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const result: TimingResult = { a: [], b: [] };
+  try {
+    for (let i = 0; i < job.a.length; i++) {
+      // A B, then B A: whatever one position gains (a warm cache, a GC pause) both sides get.
+      const first = i % 2 === 0 ? 'a' : 'b';
+      const second = first === 'a' ? 'b' : 'a';
+      const s1 = await timed(agent, job, job[first][i]!);
+      const s2 = await timed(agent, job, job[second][i]!);
+      if (i < job.warmupPairs) continue;
+      result[first].push(s1);
+      result[second].push(s2);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return result;
+}
+
+const job = JSON.parse(process.env.BENCH_JOB ?? 'null') as Job | null;
+if (!job) throw new Error('BENCH_JOB is not set: this script is started by scripts/bench/run.ts');
+const result = job.kind === 'load' ? await runLoad(job) : await runTiming(job);
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,107 @@
+/**
+ * The Node host under test: `node --import tsx worker/node/main.ts` (what `npm start` runs), pinned
+ * to core 0, with a fresh temporary embedded database, quiet logs and a bootstrap administrator.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from '../../test/harness/hosts.js';
+import { captureOutput, exited, spawnPinned, stopProcess, tail } from './processes.js';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const ROOT_PATH = '/api/auth';
+export const ADMIN_LOGIN = 'bench-admin';
+
+/** Core of the service under test; the load generator uses LOAD_CORE. */
+export const HOST_CORE = 0;
+export const LOAD_CORE = 1;
+
+/**
+ * A password passing the default policy (8-20 characters; at least one of $@#%, one digit, one
+ * lower- and one upper-case letter; only letters, digits and $@#%): 16 characters.
+ */
+export function policyPassword(): string {
+  const pick = (set: string, n: number) => Array.from({ length: n }, () => set[randomInt(set.length)]).join('');
+  return `Bn#7${pick('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', 12)}`;
+}
+
+/** The environment every benchmarked host (Node or edge) gets, for the same administrator. */
+export function benchServiceEnv(adminPassword: string): Record<string, string> {
+  return {
+    AUTH_ROOT_PATH: ROOT_PATH,
+    // Logging must not dominate the measurement (note: this also hides the INFO "serving" line).
+    AUTH_LOG_LEVEL: 'ERROR',
+    AUTH_ACCESS_LOG_LEVEL: 'ERROR',
+    SESSION_SECRET_KEY: randomBytes(30).toString('base64url'), // 40 characters
+    AUTH_BOOTSTRAP_ADMIN_LOGIN: ADMIN_LOGIN,
+    AUTH_BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+    // Lockout: up to 100 attempts may be in flight or failed per login within the window (the
+    // maximum); 10 concurrent logins of one account would exceed the default of 3.
+    AUTH_FAILED_COUNT: '100',
+  };
+}
+
+export interface BenchHost {
+  /** e.g. http://127.0.0.1:40123/api/auth */
+  base: string;
+  child: ChildProcess;
+  pinned: boolean;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Polls GET {base}/health/live until it answers 200 (or the child exits, or time runs out). */
+async function waitUntilLive(base: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited(child)) throw new Error(`the Node host exited with ${child.exitCode ?? child.signalCode}:\n${tail(output())}`);
+    // The "serving http://..." line is INFO, which AUTH_LOG_LEVEL=ERROR suppresses; accept it when
+    // shown, else rely on the probe.
+    if (/"msg":"serving http:\/\//.test(output())) return;
+    try {
+      const res = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(1_000) });
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the Node host did not answer within ${timeoutMs} ms:\n${tail(output())}`);
+}
+
+/** Starts the Node host pinned to HOST_CORE on a free loopback port with a fresh database. */
+export async function startBenchNodeHost(env: Record<string, string>): Promise<BenchHost> {
+  const dir = mkdtempSync(join(tmpdir(), 'auth-bench-'));
+  const port = await freePort();
+  const child = spawnPinned(HOST_CORE, process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
+    cwd: ROOT,
+    env: {
+      // Nothing else from our environment: stray AUTH_* variables would change what is measured.
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
+      AUTH_BIND_HOST: '127.0.0.1',
+      AUTH_BIND_PORT: String(port),
+      // A .env file in the project could set these; the benchmark wants one plain process.
+      AUTH_WORKERS: '1',
+      AUTH_RELOAD: 'False',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = captureOutput(child);
+  const base = `http://127.0.0.1:${port}${ROOT_PATH}`;
+  const stop = async () => {
+    await stopProcess(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntilLive(base, child, output, 30_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { base, child, pinned: child.spawnfile === 'taskset', output, stop };
+}

@@ -1,0 +1,147 @@
+/**
+ * Process helpers of the benchmark: CPU pinning with `taskset`, stopping children, and reading CPU
+ * time from /proc (Linux only; the edge CPU scenario needs it, the others do not).
+ */
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+let tasksetCache: boolean | undefined;
+
+/** Whether `taskset` (util-linux) is available and this machine has at least two CPUs to pin to. */
+export function canPin(): boolean {
+  if (tasksetCache === undefined) {
+    if (availableParallelism() < 2) return (tasksetCache = false);
+    try {
+      execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+      tasksetCache = true;
+    } catch {
+      tasksetCache = false;
+    }
+  }
+  return tasksetCache;
+}
+
+/**
+ * Spawns `command args` pinned to `core` with `taskset -c core` when possible, else unpinned.
+ * taskset execs the command, so the child's pid is the command's own pid.
+ */
+export function spawnPinned(core: number, command: string, args: string[], options: SpawnOptions): ChildProcess {
+  const child = canPin() ? spawn('taskset', ['-c', String(core), command, ...args], options) : spawn(command, args, options);
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** Children started by spawnPinned that have not exited yet. */
+const live = new Set<ChildProcess>();
+
+/** Last resort on Ctrl+C: SIGKILL every child started by spawnPinned that is still running. */
+export function killPinnedChildren(): void {
+  for (const child of live) child.kill('SIGKILL');
+}
+
+/** Pins every thread of a running process to `core` (`taskset -a -p -c`); false when not possible. */
+export function pinRunning(pid: number, core: number): boolean {
+  if (!canPin()) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the child has exited (or was killed). */
+export function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the child has exited. */
+export function stopProcess(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (exited(child)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Collects a child's stdout and stderr; returns a reader of everything so far. */
+export function captureOutput(child: ChildProcess): () => string {
+  let text = '';
+  const add = (d: Buffer) => (text += d.toString());
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  return () => text;
+}
+
+/** The last `n` lines of a text (for error messages). */
+export function tail(text: string, n = 15): string {
+  return text.trimEnd().split('\n').slice(-n).join('\n');
+}
+
+// ---- /proc -------------------------------------------------------------------------------------
+
+interface ProcStat {
+  pid: number;
+  comm: string;
+  ppid: number;
+  /** utime + stime, in clock ticks */
+  ticks: number;
+}
+
+/** Parses /proc/<pid>/stat; undefined when the process is gone. */
+export function procStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid ..." - comm may contain spaces and parentheses, so split after the last ')'.
+  const close = text.lastIndexOf(')');
+  const comm = text.slice(text.indexOf('(') + 1, close);
+  const fields = text.slice(close + 2).split(' '); // fields[0] is field 3 (state)
+  const ppid = Number(fields[1]);
+  const utime = Number(fields[11]); // field 14
+  const stime = Number(fields[12]); // field 15
+  return { pid, comm, ppid, ticks: utime + stime };
+}
+
+/** Every live descendant of `root` (children, grandchildren, ...), from the ppid links in /proc. */
+export function descendants(root: number): ProcStat[] {
+  const all = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => procStat(Number(name)))
+    .filter((s): s is ProcStat => s !== undefined);
+  const found: ProcStat[] = [];
+  const frontier = [root];
+  while (frontier.length > 0) {
+    const parent = frontier.pop()!;
+    for (const s of all) {
+      if (s.ppid === parent) {
+        found.push(s);
+        frontier.push(s.pid);
+      }
+    }
+  }
+  return found;
+}
+
+/** Clock ticks per second (`getconf CLK_TCK`, 100 on practically every Linux). */
+export function clockTicksPerSecond(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** Sum of utime+stime (clock ticks) of the given pids that are still alive. */
+export function cpuTicks(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + (procStat(pid)?.ticks ?? 0), 0);
+}

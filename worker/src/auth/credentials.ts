@@ -1,0 +1,75 @@
+/**
+ * Parsing of `Authorization` credentials (RFC 7617 Basic, RFC 6750 Bearer). Malformed headers are
+ * refused before any account is looked up or any attempt is counted.
+ */
+import { ProblemError } from '../http/problem.js';
+
+export const MAX_LOGIN_LENGTH = 256;
+export const MAX_PASSWORD_LENGTH = 1024;
+const MAX_HEADER_LENGTH = 4096;
+
+export type Scheme = 'Basic' | 'Bearer';
+
+/** The WWW-Authenticate challenge of each scheme. */
+export const CHALLENGES: Record<Scheme, string> = {
+  Basic: 'Basic realm="auth", charset="UTF-8"',
+  Bearer: 'Bearer realm="auth"',
+};
+
+/** A 401 for a malformed header, with the challenges the endpoint accepts. */
+export function malformed(detail: string, schemes: readonly Scheme[]): ProblemError {
+  return new ProblemError('UNAUTHENTICATED', {
+    detail,
+    headers: { 'WWW-Authenticate': schemes.map((s) => CHALLENGES[s]).join(', ') },
+  });
+}
+
+/** Splits `Scheme value`; the scheme is case-insensitive. */
+export function splitAuthorization(header: string | undefined): { scheme: string; value: string } | undefined {
+  if (!header) return undefined;
+  const m = /^([A-Za-z]+) +(\S+) *$/.exec(header);
+  if (!m) return { scheme: header.split(' ', 1)[0] ?? '', value: '' };
+  return { scheme: m[1]!, value: m[2]! };
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decodes a Basic credential into login and password, or throws a 401 naming what is wrong. */
+export function parseBasic(header: string, schemes: readonly Scheme[] = ['Basic']): { login: string; password: string } {
+  if (header.length > MAX_HEADER_LENGTH) throw malformed('the Authorization header is too long', schemes);
+  const parts = splitAuthorization(header);
+  if (!parts || parts.scheme.toLowerCase() !== 'basic' || parts.value === '') throw malformed('expected "Authorization: Basic <base64(login:password)>"', schemes);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(parts.value) || parts.value.length % 4 !== 0) throw malformed('the Basic credential is not valid base64', schemes);
+  let text: string;
+  try {
+    const binary = atob(parts.value);
+    text = UTF8.decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
+  } catch {
+    throw malformed('the Basic credential is not valid base64-encoded UTF-8', schemes);
+  }
+  const colon = text.indexOf(':');
+  if (colon < 0) throw malformed('the Basic credential has no ":" between login and password', schemes);
+  const login = text.slice(0, colon);
+  const password = text.slice(colon + 1);
+  if (login.trim() === '') throw malformed('the login is empty', schemes);
+  if (password === '') throw malformed('the password is empty', schemes);
+  if (/[\p{Cc}]/u.test(login)) throw malformed('the login contains control characters', schemes);
+  if ([...login].length > MAX_LOGIN_LENGTH) throw malformed(`the login is longer than ${MAX_LOGIN_LENGTH} characters`, schemes);
+  if ([...password].length > MAX_PASSWORD_LENGTH) throw malformed(`the password is longer than ${MAX_PASSWORD_LENGTH} characters`, schemes);
+  return { login, password };
+}
+
+/** Extracts a Bearer token, or throws a 401 naming what is wrong. */
+export function parseBearer(header: string, schemes: readonly Scheme[] = ['Bearer']): string {
+  if (header.length > MAX_HEADER_LENGTH) throw malformed('the Authorization header is too long', schemes);
+  const parts = splitAuthorization(header);
+  if (!parts || parts.scheme.toLowerCase() !== 'bearer' || parts.value === '') throw malformed('expected "Authorization: Bearer <token>"', schemes);
+  // RFC 6750 b64token syntax.
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(parts.value) || parts.value.length > 512) throw malformed('the Bearer token is malformed', schemes);
+  return parts.value;
+}
+
+/** The case-insensitive key of a login: NFC, then lower case (locale-independent). */
+export function loginKey(login: string): string {
+  return login.normalize('NFC').toLowerCase();
+}

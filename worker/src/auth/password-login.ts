@@ -1,0 +1,131 @@
+/**
+ * The one code path that checks a local login and password, for every endpoint that accepts them
+ * (Basic, session logins, /v4/users): lockout, blocked accounts, inactivity, password expiry.
+ */
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
+import { DAY_MS, passwordExpiresAt, type UserRow } from '../users/model.js';
+import { loginLocks, users } from '../../../schema/index.js';
+import { loginKey } from './credentials.js';
+import type { PasswordVerifier } from './password-verifier.js';
+import { clearAttempts, lockedUntil, lockIfExhausted, reserveAttempt, throttleKey, throttlePolicy } from './throttle.js';
+
+export interface LoginContext {
+  db: Db;
+  config: ConfigSnapshot;
+  verifier: PasswordVerifier;
+  now: number;
+  requestId?: string;
+  /** WWW-Authenticate challenge for 401 answers. */
+  challenge: string;
+}
+
+export interface LoginResult {
+  user: UserRow;
+  /** The password is right but expired (or must be changed): only a password change is allowed. */
+  passwordExpired: boolean;
+}
+
+/** Finds the live local account of a login (case-insensitive). */
+export function liveLocalUser(db: Db, key: string) {
+  return db
+    .select()
+    .from(users)
+    .where(and(eq(users.loginKey, key), isNull(users.deletedAt), eq(users.source, 'local')))
+    .limit(1);
+}
+
+/** The start of the inactivity period of an account. */
+function activityBasis(user: UserRow): number {
+  return user.lastActivityAt ?? user.createdAt;
+}
+
+/**
+ * Checks a local login and password. Throws ACCOUNT_LOCKED (password not even checked),
+ * INVALID_CREDENTIALS (unknown login or wrong password: one answer), or, only after a correct
+ * password, ACCOUNT_BLOCKED. Returns the account, flagging an expired password.
+ */
+export async function authenticateLocalPassword(ctx: LoginContext, login: string, password: string): Promise<LoginResult> {
+  const { db, config, now } = ctx;
+  const lk = loginKey(login);
+  const key = throttleKey(lk);
+  const policy = throttlePolicy(config);
+
+  // One round trip: reserve an attempt (atomic) and read the account.
+  const [reserved, rows] = await db.batch([reserveAttempt(db, key, now, policy), liveLocalUser(db, lk)]);
+  if (reserved.rowsAffected === 0) {
+    // Locked, or every attempt of the window is in flight: the password is not checked, so right
+    // and wrong passwords get this same answer and the lock is no oracle.
+    const until = (await lockedUntil(db, key, now)) ?? now + 1000;
+    throw new ProblemError('ACCOUNT_LOCKED', {
+      detail: 'too many failed logins; try again later',
+      headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))) },
+    });
+  }
+
+  const user = rows[0];
+  const ok = await ctx.verifier.verify(user?.passwordHash, password);
+  const audit = { requestId: ctx.requestId };
+  if (!user || !ok) {
+    const lockUntil = now + policy.windowMs;
+    await db.batch([
+      lockIfExhausted(db, key, now, policy),
+      auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.failure', subject: user ?? null, subjectLogin: login, data: { source: 'local' } }),
+      auditInsertWhen(
+        db,
+        now,
+        { ...audit, stream: 'user_activity', type: 'account.locked', subject: user ?? null, subjectLogin: login, data: { until: new Date(lockUntil).toISOString() } },
+        sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`,
+      ),
+    ]);
+    throw new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });
+  }
+
+  // The password is right: from here on the caller may learn the account's state.
+  const subject = { id: user.id, login: user.login };
+  if (user.status === 'blocked') {
+    await db.batch([clearAttempts(db, key), auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.refused', subject, data: { reason: `blocked:${user.blockedReason}` } })]);
+    throw blocked(user.blockedReason ?? 'admin');
+  }
+  if (now - activityBasis(user) > config.get('USER_INACTIVE_TIMEOUT_DAY') * DAY_MS) {
+    await db.batch([
+      clearAttempts(db, key),
+      db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(and(eq(users.id, user.id), eq(users.status, 'active'))),
+      auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'account.blocked', subject, data: { reason: 'inactivity' } }),
+    ]);
+    throw blocked('inactivity');
+  }
+  const expiresAt = passwordExpiresAt(user, config);
+  const passwordExpired = user.mustChangePassword || (expiresAt !== null && expiresAt <= now);
+  if (passwordExpired) {
+    await db.batch([clearAttempts(db, key), auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject })]);
+    return { user, passwordExpired };
+  }
+
+  const rehash = user.passwordHash && ctx.verifier.needsRehash(user.passwordHash) ? await ctx.verifier.hasher.hash(password) : undefined;
+  await db.batch([
+    clearAttempts(db, key),
+    db
+      .update(users)
+      .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
+      .where(eq(users.id, user.id)),
+    auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.success', subject, data: { source: 'local' } }),
+  ]);
+  return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
+}
+
+/** The 403 of a blocked account. */
+export function blocked(reason: string): ProblemError {
+  return new ProblemError('ACCOUNT_BLOCKED', {
+    detail: reason === 'inactivity' ? 'the account is blocked after a long inactivity; ask an administrator' : 'the account is blocked; ask an administrator',
+    extensions: { reason },
+  });
+}
+
+/** The 403 of an expired password. */
+export function passwordExpiredProblem(): ProblemError {
+  return new ProblemError('PASSWORD_EXPIRED', { detail: 'the password has expired: change it (the old password is required)' });
+}

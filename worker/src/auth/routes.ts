@@ -1,0 +1,47 @@
+/** Logins without a session: POST /v3/login_without_session (Basic), POST /v3/api_token_login (Bearer). */
+import { createRoute } from '@hono/zod-openapi';
+import type { App } from '../http/context.js';
+import { problemResponses } from '../http/problem.js';
+import { PublicUserSchema, toPublicUser } from '../users/model.js';
+import { authenticate } from './middleware.js';
+
+const basicLogin = createRoute({
+  method: 'post',
+  path: '/v3/login_without_session',
+  tags: ['auths'],
+  summary: 'Log in with login and password, without a session',
+  description: [
+    'Credentials in `Authorization: Basic base64(login:password)`; add `X-LDAP-Name: <server record>` for an LDAP account (without it the account is local).',
+    'Creates no session and sets no cookie. Any role.',
+    `401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.`,
+    'Only with the right password: 403 ACCOUNT_BLOCKED (admin or inactivity) or 403 PASSWORD_EXPIRED.',
+  ].join('\n\n'),
+  security: [{ basic: [] }],
+  middleware: [authenticate({ schemes: ['Basic'] })] as const,
+  'x-required-roles': ['admin', 'auditor', 'user'],
+  responses: {
+    200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
+    ...problemResponses(401, 403, 501),
+  },
+});
+
+const tokenLogin = createRoute({
+  method: 'post',
+  path: '/v3/api_token_login',
+  tags: ['auths'],
+  summary: 'Log in with an API token, without a session',
+  description: 'Credentials in `Authorization: Bearer <API token>`; local accounts only. Creates no session and sets no cookie. Any role. 401 for an unknown, expired or revoked token, or a blocked or deleted account.',
+  security: [{ bearer: [] }],
+  middleware: [authenticate({ schemes: ['Bearer'] })] as const,
+  'x-required-roles': ['admin', 'auditor', 'user'],
+  responses: {
+    200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
+    ...problemResponses(401),
+  },
+});
+
+/** Registers the session-less login endpoints. */
+export function registerSessionlessLogins(app: App): void {
+  app.openapi(basicLogin, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
+  app.openapi(tokenLogin, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
+}

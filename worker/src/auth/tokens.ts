@@ -1,0 +1,144 @@
+/**
+ * API tokens (DESIGN.md §4): 256 random bits, shown once, stored only as SHA-256 (a slow hash adds
+ * nothing to a secret of that entropy), with a visible prefix, optional expiry, revocable.
+ */
+import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { z } from '@hono/zod-openapi';
+import { auditInsert } from '../audit/events.js';
+import type { Db } from '../store/index.js';
+import type { UserRow } from '../users/model.js';
+import { apiTokens, users } from '../../../schema/index.js';
+
+const TOKEN_PREFIX = 'ast_';
+
+export const TokenSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: 'the first characters of the token, to recognise it' }),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable().openapi({ description: 'updated at most once a minute' }),
+    expiresAt: z.string().nullable(),
+  })
+  .openapi('ApiToken');
+
+export const IssuedTokenSchema = TokenSchema.extend({
+  token: z.string().openapi({ description: 'the secret: shown only in this response' }),
+}).openapi('IssuedApiToken');
+
+type TokenRow = typeof apiTokens.$inferSelect;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Public shape of a token (never its hash). */
+export function toPublicToken(t: TokenRow): z.infer<typeof TokenSchema> {
+  return { id: t.id, name: t.name, prefix: t.prefix, createdAt: iso(t.createdAt)!, lastUsedAt: iso(t.lastUsedAt), expiresAt: iso(t.expiresAt) };
+}
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+/** Hex SHA-256 of a token, the only form stored. */
+export async function tokenHash(token: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Issues a token for `user`; the audit event is written in the same batch. */
+export async function issueToken(
+  db: Db,
+  user: UserRow,
+  o: { name: string; expiresAt: number | null; now: number; actor: UserRow; requestId?: string },
+): Promise<z.infer<typeof IssuedTokenSchema>> {
+  const token = TOKEN_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const row: TokenRow = {
+    id: crypto.randomUUID(),
+    userId: user.id,
+    name: o.name,
+    prefix: token.slice(0, 12),
+    secretHash: await tokenHash(token),
+    createdAt: o.now,
+    lastUsedAt: null,
+    expiresAt: o.expiresAt,
+    revokedAt: null,
+  };
+  await db.batch([
+    db.insert(apiTokens).values(row),
+    auditInsert(db, o.now, {
+      stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin',
+      type: 'token.issued',
+      actor: o.actor,
+      subject: user,
+      requestId: o.requestId,
+      data: { tokenId: row.id, name: row.name, prefix: row.prefix, expiresAt: iso(row.expiresAt) },
+    }),
+  ]);
+  return { ...toPublicToken(row), token };
+}
+
+/** The live tokens of a user, newest first. */
+export async function listTokens(db: Db, userId: string, now: number) {
+  const rows = await db
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt), or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now))))
+    .orderBy(desc(apiTokens.createdAt));
+  return rows.map(toPublicToken);
+}
+
+/** Revokes one token of a user; false when there is no such live token. */
+export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { now: number; actor: UserRow; requestId?: string }): Promise<boolean> {
+  const [result] = await db.batch([
+    db
+      .update(apiTokens)
+      .set({ revokedAt: o.now })
+      .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.userId, user.id), isNull(apiTokens.revokedAt))),
+    auditInsert(db, o.now, {
+      stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin',
+      type: 'token.revoked',
+      actor: o.actor,
+      subject: user,
+      requestId: o.requestId,
+      data: { tokenId },
+    }),
+  ]);
+  if (result.rowsAffected === 0) return false;
+  return true;
+}
+
+/**
+ * The account behind a Bearer token, in one query: the token is live (not revoked, not expired)
+ * and its account is a live, active, local account; anything else is undefined.
+ */
+export async function accountOfToken(db: Db, token: string, now: number): Promise<{ user: UserRow; tokenId: string; lastUsedAt: number | null } | undefined> {
+  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+  const rows = await db
+    .select({ user: users, tokenId: apiTokens.id, lastUsedAt: apiTokens.lastUsedAt })
+    .from(apiTokens)
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(
+      and(
+        eq(apiTokens.secretHash, await tokenHash(token)),
+        isNull(apiTokens.revokedAt),
+        or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
+        isNull(users.deletedAt),
+        eq(users.status, 'active'),
+        eq(users.source, 'local'),
+      ),
+    )
+    .limit(1);
+  return rows[0];
+}
+
+/**
+ * Records a token's use, and the account's activity (a token login keeps it from inactivity
+ * blocking), at most once a minute; the caller runs it off the request's critical path.
+ */
+export function touchToken(db: Db, t: { tokenId: string; userId: string; lastUsedAt: number | null }, now: number): Promise<unknown> | undefined {
+  if (t.lastUsedAt !== null && now - t.lastUsedAt < 60_000) return undefined;
+  return db.batch([
+    db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, t.tokenId)),
+    db.update(users).set({ lastActivityAt: now }).where(eq(users.id, t.userId)),
+  ]);
+}

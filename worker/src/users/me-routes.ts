@@ -1,0 +1,96 @@
+/** The caller's own account and API tokens under /v4/users/me (Basic or Bearer). */
+import { createRoute, z } from '@hono/zod-openapi';
+import { authenticate } from '../auth/middleware.js';
+import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../auth/tokens.js';
+import type { App } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
+
+const ANY_ROLE = { 'x-required-roles': ['admin', 'auditor', 'user'] };
+const anyAuth = authenticate({ schemes: ['Basic', 'Bearer'] });
+const passwordAuth = authenticate({ schemes: ['Basic'] });
+
+const me = createRoute({
+  method: 'get',
+  path: '/v4/users/me',
+  tags: ['user_v4'],
+  summary: "The caller's own account",
+  description: 'Basic or Bearer. Any role.',
+  security: [{ basic: [] }, { bearer: [] }],
+  middleware: [anyAuth] as const,
+  ...ANY_ROLE,
+  responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } }, ...problemResponses(401, 403) },
+});
+
+const TokenRequest = z
+  .object({
+    name: z.string().trim().min(1).max(100).openapi({ example: 'ci-pipeline' }),
+    expiresInDays: z.number().int().min(1).max(3650).optional().openapi({ description: 'omitted: the token does not expire' }),
+  })
+  .strict()
+  .openapi('ApiTokenRequest');
+
+const issue = createRoute({
+  method: 'post',
+  path: '/v4/users/me/tokens',
+  tags: ['user_v4'],
+  summary: 'Issue an API token for the caller',
+  description: 'Basic only: a token cannot mint tokens. Any role. The secret is in this response only; it is stored as a hash.',
+  security: [{ basic: [] }],
+  middleware: [passwordAuth] as const,
+  ...ANY_ROLE,
+  request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
+  responses: { 201: { description: 'the token, with its secret', content: { 'application/json': { schema: IssuedTokenSchema } } }, ...problemResponses(400, 401, 403, 422) },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: '/v4/users/me/tokens',
+  tags: ['user_v4'],
+  summary: "The caller's live API tokens",
+  description: 'Basic or Bearer. Any role. Never returns secrets.',
+  security: [{ basic: [] }, { bearer: [] }],
+  middleware: [anyAuth] as const,
+  ...ANY_ROLE,
+  responses: { 200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } }, ...problemResponses(401, 403) },
+});
+
+const revoke = createRoute({
+  method: 'delete',
+  path: '/v4/users/me/tokens/{tokenId}',
+  tags: ['user_v4'],
+  summary: 'Revoke one of the caller’s API tokens',
+  description: 'Basic or Bearer. Any role. The token stops working at once.',
+  security: [{ basic: [] }, { bearer: [] }],
+  middleware: [anyAuth] as const,
+  request: { params: z.object({ tokenId: z.string().uuid() }) },
+  responses: { 204: { description: 'revoked' }, ...problemResponses(401, 403, 404, 422) },
+});
+
+/** Registers /v4/users/me and its tokens. */
+export function registerMe(app: App): void {
+  app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
+
+  app.openapi(issue, async (c) => {
+    const body = c.req.valid('json');
+    const now = c.var.deps.clock();
+    const user = c.var.principal.user;
+    const issued = await issueToken(c.var.deps.db, user, {
+      name: body.name,
+      expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
+      now,
+      actor: user,
+      requestId: c.var.requestId,
+    });
+    return c.json(issued, 201);
+  });
+
+  app.openapi(list, async (c) => c.json({ items: await listTokens(c.var.deps.db, c.var.principal.user.id, c.var.deps.clock()) }, 200));
+
+  app.openapi(revoke, async (c) => {
+    const user = c.var.principal.user;
+    const done = await revokeToken(c.var.deps.db, user, c.req.param('tokenId') ?? '', { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    if (!done) throw new ProblemError('NOT_FOUND', { detail: 'no such live token of yours' });
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,68 @@
+/** The public shape of an account and the one mapper from a database row to it. */
+import { z } from '@hono/zod-openapi';
+import type { InferSelectModel } from 'drizzle-orm';
+import type { ConfigSnapshot } from '../config/index.js';
+import type { users } from '../../../schema/index.js';
+
+export type UserRow = InferSelectModel<typeof users>;
+export type Role = UserRow['role'];
+
+export const DAY_MS = 86_400_000;
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+export const PublicUserSchema = z
+  .object({
+    id: z.string(),
+    login: z.string(),
+    displayName: z.string(),
+    email: z.string().nullable(),
+    role: z.enum(['admin', 'auditor', 'user']),
+    source: z.enum(['local', 'ldap', 'oidc']),
+    sourceName: z.string().nullable().openapi({ description: 'LDAP server record or OIDC provider of an external account' }),
+    status: z.enum(['active', 'blocked']),
+    blockedReason: z.enum(['admin', 'inactivity']).nullable(),
+    lockedUntil: z.string().nullable().openapi({ description: 'set while failed logins lock the account' }),
+    passwordChangedAt: z.string().nullable(),
+    passwordExpiresAt: z.string().nullable(),
+    mustChangePassword: z.boolean(),
+    lastLoginAt: z.string().nullable(),
+    sessionLimit: z.number().int().nullable().openapi({ description: 'null: AUTH_SESSIONS_DEFAULT_COUNT' }),
+    superAccessUntil: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('User');
+
+export type PublicUser = z.infer<typeof PublicUserSchema>;
+
+/** When the password of `user` expires under the current configuration (null: never). */
+export function passwordExpiresAt(user: UserRow, config: ConfigSnapshot): number | null {
+  const days = config.get('USER_PASSWORD_EXPIRATION_DAY');
+  if (user.source !== 'local' || days === 0 || user.passwordChangedAt === null) return null;
+  return user.passwordChangedAt + days * DAY_MS;
+}
+
+/** Maps a row to its public shape: never the hash, never internal columns. */
+export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil: number | null = null): PublicUser {
+  return {
+    id: user.id,
+    login: user.login,
+    displayName: user.displayName,
+    email: user.email,
+    role: user.role,
+    source: user.source,
+    sourceName: user.sourceName,
+    status: user.status,
+    blockedReason: user.blockedReason,
+    lockedUntil: iso(lockedUntil),
+    passwordChangedAt: iso(user.passwordChangedAt),
+    passwordExpiresAt: iso(passwordExpiresAt(user, config)),
+    mustChangePassword: user.mustChangePassword,
+    lastLoginAt: iso(user.lastLoginAt),
+    sessionLimit: user.sessionLimit,
+    superAccessUntil: iso(user.superAccessUntil),
+    createdAt: iso(user.createdAt)!,
+    updatedAt: iso(user.updatedAt)!,
+  };
+}
