@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import autocannon from 'autocannon';
-import type { Job, LoadJob, LoadResult, TimingJob, TimingResult, TimingSample } from './load.js';
+import { MEASURING, type Job, type LoadJob, type LoadResult, type TimingJob, type TimingResult, type TimingSample } from './protocol.js';
 import { percentile } from './stats.js';
 
 /** One autocannon run; with `record`, collects what the measured run reports. */
@@ -18,6 +18,7 @@ function cannon(job: LoadJob, seconds: number, record: boolean): Promise<LoadRes
   let non2xx = 0;
   let errors = 0;
   let started = 0;
+  let cpu0: NodeJS.CpuUsage; // set when the run starts
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -31,6 +32,7 @@ function cannon(job: LoadJob, seconds: number, record: boolean): Promise<LoadRes
       (err) => {
         if (err) return reject(err);
         const elapsed = (performance.now() - started) / 1000;
+        const cpu = process.cpuUsage(cpu0);
         latencies.sort((x, y) => x - y);
         resolve({
           requestsPerSec: latencies.length / elapsed,
@@ -40,10 +42,12 @@ function cannon(job: LoadJob, seconds: number, record: boolean): Promise<LoadRes
           non2xx,
           errors,
           statusCodes,
+          clientCpuPercent: (cpu.user + cpu.system) / 1e4 / elapsed, // microseconds -> % of one core
         });
       },
     );
     started = performance.now();
+    cpu0 = process.cpuUsage();
     if (!record) return;
     instance.on('response', (_client, status, _bytes, ms) => {
       latencies.push(ms);
@@ -56,6 +60,7 @@ function cannon(job: LoadJob, seconds: number, record: boolean): Promise<LoadRes
 
 async function runLoad(job: LoadJob): Promise<LoadResult> {
   if (job.warmupSeconds > 0) await cannon(job, job.warmupSeconds, false);
+  process.stdout.write(`${MEASURING}\n`);
   return cannon(job, job.durationSeconds, true);
 }
 
@@ -78,6 +83,7 @@ async function runTiming(job: TimingJob): Promise<TimingResult> {
   const result: TimingResult = { a: [], b: [] };
   try {
     for (let i = 0; i < job.a.length; i++) {
+      if (i === job.warmupPairs) process.stdout.write(`${MEASURING}\n`);
       // A B, then B A: whatever one position gains (a warm cache, a GC pause) both sides get.
       const first = i % 2 === 0 ? 'a' : 'b';
       const second = first === 'a' ? 'b' : 'a';

@@ -8,6 +8,9 @@ import { availableParallelism } from 'node:os';
 
 let tasksetCache: boolean | undefined;
 
+/** Children started by spawnPinned that have not exited yet. */
+const live = new Set<ChildProcess>();
+
 /** Whether `taskset` (util-linux) is available and this machine has at least two CPUs to pin to. */
 export function canPin(): boolean {
   if (tasksetCache === undefined) {
@@ -32,9 +35,6 @@ export function spawnPinned(core: number, command: string, args: string[], optio
   child.once('exit', () => live.delete(child));
   return child;
 }
-
-/** Children started by spawnPinned that have not exited yet. */
-const live = new Set<ChildProcess>();
 
 /** Last resort on Ctrl+C: SIGKILL every child started by spawnPinned that is still running. */
 export function killPinnedChildren(): void {
@@ -132,16 +132,63 @@ export function descendants(root: number): ProcStat[] {
   return found;
 }
 
+let clkTck: number | undefined;
+
 /** Clock ticks per second (`getconf CLK_TCK`, 100 on practically every Linux). */
 export function clockTicksPerSecond(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
+  if (clkTck === undefined) {
+    try {
+      clkTck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clkTck = 100;
+    }
   }
+  return clkTck;
 }
 
 /** Sum of utime+stime (clock ticks) of the given pids that are still alive. */
 export function cpuTicks(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + (procStat(pid)?.ticks ?? 0), 0);
+}
+
+/** Busy and total clock ticks of all CPUs together, from the first line of /proc/stat. */
+function machineTicks(): { busy: number; total: number } {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number) as number[];
+  const busy = user! + nice! + system! + irq! + softirq! + steal!;
+  return { busy, total: busy + idle! + iowait! };
+}
+
+export interface CpuShare {
+  /** CPU of the process, in percent of one core */
+  processCpuPercent: number;
+  /** CPU of the whole machine (every process), in percent of all cores */
+  machineCpuPercent: number;
+}
+
+/**
+ * Measures how busy `pid` and the whole machine are between start() and stop(). The host under
+ * test should be near 100% of its core in a closed-loop run; if it is not while the machine is
+ * busy, something else (another process, the load generator) limited the measurement.
+ */
+export function cpuMeter(pid: number): { start(): void; stop(): CpuShare } {
+  let m0 = machineTicks();
+  let p0 = cpuTicks([pid]);
+  let t0 = performance.now();
+  return {
+    start() {
+      m0 = machineTicks();
+      p0 = cpuTicks([pid]);
+      t0 = performance.now();
+    },
+    stop() {
+      const wallMs = performance.now() - t0;
+      const m1 = machineTicks();
+      const tick = 1000 / clockTicksPerSecond();
+      return {
+        processCpuPercent: ((cpuTicks([pid]) - p0) * tick * 100) / wallMs,
+        machineCpuPercent: ((m1.busy - m0.busy) * 100) / Math.max(1, m1.total - m0.total),
+      };
+    },
+  };
 }

@@ -3,8 +3,10 @@
  * endpoint answers as expected (so a missing endpoint or a wrong credential fails with a clear
  * message instead of measuring error responses), then hands the load to the pinned load process.
  */
-import { runJob, type LoadJob, type LoadResult } from './load.js';
+import { runJob } from './load.js';
 import { ADMIN_LOGIN } from './node-host.js';
+import { cpuMeter, type CpuShare } from './processes.js';
+import type { LoadJob, LoadResult } from './protocol.js';
 import type { ScenarioResult } from './report.js';
 import { mean, median, percentDiff, round } from './stats.js';
 
@@ -20,6 +22,8 @@ export interface BenchConfig {
 
 export interface NodeScenarioContext {
   base: string;
+  /** pid of the Node host, for its CPU usage */
+  hostPid: number;
   adminPassword: string;
   config: BenchConfig;
 }
@@ -38,8 +42,20 @@ export async function expectStatus(url: string, init: RequestInit, expected: num
   throw new ScenarioError(`${what}: expected ${expected}, got ${res.status}${hint}; body: ${body}`);
 }
 
-/** Turns a load result into a row; any non-2xx answer or connection error flags it. */
-function loadRow(scenario: string, r: LoadResult, details: Record<string, unknown> = {}): ScenarioResult {
+/** Runs a job, measuring the host's and the machine's CPU during its measured part. */
+async function measured<T>(ctx: NodeScenarioContext, run: (onMeasuring: () => void) => Promise<T>): Promise<{ result: T; cpu: CpuShare }> {
+  const meter = cpuMeter(ctx.hostPid);
+  const result = await run(meter.start);
+  return { result, cpu: meter.stop() };
+}
+
+const cpuFields = (cpu: CpuShare) => ({ hostCpuPercent: Math.round(cpu.processCpuPercent), machineCpuPercent: Math.round(cpu.machineCpuPercent) });
+
+/** Runs a load job and turns its result into a row; any non-2xx answer or connection error flags it. */
+async function loadScenario(ctx: NodeScenarioContext, scenario: string, path: string, method: LoadJob['method'], headers: Record<string, string>): Promise<ScenarioResult> {
+  const { connections, warmupSeconds, durationSeconds } = ctx.config;
+  const job: LoadJob = { kind: 'load', url: `${ctx.base}${path}`, method, headers, connections, warmupSeconds, durationSeconds };
+  const { result: r, cpu } = await measured(ctx, (onMeasuring) => runJob(job, onMeasuring));
   const bad = r.non2xx > 0 || r.errors > 0 || r.responses === 0;
   return {
     scenario,
@@ -51,19 +67,15 @@ function loadRow(scenario: string, r: LoadResult, details: Record<string, unknow
     p50Ms: round(r.p50Ms),
     p99Ms: round(r.p99Ms),
     non2xx: r.non2xx,
-    details: { responses: r.responses, errors: r.errors, statusCodes: r.statusCodes, ...details },
+    ...cpuFields(cpu),
+    details: { responses: r.responses, errors: r.errors, statusCodes: r.statusCodes, clientCpuPercent: Math.round(r.clientCpuPercent) },
   };
-}
-
-function loadJob(ctx: NodeScenarioContext, path: string, method: LoadJob['method'], headers: Record<string, string>): LoadJob {
-  const { connections, warmupSeconds, durationSeconds } = ctx.config;
-  return { kind: 'load', url: `${ctx.base}${path}`, method, headers, connections, warmupSeconds, durationSeconds };
 }
 
 /** GET /health/live: no authentication, no database; the framework's baseline. */
 export async function liveness(ctx: NodeScenarioContext): Promise<ScenarioResult> {
   await expectStatus(`${ctx.base}/health/live`, {}, 200, 'GET /health/live');
-  return loadRow('liveness', await runJob(loadJob(ctx, '/health/live', 'GET', {})));
+  return loadScenario(ctx, 'liveness', '/health/live', 'GET', {});
 }
 
 /** POST /v3/login_without_session with Basic credentials: a password verification per request. */
@@ -71,7 +83,7 @@ export async function basicLogin(ctx: NodeScenarioContext): Promise<ScenarioResu
   const headers = { authorization: basic(ADMIN_LOGIN, ctx.adminPassword) };
   const res = await expectStatus(`${ctx.base}/v3/login_without_session`, { method: 'POST', headers }, 200, 'POST /v3/login_without_session (Basic, bootstrap admin)');
   await res.json(); // must be JSON (the profile)
-  return loadRow('basic-login', await runJob(loadJob(ctx, '/v3/login_without_session', 'POST', headers)));
+  return loadScenario(ctx, 'basic-login', '/v3/login_without_session', 'POST', headers);
 }
 
 /** GET /v4/users/me with a personal API token (created first with Basic credentials). */
@@ -90,7 +102,7 @@ export async function bearer(ctx: NodeScenarioContext): Promise<ScenarioResult> 
   if (typeof token !== 'string' || token === '') throw new ScenarioError('POST /v4/users/me/tokens: the answer has no "token" string');
   const headers = { authorization: `Bearer ${token}` };
   await expectStatus(`${ctx.base}/v4/users/me`, { headers }, 200, 'GET /v4/users/me (Bearer)');
-  return loadRow('bearer', await runJob(loadJob(ctx, '/v4/users/me', 'GET', headers)));
+  return loadScenario(ctx, 'bearer', '/v4/users/me', 'GET', headers);
 }
 
 /**
@@ -119,14 +131,19 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
   // Check on an unknown login (it does not count against bench-admin).
   await expectStatus(url, { method: 'POST', headers: { authorization: basic(unknown(99_999), wrong) } }, 401, 'POST /v3/login_without_session (unknown login)');
 
-  const result = await runJob({
-    kind: 'timing',
+  const { result, cpu } = await measured(ctx, (onMeasuring) =>
+    runJob(
+      {
+        kind: 'timing',
     url,
     method: 'POST',
-    a: Array.from({ length: total }, () => basic(ADMIN_LOGIN, wrong)),
-    b: Array.from({ length: total }, (_, i) => basic(unknown(i), wrong)),
-    warmupPairs: TIMING_WARMUP_PAIRS,
-  });
+        a: Array.from({ length: total }, () => basic(ADMIN_LOGIN, wrong)),
+        b: Array.from({ length: total }, (_, i) => basic(unknown(i), wrong)),
+        warmupPairs: TIMING_WARMUP_PAIRS,
+      },
+      onMeasuring,
+    ),
+  );
   const known = result.a.map((s) => s.ms);
   const unknownMs = result.b.map((s) => s.ms);
   const unexpected = [...result.a, ...result.b].filter((s) => s.status !== 401);
@@ -146,6 +163,7 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
       unexpected.length > 0
         ? `MEASUREMENT INVALID: ${unexpected.length} of ${2 * pairs} answers were not 401 (got ${statuses})`
         : `known+wrong ${stats.knownWrongPassword.meanMs}/${stats.knownWrongPassword.medianMs} ms vs unknown ${stats.unknownLogin.meanMs}/${stats.unknownLogin.medianMs} ms (mean/median): ${stats.diffMeanPercent}% / ${stats.diffMedianPercent}%`,
+    ...cpuFields(cpu),
     details: { ...stats, unexpectedAnswers: unexpected.length },
   };
 }

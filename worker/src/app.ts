@@ -16,6 +16,7 @@ import type { App, AppDeps, AppEnv } from './http/context.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
+import { registerUserAdmin } from './users/admin-routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -117,6 +118,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerErrtrack(api);
   registerSessionlessLogins(api);
   registerMe(api);
+  registerUserAdmin(api);
   if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {
     root,

@@ -2,6 +2,7 @@
  * The one authentication middleware for Basic and Bearer credentials (specification, "Without a
  * session"; rule 3: the same headers work on /v4/users). It sets `c.var.principal`.
  */
+import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { inBackground } from '../http/background.js';
@@ -17,7 +18,7 @@ export interface AuthenticateOptions {
 }
 
 /** Middleware authenticating the request with one of `schemes`. */
-export function authenticate(o: AuthenticateOptions) {
+export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> {
   if (o.schemes.length === 0) throw new TypeError('authenticate: at least one scheme is required');
   const challenge = o.schemes.map((s) => CHALLENGES[s]).join(', ');
   return createMiddleware<AppEnv>(async (c, next) => {

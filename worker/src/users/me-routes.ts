@@ -4,7 +4,9 @@ import { authenticate } from '../auth/middleware.js';
 import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../auth/tokens.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
+import { setPassword } from './password.js';
 
 const ANY_ROLE = { 'x-required-roles': ['admin', 'auditor', 'user'] };
 const anyAuth = authenticate({ schemes: ['Basic', 'Bearer'] });
@@ -55,6 +57,8 @@ const list = createRoute({
   responses: { 200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } }, ...problemResponses(401, 403) },
 });
 
+const RevokeParams = z.object({ tokenId: z.uuid() });
+
 const revoke = createRoute({
   method: 'delete',
   path: '/v4/users/me/tokens/{tokenId}',
@@ -63,8 +67,27 @@ const revoke = createRoute({
   description: 'Basic or Bearer. Any role. The token stops working at once.',
   security: [{ basic: [] }, { bearer: [] }],
   middleware: [anyAuth] as const,
-  request: { params: z.object({ tokenId: z.string().uuid() }) },
+  request: { params: RevokeParams },
   responses: { 204: { description: 'revoked' }, ...problemResponses(401, 403, 404, 422) },
+});
+
+const PasswordChange = z
+  .object({ oldPassword: z.string().min(1).max(1024), newPassword: z.string().min(1).max(1024) })
+  .strict()
+  .openapi('PasswordChange');
+
+const changePassword = createRoute({
+  method: 'put',
+  path: '/v4/users/me/password',
+  tags: ['user_v4'],
+  summary: "Change the caller's password",
+  description:
+    'Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
+  security: [{ basic: [] }, { bearer: [] }],
+  middleware: [authenticate({ schemes: ['Basic', 'Bearer'], allowExpiredPassword: true })] as const,
+  ...ANY_ROLE,
+  request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
+  responses: { 204: { description: 'changed' }, ...problemResponses(400, 401, 403, 409, 422) },
 });
 
 /** Registers /v4/users/me and its tokens. */
@@ -72,7 +95,7 @@ export function registerMe(app: App): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
 
   app.openapi(issue, async (c) => {
-    const body = c.req.valid('json');
+    const body = validated(c, 'json', TokenRequest);
     const now = c.var.deps.clock();
     const user = c.var.principal.user;
     const issued = await issueToken(c.var.deps.db, user, {
@@ -85,11 +108,23 @@ export function registerMe(app: App): void {
     return c.json(issued, 201);
   });
 
+  app.openapi(changePassword, async (c) => {
+    const body = validated(c, 'json', PasswordChange);
+    const { db, verifier, clock } = c.var.deps;
+    const user = c.var.principal.user;
+    // The old password is required even after Basic: a stolen token alone cannot change it.
+    if (!(await verifier.verify(user.passwordHash, body.oldPassword))) {
+      throw new ProblemError('VALIDATION', { detail: 'oldPassword is wrong', extensions: { errors: [{ location: 'json', path: 'oldPassword', message: 'wrong password' }] } });
+    }
+    await setPassword(user, body.newPassword, { db, config: c.var.config, verifier, now: clock(), actor: user, requestId: c.var.requestId });
+    return c.body(null, 204);
+  });
+
   app.openapi(list, async (c) => c.json({ items: await listTokens(c.var.deps.db, c.var.principal.user.id, c.var.deps.clock()) }, 200));
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.deps.db, user, c.req.param('tokenId') ?? '', { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    const done = await revokeToken(c.var.deps.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
     if (!done) throw new ProblemError('NOT_FOUND', { detail: 'no such live token of yours' });
     return c.body(null, 204);
   });

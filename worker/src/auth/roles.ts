@@ -1,0 +1,17 @@
+/** Role checks (DESIGN.md §5): admin (everything), auditor (audit logs), user (own account). */
+import type { MiddlewareHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import type { AppEnv } from '../http/context.js';
+import { ProblemError } from '../http/problem.js';
+import type { Role } from '../users/model.js';
+
+/** Middleware admitting only principals with one of `roles` (after `authenticate`). */
+export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
+  if (roles.length === 0) throw new TypeError('requireRole: name at least one role');
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!roles.includes(c.var.principal.user.role)) {
+      throw new ProblemError('FORBIDDEN', { detail: `requires the role ${roles.join(' or ')}` });
+    }
+    return next();
+  });
+}

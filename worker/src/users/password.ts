@@ -1,0 +1,68 @@
+/** Setting a local account's password: policy, history (USER_PASSWORD_HISTORY_DEPTH), audit. */
+import { desc, eq } from 'drizzle-orm';
+import { auditInsert } from '../audit/events.js';
+import type { PasswordVerifier } from '../auth/password-verifier.js';
+import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
+import { passwordHistory, users } from '../../../schema/index.js';
+import type { UserRow } from './model.js';
+
+/** 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`. */
+export function assertPasswordPolicy(password: string, config: ConfigSnapshot): void {
+  const violations = checkPassword(password, passwordPolicy(config));
+  if (violations.length > 0) {
+    throw new ProblemError('PASSWORD_POLICY', { detail: violations.map((v) => v.message).join('; '), extensions: { violations } });
+  }
+}
+
+/** Whether `password` is one of the last `depth` passwords of the account (the current one included). */
+async function inHistory(db: Db, verifier: PasswordVerifier, userId: string, password: string, depth: number): Promise<boolean> {
+  if (depth === 0) return false;
+  const rows = await db
+    .select({ hash: passwordHistory.passwordHash })
+    .from(passwordHistory)
+    .where(eq(passwordHistory.userId, userId))
+    .orderBy(desc(passwordHistory.createdAt), desc(passwordHistory.id))
+    .limit(depth);
+  for (const r of rows) if (await verifier.hasher.verify(r.hash, password)) return true;
+  return false;
+}
+
+export interface SetPasswordOptions {
+  db: Db;
+  config: ConfigSnapshot;
+  verifier: PasswordVerifier;
+  now: number;
+  actor: UserRow;
+  requestId?: string;
+  /** Set by an admin reset: the user must change it at the next login. */
+  mustChange?: boolean;
+}
+
+/** Checks policy and history, then stores the new hash and its history entry in one transaction. */
+export async function setPassword(user: UserRow, password: string, o: SetPasswordOptions): Promise<void> {
+  if (user.source !== 'local') throw new ProblemError('CONFLICT', { detail: 'the password of an external account is managed by its directory or provider' });
+  assertPasswordPolicy(password, o.config);
+  const depth = o.config.get('USER_PASSWORD_HISTORY_DEPTH');
+  if (await inHistory(o.db, o.verifier, user.id, password, depth)) {
+    throw new ProblemError('PASSWORD_POLICY', {
+      detail: `the password was used recently: the last ${depth} passwords cannot be reused`,
+      extensions: { violations: [{ rule: 'history', required: depth, actual: 1, message: `not one of the last ${depth} passwords` }] },
+    });
+  }
+  const hash = await o.verifier.hasher.hash(password);
+  const self = o.actor.id === user.id;
+  await o.db.batch([
+    o.db.update(users).set({ passwordHash: hash, passwordChangedAt: o.now, mustChangePassword: o.mustChange ?? false, updatedAt: o.now }).where(eq(users.id, user.id)),
+    o.db.insert(passwordHistory).values({ userId: user.id, passwordHash: hash, createdAt: o.now }),
+    auditInsert(o.db, o.now, {
+      stream: self ? 'crud_user' : 'crud_admin',
+      type: self ? 'password.changed' : 'password.reset',
+      actor: o.actor,
+      subject: user,
+      requestId: o.requestId,
+    }),
+  ]);
+}
