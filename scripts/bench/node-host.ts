@@ -40,6 +40,8 @@ export function benchServiceEnv(adminPassword: string): Record<string, string> {
     // Lockout: up to 100 attempts may be in flight or failed per login within the window (the
     // maximum); 10 concurrent logins of one account would exceed the default of 3.
     AUTH_FAILED_COUNT: '100',
+    // The edge test harness enables the test clock by default; measure the production setup.
+    AUTH_TEST_CLOCK_CONTROL: 'False',
   };
 }
 

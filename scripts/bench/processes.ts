@@ -8,9 +8,6 @@ import { availableParallelism } from 'node:os';
 
 let tasksetCache: boolean | undefined;
 
-/** Children started by spawnPinned that have not exited yet. */
-const live = new Set<ChildProcess>();
-
 /** Whether `taskset` (util-linux) is available and this machine has at least two CPUs to pin to. */
 export function canPin(): boolean {
   if (tasksetCache === undefined) {
@@ -30,15 +27,7 @@ export function canPin(): boolean {
  * taskset execs the command, so the child's pid is the command's own pid.
  */
 export function spawnPinned(core: number, command: string, args: string[], options: SpawnOptions): ChildProcess {
-  const child = canPin() ? spawn('taskset', ['-c', String(core), command, ...args], options) : spawn(command, args, options);
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-  return child;
-}
-
-/** Last resort on Ctrl+C: SIGKILL every child started by spawnPinned that is still running. */
-export function killPinnedChildren(): void {
-  for (const child of live) child.kill('SIGKILL');
+  return canPin() ? spawn('taskset', ['-c', String(core), command, ...args], options) : spawn(command, args, options);
 }
 
 /** Pins every thread of a running process to `core` (`taskset -a -p -c`); false when not possible. */
@@ -130,6 +119,25 @@ export function descendants(root: number): ProcStat[] {
     }
   }
   return found;
+}
+
+/**
+ * Every process this one started, directly or not, that is still running (wrangler's detached
+ * group included), except tsx's own esbuild service, which belongs to this process.
+ */
+export function ownDescendants(): ProcStat[] {
+  return descendants(process.pid).filter((p) => !(p.ppid === process.pid && p.comm === 'esbuild'));
+}
+
+/** SIGKILLs the given processes (a snapshot: take it before killing parents, whose children get re-parented). */
+export function killAll(procs: readonly ProcStat[]): void {
+  for (const p of procs) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 let clkTck: number | undefined;

@@ -17,7 +17,7 @@
 import { resolve } from 'node:path';
 import { edgeCpu } from './edge-cpu.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
-import { canPin, cpuMeter, killPinnedChildren } from './processes.js';
+import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
 import { basicLogin, bearer, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
 
@@ -67,8 +67,11 @@ async function stopAll(): Promise<void> {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     console.error(`\n${signal}: stopping everything the benchmark started...`);
-    killPinnedChildren();
-    void stopAll().finally(() => process.exit(130));
+    // Kill the whole tree at once (also a host still starting, not registered yet), then let the
+    // stop functions remove temporary folders and close the libSQL dev server.
+    killAll(ownDescendants());
+    const timeout = new Promise((r) => setTimeout(r, 10_000).unref());
+    void Promise.race([stopAll(), timeout]).finally(() => process.exit(130));
   });
 }
 
@@ -151,6 +154,12 @@ async function main(): Promise<number> {
     }
   } finally {
     await stopAll();
+    // Belt and braces: nothing we started may outlive the benchmark.
+    const left = ownDescendants();
+    if (left.length > 0) {
+      console.error(`WARNING: killing ${left.length} leftover process(es): ${left.map((p) => `${p.pid} ${p.comm}`).join(', ')}`);
+      killAll(left);
+    }
   }
 
   console.log(`\n${formatTable(results)}`);

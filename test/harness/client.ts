@@ -1,0 +1,59 @@
+/** Small HTTP helpers for the cross-host suites. */
+import { inject } from 'vitest';
+
+export const ADMIN = { login: 'root-admin', password: 'Adm1n$ecret' };
+
+export function baseUrl(): string {
+  return inject('baseUrl');
+}
+
+/** `Authorization: Basic` for a login and password (UTF-8). */
+export function basic(login: string, password: string): string {
+  const bytes = new TextEncoder().encode(`${login}:${password}`);
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
+export interface Call {
+  method?: string;
+  auth?: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Calls `path` below the base URL. */
+export async function call(path: string, o: Call = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.auth) headers.Authorization = o.auth;
+  if (o.json !== undefined) headers['Content-Type'] = 'application/json';
+  return fetch(`${baseUrl()}${path}`, { method: o.method ?? 'GET', headers, body: o.json === undefined ? undefined : JSON.stringify(o.json) });
+}
+
+/** Calls and parses the JSON (or problem) body. */
+export async function callJson<T = Record<string, unknown>>(path: string, o: Call = {}): Promise<{ status: number; body: T; res: Response }> {
+  const res = await call(path, o);
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T, res };
+}
+
+/** Moves the service clock (AUTH_TEST_CLOCK_CONTROL) to `offsetMs` ahead of real time. */
+export async function setClockOffset(offsetMs: number): Promise<void> {
+  const res = await call('/__test__/clock', { method: 'POST', json: { offsetMs } });
+  if (res.status !== 200) throw new Error(`cannot move the clock: ${res.status} ${await res.text()}`);
+}
+
+let counter = 0;
+/** A login no other test uses. */
+export function uniqueLogin(prefix = 'u'): string {
+  counter += 1;
+  return `${prefix}${Date.now().toString(36)}${counter}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** Creates a local account through the admin API; returns its id. */
+export async function createUser(login: string, password: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await callJson<{ id: string }>('/v4/users', { method: 'POST', auth: basic(ADMIN.login, ADMIN.password), json: { login, password, ...extra } });
+  if (r.status !== 201) throw new Error(`cannot create ${login}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.id;
+}
+
+export const DAY = 86_400_000;
+export const MINUTE = 60_000;
