@@ -14,7 +14,9 @@
  *   BENCH_SCENARIOS=a,b    run only these (liveness, basic-login, bearer, login-timing, edge-cpu)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { edgeCpu } from './edge-cpu.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
@@ -53,6 +55,12 @@ if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', '
 
 // ---- cleanup, also on Ctrl+C ------------------------------------------------------------------
 
+// Every temporary folder (databases of both hosts, wrangler's files) goes below one folder of this
+// run, removed at the end whatever happens: os.tmpdir() follows TMPDIR, which children inherit.
+const scratch = mkdtempSync(join(tmpdir(), 'auth-bench-run-'));
+process.env.TMPDIR = scratch;
+const removeScratch = () => rmSync(scratch, { recursive: true, force: true });
+
 const stoppers = new Set<() => Promise<void>>();
 /** Registers a stop function (made idempotent); returns it. */
 function register(stop: () => Promise<void>): () => Promise<void> {
@@ -71,7 +79,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     // stop functions remove temporary folders and close the libSQL dev server.
     killAll(ownDescendants());
     const timeout = new Promise((r) => setTimeout(r, 10_000).unref());
-    void Promise.race([stopAll(), timeout]).finally(() => process.exit(130));
+    void Promise.race([stopAll(), timeout]).finally(() => {
+      removeScratch();
+      process.exit(130);
+    });
   });
 }
 
@@ -160,6 +171,7 @@ async function main(): Promise<number> {
       console.error(`WARNING: killing ${left.length} leftover process(es): ${left.map((p) => `${p.pid} ${p.comm}`).join(', ')}`);
       killAll(left);
     }
+    removeScratch();
   }
 
   console.log(`\n${formatTable(results)}`);

@@ -98,7 +98,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
   const app = createApp({
-    db,
+    db: () => db,
     config,
     clock,
     verifier: createPasswordVerifier(hasher),

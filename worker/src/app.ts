@@ -16,6 +16,7 @@ import type { App, AppDeps, AppEnv } from './http/context.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
+import { loadSavedSettings } from './store/index.js';
 import { registerUserAdmin } from './users/admin-routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
@@ -68,7 +69,9 @@ export function createApp(hostDeps: AppDeps): App {
 
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
   app.use('*', async (c, next) => {
-    const config = await deps.config.current();
+    const db = deps.db();
+    c.set('db', db);
+    const config = await deps.config.current(() => loadSavedSettings(db));
     levels.log = toLevel(config.get('LOG_LEVEL'));
     levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
     c.set('config', config);

@@ -23,9 +23,9 @@ export interface Env {
 
 interface Instance {
   app: App;
-  /** The first-admin bootstrap, run once per isolate before the first request is served. */
-  ready: Promise<void>;
-  db: Db;
+  /** Runs the first-admin bootstrap inside a request until it has completed once in this isolate. */
+  bootstrap: () => Promise<void>;
+  openDb: () => Db;
   config: ConfigService;
 }
 
@@ -45,23 +45,32 @@ function build(env: Env): Instance {
   if (url.startsWith('file:')) {
     throw new Error('LIBSQL_URL: the edge host needs an http(s):// or libsql:// URL (sqld or Turso), not a file: URL');
   }
-  const db = createDb(createClient({ url, authToken: config.get('LIBSQL_AUTH_TOKEN') || undefined }));
+  const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
+  // A client per request: its HTTP streams are I/O objects that must not cross requests.
+  const openDb = () => createDb(createClient({ url, authToken }));
   const logger = createLogger({ threshold: () => toLevel(config.get('LOG_LEVEL')) });
   const service = new ConfigService({
     env: config,
-    load: () => loadSavedSettings(db),
+    load: () => loadSavedSettings(openDb()),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
   // WebAssembly argon2, imported as a module at build time (workerd refuses to compile at run time).
   const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err }) });
-  const app = createApp({ db, config: service, clock: Date.now, verifier: createPasswordVerifier(hasher), staticFiles: assetFiles(env.ASSETS) });
-  const ready = bootstrapAdmin(db, config, hasher, Date.now()).then(
-    (result) => {
+  const app = createApp({ db: openDb, config: service, clock: Date.now, verifier: createPasswordVerifier(hasher), staticFiles: assetFiles(env.ASSETS) });
+  // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
+  // concurrent first requests may each try; the unique login index lets only one create the admin.
+  let bootstrapped = false;
+  const bootstrap = async () => {
+    if (bootstrapped) return;
+    try {
+      const result = await bootstrapAdmin(openDb(), config, hasher, Date.now());
       if (result === 'created') logger.info('created the first administrator', { login: config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN') });
-    },
-    (err: unknown) => logger.error('first administrator not created', { err: err instanceof Error ? err.message : String(err) }),
-  );
-  return { app, ready, db, config: service };
+    } catch (err) {
+      logger.error('first administrator not created', { err: err instanceof Error ? err.message : String(err) });
+    }
+    bootstrapped = true;
+  };
+  return { app, bootstrap, openDb, config: service };
 }
 
 function instanceFor(env: Env): Instance {
@@ -71,12 +80,13 @@ function instanceFor(env: Env): Instance {
 
 export default {
   async fetch(request, env, ctx) {
-    const { app, ready } = instanceFor(env);
-    await ready;
+    const { app, bootstrap } = instanceFor(env);
+    await bootstrap();
     return app.fetch(request, env, ctx);
   },
   async scheduled(controller, env, ctx) {
-    const { db, config } = instanceFor(env);
-    ctx.waitUntil(runScheduledJobs({ db, config: await config.current(), now: controller.scheduledTime }));
+    const { openDb, config } = instanceFor(env);
+    const db = openDb();
+    ctx.waitUntil(runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime }));
   },
 } satisfies ExportedHandler<Env>;

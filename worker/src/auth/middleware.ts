@@ -29,7 +29,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     }
     const scheme = o.schemes.find((s) => s.toLowerCase() === parts.scheme.toLowerCase());
     if (!scheme) throw malformed(`unsupported authentication scheme; use ${o.schemes.join(' or ')}`, o.schemes);
-    const { db, verifier, clock } = c.var.deps;
+    const { verifier, clock } = c.var.deps;
+    const db = c.var.db;
     const now = clock();
 
     if (scheme === 'Basic') {

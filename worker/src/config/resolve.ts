@@ -83,6 +83,7 @@ export type UiValueLoader = () => Promise<Record<string, string>>;
 
 export interface ConfigServiceOptions {
   env: ConfigSnapshot;
+  /** The default loader; `current()` may be given the request's own. */
   load: UiValueLoader;
   /** Milliseconds a loaded set of UI values is reused (changes reach every instance within it). */
   ttlMs?: number;
@@ -101,7 +102,6 @@ export class ConfigService {
   private readonly now: () => number;
   private readonly onIssue: (issue: ConfigIssue) => void;
   private cached: { at: number; snapshot: ConfigSnapshot } | undefined;
-  private inflight: Promise<ConfigSnapshot> | undefined;
   private atStart: Readonly<Record<string, string>> | undefined;
 
   constructor(o: ConfigServiceOptions) {
@@ -112,14 +112,14 @@ export class ConfigService {
     this.onIssue = o.onIssue ?? (() => {});
   }
 
-  /** The effective configuration, refreshed from the store when older than the TTL. */
-  async current(): Promise<ConfigSnapshot> {
+  /**
+   * The effective configuration, refreshed from the store when older than the TTL. A refresh is
+   * never shared between requests: on Workers a request must not wait on another request's I/O.
+   */
+  async current(load: UiValueLoader = this.load): Promise<ConfigSnapshot> {
     const c = this.cached;
     if (c && this.now() - c.at < this.ttlMs) return c.snapshot;
-    this.inflight ??= this.refresh().finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    return this.refresh(load);
   }
 
   /** Forgets the cached UI values, so the next `current()` reads the store (after a local write). */
@@ -127,8 +127,8 @@ export class ConfigService {
     this.cached = undefined;
   }
 
-  private async refresh(): Promise<ConfigSnapshot> {
-    const saved = await this.load();
+  private async refresh(load: UiValueLoader): Promise<ConfigSnapshot> {
+    const saved = await load();
     this.atStart ??= saved;
     const startValues = this.atStart;
     const live = overlayUiValues(this.env, saved, (n) => !REGISTRY[n].restart, this.onIssue);

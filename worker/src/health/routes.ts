@@ -40,7 +40,8 @@ const ready = createRoute({
 export function registerHealth(app: App): void {
   app.openapi(live, (c) => c.json({ status: 'ok' as const }, 200));
   app.openapi(ready, async (c) => {
-    const { db, bridgeStatus } = c.var.deps;
+    const { bridgeStatus } = c.var.deps;
+    const db = c.var.db;
     try {
       await db.run(sql`select 1`);
     } catch (err) {

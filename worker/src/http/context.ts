@@ -11,7 +11,11 @@ export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
 /** What a host hands to the app factory. Nothing in routes asks which host it runs on. */
 export interface AppDeps {
-  db: Db;
+  /**
+   * The database handle of a request. Node returns one shared handle; the edge opens a client per
+   * request, because Workers must not share I/O objects (an HTTP client's streams) across requests.
+   */
+  db: () => Db;
   config: ConfigService;
   /** Milliseconds since the epoch; tests move it. */
   clock: () => number;
@@ -35,6 +39,7 @@ export interface AppVariables {
   /** Set by the authentication middleware on protected routes. */
   principal: Principal;
   requestId: string;
+  db: Db;
   config: ConfigSnapshot;
   logger: Logger;
   deps: AppDeps;

@@ -56,7 +56,8 @@ const create = createRoute({
 export function registerUserAdmin(app: App): void {
   app.openapi(create, async (c) => {
     const body = validated(c, 'json', CreateUser);
-    const { db, verifier, clock } = c.var.deps;
+    const { verifier, clock } = c.var.deps;
+    const db = c.var.db;
     const config = c.var.config;
     const now = clock();
     const max = config.get('AUTH_SESSIONS_MAX_COUNT');

@@ -98,7 +98,7 @@ export function registerMe(app: App): void {
     const body = validated(c, 'json', TokenRequest);
     const now = c.var.deps.clock();
     const user = c.var.principal.user;
-    const issued = await issueToken(c.var.deps.db, user, {
+    const issued = await issueToken(c.var.db, user, {
       name: body.name,
       expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
       now,
@@ -110,7 +110,8 @@ export function registerMe(app: App): void {
 
   app.openapi(changePassword, async (c) => {
     const body = validated(c, 'json', PasswordChange);
-    const { db, verifier, clock } = c.var.deps;
+    const { verifier, clock } = c.var.deps;
+    const db = c.var.db;
     const user = c.var.principal.user;
     // The old password is required even after Basic: a stolen token alone cannot change it.
     if (!(await verifier.verify(user.passwordHash, body.oldPassword))) {
@@ -120,11 +121,11 @@ export function registerMe(app: App): void {
     return c.body(null, 204);
   });
 
-  app.openapi(list, async (c) => c.json({ items: await listTokens(c.var.deps.db, c.var.principal.user.id, c.var.deps.clock()) }, 200));
+  app.openapi(list, async (c) => c.json({ items: await listTokens(c.var.db, c.var.principal.user.id, c.var.deps.clock()) }, 200));
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.deps.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
     if (!done) throw new ProblemError('NOT_FOUND', { detail: 'no such live token of yours' });
     return c.body(null, 204);
   });
