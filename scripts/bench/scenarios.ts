@@ -135,8 +135,8 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
     runJob(
       {
         kind: 'timing',
-    url,
-    method: 'POST',
+        url,
+        method: 'POST',
         a: Array.from({ length: total }, () => basic(ADMIN_LOGIN, wrong)),
         b: Array.from({ length: total }, (_, i) => basic(unknown(i), wrong)),
         warmupPairs: TIMING_WARMUP_PAIRS,

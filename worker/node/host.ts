@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../src/app.js';
+import { runScheduledJobs } from '../src/jobs/index.js';
 import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
 import { createPasswordVerifier } from '../src/auth/password-verifier.js';
 import { bootstrapAdmin } from '../src/users/bootstrap.js';
@@ -116,6 +117,14 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const urls = servedUrls(address, port, root);
   logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')})`, { urls });
 
+  // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 5 minutes.
+  const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock() }).catch((err) => logger.error('jobs failed', { err }));
+  const scheduler = env.get('IN_APP_SCHEDULER_ENABLED') ? setInterval(() => void runJobs(), 5 * 60_000) : undefined;
+  if (scheduler) {
+    scheduler.unref();
+    void runJobs();
+  }
+
   let closing: Promise<void> | undefined;
   return {
     url: urls[0]!,
@@ -123,6 +132,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     db,
     close() {
       closing ??= new Promise<void>((done) => {
+        clearInterval(scheduler);
         // close() stops accepting and resolves once in-flight requests have completed.
         server.close(() => {
           database.close();

@@ -1,0 +1,69 @@
+/** Audit events written with the changes they record, and the inactivity job (Node, in-process). */
+import { asc } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScheduledJobs } from '../../worker/src/jobs/index.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { auditOutbox, users } from '../../schema/index.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { ADMIN, basic } from '../harness/client.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const post = (path: string, auth: string, json?: unknown) =>
+  t.app.request(`/api/auth${path}`, { method: 'POST', headers: { Authorization: auth, ...(json ? { 'Content-Type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+
+async function events() {
+  return t.db.select().from(auditOutbox).orderBy(asc(auditOutbox.at));
+}
+
+describe('audit events', () => {
+  it('login success, failure, lockout, token issue and revoke, with no secret in them', async () => {
+    const admin = basic(ADMIN.login, ADMIN.password);
+    expect((await post('/v4/users', admin, { login: 'alice', password: 'Str0ng$pass' })).status).toBe(201);
+    expect((await post('/v3/login_without_session', basic('alice', 'Str0ng$pass'))).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await post('/v3/login_without_session', basic('alice', 'Wr0ng$pass'))).status).toBe(401);
+    const issued = (await (await post('/v4/users/me/tokens', admin, { name: 'n' })).json()) as { id: string; token: string };
+    const del = await t.app.request(`/api/auth/v4/users/me/tokens/${issued.id}`, { method: 'DELETE', headers: { Authorization: admin } });
+    expect(del.status).toBe(204);
+
+    const all = await events();
+    const types = all.map((e) => e.type);
+    expect(types).toContain('user.created');
+    expect(types.filter((x) => x === 'login.failure')).toHaveLength(3);
+    expect(types.filter((x) => x === 'account.locked')).toHaveLength(1);
+    expect(types).toContain('token.issued');
+    expect(types).toContain('token.revoked');
+    const aliceSuccess = all.find((e) => e.type === 'login.success' && e.subjectLogin === 'alice');
+    expect(aliceSuccess?.stream).toBe('user_activity');
+    expect(aliceSuccess?.requestId).toEqual(expect.any(String));
+    const text = JSON.stringify(all);
+    for (const secret of ['Str0ng$pass', 'Wr0ng$pass', ADMIN.password, issued.token, 'argon2']) expect(text).not.toContain(secret);
+  });
+});
+
+describe('inactivity job', () => {
+  it('blocks accounts idle for USER_INACTIVE_TIMEOUT_DAY days, once, with an audit event', async () => {
+    const admin = basic(ADMIN.login, ADMIN.password);
+    expect((await post('/v4/users', admin, { login: 'idle', password: 'Str0ng$pass' })).status).toBe(201);
+    expect((await post('/v4/users', admin, { login: 'busy', password: 'Str0ng$pass' })).status).toBe(201);
+    const day = 86_400_000;
+    t.clock.now += 40 * day;
+    expect((await post('/v3/login_without_session', basic('busy', 'Str0ng$pass'))).status).toBe(200);
+    expect((await post('/v3/login_without_session', admin)).status).toBe(200);
+    t.clock.now += 6 * day;
+    const config = parseEnvironment({});
+    expect(await runScheduledJobs({ db: t.db, config, now: t.clock.now })).toEqual([]);
+    expect(await runScheduledJobs({ db: t.db, config, now: t.clock.now })).toEqual([]);
+    const rows = await t.db.select({ login: users.login, status: users.status, reason: users.blockedReason }).from(users);
+    const byLogin = Object.fromEntries(rows.map((r) => [r.login, r]));
+    expect(byLogin.idle).toMatchObject({ status: 'blocked', reason: 'inactivity' });
+    expect(byLogin.busy).toMatchObject({ status: 'active' });
+    expect(byLogin[ADMIN.login]).toMatchObject({ status: 'active' });
+    const blockedEvents = (await events()).filter((e) => e.type === 'account.blocked' && e.subjectLogin === 'idle');
+    expect(blockedEvents).toHaveLength(1);
+  });
+});
