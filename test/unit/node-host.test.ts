@@ -62,6 +62,22 @@ describe('Node host start', () => {
     expect(out).toContain('stamped with DB_SCHEMA \\"tenant_a\\"');
   });
 
+  it('logs are JSON lines without credentials, cookies or tokens, honouring LOG_LEVEL', async () => {
+    const host = await startNodeTestHost({ AUTH_LOG_LEVEL: 'DEBUG', AUTH_ACCESS_LOG_LEVEL: 'INFO' });
+    const password = 'Adm1n$ecret';
+    const auth = `Basic ${btoa(`root-admin:${password}`)}`;
+    const tokenRes = await fetch(`${host.url}/v4/users/me/tokens`, { method: 'POST', headers: { Authorization: auth, 'Content-Type': 'application/json', Cookie: 'auth_session=cookie-value-123' }, body: '{"name":"log-test"}' });
+    const { token } = (await tokenRes.json()) as { token: string };
+    await fetch(`${host.url}/v3/api_token_login?access_token=${token}`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+    await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: `Basic ${btoa('root-admin:Wr0ng$guess')}` } });
+    await host.stop();
+    const lines = host.output().trim().split('\n');
+    const json = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(json.filter((l) => l.logger === 'access').length).toBeGreaterThanOrEqual(3);
+    for (const secret of [password, 'Wr0ng$guess', token, 'cookie-value-123', auth, 'Bearer ']) expect(host.output()).not.toContain(secret);
+    expect(host.output()).not.toMatch(/authorization/i);
+  });
+
   it('SIGTERM: stops accepting, exits 0 and logs the stop', async () => {
     const host = await startNodeTestHost();
     expect((await fetch(`${host.url}/health/live`)).status).toBe(200);
