@@ -3,3 +3,4 @@ export * from './settings.js';
 export * from './users.js';
 export * from './auth.js';
 export * from './audit.js';
+export * from './sessions.js';

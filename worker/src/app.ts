@@ -9,6 +9,7 @@ import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
+import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { registerHealth } from './health/routes.js';
@@ -17,7 +18,9 @@ import { createLogger, toLevel, type Level } from './http/logger.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
 import { loadSavedSettings } from './store/index.js';
+import { sessionKeyResolver } from './sessions/keys.js';
 import { registerUserAdmin } from './users/admin-routes.js';
+import { registerUserSessions } from './users/session-routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -53,6 +56,7 @@ export function createApp(hostDeps: AppDeps): App {
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
   const deps: AppDeps = testClock ? { ...hostDeps, clock: testClock.now } : hostDeps;
   const root = env.get('ROOT_PATH');
+  const resolveSessionKeys = sessionKeyResolver(env);
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
   const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
@@ -71,6 +75,7 @@ export function createApp(hostDeps: AppDeps): App {
   app.use('*', async (c, next) => {
     const db = deps.db();
     c.set('db', db);
+    c.set('sessionKeys', () => resolveSessionKeys(db));
     const config = await deps.config.current(() => loadSavedSettings(db));
     levels.log = toLevel(config.get('LOG_LEVEL'));
     levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
@@ -120,8 +125,10 @@ export function createApp(hostDeps: AppDeps): App {
   registerHealth(api);
   registerErrtrack(api);
   registerSessionlessLogins(api);
+  registerSessionRoutes(api);
   registerMe(api);
   registerUserAdmin(api);
+  registerUserSessions(api);
   if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {
     root,

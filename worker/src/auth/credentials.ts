@@ -8,19 +8,25 @@ export const MAX_LOGIN_LENGTH = 256;
 export const MAX_PASSWORD_LENGTH = 1024;
 const MAX_HEADER_LENGTH = 4096;
 
-export type Scheme = 'Basic' | 'Bearer';
+export type Scheme = 'Basic' | 'Bearer' | 'Cookie';
 
-/** The WWW-Authenticate challenge of each scheme. */
+/** The WWW-Authenticate challenge of each scheme (a session cookie has no standard challenge). */
 export const CHALLENGES: Record<Scheme, string> = {
   Basic: 'Basic realm="auth", charset="UTF-8"',
   Bearer: 'Bearer realm="auth"',
+  Cookie: 'Bearer realm="auth"',
 };
+
+/** The challenge header value for a set of schemes. */
+export function challengeFor(schemes: readonly Scheme[]): string {
+  return [...new Set(schemes.map((s) => CHALLENGES[s]))].join(', ');
+}
 
 /** A 401 for a malformed header, with the challenges the endpoint accepts. */
 export function malformed(detail: string, schemes: readonly Scheme[]): ProblemError {
   return new ProblemError('UNAUTHENTICATED', {
     detail,
-    headers: { 'WWW-Authenticate': schemes.map((s) => CHALLENGES[s]).join(', ') },
+    headers: { 'WWW-Authenticate': challengeFor(schemes) },
   });
 }
 

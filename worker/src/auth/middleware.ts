@@ -1,13 +1,16 @@
 /**
- * The one authentication middleware for Basic and Bearer credentials (specification, "Without a
- * session"; rule 3: the same headers work on /v4/users). It sets `c.var.principal`.
+ * The one authentication middleware (specification, "Without a session" rule 3: the same headers
+ * work on /v4/users): Basic, Bearer (an API token, or the access token of a session) and the
+ * session cookie. It sets `c.var.principal`.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { AppEnv } from '../http/context.js';
+import type { AppEnv, Principal } from '../http/context.js';
 import { inBackground } from '../http/background.js';
 import { ProblemError } from '../http/problem.js';
-import { CHALLENGES, malformed, parseBasic, parseBearer, splitAuthorization, type Scheme } from './credentials.js';
+import { assertNotCrossSite, readAuthCookie } from '../sessions/http.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { CHALLENGES, challengeFor, malformed, parseBasic, parseBearer, splitAuthorization, type Scheme } from './credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
 import { accountOfToken, touchToken } from './tokens.js';
 
@@ -17,21 +20,41 @@ export interface AuthenticateOptions {
   allowExpiredPassword?: boolean;
 }
 
+function invalidToken(schemes: readonly Scheme[]): ProblemError {
+  return new ProblemError('INVALID_CREDENTIALS', {
+    detail: 'the token is unknown, expired or revoked, or its account cannot log in',
+    headers: { 'WWW-Authenticate': [...new Set(schemes.map((s) => (s === 'Basic' ? CHALLENGES.Basic : `${CHALLENGES.Bearer}, error="invalid_token"`)))].join(', ') },
+  });
+}
+
+async function fromSession(c: Context<AppEnv>, token: string, schemes: readonly Scheme[]): Promise<Principal> {
+  const found = await sessionFromToken(c, token, SESSION_AUDIENCE);
+  if (!found) throw invalidToken(schemes);
+  return { user: found.user, method: 'session', sessionId: found.session.id };
+}
+
 /** Middleware authenticating the request with one of `schemes`. */
 export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> {
   if (o.schemes.length === 0) throw new TypeError('authenticate: at least one scheme is required');
-  const challenge = o.schemes.map((s) => CHALLENGES[s]).join(', ');
+  const challenge = challengeFor(o.schemes);
+  const accepts = (s: Scheme) => o.schemes.includes(s);
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header('Authorization');
     const parts = splitAuthorization(header);
-    if (!header || !parts) {
-      throw new ProblemError('UNAUTHENTICATED', { detail: `send credentials: ${o.schemes.join(' or ')}`, headers: { 'WWW-Authenticate': challenge } });
-    }
-    const scheme = o.schemes.find((s) => s.toLowerCase() === parts.scheme.toLowerCase());
-    if (!scheme) throw malformed(`unsupported authentication scheme; use ${o.schemes.join(' or ')}`, o.schemes);
     const { verifier, clock } = c.var.deps;
     const db = c.var.db;
     const now = clock();
+
+    if (!header || !parts) {
+      const cookie = accepts('Cookie') ? readAuthCookie(c) : undefined;
+      if (!cookie) throw new ProblemError('UNAUTHENTICATED', { detail: `send credentials: ${o.schemes.join(' or ')}`, headers: { 'WWW-Authenticate': challenge } });
+      // Cookies ride along on cross-site requests: unsafe methods must prove they are same-site.
+      assertNotCrossSite(c);
+      c.set('principal', await fromSession(c, cookie, o.schemes));
+      return next();
+    }
+    const scheme = o.schemes.find((s) => s !== 'Cookie' && s.toLowerCase() === parts.scheme.toLowerCase());
+    if (!scheme) throw malformed(`unsupported authentication scheme; use ${o.schemes.join(' or ')}`, o.schemes);
 
     if (scheme === 'Basic') {
       const { login, password } = parseBasic(header, o.schemes);
@@ -45,13 +68,13 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     }
 
     const token = parseBearer(header, o.schemes);
-    const found = await accountOfToken(db, token, now);
-    if (!found) {
-      throw new ProblemError('INVALID_CREDENTIALS', {
-        detail: 'the token is unknown, expired or revoked, or its account cannot log in',
-        headers: { 'WWW-Authenticate': o.schemes.map((s) => (s === 'Bearer' ? `${CHALLENGES.Bearer}, error="invalid_token"` : CHALLENGES[s])).join(', ') },
-      });
+    if (token.includes('.')) {
+      // A JWT: the access token of a session (/v3/oauth_login); it lives and dies with the session.
+      c.set('principal', await fromSession(c, token, o.schemes));
+      return next();
     }
+    const found = await accountOfToken(db, token, now);
+    if (!found) throw invalidToken(o.schemes);
     inBackground(c, touchToken(db, { tokenId: found.tokenId, userId: found.user.id, lastUsedAt: found.lastUsedAt }, now));
     c.set('principal', { user: found.user, method: 'bearer', tokenId: found.tokenId });
     return next();

@@ -247,8 +247,13 @@ export const REGISTRY = {
   LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
   AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
+  SESSION_IDLE_TIMEOUT_MIN: int(D, 'AUTH_SESSION_IDLE_TIMEOUT_MIN', 120, 1, 10080, 'minutes without a request after which a session ends'),
+  SESSION_ABSOLUTE_TIMEOUT_HOURS: int(D, 'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS', 24, 1, 720, 'hours after which a session ends, however active'),
   TEST_CLOCK_CONTROL: bool(D, 'AUTH_TEST_CLOCK_CONTROL', false, 'test suites only: POST ROOT_PATH/__test__/clock shifts the service clock; never enable in production'),
-  SESSION_SECRET_KEY_PREVIOUS: str(D, 'SESSION_SECRET_KEY_PREVIOUS', '', 'previous session key, still accepted to verify cookies during a rotation', { secret: true }),
+  SESSION_SECRET_KEY_PREVIOUS: str(D, 'SESSION_SECRET_KEY_PREVIOUS', '', 'previous session key, still accepted to verify cookies during a rotation', {
+    secret: true,
+    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+  }),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

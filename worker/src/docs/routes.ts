@@ -76,7 +76,13 @@ export function registerDocs(app: App, o: DocsOptions): void {
     scheme: 'basic',
     description: 'login:password; add the header X-LDAP-Name for an account of an LDAP server',
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API token' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API token, or the access token of a session (/v3/oauth_login)' });
+  // The docs page's Authorize button: the password grant of /v3/oauth_login.
+  app.openAPIRegistry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    description: 'login and password through /v3/oauth_login; the access token lives as long as its session',
+    flows: { password: { tokenUrl: `${o.root}/v3/oauth_login`, scopes: {} } },
+  });
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -4,6 +4,7 @@ import type { ConfigService, ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/db.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
 import type { UserRow } from '../users/model.js';
+import type { SessionKeys } from '../sessions/keys.js';
 import type { Logger } from './logger.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
@@ -31,8 +32,10 @@ export interface AppDeps {
 /** The authenticated caller of a request. */
 export interface Principal {
   user: UserRow;
-  method: 'basic' | 'bearer';
+  /** basic, bearer (API token), session (cookie, or the access token of /v3/oauth_login) */
+  method: 'basic' | 'bearer' | 'session';
   tokenId?: string;
+  sessionId?: string;
 }
 
 export interface AppVariables {
@@ -41,6 +44,8 @@ export interface AppVariables {
   requestId: string;
   db: Db;
   config: ConfigSnapshot;
+  /** The keys that sign sessions (resolved at first use). */
+  sessionKeys: () => Promise<SessionKeys>;
   logger: Logger;
   deps: AppDeps;
 }

@@ -42,8 +42,8 @@ const create = createRoute({
   tags: ['user_v4'],
   summary: 'Create a local account',
   description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY).',
-  security: [{ basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Basic', 'Bearer'] }), requireRole('admin')] as const,
+  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
+  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')] as const,
   ...ADMIN,
   request: { body: { required: true, content: { 'application/json': { schema: CreateUser } } } },
   responses: {

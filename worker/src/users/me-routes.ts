@@ -9,16 +9,16 @@ import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
 import { setPassword } from './password.js';
 
 const ANY_ROLE = { 'x-required-roles': ['admin', 'auditor', 'user'] };
-const anyAuth = authenticate({ schemes: ['Basic', 'Bearer'] });
-const passwordAuth = authenticate({ schemes: ['Basic'] });
+const anyAuth = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
+const passwordAuth = authenticate({ schemes: ['Cookie', 'Basic'] });
 
 const me = createRoute({
   method: 'get',
   path: '/v4/users/me',
   tags: ['user_v4'],
   summary: "The caller's own account",
-  description: 'Basic or Bearer. Any role.',
-  security: [{ basic: [] }, { bearer: [] }],
+  description: 'Session cookie, Basic or Bearer. Any role.',
+  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [anyAuth] as const,
   ...ANY_ROLE,
   responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } }, ...problemResponses(401, 403) },
@@ -37,8 +37,8 @@ const issue = createRoute({
   path: '/v4/users/me/tokens',
   tags: ['user_v4'],
   summary: 'Issue an API token for the caller',
-  description: 'Basic only: a token cannot mint tokens. Any role. The secret is in this response only; it is stored as a hash.',
-  security: [{ basic: [] }],
+  description: 'Session cookie or Basic: a token cannot mint tokens. Any role. The secret is in this response only; it is stored as a hash.',
+  security: [{ cookie: [] }, { basic: [] }],
   middleware: [passwordAuth] as const,
   ...ANY_ROLE,
   request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
@@ -50,8 +50,8 @@ const list = createRoute({
   path: '/v4/users/me/tokens',
   tags: ['user_v4'],
   summary: "The caller's live API tokens",
-  description: 'Basic or Bearer. Any role. Never returns secrets.',
-  security: [{ basic: [] }, { bearer: [] }],
+  description: 'Session cookie, Basic or Bearer. Any role. Never returns secrets.',
+  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [anyAuth] as const,
   ...ANY_ROLE,
   responses: { 200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } }, ...problemResponses(401, 403) },
@@ -64,8 +64,8 @@ const revoke = createRoute({
   path: '/v4/users/me/tokens/{tokenId}',
   tags: ['user_v4'],
   summary: 'Revoke one of the caller’s API tokens',
-  description: 'Basic or Bearer. Any role. The token stops working at once.',
-  security: [{ basic: [] }, { bearer: [] }],
+  description: 'Session cookie, Basic or Bearer. Any role. The token stops working at once.',
+  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [anyAuth] as const,
   request: { params: RevokeParams },
   responses: { 204: { description: 'revoked' }, ...problemResponses(401, 403, 404, 422) },
@@ -82,9 +82,9 @@ const changePassword = createRoute({
   tags: ['user_v4'],
   summary: "Change the caller's password",
   description:
-    'Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
-  security: [{ basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Basic', 'Bearer'], allowExpiredPassword: true })] as const,
+    'Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
+  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
+  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], allowExpiredPassword: true })] as const,
   ...ANY_ROLE,
   request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
   responses: { 204: { description: 'changed' }, ...problemResponses(400, 401, 403, 409, 422) },

@@ -1,0 +1,186 @@
+/** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union; /v3/logout and /v3/logout/all. */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { authenticate } from '../auth/middleware.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { PublicUserSchema, toPublicUser } from '../users/model.js';
+import { clearAuthCookie, refuseCrossSiteLogin, safeRedirect } from './http.js';
+import { LoginBody, checkPasswordForSession, frontendWithError, isFormPost, readBody, startSession } from './login.js';
+import { completeMerge, MergeBody } from './merge.js';
+import { revokeSessions } from './store.js';
+
+const ANY = { 'x-required-roles': ['admin', 'auditor', 'user'] };
+const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
+const formAndJson = <S extends z.ZodType>(schema: S) => ({
+  'application/json': { schema },
+  'application/x-www-form-urlencoded': { schema },
+});
+
+const login = createRoute({
+  method: 'post',
+  path: '/v3/login',
+  tags: ['auths'],
+  summary: 'Log in with a session (signed cookie)',
+  description: [
+    'JSON or an HTML form: `login`, `password`, optional `ldapServer` (form: `ldap_server`) and, for forms, `next`.',
+    'Creates a session and sets the HttpOnly, Secure, SameSite=Lax cookie `auth_session` (`__Secure-auth_session` over HTTPS), Path=ROOT_PATH. Beyond the user\'s session limit the oldest session ends.',
+    'JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.',
+    'Failures as for login_without_session; an expired password answers 403 PASSWORD_EXPIRED with `changePassword`. Any role.',
+  ].join('\n\n'),
+  ...ANY,
+  request: { body: { required: true, content: formAndJson(LoginBody) } },
+  responses: {
+    200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
+    303: { description: 'form post: to the front end' },
+    ...problemResponses(400, 401, 403, 415, 422, 501),
+  },
+});
+
+const OAuthForm = z
+  .object({
+    grant_type: z.string().openapi({ example: 'password' }),
+    username: z.string(),
+    password: z.string(),
+    scope: z.string().optional(),
+  })
+  .openapi('OAuthPasswordGrant');
+const OAuthToken = z
+  .object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number().int() })
+  .openapi('OAuthToken');
+const OAuthError = z.object({ error: z.string(), error_description: z.string().optional() }).openapi('OAuthError');
+
+const oauth = createRoute({
+  method: 'post',
+  path: '/v3/oauth_login',
+  tags: ['auths'],
+  summary: 'OAuth 2.0 password grant: a session, its cookie and an access token',
+  description:
+    'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2). Any role.',
+  ...ANY,
+  request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: OAuthForm } } } },
+  responses: {
+    200: { description: 'the token', content: { 'application/json': { schema: OAuthToken } } },
+    400: { description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)', content: { 'application/json': { schema: OAuthError } } },
+  },
+});
+
+const union = createRoute({
+  method: 'post',
+  path: '/v3/login/union',
+  tags: ['auths'],
+  summary: 'Complete a pending merge of an external identity with the local account of the same login',
+  description:
+    'Needs the short-lived signed cookie `auth_pending_merge`, set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL). The user proves the local password (JSON or form `password`); the identity is linked to the local account and a session starts. Any role.',
+  ...ANY,
+  request: { body: { required: true, content: formAndJson(MergeBody) } },
+  responses: {
+    200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
+    303: { description: 'form post: to the front end' },
+    ...problemResponses(400, 401, 403, 409, 415, 422),
+  },
+});
+
+const logout = createRoute({
+  method: 'post',
+  path: '/v3/logout',
+  tags: ['auths'],
+  summary: 'End the current session',
+  description: 'Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.',
+  security: [{ cookie: [] }, { bearer: [] }],
+  middleware: [authenticate({ schemes: ['Cookie', 'Bearer'] })] as const,
+  ...ANY,
+  responses: { 204: { description: 'ended' }, ...problemResponses(400, 401, 403) },
+});
+
+const logoutAll = createRoute({
+  method: 'post',
+  path: '/v3/logout/all',
+  tags: ['auths'],
+  summary: 'End every session of the caller',
+  description: 'Session cookie, session access token, Basic or Bearer. Clears the cookie. Any role.',
+  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
+  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] })] as const,
+  ...ANY,
+  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403) },
+});
+
+/** Answers a session login: JSON 200, or 303 for a form post. */
+async function answerLogin(c: Context<AppEnv>, run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>) {
+  const fallback = c.var.config.get('DEFAULT_FRONTEND_URL');
+  if (!isFormPost(c)) {
+    const { session } = await run();
+    const user = c.var.principal.user;
+    return c.json({ user: toPublicUser(user, c.var.config), expiresAt: new Date(session.expiresAt).toISOString() }, 200);
+  }
+  try {
+    const { next } = await run();
+    return c.redirect(safeRedirect(c, next, fallback), 303);
+  } catch (err) {
+    if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION') return c.redirect(frontendWithError(c, err.code), 303);
+    throw err;
+  }
+}
+
+/** Registers the session endpoints. */
+export function registerSessionRoutes(app: App): void {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'cookie', { type: 'apiKey', in: 'cookie', name: 'auth_session', description: 'the session cookie (same-origin requests only for unsafe methods)' });
+
+  app.openapi(login, async (c) =>
+    answerLogin(c, async () => {
+      refuseCrossSiteLogin(c);
+      const body = await readBody(c, LoginBody, { ldap_server: 'ldapServer' });
+      const user = await checkPasswordForSession(c, body.login, body.password, body.ldapServer);
+      c.set('principal', { user, method: 'session' });
+      return { ...(await startSession(c, user, 'cookie')), next: body.next };
+    }),
+  );
+
+  app.openapi(union, async (c) =>
+    answerLogin(c, async () => {
+      refuseCrossSiteLogin(c);
+      const body = await readBody(c, MergeBody);
+      const user = await completeMerge(c, body.password);
+      c.set('principal', { user, method: 'session' });
+      return { ...(await startSession(c, user, 'cookie')), next: body.next };
+    }),
+  );
+
+  app.openapi(oauth, async (c) => {
+    const oauthError = (error: string, description: string) =>
+      c.json({ error, error_description: description }, 400, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    let form: Record<string, string>;
+    try {
+      form = Object.fromEntries(Object.entries(await c.req.parseBody()).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    } catch {
+      return oauthError('invalid_request', 'send an application/x-www-form-urlencoded body');
+    }
+    if (form.grant_type !== 'password') return oauthError('unsupported_grant_type', 'only grant_type=password is supported');
+    if (!form.username || !form.password) return oauthError('invalid_request', 'username and password are required');
+    try {
+      refuseCrossSiteLogin(c);
+      const user = await checkPasswordForSession(c, form.username, form.password);
+      const { session, token } = await startSession(c, user, 'oauth');
+      const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
+      return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    } catch (err) {
+      if (err instanceof ProblemError && err.status < 500) return oauthError(err.status === 401 || err.status === 403 ? 'invalid_grant' : 'invalid_request', err.detail ?? err.title);
+      throw err;
+    }
+  });
+
+  app.openapi(logout, async (c) => {
+    const { user, method, sessionId } = c.var.principal;
+    if (method !== 'session' || !sessionId) throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
+    await revokeSessions(c.var.db, user, { id: sessionId, now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    clearAuthCookie(c);
+    return c.body(null, 204);
+  });
+
+  app.openapi(logoutAll, async (c) => {
+    const user = c.var.principal.user;
+    await revokeSessions(c.var.db, user, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    clearAuthCookie(c);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,112 @@
+/** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
+import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { auditInsert } from '../audit/events.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import type { Db } from '../store/index.js';
+import type { UserRow } from '../users/model.js';
+import { sessions, users } from '../../../schema/index.js';
+
+export type SessionRow = typeof sessions.$inferSelect;
+
+export interface SessionPolicy {
+  idleMs: number;
+  absoluteMs: number;
+}
+
+/** Idle and absolute lifetimes, read at request time. */
+export function sessionPolicy(config: ConfigSnapshot): SessionPolicy {
+  return { idleMs: config.get('SESSION_IDLE_TIMEOUT_MIN') * 60_000, absoluteMs: config.get('SESSION_ABSOLUTE_TIMEOUT_HOURS') * 3_600_000 };
+}
+
+/** The user's session limit: their own (at most AUTH_SESSIONS_MAX_COUNT) or AUTH_SESSIONS_DEFAULT_COUNT. */
+export function sessionLimit(user: UserRow, config: ConfigSnapshot): number {
+  const max = config.get('AUTH_SESSIONS_MAX_COUNT');
+  return Math.min(user.sessionLimit ?? config.get('AUTH_SESSIONS_DEFAULT_COUNT'), max);
+}
+
+/** A session is live while not revoked, not past its absolute end, and used within the idle time. */
+function live(now: number, p: SessionPolicy) {
+  return and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.lastSeenAt, now - p.idleMs));
+}
+
+/**
+ * Creates a session and, in the same transaction, ends the user's oldest live sessions beyond
+ * their limit, with the audit events.
+ */
+export async function createSession(
+  db: Db,
+  user: UserRow,
+  o: { kind: SessionRow['kind']; now: number; config: ConfigSnapshot; userAgent?: string; requestId?: string },
+): Promise<SessionRow> {
+  const p = sessionPolicy(o.config);
+  const limit = sessionLimit(user, o.config);
+  const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24)))).replaceAll('+', '-').replaceAll('/', '_');
+  const row: SessionRow = {
+    id,
+    userId: user.id,
+    kind: o.kind,
+    createdAt: o.now,
+    lastSeenAt: o.now,
+    expiresAt: o.now + p.absoluteMs,
+    revokedAt: null,
+    userAgent: o.userAgent?.slice(0, 200) ?? null,
+  };
+  await db.batch([
+    db.insert(sessions).values(row),
+    // Keep the newest `limit` live sessions (the new one included); end the rest.
+    db.run(sql`
+      update ${sessions} set revoked_at = ${o.now}
+      where id in (
+        select id from ${sessions}
+        where user_id = ${user.id} and revoked_at is null and expires_at > ${o.now} and last_seen_at > ${o.now - p.idleMs}
+        order by created_at desc, rowid desc limit -1 offset ${limit})`),
+    auditInsert(db, o.now, { stream: 'user_activity', type: 'session.created', subject: user, requestId: o.requestId, data: { kind: o.kind, limit } }),
+  ]);
+  return row;
+}
+
+/** The live session `id` and its live, active account, in one query (revocation is seen at once). */
+export async function sessionAccount(db: Db, id: string, now: number, p: SessionPolicy): Promise<{ user: UserRow; session: SessionRow } | undefined> {
+  const rows = await db
+    .select({ user: users, session: sessions })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(and(eq(sessions.id, id), live(now, p), isNull(users.deletedAt), eq(users.status, 'active')))
+    .limit(1);
+  return rows[0];
+}
+
+/** Records activity at most once a minute (run off the request's critical path). */
+export function touchSession(db: Db, s: SessionRow, now: number): Promise<unknown> | undefined {
+  if (now - s.lastSeenAt < 60_000) return undefined;
+  return db.batch([
+    db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, s.id)),
+    db.update(users).set({ lastActivityAt: now }).where(eq(users.id, s.userId)),
+  ]);
+}
+
+/** The live sessions of a user, newest first. */
+export async function listSessions(db: Db, userId: string, now: number, p: SessionPolicy): Promise<SessionRow[]> {
+  return db.select().from(sessions).where(and(eq(sessions.userId, userId), live(now, p))).orderBy(desc(sessions.createdAt));
+}
+
+/** Revokes one session of a user (or all when `id` is undefined); returns how many ended. */
+export async function revokeSessions(
+  db: Db,
+  user: UserRow,
+  o: { id?: string; now: number; actor: UserRow; requestId?: string },
+): Promise<number> {
+  const where = and(eq(sessions.userId, user.id), isNull(sessions.revokedAt), o.id === undefined ? undefined : eq(sessions.id, o.id));
+  const [result] = await db.batch([
+    db.update(sessions).set({ revokedAt: o.now }).where(where),
+    auditInsert(db, o.now, {
+      stream: user.id === o.actor.id ? 'user_activity' : 'crud_admin',
+      type: o.id === undefined ? 'session.revoked_all' : 'session.revoked',
+      actor: o.actor,
+      subject: user,
+      requestId: o.requestId,
+      data: o.id === undefined ? {} : { sessionId: o.id },
+    }),
+  ]);
+  return result.rowsAffected;
+}

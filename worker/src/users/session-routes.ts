@@ -1,0 +1,95 @@
+/** Listing and ending sessions: the caller's own, and any user's for admins. */
+import { createRoute, z } from '@hono/zod-openapi';
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { authenticate } from '../auth/middleware.js';
+import { requireRole } from '../auth/roles.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '../sessions/store.js';
+import { users } from '../../../schema/index.js';
+import type { UserRow } from './model.js';
+
+const SessionSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['cookie', 'oauth']),
+    createdAt: z.string(),
+    lastSeenAt: z.string().openapi({ description: 'updated at most once a minute' }),
+    expiresAt: z.string().openapi({ description: 'absolute end; the session also ends after SESSION_IDLE_TIMEOUT_MIN idle' }),
+    userAgent: z.string().nullable(),
+    current: z.boolean().openapi({ description: 'the session of this request' }),
+  })
+  .openapi('Session');
+const SessionList = z.object({ items: z.array(SessionSchema) }).openapi('SessionList');
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const toPublic = (s: SessionRow, currentId: string | undefined) => ({
+  id: s.id,
+  kind: s.kind,
+  createdAt: iso(s.createdAt),
+  lastSeenAt: iso(s.lastSeenAt),
+  expiresAt: iso(s.expiresAt),
+  userAgent: s.userAgent,
+  current: s.id === currentId,
+});
+
+const auth = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
+const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
+const SessionId = z.string().min(1).max(64);
+const MeParams = z.object({ sessionId: SessionId });
+const UserParams = z.object({ userId: z.string().min(1).max(64) });
+const UserSessionParams = z.object({ userId: z.string().min(1).max(64), sessionId: SessionId });
+
+const listMine = createRoute({
+  method: 'get', path: '/v4/users/me/sessions', tags: ['user_v4'], summary: "The caller's live sessions",
+  description: 'Session cookie, Basic or Bearer. Any role.', security, middleware: [auth] as const, 'x-required-roles': ['admin', 'auditor', 'user'],
+  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(401, 403) },
+});
+const revokeMine = createRoute({
+  method: 'delete', path: '/v4/users/me/sessions/{sessionId}', tags: ['user_v4'], summary: 'End one of the caller’s sessions',
+  description: 'Session cookie, Basic or Bearer. Any role. The session is refused at once.', security, middleware: [auth] as const, 'x-required-roles': ['admin', 'auditor', 'user'],
+  request: { params: MeParams },
+  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403, 404) },
+});
+const listUser = createRoute({
+  method: 'get', path: '/v4/users/{userId}/sessions', tags: ['user_v4'], summary: "A user's live sessions",
+  description: 'Admin only.', security, middleware: [auth, requireRole('admin')] as const, 'x-required-roles': ['admin'],
+  request: { params: UserParams },
+  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(401, 403, 404) },
+});
+const revokeUser = createRoute({
+  method: 'delete', path: '/v4/users/{userId}/sessions/{sessionId}', tags: ['user_v4'], summary: "End one of a user's sessions",
+  description: 'Admin only. The session is refused at once.', security, middleware: [auth, requireRole('admin')] as const, 'x-required-roles': ['admin'],
+  request: { params: UserSessionParams },
+  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403, 404) },
+});
+
+async function liveUser(c: Context<AppEnv>, id: string): Promise<UserRow> {
+  const rows = await c.var.db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
+  return rows[0];
+}
+
+async function list(c: Context<AppEnv>, user: UserRow) {
+  const rows = await listSessions(c.var.db, user.id, c.var.deps.clock(), sessionPolicy(c.var.config));
+  return c.json({ items: rows.map((s) => toPublic(s, c.var.principal.sessionId)) }, 200);
+}
+
+async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
+  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now: c.var.deps.clock(), actor: c.var.principal.user, requestId: c.var.requestId });
+  if (ended === 0) throw new ProblemError('NOT_FOUND', { detail: 'no such live session' });
+  return c.body(null, 204);
+}
+
+/** Registers the session listing and revocation endpoints. */
+export function registerUserSessions(app: App): void {
+  app.openapi(listMine, (c) => list(c, c.var.principal.user));
+  app.openapi(revokeMine, (c) => revoke(c, c.var.principal.user, validated(c, 'param', MeParams).sessionId));
+  app.openapi(listUser, async (c) => list(c, await liveUser(c, validated(c, 'param', UserParams).userId)));
+  app.openapi(revokeUser, async (c) => {
+    const p = validated(c, 'param', UserSessionParams);
+    return revoke(c, await liveUser(c, p.userId), p.sessionId);
+  });
+}
