@@ -29,7 +29,7 @@ const login = createRoute({
     'Failures as for login_without_session; an expired password answers 403 PASSWORD_EXPIRED with `changePassword`. Any role.',
   ].join('\n\n'),
   ...ANY,
-  request: { body: { required: true, content: formAndJson(LoginBody) } },
+  request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
   responses: {
     200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
     303: { description: 'form post: to the front end' },
@@ -37,11 +37,12 @@ const login = createRoute({
   },
 });
 
+// Fields are checked by the handler, which answers RFC 6749 errors (invalid_request, ...).
 const OAuthForm = z
   .object({
-    grant_type: z.string().openapi({ example: 'password' }),
-    username: z.string(),
-    password: z.string(),
+    grant_type: z.string().optional().openapi({ example: 'password', description: 'required: password' }),
+    username: z.string().optional().openapi({ description: 'required' }),
+    password: z.string().optional().openapi({ description: 'required' }),
     scope: z.string().optional(),
   })
   .openapi('OAuthPasswordGrant');
@@ -58,7 +59,7 @@ const oauth = createRoute({
   description:
     'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2). Any role.',
   ...ANY,
-  request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: OAuthForm } } } },
+  request: { body: { required: false, content: { "application/x-www-form-urlencoded": { schema: OAuthForm } } } }, // errors in the OAuth shape, by the handler
   responses: {
     200: { description: 'the token', content: { 'application/json': { schema: OAuthToken } } },
     400: { description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)', content: { 'application/json': { schema: OAuthError } } },
@@ -73,7 +74,7 @@ const union = createRoute({
   description:
     'Needs the short-lived signed cookie `auth_pending_merge`, set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL). The user proves the local password (JSON or form `password`); the identity is linked to the local account and a session starts. Any role.',
   ...ANY,
-  request: { body: { required: true, content: formAndJson(MergeBody) } },
+  request: { body: { required: false, content: formAndJson(MergeBody) } },
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
     303: { description: 'form post: to the front end' },
@@ -107,7 +108,7 @@ const logoutAll = createRoute({
 
 /** Answers a session login: JSON 200, or 303 for a form post. */
 async function answerLogin(c: Context<AppEnv>, run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>) {
-  const fallback = c.var.config.get('DEFAULT_FRONTEND_URL');
+  const fallback = new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href;
   if (!isFormPost(c)) {
     const { session } = await run();
     const user = c.var.principal.user;

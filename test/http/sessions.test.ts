@@ -1,0 +1,329 @@
+/** Logins with a session on both hosts, through a real cookie jar. */
+import { SignJWT, decodeJwt } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Browser } from '../harness/browser.js';
+import { ADMIN, DAY, MINUTE, basic, baseUrl, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import { BASE_TEST_ENV } from '../harness/hosts.js';
+
+const PASSWORD = 'Str0ng$pass';
+const base = () => baseUrl();
+const origin = () => new URL(baseUrl()).origin;
+const root = () => new URL(baseUrl()).pathname;
+const url = (path: string) => `${base()}${path}`;
+
+afterEach(() => setClockOffset(0));
+
+async function loggedIn(login: string, password = PASSWORD): Promise<Browser> {
+  const b = new Browser(origin());
+  const res = await b.postJson(url('/v3/login'), { login, password });
+  expect(res.status).toBe(200);
+  return b;
+}
+
+const me = (b: Browser) => b.fetch(url('/v4/users/me'));
+
+describe('POST /v3/login', () => {
+  it('JSON: a session cookie with the right attributes; authenticated requests; logout ends it', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const b = new Browser(origin());
+    const res = await b.postJson(url('/v3/login'), { login, password: PASSWORD });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { user: { login: string }; expiresAt: string };
+    expect(body.user.login).toBe(login);
+    const setCookie = res.headers.getSetCookie().join('\n');
+    expect(setCookie).toMatch(/auth_session=/);
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/Secure/i);
+    expect(setCookie).toMatch(/SameSite=Lax/i);
+    expect(setCookie).toContain(`Path=${root()}`);
+
+    const profile = await me(b);
+    expect(profile.status).toBe(200);
+    expect(((await profile.json()) as { login: string }).login).toBe(login);
+
+    expect((await b.fetch(url('/v3/logout'), { method: 'POST' })).status).toBe(204);
+    expect(await b.cookie(url('/v4/users/me'), 'auth_session')).toBeUndefined();
+    expect((await me(b)).status).toBe(401);
+  });
+
+  it('a cookie that was logged out is refused even if replayed', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const b = await loggedIn(login);
+    const value = await b.cookie(url('/v4/users/me'), 'auth_session');
+    await b.fetch(url('/v3/logout'), { method: 'POST' });
+    const replay = await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${value}` } });
+    expect(replay.status).toBe(401);
+  });
+
+  it('wrong password: 401 and no cookie', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const b = new Browser(origin());
+    const res = await b.postJson(url('/v3/login'), { login, password: 'Wr0ng$pass' });
+    expect(res.status).toBe(401);
+    expect(res.headers.getSetCookie()).toEqual([]);
+  });
+
+  it('an expired password leads to the change-password flow', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { mustChangePassword: true });
+    const res = await new Browser(origin()).postJson(url('/v3/login'), { login, password: PASSWORD });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as { code: string; changePassword: string };
+    expect(body.code).toBe('PASSWORD_EXPIRED');
+    expect(body.changePassword).toBe(`${root()}/v4/users/me/password`);
+  });
+
+  it('form post: 303 to DEFAULT_FRONTEND_URL, or to a same-origin next', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { sessionLimit: 2 });
+    const b = new Browser(origin());
+    const plain = await b.postForm(url('/v3/login'), { login, password: PASSWORD });
+    expect(plain.status).toBe(303);
+    expect(plain.headers.get('location')).toBe('http://localhost/');
+    const withNext = await b.postForm(url('/v3/login'), { login, password: PASSWORD, next: `${root()}/docs?x=1` });
+    expect(withNext.headers.get('location')).toBe(`${root()}/docs?x=1`);
+    expect((await me(b)).status).toBe(200);
+  });
+
+  it('form post with a wrong password: 303 to the front end with auth_error', async () => {
+    const res = await new Browser(origin()).postForm(url('/v3/login'), { login: uniqueLogin('nobody'), password: 'Wr0ng$pass' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('http://localhost/?auth_error=invalid_credentials');
+  });
+
+  it.each([
+    'https://evil.example/steal',
+    '//evil.example/x',
+    '/\\evil.example',
+    '/%5Cevil.example',
+    '%2F%2Fevil.example',
+    '/%2F%2Fevil.example',
+    'http://localhost.evil.example/',
+    'javascript:alert(1)',
+    '/\t/evil.example',
+    'https:evil.example',
+  ])('no open redirect: next=%s goes to DEFAULT_FRONTEND_URL', async (next) => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const res = await new Browser(origin()).postForm(url('/v3/login'), { login, password: PASSWORD, next });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('http://localhost/');
+  });
+
+  it('a URL of the front end is an allowed next', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const res = await new Browser(origin()).postForm(url('/v3/login'), { login, password: PASSWORD, next: 'http://localhost/app/page' });
+    expect(res.headers.get('location')).toBe('http://localhost/app/page');
+  });
+
+  it('a login form posted from another site is refused (login CSRF)', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const res = await new Browser('https://evil.example').postForm(url('/v3/login'), { login, password: PASSWORD });
+    expect(res.headers.getSetCookie()).toEqual([]);
+    expect(res.headers.get('location')).toBe('http://localhost/?auth_error=forbidden');
+  });
+
+  it('malformed bodies: 400 for broken JSON, 415 for other types, 422 naming missing fields', async () => {
+    const b = new Browser(origin());
+    expect((await b.fetch(url('/v3/login'), { method: 'POST', body: '{"login":', headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
+    expect((await b.fetch(url('/v3/login'), { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/plain' } })).status).toBe(415);
+    const missing = await b.postJson(url('/v3/login'), { login: 'x' });
+    expect(missing.status).toBe(422);
+    expect(JSON.stringify(await missing.json())).toContain('password');
+  });
+});
+
+describe('session limits and revocation', () => {
+  it('limit 1 (AUTH_SESSIONS_DEFAULT_COUNT): a second login ends the first session', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const first = await loggedIn(login);
+    const second = await loggedIn(login);
+    expect((await me(first)).status).toBe(401);
+    expect((await me(second)).status).toBe(200);
+  });
+
+  it('limit 5: the sixth login ends only the oldest', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { sessionLimit: 5 });
+    const browsers: Browser[] = [];
+    for (let i = 0; i < 6; i++) browsers.push(await loggedIn(login));
+    const statuses = await Promise.all(browsers.map(async (b) => (await me(b)).status));
+    expect(statuses).toEqual([401, 200, 200, 200, 200, 200]);
+    const list = (await (await browsers[5]!.fetch(url('/v4/users/me/sessions'))).json()) as { items: { current: boolean }[] };
+    expect(list.items).toHaveLength(5);
+    expect(list.items.filter((s) => s.current)).toHaveLength(1);
+  });
+
+  it('revoking a session from another one is seen at once', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { sessionLimit: 2 });
+    const a = await loggedIn(login);
+    const b = await loggedIn(login);
+    const list = (await (await b.fetch(url('/v4/users/me/sessions'))).json()) as { items: { id: string; current: boolean }[] };
+    const other = list.items.find((s) => !s.current)!;
+    expect((await b.fetch(url(`/v4/users/me/sessions/${other.id}`), { method: 'DELETE' })).status).toBe(204);
+    expect((await me(a)).status).toBe(401);
+    expect((await me(b)).status).toBe(200);
+  });
+
+  it('logout of all sessions', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { sessionLimit: 3 });
+    const a = await loggedIn(login);
+    const b = await loggedIn(login);
+    expect((await a.fetch(url('/v3/logout/all'), { method: 'POST' })).status).toBe(204);
+    expect((await me(a)).status).toBe(401);
+    expect((await me(b)).status).toBe(401);
+  });
+
+  it("admins list and end any user's sessions; others may not", async () => {
+    const login = uniqueLogin();
+    const id = await createUser(login, PASSWORD);
+    const user = await loggedIn(login);
+    const list = await callJson<{ items: { id: string }[] }>(`/v4/users/${id}/sessions`, { auth: basic(ADMIN.login, ADMIN.password) });
+    expect(list.status).toBe(200);
+    expect(list.body.items).toHaveLength(1);
+    expect((await callJson(`/v4/users/${id}/sessions`, { auth: basic(login, PASSWORD) })).status).toBe(403);
+    const del = await callJson(`/v4/users/${id}/sessions/${list.body.items[0]!.id}`, { method: 'DELETE', auth: basic(ADMIN.login, ADMIN.password) });
+    expect(del.status).toBe(204);
+    expect((await me(user)).status).toBe(401);
+  });
+});
+
+describe('lifetime and tampering', () => {
+  it('idle timeout (120 min) and absolute timeout (24 h)', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { sessionLimit: 2 });
+    const idle = await loggedIn(login);
+    await setClockOffset(119 * MINUTE);
+    expect((await me(idle)).status).toBe(200); // activity is recorded (at most once a minute)
+    await setClockOffset(238 * MINUTE);
+    expect((await me(idle)).status).toBe(200);
+    await setClockOffset(238 * MINUTE + 121 * MINUTE);
+    expect((await me(idle)).status).toBe(401);
+
+    await setClockOffset(0);
+    const busy = await loggedIn(login);
+    for (let m = 90; m < 24 * 60; m += 90) {
+      await setClockOffset(m * MINUTE);
+      expect((await me(busy)).status, `minute ${m}`).toBe(200);
+    }
+    await setClockOffset(DAY + MINUTE);
+    expect((await me(busy)).status).toBe(401);
+  });
+
+  it('a tampered, foreign-key or garbage cookie is a 401, never a 500', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const b = await loggedIn(login);
+    const value = (await b.cookie(url('/v4/users/me'), 'auth_session'))!;
+    const claims = decodeJwt(value);
+    const foreign = await new SignJWT({ sid: claims.sid, sub: claims.sub }).setProtectedHeader({ alg: 'HS256' }).setAudience('auth-session').setExpirationTime('1h').sign(new TextEncoder().encode('another-key-that-is-long-enough-0123456789'));
+    const [h, p, s] = value.split('.');
+    const tamperedPayload = btoa(JSON.stringify({ ...claims, sub: 'someone-else' })).replace(/=+$/, '').replaceAll('+', '-').replaceAll('/', '_');
+    const unsigned = `${btoa('{"alg":"none"}').replace(/=+$/, '')}.${p}.`;
+    for (const bad of [`${h}.${tamperedPayload}.${s}`, foreign, unsigned, 'garbage', `${value}x`, '']) {
+      const res = await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${bad}` } });
+      expect(res.status, bad.slice(0, 20)).toBe(401);
+    }
+  });
+
+  it('key rotation: a cookie signed with SESSION_SECRET_KEY_PREVIOUS is not accepted without it', async () => {
+    // The shared host signs with BASE_TEST_ENV's key and has no previous key: a token for a live
+    // session signed with any other key is refused, one signed with the current key accepted.
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const b = await loggedIn(login);
+    const claims = decodeJwt((await b.cookie(url('/v4/users/me'), 'auth_session'))!);
+    const sign = (key: string) => new SignJWT({ sid: claims.sid, sub: claims.sub }).setProtectedHeader({ alg: 'HS256' }).setAudience('auth-session').setExpirationTime('1h').sign(new TextEncoder().encode(key));
+    const ok = await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${await sign(BASE_TEST_ENV.SESSION_SECRET_KEY!)}` } });
+    expect(ok.status).toBe(200);
+    const old = await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${await sign('the-previous-key-0123456789abcdefghijkl')}` } });
+    expect(old.status).toBe(401);
+  });
+});
+
+describe('CSRF on cookie-authenticated unsafe requests', () => {
+  it('another Origin is refused, a missing Origin too; the same Origin passes', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const b = await loggedIn(login);
+    const evil = await b.fetch(url('/v3/logout'), { method: 'POST', origin: 'https://evil.example' });
+    expect(evil.status).toBe(403);
+    expect(((await evil.json()) as { reason: string }).reason).toBe('csrf');
+    expect((await b.fetch(url('/v3/logout'), { method: 'POST', origin: null })).status).toBe(403);
+    expect((await me(b)).status).toBe(200);
+    expect((await b.fetch(url('/v3/logout'), { method: 'POST' })).status).toBe(204);
+  });
+});
+
+describe('POST /v3/oauth_login (the docs page Authorize flow)', () => {
+  const form = (fields: Record<string, string>) =>
+    fetch(url('/v3/oauth_login'), { method: 'POST', body: new URLSearchParams(fields), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+
+  it('password grant: an access token that works as Bearer while its session lives, and the cookie', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const res = await form({ grant_type: 'password', username: login, password: PASSWORD, scope: '' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.getSetCookie().join()).toMatch(/auth_session=/);
+    const token = (await res.json()) as { access_token: string; token_type: string; expires_in: number };
+    expect(token.token_type).toBe('bearer');
+    expect(token.expires_in).toBeGreaterThan(23 * 3600);
+    const profile = await callJson('/v4/users/me', { auth: `Bearer ${token.access_token}` });
+    expect(profile.body.login).toBe(login);
+    expect((await callJson('/v3/logout', { method: 'POST', auth: `Bearer ${token.access_token}` })).status).toBe(204);
+    expect((await callJson('/v4/users/me', { auth: `Bearer ${token.access_token}` })).status).toBe(401);
+  });
+
+  it('OAuth errors: invalid_grant, unsupported_grant_type, invalid_request', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const wrong = await form({ grant_type: 'password', username: login, password: 'Wr0ng$pass' });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { error: string }).error).toBe('invalid_grant');
+    expect(((await (await form({ grant_type: 'client_credentials' })).json()) as { error: string }).error).toBe('unsupported_grant_type');
+    expect(((await (await form({ grant_type: 'password', username: login })).json()) as { error: string }).error).toBe('invalid_request');
+  });
+});
+
+describe('POST /v3/login/union', () => {
+  const key = new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!);
+  const pending = (claims: Record<string, string>, audience = 'auth-pending-merge') =>
+    new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setAudience(audience).setExpirationTime('10m').sign(key);
+
+  it('links the external identity to the local account after the local password, once', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD, { sessionLimit: 2 });
+    const identity = { login, source: 'ldap', sourceName: 'corp', externalId: `uid=${login},dc=example,dc=org` };
+    const b = new Browser(origin());
+    await b.jar.setCookie(`auth_pending_merge=${await pending(identity)}; Path=${root()}`, url('/v3/login/union'));
+    expect((await b.postJson(url('/v3/login/union'), { password: 'Wr0ng$pass' })).status).toBe(401);
+    const ok = await b.postJson(url('/v3/login/union'), { password: PASSWORD });
+    expect(ok.status).toBe(200);
+    expect((await me(b)).status).toBe(200);
+    expect(await b.cookie(url('/v3/login/union'), 'auth_pending_merge')).toBeUndefined();
+
+    // The same identity cannot be linked twice.
+    const again = new Browser(origin());
+    await again.jar.setCookie(`auth_pending_merge=${await pending(identity)}; Path=${root()}`, url('/v3/login/union'));
+    expect((await again.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(409);
+  });
+
+  it('without a valid pending merge: 401', async () => {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    expect((await new Browser(origin()).postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
+    const b = new Browser(origin());
+    // A session token is not a pending merge (audiences differ).
+    await b.jar.setCookie(`auth_pending_merge=${await pending({ login, source: 'ldap', sourceName: 'corp', externalId: 'x' }, 'auth-session')}; Path=${root()}`, url('/v3/login/union'));
+    expect((await b.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
+  });
+});
