@@ -234,7 +234,7 @@ describe('lifetime and tampering', () => {
     }
   });
 
-  it('key rotation: a cookie signed with SESSION_SECRET_KEY_PREVIOUS is not accepted without it', async () => {
+  it('a token for a live session signed with another key is refused; with the current key accepted', async () => {
     // The shared host signs with BASE_TEST_ENV's key and has no previous key: a token for a live
     // session signed with any other key is refused, one signed with the current key accepted.
     const login = uniqueLogin();
