@@ -11,7 +11,7 @@
  *   BENCH_CONNECTIONS=10   concurrent connections of the load scenarios
  *   BENCH_TIMING_PAIRS=90  measured pairs of login-timing (at most 90: account lockout)
  *   BENCH_EDGE_LOGINS=100  sequential logins of edge-cpu
- *   BENCH_SCENARIOS=a,b    run only these (liveness, basic-login, bearer, login-timing, edge-cpu)
+ *   BENCH_SCENARIOS=a,b    run only these (liveness, basic-login, bearer, cookie, login-timing, edge-cpu)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +21,7 @@ import { edgeCpu } from './edge-cpu.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
-import { basicLogin, bearer, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
+import { basicLogin, bearer, cookie, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
 
 /** A positive number from the environment, or the default. */
 function envNumber(name: string, fallback: number, integer = false): number {
@@ -46,6 +46,7 @@ const NODE_SCENARIOS: Record<string, (ctx: NodeScenarioContext) => Promise<Scena
   liveness,
   'basic-login': basicLogin,
   bearer,
+  cookie,
   'login-timing': loginTiming,
 };
 const ALL = [...Object.keys(NODE_SCENARIOS), 'edge-cpu'];

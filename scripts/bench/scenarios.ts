@@ -105,6 +105,21 @@ export async function bearer(ctx: NodeScenarioContext): Promise<ScenarioResult> 
   return loadScenario(ctx, 'bearer', '/v4/users/me', 'GET', headers);
 }
 
+/** GET /v4/users/me with the session cookie of a /v3/login (one database query per request). */
+export async function cookie(ctx: NodeScenarioContext): Promise<ScenarioResult> {
+  const res = await expectStatus(
+    `${ctx.base}/v3/login`,
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: ADMIN_LOGIN, password: ctx.adminPassword }) },
+    200,
+    'POST /v3/login (JSON, bootstrap admin)',
+  );
+  const pair = res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='));
+  if (!pair) throw new ScenarioError('POST /v3/login: no auth_session cookie in the answer');
+  const headers = { cookie: pair };
+  await expectStatus(`${ctx.base}/v4/users/me`, { headers }, 200, 'GET /v4/users/me (session cookie)');
+  return loadScenario(ctx, 'cookie', '/v4/users/me', 'GET', headers);
+}
+
 /**
  * Every wrong password counts toward the lockout of its login (AUTH_FAILED_COUNT, at most 100),
  * and only one known account exists: warm-up plus measured wrong passwords of bench-admin stay

@@ -9,25 +9,45 @@ import type { ConfigSnapshot } from '../config/index.js';
 import { claimMeta, type Db } from '../store/index.js';
 
 export interface SessionKeys {
-  current: Uint8Array;
-  previous: Uint8Array | undefined;
+  current: CryptoKey;
+  previous: CryptoKey | undefined;
 }
 
-const encode = (s: string) => new TextEncoder().encode(s);
+/** Imports a secret once as an HMAC key (importing it at every verification costs more than the HMAC). */
+function hmacKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
 
 /** Resolves the keys; `generated` is the Node host's key of this start, when it made one. */
 export function sessionKeyResolver(config: ConfigSnapshot, generated?: string): (db: Db) => Promise<SessionKeys> {
-  const previous = config.get('SESSION_SECRET_KEY_PREVIOUS') ? encode(config.get('SESSION_SECRET_KEY_PREVIOUS')) : undefined;
+  const previousSecret = config.get('SESSION_SECRET_KEY_PREVIOUS');
   const fixed = config.get('SESSION_SECRET_KEY') || generated;
-  let keys: SessionKeys | undefined = fixed ? { current: encode(fixed), previous } : undefined;
+  // The resolved keys are cached as values, never as a shared promise: on Workers a request must
+  // not wait on another request's work.
+  let keys: SessionKeys | undefined;
   return async (db) => {
     if (keys) return keys;
-    // First request of an edge isolate without the secret: the key kept in libSQL (made once).
-    const bytes = crypto.getRandomValues(new Uint8Array(32));
-    const candidate = btoa(String.fromCharCode(...bytes));
-    keys = { current: encode(await claimMeta(db, 'session_secret_key', candidate)), previous };
+    let secret = fixed;
+    if (!secret) {
+      // An edge isolate without the secret: the key kept in libSQL (generated once, by whoever is first).
+      const candidate = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+      secret = await claimMeta(db, 'session_secret_key', candidate);
+    }
+    keys = { current: await hmacKey(secret), previous: previousSecret ? await hmacKey(previousSecret) : undefined };
     return keys;
   };
+}
+
+/**
+ * Tokens whose signature was verified, so a session's every request does not pay an HMAC (on Node,
+ * WebCrypto runs it on the thread pool). Only verified tokens enter; expiry is still checked at each
+ * use, and whether the session lives is always asked of the database. Bounded; oldest out first.
+ */
+const verified = new Map<string, { payload: JWTPayload; audience: string; keys: SessionKeys }>();
+const VERIFIED_MAX = 10_000;
+function remember(token: string, entry: { payload: JWTPayload; audience: string; keys: SessionKeys }): void {
+  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
+  verified.set(token, entry);
 }
 
 /** Signs claims with the current key. */
@@ -46,10 +66,15 @@ export async function signClaims(keys: SessionKeys, claims: JWTPayload, expiresA
  * expired, foreign key, garbage) is undefined, never an exception.
  */
 export async function verifyClaims(keys: SessionKeys, token: string, audience: string, now: number): Promise<JWTPayload | undefined> {
+  const cached = verified.get(token);
+  if (cached && cached.audience === audience && cached.keys === keys) {
+    return typeof cached.payload.exp === 'number' && cached.payload.exp * 1000 > now ? cached.payload : undefined;
+  }
   for (const key of [keys.current, keys.previous]) {
     if (!key) continue;
     try {
       const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], audience, currentDate: new Date(now) });
+      remember(token, { payload, audience, keys });
       return payload;
     } catch (err) {
       if (err instanceof errors.JWSSignatureVerificationFailed) continue;

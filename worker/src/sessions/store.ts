@@ -67,13 +67,33 @@ export async function createSession(
 
 /** The live session `id` and its live, active account, in one query (revocation is seen at once). */
 export async function sessionAccount(db: Db, id: string, now: number, p: SessionPolicy): Promise<{ user: UserRow; session: SessionRow } | undefined> {
-  const rows = await db
+  return sessionLookup(db).get({ id, now, idleSince: now - p.idleMs });
+}
+
+// The hot path of every cookie request: built and prepared once per database handle.
+const lookups = new WeakMap<Db, ReturnType<typeof buildSessionLookup>>();
+function sessionLookup(db: Db) {
+  let q = lookups.get(db);
+  if (!q) lookups.set(db, (q = buildSessionLookup(db)));
+  return q;
+}
+function buildSessionLookup(db: Db) {
+  return db
     .select({ user: users, session: sessions })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.id, id), live(now, p), isNull(users.deletedAt), eq(users.status, 'active')))
-    .limit(1);
-  return rows[0];
+    .where(
+      and(
+        eq(sessions.id, sql.placeholder('id')),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, sql.placeholder('now')),
+        gt(sessions.lastSeenAt, sql.placeholder('idleSince')),
+        isNull(users.deletedAt),
+        eq(users.status, 'active'),
+      ),
+    )
+    .limit(1)
+    .prepare();
 }
 
 /** Records activity at most once a minute (run off the request's critical path). */
