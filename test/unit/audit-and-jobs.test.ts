@@ -67,3 +67,23 @@ describe('inactivity job', () => {
     expect(blockedEvents).toHaveLength(1);
   });
 });
+
+describe('sessions of blocked or deleted accounts', () => {
+  it('end at once', async () => {
+    const { eq } = await import('drizzle-orm');
+    const admin = basic(ADMIN.login, ADMIN.password);
+    for (const login of ['blockme', 'deleteme']) {
+      expect((await post('/v4/users', admin, { login, password: 'Str0ng$pass' })).status).toBe(201);
+      const res = await t.app.request('/api/auth/v3/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ login, password: 'Str0ng$pass' }) });
+      expect(res.status).toBe(200);
+      const cookie = res.headers.getSetCookie()[0]!.split(';')[0]!;
+      const me = () => t.app.request('/api/auth/v4/users/me', { headers: { Cookie: cookie } });
+      expect((await me()).status).toBe(200);
+      await t.db
+        .update(users)
+        .set(login === 'blockme' ? { status: 'blocked', blockedReason: 'admin' } : { deletedAt: t.clock.now })
+        .where(eq(users.login, login));
+      expect((await me()).status).toBe(401);
+    }
+  });
+});
