@@ -21,6 +21,8 @@ import { loadSavedSettings } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
 import { registerUserAdmin } from './users/admin-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
+import { registerUserManagement } from './users/manage-routes.js';
+import { registerSettings } from './settings/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -129,6 +131,8 @@ export function createApp(hostDeps: AppDeps): App {
   registerMe(api);
   registerUserAdmin(api);
   registerUserSessions(api);
+  registerUserManagement(api);
+  registerSettings(api);
   if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {
     root,

@@ -1,7 +1,7 @@
 /** Periodic jobs, run by edge Cron Triggers (`scheduled`) and by the Node host's in-app scheduler. */
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
-import { blockInactiveAccounts, purgeLoginThrottle } from './security-jobs.js';
+import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 
 export interface JobContext {
   db: Db;
@@ -15,7 +15,7 @@ export interface Job {
 }
 
 /** The registered jobs; each capability adds its own. */
-export const JOBS: Job[] = [blockInactiveAccounts, purgeLoginThrottle];
+export const JOBS: Job[] = [blockInactiveAccounts, endSuperAccess, purgeLoginThrottle];
 
 /** Runs every job once; one failing job does not stop the others. Returns the names that failed. */
 export async function runScheduledJobs(ctx: JobContext, jobs: readonly Job[] = JOBS): Promise<string[]> {

@@ -3,6 +3,7 @@ import { and, eq, isNull, lt, sql } from 'drizzle-orm';
 import { auditInsertWhen } from '../audit/events.js';
 import { purgeThrottle } from '../auth/throttle.js';
 import { DAY_MS } from '../users/model.js';
+import { endExpiredSuperAccess } from '../users/accounts.js';
 import { users } from '../../../schema/index.js';
 import type { Job } from './index.js';
 
@@ -21,6 +22,12 @@ export const blockInactiveAccounts: Job = {
       ]);
     }
   },
+};
+
+/** Clears ended super-access, with its audit event (the access itself ends on time regardless). */
+export const endSuperAccess: Job = {
+  name: 'end-super-access',
+  run: async ({ db, now }) => void (await endExpiredSuperAccess(db, now)),
 };
 
 /** Forgets old login attempts and expired locks. */

@@ -1,0 +1,191 @@
+/**
+ * /v3/settings: the UI-editable variables (groups API, Security, Mail, Error tracking). Reading shows
+ * each effective value and where it comes from; a write of one or many is validated as a whole and
+ * applied in one transaction (or not at all); a reset returns a variable to its environment or
+ * default value. Hidden variables are neither readable nor writable here. Admin only.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { inArray } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { auditInsert } from '../audit/events.js';
+import { authenticate } from '../auth/middleware.js';
+import { requireRole } from '../auth/roles.js';
+import { REGISTRY, VAR_NAMES, describeExpected, formatValue, isVarName, parseValue, type ConfigSnapshot, type VarName } from '../config/index.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { loadSavedSettings } from '../store/index.js';
+import { settings } from '../../../schema/index.js';
+
+const UI_NAMES = VAR_NAMES.filter((n) => REGISTRY[n].ui);
+
+const Value = z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]);
+type Value = z.infer<typeof Value>;
+
+const SettingSchema = z
+  .object({
+    name: z.string(),
+    env: z.string().openapi({ description: 'the environment variable that sets it' }),
+    group: z.string(),
+    type: z.enum(['string', 'integer', 'boolean', 'list', 'enumeration', 'number']),
+    value: Value.optional().openapi({ description: 'the effective value (absent for secrets)' }),
+    isSet: z.boolean().optional().openapi({ description: 'secrets only: whether a value is set (UI or environment)' }),
+    source: z.enum(['ui', 'env', 'default']),
+    default: Value.optional(),
+    accepted: z.string().openapi({ description: 'the accepted values, in words' }),
+    min: z.number().optional(),
+    max: z.number().optional(),
+    values: z.array(z.string()).optional(),
+    secret: z.boolean(),
+    restartRequired: z.boolean().openapi({ description: 'a change applies after a restart' }),
+    description: z.string(),
+  })
+  .openapi('Setting');
+const SettingList = z.object({ items: z.array(SettingSchema) }).openapi('SettingList');
+const Update = z
+  .object({
+    values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).openapi({
+      description: 'variable name → new value (the text the environment would hold, or a JSON value of the type)',
+      example: { AUTH_FAILED_COUNT: 5, USER_PASSWORD_MIN_LENGTH: '10' },
+    }),
+  })
+  .strict()
+  .openapi('SettingsUpdate');
+const NameParam = z.object({ name: z.string().min(1).max(100) });
+
+function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof SettingSchema> {
+  const def = REGISTRY[name];
+  const value = config.get(name);
+  const bounds = def.type === 'integer' || def.type === 'number' ? { min: def.min, max: def.max } : {};
+  const values = def.type === 'enumeration' ? { values: [...def.values] } : def.type === 'string' && def.oneOf ? { values: [...def.oneOf] } : {};
+  return {
+    name,
+    env: def.env,
+    group: def.group,
+    type: def.type,
+    ...(def.secret ? { isSet: value !== '' } : { value: value as Value, default: def.default as Value }),
+    source: config.source(name),
+    accepted: describeExpected(def),
+    ...bounds,
+    ...values,
+    secret: def.secret,
+    restartRequired: def.restart,
+    description: def.description,
+  };
+}
+
+const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
+const ADMIN = { 'x-required-roles': ['admin'] };
+
+const list = createRoute({
+  method: 'get', path: '/v3/settings', tags: ['settings'], summary: 'The UI-editable settings',
+  description: 'Admin only. Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
+  security, middleware: auth, ...ADMIN,
+  responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(401, 403) },
+});
+const update = createRoute({
+  method: 'patch', path: '/v3/settings', tags: ['settings'], summary: 'Change one or many settings, atomically',
+  description: 'Admin only. Every value is checked (type, bounds, and the pairs min ≤ max) before anything is written: one bad value refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
+  security, middleware: auth, ...ADMIN,
+  request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
+  responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 401, 403, 422) },
+});
+const reset = createRoute({
+  method: 'delete', path: '/v3/settings/{name}', tags: ['settings'], summary: 'Reset a setting to its environment or default value',
+  description: 'Admin only. Removes the value saved through the settings API.',
+  security, middleware: auth, ...ADMIN,
+  request: { params: NameParam },
+  responses: { 200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } }, ...problemResponses(401, 403, 404) },
+});
+
+/** The text form of a submitted value (numbers and booleans as JSON gives them, lists joined). */
+function asText(value: string | number | boolean | string[]): string {
+  if (Array.isArray(value)) return value.join(',');
+  return String(value);
+}
+
+/** Pairs that must stay ordered once the change is applied. */
+const ORDERED: [VarName, VarName][] = [
+  ['USER_PASSWORD_MIN_LENGTH', 'USER_PASSWORD_MAX_LENGTH'],
+  ['AUTH_SESSIONS_DEFAULT_COUNT', 'AUTH_SESSIONS_MAX_COUNT'],
+];
+
+function uiName(name: string): VarName {
+  if (!isVarName(name) || !REGISTRY[name].ui) throw new ProblemError('NOT_FOUND', { detail: `no UI-editable setting named ${name}` });
+  return name;
+}
+
+/** The configuration re-read after a write (this instance sees the change at once). */
+async function current(c: Context<AppEnv>): Promise<ConfigSnapshot> {
+  c.var.deps.config.invalidate();
+  const db = c.var.db;
+  return c.var.deps.config.current(() => loadSavedSettings(db));
+}
+
+/** Registers /v3/settings. */
+export function registerSettings(app: App): void {
+  app.openapi(list, (c) => c.json({ items: UI_NAMES.map((n) => describeSetting(n, c.var.config)) }, 200));
+
+  app.openapi(update, async (c) => {
+    const body = validated(c, 'json', Update);
+    const errors: FieldError[] = [];
+    const parsed = new Map<VarName, { text: string; value: unknown }>();
+    for (const [name, value] of Object.entries(body.values)) {
+      if (!isVarName(name) || !REGISTRY[name].ui) {
+        errors.push({ location: 'json', path: `values.${name}`, message: 'not a UI-editable setting' });
+        continue;
+      }
+      const text = asText(value);
+      const r = parseValue(name, text, 'ui');
+      if (r.ok) parsed.set(name, { text, value: r.value });
+      else errors.push({ location: 'json', path: `values.${name}`, message: `expected ${r.issue.expected}, received ${r.issue.received}` });
+    }
+    if (parsed.size === 0 && errors.length === 0) errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
+    const after = (n: VarName) => (parsed.has(n) ? parsed.get(n)!.value : c.var.config.get(n)) as number;
+    for (const [lo, hi] of ORDERED) {
+      if ((parsed.has(lo) || parsed.has(hi)) && after(lo) > after(hi)) {
+        errors.push({ location: 'json', path: `values.${parsed.has(lo) ? lo : hi}`, message: `${lo} (${after(lo)}) must not exceed ${hi} (${after(hi)})` });
+      }
+    }
+    if (errors.length > 0) {
+      throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
+    }
+
+    const db = c.var.db;
+    const now = c.var.deps.clock();
+    const actor = c.var.principal.user;
+    const shown = (n: VarName, v: unknown) => (REGISTRY[n].secret ? '***' : formatValue(REGISTRY[n], v));
+    const writes = [...parsed].flatMap(([name, { text, value }]) => [
+      db.insert(settings).values({ name, value: text, updatedAt: now, updatedBy: actor.id }).onConflictDoUpdate({ target: settings.name, set: { value: text, updatedAt: now, updatedBy: actor.id } }),
+      auditInsert(db, now, {
+        stream: 'crud_admin',
+        type: 'setting.changed',
+        actor,
+        requestId: c.var.requestId,
+        data: { name, before: shown(name, c.var.config.get(name)), beforeSource: c.var.config.source(name), after: shown(name, value) },
+      }),
+    ]);
+    await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
+    const now2 = await current(c);
+    return c.json({ items: UI_NAMES.map((n) => describeSetting(n, now2)) }, 200);
+  });
+
+  app.openapi(reset, async (c) => {
+    const name = uiName(validated(c, 'param', NameParam).name);
+    const db = c.var.db;
+    const now = c.var.deps.clock();
+    const before = c.var.config;
+    await db.batch([
+      db.delete(settings).where(inArray(settings.name, [name])),
+      auditInsert(db, now, {
+        stream: 'crud_admin',
+        type: 'setting.reset',
+        actor: c.var.principal.user,
+        requestId: c.var.requestId,
+        data: { name, before: REGISTRY[name].secret ? '***' : formatValue(REGISTRY[name], before.get(name)), beforeSource: before.source(name) },
+      }),
+    ]);
+    return c.json(describeSetting(name, await current(c)), 200);
+  });
+}

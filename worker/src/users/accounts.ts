@@ -1,0 +1,108 @@
+/**
+ * Admin changes to accounts. Every change to an administrator is conditioned, in the same SQL
+ * statement, on another live active administrator remaining, so two concurrent requests can never
+ * leave the service without one.
+ */
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import { loginKey } from '../auth/credentials.js';
+import { throttleKey, unlockStatements } from '../auth/throttle.js';
+import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
+import { loginReservations, users } from '../../../schema/index.js';
+import { DAY_MS, type Role, type UserRow } from './model.js';
+
+export interface AdminContext {
+  db: Db;
+  now: number;
+  actor: UserRow;
+  requestId?: string;
+}
+
+/** The role in force: an account with live super-access acts as an admin until it ends. */
+export function effectiveRole(user: UserRow, now: number): Role {
+  return user.superAccessUntil !== null && user.superAccessUntil > now ? 'admin' : user.role;
+}
+
+/** SQL: another live, active administrator than `id` exists. */
+function anotherAdmin(id: string): SQL {
+  return sql`(select count(*) from ${users} where role = 'admin' and status = 'active' and deleted_at is null and id <> ${id}) > 0`;
+}
+
+/** Whether a change takes an administrator's admin rights away (then another must remain). */
+function removesAdmin(user: UserRow, change: { role?: Role; status?: 'blocked'; deleted?: boolean }): boolean {
+  return user.role === 'admin' && user.status === 'active' && (change.status === 'blocked' || change.deleted === true || (change.role !== undefined && change.role !== 'admin'));
+}
+
+/**
+ * Runs an update of `user` (plus extra statements) in one batch; refuses with 409 when it would
+ * remove the last active administrator.
+ */
+export async function updateAccount(
+  ctx: AdminContext,
+  user: UserRow,
+  set: Partial<UserRow>,
+  o: { audit: { type: string; data?: Record<string, unknown> }; extra?: (happened: SQL) => BatchItem<'sqlite'>[]; change?: { role?: Role; status?: 'blocked'; deleted?: boolean } },
+): Promise<void> {
+  const guard = removesAdmin(user, o.change ?? {}) ? anotherAdmin(user.id) : sql`1 = 1`;
+  // The audit event and any extra statement run in the same transaction, only if the update did.
+  const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${ctx.now})`;
+  const [result] = await ctx.db.batch([
+    ctx.db.update(users).set({ ...set, updatedAt: ctx.now }).where(and(eq(users.id, user.id), isNull(users.deletedAt), guard)),
+    auditInsertWhen(ctx.db, ctx.now, { stream: 'crud_admin', type: o.audit.type, actor: ctx.actor, subject: user, requestId: ctx.requestId, data: o.audit.data ?? {} }, happened),
+    ...(o.extra?.(happened) ?? []),
+  ]);
+  if (result.rowsAffected === 0) {
+    throw new ProblemError('CONFLICT', { detail: 'the last active administrator cannot be deleted, blocked or demoted' });
+  }
+}
+
+/** Deletes an account (kept as a tombstone) and reserves its login for USER_LOGIN_REUSE_DAY days. */
+export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays: number): Promise<void> {
+  const until = ctx.now + reuseDays * DAY_MS;
+  await updateAccount(ctx, user, { deletedAt: ctx.now }, {
+    audit: { type: 'user.deleted', data: { loginReservedUntil: new Date(until).toISOString() } },
+    change: { deleted: true },
+    extra: (happened) =>
+      reuseDays > 0
+        ? [
+            ctx.db.run(sql`
+              insert into ${loginReservations} (login_key, until) select ${loginKey(user.login)}, ${until} where ${happened}
+              on conflict (login_key) do update set until = excluded.until`),
+          ]
+        : [],
+  });
+}
+
+/** Ends a failed-login lock of a local account. */
+export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
+  await ctx.db.batch([
+    ...unlockStatements(ctx.db, throttleKey(loginKey(user.login))),
+    auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, requestId: ctx.requestId }),
+  ]);
+}
+
+/** The live account `id`, or 404. */
+export async function liveAccount(db: Db, id: string): Promise<UserRow> {
+  const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
+  return rows[0];
+}
+
+/** Accounts whose super-access has ended: cleared, with the audit event (run by the jobs). */
+export async function endExpiredSuperAccess(db: Db, now: number): Promise<number> {
+  const ended = await db
+    .select({ id: users.id, login: users.login })
+    .from(users)
+    .where(and(sql`${users.superAccessUntil} is not null`, sql`${users.superAccessUntil} <= ${now}`))
+    .limit(500);
+  for (const u of ended) {
+    await db.batch([
+      db.update(users).set({ superAccessUntil: null }).where(and(eq(users.id, u.id), sql`${users.superAccessUntil} <= ${now}`)),
+      auditInsert(db, now, { stream: 'crud_admin', type: 'super_access.ended', subject: u }),
+    ]);
+  }
+  return ended.length;
+}
+

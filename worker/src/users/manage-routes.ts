@@ -1,0 +1,231 @@
+/** Account administration under /v4/users/{userId} (admin role), and the user list. */
+import { createRoute, z } from '@hono/zod-openapi';
+import { and, asc, desc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { authenticate } from '../auth/middleware.js';
+import { requireRole } from '../auth/roles.js';
+import { TokenSchema, listTokens, revokeToken } from '../auth/tokens.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { loginLocks, users } from '../../../schema/index.js';
+import { deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
+import { setPassword } from './password.js';
+
+export const MAX_PAGE = 100;
+
+const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
+const ADMIN = { 'x-required-roles': ['admin'] };
+const UserParam = z.object({ userId: z.string().min(1).max(64) });
+const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid() });
+const one = { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } };
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(20).openapi({ description: `page size, at most ${MAX_PAGE}` }),
+  offset: z.coerce.number().int().min(0).default(0),
+  login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
+  role: z.enum(['admin', 'auditor', 'user']).optional(),
+  status: z.enum(['active', 'blocked']).optional(),
+  source: z.enum(['local', 'ldap', 'oidc']).optional(),
+  sort: z.enum(['login', '-login', 'createdAt', '-createdAt', 'lastLoginAt', '-lastLoginAt']).default('login'),
+});
+const UserPage = z
+  .object({ items: z.array(PublicUserSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .openapi('UserPage');
+
+const Patch = z
+  .object({
+    displayName: z.string().trim().max(200).optional(),
+    email: z.email().max(254).nullable().optional(),
+    role: z.enum(['admin', 'auditor', 'user']).optional(),
+    sessionLimit: z.number().int().min(1).nullable().optional(),
+  })
+  .strict()
+  .openapi('UserPatch');
+const Reset = z.object({ password: z.string().min(1).max(1024), mustChangePassword: z.boolean().default(true) }).strict().openapi('PasswordReset');
+const SuperAccess = z
+  .object({ minutes: z.number().int().min(1).max(1440).optional().openapi({ description: 'default DEBUG_COUNTDOWN_USER_SU' }) })
+  .strict()
+  .openapi('SuperAccessRequest');
+
+function route<P extends string>(method: 'get' | 'post' | 'patch' | 'delete', path: P, summary: string, description: string, extra: object, responses: object) {
+  return createRoute({
+    method,
+    path,
+    tags: ['user_v4'],
+    summary,
+    description: `Admin only. ${description}`,
+    security,
+    middleware: auth,
+    ...ADMIN,
+    ...extra,
+    responses: responses as Parameters<typeof createRoute>[0]['responses'],
+  });
+}
+
+const listRoute = route('get', '/v4/users', 'List accounts', 'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).', { request: { query: ListQuery } }, {
+  200: { description: 'a page of accounts', content: { 'application/json': { schema: UserPage } } },
+  ...problemResponses(401, 403, 422),
+});
+const getRoute = route('get', '/v4/users/{userId}', 'Read an account', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const patchRoute = route('patch', '/v4/users/{userId}', 'Update an account', 'Nobody changes their own role; the last active administrator cannot be demoted (409). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.', {
+  request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+}, { ...one, ...problemResponses(400, 401, 403, 404, 409, 422) });
+const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).', { request: { params: UserParam } }, {
+  204: { description: 'deleted' },
+  ...problemResponses(401, 403, 404, 409),
+});
+const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', 'Its sessions and tokens stop at once. Not the last active administrator (409).', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
+const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', 'Also restarts its inactivity period.', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-login lock', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', 'Policy-checked; by default the user must change it at the next login.', {
+  request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
+}, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
+const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', 'The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.', {
+  request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
+}, { ...one, ...problemResponses(400, 401, 403, 404, 422) });
+const revokeSuRoute = route('delete', '/v4/users/{userId}/super-access', 'End super-access now', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const tokensRoute = route('get', '/v4/users/{userId}/tokens', "A user's live API tokens", 'Never the secrets.', { request: { params: UserParam } }, {
+  200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } },
+  ...problemResponses(401, 403, 404),
+});
+const revokeTokenRoute = route('delete', '/v4/users/{userId}/tokens/{tokenId}', "Revoke a user's API token", 'It stops working at once.', { request: { params: TokenParam } }, {
+  204: { description: 'revoked' },
+  ...problemResponses(401, 403, 404, 422),
+});
+
+function adminContext(c: Context<AppEnv>): AdminContext {
+  return { db: c.var.db, now: c.var.deps.clock(), actor: c.var.principal.user, requestId: c.var.requestId };
+}
+
+async function target(c: Context<AppEnv>): Promise<UserRow> {
+  return liveAccount(c.var.db, validated(c, 'param', UserParam).userId);
+}
+
+/** The account as now stored, with its lock, as the public shape. */
+async function answer(c: Context<AppEnv>, id: string) {
+  const now = c.var.deps.clock();
+  const user = await liveAccount(c.var.db, id);
+  const lock = await c.var.db
+    .select({ until: loginLocks.until })
+    .from(loginLocks)
+    .where(and(eq(loginLocks.throttleKey, sql`'local:' || ${user.loginKey}`), gt(loginLocks.until, now)));
+  return c.json(toPublicUser(user, c.var.config, lock[0]?.until ?? null), 200);
+}
+
+const SORTS: Record<z.infer<typeof ListQuery>['sort'], SQL[]> = {
+  login: [asc(users.loginKey)],
+  '-login': [desc(users.loginKey)],
+  createdAt: [asc(users.createdAt), asc(users.loginKey)],
+  '-createdAt': [desc(users.createdAt), asc(users.loginKey)],
+  lastLoginAt: [asc(users.lastLoginAt), asc(users.loginKey)],
+  '-lastLoginAt': [desc(users.lastLoginAt), asc(users.loginKey)],
+};
+
+/** Registers the administration of accounts. */
+export function registerUserManagement(app: App): void {
+  app.openapi(listRoute, async (c) => {
+    const q = validated(c, 'query', ListQuery);
+    const now = c.var.deps.clock();
+    const escaped = q.login?.normalize('NFC').toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`);
+    const where = and(
+      isNull(users.deletedAt),
+      escaped !== undefined ? sql`${users.loginKey} like ${`${escaped}%`} escape '\\'` : undefined,
+      q.role ? eq(users.role, q.role) : undefined,
+      q.status ? eq(users.status, q.status) : undefined,
+      q.source ? eq(users.source, q.source) : undefined,
+    );
+    const db = c.var.db;
+    const [rows, count] = await db.batch([
+      db
+        .select({ user: users, lockedUntil: loginLocks.until })
+        .from(users)
+        .leftJoin(loginLocks, and(eq(loginLocks.throttleKey, sql`'local:' || ${users.loginKey}`), gt(loginLocks.until, now)))
+        .where(where)
+        .orderBy(...SORTS[q.sort])
+        .limit(q.limit)
+        .offset(q.offset),
+      db.select({ n: sql<number>`count(*)` }).from(users).where(where),
+    ]);
+    return c.json({ items: rows.map((r) => toPublicUser(r.user, c.var.config, r.lockedUntil)), total: Number(count[0]?.n ?? 0), limit: q.limit, offset: q.offset }, 200);
+  });
+
+  app.openapi(getRoute, async (c) => answer(c, (await target(c)).id));
+
+  app.openapi(patchRoute, async (c) => {
+    const user = await target(c);
+    const body = validated(c, 'json', Patch);
+    const ctx = adminContext(c);
+    if (body.role !== undefined && body.role !== user.role && user.id === ctx.actor.id) {
+      throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
+    }
+    const max = c.var.config.get('AUTH_SESSIONS_MAX_COUNT');
+    if (body.sessionLimit && body.sessionLimit > max) {
+      throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
+    }
+    const before = { displayName: user.displayName, email: user.email, role: user.role, sessionLimit: user.sessionLimit };
+    await updateAccount(ctx, user, body, { audit: { type: 'user.updated', data: { before, after: body } }, change: { role: body.role } });
+    return answer(c, user.id);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    await deleteAccount(adminContext(c), await target(c), c.var.config.get('USER_LOGIN_REUSE_DAY'));
+    return c.body(null, 204);
+  });
+
+  app.openapi(blockRoute, async (c) => {
+    const user = await target(c);
+    await updateAccount(adminContext(c), user, { status: 'blocked', blockedReason: 'admin' }, { audit: { type: 'account.blocked', data: { reason: 'admin' } }, change: { status: 'blocked' } });
+    return answer(c, user.id);
+  });
+
+  app.openapi(unblockRoute, async (c) => {
+    const user = await target(c);
+    const ctx = adminContext(c);
+    await updateAccount(ctx, user, { status: 'active', blockedReason: null, lastActivityAt: ctx.now }, { audit: { type: 'account.unblocked' } });
+    return answer(c, user.id);
+  });
+
+  app.openapi(unlockRoute, async (c) => {
+    const user = await target(c);
+    await unlockAccount(adminContext(c), user);
+    return answer(c, user.id);
+  });
+
+  app.openapi(resetRoute, async (c) => {
+    const user = await target(c);
+    const body = validated(c, 'json', Reset);
+    const ctx = adminContext(c);
+    await setPassword(user, body.password, { db: ctx.db, config: c.var.config, verifier: c.var.deps.verifier, now: ctx.now, actor: ctx.actor, requestId: ctx.requestId, mustChange: body.mustChangePassword });
+    return c.body(null, 204);
+  });
+
+  app.openapi(grantRoute, async (c) => {
+    const user = await target(c);
+    const body = (c.req.header('Content-Type') ?? '').startsWith('application/json') ? validated(c, 'json', SuperAccess) : {};
+    const ctx = adminContext(c);
+    const minutes = body.minutes ?? c.var.config.get('DEBUG_COUNTDOWN_USER_SU');
+    const until = ctx.now + minutes * 60_000;
+    await updateAccount(ctx, user, { superAccessUntil: until }, { audit: { type: 'super_access.granted', data: { until: new Date(until).toISOString(), minutes } } });
+    return answer(c, user.id);
+  });
+
+  app.openapi(revokeSuRoute, async (c) => {
+    const user = await target(c);
+    await updateAccount(adminContext(c), user, { superAccessUntil: null }, { audit: { type: 'super_access.ended', data: { by: 'admin' } } });
+    return answer(c, user.id);
+  });
+
+  app.openapi(tokensRoute, async (c) => c.json({ items: await listTokens(c.var.db, (await target(c)).id, c.var.deps.clock()) }, 200));
+
+  app.openapi(revokeTokenRoute, async (c) => {
+    const p = validated(c, 'param', TokenParam);
+    const user = await liveAccount(c.var.db, p.userId);
+    const ctx = adminContext(c);
+    if (!(await revokeToken(ctx.db, user, p.tokenId, ctx))) throw new ProblemError('NOT_FOUND', { detail: 'no such live token' });
+    return c.body(null, 204);
+  });
+}
+
