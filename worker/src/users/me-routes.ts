@@ -67,6 +67,7 @@ const revoke = createRoute({
   description: 'Session cookie, Basic or Bearer. Any role. The token stops working at once.',
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [anyAuth] as const,
+  ...ANY_ROLE,
   request: { params: RevokeParams },
   responses: { 204: { description: 'revoked' }, ...problemResponses(401, 403, 404, 422) },
 });
