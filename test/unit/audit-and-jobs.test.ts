@@ -87,3 +87,32 @@ describe('sessions of blocked or deleted accounts', () => {
     }
   });
 });
+
+describe('audit of administration', () => {
+  it('settings changes record before/after with secrets masked; super-access granted and ended', async () => {
+    const admin = basic(ADMIN.login, ADMIN.password);
+    const patch = await t.app.request('/api/auth/v3/settings', {
+      method: 'PATCH',
+      headers: { Authorization: admin, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ values: { EMAIL_HOST_PASSWORD: 'very-secret-mail-pw', AUTH_FAILED_COUNT: 4 } }),
+    });
+    expect(patch.status).toBe(200);
+    expect((await post('/v4/users', admin, { login: 'temp-su', password: 'Str0ng$pass' })).status).toBe(201);
+    const { items } = (await (await t.app.request('/api/auth/v4/users?login=temp-su', { headers: { Authorization: admin } })).json()) as { items: { id: string }[] };
+    expect((await post(`/v4/users/${items[0]!.id}/super-access`, admin, { minutes: 5 })).status).toBe(200);
+    t.clock.now += 6 * 60_000;
+    await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
+
+    const all = await events();
+    const changed = all.filter((e) => e.type === 'setting.changed');
+    expect(changed.map((e) => e.data)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'EMAIL_HOST_PASSWORD', before: '***', after: '***' }),
+        expect.objectContaining({ name: 'AUTH_FAILED_COUNT', before: '3', after: '4', beforeSource: 'default' }),
+      ]),
+    );
+    expect(changed.every((e) => e.actorLogin === ADMIN.login)).toBe(true);
+    expect(JSON.stringify(all)).not.toContain('very-secret-mail-pw');
+    expect(all.filter((e) => e.subjectLogin === 'temp-su').map((e) => e.type)).toEqual(expect.arrayContaining(['super_access.granted', 'super_access.ended']));
+  });
+});

@@ -78,6 +78,29 @@ describe('Node host start', () => {
     expect(host.output()).not.toMatch(/authorization/i);
   });
 
+  it('a setting saved through one instance applies on another within seconds, without a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'auth-two-'));
+    dirs.push(dir);
+    const LIBSQL_URL = `file:${join(dir, 'shared.db')}`;
+    const a = await startNodeTestHost({ LIBSQL_URL });
+    const b = await startNodeTestHost({ LIBSQL_URL });
+    try {
+      const auth = `Basic ${btoa('root-admin:Adm1n$ecret')}`;
+      const get = async (host: typeof a) => {
+        const res = await fetch(`${host.url}/v3/settings`, { headers: { Authorization: auth } });
+        const { items } = (await res.json()) as { items: { name: string; value: unknown }[] };
+        return items.find((i) => i.name === 'AUTH_FAILED_COUNT')!.value;
+      };
+      expect(await get(b)).toBe(3);
+      const res = await fetch(`${a.url}/v3/settings`, { method: 'PATCH', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: '{"values":{"AUTH_FAILED_COUNT":7}}' });
+      expect(res.status).toBe(200);
+      await expect.poll(() => get(b), { timeout: 5000, interval: 250 }).toBe(7);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
   it('SIGTERM: stops accepting, exits 0 and logs the stop', async () => {
     const host = await startNodeTestHost();
     expect((await fetch(`${host.url}/health/live`)).status).toBe(200);
