@@ -7,7 +7,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import { auditInsert } from '../audit/events.js';
-import type { Db } from '../store/index.js';
+import { preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 
@@ -120,14 +120,8 @@ export async function accountOfToken(db: Db, token: string, now: number): Promis
   return tokenLookup(db).get({ hash: tokenHash(token), now });
 }
 
-// The hot path of every Bearer request: built and prepared once per database handle.
-const lookups = new WeakMap<Db, ReturnType<typeof buildTokenLookup>>();
-function tokenLookup(db: Db) {
-  let q = lookups.get(db);
-  if (!q) lookups.set(db, (q = buildTokenLookup(db)));
-  return q;
-}
-function buildTokenLookup(db: Db) {
+// The hot path of every Bearer request.
+const tokenLookup = preparedPerDb((db) => {
   const now = sql.placeholder('now');
   return db
     .select({ user: users, tokenId: apiTokens.id, lastUsedAt: apiTokens.lastUsedAt })
@@ -145,7 +139,7 @@ function buildTokenLookup(db: Db) {
     )
     .limit(1)
     .prepare();
-}
+});
 
 /**
  * Records a token's use, and the account's activity (a token login keeps it from inactivity

@@ -2,7 +2,7 @@
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import type { Db } from '../store/index.js';
+import { preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { sessions, users } from '../../../schema/index.js';
 
@@ -70,15 +70,9 @@ export async function sessionAccount(db: Db, id: string, now: number, p: Session
   return sessionLookup(db).get({ id, now, idleSince: now - p.idleMs });
 }
 
-// The hot path of every cookie request: built and prepared once per database handle.
-const lookups = new WeakMap<Db, ReturnType<typeof buildSessionLookup>>();
-function sessionLookup(db: Db) {
-  let q = lookups.get(db);
-  if (!q) lookups.set(db, (q = buildSessionLookup(db)));
-  return q;
-}
-function buildSessionLookup(db: Db) {
-  return db
+// The hot path of every cookie request.
+const sessionLookup = preparedPerDb((db) =>
+  db
     .select({ user: users, session: sessions })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
@@ -93,8 +87,8 @@ function buildSessionLookup(db: Db) {
       ),
     )
     .limit(1)
-    .prepare();
-}
+    .prepare(),
+);
 
 /** Records activity at most once a minute (run off the request's critical path). */
 export function touchSession(db: Db, s: SessionRow, now: number): Promise<unknown> | undefined {
