@@ -61,6 +61,18 @@ export function staticContentType(path: string): string {
   return MIME[path.slice(path.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
 }
 
+type Operation = { security?: Record<string, string[]>[] };
+
+/** Adds the oauth2 scheme to every operation that accepts a Bearer credential. */
+function withOAuth2<D extends { paths?: object }>(doc: D): D {
+  for (const ops of Object.values(doc.paths ?? {}) as object[]) {
+    for (const op of Object.values(ops) as Operation[]) {
+      if (op.security?.some((s) => 'bearer' in s)) op.security.push({ oauth2: [] });
+    }
+  }
+  return doc;
+}
+
 export interface DocsOptions {
   root: string;
   docsPrefix: string;
@@ -84,10 +96,12 @@ export function registerDocs(app: App, o: DocsOptions): void {
     flows: { password: { tokenUrl: `${o.root}/v3/oauth_login`, scopes: {} } },
   });
 
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: o.title, description: o.description, version: '1.0.0' },
-    tags: API_TAGS,
+  // Built once, at the first request (every route is registered by then). Operations that take a
+  // Bearer credential also list oauth2, so the Authorize button's token is sent to them.
+  let document: unknown;
+  app.get('/openapi.json', (c) => {
+    document ??= withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: o.title, description: o.description, version: '1.0.0' }, tags: API_TAGS }));
+    return c.json(document);
   });
 
   const staticBase = `${o.root}${o.staticPath}`;

@@ -1,0 +1,69 @@
+/**
+ * The docs page in headless Chromium (Debian's chromium, driven by playwright-core), on both hosts:
+ * it renders with no request leaving the service, and its Authorize button (the OAuth password
+ * grant of /v3/oauth_login) gives a token that "Try it out" then uses.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, baseUrl } from '../harness/client.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (see .ci/run)`);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(() => browser?.close());
+
+describe('docs page in a browser', () => {
+  it('renders the API sections with every request served by the service itself', async () => {
+    const page = await browser.newPage();
+    const origin = new URL(baseUrl()).origin;
+    const foreign: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${baseUrl()}/docs`);
+    await page.waitForSelector('.swagger-ui .opblock-tag', { timeout: 20_000 });
+    const tags = await page.$$eval('.opblock-tag', (els) => els.map((e) => e.getAttribute('data-tag')));
+    for (const t of ['auths', 'user_v4', 'settings']) expect(tags).toContain(t);
+    expect(await page.textContent('.swagger-ui .title')).toContain('AUTH');
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('Authorize (password grant) and then "Try it out" on GET /v4/users/me', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl()}/docs`);
+    await page.waitForSelector('.swagger-ui .opblock-tag', { timeout: 20_000 });
+    await page.click('.scheme-container button.authorize');
+    // The dialog lists every scheme; the oauth2 one has the username and password fields.
+    const oauth = page.locator('.auth-container', { has: page.locator('#oauth_username') });
+    await oauth.locator('#oauth_username').fill(ADMIN.login);
+    await oauth.locator('#oauth_password').fill(ADMIN.password);
+    const token = page.waitForResponse((r) => r.url().endsWith('/v3/oauth_login'));
+    await oauth.locator('button.authorize').click();
+    expect((await token).status()).toBe(200);
+    // Once authorized, the oauth2 section says so and offers Logout instead of the fields.
+    await page.getByRole('button', { name: 'Logout' }).first().waitFor({ timeout: 10_000 });
+    await page.locator('.modal-ux button.close-modal').click();
+
+    const root = new URL(baseUrl()).pathname;
+    const op = page.locator(`.opblock-get:has(.opblock-summary-path[data-path="${root}/v4/users/me"])`);
+    await op.locator('.opblock-summary').click();
+    await op.locator('button.try-out__btn').click();
+    await op.locator('button.execute').click();
+    const status = op.locator('.live-responses-table .response .response-col_status').first();
+    await expect.poll(async () => (await status.textContent())?.trim(), { timeout: 10_000 }).toBe('200');
+    expect(await op.locator('.live-responses-table .microlight').first().textContent()).toContain(ADMIN.login);
+    await page.close();
+  });
+});
