@@ -56,6 +56,19 @@ describe('settings', () => {
     expect((await create('Aa1$aaab')).status).toBe(422);
   });
 
+  it('a lockout setting applies to the very next login', async () => {
+    const login = uniqueLogin();
+    expect((await req('/v4/users', { method: 'POST', json: { login, password: 'Str0ng$pass' } })).status).toBe(201);
+    expect((await req('/v3/settings', { method: 'PATCH', json: { values: { AUTH_FAILED_COUNT: 1 } } })).status).toBe(200);
+    try {
+      const attempt = (password: string) => req('/v3/login_without_session', { method: 'POST', auth: basic(login, password) });
+      expect((await attempt('Wr0ng$pass')).body.code).toBe('INVALID_CREDENTIALS');
+      expect((await attempt('Str0ng$pass')).body.code).toBe('ACCOUNT_LOCKED');
+    } finally {
+      await req('/v3/settings/AUTH_FAILED_COUNT', { method: 'DELETE' });
+    }
+  });
+
   it('a batch with one bad value changes nothing, and names the bad one (422)', async () => {
     const before = await setting('AUTH_FAILED_COUNT');
     const r = await req('/v3/settings', { method: 'PATCH', json: { values: { AUTH_FAILED_COUNT: 5, USER_PASSWORD_MAX_LENGTH: 'long', DB_SCHEMA: 'x' } } });
