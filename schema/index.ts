@@ -4,3 +4,4 @@ export * from './users.js';
 export * from './auth.js';
 export * from './audit.js';
 export * from './sessions.js';
+export * from './identity-providers.js';

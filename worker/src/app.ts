@@ -23,6 +23,8 @@ import { registerUserAdmin } from './users/admin-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
 import { registerUserManagement } from './users/manage-routes.js';
 import { registerSettings } from './settings/routes.js';
+import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
+import { registerOidc } from './oidc/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -133,6 +135,8 @@ export function createApp(hostDeps: AppDeps): App {
   registerUserSessions(api);
   registerUserManagement(api);
   registerSettings(api);
+  registerIdentityProviderAdmin(api);
+  registerOidc(api);
   if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {
     root,

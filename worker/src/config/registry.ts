@@ -247,6 +247,10 @@ export const REGISTRY = {
   LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
   AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
+  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '', 'key that encrypts stored secrets (OIDC client secrets); empty: derived from SESSION_SECRET_KEY', {
+    secret: true,
+    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+  }),
   SESSION_IDLE_TIMEOUT_MIN: int(D, 'AUTH_SESSION_IDLE_TIMEOUT_MIN', 120, 1, 10080, 'minutes without a request after which a session ends'),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(D, 'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS', 24, 1, 720, 'hours after which a session ends, however active'),
   TEST_CLOCK_CONTROL: bool(D, 'AUTH_TEST_CLOCK_CONTROL', false, 'test suites only: POST ROOT_PATH/__test__/clock shifts the service clock; never enable in production'),

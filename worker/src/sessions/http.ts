@@ -45,11 +45,15 @@ export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
   deleteCookie(c, cookieName(c, base), { path: cookiePath(c), secure: true, httpOnly: true, sameSite: 'Lax' });
 }
 
+/** Our origin as the client sees it (https behind a TLS-terminating proxy). */
+export function requestOrigin(c: Context<AppEnv>): string {
+  const url = new URL(c.req.url);
+  return isHttps(c) && url.protocol === 'http:' ? `https://${url.host}` : url.origin;
+}
+
 /** Origins allowed to send cookie-authenticated unsafe requests: ours and the front end's. */
 function allowedOrigins(c: Context<AppEnv>): Set<string> {
-  const url = new URL(c.req.url);
-  const own = isHttps(c) && url.protocol === 'http:' ? `https://${url.host}` : url.origin;
-  return new Set([own, url.origin, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).origin]);
+  return new Set([requestOrigin(c), new URL(c.req.url).origin, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).origin]);
 }
 
 /**

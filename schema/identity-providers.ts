@@ -1,0 +1,21 @@
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/**
+ * OIDC identity providers, addressed by `name` in /v3/oidc/login/{idp_name}. The client secret is
+ * stored encrypted (AES-GCM) with a key that is not in the database.
+ */
+export const identityProviders = sqliteTable('identity_providers', {
+  name: text('name').primaryKey(),
+  issuer: text('issuer').notNull(),
+  clientId: text('client_id').notNull(),
+  clientSecretEnc: text('client_secret_enc').notNull(),
+  scopes: text('scopes').notNull().default('openid profile email'),
+  claimLogin: text('claim_login').notNull().default('preferred_username'),
+  claimDisplayName: text('claim_display_name').notNull().default('name'),
+  claimEmail: text('claim_email').notNull().default('email'),
+  /** A claim whose value (admin, auditor, user) sets the role; null: new accounts are users. */
+  claimRole: text('claim_role'),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});

@@ -1,0 +1,124 @@
+/** OIDC identity provider records, managed by admins under /v3/settings/identity-providers. */
+import { createRoute, z } from '@hono/zod-openapi';
+import { asc, eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { auditInsert } from '../audit/events.js';
+import { authenticate } from '../auth/middleware.js';
+import { requireRole } from '../auth/roles.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { isUniqueViolation } from '../users/store.js';
+import { identityProviders } from '../../../schema/index.js';
+import { sealSecret } from './secret-box.js';
+
+type ProviderRow = typeof identityProviders.$inferSelect;
+
+const Name = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, "-" and "_"');
+const Claim = z.string().min(1).max(100);
+const Fields = {
+  issuer: z.url().max(500).openapi({ description: 'the issuer; its /.well-known/openid-configuration is used' }),
+  clientId: z.string().min(1).max(300),
+  clientSecret: z.string().min(1).max(1000).openapi({ description: 'stored encrypted; never returned' }),
+  scopes: z.string().min(1).max(500).regex(/(^|\s)openid(\s|$)/, 'must include openid'),
+  claimLogin: Claim,
+  claimDisplayName: Claim,
+  claimEmail: Claim,
+  claimRole: Claim.nullable(),
+  enabled: z.boolean(),
+};
+const Create = z
+  .object({ name: Name, ...Fields, scopes: Fields.scopes.default('openid profile email'), claimLogin: Claim.default('preferred_username'), claimDisplayName: Claim.default('name'), claimEmail: Claim.default('email'), claimRole: Claim.nullable().default(null), enabled: z.boolean().default(true) })
+  .strict()
+  .openapi('IdentityProviderCreate');
+const Patch = z.object(Fields).partial().strict().openapi('IdentityProviderPatch');
+const Public = z
+  .object({ name: z.string(), issuer: z.string(), clientId: z.string(), clientSecretSet: z.boolean(), scopes: z.string(), claimLogin: z.string(), claimDisplayName: z.string(), claimEmail: z.string(), claimRole: z.string().nullable(), enabled: z.boolean(), loginPath: z.string(), createdAt: z.string(), updatedAt: z.string() })
+  .openapi('IdentityProvider');
+const NameParam = z.object({ name: Name });
+
+function toPublic(p: ProviderRow, root: string): z.infer<typeof Public> {
+  return {
+    name: p.name,
+    issuer: p.issuer,
+    clientId: p.clientId,
+    clientSecretSet: p.clientSecretEnc !== '',
+    scopes: p.scopes,
+    claimLogin: p.claimLogin,
+    claimDisplayName: p.claimDisplayName,
+    claimEmail: p.claimEmail,
+    claimRole: p.claimRole,
+    enabled: p.enabled,
+    loginPath: `${root}/v3/oidc/login/${p.name}`,
+    createdAt: new Date(p.createdAt).toISOString(),
+    updatedAt: new Date(p.updatedAt).toISOString(),
+  };
+}
+
+const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
+const base = { tags: ['settings'], security, middleware: auth, 'x-required-roles': ['admin'] };
+const one = { description: 'the provider', content: { 'application/json': { schema: Public } } };
+
+const listRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', description: 'Admin only. Client secrets are never returned.', responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
+const createRouteDef = createRoute({ ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', description: 'Admin only. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
+const getRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', description: 'Admin only.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
+const patchRoute = createRoute({ ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', description: 'Admin only.', request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 401, 403, 404, 422) } });
+const deleteRoute = createRoute({ ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', description: 'Admin only.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
+
+async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
+  const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
+  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no identity provider named ${name}` });
+  return rows[0];
+}
+
+const root = (c: Context<AppEnv>) => c.var.deps.config.env.get('ROOT_PATH');
+
+/** Registers the provider administration. */
+export function registerIdentityProviderAdmin(app: App): void {
+  app.openapi(listRoute, async (c) => {
+    const rows = await c.var.db.select().from(identityProviders).orderBy(asc(identityProviders.name));
+    return c.json({ items: rows.map((p) => toPublic(p, root(c))) }, 200);
+  });
+
+  app.openapi(createRouteDef, async (c) => {
+    const body = validated(c, 'json', Create);
+    const now = c.var.deps.clock();
+    const { clientSecret, ...rest } = body;
+    const row: ProviderRow = { ...rest, clientSecretEnc: await sealSecret(c.var.config, clientSecret), createdAt: now, updatedAt: now };
+    try {
+      await c.var.db.batch([
+        c.var.db.insert(identityProviders).values(row),
+        auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.created', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: row.name, issuer: row.issuer, clientId: row.clientId } }),
+      ]);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `an identity provider named ${row.name} exists` });
+      throw err;
+    }
+    return c.json(toPublic(row, root(c)), 201);
+  });
+
+  app.openapi(getRoute, async (c) => c.json(toPublic(await find(c, validated(c, 'param', NameParam).name), root(c)), 200));
+
+  app.openapi(patchRoute, async (c) => {
+    const before = await find(c, validated(c, 'param', NameParam).name);
+    const { clientSecret, ...rest } = validated(c, 'json', Patch);
+    const now = c.var.deps.clock();
+    const set = { ...rest, ...(clientSecret ? { clientSecretEnc: await sealSecret(c.var.config, clientSecret) } : {}), updatedAt: now };
+    await c.var.db.batch([
+      c.var.db.update(identityProviders).set(set).where(eq(identityProviders.name, before.name)),
+      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.updated', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: before.name, changed: Object.keys(rest).concat(clientSecret ? ['clientSecret'] : []) } }),
+    ]);
+    return c.json(toPublic(await find(c, before.name), root(c)), 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const p = await find(c, validated(c, 'param', NameParam).name);
+    const now = c.var.deps.clock();
+    await c.var.db.batch([
+      c.var.db.delete(identityProviders).where(eq(identityProviders.name, p.name)),
+      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.deleted', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: p.name } }),
+    ]);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * The OIDC authorization code flow with PKCE, state and nonce, through oauth4webapi (which checks
+ * issuer, audience, expiry and nonce of the ID token); the ID token's signature is checked too,
+ * against the provider's JWKS. Discovery documents and JWKS are cached per isolate/process.
+ */
+import * as oauth from 'oauth4webapi';
+import type { Context } from 'hono';
+import { eq } from 'drizzle-orm';
+import type { AppEnv } from '../http/context.js';
+import { ProblemError } from '../http/problem.js';
+import { identityProviders } from '../../../schema/index.js';
+import { clearAuthCookie, readAuthCookie, requestOrigin, setAuthCookie } from '../sessions/http.js';
+import { signClaims, verifyClaims } from '../sessions/keys.js';
+import { openSecret } from './secret-box.js';
+
+export type ProviderRow = typeof identityProviders.$inferSelect;
+
+const FLOW_COOKIE = 'auth_oidc_flow';
+const FLOW_AUDIENCE = 'auth-oidc-flow';
+const FLOW_TTL_MS = 10 * 60_000;
+const DISCOVERY_TTL_MS = 60 * 60_000;
+const TIMEOUT_MS = 5000;
+
+/** Plain loopback HTTP is allowed for development and tests only; any other issuer must use HTTPS. */
+function insecureAllowed(url: URL): boolean {
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+const requestOptions = (issuer: URL) => ({ [oauth.allowInsecureRequests]: insecureAllowed(issuer), signal: AbortSignal.timeout(TIMEOUT_MS) });
+
+// Caches hold values, never promises: on Workers a request must not wait on another's I/O.
+const discovery = new Map<string, { as: oauth.AuthorizationServer; at: number }>();
+const jwks = new Map<string, oauth.JWKSCacheInput>();
+
+function unreachable(provider: ProviderRow, err: unknown): ProblemError {
+  return new ProblemError('BAD_GATEWAY', { detail: `the identity provider ${provider.name} is unreachable or misconfigured`, cause: err });
+}
+
+/** The provider's metadata (discovery), cached for an hour. */
+export async function authorizationServer(provider: ProviderRow, now: number): Promise<oauth.AuthorizationServer> {
+  const hit = discovery.get(provider.issuer);
+  if (hit && now - hit.at < DISCOVERY_TTL_MS) return hit.as;
+  const issuer = new URL(provider.issuer);
+  try {
+    const res = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...requestOptions(issuer) });
+    const as = await oauth.processDiscoveryResponse(issuer, res);
+    discovery.set(provider.issuer, { as, at: now });
+    return as;
+  } catch (err) {
+    throw unreachable(provider, err);
+  }
+}
+
+/** The enabled provider `name`, or 404. */
+export async function enabledProvider(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
+  const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
+  if (!rows[0] || !rows[0].enabled) throw new ProblemError('NOT_FOUND', { detail: `no identity provider named ${name}` });
+  return rows[0];
+}
+
+function callbackUrl(c: Context<AppEnv>, provider: ProviderRow): string {
+  return `${requestOrigin(c)}${c.var.deps.config.env.get('ROOT_PATH')}/v3/oidc/callback/${provider.name}`;
+}
+
+/** Starts a login: the flow's secrets go in a short-lived signed cookie; answers the redirect URL. */
+export async function startLogin(c: Context<AppEnv>, provider: ProviderRow, next: string | undefined): Promise<string> {
+  const now = c.var.deps.clock();
+  const as = await authorizationServer(provider, now);
+  if (!as.authorization_endpoint) throw unreachable(provider, new Error('no authorization_endpoint'));
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const nonce = oauth.generateRandomNonce();
+  const redirectUri = callbackUrl(c, provider);
+  const flow = { idp: provider.name, verifier, state, nonce, redirectUri, ...(next ? { next } : {}) };
+  setAuthCookie(c, await signClaims(await c.var.sessionKeys(), flow, now + FLOW_TTL_MS, FLOW_AUDIENCE), now + FLOW_TTL_MS, FLOW_COOKIE);
+  const url = new URL(as.authorization_endpoint);
+  url.search = new URLSearchParams({
+    client_id: provider.clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: provider.scopes,
+    state,
+    nonce,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  }).toString();
+  return url.href;
+}
+
+export type CallbackResult = { ok: true; claims: oauth.IDToken; next?: string } | { ok: false; error: string };
+
+/**
+ * Completes a login at the callback. The flow cookie is used once (cleared here), so a replayed
+ * callback finds no flow; a state or nonce that does not match it is refused. An error the provider
+ * sends (access_denied, ...) is returned for a redirect; protocol failures are 400 problems.
+ */
+export async function completeLogin(c: Context<AppEnv>, provider: ProviderRow): Promise<CallbackResult> {
+  const now = c.var.deps.clock();
+  const token = readAuthCookie(c, FLOW_COOKIE);
+  clearAuthCookie(c, FLOW_COOKIE);
+  const flow = token ? await verifyClaims(await c.var.sessionKeys(), token, FLOW_AUDIENCE, now) : undefined;
+  if (!flow || flow.idp !== provider.name || typeof flow.state !== 'string' || typeof flow.nonce !== 'string' || typeof flow.verifier !== 'string' || typeof flow.redirectUri !== 'string') {
+    throw new ProblemError('MALFORMED_REQUEST', { detail: 'no OIDC login in progress (or it expired): start again' });
+  }
+  const as = await authorizationServer(provider, now);
+  const client: oauth.Client = { client_id: provider.clientId };
+  let params: URLSearchParams;
+  try {
+    params = oauth.validateAuthResponse(as, client, new URL(c.req.url), flow.state);
+  } catch (err) {
+    if (err instanceof oauth.AuthorizationResponseError) return { ok: false, error: err.error };
+    throw new ProblemError('MALFORMED_REQUEST', { detail: `the authorization response is refused: ${(err as Error).message}` });
+  }
+  const issuer = new URL(provider.issuer);
+  const clientAuth = oauth.ClientSecretBasic(await openSecret(c.var.config, provider.clientSecretEnc));
+  let response: Response;
+  try {
+    response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, flow.redirectUri, flow.verifier, requestOptions(issuer));
+  } catch (err) {
+    throw unreachable(provider, err);
+  }
+  try {
+    const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: flow.nonce, requireIdToken: true });
+    const cache = jwks.get(provider.issuer) ?? {};
+    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(issuer), [oauth.jwksCache]: cache });
+    jwks.set(provider.issuer, cache);
+    const claims = oauth.getValidatedIdTokenClaims(result)!;
+    return { ok: true, claims, ...(typeof flow.next === 'string' ? { next: flow.next } : {}) };
+  } catch (err) {
+    if (err instanceof oauth.ResponseBodyError) throw new ProblemError('MALFORMED_REQUEST', { detail: `the provider refused the code: ${err.error}` });
+    if (err instanceof ProblemError) throw err;
+    throw new ProblemError('MALFORMED_REQUEST', { detail: `the ID token is refused: ${(err as Error).message}` });
+  }
+}

@@ -1,0 +1,67 @@
+/** GET /v3/oidc/login/{idp_name} and its callback: login with a session through an OIDC provider. */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { safeRedirect } from '../sessions/http.js';
+import { frontendWithError, startSession } from '../sessions/login.js';
+import { startPendingMerge } from '../sessions/merge.js';
+import { completeLogin, enabledProvider, startLogin } from './flow.js';
+import { accountOfIdentity, assertMayLogIn, recordLogin } from './provision.js';
+
+const Params = z.object({ idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }) });
+const Next = z.object({ next: z.string().max(2048).optional().openapi({ description: 'where to go after the login: a same-origin path or a front-end URL' }) });
+
+const login = createRoute({
+  method: 'get',
+  path: '/v3/oidc/login/{idp_name}',
+  tags: ['auths'],
+  summary: 'Log in through an OIDC identity provider',
+  description: 'Redirects the browser to the provider (authorization code flow with PKCE, state and nonce). No authentication; any role. 404 for an unknown provider, 502 when it is unreachable or misconfigured.',
+  'x-required-roles': ['admin', 'auditor', 'user'],
+  request: { params: Params, query: Next },
+  responses: { 302: { description: 'to the provider' }, ...problemResponses(404, 422, 502) },
+});
+
+const callback = createRoute({
+  method: 'get',
+  path: '/v3/oidc/callback/{idp_name}',
+  tags: ['auths'],
+  summary: 'Where the OIDC provider sends the browser back',
+  description: [
+    'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.',
+    'A login that collides with another account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
+  ].join('\n\n'),
+  'x-required-roles': ['admin', 'auditor', 'user'],
+  request: { params: Params },
+  responses: { 303: { description: 'to the front end' }, ...problemResponses(400, 404, 502) },
+});
+
+/** Registers the OIDC login endpoints. */
+export function registerOidc(app: App): void {
+  app.openapi(login, async (c) => {
+    const provider = await enabledProvider(c, validated(c, 'param', Params).idp_name);
+    return c.redirect(await startLogin(c, provider, validated(c, 'query', Next).next), 302);
+  });
+
+  app.openapi(callback, async (c) => {
+    const provider = await enabledProvider(c, validated(c, 'param', Params).idp_name);
+    const result = await completeLogin(c, provider);
+    if (!result.ok) return c.redirect(frontendWithError(c, result.error), 303);
+    const outcome = await accountOfIdentity(c, provider, result.claims);
+    if ('collision' in outcome) {
+      await startPendingMerge(c, { login: outcome.collision.login, source: 'oidc', sourceName: provider.name, externalId: outcome.collision.externalId });
+      return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
+    }
+    try {
+      await assertMayLogIn(c, outcome.user);
+    } catch (err) {
+      if (err instanceof ProblemError) return c.redirect(frontendWithError(c, err.code), 303);
+      throw err;
+    }
+    await recordLogin(c, outcome.user, provider);
+    c.set('principal', { user: outcome.user, method: 'session' });
+    await startSession(c, outcome.user, 'cookie');
+    return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);
+  });
+}
