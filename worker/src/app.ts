@@ -107,8 +107,10 @@ export function createApp(hostDeps: AppDeps): App {
 
   const render = (c: Context<AppEnv>, problem: ProblemError): Response => {
     const res = problemResponse(problem, c.req.path, c.var.requestId);
-    // Responses built here replace c.res, so the request id header is set again.
+    // Responses built here replace c.res, so the request id header is set again, and cookies set
+    // before the failure are kept (e.g. a used OIDC flow cookie is still cleared when the flow fails).
     if (c.var.requestId) res.headers.set('X-Request-Id', c.var.requestId);
+    for (const cookie of c.res.headers.getSetCookie()) res.headers.append('Set-Cookie', cookie);
     return res;
   };
 

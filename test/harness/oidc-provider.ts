@@ -1,0 +1,84 @@
+/**
+ * A real OpenID provider for the tests: `oidc-provider` on loopback, behind a small pass-through
+ * proxy that can tamper with the ID token of token responses (to prove signatures are checked) or
+ * refuse connections (provider down). The issuer is the proxy's URL, so all traffic goes through it.
+ */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+import { freePort } from './hosts.js';
+
+export interface TestProvider {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Replace the ID token payload's `name` in token responses (signature no longer matches). */
+  tamper: boolean;
+  /** Answer every request with a dropped connection. */
+  down: boolean;
+  close(): Promise<void>;
+}
+
+export async function startTestProvider(redirectUris: string[], codeTtlSeconds = 60): Promise<TestProvider> {
+  const proxyPort = await freePort();
+  const issuer = `http://127.0.0.1:${proxyPort}`;
+  const clientId = 'auth-service';
+  const clientSecret = 'client-secret-0123456789';
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    async findAccount(_ctx, id) {
+      return { accountId: id, claims: async () => ({ sub: id, preferred_username: id, name: `User ${id}`, email: `${id}@example.org` }) };
+    },
+    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
+    conformIdTokenClaims: false,
+    features: { devInteractions: { enabled: true } },
+    pkce: { required: () => true },
+    ttl: { AuthorizationCode: codeTtlSeconds },
+    cookies: { keys: ['test-cookie-key-0123456789'] },
+  });
+  provider.on('server_error', (_ctx: unknown, err: Error) => console.error('oidc-provider server_error', err));
+  const backend: Server = provider.listen(0);
+  await new Promise<void>((r) => backend.once('listening', () => r()));
+  const backendPort = (backend.address() as AddressInfo).port;
+
+  const state: TestProvider = {
+    issuer,
+    clientId,
+    clientSecret,
+    tamper: false,
+    down: false,
+    close: async () => {
+      await new Promise((r) => proxy.close(r));
+      await new Promise((r) => backend.close(r));
+    },
+  };
+  const proxy = createServer((req, res) => {
+    if (state.down) {
+      req.socket.destroy();
+      return;
+    }
+    const upstream = request({ host: '127.0.0.1', port: backendPort, path: req.url, method: req.method, headers: req.headers }, (up) => {
+      const chunks: Buffer[] = [];
+      up.on('data', (d: Buffer) => chunks.push(d));
+      up.on('end', () => {
+        let body = Buffer.concat(chunks);
+        const headers = { ...up.headers };
+        if (state.tamper && req.url?.startsWith('/token') && up.statusCode === 200) {
+          const json = JSON.parse(body.toString()) as { id_token: string };
+          const [h, p, s] = json.id_token.split('.');
+          const payload = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
+          payload.name = 'Mallory';
+          json.id_token = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
+          body = Buffer.from(JSON.stringify(json));
+          delete headers['content-length'];
+        }
+        res.writeHead(up.statusCode ?? 502, headers);
+        res.end(body);
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => proxy.listen(proxyPort, '127.0.0.1', () => r()));
+  return state;
+}

@@ -1,0 +1,179 @@
+/** OIDC login against a real OpenID provider (oidc-provider on loopback), on both hosts. */
+import { SignJWT, decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Browser } from '../harness/browser.js';
+import { ADMIN, basic, baseUrl, callJson, createUser, uniqueLogin } from '../harness/client.js';
+import { BASE_TEST_ENV, freePort } from '../harness/hosts.js';
+import { startTestProvider, type TestProvider } from '../harness/oidc-provider.js';
+
+const admin = basic(ADMIN.login, ADMIN.password);
+let idp: TestProvider;
+let shortIdp: TestProvider;
+const idpName = `idp${Date.now().toString(36)}`;
+const shortName = `${idpName}-short`;
+const callback = (name: string) => `${baseUrl()}/v3/oidc/callback/${name}`;
+
+async function addProvider(name: string, p: { issuer: string; clientId: string; clientSecret: string }) {
+  const r = await callJson('/v3/settings/identity-providers', { method: 'POST', auth: admin, json: { name, issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret } });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+}
+
+beforeAll(async () => {
+  [idp, shortIdp] = await Promise.all([startTestProvider([callback(idpName)]), startTestProvider([callback(shortName)], 1)]);
+  await addProvider(idpName, idp);
+  await addProvider(shortName, shortIdp);
+});
+afterAll(async () => {
+  await Promise.all([idp?.close(), shortIdp?.close()]);
+});
+
+/**
+ * Starts a login at the service and goes through the provider's pages (login, consent) as a
+ * browser would; returns the callback URL the provider sends back, without following it.
+ */
+async function throughProvider(b: Browser, name: string, user: string, o: { abort?: boolean } = {}): Promise<string> {
+  const start = await b.fetch(`${baseUrl()}/v3/oidc/login/${name}`);
+  expect(start.status).toBe(302);
+  let url = start.headers.get('location')!;
+  for (let i = 0; i < 20; i++) {
+    if (url.startsWith(baseUrl())) return url;
+    const res = await b.fetch(url);
+    if (res.status >= 300 && res.status < 400) {
+      url = new URL(res.headers.get('location')!, url).href;
+      continue;
+    }
+    const html = await res.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (!action) throw new Error(`unexpected provider page at ${url}: ${res.status} ${html.slice(0, 200)}`);
+    const formUrl = new URL(action, url).href;
+    const hidden = Object.fromEntries([...html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    if (o.abort) {
+      const abortHref = /href="([^"]*\/abort)"/.exec(html)?.[1] ?? `${new URL(formUrl).pathname}/abort`;
+      const aborted = await b.fetch(new URL(abortHref, url).href);
+      url = new URL(aborted.headers.get('location')!, url).href;
+      continue;
+    }
+    const fields = hidden.prompt === 'login' ? { ...hidden, login: user, password: 'any-password' } : hidden;
+    const posted = await b.postForm(formUrl, fields, { origin: new URL(url).origin });
+    url = new URL(posted.headers.get('location')!, formUrl).href;
+  }
+  throw new Error('too many redirects');
+}
+
+const me = async (b: Browser) => {
+  const res = await b.fetch(`${baseUrl()}/v4/users/me`);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+describe('OIDC login', () => {
+  it('first login provisions the account; the next one finds it', async () => {
+    const user = uniqueLogin('oidc');
+    const b = new Browser(new URL(baseUrl()).origin);
+    const done = await b.fetch(await throughProvider(b, idpName, user));
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('http://localhost/');
+    const first = await me(b);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ login: user, source: 'oidc', sourceName: idpName, displayName: `User ${user}`, email: `${user}@example.org`, role: 'user' });
+
+    const again = new Browser(new URL(baseUrl()).origin);
+    await again.fetch(await throughProvider(again, idpName, user));
+    expect((await me(again)).body.id).toBe(first.body.id);
+  });
+
+  it('a login colliding with a local account goes to the merge page; /v3/login/union completes it', async () => {
+    const login = uniqueLogin('local');
+    await createUser(login, 'Str0ng$pass', { sessionLimit: 3 });
+    const b = new Browser(new URL(baseUrl()).origin);
+    const res = await b.fetch(await throughProvider(b, idpName, login));
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('http://localhost/conflict');
+    expect((await me(b)).status).toBe(401);
+    const union = await b.postJson(`${baseUrl()}/v3/login/union`, { password: 'Str0ng$pass' });
+    expect(union.status).toBe(200);
+    expect((await me(b)).body).toMatchObject({ login, source: 'local' });
+    // Linked now: the next OIDC login goes straight to the local account.
+    const later = new Browser(new URL(baseUrl()).origin);
+    expect((await later.fetch(await throughProvider(later, idpName, login))).headers.get('location')).toBe('http://localhost/');
+    expect((await me(later)).body).toMatchObject({ login, source: 'local' });
+  });
+
+  it('a replayed callback or a forged state is refused', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    const url = await throughProvider(b, idpName, uniqueLogin('oidc'));
+    const forged = new URL(url);
+    forged.searchParams.set('state', 'forged-state');
+    const bad = await b.fetch(forged.href);
+    expect(bad.status).toBe(400);
+    // The flow cookie is used once: even the genuine callback now finds no login in progress.
+    expect((await b.fetch(url)).status).toBe(400);
+
+    const c = new Browser(new URL(baseUrl()).origin);
+    const genuine = await throughProvider(c, idpName, uniqueLogin('oidc'));
+    expect((await c.fetch(genuine)).status).toBe(303);
+    expect((await c.fetch(genuine)).status).toBe(400);
+  });
+
+  it('a wrong nonce is refused', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    const url = await throughProvider(b, idpName, uniqueLogin('oidc'));
+    const flowUrl = `${baseUrl()}/v3/oidc/callback/${idpName}`;
+    const flow = decodeJwt((await b.cookie(flowUrl, 'auth_oidc_flow'))!);
+    const forged = await new SignJWT({ ...flow, nonce: 'another-nonce' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setAudience('auth-oidc-flow')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!));
+    await b.jar.setCookie(`auth_oidc_flow=${forged}; Path=${new URL(baseUrl()).pathname}`, flowUrl);
+    const res = await b.fetch(url);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/nonce/i);
+  });
+
+  it('a tampered ID token is refused (signature)', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    const url = await throughProvider(b, idpName, uniqueLogin('oidc'));
+    idp.tamper = true;
+    try {
+      const res = await b.fetch(url);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/ID token/);
+      expect((await me(b)).status).toBe(401);
+    } finally {
+      idp.tamper = false;
+    }
+  });
+
+  it('an expired code is refused', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    const url = await throughProvider(b, shortName, uniqueLogin('oidc'));
+    await new Promise((r) => setTimeout(r, 2500));
+    const res = await b.fetch(url);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/invalid_grant/);
+  });
+
+  it('access denied at the provider: back to the front end with auth_error, no session', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    const res = await b.fetch(await throughProvider(b, idpName, uniqueLogin('oidc'), { abort: true }));
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('http://localhost/?auth_error=access_denied');
+    expect((await me(b)).status).toBe(401);
+  });
+
+  it('unknown provider: 404; provider down: 502', async () => {
+    expect((await callJson('/v3/oidc/login/no-such-idp')).status).toBe(404);
+    const deadName = `${idpName}-dead`;
+    await addProvider(deadName, { issuer: `http://127.0.0.1:${await freePort()}`, clientId: 'x', clientSecret: 'y' });
+    const r = await callJson(`/v3/oidc/login/${deadName}`);
+    expect(r.status).toBe(502);
+    expect(r.body.code).toBe('BAD_GATEWAY');
+  });
+
+  it('provider records never return the client secret', async () => {
+    const r = await callJson<{ items: Record<string, unknown>[] }>('/v3/settings/identity-providers', { auth: admin });
+    expect(r.status).toBe(200);
+    expect(JSON.stringify(r.body)).not.toContain(idp.clientSecret);
+    expect(r.body.items.find((p) => p.name === idpName)).toMatchObject({ clientSecretSet: true, issuer: idp.issuer });
+  });
+});
