@@ -16,6 +16,8 @@ export interface TestProvider {
   tamper: boolean;
   /** Answer every request with a dropped connection. */
   down: boolean;
+  /** Paths requested through the proxy, in order. */
+  requests: string[];
   close(): Promise<void>;
 }
 
@@ -47,12 +49,14 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
     clientSecret,
     tamper: false,
     down: false,
+    requests: [],
     close: async () => {
       await new Promise((r) => proxy.close(r));
       await new Promise((r) => backend.close(r));
     },
   };
   const proxy = createServer((req, res) => {
+    state.requests.push(new URL(req.url ?? '/', issuer).pathname);
     if (state.down) {
       req.socket.destroy();
       return;

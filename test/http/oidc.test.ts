@@ -170,6 +170,19 @@ describe('OIDC login', () => {
     expect(r.body.code).toBe('BAD_GATEWAY');
   });
 
+  it('discovery and JWKS are cached: more logins fetch neither again', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    await b.fetch(await throughProvider(b, idpName, uniqueLogin('oidc')));
+    const count = (path: string) => idp.requests.filter((p) => p === path).length;
+    const before = { discovery: count('/.well-known/openid-configuration'), jwks: count('/jwks') };
+    expect(before.discovery).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 2; i++) {
+      const n = new Browser(new URL(baseUrl()).origin);
+      expect((await n.fetch(await throughProvider(n, idpName, uniqueLogin('oidc')))).status).toBe(303);
+    }
+    expect({ discovery: count('/.well-known/openid-configuration'), jwks: count('/jwks') }).toEqual(before);
+  });
+
   it('provider records never return the client secret', async () => {
     const r = await callJson<{ items: Record<string, unknown>[] }>('/v3/settings/identity-providers', { auth: admin });
     expect(r.status).toBe(200);
