@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
-import { auditInsert } from '../audit/events.js';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { apiTokens, users } from '../../../schema/index.js';
@@ -98,14 +98,13 @@ export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { n
       .update(apiTokens)
       .set({ revokedAt: o.now })
       .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.userId, user.id), isNull(apiTokens.revokedAt))),
-    auditInsert(db, o.now, {
-      stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin',
-      type: 'token.revoked',
-      actor: o.actor,
-      subject: user,
-      requestId: o.requestId,
-      data: { tokenId },
-    }),
+    // Audited only when the update above changed a row (changes() reads the previous statement).
+    auditInsertWhen(
+      db,
+      o.now,
+      { stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin', type: 'token.revoked', actor: o.actor, subject: user, requestId: o.requestId, data: { tokenId } },
+      sql`changes() > 0`,
+    ),
   ]);
   if (result.rowsAffected === 0) return false;
   return true;

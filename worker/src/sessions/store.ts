@@ -1,6 +1,6 @@
 /** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
-import { auditInsert } from '../audit/events.js';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
@@ -113,14 +113,20 @@ export async function revokeSessions(
   const where = and(eq(sessions.userId, user.id), isNull(sessions.revokedAt), o.id === undefined ? undefined : eq(sessions.id, o.id));
   const [result] = await db.batch([
     db.update(sessions).set({ revokedAt: o.now }).where(where),
-    auditInsert(db, o.now, {
-      stream: user.id === o.actor.id ? 'user_activity' : 'crud_admin',
-      type: o.id === undefined ? 'session.revoked_all' : 'session.revoked',
-      actor: o.actor,
-      subject: user,
-      requestId: o.requestId,
-      data: o.id === undefined ? {} : { sessionId: o.id },
-    }),
+    // Audited only when the update above ended a session (changes() reads the previous statement).
+    auditInsertWhen(
+      db,
+      o.now,
+      {
+        stream: user.id === o.actor.id ? 'user_activity' : 'crud_admin',
+        type: o.id === undefined ? 'session.revoked_all' : 'session.revoked',
+        actor: o.actor,
+        subject: user,
+        requestId: o.requestId,
+        data: o.id === undefined ? {} : { sessionId: o.id },
+      },
+      sql`changes() > 0`,
+    ),
   ]);
   return result.rowsAffected;
 }
