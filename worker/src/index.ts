@@ -84,9 +84,10 @@ export default {
     await bootstrap();
     return app.fetch(request, env, ctx);
   },
-  async scheduled(controller, env, ctx) {
+  async scheduled(controller, env) {
     const { openDb, config } = instanceFor(env);
     const db = openDb();
-    ctx.waitUntil(runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime }));
+    // The handler's own promise: the runtime keeps the invocation alive until the jobs are done.
+    await runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime });
   },
 } satisfies ExportedHandler<Env>;
