@@ -3,18 +3,25 @@
  * binds, SMTP, log-store queries, the error-tracking relay), reached only over mutual TLS.
  * This is its skeleton: the app factory and the health endpoint; the capabilities come as plugins.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:https';
+import Fastify, { type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
 
 export interface BridgeOptions {
-  /** Fastify server options (logger, https with requestCert for mTLS, ...). */
+  /** Fastify server options (logger, ...). */
   server?: FastifyServerOptions;
+  /** Mutual TLS (required in production; tests of the routes alone may use inject() without it). */
+  mtls?: MtlsOptions;
   /** Version reported by the health endpoint. */
   version?: string;
 }
 
 /** Builds the bridge app without listening (tests use inject(); the entry calls listen). */
 export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
-  const app = Fastify({ logger: false, ...o.server });
+  const app: FastifyInstance = o.mtls
+    ? (Fastify({ logger: false, ...(o.server as FastifyHttpsOptions<Server>), https: httpsOptions(o.mtls) }) as unknown as FastifyInstance)
+    : Fastify({ logger: false, ...o.server });
+  pinSubjects(app, o.mtls?.allowedSubjects);
   app.get('/health', async () => ({ status: 'ok', service: 'ldap-bridge', version: o.version ?? '0.1.0' }));
   app.setNotFoundHandler((req, reply) =>
     reply

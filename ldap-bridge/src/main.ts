@@ -1,11 +1,32 @@
 /**
- * `npm run bridge`: starts the bridge on BRIDGE_HOST:BRIDGE_PORT (default 127.0.0.1:8443).
- * Skeleton: plain HTTP on loopback until the mutual-TLS listener lands (DESIGN.md §1).
+ * `npm run bridge`: the bridge on BRIDGE_HOST:BRIDGE_PORT (default 127.0.0.1:8443) over mutual TLS.
+ * BRIDGE_TLS_KEY, BRIDGE_TLS_CERT and BRIDGE_TLS_CA are file paths (server key and certificate, and
+ * the CA of the allowed clients); BRIDGE_ALLOWED_CLIENTS optionally pins client certificate CNs
+ * (comma-separated). `npm run certs:dev` makes development certificates in data/certs.
  */
+import { readFileSync } from 'node:fs';
 import { buildBridge } from './app.js';
+
+function file(name: string, fallback: string): Buffer {
+  const path = process.env[name] ?? fallback;
+  try {
+    return readFileSync(path);
+  } catch {
+    console.error(`ldap-bridge: cannot read ${name} (${path}); run "npm run certs:dev" or set ${name}`);
+    process.exit(1);
+  }
+}
 
 const host = process.env.BRIDGE_HOST ?? '127.0.0.1';
 const port = Number(process.env.BRIDGE_PORT ?? 8443);
-const app = buildBridge({ server: { logger: true } });
+const app = buildBridge({
+  server: { logger: true },
+  mtls: {
+    key: file('BRIDGE_TLS_KEY', 'data/certs/bridge-server.key'),
+    cert: file('BRIDGE_TLS_CERT', 'data/certs/bridge-server.pem'),
+    ca: file('BRIDGE_TLS_CA', 'data/certs/dev-ca.pem'),
+    allowedSubjects: process.env.BRIDGE_ALLOWED_CLIENTS?.split(',').map((s) => s.trim()).filter(Boolean),
+  },
+});
 await app.listen({ host, port });
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void app.close().then(() => process.exit(0)));
