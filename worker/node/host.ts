@@ -15,6 +15,8 @@ import { ConfigService, parseEnvironment, type ConfigSnapshot, type EnvSource } 
 import { createLogger, toLevel } from '../src/http/logger.js';
 import { createDb, loadSavedSettings, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
 import { migrateDatabase } from './migrate.js';
+import { nodeBridgeTransport } from './bridge-transport.js';
+import { createBridgeClient } from '../src/bridge/client.js';
 import { nodeStaticFiles } from './static-files.js';
 
 export interface NodeHostOptions {
@@ -98,8 +100,11 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     load: () => loadSavedSettings(db),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
+  const transport = nodeBridgeTransport(env);
+  const bridge = transport ? createBridgeClient(transport) : undefined;
   const app = createApp({
     db: () => db,
+    ...(bridge ? { bridgeStatus: () => bridge.status() } : {}),
     config,
     clock,
     verifier: createPasswordVerifier(hasher),

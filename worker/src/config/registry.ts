@@ -247,6 +247,12 @@ export const REGISTRY = {
   LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
   AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
+  BRIDGE_URL: str(D, 'AUTH_BRIDGE_URL', '', 'base URL of the ldap-bridge (https://host:port); empty: no bridge', {
+    check: (v) => (v === '' || /^https:\/\/[^/]+$/.test(v) ? null : 'an https:// origin such as https://bridge.internal:8443'),
+  }),
+  BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
+  BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
+  BRIDGE_TLS_CA: str(D, 'AUTH_BRIDGE_TLS_CA', 'data/certs/dev-ca.pem', "Node host: file of the CA that signs the bridge's server certificate"),
   SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '', 'key that encrypts stored secrets (OIDC client secrets); empty: derived from SESSION_SECRET_KEY', {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),

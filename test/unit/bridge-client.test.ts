@@ -1,0 +1,87 @@
+/** The worker's bridge client on the Node host, over real mutual TLS to the bridge. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildBridge } from '../../ldap-bridge/src/app.js';
+import { issueCert, makeCa, makeDevCertificates } from '../../scripts/dev-certs.js';
+import { createBridgeClient } from '../../worker/src/bridge/client.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { nodeBridgeTransport } from '../../worker/node/bridge-transport.js';
+import { startNodeTestHost } from '../harness/hosts.js';
+
+let dir: string;
+let certs: ReturnType<typeof makeDevCertificates>;
+let bridge: FastifyInstance;
+let bridgeUrl: string;
+let silent: TlsServer;
+let silentUrl: string;
+
+const clientEnv = (url: string, client = certs.client) => ({
+  AUTH_BRIDGE_URL: url,
+  AUTH_BRIDGE_TLS_CERT: client.cert,
+  AUTH_BRIDGE_TLS_KEY: client.key,
+  AUTH_BRIDGE_TLS_CA: certs.ca.cert,
+});
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bridge-client-'));
+  certs = makeDevCertificates(dir);
+  const read = (p: string) => readFileSync(p);
+  bridge = buildBridge({ mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert) } });
+  await bridge.listen({ host: '127.0.0.1', port: 0 });
+  bridgeUrl = `https://127.0.0.1:${(bridge.server.address() as AddressInfo).port}`;
+  // A bridge that completes the handshake and then never answers.
+  silent = createTlsServer({ key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert), requestCert: true, rejectUnauthorized: true }, () => {});
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  silentUrl = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await bridge?.close();
+  silent?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('bridge client', () => {
+  it('the Node host reports the bridge in its readiness: ok, then down when it stops', async () => {
+    const spare = buildBridge({ mtls: { key: readFileSync(certs.server.key), cert: readFileSync(certs.server.cert), ca: readFileSync(certs.ca.cert) } });
+    await spare.listen({ host: '127.0.0.1', port: 0 });
+    const url = `https://127.0.0.1:${(spare.server.address() as AddressInfo).port}`;
+    const host = await startNodeTestHost(clientEnv(url));
+    try {
+      const ready = async () => ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
+      expect(await ready()).toBe('ok');
+      await spare.close();
+      expect(await ready()).toBe('down');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('a client certificate of another CA is refused by the bridge: down, and a 503 problem for calls', async () => {
+    const otherCa = makeCa(join(dir, 'other'), 'other-ca');
+    const foreign = issueCert(join(dir, 'other'), otherCa, 'foreign', { cn: 'auth-worker', usage: 'client' });
+    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl, foreign)))!);
+    expect(await client.status()).toBe('down');
+    await expect(client.post('/ldap/test', {}, 2000)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+  });
+
+  it('a bridge that never answers: 504 after the timeout, never a hang', async () => {
+    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(silentUrl)))!);
+    await expect(client.post('/ldap/test', {}, 300)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 504 });
+  });
+
+  it('an unknown path of a healthy bridge: 502', async () => {
+    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl)))!);
+    expect(await client.status()).toBe('ok');
+    await expect(client.post('/no-such-capability', {}, 2000)).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
+  });
+
+  it('unset BRIDGE_URL: no transport (readiness says not-configured)', () => {
+    expect(nodeBridgeTransport(parseEnvironment({}))).toBeUndefined();
+  });
+});
