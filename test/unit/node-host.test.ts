@@ -119,7 +119,7 @@ describe('Node host start', () => {
       expect(res.status).toBe(200);
     }
     // Both workers announce themselves.
-    await expect.poll(() => (host.output().match(/"msg":"serving /g) ?? []).length, { timeout: 15_000 }).toBe(2);
+    await expect.poll(() => (host.output().match(/"msg":"serving /g) ?? []).length, { timeout: 30_000 }).toBe(2);
     const exited = new Promise<number | null>((r) => host.child.once('exit', (c) => r(c)));
     host.child.kill('SIGTERM');
     expect(await exited).toBe(0);

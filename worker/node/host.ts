@@ -5,6 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
+import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../src/app.js';
 import { runScheduledJobs } from '../src/jobs/index.js';
@@ -49,6 +50,16 @@ export function openDatabase(config: ConfigSnapshot): { db: Db; close(): void; e
   return { db: createDb(client), close: () => client.close(), embedded };
 }
 
+/**
+ * Embedded databases shared by several processes (WORKERS, a second host on the same file): WAL lets
+ * readers and a writer proceed together, and a busy timeout makes a writer wait for another's
+ * transaction instead of failing with SQLITE_BUSY.
+ */
+export async function prepareEmbedded(db: Db): Promise<void> {
+  await db.run(sql`PRAGMA busy_timeout = 5000`);
+  await db.run(sql`PRAGMA journal_mode = WAL`);
+}
+
 /** The address to listen on: BIND_HOST, else all interfaces (container IP) or loopback only. */
 export function bindAddress(config: ConfigSnapshot): string | undefined {
   const host = config.get('BIND_HOST');
@@ -80,6 +91,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const { db } = database;
   const hasher = createNodeNativeHasher();
   try {
+    if (database.embedded) await prepareEmbedded(db);
     if (o.migrate ?? database.embedded) {
       await migrateDatabase(db, env.get('DB_SCHEMA'));
     } else {

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, parseEnvironment } from '../src/config/index.js';
 import { loadNodeEnv } from './env.js';
-import { openDatabase, startNodeHost } from './host.js';
+import { openDatabase, prepareEmbedded, startNodeHost } from './host.js';
 import { migrateDatabase } from './migrate.js';
 
 function fail(message: string): never {
@@ -51,7 +51,10 @@ async function main(): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
     // The primary migrates once, then forks WORKERS processes that share the listening port.
     const database = openDatabase(config);
-    if (database.embedded) await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+    if (database.embedded) {
+      await prepareEmbedded(database.db);
+      await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+    }
     database.close();
     for (let i = 0; i < workers; i++) cluster.fork();
     let stopping = false;
