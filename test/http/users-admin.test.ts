@@ -128,6 +128,11 @@ describe('administrators', () => {
     expect(granted.status).toBe(200);
     expect(granted.body.superAccessUntil).toEqual(expect.any(String));
     expect((await call('/v4/users?limit=1', { auth: user })).status).toBe(200);
+    // Lent rights cannot be made lasting: no admin accounts, no admin role, no super-access.
+    expect((await callJson('/v4/users', { method: 'POST', auth: user, json: { login: uniqueLogin(), password: PASSWORD, role: 'admin' } })).status).toBe(403);
+    expect((await callJson(`/v4/users/${id}/super-access`, { method: 'POST', auth: user })).status).toBe(403);
+    const other = await createUser(uniqueLogin(), PASSWORD);
+    expect((await callJson(`/v4/users/${other}`, { method: 'PATCH', auth: user, json: { role: 'admin' } })).status).toBe(403);
     await setClockOffset(19 * MINUTE);
     expect((await call('/v4/users?limit=1', { auth: user })).status).toBe(200);
     await setClockOffset(20 * MINUTE + 1000);

@@ -116,7 +116,7 @@ function uiName(name: string): VarName {
   return name;
 }
 
-/** The configuration re-read after a write (this instance sees the change at once). */
+/** The configuration re-read from the store (after a write, this instance sees the change at once). */
 async function current(c: Context<AppEnv>): Promise<ConfigSnapshot> {
   c.var.deps.config.invalidate();
   const db = c.var.db;
@@ -142,7 +142,9 @@ export function registerSettings(app: App): void {
       else errors.push({ location: 'json', path: `values.${name}`, message: `expected ${r.issue.expected}, received ${r.issue.received}` });
     }
     if (parsed.size === 0 && errors.length === 0) errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
-    const after = (n: VarName) => (parsed.has(n) ? parsed.get(n)!.value : c.var.config.get(n)) as number;
+    // The stored values as of now (the request's snapshot may be up to the cache TTL old).
+    const before = await current(c);
+    const after = (n: VarName) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n)) as number;
     for (const [lo, hi] of ORDERED) {
       if ((parsed.has(lo) || parsed.has(hi)) && after(lo) > after(hi)) {
         errors.push({ location: 'json', path: `values.${parsed.has(lo) ? lo : hi}`, message: `${lo} (${after(lo)}) must not exceed ${hi} (${after(hi)})` });
@@ -163,7 +165,7 @@ export function registerSettings(app: App): void {
         type: 'setting.changed',
         actor,
         requestId: c.var.requestId,
-        data: { name, before: shown(name, c.var.config.get(name)), beforeSource: c.var.config.source(name), after: shown(name, value) },
+        data: { name, before: shown(name, before.get(name)), beforeSource: before.source(name), after: shown(name, value) },
       }),
     ]);
     await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
@@ -175,7 +177,7 @@ export function registerSettings(app: App): void {
     const name = uiName(validated(c, 'param', NameParam).name);
     const db = c.var.db;
     const now = c.var.deps.clock();
-    const before = c.var.config;
+    const before = await current(c);
     await db.batch([
       db.delete(settings).where(inArray(settings.name, [name])),
       auditInsert(db, now, {

@@ -25,6 +25,14 @@ export function effectiveRole(user: UserRow, now: number): Role {
   return user.superAccessUntil !== null && user.superAccessUntil > now ? 'admin' : user.role;
 }
 
+/**
+ * Super-access lends administrator rights for a while: it cannot hand out lasting ones (an admin
+ * account or role) nor super-access, or it would outlive DEBUG_COUNTDOWN_USER_SU.
+ */
+export function assertMayGrantAdmin(actor: UserRow): void {
+  if (actor.role !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot grant administrator rights or super-access' });
+}
+
 /** SQL: another live, active administrator than `id` exists. */
 function anotherAdmin(id: string): SQL {
   return sql`(select count(*) from ${users} where role = 'admin' and status = 'active' and deleted_at is null and id <> ${id}) > 0`;

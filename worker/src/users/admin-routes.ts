@@ -12,6 +12,7 @@ import { loginReservations } from '../../../schema/index.js';
 import { PublicUserSchema, toPublicUser } from './model.js';
 import { assertPasswordPolicy } from './password.js';
 import { createLocalUser } from './store.js';
+import { assertMayGrantAdmin } from './accounts.js';
 
 /** Logins: letters of any script, digits and . _ - @, 1 to 150 characters, starting with a letter or digit. */
 export const LoginSchema = z
@@ -41,7 +42,7 @@ const create = createRoute({
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',
-  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY).',
+  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access cannot create admin accounts (403).',
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')] as const,
   ...ADMIN,
@@ -64,6 +65,7 @@ export function registerUserAdmin(app: App): void {
     if (body.sessionLimit && body.sessionLimit > max) {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
     }
+    if (body.role === 'admin') assertMayGrantAdmin(c.var.principal.user);
     assertPasswordPolicy(body.password, config);
     const reserved = await db
       .select({ until: loginReservations.until })

@@ -9,7 +9,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loginLocks, users } from '../../../schema/index.js';
-import { deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import { assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 
@@ -70,7 +70,7 @@ const listRoute = route('get', '/v4/users', 'List accounts', 'Paginated (limit a
   ...problemResponses(401, 403, 422),
 });
 const getRoute = route('get', '/v4/users/{userId}', 'Read an account', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const patchRoute = route('patch', '/v4/users/{userId}', 'Update an account', 'Nobody changes their own role; the last active administrator cannot be demoted (409). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.', {
+const patchRoute = route('patch', '/v4/users/{userId}', 'Update an account', 'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot give the admin role (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.', {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
 }, { ...one, ...problemResponses(400, 401, 403, 404, 409, 422) });
 const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).', { request: { params: UserParam } }, {
@@ -83,7 +83,7 @@ const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-log
 const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', 'Policy-checked; by default the user must change it at the next login.', {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
 }, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
-const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', 'The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.', {
+const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', 'The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. An account on super-access can neither grant super-access nor give the admin role (403).', {
   request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
 }, { ...one, ...problemResponses(400, 401, 403, 404, 422) });
 const revokeSuRoute = route('delete', '/v4/users/{userId}/super-access', 'End super-access now', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
@@ -161,6 +161,7 @@ export function registerUserManagement(app: App): void {
     if (body.role !== undefined && body.role !== user.role && user.id === ctx.actor.id) {
       throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
     }
+    if (body.role === 'admin' && user.role !== 'admin') assertMayGrantAdmin(ctx.actor);
     const max = c.var.config.get('AUTH_SESSIONS_MAX_COUNT');
     if (body.sessionLimit && body.sessionLimit > max) {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
@@ -206,6 +207,7 @@ export function registerUserManagement(app: App): void {
     const user = await target(c);
     const body = (c.req.header('Content-Type') ?? '').startsWith('application/json') ? validated(c, 'json', SuperAccess) : {};
     const ctx = adminContext(c);
+    assertMayGrantAdmin(ctx.actor);
     const minutes = body.minutes ?? c.var.config.get('DEBUG_COUNTDOWN_USER_SU');
     const until = ctx.now + minutes * 60_000;
     await updateAccount(ctx, user, { superAccessUntil: until }, { audit: { type: 'super_access.granted', data: { until: new Date(until).toISOString(), minutes } } });
