@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
 import { issueCert, makeCa, makeDevCertificates } from '../../scripts/dev-certs.js';
 import { createBridgeClient } from '../../worker/src/bridge/client.js';
@@ -67,18 +68,18 @@ describe('bridge client', () => {
     const foreign = issueCert(join(dir, 'other'), otherCa, 'foreign', { cn: 'auth-worker', usage: 'client' });
     const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl, foreign)))!);
     expect(await client.status()).toBe('down');
-    await expect(client.post('/ldap/test', {}, 2000)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
   });
 
   it('a bridge that never answers: 504 after the timeout, never a hang', async () => {
     const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(silentUrl)))!);
-    await expect(client.post('/ldap/test', {}, 300)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 504 });
+    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 300)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 504 });
   });
 
   it('an unknown path of a healthy bridge: 502', async () => {
     const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl)))!);
     expect(await client.status()).toBe('ok');
-    await expect(client.post('/no-such-capability', {}, 2000)).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
+    await expect(client.call('/no-such-capability', {}, z.unknown(), 2000)).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
   });
 
   it('unset BRIDGE_URL: no transport (readiness says not-configured)', () => {

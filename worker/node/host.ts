@@ -116,7 +116,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const bridge = transport ? createBridgeClient(transport) : undefined;
   const app = createApp({
     db: () => db,
-    ...(bridge ? { bridgeStatus: () => bridge.status() } : {}),
+    ...(bridge ? { bridge } : {}),
     config,
     clock,
     verifier: createPasswordVerifier(hasher),

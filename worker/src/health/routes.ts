@@ -40,7 +40,7 @@ const ready = createRoute({
 export function registerHealth(app: App): void {
   app.openapi(live, (c) => c.json({ status: 'ok' as const }, 200));
   app.openapi(ready, async (c) => {
-    const { bridgeStatus } = c.var.deps;
+    const { bridge: bridgeClient } = c.var.deps;
     const db = c.var.db;
     try {
       await db.run(sql`select 1`);
@@ -48,7 +48,7 @@ export function registerHealth(app: App): void {
       c.var.logger.error('readiness: database check failed', { err });
       throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'the database does not answer' });
     }
-    const bridge = bridgeStatus ? await bridgeStatus() : 'not-configured';
+    const bridge: 'ok' | 'down' | 'not-configured' = bridgeClient ? await bridgeClient.status() : 'not-configured';
     return c.json({ status: 'ok' as const, checks: { database: 'ok' as const, bridge } }, 200);
   });
 }

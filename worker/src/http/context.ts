@@ -10,6 +10,8 @@ import type { Logger } from './logger.js';
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
 export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
+import type { BridgeClient } from '../bridge/client.js';
+
 /** What a host hands to the app factory. Nothing in routes asks which host it runs on. */
 export interface AppDeps {
   /**
@@ -25,8 +27,8 @@ export interface AppDeps {
   verifier: PasswordVerifier;
   /** Where JSON log lines go (default console.log). */
   writeLog?: (line: string) => void;
-  /** Readiness of the bridge; absent until a bridge is configured. */
-  bridgeStatus?: () => Promise<'ok' | 'down' | 'not-configured'>;
+  /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */
+  bridge?: BridgeClient;
 }
 
 /** The authenticated caller of a request. */

@@ -1,0 +1,2 @@
+/** The bridge's internal API: zod schemas shared by the worker (client) and the bridge (server). */
+export * from './ldap.js';

@@ -1,0 +1,100 @@
+/**
+ * The bridge's LDAP API (DESIGN.md §1): the contract both sides parse. The worker sends the
+ * directory's connection settings with every call (the bridge holds no data), including the service
+ * account's password, decrypted only for that call; everything travels over mutual TLS.
+ *
+ * Failures of the directory are not outcomes: the bridge answers them as problem+json with
+ * 502 (unreachable, TLS refused, protocol error) or 504 (connect or search timeout), which the worker
+ * passes on, and which never count as a wrong password.
+ */
+import { z } from 'zod';
+
+/** How to reach and search one directory (from the worker's LDAP server record). */
+export const LdapConnectionSchema = z.object({
+  /** One or more `ldap://` / `ldaps://` URLs, tried in order until one connects. */
+  urls: z.array(z.string().regex(/^ldaps?:\/\/[^\s/]+\/?$/i, 'an ldap:// or ldaps:// URL without a path')).min(1).max(8),
+  /** Upgrade `ldap://` connections with StartTLS before any bind. */
+  startTls: z.boolean(),
+  /** PEM CA certificate(s) that verify the directory's TLS certificate; null: the system's roots. */
+  caCert: z.string().max(65_536).nullable(),
+  /** The service account that finds users' entries; null: anonymous search. */
+  bindDn: z.string().max(1024).nullable(),
+  bindPassword: z.string().max(1024).nullable(),
+  baseDn: z.string().min(1).max(1024),
+  /**
+   * The search filter with `{login}` where the (escaped) login goes, e.g. `(uid={login})`. In
+   * Active Directory mode it defaults to sAMAccountName or userPrincipalName.
+   */
+  userFilter: z.string().min(3).max(1024),
+  /** Attributes mapped to the local profile; null: not mapped. */
+  attributes: z.object({
+    displayName: z.string().max(128).nullable(),
+    email: z.string().max(128).nullable(),
+    /** An attribute whose value (admin, auditor, user) or group DN list (memberOf) sets the role. */
+    role: z.string().max(128).nullable(),
+  }),
+  /** Group DNs that map to roles when `attributes.role` holds DNs (memberOf style). */
+  roleGroups: z.object({ admin: z.string().max(1024).nullable(), auditor: z.string().max(1024).nullable() }),
+  /** DIRECTORY_SIGNATURE: the capability OID in the root DSE's supportedCapabilities that means Active Directory. */
+  directorySignature: z.string().max(256),
+  /** LDAP_SERVER_CONNECT_TIMEOUT and LDAP_SERVER_SEARCHING_TIMEOUT, in milliseconds. */
+  connectTimeoutMs: z.number().int().min(100).max(600_000),
+  searchTimeoutMs: z.number().int().min(100).max(600_000),
+});
+export type LdapConnection = z.infer<typeof LdapConnectionSchema>;
+
+/** POST /v1/ldap/authenticate: find the user's entry with the service account, then bind as the user. */
+export const LdapAuthenticateRequestSchema = z.object({
+  connection: LdapConnectionSchema,
+  login: z.string().min(1).max(256),
+  /** Never empty or whitespace-only: such a bind would be an anonymous (unauthenticated) bind. */
+  password: z
+    .string()
+    .max(1024)
+    .refine((p) => p.trim() !== '', 'an empty or whitespace-only password is refused before any bind'),
+});
+export type LdapAuthenticateRequest = z.infer<typeof LdapAuthenticateRequestSchema>;
+
+/** The profile read from the user's entry. */
+export const LdapProfileSchema = z.object({
+  dn: z.string(),
+  /** The login as the directory spells it (the value of the login attribute). */
+  login: z.string(),
+  /** A stable identifier: entryUUID, objectGUID (AD), else the DN. */
+  externalId: z.string(),
+  displayName: z.string().nullable(),
+  email: z.string().nullable(),
+  role: z.enum(['admin', 'auditor', 'user']).nullable(),
+});
+export type LdapProfile = z.infer<typeof LdapProfileSchema>;
+
+export const LdapAuthenticateResponseSchema = z.discriminatedUnion('outcome', [
+  z.object({ outcome: z.literal('ok'), activeDirectory: z.boolean(), profile: LdapProfileSchema }),
+  /** No entry matched, several did, or the user's bind was refused: the same answer for all. */
+  z.object({ outcome: z.literal('invalid-credentials') }),
+  /** The entry exists and the password is right, but the directory disables it (AD flags, locked). */
+  z.object({ outcome: z.literal('disabled') }),
+]);
+export type LdapAuthenticateResponse = z.infer<typeof LdapAuthenticateResponseSchema>;
+
+/** POST /v1/ldap/test: connect, bind with the service account, read the root DSE, check the base DN. */
+export const LdapTestRequestSchema = z.object({ connection: LdapConnectionSchema });
+export const LdapTestResponseSchema = z.object({
+  ok: z.boolean(),
+  /** The URL that answered. */
+  url: z.string().nullable(),
+  activeDirectory: z.boolean().nullable(),
+  /** Each step with its result, e.g. connect, starttls, bind, rootDse, baseDn. */
+  steps: z.array(z.object({ step: z.string(), ok: z.boolean(), detail: z.string().optional(), ms: z.number() })),
+});
+export type LdapTestResponse = z.infer<typeof LdapTestResponseSchema>;
+
+/** The problem body of a bridge failure (502/504/400). `code` names the cause for the worker and the logs. */
+export const BridgeProblemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: z.enum(['DIRECTORY_UNAVAILABLE', 'DIRECTORY_TIMEOUT', 'DIRECTORY_TLS', 'DIRECTORY_ERROR', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_TLS', 'BAD_REQUEST']),
+});
+export type BridgeProblem = z.infer<typeof BridgeProblemSchema>;
