@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
+import { startMtlsBindingEmulator, type MtlsBindingEmulator } from '../../scripts/mtls-binding-emulator.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { openDatabase } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
@@ -139,11 +140,18 @@ export async function startNodeTestHost(env: Record<string, string> = {}): Promi
   };
 }
 
-/** Starts the edge host in workerd (`wrangler dev`) against a libSQL HTTP dev server. */
+/**
+ * Starts the edge host in workerd (`wrangler dev`) against a libSQL HTTP dev server. With a bridge
+ * in `env` (AUTH_BRIDGE_URL and its certificates), the worker reaches it through the mTLS binding
+ * emulator, the local stand-in for the `mtls_certificates` binding.
+ */
 export async function startEdgeTestHost(env: Record<string, string> = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-edge-'));
   const sqld = await startLibsqlDevServer({ path: join(dir, 'auth.db') });
-  const vars: Record<string, string> = { ...BASE_TEST_ENV, ...env, LIBSQL_URL: sqld.url };
+  let emulator: MtlsBindingEmulator | undefined;
+  if (env.AUTH_BRIDGE_URL) emulator = await startMtlsBindingEmulator(parseEnvironment(env));
+  const { AUTH_BRIDGE_TLS_CERT: _c, AUTH_BRIDGE_TLS_KEY: _k, AUTH_BRIDGE_TLS_CA: _a, ...workerEnv } = env;
+  const vars: Record<string, string> = { ...BASE_TEST_ENV, ...workerEnv, LIBSQL_URL: sqld.url, ...(emulator ? { AUTH_BRIDGE_URL: emulator.url } : {}) };
   // Migrations run from Node, as `npm run db:migrate` does for a remote database.
   const config = parseEnvironment(vars);
   const database = openDatabase(config);
@@ -167,6 +175,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
   } catch (err) {
     await stopChild(child, true);
     await sqld.close();
+    await emulator?.close();
     throw err;
   }
   const origin = `http://127.0.0.1:${port}`;
@@ -180,6 +189,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
     async stop() {
       await stopChild(child, true);
       await sqld.close();
+      await emulator?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -12,7 +12,8 @@ import { issueCert, makeCa, makeDevCertificates } from '../../scripts/dev-certs.
 import { createBridgeClient } from '../../worker/src/bridge/client.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { nodeBridgeTransport } from '../../worker/node/bridge-transport.js';
-import { startNodeTestHost } from '../harness/hosts.js';
+import { startEdgeTestHost, startNodeTestHost } from '../harness/hosts.js';
+import { edgeBridgeTransport } from '../../worker/src/bridge/edge-transport.js';
 
 let dir: string;
 let certs: ReturnType<typeof makeDevCertificates>;
@@ -61,6 +62,27 @@ describe('bridge client', () => {
     } finally {
       await host.stop();
     }
+  });
+
+  it('the edge host (workerd) reaches the bridge through the mTLS binding emulator: ok, then down when it stops', async () => {
+    const spare = buildBridge({ mtls: { key: readFileSync(certs.server.key), cert: readFileSync(certs.server.cert), ca: readFileSync(certs.ca.cert) } });
+    await spare.listen({ host: '127.0.0.1', port: 0 });
+    const url = `https://127.0.0.1:${(spare.server.address() as AddressInfo).port}`;
+    const host = await startEdgeTestHost(clientEnv(url));
+    try {
+      const ready = async () => ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
+      expect(await ready()).toBe('ok');
+      await spare.close();
+      expect(await ready()).toBe('down');
+    } finally {
+      await host.stop();
+    }
+  }, 120_000);
+
+  it('the edge transport without the mtls_certificates binding refuses a non-loopback bridge URL instead of calling it without a certificate', async () => {
+    const client = createBridgeClient(edgeBridgeTransport('https://bridge.example.internal:8443', undefined)!);
+    expect(await client.status()).toBe('down');
+    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   });
 
   it('a client certificate of another CA is refused by the bridge: down, and a 503 problem for calls', async () => {

@@ -8,6 +8,7 @@ import type { ConfigSnapshot } from '../src/config/index.js';
 export function nodeBridgeTransport(config: ConfigSnapshot): BridgeFetch | undefined {
   const base = config.get('BRIDGE_URL');
   if (base === '') return undefined;
+  if (!base.startsWith('https://')) throw new Error(`BRIDGE_URL ${base}: the Node host reaches the bridge over mutual TLS, so it needs an https:// URL`);
   const read = (name: 'BRIDGE_TLS_CERT' | 'BRIDGE_TLS_KEY' | 'BRIDGE_TLS_CA') => {
     try {
       return readFileSync(config.get(name));

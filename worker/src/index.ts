@@ -6,6 +6,8 @@
 import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
 import { createApp } from './app.js';
+import { createBridgeClient } from './bridge/client.js';
+import { edgeBridgeTransport } from './bridge/edge-transport.js';
 import { createEdgeHasher } from './auth/password-hash/index.js';
 import { createPasswordVerifier } from './auth/password-verifier.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
@@ -18,6 +20,8 @@ import { createDb, loadSavedSettings, type Db } from './store/index.js';
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {
   ASSETS?: Fetcher;
+  /** The `mtls_certificates` binding that presents the worker's client certificate to the bridge. */
+  BRIDGE_MTLS?: Fetcher;
   [variable: string]: unknown;
 }
 
@@ -56,7 +60,15 @@ function build(env: Env): Instance {
   });
   // WebAssembly argon2, imported as a module at build time (workerd refuses to compile at run time).
   const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err }) });
-  const app = createApp({ db: openDb, config: service, clock: Date.now, verifier: createPasswordVerifier(hasher), staticFiles: assetFiles(env.ASSETS) });
+  const transport = edgeBridgeTransport(config.get('BRIDGE_URL'), env.BRIDGE_MTLS);
+  const app = createApp({
+    db: openDb,
+    config: service,
+    clock: Date.now,
+    verifier: createPasswordVerifier(hasher),
+    staticFiles: assetFiles(env.ASSETS),
+    ...(transport ? { bridge: createBridgeClient(transport) } : {}),
+  });
   // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
   // concurrent first requests may each try; the unique login index lets only one create the admin.
   let bootstrapped = false;

@@ -247,8 +247,8 @@ export const REGISTRY = {
   LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
   AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
-  BRIDGE_URL: str(D, 'AUTH_BRIDGE_URL', '', 'base URL of the ldap-bridge (https://host:port); empty: no bridge', {
-    check: (v) => (v === '' || /^https:\/\/[^/]+$/.test(v) ? null : 'an https:// origin such as https://bridge.internal:8443'),
+  BRIDGE_URL: str(D, 'AUTH_BRIDGE_URL', '', 'base URL of the ldap-bridge (https://host:port); empty: no bridge. Locally the edge host may name the mTLS binding emulator (http://127.0.0.1:port)', {
+    check: (v) => (v === '' || /^https:\/\/[^/]+$/.test(v) || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(v) ? null : 'an https:// origin such as https://bridge.internal:8443 (or the local emulator http://127.0.0.1:port)'),
   }),
   BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
   BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
