@@ -22,10 +22,10 @@ export const LdapConnectionSchema = z.object({
   bindPassword: z.string().max(1024).nullable(),
   baseDn: z.string().min(1).max(1024),
   /**
-   * The search filter with `{login}` where the (escaped) login goes, e.g. `(uid={login})`. In
-   * Active Directory mode it defaults to sAMAccountName or userPrincipalName.
+   * The search filter with `{login}` where the (RFC 4515–escaped) login goes, e.g. `(uid={login})`.
+   * null: `(uid={login})`, or on Active Directory `(|(sAMAccountName={login})(userPrincipalName={login}))`.
    */
-  userFilter: z.string().min(3).max(1024),
+  userFilter: z.string().min(3).max(1024).includes('{login}', { message: 'must contain {login}' }).nullable(),
   /** Attributes mapped to the local profile; null: not mapped. */
   attributes: z.object({
     displayName: z.string().max(128).nullable(),
