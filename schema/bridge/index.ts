@@ -1,2 +1,3 @@
 /** The bridge's internal API: zod schemas shared by the worker (client) and the bridge (server). */
 export * from './ldap.js';
+export * from './errtrack.js';

@@ -1,0 +1,104 @@
+/**
+ * The error-tracking relay of the bridge (DESIGN.md §1, §9): POST /v1/errtrack/relay takes one
+ * Sentry envelope (base64) and the ingest URL the worker computed from its configured DSN, and
+ * POSTs the envelope there over HTTPS, verifying the upstream's certificate with the given CA
+ * (ERRTRACK_CA) or the system's roots. It answers the upstream's status, never its body.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Agent, request } from 'undici';
+import {
+  ERRTRACK_RELAY_MAX_BYTES,
+  ErrtrackRelayRequestSchema,
+  type BridgeProblem,
+  type ErrtrackRelayResponse,
+} from '../../schema/bridge/index.js';
+
+/** The JSON body of the largest envelope (base64) plus room for the other members. */
+const ROUTE_BODY_LIMIT = Math.ceil(ERRTRACK_RELAY_MAX_BYTES / 3) * 4 + 128 * 1024;
+
+/** How many distinct CA sets keep a connection pool (one in practice: ERRTRACK_CA). */
+const MAX_AGENTS = 8;
+
+type ProblemCode = BridgeProblem['code'];
+
+function sendProblem(reply: FastifyReply, status: number, code: ProblemCode, detail: string): FastifyReply {
+  const title = status === 504 ? 'Upstream timeout' : status === 400 ? 'Bad request' : 'Bad gateway';
+  const body: BridgeProblem = { type: `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`, title, status, detail, code };
+  return reply.code(status).type('application/problem+json').send(body);
+}
+
+/** Node's error codes of a refused certificate (verification, name, validity). */
+const TLS_CODES = /CERT|SELF_SIGNED|SIGNATURE|ALTNAME|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|HOSTNAME_MISMATCH/;
+
+/** Classifies a failed upstream request: TLS refused, timed out, or unreachable. */
+export function classifyUpstreamError(err: unknown): { status: 502 | 504; code: ProblemCode; detail: string } {
+  const chain: unknown[] = [];
+  for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  const names = chain.map((e) => `${(e as Error).name ?? ''} ${(e as { code?: string }).code ?? ''}`).join(' ');
+  if (/TimeoutError|AbortError|UND_ERR_(CONNECT|HEADERS|BODY)_TIMEOUT/.test(names)) {
+    return { status: 504, code: 'UPSTREAM_TIMEOUT', detail: 'the error-tracking system did not answer in time' };
+  }
+  if (TLS_CODES.test(names)) {
+    return { status: 502, code: 'UPSTREAM_TLS', detail: 'the TLS certificate of the error-tracking system was not verified (ERRTRACK_CA)' };
+  }
+  return { status: 502, code: 'UPSTREAM_UNAVAILABLE', detail: 'the error-tracking system is unreachable' };
+}
+
+export interface ErrtrackRelayOptions {
+  /** Connect timeout cap, in milliseconds (the request's own timeoutMs applies as well). */
+  connectTimeoutMs?: number;
+}
+
+/** The relay as a Fastify plugin: registers POST /v1/errtrack/relay; closes its pools on close. */
+export async function errtrackPlugin(app: FastifyInstance, o: ErrtrackRelayOptions = {}): Promise<void> {
+  // One pool per CA, so connections to the upstream are reused; a CA never seen is a new pool.
+  const agents = new Map<string, Agent>();
+  const agentFor = (ca: string | null): Agent => {
+    const key = ca ?? '';
+    let agent = agents.get(key);
+    if (!agent) {
+      if (agents.size >= MAX_AGENTS) {
+        const [oldestKey, oldest] = agents.entries().next().value as [string, Agent];
+        agents.delete(oldestKey);
+        void oldest.close();
+      }
+      // rejectUnauthorized is the default and stays on: an unverified upstream is refused.
+      agent = new Agent({ connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: o.connectTimeoutMs ?? 10_000 } });
+      agents.set(key, agent);
+    }
+    return agent;
+  };
+  app.addHook('onClose', async () => {
+    await Promise.all([...agents.values()].map((a) => a.close()));
+  });
+
+  app.post('/v1/errtrack/relay', { bodyLimit: ROUTE_BODY_LIMIT }, async (req, reply) => {
+    const parsed = ErrtrackRelayRequestSchema.safeParse(req.body);
+    if (!parsed.success) {
+      return sendProblem(reply, 400, 'BAD_REQUEST', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    }
+    const { url, envelope, caCert, timeoutMs } = parsed.data;
+    const bytes = Buffer.from(envelope, 'base64');
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        body: bytes,
+        headers: { 'content-type': 'application/x-sentry-envelope', 'content-length': String(bytes.length) },
+        dispatcher: agentFor(caCert),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      // The upstream's body is read (to free the connection) and dropped: it never goes back.
+      await res.body.dump({ limit: 64 * 1024 });
+      const header = (name: string) => {
+        const v = res.headers[name];
+        return (Array.isArray(v) ? v[0] : v) ?? null;
+      };
+      const out: ErrtrackRelayResponse = { status: res.statusCode, retryAfter: header('retry-after'), rateLimits: header('x-sentry-rate-limits') };
+      return reply.code(200).send(out);
+    } catch (err) {
+      const c = classifyUpstreamError(err);
+      req.log.warn({ err, code: c.code }, 'errtrack relay failed');
+      return sendProblem(reply, c.status, c.code, c.detail);
+    }
+  });
+}
