@@ -6,6 +6,7 @@
 import type { Server } from 'node:https';
 import Fastify, { type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
+import { errtrackPlugin } from './errtrack.js';
 
 export interface BridgeOptions {
   /** Fastify server options (logger, ...). */
@@ -23,6 +24,7 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
     : Fastify({ logger: false, ...o.server });
   pinSubjects(app, o.mtls?.allowedSubjects);
   app.get('/health', async () => ({ status: 'ok', service: 'ldap-bridge', version: o.version ?? '0.1.0' }));
+  void app.register(errtrackPlugin);
   app.setNotFoundHandler((req, reply) =>
     reply
       .code(404)
