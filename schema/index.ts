@@ -5,3 +5,4 @@ export * from './auth.js';
 export * from './audit.js';
 export * from './sessions.js';
 export * from './identity-providers.js';
+export * from './ldap-servers.js';

@@ -47,9 +47,10 @@ describe('login without a session: failures do not reveal accounts', () => {
     expect(r.res.headers.get('www-authenticate')).toContain('Basic');
   });
 
-  it('X-LDAP-Name: a clear problem until LDAP accounts exist', async () => {
+  it('X-LDAP-Name naming no LDAP server record: 400 naming the header, nothing counted', async () => {
     const r = await callJson(PATH, { method: 'POST', auth: basic('someone', PASSWORD), headers: { 'X-LDAP-Name': 'corp' } });
-    expect(r.status).toBe(501);
+    expect(r.status).toBe(400);
+    expect(r.body.type).toBe('urn:auth-service:problem:unknown-ldap-server');
     expect(String(r.body.detail)).toContain('X-LDAP-Name');
   });
 });

@@ -24,6 +24,7 @@ import { registerUserSessions } from './users/session-routes.js';
 import { registerUserManagement } from './users/manage-routes.js';
 import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
+import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
@@ -138,6 +139,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerUserManagement(api);
   registerSettings(api);
   registerIdentityProviderAdmin(api);
+  registerLdapServerAdmin(api);
   registerOidc(api);
   if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {

@@ -8,6 +8,7 @@ import { createMiddleware } from 'hono/factory';
 import type { AppEnv, Principal } from '../http/context.js';
 import { inBackground } from '../http/background.js';
 import { ProblemError } from '../http/problem.js';
+import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js';
 import { assertNotCrossSite, readAuthCookie } from '../sessions/http.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
 import { CHALLENGES, challengeFor, malformed, parseBasic, parseBearer, splitAuthorization, type Scheme } from './credentials.js';
@@ -58,8 +59,13 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
 
     if (scheme === 'Basic') {
       const { login, password } = parseBasic(header, o.schemes);
-      if (c.req.header('X-LDAP-Name') !== undefined) {
-        throw new ProblemError('NOT_IMPLEMENTED', { detail: 'LDAP accounts (X-LDAP-Name) are not available yet on this service' });
+      const ldapServer = c.req.header('X-LDAP-Name');
+      if (ldapServer !== undefined) {
+        // Without a session a collision with a local account cannot become a merge: 409.
+        const outcome = await authenticateLdapPassword(c, ldapServer, login, password, challenge);
+        if ('merge' in outcome) throw mergeRequiredProblem(c, outcome.merge);
+        c.set('principal', { user: outcome.user, method: 'basic' });
+        return next();
       }
       const result = await authenticateLocalPassword({ db, config: c.var.config, verifier, now, requestId: c.var.requestId, challenge }, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();

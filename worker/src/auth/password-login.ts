@@ -56,33 +56,14 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
 
   // One round trip: reserve an attempt (atomic) and read the account.
   const [reserved, rows] = await db.batch([reserveAttempt(db, key, now, policy), liveLocalUser(db, lk)]);
-  if (reserved.rowsAffected === 0) {
-    // Locked, or every attempt of the window is in flight: the password is not checked, so right
-    // and wrong passwords get this same answer and the lock is no oracle.
-    const until = (await lockedUntil(db, key, now)) ?? now + 1000;
-    throw new ProblemError('ACCOUNT_LOCKED', {
-      detail: 'too many failed logins; try again later',
-      headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))) },
-    });
-  }
+  // Locked, or every attempt of the window is in flight: the password is not checked, so right
+  // and wrong passwords get this same answer and the lock is no oracle.
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
 
   const user = rows[0];
   const ok = await ctx.verifier.verify(user?.passwordHash, password);
   const audit = { requestId: ctx.requestId };
-  if (!user || !ok) {
-    const lockUntil = now + policy.windowMs;
-    await db.batch([
-      lockIfExhausted(db, key, now, policy),
-      auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.failure', subject: user ?? null, subjectLogin: login, data: { source: 'local' } }),
-      auditInsertWhen(
-        db,
-        now,
-        { ...audit, stream: 'user_activity', type: 'account.locked', subject: user ?? null, subjectLogin: login, data: { until: new Date(lockUntil).toISOString() } },
-        sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`,
-      ),
-    ]);
-    throw new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });
-  }
+  if (!user || !ok) throw await failedLogin(ctx, key, login, user ?? null, { source: 'local' });
 
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
@@ -115,6 +96,33 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
     auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.success', subject, data: { source: 'local' } }),
   ]);
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
+}
+
+/** The 401 of a locked throttle key (the password was not checked), with Retry-After. */
+export async function lockedProblem(ctx: LoginContext, key: string): Promise<ProblemError> {
+  const until = (await lockedUntil(ctx.db, key, ctx.now)) ?? ctx.now + 1000;
+  return new ProblemError('ACCOUNT_LOCKED', {
+    detail: 'too many failed logins; try again later',
+    headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': String(Math.max(1, Math.ceil((until - ctx.now) / 1000))) },
+  });
+}
+
+/**
+ * Records a wrong password (or unknown login) for `key`: the reserved attempt stays counted, the
+ * key locks once the window holds AUTH_FAILED_COUNT of them, both audited in one batch. Returns
+ * the one 401 answer of every wrong login.
+ */
+export async function failedLogin(ctx: LoginContext, key: string, login: string, user: UserRow | null, data: Record<string, unknown>): Promise<ProblemError> {
+  const { db, now } = ctx;
+  const policy = throttlePolicy(ctx.config);
+  const lockUntil = now + policy.windowMs;
+  const audit = { requestId: ctx.requestId, stream: 'user_activity' as const, subject: user, subjectLogin: login };
+  await db.batch([
+    lockIfExhausted(db, key, now, policy),
+    auditInsert(db, now, { ...audit, type: 'login.failure', data }),
+    auditInsertWhen(db, now, { ...audit, type: 'account.locked', data: { ...data, until: new Date(lockUntil).toISOString() } }, sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`),
+  ]);
+  return new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });
 }
 
 /** The 403 of a blocked account. */

@@ -14,14 +14,15 @@ const basicLogin = createRoute({
     'Credentials in `Authorization: Basic base64(login:password)`; add `X-LDAP-Name: <server record>` for an LDAP account (without it the account is local).',
     'Creates no session and sets no cookie. Any role.',
     `401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.`,
-    'Only with the right password: 403 ACCOUNT_BLOCKED (admin or inactivity) or 403 PASSWORD_EXPIRED.',
+    'Only with the right password: 403 ACCOUNT_BLOCKED (admin, inactivity, or disabled in the directory) or 403 PASSWORD_EXPIRED.',
+    'LDAP: 400 UNKNOWN_LDAP_SERVER for a name without an enabled record; 409 MERGE_REQUIRED when the login is a local account\'s (merge it through /v3/login); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).',
   ].join('\n\n'),
   security: [{ basic: [] }],
   middleware: [authenticate({ schemes: ['Basic'] })] as const,
   'x-required-roles': ['admin', 'auditor', 'user'],
   responses: {
     200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
-    ...problemResponses(401, 403, 501),
+    ...problemResponses(400, 401, 403, 409, 502, 503, 504),
   },
 });
 

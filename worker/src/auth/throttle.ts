@@ -20,11 +20,14 @@ export function throttlePolicy(config: ConfigSnapshot): ThrottlePolicy {
   return { count: config.get('AUTH_FAILED_COUNT'), windowMs: config.get('AUTH_FAILED_TIMEOUT_MIN') * 60_000 };
 }
 
-/** The statement reserving one attempt; it inserts a row (rowsAffected 1) only when allowed. */
-export function reserveAttempt(db: Db, key: string, now: number, p: ThrottlePolicy) {
+/**
+ * The statement reserving one attempt; it inserts a row (rowsAffected 1) only when allowed. `id`
+ * names the row, so that an attempt the directory could not judge can be released.
+ */
+export function reserveAttempt(db: Db, key: string, now: number, p: ThrottlePolicy, id: string = crypto.randomUUID()) {
   return db.run(sql`
     insert into ${loginAttempts} (id, throttle_key, at)
-    select ${crypto.randomUUID()}, ${key}, ${now}
+    select ${id}, ${key}, ${now}
     where not exists (select 1 from ${loginLocks} where throttle_key = ${key} and until > ${now})
       and (select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${now - p.windowMs}) < ${p.count}`);
 }
@@ -39,6 +42,11 @@ export function lockIfExhausted(db: Db, key: string, now: number, p: ThrottlePol
     select ${key}, ${now + p.windowMs}
     where (select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${now - p.windowMs}) >= ${p.count}
     on conflict (throttle_key) do update set until = excluded.until`);
+}
+
+/** Releases a reserved attempt that judged nothing (the directory or the bridge failed). */
+export function releaseAttempt(db: Db, id: string) {
+  return db.delete(loginAttempts).where(eq(loginAttempts.id, id));
 }
 
 /** After a correct password: the failures of `key` are forgotten. */

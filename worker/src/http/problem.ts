@@ -7,6 +7,7 @@ import { z } from '@hono/zod-openapi';
 /** Every problem code, its HTTP status and title. Mapped in this one place. */
 export const PROBLEM_CODES = {
   MALFORMED_REQUEST: { status: 400, title: 'Malformed request' },
+  UNKNOWN_LDAP_SERVER: { status: 400, title: 'Unknown LDAP server' },
   UNAUTHENTICATED: { status: 401, title: 'Authentication required' },
   INVALID_CREDENTIALS: { status: 401, title: 'Invalid credentials' },
   ACCOUNT_LOCKED: { status: 401, title: 'Too many failed logins: try again later' },
@@ -18,6 +19,7 @@ export const PROBLEM_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  MERGE_REQUIRED: { status: 409, title: 'The login belongs to a local account: merge required' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   VALIDATION: { status: 422, title: 'Validation failed' },

@@ -10,7 +10,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { isUniqueViolation } from '../users/store.js';
 import { identityProviders } from '../../../schema/index.js';
-import { sealSecret } from './secret-box.js';
+import { sealSecret } from '../store/secret-box.js';
 
 type ProviderRow = typeof identityProviders.$inferSelect;
 

@@ -11,7 +11,8 @@ import { ProblemError } from '../http/problem.js';
 import { identityProviders } from '../../../schema/index.js';
 import { clearAuthCookie, readAuthCookie, requestOrigin, setAuthCookie } from '../sessions/http.js';
 import { signClaims, verifyClaims } from '../sessions/keys.js';
-import { openSecret } from './secret-box.js';
+import { openSecret } from '../store/secret-box.js';
+import type { ExternalIdentity } from '../users/external.js';
 
 export type ProviderRow = typeof identityProviders.$inferSelect;
 
@@ -130,4 +131,22 @@ export async function completeLogin(c: Context<AppEnv>, provider: ProviderRow): 
     if (err instanceof ProblemError) throw err;
     throw new ProblemError('MALFORMED_REQUEST', { detail: `the ID token is refused: ${(err as Error).message}` });
   }
+}
+
+const claimText = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+
+/** The external identity of an ID token's claims, mapped by the provider's claim names. */
+export function identityOfClaims(provider: ProviderRow, claims: oauth.IDToken): ExternalIdentity {
+  const login = claimText(claims[provider.claimLogin]) ?? claims.sub;
+  const role = provider.claimRole ? claims[provider.claimRole] : undefined;
+  return {
+    source: 'oidc',
+    sourceName: provider.name,
+    externalId: claims.sub,
+    login,
+    displayName: claimText(claims[provider.claimDisplayName]) ?? login,
+    email: claimText(claims[provider.claimEmail]) ?? null,
+    role: role === 'admin' || role === 'auditor' || role === 'user' ? role : null,
+    refreshRole: false,
+  };
 }

@@ -7,7 +7,8 @@ import { safeRedirect } from '../sessions/http.js';
 import { frontendWithError, startSession } from '../sessions/login.js';
 import { startPendingMerge } from '../sessions/merge.js';
 import { completeLogin, enabledProvider, startLogin } from './flow.js';
-import { accountOfIdentity, assertMayLogIn, recordLogin } from './provision.js';
+import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
+import { identityOfClaims } from './flow.js';
 
 const Params = z.object({ idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }) });
 const Next = z.object({ next: z.string().max(2048).optional().openapi({ description: 'where to go after the login: a same-origin path or a front-end URL' }) });
@@ -48,7 +49,7 @@ export function registerOidc(app: App): void {
     const provider = await enabledProvider(c, validated(c, 'param', Params).idp_name);
     const result = await completeLogin(c, provider);
     if (!result.ok) return c.redirect(frontendWithError(c, result.error), 303);
-    const outcome = await accountOfIdentity(c, provider, result.claims);
+    const outcome = await accountOfIdentity(c, identityOfClaims(provider, result.claims));
     if ('collision' in outcome) {
       await startPendingMerge(c, { login: outcome.collision.login, source: 'oidc', sourceName: provider.name, externalId: outcome.collision.externalId });
       return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
@@ -59,7 +60,7 @@ export function registerOidc(app: App): void {
       if (err instanceof ProblemError) return c.redirect(frontendWithError(c, err.code), 303);
       throw err;
     }
-    await recordLogin(c, outcome.user, provider);
+    await recordLogin(c, outcome.user, { source: 'oidc', sourceName: provider.name });
     c.set('principal', { user: outcome.user, method: 'session' });
     await startSession(c, outcome.user, 'cookie');
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);

@@ -7,6 +7,8 @@ import { z } from '@hono/zod-openapi';
 import { CHALLENGES, MAX_LOGIN_LENGTH, MAX_PASSWORD_LENGTH } from '../auth/credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
 import type { AppEnv } from '../http/context.js';
+import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js';
+import { startPendingMerge } from './merge.js';
 import { ProblemError } from '../http/problem.js';
 import type { UserRow } from '../users/model.js';
 import { setAuthCookie } from './http.js';
@@ -54,7 +56,12 @@ export async function readBody<S extends z.ZodType>(c: Context<AppEnv>, schema: 
 /** Checks a login and password on the shared path; an expired password leads to the change flow. */
 export async function checkPasswordForSession(c: Context<AppEnv>, login: string, password: string, ldapServer?: string): Promise<UserRow> {
   if (ldapServer !== undefined) {
-    throw new ProblemError('NOT_IMPLEMENTED', { detail: 'LDAP accounts are not available yet on this service' });
+    const outcome = await authenticateLdapPassword(c, ldapServer, login, password, CHALLENGES.Basic);
+    if ('user' in outcome) return outcome.user;
+    // The login is a local account's: never a silent login. The pending-merge cookie rides on the
+    // answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL for forms); /v3/login/union completes it.
+    await startPendingMerge(c, outcome.merge);
+    throw mergeRequiredProblem(c, outcome.merge);
   }
   const result = await authenticateLocalPassword(
     { db: c.var.db, config: c.var.config, verifier: c.var.deps.verifier, now: c.var.deps.clock(), requestId: c.var.requestId, challenge: CHALLENGES.Basic },

@@ -86,7 +86,7 @@ export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays:
 /** Ends a failed-login lock of a local account. */
 export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
   await ctx.db.batch([
-    ...unlockStatements(ctx.db, throttleKey(loginKey(user.login))),
+    ...unlockStatements(ctx.db, throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined)),
     auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, requestId: ctx.requestId }),
   ]);
 }

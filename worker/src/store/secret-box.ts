@@ -46,6 +46,6 @@ export async function openSecret(config: ConfigSnapshot, sealed: string): Promis
     return new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(iv) }, key, unb64(data)));
   } catch (err) {
     if (err instanceof ProblemError) throw err;
-    throw new ProblemError('BAD_GATEWAY', { detail: 'the stored client secret cannot be decrypted (was the encryption key changed?)' });
+    throw new ProblemError('BAD_GATEWAY', { detail: 'a stored secret cannot be decrypted (was the encryption key changed?)' });
   }
 }

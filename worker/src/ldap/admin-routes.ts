@@ -1,0 +1,179 @@
+/**
+ * LDAP server records, managed by admins under /v3/settings/ldap-servers, and their "test
+ * connection" operation. The service account's password is stored encrypted and never returned.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { asc, eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { LdapTestResponseSchema } from '../../../schema/bridge/index.js';
+import { ldapServers } from '../../../schema/index.js';
+import { auditInsert } from '../audit/events.js';
+import { authenticate } from '../auth/middleware.js';
+import { requireRole } from '../auth/roles.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { sealSecret } from '../store/secret-box.js';
+import { isUniqueViolation } from '../users/store.js';
+import { bridgeTimeoutMs, connectionOf, DEFAULT_USER_FILTER, ldapServerByName, type LdapServerRow } from './records.js';
+
+const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');
+const Url = z.string().regex(/^ldaps?:\/\/[^\s/?#]+\/?$/i, 'an ldap:// or ldaps:// URL (host and optional port, no path)');
+const Attr = z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'an attribute name');
+const Dn = z.string().min(1).max(1024);
+const Pem = z.string().max(65_536).regex(/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/, 'PEM certificate(s)');
+const Filter = z
+  .string()
+  .max(1024)
+  .regex(/^\(.*\)$/s, 'an LDAP filter in parentheses')
+  .refine((f) => f.includes('{login}'), 'must contain {login}, where the escaped login goes');
+
+const Fields = {
+  urls: z.array(Url).min(1).max(8).openapi({ description: 'tried in order until one connects', example: ['ldaps://ldap.example.com'] }),
+  startTls: z.boolean().openapi({ description: 'upgrade ldap:// connections with StartTLS before any bind' }),
+  caCert: Pem.nullable().openapi({ description: "PEM CA certificate(s) verifying the directory's TLS; null: the bridge's system roots" }),
+  bindDn: Dn.nullable().openapi({ description: "the service account that finds users' entries; null: anonymous search" }),
+  bindPassword: z.string().min(1).max(1024).nullable().openapi({ description: 'stored encrypted; never returned' }),
+  baseDn: Dn.openapi({ example: 'ou=people,dc=example,dc=com' }),
+  userFilter: Filter.nullable().openapi({ description: `search filter with {login}; null: ${DEFAULT_USER_FILTER}, or (|(sAMAccountName={login})(userPrincipalName={login})) on Active Directory` }),
+  attrDisplayName: Attr.nullable(),
+  attrEmail: Attr.nullable(),
+  attrRole: Attr.nullable().openapi({ description: 'an attribute holding admin, auditor or user, or group DNs (e.g. memberOf) matched with roleAdminGroup and roleAuditorGroup; null: new accounts are users' }),
+  roleAdminGroup: Dn.nullable(),
+  roleAuditorGroup: Dn.nullable(),
+  enabled: z.boolean(),
+};
+const Create = z
+  .object({
+    name: Name,
+    ...Fields,
+    startTls: Fields.startTls.default(false),
+    caCert: Fields.caCert.default(null),
+    bindDn: Fields.bindDn.default(null),
+    bindPassword: Fields.bindPassword.default(null),
+    userFilter: Fields.userFilter.default(null),
+    attrDisplayName: Fields.attrDisplayName.default('displayName'),
+    attrEmail: Fields.attrEmail.default('mail'),
+    attrRole: Fields.attrRole.default(null),
+    roleAdminGroup: Fields.roleAdminGroup.default(null),
+    roleAuditorGroup: Fields.roleAuditorGroup.default(null),
+    enabled: Fields.enabled.default(true),
+  })
+  .strict()
+  .openapi('LdapServerCreate');
+const Patch = z.object(Fields).partial().strict().openapi('LdapServerPatch');
+const Public = z
+  .object({
+    name: z.string(),
+    urls: z.array(z.string()),
+    startTls: z.boolean(),
+    caCert: z.string().nullable(),
+    bindDn: z.string().nullable(),
+    bindPasswordSet: z.boolean(),
+    baseDn: z.string(),
+    userFilter: z.string().nullable(),
+    attrDisplayName: z.string().nullable(),
+    attrEmail: z.string().nullable(),
+    attrRole: z.string().nullable(),
+    roleAdminGroup: z.string().nullable(),
+    roleAuditorGroup: z.string().nullable(),
+    enabled: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('LdapServer');
+const NameParam = z.object({ name: Name });
+
+function toPublic(r: LdapServerRow): z.infer<typeof Public> {
+  const { bindPasswordEnc, createdAt, updatedAt, ...rest } = r;
+  return { ...rest, bindPasswordSet: bindPasswordEnc !== null, createdAt: new Date(createdAt).toISOString(), updatedAt: new Date(updatedAt).toISOString() };
+}
+
+/** A bind DN without a password would bind anonymously-or-fail; refuse the pair half set. */
+function assertBindPair(bindDn: string | null, bindPasswordSet: boolean): void {
+  if ((bindDn === null) !== !bindPasswordSet) {
+    throw new ProblemError('VALIDATION', {
+      detail: 'bindDn and bindPassword go together: set both (a service account) or neither (anonymous search)',
+      extensions: { errors: [{ location: 'body', path: bindDn === null ? 'bindDn' : 'bindPassword', message: 'set together with its pair' }] },
+    });
+  }
+}
+
+const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
+const base = { tags: ['settings'], security, middleware: auth, 'x-required-roles': ['admin'] };
+const one = { description: 'the LDAP server record', content: { 'application/json': { schema: Public } } };
+const path = '/v3/settings/ldap-servers';
+
+const listRoute = createRoute({ ...base, method: 'get', path, summary: 'LDAP server records', description: 'Admin only. Service passwords are never returned.', responses: { 200: { description: 'the records', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
+const createRouteDef = createRoute({ ...base, method: 'post', path, summary: 'Add an LDAP server record', description: 'Admin only. The name is the value of X-LDAP-Name. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
+const getRoute = createRoute({ ...base, method: 'get', path: `${path}/{name}`, summary: 'Read an LDAP server record', description: 'Admin only.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
+const patchRoute = createRoute({ ...base, method: 'patch', path: `${path}/{name}`, summary: 'Change an LDAP server record', description: 'Admin only. Omitted fields keep their values.', request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 401, 403, 404, 422) } });
+const deleteRoute = createRoute({ ...base, method: 'delete', path: `${path}/{name}`, summary: 'Remove an LDAP server record', description: 'Admin only. Accounts of this server stay, but cannot log in until a record of the same name exists again.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
+const testRoute = createRoute({
+  ...base,
+  method: 'post',
+  path: `${path}/{name}/test`,
+  summary: 'Test the connection to an LDAP server',
+  description:
+    'Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
+  request: { params: NameParam },
+  responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema.openapi('LdapTestResult') } } }, ...problemResponses(401, 403, 404, 502, 503, 504) },
+});
+
+/** Registers the LDAP server administration. */
+export function registerLdapServerAdmin(app: App): void {
+  const audit = (c: Context<AppEnv>, type: string, data: Record<string, unknown>) =>
+    auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, requestId: c.var.requestId, data });
+
+  app.openapi(listRoute, async (c) => {
+    const rows = await c.var.db.select().from(ldapServers).orderBy(asc(ldapServers.name));
+    return c.json({ items: rows.map(toPublic) }, 200);
+  });
+
+  app.openapi(createRouteDef, async (c) => {
+    const { bindPassword, ...rest } = validated(c, 'json', Create);
+    assertBindPair(rest.bindDn, bindPassword !== null);
+    const now = c.var.deps.clock();
+    const row: LdapServerRow = { ...rest, bindPasswordEnc: bindPassword === null ? null : await sealSecret(c.var.config, bindPassword), createdAt: now, updatedAt: now };
+    try {
+      await c.var.db.batch([c.var.db.insert(ldapServers).values(row), audit(c, 'ldap_server.created', { name: row.name, urls: row.urls, baseDn: row.baseDn })]);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `an LDAP server named ${row.name} exists` });
+      throw err;
+    }
+    return c.json(toPublic(row), 201);
+  });
+
+  app.openapi(getRoute, async (c) => c.json(toPublic(await ldapServerByName(c, validated(c, 'param', NameParam).name)), 200));
+
+  app.openapi(patchRoute, async (c) => {
+    const before = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const { bindPassword, ...rest } = validated(c, 'json', Patch);
+    const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
+    // Clearing the DN clears the password with it; a new password replaces the stored one.
+    const bindPasswordEnc = bindPassword === null || bindDn === null ? null : bindPassword !== undefined ? await sealSecret(c.var.config, bindPassword) : before.bindPasswordEnc;
+    assertBindPair(bindDn, bindPasswordEnc !== null);
+    const now = c.var.deps.clock();
+    const changed = Object.keys(rest).concat(bindPassword !== undefined ? ['bindPassword'] : []);
+    await c.var.db.batch([
+      c.var.db.update(ldapServers).set({ ...rest, bindPasswordEnc, updatedAt: now }).where(eq(ldapServers.name, before.name)),
+      audit(c, 'ldap_server.updated', { name: before.name, changed }),
+    ]);
+    return c.json(toPublic(await ldapServerByName(c, before.name)), 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const row = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    await c.var.db.batch([c.var.db.delete(ldapServers).where(eq(ldapServers.name, row.name)), audit(c, 'ldap_server.deleted', { name: row.name })]);
+    return c.body(null, 204);
+  });
+
+  app.openapi(testRoute, async (c) => {
+    const row = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const bridge = c.var.deps.bridge;
+    if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached' });
+    const connection = await connectionOf(c, row);
+    return c.json(await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection)), 200);
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * LDAP login (DESIGN.md §4-5), for every endpoint that takes a login and a password with an LDAP
+ * server name (Basic with X-LDAP-Name, /v3/login with `ldapServer`). The bridge finds the user's
+ * entry with the service account and binds as the user; here the same rules as for local accounts
+ * apply: atomic lockout per (server, login), blocked and inactive accounts, the audit trail.
+ * A failure of the directory or the bridge releases the reserved attempt: it is never counted as a
+ * wrong password.
+ */
+import { and, eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { LdapAuthenticateResponseSchema } from '../../../schema/bridge/index.js';
+import { users } from '../../../schema/index.js';
+import { auditInsert } from '../audit/events.js';
+import { loginKey } from '../auth/credentials.js';
+import { blocked, failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
+import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
+import type { AppEnv } from '../http/context.js';
+import { ProblemError } from '../http/problem.js';
+import type { PendingMerge } from '../sessions/merge.js';
+import { accountOfIdentity, assertMayLogIn } from '../users/external.js';
+import type { UserRow } from '../users/model.js';
+import { bridgeTimeoutMs, connectionOf, ldapServerByName, type LdapServerRow } from './records.js';
+
+export type LdapLoginOutcome = { user: UserRow } | { merge: PendingMerge };
+
+async function enabledServer(c: Context<AppEnv>, name: string): Promise<LdapServerRow> {
+  try {
+    const row = await ldapServerByName(c, name);
+    if (row.enabled) return row;
+  } catch (err) {
+    if (!(err instanceof ProblemError && err.code === 'NOT_FOUND')) throw err;
+  }
+  throw new ProblemError('UNKNOWN_LDAP_SERVER', { detail: `no enabled LDAP server record named ${JSON.stringify(name)} (the value of X-LDAP-Name or ldapServer)` });
+}
+
+/**
+ * Checks `login` and `password` at the LDAP server record `serverName`. Returns the local account
+ * (created at the first login, refreshed afterwards), or the pending merge when the login is a
+ * local account's. Throws the same problems as a local login, plus 400 for an unknown server and
+ * 502/503/504 for the directory or the bridge.
+ */
+export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: string, login: string, password: string, challenge: string): Promise<LdapLoginOutcome> {
+  // An empty or blank password would make the user's bind an unauthenticated (anonymous) bind.
+  if (password.trim() === '') throw new ProblemError('INVALID_CREDENTIALS', { detail: 'an empty password is never accepted', headers: { 'WWW-Authenticate': challenge } });
+  const server = await enabledServer(c, serverName);
+  const bridge = c.var.deps.bridge;
+  if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): LDAP accounts cannot log in' });
+
+  const db = c.var.db;
+  const now = c.var.deps.clock();
+  const ctx: LoginContext = { db, config: c.var.config, verifier: c.var.deps.verifier, now, requestId: c.var.requestId, challenge };
+  const key = throttleKey(loginKey(login), server.name);
+  const attempt = crypto.randomUUID();
+  const reserved = await reserveAttempt(db, key, now, throttlePolicy(ctx.config), attempt);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
+
+  let result;
+  try {
+    const connection = await connectionOf(c, server);
+    result = await bridge.call('/v1/ldap/authenticate', { connection, login, password }, LdapAuthenticateResponseSchema, bridgeTimeoutMs(connection));
+  } catch (err) {
+    await releaseAttempt(db, attempt);
+    throw err;
+  }
+  const source = { source: 'ldap', server: server.name };
+  if (result.outcome === 'invalid-credentials') {
+    const known = await db.select().from(users).where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name))).limit(1);
+    throw await failedLogin(ctx, key, login, known[0] ?? null, source);
+  }
+  // The password is right from here on: the caller may learn the account's state.
+  if (result.outcome === 'disabled') {
+    await db.batch([clearAttempts(db, key), auditInsert(db, now, { stream: 'user_activity', type: 'login.refused', subject: null, subjectLogin: login, requestId: c.var.requestId, data: { ...source, reason: 'disabled-in-directory' } })]);
+    throw blocked('directory');
+  }
+
+  const { profile } = result;
+  const outcome = await accountOfIdentity(c, {
+    source: 'ldap',
+    sourceName: server.name,
+    externalId: profile.externalId,
+    login: profile.login,
+    displayName: profile.displayName ?? profile.login,
+    email: profile.email,
+    role: profile.role,
+    refreshRole: server.attrRole !== null,
+  });
+  if ('collision' in outcome) {
+    await clearAttempts(db, key);
+    return { merge: { login: outcome.collision.login, source: 'ldap', sourceName: server.name, externalId: outcome.collision.externalId } };
+  }
+  const user = outcome.user;
+  try {
+    await assertMayLogIn(c, user);
+  } catch (err) {
+    await clearAttempts(db, key);
+    throw err;
+  }
+  await db.batch([
+    clearAttempts(db, key),
+    db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+    auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { ...source, activeDirectory: result.activeDirectory } }),
+  ]);
+  return { user: { ...user, lastLoginAt: now, lastActivityAt: now } };
+}
+
+/** The 409 of a login without a session that collides with a local account. */
+export function mergeRequiredProblem(c: Context<AppEnv>, merge: PendingMerge): ProblemError {
+  return new ProblemError('MERGE_REQUIRED', {
+    detail: `the login ${merge.login} of LDAP server ${merge.sourceName} belongs to a local account: log in with a session (/v3/login) to merge the two, proving the local password`,
+    extensions: { login: merge.login, ldapServer: merge.sourceName, mergeUrl: new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href },
+  });
+}

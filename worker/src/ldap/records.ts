@@ -1,0 +1,52 @@
+/** LDAP server records: reading one, and the bridge's connection settings built from it. */
+import { eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import type { LdapConnection } from '../../../schema/bridge/index.js';
+import { ldapServers } from '../../../schema/index.js';
+import type { AppEnv } from '../http/context.js';
+import { ProblemError } from '../http/problem.js';
+import { openSecret } from '../store/secret-box.js';
+
+export type LdapServerRow = typeof ldapServers.$inferSelect;
+
+/** The default search filter: the login attribute of OpenLDAP-style directories. */
+export const DEFAULT_USER_FILTER = '(uid={login})';
+
+/** The record named `name`, or 404. */
+export async function ldapServerByName(c: Context<AppEnv>, name: string): Promise<LdapServerRow> {
+  const rows = await c.var.db.select().from(ldapServers).where(eq(ldapServers.name, name)).limit(1);
+  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no LDAP server named ${name}` });
+  return rows[0];
+}
+
+/**
+ * The connection settings the bridge needs, with the service password decrypted for this call
+ * only. LDAP_SERVER_CONNECT_TIMEOUT and LDAP_SERVER_SEARCHING_TIMEOUT are read at request time.
+ */
+export async function connectionOf(c: Context<AppEnv>, row: LdapServerRow): Promise<LdapConnection> {
+  const config = c.var.config;
+  return {
+    urls: row.urls,
+    startTls: row.startTls,
+    caCert: row.caCert,
+    bindDn: row.bindDn,
+    bindPassword: row.bindPasswordEnc ? await openSecret(config, row.bindPasswordEnc) : null,
+    baseDn: row.baseDn,
+    // null: the bridge picks (uid={login}), or the sAMAccountName/userPrincipalName pair on AD.
+    userFilter: row.userFilter,
+    attributes: { displayName: row.attrDisplayName, email: row.attrEmail, role: row.attrRole },
+    roleGroups: { admin: row.roleAdminGroup, auditor: row.roleAuditorGroup },
+    directorySignature: config.get('DIRECTORY_SIGNATURE'),
+    connectTimeoutMs: config.get('LDAP_SERVER_CONNECT_TIMEOUT') * 1000,
+    searchTimeoutMs: config.get('LDAP_SERVER_SEARCHING_TIMEOUT') * 1000,
+  };
+}
+
+/**
+ * How long the worker waits for the bridge: every URL's connect timeout plus the operations of a
+ * login (service bind, root DSE, search, user bind) at the search timeout each, plus a margin, so
+ * that the bridge reports the directory's timeout (504) before the worker gives up on the bridge.
+ */
+export function bridgeTimeoutMs(conn: LdapConnection): number {
+  return conn.urls.length * conn.connectTimeoutMs * 2 + 5 * conn.searchTimeoutMs + 2000;
+}

@@ -1,0 +1,116 @@
+/**
+ * Accounts of external identities (an LDAP server record, an OIDC provider): the account linked to
+ * the identity, else a new account (source ldap or oidc) for it. A login that collides with another
+ * account is never logged in silently: it becomes a pending merge that /v3/login/union completes.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { auditInsert } from '../audit/events.js';
+import { loginKey } from '../auth/credentials.js';
+import type { AppEnv } from '../http/context.js';
+import { ProblemError } from '../http/problem.js';
+import type { Role, UserRow } from './model.js';
+import { isUniqueViolation } from './store.js';
+import { userIdentities, users } from '../../../schema/index.js';
+
+export interface ExternalIdentity {
+  source: 'ldap' | 'oidc';
+  /** The LDAP server record or the OIDC provider. */
+  sourceName: string;
+  /** Stable at the source: entryUUID / objectGUID / DN, or the OIDC `sub`. */
+  externalId: string;
+  login: string;
+  displayName: string;
+  email: string | null;
+  /** The role the source maps, or null when it maps none (new accounts are then users). */
+  role: Role | null;
+  /** Whether later logins refresh the role too (the source maps roles). */
+  refreshRole: boolean;
+}
+
+export type Outcome = { user: UserRow } | { collision: { login: string; externalId: string } };
+
+/** Finds, refreshes or creates the account of `identity`. */
+export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalIdentity): Promise<Outcome> {
+  const db = c.var.db;
+  const now = c.var.deps.clock();
+  const { source, sourceName, externalId, login, displayName, email } = identity;
+  const linked = await db
+    .select({ user: users })
+    .from(userIdentities)
+    .innerJoin(users, eq(users.id, userIdentities.userId))
+    .where(and(eq(userIdentities.source, source), eq(userIdentities.sourceName, sourceName), eq(userIdentities.externalId, externalId), isNull(users.deletedAt)))
+    .limit(1);
+  const found = linked[0]?.user;
+  if (found) {
+    // External accounts follow their source's profile; a merged local account keeps its own.
+    const role = identity.refreshRole && identity.role ? identity.role : found.role;
+    if (found.source === source && (found.displayName !== displayName || found.email !== email || found.role !== role)) {
+      await db.batch([
+        db.update(users).set({ displayName, email, role, updatedAt: now }).where(eq(users.id, found.id)),
+        auditInsert(db, now, { stream: 'crud_admin', type: 'user.refreshed', subject: found, requestId: c.var.requestId, data: { source, sourceName, ...(role !== found.role ? { role } : {}) } }),
+      ]);
+      return { user: { ...found, displayName, email, role } };
+    }
+    return { user: found };
+  }
+
+  const row: UserRow = {
+    id: crypto.randomUUID(),
+    login,
+    loginKey: loginKey(login),
+    displayName,
+    email,
+    role: identity.role ?? 'user',
+    source,
+    sourceName,
+    externalId,
+    status: 'active',
+    blockedReason: null,
+    passwordHash: null,
+    passwordChangedAt: null,
+    mustChangePassword: false,
+    lastLoginAt: null,
+    lastActivityAt: null,
+    sessionLimit: null,
+    superAccessUntil: null,
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  };
+  try {
+    await db.batch([
+      db.insert(users).values(row),
+      db.insert(userIdentities).values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, externalId, createdAt: now }),
+      auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: row, requestId: c.var.requestId, data: { source, sourceName } }),
+    ]);
+  } catch (err) {
+    // The login belongs to another account (local, or another source's): a merge, not a login.
+    if (isUniqueViolation(err)) return { collision: { login, externalId } };
+    throw err;
+  }
+  return { user: row };
+}
+
+/** Refuses a blocked account, and blocks one inactive too long (as a password login would). */
+export async function assertMayLogIn(c: Context<AppEnv>, user: UserRow): Promise<void> {
+  const now = c.var.deps.clock();
+  if (user.status === 'blocked') throw new ProblemError('ACCOUNT_BLOCKED', { detail: 'the account is blocked', extensions: { reason: user.blockedReason ?? 'admin' } });
+  const basis = user.lastActivityAt ?? user.createdAt;
+  if (now - basis > c.var.config.get('USER_INACTIVE_TIMEOUT_DAY') * 86_400_000) {
+    await c.var.db.batch([
+      c.var.db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(eq(users.id, user.id)),
+      auditInsert(c.var.db, now, { stream: 'user_activity', type: 'account.blocked', subject: user, requestId: c.var.requestId, data: { reason: 'inactivity' } }),
+    ]);
+    throw new ProblemError('ACCOUNT_BLOCKED', { detail: 'the account is blocked after a long inactivity', extensions: { reason: 'inactivity' } });
+  }
+}
+
+/** Records the successful login. */
+export async function recordLogin(c: Context<AppEnv>, user: UserRow, source: Pick<ExternalIdentity, 'source' | 'sourceName'>): Promise<void> {
+  const now = c.var.deps.clock();
+  await c.var.db.batch([
+    c.var.db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+    auditInsert(c.var.db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName } }),
+  ]);
+}
