@@ -102,6 +102,8 @@ function stopChild(child: ChildProcess, group = false): Promise<void> {
 export const BASE_TEST_ENV: Record<string, string> = {
   AUTH_LOG_LEVEL: 'INFO',
   AUTH_TEST_CLOCK_CONTROL: 'True',
+  // Suites that need a bridge start their own (test/harness/bridge.ts); node-host.test.ts tests this one.
+  AUTH_BRIDGE_EMBEDDED: 'False',
   AUTH_BOOTSTRAP_ADMIN_LOGIN: 'root-admin',
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: 'Adm1n$ecret',
   SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',

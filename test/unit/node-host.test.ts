@@ -1,6 +1,6 @@
 /** The Node host as `npm start` runs it: bad environment, .env, DB_SCHEMA stamp, clean stop, WORKERS. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,7 +16,7 @@ function run(env: Record<string, string>, cwd = ROOT): Promise<{ code: number | 
   return new Promise((res) => {
     const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'worker/node/main.ts')], {
       cwd,
-      env: { PATH: process.env.PATH, ...env },
+      env: { PATH: process.env.PATH, AUTH_BRIDGE_EMBEDDED: 'False', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -110,6 +110,23 @@ describe('Node host start', () => {
     expect(host.output()).toContain('"msg":"stopped"');
     await expect(fetch(`${host.url}/health/live`)).rejects.toThrow();
     await host.stop();
+  });
+
+  it('npm start runs the development bridge over mutual TLS (certificates made at the first start); WORKERS=2 share it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'auth-embedded-bridge-'));
+    dirs.push(dir);
+    const certs = { AUTH_BRIDGE_EMBEDDED: 'True', AUTH_BRIDGE_TLS_CERT: join(dir, 'worker-client.pem'), AUTH_BRIDGE_TLS_KEY: join(dir, 'worker-client.key'), AUTH_BRIDGE_TLS_CA: join(dir, 'dev-ca.pem') };
+    const host = await startNodeTestHost({ ...certs, AUTH_WORKERS: '2' });
+    try {
+      expect(host.output()).toMatch(/development bridge on https:\/\/127\.0\.0\.1:\d+/);
+      for (let i = 0; i < 4; i++) {
+        const ready = (await (await fetch(`${host.url}/health/ready`, { headers: { connection: 'close' } })).json()) as { checks: { bridge: string } };
+        expect(ready.checks.bridge).toBe('ok');
+      }
+      expect(readFileSync(join(dir, 'bridge-server.pem'), 'utf8')).toContain('BEGIN CERTIFICATE');
+    } finally {
+      await host.stop();
+    }
   });
 
   it('WORKERS=2: two processes serve one port and stop together', async () => {

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, parseEnvironment } from '../src/config/index.js';
 import { loadNodeEnv } from './env.js';
+import { startEmbeddedBridge, type EmbeddedBridge } from './embedded-bridge.js';
 import { openDatabase, prepareEmbedded, startNodeHost } from './host.js';
 import { migrateDatabase } from './migrate.js';
 
@@ -48,6 +49,21 @@ async function main(): Promise<void> {
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'WARNING', msg: 'SESSION_SECRET_KEY is not set: generated a key for this start; sessions will not survive a restart. Set SESSION_SECRET_KEY.' })}\n`);
   }
 
+  // The development bridge runs once (in the primary), and the workers reach it by its URL.
+  let bridge: EmbeddedBridge | undefined;
+  if (cluster.isPrimary) {
+    try {
+      bridge = await startEmbeddedBridge(config);
+    } catch (err) {
+      fail(`cannot start the development bridge: ${err instanceof Error ? err.message : String(err)} (set AUTH_BRIDGE_EMBEDDED=False to run without it)`);
+    }
+    if (bridge) {
+      env.AUTH_BRIDGE_URL = bridge.url;
+      process.env.AUTH_BRIDGE_URL = bridge.url;
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'INFO', msg: `development bridge on ${bridge.url} (mutual TLS, certificates beside ${config.get('BRIDGE_TLS_CERT')})` })}\n`);
+    }
+  }
+
   if (workers > 1 && cluster.isPrimary) {
     // The primary migrates once, then forks WORKERS processes that share the listening port.
     const database = openDatabase(config);
@@ -79,7 +95,10 @@ async function main(): Promise<void> {
   const stop = () => {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
-    void host.close().then(() => process.exit(0));
+    void host
+      .close()
+      .then(() => bridge?.close())
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -250,6 +250,7 @@ export const REGISTRY = {
   BRIDGE_URL: str(D, 'AUTH_BRIDGE_URL', '', 'base URL of the ldap-bridge (https://host:port); empty: no bridge. Locally the edge host may name the mTLS binding emulator (http://127.0.0.1:port)', {
     check: (v) => (v === '' || /^https:\/\/[^/]+$/.test(v) || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(v) ? null : 'an https:// origin such as https://bridge.internal:8443 (or the local emulator http://127.0.0.1:port)'),
   }),
+  BRIDGE_EMBEDDED: bool(D, 'AUTH_BRIDGE_EMBEDDED', true, 'Node host: while BRIDGE_URL is empty, run a development bridge on loopback inside the host, over mutual TLS with the BRIDGE_TLS_* development certificates (made with openssl at the first start when absent). Production runs the bridge on-prem instead'),
   BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
   BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
   BRIDGE_TLS_CA: str(D, 'AUTH_BRIDGE_TLS_CA', 'data/certs/dev-ca.pem', "Node host: file of the CA that signs the bridge's server certificate"),

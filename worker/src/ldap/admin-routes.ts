@@ -118,7 +118,7 @@ const testRoute = createRoute({
   description:
     'Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
   request: { params: NameParam },
-  responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema.openapi('LdapTestResult') } } }, ...problemResponses(401, 403, 404, 502, 503, 504) },
+  responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(401, 403, 404, 502, 503, 504) },
 });
 
 /** Registers the LDAP server administration. */
