@@ -14,6 +14,8 @@ export function basic(login: string, password: string): string {
 }
 
 export interface Call {
+  /** Another host's base URL (default: the project's shared host). */
+  base?: string;
   method?: string;
   auth?: string;
   json?: unknown;
@@ -25,7 +27,7 @@ export async function call(path: string, o: Call = {}): Promise<Response> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.auth) headers.Authorization = o.auth;
   if (o.json !== undefined) headers['Content-Type'] = 'application/json';
-  return fetch(`${baseUrl()}${path}`, { method: o.method ?? 'GET', headers, body: o.json === undefined ? undefined : JSON.stringify(o.json) });
+  return fetch(`${o.base ?? baseUrl()}${path}`, { method: o.method ?? 'GET', headers, body: o.json === undefined ? undefined : JSON.stringify(o.json) });
 }
 
 /** Calls and parses the JSON (or problem) body. */
