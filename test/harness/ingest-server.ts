@@ -61,10 +61,9 @@ export async function startIngestServer(): Promise<IngestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const record = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), scheme };
+      server.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), scheme });
+      notify();
       const answer = () => {
-        server.received.push(record);
-        notify();
         if (res.destroyed) return;
         res.writeHead(server.status, { 'content-type': 'application/json', ...server.headers });
         res.end(JSON.stringify({ id: 'ingest-secret-body-never-relayed' }));

@@ -12,6 +12,7 @@ import { registerSessionlessLogins } from './auth/routes.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
+import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
 import type { App, AppDeps, AppEnv } from './http/context.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
@@ -119,6 +120,8 @@ export function createApp(hostDeps: AppDeps): App {
     const problem = toProblem(err);
     if (problem.status >= 500) {
       (c.var.logger ?? baseLogger).error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
+      // Unhandled errors only (not the deliberate 502/503/504 problems), after the response.
+      if (problem.code === 'INTERNAL') reportUnhandled(c, problem.cause ?? err);
       // 5xx bodies stay generic; the cause is in the log under the request id (or here when DEBUG).
       if (debug && problem.code === 'INTERNAL' && err instanceof Error) {
         return render(c, new ProblemError('INTERNAL', { detail: `${err.name}: ${err.message}`, extensions: { stack: err.stack } }));

@@ -1,7 +1,9 @@
-/** GET /v3/client-config. */
+/** The error-tracking endpoints: GET /v3/client-config, POST /v3/sentry-tunnel, and the page. */
 import { createRoute } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
 import { ClientConfigSchema, clientConfig } from './client-config.js';
+import { registerErrtrackPage } from './page.js';
+import { registerSentryTunnel } from './tunnel.js';
 
 const route = createRoute({
   method: 'get',
@@ -20,4 +22,6 @@ export function registerErrtrack(app: App): void {
     const tunnelPath = `${c.var.deps.config.env.get('ROOT_PATH')}/v3/sentry-tunnel`;
     return c.json(clientConfig(c.var.deps.config.env, tunnelPath), 200);
   });
+  registerSentryTunnel(app);
+  registerErrtrackPage(app);
 }

@@ -1,0 +1,71 @@
+/**
+ * The error-tracking page, ROOT_PATH + /errtrack: a small page of the service that does what the
+ * web interface does at load (specification, Endpoints rule 3 and the three configurations). Its
+ * script fetches client-config, initialises `@sentry/browser` (served by the service itself, never a
+ * CDN) when `sentry` is not null, shows the effective DSN on Ctrl+Shift+I, and can send a test error.
+ */
+import type { App } from '../http/context.js';
+import { parseDsn } from './dsn.js';
+
+/** The page's policy: scripts only from the service; events only to the service or, in Direct mode, the DSN's origin. */
+function pageCsp(directOrigin: string | null): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src 'self'${directOrigin ? ` ${directOrigin}` : ''}`,
+    // Session replay compresses in a worker built from a blob: URL.
+    "worker-src 'self' blob:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function pageHtml(title: string, root: string, staticBase: string): string {
+  // Every interpolated value is a validated path or escaped text: no markup can be injected.
+  const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)} — error tracking</title>
+<link rel="stylesheet" href="${esc(staticBase)}/errtrack.css">
+</head>
+<body data-root="${esc(root)}">
+<main>
+<h1>${esc(title)}: error tracking</h1>
+<p id="errtrack-status" role="status" aria-live="polite">Loading the error-tracking configuration…</p>
+<p>Press <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>I</kbd> (or the button below) to show the effective DSN.</p>
+<p>
+<button type="button" id="errtrack-show-dsn" aria-haspopup="dialog">Show the effective DSN</button>
+<button type="button" id="errtrack-test" disabled>Send a test error</button>
+</p>
+</main>
+<dialog id="errtrack-dialog" aria-labelledby="errtrack-dialog-title">
+<h2 id="errtrack-dialog-title">Error tracking</h2>
+<p>Effective DSN: <output id="errtrack-dsn">error tracking off</output></p>
+<p>Sent: <output id="errtrack-route">nothing</output></p>
+<form method="dialog"><button type="submit" autofocus>Close</button></form>
+</dialog>
+<script src="${esc(staticBase)}/vendor/sentry/sentry.min.js"></script>
+<script src="${esc(staticBase)}/errtrack.js"></script>
+</body>
+</html>`;
+}
+
+/** Registers GET ROOT_PATH/errtrack (not an API operation, so not in the OpenAPI description). */
+export function registerErrtrackPage(app: App): void {
+  app.get('/errtrack', (c) => {
+    const env = c.var.deps.config.env;
+    const root = env.get('ROOT_PATH');
+    const dsn = parseDsn(env.get('FRONTEND_ERRTRACK_DSN'));
+    const direct = dsn && env.get('ERRTRACK_ENV') !== '' && !env.get('FRONTEND_ERRTRACK_TUNNEL') ? `${dsn.protocol}://${dsn.host}` : null;
+    return c.html(pageHtml(env.get('PROJECT_NAME'), root, `${root}${env.get('STATIC_PATH')}`), 200, {
+      'Content-Security-Policy': pageCsp(direct),
+      'Cache-Control': 'no-cache',
+    });
+  });
+}
