@@ -1,0 +1,130 @@
+/**
+ * The error-tracking page in headless Chromium (Debian's chromium, driven by playwright-core), on
+ * each host. Tunnel mode: the real @sentry/browser, configured from client-config, captures an
+ * uncaught error that arrives at the ingest server through the service and the bridge. Off mode
+ * (the shared host): nothing is initialised and nothing is sent. Ctrl+Shift+I shows the DSN.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestBridge, type TestBridge } from '../harness/bridge.js';
+import { baseUrl } from '../harness/client.js';
+import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { startIngestServer, type IngestServer, type ReceivedRequest } from '../harness/ingest-server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const kind = inject('hostKind');
+
+let browser: Browser;
+let ingest: IngestServer;
+let bridge: TestBridge;
+let tunnel: RunningHost;
+let dsn: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (see .ci/run)`);
+  [ingest, bridge, browser] = await Promise.all([
+    startIngestServer(),
+    startTestBridge(),
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    }),
+  ]);
+  dsn = `https://browserkey@127.0.0.1:${new URL(ingest.origin).port}/42`;
+  tunnel = await startTestHost(kind, { ...bridge.env, FRONTEND_ERRTRACK_DSN: dsn, ERRTRACK_ENV: 'browser-e2e', FRONTEND_ERRTRACK_TUNNEL: 'True', ERRTRACK_CA: ingest.caPem });
+});
+afterAll(async () => {
+  await browser?.close();
+  await tunnel?.stop();
+  await Promise.all([bridge?.stop(), ingest?.stop()]);
+});
+afterEach(() => ingest.reset());
+
+/** Opens the page, recording every request it makes. */
+async function open(url: string): Promise<{ page: Page; requests: string[] }> {
+  const page = await browser.newPage();
+  const requests: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(`${url}/errtrack`);
+  await page.waitForFunction(() => document.documentElement.hasAttribute('data-errtrack'), undefined, { timeout: 15_000 });
+  return { page, requests };
+}
+
+/** The event items (JSON) among the received envelopes. */
+function events(received: ReceivedRequest[]): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const r of received) {
+    const lines = r.body.toString('latin1').split('\n');
+    for (let i = 1; i + 1 < lines.length; i++) {
+      if (lines[i]!.startsWith('{"type":"event"')) out.push(JSON.parse(Buffer.from(lines[i + 1]!, 'latin1').toString('utf8')) as Record<string, unknown>);
+    }
+  }
+  return out;
+}
+
+describe('error-tracking page: Tunnel', () => {
+  it('initialises @sentry/browser from client-config and an uncaught error reaches the ingest server through the tunnel', async () => {
+    const { page, requests } = await open(tunnel.url);
+    expect(await page.getAttribute('html', 'data-errtrack')).toBe('tunnel');
+    expect(await page.evaluate(() => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() !== undefined)).toBe(true);
+    await page.click('#errtrack-test');
+    let found: Record<string, unknown> | undefined;
+    await expect
+      .poll(() => (found = events(ingest.received).find((e) => JSON.stringify(e).includes('Test error from the error-tracking page'))), { timeout: 20_000, interval: 200 })
+      .toBeDefined();
+    const exception = (found!.exception as { values: Array<{ type: string; value: string; mechanism: { handled: boolean } }> }).values[0]!;
+    expect(exception.type).toBe('Error');
+    expect(exception.value).toMatch(/^Test error from the error-tracking page at /);
+    expect(exception.mechanism.handled).toBe(false);
+    expect(found!.environment).toBe('browser-e2e');
+    // Every envelope went to the project's ingest URL, named by the DSN in its header.
+    for (const r of ingest.received) {
+      expect(r.url).toBe('/api/42/envelope/');
+      expect(JSON.parse(r.body.toString('utf8').split('\n')[0]!).dsn).toBe(dsn);
+    }
+    // The browser itself only ever talked to the service.
+    const origin = new URL(tunnel.url).origin;
+    // (blob: is the session replay's compression worker, built in the page.)
+    expect(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:'))).toEqual([]);
+    expect(requests.some((u) => u === `${tunnel.url}/v3/sentry-tunnel`)).toBe(true);
+    await page.close();
+  });
+
+  it('Ctrl+Shift+I shows the effective DSN', async () => {
+    const { page } = await open(tunnel.url);
+    expect(await page.isVisible('#errtrack-dialog')).toBe(false);
+    await page.keyboard.press('Control+Shift+I');
+    await page.waitForSelector('#errtrack-dialog[open]', { timeout: 5000 });
+    expect(await page.textContent('#errtrack-dsn')).toBe(dsn);
+    expect(await page.textContent('#errtrack-route')).toContain('/v3/sentry-tunnel');
+    await page.click('#errtrack-dialog button[type=submit]');
+    await page.waitForSelector('#errtrack-dialog:not([open])', { state: 'attached', timeout: 5000 });
+    await page.close();
+  });
+});
+
+describe('error-tracking page: Off (the shared host, no FRONTEND_ERRTRACK_DSN)', () => {
+  it('initialises nothing and sends nothing, even for an uncaught error', async () => {
+    // Envelopes the closed Tunnel pages flushed late are not this page's: let them land first.
+    for (let n = -1; n !== ingest.received.length; ) {
+      n = ingest.received.length;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    ingest.reset();
+    const { page, requests } = await open(baseUrl());
+    expect(await page.getAttribute('html', 'data-errtrack')).toBe('off');
+    expect(await page.evaluate(() => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() === undefined)).toBe(true);
+    expect(await page.isDisabled('#errtrack-test')).toBe(true);
+    await page.evaluate(() => setTimeout(() => { throw new Error('uncaught while off'); }, 0));
+    await page.waitForTimeout(1500);
+    expect(requests.filter((u) => u.includes('sentry-tunnel') || u.includes('/envelope'))).toEqual([]);
+    const origin = new URL(baseUrl()).origin;
+    expect(requests.filter((u) => !u.startsWith(origin))).toEqual([]);
+    expect(ingest.received).toEqual([]);
+    await page.keyboard.press('Control+Shift+I');
+    await page.waitForSelector('#errtrack-dialog[open]', { timeout: 5000 });
+    expect(await page.textContent('#errtrack-dsn')).toBe('error tracking off');
+    await page.close();
+  });
+});
