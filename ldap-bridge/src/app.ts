@@ -7,6 +7,7 @@ import type { Server } from 'node:https';
 import Fastify, { type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
 import { errtrackPlugin } from './errtrack.js';
+import { ldapPlugin } from './ldap.js';
 
 export interface BridgeOptions {
   /** Fastify server options (logger, ...). */
@@ -25,6 +26,7 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
   pinSubjects(app, o.mtls?.allowedSubjects);
   app.get('/health', async () => ({ status: 'ok', service: 'ldap-bridge', version: o.version ?? '0.1.0' }));
   void app.register(errtrackPlugin);
+  void app.register(ldapPlugin);
   app.setNotFoundHandler((req, reply) =>
     reply
       .code(404)

@@ -65,7 +65,8 @@ export interface Slapd {
   user(key: string): DirectoryUser;
   /**
    * The bridge's connection settings for this server (schema/bridge): `via` picks ldap://,
-   * StartTLS or ldaps:// (default ldap); the role is read from memberOf with the groups above;
+   * StartTLS or ldaps:// (default ldap); userFilter null (the default of the directory kind); the
+   * role is read from memberOf with the groups above;
    * anything may be overridden.
    */
   connection(o?: { via?: 'ldap' | 'starttls' | 'ldaps' } & Partial<LdapConnection>): LdapConnection;
@@ -208,7 +209,7 @@ export async function startSlapd(opts: SlapdOptions = {}): Promise<Slapd> {
               bindDn: SERVICE_DN,
               bindPassword: servicePassword,
               baseDn: BASE_DN,
-              userFilter: ad ? '(|(sAMAccountName={login})(userPrincipalName={login}))' : '(uid={login})',
+              userFilter: null,
               attributes: { displayName: 'displayName', email: 'mail', role: 'memberOf' },
               roleGroups: groups,
               directorySignature: AD_CAPABILITY,
