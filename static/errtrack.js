@@ -9,7 +9,7 @@
   var dsnOut = document.getElementById('errtrack-dsn');
   var routeOut = document.getElementById('errtrack-route');
   var testButton = document.getElementById('errtrack-test');
-  var state = { dsn: null, route: 'nothing (error tracking off)' };
+  var state = { dsn: null, route: 'nowhere (error tracking off)' };
 
   function showDialog() {
     dsnOut.textContent = state.dsn || 'error tracking off';
@@ -40,7 +40,7 @@
     var integrations = [];
     if (S.browserTracingIntegration) integrations.push(S.browserTracingIntegration());
     if (S.replayIntegration) integrations.push(S.replayIntegration());
-    if (S.browserProfilingIntegration && typeof sentry.profilesSampleRate === 'number') integrations.push(S.browserProfilingIntegration());
+    if (S.browserProfilingIntegration && typeof sentry.profileSessionSampleRate === 'number') integrations.push(S.browserProfilingIntegration());
     var options = {
       dsn: sentry.dsn,
       environment: sentry.environment,
@@ -50,7 +50,11 @@
       integrations: integrations,
     };
     if (sentry.tunnel) options.tunnel = sentry.tunnel;
-    if (typeof sentry.profilesSampleRate === 'number') options.profilesSampleRate = sentry.profilesSampleRate;
+    if (typeof sentry.profileSessionSampleRate === 'number') {
+      // PROFILE: profile while traced spans run, where the browser has the JS Self-Profiling API.
+      options.profileSessionSampleRate = sentry.profileSessionSampleRate;
+      options.profileLifecycle = 'trace';
+    }
     S.init(options);
   }
 

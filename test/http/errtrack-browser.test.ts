@@ -32,7 +32,7 @@ beforeAll(async () => {
     }),
   ]);
   dsn = `https://browserkey@127.0.0.1:${new URL(ingest.origin).port}/42`;
-  tunnel = await startTestHost(kind, { ...bridge.env, FRONTEND_ERRTRACK_DSN: dsn, ERRTRACK_ENV: 'browser-e2e', FRONTEND_ERRTRACK_TUNNEL: 'True', ERRTRACK_CA: ingest.caPem });
+  tunnel = await startTestHost(kind, { ...bridge.env, FRONTEND_ERRTRACK_DSN: dsn, ERRTRACK_ENV: 'browser-e2e', FRONTEND_ERRTRACK_TUNNEL: 'True', ERRTRACK_CA: ingest.caPem, AUTH_PROFILE: 'True' });
 });
 afterAll(async () => {
   await browser?.close();
@@ -89,6 +89,21 @@ describe('error-tracking page: Tunnel', () => {
     expect(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:'))).toEqual([]);
     expect(requests.some((u) => u === `${tunnel.url}/v3/sentry-tunnel`)).toBe(true);
     await page.close();
+  });
+
+  it('PROFILE: the page asks for the JS Self-Profiling API and Chromium sends a profile of the page-load trace', async () => {
+    const config = (await (await fetch(`${tunnel.url}/v3/client-config`)).json()) as { sentry: { profileSessionSampleRate?: number } };
+    expect(config.sentry.profileSessionSampleRate).toBe(1);
+    const res = await fetch(`${tunnel.url}/errtrack`);
+    expect(res.headers.get('document-policy')).toBe('js-profiling');
+    const { page } = await open(tunnel.url);
+    const items = () => ingest.received.flatMap((r) => r.body.toString('latin1').split('\n').filter((l) => l.startsWith('{"type":')).map((l) => (JSON.parse(l) as { type: string }).type));
+    // The page-load trace ends when the page goes away (the SDK flushes on visibility change);
+    // its profile travels as a profile_chunk item, next to the trace's spans.
+    await page.waitForTimeout(1500);
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(() => items(), { timeout: 20_000, interval: 250 }).toContain('profile_chunk');
+    expect(items()).toContain('span');
   });
 
   it('Ctrl+Shift+I shows the effective DSN', async () => {

@@ -10,6 +10,9 @@ export const SentryConfigSchema = z
     replaysSessionSampleRate: z.number().min(0).max(1),
     replaysOnErrorSampleRate: z.number().min(0).max(1),
     tunnel: z.string().nullable().openapi({ description: 'path of sentry-tunnel when FRONTEND_ERRTRACK_TUNNEL, else null (Direct mode)' }),
+    profileSessionSampleRate: z.number().min(0).max(1).optional().openapi({
+      description: 'present (1.0: every page session) only while PROFILE is True: browsers with the JS Self-Profiling API (Chromium) then profile while traces run',
+    }),
   })
   .openapi('SentryConfig');
 
@@ -25,7 +28,7 @@ export type ClientConfig = z.infer<typeof ClientConfigSchema>;
  * Off while FRONTEND_ERRTRACK_DSN is unset, and also while ERRTRACK_ENV is empty (no events at all
  * are sent then, by the specification); Direct without the tunnel; Tunnel with it.
  */
-export function clientConfig(config: ConfigSnapshot, tunnelPath: string): ClientConfig {
+export function clientConfig(config: ConfigSnapshot, tunnelPath: string, profile = false): ClientConfig {
   const dsn = config.get('FRONTEND_ERRTRACK_DSN');
   const environment = config.get('ERRTRACK_ENV');
   if (dsn === '' || environment === '') return { sentry: null };
@@ -37,6 +40,7 @@ export function clientConfig(config: ConfigSnapshot, tunnelPath: string): Client
       replaysSessionSampleRate: config.get('FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE'),
       replaysOnErrorSampleRate: 1.0,
       tunnel: config.get('FRONTEND_ERRTRACK_TUNNEL') ? tunnelPath : null,
+      ...(profile ? { profileSessionSampleRate: 1.0 } : {}),
     },
   };
 }

@@ -47,7 +47,7 @@ function pageHtml(title: string, root: string, staticBase: string): string {
 <dialog id="errtrack-dialog" aria-labelledby="errtrack-dialog-title">
 <h2 id="errtrack-dialog-title">Error tracking</h2>
 <p>Effective DSN: <output id="errtrack-dsn">error tracking off</output></p>
-<p>Sent: <output id="errtrack-route">nothing</output></p>
+<p>Events go: <output id="errtrack-route">nowhere</output></p>
 <form method="dialog"><button type="submit" autofocus>Close</button></form>
 </dialog>
 <script src="${esc(staticBase)}/vendor/sentry/sentry.min.js"></script>
@@ -66,6 +66,8 @@ export function registerErrtrackPage(app: App): void {
     return c.html(pageHtml(env.get('PROJECT_NAME'), root, `${root}${env.get('STATIC_PATH')}`), 200, {
       'Content-Security-Policy': pageCsp(direct),
       'Cache-Control': 'no-cache',
+      // PROFILE: the JS Self-Profiling API (Chromium) is only offered to documents that ask for it.
+      ...(c.var.config.get('PROFILE') ? { 'Document-Policy': 'js-profiling' } : {}),
     });
   });
 }
