@@ -11,13 +11,15 @@
  *   BENCH_CONNECTIONS=10   concurrent connections of the load scenarios
  *   BENCH_TIMING_PAIRS=90  measured pairs of login-timing (at most 90: account lockout)
  *   BENCH_EDGE_LOGINS=100  sequential logins of edge-cpu
- *   BENCH_SCENARIOS=a,b    run only these (liveness, basic-login, bearer, cookie, login-timing, edge-cpu)
+ *   BENCH_LDAP_LOGINS=300  sequential logins per series of ldap-bridge; BENCH_LDAP_VIA=ldaps (ldap, starttls)
+ *   BENCH_SCENARIOS=a,b    run only these (liveness, basic-login, bearer, cookie, login-timing, edge-cpu, ldap-bridge)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { edgeCpu } from './edge-cpu.js';
+import { ldapBridge } from './ldap-bridge.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
@@ -49,7 +51,7 @@ const NODE_SCENARIOS: Record<string, (ctx: NodeScenarioContext) => Promise<Scena
   cookie,
   'login-timing': loginTiming,
 };
-const ALL = [...Object.keys(NODE_SCENARIOS), 'edge-cpu'];
+const ALL = [...Object.keys(NODE_SCENARIOS), 'edge-cpu', 'ldap-bridge'];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
 const unknown = selected.filter((s) => !ALL.includes(s));
 if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${ALL.join(', ')}`);
@@ -163,6 +165,12 @@ async function main(): Promise<number> {
         r = failed('edge-cpu', err);
       }
       report(r, results);
+    }
+    if (selected.includes('ldap-bridge')) {
+      const via = process.env.BENCH_LDAP_VIA ?? 'ldaps';
+      if (via !== 'ldap' && via !== 'starttls' && via !== 'ldaps') throw new Error(`BENCH_LDAP_VIA must be ldap, starttls or ldaps, not "${via}"`);
+      console.log(`> ldap-bridge (slapd + the bridge over mTLS; ${via})`);
+      report(await ldapBridge(envNumber('BENCH_LDAP_LOGINS', 300, true), via, register).catch((err: unknown) => failed('ldap-bridge', err)), results);
     }
   } finally {
     await stopAll();
