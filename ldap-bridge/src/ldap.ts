@@ -104,7 +104,7 @@ export function normalizeDn(dn: string): string {
       } else {
         bytes.push(raw[++i]!);
       }
-      // An escaped "=" or "," is data; mark it so the separator rules below do not see it.
+      // An escaped character is data: the separator rules below never see it.
       continue;
     }
     if (b === 0x3d /* = */ && !seenEquals) seenEquals = true;
@@ -531,7 +531,9 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
 
   const fail = (reply: FastifyReply, log: FastifyBaseLogger, err: unknown, what: string) => {
     if (err instanceof BlankPasswordError) return sendProblem(reply, 400, 'BAD_REQUEST', err.message);
-    const e = classify(err, what);
+    // Every directory failure arrives classified; anything else is a bug of ours: a 500.
+    if (!(err instanceof DirectoryError)) throw err;
+    const e = err;
     log.warn({ code: e.code, detail: e.detail, cause: e.cause instanceof Error ? e.cause.message.split('\n')[0] : undefined }, `ldap ${what}: directory failure`);
     return sendProblem(reply, e.status, e.code, e.detail);
   };
