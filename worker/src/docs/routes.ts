@@ -4,6 +4,8 @@
  */
 import type { App } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
+import { html } from 'hono/html';
+import { htmlDocument } from '../http/html.js';
 
 export const API_TAGS = [
   { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
@@ -26,24 +28,15 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-function docsHtml(title: string, staticBase: string, specUrl: string): string {
-  // Every interpolated value is a validated path or escaped text: no markup can be injected.
-  const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} — API</title>
-<link rel="stylesheet" href="${esc(staticBase)}/vendor/swagger-ui/swagger-ui.css">
-<link rel="icon" type="image/png" href="${esc(staticBase)}/vendor/swagger-ui/favicon-32x32.png">
-</head>
-<body>
-<div id="swagger-ui" data-spec-url="${esc(specUrl)}"></div>
-<script src="${esc(staticBase)}/vendor/swagger-ui/swagger-ui-bundle.js"></script>
-<script src="${esc(staticBase)}/swagger-init.js"></script>
-</body>
-</html>`;
+function docsHtml(title: string, staticBase: string, specUrl: string) {
+  return htmlDocument({
+    title: `${title} — API`,
+    head: html`<link rel="stylesheet" href="${staticBase}/vendor/swagger-ui/swagger-ui.css">
+<link rel="icon" type="image/png" href="${staticBase}/vendor/swagger-ui/favicon-32x32.png">`,
+    body: html`<div id="swagger-ui" data-spec-url="${specUrl}"></div>
+<script src="${staticBase}/vendor/swagger-ui/swagger-ui-bundle.js"></script>
+<script src="${staticBase}/swagger-init.js"></script>`,
+  });
 }
 
 const MIME: Record<string, string> = {

@@ -6,6 +6,8 @@
  */
 import type { App } from '../http/context.js';
 import { parseDsn } from './dsn.js';
+import { html } from 'hono/html';
+import { htmlDocument } from '../http/html.js';
 
 /** The page's policy: scripts only from the service; events only to the service or, in Direct mode, the DSN's origin. */
 function pageCsp(directOrigin: string | null): string {
@@ -23,20 +25,13 @@ function pageCsp(directOrigin: string | null): string {
   ].join('; ');
 }
 
-function pageHtml(title: string, root: string, staticBase: string): string {
-  // Every interpolated value is a validated path or escaped text: no markup can be injected.
-  const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} — error tracking</title>
-<link rel="stylesheet" href="${esc(staticBase)}/errtrack.css">
-</head>
-<body data-root="${esc(root)}">
-<main>
-<h1>${esc(title)}: error tracking</h1>
+function pageHtml(title: string, root: string, staticBase: string) {
+  return htmlDocument({
+    title: `${title} — error tracking`,
+    root,
+    head: html`<link rel="stylesheet" href="${staticBase}/errtrack.css">`,
+    body: html`<main>
+<h1>${title}: error tracking</h1>
 <p id="errtrack-status" role="status" aria-live="polite">Loading the error-tracking configuration…</p>
 <p>Press <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>I</kbd> (or the button below) to show the effective DSN.</p>
 <p>
@@ -50,10 +45,9 @@ function pageHtml(title: string, root: string, staticBase: string): string {
 <p>Events go: <output id="errtrack-route">nowhere</output></p>
 <form method="dialog"><button type="submit" autofocus>Close</button></form>
 </dialog>
-<script src="${esc(staticBase)}/vendor/sentry/sentry.min.js"></script>
-<script src="${esc(staticBase)}/errtrack.js"></script>
-</body>
-</html>`;
+<script src="${staticBase}/vendor/sentry/sentry.min.js"></script>
+<script src="${staticBase}/errtrack.js"></script>`,
+  });
 }
 
 /** Registers GET ROOT_PATH/errtrack (not an API operation, so not in the OpenAPI description). */

@@ -43,10 +43,11 @@ export async function connectionOf(c: Context<AppEnv>, row: LdapServerRow): Prom
 }
 
 /**
- * How long the worker waits for the bridge: every URL's connect timeout plus the operations of a
- * login (service bind, root DSE, search, user bind) at the search timeout each, plus a margin, so
- * that the bridge reports the directory's timeout (504) before the worker gives up on the bridge.
+ * How long the worker waits for the bridge: the bridge's own worst case (each URL's connect, the
+ * user's fresh connection and its StartTLS at the connect timeout; service bind, root DSE, search
+ * and user bind at the search timeout; unbinds) plus a margin, so that the bridge reports the
+ * directory's timeout (504 DIRECTORY_TIMEOUT) before the worker gives up on the bridge.
  */
 export function bridgeTimeoutMs(conn: LdapConnection): number {
-  return conn.urls.length * conn.connectTimeoutMs * 2 + 5 * conn.searchTimeoutMs + 2000;
+  return (conn.urls.length + 2) * conn.connectTimeoutMs + 5 * conn.searchTimeoutMs + 2000;
 }
