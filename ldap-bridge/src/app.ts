@@ -7,7 +7,7 @@ import type { Server } from 'node:https';
 import Fastify, { type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
 import { errtrackPlugin } from './errtrack.js';
-import { ldapPlugin } from './ldap.js';
+import { ldapPlugin } from './ldap/index.js';
 
 export interface BridgeOptions {
   /** Fastify server options (logger, ...). */

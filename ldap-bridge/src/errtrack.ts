@@ -5,6 +5,7 @@
  * (ERRTRACK_CA) or the system's roots. It answers the upstream's status, never its body.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { sendProblem } from './problem.js';
 import { Agent, request } from 'undici';
 import {
   ERRTRACK_RELAY_MAX_BYTES,
@@ -20,12 +21,6 @@ const ROUTE_BODY_LIMIT = Math.ceil(ERRTRACK_RELAY_MAX_BYTES / 3) * 4 + 128 * 102
 const MAX_AGENTS = 8;
 
 type ProblemCode = BridgeProblem['code'];
-
-function sendProblem(reply: FastifyReply, status: number, code: ProblemCode, detail: string): FastifyReply {
-  const title = status === 504 ? 'Upstream timeout' : status === 400 ? 'Bad request' : 'Bad gateway';
-  const body: BridgeProblem = { type: `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`, title, status, detail, code };
-  return reply.code(status).type('application/problem+json').send(body);
-}
 
 /** Node's error codes of a refused certificate (verification, name, validity). */
 const TLS_CODES = /CERT|SELF_SIGNED|SIGNATURE|ALTNAME|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|HOSTNAME_MISMATCH/;

@@ -6,10 +6,10 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BridgeProblemSchema, LdapAuthenticateResponseSchema, LdapTestResponseSchema, type LdapConnection } from '../../schema/bridge/index.js';
-import { closedPortUrl, startSilentServer, startSlapd, type SilentServer, type Slapd } from '../../test/harness/slapd.js';
-import { buildBridge } from './app.js';
-import { authenticate, BlankPasswordError, escapeFilterValue, guidString, mapRole, normalizeDn, userFilterFor } from './ldap.js';
+import { BridgeProblemSchema, LdapAuthenticateResponseSchema, LdapTestResponseSchema, type LdapConnection } from '../../../schema/bridge/index.js';
+import { closedPortUrl, startSilentServer, startSlapd, type SilentServer, type Slapd } from '../../../test/harness/slapd.js';
+import { buildBridge } from '../app.js';
+import { authenticate, BlankPasswordError, escapeFilterValue, guidString, mapRole, normalizeDn, userFilterFor } from './index.js';
 
 let ldap: Slapd;
 let ad: Slapd;

@@ -1,0 +1,26 @@
+/** The bridge's problem answers (RFC 9457, BridgeProblemSchema of schema/bridge), one shape for every capability. */
+import type { FastifyReply } from 'fastify';
+import type { z } from 'zod';
+import type { BridgeProblem } from '../../schema/bridge/index.js';
+
+const TITLES: Record<BridgeProblem['code'], string> = {
+  DIRECTORY_UNAVAILABLE: 'Directory unavailable',
+  DIRECTORY_TIMEOUT: 'Directory timeout',
+  DIRECTORY_TLS: 'Directory TLS failure',
+  DIRECTORY_ERROR: 'Directory error',
+  UPSTREAM_UNAVAILABLE: 'Upstream unavailable',
+  UPSTREAM_TIMEOUT: 'Upstream timeout',
+  UPSTREAM_TLS: 'Upstream TLS failure',
+  BAD_REQUEST: 'Bad request',
+};
+
+/** Sends a problem with `code`'s title. */
+export function sendProblem(reply: FastifyReply, status: number, code: BridgeProblem['code'], detail: string): FastifyReply {
+  const body: BridgeProblem = { type: `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`, title: TITLES[code], status, detail, code };
+  return reply.code(status).type('application/problem+json').send(body);
+}
+
+/** Names every invalid field (paths and messages only: zod issues do not carry input values). */
+export function invalidBody(error: z.ZodError): string {
+  return `invalid request body: ${error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}`;
+}
