@@ -4,7 +4,7 @@
  * POSTs the envelope there over HTTPS, verifying the upstream's certificate with the given CA
  * (ERRTRACK_CA) or the system's roots. It answers the upstream's status, never its body.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sendProblem } from './problem.js';
 import { Agent, request } from 'undici';
 import {
