@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LdapConnection } from '../../schema/bridge/index.js';
 import { issueCert, makeCa } from '../../scripts/dev-certs.js';
+import { freePort } from './hosts.js';
 import { ADMIN_GROUP_DN, AUDITOR_GROUP_DN, BASE_DN, buildFixtures, SERVICE_DN, type DirectoryUser } from './slapd/fixtures.js';
 
 export { ADMIN_GROUP_DN, AUDITOR_GROUP_DN, BASE_DN, SERVICE_DN, type DirectoryUser } from './slapd/fixtures.js';
@@ -84,17 +85,7 @@ export function slapdAvailable(): boolean {
   return existsSync(SLAPD) && existsSync(SLAPADD);
 }
 
-/** A port free on 127.0.0.1 at the time of asking. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** An ldap:// URL on a loopback port where nothing listens (connections are refused). */
 export async function closedPortUrl(): Promise<string> {

@@ -49,35 +49,24 @@ afterAll(async () => {
 });
 
 describe('bridge client', () => {
-  it('the Node host reports the bridge in its readiness: ok, then down when it stops', async () => {
-    const spare = buildBridge({ mtls: { key: readFileSync(certs.server.key), cert: readFileSync(certs.server.cert), ca: readFileSync(certs.ca.cert) } });
-    await spare.listen({ host: '127.0.0.1', port: 0 });
-    const url = `https://127.0.0.1:${(spare.server.address() as AddressInfo).port}`;
-    const host = await startNodeTestHost(clientEnv(url));
-    try {
-      const ready = async () => ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
-      expect(await ready()).toBe('ok');
-      await spare.close();
-      expect(await ready()).toBe('down');
-    } finally {
-      await host.stop();
-    }
-  });
-
-  it('the edge host (workerd) reaches the bridge through the mTLS binding emulator: ok, then down when it stops', async () => {
-    const spare = buildBridge({ mtls: { key: readFileSync(certs.server.key), cert: readFileSync(certs.server.cert), ca: readFileSync(certs.ca.cert) } });
-    await spare.listen({ host: '127.0.0.1', port: 0 });
-    const url = `https://127.0.0.1:${(spare.server.address() as AddressInfo).port}`;
-    const host = await startEdgeTestHost(clientEnv(url));
-    try {
-      const ready = async () => ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
-      expect(await ready()).toBe('ok');
-      await spare.close();
-      expect(await ready()).toBe('down');
-    } finally {
-      await host.stop();
-    }
-  }, 120_000);
+  for (const [name, start] of [
+    ['the Node host', startNodeTestHost],
+    ['the edge host (workerd, through the mTLS binding emulator)', startEdgeTestHost],
+  ] as const) {
+    it(`${name} reports the bridge in its readiness: ok, then down when it stops`, async () => {
+      const spare = buildBridge({ mtls: { key: readFileSync(certs.server.key), cert: readFileSync(certs.server.cert), ca: readFileSync(certs.ca.cert) } });
+      await spare.listen({ host: '127.0.0.1', port: 0 });
+      const host = await start(clientEnv(`https://127.0.0.1:${(spare.server.address() as AddressInfo).port}`));
+      try {
+        const ready = async () => ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
+        expect(await ready()).toBe('ok');
+        await spare.close();
+        expect(await ready()).toBe('down');
+      } finally {
+        await host.stop();
+      }
+    }, 120_000);
+  }
 
   it('the edge transport without the mtls_certificates binding refuses a non-loopback bridge URL instead of calling it without a certificate', async () => {
     const client = createBridgeClient(edgeBridgeTransport('https://bridge.example.internal:8443', undefined)!);
