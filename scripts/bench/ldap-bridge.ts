@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, fetch } from 'undici';
 import { Client, escapeFilter, InvalidCredentialsError } from 'ldapts';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
-import { authenticate } from '../../ldap-bridge/src/ldap.js';
+import { authenticate } from '../../ldap-bridge/src/ldap/index.js';
 import { LdapAuthenticateResponseSchema, type LdapConnection } from '../../schema/bridge/index.js';
 import { startSlapd, type Slapd } from '../../test/harness/slapd.js';
 import { makeDevCertificates } from '../dev-certs.js';
@@ -34,7 +34,7 @@ import type { ScenarioResult } from './report.js';
 import { ScenarioError } from './scenarios.js';
 import { percentile, round } from './stats.js';
 
-const WARMUP = 20;
+export const WARMUP = 20;
 
 /** A direct login with ldapts: service bind and search, then the user's bind on a fresh connection. */
 export async function directLdapLogin(conn: LdapConnection, login: string, password: string): Promise<boolean> {
@@ -76,6 +76,8 @@ export async function directLdapLogin(conn: LdapConnection, login: string, passw
 export interface MtlsBridge {
   /** https://127.0.0.1:port */
   url: string;
+  /** AUTH_BRIDGE_URL and AUTH_BRIDGE_TLS_CERT/KEY/CA: a Node host reaching this bridge with the client certificate. */
+  env: Record<string, string>;
   /** POST /v1/ldap/authenticate through the client certificate's Agent; the parsed answer. */
   authenticate(conn: LdapConnection, login: string, password: string): Promise<ReturnType<typeof LdapAuthenticateResponseSchema.parse>>;
   /** Idempotent. */
@@ -95,6 +97,7 @@ export async function startMtlsBridge(): Promise<MtlsBridge> {
     const dispatcher = new Agent({ connect: { cert: read(certs.client.cert), key: read(certs.client.key), ca: read(certs.ca.cert) } });
     return {
       url,
+      env: { AUTH_BRIDGE_URL: url, AUTH_BRIDGE_TLS_CERT: certs.client.cert, AUTH_BRIDGE_TLS_KEY: certs.client.key, AUTH_BRIDGE_TLS_CA: certs.ca.cert },
       async authenticate(connection, login, password) {
         const res = await fetch(`${url}/v1/ldap/authenticate`, {
           method: 'POST',
@@ -120,7 +123,7 @@ export async function startMtlsBridge(): Promise<MtlsBridge> {
   }
 }
 
-interface Series {
+export interface Series {
   name: string;
   /** One login; must succeed (a failed login would measure the wrong path). */
   run: () => Promise<boolean>;
@@ -141,7 +144,8 @@ export async function measureInterleaved(series: Series[], n: number, warmup = W
   }
 }
 
-const summary = (ms: number[]) => {
+/** p50, p99 and mean of one series, rounded. */
+export const summary = (ms: number[]) => {
   const sorted = [...ms].sort((a, b) => a - b);
   return { p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), meanMs: round(ms.reduce((a, b) => a + b, 0) / ms.length) };
 };

@@ -1,6 +1,19 @@
 /**
  * `npm run bench`: throughput and latency of the Node host, and the edge host's CPU time per login.
  *
+ * Scenarios (in this order):
+ *   liveness      GET /health/live under load (the framework's baseline)
+ *   basic-login   POST /v3/login_without_session with Basic, a local account, under load
+ *   bearer        GET /v4/users/me with a personal API token, under load
+ *   cookie        GET /v4/users/me with a session cookie, under load
+ *   login-timing  known login + wrong password vs unknown login, sequential (must not differ)
+ *   edge-cpu      CPU time per login of the edge host (wrangler dev)
+ *   ldap-bridge   LDAP login, sequential: direct ldapts vs the bridge's authenticate() vs
+ *                 POST /v1/ldap/authenticate over mutual TLS (test slapd)
+ *   ldap-login    LDAP login, sequential: direct ldapts vs the bridge over mTLS vs the HTTP Basic
+ *                 login with X-LDAP-Name through the Node host configured with that bridge
+ *                 (AUTH_BRIDGE_URL + AUTH_BRIDGE_TLS_*), p50 difference worker - direct
+ *
  * The Node host runs pinned to core 0 and the load generator (autocannon, in its own process) to
  * core 1, over loopback. Results: a table on stdout and bench-results.json in the project root.
  * Exit code 1 when a scenario failed or its numbers are not to be trusted.
@@ -11,8 +24,9 @@
  *   BENCH_CONNECTIONS=10   concurrent connections of the load scenarios
  *   BENCH_TIMING_PAIRS=90  measured pairs of login-timing (at most 90: account lockout)
  *   BENCH_EDGE_LOGINS=100  sequential logins of edge-cpu
- *   BENCH_LDAP_LOGINS=300  sequential logins per series of ldap-bridge; BENCH_LDAP_VIA=ldaps (ldap, starttls)
- *   BENCH_SCENARIOS=a,b    run only these (liveness, basic-login, bearer, cookie, login-timing, edge-cpu, ldap-bridge)
+ *   BENCH_LDAP_LOGINS=300  sequential logins per series of ldap-bridge and ldap-login
+ *   BENCH_LDAP_VIA=ldaps   directory transport of ldap-bridge and ldap-login: ldap, starttls or ldaps
+ *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +34,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { edgeCpu } from './edge-cpu.js';
 import { ldapBridge } from './ldap-bridge.js';
+import { ldapLogin } from './ldap-login.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
@@ -43,6 +58,13 @@ const config: BenchConfig = {
 };
 const output = resolve(ROOT, process.env.BENCH_OUTPUT ?? 'bench-results.json');
 
+/** BENCH_LDAP_VIA: the directory transport of the LDAP scenarios. */
+function ldapVia(): 'ldap' | 'starttls' | 'ldaps' {
+  const via = process.env.BENCH_LDAP_VIA ?? 'ldaps';
+  if (via !== 'ldap' && via !== 'starttls' && via !== 'ldaps') throw new Error(`BENCH_LDAP_VIA must be ldap, starttls or ldaps, not "${via}"`);
+  return via;
+}
+
 // Order matters: login-timing leaves failed attempts of bench-admin behind, so it runs last.
 const NODE_SCENARIOS: Record<string, (ctx: NodeScenarioContext) => Promise<ScenarioResult>> = {
   liveness,
@@ -51,7 +73,7 @@ const NODE_SCENARIOS: Record<string, (ctx: NodeScenarioContext) => Promise<Scena
   cookie,
   'login-timing': loginTiming,
 };
-const ALL = [...Object.keys(NODE_SCENARIOS), 'edge-cpu', 'ldap-bridge'];
+const ALL = [...Object.keys(NODE_SCENARIOS), 'edge-cpu', 'ldap-bridge', 'ldap-login'];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
 const unknown = selected.filter((s) => !ALL.includes(s));
 if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${ALL.join(', ')}`);
@@ -167,10 +189,14 @@ async function main(): Promise<number> {
       report(r, results);
     }
     if (selected.includes('ldap-bridge')) {
-      const via = process.env.BENCH_LDAP_VIA ?? 'ldaps';
-      if (via !== 'ldap' && via !== 'starttls' && via !== 'ldaps') throw new Error(`BENCH_LDAP_VIA must be ldap, starttls or ldaps, not "${via}"`);
+      const via = ldapVia();
       console.log(`> ldap-bridge (slapd + the bridge over mTLS; ${via})`);
       report(await ldapBridge(envNumber('BENCH_LDAP_LOGINS', 300, true), via, register).catch((err: unknown) => failed('ldap-bridge', err)), results);
+    }
+    if (selected.includes('ldap-login')) {
+      const via = ldapVia();
+      console.log(`> ldap-login (slapd + the bridge over mTLS + a Node host using it; ${via})`);
+      report(await ldapLogin(envNumber('BENCH_LDAP_LOGINS', 300, true), via, adminPassword, register).catch((err: unknown) => failed('ldap-login', err)), results);
     }
   } finally {
     await stopAll();
