@@ -31,7 +31,9 @@ export async function startMtlsBindingEmulator(config: ConfigSnapshot, port = 0)
         // The worker's own AbortSignal ends the request; this only bounds a forgotten one.
         timeoutMs: 600_000,
       } as RequestInit & { timeoutMs: number });
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+      // `Connection: close`: the worker never reuses a socket this server may be closing (a
+      // keep-alive race that would surface as a spurious "bridge unreachable").
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream', connection: 'close' });
       res.end(Buffer.from(await upstream.arrayBuffer()));
     } catch {
       // The bridge is unreachable or refused the TLS handshake: the connection fails, as it would
