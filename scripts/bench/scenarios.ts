@@ -6,7 +6,7 @@
 import { runJob } from './load.js';
 import { ADMIN_LOGIN } from './node-host.js';
 import { cpuMeter, type CpuShare } from './processes.js';
-import type { LoadJob, LoadResult } from './protocol.js';
+import type { LoadJob } from './protocol.js';
 import type { ScenarioResult } from './report.js';
 import { mean, median, percentDiff, round } from './stats.js';
 
