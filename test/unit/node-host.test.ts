@@ -129,6 +129,22 @@ describe('Node host start', () => {
     }
   });
 
+  it('a development bridge that cannot start (no certificates can be made) leaves the service running, with a warning', async () => {
+    // The certificates' folder would be below a plain file: it cannot be made.
+    const dir = mkdtempSync(join(tmpdir(), 'auth-no-bridge-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'file'), '');
+    const under = join(dir, 'file', 'certs');
+    const host = await startNodeTestHost({ AUTH_BRIDGE_EMBEDDED: 'True', AUTH_BRIDGE_TLS_CERT: join(under, 'worker-client.pem'), AUTH_BRIDGE_TLS_KEY: join(under, 'worker-client.key'), AUTH_BRIDGE_TLS_CA: join(under, 'dev-ca.pem') });
+    try {
+      expect(host.output()).toContain('no development bridge (LDAP logins will answer 503)');
+      const ready = (await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } };
+      expect(ready.checks.bridge).toBe('not-configured');
+    } finally {
+      await host.stop();
+    }
+  });
+
   it('WORKERS=2: two processes serve one port and stop together', async () => {
     const host = await startNodeTestHost({ AUTH_WORKERS: '2' });
     for (let i = 0; i < 10; i++) {

@@ -55,7 +55,9 @@ async function main(): Promise<void> {
     try {
       bridge = await startEmbeddedBridge(config);
     } catch (err) {
-      fail(`cannot start the development bridge: ${err instanceof Error ? err.message : String(err)} (set AUTH_BRIDGE_EMBEDDED=False to run without it)`);
+      // The service runs without it (LDAP logins then answer 503); say why and how to fix it.
+      const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'WARNING', msg: `no development bridge (LDAP logins will answer 503): ${why}. Install openssl, or set AUTH_BRIDGE_URL, or AUTH_BRIDGE_EMBEDDED=False` })}\n`);
     }
     if (bridge) {
       env.AUTH_BRIDGE_URL = bridge.url;
