@@ -150,16 +150,35 @@ export const summary = (ms: number[]) => {
   return { p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), meanMs: round(ms.reduce((a, b) => a + b, 0) / ms.length) };
 };
 
+/** The test slapd (pinned to the host's core when possible) and a bridge over mutual TLS, each registered for Ctrl+C. */
+export async function startLdapFixture(register: (stop: () => Promise<void>) => void): Promise<{ slapd: Slapd; bridge: MtlsBridge; pinned: boolean; stop(): Promise<void> }> {
+  const slapd = await startSlapd({ logLevel: '0' });
+  register(slapd.stop);
+  const pinned = pinRunning(slapd.pid, HOST_CORE);
+  let bridge: MtlsBridge;
+  try {
+    bridge = await startMtlsBridge();
+  } catch (err) {
+    await slapd.stop();
+    throw err;
+  }
+  register(bridge.stop);
+  return {
+    slapd,
+    bridge,
+    pinned,
+    async stop() {
+      await bridge.stop();
+      await slapd.stop();
+    },
+  };
+}
+
 /** The scenario: starts slapd and the bridge, measures, stops both (registered at once for Ctrl+C). */
 export async function ldapBridge(n: number, via: 'ldap' | 'starttls' | 'ldaps', register: (stop: () => Promise<void>) => void): Promise<ScenarioResult> {
-  let slapd: Slapd | undefined;
-  let bridge: MtlsBridge | undefined;
+  const fixture = await startLdapFixture(register);
+  const { slapd, bridge, pinned } = fixture;
   try {
-    slapd = await startSlapd({ logLevel: '0' });
-    register(slapd.stop);
-    const pinned = pinRunning(slapd.pid, HOST_CORE);
-    bridge = await startMtlsBridge();
-    register(bridge.stop);
     const conn = slapd.connection({ via });
     const alice = slapd.user('alice');
     const b = bridge;
@@ -180,7 +199,6 @@ export async function ldapBridge(n: number, via: 'ldap' | 'starttls' | 'ldaps', 
       details: { via, logins: n, warmup: WARMUP, slapdPinnedToCore: pinned ? HOST_CORE : null, direct, inProcess, bridge: viaBridge, bridgeOverheadP50Ms: overhead },
     };
   } finally {
-    await bridge?.stop();
-    await slapd?.stop();
+    await fixture.stop();
   }
 }

@@ -20,10 +20,9 @@
  * ldaps, default ldaps: the directory transport of all three series, and of the record).
  */
 import { performance } from 'node:perf_hooks';
-import { startSlapd, type Slapd } from '../../test/harness/slapd.js';
-import { directLdapLogin, measureInterleaved, startMtlsBridge, summary, WARMUP, type MtlsBridge, type Series } from './ldap-bridge.js';
+import { directLdapLogin, measureInterleaved, startLdapFixture, summary, WARMUP, type Series } from './ldap-bridge.js';
 import { ADMIN_LOGIN, benchServiceEnv, HOST_CORE, startBenchNodeHost, type BenchHost } from './node-host.js';
-import { cpuMeter, pinRunning } from './processes.js';
+import { cpuMeter } from './processes.js';
 import type { ScenarioResult } from './report.js';
 import { basic, expectStatus, ScenarioError } from './scenarios.js';
 import { round } from './stats.js';
@@ -36,15 +35,10 @@ const errorLines = (text: string) => text.split('\n').filter((l) => /"level":"(E
 
 /** The scenario: starts slapd, the bridge and the Node host, creates the record, measures, stops all three. */
 export async function ldapLogin(n: number, via: 'ldap' | 'starttls' | 'ldaps', adminPassword: string, register: (stop: () => Promise<void>) => void): Promise<ScenarioResult> {
-  let slapd: Slapd | undefined;
-  let bridge: MtlsBridge | undefined;
+  const fixture = await startLdapFixture(register);
+  const { slapd, bridge, pinned } = fixture;
   let host: BenchHost | undefined;
   try {
-    slapd = await startSlapd({ logLevel: '0' });
-    register(slapd.stop);
-    const pinned = pinRunning(slapd.pid, HOST_CORE);
-    bridge = await startMtlsBridge();
-    register(bridge.stop);
     host = await startBenchNodeHost({ ...benchServiceEnv(adminPassword), ...bridge.env });
     register(host.stop);
     const base = host.base;
@@ -138,7 +132,6 @@ export async function ldapLogin(n: number, via: 'ldap' | 'starttls' | 'ldaps', a
     };
   } finally {
     await host?.stop();
-    await bridge?.stop();
-    await slapd?.stop();
+    await fixture.stop();
   }
 }

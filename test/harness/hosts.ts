@@ -127,7 +127,15 @@ export async function startNodeTestHost(env: Record<string, string> = {}): Promi
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = capture(child);
-  const m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 30_000);
+  let m: RegExpMatchArray;
+  try {
+    m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 30_000);
+  } catch (err) {
+    // A host that did not start must not outlive the test (it would load the machine).
+    await stopChild(child);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const url = m[1]!;
   return {
     kind: 'node',
