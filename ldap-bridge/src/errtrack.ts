@@ -5,8 +5,8 @@
  * (ERRTRACK_CA) or the system's roots. It answers the upstream's status, never its body.
  */
 import type { FastifyInstance } from 'fastify';
-import { sendProblem } from './problem.js';
 import { Agent, request } from 'undici';
+import { invalidBody, sendProblem } from './problem.js';
 import {
   ERRTRACK_RELAY_MAX_BYTES,
   ErrtrackRelayRequestSchema,
@@ -70,7 +70,7 @@ export async function errtrackPlugin(app: FastifyInstance, o: ErrtrackRelayOptio
   app.post('/v1/errtrack/relay', { bodyLimit: ROUTE_BODY_LIMIT }, async (req, reply) => {
     const parsed = ErrtrackRelayRequestSchema.safeParse(req.body);
     if (!parsed.success) {
-      return sendProblem(reply, 400, 'BAD_REQUEST', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
     }
     const { url, envelope, caCert, timeoutMs } = parsed.data;
     const bytes = Buffer.from(envelope, 'base64');
