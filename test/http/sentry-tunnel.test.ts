@@ -150,8 +150,11 @@ describe('sentry-tunnel: refused', () => {
   });
 
   it('413 past the limit for a chunked upload without Content-Length, while reading', async () => {
-    // Chunks keep coming until the service answers (at most 4 × the limit): it must answer while
-    // the upload is still going, not after buffering it all.
+    // Chunks keep coming until the service answers. Past the limit it drains at most the limit
+    // again, then cuts the body off and answers while the upload is still going (Node: the client
+    // pumps up to 4 × the limit). wrangler dev's proxy fails the next request on a connection
+    // whose body was cut off, so on the edge host the upload stops within the drained part.
+    const stopAt = kind === 'edge' ? MAX + MAX / 2 : 4 * MAX;
     const head = envelope(frontendDsn);
     const chunk = Buffer.alloc(8192, 0x20);
     const { status, body, sent } = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
@@ -169,7 +172,7 @@ describe('sentry-tunnel: refused', () => {
       sent += head.length;
       const pump = () => {
         if (answered || req.destroyed) return;
-        if (sent > 4 * MAX) return void req.end();
+        if (sent > stopAt) return void req.end();
         req.write(chunk);
         sent += chunk.length;
         setTimeout(pump, 2);
@@ -178,7 +181,8 @@ describe('sentry-tunnel: refused', () => {
     });
     expect(status).toBe(413);
     expect(JSON.parse(body).code).toBe('PAYLOAD_TOO_LARGE');
-    expect(sent).toBeLessThanOrEqual(4 * MAX + chunk.length);
+    expect(sent).toBeLessThanOrEqual(stopAt + chunk.length);
+    if (kind === 'node') expect(sent).toBeLessThan(4 * MAX);
     expect(ingest.received).toHaveLength(0);
   });
 
