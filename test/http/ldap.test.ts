@@ -234,6 +234,9 @@ describe('LDAP login', () => {
     const tls = await ldapBasic('corp-other-ca', alice.login, alice.password!);
     expect(tls.status).toBe(502);
     expect(String(tls.body.detail).toLowerCase()).toMatch(/tls|certificate/);
+    expect(tls.body.cause).toBe('DIRECTORY_TLS');
+    // Anonymous callers learn the cause, not the directory's address or the TLS library's message.
+    for (const r of [down, slow, tls]) expect(JSON.stringify(r.body)).not.toMatch(/127\.0\.0\.1|ldaps?:\/\//);
 
     // Alice's own record fails five times (more than AUTH_FAILED_COUNT), then the directory is
     // back: her login is not locked.

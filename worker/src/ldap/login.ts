@@ -60,7 +60,7 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     result = await bridge.call('/v1/ldap/authenticate', { connection, login, password }, LdapAuthenticateResponseSchema, bridgeTimeoutMs(connection));
   } catch (err) {
     await releaseAttempt(db, attempt);
-    throw err;
+    throw publicDirectoryProblem(c, server.name, err);
   }
   const source = { source: 'ldap', server: server.name };
   if (result.outcome === 'invalid-credentials') {
@@ -101,6 +101,25 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { ...source, activeDirectory: result.activeDirectory } }),
   ]);
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now } };
+}
+
+const DIRECTORY_DETAILS: Record<string, string> = {
+  DIRECTORY_UNAVAILABLE: 'is unreachable',
+  DIRECTORY_TIMEOUT: 'did not answer in time',
+  DIRECTORY_TLS: 'refused the TLS connection (its certificate was not verified)',
+  DIRECTORY_ERROR: 'failed (see the service log)',
+};
+
+/**
+ * A directory failure as anonymous callers see it: the status and the cause code, but not the
+ * bridge's detail, which names internal hosts and TLS errors; that goes to the log (and to admins
+ * through "test connection").
+ */
+function publicDirectoryProblem(c: Context<AppEnv>, serverName: string, err: unknown): unknown {
+  const cause = err instanceof ProblemError ? err.extensions.cause : undefined;
+  if (!(err instanceof ProblemError) || typeof cause !== 'string' || !(cause in DIRECTORY_DETAILS)) return err;
+  c.var.logger.warning('LDAP directory failure', { server: serverName, cause, detail: err.detail });
+  return new ProblemError(err.code, { detail: `the directory of LDAP server ${serverName} ${DIRECTORY_DETAILS[cause]}`, extensions: { cause } });
 }
 
 /** The 409 of a login without a session that collides with a local account. */
