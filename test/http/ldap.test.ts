@@ -4,6 +4,7 @@
  * StartTLS and ldaps:// with a test CA, plus an Active Directory flavour. Its own host, so that
  * moving the clock and changing settings touch no other suite.
  */
+import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
@@ -150,12 +151,23 @@ describe('LDAP login', () => {
     expect(list.body.items.filter((u) => u.login === alice.login)).toHaveLength(1);
   });
 
-  it('a second login refreshes the profile instead of creating another account', async () => {
+  it('a later login (in any case) finds the same account and refreshes its profile from the directory', async () => {
     const alice = slapd.user('alice');
     const first = await ldapBasic('corp', alice.login, alice.password!);
-    const again = await ldapBasic('corp', alice.login.toUpperCase(), alice.password!);
-    expect(again.status).toBe(200);
-    expect(again.body.id).toBe(first.body.id);
+    const directory = new Client({ url: slapd.ldapUrl });
+    await directory.bind(slapd.rootDn, slapd.rootPassword);
+    const rename = (name: string) => directory.modify(alice.dn, new Change({ operation: 'replace', modification: new Attribute({ type: 'displayName', values: [name] }) }));
+    try {
+      await rename('Alice Renamed');
+      const again = await ldapBasic('corp', alice.login.toUpperCase(), alice.password!);
+      expect(again.status).toBe(200);
+      expect(again.body.id).toBe(first.body.id);
+      expect(again.body.displayName).toBe('Alice Renamed');
+    } finally {
+      await rename(alice.displayName!);
+      await directory.unbind();
+    }
+    expect((await ldapBasic('corp', alice.login, alice.password!)).body.displayName).toBe(alice.displayName);
   });
 
   it('logins with filter metacharacters match only their own entry; injection attempts never log in and never fail the service', async () => {
@@ -185,9 +197,6 @@ describe('LDAP login', () => {
       expect(r.status).toBe(401);
     }
     expect(binds()).toBe(before);
-    // Blanks around a real password are part of it.
-    const carol = slapd.user('carol');
-    expect(carol.password).toMatch(/^ .* $/);
   });
 
   it('a wrong password and an unknown login get the same 401; 3 failures lock the login at that server, whatever the password; an admin unlocks', async () => {

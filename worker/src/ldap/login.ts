@@ -19,17 +19,13 @@ import { ProblemError } from '../http/problem.js';
 import type { PendingMerge } from '../sessions/merge.js';
 import { accountOfIdentity, assertMayLogIn } from '../users/external.js';
 import type { UserRow } from '../users/model.js';
-import { bridgeTimeoutMs, connectionOf, ldapServerByName, type LdapServerRow } from './records.js';
+import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 
 export type LdapLoginOutcome = { user: UserRow } | { merge: PendingMerge };
 
 async function enabledServer(c: Context<AppEnv>, name: string): Promise<LdapServerRow> {
-  try {
-    const row = await ldapServerByName(c, name);
-    if (row.enabled) return row;
-  } catch (err) {
-    if (!(err instanceof ProblemError && err.code === 'NOT_FOUND')) throw err;
-  }
+  const row = await findLdapServer(c, name);
+  if (row?.enabled) return row;
   throw new ProblemError('UNKNOWN_LDAP_SERVER', { detail: `no enabled LDAP server record named ${JSON.stringify(name)} (the value of X-LDAP-Name or ldapServer)` });
 }
 

@@ -12,11 +12,17 @@ export type LdapServerRow = typeof ldapServers.$inferSelect;
 /** The default search filter: the login attribute of OpenLDAP-style directories. */
 export const DEFAULT_USER_FILTER = '(uid={login})';
 
+/** The record named `name`, if any. */
+export async function findLdapServer(c: Context<AppEnv>, name: string): Promise<LdapServerRow | undefined> {
+  const rows = await c.var.db.select().from(ldapServers).where(eq(ldapServers.name, name)).limit(1);
+  return rows[0];
+}
+
 /** The record named `name`, or 404. */
 export async function ldapServerByName(c: Context<AppEnv>, name: string): Promise<LdapServerRow> {
-  const rows = await c.var.db.select().from(ldapServers).where(eq(ldapServers.name, name)).limit(1);
-  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no LDAP server named ${name}` });
-  return rows[0];
+  const row = await findLdapServer(c, name);
+  if (!row) throw new ProblemError('NOT_FOUND', { detail: `no LDAP server named ${name}` });
+  return row;
 }
 
 /**
