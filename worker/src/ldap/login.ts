@@ -17,7 +17,7 @@ import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePol
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import type { PendingMerge } from '../sessions/merge.js';
-import { accountOfIdentity, assertMayLogIn } from '../users/external.js';
+import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
 import type { UserRow } from '../users/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 
@@ -91,12 +91,7 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     await clearAttempts(db, key);
     throw err;
   }
-  await db.batch([
-    clearAttempts(db, key),
-    db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
-    auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { ...source, activeDirectory: result.activeDirectory } }),
-  ]);
-  return { user: { ...user, lastLoginAt: now, lastActivityAt: now } };
+  return { user: await recordLogin(c, user, { source: 'ldap', sourceName: server.name }, { also: [clearAttempts(db, key)], data: { activeDirectory: result.activeDirectory } }) };
 }
 
 const DIRECTORY_DETAILS: Record<string, string> = {

@@ -4,6 +4,7 @@
  * account is never logged in silently: it becomes a pending merge that /v3/login/union completes.
  */
 import { and, eq, isNull } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
@@ -106,11 +107,17 @@ export async function assertMayLogIn(c: Context<AppEnv>, user: UserRow): Promise
   }
 }
 
-/** Records the successful login. */
-export async function recordLogin(c: Context<AppEnv>, user: UserRow, source: Pick<ExternalIdentity, 'source' | 'sourceName'>): Promise<void> {
+/**
+ * Records the successful login in one batch with `also` (e.g. forgetting the failed attempts);
+ * `data` adds to the audit event. Returns the account as it now is.
+ */
+export async function recordLogin(c: Context<AppEnv>, user: UserRow, source: Pick<ExternalIdentity, 'source' | 'sourceName'>, o: { also?: BatchItem<'sqlite'>[]; data?: Record<string, unknown> } = {}): Promise<UserRow> {
   const now = c.var.deps.clock();
-  await c.var.db.batch([
-    c.var.db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
-    auditInsert(c.var.db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName } }),
+  const db = c.var.db;
+  await db.batch([
+    db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+    auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName, ...o.data } }),
+    ...(o.also ?? []),
   ]);
+  return { ...user, lastLoginAt: now, lastActivityAt: now };
 }
