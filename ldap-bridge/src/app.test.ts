@@ -13,4 +13,26 @@ describe('bridge skeleton', () => {
     expect(missing.json().detail).toBe('no endpoint at /ldap/bind');
     await app.close();
   });
+
+  it('answers every failure of every route as problem+json: malformed JSON, wrong content type, bad body', async () => {
+    const app = buildBridge();
+    await app.ready();
+    const routes = app.printRoutes({ commonPrefix: false });
+    const posts = ['/v1/ldap/authenticate', '/v1/ldap/test', '/v1/errtrack/relay', '/v1/logstore/bulk', '/v1/logstore/query'];
+    for (const url of posts) {
+      expect(routes, url).toContain(url);
+      const cases = [
+        { headers: { 'content-type': 'application/json' }, payload: '{"oops": ', status: 400 },
+        { headers: { 'content-type': 'application/xml' }, payload: '<x/>', status: 415 },
+        { headers: { 'content-type': 'application/json' }, payload: '{"unexpected": true}', status: 400 },
+      ];
+      for (const c of cases) {
+        const res = await app.inject({ method: 'POST', url, headers: c.headers, payload: c.payload });
+        expect(res.statusCode, `${url} ${c.payload}`).toBe(c.status);
+        expect(res.headers['content-type'], `${url} ${c.payload}`).toMatch(/application\/problem\+json/);
+        expect(res.json(), url).toMatchObject({ status: c.status, code: 'BAD_REQUEST' });
+      }
+    }
+    await app.close();
+  });
 });

@@ -4,16 +4,20 @@
  * This is its skeleton: the app factory and the health endpoint; the capabilities come as plugins.
  */
 import type { Server } from 'node:https';
-import Fastify, { type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
+import { sendProblem } from './problem.js';
 import { errtrackPlugin } from './errtrack.js';
 import { ldapPlugin } from './ldap/index.js';
+import { logstorePlugin, type LogstoreCredentials } from './logstore.js';
 
 export interface BridgeOptions {
   /** Fastify server options (logger, ...). */
   server?: FastifyServerOptions;
   /** Mutual TLS (required in production; tests of the routes alone may use inject() without it). */
   mtls?: MtlsOptions;
+  /** The log store's CA and credentials (from the bridge's environment). */
+  logstore?: LogstoreCredentials;
   /** Version reported by the health endpoint. */
   version?: string;
 }
@@ -27,6 +31,17 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
   app.get('/health', async () => ({ status: 'ok', service: 'ldap-bridge', version: o.version ?? '0.1.0' }));
   void app.register(errtrackPlugin);
   void app.register(ldapPlugin);
+  void app.register(logstorePlugin, { credentials: o.logstore });
+  // One root error handler: whatever fails (malformed JSON, a body over a route's limit, a wrong
+  // content type, a bug) is a problem+json answer; 5xx details go to the log only.
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) {
+      req.log.error({ err }, 'bridge error');
+      return sendProblem(reply, 500, 'INTERNAL', 'the bridge failed; see its log');
+    }
+    return sendProblem(reply, status, 'BAD_REQUEST', err.message);
+  });
   app.setNotFoundHandler((req, reply) =>
     reply
       .code(404)

@@ -2,10 +2,13 @@
  * `npm run bridge`: the bridge on BRIDGE_HOST:BRIDGE_PORT (default 127.0.0.1:8443) over mutual TLS.
  * BRIDGE_TLS_KEY, BRIDGE_TLS_CERT and BRIDGE_TLS_CA are file paths (server key and certificate, and
  * the CA of the allowed clients); BRIDGE_ALLOWED_CLIENTS optionally pins client certificate CNs
- * (comma-separated). `npm run certs:dev` makes development certificates in data/certs.
+ * (comma-separated). `npm run certs:dev` makes development certificates in data/certs. The log store's
+ * CA and credentials: LOGSTORE_CA_FILE (a PEM file), LOGSTORE_USERNAME and LOGSTORE_PASSWORD, or
+ * LOGSTORE_API_KEY.
  */
 import { readFileSync } from 'node:fs';
 import { buildBridge } from './app.js';
+import { logstoreCredentialsFromEnv } from './logstore.js';
 
 function file(name: string, fallback: string): Buffer {
   const path = process.env[name] ?? fallback;
@@ -21,6 +24,7 @@ const host = process.env.BRIDGE_HOST ?? '127.0.0.1';
 const port = Number(process.env.BRIDGE_PORT ?? 8443);
 const app = buildBridge({
   server: { logger: true },
+  logstore: logstoreCredentialsFromEnv(process.env, (path) => readFileSync(path, 'utf8')),
   mtls: {
     key: file('BRIDGE_TLS_KEY', 'data/certs/bridge-server.key'),
     cert: file('BRIDGE_TLS_CERT', 'data/certs/bridge-server.pem'),

@@ -11,7 +11,11 @@ const TITLES: Record<BridgeProblem['code'], string> = {
   UPSTREAM_UNAVAILABLE: 'Upstream unavailable',
   UPSTREAM_TIMEOUT: 'Upstream timeout',
   UPSTREAM_TLS: 'Upstream TLS failure',
+  STORE_UNAVAILABLE: 'Log store unavailable',
+  STORE_TIMEOUT: 'Log store timeout',
+  STORE_TLS: 'Log store TLS failure',
   BAD_REQUEST: 'Bad request',
+  INTERNAL: 'Internal error',
 };
 
 /** Sends a problem with `code`'s title. */

@@ -95,6 +95,6 @@ export const BridgeProblemSchema = z.object({
   title: z.string(),
   status: z.number().int(),
   detail: z.string(),
-  code: z.enum(['DIRECTORY_UNAVAILABLE', 'DIRECTORY_TIMEOUT', 'DIRECTORY_TLS', 'DIRECTORY_ERROR', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_TLS', 'BAD_REQUEST']),
+  code: z.enum(['DIRECTORY_UNAVAILABLE', 'DIRECTORY_TIMEOUT', 'DIRECTORY_TLS', 'DIRECTORY_ERROR', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_TLS', 'STORE_UNAVAILABLE', 'STORE_TIMEOUT', 'STORE_TLS', 'BAD_REQUEST', 'INTERNAL']),
 });
 export type BridgeProblem = z.infer<typeof BridgeProblemSchema>;

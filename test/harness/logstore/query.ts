@@ -251,9 +251,25 @@ function aggregate(docs: StoredDoc[], aggs: unknown): Record<string, unknown> {
   return out;
 }
 
+const KNOWN = new Set(['match_all', 'match', 'match_phrase', 'term', 'terms', 'range', 'exists', 'ids', 'bool']);
+
+/** Refuses an unknown query type anywhere in the tree, as the store does before running anything. */
+function validateQuery(q: unknown): void {
+  if (!isObject(q) || Object.keys(q).length !== 1) throw new StoreError(400, 'parsing_exception', 'a query must have exactly one type');
+  const [type, spec] = Object.entries(q)[0]!;
+  if (!KNOWN.has(type)) throw new StoreError(400, 'parsing_exception', `unknown query [${type}]`);
+  if (type === 'bool' && isObject(spec)) {
+    for (const k of ['must', 'filter', 'should', 'must_not']) {
+      const v = spec[k];
+      if (v !== undefined) for (const c of Array.isArray(v) ? v : [v]) validateQuery(c);
+    }
+  }
+}
+
 /** Runs a `_search` body over `docs` (already restricted to the target indices). */
 export function search(docs: StoredDoc[], body: Record<string, unknown>, now = Date.now()): Record<string, unknown> {
   const query = (body.query ?? { match_all: {} }) as Query;
+  validateQuery(query);
   let hits = docs.filter((d) => matches(d.source, d.id, query, now));
   const keys = sortKeys(body.sort);
   const ordered = keys.length ? keys : [{ field: '_doc', order: 'asc' as const }];

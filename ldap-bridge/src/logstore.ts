@@ -1,0 +1,161 @@
+/**
+ * The log-store capability of the bridge (architecture.md §1): POST /v1/logstore/bulk ships audit
+ * events with `_bulk` `create` actions, POST /v1/logstore/query runs one `_search` or `_field_caps`
+ * on one index pattern. It uses `@opensearch-project/opensearch`, which speaks to OpenSearch and to
+ * Elasticsearch alike (the official Elasticsearch client refuses other servers by its product check,
+ * and its current major needs Node 22).
+ *
+ * - Every node of LOGSTORE_URLS is used, with failover: a node that refuses the connection, times out
+ *   or answers 502/503/504 is marked dead and the request goes to the next one (the client's own
+ *   retry strategy; a 500 is the cluster's answer to the query, the same from any node, so it is not
+ *   retried). Only when every node failed is the call a 502/504 problem.
+ * - The store's credentials (Basic or an API key) and CA come from the bridge's own environment
+ *   (`LogstoreCredentials`), never from the worker.
+ * - The caller's query string never reaches the store: the bridge builds each request itself.
+ */
+import { Client, errors } from '@opensearch-project/opensearch';
+import type { FastifyInstance } from 'fastify';
+import { invalidBody, sendProblem } from './problem.js';
+import {
+  LogstoreBulkRequestSchema,
+  LogstoreQueryRequestSchema,
+  type LogstoreBulkResponse,
+  type LogstoreQueryResponse,
+  type LogstoreTarget,
+} from '../../schema/bridge/index.js';
+
+/** What the bridge's environment says about the store (LOGSTORE_CA_FILE, LOGSTORE_USERNAME, ...). */
+export interface LogstoreCredentials {
+  /** PEM of the CA that signs the store's certificates (else the system's roots). */
+  ca?: string;
+  username?: string;
+  password?: string;
+  /** An API key (sent as `Authorization: ApiKey <key>`); wins over username and password. */
+  apiKey?: string;
+}
+
+/** Reads the store's credentials from the bridge's environment. */
+export function logstoreCredentialsFromEnv(env: NodeJS.ProcessEnv, readFile: (path: string) => string): LogstoreCredentials {
+  return {
+    ca: env.LOGSTORE_CA_FILE ? readFile(env.LOGSTORE_CA_FILE) : undefined,
+    username: env.LOGSTORE_USERNAME || undefined,
+    password: env.LOGSTORE_PASSWORD || undefined,
+    apiKey: env.LOGSTORE_API_KEY || undefined,
+  };
+}
+
+/** Large enough for a batch of 5,000 events of a few KiB each. */
+const BULK_BODY_LIMIT = 64 * 1024 * 1024;
+/** How many distinct targets (URL lists, timeouts, verification) keep a client. */
+const MAX_CLIENTS = 8;
+
+type StoreProblem = { status: 502 | 504; code: 'STORE_UNAVAILABLE' | 'STORE_TIMEOUT' | 'STORE_TLS'; detail: string };
+
+/** Classifies a failure to get any answer from the store. */
+export function classifyStoreError(err: unknown): StoreProblem {
+  const chain: unknown[] = [];
+  for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  const text = chain.map((e) => `${(e as Error).name ?? ''} ${(e as { code?: string }).code ?? ''} ${(e as Error).message ?? ''}`).join(' ');
+  if (err instanceof errors.TimeoutError || /TimeoutError|timed? ?out/i.test(text)) {
+    return { status: 504, code: 'STORE_TIMEOUT', detail: 'the log store did not answer within LOGSTORE_TIMEOUT' };
+  }
+  if (/certificate|self.signed|CERT_|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|altname|hostname/i.test(text)) {
+    return { status: 502, code: 'STORE_TLS', detail: 'the TLS certificate of the log store was not verified (LOGSTORE_VERIFY_CERTS, LOGSTORE_CA_FILE)' };
+  }
+  return { status: 502, code: 'STORE_UNAVAILABLE', detail: 'no node of LOGSTORE_URLS answered' };
+}
+
+/** The log store as a Fastify plugin; closes its clients on close. */
+export async function logstorePlugin(app: FastifyInstance, o: { credentials?: LogstoreCredentials } = {}): Promise<void> {
+  const creds = o.credentials ?? {};
+  const clients = new Map<string, Client>();
+  const clientFor = (t: LogstoreTarget): Client => {
+    const key = JSON.stringify([t.urls, t.timeoutMs, t.verifyCerts]);
+    let client = clients.get(key);
+    if (!client) {
+      if (clients.size >= MAX_CLIENTS) {
+        const [oldestKey, oldest] = clients.entries().next().value as [string, Client];
+        clients.delete(oldestKey);
+        void oldest.close();
+      }
+      client = new Client({
+        nodes: t.urls,
+        requestTimeout: t.timeoutMs,
+        // Each node once: a failed node is marked dead and the next one tried.
+        maxRetries: Math.max(0, t.urls.length - 1),
+        ssl: { ...(creds.ca ? { ca: creds.ca } : {}), rejectUnauthorized: t.verifyCerts },
+        ...(creds.apiKey
+          ? { headers: { authorization: `ApiKey ${creds.apiKey}` } }
+          : creds.username
+            ? { auth: { username: creds.username, password: creds.password ?? '' } }
+            : {}),
+      });
+      clients.set(key, client);
+    }
+    return client;
+  };
+  app.addHook('onClose', async () => {
+    await Promise.all([...clients.values()].map((c) => c.close()));
+  });
+
+  /** Runs `send`; an HTTP answer of the store is an outcome, no answer at all a problem. */
+  const outcome = async <T>(send: () => Promise<{ statusCode: number | null; body: T }>) => {
+    try {
+      return await send();
+    } catch (err) {
+      if (err instanceof errors.ResponseError) return { statusCode: err.meta.statusCode, body: err.meta.body as T };
+      throw err;
+    }
+  };
+
+  app.post('/v1/logstore/bulk', { bodyLimit: BULK_BODY_LIMIT }, async (req, reply) => {
+    const parsed = LogstoreBulkRequestSchema.safeParse(req.body);
+    if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
+    const { items } = parsed.data;
+    const body = items.flatMap((i) => [{ create: { _index: i.index, _id: i.id } }, i.document]);
+    try {
+      const res = await outcome(() => clientFor(parsed.data).bulk({ body }));
+      const answer = res.body as { items?: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>> };
+      // A whole-request failure (401, 413, 429, 5xx after every node): every item gets its status.
+      const out: LogstoreBulkResponse = {
+        items: items.map((item, n) => {
+          const result = answer.items?.[n] ? Object.values(answer.items[n]!)[0] : undefined;
+          const status = result?.status ?? res.statusCode ?? 502;
+          const error = result?.error ?? (status >= 300 ? { type: 'request_failed', reason: `the store answered ${res.statusCode}` } : undefined);
+          return { id: item.id, status, error: error ? { type: String(error.type ?? 'unknown'), reason: String(error.reason ?? '') } : null };
+        }),
+      };
+      return reply.code(200).send(out);
+    } catch (err) {
+      const c = classifyStoreError(err);
+      req.log.warn({ code: c.code, err: (err as Error).message }, 'log store bulk failed');
+      return sendProblem(reply, c.status, c.code, c.detail);
+    }
+  });
+
+  app.post('/v1/logstore/query', { bodyLimit: 1024 * 1024 }, async (req, reply) => {
+    const parsed = LogstoreQueryRequestSchema.safeParse(req.body);
+    if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
+    const q = parsed.data;
+    // OpenSearch Security proxy authentication: the store maps these to roles and document-level
+    // security (the bridge's address must be among its internalProxies).
+    const headers: Record<string, string> = {};
+    if (q.proxyUser !== null) {
+      headers['x-proxy-user'] = q.proxyUser;
+      headers['x-proxy-roles'] = q.proxyRoles.join(',');
+    }
+    try {
+      const client = clientFor(q);
+      const res =
+        q.operation === 'search'
+          ? await outcome(() => client.search({ index: q.index, body: q.body }, { headers }))
+          : await outcome(() => client.fieldCaps({ index: q.index, fields: q.fields ?? '*', body: q.body }, { headers }));
+      const out: LogstoreQueryResponse = { status: res.statusCode ?? 502, body: res.body };
+      return reply.code(200).send(out);
+    } catch (err) {
+      const c = classifyStoreError(err);
+      req.log.warn({ code: c.code, err: (err as Error).message }, 'log store query failed');
+      return sendProblem(reply, c.status, c.code, c.detail);
+    }
+  });
+}
