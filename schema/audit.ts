@@ -18,8 +18,24 @@ export const auditOutbox = sqliteTable(
     subjectLogin: text('subject_login'),
     requestId: text('request_id'),
     data: text('data', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /** success or failure (null: not an attempt at something, e.g. a logout). */
+    outcome: text('outcome', { enum: ['success', 'failure'] }),
+    /** The client's address (as trusted: see the proxy rules) and User-Agent, when a request caused it. */
+    sourceIp: text('source_ip'),
+    userAgent: text('user_agent'),
+    /** The instance that recorded it (Node: the host name; edge: "edge"). */
+    host: text('host'),
+    /** Delivered to the log store (or, with EVENT_HANDLING off, never). */
     shippedAt: integer('shipped_at'),
     attempts: integer('attempts').notNull().default(0),
+    /** Not before this time (backoff after a 429 or 5xx of the store). */
+    nextAttemptAt: integer('next_attempt_at'),
+    /** Refused by the store for good (400): kept as a dead letter, never retried. */
+    deadAt: integer('dead_at'),
+    lastError: text('last_error'),
   },
-  (t) => [index('audit_outbox_unshipped').on(t.shippedAt, t.at)],
+  (t) => [
+    index('audit_outbox_unshipped').on(t.shippedAt, t.at),
+    index('audit_outbox_stream_pending').on(t.stream, t.shippedAt, t.deadAt, t.at),
+  ],
 );

@@ -6,3 +6,4 @@ export * from './audit.js';
 export * from './sessions.js';
 export * from './identity-providers.js';
 export * from './ldap-servers.js';
+export * from './jobs.js';

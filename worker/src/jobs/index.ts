@@ -1,32 +1,56 @@
 /** Periodic jobs, run by edge Cron Triggers (`scheduled`) and by the Node host's in-app scheduler. */
 import type { ConfigSnapshot } from '../config/index.js';
+import { createLogger, type Logger } from '../http/logger.js';
 import type { Db } from '../store/index.js';
+import { acquireLease, releaseLease } from './lease.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 
 export interface JobContext {
   db: Db;
   config: ConfigSnapshot;
   now: number;
+  logger?: Logger;
 }
 
 export interface Job {
   name: string;
-  run(ctx: JobContext): Promise<void>;
+  /** How long a run may hold the job's lease (default 5 minutes); past it another run may start. */
+  leaseMs?: number;
+  /** Runs once; may return counts for the log line of the run. */
+  run(ctx: JobContext): Promise<void | Record<string, number>>;
 }
 
 /** The registered jobs; each capability adds its own. */
 export const JOBS: Job[] = [blockInactiveAccounts, endSuperAccess, purgeLoginThrottle];
 
-/** Runs every job once; one failing job does not stop the others. Returns the names that failed. */
+const DEFAULT_LEASE_MS = 5 * 60_000;
+
+/**
+ * Runs every job once, each under its lease (a job whose lease another run holds is skipped), and
+ * logs each run with its duration and counts. One failing job does not stop the others. Returns the
+ * names of the jobs that failed.
+ */
 export async function runScheduledJobs(ctx: JobContext, jobs: readonly Job[] = JOBS): Promise<string[]> {
+  const logger = ctx.logger ?? createLogger({ threshold: () => 'INFO' });
+  const holder = crypto.randomUUID();
   const failed: string[] = [];
   for (const job of jobs) {
+    if (!(await acquireLease(ctx.db, job.name, holder, ctx.now, job.leaseMs ?? DEFAULT_LEASE_MS))) {
+      logger.debug('job skipped: another run holds its lease', { job: job.name });
+      continue;
+    }
+    const started = Date.now();
+    let result: string;
     try {
-      await job.run(ctx);
+      const counts = (await job.run(ctx)) ?? {};
+      result = JSON.stringify(counts);
+      logger.info('job ran', { job: job.name, durationMs: Date.now() - started, ...counts });
     } catch (err) {
       failed.push(job.name);
-      console.error(JSON.stringify({ time: new Date(ctx.now).toISOString(), level: 'ERROR', msg: 'job failed', job: job.name, err: String(err) }));
+      result = JSON.stringify({ error: String(err) });
+      logger.error('job failed', { job: job.name, durationMs: Date.now() - started, err });
     }
+    await releaseLease(ctx.db, job.name, holder, { at: ctx.now, durationMs: Date.now() - started, result });
   }
   return failed;
 }
