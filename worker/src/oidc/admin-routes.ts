@@ -124,23 +124,37 @@ export function registerIdentityProviderAdmin(app: App): void {
     const db = c.var.db;
     // Moving the links is the admin's explicit confirmation that the new issuer's subjects are the
     // same people; without it they stay under the old issuer (which no longer logs in here).
+    const ofThisIssuer = and(
+      eq(userIdentities.source, 'oidc'),
+      eq(userIdentities.sourceName, before.name),
+      eq(userIdentities.issuer, before.issuer),
+    );
     const relink = newIssuer !== undefined && relinkIdentities === true
-      ? db.update(userIdentities).set({ issuer: newIssuer }).where(and(eq(userIdentities.source, 'oidc'), eq(userIdentities.sourceName, before.name), eq(userIdentities.issuer, before.issuer))).returning({ id: userIdentities.id })
+      ? db.update(userIdentities).set({ issuer: newIssuer }).where(ofThisIssuer).returning({ id: userIdentities.id })
       : undefined;
+    const changed = Object.keys(rest).concat(clientSecret ? ['clientSecret'] : []);
     const issuerData = newIssuer !== undefined ? { issuer: { from: before.issuer, to: newIssuer }, relinkIdentities: relink !== undefined } : {};
+    const audit = {
+      stream: 'crud_admin',
+      type: 'identity_provider.updated',
+      actor: c.var.principal.user,
+      requestId: c.var.requestId,
+    } as const;
     let moved = 0;
     try {
       const results = await db.batch([
         db.update(identityProviders).set(set).where(eq(identityProviders.name, before.name)),
-        auditInsert(db, now, { stream: 'crud_admin', type: 'identity_provider.updated', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: before.name, changed: Object.keys(rest).concat(clientSecret ? ['clientSecret'] : []), ...issuerData } }),
+        auditInsert(db, now, { ...audit, data: { name: before.name, changed, ...issuerData } }),
         ...(relink ? [relink] : []),
       ]);
       moved = relink ? (results[2] as { id: string }[]).length : 0;
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `some identities of ${before.name} are already linked under the issuer ${newIssuer}: nothing was changed` });
-      throw err;
+      if (!isUniqueViolation(err)) throw err;
+      const detail = `some identities of ${before.name} are linked under ${newIssuer} already: nothing was changed`;
+      throw new ProblemError('CONFLICT', { detail });
     }
-    return c.json({ ...toPublic(await find(c, before.name), root(c)), ...(newIssuer !== undefined ? { relinkedIdentities: moved } : {}) }, 200);
+    const relinked = newIssuer !== undefined ? { relinkedIdentities: moved } : {};
+    return c.json({ ...toPublic(await find(c, before.name), root(c)), ...relinked }, 200);
   });
 
   app.openapi(deleteRoute, async (c) => {

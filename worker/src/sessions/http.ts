@@ -53,7 +53,8 @@ export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
  * site's requests need it.
  */
 export function setHostCookie(c: Context<AppEnv>, base: string, value: string, expiresAt: number): void {
-  setCookie(c, hostCookieName(c, base), value, { httpOnly: true, secure: true, sameSite: 'Strict', path: '/', expires: new Date(expiresAt) });
+  const expires = new Date(expiresAt);
+  setCookie(c, hostCookieName(c, base), value, { httpOnly: true, secure: true, sameSite: 'Strict', path: '/', expires });
 }
 
 /** Reads a cookie set by setHostCookie. */

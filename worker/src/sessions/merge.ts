@@ -52,23 +52,36 @@ export type PendingMerge = z.infer<typeof PendingMerge>;
 export async function pendingMergeOf(c: Context<AppEnv>, identity: ExternalIdentity): Promise<PendingMerge> {
   const { source, sourceName, issuer, externalId, login } = identity;
   const db = c.var.db;
-  const held = await db.select().from(users).where(and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt))).limit(1);
-  const other = held[0];
+  const live = and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt));
+  const other = (await db.select().from(users).where(live).limit(1))[0];
   if (other?.source === 'local' && other.passwordHash !== null) return { login, source, sourceName, issuer, externalId };
-  const linked = other
-    ? await db.select({ id: userIdentities.id }).from(userIdentities).where(and(eq(userIdentities.userId, other.id), eq(userIdentities.source, source), eq(userIdentities.sourceName, sourceName), eq(userIdentities.issuer, issuer), eq(userIdentities.externalId, externalId))).limit(1)
-    : [];
-  // A first login of this very identity finished meanwhile (or the holder was just deleted): not a conflict.
-  if (!other || linked[0]) throw new ProblemError('CONFLICT', { detail: 'the account of this login changed during the login: try again' });
+  const key = and(
+    eq(userIdentities.source, source),
+    eq(userIdentities.sourceName, sourceName),
+    eq(userIdentities.issuer, issuer),
+    eq(userIdentities.externalId, externalId),
+  );
+  const linked = (await db.select({ id: userIdentities.id }).from(userIdentities).where(key).limit(1))[0];
+  // A first login of this very identity finished meanwhile, or the holder was just deleted: no conflict.
+  if (!other || linked) {
+    throw new ProblemError('CONFLICT', { detail: 'the account of this login changed during the login: try again' });
+  }
   await auditInsert(db, c.var.deps.clock(), {
     stream: 'user_activity',
     type: 'login.refused',
     subject: other,
     requestId: c.var.requestId,
-    data: { source, [source === 'oidc' ? 'provider' : 'server']: sourceName, reason: 'login-conflict', heldBy: { source: other.source, sourceName: other.sourceName } },
+    data: {
+      source,
+      [source === 'oidc' ? 'provider' : 'server']: sourceName,
+      reason: 'login-conflict',
+      heldBy: { source: other.source, sourceName: other.sourceName },
+    },
   });
   throw new ProblemError('LOGIN_CONFLICT', {
-    detail: `the login ${login} belongs to an account of another identity source, which has no local password to prove ownership: nothing was linked; an administrator must resolve the conflict`,
+    detail:
+      `the login ${login} belongs to an account of another identity source, which has no local password ` +
+      'to prove ownership: nothing was linked; an administrator must resolve the conflict',
     extensions: { login },
   });
 }
@@ -82,7 +95,8 @@ export async function startPendingMerge(c: Context<AppEnv>, merge: PendingMerge)
   const expiresAt = c.var.deps.clock() + MERGE_TTL_MS;
   const binding = bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
   const claims = { ...merge, binding: tokenHash(binding) };
-  setAuthCookie(c, await signClaims(await c.var.sessionKeys(), claims, expiresAt, MERGE_AUDIENCE), expiresAt, MERGE_COOKIE);
+  const token = await signClaims(await c.var.sessionKeys(), claims, expiresAt, MERGE_AUDIENCE);
+  setAuthCookie(c, token, expiresAt, MERGE_COOKIE);
   setHostCookie(c, BINDING_COOKIE, binding, expiresAt);
 }
 
@@ -99,7 +113,12 @@ export async function completeMerge(c: Context<AppEnv>, password: string): Promi
   const merge = PendingMerge.safeParse(claims);
   // Hashes are compared: the timing of this comparison reveals nothing about the binding value.
   const bound = binding !== undefined && claims?.binding === tokenHash(binding);
-  if (!merge.success || !bound) throw new ProblemError('UNAUTHENTICATED', { detail: 'no valid pending merge in this browser: log in with the external account again', headers: { 'WWW-Authenticate': 'Bearer realm="auth"' } });
+  if (!merge.success || !bound) {
+    throw new ProblemError('UNAUTHENTICATED', {
+      detail: 'no valid pending merge in this browser: log in with the external account again',
+      headers: { 'WWW-Authenticate': 'Bearer realm="auth"' },
+    });
+  }
   const user = await checkPasswordForSession(c, merge.data.login, password);
   const db = c.var.db;
   try {
