@@ -189,6 +189,18 @@ describe('pending merges are bound to the browser that logged in', () => {
     expect(bindingCookie).not.toMatch(/Domain=/i);
     const merge = cookies.find((c) => c.startsWith('__Secure-auth_pending_merge='));
     expect(merge).toContain(`Path=${new URL(host.url).pathname}`);
+
+    // Completed over HTTPS with both cookies: merged, and both cleared under their own names and paths.
+    const cookie = [bindingCookie!, merge!].map((c) => c.split(';')[0]).join('; ');
+    const union = await fetch(`${host.url}/v3/login/union`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Forwarded-Proto': 'https', Cookie: cookie },
+      body: JSON.stringify({ password: PASSWORD }),
+    });
+    expect(union.status).toBe(200);
+    const cleared = union.headers.getSetCookie();
+    expect(cleared.find((c) => c.startsWith('__Host-auth_merge_binding=;'))).toMatch(/Max-Age=0; Path=\/;/);
+    expect(cleared.find((c) => c.startsWith('__Secure-auth_pending_merge=;'))).toContain(`Path=${new URL(host.url).pathname}`);
   });
 });
 
