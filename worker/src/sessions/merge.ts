@@ -47,7 +47,7 @@ export type PendingMerge = z.infer<typeof PendingMerge>;
  * What a login colliding with the account `identity.login` becomes: a pending merge when that
  * account is local (its password proves the owner at /v3/login/union), else 409 LOGIN_CONFLICT.
  * Two external sources are never linked: neither side has a password this service can check, so
- * whoever logged in first would otherwise decide whose account the login is (DESIGN.md §4).
+ * whoever logged in first would otherwise decide whose account the login is.
  */
 export async function pendingMergeOf(c: Context<AppEnv>, identity: ExternalIdentity): Promise<PendingMerge> {
   const { source, sourceName, issuer, externalId, login } = identity;
