@@ -24,7 +24,12 @@ export const sessions = sqliteTable(
   (t) => [index('sessions_user').on(t.userId, t.createdAt)],
 );
 
-/** External identities (LDAP entry, OIDC subject) linked to an account, e.g. by /v3/login/union. */
+/**
+ * External identities linked to an account (at their first login, or by /v3/login/union). The key
+ * names who vouches for the identity, so that a record pointed elsewhere reaches none of the old
+ * links: an OIDC identity is its provider record, the issuer (`iss`) and the subject (`sub`); an
+ * LDAP identity is its server record and the entry's entryUUID / objectGUID (DN when it has neither).
+ */
 export const userIdentities = sqliteTable(
   'user_identities',
   {
@@ -34,8 +39,10 @@ export const userIdentities = sqliteTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     source: text('source', { enum: ['ldap', 'oidc'] }).notNull(),
     sourceName: text('source_name').notNull(),
+    /** OIDC: the issuer that vouched for the subject; LDAP: '' (the record and the entry's UUID are the key). */
+    issuer: text('issuer').notNull().default(''),
     externalId: text('external_id').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [uniqueIndex('user_identities_external').on(t.source, t.sourceName, t.externalId)],
+  (t) => [uniqueIndex('user_identities_key').on(t.source, t.sourceName, t.issuer, t.externalId)],
 );

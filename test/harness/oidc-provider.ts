@@ -6,6 +6,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import type { Browser } from './browser.js';
 import { freePort } from './hosts.js';
 
 export interface TestProvider {
@@ -85,4 +86,39 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
   });
   await new Promise<void>((r) => proxy.listen(proxyPort, '127.0.0.1', () => r()));
   return state;
+}
+
+/**
+ * Starts a login at the service (`serviceUrl`: its base URL with ROOT_PATH) through provider record
+ * `name` and goes through the provider's pages (login, consent) as a browser would, logging in as
+ * `user` (the test provider's `sub` and `preferred_username`); returns the callback URL the provider
+ * sends back, without following it. `abort` cancels at the provider (access_denied).
+ */
+export async function throughProvider(b: Browser, serviceUrl: string, name: string, user: string, o: { abort?: boolean } = {}): Promise<string> {
+  const start = await b.fetch(`${serviceUrl}/v3/oidc/login/${name}`);
+  if (start.status !== 302) throw new Error(`the login did not redirect to the provider: ${start.status} ${await start.text()}`);
+  let url = start.headers.get('location')!;
+  for (let i = 0; i < 20; i++) {
+    if (url.startsWith(serviceUrl)) return url;
+    const res = await b.fetch(url);
+    if (res.status >= 300 && res.status < 400) {
+      url = new URL(res.headers.get('location')!, url).href;
+      continue;
+    }
+    const html = await res.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (!action) throw new Error(`unexpected provider page at ${url}: ${res.status} ${html.slice(0, 200)}`);
+    const formUrl = new URL(action, url).href;
+    const hidden = Object.fromEntries([...html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    if (o.abort) {
+      const abortHref = /href="([^"]*\/abort)"/.exec(html)?.[1] ?? `${new URL(formUrl).pathname}/abort`;
+      const aborted = await b.fetch(new URL(abortHref, url).href);
+      url = new URL(aborted.headers.get('location')!, url).href;
+      continue;
+    }
+    const fields = hidden.prompt === 'login' ? { ...hidden, login: user, password: 'any-password' } : hidden;
+    const posted = await b.postForm(formUrl, fields, { origin: new URL(url).origin });
+    url = new URL(posted.headers.get('location')!, formUrl).href;
+  }
+  throw new Error('too many redirects');
 }

@@ -218,10 +218,11 @@ describe('LDAP login', () => {
     expect(locked.body.type).toBe('urn:auth-service:problem:account-locked');
     expect(locked.res.headers.get('retry-after')).toMatch(/^\d+$/);
     // The lock is per server record: at another record the same login is checked (and, being
-    // another record's identity, its login collides with the first account's: a merge, not a lock).
+    // another record's identity, its login collides with the first account's, an LDAP account with
+    // no local password to prove: refused, not locked and not merged).
     const elsewhere = await ldapBasic('corp', bob.login, bob.password!);
     expect(elsewhere.status).toBe(409);
-    expect(elsewhere.body.type).toBe('urn:auth-service:problem:merge-required');
+    expect(elsewhere.body.type).toBe('urn:auth-service:problem:login-conflict');
 
     const users = await api<{ items: { id: string; login: string }[] }>(`/v4/users?login=${bob.login}`, { auth: admin });
     const id = users.body.items.find((u) => u.login === bob.login)!.id;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
 import { ADMIN, basic, baseUrl, callJson, createUser, uniqueLogin } from '../harness/client.js';
 import { BASE_TEST_ENV, freePort } from '../harness/hosts.js';
-import { startTestProvider, type TestProvider } from '../harness/oidc-provider.js';
+import { startTestProvider, throughProvider as walkProvider, type TestProvider } from '../harness/oidc-provider.js';
 
 const admin = basic(ADMIN.login, ADMIN.password);
 let idp: TestProvider;
@@ -27,38 +27,8 @@ afterAll(async () => {
   await Promise.all([idp?.close(), shortIdp?.close()]);
 });
 
-/**
- * Starts a login at the service and goes through the provider's pages (login, consent) as a
- * browser would; returns the callback URL the provider sends back, without following it.
- */
-async function throughProvider(b: Browser, name: string, user: string, o: { abort?: boolean } = {}): Promise<string> {
-  const start = await b.fetch(`${baseUrl()}/v3/oidc/login/${name}`);
-  expect(start.status).toBe(302);
-  let url = start.headers.get('location')!;
-  for (let i = 0; i < 20; i++) {
-    if (url.startsWith(baseUrl())) return url;
-    const res = await b.fetch(url);
-    if (res.status >= 300 && res.status < 400) {
-      url = new URL(res.headers.get('location')!, url).href;
-      continue;
-    }
-    const html = await res.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (!action) throw new Error(`unexpected provider page at ${url}: ${res.status} ${html.slice(0, 200)}`);
-    const formUrl = new URL(action, url).href;
-    const hidden = Object.fromEntries([...html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-    if (o.abort) {
-      const abortHref = /href="([^"]*\/abort)"/.exec(html)?.[1] ?? `${new URL(formUrl).pathname}/abort`;
-      const aborted = await b.fetch(new URL(abortHref, url).href);
-      url = new URL(aborted.headers.get('location')!, url).href;
-      continue;
-    }
-    const fields = hidden.prompt === 'login' ? { ...hidden, login: user, password: 'any-password' } : hidden;
-    const posted = await b.postForm(formUrl, fields, { origin: new URL(url).origin });
-    url = new URL(posted.headers.get('location')!, formUrl).href;
-  }
-  throw new Error('too many redirects');
-}
+/** Through the provider's pages to the callback URL (see the harness). */
+const throughProvider = (b: Browser, name: string, user: string, o: { abort?: boolean } = {}) => walkProvider(b, baseUrl(), name, user, o);
 
 const me = async (b: Browser) => {
   const res = await b.fetch(`${baseUrl()}/v4/users/me`);

@@ -1,4 +1,5 @@
 /** Logins with a session on both hosts, through a real cookie jar. */
+import { createHash } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
@@ -296,24 +297,31 @@ describe('POST /v3/oauth_login (the docs page Authorize flow)', () => {
 
 describe('POST /v3/login/union', () => {
   const key = new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!);
+  // A pending merge is bound to the browser: its claims carry the SHA-256 of the binding cookie.
+  const BINDING = 'b'.repeat(64);
   const pending = (claims: Record<string, string>, audience = 'auth-pending-merge') =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setAudience(audience).setExpirationTime('10m').sign(key);
+    new SignJWT({ binding: createHash('sha256').update(BINDING).digest('hex'), ...claims }).setProtectedHeader({ alg: 'HS256' }).setAudience(audience).setExpirationTime('10m').sign(key);
+  const withPending = async (b: Browser, token: string) => {
+    await b.jar.setCookie(`auth_pending_merge=${token}; Path=${root()}`, url('/v3/login/union'));
+    await b.jar.setCookie(`auth_merge_binding=${BINDING}; Path=/`, url('/v3/login/union'));
+  };
 
   it('links the external identity to the local account after the local password, once', async () => {
     const login = uniqueLogin();
     await createUser(login, PASSWORD, { sessionLimit: 2 });
-    const identity = { login, source: 'ldap', sourceName: 'corp', externalId: `uid=${login},dc=example,dc=org` };
+    const identity = { login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: `uid=${login},dc=example,dc=org` };
     const b = new Browser(origin());
-    await b.jar.setCookie(`auth_pending_merge=${await pending(identity)}; Path=${root()}`, url('/v3/login/union'));
+    await withPending(b, await pending(identity));
     expect((await b.postJson(url('/v3/login/union'), { password: 'Wr0ng$pass' })).status).toBe(401);
     const ok = await b.postJson(url('/v3/login/union'), { password: PASSWORD });
     expect(ok.status).toBe(200);
     expect((await me(b)).status).toBe(200);
     expect(await b.cookie(url('/v3/login/union'), 'auth_pending_merge')).toBeUndefined();
+    expect(await b.cookie(url('/v3/login/union'), 'auth_merge_binding')).toBeUndefined();
 
     // The same identity cannot be linked twice.
     const again = new Browser(origin());
-    await again.jar.setCookie(`auth_pending_merge=${await pending(identity)}; Path=${root()}`, url('/v3/login/union'));
+    await withPending(again, await pending(identity));
     expect((await again.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(409);
   });
 
@@ -323,7 +331,14 @@ describe('POST /v3/login/union', () => {
     expect((await new Browser(origin()).postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
     const b = new Browser(origin());
     // A session token is not a pending merge (audiences differ).
-    await b.jar.setCookie(`auth_pending_merge=${await pending({ login, source: 'ldap', sourceName: 'corp', externalId: 'x' }, 'auth-session')}; Path=${root()}`, url('/v3/login/union'));
+    await withPending(b, await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' }, 'auth-session'));
     expect((await b.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
+    // A genuine pending merge without its binding cookie (or with another browser's): 401.
+    for (const binding of [undefined, 'c'.repeat(64)]) {
+      const nb = new Browser(origin());
+      await nb.jar.setCookie(`auth_pending_merge=${await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' })}; Path=${root()}`, url('/v3/login/union'));
+      if (binding) await nb.jar.setCookie(`auth_merge_binding=${binding}; Path=/`, url('/v3/login/union'));
+      expect((await nb.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
+    }
   });
 });

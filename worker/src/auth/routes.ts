@@ -15,7 +15,7 @@ const basicLogin = createRoute({
     'Creates no session and sets no cookie. Any role.',
     `401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.`,
     'Only with the right password: 403 ACCOUNT_BLOCKED (admin, inactivity, or disabled in the directory) or 403 PASSWORD_EXPIRED.',
-    'LDAP: 400 UNKNOWN_LDAP_SERVER for a name without an enabled record; 409 MERGE_REQUIRED when the login is a local account\'s (merge it through /v3/login); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).',
+    'LDAP: 400 UNKNOWN_LDAP_SERVER naming a name without an enabled record (record names are public, answered before any password check); 409 MERGE_REQUIRED when the login is a local account\'s (merge it through /v3/login); 409 LOGIN_CONFLICT when it is another external account\'s (another record, or OIDC: never linked, an administrator must resolve it); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).',
   ].join('\n\n'),
   security: [{ basic: [] }],
   middleware: [authenticate({ schemes: ['Basic'] })] as const,

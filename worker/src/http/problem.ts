@@ -20,6 +20,7 @@ export const PROBLEM_CODES = {
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   CONFLICT: { status: 409, title: 'Conflict' },
   MERGE_REQUIRED: { status: 409, title: 'The login belongs to a local account: merge required' },
+  LOGIN_CONFLICT: { status: 409, title: 'The login belongs to another external account: an administrator must resolve it' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   VALIDATION: { status: 422, title: 'Validation failed' },

@@ -16,8 +16,8 @@ import { blocked, failedLogin, lockedProblem, type LoginContext } from '../auth/
 import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import type { PendingMerge } from '../sessions/merge.js';
-import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
+import { pendingMergeOf, type PendingMerge } from '../sessions/merge.js';
+import { accountOfIdentity, assertMayLogIn, recordLogin, type ExternalIdentity } from '../users/external.js';
 import type { UserRow } from '../users/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 
@@ -70,19 +70,22 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
   }
 
   const { profile } = result;
-  const outcome = await accountOfIdentity(c, {
+  const identity: ExternalIdentity = {
     source: 'ldap',
     sourceName: server.name,
+    // The record and the entry's entryUUID / objectGUID (DN without either) are the key.
+    issuer: '',
     externalId: profile.externalId,
     login: profile.login,
     displayName: profile.displayName ?? profile.login,
     email: profile.email,
     role: profile.role,
     refreshRole: server.attrRole !== null,
-  });
+  };
+  const outcome = await accountOfIdentity(c, identity);
   if ('collision' in outcome) {
     await clearAttempts(db, key);
-    return { merge: { login: outcome.collision.login, source: 'ldap', sourceName: server.name, externalId: outcome.collision.externalId } };
+    return { merge: await pendingMergeOf(c, { ...identity, login: outcome.collision.login }) };
   }
   const user = outcome.user;
   try {

@@ -1,6 +1,6 @@
 /** OIDC identity provider records, managed by admins under /v3/settings/identity-providers. */
 import { createRoute, z } from '@hono/zod-openapi';
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
 import { authenticate } from '../auth/middleware.js';
@@ -9,7 +9,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { isUniqueViolation } from '../users/store.js';
-import { identityProviders } from '../../../schema/index.js';
+import { identityProviders, userIdentities } from '../../../schema/index.js';
 import { sealSecret } from '../store/secret-box.js';
 
 type ProviderRow = typeof identityProviders.$inferSelect;
@@ -31,7 +31,17 @@ const Create = z
   .object({ name: Name, ...Fields, scopes: Fields.scopes.default('openid profile email'), claimLogin: Claim.default('preferred_username'), claimDisplayName: Claim.default('name'), claimEmail: Claim.default('email'), claimRole: Claim.nullable().default(null), enabled: z.boolean().default(true) })
   .strict()
   .openapi('IdentityProviderCreate');
-const Patch = z.object(Fields).partial().strict().openapi('IdentityProviderPatch');
+const Patch = z
+  .object({
+    ...Fields,
+    relinkIdentities: z.boolean().openapi({
+      description:
+        'with a new `issuer` only. true: the identities linked through this record under the old issuer move to the new one (you confirm that its subjects are the same people, e.g. the provider moved to another URL). Absent or false: they stay under the old issuer and log in no more.',
+    }),
+  })
+  .partial()
+  .strict()
+  .openapi('IdentityProviderPatch');
 const Public = z
   .object({ name: z.string(), issuer: z.string(), clientId: z.string(), clientSecretSet: z.boolean(), scopes: z.string(), claimLogin: z.string(), claimDisplayName: z.string(), claimEmail: z.string(), claimRole: z.string().nullable(), enabled: z.boolean(), loginPath: z.string(), createdAt: z.string(), updatedAt: z.string() })
   .openapi('IdentityProvider');
@@ -59,11 +69,16 @@ const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireR
 const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
 const base = { tags: ['settings'], security, middleware: auth, 'x-required-roles': ['admin'] };
 const one = { description: 'the provider', content: { 'application/json': { schema: Public } } };
+const Patched = Public.extend({ relinkedIdentities: z.number().int().optional().openapi({ description: 'when the issuer changed: how many linked identities moved to it' }) }).openapi('IdentityProviderPatched');
 
 const listRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', description: 'Admin only. Client secrets are never returned.', responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
 const createRouteDef = createRoute({ ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', description: 'Admin only. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
 const getRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', description: 'Admin only.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
-const patchRoute = createRoute({ ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', description: 'Admin only.', request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 401, 403, 404, 422) } });
+const patchDescription = [
+  'Admin only.',
+  'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).',
+].join('\n\n');
+const patchRoute = createRoute({ ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', description: patchDescription, request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: { description: 'the provider', content: { 'application/json': { schema: Patched } } }, ...problemResponses(400, 401, 403, 404, 409, 422) } });
 const deleteRoute = createRoute({ ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', description: 'Admin only.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
 
 async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
@@ -102,14 +117,44 @@ export function registerIdentityProviderAdmin(app: App): void {
 
   app.openapi(patchRoute, async (c) => {
     const before = await find(c, validated(c, 'param', NameParam).name);
-    const { clientSecret, ...rest } = validated(c, 'json', Patch);
+    const { clientSecret, relinkIdentities, ...rest } = validated(c, 'json', Patch);
     const now = c.var.deps.clock();
     const set = { ...rest, ...(clientSecret ? { clientSecretEnc: await sealSecret(c.var.config, clientSecret) } : {}), updatedAt: now };
-    await c.var.db.batch([
-      c.var.db.update(identityProviders).set(set).where(eq(identityProviders.name, before.name)),
-      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.updated', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: before.name, changed: Object.keys(rest).concat(clientSecret ? ['clientSecret'] : []) } }),
-    ]);
-    return c.json(toPublic(await find(c, before.name), root(c)), 200);
+    const newIssuer = rest.issuer !== undefined && rest.issuer !== before.issuer ? rest.issuer : undefined;
+    const db = c.var.db;
+    // Moving the links is the admin's explicit confirmation that the new issuer's subjects are the
+    // same people; without it they stay under the old issuer (which no longer logs in here).
+    const ofThisIssuer = and(
+      eq(userIdentities.source, 'oidc'),
+      eq(userIdentities.sourceName, before.name),
+      eq(userIdentities.issuer, before.issuer),
+    );
+    const relink = newIssuer !== undefined && relinkIdentities === true
+      ? db.update(userIdentities).set({ issuer: newIssuer }).where(ofThisIssuer).returning({ id: userIdentities.id })
+      : undefined;
+    const changed = Object.keys(rest).concat(clientSecret ? ['clientSecret'] : []);
+    const issuerData = newIssuer !== undefined ? { issuer: { from: before.issuer, to: newIssuer }, relinkIdentities: relink !== undefined } : {};
+    const audit = {
+      stream: 'crud_admin',
+      type: 'identity_provider.updated',
+      actor: c.var.principal.user,
+      requestId: c.var.requestId,
+    } as const;
+    let moved = 0;
+    try {
+      const results = await db.batch([
+        db.update(identityProviders).set(set).where(eq(identityProviders.name, before.name)),
+        auditInsert(db, now, { ...audit, data: { name: before.name, changed, ...issuerData } }),
+        ...(relink ? [relink] : []),
+      ]);
+      moved = relink ? (results[2] as { id: string }[]).length : 0;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const detail = `some identities of ${before.name} are linked under ${newIssuer} already: nothing was changed`;
+      throw new ProblemError('CONFLICT', { detail });
+    }
+    const relinked = newIssuer !== undefined ? { relinkedIdentities: moved } : {};
+    return c.json({ ...toPublic(await find(c, before.name), root(c)), ...relinked }, 200);
   });
 
   app.openapi(deleteRoute, async (c) => {

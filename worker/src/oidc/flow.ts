@@ -142,6 +142,9 @@ export function identityOfClaims(provider: ProviderRow, claims: oauth.IDToken): 
   return {
     source: 'oidc',
     sourceName: provider.name,
+    // `sub` is unique per issuer only (OIDC Core §2): the validated `iss` is part of the key, so a
+    // record pointed at another issuer reaches none of the accounts linked under the old one.
+    issuer: claims.iss,
     externalId: claims.sub,
     login,
     displayName: claimText(claims[provider.claimDisplayName]) ?? login,

@@ -5,7 +5,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { safeRedirect } from '../sessions/http.js';
 import { frontendWithError, startSession } from '../sessions/login.js';
-import { startPendingMerge } from '../sessions/merge.js';
+import { pendingMergeOf, startPendingMerge } from '../sessions/merge.js';
 import { completeLogin, enabledProvider, startLogin } from './flow.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
 import { identityOfClaims } from './flow.js';
@@ -31,7 +31,8 @@ const callback = createRoute({
   summary: 'Where the OIDC provider sends the browser back',
   description: [
     'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.',
-    'A login that collides with another account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
+    'Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).',
+    'A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
   ].join('\n\n'),
   'x-required-roles': ['admin', 'auditor', 'user'],
   request: { params: Params },
@@ -49,9 +50,16 @@ export function registerOidc(app: App): void {
     const provider = await enabledProvider(c, validated(c, 'param', Params).idp_name);
     const result = await completeLogin(c, provider);
     if (!result.ok) return c.redirect(frontendWithError(c, result.error), 303);
-    const outcome = await accountOfIdentity(c, identityOfClaims(provider, result.claims));
+    const identity = identityOfClaims(provider, result.claims);
+    const outcome = await accountOfIdentity(c, identity);
     if ('collision' in outcome) {
-      await startPendingMerge(c, { login: outcome.collision.login, source: 'oidc', sourceName: provider.name, externalId: outcome.collision.externalId });
+      try {
+        await startPendingMerge(c, await pendingMergeOf(c, { ...identity, login: outcome.collision.login }));
+      } catch (err) {
+        // Another external account holds the login (LOGIN_CONFLICT): to the front end, as other refusals.
+        if (err instanceof ProblemError) return c.redirect(frontendWithError(c, err.code), 303);
+        throw err;
+      }
       return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     }
     try {

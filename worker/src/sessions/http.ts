@@ -45,6 +45,32 @@ export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
   deleteCookie(c, cookieName(c, base), { path: cookiePath(c), secure: true, httpOnly: true, sameSite: 'Lax' });
 }
 
+/**
+ * A cookie that binds a flow to the browser (the pending merge's binding): over HTTPS named
+ * `__Host-<base>`, which browsers accept only with Secure, Path=/ and no Domain, so that no other
+ * host (a sibling subdomain) can plant or overwrite it. It holds a random value, no identity, so
+ * being sent to every path of our host reveals nothing usable alone. SameSite=Strict: only our own
+ * site's requests need it.
+ */
+export function setHostCookie(c: Context<AppEnv>, base: string, value: string, expiresAt: number): void {
+  const expires = new Date(expiresAt);
+  setCookie(c, hostCookieName(c, base), value, { httpOnly: true, secure: true, sameSite: 'Strict', path: '/', expires });
+}
+
+/** Reads a cookie set by setHostCookie. */
+export function readHostCookie(c: Context<AppEnv>, base: string): string | undefined {
+  return getCookie(c, hostCookieName(c, base));
+}
+
+/** Clears a cookie set by setHostCookie. */
+export function clearHostCookie(c: Context<AppEnv>, base: string): void {
+  deleteCookie(c, hostCookieName(c, base), { path: '/', secure: true, httpOnly: true, sameSite: 'Strict' });
+}
+
+function hostCookieName(c: Context<AppEnv>, base: string): string {
+  return isHttps(c) ? `__Host-${base}` : base;
+}
+
 /** Our origin as the client sees it (https behind a TLS-terminating proxy). */
 export function requestOrigin(c: Context<AppEnv>): string {
   const url = new URL(c.req.url);

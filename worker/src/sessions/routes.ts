@@ -26,7 +26,7 @@ const login = createRoute({
     'JSON or an HTML form: `login`, `password`, optional `ldapServer` (form: `ldap_server`) and, for forms, `next`.',
     'Creates a session and sets the HttpOnly, Secure, SameSite=Lax cookie `auth_session` (`__Secure-auth_session` over HTTPS), Path=ROOT_PATH. Beyond the user\'s session limit the oldest session ends.',
     'JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.',
-    'With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account\'s, nothing logs in: a short-lived pending-merge cookie is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge.',
+    'With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account\'s, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account\'s (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.',
     'Failures as for login_without_session; an expired password answers 403 PASSWORD_EXPIRED with `changePassword`; 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
   ].join('\n\n'),
   ...ANY,
@@ -73,7 +73,7 @@ const union = createRoute({
   tags: ['auths'],
   summary: 'Complete a pending merge of an external identity with the local account of the same login',
   description:
-    'Needs the short-lived signed cookie `auth_pending_merge`, set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL). The user proves the local password (JSON or form `password`); the identity is linked to the local account and a session starts. Any role.',
+    'Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.',
   ...ANY,
   request: { body: { required: false, content: formAndJson(MergeBody) } },
   responses: {

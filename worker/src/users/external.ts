@@ -1,7 +1,8 @@
 /**
  * Accounts of external identities (an LDAP server record, an OIDC provider): the account linked to
  * the identity, else a new account (source ldap or oidc) for it. A login that collides with another
- * account is never logged in silently: it becomes a pending merge that /v3/login/union completes.
+ * account is never logged in silently: it becomes a pending merge that /v3/login/union completes
+ * (a local account), or is refused (another external account): sessions/merge.ts pendingMergeOf.
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -18,6 +19,8 @@ export interface ExternalIdentity {
   source: 'ldap' | 'oidc';
   /** The LDAP server record or the OIDC provider. */
   sourceName: string;
+  /** The OIDC issuer (`iss`) that vouched for the subject; '' for LDAP. Part of the identity's key. */
+  issuer: string;
   /** Stable at the source: entryUUID / objectGUID / DN, or the OIDC `sub`. */
   externalId: string;
   login: string;
@@ -35,12 +38,12 @@ export type Outcome = { user: UserRow } | { collision: { login: string; external
 export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalIdentity): Promise<Outcome> {
   const db = c.var.db;
   const now = c.var.deps.clock();
-  const { source, sourceName, externalId, login, displayName, email } = identity;
+  const { source, sourceName, issuer, externalId, login, displayName, email } = identity;
   const linked = await db
     .select({ user: users })
     .from(userIdentities)
     .innerJoin(users, eq(users.id, userIdentities.userId))
-    .where(and(eq(userIdentities.source, source), eq(userIdentities.sourceName, sourceName), eq(userIdentities.externalId, externalId), isNull(users.deletedAt)))
+    .where(and(eq(userIdentities.source, source), eq(userIdentities.sourceName, sourceName), eq(userIdentities.issuer, issuer), eq(userIdentities.externalId, externalId), isNull(users.deletedAt)))
     .limit(1);
   const found = linked[0]?.user;
   if (found) {
@@ -82,7 +85,7 @@ export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalId
   try {
     await db.batch([
       db.insert(users).values(row),
-      db.insert(userIdentities).values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, externalId, createdAt: now }),
+      db.insert(userIdentities).values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, issuer, externalId, createdAt: now }),
       auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: row, requestId: c.var.requestId, data: { source, sourceName } }),
     ]);
   } catch (err) {
