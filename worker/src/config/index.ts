@@ -1,4 +1,4 @@
-export { REGISTRY, VAR_NAMES, isVarName, varDef, type Registry, type VarName } from './registry.js';
+export { LOGSTORE_PLACEHOLDER, REGISTRY, VAR_NAMES, isVarName, varDef, type Registry, type VarName } from './registry.js';
 export { ConfigError, parseValue, formatValue, describeExpected, type ConfigIssue } from './parse.js';
 export {
   ConfigService,
