@@ -98,6 +98,25 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
 }
 
+/**
+ * Checks the current password of a signed-in local account (PUT /v4/users/me/password) through
+ * the same atomic attempt reservation as a login, on the same throttle key: a stolen session or
+ * token must not give unthrottled password guesses. Locked: ACCOUNT_LOCKED without checking the
+ * password. Wrong: counted (and may lock the account's logins too), 401 INVALID_CREDENTIALS. Right:
+ * the failures are forgotten, as after a login.
+ */
+export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, password: string): Promise<void> {
+  const key = throttleKey(loginKey(user.login));
+  const reserved = await reserveAttempt(ctx.db, key, ctx.now, throttlePolicy(ctx.config));
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
+  if (!(await ctx.verifier.verify(user.passwordHash, password))) {
+    await failedLogin(ctx, key, user.login, user, { source: 'local', via: 'password_change' });
+    const headers = { 'WWW-Authenticate': ctx.challenge };
+    throw new ProblemError('INVALID_CREDENTIALS', { detail: 'oldPassword is wrong', headers });
+  }
+  await clearAttempts(ctx.db, key);
+}
+
 /** The 401 of a locked throttle key (the password was not checked), with Retry-After. */
 export async function lockedProblem(ctx: LoginContext, key: string): Promise<ProblemError> {
   const until = (await lockedUntil(ctx.db, key, ctx.now)) ?? ctx.now + 1000;

@@ -12,6 +12,7 @@ import { loginLocks, users } from '../../../schema/index.js';
 import { assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
+import { endSessionsStatement } from '../sessions/store.js';
 
 export const MAX_PAGE = 100;
 
@@ -178,7 +179,14 @@ export function registerUserManagement(app: App): void {
 
   app.openapi(blockRoute, async (c) => {
     const user = await target(c);
-    await updateAccount(adminContext(c), user, { status: 'blocked', blockedReason: 'admin' }, { audit: { type: 'account.blocked', data: { reason: 'admin' } }, change: { status: 'blocked' } });
+    const ctx = adminContext(c);
+    // Sessions end for good (an unblock must not revive an unattended browser); API tokens are
+    // only refused while blocked (README, "What ends what").
+    await updateAccount(ctx, user, { status: 'blocked', blockedReason: 'admin' }, {
+      audit: { type: 'account.blocked', data: { reason: 'admin' } },
+      change: { status: 'blocked' },
+      extra: (happened) => [endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened })],
+    });
     return answer(c, user.id);
   });
 
@@ -199,7 +207,17 @@ export function registerUserManagement(app: App): void {
     const user = await target(c);
     const body = validated(c, 'json', Reset);
     const ctx = adminContext(c);
-    await setPassword(user, body.password, { db: ctx.db, config: c.var.config, verifier: c.var.deps.verifier, now: ctx.now, actor: ctx.actor, requestId: ctx.requestId, mustChange: body.mustChangePassword });
+    // An administrator's reset is incident response: every session and every API token ends.
+    await setPassword(user, body.password, {
+      db: ctx.db,
+      config: c.var.config,
+      verifier: c.var.deps.verifier,
+      now: ctx.now,
+      actor: ctx.actor,
+      requestId: ctx.requestId,
+      mustChange: body.mustChangePassword,
+      ends: { reason: 'admin_reset', tokens: true },
+    });
     return c.body(null, 204);
   });
 

@@ -78,7 +78,10 @@ async function list(c: Context<AppEnv>, user: UserRow) {
 }
 
 async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
-  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now: c.var.deps.clock(), actor: c.var.principal.user, requestId: c.var.requestId });
+  const actor = c.var.principal.user;
+  const reason = actor.id === user.id ? 'user' : 'admin';
+  const now = c.var.deps.clock();
+  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, requestId: c.var.requestId });
   if (ended === 0) throw new ProblemError('NOT_FOUND', { detail: 'no such live session' });
   return c.body(null, 204);
 }
