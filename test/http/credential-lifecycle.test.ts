@@ -139,6 +139,8 @@ describe('issuing an API token needs a recent password', () => {
     await createUser(login, PASSWORD, { sessionLimit: 2 });
     const b = await loggedIn(login);
     expect((await issueWithCookie(b)).status).toBe(201);
+    const sessions = (await (await b.fetch(url('/v4/users/me/sessions'))).json()) as { items: { authMethod: string; authenticatedAt: string }[] };
+    expect(sessions.items[0]).toMatchObject({ authMethod: 'local_password', authenticatedAt: expect.any(String) });
     await setClockOffset(16 * MINUTE);
     const stale = await issueWithCookie(b);
     expect(stale.status).toBe(403);

@@ -107,6 +107,8 @@ describe('OIDC login', () => {
     const later = new Browser(new URL(baseUrl()).origin);
     await later.fetch(await throughProvider(later, idpName, login));
     expect((await me(later)).body).toMatchObject({ login, source: 'local' });
+    const sessions = (await (await later.fetch(`${baseUrl()}/v4/users/me/sessions`)).json()) as { items: { authMethod: string; current: boolean }[] };
+    expect(sessions.items.find((s) => s.current)?.authMethod).toBe('oidc');
     const refused = await later.postJson(`${baseUrl()}/v4/users/me/tokens`, { name: 'x' });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { code: string }).code).toBe('REAUTHENTICATION_REQUIRED');

@@ -78,10 +78,20 @@ const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', '
   204: { description: 'deleted' },
   ...problemResponses(401, 403, 404, 409),
 });
-const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', 'Its sessions and tokens stop at once. Not the last active administrator (409).', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
-const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', 'Also restarts its inactivity period.', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const BLOCK_DESCRIPTION =
+  'Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it ' +
+  'stays blocked. Not the last active administrator (409).';
+const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', BLOCK_DESCRIPTION, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
+const UNBLOCK_DESCRIPTION =
+  'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
+  '(an administrator\'s password reset revokes them all) work again.';
+const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', UNBLOCK_DESCRIPTION, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
 const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-login lock', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', 'Policy-checked; by default the user must change it at the next login.', {
+const RESET_DESCRIPTION =
+  'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
+  'OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an ' +
+  'LDAP or OIDC account.';
+const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', RESET_DESCRIPTION, {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
 }, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
 const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', 'The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. An account on super-access can neither grant super-access nor give the admin role (403).', {
