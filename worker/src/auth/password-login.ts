@@ -9,6 +9,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from '../users/model.js';
 import { loginLocks, users } from '../../../schema/index.js';
+import { endSessionsStatement } from '../sessions/store.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import { clearAttempts, lockedUntil, lockIfExhausted, reserveAttempt, throttleKey, throttlePolicy } from './throttle.js';
@@ -76,6 +77,7 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
       clearAttempts(db, key),
       db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(and(eq(users.id, user.id), eq(users.status, 'active'))),
       auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'account.blocked', subject, data: { reason: 'inactivity' } }),
+      endSessionsStatement(db, user.id, now, 'block'),
     ]);
     throw blocked('inactivity');
   }
