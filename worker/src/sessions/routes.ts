@@ -97,7 +97,7 @@ const logout = createRoute({
   security: [{ cookie: [] }, { bearer: [] }],
   middleware: [authenticate({ schemes: ['Cookie', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
   ...ANY,
-  responses: { 204: { description: 'ended' }, ...problemResponses(400, 401, 403) },
+  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400, 401, 403) },
 });
 
 const logoutAll = createRoute({
@@ -115,7 +115,7 @@ const logoutAll = createRoute({
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
   ...ANY,
-  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403) },
+  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(401, 403) },
 });
 
 /** Answers a session login: JSON 200, or 303 for a form post. */
