@@ -118,9 +118,9 @@ export function registerMe(app: App): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
 
   app.openapi(issue, async (c) => {
-    const body = validated(c, 'json', TokenRequest);
     const now = c.var.deps.clock();
     assertRecentPassword(c.var.principal, now);
+    const body = validated(c, 'json', TokenRequest);
     const user = c.var.principal.user;
     const issued = await issueToken(c.var.db, user, {
       name: body.name,
