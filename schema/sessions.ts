@@ -2,6 +2,23 @@ import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqli
 import { users } from './users.js';
 
 /**
+ * Why a session ended: logout, logout_all (/v3/logout/all), limit (a newer login beyond the
+ * session limit), password_change (the user's own), admin_reset, block, user (ended from another
+ * session of the user), admin (ended by an administrator).
+ */
+export const SESSION_END_REASONS = [
+  'logout',
+  'logout_all',
+  'limit',
+  'password_change',
+  'admin_reset',
+  'block',
+  'user',
+  'admin',
+] as const;
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+
+/**
  * Login sessions: the signed cookie (or the OAuth access token) carries the id; the row makes
  * sessions countable (AUTH_SESSIONS_*) and revocable at once.
  */
@@ -19,7 +36,17 @@ export const sessions = sqliteTable(
     /** Absolute end (created + SESSION_ABSOLUTE_TIMEOUT_HOURS). */
     expiresAt: integer('expires_at').notNull(),
     revokedAt: integer('revoked_at'),
+    /** Why it ended (set with revoked_at); tells the holder of the cookie why it is refused. */
+    revokedReason: text('revoked_reason', { enum: SESSION_END_REASONS }),
     userAgent: text('user_agent'),
+    /**
+     * How the session was authenticated: a local password (/v3/login, /v3/oauth_login,
+     * /v3/login/union), an LDAP password (/v3/login with ldapServer) or an OIDC provider. Null for
+     * sessions started before it was recorded (treated as not password-authenticated).
+     */
+    authMethod: text('auth_method', { enum: ['local_password', 'ldap_password', 'oidc'] }),
+    /** When that authentication happened (issuing API tokens needs a recent password). */
+    authenticatedAt: integer('authenticated_at'),
   },
   (t) => [index('sessions_user').on(t.userId, t.createdAt)],
 );

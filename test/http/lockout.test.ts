@@ -88,3 +88,37 @@ describe('lockout', () => {
     expect((await attempt(login, PASSWORD)).body.code).toBe('ACCOUNT_LOCKED');
   });
 });
+
+describe('the old password of PUT /v4/users/me/password counts like a login', () => {
+  const change = (token: string, oldPassword: string) =>
+    callJson('/v4/users/me/password', { method: 'PUT', auth: `Bearer ${token}`, json: { oldPassword, newPassword: 'N3w$secret' } });
+  async function withToken(): Promise<{ login: string; token: string }> {
+    const login = uniqueLogin();
+    await createUser(login, PASSWORD);
+    const r = await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(login, PASSWORD), json: { name: 't' } });
+    return { login, token: r.body.token };
+  }
+
+  it('AUTH_FAILED_COUNT wrong old passwords lock the account, for the change and for logins', async () => {
+    const { login, token } = await withToken();
+    for (let i = 0; i < 3; i++) {
+      const r = await change(token, WRONG);
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe('INVALID_CREDENTIALS');
+    }
+    const locked = await change(token, PASSWORD);
+    expect(locked.status).toBe(401);
+    expect(locked.body.code).toBe('ACCOUNT_LOCKED');
+    expect(Number(locked.res.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+    expect((await attempt(login, PASSWORD)).body.code).toBe('ACCOUNT_LOCKED');
+  });
+
+  it('parallel wrong old passwords: never more than AUTH_FAILED_COUNT are checked', async () => {
+    const { login, token } = await withToken();
+    const results = await Promise.all(Array.from({ length: 12 }, () => change(token, WRONG)));
+    const codes = results.map((r) => r.body.code);
+    expect(codes.filter((c) => c === 'INVALID_CREDENTIALS').length).toBe(3);
+    expect(codes.filter((c) => c === 'ACCOUNT_LOCKED').length).toBe(9);
+    expect((await attempt(login, PASSWORD)).body.code).toBe('ACCOUNT_LOCKED');
+  });
+});

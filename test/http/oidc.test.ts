@@ -68,6 +68,32 @@ describe('OIDC login', () => {
     expect((await me(later)).body).toMatchObject({ login, source: 'local' });
   });
 
+  it('an OIDC-started session cannot issue API tokens, even for a linked local account', async () => {
+    const login = uniqueLogin('local');
+    await createUser(login, 'Str0ng$pass', { sessionLimit: 3 });
+    const b = new Browser(new URL(baseUrl()).origin);
+    await b.fetch(await throughProvider(b, idpName, login));
+    expect((await b.postJson(`${baseUrl()}/v3/login/union`, { password: 'Str0ng$pass' })).status).toBe(200);
+    const later = new Browser(new URL(baseUrl()).origin);
+    await later.fetch(await throughProvider(later, idpName, login));
+    expect((await me(later)).body).toMatchObject({ login, source: 'local' });
+    const sessions = (await (await later.fetch(`${baseUrl()}/v4/users/me/sessions`)).json()) as { items: { authMethod: string; current: boolean }[] };
+    expect(sessions.items.find((s) => s.current)?.authMethod).toBe('oidc');
+    const refused = await later.postJson(`${baseUrl()}/v4/users/me/tokens`, { name: 'x' });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { code: string }).code).toBe('REAUTHENTICATION_REQUIRED');
+    // The session of /v3/login/union proved the local password: it may.
+    expect((await b.postJson(`${baseUrl()}/v4/users/me/tokens`, { name: 'y' })).status).toBe(201);
+  });
+
+  it('an OIDC account has no password to change here: 409, nothing counted', async () => {
+    const b = new Browser(new URL(baseUrl()).origin);
+    await b.fetch(await throughProvider(b, idpName, uniqueLogin('oidc')));
+    const body = JSON.stringify({ oldPassword: 'any-password', newPassword: 'N3w$secret' });
+    const r = await b.fetch(`${baseUrl()}/v4/users/me/password`, { method: 'PUT', body, headers: { 'Content-Type': 'application/json' } });
+    expect(r.status).toBe(409);
+  });
+
   it('a replayed callback or a forged state is refused', async () => {
     const b = new Browser(new URL(baseUrl()).origin);
     const url = await throughProvider(b, idpName, uniqueLogin('oidc'));

@@ -66,10 +66,12 @@ describe('password history (USER_PASSWORD_HISTORY_DEPTH = 3)', () => {
     expect((await change('Pass0rd$1')).status).toBe(204);
   });
 
-  it('a wrong old password is refused', async () => {
+  it('a wrong old password is refused like a wrong login (401, counted: see lockout.test.ts)', async () => {
     const login = uniqueLogin();
     await createUser(login, PASSWORD);
-    const r = await call('/v4/users/me/password', { method: 'PUT', auth: basic(login, PASSWORD), json: { oldPassword: 'Wr0ng$pass', newPassword: 'N3w$secret' } });
-    expect(r.status).toBe(422);
+    const r = await callJson('/v4/users/me/password', { method: 'PUT', auth: basic(login, PASSWORD), json: { oldPassword: 'Wr0ng$pass', newPassword: 'N3w$secret' } });
+    expect(r.status).toBe(401);
+    expect(r.body.code).toBe('INVALID_CREDENTIALS');
+    expect((await call('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) })).status).toBe(200);
   });
 });

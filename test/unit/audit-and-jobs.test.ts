@@ -70,6 +70,24 @@ describe('inactivity job', () => {
   });
 });
 
+describe('inactivity job and sessions', () => {
+  it('a block by the job ends the live sessions of the account for good', async () => {
+    const { eq } = await import('drizzle-orm');
+    const { sessions } = await import('../../schema/index.js');
+    const admin = basic(ADMIN.login, ADMIN.password);
+    expect((await post('/v4/users', admin, { login: 'idle-session', password: 'Str0ng$pass' })).status).toBe(201);
+    const res = await t.app.request('/api/auth/v3/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ login: 'idle-session', password: 'Str0ng$pass' }) });
+    expect(res.status).toBe(200);
+    // The account looks inactive (e.g. a long SESSION_IDLE_TIMEOUT_MIN with a short USER_INACTIVE_TIMEOUT_DAY).
+    await t.db.update(users).set({ lastActivityAt: t.clock.now - 46 * 86_400_000 }).where(eq(users.login, 'idle-session'));
+    await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
+    const [user] = await t.db.select().from(users).where(eq(users.login, 'idle-session'));
+    expect(user).toMatchObject({ status: 'blocked', blockedReason: 'inactivity' });
+    const rows = await t.db.select().from(sessions).where(eq(sessions.userId, user!.id));
+    expect(rows.map((r) => r.revokedReason)).toEqual(['block']);
+  });
+});
+
 describe('sessions of blocked or deleted accounts', () => {
   it('end at once', async () => {
     const { eq } = await import('drizzle-orm');

@@ -9,7 +9,8 @@ import type { AppEnv, Principal } from '../http/context.js';
 import { inBackground } from '../http/background.js';
 import { ProblemError } from '../http/problem.js';
 import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js';
-import { assertNotCrossSite, readAuthCookie } from '../sessions/http.js';
+import { explainEndedSession, signedSessionClaims, type SessionEnd } from '../sessions/ended.js';
+import { assertNotCrossSite, clearAuthCookie, readAuthCookie } from '../sessions/http.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
 import { CHALLENGES, challengeFor, malformed, parseBasic, parseBearer, splitAuthorization, type Scheme } from './credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
@@ -19,19 +20,31 @@ export interface AuthenticateOptions {
   schemes: readonly Scheme[];
   /** Let an expired password through (only the self password change needs this). */
   allowExpiredPassword?: boolean;
+  /**
+   * Logout is idempotent: a token we signed whose session has already ended (or is unknown) gets
+   * 204 at once, ending nothing else. A forged token or no credential stays a 401.
+   */
+  endedSessionIsLoggedOut?: boolean;
 }
 
-function invalidToken(schemes: readonly Scheme[]): ProblemError {
+function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemError {
   return new ProblemError('INVALID_CREDENTIALS', {
-    detail: 'the token is unknown, expired or revoked, or its account cannot log in',
+    detail: end?.detail ?? 'the token is unknown, expired or revoked, or its account cannot log in',
+    ...(end ? { extensions: { reason: end.reason } } : {}),
     headers: { 'WWW-Authenticate': [...new Set(schemes.map((s) => (s === 'Basic' ? CHALLENGES.Basic : `${CHALLENGES.Bearer}, error="invalid_token"`)))].join(', ') },
   });
 }
 
-async function fromSession(c: Context<AppEnv>, token: string, schemes: readonly Scheme[]): Promise<Principal> {
+/** The principal of a live session token; a Response when `o` lets an ended session log out again. */
+async function fromSession(c: Context<AppEnv>, token: string, o: AuthenticateOptions): Promise<Principal | Response> {
   const found = await sessionFromToken(c, token, SESSION_AUDIENCE);
-  if (!found) throw invalidToken(schemes);
-  return { user: found.user, method: 'session', sessionId: found.session.id };
+  if (found) return { user: found.user, method: 'session', sessionId: found.session.id, session: found.session };
+  if (o.endedSessionIsLoggedOut && (await signedSessionClaims(c, token, SESSION_AUDIENCE))) {
+    clearAuthCookie(c);
+    return c.body(null, 204);
+  }
+  // Only a token we signed learns why its session ended: nothing is told to anyone else.
+  throw invalidToken(o.schemes, await explainEndedSession(c, token, SESSION_AUDIENCE));
 }
 
 /** Middleware authenticating the request with one of `schemes`. */
@@ -51,7 +64,9 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       if (!cookie) throw new ProblemError('UNAUTHENTICATED', { detail: `send credentials: ${o.schemes.join(' or ')}`, headers: { 'WWW-Authenticate': challenge } });
       // Cookies ride along on cross-site requests: unsafe methods must prove they are same-site.
       assertNotCrossSite(c);
-      c.set('principal', await fromSession(c, cookie, o.schemes));
+      const principal = await fromSession(c, cookie, o);
+      if (principal instanceof Response) return principal;
+      c.set('principal', principal);
       return next();
     }
     const scheme = o.schemes.find((s) => s !== 'Cookie' && s.toLowerCase() === parts.scheme.toLowerCase());
@@ -76,7 +91,9 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     const token = parseBearer(header, o.schemes);
     if (token.includes('.')) {
       // A JWT: the access token of a session (/v3/oauth_login); it lives and dies with the session.
-      c.set('principal', await fromSession(c, token, o.schemes));
+      const principal = await fromSession(c, token, o);
+      if (principal instanceof Response) return principal;
+      c.set('principal', principal);
       return next();
     }
     const found = await accountOfToken(db, token, now);

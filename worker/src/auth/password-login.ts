@@ -9,6 +9,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from '../users/model.js';
 import { loginLocks, users } from '../../../schema/index.js';
+import { endSessionsStatement } from '../sessions/store.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import { clearAttempts, lockedUntil, lockIfExhausted, reserveAttempt, throttleKey, throttlePolicy } from './throttle.js';
@@ -76,6 +77,7 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
       clearAttempts(db, key),
       db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(and(eq(users.id, user.id), eq(users.status, 'active'))),
       auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'account.blocked', subject, data: { reason: 'inactivity' } }),
+      endSessionsStatement(db, user.id, now, 'block'),
     ]);
     throw blocked('inactivity');
   }
@@ -96,6 +98,25 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
     auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.success', subject, data: { source: 'local' } }),
   ]);
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
+}
+
+/**
+ * Checks the current password of a signed-in local account (PUT /v4/users/me/password) through
+ * the same atomic attempt reservation as a login, on the same throttle key: a stolen session or
+ * token must not give unthrottled password guesses. Locked: ACCOUNT_LOCKED without checking the
+ * password. Wrong: counted (and may lock the account's logins too), 401 INVALID_CREDENTIALS. Right:
+ * the failures are forgotten, as after a login.
+ */
+export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, password: string): Promise<void> {
+  const key = throttleKey(loginKey(user.login));
+  const reserved = await reserveAttempt(ctx.db, key, ctx.now, throttlePolicy(ctx.config));
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
+  if (!(await ctx.verifier.verify(user.passwordHash, password))) {
+    await failedLogin(ctx, key, user.login, user, { source: 'local', via: 'password_change' });
+    const headers = { 'WWW-Authenticate': ctx.challenge };
+    throw new ProblemError('INVALID_CREDENTIALS', { detail: 'oldPassword is wrong', headers });
+  }
+  await clearAttempts(ctx.db, key);
 }
 
 /** The 401 of a locked throttle key (the password was not checked), with Retry-After. */

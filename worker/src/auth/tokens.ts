@@ -110,6 +110,14 @@ export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { n
   return true;
 }
 
+/** The statement revoking every live token of a user (an administrator's password reset). */
+export function revokeAllTokensStatement(db: Db, userId: string, now: number) {
+  return db
+    .update(apiTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)));
+}
+
 /**
  * The account behind a Bearer token, in one query: the token is live (not revoked, not expired)
  * and its account is a live, active, local account; anything else is undefined.

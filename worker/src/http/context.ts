@@ -5,6 +5,7 @@ import type { Db } from '../store/db.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
 import type { UserRow } from '../users/model.js';
 import type { SessionKeys } from '../sessions/keys.js';
+import type { SessionRow } from '../sessions/store.js';
 import type { Logger } from './logger.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
@@ -38,6 +39,8 @@ export interface Principal {
   method: 'basic' | 'bearer' | 'session';
   tokenId?: string;
   sessionId?: string;
+  /** The session row (method session): how and when it was authenticated. */
+  session?: SessionRow;
 }
 
 export interface AppVariables {

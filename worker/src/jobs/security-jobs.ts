@@ -4,6 +4,7 @@ import { auditInsertWhen } from '../audit/events.js';
 import { purgeThrottle } from '../auth/throttle.js';
 import { DAY_MS } from '../users/model.js';
 import { endExpiredSuperAccess } from '../users/accounts.js';
+import { endSessionsStatement } from '../sessions/store.js';
 import { users } from '../../../schema/index.js';
 import type { Job } from './index.js';
 
@@ -19,6 +20,10 @@ export const blockInactiveAccounts: Job = {
       await db.batch([
         auditInsertWhen(db, now, { stream: 'user_activity', type: 'account.blocked', subject: u, data: { reason: 'inactivity', by: 'job' } }, sql`exists (select 1 from ${users} where ${and(eq(users.id, u.id), inactive)})`),
         db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(and(eq(users.id, u.id), inactive)),
+        // A block ends the sessions for good, whoever blocks (README, "What ends what").
+        endSessionsStatement(db, u.id, now, 'block', {
+          when: sql`exists (select 1 from ${users} where id = ${u.id} and status = 'blocked' and updated_at = ${now})`,
+        }),
       ]);
     }
   },

@@ -70,7 +70,7 @@ export function registerOidc(app: App): void {
     }
     await recordLogin(c, outcome.user, { source: 'oidc', sourceName: provider.name });
     c.set('principal', { user: outcome.user, method: 'session' });
-    await startSession(c, outcome.user, 'cookie');
+    await startSession(c, outcome.user, 'cookie', 'oidc');
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);
   });
 }

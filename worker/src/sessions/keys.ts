@@ -4,7 +4,7 @@
  * rotation. Without SESSION_SECRET_KEY, the Node host passes the key it generated at start; the
  * edge host, whose isolates come and go, keeps one generated key in libSQL (never one per isolate).
  */
-import { SignJWT, errors, jwtVerify, type JWTPayload } from 'jose';
+import { SignJWT, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ConfigSnapshot } from '../config/index.js';
 import { claimMeta, type Db } from '../store/index.js';
 
@@ -82,4 +82,24 @@ export async function verifyClaims(keys: SessionKeys, token: string, audience: s
     }
   }
   return undefined;
+}
+
+/**
+ * Verifies a token's signature and audience as verifyClaims does, but accepts it past its expiry:
+ * only to tell the holder of a genuine token of an ended session what happened (or to let it log
+ * out again), never to authenticate.
+ */
+export async function verifyClaimsIgnoringExpiry(
+  keys: SessionKeys,
+  token: string,
+  audience: string,
+  now: number,
+): Promise<JWTPayload | undefined> {
+  let exp: unknown;
+  try {
+    exp = decodeJwt(token).exp;
+  } catch {
+    return undefined;
+  }
+  return verifyClaims(keys, token, audience, typeof exp === 'number' ? Math.min(now, exp * 1000 - 1) : now);
 }

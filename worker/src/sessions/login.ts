@@ -13,7 +13,7 @@ import { ProblemError } from '../http/problem.js';
 import type { UserRow } from '../users/model.js';
 import { setAuthCookie } from './http.js';
 import { sessionToken } from './session-token.js';
-import { createSession, type SessionRow } from './store.js';
+import { createSession, type SessionAuthMethod, type SessionRow } from './store.js';
 
 export const LoginBody = z
   .object({
@@ -76,10 +76,19 @@ export async function checkPasswordForSession(c: Context<AppEnv>, login: string,
   return result.user;
 }
 
-/** Creates a session for `user` and sets its cookie; returns the session and its token. */
-export async function startSession(c: Context<AppEnv>, user: UserRow, kind: SessionRow['kind']): Promise<{ session: SessionRow; token: string }> {
+/**
+ * Creates a session for `user` and sets its cookie; returns the session and its token. `authMethod`
+ * records how the login was proven (issuing API tokens needs a recent password).
+ */
+export async function startSession(
+  c: Context<AppEnv>,
+  user: UserRow,
+  kind: SessionRow['kind'],
+  authMethod: SessionAuthMethod,
+): Promise<{ session: SessionRow; token: string }> {
   const session = await createSession(c.var.db, user, {
     kind,
+    authMethod,
     now: c.var.deps.clock(),
     config: c.var.config,
     userAgent: c.req.header('User-Agent'),

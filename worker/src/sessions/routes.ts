@@ -88,11 +88,16 @@ const logout = createRoute({
   path: '/v3/logout',
   tags: ['auths'],
   summary: 'End the current session',
-  description: 'Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.',
+  description: [
+    'Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.',
+    'Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a ' +
+      'newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.',
+    'No credential, or a token we did not sign: 401. An API token is not a session: 400.',
+  ].join('\n\n'),
   security: [{ cookie: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Bearer'] })] as const,
+  middleware: [authenticate({ schemes: ['Cookie', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
   ...ANY,
-  responses: { 204: { description: 'ended' }, ...problemResponses(400, 401, 403) },
+  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400, 401, 403) },
 });
 
 const logoutAll = createRoute({
@@ -100,11 +105,17 @@ const logoutAll = createRoute({
   path: '/v3/logout/all',
   tags: ['auths'],
   summary: 'End every session of the caller',
-  description: 'Session cookie, session access token, Basic or Bearer. Clears the cookie. Any role.',
+  description: [
+    'Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their ' +
+      'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie. Any role.',
+    'Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 ' +
+      'and ends nothing (an ended session is no proof of who the caller is).',
+    'No credential, a token we did not sign, or wrong Basic credentials: 401.',
+  ].join('\n\n'),
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] })] as const,
+  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
   ...ANY,
-  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403) },
+  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(401, 403) },
 });
 
 /** Answers a session login: JSON 200, or 303 for a form post. */
@@ -135,7 +146,8 @@ export function registerSessionRoutes(app: App): void {
       const body = await readBody(c, LoginBody, { ldap_server: 'ldapServer' });
       const user = await checkPasswordForSession(c, body.login, body.password, body.ldapServer);
       c.set('principal', { user, method: 'session' });
-      return { ...(await startSession(c, user, 'cookie')), next: body.next };
+      const method = body.ldapServer === undefined ? 'local_password' : 'ldap_password';
+      return { ...(await startSession(c, user, 'cookie', method)), next: body.next };
     }),
   );
 
@@ -145,7 +157,7 @@ export function registerSessionRoutes(app: App): void {
       const body = await readBody(c, MergeBody);
       const user = await completeMerge(c, body.password);
       c.set('principal', { user, method: 'session' });
-      return { ...(await startSession(c, user, 'cookie')), next: body.next };
+      return { ...(await startSession(c, user, 'cookie', 'local_password')), next: body.next };
     }),
   );
 
@@ -163,7 +175,7 @@ export function registerSessionRoutes(app: App): void {
     try {
       refuseCrossSiteLogin(c);
       const user = await checkPasswordForSession(c, form.username, form.password);
-      const { session, token } = await startSession(c, user, 'oauth');
+      const { session, token } = await startSession(c, user, 'oauth', 'local_password');
       const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
       return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
     } catch (err) {
@@ -175,14 +187,17 @@ export function registerSessionRoutes(app: App): void {
   app.openapi(logout, async (c) => {
     const { user, method, sessionId } = c.var.principal;
     if (method !== 'session' || !sessionId) throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
-    await revokeSessions(c.var.db, user, { id: sessionId, now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    const now = c.var.deps.clock();
+    const requestId = c.var.requestId;
+    await revokeSessions(c.var.db, user, { id: sessionId, now, actor: user, reason: 'logout', requestId });
     clearAuthCookie(c);
     return c.body(null, 204);
   });
 
   app.openapi(logoutAll, async (c) => {
     const user = c.var.principal.user;
-    await revokeSessions(c.var.db, user, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    const now = c.var.deps.clock();
+    await revokeSessions(c.var.db, user, { now, actor: user, reason: 'logout_all', requestId: c.var.requestId });
     clearAuthCookie(c);
     return c.body(null, 204);
   });

@@ -1,12 +1,13 @@
 /** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
-import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
-import { sessions, users } from '../../../schema/index.js';
+import { sessions, users, type SessionEndReason } from '../../../schema/index.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
+export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
 
 export interface SessionPolicy {
   idleMs: number;
@@ -36,7 +37,14 @@ function live(now: number, p: SessionPolicy) {
 export async function createSession(
   db: Db,
   user: UserRow,
-  o: { kind: SessionRow['kind']; now: number; config: ConfigSnapshot; userAgent?: string; requestId?: string },
+  o: {
+    kind: SessionRow['kind'];
+    authMethod: SessionAuthMethod;
+    now: number;
+    config: ConfigSnapshot;
+    userAgent?: string;
+    requestId?: string;
+  },
 ): Promise<SessionRow> {
   const p = sessionPolicy(o.config);
   const limit = sessionLimit(user, o.config);
@@ -49,18 +57,27 @@ export async function createSession(
     lastSeenAt: o.now,
     expiresAt: o.now + p.absoluteMs,
     revokedAt: null,
+    revokedReason: null,
     userAgent: o.userAgent?.slice(0, 200) ?? null,
+    authMethod: o.authMethod,
+    authenticatedAt: o.now,
   };
   await db.batch([
     db.insert(sessions).values(row),
     // Keep the newest `limit` live sessions (the new one included); end the rest.
     db.run(sql`
-      update ${sessions} set revoked_at = ${o.now}
+      update ${sessions} set revoked_at = ${o.now}, revoked_reason = 'limit'
       where id in (
         select id from ${sessions}
         where user_id = ${user.id} and revoked_at is null and expires_at > ${o.now} and last_seen_at > ${o.now - p.idleMs}
         order by created_at desc, rowid desc limit -1 offset ${limit})`),
-    auditInsert(db, o.now, { stream: 'user_activity', type: 'session.created', subject: user, requestId: o.requestId, data: { kind: o.kind, limit } }),
+    auditInsert(db, o.now, {
+      stream: 'user_activity',
+      type: 'session.created',
+      subject: user,
+      requestId: o.requestId,
+      data: { kind: o.kind, authMethod: o.authMethod, limit },
+    }),
   ]);
   return row;
 }
@@ -104,15 +121,33 @@ export async function listSessions(db: Db, userId: string, now: number, p: Sessi
   return db.select().from(sessions).where(and(eq(sessions.userId, userId), live(now, p))).orderBy(desc(sessions.createdAt));
 }
 
+/**
+ * The statement ending the live sessions of a user with `reason`, except `except` (the session of
+ * the request that caused it), and only when `when` holds (for batches conditioned on a change).
+ */
+export function endSessionsStatement(
+  db: Db,
+  userId: string,
+  now: number,
+  reason: SessionEndReason,
+  o: { except?: string; when?: SQL } = {},
+) {
+  const except = o.except === undefined ? undefined : ne(sessions.id, o.except);
+  return db
+    .update(sessions)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), except, o.when));
+}
+
 /** Revokes one session of a user (or all when `id` is undefined); returns how many ended. */
 export async function revokeSessions(
   db: Db,
   user: UserRow,
-  o: { id?: string; now: number; actor: UserRow; requestId?: string },
+  o: { id?: string; now: number; actor: UserRow; reason: SessionEndReason; requestId?: string },
 ): Promise<number> {
   const where = and(eq(sessions.userId, user.id), isNull(sessions.revokedAt), o.id === undefined ? undefined : eq(sessions.id, o.id));
   const [result] = await db.batch([
-    db.update(sessions).set({ revokedAt: o.now }).where(where),
+    db.update(sessions).set({ revokedAt: o.now, revokedReason: o.reason }).where(where),
     // Audited only when the update above ended a session (changes() reads the previous statement).
     auditInsertWhen(
       db,
@@ -123,10 +158,24 @@ export async function revokeSessions(
         actor: o.actor,
         subject: user,
         requestId: o.requestId,
-        data: o.id === undefined ? {} : { sessionId: o.id },
+        data: o.id === undefined ? { reason: o.reason } : { sessionId: o.id, reason: o.reason },
       },
       sql`changes() > 0`,
     ),
   ]);
   return result.rowsAffected;
+}
+
+/**
+ * A session that no longer authenticates, with its account, to tell the holder of its (validly
+ * signed) token why; undefined when there is no such row.
+ */
+export async function endedSession(db: Db, id: string): Promise<{ user: UserRow; session: SessionRow } | undefined> {
+  const rows = await db
+    .select({ user: users, session: sessions })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.id, id))
+    .limit(1);
+  return rows[0];
 }

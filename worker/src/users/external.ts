@@ -13,6 +13,7 @@ import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import type { Role, UserRow } from './model.js';
 import { isUniqueViolation } from './store.js';
+import { endSessionsStatement } from '../sessions/store.js';
 import { userIdentities, users } from '../../../schema/index.js';
 
 export interface ExternalIdentity {
@@ -105,6 +106,7 @@ export async function assertMayLogIn(c: Context<AppEnv>, user: UserRow): Promise
     await c.var.db.batch([
       c.var.db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(eq(users.id, user.id)),
       auditInsert(c.var.db, now, { stream: 'user_activity', type: 'account.blocked', subject: user, requestId: c.var.requestId, data: { reason: 'inactivity' } }),
+      endSessionsStatement(c.var.db, user.id, now, 'block'),
     ]);
     throw new ProblemError('ACCOUNT_BLOCKED', { detail: 'the account is blocked after a long inactivity', extensions: { reason: 'inactivity' } });
   }

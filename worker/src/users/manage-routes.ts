@@ -12,6 +12,7 @@ import { loginLocks, users } from '../../../schema/index.js';
 import { assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
+import { endSessionsStatement } from '../sessions/store.js';
 
 export const MAX_PAGE = 100;
 
@@ -77,10 +78,20 @@ const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', '
   204: { description: 'deleted' },
   ...problemResponses(401, 403, 404, 409),
 });
-const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', 'Its sessions and tokens stop at once. Not the last active administrator (409).', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
-const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', 'Also restarts its inactivity period.', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const BLOCK_DESCRIPTION =
+  'Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it ' +
+  'stays blocked. Not the last active administrator (409).';
+const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', BLOCK_DESCRIPTION, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
+const UNBLOCK_DESCRIPTION =
+  'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
+  '(an administrator\'s password reset revokes them all) work again.';
+const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', UNBLOCK_DESCRIPTION, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
 const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-login lock', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', 'Policy-checked; by default the user must change it at the next login.', {
+const RESET_DESCRIPTION =
+  'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
+  'OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an ' +
+  'LDAP or OIDC account.';
+const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', RESET_DESCRIPTION, {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
 }, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
 const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', 'The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. An account on super-access can neither grant super-access nor give the admin role (403).', {
@@ -178,7 +189,14 @@ export function registerUserManagement(app: App): void {
 
   app.openapi(blockRoute, async (c) => {
     const user = await target(c);
-    await updateAccount(adminContext(c), user, { status: 'blocked', blockedReason: 'admin' }, { audit: { type: 'account.blocked', data: { reason: 'admin' } }, change: { status: 'blocked' } });
+    const ctx = adminContext(c);
+    // Sessions end for good (an unblock must not revive an unattended browser); API tokens are
+    // only refused while blocked (README, "What ends what").
+    await updateAccount(ctx, user, { status: 'blocked', blockedReason: 'admin' }, {
+      audit: { type: 'account.blocked', data: { reason: 'admin' } },
+      change: { status: 'blocked' },
+      extra: (happened) => [endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened })],
+    });
     return answer(c, user.id);
   });
 
@@ -199,7 +217,17 @@ export function registerUserManagement(app: App): void {
     const user = await target(c);
     const body = validated(c, 'json', Reset);
     const ctx = adminContext(c);
-    await setPassword(user, body.password, { db: ctx.db, config: c.var.config, verifier: c.var.deps.verifier, now: ctx.now, actor: ctx.actor, requestId: ctx.requestId, mustChange: body.mustChangePassword });
+    // An administrator's reset is incident response: every session and every API token ends.
+    await setPassword(user, body.password, {
+      db: ctx.db,
+      config: c.var.config,
+      verifier: c.var.deps.verifier,
+      now: ctx.now,
+      actor: ctx.actor,
+      requestId: ctx.requestId,
+      mustChange: body.mustChangePassword,
+      ends: { reason: 'admin_reset', tokens: true },
+    });
     return c.body(null, 204);
   });
 

@@ -1,6 +1,9 @@
 /** The caller's own account and API tokens under /v4/users/me (Basic or Bearer). */
 import { createRoute, z } from '@hono/zod-openapi';
+import { CHALLENGES } from '../auth/credentials.js';
 import { authenticate } from '../auth/middleware.js';
+import { verifyCurrentPassword } from '../auth/password-login.js';
+import { RECENT_PASSWORD_LOGIN_MS, assertRecentPassword } from '../auth/recent-password.js';
 import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../auth/tokens.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
@@ -37,7 +40,14 @@ const issue = createRoute({
   path: '/v4/users/me/tokens',
   tags: ['user_v4'],
   summary: 'Issue an API token for the caller',
-  description: 'Session cookie or Basic: a token cannot mint tokens. Any role. The secret is in this response only; it is stored as a hash.',
+  description: [
+    'Needs a recent proof of the password: Basic, or the cookie of a session started by a password login ' +
+      `(/v3/login with a local or LDAP password, /v3/login/union) at most ${RECENT_PASSWORD_LOGIN_MS / 60_000} ` +
+      'minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, ' +
+      'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
+      'never may; an API token or the OAuth access token as Bearer is 401.',
+    'Any role. The secret is in this response only; it is stored as a hash.',
+  ].join('\n\n'),
   security: [{ cookie: [] }, { basic: [] }],
   middleware: [passwordAuth] as const,
   ...ANY_ROLE,
@@ -83,7 +93,19 @@ const changePassword = createRoute({
   tags: ['user_v4'],
   summary: "Change the caller's password",
   description:
-    'Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
+    [
+      'Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is ' +
+        'expired (the only thing allowed then).',
+      'The old password is checked like a login, on the same failed-login count: a wrong one is 401 ' +
+        'INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the ' +
+        'account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking ' +
+        'the password.',
+      'A change ends every other session of the user (their OAuth access tokens too): a change made with a session ' +
+        'keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists ' +
+        'and revokes them).',
+      '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
+        'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
+    ].join('\n\n'),
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], allowExpiredPassword: true })] as const,
   ...ANY_ROLE,
@@ -96,8 +118,9 @@ export function registerMe(app: App): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
 
   app.openapi(issue, async (c) => {
-    const body = validated(c, 'json', TokenRequest);
     const now = c.var.deps.clock();
+    assertRecentPassword(c.var.principal, now);
+    const body = validated(c, 'json', TokenRequest);
     const user = c.var.principal.user;
     const issued = await issueToken(c.var.db, user, {
       name: body.name,
@@ -113,12 +136,27 @@ export function registerMe(app: App): void {
     const body = validated(c, 'json', PasswordChange);
     const { verifier, clock } = c.var.deps;
     const db = c.var.db;
-    const user = c.var.principal.user;
-    // The old password is required even after Basic: a stolen token alone cannot change it.
-    if (!(await verifier.verify(user.passwordHash, body.oldPassword))) {
-      throw new ProblemError('VALIDATION', { detail: 'oldPassword is wrong', extensions: { errors: [{ location: 'json', path: 'oldPassword', message: 'wrong password' }] } });
+    const { user, method, sessionId } = c.var.principal;
+    if (user.source !== 'local') {
+      const detail = 'the password of an external account is managed by its directory or provider';
+      throw new ProblemError('CONFLICT', { detail });
     }
-    await setPassword(user, body.newPassword, { db, config: c.var.config, verifier, now: clock(), actor: user, requestId: c.var.requestId });
+    const now = clock();
+    // The old password is required even after Basic: a stolen token alone cannot change it. It is
+    // counted like a login, or a stolen session or token would be an unthrottled password oracle.
+    const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
+    const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, challenge };
+    await verifyCurrentPassword(loginCtx, user, body.oldPassword);
+    await setPassword(user, body.newPassword, {
+      db,
+      config: c.var.config,
+      verifier,
+      now,
+      actor: user,
+      requestId: c.var.requestId,
+      // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (README).
+      ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
+    });
     return c.body(null, 204);
   });
 

@@ -2,9 +2,11 @@
 import { desc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
+import { revokeAllTokensStatement } from '../auth/tokens.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
+import { endSessionsStatement } from '../sessions/store.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
@@ -39,9 +41,17 @@ export interface SetPasswordOptions {
   requestId?: string;
   /** Set by an admin reset: the user must change it at the next login. */
   mustChange?: boolean;
+  /**
+   * What the change ends in the same transaction (README, "What ends what"): the user's sessions
+   * except `keepSession` (the session a user changed their password with), and the API tokens.
+   */
+  ends: { reason: 'password_change' | 'admin_reset'; keepSession?: string; tokens: boolean };
 }
 
-/** Checks policy and history, then stores the new hash and its history entry in one transaction. */
+/**
+ * Checks policy and history, then stores the new hash and its history entry, and ends what
+ * `o.ends` names, in one transaction.
+ */
 export async function setPassword(user: UserRow, password: string, o: SetPasswordOptions): Promise<void> {
   if (user.source !== 'local') throw new ProblemError('CONFLICT', { detail: 'the password of an external account is managed by its directory or provider' });
   assertPasswordPolicy(password, o.config);
@@ -57,12 +67,15 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
   await o.db.batch([
     o.db.update(users).set({ passwordHash: hash, passwordChangedAt: o.now, mustChangePassword: o.mustChange ?? false, updatedAt: o.now }).where(eq(users.id, user.id)),
     o.db.insert(passwordHistory).values({ userId: user.id, passwordHash: hash, createdAt: o.now }),
+    endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
+    ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),
     auditInsert(o.db, o.now, {
       stream: self ? 'crud_user' : 'crud_admin',
       type: self ? 'password.changed' : 'password.reset',
       actor: o.actor,
       subject: user,
       requestId: o.requestId,
+      data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens },
     }),
   ]);
 }

@@ -19,6 +19,11 @@ const SessionSchema = z
     lastSeenAt: z.string().openapi({ description: 'updated at most once a minute' }),
     expiresAt: z.string().openapi({ description: 'absolute end; the session also ends after SESSION_IDLE_TIMEOUT_MIN idle' }),
     userAgent: z.string().nullable(),
+    authMethod: z
+      .enum(['local_password', 'ldap_password', 'oidc'])
+      .nullable()
+      .openapi({ description: 'how the login was proven (null: a session from before this was recorded)' }),
+    authenticatedAt: z.string().nullable().openapi({ description: 'when; issuing API tokens needs a recent password login' }),
     current: z.boolean().openapi({ description: 'the session of this request' }),
   })
   .openapi('Session');
@@ -32,6 +37,8 @@ const toPublic = (s: SessionRow, currentId: string | undefined) => ({
   lastSeenAt: iso(s.lastSeenAt),
   expiresAt: iso(s.expiresAt),
   userAgent: s.userAgent,
+  authMethod: s.authMethod,
+  authenticatedAt: s.authenticatedAt === null ? null : iso(s.authenticatedAt),
   current: s.id === currentId,
 });
 
@@ -78,7 +85,10 @@ async function list(c: Context<AppEnv>, user: UserRow) {
 }
 
 async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
-  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now: c.var.deps.clock(), actor: c.var.principal.user, requestId: c.var.requestId });
+  const actor = c.var.principal.user;
+  const reason = actor.id === user.id ? 'user' : 'admin';
+  const now = c.var.deps.clock();
+  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, requestId: c.var.requestId });
   if (ended === 0) throw new ProblemError('NOT_FOUND', { detail: 'no such live session' });
   return c.body(null, 204);
 }

@@ -1,0 +1,67 @@
+/**
+ * Why a session token no longer authenticates (issue 20): told only to whoever holds a token that
+ * we signed, since the session's row (and its reason) is looked up only after the signature is
+ * verified. Anything else, or a deleted account, keeps the generic answer.
+ */
+import type { Context } from 'hono';
+import type { SessionEndReason } from '../../../schema/index.js';
+import type { AppEnv } from '../http/context.js';
+import { verifyClaimsIgnoringExpiry } from './keys.js';
+import { endedSession, sessionLimit, sessionPolicy } from './store.js';
+
+export interface SessionEnd {
+  /** The revoked_reason, or idle / expired for the two timeouts. */
+  reason: SessionEndReason | 'idle' | 'expired';
+  detail: string;
+}
+
+const DETAILS: Record<Exclude<SessionEndReason, 'limit'>, string> = {
+  logout: 'this session was logged out',
+  logout_all: 'this session was ended by a logout of all sessions',
+  password_change: 'this session was ended by a change of the password: log in again',
+  admin_reset: 'this session was ended by a password reset: log in again',
+  block: 'this session was ended by an administrator',
+  admin: 'this session was ended by an administrator',
+  user: 'this session was ended from another session of the account',
+};
+
+const TIMEOUT_DETAILS = {
+  expired: 'this session reached its absolute lifetime (SESSION_ABSOLUTE_TIMEOUT_HOURS): log in again',
+  idle: 'this session ended after SESSION_IDLE_TIMEOUT_MIN minutes without a request: log in again',
+};
+
+/** The signed claims of a session token, even past its expiry; undefined for anything we did not sign. */
+export async function signedSessionClaims(
+  c: Context<AppEnv>,
+  token: string,
+  audience: string,
+): Promise<{ sid: string; sub: string } | undefined> {
+  const claims = await verifyClaimsIgnoringExpiry(await c.var.sessionKeys(), token, audience, c.var.deps.clock());
+  if (typeof claims?.sid !== 'string' || typeof claims.sub !== 'string') return undefined;
+  return { sid: claims.sid, sub: claims.sub };
+}
+
+/** Why the session of a genuine token ended; undefined when we say nothing more than "invalid". */
+export async function explainEndedSession(
+  c: Context<AppEnv>,
+  token: string,
+  audience: string,
+): Promise<SessionEnd | undefined> {
+  const claims = await signedSessionClaims(c, token, audience);
+  if (!claims) return undefined;
+  const found = await endedSession(c.var.db, claims.sid);
+  if (!found || found.user.id !== claims.sub || found.user.deletedAt !== null) return undefined;
+  const { session, user } = found;
+  const now = c.var.deps.clock();
+  if (session.revokedReason === 'limit') {
+    const limit = sessionLimit(user, c.var.config);
+    const detail = `this session was ended by a newer login: the account's session limit is ${limit}`;
+    return { reason: 'limit', detail };
+  }
+  if (session.revokedReason) return { reason: session.revokedReason, detail: DETAILS[session.revokedReason] };
+  if (session.revokedAt !== null) return undefined;
+  if (session.expiresAt <= now) return { reason: 'expired', detail: TIMEOUT_DETAILS.expired };
+  const idleSince = now - sessionPolicy(c.var.config).idleMs;
+  if (session.lastSeenAt <= idleSince) return { reason: 'idle', detail: TIMEOUT_DETAILS.idle };
+  return undefined;
+}
