@@ -314,21 +314,22 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
       ]);
       const addUser = async (login: string, password: string, displayName: string) => {
         const dn = `CN=${login},${USERS_DN}`;
-        await admin!.add(dn, {
-          objectClass: ['top', 'person', 'organizationalPerson', 'user'],
-          sAMAccountName: login,
-          userPrincipalName: `${login}@${REALM}`,
-          displayName,
-          mail: `${login}@${REALM}`,
-          unicodePwd: unicodePwd(password),
-          userAccountControl: '512',
-        });
+        const attr = (type: string, values: string[] | Buffer[]) => new Attribute({ type, values });
+        await admin!.add(dn, [
+          attr('objectClass', ['top', 'person', 'organizationalPerson', 'user']),
+          attr('sAMAccountName', [login]),
+          attr('userPrincipalName', [`${login}@${REALM}`]),
+          attr('displayName', [displayName]),
+          attr('mail', [`${login}@${REALM}`]),
+          attr('unicodePwd', [unicodePwd(password)]),
+          attr('userAccountControl', ['512']),
+        ]);
         return dn;
       };
       await addUser('svc-auth', servicePassword, 'Auth service');
       await admin.add(adminGroupDn, { objectClass: ['top', 'group'], sAMAccountName: 'auth-admins' });
-      const replace = (dn: string, type: string, values: (string | Buffer)[]) =>
-        admin!.modify(dn, new Change({ operation: 'replace', modification: new Attribute({ type, values: values as string[] }) }));
+      const replace = (dn: string, type: string, values: string[] | Buffer[]) =>
+        admin!.modify(dn, new Change({ operation: 'replace', modification: new Attribute({ type, values }) }));
       for (const [key, u] of Object.entries(SAMBA_USERS)) {
         const dn = await addUser(u.login, u.password, u.displayName);
         users[key] = { ...u, dn, upn: `${u.login}@${REALM}`, email: `${u.login}@${REALM}` };

@@ -35,7 +35,7 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
     const t0 = performance.now();
     try {
       const res = await authenticate(connection, login, password, req.log);
-      req.log.info({ outcome: res.outcome, activeDirectory: res.outcome === 'ok' ? res.activeDirectory : undefined, ms: Math.round(performance.now() - t0) }, 'ldap authenticate');
+      req.log.info({ outcome: res.outcome, reason: 'reason' in res ? res.reason : undefined, activeDirectory: res.outcome === 'ok' ? res.activeDirectory : undefined, ms: Math.round(performance.now() - t0) }, 'ldap authenticate');
       return res;
     } catch (err) {
       return fail(reply, req.log, err, 'authenticate');
