@@ -186,4 +186,24 @@ describe.skipIf(skip !== null)(`Active Directory (a real Samba AD DC)${skip ? ` 
     expectLockedHere(await login(bob.login, bob.password));
     expectLockedHere(await login('nobody-here', 'Wr0ng$pass'));
   });
+
+  it('with another DIRECTORY_SIGNATURE Samba is not AD: sub-codes are not read, every refused bind is a wrong password', async () => {
+    const r = await api('/v3/settings/ldap-servers', {
+      method: 'POST',
+      auth: admin,
+      json: { name: 'samba-not-ad', urls: [ad.ldapsUrl], caCert: ad.caCertPem, bindDn: ad.serviceDn, bindPassword: ad.servicePassword, baseDn: ad.baseDn, userFilter: '(sAMAccountName={login})' },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const patched = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values: { DIRECTORY_SIGNATURE: '1.3.6.1.4.1.99999.1' } } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    try {
+      for (const key of ['dora', 'mia']) {
+        const u = ad.user(key);
+        const refused = await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, u.password), headers: { 'X-LDAP-Name': 'samba-not-ad' } });
+        expectWrong(refused);
+      }
+    } finally {
+      await api('/v3/settings/DIRECTORY_SIGNATURE', { method: 'DELETE', auth: admin });
+    }
+  });
 });
