@@ -143,22 +143,39 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Takes the machine-wide Samba lock (a file holding our pid); a dead holder's lock is taken over. */
-async function acquireLock(waitMs: number): Promise<() => void> {
+interface Lock {
+  /** Notes Samba's process group in the lock, so that a later taker can end it if we die. */
+  noteSamba(pid: number): void;
+  release(): void;
+}
+
+/**
+ * Takes the machine-wide Samba lock (a file: our pid, then Samba's). A dead holder's lock is
+ * taken over, and the Samba it left running (it was killed before it could stop it) is ended.
+ */
+async function acquireLock(waitMs: number): Promise<Lock> {
   const deadline = Date.now() + waitMs;
+  const mine = () => readFileSync(LOCK, 'utf8').split(' ')[0] === String(process.pid);
   for (;;) {
     try {
       writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
       let held = true;
-      return () => {
-        if (held && readFileSync(LOCK, 'utf8') === String(process.pid)) unlinkSync(LOCK);
-        held = false;
+      return {
+        noteSamba: (pid) => held && mine() && writeFileSync(LOCK, `${process.pid} ${pid}`),
+        release() {
+          if (held && existsSync(LOCK) && mine()) unlinkSync(LOCK);
+          held = false;
+        },
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const holder = Number.parseInt(readFileSync(LOCK, 'utf8').trim() || '0', 10);
+    const [holder = 0, samba = 0] = readFileSync(LOCK, 'utf8').trim().split(' ').map((n) => Number.parseInt(n, 10) || 0);
     if (!holder || !alive(holder)) {
+      if (samba && alive(samba) && existsSync(`/proc/${samba}`) && readFileSync(`/proc/${samba}/cmdline`, 'utf8').includes('samba')) {
+        process.kill(-samba, 'SIGKILL');
+        await sleep(500);
+      }
       rmSync(LOCK, { force: true });
       continue;
     }
@@ -198,7 +215,7 @@ db.modify_ldif("dn: %s\\nchangetype: modify\\nreplace: unicodePwd\\nunicodePwd::
 export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> {
   const skip = sambaAdSkipReason() ?? sambaMissing();
   if (skip) throw new Error(`startSambaAd: ${skip}`);
-  const release = await acquireLock(opts.lockWaitMs ?? 600_000);
+  const lock = await acquireLock(opts.lockWaitMs ?? 600_000);
   const dir = mkdtempSync(join(tmpdir(), 'auth-samba-ad-'));
   let child: ChildProcess | undefined;
   let out = '';
@@ -215,7 +232,7 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
   const onExit = () => {
     kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
-    release();
+    lock.release();
   };
   process.once('exit', onExit);
   let stopping: Promise<void> | undefined;
@@ -232,7 +249,7 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
         for (let i = 0; i < 50 && (await Promise.all(PORTS.map(tryConnect))).some(Boolean); i++) await sleep(100);
       }
       rmSync(dir, { recursive: true, force: true });
-      release();
+      lock.release();
     })());
 
   try {
@@ -273,7 +290,9 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
     const conf = join(target, 'etc', 'smb.conf');
     const sam = join(target, 'private', 'sam.ldb');
 
+    // Its own process group (detached), which stop() signals as a whole.
     child = spawn(SAMBA, ['-s', conf, '-i', '--debuglevel=1'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    if (child.pid) lock.noteSamba(child.pid);
     const collect = (b: Buffer) => {
       out += b.toString('utf8');
       if (out.length > 1_000_000) out = out.slice(-500_000);
