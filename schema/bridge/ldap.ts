@@ -73,7 +73,13 @@ export type LdapProfile = z.infer<typeof LdapProfileSchema>;
  * (533 disabled, 701 account expired, 530 logon hours, 531 workstation) or, where the bind
  * succeeds, userAccountControl (ACCOUNTDISABLE: account-disabled, LOCKOUT: locked-out).
  */
-export const LdapRefusalReasonSchema = z.enum(['account-disabled', 'locked-out', 'account-expired', 'logon-hours', 'workstation']);
+export const LdapRefusalReasonSchema = z.enum([
+  'account-disabled',
+  'locked-out',
+  'account-expired',
+  'logon-hours',
+  'workstation',
+]);
 export type LdapRefusalReason = z.infer<typeof LdapRefusalReasonSchema>;
 
 export const LdapAuthenticateResponseSchema = z.discriminatedUnion('outcome', [

@@ -32,7 +32,14 @@ export const USERS_DN = `CN=Users,${BASE_DN}`;
 const PORTS = [389, 636];
 
 /** What a fixture user is set up to be (each is refused by AD with its own sub-code). */
-export type SambaUserState = 'ok' | 'disabled' | 'account-expired' | 'password-expired' | 'must-change' | 'logon-hours' | 'workstation';
+export type SambaUserState =
+  | 'ok'
+  | 'disabled'
+  | 'account-expired'
+  | 'password-expired'
+  | 'must-change'
+  | 'logon-hours'
+  | 'workstation';
 
 export interface SambaUser {
   /** sAMAccountName */
@@ -98,7 +105,9 @@ export function sambaAdSkipReason(): string | null {
 
 function sambaMissing(): string | null {
   for (const f of [SAMBA, SAMBA_TOOL, PYTHON, PROVISION_FILES]) {
-    if (!existsSync(f)) return `${f} is missing (apt-get install --no-install-recommends samba-ad-dc samba-ad-provision)`;
+    if (!existsSync(f)) {
+      return `${f} is missing (apt-get install --no-install-recommends samba-ad-dc samba-ad-provision)`;
+    }
   }
   return null;
 }
@@ -115,7 +124,10 @@ function run(cmd: string, args: string[], o: { timeoutMs?: number; input?: strin
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(out);
-      else reject(new Error(`${cmd} ${args.filter((a) => !a.includes('pass')).join(' ')} failed (${code ?? signal}):\n${out}`));
+      else {
+        const shown = args.filter((a) => !a.includes('pass')).join(' ');
+        reject(new Error(`${cmd} ${shown} failed (${code ?? signal}):\n${out}`));
+      }
     });
     child.stdin.end(o.input ?? '');
   });
@@ -170,16 +182,20 @@ async function acquireLock(waitMs: number): Promise<Lock> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const [holder = 0, samba = 0] = readFileSync(LOCK, 'utf8').trim().split(' ').map((n) => Number.parseInt(n, 10) || 0);
+    const pids = readFileSync(LOCK, 'utf8').trim().split(' ');
+    const [holder = 0, samba = 0] = pids.map((n) => Number.parseInt(n, 10) || 0);
     if (!holder || !alive(holder)) {
-      if (samba && alive(samba) && existsSync(`/proc/${samba}`) && readFileSync(`/proc/${samba}/cmdline`, 'utf8').includes('samba')) {
+      const cmdline = `/proc/${samba}/cmdline`;
+      if (samba && alive(samba) && existsSync(cmdline) && readFileSync(cmdline, 'utf8').includes('samba')) {
         process.kill(-samba, 'SIGKILL');
         await sleep(500);
       }
       rmSync(LOCK, { force: true });
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`another test process (pid ${holder}) has held the Samba AD lock ${LOCK} for ${waitMs} ms`);
+    if (Date.now() > deadline) {
+      throw new Error(`another test process (pid ${holder}) has held the Samba AD lock ${LOCK} for ${waitMs} ms`);
+    }
     await sleep(500);
   }
 }
@@ -207,8 +223,9 @@ conf, sam, dn, password, last_set = sys.argv[1:6]
 lp = LoadParm(); lp.load(conf)
 db = SamDB(url=sam, session_info=system_session(), lp=lp)
 pw = base64.b64encode(('"%s"' % password).encode('utf-16-le')).decode()
-db.modify_ldif("dn: %s\\nchangetype: modify\\nreplace: unicodePwd\\nunicodePwd:: %s\\n-\\nreplace: pwdLastSet\\npwdLastSet: %s\\n" % (dn, pw, last_set),
-               controls=["local_oid:1.3.6.1.4.1.7165.4.3.20:0"])
+ldif = "dn: %s\\nchangetype: modify\\nreplace: unicodePwd\\nunicodePwd:: %s\\n-\\n" % (dn, pw)
+ldif += "replace: pwdLastSet\\npwdLastSet: %s\\n" % last_set
+db.modify_ldif(ldif, controls=["local_oid:1.3.6.1.4.1.7165.4.3.20:0"])
 `;
 
 /** Provisions and starts Samba AD DC with the fixture users; ready when it resolves. */
@@ -326,10 +343,12 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
     try {
       // The lockout policy (the password policy is Samba's default: these passwords meet it).
       const thirtyMinutes = String(-30n * 60n * 10_000_000n);
+      const set = (type: string, value: string) =>
+        new Change({ operation: 'replace', modification: new Attribute({ type, values: [value] }) });
       await admin.modify(BASE_DN, [
-        new Change({ operation: 'replace', modification: new Attribute({ type: 'lockoutThreshold', values: [String(opts.lockoutThreshold ?? 5)] }) }),
-        new Change({ operation: 'replace', modification: new Attribute({ type: 'lockoutDuration', values: [thirtyMinutes] }) }),
-        new Change({ operation: 'replace', modification: new Attribute({ type: 'lockOutObservationWindow', values: [thirtyMinutes] }) }),
+        set('lockoutThreshold', String(opts.lockoutThreshold ?? 5)),
+        set('lockoutDuration', thirtyMinutes),
+        set('lockOutObservationWindow', thirtyMinutes),
       ]);
       const addUser = async (login: string, password: string, displayName: string) => {
         const dn = `CN=${login},${USERS_DN}`;
@@ -360,10 +379,12 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
         if (u.state === 'workstation') await replace(dn, 'userWorkstations', ['OTHERPC']);
         if (u.state === 'password-expired') {
           // Set 100 days ago: beyond the default maximum password age (42 days).
-          await run(PYTHON, ['-c', BACKDATE_PASSWORD, conf, sam, dn, u.password, fileTime(Date.now() - 100 * 86_400_000)]);
+          const lastSet = fileTime(Date.now() - 100 * 86_400_000);
+          await run(PYTHON, ['-c', BACKDATE_PASSWORD, conf, sam, dn, u.password, lastSet]);
         }
       }
-      await admin.modify(adminGroupDn, new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [users.alice!.dn] }) }));
+      const member = new Attribute({ type: 'member', values: [users.alice!.dn] });
+      await admin.modify(adminGroupDn, new Change({ operation: 'add', modification: member }));
     } finally {
       await admin.unbind().catch(() => {});
     }

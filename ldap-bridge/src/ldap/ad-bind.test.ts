@@ -4,13 +4,17 @@ import { LdapAuthenticateResponseSchema } from '../../../schema/bridge/index.js'
 import { adBindOutcome, adBindSubCode } from './ad-bind.js';
 
 /** The message ldapts makes of a result-49 bind answer with AD's diagnostic message. */
-const refusal = (data: string, dsid = 'DSID-0C0903A9', version = 'v1db1') =>
-  new InvalidCredentialsError(`80090308: LdapErr: ${dsid}, comment: AcceptSecurityContext error, data ${data}, ${version}`).message;
+const refusal = (data: string, dsid = 'DSID-0C0903A9', version = 'v1db1') => {
+  const diagnostic = `80090308: LdapErr: ${dsid}, comment: AcceptSecurityContext error, data ${data}, ${version}`;
+  return new InvalidCredentialsError(diagnostic).message;
+};
 
 describe('AD bind sub-codes', () => {
   it('reads the data sub-code of the messages Samba AD DC and Windows send (as ldapts passes them on)', () => {
     // Exactly as observed from Samba 4.17 through ldapts (see test/http/ad.test.ts).
-    expect(refusal('533')).toBe('80090308: LdapErr: DSID-0C0903A9, comment: AcceptSecurityContext error, data 533, v1db1 Code: 0x31');
+    expect(refusal('533')).toBe(
+      '80090308: LdapErr: DSID-0C0903A9, comment: AcceptSecurityContext error, data 533, v1db1 Code: 0x31',
+    );
     expect(adBindSubCode(refusal('533'))).toBe(0x533);
     expect(adBindSubCode(refusal('52e', 'DSID-0C09042A', 'v3839'))).toBe(0x52e);
     expect(adBindSubCode(refusal('52E'))).toBe(0x52e);

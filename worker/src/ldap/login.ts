@@ -66,7 +66,14 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     throw await failedLogin(ctx, key, login, known[0] ?? null, source);
   }
   const refused = (type: string, data: Record<string, unknown>) =>
-    auditInsert(db, now, { stream: 'user_activity', type, subject: null, subjectLogin: login, requestId: c.var.requestId, data: { ...source, ...data } });
+    auditInsert(db, now, {
+      stream: 'user_activity',
+      type,
+      subject: null,
+      subjectLogin: login,
+      requestId: c.var.requestId,
+      data: { ...source, ...data },
+    });
   // The directory locked the account out (AD 775) before checking the password: not a wrong
   // password, so not counted; not a right one, so earlier failures stay.
   if (result.outcome === 'locked-out') {
@@ -75,7 +82,8 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
   }
   // The password is right from here on: the caller may learn the account's state.
   if (result.outcome === 'disabled') {
-    await db.batch([clearAttempts(db, key), refused('login.refused', { reason: 'disabled-in-directory', ...(result.reason ? { directoryReason: result.reason } : {}) })]);
+    const data = { reason: 'disabled-in-directory', ...(result.reason ? { directoryReason: result.reason } : {}) };
+    await db.batch([clearAttempts(db, key), refused('login.refused', data)]);
     throw directoryBlockedProblem(result.reason);
   }
   if (result.outcome === 'password-expired') {

@@ -28,9 +28,12 @@ export function directoryBlockedProblem(reason: LdapRefusalReason | undefined): 
  * in the directory.
  */
 export function directoryPasswordExpiredProblem(reason: 'password-expired' | 'must-change'): ProblemError {
-  const what = reason === 'must-change' ? 'the directory requires a new password at the next login' : 'the password has expired in the directory';
+  const what =
+    reason === 'must-change'
+      ? 'the directory requires a new password at the next login'
+      : 'the password has expired in the directory';
   return new ProblemError('PASSWORD_EXPIRED', {
-    detail: `${what}: change it in the directory (e.g. at a workstation of the domain or its password page), then log in again`,
+    detail: `${what}: change it in the directory (e.g. at a workstation of the domain), then log in again`,
     extensions: { directoryReason: reason },
   });
 }
@@ -42,7 +45,7 @@ export function directoryPasswordExpiredProblem(reason: 'password-expired' | 'mu
  */
 export function directoryLockedProblem(challenge: string): ProblemError {
   return new ProblemError('ACCOUNT_LOCKED', {
-    detail: 'the directory has locked this account after too many failed logins; try again later or ask its administrator',
+    detail: 'the directory has locked this account after too many failed logins; try later or ask its administrator',
     headers: { 'WWW-Authenticate': challenge },
     extensions: { directoryReason: 'locked-out' },
   });
