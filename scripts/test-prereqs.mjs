@@ -1,5 +1,6 @@
 // Run by `npm test` before the suites: the tests use real servers from Debian's packages (Chromium
-// for the browser tests, OpenLDAP's slapd and ldap-utils for LDAP, openssl for test certificates).
+// for the browser tests, OpenLDAP's slapd and ldap-utils for LDAP, a Samba AD DC for Active
+// Directory, openssl for test certificates).
 // When one is missing and we are root with apt-get, install it; otherwise stop at once with one line
 // naming the exact command to run. TEST_PREREQS=skip skips the check (e.g. a machine without apt).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -11,6 +12,9 @@ const PACKAGES = {
   openssl: '/usr/bin/openssl',
   slapd: '/usr/sbin/slapd',
   'ldap-utils': '/usr/bin/ldapsearch',
+  'samba-ad-dc': '/usr/sbin/samba',
+  // Only a Recommends of samba-ad-dc, but it holds the schema that provisioning needs.
+  'samba-ad-provision': '/usr/share/samba/setup/ad-schema',
 };
 
 if (process.env.TEST_PREREQS === 'skip') process.exit(0);
@@ -37,5 +41,8 @@ if (missing.includes('slapd')) {
 }
 execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
 execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { stdio: 'inherit', env });
-// A system slapd started by the package is not needed (and would hold port 389).
-spawnSync('sh', ['-c', 'service slapd stop'], { stdio: 'ignore' });
+// Services the packages may start are not needed (the tests run their own; a system Samba or slapd
+// would hold ports 389 and 636).
+for (const service of ['slapd', 'samba-ad-dc', 'smbd', 'nmbd', 'winbind']) {
+  spawnSync('sh', ['-c', `service ${service} stop`], { stdio: 'ignore' });
+}

@@ -68,12 +68,33 @@ export const LdapProfileSchema = z.object({
 });
 export type LdapProfile = z.infer<typeof LdapProfileSchema>;
 
+/**
+ * Why a directory refuses an account whose password is right: Active Directory's bind sub-codes
+ * (533 disabled, 701 account expired, 530 logon hours, 531 workstation) or, where the bind
+ * succeeds, userAccountControl (ACCOUNTDISABLE: account-disabled, LOCKOUT: locked-out).
+ */
+export const LdapRefusalReasonSchema = z.enum([
+  'account-disabled',
+  'locked-out',
+  'account-expired',
+  'logon-hours',
+  'workstation',
+]);
+export type LdapRefusalReason = z.infer<typeof LdapRefusalReasonSchema>;
+
 export const LdapAuthenticateResponseSchema = z.discriminatedUnion('outcome', [
   z.object({ outcome: z.literal('ok'), activeDirectory: z.boolean(), profile: LdapProfileSchema }),
   /** No entry matched, several did, or the user's bind was refused: the same answer for all. */
   z.object({ outcome: z.literal('invalid-credentials') }),
-  /** The entry exists and the password is right, but the directory disables it (AD flags, locked). */
-  z.object({ outcome: z.literal('disabled') }),
+  /** The entry exists and the password is right, but the directory refuses the account. */
+  z.object({ outcome: z.literal('disabled'), reason: LdapRefusalReasonSchema.optional() }),
+  /** The password is right but expired (AD 532) or must be changed (AD 773), in the directory. */
+  z.object({ outcome: z.literal('password-expired'), reason: z.enum(['password-expired', 'must-change']) }),
+  /**
+   * The directory has locked the account (AD 775) and refuses it before checking the password:
+   * nothing is known about the password.
+   */
+  z.object({ outcome: z.literal('locked-out') }),
 ]);
 export type LdapAuthenticateResponse = z.infer<typeof LdapAuthenticateResponseSchema>;
 

@@ -13,14 +13,16 @@
  *
  * `userFilter` null selects the default: DEFAULT_USER_FILTER, or AD_USER_FILTER in Active Directory
  * mode. In AD mode the login reported is the sAMAccountName (the same local login whichever form
- * the user typed), externalId is objectGUID, and userAccountControl ACCOUNTDISABLE/LOCKOUT answer
- * `disabled`, checked only after a successful bind.
+ * the user typed), externalId is objectGUID, and a refused user bind is answered by its sub-code
+ * (./ad-bind.ts: disabled, expired, locked out...). Where the bind succeeds (a directory that only
+ * looks like AD), userAccountControl ACCOUNTDISABLE/LOCKOUT answer `disabled`, checked after it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { FilterParser, ResultCodeError, type Entry } from 'ldapts';
 import type { LdapAuthenticateResponse, LdapConnection, LdapProfile, LdapTestResponse } from '../../../schema/bridge/index.js';
+import { adBindOutcome } from './ad-bind.js';
 import { guidString, normalizeDn, userFilterFor } from './escape.js';
 import { classify, DirectoryError, openFirst, openSession, type Session, type StepRunner } from './session.js';
 
@@ -178,7 +180,10 @@ export async function authenticate(conn: LdapConnection, login: string, password
   try {
     await user.op('user bind', (c) => c.bind(entry.dn, password));
   } catch (err) {
-    if (err instanceof ResultCodeError && err.code === INVALID_CREDENTIALS) return { outcome: 'invalid-credentials' };
+    if (err instanceof ResultCodeError && err.code === INVALID_CREDENTIALS) {
+      // Only AD's messages carry a sub-code worth reading; elsewhere result 49 is a wrong password.
+      return activeDirectory ? adBindOutcome(err.message) : { outcome: 'invalid-credentials' };
+    }
     throw err instanceof ResultCodeError ? classify(err, 'user bind') : err;
   } finally {
     await user.close();
@@ -186,7 +191,8 @@ export async function authenticate(conn: LdapConnection, login: string, password
   // Checked only after the password proved right, so the state is not told to anyone else.
   if (activeDirectory) {
     const uac = Number.parseInt(values(entry, 'userAccountControl')[0] ?? '0', 10);
-    if (uac & (UF_ACCOUNTDISABLE | UF_LOCKOUT)) return { outcome: 'disabled' };
+    if (uac & UF_ACCOUNTDISABLE) return { outcome: 'disabled', reason: 'account-disabled' };
+    if (uac & UF_LOCKOUT) return { outcome: 'disabled', reason: 'locked-out' };
   }
   return { outcome: 'ok', activeDirectory, profile: toProfile(entry, conn, { activeDirectory, loginAttr, login }) };
 }

@@ -2,4 +2,5 @@
 export * from './escape.js';
 export * from './session.js';
 export * from './directory.js';
+export * from './ad-bind.js';
 export { ldapPlugin } from './routes.js';

@@ -114,7 +114,8 @@ describe('authenticate: Active Directory', () => {
   it('answers disabled for ACCOUNTDISABLE or LOCKOUT only with the right password', async () => {
     for (const key of ['grace', 'linus']) {
       const u = ad.user(key);
-      expect((await auth(ad.connection(), u.login, u.password!)).body, key).toEqual({ outcome: 'disabled' });
+      const reason = key === 'grace' ? 'account-disabled' : 'locked-out';
+      expect((await auth(ad.connection(), u.login, u.password!)).body, key).toEqual({ outcome: 'disabled', reason });
       expect((await auth(ad.connection(), u.login, `${u.password!}x`)).body, key).toEqual({ outcome: 'invalid-credentials' });
     }
   });

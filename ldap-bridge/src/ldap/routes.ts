@@ -35,7 +35,9 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
     const t0 = performance.now();
     try {
       const res = await authenticate(connection, login, password, req.log);
-      req.log.info({ outcome: res.outcome, activeDirectory: res.outcome === 'ok' ? res.activeDirectory : undefined, ms: Math.round(performance.now() - t0) }, 'ldap authenticate');
+      const reason = 'reason' in res ? res.reason : undefined;
+      const activeDirectory = res.outcome === 'ok' ? res.activeDirectory : undefined;
+      req.log.info({ outcome: res.outcome, reason, activeDirectory, ms: Math.round(performance.now() - t0) }, 'ldap authenticate');
       return res;
     } catch (err) {
       return fail(reply, req.log, err, 'authenticate');

@@ -4,7 +4,8 @@
  * entry with the service account and binds as the user; here the same rules as for local accounts
  * apply: atomic lockout per (server, login), blocked and inactive accounts, the audit trail.
  * A failure of the directory or the bridge releases the reserved attempt: it is never counted as a
- * wrong password.
+ * wrong password. Nor is an account the directory refuses (disabled, expired, locked out there):
+ * see ./refusals.ts.
  */
 import { and, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
@@ -12,7 +13,7 @@ import { LdapAuthenticateResponseSchema } from '../../../schema/bridge/index.js'
 import { users } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
-import { blocked, failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
+import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
 import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
@@ -20,6 +21,7 @@ import { pendingMergeOf, type PendingMerge } from '../sessions/merge.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin, type ExternalIdentity } from '../users/external.js';
 import type { UserRow } from '../users/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
+import { directoryBlockedProblem, directoryLockedProblem, directoryPasswordExpiredProblem } from './refusals.js';
 
 export type LdapLoginOutcome = { user: UserRow } | { merge: PendingMerge };
 
@@ -63,10 +65,30 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     const known = await db.select().from(users).where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name))).limit(1);
     throw await failedLogin(ctx, key, login, known[0] ?? null, source);
   }
+  const refused = (type: string, data: Record<string, unknown>) =>
+    auditInsert(db, now, {
+      stream: 'user_activity',
+      type,
+      subject: null,
+      subjectLogin: login,
+      requestId: c.var.requestId,
+      data: { ...source, ...data },
+    });
+  // The directory locked the account out (AD 775) before checking the password: not a wrong
+  // password, so not counted; not a right one, so earlier failures stay.
+  if (result.outcome === 'locked-out') {
+    await db.batch([releaseAttempt(db, attempt), refused('login.refused', { reason: 'locked-in-directory' })]);
+    throw directoryLockedProblem(challenge);
+  }
   // The password is right from here on: the caller may learn the account's state.
   if (result.outcome === 'disabled') {
-    await db.batch([clearAttempts(db, key), auditInsert(db, now, { stream: 'user_activity', type: 'login.refused', subject: null, subjectLogin: login, requestId: c.var.requestId, data: { ...source, reason: 'disabled-in-directory' } })]);
-    throw blocked('directory');
+    const data = { reason: 'disabled-in-directory', ...(result.reason ? { directoryReason: result.reason } : {}) };
+    await db.batch([clearAttempts(db, key), refused('login.refused', data)]);
+    throw directoryBlockedProblem(result.reason);
+  }
+  if (result.outcome === 'password-expired') {
+    await db.batch([clearAttempts(db, key), refused('login.password_expired', { directoryReason: result.reason })]);
+    throw directoryPasswordExpiredProblem(result.reason);
   }
 
   const { profile } = result;
