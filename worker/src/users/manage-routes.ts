@@ -79,7 +79,8 @@ function route<P extends string>(method: 'get' | 'post' | 'patch' | 'delete', pa
     path,
     tags: ['user_v4'],
     summary,
-    description: `Admin only. ${description}${description ? ' ' : ''}${describeSuperAccess(rule)}`,
+    // The rule's sentence ends the first paragraph (the grant route's table follows it).
+    description: `Admin only. ${description}`.replace(/\s*(\n\n|$)/, ` ${describeSuperAccess(rule)}$1`),
     security,
     ...adminOperation(authn, rule),
     ...extra,
@@ -105,7 +106,7 @@ const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-log
 const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', 'Policy-checked; by default the user must change it at the next login.', superAccess.nonAdminTargets('reset the password of'), {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
 }, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
-const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}\n\n`, superAccess.refused('grant super-access'), {
+const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`, superAccess.refused('grant super-access'), {
   request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
 }, { ...one, ...problemResponses(400, 401, 403, 404, 422) });
 const revokeSuRoute = route('delete', '/v4/users/{userId}/super-access', 'End super-access now', '', superAccess.refused('end super-access'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
