@@ -21,7 +21,9 @@ export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
     if (!roles.includes(effectiveRole(user, c.var.deps.clock()))) {
       throw new ProblemError('FORBIDDEN', { detail: `requires the role ${roles.join(' or ')}` });
     }
-    if (!roles.includes(user.role)) throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
+    if (!roles.includes(user.role)) {
+      throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
+    }
     return next();
   });
 }
@@ -52,14 +54,17 @@ function requireAdmin(rule: SuperAccessRule): MiddlewareHandler<AppEnv> {
   return createMiddleware<AppEnv>(async (c, next) => {
     const user = c.var.principal.user;
     const now = c.var.deps.clock();
-    if (effectiveRole(user, now) !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'requires the role admin' });
+    if (effectiveRole(user, now) !== 'admin') {
+      throw new ProblemError('FORBIDDEN', { detail: 'requires the role admin' });
+    }
     if (user.role === 'admin') return next();
     if (!rule.allowed) throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.refusal}` });
     if (rule.nonAdminTarget !== undefined) {
       // An unknown account passes: the route answers 404 as it would to an administrator.
       const target = await findLiveAccount(c.var.db, c.req.param('userId') ?? '');
       if (target && effectiveRole(target, now) === 'admin') {
-        throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.nonAdminTarget} an account with administrator rights` });
+        const detail = `super-access cannot ${rule.nonAdminTarget} an account with administrator rights`;
+        throw new ProblemError('FORBIDDEN', { detail });
       }
     }
     return next();
@@ -83,6 +88,8 @@ export function adminOperation(authn: MiddlewareHandler<AppEnv>, rule: SuperAcce
 /** The sentence of an operation's OpenAPI description that states its super-access rule. */
 export function describeSuperAccess(rule: SuperAccessRule): string {
   if (!rule.allowed) return 'Super-access: refused (403).';
-  if (rule.nonAdminTarget !== undefined) return 'Super-access: allowed, except on an account with administrator rights (403).';
+  if (rule.nonAdminTarget !== undefined) {
+    return 'Super-access: allowed, except on an account with administrator rights (403).';
+  }
   return 'Super-access: allowed.';
 }

@@ -38,7 +38,9 @@ export function findConflicts(get: ValueReader): Conflict[] {
   const num = (n: VarName) => Number(get(n));
   const out: Conflict[] = [];
   for (const [lo, hi] of ORDERED) {
-    if (num(lo) > num(hi)) out.push({ names: [lo, hi], message: `${lo} (${num(lo)}) must not exceed ${hi} (${num(hi)})` });
+    if (num(lo) > num(hi)) {
+      out.push({ names: [lo, hi], message: `${lo} (${num(lo)}) must not exceed ${hi} (${num(hi)})` });
+    }
   }
   const max = 'USER_PASSWORD_MAX_LENGTH';
   const sum = COUNTS.reduce((s, n) => s + num(n), 0);
@@ -52,7 +54,9 @@ export function findConflicts(get: ValueReader): Conflict[] {
   if (specialMin > 0 && symbols.length === 0) {
     out.push({
       names: ['USER_PASSWORD_SPECIAL_SYM_MIN', 'USER_PASSWORD_SPECIAL_SYM'],
-      message: `USER_PASSWORD_SPECIAL_SYM_MIN (${specialMin}) requires special characters, but USER_PASSWORD_SPECIAL_SYM lists none`,
+      message:
+        `USER_PASSWORD_SPECIAL_SYM_MIN (${specialMin}) requires special characters, ` +
+        'but USER_PASSWORD_SPECIAL_SYM lists none',
     });
   }
   return out;
@@ -65,5 +69,11 @@ export function findConflicts(get: ValueReader): Conflict[] {
 export function conflictIssue(conflict: Conflict, get: ValueReader): ConfigIssue {
   const envs = conflict.names.map((n) => REGISTRY[n].env);
   const received = conflict.names.map((n) => `${REGISTRY[n].env}=${formatValue(REGISTRY[n], get(n))}`).join(', ');
-  return { name: conflict.names.join(', '), env: envs.join(', '), expected: 'values that fit together', received, message: `${conflict.message} (${received})` };
+  return {
+    name: conflict.names.join(', '),
+    env: envs.join(', '),
+    expected: 'values that fit together',
+    received,
+    message: `${conflict.message} (${received})`,
+  };
 }
