@@ -59,3 +59,19 @@ export async function createUser(login: string, password: string, extra: Record<
 
 export const DAY = 86_400_000;
 export const MINUTE = 60_000;
+
+/**
+ * A user account granted super-access (lent admin rights) for `minutes`, on the shared host or
+ * `base`; returns its id and Basic credentials.
+ */
+export async function createSuperAccessHolder(o: { base?: string; minutes?: number } = {}): Promise<{ id: string; login: string; auth: string }> {
+  const login = uniqueLogin('su');
+  const password = 'Len7$rights';
+  const admin = basic(ADMIN.login, ADMIN.password);
+  const created = await callJson<{ id: string }>('/v4/users', { base: o.base, method: 'POST', auth: admin, json: { login, password } });
+  if (created.status !== 201) throw new Error(`cannot create ${login}: ${created.status} ${JSON.stringify(created.body)}`);
+  const id = created.body.id;
+  const r = await call(`/v4/users/${id}/super-access`, { base: o.base, method: 'POST', auth: admin, json: { minutes: o.minutes ?? 1440 } });
+  if (r.status !== 200) throw new Error(`cannot grant super-access: ${r.status} ${await r.text()}`);
+  return { id, login, auth: basic(login, password) };
+}

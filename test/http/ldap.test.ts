@@ -8,7 +8,7 @@ import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
-import { ADMIN, DAY, basic, callJson, type Call } from '../harness/client.js';
+import { ADMIN, DAY, basic, callJson, createSuperAccessHolder, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { closedPortUrl, startSilentServer, startSlapd, type SilentServer, type Slapd } from '../harness/slapd.js';
 
@@ -124,6 +124,50 @@ describe('LDAP server records (admin)', () => {
 
     const adTest = await api<{ ok: boolean; activeDirectory: boolean }>('/v3/settings/ldap-servers/ad/test', { method: 'POST', auth: admin });
     expect(adTest.body).toMatchObject({ ok: true, activeDirectory: true });
+  });
+
+  it('sending the stored service password somewhere else (new URL, StartTLS off, another CA) needs it again; a refused change changes nothing', async () => {
+    await addServer('corp-move', slapd, 'starttls');
+    const path = '/v3/settings/ldap-servers/corp-move';
+    const before = (await api<{ urls: string[] }>(path, { auth: admin })).body;
+    const elsewhere = await closedPortUrl();
+    for (const change of [{ urls: [elsewhere] }, { urls: [...before.urls, elsewhere], baseDn: 'dc=other' }, { startTls: false }, { caCert: slapd.otherCaCertPem }, { caCert: null }]) {
+      const r = await api(path, { method: 'PATCH', auth: admin, json: change });
+      expect(r.status, JSON.stringify(change)).toBe(422);
+      expect((r.body.errors as { path: string }[]).map((e) => e.path)).toEqual(['bindPassword']);
+      expect(String(r.body.detail)).toContain('bindPassword');
+    }
+    expect((await api(path, { auth: admin })).body).toEqual(before);
+    const test = await api<{ ok: boolean }>(`${path}/test`, { method: 'POST', auth: admin });
+    expect(test.body.ok).toBe(true);
+    // The same destination (the stored URLs, StartTLS kept on, the same CA) needs nothing.
+    expect((await api(path, { method: 'PATCH', auth: admin, json: { urls: before.urls, startTls: true, attrEmail: 'mail' } })).status).toBe(200);
+    // With the password in the same request the change is accepted.
+    const moved = await api(path, { method: 'PATCH', auth: admin, json: { urls: [elsewhere], bindPassword: slapd.servicePassword } });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ urls: [elsewhere], bindPasswordSet: true });
+    // A record without a service account has no password to protect.
+    await addServer('corp-anon', slapd, 'ldap', { bindDn: null, bindPassword: null });
+    expect((await api('/v3/settings/ldap-servers/corp-anon', { method: 'PATCH', auth: admin, json: { urls: [elsewhere] } })).status).toBe(200);
+  });
+
+  it('super-access may read records, never change, add, remove or test them', async () => {
+    // A record of its own: on a service that wrongly allowed it, the changes below hit no other test.
+    await addServer('corp-su', slapd, 'starttls');
+    const holder = await createSuperAccessHolder({ base: host.url });
+    const su = (path: string, o: Call = {}) => api(path, { auth: holder.auth, ...o });
+    expect((await su('/v3/settings/ldap-servers')).status).toBe(200);
+    expect((await su('/v3/settings/ldap-servers/corp-su')).status).toBe(200);
+    const refused = [
+      await su('/v3/settings/ldap-servers', { method: 'POST', json: { name: 'su-made', urls: [slapd.ldapUrl], baseDn: slapd.baseDn, attrRole: 'uid' } }),
+      await su('/v3/settings/ldap-servers/corp-su', { method: 'PATCH', json: { attrRole: 'uid' } }),
+      await su('/v3/settings/ldap-servers/corp-su', { method: 'DELETE' }),
+      await su('/v3/settings/ldap-servers/corp-su/test', { method: 'POST' }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403]);
+    for (const r of refused) expect(String(r.body.detail)).toMatch(/^super-access cannot/);
+    expect((await api('/v3/settings/ldap-servers/su-made', { auth: admin })).status).toBe(404);
+    expect((await api('/v3/settings/ldap-servers/corp-su', { auth: admin })).body).toMatchObject({ attrRole: 'memberOf' });
   });
 });
 
@@ -250,12 +294,14 @@ describe('LDAP login', () => {
 
     // Alice's own record fails five times (more than AUTH_FAILED_COUNT), then the directory is
     // back: her login is not locked.
+    // (A new URL needs the service password again in the same request.)
     const corp = (await api<{ urls: string[] }>('/v3/settings/ldap-servers/corp', { auth: admin })).body;
-    expect((await api('/v3/settings/ldap-servers/corp', { method: 'PATCH', auth: admin, json: { urls: [await closedPortUrl()] } })).status).toBe(200);
+    const moveTo = (urls: string[]) => api('/v3/settings/ldap-servers/corp', { method: 'PATCH', auth: admin, json: { urls, bindPassword: slapd.servicePassword } });
+    expect((await moveTo([await closedPortUrl()])).status).toBe(200);
     try {
       for (let i = 0; i < 5; i++) expect((await ldapBasic('corp', alice.login, alice.password!)).status).toBe(502);
     } finally {
-      expect((await api('/v3/settings/ldap-servers/corp', { method: 'PATCH', auth: admin, json: { urls: corp.urls } })).status).toBe(200);
+      expect((await moveTo(corp.urls)).status).toBe(200);
     }
     expect((await ldapBasic('corp', alice.login, alice.password!)).status).toBe(200);
   });

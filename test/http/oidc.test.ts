@@ -2,7 +2,7 @@
 import { SignJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
-import { ADMIN, basic, baseUrl, callJson, createUser, uniqueLogin } from '../harness/client.js';
+import { ADMIN, basic, baseUrl, callJson, createSuperAccessHolder, createUser, uniqueLogin } from '../harness/client.js';
 import { BASE_TEST_ENV, freePort } from '../harness/hosts.js';
 import { startTestProvider, throughProvider as walkProvider, type TestProvider } from '../harness/oidc-provider.js';
 
@@ -184,5 +184,43 @@ describe('OIDC login', () => {
     expect(r.status).toBe(200);
     expect(JSON.stringify(r.body)).not.toContain(idp.clientSecret);
     expect(r.body.items.find((p) => p.name === idpName)).toMatchObject({ clientSecretSet: true, issuer: idp.issuer });
+  });
+
+  it('changing the issuer requires the client secret again (422 naming clientSecret, nothing changed)', async () => {
+    const name = `${idpName}-move`;
+    await addProvider(name, idp);
+    const path = `/v3/settings/identity-providers/${name}`;
+    const before = (await callJson(path, { auth: admin })).body;
+    const elsewhere = `http://127.0.0.1:${await freePort()}`;
+    const moved = await callJson(path, { method: 'PATCH', auth: admin, json: { issuer: elsewhere, scopes: 'openid' } });
+    expect(moved.status).toBe(422);
+    expect((moved.body.errors as { path: string }[]).map((e) => e.path)).toEqual(['clientSecret']);
+    expect(String(moved.body.detail)).toContain('clientSecret');
+    expect((await callJson(path, { auth: admin })).body).toEqual(before);
+    // The same issuer (unchanged) needs nothing; a new issuer with a new secret is accepted.
+    expect((await callJson(path, { method: 'PATCH', auth: admin, json: { issuer: idp.issuer, clientId: idp.clientId } })).status).toBe(200);
+    const withSecret = await callJson(path, { method: 'PATCH', auth: admin, json: { issuer: elsewhere, clientSecret: 'another-secret' } });
+    expect(withSecret.status).toBe(200);
+    expect(withSecret.body).toMatchObject({ issuer: elsewhere, clientSecretSet: true });
+  });
+
+  it('super-access cannot add or change identity providers, so no role claim can make a lasting admin', async () => {
+    const holder = await createSuperAccessHolder();
+    const name = `${idpName}-su`;
+    const create = await callJson('/v3/settings/identity-providers', {
+      method: 'POST',
+      auth: holder.auth,
+      json: { name, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, claimRole: 'preferred_username' },
+    });
+    expect(create.status).toBe(403);
+    expect(String(create.body.detail)).toMatch(/^super-access cannot/);
+    expect((await callJson(`/v3/settings/identity-providers/${name}`, { auth: admin })).status).toBe(404);
+    expect((await callJson(`/v3/oidc/login/${name}`)).status).toBe(404);
+    const patch = await callJson(`/v3/settings/identity-providers/${idpName}`, { method: 'PATCH', auth: holder.auth, json: { claimRole: 'preferred_username' } });
+    expect(patch.status).toBe(403);
+    expect((await callJson(`/v3/settings/identity-providers/${idpName}`, { auth: admin })).body).toMatchObject({ claimRole: null });
+    expect((await callJson(`/v3/settings/identity-providers/${idpName}`, { method: 'DELETE', auth: holder.auth })).status).toBe(403);
+    // Reading the records stays allowed (secrets are never returned anyway).
+    expect((await callJson('/v3/settings/identity-providers', { auth: holder.auth })).status).toBe(200);
   });
 });

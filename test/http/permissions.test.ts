@@ -1,10 +1,12 @@
 /**
  * One permission table over every protected route of the OpenAPI description: each route declares
  * its roles (`x-required-roles`) and security schemes; anonymous callers get 401, roles outside the
- * list 403, roles inside it neither.
+ * list 403, roles inside it neither. Admin-only routes also declare what super-access (lent admin
+ * rights) may do (`x-super-access`, and `x-super-access-target: non-admin` where the target account
+ * must not hold admin rights): a super-access holder walks every route against that declaration.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, basic, baseUrl, callJson, createUser, uniqueLogin } from '../harness/client.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, basic, baseUrl, callJson, createSuperAccessHolder, createUser, uniqueLogin } from '../harness/client.js';
 
 type Role = 'admin' | 'auditor' | 'user';
 interface Operation {
@@ -12,7 +14,15 @@ interface Operation {
   path: string;
   roles: Role[];
   security: string[];
+  superAccess?: unknown;
+  superAccessTarget?: unknown;
 }
+type OpenApiOperation = {
+  'x-required-roles'?: Role[];
+  'x-super-access'?: unknown;
+  'x-super-access-target'?: unknown;
+  security?: Record<string, string[]>[];
+};
 
 const PASSWORD = 'Str0ng$pass';
 const creds: Record<Role, { basic: string; bearer: string }> = {} as never;
@@ -20,13 +30,20 @@ let operations: Operation[] = [];
 
 beforeAll(async () => {
   const doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { 'x-required-roles'?: Role[]; security?: Record<string, string[]>[] }>>;
+    paths: Record<string, Record<string, OpenApiOperation>>;
   };
   const root = new URL(baseUrl()).pathname;
   operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops)
       .filter(([, op]) => op.security && op.security.length > 0)
-      .map(([method, op]) => ({ method: method.toUpperCase(), path: path.slice(root.length), roles: op['x-required-roles'] ?? [], security: op.security!.flatMap((s) => Object.keys(s)) })),
+      .map(([method, op]) => ({
+        method: method.toUpperCase(),
+        path: path.slice(root.length),
+        roles: op['x-required-roles'] ?? [],
+        security: op.security!.flatMap((s) => Object.keys(s)),
+        superAccess: op['x-super-access'],
+        superAccessTarget: op['x-super-access-target'],
+      })),
   );
   const logins: Record<Role, string> = { admin: ADMIN.login, auditor: uniqueLogin('aud'), user: uniqueLogin('usr') };
   await createUser(logins.auditor, PASSWORD, { role: 'auditor' });
@@ -38,19 +55,24 @@ beforeAll(async () => {
   }
 });
 
-function concrete(path: string): string {
-  return path.replace('{userId}', '00000000-0000-4000-8000-000000000000').replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE');
+function concrete(path: string, userId = '00000000-0000-4000-8000-000000000000'): string {
+  return path.replace('{userId}', userId).replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE');
 }
 
-async function send(op: Operation, auth?: string) {
+async function sendFor(op: Operation, auth?: string, userId?: string): Promise<{ status: number; detail: string }> {
   const body = ['POST', 'PUT', 'PATCH'].includes(op.method) ? '{}' : undefined;
-  const res = await fetch(`${baseUrl()}${concrete(op.path)}`, {
+  const res = await fetch(`${baseUrl()}${concrete(op.path, userId)}`, {
     method: op.method,
     headers: { ...(auth ? { Authorization: auth } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}) },
     body,
   });
-  await res.arrayBuffer();
-  return res.status;
+  const text = await res.text();
+  const detail = res.headers.get('Content-Type')?.includes('json') && text ? String((JSON.parse(text) as { detail?: unknown }).detail ?? '') : '';
+  return { status: res.status, detail };
+}
+
+async function send(op: Operation, auth?: string) {
+  return (await sendFor(op, auth)).status;
 }
 
 describe('permission table', () => {
@@ -73,5 +95,67 @@ describe('permission table', () => {
       }
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe('super-access (lent admin rights) × every protected route', () => {
+  const adminOnly = () => operations.filter((op) => !op.roles.includes('user') && op.roles.includes('admin'));
+  const holder = { basic: '', bearer: '' };
+  let targetAdminId = '';
+
+  beforeAll(async () => {
+    const h = await createSuperAccessHolder();
+    holder.basic = h.auth;
+    holder.bearer = `Bearer ${(await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: h.auth, json: { name: 'su' } })).body.token}`;
+    // A second administrator, so that a wrongly allowed change can never hit the suites' own admin.
+    targetAdminId = await createUser(uniqueLogin('sutarget'), PASSWORD, { role: 'admin' });
+  });
+  // Other suites count the active administrators: leave only the ones they know.
+  afterAll(async () => {
+    if (targetAdminId) await callJson(`/v4/users/${targetAdminId}`, { method: 'DELETE', auth: basic(ADMIN.login, ADMIN.password) });
+  });
+
+  it('every admin-only route declares what super-access may do', () => {
+    expect(adminOnly().length).toBeGreaterThanOrEqual(20);
+    for (const op of adminOnly()) {
+      expect(typeof op.superAccess, `${op.method} ${op.path} x-super-access`).toBe('boolean');
+      expect([undefined, 'non-admin'], `${op.method} ${op.path} x-super-access-target`).toContain(op.superAccessTarget);
+      if (op.superAccessTarget !== undefined) expect(op.path, `${op.method} ${op.path}`).toContain('{userId}');
+    }
+  });
+
+  it('a super-access holder is allowed or refused (403 naming super-access) exactly as declared', async () => {
+    const failures: string[] = [];
+    for (const op of operations) {
+      const auth = op.security.includes('basic') ? holder.basic : holder.bearer;
+      const { status, detail } = await sendFor(op, auth);
+      const lent = !op.roles.includes('user') && op.roles.includes('admin');
+      const allowed = op.roles.includes('user') || (lent && op.superAccess === true);
+      const refusal = lent ? /^super-access cannot / : /./;
+      if (allowed && (status === 401 || status === 403)) failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected access`);
+      if (!allowed && (status !== 403 || !refusal.test(detail))) failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403 naming super-access`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('on an administrator account: reading is allowed, every change refused where declared', async () => {
+    const failures: string[] = [];
+    const onAccounts = adminOnly().filter((o) => o.path.includes('{userId}') && o.superAccess === true);
+    // PATCH, DELETE, block, unblock, unlock, password, a session, a token: refused on administrators.
+    expect(onAccounts.filter((o) => o.superAccessTarget === 'non-admin').length).toBeGreaterThanOrEqual(8);
+    for (const op of onAccounts) {
+      const auth = op.security.includes('basic') ? holder.basic : holder.bearer;
+      const { status, detail } = await sendFor(op, auth, targetAdminId);
+      if (op.superAccessTarget === 'non-admin') {
+        if (status !== 403 || !/^super-access cannot .*administrator/.test(detail)) failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403`);
+      } else if (status === 401 || status === 403) {
+        failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected access`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // Reads of an administrator remain allowed, and nothing of it changed.
+    const read = await callJson<{ status: string; role: string }>(`/v4/users/${targetAdminId}`, { auth: holder.basic });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ status: 'active', role: 'admin' });
   });
 });

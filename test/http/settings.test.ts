@@ -1,5 +1,5 @@
 /** /v3/settings on both hosts: priority UI → env → default, atomic batches, secrets, live effect. */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, uniqueLogin } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
@@ -24,6 +24,14 @@ const req = async (path: string, init: { method?: string; json?: unknown; auth?:
   return { status: res.status, body: (text ? JSON.parse(text) : null) as Record<string, unknown> & { items?: Setting[] } };
 };
 const setting = async (name: string) => (await req('/v3/settings')).body.items!.find((s) => s.name === name)!;
+
+/** Puts the password policy back to its environment and default values, whatever a test left saved. */
+async function restorePolicy(): Promise<void> {
+  const values = { USER_PASSWORD_MIN_LENGTH: 9, USER_PASSWORD_MAX_LENGTH: 20, USER_PASSWORD_SPECIAL_SYM: '$,@,#,%', USER_PASSWORD_SPECIAL_SYM_MIN: 1, USER_PASSWORD_DIGITAL_MIN: 1, USER_PASSWORD_LOWER_MIN: 1, USER_PASSWORD_UPPER_MIN: 1 };
+  // Saving the effective values first makes every reset below a no-op for the policy's consistency.
+  expect((await req('/v3/settings', { method: 'PATCH', json: { values } })).status).toBe(200);
+  for (const name of Object.keys(values)) expect((await req(`/v3/settings/${name}`, { method: 'DELETE' })).status).toBe(200);
+}
 
 describe('settings', () => {
   it('lists every UI-editable variable and no hidden one; secrets only as isSet', async () => {
@@ -82,6 +90,66 @@ describe('settings', () => {
     const r = await req('/v3/settings', { method: 'PATCH', json: { values: { USER_PASSWORD_MIN_LENGTH: 30 } } });
     expect(r.status).toBe(422);
     expect(String(r.body.detail)).toContain('USER_PASSWORD_MAX_LENGTH');
+  });
+
+  describe('password policy consistency', () => {
+    afterEach(restorePolicy);
+
+    it('a password policy nothing can satisfy is refused (422 naming the conflicting settings), and nothing changes', async () => {
+      const before = (await req('/v3/settings')).body.items;
+      const cases: [Record<string, unknown>, string[]][] = [
+        // The audit's case: specials required from an empty list, and 30 upper-case letters in at most 20 characters.
+        [{ USER_PASSWORD_SPECIAL_SYM: '', USER_PASSWORD_UPPER_MIN: 30 }, ['USER_PASSWORD_SPECIAL_SYM', 'USER_PASSWORD_SPECIAL_SYM_MIN', 'USER_PASSWORD_UPPER_MIN', 'USER_PASSWORD_MAX_LENGTH']],
+        [{ USER_PASSWORD_UPPER_MIN: 10, USER_PASSWORD_LOWER_MIN: 9 }, ['USER_PASSWORD_DIGITAL_MIN', 'USER_PASSWORD_LOWER_MIN', 'USER_PASSWORD_UPPER_MIN', 'USER_PASSWORD_MAX_LENGTH']],
+        [{ USER_PASSWORD_SPECIAL_SYM: [] }, ['USER_PASSWORD_SPECIAL_SYM', 'USER_PASSWORD_SPECIAL_SYM_MIN']],
+        [{ USER_PASSWORD_MAX_LENGTH: 3, USER_PASSWORD_MIN_LENGTH: 2 }, ['USER_PASSWORD_MAX_LENGTH', 'USER_PASSWORD_UPPER_MIN']],
+      ];
+      for (const [values, named] of cases) {
+        const r = await req('/v3/settings', { method: 'PATCH', json: { values } });
+        expect(r.status, JSON.stringify(values)).toBe(422);
+        for (const name of named) expect(String(r.body.detail), JSON.stringify(values)).toContain(name);
+        expect((r.body.errors as { path: string }[]).every((e) => e.path.startsWith('values.'))).toBe(true);
+      }
+      expect((await req('/v3/settings')).body.items).toEqual(before);
+      // Satisfiable: no special characters required from an empty list; 18 of 20 characters required.
+      expect((await req('/v3/settings', { method: 'PATCH', json: { values: { USER_PASSWORD_SPECIAL_SYM: '', USER_PASSWORD_SPECIAL_SYM_MIN: 0 } } })).status).toBe(200);
+      expect((await req('/v3/settings', { method: 'PATCH', json: { values: { USER_PASSWORD_UPPER_MIN: 16 } } })).status).toBe(200);
+      expect((await req('/v4/users', { method: 'POST', json: { login: uniqueLogin(), password: 'ABCDEFGHIJKLMNOPa1' } })).status).toBe(201);
+    });
+
+    it('a reset that would make the policy unsatisfiable is refused (422), and nothing changes', async () => {
+      // USER_PASSWORD_SPECIAL_SYM is empty (saved) while USER_PASSWORD_SPECIAL_SYM_MIN is 0 (saved).
+      const state = await req('/v3/settings', { method: 'PATCH', json: { values: { USER_PASSWORD_SPECIAL_SYM: '', USER_PASSWORD_SPECIAL_SYM_MIN: 0 } } });
+      expect(state.status).toBe(200);
+      const refused = await req('/v3/settings/USER_PASSWORD_SPECIAL_SYM_MIN', { method: 'DELETE' });
+      expect(refused.status).toBe(422);
+      expect(String(refused.body.detail)).toContain('USER_PASSWORD_SPECIAL_SYM');
+      expect(await setting('USER_PASSWORD_SPECIAL_SYM_MIN')).toMatchObject({ value: 0, source: 'ui' });
+      // The other order works: the list first, then the count.
+      expect((await req('/v3/settings/USER_PASSWORD_SPECIAL_SYM', { method: 'DELETE' })).status).toBe(200);
+      expect((await req('/v3/settings/USER_PASSWORD_SPECIAL_SYM_MIN', { method: 'DELETE' })).status).toBe(200);
+      // The environment's minimum length (9) against a saved maximum of 8.
+      expect((await req('/v3/settings', { method: 'PATCH', json: { values: { USER_PASSWORD_MIN_LENGTH: 8, USER_PASSWORD_MAX_LENGTH: 8 } } })).status).toBe(200);
+      const length = await req('/v3/settings/USER_PASSWORD_MIN_LENGTH', { method: 'DELETE' });
+      expect(length.status).toBe(422);
+      expect(String(length.body.detail)).toContain('USER_PASSWORD_MAX_LENGTH');
+      expect(await setting('USER_PASSWORD_MIN_LENGTH')).toMatchObject({ value: 8, source: 'ui' });
+      expect((await req('/v3/settings/USER_PASSWORD_MAX_LENGTH', { method: 'DELETE' })).status).toBe(200);
+      expect((await req('/v3/settings/USER_PASSWORD_MIN_LENGTH', { method: 'DELETE' })).status).toBe(200);
+    });
+  });
+
+  it('super-access may read the settings, never change or reset them', async () => {
+    const login = uniqueLogin('su');
+    const created = await req('/v4/users', { method: 'POST', json: { login, password: 'Str0ng$pass' } });
+    expect((await req(`/v4/users/${String(created.body.id)}/super-access`, { method: 'POST', json: { minutes: 60 } })).status).toBe(200);
+    const su = basic(login, 'Str0ng$pass');
+    expect((await req('/v3/settings', { auth: su })).status).toBe(200);
+    const patch = await req('/v3/settings', { method: 'PATCH', auth: su, json: { values: { AUTH_FAILED_COUNT: 100 } } });
+    expect(patch.status).toBe(403);
+    expect(String(patch.body.detail)).toMatch(/^super-access cannot/);
+    expect((await req('/v3/settings/AUTH_FAILED_COUNT', { method: 'DELETE', auth: su })).status).toBe(403);
+    expect(await setting('AUTH_FAILED_COUNT')).toMatchObject({ value: 3, source: 'default' });
   });
 
   it('a secret can be set but is never returned', async () => {

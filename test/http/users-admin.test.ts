@@ -1,6 +1,6 @@
 /** /v4/users administration on both hosts. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN, DAY, MINUTE, basic, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import { ADMIN, DAY, MINUTE, basic, call, callJson, createSuperAccessHolder, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
 
 const PASSWORD = 'Str0ng$pass';
 const admin = basic(ADMIN.login, ADMIN.password);
@@ -137,5 +137,47 @@ describe('administrators', () => {
     expect((await call('/v4/users?limit=1', { auth: user })).status).toBe(200);
     await setClockOffset(20 * MINUTE + 1000);
     expect((await call('/v4/users?limit=1', { auth: user })).status).toBe(403);
+  });
+
+  it('super-access cannot take over an administrator: an admin password reset is refused and changes nothing', async () => {
+    const holder = await createSuperAccessHolder();
+    const adminLogin = uniqueLogin('adm');
+    const adminId = await createUser(adminLogin, PASSWORD, { role: 'admin' });
+    const login = (password: string) => call('/v3/login_without_session', { method: 'POST', auth: basic(adminLogin, password) });
+    const attack = await callJson(`/v4/users/${adminId}/password`, { method: 'POST', auth: holder.auth, json: { password: 'T4ken$over', mustChangePassword: false } });
+    expect(attack.status).toBe(403);
+    expect(String(attack.body.detail)).toMatch(/^super-access cannot reset the password of an account with administrator rights/);
+    expect((await login('T4ken$over')).status).toBe(401);
+    expect((await login(PASSWORD)).status).toBe(200);
+    // The root administrator, and another super-access holder (lent rights are not passed on), likewise.
+    const root = await callJson<{ id: string }>('/v4/users/me', { auth: admin });
+    expect((await callJson(`/v4/users/${root.body.id}/password`, { method: 'POST', auth: holder.auth, json: { password: 'T4ken$over' } })).status).toBe(403);
+    const other = await createSuperAccessHolder();
+    expect((await callJson(`/v4/users/${other.id}/password`, { method: 'POST', auth: holder.auth, json: { password: 'T4ken$over' } })).status).toBe(403);
+    // What lent rights are for: a user's password, unlock, block.
+    const userId = await createUser(uniqueLogin(), PASSWORD);
+    expect((await call(`/v4/users/${userId}/password`, { method: 'POST', auth: holder.auth, json: { password: 'N3w$secret' } })).status).toBe(204);
+    expect((await call(`/v4/users/${userId}/unlock`, { method: 'POST', auth: holder.auth })).status).toBe(200);
+    expect((await call(`/v4/users/${userId}/block`, { method: 'POST', auth: holder.auth })).status).toBe(200);
+    // Other tests count the active administrators.
+    expect((await call(`/v4/users/${adminId}`, { method: 'DELETE', auth: admin })).status).toBe(204);
+  });
+
+  it('super-access gives no roles: no auditor or admin account, no role change', async () => {
+    const holder = await createSuperAccessHolder();
+    for (const role of ['admin', 'auditor']) {
+      const r = await callJson('/v4/users', { method: 'POST', auth: holder.auth, json: { login: uniqueLogin(), password: PASSWORD, role } });
+      expect(r.status, role).toBe(403);
+      expect(String(r.body.detail)).toMatch(/^super-access cannot/);
+    }
+    expect((await callJson('/v4/users', { method: 'POST', auth: holder.auth, json: { login: uniqueLogin(), password: PASSWORD } })).status).toBe(201);
+    const auditor = await createUser(uniqueLogin(), PASSWORD, { role: 'auditor' });
+    const user = await createUser(uniqueLogin(), PASSWORD);
+    expect((await callJson(`/v4/users/${user}`, { method: 'PATCH', auth: holder.auth, json: { role: 'auditor' } })).status).toBe(403);
+    expect((await callJson(`/v4/users/${auditor}`, { method: 'PATCH', auth: holder.auth, json: { role: 'user' } })).status).toBe(403);
+    expect((await callJson(`/v4/users/${auditor}`, { auth: admin })).body).toMatchObject({ role: 'auditor' });
+    const profile = await callJson(`/v4/users/${user}`, { method: 'PATCH', auth: holder.auth, json: { displayName: 'Helped', role: 'user' } });
+    expect(profile.status).toBe(200);
+    expect(profile.body).toMatchObject({ displayName: 'Helped', role: 'user' });
   });
 });

@@ -1,18 +1,95 @@
-/** Role checks (DESIGN.md §5): admin (everything), auditor (audit logs), user (own account). */
+/**
+ * Role checks (DESIGN.md §5): admin (everything), auditor (audit logs), user (own account); and
+ * what super-access, the administrator rights lent for a while, may do with each admin operation.
+ */
 import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import type { Role } from '../users/model.js';
-import { effectiveRole } from '../users/accounts.js';
+import { effectiveRole, findLiveAccount } from '../users/accounts.js';
 
-/** Middleware admitting only principals with one of `roles` (after `authenticate`). */
+/**
+ * Middleware admitting only principals with one of `roles` (after `authenticate`). Rights that
+ * only super-access lends are refused here: an admin operation that admits them says so with
+ * `adminOperation`, so a route nobody declared for lent rights stays closed to them.
+ */
 export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
   if (roles.length === 0) throw new TypeError('requireRole: name at least one role');
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (!roles.includes(effectiveRole(c.var.principal.user, c.var.deps.clock()))) {
+    const user = c.var.principal.user;
+    if (!roles.includes(effectiveRole(user, c.var.deps.clock()))) {
       throw new ProblemError('FORBIDDEN', { detail: `requires the role ${roles.join(' or ')}` });
+    }
+    if (!roles.includes(user.role)) {
+      throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
     }
     return next();
   });
+}
+
+/**
+ * What super-access may do with an admin operation: everything (`allowed`), only on accounts
+ * without administrator rights (`nonAdminTargets`, the `{userId}` of the path), or nothing.
+ */
+export type SuperAccessRule =
+  | { allowed: true; nonAdminTarget?: undefined }
+  | { allowed: true; nonAdminTarget: string }
+  | { allowed: false; refusal: string };
+
+/** Rules of `adminOperation`; the refusal texts complete "super-access cannot ...". */
+export const superAccess = {
+  allowed: { allowed: true } as SuperAccessRule,
+  /** `verb` completes "super-access cannot <verb> an account with administrator rights". */
+  nonAdminTargets: (verb: string): SuperAccessRule => ({ allowed: true, nonAdminTarget: verb }),
+  refused: (what: string): SuperAccessRule => ({ allowed: false, refusal: what }),
+};
+
+/**
+ * Lent rights exist to help users, never to make themselves lasting: an account that holds admin
+ * rights (its role, or super-access of its own) could otherwise be taken over (a password reset)
+ * and used after the loan ends, and another holder's account would pass the loan on.
+ */
+function requireAdmin(rule: SuperAccessRule): MiddlewareHandler<AppEnv> {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const user = c.var.principal.user;
+    const now = c.var.deps.clock();
+    if (effectiveRole(user, now) !== 'admin') {
+      throw new ProblemError('FORBIDDEN', { detail: 'requires the role admin' });
+    }
+    if (user.role === 'admin') return next();
+    if (!rule.allowed) throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.refusal}` });
+    if (rule.nonAdminTarget !== undefined) {
+      // An unknown account passes: the route answers 404 as it would to an administrator.
+      const target = await findLiveAccount(c.var.db, c.req.param('userId') ?? '');
+      if (target && effectiveRole(target, now) === 'admin') {
+        const detail = `super-access cannot ${rule.nonAdminTarget} an account with administrator rights`;
+        throw new ProblemError('FORBIDDEN', { detail });
+      }
+    }
+    return next();
+  });
+}
+
+/**
+ * The declaration of an admin-only operation, spread into `createRoute`: its middleware (after
+ * `authn`) and the OpenAPI extensions that show the same rule (`x-required-roles`,
+ * `x-super-access`, `x-super-access-target`), so the documented rule is the enforced one.
+ */
+export function adminOperation(authn: MiddlewareHandler<AppEnv>, rule: SuperAccessRule) {
+  return {
+    middleware: [authn, requireAdmin(rule)],
+    'x-required-roles': ['admin'],
+    'x-super-access': rule.allowed,
+    ...(rule.allowed && rule.nonAdminTarget !== undefined ? { 'x-super-access-target': 'non-admin' } : {}),
+  };
+}
+
+/** The sentence of an operation's OpenAPI description that states its super-access rule. */
+export function describeSuperAccess(rule: SuperAccessRule): string {
+  if (!rule.allowed) return 'Super-access: refused (403).';
+  if (rule.nonAdminTarget !== undefined) {
+    return 'Super-access: allowed, except on an account with administrator rights (403).';
+  }
+  return 'Super-access: allowed.';
 }

@@ -2,6 +2,7 @@
  * Resolution of configuration values: UI-saved value (libSQL, UI-editable variables only)
  * → environment → default (specification, "Configuration variables"; DESIGN.md §3).
  */
+import { conflictIssue, findConflicts } from './consistency.js';
 import { ConfigError, parseValue, type ConfigIssue } from './parse.js';
 import { REGISTRY, VAR_NAMES, type Registry, type VarName } from './registry.js';
 import type { ValueOf, ValueSource } from './types.js';
@@ -40,7 +41,8 @@ function envString(env: EnvSource, key: string): string | undefined {
 
 /**
  * Parses every variable from the environment (falling back to defaults).
- * Throws ConfigError naming every bad variable, so a bad environment stops the start.
+ * Throws ConfigError naming every bad variable, so a bad environment stops the start; so do values
+ * that do not fit together (min above max, a password policy no password can satisfy).
  */
 export function parseEnvironment(env: EnvSource): ConfigSnapshot {
   const entries = new Map<VarName, Entry>();
@@ -56,6 +58,9 @@ export function parseEnvironment(env: EnvSource): ConfigSnapshot {
     else issues.push(parsed.issue);
   }
   if (issues.length > 0) throw new ConfigError(issues);
+  const get = (name: VarName) => entries.get(name)!.value;
+  const conflicts = findConflicts(get);
+  if (conflicts.length > 0) throw new ConfigError(conflicts.map((c) => conflictIssue(c, get)));
   return new Snapshot(entries);
 }
 

@@ -9,7 +9,7 @@ import { LdapTestResponseSchema } from '../../../schema/bridge/index.js';
 import { ldapServers } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
+import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -99,24 +99,51 @@ function assertBindPair(bindDn: string | null, bindPasswordSet: boolean): void {
   }
 }
 
-const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+/**
+ * Why a change would send the stored service password somewhere it did not go before: a server
+ * not in the stored list, in the clear (StartTLS turned off for ldap:// URLs), or to whoever the
+ * new CA vouches for. Such a change must carry the password again: otherwise whoever may edit the
+ * record could point it at their own server and read a password that is "never returned".
+ */
+function passwordDestinationChanges(before: LdapServerRow, patch: z.infer<typeof Patch>): string[] {
+  const urls = patch.urls ?? before.urls;
+  const reasons: string[] = [];
+  if (patch.urls?.some((u) => !before.urls.includes(u))) reasons.push('urls names a new server');
+  if (patch.startTls === false && before.startTls && urls.some((u) => /^ldap:/i.test(u))) reasons.push('startTls turned off');
+  if (patch.caCert !== undefined && patch.caCert !== before.caCert) reasons.push('caCert changed');
+  return reasons;
+}
+
+const PATCH_DESCRIPTION =
+  'Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in ' +
+  'the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: ' +
+  'otherwise 422 naming bindPassword, and nothing changes.';
+
+const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
 const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const base = { tags: ['settings'], security, middleware: auth, 'x-required-roles': ['admin'] };
+const base = { tags: ['settings'], security };
+/** Admin only; the record decides where the service password goes and which roles logins get. */
+const admin = (rule: SuperAccessRule, description: string) => ({
+  ...adminOperation(authn, rule),
+  description: ['Admin only.', description, describeSuperAccess(rule)].filter(Boolean).join(' '),
+});
 const one = { description: 'the LDAP server record', content: { 'application/json': { schema: Public } } };
 const path = '/v3/settings/ldap-servers';
 
-const listRoute = createRoute({ ...base, method: 'get', path, summary: 'LDAP server records', description: 'Admin only. Service passwords are never returned.', responses: { 200: { description: 'the records', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
-const createRouteDef = createRoute({ ...base, method: 'post', path, summary: 'Add an LDAP server record', description: 'Admin only. The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
-const getRoute = createRoute({ ...base, method: 'get', path: `${path}/{name}`, summary: 'Read an LDAP server record', description: 'Admin only.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
-const patchRoute = createRoute({ ...base, method: 'patch', path: `${path}/{name}`, summary: 'Change an LDAP server record', description: 'Admin only. Omitted fields keep their values.', request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 401, 403, 404, 422) } });
-const deleteRoute = createRoute({ ...base, method: 'delete', path: `${path}/{name}`, summary: 'Remove an LDAP server record', description: 'Admin only. Accounts of this server stay, but cannot log in until a record of the same name exists again.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
+const listRoute = createRoute({ ...base, method: 'get', path, summary: 'LDAP server records', ...admin(superAccess.allowed, 'Service passwords are never returned.'), responses: { 200: { description: 'the records', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
+const createRouteDef = createRoute({ ...base, method: 'post', path, summary: 'Add an LDAP server record', ...admin(superAccess.refused('add LDAP server records'), 'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.'), request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
+const getRoute = createRoute({ ...base, method: 'get', path: `${path}/{name}`, summary: 'Read an LDAP server record', ...admin(superAccess.allowed, 'Service passwords are never returned.'), request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
+const patchRoute = createRoute({ ...base, method: 'patch', path: `${path}/{name}`, summary: 'Change an LDAP server record', ...admin(superAccess.refused('change LDAP server records'), PATCH_DESCRIPTION), request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 401, 403, 404, 422) } });
+const deleteRoute = createRoute({ ...base, method: 'delete', path: `${path}/{name}`, summary: 'Remove an LDAP server record', ...admin(superAccess.refused('remove LDAP server records'), 'Accounts of this server stay, but cannot log in until a record of the same name exists again.'), request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
 const testRoute = createRoute({
   ...base,
   method: 'post',
   path: `${path}/{name}/test`,
   summary: 'Test the connection to an LDAP server',
-  description:
-    'Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
+  ...admin(
+    superAccess.refused('test LDAP server connections'),
+    'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
+  ),
   request: { params: NameParam },
   responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(401, 403, 404, 502, 503, 504) },
 });
@@ -151,6 +178,11 @@ export function registerLdapServerAdmin(app: App): void {
     const before = await ldapServerByName(c, validated(c, 'param', NameParam).name);
     const { bindPassword, ...rest } = validated(c, 'json', Patch);
     const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
+    const moved = passwordDestinationChanges(before, rest);
+    if (bindPassword === undefined && bindDn !== null && before.bindPasswordEnc !== null && moved.length > 0) {
+      const message = `required again when the stored service password would go somewhere new (${moved.join(', ')})`;
+      throw new ProblemError('VALIDATION', { detail: `bindPassword: ${message}`, extensions: { errors: [{ location: 'body', path: 'bindPassword', message }] } });
+    }
     // Clearing the DN clears the password with it; a new password replaces the stored one.
     const bindPasswordEnc = bindPassword === null || bindDn === null ? null : bindPassword !== undefined ? await sealSecret(c.var.config, bindPassword) : before.bindPasswordEnc;
     assertBindPair(bindDn, bindPasswordEnc !== null);

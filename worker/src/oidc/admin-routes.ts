@@ -4,7 +4,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
 import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
+import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -65,21 +65,27 @@ function toPublic(p: ProviderRow, root: string): z.infer<typeof Public> {
   };
 }
 
-const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
 const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const base = { tags: ['settings'], security, middleware: auth, 'x-required-roles': ['admin'] };
+const base = { tags: ['settings'], security };
+/** Admin only; a provider record decides which accounts log in, with which roles (claimRole). */
+const admin = (rule: SuperAccessRule, description: string) => ({
+  ...adminOperation(authn, rule),
+  description: ['Admin only.', description, describeSuperAccess(rule)].filter(Boolean).join(' '),
+});
+const PATCH_DESCRIPTION =
+  'Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is ' +
+  'sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.';
 const one = { description: 'the provider', content: { 'application/json': { schema: Public } } };
 const Patched = Public.extend({ relinkedIdentities: z.number().int().optional().openapi({ description: 'when the issuer changed: how many linked identities moved to it' }) }).openapi('IdentityProviderPatched');
 
-const listRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', description: 'Admin only. Client secrets are never returned.', responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
-const createRouteDef = createRoute({ ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', description: 'Admin only. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
-const getRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', description: 'Admin only.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
-const patchDescription = [
-  'Admin only.',
-  'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).',
-].join('\n\n');
-const patchRoute = createRoute({ ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', description: patchDescription, request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: { description: 'the provider', content: { 'application/json': { schema: Patched } } }, ...problemResponses(400, 401, 403, 404, 409, 422) } });
-const deleteRoute = createRoute({ ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', description: 'Admin only.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
+const RELINK_DESCRIPTION =
+  'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).';
+const listRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', ...admin(superAccess.allowed, 'Client secrets are never returned.'), responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
+const createRouteDef = createRoute({ ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', ...admin(superAccess.refused('add identity providers'), '409 when the name is taken.'), request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
+const getRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', ...admin(superAccess.allowed, 'Client secrets are never returned.'), request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
+const patchRoute = createRoute({ ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', ...admin(superAccess.refused('change identity providers'), `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`), request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: { description: 'the provider', content: { 'application/json': { schema: Patched } } }, ...problemResponses(400, 401, 403, 404, 409, 422) } });
+const deleteRoute = createRoute({ ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', ...admin(superAccess.refused('remove identity providers'), ''), request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
 
 async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
   const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
@@ -118,6 +124,12 @@ export function registerIdentityProviderAdmin(app: App): void {
   app.openapi(patchRoute, async (c) => {
     const before = await find(c, validated(c, 'param', NameParam).name);
     const { clientSecret, relinkIdentities, ...rest } = validated(c, 'json', Patch);
+    // The stored secret goes to the token endpoint of whatever issuer is set: whoever may edit the
+    // record must not be able to point it at their own server and receive a secret never returned.
+    if (rest.issuer !== undefined && rest.issuer !== before.issuer && clientSecret === undefined && before.clientSecretEnc !== '') {
+      const message = 'required again when the issuer changes (the stored secret is sent to the issuer)';
+      throw new ProblemError('VALIDATION', { detail: `clientSecret: ${message}`, extensions: { errors: [{ location: 'body', path: 'clientSecret', message }] } });
+    }
     const now = c.var.deps.clock();
     const set = { ...rest, ...(clientSecret ? { clientSecretEnc: await sealSecret(c.var.config, clientSecret) } : {}), updatedAt: now };
     const newIssuer = rest.issuer !== undefined && rest.issuer !== before.issuer ? rest.issuer : undefined;

@@ -9,8 +9,8 @@ import { inArray } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
 import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
-import { REGISTRY, VAR_NAMES, describeExpected, formatValue, isVarName, parseValue, type ConfigSnapshot, type VarName } from '../config/index.js';
+import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
+import { REGISTRY, VAR_NAMES, describeExpected, findConflicts, formatValue, isVarName, parseValue, type ConfigSnapshot, type ValueReader, type VarName } from '../config/index.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -74,29 +74,39 @@ function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof 
   };
 }
 
-const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
 const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const ADMIN = { 'x-required-roles': ['admin'] };
+/** Admin only; settings hold the security policy (lockout, passwords), so lent rights only read them. */
+const admin = (rule: SuperAccessRule, description: string) => ({
+  ...adminOperation(authn, rule),
+  description: `Admin only. ${description} ${describeSuperAccess(rule)}`,
+});
 
 const list = createRoute({
   method: 'get', path: '/v3/settings', tags: ['settings'], summary: 'The UI-editable settings',
-  description: 'Admin only. Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
-  security, middleware: auth, ...ADMIN,
+  ...admin(superAccess.allowed, 'Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.'),
+  security,
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(401, 403) },
 });
 const update = createRoute({
   method: 'patch', path: '/v3/settings', tags: ['settings'], summary: 'Change one or many settings, atomically',
-  description: 'Admin only. Every value is checked (type, bounds, and the pairs min ≤ max) before anything is written: one bad value refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
-  security, middleware: auth, ...ADMIN,
+  ...admin(
+    superAccess.refused('change settings'),
+    'Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
+  ),
+  security,
   request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
   responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 401, 403, 422) },
 });
 const reset = createRoute({
   method: 'delete', path: '/v3/settings/{name}', tags: ['settings'], summary: 'Reset a setting to its environment or default value',
-  description: 'Admin only. Removes the value saved through the settings API.',
-  security, middleware: auth, ...ADMIN,
+  ...admin(
+    superAccess.refused('reset settings'),
+    'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.',
+  ),
+  security,
   request: { params: NameParam },
-  responses: { 200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } }, ...problemResponses(401, 403, 404) },
+  responses: { 200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } }, ...problemResponses(401, 403, 404, 422) },
 });
 
 /** The text form of a submitted value (numbers and booleans as JSON gives them, lists joined). */
@@ -105,11 +115,15 @@ function asText(value: string | number | boolean | string[]): string {
   return String(value);
 }
 
-/** Pairs that must stay ordered once the change is applied. */
-const ORDERED: [VarName, VarName][] = [
-  ['USER_PASSWORD_MIN_LENGTH', 'USER_PASSWORD_MAX_LENGTH'],
-  ['AUTH_SESSIONS_DEFAULT_COUNT', 'AUTH_SESSIONS_MAX_COUNT'],
-];
+/**
+ * Conflicts of the combination `after` that involve a changed variable (one that conflicted before
+ * and is left alone does not block other changes; touching it without fixing it does).
+ */
+function conflictErrors(after: ValueReader, changed: readonly VarName[]): FieldError[] {
+  return findConflicts(after)
+    .filter((c) => c.names.some((n) => changed.includes(n)))
+    .map((c) => ({ location: 'json', path: `values.${c.names.find((n) => changed.includes(n))!}`, message: c.message }));
+}
 
 function uiName(name: string): VarName {
   if (!isVarName(name) || !REGISTRY[name].ui) throw new ProblemError('NOT_FOUND', { detail: `no UI-editable setting named ${name}` });
@@ -144,12 +158,7 @@ export function registerSettings(app: App): void {
     if (parsed.size === 0 && errors.length === 0) errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
     // The stored values as of now (the request's snapshot may be up to the cache TTL old).
     const before = await current(c);
-    const after = (n: VarName) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n)) as number;
-    for (const [lo, hi] of ORDERED) {
-      if ((parsed.has(lo) || parsed.has(hi)) && after(lo) > after(hi)) {
-        errors.push({ location: 'json', path: `values.${parsed.has(lo) ? lo : hi}`, message: `${lo} (${after(lo)}) must not exceed ${hi} (${after(hi)})` });
-      }
-    }
+    errors.push(...conflictErrors((n) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n)), [...parsed.keys()]));
     if (errors.length > 0) {
       throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
     }
@@ -178,6 +187,12 @@ export function registerSettings(app: App): void {
     const db = c.var.db;
     const now = c.var.deps.clock();
     const before = await current(c);
+    // The value the reset falls back to (restart-only variables included: it is what a restart gives).
+    const env = c.var.deps.config.env;
+    const errors = conflictErrors((n) => (n === name ? env.get(n) : before.get(n)), [name]);
+    if (errors.length > 0) {
+      throw new ProblemError('VALIDATION', { detail: `resetting ${name} to its ${env.source(name)} value: ${errors.map((e) => e.message).join('; ')}`, extensions: { errors } });
+    }
     await db.batch([
       db.delete(settings).where(inArray(settings.name, [name])),
       auditInsert(db, now, {

@@ -33,6 +33,14 @@ export function assertMayGrantAdmin(actor: UserRow): void {
   if (actor.role !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot grant administrator rights or super-access' });
 }
 
+/**
+ * Roles are lasting rights (auditor reads the audit log, which records what super-access did):
+ * super-access neither gives nor changes them.
+ */
+export function assertMayChangeRole(actor: UserRow): void {
+  if (actor.role !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot give or change roles' });
+}
+
 /** SQL: another live, active administrator than `id` exists. */
 function anotherAdmin(id: string): SQL {
   return sql`(select count(*) from ${users} where role = 'admin' and status = 'active' and deleted_at is null and id <> ${id}) > 0`;
@@ -91,11 +99,17 @@ export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<v
   ]);
 }
 
+/** The live account `id`, or undefined. */
+export async function findLiveAccount(db: Db, id: string): Promise<UserRow | undefined> {
+  const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  return rows[0];
+}
+
 /** The live account `id`, or 404. */
 export async function liveAccount(db: Db, id: string): Promise<UserRow> {
-  const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
-  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
-  return rows[0];
+  const row = await findLiveAccount(db, id);
+  if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
+  return row;
 }
 
 /** Accounts whose super-access has ended: cleared, with the audit event (run by the jobs). */

@@ -4,7 +4,7 @@ import { and, eq, gt } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
+import { adminOperation, superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -12,7 +12,7 @@ import { loginReservations } from '../../../schema/index.js';
 import { PublicUserSchema, toPublicUser } from './model.js';
 import { assertPasswordPolicy } from './password.js';
 import { createLocalUser } from './store.js';
-import { assertMayGrantAdmin } from './accounts.js';
+import { assertMayChangeRole } from './accounts.js';
 
 /** Logins: letters of any script, digits and . _ - @, 1 to 150 characters, starting with a letter or digit. */
 export const LoginSchema = z
@@ -35,17 +35,14 @@ const CreateUser = z
   .strict()
   .openapi('CreateUser');
 
-const ADMIN = { 'x-required-roles': ['admin'] };
-
 const create = createRoute({
   method: 'post',
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',
-  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access cannot create admin accounts (403).',
+  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).',
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')] as const,
-  ...ADMIN,
+  ...adminOperation(authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), superAccess.allowed),
   request: { body: { required: true, content: { 'application/json': { schema: CreateUser } } } },
   responses: {
     201: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
@@ -65,7 +62,7 @@ export function registerUserAdmin(app: App): void {
     if (body.sessionLimit && body.sessionLimit > max) {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
     }
-    if (body.role === 'admin') assertMayGrantAdmin(c.var.principal.user);
+    if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
     assertPasswordPolicy(body.password, config);
     const reserved = await db
       .select({ until: loginReservations.until })

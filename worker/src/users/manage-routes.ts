@@ -3,22 +3,21 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { and, asc, desc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
+import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
 import { TokenSchema, listTokens, revokeToken } from '../auth/tokens.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loginLocks, users } from '../../../schema/index.js';
-import { assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import { assertMayChangeRole, assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 import { endSessionsStatement } from '../sessions/store.js';
 
 export const MAX_PAGE = 100;
 
-const auth = [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), requireRole('admin')];
+const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
 const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const ADMIN = { 'x-required-roles': ['admin'] };
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
 const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid() });
 const one = { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } };
@@ -51,58 +50,82 @@ const SuperAccess = z
   .strict()
   .openapi('SuperAccessRequest');
 
-function route<P extends string>(method: 'get' | 'post' | 'patch' | 'delete', path: P, summary: string, description: string, extra: object, responses: object) {
+/**
+ * What super-access (lent rights) may do, as documented on the grant route; each operation declares
+ * its own part (`x-super-access`), and test/http/permissions.test.ts walks every route against it.
+ */
+const LENT_RIGHTS = [
+  'Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and',
+  '`x-super-access-target: non-admin` where the account must not hold administrator rights):',
+  '',
+  '| Operation | Super-access |',
+  '|---|---|',
+  '| list and read accounts, their sessions and API tokens (administrators included) | allowed |',
+  '| create an account | role `user` only |',
+  '| update, delete, block, unblock, unlock, reset the password, end a session, revoke a token |' +
+    ' on accounts without administrator rights (neither the admin role nor super-access of their own) |',
+  '| change a role | refused |',
+  '| grant or end super-access | refused |',
+  '| identity providers, LDAP servers: read | allowed |',
+  '| identity providers, LDAP servers: add, change, remove, test the connection | refused |',
+  '| settings (`/v3/settings`): read | allowed |',
+  '| settings: change, reset | refused |',
+  '',
+  'A refusal is 403 with a detail saying what super-access cannot do.',
+].join('\n');
+
+function route<P extends string>(method: 'get' | 'post' | 'patch' | 'delete', path: P, summary: string, description: string, rule: SuperAccessRule, extra: object, responses: object) {
   return createRoute({
     method,
     path,
     tags: ['user_v4'],
     summary,
-    description: `Admin only. ${description}`,
+    // The rule's sentence ends the first paragraph (the grant route's table follows it).
+    description: `Admin only. ${description}`.replace(/\s*(\n\n|$)/, ` ${describeSuperAccess(rule)}$1`),
     security,
-    middleware: auth,
-    ...ADMIN,
+    ...adminOperation(authn, rule),
     ...extra,
     responses: responses as Parameters<typeof createRoute>[0]['responses'],
   });
 }
 
-const listRoute = route('get', '/v4/users', 'List accounts', 'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).', { request: { query: ListQuery } }, {
+const listRoute = route('get', '/v4/users', 'List accounts', 'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).', superAccess.allowed, { request: { query: ListQuery } }, {
   200: { description: 'a page of accounts', content: { 'application/json': { schema: UserPage } } },
   ...problemResponses(401, 403, 422),
 });
-const getRoute = route('get', '/v4/users/{userId}', 'Read an account', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const patchRoute = route('patch', '/v4/users/{userId}', 'Update an account', 'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot give the admin role (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.', {
+const getRoute = route('get', '/v4/users/{userId}', 'Read an account', '', superAccess.allowed, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const patchRoute = route('patch', '/v4/users/{userId}', 'Update an account', 'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.', superAccess.nonAdminTargets('change'), {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
 }, { ...one, ...problemResponses(400, 401, 403, 404, 409, 422) });
-const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).', { request: { params: UserParam } }, {
+const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).', superAccess.nonAdminTargets('delete'), { request: { params: UserParam } }, {
   204: { description: 'deleted' },
   ...problemResponses(401, 403, 404, 409),
 });
 const BLOCK_DESCRIPTION =
   'Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it ' +
   'stays blocked. Not the last active administrator (409).';
-const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', BLOCK_DESCRIPTION, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
+const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', BLOCK_DESCRIPTION, superAccess.nonAdminTargets('block'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
 const UNBLOCK_DESCRIPTION =
   'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
   '(an administrator\'s password reset revokes them all) work again.';
-const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', UNBLOCK_DESCRIPTION, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-login lock', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', UNBLOCK_DESCRIPTION, superAccess.nonAdminTargets('unblock'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-login lock', '', superAccess.nonAdminTargets('unlock'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
 const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an ' +
   'LDAP or OIDC account.';
-const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', RESET_DESCRIPTION, {
+const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', RESET_DESCRIPTION, superAccess.nonAdminTargets('reset the password of'), {
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
 }, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
-const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', 'The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. An account on super-access can neither grant super-access nor give the admin role (403).', {
+const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`, superAccess.refused('grant super-access'), {
   request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
 }, { ...one, ...problemResponses(400, 401, 403, 404, 422) });
-const revokeSuRoute = route('delete', '/v4/users/{userId}/super-access', 'End super-access now', '', { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const tokensRoute = route('get', '/v4/users/{userId}/tokens', "A user's live API tokens", 'Never the secrets.', { request: { params: UserParam } }, {
+const revokeSuRoute = route('delete', '/v4/users/{userId}/super-access', 'End super-access now', '', superAccess.refused('end super-access'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const tokensRoute = route('get', '/v4/users/{userId}/tokens', "A user's live API tokens", 'Never the secrets.', superAccess.allowed, { request: { params: UserParam } }, {
   200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } },
   ...problemResponses(401, 403, 404),
 });
-const revokeTokenRoute = route('delete', '/v4/users/{userId}/tokens/{tokenId}', "Revoke a user's API token", 'It stops working at once.', { request: { params: TokenParam } }, {
+const revokeTokenRoute = route('delete', '/v4/users/{userId}/tokens/{tokenId}', "Revoke a user's API token", 'It stops working at once.', superAccess.nonAdminTargets("revoke the tokens of"), { request: { params: TokenParam } }, {
   204: { description: 'revoked' },
   ...problemResponses(401, 403, 404, 422),
 });
@@ -172,7 +195,7 @@ export function registerUserManagement(app: App): void {
     if (body.role !== undefined && body.role !== user.role && user.id === ctx.actor.id) {
       throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
     }
-    if (body.role === 'admin' && user.role !== 'admin') assertMayGrantAdmin(ctx.actor);
+    if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(ctx.actor);
     const max = c.var.config.get('AUTH_SESSIONS_MAX_COUNT');
     if (body.sessionLimit && body.sessionLimit > max) {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });

@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
+import { adminOperation, describeSuperAccess, superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -60,15 +60,16 @@ const revokeMine = createRoute({
   request: { params: MeParams },
   responses: { 204: { description: 'ended' }, ...problemResponses(401, 403, 404) },
 });
+const endSession = superAccess.nonAdminTargets('end the sessions of');
 const listUser = createRoute({
   method: 'get', path: '/v4/users/{userId}/sessions', tags: ['user_v4'], summary: "A user's live sessions",
-  description: 'Admin only.', security, middleware: [auth, requireRole('admin')] as const, 'x-required-roles': ['admin'],
+  description: `Admin only. ${describeSuperAccess(superAccess.allowed)}`, security, ...adminOperation(auth, superAccess.allowed),
   request: { params: UserParams },
   responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(401, 403, 404) },
 });
 const revokeUser = createRoute({
   method: 'delete', path: '/v4/users/{userId}/sessions/{sessionId}', tags: ['user_v4'], summary: "End one of a user's sessions",
-  description: 'Admin only. The session is refused at once.', security, middleware: [auth, requireRole('admin')] as const, 'x-required-roles': ['admin'],
+  description: `Admin only. The session is refused at once. ${describeSuperAccess(endSession)}`, security, ...adminOperation(auth, endSession),
   request: { params: UserSessionParams },
   responses: { 204: { description: 'ended' }, ...problemResponses(401, 403, 404) },
 });
