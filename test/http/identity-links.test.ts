@@ -92,7 +92,7 @@ describe('OIDC identities are keyed by issuer and subject', () => {
     expect((await oidcLogin('sso', adminLogin)).me).toMatchObject({ status: 200, id: adminId });
 
     // The record now names another issuer, whose subjects happen to be the same strings.
-    expect((await api('/v3/settings/identity-providers/sso', { method: 'PATCH', auth: admin, json: { issuer: idpB.issuer } })).status).toBe(200);
+    expect((await api('/v3/settings/identity-providers/sso', { method: 'PATCH', auth: admin, json: { issuer: idpB.issuer, clientSecret: idpB.clientSecret } })).status).toBe(200);
     const stranger = await oidcLogin('sso', user);
     expect(stranger.location).toBe(`${FRONTEND}?auth_error=login_conflict`);
     expect(stranger.me.status).toBe(401);
@@ -102,7 +102,7 @@ describe('OIDC identities are keyed by issuer and subject', () => {
     expect(adminAgain.me.status).toBe(401);
 
     // The links stay with the old issuer: back to it, the same accounts.
-    expect((await api('/v3/settings/identity-providers/sso', { method: 'PATCH', auth: admin, json: { issuer: idpA.issuer } })).status).toBe(200);
+    expect((await api('/v3/settings/identity-providers/sso', { method: 'PATCH', auth: admin, json: { issuer: idpA.issuer, clientSecret: idpA.clientSecret } })).status).toBe(200);
     expect((await oidcLogin('sso', user)).me).toMatchObject({ status: 200, id: first.me.id });
     expect((await oidcLogin('sso', adminLogin)).me).toMatchObject({ status: 200, id: adminId });
   });
@@ -129,7 +129,7 @@ describe('OIDC identities are keyed by issuer and subject', () => {
     expect(first.me.status).toBe(200);
     const bad = await api('/v3/settings/identity-providers/sso-move', { method: 'PATCH', auth: admin, json: { relinkIdentities: 'yes' } });
     expect(bad.status).toBe(422);
-    const moved = await api('/v3/settings/identity-providers/sso-move', { method: 'PATCH', auth: admin, json: { issuer: idpB.issuer, relinkIdentities: true } });
+    const moved = await api('/v3/settings/identity-providers/sso-move', { method: 'PATCH', auth: admin, json: { issuer: idpB.issuer, clientSecret: idpB.clientSecret, relinkIdentities: true } });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
     expect(moved.body).toMatchObject({ issuer: idpB.issuer, relinkedIdentities: 1 });
     expect(moved.body).not.toHaveProperty('relinkIdentities');
