@@ -48,13 +48,15 @@ const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'dependentSc
 const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'contains', 'if', 'then', 'else', 'propertyNames'];
 
-/** The schema and every schema nested in it (by JSON Schema keyword, so a property named `example` is not an example). */
+/** The schema and every schema nested in it (by keyword: a property named `example` is no example). */
 function nestedSchemas(schema: JsonObject, where: string, out: SchemaSite[], nested = false): void {
   out.push({ where, schema, nested });
   for (const k of SUBSCHEMA_MAPS) {
-    for (const [name, sub] of Object.entries((schema[k] as JsonObject | undefined) ?? {})) nestedSchemas(sub as JsonObject, `${where}.${k}.${name}`, out, true);
+    for (const [name, sub] of Object.entries((schema[k] as JsonObject | undefined) ?? {}))
+      nestedSchemas(sub as JsonObject, `${where}.${k}.${name}`, out, true);
   }
-  for (const k of SUBSCHEMA_LISTS) (schema[k] as JsonObject[] | undefined)?.forEach((sub, i) => nestedSchemas(sub, `${where}.${k}[${i}]`, out, true));
+  for (const k of SUBSCHEMA_LISTS)
+    (schema[k] as JsonObject[] | undefined)?.forEach((sub, i) => nestedSchemas(sub, `${where}.${k}[${i}]`, out, true));
   for (const k of SUBSCHEMAS) {
     const sub = schema[k];
     if (sub && typeof sub === 'object' && !Array.isArray(sub)) nestedSchemas(sub, `${where}.${k}`, out, true);
@@ -65,10 +67,12 @@ function nestedSchemas(schema: JsonObject, where: string, out: SchemaSite[], nes
 export function schemasOf(doc: JsonObject): SchemaSite[] {
   const out: SchemaSite[] = [];
   const components = doc.components as JsonObject;
-  for (const [name, schema] of Object.entries(components.schemas as JsonObject)) nestedSchemas(schema as JsonObject, name, out);
+  for (const [name, schema] of Object.entries(components.schemas as JsonObject))
+    nestedSchemas(schema as JsonObject, name, out);
   for (const { method, path, op } of operationsOf(doc)) {
     const at = `${method.toUpperCase()} ${path}`;
-    for (const p of (op.parameters as JsonObject[] | undefined) ?? []) nestedSchemas(p.schema as JsonObject, `${at} ${p.in}.${p.name}`, out);
+    for (const p of (op.parameters as JsonObject[] | undefined) ?? [])
+      nestedSchemas(p.schema as JsonObject, `${at} ${p.in}.${p.name}`, out);
     const body = op.requestBody as JsonObject | undefined;
     for (const [type, media] of Object.entries((body?.content as JsonObject | undefined) ?? {})) {
       nestedSchemas((media as JsonObject).schema as JsonObject, `${at} body ${type}`, out);
@@ -94,24 +98,34 @@ export function examplesOf(doc: JsonObject): ExampleSite[] {
   const out: ExampleSite[] = [];
   for (const { where, schema } of schemasOf(doc)) {
     if (schema.example !== undefined) out.push({ where: `${where} (example)`, value: schema.example, schema });
-    (schema.examples as Json[] | undefined)?.forEach((value, i) => out.push({ where: `${where} (examples[${i}])`, value, schema }));
+    (schema.examples as Json[] | undefined)?.forEach((value, i) =>
+      out.push({ where: `${where} (examples[${i}])`, value, schema }),
+    );
     if (schema.default !== undefined) out.push({ where: `${where} (default)`, value: schema.default, schema });
   }
   for (const { method, path, op } of operationsOf(doc)) {
     const at = `${method.toUpperCase()} ${path}`;
     for (const p of (op.parameters as JsonObject[] | undefined) ?? []) {
-      if (p.example !== undefined) out.push({ where: `${at} ${p.in}.${p.name} (example)`, value: p.example, schema: p.schema as JsonObject });
+      if (p.example !== undefined)
+        out.push({ where: `${at} ${p.in}.${p.name} (example)`, value: p.example, schema: p.schema as JsonObject });
     }
     const media: [string, JsonObject][] = [];
     const body = op.requestBody as JsonObject | undefined;
-    for (const [type, m] of Object.entries((body?.content as JsonObject | undefined) ?? {})) media.push([`${at} body ${type}`, m as JsonObject]);
+    for (const [type, m] of Object.entries((body?.content as JsonObject | undefined) ?? {}))
+      media.push([`${at} body ${type}`, m as JsonObject]);
     for (const [status, response] of Object.entries(op.responses as JsonObject)) {
-      for (const [type, m] of Object.entries(((response as JsonObject).content as JsonObject | undefined) ?? {})) media.push([`${at} ${status} ${type}`, m as JsonObject]);
+      for (const [type, m] of Object.entries(((response as JsonObject).content as JsonObject | undefined) ?? {}))
+        media.push([`${at} ${status} ${type}`, m as JsonObject]);
     }
     for (const [where, m] of media) {
-      if (m.example !== undefined) out.push({ where: `${where} (example)`, value: m.example, schema: m.schema as JsonObject });
+      if (m.example !== undefined)
+        out.push({ where: `${where} (example)`, value: m.example, schema: m.schema as JsonObject });
       for (const [name, e] of Object.entries((m.examples as JsonObject | undefined) ?? {})) {
-        out.push({ where: `${where} (examples.${name})`, value: (e as JsonObject).value ?? null, schema: m.schema as JsonObject });
+        out.push({
+          where: `${where} (examples.${name})`,
+          value: (e as JsonObject).value ?? null,
+          schema: m.schema as JsonObject,
+        });
       }
     }
   }
@@ -131,7 +145,7 @@ function absoluteRefs(node: Json): Json {
   return out;
 }
 
-/** A JSON Schema 2020-12 validator (strict, formats checked, patterns compiled with `u`) over the document's schemas. */
+/** A JSON Schema 2020-12 validator (strict, formats, patterns with `u`) over the document's schemas. */
 export function createSchemaValidator(doc: JsonObject): (schema: JsonObject) => ValidateFunction {
   const ajv = new Ajv2020({ strict: true, allErrors: true, unicodeRegExp: true });
   addFormats(ajv);
@@ -139,7 +153,8 @@ export function createSchemaValidator(doc: JsonObject): (schema: JsonObject) => 
   ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
   for (const f of ['binary', 'byte', 'int32', 'int64', 'float', 'double', 'password']) ajv.addFormat(f, true);
   const components = (doc.components as JsonObject).schemas as JsonObject;
-  for (const [name, schema] of Object.entries(components)) ajv.addSchema({ ...(absoluteRefs(schema) as JsonObject), $id: `${BASE}${name}` });
+  for (const [name, schema] of Object.entries(components))
+    ajv.addSchema({ ...(absoluteRefs(schema) as JsonObject), $id: `${BASE}${name}` });
   const compiled = new WeakMap<JsonObject, ValidateFunction>();
   return (schema) => {
     let check = compiled.get(schema);

@@ -37,20 +37,36 @@ const USER = {
 /** A problem body as the service renders it. */
 function problem(code: string, status: number, title: string, path: string, extra: Record<string, unknown>) {
   const type = `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`;
-  return { type, title, status, ...extra, instance: `/api/auth${path}`, code, requestId: '1e0c106b-9663-4f55-bd34-7406e579c822' };
+  return {
+    type,
+    title,
+    status,
+    ...extra,
+    instance: `/api/auth${path}`,
+    code,
+    requestId: '1e0c106b-9663-4f55-bd34-7406e579c822',
+  };
 }
 
 /** Examples by operation: 'METHOD /path', the path below ROOT_PATH. */
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'POST /v4/users': {
     request: {
-      'application/json': { login: 'j.doe', password: 'Chang3$me', displayName: 'Jane Doe', email: 'jane.doe@example.com', role: 'user' },
+      'application/json': {
+        login: 'j.doe',
+        password: 'Chang3$me',
+        displayName: 'Jane Doe',
+        email: 'jane.doe@example.com',
+        role: 'user',
+      },
     },
     responses: {
       201: USER,
       422: problem('VALIDATION', 422, 'Validation failed', '/v4/users', {
         detail: 'json.login: letters, digits and . _ - @, starting with a letter or digit',
-        errors: [{ location: 'json', path: 'login', message: 'letters, digits and . _ - @, starting with a letter or digit' }],
+        errors: [
+          { location: 'json', path: 'login', message: 'letters, digits and . _ - @, starting with a letter or digit' },
+        ],
       }),
     },
   },
@@ -78,7 +94,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
       422: problem('VALIDATION', 422, 'Validation failed', '/v3/settings', {
         detail: 'values.AUTH_FAILED_COUNT: expected integer in 1..100, received "0"',
-        errors: [{ location: 'json', path: 'values.AUTH_FAILED_COUNT', message: 'expected integer in 1..100, received "0"' }],
+        errors: [
+          { location: 'json', path: 'values.AUTH_FAILED_COUNT', message: 'expected integer in 1..100, received "0"' },
+        ],
       }),
     },
   },
@@ -89,7 +107,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     },
     responses: {
       200: { user: { ...USER, lastLoginAt: AT }, expiresAt: '2026-01-06T09:30:00.000Z' },
-      401: problem('INVALID_CREDENTIALS', 401, 'Invalid credentials', '/v3/login', { detail: 'wrong login or password' }),
+      401: problem('INVALID_CREDENTIALS', 401, 'Invalid credentials', '/v3/login', {
+        detail: 'wrong login or password',
+      }),
     },
   },
   'PUT /v4/users/me/password': {

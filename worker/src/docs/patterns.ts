@@ -8,8 +8,8 @@
 /** A pattern that ends with the flags of a regex literal: the last `/` unescaped (RegExp#source escapes `/`). */
 const FLAGS_SUFFIX = /(?<!\\)((?:\\\\)*)\/([dgimsuvy]+)$/;
 
-/** Flags with no effect on what a JSON Schema pattern matches (validators already apply `u`). */
-const HARMLESS_FLAGS = new Set(['u', 'v', 'g', 'd']);
+/** Flags with no effect on what a JSON Schema pattern matches (validators already apply `u`; `v` differs). */
+const HARMLESS_FLAGS = new Set(['u', 'g', 'd']);
 
 /** The pattern without a regex literal's flags; throws for flags a pattern cannot express. */
 export function normalizePattern(pattern: string): string {
@@ -17,8 +17,11 @@ export function normalizePattern(pattern: string): string {
   if (!m) return pattern;
   const lost = [...m[2]!].filter((f) => !HARMLESS_FLAGS.has(f));
   if (lost.length > 0) {
-    // i, s, m, y change what matches: the route's regex must be written without them.
-    throw new Error(`the regex /${pattern.slice(0, m.index)}${m[1]}/${m[2]} uses the flag(s) ${lost.join('')}, which an OpenAPI pattern cannot express: write it without them`);
+    // i, s, m, y and v change what matches: the route's regex must be written without them.
+    throw new Error(
+      `the regex /${pattern.slice(0, m.index)}${m[1]}/${m[2]} uses the flag(s) ${lost.join('')}, ` +
+        'which an OpenAPI pattern cannot express: write it without them',
+    );
   }
   return pattern.slice(0, m.index) + m[1];
 }

@@ -14,22 +14,31 @@ const SHARED: Record<number, { name: string; description: string }> = {
   401: { name: 'Unauthenticated', description: 'Missing, wrong, expired or revoked credentials (`code` says which)' },
   403: {
     name: 'Forbidden',
-    description: 'Authenticated but not allowed: the role, a blocked account, an expired password or a cross-site request',
+    description:
+      'Authenticated but not allowed: the role, a blocked account, an expired password or a cross-site request',
   },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit' },
   415: { name: 'UnsupportedMediaType', description: "The Content-Type is not one of the request body's media types" },
-  422: { name: 'ValidationFailed', description: 'Validation failed: `errors` lists every bad field (body, path or query)' },
+  422: {
+    name: 'ValidationFailed',
+    description: 'Validation failed: `errors` lists every bad field (body, path or query)',
+  },
   500: {
     name: 'InternalError',
     description: 'Unexpected failure (for one, the database does not answer); the cause is logged under the request id',
   },
 };
 
+/** Media types of bodies that the route validator checks against their schema. */
+const VALIDATED_BODY = /^(application\/([a-z.-]+\+)?json|application\/x-www-form-urlencoded|multipart\/form-data)$/;
+
 /** The statuses an operation can answer because of its shape alone. */
 export function sharedStatuses(op: OperationEntry): number[] {
   const statuses = new Set<number>([500]);
-  // The body is parsed (400), limited (413), its media type checked (415) and validated (422).
-  if (op.requestBody) for (const s of [400, 413, 415, 422]) statuses.add(s);
+  // A body is malformed (400), too large (413) or of another media type (415); JSON and form bodies
+  // are validated against their schema (422), other media types (the Sentry tunnel's) are not.
+  if (op.requestBody) for (const s of [400, 413, 415]) statuses.add(s);
+  if (Object.keys(op.requestBody?.content ?? {}).some((type) => VALIDATED_BODY.test(type))) statuses.add(422);
   // Path and query parameters are validated before the handler runs.
   if (op.parameters?.some((p) => p.in === 'path' || p.in === 'query')) statuses.add(422);
   // Any credential may be missing or wrong (401) or not enough (403). `security: []` means none.
@@ -44,7 +53,8 @@ export function sharedStatuses(op: OperationEntry): number[] {
 export function addSharedResponses<D extends ApiDocument>(doc: D): D {
   const components = (doc.components ??= {});
   const responses = (components.responses ??= {});
-  for (const { name, description } of Object.values(SHARED)) responses[name] = { description, content: PROBLEM_CONTENT };
+  for (const { name, description } of Object.values(SHARED))
+    responses[name] = { description, content: PROBLEM_CONTENT };
   for (const { op } of listOperations(doc)) {
     const declared = (op.responses ??= {});
     for (const status of sharedStatuses(op)) {
