@@ -18,10 +18,11 @@ describe('sharedStatuses', () => {
     expect(sharedStatuses({ requestBody: { content: { 'text/plain': {} } } })).toEqual([400, 413, 415, 500]);
   });
 
-  it('path or query parameters: 422; headers alone do not', () => {
+  it('declared parameters (path, query, header): 422', () => {
     expect(sharedStatuses({ parameters: [{ in: 'path', name: 'id' }] })).toEqual([422, 500]);
     expect(sharedStatuses({ parameters: [{ in: 'query', name: 'q' }] })).toEqual([422, 500]);
-    expect(sharedStatuses({ parameters: [{ in: 'header', name: 'X-LDAP-Name' }] })).toEqual([500]);
+    expect(sharedStatuses({ parameters: [{ in: 'header', name: 'X-LDAP-Name' }] })).toEqual([422, 500]);
+    expect(sharedStatuses({ parameters: [] })).toEqual([500]);
   });
 
   it('security: 401 and 403; `security: []` is none', () => {

@@ -39,8 +39,8 @@ export function sharedStatuses(op: OperationEntry): number[] {
   // are validated against their schema (422), other media types (the Sentry tunnel's) are not.
   if (op.requestBody) for (const s of [400, 413, 415]) statuses.add(s);
   if (Object.keys(op.requestBody?.content ?? {}).some((type) => VALIDATED_BODY.test(type))) statuses.add(422);
-  // Path and query parameters are validated before the handler runs.
-  if (op.parameters?.some((p) => p.in === 'path' || p.in === 'query')) statuses.add(422);
+  // Declared parameters (path, query, header, cookie) are validated before the handler runs.
+  if (op.parameters?.length) statuses.add(422);
   // Any credential may be missing or wrong (401) or not enough (403). `security: []` means none.
   if (op.security?.some((requirement) => Object.keys(requirement).length > 0)) {
     statuses.add(401);
