@@ -142,7 +142,7 @@ export interface paths {
          * Relay a browser error-tracking envelope
          * @description No authentication; any role. Used by the web interface only when FRONTEND_ERRTRACK_TUNNEL is True (404 otherwise, and while FRONTEND_ERRTRACK_DSN or ERRTRACK_ENV is empty).
          *
-         *     The envelope's header `dsn` must name the project of FRONTEND_ERRTRACK_DSN (same host, port and project id): 403 otherwise; a body that is not an envelope: 400; a Content-Type other than these two (none is accepted): 415; over FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE bytes: 413 (checked while reading).
+         *     The envelope's header `dsn` must name the project of FRONTEND_ERRTRACK_DSN (same host, port and project id): 403 otherwise; a body that is not an envelope: 400; a Content-Type other than text/plain or application/x-sentry-envelope (none is accepted): 415; over FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE bytes: 413 (checked while reading).
          *
          *     The envelope goes, byte for byte, to the ingest endpoint of FRONTEND_ERRTRACK_DSN, through the bridge (which verifies TLS with ERRTRACK_CA) when ERRTRACK_CA is set, else directly. The answer carries the system's status only, never its body: 200 when it accepted the event, 429 with its Retry-After and X-Sentry-Rate-Limits when it rate-limits, 502 for any other refusal or when it is unreachable or its certificate is not verified, 503 when the bridge is needed but not configured or unreachable, 504 past FRONTEND_ERRTRACK_TUNNEL_TIMEOUT.
          */
