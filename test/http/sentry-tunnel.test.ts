@@ -213,6 +213,21 @@ describe('sentry-tunnel: refused', () => {
     expect(ingest.received).toHaveLength(0);
   });
 
+  it('415 for a Content-Type other than text/plain or application/x-sentry-envelope; none is accepted', async () => {
+    for (const type of ['application/json', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
+      const p = await problem(await post(tunnel, envelope(frontendDsn), { 'Content-Type': type }), 415);
+      expect(p.code, type).toBe('UNSUPPORTED_MEDIA_TYPE');
+    }
+    expect(ingest.received).toHaveLength(0);
+    // The SDK's binary envelopes come without a Content-Type; its text ones as text/plain.
+    const untyped = await fetch(`${tunnel.url}/v3/sentry-tunnel`, { method: 'POST', body: new Uint8Array(envelope(frontendDsn)) });
+    expect(untyped.status).toBe(200);
+    expect(untyped.headers.get('content-type')).toMatch(/^application\/json/);
+    await untyped.body?.cancel();
+    expect((await post(tunnel, envelope(frontendDsn), { 'Content-Type': 'application/x-sentry-envelope' })).status).toBe(200);
+    expect(ingest.received).toHaveLength(2);
+  });
+
   it('504 past FRONTEND_ERRTRACK_TUNNEL_TIMEOUT for a slow upstream', async () => {
     ingest.delayMs = 6000;
     const started = Date.now();
@@ -241,7 +256,8 @@ describe('sentry-tunnel: refused', () => {
     const doc = (await (await fetch(`${tunnel.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown>; 'x-required-roles'?: string[] }>> };
     const op = doc.paths[`${new URL(tunnel.url).pathname}/v3/sentry-tunnel`]!.post!;
     expect(op.security).toEqual([]);
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '403', '404', '413', '429', '502', '503', '504']);
+    // 415 and 500 come from the shared responses (docs/shared-responses.ts); no 422: the body is not validated by a schema.
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '403', '404', '413', '415', '429', '500', '502', '503', '504']);
     expect(op['x-required-roles']).toEqual(['admin', 'auditor', 'user']);
   });
 });

@@ -6,6 +6,10 @@ import type { App } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import { html } from 'hono/html';
 import { htmlDocument } from '../http/html.js';
+import type { ApiDocument } from './document.js';
+import { addExamples } from './examples.js';
+import { normalizePatterns } from './patterns.js';
+import { addSharedResponses } from './shared-responses.js';
 
 export const API_TAGS = [
   { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
@@ -90,10 +94,16 @@ export function registerDocs(app: App, o: DocsOptions): void {
   });
 
   // Built once, at the first request (every route is registered by then). Operations that take a
-  // Bearer credential also list oauth2, so the Authorize button's token is sent to them.
+  // Bearer credential also list oauth2, so the Authorize button's token is sent to them. Every
+  // operation gets the error responses its shape implies (shared-responses.ts), patterns lose the
+  // flags of regex literals (patterns.ts), and the examples are added (examples.ts).
   let document: unknown;
   app.get('/openapi.json', (c) => {
-    document ??= withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: o.title, description: o.description, version: '1.0.0' }, tags: API_TAGS }));
+    if (!document) {
+      const info = { title: o.title, description: o.description, version: '1.0.0' };
+      const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
+      document = addExamples(addSharedResponses(normalizePatterns(generated as unknown as ApiDocument)), o.root);
+    }
     return c.json(document);
   });
 

@@ -15,6 +15,9 @@ import { envelopeEndpoint, parseDsn, sameProject } from './dsn.js';
 import { MalformedEnvelopeError, readEnvelope } from './envelope.js';
 import { readBodyLimited } from './read-limited.js';
 
+/** The body's media types; a body without Content-Type (the SDK's binary envelopes) passes too. */
+const ENVELOPE_TYPES = ['application/x-sentry-envelope', 'text/plain'];
+
 const Envelope = z.string().openapi({ format: 'binary', description: 'a Sentry envelope whose header carries the `dsn` of FRONTEND_ERRTRACK_DSN' });
 
 export const TunnelResultSchema = z
@@ -28,7 +31,7 @@ export const tunnelRoute = createRoute({
   summary: 'Relay a browser error-tracking envelope',
   description: [
     'No authentication; any role. Used by the web interface only when FRONTEND_ERRTRACK_TUNNEL is True (404 otherwise, and while FRONTEND_ERRTRACK_DSN or ERRTRACK_ENV is empty).',
-    "The envelope's header `dsn` must name the project of FRONTEND_ERRTRACK_DSN (same host, port and project id): 403 otherwise; a body that is not an envelope: 400; over FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE bytes: 413 (checked while reading).",
+    "The envelope's header `dsn` must name the project of FRONTEND_ERRTRACK_DSN (same host, port and project id): 403 otherwise; a body that is not an envelope: 400; a Content-Type other than text/plain or application/x-sentry-envelope (none is accepted): 415; over FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE bytes: 413 (checked while reading).",
     'The envelope goes, byte for byte, to the ingest endpoint of FRONTEND_ERRTRACK_DSN, through the bridge (which verifies TLS with ERRTRACK_CA) when ERRTRACK_CA is set, else directly. The answer carries the system\'s status only, never its body: 200 when it accepted the event, 429 with its Retry-After and X-Sentry-Rate-Limits when it rate-limits, 502 for any other refusal or when it is unreachable or its certificate is not verified, 503 when the bridge is needed but not configured or unreachable, 504 past FRONTEND_ERRTRACK_TUNNEL_TIMEOUT.',
   ].join('\n\n'),
   security: [],
@@ -65,6 +68,11 @@ async function relayEnvelope(c: Context<AppEnv>): Promise<ErrtrackRelayResponse>
     throw new ProblemError('NOT_FOUND', { detail: 'the sentry tunnel is off (FRONTEND_ERRTRACK_TUNNEL, FRONTEND_ERRTRACK_DSN, ERRTRACK_ENV)' });
   }
   const bytes = await readBodyLimited(c.req.raw, env.get('FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'));
+  // Checked after reading, so the connection stays usable (read-limited.ts).
+  const type = c.req.header('content-type');
+  if (type !== undefined && !ENVELOPE_TYPES.includes(type.split(';')[0]!.trim().toLowerCase())) {
+    throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: `send the envelope as ${ENVELOPE_TYPES.join(' or ')} (Content-Type)` });
+  }
   let header: Record<string, unknown>;
   try {
     header = readEnvelope(bytes).header;

@@ -18,14 +18,15 @@ import { isUniqueViolation } from '../users/store.js';
 import { bridgeTimeoutMs, connectionOf, DEFAULT_USER_FILTER, ldapServerByName, type LdapServerRow } from './records.js';
 
 const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');
-const Url = z.string().regex(/^ldaps?:\/\/[^\s/?#]+\/?$/i, 'an ldap:// or ldaps:// URL (host and optional port, no path)');
+// No i or s flags: the OpenAPI description publishes these as patterns, which carry no flags.
+const Url = z.string().regex(/^[Ll][Dd][Aa][Pp][Ss]?:\/\/[^\s/?#]+\/?$/, 'an ldap:// or ldaps:// URL (host and optional port, no path)');
 const Attr = z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'an attribute name');
 const Dn = z.string().min(1).max(1024);
 const Pem = z.string().max(65_536).regex(/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/, 'PEM certificate(s)');
 const Filter = z
   .string()
   .max(1024)
-  .regex(/^\(.*\)$/s, 'an LDAP filter in parentheses')
+  .regex(/^\([\s\S]*\)$/, 'an LDAP filter in parentheses')
   .refine((f) => f.includes('{login}'), 'must contain {login}, where the escaped login goes');
 
 const Fields = {
