@@ -268,9 +268,11 @@ export interface paths {
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.
          *
-         *     Only with the right password: 403 ACCOUNT_BLOCKED (admin, inactivity, or disabled in the directory) or 403 PASSWORD_EXPIRED.
+         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure.
          *
-         *     LDAP: 400 UNKNOWN_LDAP_SERVER for a name without an enabled record; 409 MERGE_REQUIRED when the login is a local account's (merge it through /v3/login); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).
+         *     Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), not counted.
+         *
+         *     LDAP: 400 UNKNOWN_LDAP_SERVER naming a name without an enabled record (record names are public, answered before any password check); 409 MERGE_REQUIRED when the login is a local account's (merge it through /v3/login); 409 LOGIN_CONFLICT when it is another external account's (another record, or OIDC: never linked, an administrator must resolve it); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).
          */
         post: {
             parameters: {
@@ -429,9 +431,9 @@ export interface paths {
          *
          *     JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.
          *
-         *     With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account's, nothing logs in: a short-lived pending-merge cookie is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge.
+         *     With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account's, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.
          *
-         *     Failures as for login_without_session; an expired password answers 403 PASSWORD_EXPIRED with `changePassword`; 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *     Failures as for login_without_session; an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          */
         post: {
             parameters: {
@@ -614,7 +616,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a pending merge of an external identity with the local account of the same login
-         * @description Needs the short-lived signed cookie `auth_pending_merge`, set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL). The user proves the local password (JSON or form `password`); the identity is linked to the local account and a session starts. Any role.
+         * @description Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.
          */
         post: {
             parameters: {
@@ -778,6 +780,10 @@ export interface paths {
         /**
          * End the current session
          * @description Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.
+         *
+         *     Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.
+         *
+         *     No credential, or a token we did not sign: 401. An API token is not a session: 400.
          */
         post: {
             parameters: {
@@ -788,7 +794,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description ended */
+                /** @description ended, or already ended */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -842,7 +848,11 @@ export interface paths {
         put?: never;
         /**
          * End every session of the caller
-         * @description Session cookie, session access token, Basic or Bearer. Clears the cookie. Any role.
+         * @description Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie. Any role.
+         *
+         *     Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 and ends nothing (an ended session is no proof of who the caller is).
+         *
+         *     No credential, a token we did not sign, or wrong Basic credentials: 401.
          */
         post: {
             parameters: {
@@ -853,7 +863,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description ended */
+                /** @description ended, or already ended */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -1000,7 +1010,9 @@ export interface paths {
         put?: never;
         /**
          * Issue an API token for the caller
-         * @description Session cookie or Basic: a token cannot mint tokens. Any role. The secret is in this response only; it is stored as a hash.
+         * @description Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
+         *
+         *     Any role. The secret is in this response only; it is stored as a hash.
          */
         post: {
             parameters: {
@@ -1098,7 +1110,13 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.
+         * @description Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then).
+         *
+         *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
+         *
+         *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them).
+         *
+         *     409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.
          */
         put: {
             parameters: {
@@ -1293,7 +1311,7 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Admin only. Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).
+         * @description Admin only. Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending). Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1356,7 +1374,7 @@ export interface paths {
         put?: never;
         /**
          * Create a local account
-         * @description Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access cannot create admin accounts (403).
+         * @description Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
          */
         post: {
             parameters: {
@@ -1620,7 +1638,7 @@ export interface paths {
         };
         /**
          * A user's live sessions
-         * @description Admin only.
+         * @description Admin only. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1693,7 +1711,7 @@ export interface paths {
         post?: never;
         /**
          * End one of a user's sessions
-         * @description Admin only. The session is refused at once.
+         * @description Admin only. The session is refused at once. Super-access: allowed, except on an account with administrator rights (403).
          */
         delete: {
             parameters: {
@@ -1759,7 +1777,7 @@ export interface paths {
         };
         /**
          * Read an account
-         * @description Admin only.
+         * @description Admin only. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1816,7 +1834,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an account
-         * @description Admin only. Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).
+         * @description Admin only. Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409). Super-access: allowed, except on an account with administrator rights (403).
          */
         delete: {
             parameters: {
@@ -1880,7 +1898,7 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Admin only. Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot give the admin role (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.
+         * @description Admin only. Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. Super-access: allowed, except on an account with administrator rights (403).
          */
         patch: {
             parameters: {
@@ -1978,7 +1996,7 @@ export interface paths {
         put?: never;
         /**
          * Block an account
-         * @description Admin only. Its sessions and tokens stop at once. Not the last active administrator (409).
+         * @description Admin only. Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409). Super-access: allowed, except on an account with administrator rights (403).
          */
         post: {
             parameters: {
@@ -2057,7 +2075,7 @@ export interface paths {
         put?: never;
         /**
          * Unblock an account
-         * @description Admin only. Also restarts its inactivity period.
+         * @description Admin only. Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again. Super-access: allowed, except on an account with administrator rights (403).
          */
         post: {
             parameters: {
@@ -2127,7 +2145,7 @@ export interface paths {
         put?: never;
         /**
          * End a failed-login lock
-         * @description Admin only.
+         * @description Admin only. Super-access: allowed, except on an account with administrator rights (403).
          */
         post: {
             parameters: {
@@ -2197,7 +2215,7 @@ export interface paths {
         put?: never;
         /**
          * Reset a password
-         * @description Admin only. Policy-checked; by default the user must change it at the next login.
+         * @description Admin only. Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account. Super-access: allowed, except on an account with administrator rights (403).
          */
         post: {
             parameters: {
@@ -2297,7 +2315,24 @@ export interface paths {
         put?: never;
         /**
          * Grant temporary super-access
-         * @description Admin only. The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. An account on super-access can neither grant super-access nor give the admin role (403).
+         * @description Admin only. The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. Super-access: refused (403).
+         *
+         *     Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and
+         *     `x-super-access-target: non-admin` where the account must not hold administrator rights):
+         *
+         *     | Operation | Super-access |
+         *     |---|---|
+         *     | list and read accounts, their sessions and API tokens (administrators included) | allowed |
+         *     | create an account | role `user` only |
+         *     | update, delete, block, unblock, unlock, reset the password, end a session, revoke a token | on accounts without administrator rights (neither the admin role nor super-access of their own) |
+         *     | change a role | refused |
+         *     | grant or end super-access | refused |
+         *     | identity providers, LDAP servers: read | allowed |
+         *     | identity providers, LDAP servers: add, change, remove, test the connection | refused |
+         *     | settings (`/v3/settings`): read | allowed |
+         *     | settings: change, reset | refused |
+         *
+         *     A refusal is 403 with a detail saying what super-access cannot do.
          */
         post: {
             parameters: {
@@ -2375,7 +2410,7 @@ export interface paths {
         };
         /**
          * End super-access now
-         * @description Admin only.
+         * @description Admin only. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -2442,7 +2477,7 @@ export interface paths {
         };
         /**
          * A user's live API tokens
-         * @description Admin only. Never the secrets.
+         * @description Admin only. Never the secrets. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -2517,7 +2552,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a user's API token
-         * @description Admin only. It stops working at once.
+         * @description Admin only. It stops working at once. Super-access: allowed, except on an account with administrator rights (403).
          */
         delete: {
             parameters: {
@@ -2591,7 +2626,7 @@ export interface paths {
         };
         /**
          * The UI-editable settings
-         * @description Admin only. Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.
+         * @description Admin only. Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -2639,7 +2674,7 @@ export interface paths {
         head?: never;
         /**
          * Change one or many settings, atomically
-         * @description Admin only. Every value is checked (type, bounds, and the pairs min ≤ max) before anything is written: one bad value refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).
+         * @description Admin only. Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart). Super-access: refused (403).
          */
         patch: {
             parameters: {
@@ -2765,7 +2800,7 @@ export interface paths {
         post?: never;
         /**
          * Reset a setting to its environment or default value
-         * @description Admin only. Removes the value saved through the settings API.
+         * @description Admin only. Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -2814,7 +2849,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                422: components["responses"]["ValidationFailed"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
             };
         };
@@ -2832,7 +2875,7 @@ export interface paths {
         };
         /**
          * OIDC identity providers
-         * @description Admin only. Client secrets are never returned.
+         * @description Admin only. Client secrets are never returned. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -2878,7 +2921,7 @@ export interface paths {
         put?: never;
         /**
          * Add an OIDC identity provider
-         * @description Admin only. 409 when the name is taken.
+         * @description Admin only. 409 when the name is taken. Super-access: refused (403).
          */
         post: {
             parameters: {
@@ -2967,7 +3010,7 @@ export interface paths {
         };
         /**
          * Read an OIDC identity provider
-         * @description Admin only.
+         * @description Admin only. Client secrets are never returned. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -3024,7 +3067,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an OIDC identity provider
-         * @description Admin only.
+         * @description Admin only. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -3079,7 +3122,9 @@ export interface paths {
         head?: never;
         /**
          * Change an OIDC identity provider
-         * @description Admin only.
+         * @description Admin only. Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         *
+         *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes). Super-access: refused (403).
          */
         patch: {
             parameters: {
@@ -3102,7 +3147,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["IdentityProvider"];
+                        "application/json": components["schemas"]["IdentityProviderPatched"];
                     };
                 };
                 /** @description Malformed request */
@@ -3141,6 +3186,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 /** @description Password refused by the password policy */
@@ -3166,7 +3220,7 @@ export interface paths {
         };
         /**
          * LDAP server records
-         * @description Admin only. Service passwords are never returned.
+         * @description Admin only. Service passwords are never returned. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -3212,7 +3266,7 @@ export interface paths {
         put?: never;
         /**
          * Add an LDAP server record
-         * @description Admin only. The name is the value of X-LDAP-Name. 409 when the name is taken.
+         * @description Admin only. The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken. Super-access: refused (403).
          */
         post: {
             parameters: {
@@ -3301,7 +3355,7 @@ export interface paths {
         };
         /**
          * Read an LDAP server record
-         * @description Admin only.
+         * @description Admin only. Service passwords are never returned. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -3358,7 +3412,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an LDAP server record
-         * @description Admin only. Accounts of this server stay, but cannot log in until a record of the same name exists again.
+         * @description Admin only. Accounts of this server stay, but cannot log in until a record of the same name exists again. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -3413,7 +3467,7 @@ export interface paths {
         head?: never;
         /**
          * Change an LDAP server record
-         * @description Admin only. Omitted fields keep their values.
+         * @description Admin only. Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes. Super-access: refused (403).
          */
         patch: {
             parameters: {
@@ -3502,7 +3556,7 @@ export interface paths {
         put?: never;
         /**
          * Test the connection to an LDAP server
-         * @description Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.
+         * @description Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Super-access: refused (403).
          */
         post: {
             parameters: {
@@ -3680,7 +3734,9 @@ export interface paths {
          * Where the OIDC provider sends the browser back
          * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.
          *
-         *     A login that collides with another account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
+         *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
+         *
+         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
          */
         get: {
             parameters: {
@@ -3927,6 +3983,13 @@ export interface components {
             /** @description absolute end; the session also ends after SESSION_IDLE_TIMEOUT_MIN idle */
             expiresAt: string;
             userAgent: string | null;
+            /**
+             * @description how the login was proven (null: a session from before this was recorded)
+             * @enum {string|null}
+             */
+            authMethod: "local_password" | "ldap_password" | "oidc" | null;
+            /** @description when; issuing API tokens needs a recent password login */
+            authenticatedAt: string | null;
             /** @description the session of this request */
             current: boolean;
         };
@@ -4030,6 +4093,10 @@ export interface components {
             /** @default true */
             enabled?: boolean;
         };
+        IdentityProviderPatched: components["schemas"]["IdentityProvider"] & {
+            /** @description when the issuer changed: how many linked identities moved to it */
+            relinkedIdentities?: number;
+        };
         IdentityProviderPatch: {
             /**
              * Format: uri
@@ -4045,6 +4112,8 @@ export interface components {
             claimEmail?: string;
             claimRole?: string | null;
             enabled?: boolean;
+            /** @description with a new `issuer` only. true: the identities linked through this record under the old issuer move to the new one (you confirm that its subjects are the same people, e.g. the provider moved to another URL). Absent or false: they stay under the old issuer and log in no more. */
+            relinkIdentities?: boolean;
         };
         LdapServer: {
             name: string;
