@@ -135,7 +135,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')})`, { urls });
 
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 5 minutes.
-  const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock() }).catch((err) => logger.error('jobs failed', { err }));
+  const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock(), logger }).catch((err) => logger.error('jobs failed', { err }));
   const scheduler = env.get('IN_APP_SCHEDULER_ENABLED') ? setInterval(() => void runJobs(), 5 * 60_000) : undefined;
   if (scheduler) {
     scheduler.unref();

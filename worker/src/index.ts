@@ -13,7 +13,7 @@ import { createPasswordVerifier } from './auth/password-verifier.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { ConfigService, parseEnvironment } from './config/index.js';
 import type { App, StaticFiles } from './http/context.js';
-import { createLogger, toLevel } from './http/logger.js';
+import { createLogger, toLevel, type Logger } from './http/logger.js';
 import { runScheduledJobs } from './jobs/index.js';
 import { createDb, loadSavedSettings, type Db } from './store/index.js';
 
@@ -31,6 +31,7 @@ interface Instance {
   bootstrap: () => Promise<void>;
   openDb: () => Db;
   config: ConfigService;
+  logger: Logger;
 }
 
 let instance: Instance | undefined;
@@ -82,7 +83,7 @@ function build(env: Env): Instance {
     }
     bootstrapped = true;
   };
-  return { app, bootstrap, openDb, config: service };
+  return { app, bootstrap, openDb, config: service, logger };
 }
 
 function instanceFor(env: Env): Instance {
@@ -97,9 +98,9 @@ export default {
     return app.fetch(request, env, ctx);
   },
   async scheduled(controller, env) {
-    const { openDb, config } = instanceFor(env);
+    const { openDb, config, logger } = instanceFor(env);
     const db = openDb();
     // The handler's own promise: the runtime keeps the invocation alive until the jobs are done.
-    await runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime });
+    await runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime, logger });
   },
 } satisfies ExportedHandler<Env>;

@@ -1,5 +1,6 @@
 /** Periodic jobs, run by edge Cron Triggers (`scheduled`) and by the Node host's in-app scheduler. */
 import type { ConfigSnapshot } from '../config/index.js';
+import { createLogger, type Logger } from '../http/logger.js';
 import type { Db } from '../store/index.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 
@@ -7,6 +8,7 @@ export interface JobContext {
   db: Db;
   config: ConfigSnapshot;
   now: number;
+  logger: Logger;
 }
 
 export interface Job {
@@ -17,8 +19,12 @@ export interface Job {
 /** The registered jobs; each capability adds its own. */
 export const JOBS: Job[] = [blockInactiveAccounts, endSuperAccess, purgeLoginThrottle];
 
-/** Runs every job once; one failing job does not stop the others. Returns the names that failed. */
-export async function runScheduledJobs(ctx: JobContext, jobs: readonly Job[] = JOBS): Promise<string[]> {
+/**
+ * Runs every job once; one failing job does not stop the others. Returns the names that failed.
+ * Without a logger, jobs log JSON lines to the console at INFO and above.
+ */
+export async function runScheduledJobs(o: Omit<JobContext, 'logger'> & { logger?: Logger }, jobs: readonly Job[] = JOBS): Promise<string[]> {
+  const ctx: JobContext = { ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }) };
   const failed: string[] = [];
   for (const job of jobs) {
     try {

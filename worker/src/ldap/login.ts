@@ -44,7 +44,7 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
 
   const db = c.var.db;
   const now = c.var.deps.clock();
-  const ctx: LoginContext = { db, config: c.var.config, verifier: c.var.deps.verifier, now, requestId: c.var.requestId, challenge };
+  const ctx: LoginContext = { db, config: c.var.config, verifier: c.var.deps.verifier, now, logger: c.var.logger, requestId: c.var.requestId, challenge };
   const key = throttleKey(loginKey(login), server.name);
   const attempt = crypto.randomUUID();
   const reserved = await reserveAttempt(db, key, now, throttlePolicy(ctx.config), attempt);
@@ -79,18 +79,13 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     email: profile.email,
     role: profile.role,
     refreshRole: server.attrRole !== null,
-  });
+  }, { also: [clearAttempts(db, key)] });
   if ('collision' in outcome) {
     await clearAttempts(db, key);
     return { merge: { login: outcome.collision.login, source: 'ldap', sourceName: server.name, externalId: outcome.collision.externalId } };
   }
   const user = outcome.user;
-  try {
-    await assertMayLogIn(c, user);
-  } catch (err) {
-    await clearAttempts(db, key);
-    throw err;
-  }
+  await assertMayLogIn(c, user, { source: 'ldap', sourceName: server.name }, [clearAttempts(db, key)]);
   return { user: await recordLogin(c, user, { source: 'ldap', sourceName: server.name }, { also: [clearAttempts(db, key)], data: { activeDirectory: result.activeDirectory } }) };
 }
 
