@@ -26,24 +26,30 @@ function describeChar(ch: string): string {
   return /^[\x21-\x7e]$/.test(ch) ? `"${ch}" (${code})` : `the character ${code}`;
 }
 
+// Halfwidth and Fullwidth Forms: every character of the block with a decomposition has a <wide> or
+// <narrow> one, so NFKC of these characters alone is RFC 8265's width mapping.
+const WIDTH_FORMS = /[\uFF01-\uFFEE]/g;
+
+/** RFC 8265 width mapping: full-width and half-width forms to their usual form (`Ａ－` to `A-`). */
+function mapWidth(text: string): string {
+  return text.replace(WIDTH_FORMS, (ch) => ch.normalize('NFKC')).normalize('NFC');
+}
+
 /**
  * Why `login` (normalised with normaliseLogin) is not allowed, or undefined when it is: 1 to 150
- * characters, letters of any script, digits and . _ - @, starting with a letter or digit. This keeps
- * out new lines, invisible characters and markup, whatever the source.
+ * characters, letters of any script, digits and . _ - @, starting with a letter or digit, judged
+ * after width mapping as the key is (so `ＲＯＯＴ－ＡＤＭＩＮ` passes and `＜` does not). This keeps out
+ * new lines, invisible characters and markup, whatever the source.
  */
 export function loginViolation(login: string): string | undefined {
   const chars = [...login];
   if (chars.length === 0) return 'the login is empty';
   if (chars.length > LOGIN_MAX_LENGTH) return `the login is longer than ${LOGIN_MAX_LENGTH} characters`;
-  if (ALLOWED.test(login)) return undefined;
-  if (!FIRST.test(chars[0]!)) return `the login starts with ${describeChar(chars[0]!)}; allowed: ${LOGIN_RULE}`;
-  const bad = chars.find((ch) => !NEXT.test(ch))!;
-  return `the login holds ${describeChar(bad)}; allowed: ${LOGIN_RULE}`;
+  if (ALLOWED.test(mapWidth(login))) return undefined;
+  if (!FIRST.test(mapWidth(chars[0]!))) return `the login starts with ${describeChar(chars[0]!)}; allowed: ${LOGIN_RULE}`;
+  const bad = chars.find((ch) => !NEXT.test(mapWidth(ch)));
+  return `the login holds ${bad ? describeChar(bad) : 'a character that is not allowed'}; allowed: ${LOGIN_RULE}`;
 }
-
-// Halfwidth and Fullwidth Forms: every character of the block with a decomposition has a <wide> or
-// <narrow> one, so NFKC of these characters alone is RFC 8265's width mapping.
-const WIDTH_FORMS = /[\uFF01-\uFFEE]/g;
 
 /**
  * The key that makes logins unique (and case-insensitive) for every source and every lookup:
@@ -52,6 +58,6 @@ const WIDTH_FORMS = /[\uFF01-\uFFEE]/g;
  * `σ`), then NFC again. The same login always gives the same key, whatever its case or width.
  */
 export function loginKey(login: string): string {
-  const narrowed = login.normalize('NFC').replace(WIDTH_FORMS, (ch) => ch.normalize('NFKC'));
-  return narrowed.toLowerCase().toUpperCase().toLowerCase().replace(/ς/g, 'σ').normalize('NFC');
+  const folded = mapWidth(login.normalize('NFC')).toLowerCase().toUpperCase().toLowerCase();
+  return folded.replace(/ς/g, 'σ').normalize('NFC');
 }
