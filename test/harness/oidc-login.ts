@@ -21,7 +21,8 @@ export async function throughProvider(b: Browser, base: string, provider: string
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
     if (!action) throw new Error(`unexpected provider page at ${url}: ${res.status} ${html.slice(0, 200)}`);
     const formUrl = new URL(action, url).href;
-    const hidden = Object.fromEntries([...html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const inputs = html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g);
+    const hidden = Object.fromEntries([...inputs].map((m) => [m[1]!, m[2]!]));
     const fields = hidden.prompt === 'login' ? { ...hidden, login: user, password: 'any-password' } : hidden;
     const posted = await b.postForm(formUrl, fields, { origin: new URL(url).origin });
     url = new URL(posted.headers.get('location')!, formUrl).href;

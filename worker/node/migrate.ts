@@ -17,6 +17,7 @@ export async function migrateDatabase(db: Db, schemaName: string): Promise<void>
   await ensureSchemaStamp(db, schemaName);
   // Login keys are data, not schema: recomputed when their definition changes (README, Accounts).
   for (const login of await rekeyLogins(db)) {
-    console.warn(JSON.stringify({ level: 'WARNING', msg: 'login key left unchanged: another live account has the new key; rename or delete one', login }));
+    const msg = 'login key left unchanged: another live account has the new key; rename or delete one';
+    console.warn(JSON.stringify({ level: 'WARNING', msg, login }));
   }
 }

@@ -23,7 +23,10 @@ export const JOBS: Job[] = [blockInactiveAccounts, endSuperAccess, purgeLoginThr
  * Runs every job once; one failing job does not stop the others. Returns the names that failed.
  * Without a logger, jobs log JSON lines to the console at INFO and above.
  */
-export async function runScheduledJobs(o: Omit<JobContext, 'logger'> & { logger?: Logger }, jobs: readonly Job[] = JOBS): Promise<string[]> {
+export async function runScheduledJobs(
+  o: Omit<JobContext, 'logger'> & { logger?: Logger },
+  jobs: readonly Job[] = JOBS,
+): Promise<string[]> {
   const ctx: JobContext = { ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }) };
   const failed: string[] = [];
   for (const job of jobs) {

@@ -54,7 +54,9 @@ export function registerOidc(app: App): void {
       outcome = await accountOfIdentity(c, identityOfClaims(provider, result.claims));
     } catch (err) {
       // A login the service does not allow (see accountOfIdentity): the front end, with the cause.
-      if (err instanceof ProblemError && err.code === 'LOGIN_NOT_ALLOWED') return c.redirect(frontendWithError(c, err.code, err.detail), 303);
+      if (err instanceof ProblemError && err.code === 'LOGIN_NOT_ALLOWED') {
+        return c.redirect(frontendWithError(c, err.code, err.detail), 303);
+      }
       throw err;
     }
     if ('collision' in outcome) {

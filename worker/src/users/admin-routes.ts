@@ -25,7 +25,9 @@ export const LoginSchema = z
     example: 'j.doe',
     minLength: 1,
     maxLength: LOGIN_MAX_LENGTH,
-    description: `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}. Stored in NFC; unique ignoring case and width (\`Admin\`, \`ADMIN\` and \`ＡＤＭＩＮ\` are one login).`,
+    description:
+      `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}. Stored in NFC; unique ignoring case and width ` +
+      '(`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).',
   });
 
 const CreateUser = z

@@ -37,7 +37,11 @@ export type Outcome = { user: UserRow } | { collision: { login: string; external
  * rule and not be reserved: else 403 LOGIN_NOT_ALLOWED (audited with `also`, e.g. forgetting the
  * failed attempts), and no account is created.
  */
-export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalIdentity, o: { also?: BatchItem<'sqlite'>[] } = {}): Promise<Outcome> {
+export async function accountOfIdentity(
+  c: Context<AppEnv>,
+  identity: ExternalIdentity,
+  o: { also?: BatchItem<'sqlite'>[] } = {},
+): Promise<Outcome> {
   const db = c.var.db;
   const now = c.var.deps.clock();
   const { source, sourceName, externalId, displayName, email } = identity;
@@ -104,32 +108,44 @@ export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalId
  * every login (no new lines, invisible characters or markup) and not be reserved after a deletion
  * (USER_LOGIN_REUSE_DAY). It is refused, never altered. Returns the login to store.
  */
-async function assertLoginAllowed(c: Context<AppEnv>, identity: ExternalIdentity, also: BatchItem<'sqlite'>[]): Promise<string> {
+async function assertLoginAllowed(
+  c: Context<AppEnv>,
+  identity: ExternalIdentity,
+  also: BatchItem<'sqlite'>[],
+): Promise<string> {
   const db = c.var.db;
   const now = c.var.deps.clock();
   const login = normaliseLogin(identity.login);
   let why = loginViolation(login);
   let reason = 'characters';
   if (!why) {
-    const reserved = await db.select({ until: loginReservations.until }).from(loginReservations).where(and(eq(loginReservations.loginKey, loginKey(login)), gt(loginReservations.until, now)));
+    const reserved = await db
+      .select({ until: loginReservations.until })
+      .from(loginReservations)
+      .where(and(eq(loginReservations.loginKey, loginKey(login)), gt(loginReservations.until, now)));
     if (!reserved[0]) return login;
     why = `the login belonged to a deleted account and is reserved until ${new Date(reserved[0].until).toISOString()}`;
     reason = 'reserved';
   }
   const source = sourceData(identity);
-  await db.batch([
-    auditInsert(db, now, { stream: 'user_activity', type: 'login.refused', subjectLogin: login, requestId: c.var.requestId, data: { reason: `login-not-allowed:${reason}`, ...source } }),
-    ...also,
-  ]);
+  const data = { reason: `login-not-allowed:${reason}`, ...source };
+  const event = { stream: 'user_activity', type: 'login.refused', subjectLogin: login, data } as const;
+  await db.batch([auditInsert(db, now, { ...event, requestId: c.var.requestId }), ...also]);
   c.var.logger.warning('external login refused: its login is not allowed', { ...source, reason, detail: why });
-  const from = identity.source === 'ldap' ? `LDAP server ${identity.sourceName}` : `identity provider ${identity.sourceName}`;
-  throw new ProblemError('LOGIN_NOT_ALLOWED', { detail: `the login from ${from} cannot be an account here: ${why}`, extensions: { reason } });
+  const from = `${identity.source === 'ldap' ? 'LDAP server' : 'identity provider'} ${identity.sourceName}`;
+  const detail = `the login from ${from} cannot be an account here: ${why}`;
+  throw new ProblemError('LOGIN_NOT_ALLOWED', { detail, extensions: { reason } });
 }
 
 /** Applies the account rule (users/login-rule.ts) to an external login, as to a password login. */
-export async function assertMayLogIn(c: Context<AppEnv>, user: UserRow, source: Pick<ExternalIdentity, 'source' | 'sourceName'>, also: BatchItem<'sqlite'>[] = []): Promise<void> {
-  const ctx = { db: c.var.db, config: c.var.config, now: c.var.deps.clock(), logger: c.var.logger, requestId: c.var.requestId };
-  await assertAccountMayLogIn(ctx, user, source, also);
+export async function assertMayLogIn(
+  c: Context<AppEnv>,
+  user: UserRow,
+  source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
+  also: BatchItem<'sqlite'>[] = [],
+): Promise<void> {
+  const { db, config, logger, requestId } = c.var;
+  await assertAccountMayLogIn({ db, config, logger, requestId, now: c.var.deps.clock() }, user, source, also);
 }
 
 /**

@@ -22,7 +22,9 @@ describe('loginKey', () => {
   });
 
   it('is stable: a key is its own key', () => {
-    for (const login of ['Straße', 'ΟΔΟΣ', 'ＡＤＭＩＮ', 'İstanbul', 'ǅemal', 'ŉ', 'José']) expect(loginKey(loginKey(login))).toBe(loginKey(login));
+    for (const login of ['Straße', 'ΟΔΟΣ', 'ＡＤＭＩＮ', 'İstanbul', 'ǅemal', 'ŉ', 'José']) {
+      expect(loginKey(loginKey(login))).toBe(loginKey(login));
+    }
   });
 
   it('keeps ASCII keys as they were (lower case), so stored keys of ASCII logins never change', () => {
@@ -32,7 +34,9 @@ describe('loginKey', () => {
 
 describe('loginViolation', () => {
   it('accepts letters of any script, digits and . _ - @, NFC-normalised first', () => {
-    for (const login of ['j.doe', 'José', normaliseLogin('Jose\u0301'), 'Ηλίας', '山田', 'a_b-c@d', '1st', 'ＲＯＯＴ－ＡＤＭＩＮ', 'ｶﾞｷ']) expect(loginViolation(login)).toBeUndefined();
+    const allowed = ['j.doe', 'José', normaliseLogin('Jose\u0301'), 'Ηλίας', '山田', 'a_b-c@d', '1st'];
+    allowed.push('ＲＯＯＴ－ＡＤＭＩＮ', 'ｶﾞｷ');
+    for (const login of allowed) expect(loginViolation(login)).toBeUndefined();
   });
 
   it('names why a login is refused, without echoing invisible text', () => {

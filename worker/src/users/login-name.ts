@@ -46,7 +46,8 @@ export function loginViolation(login: string): string | undefined {
   if (chars.length === 0) return 'the login is empty';
   if (chars.length > LOGIN_MAX_LENGTH) return `the login is longer than ${LOGIN_MAX_LENGTH} characters`;
   if (ALLOWED.test(mapWidth(login))) return undefined;
-  if (!FIRST.test(mapWidth(chars[0]!))) return `the login starts with ${describeChar(chars[0]!)}; allowed: ${LOGIN_RULE}`;
+  const first = chars[0]!;
+  if (!FIRST.test(mapWidth(first))) return `the login starts with ${describeChar(first)}; allowed: ${LOGIN_RULE}`;
   const bad = chars.find((ch) => !NEXT.test(mapWidth(ch)));
   return `the login holds ${bad ? describeChar(bad) : 'a character that is not allowed'}; allowed: ${LOGIN_RULE}`;
 }

@@ -40,10 +40,9 @@ export function sourceData(s: LoginSource): Record<string, string> {
 
 /** The 403 of a blocked account (reason: admin, inactivity, or directory for LDAP). */
 export function blockedProblem(reason: string): ProblemError {
-  return new ProblemError('ACCOUNT_BLOCKED', {
-    detail: reason === 'inactivity' ? 'the account is blocked after a long inactivity; ask an administrator' : 'the account is blocked; ask an administrator',
-    extensions: { reason },
-  });
+  const why = reason === 'inactivity' ? ' after a long inactivity' : '';
+  const detail = `the account is blocked${why}; ask an administrator`;
+  return new ProblemError('ACCOUNT_BLOCKED', { detail, extensions: { reason } });
 }
 
 /** Accounts idle since before this moment are blocked for inactivity. */
@@ -59,7 +58,8 @@ export function idleSince(cutoff: number): SQL {
 }
 
 /** SQL: another live, active administrator than the row at hand (a correlated subquery). */
-const anotherActiveAdmin = sql`exists (select 1 from ${users} as other where other.role = 'admin' and other.status = 'active' and other.deleted_at is null and other.id <> ${users.id})`;
+const anotherActiveAdmin = sql`exists (select 1 from ${users} as other
+  where other.role = 'admin' and other.status = 'active' and other.deleted_at is null and other.id <> ${users.id})`;
 
 /**
  * SQL: the row may be blocked for inactivity now: idle since before `cutoff`, and not the last
@@ -76,23 +76,31 @@ export function blockableForInactivity(cutoff: number): SQL {
  * account is blockable when the batch runs (the audit first, so both see the same state). The
  * UPDATE is the last statement.
  */
-function inactivityBlock(db: Db, now: number, subject: { id: string; login: string }, cutoff: number, audit: { requestId?: string; data: Record<string, unknown>; refused?: Record<string, unknown> }): BatchItem<'sqlite'>[] {
+function inactivityBlock(
+  db: Db,
+  now: number,
+  subject: { id: string; login: string },
+  cutoff: number,
+  audit: { requestId?: string; data: Record<string, unknown>; refused?: Record<string, unknown> },
+): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] {
   const target = and(eq(users.id, subject.id), blockableForInactivity(cutoff));
   const blockable = sql`exists (select 1 from ${users} where ${target})`;
-  const base = { stream: 'user_activity' as const, subject, requestId: audit.requestId };
+  const event = (type: string, data: Record<string, unknown>) =>
+    auditInsertWhen(db, now, { stream: 'user_activity', type, subject, requestId: audit.requestId, data }, blockable);
   return [
-    auditInsertWhen(db, now, { ...base, type: 'account.blocked', data: { reason: 'inactivity', ...audit.data } }, blockable),
-    ...(audit.refused ? [auditInsertWhen(db, now, { ...base, type: 'login.refused', data: { reason: 'blocked:inactivity', ...audit.refused } }, blockable)] : []),
+    event('account.blocked', { reason: 'inactivity', ...audit.data }),
+    ...(audit.refused ? [event('login.refused', { reason: 'blocked:inactivity', ...audit.refused })] : []),
     db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(target),
   ];
 }
 
+/** The UPDATE's (last statement's) row count of a batch of inactivityBlock. */
+const blockedRows = (results: unknown[]) => (results[results.length - 1] as { rowsAffected: number }).rowsAffected;
+
 function warnLastAdmin(logger: Logger, user: { login: string }, config: ConfigSnapshot, by: 'login' | 'job'): void {
-  logger.warning('the last active administrator is inactive beyond USER_INACTIVE_TIMEOUT_DAY and is not blocked', {
-    login: user.login,
-    days: config.get('USER_INACTIVE_TIMEOUT_DAY'),
-    by,
-  });
+  const days = config.get('USER_INACTIVE_TIMEOUT_DAY');
+  const msg = 'the last active administrator is inactive beyond USER_INACTIVE_TIMEOUT_DAY and is not blocked';
+  logger.warning(msg, { login: user.login, days, by });
 }
 
 /**
@@ -101,24 +109,36 @@ function warnLastAdmin(logger: Logger, user: { login: string }, config: ConfigSn
  * `also` (e.g. forgetting the failed attempts). Returns when the login may go on; the caller records
  * it. Only call it once the credentials are proven: the answer tells the account's state.
  */
-export async function assertMayLogIn(ctx: RuleContext, user: UserRow, source: LoginSource, also: BatchItem<'sqlite'>[] = []): Promise<void> {
+export async function assertMayLogIn(
+  ctx: RuleContext,
+  user: UserRow,
+  source: LoginSource,
+  also: BatchItem<'sqlite'>[] = [],
+): Promise<void> {
   const { db, now } = ctx;
+  const origin = sourceData(source);
   const refuse = async (reason: string): Promise<never> => {
-    const data = { reason: `blocked:${reason}`, ...sourceData(source) };
-    await db.batch([auditInsert(db, now, { stream: 'user_activity', type: 'login.refused', subject: user, requestId: ctx.requestId, data }), ...also]);
+    const data = { reason: `blocked:${reason}`, ...origin };
+    const event = { stream: 'user_activity', type: 'login.refused', subject: user, data } as const;
+    await db.batch([auditInsert(db, now, { ...event, requestId: ctx.requestId }), ...also]);
     throw blockedProblem(reason);
   };
   if (user.status === 'blocked') return refuse(user.blockedReason ?? 'admin');
 
   const cutoff = inactivityCutoff(ctx.config, now);
   if ((user.lastActivityAt ?? user.createdAt) >= cutoff) return;
-  const statements = inactivityBlock(db, now, user, cutoff, { requestId: ctx.requestId, data: { by: 'login', ...sourceData(source) }, refused: sourceData(source) });
-  const results = await db.batch([...statements, ...also] as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
-  if ((results[statements.length - 1] as { rowsAffected: number }).rowsAffected > 0) throw blockedProblem('inactivity');
+  const audit = { requestId: ctx.requestId, data: { by: 'login', ...origin }, refused: origin };
+  const block = inactivityBlock(db, now, user, cutoff, audit);
+  // `also` first, so that the UPDATE stays the last statement.
+  if (blockedRows(await db.batch([...also, ...block] as typeof block)) > 0) throw blockedProblem('inactivity');
 
   // Not blocked by this login: something changed since the account was read, or it is the last
   // active administrator. The database has the last word.
-  const [current] = await db.select({ status: users.status, reason: users.blockedReason, deletedAt: users.deletedAt }).from(users).where(eq(users.id, user.id)).limit(1);
+  const [current] = await db
+    .select({ status: users.status, reason: users.blockedReason, deletedAt: users.deletedAt })
+    .from(users)
+    .where(eq(users.id, user.id))
+    .limit(1);
   if (!current || current.deletedAt !== null) throw blockedProblem('admin');
   if (current.status === 'blocked') return refuse(current.reason ?? 'admin');
   if (user.role === 'admin') warnLastAdmin(ctx.logger, user, ctx.config, 'login');
@@ -138,15 +158,19 @@ export function isPasswordExpired(user: UserRow, config: ConfigSnapshot, now: nu
 export async function blockIdleAccounts(ctx: Omit<RuleContext, 'requestId'>): Promise<number> {
   const { db, now } = ctx;
   const cutoff = inactivityCutoff(ctx.config, now);
-  const idle = await db.select({ id: users.id, login: users.login, role: users.role }).from(users).where(idleSince(cutoff)).orderBy(asc(activitySql), asc(users.id)).limit(500);
+  const idle = await db
+    .select({ id: users.id, login: users.login, role: users.role })
+    .from(users)
+    .where(idleSince(cutoff))
+    .orderBy(asc(activitySql), asc(users.id))
+    .limit(500);
   let blocked = 0;
   for (const u of idle) {
-    const statements = inactivityBlock(db, now, u, cutoff, { data: { by: 'job' } });
-    const results = await db.batch(statements as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
-    if ((results[statements.length - 1] as { rowsAffected: number }).rowsAffected > 0) {
+    if (blockedRows(await db.batch(inactivityBlock(db, now, u, cutoff, { data: { by: 'job' } }))) > 0) {
       blocked += 1;
     } else if (u.role === 'admin') {
-      const still = await db.select({ id: users.id }).from(users).where(and(eq(users.id, u.id), idleSince(cutoff))).limit(1);
+      // Spared as the last active administrator, unless it was used or blocked meanwhile.
+      const still = await db.select({ id: users.id }).from(users).where(and(eq(users.id, u.id), idleSince(cutoff)));
       if (still.length > 0) warnLastAdmin(ctx.logger, u, ctx.config, 'job');
     }
   }

@@ -13,7 +13,10 @@ import { isUniqueViolation } from './store.js';
 export async function rekeyLogins(db: Db): Promise<string[]> {
   const conflicts: string[] = [];
   const nonAscii = sql`glob '*[^ -~]*'`;
-  const rows = await db.select({ id: users.id, login: users.login, key: users.loginKey }).from(users).where(sql`${users.loginKey} ${nonAscii}`);
+  const rows = await db
+    .select({ id: users.id, login: users.login, key: users.loginKey })
+    .from(users)
+    .where(sql`${users.loginKey} ${nonAscii}`);
   for (const row of rows) {
     const key = loginKey(row.login);
     if (key === row.key) continue;
