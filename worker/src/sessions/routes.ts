@@ -27,7 +27,7 @@ const login = createRoute({
     'Creates a session and sets the HttpOnly, Secure, SameSite=Lax cookie `auth_session` (`__Secure-auth_session` over HTTPS), Path=ROOT_PATH. Beyond the user\'s session limit the oldest session ends.',
     'JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.',
     'With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account\'s, nothing logs in: a short-lived pending-merge cookie is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge.',
-    'Failures as for login_without_session; an expired password answers 403 PASSWORD_EXPIRED with `changePassword`; 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
+    'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired password answers 403 PASSWORD_EXPIRED with `changePassword`; 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
   ].join('\n\n'),
   ...ANY,
   request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
