@@ -11,7 +11,7 @@ export interface JobContext {
   db: Db;
   config: ConfigSnapshot;
   now: number;
-  logger?: Logger;
+  logger: Logger;
   /** The on-prem bridge (log store, mail), when one is configured. */
   bridge?: BridgeClient;
 }
@@ -34,12 +34,17 @@ const DEFAULT_LEASE_MS = 5 * 60_000;
 const DEFAULT_EVERY_MS = 4 * 60_000;
 
 /**
- * Runs every job once, each under its lease (a job whose lease another run holds is skipped), and
- * logs each run with its duration and counts. One failing job does not stop the others. Returns the
- * names of the jobs that failed.
+ * Runs every job once, each under its lease (a job whose lease another run holds, or that ran
+ * recently, is skipped), and logs each run with its duration and counts. One failing job does not stop
+ * the others. Returns the names of the jobs that failed. Without a logger, jobs log JSON lines to the
+ * console at INFO and above.
  */
-export async function runScheduledJobs(ctx: JobContext, jobs: readonly Job[] = JOBS): Promise<string[]> {
-  const logger = ctx.logger ?? createLogger({ threshold: () => 'INFO' });
+export async function runScheduledJobs(
+  o: Omit<JobContext, 'logger'> & { logger?: Logger },
+  jobs: readonly Job[] = JOBS,
+): Promise<string[]> {
+  const ctx: JobContext = { ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }) };
+  const logger = ctx.logger;
   const holder = crypto.randomUUID();
   const failed: string[] = [];
   for (const job of jobs) {
