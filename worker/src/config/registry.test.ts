@@ -93,7 +93,7 @@ describe('registry against the specification', () => {
     const specNames = new Set(rows.map((r) => r.name));
     const extra = VAR_NAMES.filter((n) => !specNames.has(n));
     for (const n of extra) expect(REGISTRY[n].group, n).toBe('Deployment');
-    expect(extra.sort()).toEqual(['AUTH_BOOTSTRAP_ADMIN_LOGIN', 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', 'BRIDGE_EMBEDDED', 'BRIDGE_TLS_CA', 'BRIDGE_TLS_CERT', 'BRIDGE_TLS_KEY', 'BRIDGE_URL', 'LIBSQL_AUTH_TOKEN', 'LIBSQL_URL', 'SECRETS_ENCRYPTION_KEY', 'SESSION_ABSOLUTE_TIMEOUT_HOURS', 'SESSION_IDLE_TIMEOUT_MIN', 'SESSION_SECRET_KEY_PREVIOUS', 'TEST_CLOCK_CONTROL']);
+    expect(extra.sort()).toEqual(['AUTH_BOOTSTRAP_ADMIN_LOGIN', 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', 'BRIDGE_EMBEDDED', 'BRIDGE_TLS_CA', 'BRIDGE_TLS_CERT', 'BRIDGE_TLS_KEY', 'BRIDGE_URL', 'LIBSQL_AUTH_TOKEN', 'LIBSQL_URL', 'OUTBOX_RETENTION_DAY', 'SECRETS_ENCRYPTION_KEY', 'SESSION_ABSOLUTE_TIMEOUT_HOURS', 'SESSION_IDLE_TIMEOUT_MIN', 'SESSION_SECRET_KEY_PREVIOUS', 'TEST_CLOCK_CONTROL']);
   });
 
   it('environment names are unique', () => {
