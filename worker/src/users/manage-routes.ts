@@ -9,7 +9,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loginLocks, users } from '../../../schema/index.js';
-import { assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import { assertMayGrantAdmin, deleteAccount, liveAccount, unblockAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 
@@ -184,8 +184,7 @@ export function registerUserManagement(app: App): void {
 
   app.openapi(unblockRoute, async (c) => {
     const user = await target(c);
-    const ctx = adminContext(c);
-    await updateAccount(ctx, user, { status: 'active', blockedReason: null, lastActivityAt: ctx.now }, { audit: { type: 'account.unblocked' } });
+    await unblockAccount(adminContext(c), user);
     return answer(c, user.id);
   });
 
