@@ -113,8 +113,8 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
   };
   for (const path of new Set(['/', o.root || '/', `${o.root}/`])) app.get(path, home);
 
-  api.openAPIRegistry.registerPath({ ...getRoute, path: pageUrl });
-  api.openAPIRegistry.registerPath({ ...postRoute, path: pageUrl });
+  api.openAPIRegistry.registerPath(getRoute);
+  api.openAPIRegistry.registerPath(postRoute);
 
   api.get(FIRST_RUN_PATH, async (c) => {
     await assertOffered(c);

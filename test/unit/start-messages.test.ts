@@ -1,0 +1,111 @@
+/**
+ * Messages a person can act on when a start fails: a port in use (npm start, npm run dev:edge)
+ * names the variable that moves it, without a stack trace, before anything else starts; a bad
+ * configuration reads as lines on a terminal and stays one JSON line in a log.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { formatMessage } from '../../worker/node/console.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const cleanups: (() => void)[] = [];
+// Each case starts processes that load the service's code (seconds each on a loaded machine).
+vi.setConfig({ testTimeout: 90_000 });
+afterAll(() => cleanups.forEach((c) => c()));
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'auth-start-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Runs a command (argv) in `cwd` and collects its output. */
+function run(argv: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((res) => {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      res({ code, out });
+    });
+  });
+}
+
+/** A port taken by another listener (as by a first `npm start`), on every interface. */
+async function busyPort(host?: string): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((ok) => server.listen(0, host, ok));
+  cleanups.push(() => server.close());
+  return (server.address() as { port: number }).port;
+}
+
+const node = (script: string) => [process.execPath, '--import', TSX, join(ROOT, script)];
+
+describe('a port in use', () => {
+  it('npm start: names AUTH_BIND_PORT and what to do, before starting the development bridge', async () => {
+    const port = await busyPort();
+    const cwd = tempDir();
+    const { code, out } = await run(node('worker/node/main.ts'), { AUTH_BIND_PORT: String(port), LIBSQL_URL: `file:${join(cwd, 'a.db')}` }, cwd);
+    expect(code).toBe(1);
+    expect(out).toContain(`cannot start: port ${port} is already in use`);
+    expect(out).toContain('set AUTH_BIND_PORT to a free port');
+    expect(out).not.toContain('EADDRINUSE');
+    expect(out).not.toMatch(/\n\s+at /);
+    // Checked first: no development bridge (nor its certificates) was started.
+    expect(out).not.toContain('development bridge');
+    expect(existsSync(join(cwd, 'data/certs'))).toBe(false);
+  });
+
+  it('npm run dev:edge: names DEV_EDGE_LIBSQL_PORT or DEV_EDGE_PORT, plainly (no stack trace)', async () => {
+    const cwd = tempDir();
+    const libsql = await busyPort('127.0.0.1');
+    const first = await run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: String(libsql), DEV_EDGE_PORT: '0' }, cwd);
+    expect(first.code).toBe(1);
+    // DEV_EDGE_PORT 0 is not a port one can open in a browser: refused first, plainly.
+    expect(first.out).toBe('dev:edge cannot start: DEV_EDGE_PORT must be a port number (1..65535), received "0"\n');
+
+    const edge = await busyPort('127.0.0.1');
+    const second = await run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: String(libsql), DEV_EDGE_PORT: String(edge) }, cwd);
+    expect(second.code).toBe(1);
+    expect(second.out).toContain(`dev:edge cannot start: port ${libsql} is already in use, so the libSQL dev server cannot listen there (DEV_EDGE_LIBSQL_PORT)`);
+    expect(second.out).not.toMatch(/\n\s+at /);
+
+    const free = await busyPort('127.0.0.1');
+    cleanups.pop()!(); // closes it: a free port for the libSQL dev server
+    const third = await run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: String(free), DEV_EDGE_PORT: String(edge) }, cwd);
+    expect(third.code).toBe(1);
+    expect(third.out).toContain(`port ${edge} is already in use, so wrangler dev cannot listen there (DEV_EDGE_PORT)`);
+    expect(third.out.trim().split('\n')).toHaveLength(1);
+    // Nothing was started: no database was made.
+    expect(existsSync(join(cwd, 'data'))).toBe(false);
+  });
+});
+
+describe('configuration errors', () => {
+  it('on a terminal: readable lines, one per bad variable (no JSON, no \\n escapes)', async () => {
+    const cwd = tempDir();
+    // `script` runs the host on a pseudo-terminal, as a person's shell does.
+    const command = [process.execPath, '--import', TSX, join(ROOT, 'worker/node/main.ts')].map((a) => `'${a}'`).join(' ');
+    const { out } = await run(['script', '-qec', command, '/dev/null'], { AUTH_BIND_PORT: 'http', AUTH_FAILED_COUNT: '0', AUTH_BRIDGE_EMBEDDED: 'False' }, cwd);
+    const lines = out.replace(/\r/g, '').trim().split('\n');
+    expect(lines[0]).toBe('error: invalid configuration:');
+    expect(lines).toContain('  AUTH_BIND_PORT (BIND_PORT): expected integer in 0..65535, received "http"');
+    expect(lines).toContain('  AUTH_FAILED_COUNT (AUTH_FAILED_COUNT): expected integer in 1..100, received "0"');
+    expect(out).not.toContain('{"time"');
+  });
+
+  it('not on a terminal: one JSON line (the log format)', () => {
+    const line = formatMessage('CRITICAL', 'invalid configuration:\nA: bad', false, new Date(0));
+    expect(JSON.parse(line)).toEqual({ time: '1970-01-01T00:00:00.000Z', level: 'CRITICAL', msg: 'invalid configuration:\nA: bad' });
+    expect(formatMessage('WARNING', 'careful', true)).toBe('warning: careful\n');
+  });
+});
