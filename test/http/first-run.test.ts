@@ -177,4 +177,12 @@ describe('the shared host (an administrator exists)', () => {
     expect(op.post!['x-required-roles']).toBeUndefined();
     expect(Object.keys(op.post!.responses)).toEqual(expect.arrayContaining(['201', '403', '404', '422']));
   });
+
+  it('operations that need no login (logins, OIDC, the tunnel, first run) declare no roles', async () => {
+    const doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown[]; 'x-required-roles'?: unknown }>> };
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => !op.security || op.security.length === 0).map(([m, op]) => ({ at: `${m} ${path}`, roles: op['x-required-roles'] })));
+    const root = new URL(baseUrl()).pathname;
+    expect(open.map((o) => o.at)).toEqual(expect.arrayContaining([`post ${root}/v3/login`, `post ${root}/v3/oauth_login`, `post ${root}/v3/login/union`, `get ${root}/v3/oidc/login/{idp_name}`, `post ${root}/v3/sentry-tunnel`]));
+    expect(open.filter((o) => o.roles !== undefined).map((o) => o.at)).toEqual([]);
+  });
 });

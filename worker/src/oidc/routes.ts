@@ -19,7 +19,6 @@ const login = createRoute({
   tags: ['auths'],
   summary: 'Log in through an OIDC identity provider',
   description: 'Redirects the browser to the provider (authorization code flow with PKCE, state and nonce). No authentication; any role. 404 for an unknown provider, 502 when it is unreachable or misconfigured.',
-  'x-required-roles': ['admin', 'auditor', 'user'],
   request: { params: Params, query: Next },
   responses: { 302: { description: 'to the provider' }, ...problemResponses(404, 422, 502) },
 });
@@ -33,7 +32,6 @@ const callback = createRoute({
     'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.',
     'A login that collides with another account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
   ].join('\n\n'),
-  'x-required-roles': ['admin', 'auditor', 'user'],
   request: { params: Params },
   responses: { 303: { description: 'to the front end' }, ...problemResponses(400, 404, 502) },
 });
