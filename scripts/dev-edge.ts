@@ -30,7 +30,9 @@ function portFrom(env: Record<string, string | undefined>, name: string, fallbac
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`${name} must be a port number (1..65535), received "${raw}"`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    fail(`${name} must be a port number (1..65535), received "${raw}"`);
+  }
   return port;
 }
 
@@ -38,11 +40,13 @@ function portFrom(env: Record<string, string | undefined>, name: string, fallbac
 function noAdminHint(firstRunUrl: string, libsqlUrl: string): string {
   const vars = existsSync('.dev.vars') ? parseEnv(readFileSync('.dev.vars', 'utf8')) : {};
   if (vars.AUTH_BOOTSTRAP_ADMIN_LOGIN && vars.AUTH_BOOTSTRAP_ADMIN_PASSWORD) {
-    return `no administrator yet: the worker creates "${vars.AUTH_BOOTSTRAP_ADMIN_LOGIN}" (AUTH_BOOTSTRAP_ADMIN_* of .dev.vars) at its first request`;
+    const login = vars.AUTH_BOOTSTRAP_ADMIN_LOGIN;
+    return `no administrator yet: the worker creates "${login}" (AUTH_BOOTSTRAP_ADMIN_* in .dev.vars) at first request`;
   }
   return [
     `no administrator yet: open ${firstRunUrl} in a browser on this machine,`,
-    'or set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD in .dev.vars (the worker creates it at its first request),',
+    'or set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD in .dev.vars',
+    '(the worker creates it at its first request),',
     `or run LIBSQL_URL=${libsqlUrl} npm run ops -- create-admin <login> while this runs`,
   ].join('\n  ');
 }
@@ -67,7 +71,9 @@ await migrateDatabase(database.db, config.get('DB_SCHEMA'));
 const hasAdmin = await adminExists(database.db);
 database.close();
 console.log(`libSQL dev server on ${sqld.url} (data/edge.db), migrated`);
-if (!hasAdmin) console.log(noAdminHint(`http://127.0.0.1:${edgePort}${config.get('ROOT_PATH')}${FIRST_RUN_PATH}`, sqld.url));
+if (!hasAdmin) {
+  console.log(noAdminHint(`http://127.0.0.1:${edgePort}${config.get('ROOT_PATH')}${FIRST_RUN_PATH}`, sqld.url));
+}
 // The development bridge (mutual TLS, data/certs) and the binding emulator in front of it.
 const bridge = await startEmbeddedBridge(parseEnvironment(process.env as Record<string, string>));
 const emulator = bridge ? await startMtlsBindingEmulator(parseEnvironment({ AUTH_BRIDGE_URL: bridge.url })) : undefined;
@@ -75,7 +81,10 @@ if (emulator) console.log(`development bridge on ${bridge!.url}, reached by the 
 
 // --ip 127.0.0.1: wrangler dev keeps a CF-Connecting-IP header sent by the client, and the
 // first-run page trusts it as the client address; on loopback only this machine can send one.
-const wrangler = spawn(process.execPath, ['node_modules/wrangler/bin/wrangler.js', 'dev', '--ip', '127.0.0.1', '--port', String(edgePort), '--var', `LIBSQL_URL:${sqld.url}`, ...(emulator ? ['--var', `AUTH_BRIDGE_URL:${emulator.url}`] : []), ...process.argv.slice(2)], {
+const wranglerArgs = ['dev', '--ip', '127.0.0.1', '--port', String(edgePort), '--var', `LIBSQL_URL:${sqld.url}`];
+if (emulator) wranglerArgs.push('--var', `AUTH_BRIDGE_URL:${emulator.url}`);
+const wranglerCli = 'node_modules/wrangler/bin/wrangler.js';
+const wrangler = spawn(process.execPath, [wranglerCli, ...wranglerArgs, ...process.argv.slice(2)], {
   stdio: 'inherit',
 });
 const stop = () => wrangler.kill('SIGINT');

@@ -45,10 +45,12 @@ export async function readPassword(what: string): Promise<string> {
   let password: string;
   if (process.stdin.isTTY) {
     password = await promptHidden(what);
-    if (password !== '' && (await promptHidden('repeat it')) !== password) throw new Error('the two passwords differ: nothing changed');
+    if (password !== '' && (await promptHidden('repeat it')) !== password) {
+      throw new Error('the two passwords differ: nothing changed');
+    }
   } else {
     password = await firstLineOfStdin();
   }
-  if (password === '') throw new Error(`no password given: type it at the prompt, or send it as the first line of stdin`);
+  if (password === '') throw new Error('no password given: type it at the prompt, or send it as the first stdin line');
   return password;
 }

@@ -63,7 +63,10 @@ function parseArgs(argv: string[]): { command: string; login?: string; mustChang
   const words = argv.filter((a) => !a.startsWith('-'));
   const unknown = flags.filter((f) => f !== '--must-change');
   if (flags.some((f) => /^--?p(ass(word)?)?(=|$)/i.test(f)) || words.length > 2) {
-    throw new UsageError('the password is never taken from the command line (it would stay in the shell history and the process list): type it at the prompt, or pipe it on stdin');
+    throw new UsageError(
+      'the password is never taken from the command line (it would stay in the shell history and the process list): '
+        + 'type it at the prompt, or pipe it on stdin',
+    );
   }
   if (unknown.length > 0) throw new UsageError(`unknown option ${unknown[0]}`);
   const [command, login] = words;
@@ -80,7 +83,9 @@ function needLogin(login: string | undefined, command: string): string {
 function assertDatabaseExists(url: string): void {
   if (!url.startsWith('file:')) return;
   const path = url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length).split('?')[0]!;
-  if (!existsSync(path)) throw new Error(`no database at ${path} (LIBSQL_URL=${url}): run this where the service's database is, or set LIBSQL_URL`);
+  if (!existsSync(path)) {
+    throw new Error(`no database at ${path} (LIBSQL_URL=${url}): run it beside the service's database, or set it`);
+  }
 }
 
 async function run(argv: string[]): Promise<void> {
@@ -95,8 +100,9 @@ async function run(argv: string[]): Promise<void> {
   try {
     if (database.embedded) await prepareEmbedded(database.db);
     const stamp = await readMeta(database.db, SCHEMA_STAMP_KEY).catch(() => undefined);
-    if (stamp === undefined) throw new Error('the database is not migrated: start the service once, or run npm run db:migrate');
-    if (stamp !== env.get('DB_SCHEMA')) throw new Error(`the database belongs to DB_SCHEMA "${stamp}", not "${env.get('DB_SCHEMA')}" (AUTH_DB_SCHEMA)`);
+    const schema = env.get('DB_SCHEMA');
+    if (stamp === undefined) throw new Error('the database is not migrated: start the service, or npm run db:migrate');
+    if (stamp !== schema) throw new Error(`the database is DB_SCHEMA "${stamp}"'s, not "${schema}"'s (AUTH_DB_SCHEMA)`);
     // The effective configuration (saved settings included), so the password policy is the service's.
     const config = await new ConfigService({ env, load: () => loadSavedSettings(database.db), ttlMs: 0 }).current();
     const ctx: OperatorContext = { db: database.db, config, hasher: createNodeNativeHasher(), now: Date.now() };
@@ -123,7 +129,9 @@ async function run(argv: string[]): Promise<void> {
       case 'create-admin': {
         const login = needLogin(args.login, args.command);
         const password = await readPassword(`password of the new administrator ${login}`);
-        return print('created administrator', await createAdministrator({ ...ctx, now: Date.now() }, login, password, { mustChange: args.mustChange }));
+        const o = { mustChange: args.mustChange };
+        const created = await createAdministrator({ ...ctx, now: Date.now() }, login, password, o);
+        return print('created administrator', created);
       }
       default:
         throw new UsageError(`unknown command "${args.command}"`);
@@ -142,7 +150,8 @@ try {
   }
   if (err instanceof ProblemError) {
     const violations = (err.extensions.violations ?? []) as { message: string }[];
-    console.error(`ops: ${violations.length > 0 ? 'the password is refused by the password policy' : (err.detail ?? err.title)}`);
+    const why = violations.length > 0 ? 'the password is refused by the password policy' : (err.detail ?? err.title);
+    console.error(`ops: ${why}`);
     for (const v of violations) console.error(`  - ${v.message}`);
   } else if (err instanceof ConfigError) {
     console.error(`ops: invalid configuration:\n${err.message.split('\n').map((l) => `  ${l}`).join('\n')}`);

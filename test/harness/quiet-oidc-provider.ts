@@ -6,7 +6,11 @@
  * oidc-provider notice still prints. Imported before oidc-provider, whose import prints one.
  */
 // The notice may start with a colour code when the output is a terminal.
-const EXPECTED = /^(\x1b\[[\d;]*m)?oidc-provider (NOTICE|WARNING): (a quick start development-only|quick start development-only|Unsupported runtime|default [\w.]+ function called)/;
+const EXPECTED = new RegExp(
+  '^(\x1b\\[[\\d;]*m)?oidc-provider (NOTICE|WARNING): '
+    + '(a quick start development-only|quick start development-only|Unsupported runtime'
+    + '|default [\\w.]+ function called)',
+);
 
 for (const method of ['info', 'warn'] as const) {
   const original = console[method].bind(console);

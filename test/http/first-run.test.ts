@@ -26,7 +26,8 @@ const otherAddress = Object.values(networkInterfaces())
 beforeAll(async () => {
   // No bootstrap administrator; the Node host listens on every interface, so that a client can
   // reach it from a non-loopback address of the same machine.
-  host = await startTestHost(kind, { AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '', ...(kind === 'node' ? { AUTH_BIND_HOST: '0.0.0.0' } : {}) });
+  const bind: Record<string, string> = kind === 'node' ? { AUTH_BIND_HOST: '0.0.0.0' } : {};
+  host = await startTestHost(kind, { AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '', ...bind });
 });
 afterAll(async () => host?.stop());
 
@@ -34,13 +35,18 @@ const page = () => `${host.url}/first-run`;
 const root = () => new URL(host.url).pathname;
 
 function form(fields: Record<string, string>, headers: Record<string, string> = {}) {
-  return fetch(page(), { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: host.origin, ...headers }, body: new URLSearchParams(fields) });
+  return fetch(page(), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: host.origin, ...headers },
+    body: new URLSearchParams(fields),
+  });
 }
 
 /** GET through http.request: connects to `address` and sends `headers` (Host included) as given. */
-function rawGet(address: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function rawGet(address: string, path: string, headers: Record<string, string>) {
   const port = Number(new URL(host.url).port);
-  return new Promise((resolve, reject) => {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = request({ host: address, port, path, headers }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d));
@@ -75,7 +81,8 @@ describe('while no administrator exists', () => {
       // A real connection from a non-loopback address; the Host and a CF-Connecting-IP header say
       // loopback, but the Node host believes the socket only.
       expect(otherAddress, 'a non-loopback IPv4 address of this machine').toBeDefined();
-      const res = await rawGet(otherAddress!, `${root()}/first-run`, { Host: `127.0.0.1:${new URL(host.url).port}`, 'CF-Connecting-IP': '127.0.0.1' });
+      const headers = { Host: `127.0.0.1:${new URL(host.url).port}`, 'CF-Connecting-IP': '127.0.0.1' };
+      const res = await rawGet(otherAddress!, `${root()}/first-run`, headers);
       expect(res.status).toBe(403);
       expect(JSON.parse(res.body).detail).toContain("service's own machine");
     } else {
@@ -92,12 +99,17 @@ describe('while no administrator exists', () => {
   });
 
   it('refused through a proxy (forwarding headers) and under a non-loopback host name (DNS rebinding)', async () => {
-    const proxied: Record<string, string>[] = [{ 'X-Forwarded-For': '192.0.2.9' }, { Forwarded: 'for=192.0.2.9' }, { 'X-Real-IP': '192.0.2.9' }];
+    const proxied: Record<string, string>[] = [
+      { 'X-Forwarded-For': '192.0.2.9' },
+      { Forwarded: 'for=192.0.2.9' },
+      { 'X-Real-IP': '192.0.2.9' },
+    ];
     for (const headers of proxied) {
       const res = await fetch(page(), { headers });
       expect(res.status, JSON.stringify(headers)).toBe(403);
     }
-    const rebound = await rawGet('127.0.0.1', `${root()}/first-run`, { Host: `attacker.example:${new URL(host.url).port}` });
+    const attacker = { Host: `attacker.example:${new URL(host.url).port}` };
+    const rebound = await rawGet('127.0.0.1', `${root()}/first-run`, attacker);
     expect(rebound.status).toBe(403);
   });
 
@@ -110,7 +122,7 @@ describe('while no administrator exists', () => {
     expect((await fetch(page())).status).toBe(200);
   });
 
-  it('checks the password policy and the repeated password (JSON problem, or the form again for a browser)', async () => {
+  it('checks the password policy and the repeated password (a problem, or the form again for a browser)', async () => {
     const weak = await form({ login: 'first', password: 'weak' });
     expect(weak.status).toBe(422);
     const body = (await weak.json()) as { code: string; violations: { rule: string }[] };
@@ -133,7 +145,8 @@ describe('creating the first administrator', () => {
     expect(res.status).toBe(201);
     expect(await res.text()).toContain('Administrator "first" created');
 
-    const login = await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: basic('first', PASSWORD) } });
+    const auth = { Authorization: basic('first', PASSWORD) };
+    const login = await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: auth });
     expect(login.status).toBe(200);
     expect(((await login.json()) as { role: string }).role).toBe('admin');
 
@@ -141,7 +154,8 @@ describe('creating the first administrator', () => {
     try {
       const events = await database.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'user.created'));
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ stream: 'crud_admin', subjectLogin: 'first', actorId: null, data: { role: 'admin', via: 'first-run' } });
+      const data = { role: 'admin', via: 'first-run' };
+      expect(events[0]).toMatchObject({ stream: 'crud_admin', subjectLogin: 'first', actorId: null, data });
     } finally {
       database.close();
     }
@@ -161,6 +175,17 @@ describe('creating the first administrator', () => {
   });
 });
 
+interface Operation {
+  security?: unknown[];
+  responses: object;
+  'x-required-roles'?: unknown;
+}
+
+async function openapi(): Promise<{ paths: Record<string, Record<string, Operation>> }> {
+  const res = await fetch(`${baseUrl()}/openapi.json`);
+  return (await res.json()) as { paths: Record<string, Record<string, Operation>> };
+}
+
 describe('the shared host (an administrator exists)', () => {
   it('/ and ROOT_PATH redirect to the docs, which answer', async () => {
     const res = await fetch(`${new URL(baseUrl()).origin}/`, { redirect: 'manual' });
@@ -171,7 +196,7 @@ describe('the shared host (an administrator exists)', () => {
   });
 
   it('the OpenAPI description lists the first-run page without security or roles', async () => {
-    const doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown[]; responses: object; 'x-required-roles'?: unknown }>> };
+    const doc = await openapi();
     const op = doc.paths[`${new URL(baseUrl()).pathname}/first-run`]!;
     expect(op.post!.security).toEqual([]);
     expect(op.post!['x-required-roles']).toBeUndefined();
@@ -179,10 +204,16 @@ describe('the shared host (an administrator exists)', () => {
   });
 
   it('operations that need no login (logins, OIDC, the tunnel, first run) declare no roles', async () => {
-    const doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown[]; 'x-required-roles'?: unknown }>> };
-    const open = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => !op.security || op.security.length === 0).map(([m, op]) => ({ at: `${m} ${path}`, roles: op['x-required-roles'] })));
+    const doc = await openapi();
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => !op.security || op.security.length === 0)
+        .map(([m, op]) => ({ at: `${m} ${path}`, roles: op['x-required-roles'] })),
+    );
     const root = new URL(baseUrl()).pathname;
-    expect(open.map((o) => o.at)).toEqual(expect.arrayContaining([`post ${root}/v3/login`, `post ${root}/v3/oauth_login`, `post ${root}/v3/login/union`, `get ${root}/v3/oidc/login/{idp_name}`, `post ${root}/v3/sentry-tunnel`]));
+    const logins = ['post /v3/login', 'post /v3/oauth_login', 'post /v3/login/union', 'get /v3/oidc/login/{idp_name}'];
+    const expected = [...logins, 'post /v3/sentry-tunnel'].map((o) => o.replace(' ', ` ${root}`));
+    expect(open.map((o) => o.at)).toEqual(expect.arrayContaining(expected));
     expect(open.filter((o) => o.roles !== undefined).map((o) => o.at)).toEqual([]);
   });
 });

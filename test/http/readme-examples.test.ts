@@ -16,7 +16,8 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const README_ORIGIN = 'http://127.0.0.1:8001';
 
 /** The marked examples, in README order. */
-const examples = [...README.matchAll(/<!-- example:([\w-]+) -->\n```sh\n([\s\S]*?)\n```/g)].map((m) => ({ name: m[1]!, script: m[2]! }));
+const MARKED = /<!-- example:([\w-]+) -->\n```sh\n([\s\S]*?)\n```/g;
+const examples = [...README.matchAll(MARKED)].map((m) => ({ name: m[1]!, script: m[2]! }));
 
 /** The quick start's first administrator, as its command sets it. */
 const quickStart = README.match(/AUTH_BOOTSTRAP_ADMIN_LOGIN=(\S+) AUTH_BOOTSTRAP_ADMIN_PASSWORD='([^']+)' npm start/);
@@ -33,7 +34,9 @@ const CHECKS: Record<string, Check> = {
     expect(json(login!)).toMatchObject({ user: { login: 'admin' } });
     expect(json(me!)).toMatchObject({ login: 'admin', role: 'admin' });
   },
-  'create-user': (out) => expect(json(out)).toMatchObject({ login: 'j.doe', displayName: 'John Doe', role: 'user', status: 'active' }),
+  'create-user': (out) => {
+    expect(json(out)).toMatchObject({ login: 'j.doe', displayName: 'John Doe', role: 'user', status: 'active' });
+  },
   'patch-settings': (out) => {
     const items = json(out).items as { name: string; value: unknown; source: string }[];
     expect(items.find((i) => i.name === 'AUTH_FAILED_COUNT')).toMatchObject({ value: 5, source: 'ui' });
@@ -50,8 +53,10 @@ let host: RunningHost;
 let cwd: string;
 
 beforeAll(async () => {
-  expect(quickStart, 'the quick start sets AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD').not.toBeNull();
-  host = await startTestHost(inject('hostKind'), { AUTH_BOOTSTRAP_ADMIN_LOGIN: quickStart![1]!, AUTH_BOOTSTRAP_ADMIN_PASSWORD: quickStart![2]! });
+  expect(quickStart, 'the quick start sets AUTH_BOOTSTRAP_ADMIN_LOGIN and _PASSWORD').not.toBeNull();
+  const [, login, password] = quickStart!;
+  const admin = { AUTH_BOOTSTRAP_ADMIN_LOGIN: login!, AUTH_BOOTSTRAP_ADMIN_PASSWORD: password! };
+  host = await startTestHost(inject('hostKind'), admin);
   cwd = mkdtempSync(join(tmpdir(), 'auth-readme-'));
 });
 afterAll(async () => {
@@ -79,7 +84,9 @@ describe('README examples', () => {
   it('are marked, and each has a check', () => {
     expect(examples.map((e) => e.name)).toEqual(Object.keys(CHECKS));
     // curl examples name the quick start's address (which the test replaces by its host's).
-    for (const e of examples.filter((x) => x.script.includes('curl'))) expect(e.script, e.name).toContain(`${README_ORIGIN}/api/auth/`);
+    for (const e of examples.filter((x) => x.script.includes('curl'))) {
+      expect(e.script, e.name).toContain(`${README_ORIGIN}/api/auth/`);
+    }
   });
 
   it('quote credentials so that a shell passes them unchanged', () => {

@@ -35,9 +35,9 @@ afterAll(async () => {
 });
 
 /** Runs `npm run ops -- ...args` (as tsx scripts/ops.ts) with `stdin`, from an empty directory (no .env). */
-function ops(libsqlUrl: string, args: string[], stdin = ''): Promise<{ code: number | null; out: string; err: string }> {
+function ops(libsqlUrl: string, args: string[], stdin = '') {
   const cwd = mkdtempSync(join(tmpdir(), 'auth-ops-cwd-'));
-  return new Promise((res) => {
+  return new Promise<{ code: number | null; out: string; err: string }>((res) => {
     const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'scripts/ops.ts'), ...args], {
       cwd,
       env: { PATH: process.env.PATH, LIBSQL_URL: libsqlUrl },
@@ -67,7 +67,13 @@ interface Service {
 
 /** A migrated database with the one administrator, and the app (as both hosts build it) over it. */
 async function service(url: string): Promise<Service> {
-  const config = parseEnvironment({ LIBSQL_URL: url, AUTH_BOOTSTRAP_ADMIN_LOGIN: ADMIN.login, AUTH_BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password, AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL' });
+  const config = parseEnvironment({
+    LIBSQL_URL: url,
+    AUTH_BOOTSTRAP_ADMIN_LOGIN: ADMIN.login,
+    AUTH_BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+    AUTH_LOG_LEVEL: 'CRITICAL',
+    AUTH_ACCESS_LOG_LEVEL: 'CRITICAL',
+  });
   const database = openDatabase(config);
   cleanups.push(() => database.close());
   await migrateDatabase(database.db, config.get('DB_SCHEMA'));
@@ -92,9 +98,11 @@ async function service(url: string): Promise<Service> {
     call,
     async login(login, password) {
       const res = await call('/v3/login_without_session', { method: 'POST', auth: [login, password] });
-      return { status: res.status, code: res.status === 200 ? undefined : ((await res.json()) as { code: string }).code };
+      if (res.status === 200) return { status: 200 };
+      return { status: res.status, code: ((await res.json()) as { code: string }).code };
     },
-    events: (type) => database.db.select().from(auditOutbox).where(eq(auditOutbox.type, type)).orderBy(asc(auditOutbox.at)),
+    events: (type) =>
+      database.db.select().from(auditOutbox).where(eq(auditOutbox.type, type)).orderBy(asc(auditOutbox.at)),
   };
 }
 
@@ -117,7 +125,8 @@ async function remoteDatabase(): Promise<string> {
 /** The audit event of an operator command: actor "operator", no actor account. */
 function expectOperatorEvent(events: (typeof auditOutbox.$inferSelect)[], subject?: string) {
   expect(events).toHaveLength(1);
-  expect(events[0]).toMatchObject({ stream: 'crud_admin', actorLogin: 'operator', actorId: null, ...(subject ? { subjectLogin: subject } : {}) });
+  const about = subject ? { subjectLogin: subject } : {};
+  expect(events[0]).toMatchObject({ stream: 'crud_admin', actorLogin: 'operator', actorId: null, ...about });
 }
 
 describe.each([
@@ -155,7 +164,12 @@ describe.each([
     expect(run.out + run.err).not.toContain('N3w@pass');
     expect((await s.login(ADMIN.login, ADMIN.password)).code).toBe('INVALID_CREDENTIALS');
     expect((await s.login(ADMIN.login, 'N3w@pass')).code).toBe('PASSWORD_EXPIRED');
-    const change = await s.call('/v4/users/me/password', { method: 'PUT', auth: [ADMIN.login, 'N3w@pass'], headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ oldPassword: 'N3w@pass', newPassword: 'Own@pass9' }) });
+    const change = await s.call('/v4/users/me/password', {
+      method: 'PUT',
+      auth: [ADMIN.login, 'N3w@pass'],
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ oldPassword: 'N3w@pass', newPassword: 'Own@pass9' }),
+    });
     expect(change.status).toBe(204);
     expect((await s.login(ADMIN.login, 'Own@pass9')).status).toBe(200);
     expectOperatorEvent(await s.events('password.reset'), 'admin');
@@ -186,9 +200,11 @@ describe('npm run ops: the other commands (Node host\'s database file)', () => {
     expect((await s.login('second', 'S3cond#admin')).code).toBe('PASSWORD_EXPIRED');
     const events = await s.events('user.created');
     expect(events.map((e) => e.subjectLogin)).toEqual(['admin', 'second']);
-    expect(events[1]).toMatchObject({ actorLogin: 'operator', actorId: null, data: { role: 'admin', via: 'operator' } });
+    const data = { role: 'admin', via: 'operator' };
+    expect(events[1]).toMatchObject({ actorLogin: 'operator', actorId: null, data });
     const listed = await ops(s.url, ['list-admins']);
-    expect(listed.out.split('\n').filter((l) => l.includes('[admin,')).map((l) => l.split(' ')[0])).toEqual(['admin', 'second']);
+    const admins = listed.out.split('\n').filter((l) => l.includes('[admin,'));
+    expect(admins.map((l) => l.split(' ')[0])).toEqual(['admin', 'second']);
   });
 
   it('never takes a password from the command line; unknown logins and commands are plain errors', async () => {

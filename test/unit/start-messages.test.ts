@@ -28,7 +28,8 @@ function tempDir(): string {
 /** Runs a command (argv) in `cwd` and collects its output. */
 function run(argv: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; out: string }> {
   return new Promise((res) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
@@ -54,7 +55,8 @@ describe('a port in use', () => {
   it('npm start: names AUTH_BIND_PORT and what to do, before starting the development bridge', async () => {
     const port = await busyPort();
     const cwd = tempDir();
-    const { code, out } = await run(node('worker/node/main.ts'), { AUTH_BIND_PORT: String(port), LIBSQL_URL: `file:${join(cwd, 'a.db')}` }, cwd);
+    const env = { AUTH_BIND_PORT: String(port), LIBSQL_URL: `file:${join(cwd, 'a.db')}` };
+    const { code, out } = await run(node('worker/node/main.ts'), env, cwd);
     expect(code).toBe(1);
     expect(out).toContain(`cannot start: port ${port} is already in use`);
     expect(out).toContain('set AUTH_BIND_PORT to a free port');
@@ -68,20 +70,23 @@ describe('a port in use', () => {
   it('npm run dev:edge: names DEV_EDGE_LIBSQL_PORT or DEV_EDGE_PORT, plainly (no stack trace)', async () => {
     const cwd = tempDir();
     const libsql = await busyPort('127.0.0.1');
-    const first = await run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: String(libsql), DEV_EDGE_PORT: '0' }, cwd);
+    const devEdge = (libsqlPort: number, edgePort: number) =>
+      run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: `${libsqlPort}`, DEV_EDGE_PORT: `${edgePort}` }, cwd);
+    const first = await devEdge(libsql, 0);
     expect(first.code).toBe(1);
     // DEV_EDGE_PORT 0 is not a port one can open in a browser: refused first, plainly.
     expect(first.out).toBe('dev:edge cannot start: DEV_EDGE_PORT must be a port number (1..65535), received "0"\n');
 
     const edge = await busyPort('127.0.0.1');
-    const second = await run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: String(libsql), DEV_EDGE_PORT: String(edge) }, cwd);
+    const second = await devEdge(libsql, edge);
     expect(second.code).toBe(1);
-    expect(second.out).toContain(`dev:edge cannot start: port ${libsql} is already in use, so the libSQL dev server cannot listen there (DEV_EDGE_LIBSQL_PORT)`);
+    const said = `port ${libsql} is already in use, so the libSQL dev server cannot listen there`;
+    expect(second.out).toContain(`dev:edge cannot start: ${said} (DEV_EDGE_LIBSQL_PORT)`);
     expect(second.out).not.toMatch(/\n\s+at /);
 
     const free = await busyPort('127.0.0.1');
     cleanups.pop()!(); // closes it: a free port for the libSQL dev server
-    const third = await run(node('scripts/dev-edge.ts'), { DEV_EDGE_LIBSQL_PORT: String(free), DEV_EDGE_PORT: String(edge) }, cwd);
+    const third = await devEdge(free, edge);
     expect(third.code).toBe(1);
     expect(third.out).toContain(`port ${edge} is already in use, so wrangler dev cannot listen there (DEV_EDGE_PORT)`);
     expect(third.out.trim().split('\n')).toHaveLength(1);
@@ -94,8 +99,9 @@ describe('configuration errors', () => {
   it('on a terminal: readable lines, one per bad variable (no JSON, no \\n escapes)', async () => {
     const cwd = tempDir();
     // `script` runs the host on a pseudo-terminal, as a person's shell does.
-    const command = [process.execPath, '--import', TSX, join(ROOT, 'worker/node/main.ts')].map((a) => `'${a}'`).join(' ');
-    const { out } = await run(['script', '-qec', command, '/dev/null'], { AUTH_BIND_PORT: 'http', AUTH_FAILED_COUNT: '0', AUTH_BRIDGE_EMBEDDED: 'False' }, cwd);
+    const command = node('worker/node/main.ts').map((a) => `'${a}'`).join(' ');
+    const env = { AUTH_BIND_PORT: 'http', AUTH_FAILED_COUNT: '0', AUTH_BRIDGE_EMBEDDED: 'False' };
+    const { out } = await run(['script', '-qec', command, '/dev/null'], env, cwd);
     const lines = out.replace(/\r/g, '').trim().split('\n');
     expect(lines[0]).toBe('error: invalid configuration:');
     expect(lines).toContain('  AUTH_BIND_PORT (BIND_PORT): expected integer in 0..65535, received "http"');
@@ -105,7 +111,8 @@ describe('configuration errors', () => {
 
   it('not on a terminal: one JSON line (the log format)', () => {
     const line = formatMessage('CRITICAL', 'invalid configuration:\nA: bad', false, new Date(0));
-    expect(JSON.parse(line)).toEqual({ time: '1970-01-01T00:00:00.000Z', level: 'CRITICAL', msg: 'invalid configuration:\nA: bad' });
+    const expected = { time: '1970-01-01T00:00:00.000Z', level: 'CRITICAL', msg: 'invalid configuration:\nA: bad' };
+    expect(JSON.parse(line)).toEqual(expected);
     expect(formatMessage('WARNING', 'careful', true)).toBe('warning: careful\n');
   });
 });

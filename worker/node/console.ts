@@ -23,7 +23,10 @@ export function say(level: StartLevel, message: string): void {
 /** Thrown when a port to listen on is taken; the message names the variable that sets it. */
 export class PortInUseError extends Error {
   constructor(readonly port: number, readonly variable: string, what: string) {
-    super(`port ${port} is already in use, so ${what} cannot listen there (${variable}). Stop what listens on it (another start of this service?), or set ${variable} to a free port.`);
+    super(
+      `port ${port} is already in use, so ${what} cannot listen there (${variable}). `
+        + `Stop what listens on it (another start of this service?), or set ${variable} to a free port.`,
+    );
     this.name = 'PortInUseError';
   }
 }
@@ -32,17 +35,18 @@ export class PortInUseError extends Error {
  * Checks that `port` can be listened on at `host` (all interfaces when undefined) by briefly
  * listening on it. Port 0 (any free port) always passes. Throws PortInUseError when taken.
  */
-export async function assertPortFree(port: number, host: string | undefined, variable: string, what: string): Promise<void> {
+export async function assertPortFree(port: number, host: string | undefined, variable: string, what: string) {
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const server = createServer();
-    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(port, variable, what) : err));
+    server.once('error', (err) => reject(describeListenError(err, port, variable, what)));
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolve()));
   });
 }
 
 /** Turns a listen error into the message a person can act on (EADDRINUSE names the variable). */
 export function describeListenError(err: unknown, port: number, variable: string, what: string): Error {
-  if (err instanceof Error && (err as NodeJS.ErrnoException).code === 'EADDRINUSE') return new PortInUseError(port, variable, what);
+  const inUse = err instanceof Error && (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+  if (inUse) return new PortInUseError(port, variable, what);
   return err instanceof Error ? err : new Error(String(err));
 }

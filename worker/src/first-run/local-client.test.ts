@@ -5,14 +5,19 @@ const req = (url: string, headers: Record<string, string> = {}) => new Request(u
 
 describe('the first-run page decides who is local', () => {
   it('loopback addresses: 127.0.0.0/8, ::1 and IPv4-mapped 127.x; nothing else', () => {
-    for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1']) expect(isLoopbackAddress(a), a).toBe(true);
-    for (const a of [undefined, '', '192.0.2.2', '10.0.0.1', '::ffff:10.0.0.1', 'fd00::2', '128.0.0.1', '127.0.0', '127.0.0.256', 'localhost', '1127.0.0.1'])
+    const loopback = ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1'];
+    for (const a of loopback) expect(isLoopbackAddress(a), a).toBe(true);
+    const others = [undefined, '', '192.0.2.2', '10.0.0.1', '::ffff:10.0.0.1', 'fd00::2', '128.0.0.1', '127.0.0'];
+    for (const a of [...others, '127.0.0.256', 'localhost', '1127.0.0.1']) {
       expect(isLoopbackAddress(a), String(a)).toBe(false);
+    }
   });
 
   it('loopback host names: localhost, 127.x, [::1]', () => {
     for (const h of ['localhost', '127.0.0.1', '[::1]']) expect(isLoopbackHostname(h), h).toBe(true);
-    for (const h of ['localhost.attacker.example', 'attacker.example', '192.0.2.2', '127.0.0.1.nip.io']) expect(isLoopbackHostname(h), h).toBe(false);
+    for (const h of ['localhost.attacker.example', 'attacker.example', '192.0.2.2', '127.0.0.1.nip.io']) {
+      expect(isLoopbackHostname(h), h).toBe(false);
+    }
   });
 
   it('local: a loopback client, a loopback host name, no proxy header', () => {

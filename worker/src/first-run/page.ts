@@ -4,12 +4,21 @@ import { checkPassword, type PasswordPolicy } from '../auth/password-policy.js';
 import { htmlDocument } from '../http/html.js';
 
 /** No script at all; forms post to this page only. */
-export const FIRST_RUN_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+export const FIRST_RUN_CSP = [
+  "default-src 'none'",
+  "style-src 'unsafe-inline'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 const STYLE = html`<style>
 body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 3rem auto; padding: 0 1rem; }
-label { display: block; margin-top: 1rem; } input { width: 100%; padding: .4rem; font: inherit; box-sizing: border-box; }
-button { margin-top: 1.5rem; padding: .5rem 1.2rem; font: inherit; } .errors { color: #a00; } code { background: #eee; padding: 0 .2rem; }
+label { display: block; margin-top: 1rem; }
+input { width: 100%; padding: .4rem; font: inherit; box-sizing: border-box; }
+button { margin-top: 1.5rem; padding: .5rem 1.2rem; font: inherit; }
+.errors { color: #a00; }
+code { background: #eee; padding: 0 .2rem; }
 </style>`;
 
 /** The password policy in words: what a new password needs. */
@@ -19,8 +28,17 @@ export function policyInWords(policy: PasswordPolicy): string[] {
   return [`${policy.minLength} to ${policy.maxLength} characters`, ...minimums];
 }
 
+export interface FormOptions {
+  title: string;
+  action: string;
+  policy: PasswordPolicy;
+  /** The login of a refused attempt, shown again. */
+  login?: string;
+  errors?: string[];
+}
+
 /** The form that creates the first administrator (with the errors of a refused attempt). */
-export function firstRunForm(o: { title: string; action: string; policy: PasswordPolicy; login?: string; errors?: string[] }) {
+export function firstRunForm(o: FormOptions) {
   const errors = o.errors ?? [];
   return htmlDocument({
     title: `${o.title} — first administrator`,
@@ -44,8 +62,11 @@ export function firstRunDone(o: { title: string; login: string; docsUrl: string;
     title: `${o.title} — administrator created`,
     head: STYLE,
     body: html`<h1>Administrator "${o.login}" created</h1>
-<p>This page is now gone. Log in with that login and password, e.g. in <a href="${o.docsUrl}">the API docs</a> (Authorize), or:</p>
+<p>This page is now gone. Log in with that login and password, e.g. in
+<a href="${o.docsUrl}">the API docs</a> (Authorize), or:</p>
 <p><code>curl -u '${o.login}:YOUR-PASSWORD' -X POST ${o.apiUrl}/v3/login_without_session</code></p>
-<p>Should the password be forgotten or the account locked: <code>npm run ops -- reset-password ${o.login}</code> or <code>npm run ops -- unlock ${o.login}</code> on a machine that reaches the database.</p>`,
+<p>Should the password be forgotten or the account locked:
+<code>npm run ops -- reset-password ${o.login}</code> or <code>npm run ops -- unlock ${o.login}</code>
+on a machine that reaches the database.</p>`,
   });
 }

@@ -38,9 +38,12 @@ const Form = z
   .openapi('FirstRunForm');
 
 const DESCRIPTION = [
-  'While no administrator exists, creates the first one: no login needed, so only a client on the service\'s machine may use it:',
-  'the client address must be loopback (Node host: the socket\'s peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL\'s host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403.',
-  '404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).',
+  'While no administrator exists, creates the first one: no login needed, so only a client on the',
+  "service's machine may use it: the client address must be loopback (Node host: the socket's peer;",
+  'edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL\'s host a',
+  'loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host,',
+  'X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way',
+  'back to a locked-out or forgotten one).',
 ].join(' ');
 
 // Documented in the OpenAPI description; served by plain handlers (HTML or JSON by Accept, and the
@@ -63,11 +66,20 @@ const postRoute = createRoute({
   path: FIRST_RUN_PATH,
   tags: ['user_v4'],
   summary: 'Create the first administrator (first-run form post)',
-  description: `${DESCRIPTION} The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such as curl, is no browser and cannot be led into a cross-site post). The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run). A browser (Accept: text/html) gets HTML pages, other clients JSON.`,
+  description: [
+    DESCRIPTION,
+    'The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such',
+    'as curl, is no browser and cannot be led into a cross-site post). The password must pass the',
+    'password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
+    'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
+  ].join(' '),
   security: [],
   request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: Form } } } },
   responses: {
-    201: { description: 'the administrator (HTML page for a browser)', content: { 'application/json': { schema: PublicUserSchema } } },
+    201: {
+      description: 'the administrator (HTML page for a browser)',
+      content: { 'application/json': { schema: PublicUserSchema } },
+    },
     ...problemResponses(400, 403, 404, 409, 415, 422),
   },
 });
@@ -75,10 +87,13 @@ const postRoute = createRoute({
 /** 404 once an administrator exists; 403 for a client that is not on this machine. */
 async function assertOffered(c: Context<AppEnv>): Promise<void> {
   if (await adminExists(c.var.db)) {
-    throw new ProblemError('NOT_FOUND', { detail: 'an administrator exists: the first-run page is gone (a locked-out or forgotten administrator: npm run ops)' });
+    const detail = 'an administrator exists: the first-run page is gone (a locked-out or forgotten one: npm run ops)';
+    throw new ProblemError('NOT_FOUND', { detail });
   }
   if (!isLocal(c)) {
-    throw new ProblemError('FORBIDDEN', { detail: 'the first-run page answers only on the service\'s own machine: open it from a browser there, through 127.0.0.1 or localhost, without a proxy' });
+    const detail = "the first-run page answers only on the service's own machine: open it from a browser there, "
+      + 'through 127.0.0.1 or localhost, without a proxy';
+    throw new ProblemError('FORBIDDEN', { detail });
   }
 }
 
@@ -91,9 +106,20 @@ function assertSameOrigin(c: Context<AppEnv>): void {
   const origin = c.req.header('Origin');
   const site = c.req.header('Sec-Fetch-Site');
   const own = new URL(c.req.url).origin;
-  const crossSite = origin !== undefined ? origin !== own : site !== undefined && site !== 'same-origin' && site !== 'none';
-  if (crossSite) throw new ProblemError('FORBIDDEN', { detail: 'cross-site form post refused', extensions: { reason: 'csrf' } });
+  const sameSite = site === undefined || site === 'same-origin' || site === 'none';
+  const crossSite = origin !== undefined ? origin !== own : !sameSite;
+  if (crossSite) {
+    throw new ProblemError('FORBIDDEN', { detail: 'cross-site form post refused', extensions: { reason: 'csrf' } });
+  }
 }
+
+/** The form's errors as a validation problem. */
+function invalid(errors: FieldError[]): ProblemError {
+  const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  return new ProblemError('VALIDATION', { detail, extensions: { errors } });
+}
+
+const PAGE_HEADERS = { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control': 'no-store' };
 
 const wantsHtml = (c: Context<AppEnv>) => (c.req.header('Accept') ?? '').includes('text/html');
 
@@ -119,7 +145,7 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
   api.get(FIRST_RUN_PATH, async (c) => {
     await assertOffered(c);
     const form = firstRunForm({ title: o.title, action: pageUrl, policy: passwordPolicy(c.var.config) });
-    return c.html(form, 200, { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control': 'no-store' });
+    return c.html(form, 200, PAGE_HEADERS);
   });
 
   api.post(FIRST_RUN_PATH, async (c) => {
@@ -127,30 +153,32 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
     assertSameOrigin(c);
     const type = c.req.header('Content-Type') ?? '';
     if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) {
-      throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: 'send the form as application/x-www-form-urlencoded' });
+      const detail = 'send the form as application/x-www-form-urlencoded';
+      throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail });
     }
     const raw = Object.fromEntries(Object.entries(await c.req.parseBody()).filter(([, v]) => typeof v === 'string'));
     const login = typeof raw.login === 'string' ? raw.login : '';
     try {
       const parsed = Form.safeParse(raw);
       if (!parsed.success) {
-        const errors: FieldError[] = parsed.error.issues.map((i) => ({ location: 'form', path: i.path.map(String).join('.'), message: i.message }));
-        throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
+        const path = (i: { path: readonly PropertyKey[] }) => i.path.map(String).join('.');
+        throw invalid(parsed.error.issues.map((i) => ({ location: 'form', path: path(i), message: i.message })));
       }
       const body = parsed.data;
       if (body.passwordRepeat !== undefined && body.passwordRepeat !== body.password) {
-        const errors: FieldError[] = [{ location: 'form', path: 'passwordRepeat', message: 'the two passwords differ' }];
-        throw new ProblemError('VALIDATION', { detail: 'passwordRepeat: the two passwords differ', extensions: { errors } });
+        throw invalid([{ location: 'form', path: 'passwordRepeat', message: 'the two passwords differ' }]);
       }
       const user = await createFirstAdmin(c, body.login, body.password);
       if (!wantsHtml(c)) return c.json(toPublicUser(user, c.var.config), 201);
-      const done = firstRunDone({ title: o.title, login: user.login, docsUrl: `${o.root}${o.docsPrefix}`, apiUrl: `${new URL(c.req.url).origin}${o.root}` });
-      return c.html(done, 201, { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control': 'no-store' });
+      const apiUrl = `${new URL(c.req.url).origin}${o.root}`;
+      const done = firstRunDone({ title: o.title, login: user.login, docsUrl: `${o.root}${o.docsPrefix}`, apiUrl });
+      return c.html(done, 201, PAGE_HEADERS);
     } catch (err) {
       // A browser gets the form again with what to fix; other clients the problem.
       if (!(err instanceof ProblemError) || !wantsHtml(c) || err.status === 404) throw err;
-      const form = firstRunForm({ title: o.title, action: pageUrl, policy: passwordPolicy(c.var.config), login, errors: messagesOf(err) });
-      return c.html(form, err.status as 400, { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control': 'no-store' });
+      const policy = passwordPolicy(c.var.config);
+      const form = firstRunForm({ title: o.title, action: pageUrl, policy, login, errors: messagesOf(err) });
+      return c.html(form, err.status as 400, PAGE_HEADERS);
     }
   });
 }
@@ -163,7 +191,8 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
 async function createFirstAdmin(c: Context<AppEnv>, login: string, password: string) {
   const db = c.var.db;
   const now = c.var.deps.clock();
-  await db.delete(serviceMeta).where(and(eq(serviceMeta.key, CLAIM_KEY), sql`not exists (select 1 from ${users} where role = 'admin' and deleted_at is null)`));
+  const noAdmin = sql`not exists (select 1 from ${users} where role = 'admin' and deleted_at is null)`;
+  await db.delete(serviceMeta).where(and(eq(serviceMeta.key, CLAIM_KEY), noAdmin));
   try {
     return await createLocalAccount(
       { login, password, role: 'admin' },
@@ -180,7 +209,8 @@ async function createFirstAdmin(c: Context<AppEnv>, login: string, password: str
     );
   } catch (err) {
     if (err instanceof ProblemError && err.code === 'CONFLICT' && (await adminExists(db))) {
-      throw new ProblemError('NOT_FOUND', { detail: 'an administrator was created meanwhile: the first-run page is gone' });
+      const detail = 'an administrator was created meanwhile: the first-run page is gone';
+      throw new ProblemError('NOT_FOUND', { detail });
     }
     throw err;
   }

@@ -66,7 +66,11 @@ async function stateOf(ctx: OperatorContext, user: UserRow): Promise<AccountStat
 
 /** The live account of `login` (case-insensitive), or 404 naming it. */
 async function accountOf(db: Db, login: string): Promise<UserRow> {
-  const rows = await db.select().from(users).where(and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt))).limit(1);
+  const rows = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt)))
+    .limit(1);
   if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no account with the login "${login}"` });
   return rows[0];
 }
@@ -78,8 +82,13 @@ export async function describeAccount(ctx: OperatorContext, login: string): Prom
 
 /** Lists the live administrators with their state; the listing itself is audited. */
 export async function listAdministrators(ctx: OperatorContext): Promise<AccountState[]> {
-  const admins = await ctx.db.select().from(users).where(and(eq(users.role, 'admin'), isNull(users.deletedAt))).orderBy(asc(users.loginKey));
-  await ctx.db.batch([auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } })]);
+  const admins = await ctx.db
+    .select()
+    .from(users)
+    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
+    .orderBy(asc(users.loginKey));
+  const event = { type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } };
+  await ctx.db.batch([auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', ...event })]);
   return Promise.all(admins.map((u) => stateOf(ctx, u)));
 }
 
@@ -115,9 +124,17 @@ export async function resetPasswordOf(ctx: OperatorContext, login: string, passw
 }
 
 /** Creates another administrator (local account; policy-checked, audited). */
-export async function createAdministrator(ctx: OperatorContext, login: string, password: string, o: { mustChange?: boolean } = {}): Promise<AccountState> {
+export async function createAdministrator(
+  ctx: OperatorContext,
+  login: string,
+  password: string,
+  o: { mustChange?: boolean } = {},
+): Promise<AccountState> {
   const parsed = LoginSchema.safeParse(login);
-  if (!parsed.success) throw new ProblemError('VALIDATION', { detail: `login "${login}": ${parsed.error.issues.map((i) => i.message).join('; ')}` });
+  if (!parsed.success) {
+    const detail = `login "${login}": ${parsed.error.issues.map((i) => i.message).join('; ')}`;
+    throw new ProblemError('VALIDATION', { detail });
+  }
   const user = await createLocalAccount(
     { login, password, role: 'admin', mustChangePassword: o.mustChange ?? false },
     { db: ctx.db, config: ctx.config, hasher: ctx.hasher, now: ctx.now, actor: OPERATOR_ACTOR, via: 'operator' },

@@ -102,12 +102,17 @@ export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<v
 
 /** Unblocks an account (blocked by an admin or by inactivity) and restarts its inactivity period. */
 export async function unblockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
-  await updateAccount(ctx, user, { status: 'active', blockedReason: null, lastActivityAt: ctx.now }, { audit: { type: 'account.unblocked' } });
+  const set = { status: 'active' as const, blockedReason: null, lastActivityAt: ctx.now };
+  await updateAccount(ctx, user, set, { audit: { type: 'account.unblocked' } });
 }
 
 /** Whether a live administrator account exists (active or blocked). */
 export async function adminExists(db: Db): Promise<boolean> {
-  const rows = await db.select({ id: users.id }).from(users).where(and(eq(users.role, 'admin'), isNull(users.deletedAt))).limit(1);
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
+    .limit(1);
   return rows.length > 0;
 }
 

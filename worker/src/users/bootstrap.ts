@@ -43,19 +43,28 @@ export const FIRST_RUN_PATH = '/first-run';
  * bootstrap variables are ignored because an administrator exists (so a changed password is not
  * silently dropped), or how to get one. `firstRunUrl` is the first-run page, when the host offers it.
  */
-export function bootstrapNotice(result: BootstrapResult, config: ConfigSnapshot, firstRunUrl?: string): { level: 'INFO' | 'WARNING'; msg: string } | undefined {
+export function bootstrapNotice(
+  result: BootstrapResult,
+  config: ConfigSnapshot,
+  firstRunUrl?: string,
+): { level: 'INFO' | 'WARNING'; msg: string } | undefined {
   const login = config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN').trim();
   if (result === 'created') return { level: 'INFO', msg: `created the first administrator "${login}"` };
   if (result === 'admin-exists') {
     if (login === '' && config.get('AUTH_BOOTSTRAP_ADMIN_PASSWORD') === '') return undefined;
     return {
       level: 'WARNING',
-      msg: 'an administrator exists, so AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD are ignored (they only create the first one). For a locked-out or forgotten administrator: npm run ops -- unlock <login>, or npm run ops -- reset-password <login>',
+      msg:
+        'an administrator exists, so AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD are ignored (they '
+        + 'only create the first one). For a locked-out or forgotten administrator: npm run ops -- unlock <login>, '
+        + 'or npm run ops -- reset-password <login>',
     };
   }
   const page = firstRunUrl ? `open ${firstRunUrl} in a browser on this machine, or ` : '';
   return {
     level: 'WARNING',
-    msg: `no administrator exists yet: ${page}set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD and restart, or run npm run ops -- create-admin <login>`,
+    msg:
+      `no administrator exists yet: ${page}set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD `
+      + 'and restart, or run npm run ops -- create-admin <login>',
   };
 }

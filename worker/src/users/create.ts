@@ -52,7 +52,9 @@ export async function createLocalAccount(a: NewAccount, o: CreateAccountOptions)
     .from(loginReservations)
     .where(and(eq(loginReservations.loginKey, loginKey(a.login)), gt(loginReservations.until, o.now)));
   if (reserved[0]) {
-    throw new ProblemError('CONFLICT', { detail: `the login belonged to a deleted account and is reserved until ${new Date(reserved[0].until).toISOString()}` });
+    const until = new Date(reserved[0].until).toISOString();
+    const detail = `the login belonged to a deleted account and is reserved until ${until}`;
+    throw new ProblemError('CONFLICT', { detail });
   }
   const user = await createLocalUser(o.db, {
     login: a.login,
@@ -64,7 +66,14 @@ export async function createLocalAccount(a: NewAccount, o: CreateAccountOptions)
     sessionLimit: a.sessionLimit ?? null,
     now: o.now,
     extra: (u) => [
-      auditInsert(o.db, o.now, { stream: 'crud_admin', type: 'user.created', actor: o.actor, subject: u, requestId: o.requestId, data: { role: u.role, ...(o.via ? { via: o.via } : {}) } }),
+      auditInsert(o.db, o.now, {
+        stream: 'crud_admin',
+        type: 'user.created',
+        actor: o.actor,
+        subject: u,
+        requestId: o.requestId,
+        data: { role: u.role, ...(o.via ? { via: o.via } : {}) },
+      }),
       ...(o.extra?.(u) ?? []),
     ],
   });

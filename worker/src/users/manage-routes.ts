@@ -9,7 +9,15 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loginLocks, users } from '../../../schema/index.js';
-import { assertMayGrantAdmin, deleteAccount, liveAccount, unblockAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import {
+  assertMayGrantAdmin,
+  deleteAccount,
+  liveAccount,
+  unblockAccount,
+  unlockAccount,
+  updateAccount,
+  type AdminContext,
+} from './accounts.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 
