@@ -76,7 +76,7 @@ function bash(script: string): Promise<{ code: number | null; out: string; err: 
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (err += d));
-    child.on('exit', (code) => res({ code, out, err }));
+    child.on('close', (code) => res({ code, out, err }));
   });
 }
 

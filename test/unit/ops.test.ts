@@ -49,7 +49,7 @@ function ops(libsqlUrl: string, args: string[], stdin = '') {
     child.stderr.on('data', (d: Buffer) => (err += d));
     child.stdin.end(stdin);
     const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       clearTimeout(t);
       rmSync(cwd, { recursive: true, force: true });
       res({ code, out, err });

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { formatMessage } from '../../worker/node/console.js';
+import { startNodeTestHost } from '../harness/hosts.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
@@ -34,7 +35,7 @@ function run(argv: string[], env: Record<string, string>, cwd: string): Promise<
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
     const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       clearTimeout(t);
       res({ code, out });
     });
@@ -92,6 +93,21 @@ describe('a port in use', () => {
     expect(third.out.trim().split('\n')).toHaveLength(1);
     // Nothing was started: no database was made.
     expect(existsSync(join(cwd, 'data'))).toBe(false);
+  });
+});
+
+describe('the bootstrap variables', () => {
+  it('once an administrator exists, the start says the variables are ignored (not a silent no-op)', async () => {
+    const url = `file:${join(tempDir(), 'a.db')}`;
+    const first = await startNodeTestHost({ LIBSQL_URL: url });
+    await expect.poll(() => first.output()).toContain('created the first administrator \\"root-admin\\"');
+    await first.stop();
+    const second = await startNodeTestHost({ LIBSQL_URL: url, AUTH_BOOTSTRAP_ADMIN_PASSWORD: 'Chang3d@pass' });
+    const said = 'an administrator exists, so AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD are ignored';
+    await expect.poll(() => second.output()).toContain(said);
+    await second.stop();
+    expect(second.output()).toContain('npm run ops -- reset-password <login>');
+    expect(second.output().split(said)).toHaveLength(2);
   });
 });
 
