@@ -58,13 +58,6 @@ function rawGet(address: string, path: string, headers: Record<string, string>) 
 }
 
 describe('while no administrator exists', () => {
-  it('the host says how to get one (the Node host with the first-run page\'s URL)', async () => {
-    await fetch(`${host.url}/health/live`); // the edge host speaks at its first request
-    await expect.poll(() => host.output(), { timeout: 10_000 }).toContain('no administrator exists yet');
-    if (kind === 'node') expect(host.output()).toContain(`open ${host.url}/first-run in a browser on this machine`);
-    expect(host.output()).toContain('npm run ops -- create-admin <login>');
-  });
-
   it('ROOT_PATH, ROOT_PATH/ and / redirect to the first-run page', async () => {
     for (const path of [root(), `${root()}/`, '/']) {
       const res = await fetch(`${host.origin}${path}`, { redirect: 'manual' });

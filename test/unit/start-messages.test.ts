@@ -109,6 +109,14 @@ describe('the bootstrap variables', () => {
     expect(second.output()).toContain('npm run ops -- reset-password <login>');
     expect(second.output().split(said)).toHaveLength(2);
   });
+
+  it('while no administrator exists, the start says how to get one, the first-run page\'s URL first', async () => {
+    const host = await startNodeTestHost({ AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '' });
+    const said = `no administrator exists yet: open ${host.url}/first-run in a browser`;
+    await expect.poll(() => host.output()).toContain(said);
+    await host.stop();
+    expect(host.output()).toContain('npm run ops -- create-admin <login>');
+  });
 });
 
 describe('configuration errors', () => {
