@@ -207,6 +207,27 @@ describe('npm run ops: the other commands (Node host\'s database file)', () => {
     expect(admins.map((l) => l.split(' ')[0])).toEqual(['admin', 'second']);
   });
 
+  it('on a terminal: prompts twice without echo', async () => {
+    const s = await service(fileDatabase());
+    // `script` gives the command a pseudo-terminal, as a person's shell does; input is typed after each prompt.
+    const command = [process.execPath, '--import', TSX, join(ROOT, 'scripts/ops.ts'), 'reset-password', 'admin'];
+    const child = spawn('script', ['-qec', command.map((a) => `'${a}'`).join(' '), '/dev/null'], {
+      env: { PATH: process.env.PATH, LIBSQL_URL: s.url },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    const closed = new Promise<number | null>((res) => child.on('close', res));
+    await expect.poll(() => out, { timeout: 60_000 }).toContain('new password for admin: ');
+    child.stdin.write('Typ3d@pass\r');
+    await expect.poll(() => out, { timeout: 10_000 }).toContain('repeat it: ');
+    child.stdin.write('Typ3d@pass\r');
+    expect(await closed).toBe(0);
+    expect(out).toContain('password reset: admin');
+    expect(out).not.toContain('Typ3d@pass');
+    expect((await s.login(ADMIN.login, 'Typ3d@pass')).code).toBe('PASSWORD_EXPIRED');
+  });
+
   it('never takes a password from the command line; unknown logins and commands are plain errors', async () => {
     const s = await service(fileDatabase());
     const argv = await ops(s.url, ['reset-password', 'admin', 'N3w@pass']);

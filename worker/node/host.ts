@@ -28,6 +28,8 @@ export interface NodeHostOptions {
   migrate?: boolean;
   clock?: () => number;
   writeLog?: (line: string) => void;
+  /** Say what became of the first administrator (default true; WORKERS > 1: the first worker only). */
+  announce?: boolean;
 }
 
 export interface NodeHost {
@@ -124,7 +126,10 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     writeLog: o.writeLog,
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
-    clientAddress: (_request, bindings) => (bindings as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.remoteAddress,
+    clientAddress: (_request, bindings) => {
+      const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;
+      return incoming?.socket.remoteAddress;
+    },
   });
 
   const address = bindAddress(env);
@@ -139,7 +144,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   // Said once, after the URL is known; the first-run page answers loopback clients only.
   const onLoopback = /^http:\/\/(127\.|\[::1\]|localhost)/.test(urls[0]!);
   const notice = bootstrapNotice(bootstrap, env, onLoopback ? `${urls[0]}${FIRST_RUN_PATH}` : undefined);
-  if (notice) logger.log(notice.level, notice.msg);
+  if (notice && (o.announce ?? true)) logger.log(notice.level, notice.msg);
 
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 5 minutes.
   const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock() }).catch((err) => logger.error('jobs failed', { err }));

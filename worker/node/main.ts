@@ -47,7 +47,8 @@ async function main(): Promise<void> {
     // Specification: generated at every start when unset; sessions may not survive a restart.
     env.SESSION_SECRET_KEY = randomBytes(32).toString('base64url');
     process.env.SESSION_SECRET_KEY = env.SESSION_SECRET_KEY;
-    say('WARNING', 'SESSION_SECRET_KEY is not set: generated a key for this start; sessions will not survive a restart. Set SESSION_SECRET_KEY.');
+    const why = 'SESSION_SECRET_KEY is not set: generated a key for this start; sessions will not survive a restart.';
+    say('WARNING', `${why} Set SESSION_SECRET_KEY.`);
   }
 
   // The development bridge runs once (in the primary), and the workers reach it by its URL. The
@@ -64,12 +65,14 @@ async function main(): Promise<void> {
     } catch (err) {
       // The service runs without it (LDAP logins then answer 503); say why and how to fix it.
       const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-      say('WARNING', `no development bridge (LDAP logins will answer 503): ${why}. Install openssl, or set AUTH_BRIDGE_URL, or AUTH_BRIDGE_EMBEDDED=False`);
+      const fix = 'Install openssl, or set AUTH_BRIDGE_URL, or AUTH_BRIDGE_EMBEDDED=False';
+      say('WARNING', `no development bridge (LDAP logins will answer 503): ${why}. ${fix}`);
     }
     if (bridge) {
       env.AUTH_BRIDGE_URL = bridge.url;
       process.env.AUTH_BRIDGE_URL = bridge.url;
-      say('INFO', `development bridge on ${bridge.url} (mutual TLS, certificates beside ${config.get('BRIDGE_TLS_CERT')})`);
+      const certs = config.get('BRIDGE_TLS_CERT');
+      say('INFO', `development bridge on ${bridge.url} (mutual TLS, certificates beside ${certs})`);
     }
   }
 
@@ -97,7 +100,9 @@ async function main(): Promise<void> {
 
   let host;
   try {
-    host = await startNodeHost({ env, migrate: workers > 1 ? false : undefined });
+    // With WORKERS > 1 every worker starts a host; one says what became of the first administrator.
+    const announce = (cluster.worker?.id ?? 1) === 1;
+    host = await startNodeHost({ env, migrate: workers > 1 ? false : undefined, announce });
   } catch (err) {
     fail(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
   }
