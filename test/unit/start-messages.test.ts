@@ -4,7 +4,7 @@
  * configuration reads as lines on a terminal and stays one JSON line in a log.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -116,6 +116,26 @@ describe('the bootstrap variables', () => {
     await expect.poll(() => host.output()).toContain(said);
     await host.stop();
     expect(host.output()).toContain('npm run ops -- create-admin <login>');
+  });
+});
+
+describe('npm run dev:edge without an administrator', () => {
+  it('says how to get one: the first-run page, .dev.vars, or npm run ops', async () => {
+    const cwd = tempDir();
+    const [libsql, edge] = [await busyPort('127.0.0.1'), await busyPort('127.0.0.1')];
+    cleanups.pop()!();
+    cleanups.pop()!(); // both closed: two free ports
+    // In a scratch directory wrangler itself is not found, so the script stops after its hint.
+    const env = { DEV_EDGE_LIBSQL_PORT: `${libsql}`, DEV_EDGE_PORT: `${edge}`, AUTH_BRIDGE_EMBEDDED: 'False' };
+    const { out } = await run(node('scripts/dev-edge.ts'), env, cwd);
+    expect(out).toContain(`no administrator yet: open http://127.0.0.1:${edge}/api/auth/first-run in a browser`);
+    expect(out).toContain('AUTH_BOOTSTRAP_ADMIN_PASSWORD in .dev.vars');
+    expect(out).toContain(`LIBSQL_URL=http://127.0.0.1:${libsql} npm run ops -- create-admin <login>`);
+
+    const vars = "AUTH_BOOTSTRAP_ADMIN_LOGIN=admin\nAUTH_BOOTSTRAP_ADMIN_PASSWORD='Chang3@me'\n";
+    writeFileSync(join(cwd, '.dev.vars'), vars);
+    const withVars = await run(node('scripts/dev-edge.ts'), env, cwd);
+    expect(withVars.out).toContain('the worker creates "admin" (AUTH_BOOTSTRAP_ADMIN_* in .dev.vars)');
   });
 });
 
