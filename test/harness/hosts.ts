@@ -22,12 +22,12 @@ export interface RunningHost {
   url: string;
   /** Origin only, e.g. http://127.0.0.1:40123 */
   origin: string;
+  /** The host's database (a file: URL, or the libSQL dev server's http:// URL), for tests that read it. */
+  libsqlUrl: string;
   /** Everything the process printed so far (logs). */
   output(): string;
   /** The child process (Node host) for signal tests. */
   child: ChildProcess;
-  /** The host's database (file: on Node, the libSQL dev server on the edge), for tests that read it. */
-  libsqlUrl: string;
   stop(): Promise<void>;
 }
 
@@ -115,12 +115,13 @@ export const BASE_TEST_ENV: Record<string, string> = {
 export async function startNodeTestHost(env: Record<string, string> = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-node-'));
   const port = await freePort();
+  const libsqlUrl = env.LIBSQL_URL ?? `file:${join(dir, 'auth.db')}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
+      LIBSQL_URL: libsqlUrl,
       AUTH_BIND_HOST: '127.0.0.1',
       AUTH_BIND_PORT: String(port),
       ...BASE_TEST_ENV,
@@ -143,9 +144,9 @@ export async function startNodeTestHost(env: Record<string, string> = {}): Promi
     kind: 'node',
     url,
     origin: new URL(url).origin,
+    libsqlUrl,
     output: out,
     child,
-    libsqlUrl: `file:${join(dir, 'auth.db')}`,
     async stop() {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
@@ -197,9 +198,9 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
     kind: 'edge',
     url: `${origin}${root}`,
     origin,
+    libsqlUrl: sqld.url,
     output: out,
     child,
-    libsqlUrl: sqld.url,
     async stop() {
       await stopChild(child, true);
       await sqld.close();

@@ -28,6 +28,7 @@ import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
+import { registerFirstRun } from './first-run/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -145,6 +146,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerLdapServerAdmin(api);
   registerOidc(api);
   if (testClock) registerTestClock(api, testClock);
+  registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {
     root,
     docsPrefix: env.get('DOCS_PREFIX'),

@@ -30,6 +30,11 @@ export interface AppDeps {
   writeLog?: (line: string) => void;
   /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */
   bridge?: BridgeClient;
+  /**
+   * The client's address as the host knows it (Node: the socket's peer; edge: CF-Connecting-IP),
+   * for the first-run page, which answers loopback clients only. Absent: no client is local.
+   */
+  clientAddress?: (request: Request, env: unknown) => string | undefined;
 }
 
 /** The authenticated caller of a request. */
