@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { createApp } from '../src/app.js';
 import { runScheduledJobs } from '../src/jobs/index.js';
 import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
@@ -122,6 +123,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     writeLog: o.writeLog,
+    // The socket's peer: forwarded headers are believed only from AUTH_TRUSTED_PROXIES.
+    peerAddress: (c) => getConnInfo(c).remote.address,
   });
 
   const address = bindAddress(env);

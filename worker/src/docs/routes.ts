@@ -28,6 +28,22 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * Every static file is served with this policy. It matters for the HTML ones: Swagger UI's
+ * oauth2-redirect.html (the OAuth popup's landing page, which runs only its own oauth2-redirect.js
+ * and talks to its opener) may run scripts of this origin and nothing else: no inline script, no
+ * connection, no frame, no form, no plugin.
+ */
+export const STATIC_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 function docsHtml(title: string, staticBase: string, specUrl: string) {
   return htmlDocument({
     title: `${title} — API`,
@@ -66,12 +82,51 @@ function withOAuth2<D extends { paths?: object }>(doc: D): D {
   return doc;
 }
 
+type BodyOperation = { requestBody?: unknown; responses?: Record<string, unknown> };
+
+/**
+ * Documents the service-wide body limit on every operation that takes a body: a 413 problem.
+ * The Sentry tunnel declares its own (FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE) and keeps it.
+ */
+function withBodyLimit<D extends { paths?: object }>(doc: D, maxBytes: number): D {
+  for (const ops of Object.values(doc.paths ?? {}) as object[]) {
+    for (const op of Object.values(ops) as BodyOperation[]) {
+      if (!op.requestBody || !op.responses || '413' in op.responses) continue;
+      op.responses['413'] = {
+        description: `the body is larger than ${maxBytes} bytes (AUTH_MAX_BODY_SIZE), announced or counted while reading; refused before it is buffered`,
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      };
+    }
+  }
+  return doc;
+}
+
+/** Operations that check or hash a password from their body (the others do it for Basic). */
+const PASSWORD_BODIES = new Set(['post /v3/login', 'post /v3/oauth_login', 'post /v3/login/union', 'put /v4/users/me/password', 'post /v4/users', 'post /v4/users/{userId}/password']);
+const HASHING_BUSY = 'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
+
+/** Documents the 503 of a full password-hashing queue on every operation that may hash a password. */
+function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D {
+  for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, object][]) {
+    for (const [method, op] of Object.entries(ops) as [string, Operation & BodyOperation][]) {
+      const basic = op.security?.some((s) => 'basic' in s) ?? false;
+      if (!op.responses || (!basic && !PASSWORD_BODIES.has(`${method} ${path.slice(root.length)}`))) continue;
+      const existing = op.responses['503'] as { description: string } | undefined;
+      if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
+      else op.responses['503'] = { description: HASHING_BUSY, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    }
+  }
+  return doc;
+}
+
 export interface DocsOptions {
   root: string;
   docsPrefix: string;
   staticPath: string;
   title: string;
   description: string;
+  /** AUTH_MAX_BODY_SIZE, documented as each body-taking operation's 413. */
+  maxBodySize: number;
 }
 
 /** Registers the OpenAPI JSON, the docs page and the static files. */
@@ -93,7 +148,7 @@ export function registerDocs(app: App, o: DocsOptions): void {
   // Bearer credential also list oauth2, so the Authorize button's token is sent to them.
   let document: unknown;
   app.get('/openapi.json', (c) => {
-    document ??= withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: o.title, description: o.description, version: '1.0.0' }, tags: API_TAGS }));
+    document ??= withHashingBusy(withBodyLimit(withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: o.title, description: o.description, version: '1.0.0' }, tags: API_TAGS })), o.maxBodySize), o.root);
     return c.json(document);
   });
 
@@ -114,6 +169,7 @@ export function registerDocs(app: App, o: DocsOptions): void {
     headers.set('Content-Type', staticContentType(rel));
     headers.set('Cache-Control', rel.startsWith('vendor/') ? 'public, max-age=86400' : 'no-cache');
     headers.set('X-Content-Type-Options', 'nosniff');
+    headers.set('Content-Security-Policy', STATIC_CSP);
     return new Response(res.body, { status: 200, headers });
   });
 }

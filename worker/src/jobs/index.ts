@@ -2,6 +2,7 @@
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
+import { resealSecretsJob } from '../store/stored-secrets.js';
 
 export interface JobContext {
   db: Db;
@@ -15,7 +16,7 @@ export interface Job {
 }
 
 /** The registered jobs; each capability adds its own. */
-export const JOBS: Job[] = [blockInactiveAccounts, endSuperAccess, purgeLoginThrottle];
+export const JOBS: Job[] = [blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, resealSecretsJob];
 
 /** Runs every job once; one failing job does not stop the others. Returns the names that failed. */
 export async function runScheduledJobs(ctx: JobContext, jobs: readonly Job[] = JOBS): Promise<string[]> {

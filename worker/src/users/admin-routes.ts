@@ -80,7 +80,7 @@ export function registerUserAdmin(app: App): void {
       displayName: body.displayName ?? body.login,
       email: body.email ?? null,
       role: body.role,
-      passwordHash: await verifier.hasher.hash(body.password),
+      passwordHash: await verifier.limit(() => verifier.hasher.hash(body.password)),
       mustChangePassword: body.mustChangePassword,
       sessionLimit: body.sessionLimit ?? null,
       now,

@@ -199,7 +199,8 @@ export function registerUserManagement(app: App): void {
     const user = await target(c);
     const body = validated(c, 'json', Reset);
     const ctx = adminContext(c);
-    await setPassword(user, body.password, { db: ctx.db, config: c.var.config, verifier: c.var.deps.verifier, now: ctx.now, actor: ctx.actor, requestId: ctx.requestId, mustChange: body.mustChangePassword });
+    const verifier = c.var.deps.verifier;
+    await verifier.limit(() => setPassword(user, body.password, { db: ctx.db, config: c.var.config, verifier, now: ctx.now, actor: ctx.actor, requestId: ctx.requestId, mustChange: body.mustChangePassword }));
     return c.body(null, 204);
   });
 

@@ -114,11 +114,14 @@ export function registerMe(app: App): void {
     const { verifier, clock } = c.var.deps;
     const db = c.var.db;
     const user = c.var.principal.user;
-    // The old password is required even after Basic: a stolen token alone cannot change it.
-    if (!(await verifier.verify(user.passwordHash, body.oldPassword))) {
-      throw new ProblemError('VALIDATION', { detail: 'oldPassword is wrong', extensions: { errors: [{ location: 'json', path: 'oldPassword', message: 'wrong password' }] } });
-    }
-    await setPassword(user, body.newPassword, { db, config: c.var.config, verifier, now: clock(), actor: user, requestId: c.var.requestId });
+    // One hashing slot for the whole change (old password, history, new hash): 503 when busy.
+    await verifier.limit(async () => {
+      // The old password is required even after Basic: a stolen token alone cannot change it.
+      if (!(await verifier.verify(user.passwordHash, body.oldPassword))) {
+        throw new ProblemError('VALIDATION', { detail: 'oldPassword is wrong', extensions: { errors: [{ location: 'json', path: 'oldPassword', message: 'wrong password' }] } });
+      }
+      await setPassword(user, body.newPassword, { db, config: c.var.config, verifier, now: clock(), actor: user, requestId: c.var.requestId });
+    });
     return c.body(null, 204);
   });
 
