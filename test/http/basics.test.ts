@@ -55,12 +55,15 @@ describe('request ids', () => {
     expect(((await res.json()) as { requestId: string }).requestId).toBe(id);
   });
 
-  it('a well-formed incoming id is kept, a malformed one replaced', async () => {
-    const kept = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
-    expect(kept.headers.get('x-request-id')).toBe('trace-abc_123');
-    const replaced = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'bad id<script>' } });
-    expect(replaced.headers.get('x-request-id')).not.toContain('<');
-    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  it("the service's own id always: two requests with the same incoming id get two different ids", async () => {
+    const one = await fetch(`${base}/v3/nothing-here`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
+    const two = await fetch(`${base}/v3/nothing-here`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
+    const ids = [one.headers.get('x-request-id'), two.headers.get('x-request-id')];
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(((await one.json()) as { requestId: string }).requestId).toBe(ids[0]);
+    const malformed = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'bad id<script>' } });
+    expect(malformed.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
