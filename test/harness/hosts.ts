@@ -115,6 +115,8 @@ export interface TestHostOptions {
    * on the same data with another environment (e.g. rotated keys).
    */
   database?: string;
+  /** Edge host: let wrangler print the worker's own log lines (console.log), for tests that read them. */
+  workerLogs?: boolean;
 }
 
 /** Starts the Node host on a free port with a fresh embedded database (or `o.database`). */
@@ -178,7 +180,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}, o: Tes
 
   const port = await freePort();
   const inspector = await freePort();
-  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', 'info'];
+  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', o.workerLogs ? 'log' : 'info'];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const wrangler = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
   const child = spawn(process.execPath, [wrangler, ...args.slice(1)], {

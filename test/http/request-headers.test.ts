@@ -13,7 +13,7 @@ let proxied: RunningHost;
 
 beforeAll(async () => {
   // Loopback is the trusted proxy here: the test client plays the proxy.
-  proxied = await startTestHost(kind, { AUTH_TRUSTED_PROXIES: '127.0.0.1,::1' });
+  proxied = await startTestHost(kind, { AUTH_TRUSTED_PROXIES: '127.0.0.1,::1' }, { workerLogs: true });
 });
 afterAll(async () => {
   await proxied?.stop();
