@@ -255,7 +255,7 @@ export const REGISTRY = {
   BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
   BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
   BRIDGE_TLS_CA: str(D, 'AUTH_BRIDGE_TLS_CA', 'data/certs/dev-ca.pem', "Node host: file of the CA that signs the bridge's server certificate"),
-  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '', 'key that encrypts stored secrets (OIDC client secrets); empty: derived from SESSION_SECRET_KEY', {
+  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '', 'key that encrypts stored secrets (LDAP service passwords, OIDC client secrets); empty: derived from SESSION_SECRET_KEY', {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
