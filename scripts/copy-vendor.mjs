@@ -15,7 +15,9 @@ const src = dirname(require.resolve('swagger-ui-dist/package.json'));
 const dest = join(staticDir, 'vendor', 'swagger-ui');
 mkdirSync(dest, { recursive: true });
 // oauth2-redirect.html runs oauth2-redirect.js (no inline script): both, under STATIC_CSP.
-for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'oauth2-redirect.html', 'oauth2-redirect.js']) {
+const swaggerFiles = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'oauth2-redirect.html',
+  'oauth2-redirect.js'];
+for (const file of swaggerFiles) {
   copyFileSync(join(src, file), join(dest, file));
 }
 console.log(`swagger-ui assets copied to ${dest}`);

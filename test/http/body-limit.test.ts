@@ -104,7 +104,13 @@ function nextRequest(agent: Agent): Promise<{ status: number; reused: boolean }>
 }
 
 /** A login body of exactly `total` bytes (valid JSON, padded), for a login no other test uses. */
-const login = (total: number): Upload => ({ path: '/v3/login', head: `{"login":"${uniqueLogin('pad')}","password":"Wrong1$pw","pad":"`, tail: '"}', total, chunked: false });
+const login = (total: number): Upload => ({
+  path: '/v3/login',
+  head: `{"login":"${uniqueLogin('pad')}","password":"Wrong1$pw","pad":"`,
+  tail: '"}',
+  total,
+  chunked: false,
+});
 /** An account creation by the administrator (Basic), of exactly `total` bytes. */
 const createUser = (total: number): Upload => ({
   path: '/v4/users',
@@ -198,11 +204,14 @@ describe('request body limit', () => {
   });
 
   it('the OpenAPI description gives every operation with a body its 413', async () => {
-    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, { description: string }> }>> };
+    type Op = { requestBody?: unknown; responses: Record<string, { description: string }> };
+    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Op>> };
     const root = new URL(host.url).pathname;
     expect(doc.paths[`${root}/v3/login`]!.post!.responses['413']!.description).toContain('AUTH_MAX_BODY_SIZE');
     for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops)) if (op.requestBody) expect(op.responses['413'], `${method} ${path}`).toBeDefined();
+      for (const [method, op] of Object.entries(ops)) {
+        if (op.requestBody) expect(op.responses['413'], `${method} ${path}`).toBeDefined();
+      }
     }
   });
 });

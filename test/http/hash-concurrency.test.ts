@@ -14,7 +14,11 @@ const BURST = 16;
 let host: RunningHost;
 
 beforeAll(async () => {
-  host = await startTestHost(kind, { AUTH_PASSWORD_HASH_CONCURRENCY: '1', AUTH_PASSWORD_HASH_QUEUE: '0', AUTH_FAILED_COUNT: String(FAILED_COUNT) });
+  host = await startTestHost(kind, {
+    AUTH_PASSWORD_HASH_CONCURRENCY: '1',
+    AUTH_PASSWORD_HASH_QUEUE: '0',
+    AUTH_FAILED_COUNT: String(FAILED_COUNT),
+  });
 });
 afterAll(async () => {
   await host?.stop();
@@ -27,7 +31,8 @@ describe('password hashing bound', () => {
   it('a burst of parallel logins: some 503 with Retry-After, no other 5xx, and the 503s are not counted as failures', async () => {
     const login = uniqueLogin('burst');
     const password = 'Burst$pass1';
-    const created = await callJson('/v4/users', { base: host.url, method: 'POST', auth: basic(ADMIN.login, ADMIN.password), json: { login, password } });
+    const auth = basic(ADMIN.login, ADMIN.password);
+    const created = await callJson('/v4/users', { base: host.url, method: 'POST', auth, json: { login, password } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
 
     const answers = await Promise.all(Array.from({ length: BURST }, () => loginWithoutSession(login, 'Wrong$pass1')));
@@ -57,10 +62,13 @@ describe('password hashing bound', () => {
   });
 
   it('the OpenAPI description documents the 503 on operations that check passwords', async () => {
-    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
+    type Op = { responses: Record<string, { description: string }> };
+    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Op>> };
     const root = new URL(host.url).pathname;
-    for (const [path, method] of [['/v3/login', 'post'], ['/v3/login_without_session', 'post'], ['/v4/users/me/password', 'put']] as const) {
-      expect(doc.paths[`${root}${path}`]![method]!.responses['503']!.description, path).toContain('AUTH_PASSWORD_HASH_CONCURRENCY');
+    const ops = [['/v3/login', 'post'], ['/v3/login_without_session', 'post'], ['/v4/users/me/password', 'put']] as const;
+    for (const [path, method] of ops) {
+      const busy = doc.paths[`${root}${path}`]![method]!.responses['503']!;
+      expect(busy.description, path).toContain('AUTH_PASSWORD_HASH_CONCURRENCY');
     }
   });
 });

@@ -21,7 +21,11 @@ afterAll(async () => {
 
 /** Logs in as the administrator (JSON); returns the session cookie's name and value. */
 async function login(base: string, headers: Record<string, string> = {}): Promise<{ name: string; value: string }> {
-  const res = await fetch(`${base}/v3/login`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(ADMIN) });
+  const res = await fetch(`${base}/v3/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(ADMIN),
+  });
   expect(res.status).toBe(200);
   const set = res.headers.getSetCookie().find((c) => /^(__Secure-)?auth_session=/.test(c))!;
   const [name, value] = set.split(';')[0]!.split('=') as [string, string];
@@ -30,7 +34,8 @@ async function login(base: string, headers: Record<string, string> = {}): Promis
 
 /** POST /v3/logout with the session cookie under both names, from `origin`. */
 function logout(base: string, value: string, origin: string, headers: Record<string, string> = {}) {
-  return fetch(`${base}/v3/logout`, { method: 'POST', headers: { Cookie: `auth_session=${value}; __Secure-auth_session=${value}`, Origin: origin, ...headers } });
+  const cookie = `auth_session=${value}; __Secure-auth_session=${value}`;
+  return fetch(`${base}/v3/logout`, { method: 'POST', headers: { Cookie: cookie, Origin: origin, ...headers } });
 }
 
 describe('X-Forwarded-Proto', () => {

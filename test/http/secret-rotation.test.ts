@@ -48,7 +48,8 @@ async function restart(keys: Record<string, string>): Promise<RunningHost> {
 /** An LDAP login with Basic and X-LDAP-Name: it binds with the stored service password. */
 async function ldapLogin(h: RunningHost) {
   const alice = slapd.user('alice');
-  return callJson('/v3/login_without_session', { base: h.url, method: 'POST', auth: basic(alice.login, alice.password!), headers: { 'X-LDAP-Name': 'corp' } });
+  const auth = basic(alice.login, alice.password!);
+  return callJson('/v3/login_without_session', { base: h.url, method: 'POST', auth, headers: { 'X-LDAP-Name': 'corp' } });
 }
 
 describe('SESSION_SECRET_KEY rotation and stored secrets', () => {
@@ -73,7 +74,8 @@ describe('SESSION_SECRET_KEY rotation and stored secrets', () => {
 
     // The documented rotation: the new key, and the old one as SESSION_SECRET_KEY_PREVIOUS.
     h = await restart({ SESSION_SECRET_KEY: NEW, SESSION_SECRET_KEY_PREVIOUS: OLD });
-    const tested = await callJson<{ ok: boolean }>(`/v3/settings/ldap-servers/corp/test`, { base: h.url, method: 'POST', auth: admin });
+    const testPath = '/v3/settings/ldap-servers/corp/test';
+    const tested = await callJson<{ ok: boolean }>(testPath, { base: h.url, method: 'POST', auth: admin });
     expect(tested.status, JSON.stringify(tested.body)).toBe(200);
     expect(tested.body.ok).toBe(true);
     expect((await ldapLogin(h)).status).toBe(200);

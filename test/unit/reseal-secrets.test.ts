@@ -34,7 +34,9 @@ describe('re-sealing stored secrets', () => {
       { ...base, name: 'new-ldap', bindPasswordEnc: await sealSecret(after, 'other-password') },
       { ...base, name: 'no-password', bindDn: null, bindPasswordEnc: null },
     ]);
-    await t.db.insert(identityProviders).values({ name: 'old-idp', issuer: 'https://idp.example', clientId: 'c', clientSecretEnc: await sealSecret(before, 'client-secret'), createdAt: now, updatedAt: now });
+    const clientSecretEnc = await sealSecret(before, 'client-secret');
+    const idpRow = { name: 'old-idp', issuer: 'https://idp.example', clientId: 'c', clientSecretEnc };
+    await t.db.insert(identityProviders).values({ ...idpRow, createdAt: now, updatedAt: now });
     const current = (await ldapRow('new-ldap')).bindPasswordEnc;
 
     expect(await runScheduledJobs({ db: t.db, config: rotated, now })).toEqual([]);

@@ -64,7 +64,10 @@ export function createApp(hostDeps: AppDeps): App {
   const env = hostDeps.config.env;
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
   // One bound on concurrent password hashing per process (edge: per isolate), for every request.
-  const slots = createHashSlots({ concurrency: env.get('PASSWORD_HASH_CONCURRENCY'), queue: env.get('PASSWORD_HASH_QUEUE') });
+  const slots = createHashSlots({
+    concurrency: env.get('PASSWORD_HASH_CONCURRENCY'),
+    queue: env.get('PASSWORD_HASH_QUEUE'),
+  });
   const bounded: AppDeps = { ...hostDeps, verifier: withHashSlots(hostDeps.verifier, slots) };
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
@@ -93,7 +96,8 @@ export function createApp(hostDeps: AppDeps): App {
     levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
     c.set('config', config);
     c.set('deps', deps);
-    const ids = { requestId: c.var.requestId, ...(c.var.clientRequestId ? { clientRequestId: c.var.clientRequestId } : {}) };
+    const client = c.var.clientRequestId;
+    const ids = { requestId: c.var.requestId, ...(client ? { clientRequestId: client } : {}) };
     c.set('logger', baseLogger.child(ids));
     const started = deps.clock();
     await next();
@@ -109,7 +113,11 @@ export function createApp(hostDeps: AppDeps): App {
   });
   // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
   const tunnelPath = `${root}/v3/sentry-tunnel`;
-  app.use('*', limitBody({ max: env.get('MAX_BODY_SIZE'), variable: 'AUTH_MAX_BODY_SIZE', exempt: (path) => path === tunnelPath }));
+  app.use('*', limitBody({
+    max: env.get('MAX_BODY_SIZE'),
+    variable: 'AUTH_MAX_BODY_SIZE',
+    exempt: (path) => path === tunnelPath,
+  }));
   app.use('*', secureHeaders({ contentSecurityPolicy: undefined, crossOriginEmbedderPolicy: false, xFrameOptions: 'DENY' }));
   app.use('*', methodNotAllowed({
     app,

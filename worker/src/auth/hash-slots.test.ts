@@ -22,7 +22,8 @@ describe('hash slots', () => {
     };
     const first = gates.map((g) => slots.run(tracked(g)));
     // Two run, one waits: a fourth finds neither a slot nor a waiting place.
-    await expect(slots.run(async () => 'never')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' } });
+    const refused = { code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' } };
+    await expect(slots.run(async () => 'never')).rejects.toMatchObject(refused);
     gates[0]!.open();
     gates[1]!.open();
     gates[2]!.open();

@@ -19,12 +19,14 @@ const POLL_MS = 5;
 /** Retry-After of the 503, in seconds. */
 const RETRY_AFTER_S = 1;
 
+/** The bound: slots running at once, places waiting; `now` for tests. */
 export interface HashSlotsOptions {
   concurrency: number;
   queue: number;
   now?: () => number;
 }
 
+/** A process-wide (edge: isolate-wide) bound on concurrent password work. */
 export interface HashSlots {
   /** Runs `work` holding one slot; throws a 503 problem when every slot and waiting place is taken. */
   run<T>(work: () => Promise<T>): Promise<T>;

@@ -63,7 +63,8 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
     const user = rows[0];
     const ok = await ctx.verifier.verify(user?.passwordHash, password);
     // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-    const rehash = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash) ? await ctx.verifier.hasher.hash(password) : undefined;
+    const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
+    const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
     return { user, ok, rehash };
   });
   // Locked, or every attempt of the window is in flight: the password is not checked, so right

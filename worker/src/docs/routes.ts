@@ -83,6 +83,7 @@ function withOAuth2<D extends { paths?: object }>(doc: D): D {
 }
 
 type BodyOperation = { requestBody?: unknown; responses?: Record<string, unknown> };
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
 /**
  * Documents the service-wide body limit on every operation that takes a body: a 413 problem.
@@ -93,8 +94,9 @@ function withBodyLimit<D extends { paths?: object }>(doc: D, maxBytes: number): 
     for (const op of Object.values(ops) as BodyOperation[]) {
       if (!op.requestBody || !op.responses || '413' in op.responses) continue;
       op.responses['413'] = {
-        description: `the body is larger than ${maxBytes} bytes (AUTH_MAX_BODY_SIZE), announced or counted while reading; refused before it is buffered`,
-        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+        description: `the body is larger than ${maxBytes} bytes (AUTH_MAX_BODY_SIZE), announced or counted while `
+          + 'reading; refused before it is buffered',
+        content: PROBLEM_CONTENT,
       };
     }
   }
@@ -102,8 +104,16 @@ function withBodyLimit<D extends { paths?: object }>(doc: D, maxBytes: number): 
 }
 
 /** Operations that check or hash a password from their body (the others do it for Basic). */
-const PASSWORD_BODIES = new Set(['post /v3/login', 'post /v3/oauth_login', 'post /v3/login/union', 'put /v4/users/me/password', 'post /v4/users', 'post /v4/users/{userId}/password']);
-const HASHING_BUSY = 'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
+const PASSWORD_BODIES = new Set([
+  'post /v3/login',
+  'post /v3/oauth_login',
+  'post /v3/login/union',
+  'put /v4/users/me/password',
+  'post /v4/users',
+  'post /v4/users/{userId}/password',
+]);
+const HASHING_BUSY = 'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, '
+  + 'AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
 
 /** Documents the 503 of a full password-hashing queue on every operation that may hash a password. */
 function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D {
@@ -113,7 +123,7 @@ function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D 
       if (!op.responses || (!basic && !PASSWORD_BODIES.has(`${method} ${path.slice(root.length)}`))) continue;
       const existing = op.responses['503'] as { description: string } | undefined;
       if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
-      else op.responses['503'] = { description: HASHING_BUSY, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+      else op.responses['503'] = { description: HASHING_BUSY, content: PROBLEM_CONTENT };
     }
   }
   return doc;
@@ -148,7 +158,11 @@ export function registerDocs(app: App, o: DocsOptions): void {
   // Bearer credential also list oauth2, so the Authorize button's token is sent to them.
   let document: unknown;
   app.get('/openapi.json', (c) => {
-    document ??= withHashingBusy(withBodyLimit(withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: o.title, description: o.description, version: '1.0.0' }, tags: API_TAGS })), o.maxBodySize), o.root);
+    if (document === undefined) {
+      const info = { title: o.title, description: o.description, version: '1.0.0' };
+      const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
+      document = withHashingBusy(withBodyLimit(generated, o.maxBodySize), o.root);
+    }
     return c.json(document);
   });
 

@@ -16,7 +16,8 @@ import { ProblemError } from './problem.js';
 
 /** The 413 problem of a body over `max` bytes; `variable` names the setting that sets the limit. */
 export function bodyTooLarge(max: number, variable: string): ProblemError {
-  return new ProblemError('PAYLOAD_TOO_LARGE', { detail: `the body is larger than ${max} bytes (${variable})`, extensions: { maxBytes: max } });
+  const detail = `the body is larger than ${max} bytes (${variable})`;
+  return new ProblemError('PAYLOAD_TOO_LARGE', { detail, extensions: { maxBytes: max } });
 }
 
 /** The announced length, when Content-Length is present, well-formed and not overridden by chunking. */
@@ -41,7 +42,7 @@ async function drainOrCut(reader: ReadableStreamDefaultReader<Uint8Array>, budge
  * Refuses a body whose Content-Length is over `max` without keeping any of it: one within twice
  * the limit is read and dropped (the connection stays usable), a longer one is not read at all.
  */
-async function refuseDeclared(body: ReadableStream<Uint8Array>, length: number, max: number, variable: string): Promise<never> {
+async function refuseDeclared(body: ReadableStream<Uint8Array>, length: number, max: number, variable: string) {
   if (length <= 2 * max) await drainOrCut(body.getReader(), length);
   else await body.cancel().catch(() => {});
   throw bodyTooLarge(max, variable);
@@ -51,7 +52,7 @@ async function refuseDeclared(body: ReadableStream<Uint8Array>, length: number, 
 export async function readBodyLimited(req: Request, max: number, variable: string): Promise<Uint8Array<ArrayBuffer>> {
   const length = declaredLength(req.headers);
   if (!req.body) return new Uint8Array(0);
-  if (length !== null && length > max) return refuseDeclared(req.body, length, max, variable);
+  if (length !== null && length > max) await refuseDeclared(req.body, length, max, variable);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -74,6 +75,7 @@ export async function readBodyLimited(req: Request, max: number, variable: strin
   return out;
 }
 
+/** What limitBody bounds, and which paths it leaves to their own limit. */
 export interface BodyLimitOptions {
   /** Bytes. */
   max: number;

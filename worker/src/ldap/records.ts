@@ -38,7 +38,9 @@ export async function connectionOf(c: Context<AppEnv>, row: LdapServerRow): Prom
     caCert: row.caCert,
     bindDn: row.bindDn,
     // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
-    bindPassword: row.bindPasswordEnc ? await openSecret(config, row.bindPasswordEnc, resealLdapPassword(c.var.db, row.name, row.bindPasswordEnc)) : null,
+    bindPassword: row.bindPasswordEnc
+      ? await openSecret(config, row.bindPasswordEnc, resealLdapPassword(c.var.db, row.name, row.bindPasswordEnc))
+      : null,
     baseDn: row.baseDn,
     // null: the bridge picks (uid={login}), or the sAMAccountName/userPrincipalName pair on AD.
     userFilter: row.userFilter,

@@ -113,7 +113,9 @@ export async function completeLogin(c: Context<AppEnv>, provider: ProviderRow): 
     throw new ProblemError('MALFORMED_REQUEST', { detail: `the authorization response is refused: ${(err as Error).message}` });
   }
   const issuer = new URL(provider.issuer);
-  const secret = await openSecret(c.var.config, provider.clientSecretEnc, resealClientSecret(c.var.db, provider.name, provider.clientSecretEnc));
+  // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
+  const reseal = resealClientSecret(c.var.db, provider.name, provider.clientSecretEnc);
+  const secret = await openSecret(c.var.config, provider.clientSecretEnc, reseal);
   const clientAuth = oauth.ClientSecretBasic(secret);
   let response: Response;
   try {

@@ -38,7 +38,12 @@ function sealingSecret(config: ConfigSnapshot): string {
 
 /** The keys that open, the sealing key first, then the previous ones (each once). */
 function openingSecrets(config: ConfigSnapshot): string[] {
-  const all = [sealingSecret(config), config.get('SECRETS_ENCRYPTION_KEY_PREVIOUS'), config.get('SESSION_SECRET_KEY'), config.get('SESSION_SECRET_KEY_PREVIOUS')];
+  const all = [
+    sealingSecret(config),
+    config.get('SECRETS_ENCRYPTION_KEY_PREVIOUS'),
+    config.get('SESSION_SECRET_KEY'),
+    config.get('SESSION_SECRET_KEY_PREVIOUS'),
+  ];
   return [...new Set(all.filter((k) => k !== ''))];
 }
 
@@ -58,14 +63,17 @@ async function unseal(config: ConfigSnapshot, sealed: string): Promise<{ plain: 
     for (const [i, secret] of secrets.entries()) {
       try {
         const key = await deriveKey(secret);
-        const plain = new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(iv) }, key, unb64(data)));
+        const bytes = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(iv) }, key, unb64(data));
+        const plain = new TextDecoder().decode(bytes);
         return { plain, stale: i > 0 };
       } catch {
         // AES-GCM authenticates: a wrong key fails here, and the next one is tried.
       }
     }
   }
-  throw new ProblemError('BAD_GATEWAY', { detail: 'a stored secret cannot be decrypted (was the encryption key changed without keeping the previous one?)' });
+  throw new ProblemError('BAD_GATEWAY', {
+    detail: 'a stored secret cannot be decrypted (was the encryption key changed without keeping the previous one?)',
+  });
 }
 
 /**
@@ -74,7 +82,11 @@ async function unseal(config: ConfigSnapshot, sealed: string): Promise<{ plain: 
  * `reseal` receives the value sealed with the current key, for the caller to store in place of the
  * old one (a failure to store is ignored: the next read tries again).
  */
-export async function openSecret(config: ConfigSnapshot, sealed: string, reseal?: (fresh: string) => Promise<unknown>): Promise<string> {
+export async function openSecret(
+  config: ConfigSnapshot,
+  sealed: string,
+  reseal?: (fresh: string) => Promise<unknown>,
+): Promise<string> {
   const { plain, stale } = await unseal(config, sealed);
   if (stale && reseal) await reseal(await sealSecret(config, plain)).catch(() => {});
   return plain;

@@ -14,14 +14,14 @@ import type { Job } from '../jobs/index.js';
 
 /** Stores an LDAP record's service password re-sealed, unless the record changed since `old` was read. */
 export function resealLdapPassword(db: Db, name: string, old: string) {
-  return (fresh: string) =>
-    db.update(ldapServers).set({ bindPasswordEnc: fresh }).where(and(eq(ldapServers.name, name), eq(ldapServers.bindPasswordEnc, old)));
+  const unchanged = and(eq(ldapServers.name, name), eq(ldapServers.bindPasswordEnc, old));
+  return (fresh: string) => db.update(ldapServers).set({ bindPasswordEnc: fresh }).where(unchanged);
 }
 
 /** Stores an OIDC provider's client secret re-sealed, unless the record changed since `old` was read. */
 export function resealClientSecret(db: Db, name: string, old: string) {
-  return (fresh: string) =>
-    db.update(identityProviders).set({ clientSecretEnc: fresh }).where(and(eq(identityProviders.name, name), eq(identityProviders.clientSecretEnc, old)));
+  const unchanged = and(eq(identityProviders.name, name), eq(identityProviders.clientSecretEnc, old));
+  return (fresh: string) => db.update(identityProviders).set({ clientSecretEnc: fresh }).where(unchanged);
 }
 
 /** Re-seals every stored secret still sealed with a previous key; returns how many were. */
@@ -29,9 +29,15 @@ export async function resealStoredSecrets(db: Db, config: ConfigSnapshot): Promi
   // Without any key nothing was sealed by this configuration (and nothing can be re-sealed).
   if (!config.get('SECRETS_ENCRYPTION_KEY') && !config.get('SESSION_SECRET_KEY')) return 0;
   let count = 0;
-  const ldap = await db.select({ name: ldapServers.name, sealed: ldapServers.bindPasswordEnc }).from(ldapServers).where(isNotNull(ldapServers.bindPasswordEnc));
+  const ldap = await db
+    .select({ name: ldapServers.name, sealed: ldapServers.bindPasswordEnc })
+    .from(ldapServers)
+    .where(isNotNull(ldapServers.bindPasswordEnc));
   const oidc = await db.select({ name: identityProviders.name, sealed: identityProviders.clientSecretEnc }).from(identityProviders);
-  const rows = [...ldap.map((r) => ({ ...r, store: resealLdapPassword })), ...oidc.map((r) => ({ ...r, store: resealClientSecret }))];
+  const rows = [
+    ...ldap.map((r) => ({ ...r, store: resealLdapPassword })),
+    ...oidc.map((r) => ({ ...r, store: resealClientSecret })),
+  ];
   for (const row of rows) {
     // A value no configured key opens is left as it is (its readers answer 502 saying why).
     const fresh = await resealIfStale(config, row.sealed!).catch(() => null);

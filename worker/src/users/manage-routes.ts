@@ -200,7 +200,9 @@ export function registerUserManagement(app: App): void {
     const body = validated(c, 'json', Reset);
     const ctx = adminContext(c);
     const verifier = c.var.deps.verifier;
-    await verifier.limit(() => setPassword(user, body.password, { db: ctx.db, config: c.var.config, verifier, now: ctx.now, actor: ctx.actor, requestId: ctx.requestId, mustChange: body.mustChangePassword }));
+    const { db, now, actor, requestId } = ctx;
+    const options = { db, config: c.var.config, verifier, now, actor, requestId };
+    await verifier.limit(() => setPassword(user, body.password, { ...options, mustChange: body.mustChangePassword }));
     return c.body(null, 204);
   });
 
