@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { createApp } from '../src/app.js';
 import { runScheduledJobs } from '../src/jobs/index.js';
 import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
@@ -130,6 +131,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
       const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;
       return incoming?.socket.remoteAddress;
     },
+    // The socket's peer: forwarded headers are believed only from AUTH_TRUSTED_PROXIES.
+    peerAddress: (c) => getConnInfo(c).remote.address,
   });
 
   const address = bindAddress(env);

@@ -3,6 +3,7 @@
  * variables this implementation adds). Nothing else in the code knows a variable's environment
  * name, type or default: the resolver reads them from here, and so do the README table and tests.
  */
+import { checkProxyRange } from '../http/ip-ranges.js';
 import type {
   BooleanVar,
   EnumVar,
@@ -254,7 +255,9 @@ export const REGISTRY = {
   BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
   BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
   BRIDGE_TLS_CA: str(D, 'AUTH_BRIDGE_TLS_CA', 'data/certs/dev-ca.pem', "Node host: file of the CA that signs the bridge's server certificate"),
-  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '', 'key that encrypts stored secrets (OIDC client secrets, LDAP service passwords); empty: derived from SESSION_SECRET_KEY', {
+  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '',
+    'key that encrypts stored secrets (LDAP service passwords, OIDC client secrets); ' +
+      'empty: derived from SESSION_SECRET_KEY', {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
@@ -266,6 +269,26 @@ export const REGISTRY = {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
+  SECRETS_ENCRYPTION_KEY_PREVIOUS: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY_PREVIOUS', '',
+    'previous AUTH_SECRETS_ENCRYPTION_KEY, still accepted to decrypt stored secrets during a rotation ' +
+      '(they are re-encrypted with the current key)', {
+    secret: true,
+    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+  }),
+  MAX_BODY_SIZE: int(D, 'AUTH_MAX_BODY_SIZE', 65536, 1024, 10485760,
+    'bytes, largest request body accepted (413 beyond, refused before it is buffered); ' +
+      'the Sentry tunnel has its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'),
+  TRUSTED_PROXIES: list(D, 'AUTH_TRUSTED_PROXIES', [],
+    'Node host: IP addresses or CIDR ranges of the reverse proxies whose X-Forwarded-Proto is believed ' +
+      '(empty: none). The edge host never believes forwarded headers', {
+    checkItem: checkProxyRange,
+    format: 'comma-separated IP addresses or CIDR ranges',
+  }),
+  PASSWORD_HASH_CONCURRENCY: int(D, 'AUTH_PASSWORD_HASH_CONCURRENCY', 2, 1, 64,
+    'password checks and hashes (argon2id) run at once per process (edge: per isolate); ' +
+      'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)'),
+  PASSWORD_HASH_QUEUE: int(D, 'AUTH_PASSWORD_HASH_QUEUE', 32, 0, 10000,
+    'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)'),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

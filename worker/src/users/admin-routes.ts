@@ -68,9 +68,12 @@ export function registerUserAdmin(app: App): void {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
     }
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
-    const user = await createLocalAccount(
-      { ...body, login, displayName: body.displayName ?? login },
-      { db, config, hasher: verifier.hasher, now, actor: c.var.principal.user, requestId: c.var.requestId },
+    // One hashing slot (503 when busy) for the new account's hash.
+    const user = await verifier.limit(() =>
+      createLocalAccount(
+        { ...body, login, displayName: body.displayName ?? login },
+        { db, config, hasher: verifier.hasher, now, actor: c.var.principal.user, requestId: c.var.requestId },
+      ),
     );
     return c.json(toPublicUser(user, config), 201);
   });

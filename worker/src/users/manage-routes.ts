@@ -250,16 +250,19 @@ export function registerUserManagement(app: App): void {
     const body = validated(c, 'json', Reset);
     const ctx = adminContext(c);
     // An administrator's reset is incident response: every session and every API token ends.
-    await setPassword(user, body.password, {
-      db: ctx.db,
-      config: c.var.config,
-      verifier: c.var.deps.verifier,
-      now: ctx.now,
-      actor: ctx.actor,
-      requestId: ctx.requestId,
-      mustChange: body.mustChangePassword,
-      ends: { reason: 'admin_reset', tokens: true },
-    });
+    const verifier = c.var.deps.verifier;
+    await verifier.limit(() =>
+      setPassword(user, body.password, {
+        db: ctx.db,
+        config: c.var.config,
+        verifier,
+        now: ctx.now,
+        actor: ctx.actor,
+        requestId: ctx.requestId,
+        mustChange: body.mustChangePassword,
+        ends: { reason: 'admin_reset', tokens: true },
+      }),
+    );
     return c.body(null, 204);
   });
 
