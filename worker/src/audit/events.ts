@@ -5,6 +5,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
+import { handledAtFor } from './handled-types.js';
 
 /** Log-store streams, one per AUDIT_* index pattern. */
 export type AuditStream = 'user_activity' | 'crud_user' | 'crud_admin' | 'api_access' | 'ext_service_access' | 'data_lifecycle';
@@ -34,6 +35,7 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
     subjectLogin: e.subject?.login ?? e.subjectLogin ?? null,
     requestId: e.requestId ?? null,
     data: e.data ?? null,
+    handledAt: handledAtFor(e.type, at),
   });
 }
 
@@ -43,8 +45,9 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
  */
 export function auditInsertWhen(db: Db, at: number, e: AuditEvent, condition: SQL) {
   return db.run(sql`
-    insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id, data)
+    insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id, data, handled_at)
     select ${crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${e.actor?.id ?? null}, ${e.actor?.login ?? null},
-           ${e.subject?.id ?? null}, ${e.subject?.login ?? e.subjectLogin ?? null}, ${e.requestId ?? null}, ${JSON.stringify(e.data ?? null)}
+           ${e.subject?.id ?? null}, ${e.subject?.login ?? e.subjectLogin ?? null}, ${e.requestId ?? null}, ${JSON.stringify(e.data ?? null)},
+           ${handledAtFor(e.type, at)}
     where ${condition}`);
 }
