@@ -32,6 +32,9 @@ import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 import { registerFirstRun } from './first-run/routes.js';
+import { createNotificationKicker } from './notifications/kick.js';
+import { registerNotifications } from './notifications/routes.js';
+import { registerPasswordReset } from './password-reset/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -112,6 +115,12 @@ export function createApp(hostDeps: AppDeps): App {
       durationMs: deps.clock() - started,
     });
   });
+  // After the response: the notifications of the events the request may have written.
+  const kicker = createNotificationKicker();
+  app.use('*', async (c, next) => {
+    await next();
+    kicker.afterResponse(c);
+  });
   // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
   const tunnelPath = `${root}/v3/sentry-tunnel`;
   app.use('*', limitBody({
@@ -163,6 +172,8 @@ export function createApp(hostDeps: AppDeps): App {
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
+  registerNotifications(api);
+  registerPasswordReset(api);
   if (testClock) registerTestClock(api, testClock);
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {

@@ -1,5 +1,5 @@
 /** Notification rows: building them (deduplicated), and reading them for the lists. */
-import { and, count, desc, eq, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
@@ -90,7 +90,7 @@ export async function listNotifications(db: Db, f: ListFilter): Promise<{ items:
   const conditions: SQL[] = [];
   if (f.status) conditions.push(eq(notifications.status, f.status));
   if (f.kind) conditions.push(eq(notifications.kind, f.kind));
-  if (f.recipient) conditions.push(eq(notifications.recipient, f.recipient));
+  if (f.recipient) conditions.push(sql`lower(${notifications.recipient}) = ${f.recipient.toLowerCase()}`);
   if (f.userId) conditions.push(eq(notifications.userId, f.userId));
   const where = conditions.length ? and(...conditions) : undefined;
   const [items, [total]] = await Promise.all([
