@@ -31,6 +31,7 @@ import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
+import { registerTestJobs } from './jobs/test-routes.js';
 import { registerFirstRun } from './first-run/routes.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
@@ -174,7 +175,10 @@ export function createApp(hostDeps: AppDeps): App {
   registerOidc(api);
   registerNotifications(api);
   registerPasswordReset(api);
-  if (testClock) registerTestClock(api, testClock);
+  if (testClock) {
+    registerTestClock(api, testClock);
+    registerTestJobs(api);
+  }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {
     root,
