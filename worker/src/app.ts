@@ -27,6 +27,7 @@ import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
+import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -144,6 +145,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
+  registerLogs(api);
   if (testClock) registerTestClock(api, testClock);
   registerDocs(api, {
     root,

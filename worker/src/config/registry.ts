@@ -91,7 +91,8 @@ export function dsnCheck(value: string): string | null {
     return 'a DSN such as https://KEY@HOST/PROJECT_ID';
   }
 }
-const LOGSTORE_PLACEHOLDER = 'https://<logstore_host>:9200';
+/** LOGSTORE_URLS' default: obviously fake, so the service says "not configured" instead of trying it. */
+export const LOGSTORE_PLACEHOLDER = 'https://<logstore_host>:9200';
 function logstoreUrls(value: string): string | null {
   if (value === LOGSTORE_PLACEHOLDER) return null;
   const parts = value.split(';').map((s) => s.trim());
