@@ -39,7 +39,9 @@ beforeAll(async () => {
 });
 
 function concrete(path: string): string {
-  return path.replace('{userId}', '00000000-0000-4000-8000-000000000000').replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE');
+  return path.replace('{userId}', '00000000-0000-4000-8000-000000000000').replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE')
+    // A real log type: the logs routes answer 404 for any other before checking anything else.
+    .replace('{audit_log_type}', 'user_activity');
 }
 
 async function send(op: Operation, auth?: string) {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
 import { auditOutbox, jobLeases } from '../../schema/index.js';
 import { createBridgeClient, type BridgeClient } from '../../worker/src/bridge/client.js';
+import { ProblemError } from '../../worker/src/http/problem.js';
 import { csvCell, csvLine } from '../../worker/src/logs/export.js';
 import { decodeCursor, encodeCursor } from '../../worker/src/logs/events.js';
 import { headerSafe } from '../../worker/src/logs/proxy-identity.js';
@@ -114,6 +115,43 @@ describe('AUDIT_*_PATTERN that could reach other indices', () => {
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ cause: 'LOGSTORE_MISCONFIGURED', detail: expect.stringContaining('AUDIT_USER_ACTIVITY_PATTERN') });
     expect(store.requests).toHaveLength(0);
+  });
+});
+
+describe('export', () => {
+  it('a page failing after the first aborts the transfer (never a complete-looking partial file)', async () => {
+    store.seed('svc-sec-user-activity-2026.11.26', Array.from({ length: 1200 }, (_, i) => ({
+      _id: `x${i}`,
+      '@timestamp': new Date(Date.UTC(2026, 10, 26, 10, 0, i)).toISOString(),
+      event: { id: `x-${String(i).padStart(4, '0')}`, type: 't' },
+    })));
+    const real = injectClient(bridgeWithCa);
+    let calls = 0;
+    const failing: BridgeClient = {
+      status: () => real.status(),
+      call: (path, body, schema, timeoutMs) => {
+        calls += 1;
+        if (calls === 3) return Promise.reject(new ProblemError('BAD_GATEWAY', { detail: 'every node failed' }));
+        return real.call(path, body, schema, timeoutMs);
+      },
+    };
+    const t = await createTestApp({}, { bridge: failing });
+    apps.push(t);
+    await settings(t, { LOGSTORE_URLS: store.urls.join(';') });
+    const res = await t.app.request('/api/auth/v3/logs/user_activity/export', { headers: { Authorization: admin } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let lines = 0;
+    const read = async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        lines += new TextDecoder().decode(value).split('\n').length - 1;
+      }
+    };
+    await expect(read()).rejects.toThrow('every node failed');
+    expect(lines).toBe(1000);
+    expect(calls).toBe(3);
   });
 });
 
