@@ -256,9 +256,12 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
     const announced = await api('/v3/logs/user_activity/search', { method: 'POST', auth: auditor, json: JSON.parse(big) });
     expect(announced.status).toBe(413);
     expect(announced.body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', maxBytes: 65536 });
-    const huge = await fetch(`${host.url}/v3/logs/user_activity/search`, { method: 'POST', headers: { authorization: auditor, 'content-type': 'application/json' }, body: 'x'.repeat(4 * 1024 * 1024) });
-    expect(huge.status).toBe(413);
-    await huge.arrayBuffer();
+    // Announced far over the limit: not read at all. The 413 may race the upload, and a proxy in front
+    // (wrangler dev's) may then cut the connection instead: either way nothing is buffered or sent on.
+    const huge = await fetch(`${host.url}/v3/logs/user_activity/search`, { method: 'POST', headers: { authorization: auditor, 'content-type': 'application/json' }, body: 'x'.repeat(4 * 1024 * 1024) })
+      .then(async (r) => (await r.arrayBuffer(), r.status))
+      .catch((err: Error) => (err.cause as { code?: string } | undefined)?.code ?? err.message);
+    expect([413, 'UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']).toContain(huge);
     const chunks = [new TextEncoder().encode('{"_source":["'), new TextEncoder().encode('y'.repeat(80 * 1024)), new TextEncoder().encode('"]}')];
     const chunked = await fetch(`${host.url}/v3/logs/user_activity/search`, {
       method: 'POST',
