@@ -67,7 +67,11 @@ const exportRoute = createRoute({
       description: 'the events, streamed (Content-Disposition: attachment)',
       content: {
         'application/x-ndjson': { schema: z.string().openapi({ example: '{"@timestamp":"2026-11-26T10:00:00.000Z","event":{"id":"e1","type":"login.failed"}}\n' }) },
-        'text/csv': { schema: z.string().openapi({ example: 'timestamp,event.id,event.type\r\n2026-11-26T10:00:00.000Z,e1,login.failed\r\n' }) },
+        'text/csv': {
+          schema: z.string().openapi({
+            example: `${CSV_COLUMNS.map(([h]) => h).join(',')}\r\n2026-11-26T10:00:00.000Z,e1,login.failure,failure,,alice,10.0.0.1,"{""event"":{""id"":""e1""}}"\r\n`,
+          }),
+        },
       },
     },
     ...problemResponses(400, 401, 403, 404, 422, 429, 502, 503, 504),
