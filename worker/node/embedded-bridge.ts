@@ -39,7 +39,8 @@ export async function startEmbeddedBridge(config: ConfigSnapshot): Promise<Embed
       throw new Error(`cannot read LOGSTORE_CA_FILE (${path})`);
     }
   });
-  const app = buildBridge({ server: { logger: false }, logstore, mtls: { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(config.get('BRIDGE_TLS_CA')) } });
+  const mtls = { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(config.get('BRIDGE_TLS_CA')) };
+  const app = buildBridge({ server: { logger: false }, logstore, mtls });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
 }

@@ -16,7 +16,11 @@ const Ready = z
     auditPipeline: z
       .object({ depth: z.number().int(), oldestUndeliveredAgeSeconds: z.number().int().nullable() })
       .nullable()
-      .openapi({ description: 'reported, never failing readiness: audit events waiting for the log store (all streams), the age of the oldest; null when unreadable. Details: GET /v3/logs/pipeline' }),
+      .openapi({
+        description:
+          'reported, never failing readiness: audit events waiting for the log store (all streams), the age of ' +
+          'the oldest; null when unreadable. Details: GET /v3/logs/pipeline',
+      }),
   })
   .openapi('Readiness');
 

@@ -32,7 +32,8 @@ export const CSV_COLUMNS: ReadonlyArray<readonly [header: string, field: string]
 function fieldOf(event: Record<string, unknown>, path: string): unknown {
   if (path === '') return event;
   let v: unknown = event;
-  for (const part of path.split('.')) v = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split('.'))
+    v = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)[part] : undefined;
   return v;
 }
 
@@ -42,7 +43,8 @@ function fieldOf(event: Record<string, unknown>, path: string): unknown {
  * agent in the log cannot become code on an auditor's machine.
  */
 export function csvCell(value: unknown): string {
-  let text = value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  let text =
+    value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
@@ -56,7 +58,10 @@ const CSV_HEADER = `${CSV_COLUMNS.map(([h]) => csvCell(h)).join(',')}\r\n`;
 
 /** `audit-<type>-<UTC time>.<ext>`: no caller input in the file name. */
 function fileName(stream: StreamName, now: number, ext: string): string {
-  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date(now)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `audit-${stream}-${stamp}.${ext}`;
 }
 
@@ -65,12 +70,20 @@ function fileName(stream: StreamName, now: number, ext: string): string {
  * or not configured is a problem with its status; a failure on a later page aborts the transfer
  * (no final chunk), so a partial file never looks complete.
  */
-export async function exportEvents(c: Context<AppEnv>, stream: StreamName, form: SimpleForm, format: 'ndjson' | 'csv'): Promise<Response> {
+export async function exportEvents(
+  c: Context<AppEnv>,
+  stream: StreamName,
+  form: SimpleForm,
+  format: 'ndjson' | 'csv',
+): Promise<Response> {
   const first = await eventsPage(c, stream, form, { size: EXPORT_PAGE_SIZE, trackTotal: EXPORT_MAX_EVENTS + 1 });
   if (first.total && first.total.value > EXPORT_MAX_EVENTS) {
     throw new ProblemError('VALIDATION', {
-      detail: `the filters match more than ${EXPORT_MAX_EVENTS} events; narrow them (e.g. from and to) and export in parts`,
-      extensions: { errors: [{ location: 'query', path: 'from', message: `more than ${EXPORT_MAX_EVENTS} events match` }], maxEvents: EXPORT_MAX_EVENTS },
+      detail: `the filters match more than ${EXPORT_MAX_EVENTS} events; narrow them (from, to) and export in parts`,
+      extensions: {
+        errors: [{ location: 'query', path: 'from', message: `more than ${EXPORT_MAX_EVENTS} events match` }],
+        maxEvents: EXPORT_MAX_EVENTS,
+      },
     });
   }
   const encoder = new TextEncoder();

@@ -14,7 +14,10 @@ const StreamPipeline = z
     oldestUndeliveredAt: z.string().nullable().openapi({ description: 'time of the oldest waiting event' }),
     oldestUndeliveredAgeSeconds: z.number().int().nullable(),
     deadLetters: z.number().int().openapi({ description: 'events the store refused for good (kept, never retried)' }),
-    lastError: z.string().nullable().openapi({ description: 'the error of the waiting or dead event that failed most recently' }),
+    lastError: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the error of the waiting or dead event that failed most recently' }),
   })
   .openapi('AuditStreamPipeline');
 const Pipeline = z
@@ -33,8 +36,24 @@ const Pipeline = z
   })
   .openapi('AuditPipeline', {
     example: {
-      streams: [{ stream: 'user_activity', pattern: 'svc-sec-user-activity-*', depth: 3, oldestUndeliveredAt: '2026-11-26T10:00:00.000Z', oldestUndeliveredAgeSeconds: 42, deadLetters: 1, lastError: 'the log store answered 503' }],
-      shippingJob: { name: SHIPPING_JOB, lastRunAt: '2026-11-26T10:00:30.000Z', lastDurationMs: 120, lastResult: { shipped: 20 }, running: false },
+      streams: [
+        {
+          stream: 'user_activity',
+          pattern: 'svc-sec-user-activity-*',
+          depth: 3,
+          oldestUndeliveredAt: '2026-11-26T10:00:00.000Z',
+          oldestUndeliveredAgeSeconds: 42,
+          deadLetters: 1,
+          lastError: 'the log store answered 503',
+        },
+      ],
+      shippingJob: {
+        name: SHIPPING_JOB,
+        lastRunAt: '2026-11-26T10:00:30.000Z',
+        lastDurationMs: 120,
+        lastResult: { shipped: 20 },
+        running: false,
+      },
     },
   });
 
@@ -46,8 +65,15 @@ const pipelineRoute = createRoute({
   middleware: admins.auth,
   'x-required-roles': admins.roles,
   summary: 'Health of the audit pipeline',
-  description: `Admin only. Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery, the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job (\`${SHIPPING_JOB}\`).`,
-  responses: { 200: { description: 'the pipeline', content: { 'application/json': { schema: Pipeline } } }, ...problemResponses(401, 403) },
+  description: [
+    `Admin only. Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery,`,
+    `the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job`,
+    `(\`${SHIPPING_JOB}\`).`,
+  ].join(' '),
+  responses: {
+    200: { description: 'the pipeline', content: { 'application/json': { schema: Pipeline } } },
+    ...problemResponses(401, 403),
+  },
 });
 
 /** Registers the pipeline health endpoint. */

@@ -32,18 +32,20 @@ export interface ShippingJobRun {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const ageSeconds = (now: number, at: number | null) => (at === null ? null : Math.max(0, Math.floor((now - at) / 1000)));
+const ageSeconds = (now: number, at: number | null) =>
+  at === null ? null : Math.max(0, Math.floor((now - at) / 1000));
 
 /** The outbox per stream, every stream listed (zeros when it holds nothing). */
 export async function streamPipelines(db: Db, now: number): Promise<StreamPipeline[]> {
   const counts = await db
     .select({
       stream: auditOutbox.stream,
-      depth: sql<number>`sum(case when ${auditOutbox.shippedAt} is null and ${auditOutbox.deadAt} is null then 1 else 0 end)`,
-      oldest: sql<number | null>`min(case when ${auditOutbox.shippedAt} is null and ${auditOutbox.deadAt} is null then ${auditOutbox.at} end)`,
+      depth: sql<number>`sum(case when ${auditOutbox.deadAt} is null then 1 else 0 end)`,
+      oldest: sql<number | null>`min(case when ${auditOutbox.deadAt} is null then ${auditOutbox.at} end)`,
       dead: sql<number>`sum(case when ${auditOutbox.deadAt} is not null then 1 else 0 end)`,
     })
     .from(auditOutbox)
+    // Shipped rows never count (the rows read here are the undelivered ones, dead or not).
     .where(sql`${auditOutbox.shippedAt} is null`)
     .groupBy(auditOutbox.stream);
   // The latest failure per stream: a dead letter at its death, a pending retry at its last failure
@@ -84,12 +86,17 @@ export async function shippingJobRun(db: Db, now: number): Promise<ShippingJobRu
       // not JSON: an error text, shown as it is
     }
   }
-  const running = row.until > now && (row.lastRunAt === null || row.lastDurationMs === null || row.until !== row.lastRunAt + row.lastDurationMs);
+  const running =
+    row.until > now &&
+    (row.lastRunAt === null || row.lastDurationMs === null || row.until !== row.lastRunAt + row.lastDurationMs);
   return { lastRunAt: iso(row.lastRunAt), lastDurationMs: row.lastDurationMs, lastResult: result ?? null, running };
 }
 
 /** The summary /health/ready reports: every stream together. */
-export async function pipelineSummary(db: Db, now: number): Promise<{ depth: number; oldestUndeliveredAgeSeconds: number | null }> {
+export async function pipelineSummary(
+  db: Db,
+  now: number,
+): Promise<{ depth: number; oldestUndeliveredAgeSeconds: number | null }> {
   const [row] = await db
     .select({ depth: sql<number>`count(*)`, oldest: sql<number | null>`min(${auditOutbox.at})` })
     .from(auditOutbox)

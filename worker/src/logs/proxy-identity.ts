@@ -49,5 +49,8 @@ export function proxyIdentity(principal: Principal, attribute: string, now: numb
     });
   }
   const value = read(principal.user, now);
-  return { proxyUser: headerSafe(principal.user.login), proxyRoles: value === null || value === '' ? [] : [headerSafe(value)] };
+  return {
+    proxyUser: headerSafe(principal.user.login),
+    proxyRoles: value === null || value === '' ? [] : [headerSafe(value)],
+  };
 }

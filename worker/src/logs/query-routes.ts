@@ -16,7 +16,9 @@ import { STREAMS } from './streams.js';
 const AuditLogType = z
   .object({
     name: z.string().openapi({ example: 'user_activity' }),
-    variable: z.string().openapi({ description: 'the variable holding the index pattern', example: 'AUDIT_USER_ACTIVITY_PATTERN' }),
+    variable: z
+      .string()
+      .openapi({ description: 'the variable holding the index pattern', example: 'AUDIT_USER_ACTIVITY_PATTERN' }),
     pattern: z.string().openapi({ description: 'the effective index pattern', example: 'svc-sec-user-activity-*' }),
     description: z.string(),
   })
@@ -24,20 +26,29 @@ const AuditLogType = z
 const AuditLogTypes = z
   .object({
     items: z.array(AuditLogType),
-    logstoreConfigured: z.boolean().openapi({ description: 'false while LOGSTORE_URLS is the placeholder: queries answer 503' }),
+    logstoreConfigured: z
+      .boolean()
+      .openapi({ description: 'false while LOGSTORE_URLS is the placeholder: queries answer 503' }),
   })
   .openapi('AuditLogTypes');
 
-const SearchBody = z
-  .record(z.string(), z.unknown())
-  .openapi('LogSearchBody', {
-    description: `The store's _search query DSL, checked against the allow-list (README, "Audit logs"): query, post_filter, from, size (from + size ≤ ${MAX_RESULT_WINDOW}), sort, _source, aggs, track_total_hits, search_after. Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile, explain, slice, stored_fields, docvalue_fields, timeout and anything unlisted.`,
-    example: {
-      query: { bool: { filter: [{ term: { 'event.outcome.keyword': 'failure' } }, { range: { '@timestamp': { gte: 'now-1d' } } }] } },
-      sort: [{ '@timestamp': { order: 'desc' } }],
-      size: 20,
+const SearchBody = z.record(z.string(), z.unknown()).openapi('LogSearchBody', {
+  description: [
+    `The store's _search query DSL, checked against the allow-list (README, "Audit logs"): query, post_filter,`,
+    `from, size (from + size ≤ ${MAX_RESULT_WINDOW}), sort, _source, aggs, track_total_hits, search_after.`,
+    `Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile, explain, slice,`,
+    `stored_fields, docvalue_fields, timeout and anything unlisted.`,
+  ].join(' '),
+  example: {
+    query: {
+      bool: {
+        filter: [{ term: { 'event.outcome.keyword': 'failure' } }, { range: { '@timestamp': { gte: 'now-1d' } } }],
+      },
     },
-  });
+    sort: [{ '@timestamp': { order: 'desc' } }],
+    size: 20,
+  },
+});
 const FIELD = /^[\p{L}\p{N}@_.\-*]{1,256}$/u;
 const FieldList = z
   .union([
@@ -46,26 +57,56 @@ const FieldList = z
       .min(1)
       .max(100)
       .refine((a) => a.join(',').length <= 4096, 'at most 4096 characters in all'),
-    z.string().max(4096).refine((s) => s.split(',').every((f) => FIELD.test(f.trim())), 'field names or wildcards separated by commas'),
+    z
+      .string()
+      .max(4096)
+      .refine((s) => s.split(',').every((f) => FIELD.test(f.trim())), 'field names or wildcards separated by commas'),
   ])
-  .openapi({ description: 'the fields to describe (wildcards allowed); default `*`', example: ['event.*', 'actor.login'] });
+  .openapi({
+    description: 'the fields to describe (wildcards allowed); default `*`',
+    example: ['event.*', 'actor.login'],
+  });
 const FieldCapsBody = z
   .object({
     fields: FieldList.optional(),
-    index_filter: z.record(z.string(), z.unknown()).optional().openapi({ description: 'a query (allow-listed like search queries): only indices with matching documents' }),
+    index_filter: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: 'a query (allow-listed like search queries): only indices with matching documents' }),
   })
   .catchall(z.unknown())
   .openapi('LogFieldCapsBody', { example: { fields: ['event.*', '@timestamp'] } });
-const StoreAnswer = z
-  .record(z.string(), z.unknown())
-  .openapi('LogStoreAnswer', {
-    description: "The store's answer, passed back as it is.",
-    example: { took: 3, timed_out: false, hits: { total: { value: 1, relation: 'eq' }, hits: [{ _index: 'svc-sec-user-activity-2026.11.26', _id: 'e1', _source: { '@timestamp': '2026-11-26T10:00:00.000Z', event: { type: 'login.failed', outcome: 'failure' } } }] } },
-  });
+const StoreAnswer = z.record(z.string(), z.unknown()).openapi('LogStoreAnswer', {
+  description: "The store's answer, passed back as it is.",
+  example: {
+    took: 3,
+    timed_out: false,
+    hits: {
+      total: { value: 1, relation: 'eq' },
+      hits: [
+        {
+          _index: 'svc-sec-user-activity-2026.11.26',
+          _id: 'e1',
+          _source: { '@timestamp': '2026-11-26T10:00:00.000Z', event: { type: 'login.failed', outcome: 'failure' } },
+        },
+      ],
+    },
+  },
+});
 
-const FAILURES =
-  "The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.";
-const COMMON = `Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as \`x-proxy-user\`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as \`x-proxy-roles\`. No query parameters (422 naming each). Bodies over ${LOGS_BODY_MAX_BYTES} bytes: 413.`;
+const FAILURES = [
+  `The store's own refusal of the query is 400 QUERY_REJECTED with its reason (\`storeError\`); its 403 (the proxy`,
+  `role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed,`,
+  `the store's certificate was not verified, or it answered another error (\`upstreamStatus\`); 503 while`,
+  `LOGSTORE_URLS is the placeholder (\`cause\` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or`,
+  `unreachable; 504 past LOGSTORE_TIMEOUT on every node.`,
+].join(' ');
+const COMMON = [
+  `Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as`,
+  `the caller: the login goes to the store as \`x-proxy-user\`, the value of the account attribute named by`,
+  `LOGSTORE_USER_ROLE_ATTRIBUTE as \`x-proxy-roles\`. No query parameters (422 naming each). Bodies over`,
+  `${LOGS_BODY_MAX_BYTES} bytes: 413.`,
+].join(' ');
 
 const queryMiddleware = [...readers.auth, knownStream, allowQueryParameters([]), limitBody(LOGS_BODY_MAX_BYTES)];
 const base = { tags: ['logs'], security, 'x-required-roles': readers.roles };
@@ -77,8 +118,14 @@ const typesRoute = createRoute({
   path: '/v3/logs/audit_log_types',
   middleware: readers.auth,
   summary: 'Audit log types',
-  description: 'Roles auditor or admin. One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it records.',
-  responses: { 200: { description: 'the types', content: { 'application/json': { schema: AuditLogTypes } } }, ...problemResponses(401, 403) },
+  description: [
+    `Roles auditor or admin. One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it`,
+    `records.`,
+  ].join(' '),
+  responses: {
+    200: { description: 'the types', content: { 'application/json': { schema: AuditLogTypes } } },
+    ...problemResponses(401, 403),
+  },
 });
 
 const searchRoute = createRoute({
@@ -87,9 +134,15 @@ const searchRoute = createRoute({
   path: '/v3/logs/{audit_log_type}/search',
   middleware: queryMiddleware,
   summary: 'Search an audit log (query DSL)',
-  description: `${COMMON} The worker adds a server-side \`timeout\` (80% of LOGSTORE_TIMEOUT; the answer then says \`timed_out\`). ${FAILURES}`,
+  description: [
+    `${COMMON} The worker adds a server-side \`timeout\` (80% of LOGSTORE_TIMEOUT; the answer then says`,
+    `\`timed_out\`). ${FAILURES}`,
+  ].join(' '),
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: SearchBody } } } },
-  responses: { 200: { description: "the store's search answer", content: { 'application/json': { schema: StoreAnswer } } }, ...errors },
+  responses: {
+    200: { description: "the store's search answer", content: { 'application/json': { schema: StoreAnswer } } },
+    ...errors,
+  },
 });
 
 const fieldCapsRoute = createRoute({
@@ -98,16 +151,27 @@ const fieldCapsRoute = createRoute({
   path: '/v3/logs/{audit_log_type}/field_caps',
   middleware: queryMiddleware,
   summary: 'Field capabilities of an audit log',
-  description: `${COMMON} \`fields\` goes in the body (a list, or a comma-separated string; default \`*\`), with an optional \`index_filter\` query. ${FAILURES}`,
+  description: [
+    `${COMMON} \`fields\` goes in the body (a list, or a comma-separated string; default \`*\`), with an optional`,
+    `\`index_filter\` query. ${FAILURES}`,
+  ].join(' '),
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: FieldCapsBody } } } },
-  responses: { 200: { description: "the store's field_caps answer", content: { 'application/json': { schema: StoreAnswer } } }, ...errors },
+  responses: {
+    200: { description: "the store's field_caps answer", content: { 'application/json': { schema: StoreAnswer } } },
+    ...errors,
+  },
 });
 
 /** Registers the audit log types and the query DSL endpoints. */
 export function registerLogQueries(app: App): void {
   app.openapi(typesRoute, (c) => {
     const config = c.var.config;
-    const items = Object.entries(STREAMS).map(([name, s]) => ({ name, variable: s.variable, pattern: config.get(s.variable), description: s.description }));
+    const items = Object.entries(STREAMS).map(([name, s]) => ({
+      name,
+      variable: s.variable,
+      pattern: config.get(s.variable),
+      description: s.description,
+    }));
     return c.json({ items, logstoreConfigured: logstoreConfigured(config) }, 200);
   });
 
@@ -115,7 +179,12 @@ export function registerLogQueries(app: App): void {
     const body = validated(c, 'json', SearchBody);
     const problems = checkSearchBody(body);
     if (problems.length > 0) throw refused(problems);
-    const answer = storeAnswer(await queryStore(c, streamOf(c), { operation: 'search', body: { ...body, timeout: searchTimeout(c.var.config) } }));
+    const answer = storeAnswer(
+      await queryStore(c, streamOf(c), {
+        operation: 'search',
+        body: { ...body, timeout: searchTimeout(c.var.config) },
+      }),
+    );
     return c.json(answer.body, 200);
   });
 
@@ -123,7 +192,15 @@ export function registerLogQueries(app: App): void {
     const { fields, ...body } = validated(c, 'json', FieldCapsBody);
     const problems = checkFieldCapsBody(body);
     if (problems.length > 0) throw refused(problems);
-    const list = fields === undefined ? '*' : Array.isArray(fields) ? fields.join(',') : fields.split(',').map((f) => f.trim()).join(',');
+    const list =
+      fields === undefined
+        ? '*'
+        : Array.isArray(fields)
+          ? fields.join(',')
+          : fields
+              .split(',')
+              .map((f) => f.trim())
+              .join(',');
     const answer = storeAnswer(await queryStore(c, streamOf(c), { operation: 'field_caps', body, fields: list }));
     return c.json(answer.body, 200);
   });

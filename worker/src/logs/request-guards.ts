@@ -18,7 +18,9 @@ export const knownStream: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(a
   const type = c.req.param('audit_log_type') ?? '';
   if (!isStream(type)) {
     // Not echoed in full: the value may be anything a caller tried (a very long string, a pattern).
-    throw new ProblemError('NOT_FOUND', { detail: `no audit log type "${type.slice(0, 64)}"; see GET /v3/logs/audit_log_types` });
+    throw new ProblemError('NOT_FOUND', {
+      detail: `no audit log type "${type.slice(0, 64)}"; see GET /v3/logs/audit_log_types`,
+    });
   }
   await next();
 });
@@ -28,18 +30,25 @@ export function allowQueryParameters(allowed: readonly string[]): MiddlewareHand
   return createMiddleware<AppEnv>(async (c, next) => {
     const names = [...new Set(new URL(c.req.url).searchParams.keys())].filter((k) => !allowed.includes(k));
     if (names.length > 0) {
-      const message = allowed.length === 0
-        ? 'this endpoint takes no query parameters: the store is queried with the body only'
-        : `not a parameter of this endpoint (allowed: ${allowed.join(', ')})`;
+      const message =
+        allowed.length === 0
+          ? 'this endpoint takes no query parameters: the store is queried with the body only'
+          : `not a parameter of this endpoint (allowed: ${allowed.join(', ')})`;
       const errors = names.map((n) => ({ location: 'query', path: n.slice(0, 64), message }));
-      throw new ProblemError('VALIDATION', { detail: `query parameters not allowed: ${errors.map((e) => e.path).join(', ')}`, extensions: { errors } });
+      throw new ProblemError('VALIDATION', {
+        detail: `query parameters not allowed: ${errors.map((e) => e.path).join(', ')}`,
+        extensions: { errors },
+      });
     }
     await next();
   });
 }
 
 function tooLarge(max: number): ProblemError {
-  return new ProblemError('PAYLOAD_TOO_LARGE', { detail: `the body is larger than ${max} bytes`, extensions: { maxBytes: max } });
+  return new ProblemError('PAYLOAD_TOO_LARGE', {
+    detail: `the body is larger than ${max} bytes`,
+    extensions: { maxBytes: max },
+  });
 }
 
 /** Reads and drops up to `budget` more bytes (the connection stays usable); cancels beyond that. */

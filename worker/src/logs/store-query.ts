@@ -48,16 +48,30 @@ function patternOf(config: ConfigSnapshot, stream: StreamName): string {
 }
 
 /** Runs one query on `stream`'s pattern through the bridge; the store's own answer, any status. */
-export async function queryStore(c: Context<AppEnv>, stream: StreamName, q: StoreQuery): Promise<LogstoreQueryResponse> {
+export async function queryStore(
+  c: Context<AppEnv>,
+  stream: StreamName,
+  q: StoreQuery,
+): Promise<LogstoreQueryResponse> {
   const config = c.var.config;
   if (!logstoreConfigured(config)) {
-    throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'log store not configured (LOGSTORE_URLS)', extensions: { cause: 'LOGSTORE_NOT_CONFIGURED' } });
+    throw new ProblemError('SERVICE_UNAVAILABLE', {
+      detail: 'log store not configured (LOGSTORE_URLS)',
+      extensions: { cause: 'LOGSTORE_NOT_CONFIGURED' },
+    });
   }
   const bridge = c.var.deps.bridge;
   if (!bridge) {
-    throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge configured (AUTH_BRIDGE_URL): the log store is reached through the bridge', extensions: { cause: 'BRIDGE_NOT_CONFIGURED' } });
+    throw new ProblemError('SERVICE_UNAVAILABLE', {
+      detail: 'no bridge configured (AUTH_BRIDGE_URL): the log store is reached through the bridge',
+      extensions: { cause: 'BRIDGE_NOT_CONFIGURED' },
+    });
   }
-  const urls = config.get('LOGSTORE_URLS').split(';').map((u) => u.trim()).filter((u) => u !== '');
+  const urls = config
+    .get('LOGSTORE_URLS')
+    .split(';')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
   const timeoutMs = config.get('LOGSTORE_TIMEOUT') * 1000;
   const request: LogstoreQueryRequest = {
     urls,
@@ -94,24 +108,41 @@ function storeError(body: unknown): { type: string; reason: string } | undefined
 export function storeAnswer(answer: LogstoreQueryResponse): { status: number; body: Record<string, unknown> } {
   const { status, body } = answer;
   if (status >= 200 && status < 300) {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ProblemError('BAD_GATEWAY', { detail: 'the log store answered something other than a JSON object' });
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new ProblemError('BAD_GATEWAY', { detail: 'the log store answered something other than a JSON object' });
     return { status, body: body as Record<string, unknown> };
   }
   const error = storeError(body);
   // The store's reason helps the caller fix a query it refused (4xx); a failure of its own (401, 5xx)
   // may name its nodes or internals, so only its status passes.
-  const extensions = { upstreamStatus: status, ...(error && status !== 401 && status < 500 ? { storeError: error } : {}) };
+  const extensions = {
+    upstreamStatus: status,
+    ...(error && status !== 401 && status < 500 ? { storeError: error } : {}),
+  };
   switch (status) {
     case 400:
-      throw new ProblemError('QUERY_REJECTED', { detail: error ? `${error.type}: ${error.reason}` : 'the log store rejected the query', extensions });
+      throw new ProblemError('QUERY_REJECTED', {
+        detail: error ? `${error.type}: ${error.reason}` : 'the log store rejected the query',
+        extensions,
+      });
     case 403:
-      throw new ProblemError('FORBIDDEN', { detail: 'the log store refused this query for your role (x-proxy-roles)', extensions });
+      throw new ProblemError('FORBIDDEN', {
+        detail: 'the log store refused this query for your role (x-proxy-roles)',
+        extensions,
+      });
     case 404:
       throw new ProblemError('NOT_FOUND', { detail: 'the log store has no index of this log type', extensions });
     case 429:
-      throw new ProblemError('TOO_MANY_REQUESTS', { detail: 'the log store is overloaded; try again later', extensions });
+      throw new ProblemError('TOO_MANY_REQUESTS', {
+        detail: 'the log store is overloaded; try again later',
+        extensions,
+      });
     case 401:
-      throw new ProblemError('BAD_GATEWAY', { detail: "the log store refused the bridge's credentials (LOGSTORE_USERNAME/LOGSTORE_PASSWORD or LOGSTORE_API_KEY)", extensions });
+      throw new ProblemError('BAD_GATEWAY', {
+        detail:
+          "the log store refused the bridge's credentials (LOGSTORE_USERNAME/LOGSTORE_PASSWORD or LOGSTORE_API_KEY)",
+        extensions,
+      });
     default:
       throw new ProblemError('BAD_GATEWAY', { detail: `the log store answered ${status}`, extensions });
   }
