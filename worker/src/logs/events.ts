@@ -128,7 +128,8 @@ export async function eventsPage(
     query: simpleQuery(form),
     sort: SIMPLE_SORT,
     size: o.size + 1,
-    track_total_hits: o.trackTotal ?? true,
+    // Counting every match can be costly: exact up to 10,000, then "gte".
+    track_total_hits: o.trackTotal ?? 10_000,
     timeout: searchTimeout(c.var.config),
     ...(o.after ? { search_after: o.after } : {}),
   };

@@ -30,7 +30,19 @@ const AuditLogTypes = z
       .boolean()
       .openapi({ description: 'false while LOGSTORE_URLS is the placeholder: queries answer 503' }),
   })
-  .openapi('AuditLogTypes');
+  .openapi('AuditLogTypes', {
+    example: {
+      items: [
+        {
+          name: 'user_activity',
+          variable: 'AUDIT_USER_ACTIVITY_PATTERN',
+          pattern: 'svc-sec-user-activity-*',
+          description: 'logins and logouts, refused logins, lockouts, sessions started and ended',
+        },
+      ],
+      logstoreConfigured: true,
+    },
+  });
 
 const SearchBody = z.record(z.string(), z.unknown()).openapi('LogSearchBody', {
   description: [
@@ -76,6 +88,16 @@ const FieldCapsBody = z
   })
   .catchall(z.unknown())
   .openapi('LogFieldCapsBody', { example: { fields: ['event.*', '@timestamp'] } });
+const FieldCapsAnswer = z.record(z.string(), z.unknown()).openapi('LogFieldCapsAnswer', {
+  description: "The store's answer, passed back as it is.",
+  example: {
+    indices: ['svc-sec-user-activity-2026.11.26'],
+    fields: {
+      'event.type': { text: { type: 'text', searchable: true, aggregatable: false } },
+      'event.type.keyword': { keyword: { type: 'keyword', searchable: true, aggregatable: true } },
+    },
+  },
+});
 const StoreAnswer = z.record(z.string(), z.unknown()).openapi('LogStoreAnswer', {
   description: "The store's answer, passed back as it is.",
   example: {
@@ -157,7 +179,7 @@ const fieldCapsRoute = createRoute({
   ].join(' '),
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: FieldCapsBody } } } },
   responses: {
-    200: { description: "the store's field_caps answer", content: { 'application/json': { schema: StoreAnswer } } },
+    200: { description: "the store's field_caps answer", content: { 'application/json': { schema: FieldCapsAnswer } } },
     ...errors,
   },
 });
