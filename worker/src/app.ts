@@ -30,6 +30,7 @@ import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
+import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 import { registerFirstRun } from './first-run/routes.js';
 
@@ -163,6 +164,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
+  registerLogs(api);
   if (testClock) registerTestClock(api, testClock);
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {
