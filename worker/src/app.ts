@@ -30,6 +30,7 @@ import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
+import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 import { registerTestJobs } from './jobs/test-routes.js';
 import { registerFirstRun } from './first-run/routes.js';
@@ -173,6 +174,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
+  registerLogs(api);
   registerNotifications(api);
   registerPasswordReset(api);
   if (testClock) {
