@@ -2910,7 +2910,7 @@ export interface paths {
         head?: never;
         /**
          * Change one or many settings, atomically
-         * @description Admin only. Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart). Super-access: refused (403).
+         * @description Admin only. Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart). Super-access: refused (403).
          */
         patch: {
             parameters: {
@@ -2983,6 +2983,15 @@ export interface paths {
                 };
                 /** @description Account blocked */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4844,6 +4853,322 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/v4/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The notification history (mails)
+         * @description Admin only. Every notification, filtered by status, kind and recipient; paginated (limit at most 100, offset). Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token. Super-access: allowed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, at most 100 */
+                    limit?: number;
+                    offset?: number | null;
+                    status?: "pending" | "sent" | "failed" | "given_up";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+                    /** @description the address, ignoring case */
+                    recipient?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of notifications */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationList"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own notifications
+         * @description Session cookie, Basic or Bearer. Any role. The mails about the caller's account only, filtered by status and kind. Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, at most 100 */
+                    limit?: number;
+                    offset?: number | null;
+                    status?: "pending" | "sent" | "failed" | "given_up";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of notifications */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationList"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/password_reset/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password-reset mail
+         * @description No authentication. Give `login` or `email`. The answer is always 202 with the same body, found or not, and takes as long: what was found is told only in the mail, to the address of the account. A local, active account gets a single-use link to DEFAULT_FRONTEND_URL + `/reset-password#token=...`, valid AUTH_PASSWORD_RESET_TTL_MIN minutes; an LDAP or OIDC account is told to use its directory or provider, a blocked one to ask an administrator.
+         *
+         *     At most 3 requests per login or address asked for, and 30 per client address, within 15 minutes (known or not): beyond, 429 with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted (whether or not an account matched) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PasswordResetAccepted"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/password_reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link
+         * @description No authentication: the token of the link proves the mailbox. The new password must pass the password policy and history (422 PASSWORD_POLICY, the link stays usable). The link is used up; so are the account's other links.
+         *
+         *     Ends every session of the account (their cookies answer `reason` password_reset), revokes every API token (as an administrator's reset does: a reset may be the way out of a compromise) and ends a failed-login lock.
+         *
+         *     400 INVALID_RESET_TOKEN for a link that is unknown, used or expired (the same answer for each); 403 ACCOUNT_BLOCKED when the account was blocked since.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasswordResetConfirm"];
+                };
+            };
+            responses: {
+                /** @description the password is set */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/first-run": {
         parameters: {
             query?: never;
@@ -5647,6 +5972,55 @@ export interface components {
                 /** @enum {string} */
                 relation: "eq" | "gte";
             } | null;
+        };
+        NotificationList: {
+            items: components["schemas"]["Notification"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        Notification: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+            /** @description the account the mail is about */
+            userId: string | null;
+            userLogin: string | null;
+            /** @description the address it goes to; null: the account has none (given up) */
+            recipient: string | null;
+            template: string;
+            /** @enum {string} */
+            language: "ru" | "en";
+            /**
+             * @description pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why)
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed" | "given_up";
+            attempts: number;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            sentAt: string | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+        };
+        PasswordResetAccepted: {
+            /** @enum {string} */
+            status: "accepted";
+            detail: string;
+        };
+        PasswordResetRequest: {
+            /** @example j.doe */
+            login?: string;
+            /** @description the address of the account (ignoring case) */
+            email?: string;
+        };
+        PasswordResetConfirm: {
+            /** @description the token of the link (after `#token=`) */
+            token: string;
+            newPassword: string;
         };
         FirstRunForm: {
             /**
