@@ -11,7 +11,10 @@ export const notifications = sqliteTable(
   'notifications',
   {
     id: text('id').primaryKey(),
-    /** account_locked, account_blocked_inactivity, password_expiring, password_changed, account_created, password_reset */
+    /**
+     * account_locked, account_blocked_inactivity, password_expiring, password_changed, account_created,
+     * password_reset
+     */
     kind: text('kind').notNull(),
     /** The account the mail is about (no foreign key: the history outlives a deleted account). */
     userId: text('user_id'),
@@ -37,7 +40,9 @@ export const notifications = sqliteTable(
     eventId: text('event_id'),
   },
   (t) => [
-    index('notifications_due').on(t.status, t.nextAttemptAt).where(sql`status in ('pending', 'failed')`),
+    index('notifications_due')
+      .on(t.status, t.nextAttemptAt)
+      .where(sql`status in ('pending', 'failed')`),
     index('notifications_created').on(t.createdAt),
     index('notifications_user').on(t.userId, t.createdAt),
   ],

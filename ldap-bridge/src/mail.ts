@@ -70,15 +70,30 @@ function stageOf(err: SmtpError): 'connect' | 'auth' | 'envelope' | 'message' {
 export function classifyMailError(err: SmtpError): MailProblem {
   const text = `${err.code ?? ''} ${err.message}`;
   if (err.code === 'ETLS' || /STARTTLS/i.test(err.command ?? '')) {
-    return { status: 502, code: 'MAIL_TLS', detail: 'the mail server does not offer TLS (STARTTLS), which EMAIL_USE_TLS requires' };
+    return {
+      status: 502,
+      code: 'MAIL_TLS',
+      detail: 'the mail server does not offer TLS (STARTTLS), which EMAIL_USE_TLS requires',
+    };
   }
   if (/ETIMEDOUT|timeout|timed out/i.test(text)) {
     return { status: 504, code: 'MAIL_TIMEOUT', detail: 'the mail server did not answer in time' };
   }
-  if (err.code === 'ETLS' || /certificate|self.signed|CERT_|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|altname|wrong version/i.test(text)) {
-    return { status: 502, code: 'MAIL_TLS', detail: 'TLS with the mail server failed (not offered, or its certificate not verified: MAIL_CA_FILE)' };
+  if (
+    err.code === 'ETLS' ||
+    /certificate|self.signed|CERT_|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|altname|wrong version/i.test(text)
+  ) {
+    return {
+      status: 502,
+      code: 'MAIL_TLS',
+      detail: 'TLS with the mail server failed (not offered, or its certificate not verified: MAIL_CA_FILE)',
+    };
   }
-  return { status: 502, code: 'MAIL_UNAVAILABLE', detail: 'the mail server could not be reached or dropped the connection' };
+  return {
+    status: 502,
+    code: 'MAIL_UNAVAILABLE',
+    detail: 'the mail server could not be reached or dropped the connection',
+  };
 }
 
 /** The mail capability as a Fastify plugin; closes its pools on close. */
@@ -136,7 +151,12 @@ export async function mailPlugin(app: FastifyInstance, o: { options?: MailOption
       if (!tlsFailed && typeof err.responseCode === 'number' && err.responseCode >= 400) {
         const stage = stageOf(err);
         req.log.warn({ code: err.code, stage, responseCode: err.responseCode }, 'mail refused by the server');
-        const out: MailSendResponse = { outcome: 'rejected', stage, responseCode: err.responseCode, response: String(err.response ?? err.message).slice(0, 1000) };
+        const out: MailSendResponse = {
+          outcome: 'rejected',
+          stage,
+          responseCode: err.responseCode,
+          response: String(err.response ?? err.message).slice(0, 1000),
+        };
         return reply.code(200).send(out);
       }
       const c = classifyMailError(err);

@@ -73,7 +73,8 @@ export async function startTestSmtp(o: TestSmtpOptions = {}): Promise<TestSmtp> 
     logger: false,
     size: 10 * 1024 * 1024,
     onAuth(auth, _session, callback) {
-      if (o.auth && auth.username === o.auth.user && auth.password === o.auth.pass) return callback(null, { user: auth.username });
+      if (o.auth && auth.username === o.auth.user && auth.password === o.auth.pass)
+        return callback(null, { user: auth.username });
       state.authFailures++;
       return callback(new Error('Invalid username or password'));
     },

@@ -16,12 +16,21 @@ export function registerTestJobs(app: App): void {
     const parsed = Body.safeParse(await c.req.json().catch(() => undefined));
     const unknown = parsed.success ? parsed.data.names.filter((n) => !JOBS.some((j) => j.name === n)) : [];
     if (!parsed.success || unknown.length > 0) {
-      throw new ProblemError('VALIDATION', { detail: `expected {"names": [job names]}; known: ${JOBS.map((j) => j.name).join(', ')}` });
+      throw new ProblemError('VALIDATION', {
+        detail: `expected {"names": [job names]}; known: ${JOBS.map((j) => j.name).join(', ')}`,
+      });
     }
-    const ctx = { db: c.var.db, config: c.var.config, now: c.var.deps.clock(), logger: c.var.logger, bridge: c.var.deps.bridge };
+    const ctx = {
+      db: c.var.db,
+      config: c.var.config,
+      now: c.var.deps.clock(),
+      logger: c.var.logger,
+      bridge: c.var.deps.bridge,
+    };
     const results: Record<string, unknown> = {};
     // The jobs in their registered order, without leases: the test decides when they run.
-    for (const job of JOBS.filter((j) => parsed.data.names.includes(j.name))) results[job.name] = (await job.run(ctx)) ?? {};
+    for (const job of JOBS.filter((j) => parsed.data.names.includes(j.name)))
+      results[job.name] = (await job.run(ctx)) ?? {};
     return c.json(results);
   });
 }

@@ -81,7 +81,9 @@ async function claim(db: Db, holder: string, now: number, size: number): Promise
   return db
     .update(notifications)
     .set({ leaseHolder: holder, leaseUntil: now + LEASE_MS })
-    .where(and(inArray(notifications.id, due), or(isNull(notifications.leaseUntil), lte(notifications.leaseUntil, now))))
+    .where(
+      and(inArray(notifications.id, due), or(isNull(notifications.leaseUntil), lte(notifications.leaseUntil, now))),
+    )
     .returning();
 }
 
@@ -97,12 +99,15 @@ export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
   for (let n = 0; n < MAX_BATCHES; n++) {
     const rows = await claim(s.db, holder, clock(), size);
     if (rows.length === 0) break;
-    const unusable = mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
+    const unusable =
+      mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
     const server = unusable ? null : await mailServerOf(s.db, s.config);
     const queue = [...rows];
     const worker = async () => {
       for (let row = queue.shift(); row; row = queue.shift()) {
-        const outcome: Outcome = unusable ? { status: 'given_up', error: unusable, tried: false } : await sendOne(s, row, server!);
+        const outcome: Outcome = unusable
+          ? { status: 'given_up', error: unusable, tried: false }
+          : await sendOne(s, row, server!);
         await record(s, holder, row, outcome, clock(), result);
       }
     };
@@ -120,7 +125,11 @@ async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer
     try {
       link = await openSecret(s.config, row.sealedLink);
     } catch {
-      return { status: 'given_up', error: 'the link cannot be decrypted (was the encryption key changed?)', tried: false };
+      return {
+        status: 'given_up',
+        error: 'the link cannot be decrypted (was the encryption key changed?)',
+        tried: false,
+      };
     }
   }
   const data = (row.data ?? {}) as TemplateData;
@@ -156,18 +165,29 @@ async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer
     if (!(err instanceof ProblemError)) throw err;
     const cause = typeof err.extensions.cause === 'string' ? `${err.extensions.cause}: ` : '';
     // A recipient address the bridge refuses (its contract) will never be accepted.
-    if (err.status === 502 && /invalid request body/.test(err.detail ?? '')) return { status: 'given_up', error: `${cause}${err.detail}`.slice(0, 500), tried: true };
+    if (err.status === 502 && /invalid request body/.test(err.detail ?? ''))
+      return { status: 'given_up', error: `${cause}${err.detail}`.slice(0, 500), tried: true };
     return { status: 'retry', error: `${err.status} ${cause}${err.detail ?? err.title}`.slice(0, 500), tried: true };
   }
 }
 
 /** Writes an outcome (only while this deliverer still holds the row) and reports failures. */
-async function record(s: DeliverScope, holder: string, row: NotificationRow, o: Outcome, at: number, result: DeliverResult): Promise<void> {
+async function record(
+  s: DeliverScope,
+  holder: string,
+  row: NotificationRow,
+  o: Outcome,
+  at: number,
+  result: DeliverResult,
+): Promise<void> {
   const attempts = row.attempts + (o.status === 'sent' || o.tried ? 1 : 0);
   const mine = and(eq(notifications.id, row.id), eq(notifications.leaseHolder, holder));
   const release = { leaseHolder: null, leaseUntil: null };
   if (o.status === 'sent') {
-    await s.db.update(notifications).set({ ...release, status: 'sent', sentAt: at, attempts, lastError: null, sealedLink: null, nextAttemptAt: null }).where(mine);
+    await s.db
+      .update(notifications)
+      .set({ ...release, status: 'sent', sentAt: at, attempts, lastError: null, sealedLink: null, nextAttemptAt: null })
+      .where(mine);
     result.sent++;
     return;
   }
@@ -177,24 +197,51 @@ async function record(s: DeliverScope, holder: string, row: NotificationRow, o: 
     .set(
       giveUp
         ? { ...release, status: 'given_up', attempts, lastError: o.error, sealedLink: null, nextAttemptAt: null }
-        : { ...release, status: 'failed', attempts, lastError: o.error, nextAttemptAt: at + retryDelayMs(attempts, s.random) },
+        : {
+            ...release,
+            status: 'failed',
+            attempts,
+            lastError: o.error,
+            nextAttemptAt: at + retryDelayMs(attempts, s.random),
+          },
     )
     .where(mine);
   if (giveUp) result.givenUp++;
   else result.retried++;
-  s.logger?.warning('mail not sent', { notification: row.id, kind: row.kind, attempts, givenUp: giveUp, error: o.error });
+  s.logger?.warning('mail not sent', {
+    notification: row.id,
+    kind: row.kind,
+    attempts,
+    givenUp: giveUp,
+    error: o.error,
+  });
   // Nothing attempted (mail not configured, no address) is not a sending error to report.
   if (o.tried) await reportMailFailure(s, row, o.error, giveUp);
 }
 
 /** Reports a mail that was not sent to SENDER_ERRTRACK_DSN; nothing while error tracking is off. */
-async function reportMailFailure(s: DeliverScope, row: NotificationRow, error: string, givenUp: boolean): Promise<void> {
+async function reportMailFailure(
+  s: DeliverScope,
+  row: NotificationRow,
+  error: string,
+  givenUp: boolean,
+): Promise<void> {
   const env = s.config;
   if (env.get('SENDER_ERRTRACK_DSN') === '' || env.get('ERRTRACK_ENV') === '') return;
   const err = new Error(`mail ${givenUp ? 'given up' : 'not sent, will retry'}: ${row.kind}: ${error}`);
   err.name = 'MailSendError';
   await reportError(
-    { dsn: env.get('SENDER_ERRTRACK_DSN'), environment: env.get('ERRTRACK_ENV'), ca: env.get('ERRTRACK_CA'), bridge: s.bridge, secrets: secretValues(env), logger: 'auth-service.mail', clock: s.clock ?? (() => s.now) },
+    {
+      dsn: env.get('SENDER_ERRTRACK_DSN'),
+      environment: env.get('ERRTRACK_ENV'),
+      ca: env.get('ERRTRACK_CA'),
+      bridge: s.bridge,
+      secrets: secretValues(env),
+      logger: 'auth-service.mail',
+      clock: s.clock ?? (() => s.now),
+    },
     err,
-  ).catch((e: unknown) => s.logger?.warning('mail failure report not delivered', { err: e instanceof Error ? e.message : String(e) }));
+  ).catch((e: unknown) =>
+    s.logger?.warning('mail failure report not delivered', { err: e instanceof Error ? e.message : String(e) }),
+  );
 }

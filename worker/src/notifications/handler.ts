@@ -35,25 +35,46 @@ export interface HandleResult {
 const MAX_BATCHES = 50;
 
 /** What an event asks for: a notification, and for a new local account a link to set its password. */
-export function plannedNotification(row: OutboxRow, user: UserRow, config: ConfigSnapshot, now: number): Omit<NewNotification, 'now'> | null {
+export function plannedNotification(
+  row: OutboxRow,
+  user: UserRow,
+  config: ConfigSnapshot,
+  now: number,
+): Omit<NewNotification, 'now'> | null {
   const base = { user, dedupeKey: `event:${row.id}`, eventId: row.id };
   const data = (row.data ?? {}) as Record<string, unknown>;
   switch (row.type) {
     case 'account.locked':
-      return { ...base, kind: 'account_locked', data: { until: typeof data.until === 'string' ? data.until : undefined } };
+      return {
+        ...base,
+        kind: 'account_locked',
+        data: { until: typeof data.until === 'string' ? data.until : undefined },
+      };
     case 'account.blocked':
       // An administrator's block is the administrator's to tell; inactivity is told by mail.
       if (data.reason !== 'inactivity') return null;
       return { ...base, kind: 'account_blocked_inactivity', data: { days: config.get('USER_INACTIVE_TIMEOUT_DAY') } };
     case 'password.changed':
-      return { ...base, kind: 'password_changed', data: { at: new Date(row.at).toISOString(), by: data.via === 'reset_link' ? 'link' : 'self' } };
+      return {
+        ...base,
+        kind: 'password_changed',
+        data: { at: new Date(row.at).toISOString(), by: data.via === 'reset_link' ? 'link' : 'self' },
+      };
     case 'password.reset':
-      return { ...base, kind: 'password_changed', data: { at: new Date(row.at).toISOString(), by: row.actorId === null ? 'operator' : 'admin' } };
+      return {
+        ...base,
+        kind: 'password_changed',
+        data: { at: new Date(row.at).toISOString(), by: row.actorId === null ? 'operator' : 'admin' },
+      };
     case 'user.created': {
       // External accounts are created by their first login: nothing to tell.
       if (user.source !== 'local') return null;
       const expiresAt = now + config.get('WELCOME_LINK_TTL_HOURS') * 3_600_000;
-      return { ...base, kind: 'account_created', data: { expiresAt: new Date(expiresAt).toISOString(), serviceName: config.get('PROJECT_DESCRIPTION') } };
+      return {
+        ...base,
+        kind: 'account_created',
+        data: { expiresAt: new Date(expiresAt).toISOString(), serviceName: config.get('PROJECT_DESCRIPTION') },
+      };
     }
     default:
       return null;
@@ -66,7 +87,12 @@ export async function handleEvents(s: HandleScope): Promise<HandleResult> {
   if (!s.config.get('EVENT_HANDLING')) return result;
   const size = s.config.get('OUTBOX_BATCH_SIZE');
   for (let n = 0; n < MAX_BATCHES; n++) {
-    const rows = await s.db.select().from(auditOutbox).where(isNull(auditOutbox.handledAt)).orderBy(asc(auditOutbox.at), sql`rowid`).limit(size);
+    const rows = await s.db
+      .select()
+      .from(auditOutbox)
+      .where(isNull(auditOutbox.handledAt))
+      .orderBy(asc(auditOutbox.at), sql`rowid`)
+      .limit(size);
     if (rows.length === 0) break;
     await handleBatch(s, rows, result);
     if (rows.length < size) break;
@@ -89,13 +115,29 @@ async function handleBatch(s: HandleScope, rows: OutboxRow[], result: HandleResu
     if (plan.kind === 'account_created' && user.email) {
       const token = mintToken();
       const expiresAt = Date.parse(String(plan.data.expiresAt));
-      writes.push(tokenInsertUnlessNotified(db, { id: crypto.randomUUID(), userId: user.id, token, purpose: 'welcome', now, expiresAt }, plan.dedupeKey));
+      writes.push(
+        tokenInsertUnlessNotified(
+          db,
+          { id: crypto.randomUUID(), userId: user.id, token, purpose: 'welcome', now, expiresAt },
+          plan.dedupeKey,
+        ),
+      );
       link = resetLink(config, token);
     }
     writes.push(notificationInsert(db, await notificationRow(config, { ...plan, now, link })));
     result.notifications++;
   }
-  writes.push(db.update(auditOutbox).set({ handledAt: now }).where(inArray(auditOutbox.id, rows.map((r) => r.id))));
+  writes.push(
+    db
+      .update(auditOutbox)
+      .set({ handledAt: now })
+      .where(
+        inArray(
+          auditOutbox.id,
+          rows.map((r) => r.id),
+        ),
+      ),
+  );
   await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
   result.events += rows.length;
   s.logger?.debug('events handled', { events: rows.length });

@@ -87,7 +87,10 @@ export const purgeNotifications: Job = {
   name: 'purge-notifications',
   async run({ db, config, now }) {
     const days = config.get('NOTIFICATION_EXPIRATION');
-    const old = and(lt(notifications.createdAt, now - days * DAY_MS), or(eq(notifications.status, 'sent'), eq(notifications.status, 'given_up')));
+    const old = and(
+      lt(notifications.createdAt, now - days * DAY_MS),
+      or(eq(notifications.status, 'sent'), eq(notifications.status, 'given_up')),
+    );
     const [purged, tokens] = await db.batch([
       db.delete(notifications).where(old).returning({ id: notifications.id }),
       db

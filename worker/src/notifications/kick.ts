@@ -19,7 +19,9 @@ export const KICK_INTERVAL_MS = 1_000;
 /** Whether a response may have written an event a handler reads: a change, or a refused login. */
 function mayHaveWrittenEvents(c: Context<AppEnv>): boolean {
   const method = c.req.method;
-  return !(method === 'GET' || method === 'HEAD' || method === 'OPTIONS') || c.res.status === 401 || c.res.status === 403;
+  return (
+    !(method === 'GET' || method === 'HEAD' || method === 'OPTIONS') || c.res.status === 401 || c.res.status === 403
+  );
 }
 
 export interface NotificationKicker {

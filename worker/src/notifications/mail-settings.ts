@@ -16,14 +16,18 @@ export const MAIL_TIMEOUTS = { connectTimeoutMs: 10_000, greetingTimeoutMs: 10_0
 
 /** Why mail cannot be sent at all with these settings, or null when it can be tried. */
 export function mailNotConfigured(config: ConfigSnapshot): string | null {
-  if (config.get('EMAIL_HOST') === REGISTRY.EMAIL_HOST.default) return 'mail is not configured (EMAIL_HOST is the placeholder)';
+  if (config.get('EMAIL_HOST') === REGISTRY.EMAIL_HOST.default)
+    return 'mail is not configured (EMAIL_HOST is the placeholder)';
   if (!senderOf(config)) return 'mail is not configured (EMAIL_FROM is not an address)';
   return null;
 }
 
 /** EMAIL_FROM as a mailbox: "Name <address>" or a bare address; null when it holds no address. */
 export function senderOf(config: ConfigSnapshot): Mailbox | null {
-  const raw = config.get('EMAIL_FROM').replace(/[\r\n\0]/g, ' ').trim();
+  const raw = config
+    .get('EMAIL_FROM')
+    .replace(/[\r\n\0]/g, ' ')
+    .trim();
   const named = /^(.*?)\s*<([^<>\s]+@[^<>\s]+)>$/.exec(raw);
   if (named) {
     const name = named[1]!.replace(/^"(.*)"$/, '$1').trim();

@@ -20,11 +20,16 @@ const NotificationSchema = z
     kind: z.enum(NOTIFICATION_KINDS),
     userId: z.string().nullable().openapi({ description: 'the account the mail is about' }),
     userLogin: z.string().nullable(),
-    recipient: z.string().nullable().openapi({ description: 'the address it goes to; null: the account has none (given up)' }),
+    recipient: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the address it goes to; null: the account has none (given up)' }),
     template: z.string(),
     language: z.enum(['ru', 'en']),
     status: z.enum(STATUSES).openapi({
-      description: 'pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why)',
+      description:
+        'pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another ' +
+        'follows (nextAttemptAt); given_up: never sent (lastError says why)',
     }),
     attempts: z.number().int(),
     lastError: z.string().nullable(),
@@ -35,16 +40,30 @@ const NotificationSchema = z
   .openapi('Notification');
 
 const NotificationList = z
-  .object({ items: z.array(NotificationSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .object({
+    items: z.array(NotificationSchema),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
   .openapi('NotificationList');
 
 const page = {
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(20).openapi({ description: `page size, at most ${MAX_PAGE}` }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE)
+    .default(20)
+    .openapi({ description: `page size, at most ${MAX_PAGE}` }),
   offset: z.coerce.number().int().min(0).default(0),
   status: z.enum(STATUSES).optional(),
   kind: z.enum(NOTIFICATION_KINDS).optional(),
 };
-const AdminQuery = z.object({ ...page, recipient: z.string().trim().min(1).max(320).optional().openapi({ description: 'the address, ignoring case' }) });
+const AdminQuery = z.object({
+  ...page,
+  recipient: z.string().trim().min(1).max(320).optional().openapi({ description: 'the address, ignoring case' }),
+});
 const OwnQuery = z.object(page);
 
 const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
@@ -56,11 +75,16 @@ const adminList = createRoute({
   path: '/v4/notifications',
   tags: ['notifications'],
   summary: 'The notification history (mails)',
-  description: `Admin only. Every notification, filtered by status, kind and recipient; paginated (limit at most ${MAX_PAGE}, offset). ${history} ${describeSuperAccess(superAccess.allowed)}`,
+  description:
+    `Admin only. Every notification, filtered by status, kind and recipient; paginated (limit at most ${MAX_PAGE}, ` +
+    `offset). ${history} ${describeSuperAccess(superAccess.allowed)}`,
   security,
   ...adminOperation(authn, superAccess.allowed),
   request: { query: AdminQuery },
-  responses: { 200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } }, ...problemResponses(401, 403, 422) },
+  responses: {
+    200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
+    ...problemResponses(401, 403, 422),
+  },
 });
 
 const ownList = createRoute({
@@ -68,12 +92,17 @@ const ownList = createRoute({
   path: '/v4/users/me/notifications',
   tags: ['notifications'],
   summary: "The caller's own notifications",
-  description: `Session cookie, Basic or Bearer. Any role. The mails about the caller's account only, filtered by status and kind. ${history}`,
+  description:
+    "Session cookie, Basic or Bearer. Any role. The mails about the caller's account only, filtered by status and " +
+    `kind. ${history}`,
   security,
   middleware: [authn] as const,
   'x-required-roles': ['admin', 'auditor', 'user'],
   request: { query: OwnQuery },
-  responses: { 200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } }, ...problemResponses(401, 403, 422) },
+  responses: {
+    200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
+    ...problemResponses(401, 403, 422),
+  },
 });
 
 /** Registers the notification lists. */
@@ -81,11 +110,27 @@ export function registerNotifications(app: App): void {
   app.openapi(adminList, async (c) => {
     const q = validated(c, 'query', AdminQuery);
     const { items, total } = await listNotifications(c.var.db, q);
-    return c.json({ items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[], total, limit: q.limit, offset: q.offset }, 200);
+    return c.json(
+      {
+        items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[],
+        total,
+        limit: q.limit,
+        offset: q.offset,
+      },
+      200,
+    );
   });
   app.openapi(ownList, async (c) => {
     const q = validated(c, 'query', OwnQuery);
     const { items, total } = await listNotifications(c.var.db, { ...q, userId: c.var.principal.user.id });
-    return c.json({ items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[], total, limit: q.limit, offset: q.offset }, 200);
+    return c.json(
+      {
+        items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[],
+        total,
+        limit: q.limit,
+        offset: q.offset,
+      },
+      200,
+    );
   });
 }

@@ -94,7 +94,13 @@ export async function listNotifications(db: Db, f: ListFilter): Promise<{ items:
   if (f.userId) conditions.push(eq(notifications.userId, f.userId));
   const where = conditions.length ? and(...conditions) : undefined;
   const [items, [total]] = await Promise.all([
-    db.select().from(notifications).where(where).orderBy(desc(notifications.createdAt), desc(notifications.id)).limit(f.limit).offset(f.offset),
+    db
+      .select()
+      .from(notifications)
+      .where(where)
+      .orderBy(desc(notifications.createdAt), desc(notifications.id))
+      .limit(f.limit)
+      .offset(f.offset),
     db.select({ n: count() }).from(notifications).where(where),
   ]);
   return { items, total: total?.n ?? 0 };

@@ -66,7 +66,10 @@ const RU: Record<NotificationKind, Texts> = {
   account_locked: (d) => ({
     subject: 'Учётная запись временно заблокирована',
     lines: [
-      [`Вход в учётную запись ${who(d)} заблокирован после нескольких неудачных попыток входа до ${formatTime(d.until)}.`],
+      [
+        `Вход в учётную запись ${who(d)} заблокирован после нескольких неудачных попыток входа ` +
+          `до ${formatTime(d.until)}.`,
+      ],
       ['Если это были не вы, сообщите администратору: кто-то подбирает ваш пароль.'],
     ],
   }),
@@ -96,7 +99,10 @@ const RU: Record<NotificationKind, Texts> = {
     lines: [
       [`Для вас создана учётная запись ${who(d)}${d.serviceName ? ` в сервисе «${d.serviceName}»` : ''}.`],
       ...(link
-        ? [['Задайте свой пароль по ссылке (она действует до ', formatTime(d.expiresAt), ' и только один раз):'], [{ link }]]
+        ? [
+            ['Задайте свой пароль по ссылке (она действует до ', formatTime(d.expiresAt), ' и только один раз):'],
+            [{ link }],
+          ]
         : [['Пароль вам сообщит администратор.']]),
     ],
   }),
@@ -113,9 +119,12 @@ const RU: Record<NotificationKind, Texts> = {
         : d.mode === 'external'
           ? [
               [`Получен запрос на восстановление пароля учётной записи ${who(d)}.`],
-              [d.source === 'ldap'
-                ? 'Пароль этой учётной записи хранится в корпоративном каталоге (LDAP): смените его там или обратитесь в службу поддержки.'
-                : 'Вход в эту учётную запись выполняется через внешний поставщик (OIDC): восстановите пароль у него.'],
+              [
+                d.source === 'ldap'
+                  ? 'Пароль этой учётной записи хранится в корпоративном каталоге (LDAP): ' +
+                    'смените его там или обратитесь в службу поддержки.'
+                  : 'Вход в эту учётную запись выполняется через внешний поставщик (OIDC): восстановите пароль у него.',
+              ],
             ]
           : [
               [`Получен запрос на восстановление пароля учётной записи ${who(d)}.`],
@@ -182,9 +191,12 @@ const EN: Record<NotificationKind, Texts> = {
         : d.mode === 'external'
           ? [
               [`A password reset was requested for the account ${who(d)}.`],
-              [d.source === 'ldap'
-                ? "This account's password is kept in the corporate directory (LDAP): change it there, or ask your help desk."
-                : 'This account logs in through an external identity provider (OIDC): reset the password there.'],
+              [
+                d.source === 'ldap'
+                  ? "This account's password is kept in the corporate directory (LDAP): " +
+                    'change it there, or ask your help desk.'
+                  : 'This account logs in through an external identity provider (OIDC): reset the password there.',
+              ],
             ]
           : [
               [`A password reset was requested for the account ${who(d)}.`],
@@ -215,13 +227,19 @@ const SIGNATURE: Record<Language, string> = {
 };
 
 /** Renders a kind's mail in `language`, with `link` (a single-use link) where the kind shows one. */
-export function renderMail(kind: NotificationKind, language: Language, data: TemplateData, link: string | null): RenderedMail {
+export function renderMail(
+  kind: NotificationKind,
+  language: Language,
+  data: TemplateData,
+  link: string | null,
+): RenderedMail {
   const { subject, lines } = TEMPLATES[language][kind](data, link);
   const all: Lines = [[greeting(language, data)], ...lines, [SIGNATURE[language]]];
   const text = all.map((parts) => parts.map((p) => (typeof p === 'string' ? p : p.link)).join('')).join('\n\n') + '\n';
-  const body = all
-    .map((parts) => `<p>${parts.map((p) => (typeof p === 'string' ? escapeHtml(p) : `<a href="${escapeHtml(p.link)}">${escapeHtml(p.link)}</a>`)).join('')}</p>`)
-    .join('\n');
-  const html = `<!doctype html>\n<html lang="${language}"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>\n<body>\n${body}\n</body></html>\n`;
+  const anchor = (link: string) => `<a href="${escapeHtml(link)}">${escapeHtml(link)}</a>`;
+  const part = (p: Part) => (typeof p === 'string' ? escapeHtml(p) : anchor(p.link));
+  const body = all.map((parts) => `<p>${parts.map(part).join('')}</p>`).join('\n');
+  const head = `<head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`;
+  const html = `<!doctype html>\n<html lang="${language}">${head}\n<body>\n${body}\n</body></html>\n`;
   return { subject, text, html };
 }

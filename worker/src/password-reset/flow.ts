@@ -28,7 +28,16 @@ import type { UserRow } from '../users/model.js';
 import { assertPasswordPolicy, setPassword } from '../users/password.js';
 import { notificationInsert, notificationRow } from '../notifications/store.js';
 import { passwordResetRequests, users } from '../../../schema/index.js';
-import { claimToken, endUserTokens, findLiveToken, hashResetToken, mintToken, releaseToken, resetLink, tokenInsert } from './tokens.js';
+import {
+  claimToken,
+  endUserTokens,
+  findLiveToken,
+  hashResetToken,
+  mintToken,
+  releaseToken,
+  resetLink,
+  tokenInsert,
+} from './tokens.js';
 
 /** Requests per login or address asked for, and per client address, within THROTTLE_WINDOW_MS. */
 export const RESET_LIMITS = { perIdentifier: 3, perClient: 30 } as const;
@@ -50,7 +59,8 @@ async function reserve(db: Db, key: string, limit: number, now: number): Promise
   const res = await db.run(sql`
     insert into ${passwordResetRequests} (id, throttle_key, at)
     select ${crypto.randomUUID()}, ${key}, ${now}
-    where (select count(*) from ${passwordResetRequests} where throttle_key = ${key} and at > ${now - THROTTLE_WINDOW_MS}) < ${limit}`);
+    where (select count(*) from ${passwordResetRequests}
+           where throttle_key = ${key} and at > ${now - THROTTLE_WINDOW_MS}) < ${limit}`);
   if (res.rowsAffected === 1) return null;
   const [row] = await db
     .select({ oldest: min(passwordResetRequests.at) })
@@ -67,14 +77,21 @@ async function throttle(s: RequestScope, identifier: string): Promise<void> {
   ].filter((w): w is number => w !== null);
   if (waits.length > 0) {
     const retry = Math.max(...waits);
-    throw new ProblemError('TOO_MANY_REQUESTS', { detail: `too many password-reset requests: try again in ${retry} s`, headers: { 'Retry-After': String(retry) } });
+    throw new ProblemError('TOO_MANY_REQUESTS', {
+      detail: `too many password-reset requests: try again in ${retry} s`,
+      headers: { 'Retry-After': String(retry) },
+    });
   }
 }
 
 /** The live accounts a request names. */
 async function accountsFor(db: Db, ask: { login?: string; email?: string }): Promise<UserRow[]> {
   if (ask.login !== undefined) {
-    return db.select().from(users).where(and(eq(users.loginKey, loginKey(normaliseLogin(ask.login))), isNull(users.deletedAt))).limit(1);
+    return db
+      .select()
+      .from(users)
+      .where(and(eq(users.loginKey, loginKey(normaliseLogin(ask.login))), isNull(users.deletedAt)))
+      .limit(1);
   }
   return db
     .select()
@@ -88,7 +105,8 @@ async function accountsFor(db: Db, ask: { login?: string; email?: string }): Pro
  * or a failure of the service itself.
  */
 export async function requestReset(s: RequestScope, ask: { login?: string; email?: string }): Promise<void> {
-  const identifier = ask.login !== undefined ? `login:${loginKey(normaliseLogin(ask.login))}` : `email:${ask.email!.toLowerCase()}`;
+  const identifier =
+    ask.login !== undefined ? `login:${loginKey(normaliseLogin(ask.login))}` : `email:${ask.email!.toLowerCase()}`;
   await throttle(s, identifier);
   const { db, config, now } = s;
   const ttl = config.get('PASSWORD_RESET_TTL_MIN') * 60_000;
@@ -103,20 +121,45 @@ export async function requestReset(s: RequestScope, ask: { login?: string; email
     const mode = user.source !== 'local' ? 'external' : user.status !== 'active' ? 'blocked' : 'link';
     const id = crypto.randomUUID();
     const token = mode === 'link' && user.email ? mintToken() : null;
-    if (token) writes.push(tokenInsert(db, { id, userId: user.id, token, purpose: 'reset', now, expiresAt: now + ttl }));
+    if (token)
+      writes.push(tokenInsert(db, { id, userId: user.id, token, purpose: 'reset', now, expiresAt: now + ttl }));
     const row = await notificationRow(config, {
       kind: 'password_reset',
       user,
-      data: { mode, ...(mode === 'external' ? { source: user.source } : {}), ...(token ? { expiresAt: new Date(now + ttl).toISOString() } : {}) },
+      data: {
+        mode,
+        ...(mode === 'external' ? { source: user.source } : {}),
+        ...(token ? { expiresAt: new Date(now + ttl).toISOString() } : {}),
+      },
       dedupeKey: `reset:${id}`,
       now,
       link: token ? resetLink(config, token) : undefined,
     });
     writes.push(notificationInsert(db, row));
-    writes.push(auditInsert(db, now, { stream: 'user_activity', type: 'password_reset.requested', subject: user, requestId: s.requestId, data: { by: ask.login !== undefined ? 'login' : 'email', mode, mailed: row.status === 'pending' } }));
+    writes.push(
+      auditInsert(db, now, {
+        stream: 'user_activity',
+        type: 'password_reset.requested',
+        subject: user,
+        requestId: s.requestId,
+        data: { by: ask.login !== undefined ? 'login' : 'email', mode, mailed: row.status === 'pending' },
+      }),
+    );
   }
   if (accounts.length === 0) {
-    writes.push(auditInsert(db, now, { stream: 'user_activity', type: 'password_reset.requested', subjectLogin: ask.login, requestId: s.requestId, data: { by: ask.login !== undefined ? 'login' : 'email', found: false, ...(ask.email ? { email: ask.email } : {}) } }));
+    writes.push(
+      auditInsert(db, now, {
+        stream: 'user_activity',
+        type: 'password_reset.requested',
+        subjectLogin: ask.login,
+        requestId: s.requestId,
+        data: {
+          by: ask.login !== undefined ? 'login' : 'email',
+          found: false,
+          ...(ask.email ? { email: ask.email } : {}),
+        },
+      }),
+    );
   }
   await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
 }
@@ -129,7 +172,10 @@ export interface ConfirmScope {
   requestId?: string;
 }
 
-const invalid = () => new ProblemError('INVALID_RESET_TOKEN', { detail: 'the link is invalid, was used already, or has expired: ask for a new one' });
+const invalid = () =>
+  new ProblemError('INVALID_RESET_TOKEN', {
+    detail: 'the link is invalid, was used already, or has expired: ask for a new one',
+  });
 
 /** Sets the password of a link's account; the link is used up. */
 export async function confirmReset(s: ConfirmScope, token: string, newPassword: string): Promise<void> {
@@ -138,7 +184,11 @@ export async function confirmReset(s: ConfirmScope, token: string, newPassword: 
   if (!link) throw invalid();
   const user = await findLiveAccount(db, link.userId);
   if (!user || user.source !== 'local') throw invalid();
-  if (user.status !== 'active') throw new ProblemError('ACCOUNT_BLOCKED', { detail: 'the account is blocked: ask an administrator', extensions: { reason: user.blockedReason ?? 'admin' } });
+  if (user.status !== 'active')
+    throw new ProblemError('ACCOUNT_BLOCKED', {
+      detail: 'the account is blocked: ask an administrator',
+      extensions: { reason: user.blockedReason ?? 'admin' },
+    });
   // The policy first: a refused password leaves the link usable, without a claim and a release.
   assertPasswordPolicy(newPassword, s.config);
   if (!(await claimToken(db, link.id, now))) throw invalid();

@@ -15,7 +15,10 @@ export const RESET_PAGE_PATH = '/reset-password';
 /** A fresh token: 256 random bits, base64url. */
 export function mintToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
 }
 
 /** The hash stored for a token (SHA-256, hex). */
@@ -40,7 +43,16 @@ export interface TokenRecord {
 
 /** The insert of a token's hash (in the caller's batch). */
 export function tokenInsert(db: Db, t: TokenRecord) {
-  return db.insert(passwordResetTokens).values({ id: t.id, userId: t.userId, tokenHash: hashResetToken(t.token), purpose: t.purpose, createdAt: t.now, expiresAt: t.expiresAt });
+  return db
+    .insert(passwordResetTokens)
+    .values({
+      id: t.id,
+      userId: t.userId,
+      tokenHash: hashResetToken(t.token),
+      purpose: t.purpose,
+      createdAt: t.now,
+      expiresAt: t.expiresAt,
+    });
 }
 
 /**
@@ -56,23 +68,35 @@ export function tokenInsertUnlessNotified(db: Db, t: TokenRecord, dedupeKey: str
 
 /** The live token of `token` (unused, unexpired), if any. */
 export async function findLiveToken(db: Db, token: string, now: number) {
-  const rows = await db.select().from(passwordResetTokens).where(eq(passwordResetTokens.tokenHash, hashResetToken(token)));
+  const rows = await db
+    .select()
+    .from(passwordResetTokens)
+    .where(eq(passwordResetTokens.tokenHash, hashResetToken(token)));
   const row = rows[0];
   return row && row.usedAt === null && row.expiresAt > now ? row : undefined;
 }
 
 /** Marks a token used; true for the one caller that did (single use under concurrency). */
 export async function claimToken(db: Db, id: string, now: number): Promise<boolean> {
-  const res = await db.update(passwordResetTokens).set({ usedAt: now }).where(and(eq(passwordResetTokens.id, id), isNull(passwordResetTokens.usedAt)));
+  const res = await db
+    .update(passwordResetTokens)
+    .set({ usedAt: now })
+    .where(and(eq(passwordResetTokens.id, id), isNull(passwordResetTokens.usedAt)));
   return res.rowsAffected === 1;
 }
 
 /** Gives a claimed token back (the new password was refused: the link may be used again). */
 export function releaseToken(db: Db, id: string, claimedAt: number) {
-  return db.update(passwordResetTokens).set({ usedAt: null }).where(and(eq(passwordResetTokens.id, id), eq(passwordResetTokens.usedAt, claimedAt)));
+  return db
+    .update(passwordResetTokens)
+    .set({ usedAt: null })
+    .where(and(eq(passwordResetTokens.id, id), eq(passwordResetTokens.usedAt, claimedAt)));
 }
 
 /** Ends every other live token of a user (after a password was set with one). */
 export function endUserTokens(db: Db, userId: string, now: number) {
-  return db.update(passwordResetTokens).set({ usedAt: now }).where(and(eq(passwordResetTokens.userId, userId), isNull(passwordResetTokens.usedAt)));
+  return db
+    .update(passwordResetTokens)
+    .set({ usedAt: now })
+    .where(and(eq(passwordResetTokens.userId, userId), isNull(passwordResetTokens.usedAt)));
 }
