@@ -14,7 +14,7 @@ import { deliverDue } from './deliver.js';
 import { handleEvents } from './handler.js';
 
 /** Least time between two kicked runs of one instance. */
-export const KICK_INTERVAL_MS = 1_000;
+export const KICK_INTERVAL_MS = 250;
 
 /** Whether a response may have written an event a handler reads: a change, or a refused login. */
 function mayHaveWrittenEvents(c: Context<AppEnv>): boolean {
