@@ -4,7 +4,7 @@
  * No mail twice and none lost, with a server that refuses or drops a quarter of the messages; jobs
  * fired twice at once; leases left by a crashed deliverer; retention; expiry notices.
  */
-import { eq, inArray } from 'drizzle-orm';
+import { eq, inArray, isNull } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
@@ -135,6 +135,28 @@ describe('delivery through the bridge', () => {
     expect(p.html).toContain('&lt;b&gt;Eve&lt;/b&gt;');
     expect(p.html).not.toContain('<b>Eve</b>');
     expect(p.headers.get('content-language')).toBe('en');
+  });
+
+  it('an inactivity block and an administrator\'s reset are mailed; an administrator\'s block is not', async () => {
+    const [idle, blocked, reset] = await makeUsers(3);
+    const admin = { id: crypto.randomUUID(), login: 'boss' };
+    const events = [
+      auditInsert(t.db, T0, { stream: 'user_activity', type: 'account.blocked', subject: idle!, data: { reason: 'inactivity' } }),
+      auditInsert(t.db, T0, { stream: 'crud_admin', type: 'account.blocked', actor: admin, subject: blocked!, data: { reason: 'admin' } }),
+      auditInsert(t.db, T0, { stream: 'crud_admin', type: 'password.reset', actor: admin, subject: reset! }),
+    ];
+    await t.db.batch(events as [(typeof events)[number], ...(typeof events)[number][]]);
+    const c = config({ USER_INACTIVE_TIMEOUT_DAY: '45' });
+    await handleEvents({ db: t.db, config: c, now: T0 });
+    expect(await deliverDue({ db: t.db, config: c, now: T0, bridge })).toMatchObject({ sent: 2 });
+    const byTo = new Map((await smtp.waitFor(2)).map((m) => [m.to[0], m.parsed]));
+    expect(byTo.get(idle!.email!)!.subject).toBe('Your account was blocked for inactivity');
+    expect(byTo.get(idle!.email!)!.text).toContain('nobody logged in to it for 45 days');
+    expect(byTo.get(reset!.email!)!.subject).toBe('Your password was changed');
+    expect(byTo.get(reset!.email!)!.text).toContain('by an administrator');
+    expect(byTo.has(blocked!.email!)).toBe(false);
+    // Every event was seen, the unmailed one included: nothing waits for the handler.
+    expect(await t.db.select().from(auditOutbox).where(isNull(auditOutbox.handledAt))).toHaveLength(0);
   });
 
   it('accounts without an address are given up with the reason, and nothing is sent', async () => {
