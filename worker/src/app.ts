@@ -33,6 +33,7 @@ import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
 import { registerTestJobs } from './jobs/test-routes.js';
+import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
@@ -78,6 +79,9 @@ export function createApp(hostDeps: AppDeps): App {
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
   const resolveSessionKeys = sessionKeyResolver(env);
+  const kickOutbox = outboxKicker();
+  // After the response: the notifications of the events the request may have written.
+  const kickNotifications = createNotificationKicker();
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
   const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
@@ -107,6 +111,8 @@ export function createApp(hostDeps: AppDeps): App {
     c.set('logger', baseLogger.child(ids));
     const started = deps.clock();
     await next();
+    kickOutbox(c);
+    kickNotifications.afterResponse(c);
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged.
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
@@ -116,12 +122,6 @@ export function createApp(hostDeps: AppDeps): App {
       status,
       durationMs: deps.clock() - started,
     });
-  });
-  // After the response: the notifications of the events the request may have written.
-  const kicker = createNotificationKicker();
-  app.use('*', async (c, next) => {
-    await next();
-    kicker.afterResponse(c);
   });
   // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
   const tunnelPath = `${root}/v3/sentry-tunnel`;
