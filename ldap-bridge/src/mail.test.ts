@@ -26,7 +26,10 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
 });
 
-const server = (s: TestSmtp, o: Partial<{ useTls: boolean; user: string; password: string; socketTimeoutMs: number }> = {}) => ({
+const server = (
+  s: TestSmtp,
+  o: Partial<{ useTls: boolean; user: string; password: string; socketTimeoutMs: number }> = {},
+) => ({
   host: s.host,
   port: s.port,
   useTls: o.useTls ?? false,
@@ -107,17 +110,26 @@ describe('POST /v1/mail/send', () => {
     expect(starttls.received).toHaveLength(1);
   });
 
-  it('a wrong password is the server refusing at the auth stage (an outcome), and the password is never echoed', async () => {
-    const res = await send(withCa, { ...message(starttls), server: server(starttls, { useTls: true, user: 'mailer', password: 'Wr0ng-secret' }) });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ outcome: 'rejected', stage: 'auth', responseCode: 535 });
-    expect(JSON.stringify(res.body)).not.toContain('Wr0ng-secret');
-  });
+  it(
+    'a wrong password is the server refusing at the auth stage (an outcome), ' + 'and the password is never echoed',
+    async () => {
+      const res = await send(withCa, {
+        ...message(starttls),
+        server: server(starttls, { useTls: true, user: 'mailer', password: 'Wr0ng-secret' }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ outcome: 'rejected', stage: 'auth', responseCode: 535 });
+      expect(JSON.stringify(res.body)).not.toContain('Wr0ng-secret');
+    },
+  );
 
   it('AUTH LOGIN when the server offers only LOGIN', async () => {
     const login = await smtp({ tls: 'starttls', auth: { user: 'u1', pass: 'P@ss-1' }, authMethods: ['LOGIN'] });
     const b = await bridge(login.ca);
-    const res = await send(b, { ...message(login), server: server(login, { useTls: true, user: 'u1', password: 'P@ss-1' }) });
+    const res = await send(b, {
+      ...message(login),
+      server: server(login, { useTls: true, user: 'u1', password: 'P@ss-1' }),
+    });
     expect(res.body.outcome).toBe('sent');
     expect((await login.waitFor(1))[0]!.user).toBe('u1');
   });
@@ -131,7 +143,11 @@ describe('POST /v1/mail/send', () => {
     let fault: 'reject' | 'drop' | undefined = 'reject';
     const flaky = await smtp({ tls: 'plain', fault: () => fault });
     const b = await bridge();
-    expect((await send(b, message(flaky))).body).toMatchObject({ outcome: 'rejected', stage: 'message', responseCode: 451 });
+    expect((await send(b, message(flaky))).body).toMatchObject({
+      outcome: 'rejected',
+      stage: 'message',
+      responseCode: 451,
+    });
     fault = 'drop';
     const dropped = await send(b, message(flaky));
     expect(dropped.status).toBe(502);
@@ -175,7 +191,10 @@ describe('POST /v1/mail/send', () => {
 
   it('encodes names with quotes, commas and angle brackets as data, not as addresses', async () => {
     const before = plain.received.length;
-    const res = await send(app, message(plain, { to: { address: 'alice@example.com', name: 'Eve <victim@example.com>, "x"' } }));
+    const res = await send(
+      app,
+      message(plain, { to: { address: 'alice@example.com', name: 'Eve <victim@example.com>, "x"' } }),
+    );
     expect(res.body.outcome).toBe('sent');
     const mail = (await plain.waitFor(before + 1))[before]!;
     expect(mail.to).toEqual(['alice@example.com']);
@@ -184,12 +203,28 @@ describe('POST /v1/mail/send', () => {
 });
 
 describe('transport options', () => {
-  const base = { host: 'mail.corp', port: 587, useTls: true, user: '', password: '', connectTimeoutMs: 1000, greetingTimeoutMs: 1000, socketTimeoutMs: 1000 };
+  const base = {
+    host: 'mail.corp',
+    port: 587,
+    useTls: true,
+    user: '',
+    password: '',
+    connectTimeoutMs: 1000,
+    greetingTimeoutMs: 1000,
+    socketTimeoutMs: 1000,
+  };
   it('TLS required: STARTTLS with requireTLS on 587, implicit TLS on 465; plain only when EMAIL_USE_TLS is off', () => {
-    expect(transportOptions(base, undefined)).toMatchObject({ secure: false, requireTLS: true, tls: { rejectUnauthorized: true } });
+    expect(transportOptions(base, undefined)).toMatchObject({
+      secure: false,
+      requireTLS: true,
+      tls: { rejectUnauthorized: true },
+    });
     expect(transportOptions({ ...base, port: 465 }, undefined)).toMatchObject({ secure: true, requireTLS: false });
     expect(transportOptions({ ...base, useTls: false }, undefined)).toMatchObject({ secure: false, requireTLS: false });
     expect(transportOptions(base, undefined)).not.toHaveProperty('auth');
-    expect(transportOptions({ ...base, user: 'u', password: 'p' }, 'CA')).toMatchObject({ auth: { user: 'u', pass: 'p' }, tls: { ca: 'CA' } });
+    expect(transportOptions({ ...base, user: 'u', password: 'p' }, 'CA')).toMatchObject({
+      auth: { user: 'u', pass: 'p' },
+      tls: { ca: 'CA' },
+    });
   });
 });

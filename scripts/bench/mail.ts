@@ -38,13 +38,32 @@ const mailEnv = {
 async function throughput(): Promise<{ mails: number; seconds: number; perSecond: number }> {
   const t = await createTestApp();
   try {
-    const config = parseEnvironment({ ...mailEnv, ...bridge.env, SESSION_SECRET_KEY: 'bench-session-secret-key-0123456789abcdef', OUTBOX_BATCH_SIZE: '50' });
+    const config = parseEnvironment({
+      ...mailEnv,
+      ...bridge.env,
+      SESSION_SECRET_KEY: 'bench-session-secret-key-0123456789abcdef',
+      OUTBOX_BATCH_SIZE: '50',
+    });
     const client = createBridgeClient(nodeBridgeTransport(config)!);
     const now = Date.now();
-    const rows = Array.from({ length: COUNT }, (_, i) => ({ id: crypto.randomUUID(), login: `b${i}`, loginKey: `b${i}`, email: `b${i}@example.com`, createdAt: now, updatedAt: now }));
+    const rows = Array.from({ length: COUNT }, (_, i) => ({
+      id: crypto.randomUUID(),
+      login: `b${i}`,
+      loginKey: `b${i}`,
+      email: `b${i}@example.com`,
+      createdAt: now,
+      updatedAt: now,
+    }));
     for (let i = 0; i < rows.length; i += 200) await t.db.insert(users).values(rows.slice(i, i + 200));
     for (let i = 0; i < rows.length; i += 100) {
-      const batch = rows.slice(i, i + 100).map((u) => auditInsert(t.db, now, { stream: 'user_activity', type: 'account.locked', subject: u, data: { until: new Date(now).toISOString() } }));
+      const batch = rows.slice(i, i + 100).map((u) =>
+        auditInsert(t.db, now, {
+          stream: 'user_activity',
+          type: 'account.locked',
+          subject: u,
+          data: { until: new Date(now).toISOString() },
+        }),
+      );
       await t.db.batch(batch as [(typeof batch)[number], ...(typeof batch)[number][]]);
     }
     await handleEvents({ db: t.db, config, now });
@@ -68,14 +87,23 @@ async function lockoutLatency(): Promise<{ lockouts: number; p50Ms: number; maxM
     for (let i = 0; i < LOCKOUTS; i++) {
       const login = `lat${i}-${Date.now().toString(36)}`;
       const email = `${login}@example.com`;
-      const created = await fetch(`${host.url}/v4/users`, { method: 'POST', headers: { Authorization: admin, 'Content-Type': 'application/json' }, body: JSON.stringify({ login, password: 'Str0ng$pass', email }) });
+      const created = await fetch(`${host.url}/v4/users`, {
+        method: 'POST',
+        headers: { Authorization: admin, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ login, password: 'Str0ng$pass', email }),
+      });
       if (created.status !== 201) throw new Error(`create: ${created.status}`);
       // The new-account mail first, so the lockout's is measured alone.
       await waitForMail(email, 1);
       const wrong = `Basic ${Buffer.from(`${login}:Wr0ng$pass`).toString('base64')}`;
-      for (let k = 0; k < 2; k++) await (await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: wrong } })).arrayBuffer();
+      for (let k = 0; k < 2; k++)
+        await (
+          await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: wrong } })
+        ).arrayBuffer();
       const t0 = Date.now();
-      await (await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: wrong } })).arrayBuffer();
+      await (
+        await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: wrong } })
+      ).arrayBuffer();
       const [, mail] = await waitForMail(email, 2);
       latencies.push(mail!.at - t0);
       // Past the per-instance kick interval, so each lockout starts a fresh kick.
@@ -85,7 +113,11 @@ async function lockoutLatency(): Promise<{ lockouts: number; p50Ms: number; maxM
     await host.stop();
   }
   latencies.sort((a, b) => a - b);
-  return { lockouts: latencies.length, p50Ms: latencies[Math.floor(latencies.length / 2)]!, maxMs: latencies[latencies.length - 1]! };
+  return {
+    lockouts: latencies.length,
+    p50Ms: latencies[Math.floor(latencies.length / 2)]!,
+    maxMs: latencies[latencies.length - 1]!,
+  };
 }
 
 async function waitForMail(address: string, n: number) {
@@ -100,9 +132,15 @@ async function waitForMail(address: string, n: number) {
 
 try {
   const a = await throughput();
-  console.log(`throughput: ${a.mails} mails in ${a.seconds} s = ${a.perSecond} mails/s (deliverDue → bridge over mTLS → SMTP, STARTTLS + AUTH)`);
+  console.log(
+    `throughput: ${a.mails} mails in ${a.seconds} s = ${a.perSecond} mails/s ` +
+      '(deliverDue → bridge over mTLS → SMTP, STARTTLS + AUTH)',
+  );
   const b = await lockoutLatency();
-  console.log(`lockout → mail accepted by the SMTP server: p50 ${b.p50Ms} ms, max ${b.maxMs} ms over ${b.lockouts} lockouts (Node host)`);
+  console.log(
+    `lockout → mail accepted by the SMTP server: p50 ${b.p50Ms} ms, max ${b.maxMs} ms ` +
+      `over ${b.lockouts} lockouts (Node host)`,
+  );
 } finally {
   await bridge.stop();
   await smtp.stop();

@@ -53,7 +53,11 @@ async function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<Rece
 async function newUser(o: Record<string, unknown> = {}) {
   const login = uniqueLogin('m');
   const email = `${login}@example.com`;
-  const r = await api<{ id: string }>('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, email, ...o } });
+  const r = await api<{ id: string }>('/v4/users', {
+    method: 'POST',
+    auth: admin,
+    json: { login, password: PASSWORD, email, ...o },
+  });
   expect(r.status).toBe(201);
   return { id: r.body.id, login, email };
 }
@@ -62,7 +66,11 @@ const tokenOf = (m: ReceivedMail) => /#token=([A-Za-z0-9_-]{40,})/.exec(m.parsed
 const moveClock = (offsetMs: number) => api('/__test__/clock', { method: 'POST', json: { offsetMs } });
 const runJobs = (...names: string[]) => api('/__test__/jobs', { method: 'POST', json: { names } });
 const notificationsOf = async (email: string) =>
-  (await api<{ items: Array<Record<string, any>> }>(`/v4/notifications?recipient=${encodeURIComponent(email)}`, { auth: admin })).body.items;
+  (
+    await api<{ items: Array<Record<string, any>> }>(`/v4/notifications?recipient=${encodeURIComponent(email)}`, {
+      auth: admin,
+    })
+  ).body.items;
 
 describe('mails of events', () => {
   it('a lockout: its mail reaches the server within moments, in the configured language (ru)', async () => {
@@ -84,12 +92,19 @@ describe('mails of events', () => {
     expect(p.html).toContain(`<html lang="ru">`);
     expect(p.headers.get('content-language')).toBe('ru');
     const [n] = await notificationsOf(u.email);
-    expect(n).toMatchObject({ kind: 'account_locked', status: 'sent', attempts: 1, userLogin: u.login, language: 'ru' });
+    expect(n).toMatchObject({
+      kind: 'account_locked',
+      status: 'sent',
+      attempts: 1,
+      userLogin: u.login,
+      language: 'ru',
+    });
   });
 
   it('account data cannot add headers: a display name with CR/LF stays a name, to one recipient', async () => {
     const u = await newUser({ displayName: 'Eve\r\nBcc: victim@example.com' });
-    for (let i = 0; i < 3; i++) await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
+    for (let i = 0; i < 3; i++)
+      await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
     const mails = await mailsTo(u.email, 2);
     const mail = mails.find((m) => m.parsed.subject === 'Учётная запись временно заблокирована');
     expect(mail!.to).toEqual([u.email]);
@@ -104,9 +119,16 @@ describe('mails of events', () => {
     expect(mail!.raw).not.toContain(PASSWORD);
     expect(mail!.parsed.text).toContain('https://console.example.com/app/reset-password#token=');
     const token = tokenOf(mail!)!;
-    expect((await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } })).status).toBe(204);
-    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status).toBe(200);
-    const again = await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'Other#pass1' } });
+    expect(
+      (await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } })).status,
+    ).toBe(204);
+    expect(
+      (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status,
+    ).toBe(200);
+    const again = await api('/v3/password_reset/confirm', {
+      method: 'POST',
+      json: { token, newPassword: 'Other#pass1' },
+    });
     expect(again.status).toBe(400);
     expect(again.body.code).toBe('INVALID_RESET_TOKEN');
     // And the change is told by mail, as made with a link.
@@ -122,7 +144,10 @@ describe('password reset by mail', () => {
     await mailsTo(u.email);
     const unknown = await api('/v3/password_reset/request', { method: 'POST', json: { login: uniqueLogin('nobody') } });
     const known = await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } });
-    const byMail = await api('/v3/password_reset/request', { method: 'POST', json: { email: 'nobody-at-all@example.com' } });
+    const byMail = await api('/v3/password_reset/request', {
+      method: 'POST',
+      json: { email: 'nobody-at-all@example.com' },
+    });
     for (const r of [unknown, known, byMail]) {
       expect(r.status).toBe(202);
       expect(r.body).toEqual(known.body);
@@ -151,94 +176,150 @@ describe('password reset by mail', () => {
     expect(Math.abs(median(a) - median(b))).toBeLessThan(Math.max(50, median(b)));
   });
 
-  it('expired, reused and forged links are refused alike; policy and history apply; other sessions and API tokens end', async () => {
-    await moveClock(0);
-    const u = await newUser();
-    await mailsTo(u.email);
-    // A session and an API token from before the reset.
-    const login = await fetch(`${host.url}/v3/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ login: u.login, password: PASSWORD }) });
-    expect(login.status).toBe(200);
-    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
-    const token = await api<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(u.login, PASSWORD), json: { name: 'ci' } });
-    expect(token.status).toBe(201);
+  it(
+    'expired, reused and forged links are refused alike; policy and history apply; ' +
+      'other sessions and API tokens end',
+    async () => {
+      await moveClock(0);
+      const u = await newUser();
+      await mailsTo(u.email);
+      // A session and an API token from before the reset.
+      const login = await fetch(`${host.url}/v3/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ login: u.login, password: PASSWORD }),
+      });
+      expect(login.status).toBe(200);
+      const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+      const token = await api<{ token: string }>('/v4/users/me/tokens', {
+        method: 'POST',
+        auth: basic(u.login, PASSWORD),
+        json: { name: 'ci' },
+      });
+      expect(token.status).toBe(201);
 
-    expect((await api('/v3/password_reset/request', { method: 'POST', json: { email: u.email.toUpperCase() } })).status).toBe(202);
-    const [, first] = await mailsTo(u.email, 2);
-    const link = tokenOf(first!)!;
-    const forged = await api('/v3/password_reset/confirm', { method: 'POST', json: { token: `${link.slice(0, -2)}AA`, newPassword: 'N3w#passw0rd' } });
-    expect(forged.status).toBe(400);
-    expect(forged.body.code).toBe('INVALID_RESET_TOKEN');
-    // Policy and history, and the link stays usable after each refusal.
-    const weak = await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: 'weak' } });
-    expect(weak.status).toBe(422);
-    expect(weak.body.code).toBe('PASSWORD_POLICY');
-    const reused = await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: PASSWORD } });
-    expect(reused.status).toBe(422);
-    expect(reused.body.violations).toEqual([expect.objectContaining({ rule: 'history' })]);
-    expect((await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: 'N3w#passw0rd' } })).status).toBe(204);
-    const replay = await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: 'N3w#passw0rd2' } });
-    expect(replay.body.code).toBe('INVALID_RESET_TOKEN');
+      expect(
+        (await api('/v3/password_reset/request', { method: 'POST', json: { email: u.email.toUpperCase() } })).status,
+      ).toBe(202);
+      const [, first] = await mailsTo(u.email, 2);
+      const link = tokenOf(first!)!;
+      const forged = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: `${link.slice(0, -2)}AA`, newPassword: 'N3w#passw0rd' },
+      });
+      expect(forged.status).toBe(400);
+      expect(forged.body.code).toBe('INVALID_RESET_TOKEN');
+      // Policy and history, and the link stays usable after each refusal.
+      const weak = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: link, newPassword: 'weak' },
+      });
+      expect(weak.status).toBe(422);
+      expect(weak.body.code).toBe('PASSWORD_POLICY');
+      const reused = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: link, newPassword: PASSWORD },
+      });
+      expect(reused.status).toBe(422);
+      expect(reused.body.violations).toEqual([expect.objectContaining({ rule: 'history' })]);
+      expect(
+        (
+          await api('/v3/password_reset/confirm', {
+            method: 'POST',
+            json: { token: link, newPassword: 'N3w#passw0rd' },
+          })
+        ).status,
+      ).toBe(204);
+      const replay = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: link, newPassword: 'N3w#passw0rd2' },
+      });
+      expect(replay.body.code).toBe('INVALID_RESET_TOKEN');
 
-    const me = await api('/v4/users/me', { headers: { Cookie: cookie } });
-    expect(me.status).toBe(401);
-    expect(me.body.reason).toBe('password_reset');
-    expect((await api('/v4/users/me', { auth: `Bearer ${token.body.token}` })).status).toBe(401);
-    expect((await api('/v4/users/me', { auth: basic(u.login, 'N3w#passw0rd') })).status).toBe(200);
+      const me = await api('/v4/users/me', { headers: { Cookie: cookie } });
+      expect(me.status).toBe(401);
+      expect(me.body.reason).toBe('password_reset');
+      expect((await api('/v4/users/me', { auth: `Bearer ${token.body.token}` })).status).toBe(401);
+      expect((await api('/v4/users/me', { auth: basic(u.login, 'N3w#passw0rd') })).status).toBe(200);
 
-    // A link past AUTH_PASSWORD_RESET_TTL_MIN (30 minutes) is refused like the others.
-    expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
-    const mails = await mailsTo(u.email, 4);
-    const late = tokenOf(mails.find((m) => m.parsed.subject === 'Восстановление пароля' && tokenOf(m) !== link)!)!;
-    await moveClock(31 * MINUTE);
-    const expired = await api('/v3/password_reset/confirm', { method: 'POST', json: { token: late, newPassword: 'L4te#passw0rd' } });
-    expect(expired.body).toMatchObject({ status: 400, code: 'INVALID_RESET_TOKEN' });
-    await moveClock(0);
-  });
+      // A link past AUTH_PASSWORD_RESET_TTL_MIN (30 minutes) is refused like the others.
+      expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+      const mails = await mailsTo(u.email, 4);
+      const late = tokenOf(mails.find((m) => m.parsed.subject === 'Восстановление пароля' && tokenOf(m) !== link)!)!;
+      await moveClock(31 * MINUTE);
+      const expired = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: late, newPassword: 'L4te#passw0rd' },
+      });
+      expect(expired.body).toMatchObject({ status: 400, code: 'INVALID_RESET_TOKEN' });
+      await moveClock(0);
+    },
+  );
 
   it('a reset ends a failed-login lock', async () => {
     await moveClock(2 * 60 * MINUTE);
     const u = await newUser();
     await mailsTo(u.email);
-    for (let i = 0; i < 3; i++) await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
-    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, PASSWORD) })).body.code).toBe('ACCOUNT_LOCKED');
+    for (let i = 0; i < 3; i++)
+      await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
+    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, PASSWORD) })).body.code).toBe(
+      'ACCOUNT_LOCKED',
+    );
     await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } });
     const mails = await mailsTo(u.email, 3);
     const link = tokenOf(mails.find((m) => m.parsed.subject === 'Восстановление пароля')!)!;
-    expect((await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: 'Unl0ck#pass' } })).status).toBe(204);
-    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Unl0ck#pass') })).status).toBe(200);
+    expect(
+      (await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: 'Unl0ck#pass' } }))
+        .status,
+    ).toBe(204);
+    expect(
+      (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Unl0ck#pass') })).status,
+    ).toBe(200);
   });
 
   it('throttled per login asked for, known or not: 429 with Retry-After; bodies are limited and checked', async () => {
     await moveClock(4 * 60 * MINUTE);
     for (const login of [uniqueLogin('ghost'), (await newUser()).login]) {
-      for (let i = 0; i < 3; i++) expect((await api('/v3/password_reset/request', { method: 'POST', json: { login } })).status).toBe(202);
+      for (let i = 0; i < 3; i++)
+        expect((await api('/v3/password_reset/request', { method: 'POST', json: { login } })).status).toBe(202);
       const r = await api('/v3/password_reset/request', { method: 'POST', json: { login } });
       expect(r.status).toBe(429);
       expect(Number(r.res.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(r.res.headers.get('content-type')).toContain('application/problem+json');
     }
-    const both = await api('/v3/password_reset/request', { method: 'POST', json: { login: 'a', email: 'a@example.com' } });
+    const both = await api('/v3/password_reset/request', {
+      method: 'POST',
+      json: { login: 'a', email: 'a@example.com' },
+    });
     expect(both.status).toBe(422);
     const extra = await api('/v3/password_reset/request', { method: 'POST', json: { login: 'a', password: 'x' } });
     expect(extra.status).toBe(422);
-    const huge = await api('/v3/password_reset/confirm', { method: 'POST', json: { token: 'x'.repeat(100_000), newPassword: 'y' } });
+    const huge = await api('/v3/password_reset/confirm', {
+      method: 'POST',
+      json: { token: 'x'.repeat(100_000), newPassword: 'y' },
+    });
     expect(huge.status).toBe(413);
     await moveClock(0);
   });
 });
 
 describe('notification lists and settings', () => {
-  it('administrators filter everyone\'s; a user sees only their own', async () => {
+  it("administrators filter everyone's; a user sees only their own", async () => {
     const u = await newUser();
     const v = await newUser();
     await mailsTo(u.email);
     await mailsTo(v.email);
-    const all = await api<{ items: Array<Record<string, any>>; total: number }>('/v4/notifications?kind=account_created&status=sent&limit=100', { auth: admin });
+    const all = await api<{ items: Array<Record<string, any>>; total: number }>(
+      '/v4/notifications?kind=account_created&status=sent&limit=100',
+      { auth: admin },
+    );
     expect(all.status).toBe(200);
     expect(all.body.items.every((n) => n.kind === 'account_created' && n.status === 'sent')).toBe(true);
     expect(all.body.items.map((n) => n.recipient)).toEqual(expect.arrayContaining([u.email, v.email]));
     expect(JSON.stringify(all.body)).not.toMatch(/token|sealed/i);
-    const own = await api<{ items: Array<Record<string, any>> }>('/v4/users/me/notifications', { auth: basic(u.login, PASSWORD) });
+    const own = await api<{ items: Array<Record<string, any>> }>('/v4/users/me/notifications', {
+      auth: basic(u.login, PASSWORD),
+    });
     expect(own.status).toBe(200);
     expect(own.body.items.map((n) => n.userId)).toEqual([u.id]);
     expect((await api('/v4/notifications', { auth: basic(u.login, PASSWORD) })).status).toBe(403);
@@ -246,7 +327,8 @@ describe('notification lists and settings', () => {
   });
 
   it('a settings change applies to the next mail; the placeholder host attempts nothing', async () => {
-    const patch = (values: Record<string, unknown>) => api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+    const patch = (values: Record<string, unknown>) =>
+      api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
     try {
       expect((await patch({ EMAIL_HOST: 'mail.example.com' })).status).toBe(200);
       const a = await newUser();

@@ -16,7 +16,12 @@ import { runScheduledJobs } from '../../worker/src/jobs/index.js';
 import { acquireLease } from '../../worker/src/jobs/lease.js';
 import { deliverDue, MAX_ATTEMPTS } from '../../worker/src/notifications/deliver.js';
 import { handleEvents } from '../../worker/src/notifications/handler.js';
-import { deliverNotifications, handleNotificationEvents, passwordExpiryNotices, purgeNotifications } from '../../worker/src/notifications/jobs.js';
+import {
+  deliverNotifications,
+  handleNotificationEvents,
+  passwordExpiryNotices,
+  purgeNotifications,
+} from '../../worker/src/notifications/jobs.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { startIngestServer, type IngestServer } from '../harness/ingest-server.js';
 import { startTestSmtp, type TestSmtp } from '../harness/smtp.js';
@@ -31,12 +36,24 @@ const T0 = Date.parse('2026-11-26T10:00:00.000Z');
 
 beforeAll(async () => {
   t = await createTestApp();
-  smtp = await startTestSmtp({ tls: 'starttls', auth: { user: 'mailer', pass: 'M@il-pass' }, fault: () => fault.next?.() });
+  smtp = await startTestSmtp({
+    tls: 'starttls',
+    auth: { user: 'mailer', pass: 'M@il-pass' },
+    fault: () => fault.next?.(),
+  });
   bridgeApp = buildBridge({ mail: { ca: smtp.ca } });
   await bridgeApp.ready();
   bridge = createBridgeClient(async (path, { timeoutMs: _t, ...init }) => {
-    const res = await bridgeApp.inject({ method: 'POST', url: path, payload: String(init.body), headers: { 'content-type': 'application/json' } });
-    return new Response(res.body, { status: res.statusCode, headers: { 'content-type': String(res.headers['content-type']) } });
+    const res = await bridgeApp.inject({
+      method: 'POST',
+      url: path,
+      payload: String(init.body),
+      headers: { 'content-type': 'application/json' },
+    });
+    return new Response(res.body, {
+      status: res.statusCode,
+      headers: { 'content-type': String(res.headers['content-type']) },
+    });
   });
 });
 afterAll(async () => {
@@ -61,7 +78,13 @@ const mailEnv = {
   AUTH_MAIL_LANGUAGE: 'en',
 };
 const config = (env: Record<string, string> = {}) =>
-  parseEnvironment({ SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef', ...mailEnv, EMAIL_PORT: String(smtp.port), OUTBOX_BATCH_SIZE: '50', ...env });
+  parseEnvironment({
+    SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
+    ...mailEnv,
+    EMAIL_PORT: String(smtp.port),
+    OUTBOX_BATCH_SIZE: '50',
+    ...env,
+  });
 
 let seq = 0;
 async function makeUsers(n: number, o: { email?: boolean; passwordChangedAt?: number } = {}) {
@@ -83,38 +106,61 @@ async function makeUsers(n: number, o: { email?: boolean; passwordChangedAt?: nu
 }
 async function lockEvents(us: Array<{ id: string; login: string }>, at = T0) {
   for (let i = 0; i < us.length; i += 100) {
-    const batch = us.slice(i, i + 100).map((u) => auditInsert(t.db, at, { stream: 'user_activity', type: 'account.locked', subject: u, data: { until: new Date(at + 15 * 60_000).toISOString() } }));
+    const batch = us.slice(i, i + 100).map((u) =>
+      auditInsert(t.db, at, {
+        stream: 'user_activity',
+        type: 'account.locked',
+        subject: u,
+        data: { until: new Date(at + 15 * 60_000).toISOString() },
+      }),
+    );
     await t.db.batch(batch as [(typeof batch)[number], ...(typeof batch)[number][]]);
   }
 }
 const statusOf = async (ids?: string[]) =>
-  (await t.db.select({ status: notifications.status, n: notifications.id }).from(notifications).where(ids ? inArray(notifications.userId, ids) : undefined)).map((r) => r.status);
+  (
+    await t.db
+      .select({ status: notifications.status, n: notifications.id })
+      .from(notifications)
+      .where(ids ? inArray(notifications.userId, ids) : undefined)
+  ).map((r) => r.status);
 
 describe('delivery through the bridge', () => {
-  it('500 lockouts, a server that refuses or drops a quarter of the messages, two deliverers at once: every mail once', async () => {
-    const us = await makeUsers(500);
-    await lockEvents(us);
-    const c = config();
-    // Two handlers at once make each notification once.
-    const [h1, h2] = await Promise.all([handleEvents({ db: t.db, config: c, now: T0 }), handleEvents({ db: t.db, config: c, now: T0 })]);
-    expect(h1.events + h2.events).toBeGreaterThanOrEqual(500);
-    expect(await statusOf()).toHaveLength(500);
-    let n = 0;
-    fault.next = () => (++n % 4 === 0 ? (n % 8 === 0 ? 'drop' : 'reject') : undefined);
-    let now = T0;
-    for (let round = 0; round < MAX_ATTEMPTS; round++) {
-      // Two deliverers race for the same rows (a job on two hosts, a kick): leases keep them apart.
-      await Promise.all([deliverDue({ db: t.db, config: c, now, bridge, random: () => 0 }), deliverDue({ db: t.db, config: c, now, bridge, random: () => 0 })]);
-      if ((await statusOf()).every((s) => s === 'sent')) break;
-      now += 3_600_000;
-    }
-    expect(await statusOf()).toEqual(Array(500).fill('sent'));
-    const ids = smtp.received.map((m) => m.parsed.messageId);
-    expect(new Set(ids).size).toBe(500);
-    expect(ids).toHaveLength(500);
-    expect(new Set(smtp.received.map((m) => m.to[0])).size).toBe(500);
-    expect(n).toBeGreaterThan(500);
-  }, 120_000);
+  it(
+    '500 lockouts, a server that refuses or drops a quarter of the messages, ' +
+      'two deliverers at once: every mail once',
+    async () => {
+      const us = await makeUsers(500);
+      await lockEvents(us);
+      const c = config();
+      // Two handlers at once make each notification once.
+      const [h1, h2] = await Promise.all([
+        handleEvents({ db: t.db, config: c, now: T0 }),
+        handleEvents({ db: t.db, config: c, now: T0 }),
+      ]);
+      expect(h1.events + h2.events).toBeGreaterThanOrEqual(500);
+      expect(await statusOf()).toHaveLength(500);
+      let n = 0;
+      fault.next = () => (++n % 4 === 0 ? (n % 8 === 0 ? 'drop' : 'reject') : undefined);
+      let now = T0;
+      for (let round = 0; round < MAX_ATTEMPTS; round++) {
+        // Two deliverers race for the same rows (a job on two hosts, a kick): leases keep them apart.
+        await Promise.all([
+          deliverDue({ db: t.db, config: c, now, bridge, random: () => 0 }),
+          deliverDue({ db: t.db, config: c, now, bridge, random: () => 0 }),
+        ]);
+        if ((await statusOf()).every((s) => s === 'sent')) break;
+        now += 3_600_000;
+      }
+      expect(await statusOf()).toEqual(Array(500).fill('sent'));
+      const ids = smtp.received.map((m) => m.parsed.messageId);
+      expect(new Set(ids).size).toBe(500);
+      expect(ids).toHaveLength(500);
+      expect(new Set(smtp.received.map((m) => m.to[0])).size).toBe(500);
+      expect(n).toBeGreaterThan(500);
+    },
+    120_000,
+  );
 
   it('a lockout mail: headers, both bodies, the account data escaped in HTML', async () => {
     const [u] = await makeUsers(1);
@@ -137,12 +183,23 @@ describe('delivery through the bridge', () => {
     expect(p.headers.get('content-language')).toBe('en');
   });
 
-  it('an inactivity block and an administrator\'s reset are mailed; an administrator\'s block is not', async () => {
+  it("an inactivity block and an administrator's reset are mailed; an administrator's block is not", async () => {
     const [idle, blocked, reset] = await makeUsers(3);
     const admin = { id: crypto.randomUUID(), login: 'boss' };
     const events = [
-      auditInsert(t.db, T0, { stream: 'user_activity', type: 'account.blocked', subject: idle!, data: { reason: 'inactivity' } }),
-      auditInsert(t.db, T0, { stream: 'crud_admin', type: 'account.blocked', actor: admin, subject: blocked!, data: { reason: 'admin' } }),
+      auditInsert(t.db, T0, {
+        stream: 'user_activity',
+        type: 'account.blocked',
+        subject: idle!,
+        data: { reason: 'inactivity' },
+      }),
+      auditInsert(t.db, T0, {
+        stream: 'crud_admin',
+        type: 'account.blocked',
+        actor: admin,
+        subject: blocked!,
+        data: { reason: 'admin' },
+      }),
       auditInsert(t.db, T0, { stream: 'crud_admin', type: 'password.reset', actor: admin, subject: reset! }),
     ];
     await t.db.batch(events as [(typeof events)[number], ...(typeof events)[number][]]);
@@ -173,7 +230,11 @@ describe('delivery through the bridge', () => {
     const [u] = await makeUsers(1);
     await lockEvents([u!]);
     const { EMAIL_HOST: _h, ...rest } = mailEnv;
-    const c = parseEnvironment({ ...rest, EMAIL_PORT: String(smtp.port), SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef' });
+    const c = parseEnvironment({
+      ...rest,
+      EMAIL_PORT: String(smtp.port),
+      SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
+    });
     let calls = 0;
     const counting: BridgeClient = { status: bridge.status, call: (...a) => (calls++, bridge.call(...a)) };
     await handleEvents({ db: t.db, config: c, now: T0 });
@@ -184,29 +245,32 @@ describe('delivery through the bridge', () => {
     expect(calls).toBe(0);
   });
 
-  it('a permanent refusal (unknown recipient) is given up at once; a wrong password is retried with backoff', async () => {
-    const [u, v] = await makeUsers(2);
-    await t.db.update(users).set({ email: 'unknown-1@example.com' }).where(eq(users.id, u!.id));
-    await lockEvents([u!]);
-    await handleEvents({ db: t.db, config: config(), now: T0 });
-    await deliverDue({ db: t.db, config: config(), now: T0, bridge });
-    const [refused] = await t.db.select().from(notifications).where(eq(notifications.userId, u!.id));
-    expect(refused).toMatchObject({ status: 'given_up', attempts: 1, sealedLink: null });
-    expect(refused!.lastError).toMatch(/^envelope: 550/);
+  it(
+    'a permanent refusal (unknown recipient) is given up at once; ' + 'a wrong password is retried with backoff',
+    async () => {
+      const [u, v] = await makeUsers(2);
+      await t.db.update(users).set({ email: 'unknown-1@example.com' }).where(eq(users.id, u!.id));
+      await lockEvents([u!]);
+      await handleEvents({ db: t.db, config: config(), now: T0 });
+      await deliverDue({ db: t.db, config: config(), now: T0, bridge });
+      const [refused] = await t.db.select().from(notifications).where(eq(notifications.userId, u!.id));
+      expect(refused).toMatchObject({ status: 'given_up', attempts: 1, sealedLink: null });
+      expect(refused!.lastError).toMatch(/^envelope: 550/);
 
-    await lockEvents([v!]);
-    const wrong = config({ EMAIL_HOST_PASSWORD: 'Wr0ng' });
-    await handleEvents({ db: t.db, config: wrong, now: T0 });
-    await deliverDue({ db: t.db, config: wrong, now: T0, bridge, random: () => 0 });
-    const [retried] = await t.db.select().from(notifications).where(eq(notifications.userId, v!.id));
-    expect(retried).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: T0 + 30_000 });
-    expect(retried!.lastError).toMatch(/^auth: 535/);
-    expect(retried!.lastError).not.toContain('Wr0ng');
-    // Not before the backoff; then with the right password (the settings of the next send).
-    expect(await deliverDue({ db: t.db, config: config(), now: T0 + 29_000, bridge })).toMatchObject({ sent: 0 });
-    expect(await deliverDue({ db: t.db, config: config(), now: T0 + 30_000, bridge })).toMatchObject({ sent: 1 });
-    expect(smtp.received.map((m) => m.to[0])).toEqual([v!.email]);
-  });
+      await lockEvents([v!]);
+      const wrong = config({ EMAIL_HOST_PASSWORD: 'Wr0ng' });
+      await handleEvents({ db: t.db, config: wrong, now: T0 });
+      await deliverDue({ db: t.db, config: wrong, now: T0, bridge, random: () => 0 });
+      const [retried] = await t.db.select().from(notifications).where(eq(notifications.userId, v!.id));
+      expect(retried).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: T0 + 30_000 });
+      expect(retried!.lastError).toMatch(/^auth: 535/);
+      expect(retried!.lastError).not.toContain('Wr0ng');
+      // Not before the backoff; then with the right password (the settings of the next send).
+      expect(await deliverDue({ db: t.db, config: config(), now: T0 + 29_000, bridge })).toMatchObject({ sent: 0 });
+      expect(await deliverDue({ db: t.db, config: config(), now: T0 + 30_000, bridge })).toMatchObject({ sent: 1 });
+      expect(smtp.received.map((m) => m.to[0])).toEqual([v!.email]);
+    },
+  );
 
   it('reports mail failures to SENDER_ERRTRACK_DSN when error tracking is on', async () => {
     const ingest: IngestServer = await startIngestServer();
@@ -240,7 +304,10 @@ describe('jobs', () => {
     const ctx = { db: t.db, config: config(), now: T0, bridge };
     await Promise.all([runScheduledJobs(ctx, jobs), runScheduledJobs(ctx, jobs)]);
     // One runner handled the events while the other delivered (nothing yet): the next firing sends.
-    await Promise.all([runScheduledJobs({ ...ctx, now: T0 + 30_000 }, jobs), runScheduledJobs({ ...ctx, now: T0 + 30_000 }, jobs)]);
+    await Promise.all([
+      runScheduledJobs({ ...ctx, now: T0 + 30_000 }, jobs),
+      runScheduledJobs({ ...ctx, now: T0 + 30_000 }, jobs),
+    ]);
     expect(await statusOf()).toEqual(Array(5).fill('sent'));
     expect(smtp.received).toHaveLength(5);
   });
@@ -250,7 +317,9 @@ describe('jobs', () => {
     await lockEvents([u!]);
     await handleEvents({ db: t.db, config: config(), now: T0 });
     // The job's lease (10 minutes) and the row's claim (2 minutes), both of a holder that crashed.
-    expect(await acquireLease(t.db, deliverNotifications.name, 'crashed', T0, deliverNotifications.leaseMs!)).toBe(true);
+    expect(await acquireLease(t.db, deliverNotifications.name, 'crashed', T0, deliverNotifications.leaseMs!)).toBe(
+      true,
+    );
     await t.db.update(notifications).set({ leaseHolder: 'crashed', leaseUntil: T0 + 120_000 });
     const ctx = { db: t.db, config: config(), bridge };
     await runScheduledJobs({ ...ctx, now: T0 + 60_000 }, [deliverNotifications]);
@@ -260,41 +329,55 @@ describe('jobs', () => {
     expect(await statusOf()).toEqual(['sent']);
   });
 
-  it('password-expiry notices: once per password, within AUTH_PASSWORD_EXPIRY_NOTICE_DAY days of the expiry', async () => {
-    const [soon] = await makeUsers(1, { passwordChangedAt: T0 - 55 * DAY });
-    const [later] = await makeUsers(1, { passwordChangedAt: T0 - 40 * DAY });
-    const [expired] = await makeUsers(1, { passwordChangedAt: T0 - 61 * DAY });
-    const c = config({ USER_PASSWORD_EXPIRATION_DAY: '60', AUTH_PASSWORD_EXPIRY_NOTICE_DAY: '7' });
-    const ctx = { db: t.db, config: c, now: T0, bridge };
-    await Promise.all([runScheduledJobs(ctx, [passwordExpiryNotices]), runScheduledJobs(ctx, [passwordExpiryNotices])]);
-    await passwordExpiryNotices.run({ ...ctx, logger: undefined as never });
-    const rows = await t.db.select().from(notifications);
-    expect(rows.map((r) => [r.userId, r.kind])).toEqual([[soon!.id, 'password_expiring']]);
-    expect(rows[0]!.data).toMatchObject({ days: 5 });
-    expect([later!.id, expired!.id]).not.toContain(rows[0]!.userId);
-    // A new password is a new one to tell about, in its turn.
-    await t.db.update(users).set({ passwordChangedAt: T0 - 54 * DAY }).where(eq(users.id, soon!.id));
-    await passwordExpiryNotices.run({ ...ctx, logger: undefined as never });
-    expect(await t.db.select().from(notifications)).toHaveLength(2);
-    await deliverDue({ db: t.db, config: c, now: T0, bridge });
-    const [mail] = await smtp.waitFor(2);
-    expect(mail!.parsed.subject).toBe('Your password expires soon');
-  });
+  it(
+    'password-expiry notices: once per password, ' + 'within AUTH_PASSWORD_EXPIRY_NOTICE_DAY days of the expiry',
+    async () => {
+      const [soon] = await makeUsers(1, { passwordChangedAt: T0 - 55 * DAY });
+      const [later] = await makeUsers(1, { passwordChangedAt: T0 - 40 * DAY });
+      const [expired] = await makeUsers(1, { passwordChangedAt: T0 - 61 * DAY });
+      const c = config({ USER_PASSWORD_EXPIRATION_DAY: '60', AUTH_PASSWORD_EXPIRY_NOTICE_DAY: '7' });
+      const ctx = { db: t.db, config: c, now: T0, bridge };
+      await Promise.all([
+        runScheduledJobs(ctx, [passwordExpiryNotices]),
+        runScheduledJobs(ctx, [passwordExpiryNotices]),
+      ]);
+      await passwordExpiryNotices.run({ ...ctx, logger: undefined as never });
+      const rows = await t.db.select().from(notifications);
+      expect(rows.map((r) => [r.userId, r.kind])).toEqual([[soon!.id, 'password_expiring']]);
+      expect(rows[0]!.data).toMatchObject({ days: 5 });
+      expect([later!.id, expired!.id]).not.toContain(rows[0]!.userId);
+      // A new password is a new one to tell about, in its turn.
+      await t.db
+        .update(users)
+        .set({ passwordChangedAt: T0 - 54 * DAY })
+        .where(eq(users.id, soon!.id));
+      await passwordExpiryNotices.run({ ...ctx, logger: undefined as never });
+      expect(await t.db.select().from(notifications)).toHaveLength(2);
+      await deliverDue({ db: t.db, config: c, now: T0, bridge });
+      const [mail] = await smtp.waitFor(2);
+      expect(mail!.parsed.subject).toBe('Your password expires soon');
+    },
+  );
 
-  it('retention: notifications older than NOTIFICATION_EXPIRATION days are purged, with a data-lifecycle event', async () => {
-    const us = await makeUsers(2);
-    await lockEvents([us[0]!], T0);
-    await handleEvents({ db: t.db, config: config(), now: T0 });
-    await deliverDue({ db: t.db, config: config(), now: T0, bridge });
-    await lockEvents([us[1]!], T0 + 5 * DAY);
-    await handleEvents({ db: t.db, config: config(), now: T0 + 5 * DAY });
-    const c = config({ AUTH_NOTIFICATION_EXPIRATION: '10' });
-    await purgeNotifications.run({ db: t.db, config: c, now: T0 + 10 * DAY - 1, logger: undefined as never });
-    expect(await t.db.select().from(notifications)).toHaveLength(2);
-    expect(await purgeNotifications.run({ db: t.db, config: c, now: T0 + 10 * DAY + 1, logger: undefined as never })).toMatchObject({ purged: 1 });
-    const left = await t.db.select().from(notifications);
-    expect(left.map((r) => r.userId)).toEqual([us[1]!.id]);
-    const [event] = await t.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'notifications.purged'));
-    expect(event).toMatchObject({ stream: 'data_lifecycle', data: { notifications: 1, retentionDays: 10 } });
-  });
+  it(
+    'retention: notifications older than NOTIFICATION_EXPIRATION days are purged, ' + 'with a data-lifecycle event',
+    async () => {
+      const us = await makeUsers(2);
+      await lockEvents([us[0]!], T0);
+      await handleEvents({ db: t.db, config: config(), now: T0 });
+      await deliverDue({ db: t.db, config: config(), now: T0, bridge });
+      await lockEvents([us[1]!], T0 + 5 * DAY);
+      await handleEvents({ db: t.db, config: config(), now: T0 + 5 * DAY });
+      const c = config({ AUTH_NOTIFICATION_EXPIRATION: '10' });
+      await purgeNotifications.run({ db: t.db, config: c, now: T0 + 10 * DAY - 1, logger: undefined as never });
+      expect(await t.db.select().from(notifications)).toHaveLength(2);
+      expect(
+        await purgeNotifications.run({ db: t.db, config: c, now: T0 + 10 * DAY + 1, logger: undefined as never }),
+      ).toMatchObject({ purged: 1 });
+      const left = await t.db.select().from(notifications);
+      expect(left.map((r) => r.userId)).toEqual([us[1]!.id]);
+      const [event] = await t.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'notifications.purged'));
+      expect(event).toMatchObject({ stream: 'data_lifecycle', data: { notifications: 1, retentionDays: 10 } });
+    },
+  );
 });
