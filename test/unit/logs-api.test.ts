@@ -41,7 +41,7 @@ function injectClient(bridge: FastifyInstance): BridgeClient {
 }
 
 async function appWith(env: Record<string, string>, bridge?: FastifyInstance): Promise<TestApp> {
-  // No work kicked after responses (shipping, notifications): these tests count the store's requests.
+  // No shipping of the app's own events into the store: it holds only what a test seeds.
   const t = await createTestApp({ OUTBOX_CONTEXT_DETACH: 'False', ...env }, bridge ? { bridge: injectClient(bridge) } : {});
   apps.push(t);
   await settings(t, { LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_TIMEOUT: 2 });

@@ -68,7 +68,7 @@ const FAILURES = [
   `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured`,
   `(LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.`,
 ].join(' ');
-const base = { tags: ['logs'], security, 'x-required-roles': readers.roles };
+const base = { tags: ['logs'], security, ...readers.declaration };
 
 const eventsRoute = createRoute({
   ...base,

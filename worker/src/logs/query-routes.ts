@@ -132,7 +132,7 @@ const COMMON = [
 ].join(' ');
 
 const queryMiddleware = [...readers.auth, knownStream, allowQueryParameters([])];
-const base = { tags: ['logs'], security, 'x-required-roles': readers.roles };
+const base = { tags: ['logs'], security, ...readers.declaration };
 const errors = problemResponses(400, 401, 403, 404, 413, 415, 422, 429, 502, 503, 504);
 
 const typesRoute = createRoute({

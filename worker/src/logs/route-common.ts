@@ -9,8 +9,14 @@ import { STREAMS, type StreamName } from './streams.js';
 
 export const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
 const authenticated = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-/** Auditors and admins read the audit logs. */
-export const readers = { auth: [authenticated, requireRole('admin', 'auditor')], roles: ['admin', 'auditor'] };
+/**
+ * Auditors and admins read the audit logs. Lent rights (super-access) do not: the audit trail is
+ * not among what they exist for (README, "Roles"), and `requireRole` counts the holder's own role.
+ */
+export const readers = {
+  auth: [authenticated, requireRole('admin', 'auditor')],
+  declaration: { 'x-required-roles': ['admin', 'auditor'], 'x-super-access': false },
+};
 
 const TYPES = Object.keys(STREAMS).join(', ');
 
