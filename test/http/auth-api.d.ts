@@ -262,17 +262,21 @@ export interface paths {
         put?: never;
         /**
          * Log in with login and password, without a session
-         * @description Credentials in `Authorization: Basic base64(login:password)`; add `X-LDAP-Name: <server record>` for an LDAP account (without it the account is local).
+         * @description Basic. Any role.
          *
-         *     Creates no session and sets no cookie. Any role.
+         *     Credentials in `Authorization: Basic base64(login:password)`; add `X-LDAP-Name: <server record>` for an LDAP account (without it the account is local).
+         *
+         *     Creates no session and sets no cookie.
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.
          *
-         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure.
+         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
          *     Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), not counted.
          *
          *     LDAP: 400 UNKNOWN_LDAP_SERVER naming a name without an enabled record (record names are public, answered before any password check); 409 MERGE_REQUIRED when the login is a local account's (merge it through /v3/login); 409 LOGIN_CONFLICT when it is another external account's (another record, or OIDC: never linked, an administrator must resolve it); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).
+         *
+         *     LDAP, first login only: 403 LOGIN_NOT_ALLOWED when the directory's login breaks the login rule (letters, digits and . _ - @, starting with a letter or digit) or is still reserved after a deletion (`reason`: characters or reserved); no account is created.
          */
         post: {
             parameters: {
@@ -301,24 +305,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -338,7 +326,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -375,7 +363,9 @@ export interface paths {
         put?: never;
         /**
          * Log in with an API token, without a session
-         * @description Credentials in `Authorization: Bearer <API token>`; local accounts only. Creates no session and sets no cookie. Any role. 401 for an unknown, expired or revoked token, or a blocked or deleted account.
+         * @description Bearer. Any role.
+         *
+         *     Credentials in `Authorization: Bearer <API token>`; local accounts only. Creates no session and sets no cookie. 401 for an unknown, expired or revoked token, or a blocked or deleted account.
          */
         post: {
             parameters: {
@@ -395,15 +385,7 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
             };
@@ -433,7 +415,7 @@ export interface paths {
          *
          *     With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account's, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.
          *
-         *     Failures as for login_without_session; an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          */
         post: {
             parameters: {
@@ -579,7 +561,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -704,6 +686,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -760,6 +751,15 @@ export interface paths {
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -779,7 +779,9 @@ export interface paths {
         put?: never;
         /**
          * End the current session
-         * @description Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.
+         * @description Session cookie or Bearer. Any role.
+         *
+         *     The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.
          *
          *     Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.
          *
@@ -810,24 +812,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
             };
         };
@@ -848,7 +834,9 @@ export interface paths {
         put?: never;
         /**
          * End every session of the caller
-         * @description Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie. Any role.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.
          *
          *     Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 and ends nothing (an ended session is no proof of who the caller is).
          *
@@ -870,25 +858,18 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -926,25 +907,18 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -964,7 +938,9 @@ export interface paths {
         };
         /**
          * The caller's live API tokens
-         * @description Session cookie, Basic or Bearer. Any role. Never returns secrets.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     Never returns secrets.
          */
         get: {
             parameters: {
@@ -986,33 +962,28 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         /**
          * Issue an API token for the caller
-         * @description Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
+         * @description Session cookie or Basic. Any role.
          *
-         *     Any role. The secret is in this response only; it is stored as a hash.
+         *     Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
+         *
+         *     The secret is in this response only; it is stored as a hash.
          */
         post: {
             parameters: {
@@ -1053,37 +1024,15 @@ export interface paths {
                         "application/json": components["schemas"]["IssuedApiToken"];
                     };
                 };
-                /** @description Malformed request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                400: components["responses"]["MalformedRequest"];
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
-                422: {
+                422: components["responses"]["ValidationFailed"];
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1091,7 +1040,6 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                500: components["responses"]["InternalError"];
             };
         };
         delete?: never;
@@ -1110,7 +1058,9 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then).
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The old password in the body. Allowed while the password is expired (the only thing allowed then).
          *
          *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
          *
@@ -1153,24 +1103,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -1217,6 +1151,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -1238,7 +1181,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke one of the caller’s API tokens
-         * @description Session cookie, Basic or Bearer. Any role. The token stops working at once.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The token stops working at once.
          */
         delete: {
             parameters: {
@@ -1258,24 +1203,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1295,6 +1224,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1311,7 +1249,9 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Admin only. Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending). Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).
          */
         get: {
             parameters: {
@@ -1341,24 +1281,8 @@ export interface paths {
                         "application/json": components["schemas"]["UserPage"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Password refused by the password policy */
                 422: {
                     headers: {
@@ -1369,12 +1293,23 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         /**
          * Create a local account
-         * @description Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
          */
         post: {
             parameters: {
@@ -1438,24 +1373,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -1495,6 +1414,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1532,25 +1460,18 @@ export interface paths {
                         "application/json": components["schemas"]["SessionList"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1573,7 +1494,9 @@ export interface paths {
         post?: never;
         /**
          * End one of the caller’s sessions
-         * @description Session cookie, Basic or Bearer. Any role. The session is refused at once.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The session is refused at once.
          */
         delete: {
             parameters: {
@@ -1593,24 +1516,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1622,6 +1529,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1638,7 +1554,7 @@ export interface paths {
         };
         /**
          * A user's live sessions
-         * @description Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1660,24 +1576,8 @@ export interface paths {
                         "application/json": components["schemas"]["SessionList"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1689,6 +1589,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1711,7 +1620,9 @@ export interface paths {
         post?: never;
         /**
          * End one of a user's sessions
-         * @description Admin only. The session is refused at once. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     The session is refused at once.
          */
         delete: {
             parameters: {
@@ -1732,24 +1643,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1761,6 +1656,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1777,7 +1681,7 @@ export interface paths {
         };
         /**
          * Read an account
-         * @description Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1799,24 +1703,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1828,13 +1716,24 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         post?: never;
         /**
          * Delete an account
-         * @description Admin only. Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409). Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).
          */
         delete: {
             parameters: {
@@ -1854,24 +1753,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1892,13 +1775,24 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
         head?: never;
         /**
          * Update an account
-         * @description Admin only. Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.
          */
         patch: {
             parameters: {
@@ -1933,24 +1827,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1981,6 +1859,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -1996,7 +1883,9 @@ export interface paths {
         put?: never;
         /**
          * Block an account
-         * @description Admin only. Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409). Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
          */
         post: {
             parameters: {
@@ -2018,24 +1907,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2056,6 +1929,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2075,7 +1957,9 @@ export interface paths {
         put?: never;
         /**
          * Unblock an account
-         * @description Admin only. Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again.
          */
         post: {
             parameters: {
@@ -2097,24 +1981,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2126,6 +1994,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2145,7 +2022,7 @@ export interface paths {
         put?: never;
         /**
          * End a failed-login lock
-         * @description Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
          */
         post: {
             parameters: {
@@ -2167,24 +2044,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2196,6 +2057,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2215,7 +2085,9 @@ export interface paths {
         put?: never;
         /**
          * Reset a password
-         * @description Admin only. Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account.
          */
         post: {
             parameters: {
@@ -2248,24 +2120,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2296,6 +2152,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2315,7 +2180,9 @@ export interface paths {
         put?: never;
         /**
          * Grant temporary super-access
-         * @description Admin only. The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.
          *
          *     Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and
          *     `x-super-access-target: non-admin` where the account must not hold administrator rights):
@@ -2367,24 +2234,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2406,11 +2257,20 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         /**
          * End super-access now
-         * @description Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -2432,24 +2292,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2461,6 +2305,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2477,7 +2330,9 @@ export interface paths {
         };
         /**
          * A user's live API tokens
-         * @description Admin only. Never the secrets. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Never the secrets.
          */
         get: {
             parameters: {
@@ -2501,24 +2356,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2530,6 +2369,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2552,7 +2400,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke a user's API token
-         * @description Admin only. It stops working at once. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     It stops working at once.
          */
         delete: {
             parameters: {
@@ -2573,24 +2423,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2610,6 +2444,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2626,7 +2469,9 @@ export interface paths {
         };
         /**
          * The UI-editable settings
-         * @description Admin only. Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.
          */
         get: {
             parameters: {
@@ -2646,25 +2491,18 @@ export interface paths {
                         "application/json": components["schemas"]["SettingList"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2674,7 +2512,9 @@ export interface paths {
         head?: never;
         /**
          * Change one or many settings, atomically
-         * @description Admin only. Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart). Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).
          */
         patch: {
             parameters: {
@@ -2736,24 +2576,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 /** @description Password refused by the password policy */
@@ -2784,6 +2608,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2800,7 +2633,9 @@ export interface paths {
         post?: never;
         /**
          * Reset a setting to its environment or default value
-         * @description Admin only. Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.
          */
         delete: {
             parameters: {
@@ -2822,24 +2657,8 @@ export interface paths {
                         "application/json": components["schemas"]["Setting"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2859,6 +2678,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2875,7 +2703,9 @@ export interface paths {
         };
         /**
          * OIDC identity providers
-         * @description Admin only. Client secrets are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Client secrets are never returned.
          */
         get: {
             parameters: {
@@ -2897,31 +2727,26 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         /**
          * Add an OIDC identity provider
-         * @description Admin only. 409 when the name is taken. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     409 when the name is taken.
          */
         post: {
             parameters: {
@@ -2954,24 +2779,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -2993,6 +2802,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -3010,7 +2828,9 @@ export interface paths {
         };
         /**
          * Read an OIDC identity provider
-         * @description Admin only. Client secrets are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Client secrets are never returned.
          */
         get: {
             parameters: {
@@ -3032,24 +2852,8 @@ export interface paths {
                         "application/json": components["schemas"]["IdentityProvider"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3061,13 +2865,22 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         post?: never;
         /**
          * Remove an OIDC identity provider
-         * @description Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -3087,24 +2900,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3116,15 +2913,26 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
         head?: never;
         /**
          * Change an OIDC identity provider
-         * @description Admin only. Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
-         *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes). Super-access: refused (403).
+         *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         *
+         *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).
          */
         patch: {
             parameters: {
@@ -3159,24 +2967,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3207,6 +2999,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -3220,7 +3021,9 @@ export interface paths {
         };
         /**
          * LDAP server records
-         * @description Admin only. Service passwords are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Service passwords are never returned.
          */
         get: {
             parameters: {
@@ -3242,31 +3045,26 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         /**
          * Add an LDAP server record
-         * @description Admin only. The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.
          */
         post: {
             parameters: {
@@ -3299,24 +3097,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -3338,6 +3120,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -3355,7 +3146,9 @@ export interface paths {
         };
         /**
          * Read an LDAP server record
-         * @description Admin only. Service passwords are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Service passwords are never returned.
          */
         get: {
             parameters: {
@@ -3377,24 +3170,8 @@ export interface paths {
                         "application/json": components["schemas"]["LdapServer"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3406,13 +3183,24 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         post?: never;
         /**
          * Remove an LDAP server record
-         * @description Admin only. Accounts of this server stay, but cannot log in until a record of the same name exists again. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Accounts of this server stay, but cannot log in until a record of the same name exists again.
          */
         delete: {
             parameters: {
@@ -3432,24 +3220,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3461,13 +3233,24 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
         head?: never;
         /**
          * Change an LDAP server record
-         * @description Admin only. Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes.
          */
         patch: {
             parameters: {
@@ -3502,24 +3285,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3541,6 +3308,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -3556,7 +3332,9 @@ export interface paths {
         put?: never;
         /**
          * Test the connection to an LDAP server
-         * @description Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.
          */
         post: {
             parameters: {
@@ -3588,24 +3366,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3626,7 +3388,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3736,7 +3498,7 @@ export interface paths {
          *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *
-         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
+         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
          */
         get: {
             parameters: {
@@ -3790,6 +3552,147 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/first-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * First-run page: the form that creates the first administrator
+         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the form (HTML) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        put?: never;
+        /**
+         * Create the first administrator (first-run form post)
+         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one). The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such as curl, is no browser and cannot be led into a cross-site post). The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run). A browser (Accept: text/html) gets HTML pages, other clients JSON.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/x-www-form-urlencoded": components["schemas"]["FirstRunForm"];
+                };
+            };
+            responses: {
+                /** @description the administrator (HTML page for a browser) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -3951,7 +3854,10 @@ export interface components {
             newPassword: string;
         };
         CreateUser: {
-            /** @example j.doe */
+            /**
+             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit. Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).
+             * @example j.doe
+             */
             login: string;
             password: string;
             displayName?: string;
@@ -4213,6 +4119,16 @@ export interface components {
             roleAuditorGroup?: string | null;
             enabled?: boolean;
         };
+        FirstRunForm: {
+            /**
+             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit. Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).
+             * @example j.doe
+             */
+            login: string;
+            password: string;
+            /** @description when sent, must equal password */
+            passwordRepeat?: string;
+        };
     };
     responses: {
         /** @description Malformed request: the body is not valid JSON or form data */
@@ -4242,7 +4158,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is larger than the limit */
+        /** @description The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;

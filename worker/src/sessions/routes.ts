@@ -1,7 +1,7 @@
 /** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union; /v3/logout and /v3/logout/all. */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { authenticate } from '../auth/middleware.js';
+import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
@@ -10,8 +10,6 @@ import { LoginBody, checkPasswordForSession, frontendWithError, isFormPost, read
 import { completeMerge, MergeBody } from './merge.js';
 import { revokeSessions } from './store.js';
 
-// Logins need no login beforehand: only the routes that take a credential declare roles.
-const ANY = { 'x-required-roles': ['admin', 'auditor', 'user'] };
 const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
 const formAndJson = <S extends z.ZodType>(schema: S) => ({
   'application/json': { schema },
@@ -73,7 +71,6 @@ const union = createRoute({
   summary: 'Complete a pending merge of an external identity with the local account of the same login',
   description:
     'Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.',
-  ...ANY,
   request: { body: { required: false, content: formAndJson(MergeBody) } },
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
@@ -82,39 +79,33 @@ const union = createRoute({
   },
 });
 
-const logout = createRoute({
+const logout = protectedRoute({ schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true }, {
   method: 'post',
   path: '/v3/logout',
   tags: ['auths'],
   summary: 'End the current session',
   description: [
-    'Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.',
+    'The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.',
     'Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a ' +
       'newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.',
     'No credential, or a token we did not sign: 401. An API token is not a session: 400.',
   ].join('\n\n'),
-  security: [{ cookie: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
-  ...ANY,
-  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400, 401, 403) },
+  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400) },
 });
 
-const logoutAll = createRoute({
+const logoutAll = protectedRoute({ ...ANYONE, endedSessionIsLoggedOut: true }, {
   method: 'post',
   path: '/v3/logout/all',
   tags: ['auths'],
   summary: 'End every session of the caller',
   description: [
     'Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their ' +
-      'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie. Any role.',
+      'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.',
     'Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 ' +
       'and ends nothing (an ended session is no proof of who the caller is).',
     'No credential, a token we did not sign, or wrong Basic credentials: 401.',
   ].join('\n\n'),
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
-  ...ANY,
-  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(401, 403) },
+  responses: { 204: { description: 'ended, or already ended' } },
 });
 
 /** Answers a session login: JSON 200, or 303 for a form post. */

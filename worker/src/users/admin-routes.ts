@@ -1,7 +1,7 @@
 /** Administration of accounts under /v4/users (admin role). */
-import { createRoute, z } from '@hono/zod-openapi';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, superAccess } from '../auth/roles.js';
+import { z } from '@hono/zod-openapi';
+import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -39,18 +39,16 @@ const CreateUser = z
   .strict()
   .openapi('CreateUser');
 
-const create = createRoute({
+const create = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'post',
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',
-  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).',
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  ...adminOperation(authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), superAccess.allowed),
+  description: 'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).',
   request: { body: { required: true, content: { 'application/json': { schema: CreateUser } } } },
   responses: {
     201: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
-    ...problemResponses(400, 401, 403, 409, 422),
+    ...problemResponses(400, 409, 422),
   },
 });
 
