@@ -202,7 +202,7 @@ async function createFirstAdmin(c: Context<AppEnv>, login: string, password: str
         hasher: c.var.deps.verifier.hasher,
         now,
         actor: null,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         via: 'first-run',
         extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id })],
       },

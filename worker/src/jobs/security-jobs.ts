@@ -2,7 +2,7 @@
 import { purgeThrottle } from '../auth/throttle.js';
 import { endExpiredSuperAccess } from '../users/accounts.js';
 import { blockIdleAccounts } from '../users/login-rule.js';
-import type { Job } from './index.js';
+import type { Job } from './job.js';
 
 /**
  * Blocks active accounts without a login for USER_INACTIVE_TIMEOUT_DAY days, with an audit event

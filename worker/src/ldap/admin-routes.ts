@@ -143,7 +143,7 @@ const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
   const audit = (c: Context<AppEnv>, type: string, data: Record<string, unknown>) =>
-    auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, requestId: c.var.requestId, data });
+    auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, request: c.var.scope.request, data });
 
   app.openapi(listRoute, async (c) => {
     const rows = await c.var.db.select().from(ldapServers).orderBy(asc(ldapServers.name));
@@ -164,10 +164,10 @@ export function registerLdapServerAdmin(app: App): void {
     return c.json(toPublic(row), 201);
   });
 
-  app.openapi(getRoute, async (c) => c.json(toPublic(await ldapServerByName(c, validated(c, 'param', NameParam).name)), 200));
+  app.openapi(getRoute, async (c) => c.json(toPublic(await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name)), 200));
 
   app.openapi(patchRoute, async (c) => {
-    const before = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const before = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     const { bindPassword, ...rest } = validated(c, 'json', Patch);
     const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
     const moved = passwordDestinationChanges(before, rest);
@@ -184,20 +184,20 @@ export function registerLdapServerAdmin(app: App): void {
       c.var.db.update(ldapServers).set({ ...rest, bindPasswordEnc, updatedAt: now }).where(eq(ldapServers.name, before.name)),
       audit(c, 'ldap_server.updated', { name: before.name, changed }),
     ]);
-    return c.json(toPublic(await ldapServerByName(c, before.name)), 200);
+    return c.json(toPublic(await ldapServerByName(c.var.db, before.name)), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
-    const row = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     await c.var.db.batch([c.var.db.delete(ldapServers).where(eq(ldapServers.name, row.name)), audit(c, 'ldap_server.deleted', { name: row.name })]);
     return c.body(null, 204);
   });
 
   app.openapi(testRoute, async (c) => {
-    const row = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     const bridge = c.var.deps.bridge;
     if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached' });
-    const connection = await connectionOf(c, row);
+    const connection = await connectionOf(c.var.scope, row);
     return c.json(await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection)), 200);
   });
 }

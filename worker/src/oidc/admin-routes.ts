@@ -104,7 +104,7 @@ export function registerIdentityProviderAdmin(app: App): void {
     try {
       await c.var.db.batch([
         c.var.db.insert(identityProviders).values(row),
-        auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.created', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: row.name, issuer: row.issuer, clientId: row.clientId } }),
+        auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.created', actor: c.var.principal.user, request: c.var.scope.request, data: { name: row.name, issuer: row.issuer, clientId: row.clientId } }),
       ]);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `an identity provider named ${row.name} exists` });
@@ -144,7 +144,7 @@ export function registerIdentityProviderAdmin(app: App): void {
       stream: 'crud_admin',
       type: 'identity_provider.updated',
       actor: c.var.principal.user,
-      requestId: c.var.requestId,
+      request: c.var.scope.request,
     } as const;
     let moved = 0;
     try {
@@ -168,7 +168,7 @@ export function registerIdentityProviderAdmin(app: App): void {
     const now = c.var.deps.clock();
     await c.var.db.batch([
       c.var.db.delete(identityProviders).where(eq(identityProviders.name, p.name)),
-      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.deleted', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: p.name } }),
+      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.deleted', actor: c.var.principal.user, request: c.var.scope.request, data: { name: p.name } }),
     ]);
     return c.body(null, 204);
   });

@@ -160,7 +160,7 @@ export function registerSettings(app: App): void {
         stream: 'crud_admin',
         type: 'setting.changed',
         actor,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         data: { name, before: shown(name, before.get(name)), beforeSource: before.source(name), after: shown(name, value) },
       }),
     ]);
@@ -186,7 +186,7 @@ export function registerSettings(app: App): void {
         stream: 'crud_admin',
         type: 'setting.reset',
         actor: c.var.principal.user,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         data: { name, before: REGISTRY[name].secret ? '***' : formatValue(REGISTRY[name], before.get(name)), beforeSource: before.source(name) },
       }),
     ]);

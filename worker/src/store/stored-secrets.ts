@@ -10,7 +10,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from './db.js';
 import { resealIfStale } from './secret-box.js';
 import { identityProviders, ldapServers } from '../../../schema/index.js';
-import type { Job } from '../jobs/index.js';
+import type { Job } from '../jobs/job.js';
 
 /** Stores an LDAP record's service password re-sealed, unless the record changed since `old` was read. */
 export function resealLdapPassword(db: Db, name: string, old: string) {

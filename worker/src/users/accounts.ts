@@ -12,6 +12,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { DAY_MS, type Role, type UserRow } from './model.js';
+import type { RequestMeta } from '../http/scope.js';
 
 /**
  * Who makes an admin change: an administrator's account, or the operator command (`npm run ops`),
@@ -26,7 +27,7 @@ export interface AdminContext {
   db: Db;
   now: number;
   actor: Actor;
-  requestId?: string;
+  request?: RequestMeta;
 }
 
 /** The role in force: an account with live super-access acts as an admin until it ends. */
@@ -75,7 +76,7 @@ export async function updateAccount(
   const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${ctx.now})`;
   const [result] = await ctx.db.batch([
     ctx.db.update(users).set({ ...set, updatedAt: ctx.now }).where(and(eq(users.id, user.id), isNull(users.deletedAt), guard)),
-    auditInsertWhen(ctx.db, ctx.now, { stream: 'crud_admin', type: o.audit.type, actor: ctx.actor, subject: user, requestId: ctx.requestId, data: o.audit.data ?? {} }, happened),
+    auditInsertWhen(ctx.db, ctx.now, { stream: 'crud_admin', type: o.audit.type, actor: ctx.actor, subject: user, request: ctx.request, data: o.audit.data ?? {} }, happened),
     ...(o.extra?.(happened) ?? []),
   ]);
   if (result.rowsAffected === 0) {
@@ -104,7 +105,7 @@ export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays:
 export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
   await ctx.db.batch([
     ...unlockStatements(ctx.db, throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined)),
-    auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, requestId: ctx.requestId }),
+    auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, request: ctx.request }),
   ]);
 }
 

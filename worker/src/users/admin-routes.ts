@@ -70,7 +70,7 @@ export function registerUserAdmin(app: App): void {
     const user = await verifier.limit(() =>
       createLocalAccount(
         { ...body, login, displayName: body.displayName ?? login },
-        { db, config, hasher: verifier.hasher, now, actor: c.var.principal.user, requestId: c.var.requestId },
+        { db, config, hasher: verifier.hasher, now, actor: c.var.principal.user, request: c.var.scope.request },
       ),
     );
     return c.json(toPublicUser(user, config), 201);

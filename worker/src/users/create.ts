@@ -15,6 +15,7 @@ import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
 import type { Role, UserRow } from './model.js';
 import { assertPasswordPolicy } from './password.js';
 import { createLocalUser } from './store.js';
+import type { RequestMeta } from '../http/scope.js';
 
 export interface NewAccount {
   login: string;
@@ -33,7 +34,7 @@ export interface CreateAccountOptions {
   now: number;
   /** Who creates it; null for the first-run page (nobody is logged in yet). */
   actor: Actor | null;
-  requestId?: string;
+  request?: RequestMeta;
   /** Recorded in the audit event's data (e.g. "first-run", "operator"). */
   via?: string;
   /** More statements for the same transaction. */
@@ -77,7 +78,7 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
         type: 'user.created',
         actor: o.actor,
         subject: u,
-        requestId: o.requestId,
+        request: o.request,
         data: { role: u.role, ...(o.via ? { via: o.via } : {}) },
       }),
       ...(o.extra?.(u) ?? []),

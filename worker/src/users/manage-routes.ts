@@ -205,7 +205,7 @@ const revokeTokenRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('r
 });
 
 function adminContext(c: Context<AppEnv>): AdminContext {
-  return { db: c.var.db, now: c.var.deps.clock(), actor: c.var.principal.user, requestId: c.var.requestId };
+  return { db: c.var.db, now: c.var.deps.clock(), actor: c.var.principal.user, request: c.var.scope.request };
 }
 
 async function target(c: Context<AppEnv>): Promise<UserRow> {
@@ -322,7 +322,7 @@ export function registerUserManagement(app: App): void {
         verifier,
         now: ctx.now,
         actor: ctx.actor,
-        requestId: ctx.requestId,
+        request: ctx.request,
         mustChange: body.mustChangePassword,
         ends: { reason: 'admin_reset', tokens: true },
       }),

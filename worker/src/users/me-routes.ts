@@ -107,7 +107,7 @@ export function registerMe(app: App): void {
       expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
       now,
       actor: user,
-      requestId: c.var.requestId,
+      request: c.var.scope.request,
     });
     return c.json(issued, 201);
   });
@@ -128,7 +128,7 @@ export function registerMe(app: App): void {
       // The old password is required even after Basic: a stolen token alone cannot change it. It is
       // counted like a login, or a stolen session or token would be an unthrottled password oracle.
       const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
-      const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, logger: c.var.logger, challenge };
+      const loginCtx = { db, config: c.var.config, verifier, now, request: c.var.scope.request, logger: c.var.logger, challenge };
       await verifyCurrentPassword(loginCtx, user, body.oldPassword);
       await setPassword(user, body.newPassword, {
         db,
@@ -136,7 +136,7 @@ export function registerMe(app: App): void {
         verifier,
         now,
         actor: user,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (README).
         ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
       });
@@ -148,7 +148,7 @@ export function registerMe(app: App): void {
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, request: c.var.scope.request });
     if (!done) throw new ProblemError('NOT_FOUND', { detail: 'no such live token of yours' });
     return c.body(null, 204);
   });

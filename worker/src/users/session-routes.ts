@@ -84,7 +84,7 @@ async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
   const actor = c.var.principal.user;
   const reason = actor.id === user.id ? 'user' : 'admin';
   const now = c.var.deps.clock();
-  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, requestId: c.var.requestId });
+  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, request: c.var.scope.request });
   if (ended === 0) throw new ProblemError('NOT_FOUND', { detail: 'no such live session' });
   return c.body(null, 204);
 }
