@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { assembleService, type Service } from '../../worker/src/service.js';
+import { assembleService, type HostParts, type Service } from '../../worker/src/service.js';
 import type { Db } from '../../worker/src/store/index.js';
 import { openDatabase } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
@@ -23,7 +23,10 @@ export interface TestApp {
 }
 
 /** Builds the app over a temporary database, with a clock the test sets. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  parts: Partial<Pick<HostParts, 'clientAddress' | 'peerAddress'>> = {},
+): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-app-'));
   const config = parseEnvironment({ ...BASE_TEST_ENV, AUTH_TEST_CLOCK_CONTROL: 'False', AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL', ...env, LIBSQL_URL: `file:${join(dir, 'a.db')}` });
   const database = openDatabase(config);
@@ -39,6 +42,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     clock: () => clock.now,
     writeLog: (line) => void logs.push(line),
     settingsTtlMs: 0,
+    ...parts,
   });
   await service.bootstrap();
   return {
