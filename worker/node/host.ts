@@ -112,7 +112,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   try {
     if (database.embedded) await prepareEmbedded(db);
     if (o.migrate ?? database.embedded) {
-      await migrateDatabase(db, env.get('DB_SCHEMA'));
+      await migrateDatabase(db, env.get('DB_SCHEMA'), logger);
     } else {
       const stamp = await readMeta(db, SCHEMA_STAMP_KEY).catch(() => undefined);
       if (stamp === undefined) throw new Error(`the database at LIBSQL_URL is not migrated: run "npm run db:migrate"`);
