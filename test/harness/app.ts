@@ -22,10 +22,13 @@ export interface TestApp {
   close(): void;
 }
 
-/** Builds the app over a temporary database, with a clock the test sets. */
+/**
+ * Builds the app over a temporary database, with a clock the test sets; `parts` adds host parts,
+ * e.g. a bridge client or the client's address.
+ */
 export async function createTestApp(
   env: Record<string, string> = {},
-  parts: Partial<Pick<HostParts, 'clientAddress' | 'peerAddress'>> = {},
+  parts: Partial<Pick<HostParts, 'clientAddress' | 'peerAddress' | 'bridge'>> = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-app-'));
   const config = parseEnvironment({ ...BASE_TEST_ENV, AUTH_TEST_CLOCK_CONTROL: 'False', AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL', ...env, LIBSQL_URL: `file:${join(dir, 'a.db')}` });

@@ -2198,6 +2198,8 @@ export interface paths {
          *     | identity providers, LDAP servers: add, change, remove, test the connection | refused |
          *     | settings (`/v3/settings`): read | allowed |
          *     | settings: change, reset | refused |
+         *     | audit logs (`/v3/logs`): types, search, events, export | refused |
+         *     | audit pipeline health (`/v3/logs/pipeline`) | allowed |
          *
          *     A refusal is 403 with a detail saying what super-access cannot do.
          */
@@ -3558,6 +3560,626 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/v3/logs/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health of the audit pipeline
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery, the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job (`ship-audit-outbox`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the pipeline */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditPipeline"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/audit_log_types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Audit log types
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it records.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the types */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditLogTypes"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search an audit log (query DSL)
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. The worker adds a server-side `timeout` (80% of LOGSTORE_TIMEOUT; the answer then says `timed_out`). The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LogSearchBody"];
+                };
+            };
+            responses: {
+                /** @description the store's search answer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LogStoreAnswer"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/field_caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Field capabilities of an audit log
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. `fields` goes in the body (a list, or a comma-separated string; default `*`), with an optional `index_filter` query. The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LogFieldCapsBody"];
+                };
+            };
+            responses: {
+                /** @description the store's field_caps answer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LogFieldCapsAnswer"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find audit events (simple form)
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Newest first (`@timestamp`, then `event.id`), `size` per page (default 50, at most 500); `nextCursor` continues after the page's last event (search_after), so pages never skip or repeat an event. A cursor this service did not make: 422. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a login: events where it is the actor or the subject (exact) */
+                    user?: string;
+                    /** @description the client's IP address (exact) */
+                    ip?: string;
+                    outcome?: "success" | "failure";
+                    /** @description event types, comma-separated (any of) */
+                    type?: string;
+                    /** @description ISO 8601, inclusive */
+                    from?: string;
+                    /** @description ISO 8601, exclusive */
+                    to?: string;
+                    /** @description page size, at most 500 */
+                    size?: number;
+                    /** @description the nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditEventsPage"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export audit events (NDJSON or CSV)
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Every matching event, newest first, streamed as an attachment (pages of 500 through the store): `format=ndjson` (default; one event per line, as stored) or `csv` (columns `timestamp`, `event.id`, `event.type`, `event.outcome`, `actor.login`, `subject.login`, `source.ip`, `document`; `document` is the whole event as JSON; cells starting with = + - @ get a leading apostrophe). At most 100000 events: more matches are refused with 422 before anything is sent (narrow `from`/`to`). A failure after the first page aborts the transfer, so a partial file is never complete-looking. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a login: events where it is the actor or the subject (exact) */
+                    user?: string;
+                    /** @description the client's IP address (exact) */
+                    ip?: string;
+                    outcome?: "success" | "failure";
+                    /** @description event types, comma-separated (any of) */
+                    type?: string;
+                    /** @description ISO 8601, inclusive */
+                    from?: string;
+                    /** @description ISO 8601, exclusive */
+                    to?: string;
+                    format?: "ndjson" | "csv";
+                };
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the events, streamed (Content-Disposition: attachment) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/csv": string;
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/first-run": {
         parameters: {
             query?: never;
@@ -3719,6 +4341,11 @@ export interface components {
                  */
                 bridge: "ok" | "down" | "not-configured";
             };
+            /** @description reported, never failing readiness: audit events waiting for the log store (all streams), the age of the oldest; null when unreadable. Details: GET /v3/logs/pipeline */
+            auditPipeline: {
+                depth: number;
+                oldestUndeliveredAgeSeconds: number | null;
+            } | null;
         };
         /** @description RFC 9457 problem details */
         Problem: {
@@ -4118,6 +4745,244 @@ export interface components {
             roleAdminGroup?: string | null;
             roleAuditorGroup?: string | null;
             enabled?: boolean;
+        };
+        /**
+         * @example {
+         *       "streams": [
+         *         {
+         *           "stream": "user_activity",
+         *           "pattern": "svc-sec-user-activity-*",
+         *           "depth": 3,
+         *           "oldestUndeliveredAt": "2026-11-26T10:00:00.000Z",
+         *           "oldestUndeliveredAgeSeconds": 42,
+         *           "deadLetters": 1,
+         *           "lastError": "the log store answered 503"
+         *         }
+         *       ],
+         *       "shippingJob": {
+         *         "name": "ship-audit-outbox",
+         *         "lastRunAt": "2026-11-26T10:00:30.000Z",
+         *         "lastDurationMs": 120,
+         *         "lastResult": {
+         *           "shipped": 20
+         *         },
+         *         "running": false
+         *       }
+         *     }
+         */
+        AuditPipeline: {
+            streams: components["schemas"]["AuditStreamPipeline"][];
+            /** @description null while the shipping job never ran against this database */
+            shippingJob: {
+                /** @enum {string} */
+                name: "ship-audit-outbox";
+                lastRunAt: string | null;
+                lastDurationMs: number | null;
+                /** @description what the last run reported (JSON), or its error text */
+                lastResult?: unknown;
+                running: boolean;
+            } | null;
+        };
+        AuditStreamPipeline: {
+            /** @enum {string} */
+            stream: "user_activity" | "crud_user" | "crud_admin" | "api_access" | "ext_service_access" | "data_lifecycle";
+            /** @example svc-sec-user-activity-* */
+            pattern: string;
+            /** @description events waiting for delivery (not shipped, not dead letters) */
+            depth: number;
+            /** @description time of the oldest waiting event */
+            oldestUndeliveredAt: string | null;
+            oldestUndeliveredAgeSeconds: number | null;
+            /** @description events the store refused for good (kept, never retried) */
+            deadLetters: number;
+            /** @description the error of the waiting or dead event that failed most recently */
+            lastError: string | null;
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "name": "user_activity",
+         *           "variable": "AUDIT_USER_ACTIVITY_PATTERN",
+         *           "pattern": "svc-sec-user-activity-*",
+         *           "description": "logins and logouts, refused logins, lockouts, sessions started and ended"
+         *         }
+         *       ],
+         *       "logstoreConfigured": true
+         *     }
+         */
+        AuditLogTypes: {
+            items: components["schemas"]["AuditLogType"][];
+            /** @description false while LOGSTORE_URLS is the placeholder: queries answer 503 */
+            logstoreConfigured: boolean;
+        };
+        AuditLogType: {
+            /** @example user_activity */
+            name: string;
+            /**
+             * @description the variable holding the index pattern
+             * @example AUDIT_USER_ACTIVITY_PATTERN
+             */
+            variable: string;
+            /**
+             * @description the effective index pattern
+             * @example svc-sec-user-activity-*
+             */
+            pattern: string;
+            description: string;
+        };
+        /**
+         * @description The store's answer, passed back as it is.
+         * @example {
+         *       "took": 3,
+         *       "timed_out": false,
+         *       "hits": {
+         *         "total": {
+         *           "value": 1,
+         *           "relation": "eq"
+         *         },
+         *         "hits": [
+         *           {
+         *             "_index": "svc-sec-user-activity-2026.11.26",
+         *             "_id": "e1",
+         *             "_source": {
+         *               "@timestamp": "2026-11-26T10:00:00.000Z",
+         *               "event": {
+         *                 "type": "login.failed",
+         *                 "outcome": "failure"
+         *               }
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        LogStoreAnswer: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The store's _search query DSL, checked against the allow-list (README, "Audit logs"): query, post_filter, from, size (from + size ≤ 10000), sort, _source, aggs, track_total_hits, search_after. Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile, explain, slice, stored_fields, docvalue_fields, timeout and anything unlisted.
+         * @example {
+         *       "query": {
+         *         "bool": {
+         *           "filter": [
+         *             {
+         *               "term": {
+         *                 "event.outcome.keyword": "failure"
+         *               }
+         *             },
+         *             {
+         *               "range": {
+         *                 "@timestamp": {
+         *                   "gte": "now-1d"
+         *                 }
+         *               }
+         *             }
+         *           ]
+         *         }
+         *       },
+         *       "sort": [
+         *         {
+         *           "@timestamp": {
+         *             "order": "desc"
+         *           }
+         *         }
+         *       ],
+         *       "size": 20
+         *     }
+         */
+        LogSearchBody: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The store's answer, passed back as it is.
+         * @example {
+         *       "indices": [
+         *         "svc-sec-user-activity-2026.11.26"
+         *       ],
+         *       "fields": {
+         *         "event.type": {
+         *           "text": {
+         *             "type": "text",
+         *             "searchable": true,
+         *             "aggregatable": false
+         *           }
+         *         },
+         *         "event.type.keyword": {
+         *           "keyword": {
+         *             "type": "keyword",
+         *             "searchable": true,
+         *             "aggregatable": true
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        LogFieldCapsAnswer: {
+            [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "fields": [
+         *         "event.*",
+         *         "@timestamp"
+         *       ]
+         *     }
+         */
+        LogFieldCapsBody: {
+            /**
+             * @description the fields to describe (wildcards allowed); default `*`
+             * @example [
+             *       "event.*",
+             *       "actor.login"
+             *     ]
+             */
+            fields?: string[] | string;
+            /** @description a query (allow-listed like search queries): only indices with matching documents */
+            index_filter?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "@timestamp": "2026-11-26T10:00:00.000Z",
+         *           "event": {
+         *             "id": "e1",
+         *             "type": "login.failed",
+         *             "outcome": "failure"
+         *           },
+         *           "subject": {
+         *             "login": "alice"
+         *           },
+         *           "source": {
+         *             "ip": "10.0.0.1"
+         *           }
+         *         }
+         *       ],
+         *       "nextCursor": null,
+         *       "total": {
+         *         "value": 1,
+         *         "relation": "eq"
+         *       }
+         *     }
+         */
+        AuditEventsPage: {
+            /** @description the events as stored, newest first */
+            items: {
+                [key: string]: unknown;
+            }[];
+            /** @description pass as `cursor` for the next page; null after the last */
+            nextCursor: string | null;
+            /** @description matching events as the store counts them (up to 10,000 exactly, then `gte`) */
+            total: {
+                value: number;
+                /** @enum {string} */
+                relation: "eq" | "gte";
+            } | null;
         };
         FirstRunForm: {
             /**

@@ -32,7 +32,9 @@ import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
+import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
+import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -75,6 +77,7 @@ export function createApp(hostDeps: AppDeps): App {
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
   const resolveSessionKeys = sessionKeyResolver(env);
+  const kickOutbox = outboxKicker();
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
   const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
@@ -122,6 +125,7 @@ export function createApp(hostDeps: AppDeps): App {
     });
     const started = deps.clock();
     await next();
+    kickOutbox(c);
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged.
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
@@ -188,6 +192,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
+  registerLogs(api);
   if (testClock) registerTestClock(api, testClock);
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {

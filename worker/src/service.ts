@@ -29,6 +29,8 @@ export interface HostParts {
   hostName: string;
   /** How the bridge is reached (absent while none is configured). */
   bridgeTransport?: BridgeFetch;
+  /** A ready bridge client instead of a transport (tests). */
+  bridge?: BridgeClient;
   clock?: () => number;
   /** Where JSON log lines go (default console.log). */
   writeLog?: (line: string) => void;
@@ -63,7 +65,7 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.settingsTtlMs !== undefined ? { ttlMs: parts.settingsTtlMs } : {}),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
-  const bridge = parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport) : undefined;
+  const bridge = parts.bridge ?? (parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport) : undefined);
   const apiAccess = createApiAccessRecorder({
     db: openDb,
     host: parts.hostName,

@@ -90,10 +90,15 @@ export function accessDeclaration(a: Access) {
   };
 }
 
-type ProtectedConfig = Omit<RouteConfig, 'security' | 'middleware'>;
+type ProtectedConfig = Omit<RouteConfig, 'security' | 'middleware'> & {
+  /** The route's own middleware, run after authentication and the role check. */
+  middleware?: MiddlewareHandler<AppEnv>[];
+};
 
 /** `createRoute` for a protected route: the route's own configuration plus what `access` implies. */
 export function protectedRoute<R extends ProtectedConfig>(access: Access, route: R) {
   const description = [describeAccess(access), route.description].filter(Boolean).join('\n\n');
-  return createRoute({ ...route, description, ...accessDeclaration(access) });
+  const declared = accessDeclaration(access);
+  const middleware = [...declared.middleware, ...(route.middleware ?? [])];
+  return createRoute({ ...route, description, ...declared, middleware });
 }

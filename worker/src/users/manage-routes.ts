@@ -78,6 +78,8 @@ const LENT_RIGHTS = [
   '| identity providers, LDAP servers: add, change, remove, test the connection | refused |',
   '| settings (`/v3/settings`): read | allowed |',
   '| settings: change, reset | refused |',
+  '| audit logs (`/v3/logs`): types, search, events, export | refused |',
+  '| audit pipeline health (`/v3/logs/pipeline`) | allowed |',
   '',
   'A refusal is 403 with a detail saying what super-access cannot do.',
 ].join('\n');
