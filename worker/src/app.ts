@@ -25,9 +25,9 @@ import { ProblemError, problemResponse, type FieldError, type ProblemCode } from
 import { registerMe } from './users/me-routes.js';
 import { loadSavedSettings } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
-import { registerUserAdmin } from './users/admin-routes.js';
+import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
-import { registerUserManagement } from './users/manage-routes.js';
+import { registerAccountAdmin } from './users/account-routes.js';
 import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
@@ -185,9 +185,9 @@ export function createApp(hostDeps: AppDeps): App {
   registerSessionlessLogins(api);
   registerSessionRoutes(api);
   registerMe(api);
-  registerUserAdmin(api);
+  registerAccountCreation(api);
   registerUserSessions(api);
-  registerUserManagement(api);
+  registerAccountAdmin(api);
   registerSettings(api);
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);

@@ -6,8 +6,8 @@ import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import type { Role } from '../users/model.js';
-import { effectiveRole, findLiveAccount } from '../users/accounts.js';
+import { effectiveRole, type Role } from '../users/model.js';
+import { findLiveAccount } from '../users/lookup.js';
 
 /**
  * What super-access may do with an admin operation: everything (`allowed`), only on accounts

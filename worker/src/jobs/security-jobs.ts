@@ -1,6 +1,6 @@
 /** Periodic security jobs: inactivity blocking (DESIGN.md §5) and throttle housekeeping. */
 import { purgeThrottle } from '../auth/throttle.js';
-import { endExpiredSuperAccess } from '../users/accounts.js';
+import { endExpiredSuperAccess } from '../users/admin-changes.js';
 import { blockIdleAccounts } from '../users/login-rule.js';
 import type { Job } from './job.js';
 

@@ -14,7 +14,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { sealSecret } from '../store/secret-box.js';
-import { isUniqueViolation } from '../users/store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 import { bridgeTimeoutMs, connectionOf, DEFAULT_USER_FILTER, ldapServerByName, type LdapServerRow } from './records.js';
 
 const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');

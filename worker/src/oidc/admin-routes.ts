@@ -8,7 +8,7 @@ import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { isUniqueViolation } from '../users/store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 import { identityProviders, userIdentities } from '../../../schema/index.js';
 import { sealSecret } from '../store/secret-box.js';
 

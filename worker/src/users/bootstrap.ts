@@ -9,8 +9,8 @@ import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { loginViolation, normaliseLogin } from './login-name.js';
-import { adminExists } from './accounts.js';
-import { createLocalUser } from './store.js';
+import { adminExists } from './lookup.js';
+import { createLocalUser } from './create.js';
 
 export type BootstrapResult = 'created' | 'admin-exists' | 'not-configured';
 

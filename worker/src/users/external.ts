@@ -12,7 +12,7 @@ import { ProblemError } from '../http/problem.js';
 import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
 import { assertMayLogIn as assertAccountMayLogIn, sourceData } from './login-rule.js';
 import type { Role, UserRow } from './model.js';
-import { isUniqueViolation } from './store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 import { loginReservations, userIdentities, users } from '../../../schema/index.js';
 
 export interface ExternalIdentity {

@@ -14,7 +14,7 @@ import { userIdentities, users } from '../../../schema/index.js';
 import type { ExternalIdentity } from './external.js';
 import { loginKey } from './login-name.js';
 import type { UserRow } from './model.js';
-import { isUniqueViolation } from './store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 
 /** The external identity waiting to be linked to the local account of `login`. */
 export const PendingMergeSchema = z.object({

@@ -9,7 +9,7 @@ import { ProblemError } from '../http/problem.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
-import type { Actor } from './accounts.js';
+import type { Actor } from './admin-changes.js';
 import type { UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
 

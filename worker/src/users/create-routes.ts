@@ -1,4 +1,4 @@
-/** Administration of accounts under /v4/users (admin role). */
+/** POST /v4/users: creating a local account (admin role). Changing existing accounts: account-routes.ts. */
 import { z } from '@hono/zod-openapi';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
@@ -6,25 +6,9 @@ import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { PublicUserSchema, toPublicUser } from './model.js';
-import { assertMayChangeRole } from './accounts.js';
+import { assertMayChangeRole } from './admin-changes.js';
 import { createLocalAccount } from './create.js';
-import { LOGIN_MAX_LENGTH, LOGIN_RULE, loginViolation, normaliseLogin } from './login-name.js';
-
-/** Logins: the login rule of every source (users/login-name.ts), checked on the NFC form. */
-export const LoginSchema = z
-  .string()
-  .superRefine((value, ctx) => {
-    const why = loginViolation(normaliseLogin(value));
-    if (why) ctx.addIssue({ code: 'custom', message: why });
-  })
-  .openapi({
-    example: 'j.doe',
-    minLength: 1,
-    maxLength: LOGIN_MAX_LENGTH,
-    description:
-      `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}. Stored in NFC; unique ignoring case and width ` +
-      '(`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).',
-  });
+import { LoginSchema, normaliseLogin } from './login-name.js';
 
 const CreateUser = z
   .object({
@@ -52,8 +36,8 @@ const create = protectedRoute(adminOnly(superAccess.allowed), {
   },
 });
 
-/** Registers the admin endpoints of /v4/users. */
-export function registerUserAdmin(app: App): void {
+/** Registers POST /v4/users. */
+export function registerAccountCreation(app: App): void {
   app.openapi(create, async (c) => {
     const body = validated(c, 'json', CreateUser);
     const login = normaliseLogin(body.login);

@@ -1,4 +1,7 @@
-/** Account administration under /v4/users/{userId} (admin role), and the user list. */
+/**
+ * Administration of existing accounts under /v4/users/{userId} (admin role), and the user list.
+ * Creating accounts: create-routes.ts.
+ */
 import { z } from '@hono/zod-openapi';
 import { and, asc, desc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Context } from 'hono';
@@ -13,12 +16,12 @@ import {
   assertMayChangeRole,
   assertMayGrantAdmin,
   deleteAccount,
-  liveAccount,
   unblockAccount,
   unlockAccount,
   updateAccount,
   type AdminContext,
-} from './accounts.js';
+} from './admin-changes.js';
+import { liveAccount } from './lookup.js';
 import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
@@ -234,8 +237,8 @@ const SORTS: Record<z.infer<typeof ListQuery>['sort'], SQL[]> = {
   '-lastLoginAt': [desc(users.lastLoginAt), asc(users.loginKey)],
 };
 
-/** Registers the administration of accounts. */
-export function registerUserManagement(app: App): void {
+/** Registers the administration of existing accounts. */
+export function registerAccountAdmin(app: App): void {
   app.openapi(listRoute, async (c) => {
     const q = validated(c, 'query', ListQuery);
     const now = c.var.deps.clock();

@@ -1,7 +1,7 @@
 /**
- * Admin changes to accounts. Every change to an administrator is conditioned, in the same SQL
- * statement, on another live active administrator remaining, so two concurrent requests can never
- * leave the service without one.
+ * Administrators' changes to accounts (and the operator command's). Every change to an
+ * administrator is conditioned, in the same SQL statement, on another live active administrator
+ * remaining, so two concurrent requests can never leave the service without one.
  */
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -28,11 +28,6 @@ export interface AdminContext {
   now: number;
   actor: Actor;
   request?: RequestMeta;
-}
-
-/** The role in force: an account with live super-access acts as an admin until it ends. */
-export function effectiveRole(user: UserRow, now: number): Role {
-  return user.superAccessUntil !== null && user.superAccessUntil > now ? 'admin' : user.role;
 }
 
 /**
@@ -109,33 +104,10 @@ export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<v
   ]);
 }
 
-/** The live account `id`, or undefined. */
-export async function findLiveAccount(db: Db, id: string): Promise<UserRow | undefined> {
-  const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
-  return rows[0];
-}
-
 /** Unblocks an account (blocked by an admin or by inactivity) and restarts its inactivity period. */
 export async function unblockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
   const set = { status: 'active' as const, blockedReason: null, lastActivityAt: ctx.now };
   await updateAccount(ctx, user, set, { audit: { type: 'account.unblocked' } });
-}
-
-/** Whether a live administrator account exists (active or blocked). */
-export async function adminExists(db: Db): Promise<boolean> {
-  const rows = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
-    .limit(1);
-  return rows.length > 0;
-}
-
-/** The live account `id`, or 404. */
-export async function liveAccount(db: Db, id: string): Promise<UserRow> {
-  const row = await findLiveAccount(db, id);
-  if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
-  return row;
 }
 
 /** Accounts whose super-access has ended: cleared, with the audit event (run by the jobs). */
