@@ -1,5 +1,5 @@
 /**
- * Role checks (DESIGN.md §5): admin (everything), auditor (audit logs), user (own account); and
+ * Role checks (architecture.md §4): admin (everything), auditor (audit logs), user (own account); and
  * what super-access, the administrator rights lent for a while, may do with each admin operation.
  */
 import type { MiddlewareHandler } from 'hono';

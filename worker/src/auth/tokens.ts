@@ -1,5 +1,5 @@
 /**
- * API tokens (DESIGN.md §4): 256 random bits, shown once, stored only as SHA-256 (a slow hash adds
+ * API tokens (architecture.md §4): 256 random bits, shown once, stored only as SHA-256 (a slow hash adds
  * nothing to a secret of that entropy), with a visible prefix, optional expiry, revocable.
  */
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -32,7 +32,7 @@ function specRows(): SpecRow[] {
   return rows;
 }
 
-// Environment names the specification leaves "not shown" (DESIGN.md §3).
+// Environment names the specification leaves "not shown" (architecture.md §4).
 const NOT_SHOWN_ENV: Record<string, string> = { STATIC_DIR: 'AUTH_STATIC_DIR', DEBUG_COUNTDOWN_USER_SU: 'AUTH_DEBUG_COUNTDOWN_USER_SU' };
 
 /** Defaults the specification describes in words, and what satisfies the description. */

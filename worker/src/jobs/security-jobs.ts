@@ -1,4 +1,4 @@
-/** Periodic security jobs: inactivity blocking (DESIGN.md §5) and throttle housekeeping. */
+/** Periodic security jobs: inactivity blocking (architecture.md §4) and throttle housekeeping. */
 import { purgeThrottle } from '../auth/throttle.js';
 import { endExpiredSuperAccess } from '../users/admin-changes.js';
 import { blockIdleAccounts } from '../users/login-rule.js';

@@ -1,5 +1,5 @@
 /**
- * The first administrator (DESIGN.md §1): created from AUTH_BOOTSTRAP_ADMIN_LOGIN and
+ * The first administrator (architecture.md §4): created from AUTH_BOOTSTRAP_ADMIN_LOGIN and
  * AUTH_BOOTSTRAP_ADMIN_PASSWORD only while no live administrator exists. The password must pass
  * the password policy, the login the login rule of every account. No default password anywhere.
  */

@@ -1,5 +1,5 @@
 /**
- * The account rule (DESIGN.md §5), in one place for every login (local password, LDAP, OIDC) and
+ * The account rule (architecture.md §4), in one place for every login (local password, LDAP, OIDC) and
  * for the inactivity job: may this account log in now?
  * - blocked (by an administrator, or earlier for inactivity): refused, audited as `login.refused`;
  * - no activity for USER_INACTIVE_TIMEOUT_DAY days: blocked for inactivity, except the last active
