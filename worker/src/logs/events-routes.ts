@@ -132,7 +132,7 @@ export function registerLogEvents(app: App): void {
   app.openapi(eventsRoute, async (c) => {
     const q = validated(c, 'query', EventsQuery);
     const form = formOf(q);
-    const page = await eventsPage(c, streamOf(c), form, {
+    const page = await eventsPage(c.var.scope, c.var.principal, streamOf(c), form, {
       size: q.size,
       ...(q.cursor !== undefined ? { after: decodeCursor(q.cursor) } : {}),
     });
@@ -141,6 +141,6 @@ export function registerLogEvents(app: App): void {
 
   app.openapi(exportRoute, async (c) => {
     const q = validated(c, 'query', ExportQuery);
-    return exportEvents(c, streamOf(c), formOf(q), q.format);
+    return exportEvents(c.var.scope, c.var.principal, streamOf(c), formOf(q), q.format);
   });
 }

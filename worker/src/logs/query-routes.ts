@@ -202,7 +202,7 @@ export function registerLogQueries(app: App): void {
     const problems = checkSearchBody(body);
     if (problems.length > 0) throw refused(problems);
     const answer = storeAnswer(
-      await queryStore(c, streamOf(c), {
+      await queryStore(c.var.scope, c.var.principal, streamOf(c), {
         operation: 'search',
         body: { ...body, timeout: searchTimeout(c.var.config) },
       }),
@@ -223,7 +223,7 @@ export function registerLogQueries(app: App): void {
               .split(',')
               .map((f) => f.trim())
               .join(',');
-    const answer = storeAnswer(await queryStore(c, streamOf(c), { operation: 'field_caps', body, fields: list }));
+    const answer = storeAnswer(await queryStore(c.var.scope, c.var.principal, streamOf(c), { operation: 'field_caps', body, fields: list }));
     return c.json(answer.body, 200);
   });
 }
