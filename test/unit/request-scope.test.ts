@@ -6,14 +6,11 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditOutbox, users } from '../../schema/index.js';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
-import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { createLogger } from '../../worker/src/http/logger.js';
-import type { RequestScope } from '../../worker/src/http/scope.js';
 import { recordLogin } from '../../worker/src/users/external.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN, basic } from '../harness/client.js';
+import { testScope } from '../harness/scope.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -45,17 +42,8 @@ describe('request scope', () => {
 
   it('domain code runs on a plain scope, without HTTP', async () => {
     const [user] = await t.db.select().from(users).where(eq(users.login, ADMIN.login));
-    const config = parseEnvironment({});
-    const scope: RequestScope = {
-      db: t.db,
-      config,
-      now: () => 1_800_000_000_000,
-      request: { id: 'req-plain', ip: '192.0.2.8', userAgent: 'unit', host: 'unit-host' },
-      logger: createLogger({ threshold: () => 'CRITICAL' }),
-      verifier: createPasswordVerifier(createNodeNativeHasher()),
-      sessionKeys: () => Promise.reject(new Error('not needed')),
-      inBackground: () => {},
-    };
+    const request = { id: 'req-plain', ip: '192.0.2.8', userAgent: 'unit', host: 'unit-host' };
+    const scope = testScope(t.db, parseEnvironment({}), { now: 1_800_000_000_000, request });
     const after = await recordLogin(scope, user!, { source: 'ldap', sourceName: 'corp' });
     expect(after.lastLoginAt).toBe(1_800_000_000_000);
     const [event] = await eventsOf('login.success', 'req-plain');

@@ -34,8 +34,12 @@ import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
+import { registerTestJobs } from './jobs/test-routes.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
+import { createNotificationKicker } from './notifications/kick.js';
+import { registerNotifications } from './notifications/routes.js';
+import { registerPasswordReset } from './password-reset/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -78,6 +82,8 @@ export function createApp(hostDeps: AppDeps): App {
   const root = env.get('ROOT_PATH');
   const resolveSessionKeys = sessionKeyResolver(env);
   const kickOutbox = outboxKicker();
+  // After the response: the notifications of the events the request may have written.
+  const kickNotifications = createNotificationKicker();
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
   const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
@@ -126,6 +132,7 @@ export function createApp(hostDeps: AppDeps): App {
     const started = deps.clock();
     await next();
     kickOutbox(c);
+    kickNotifications.afterResponse(c);
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged.
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
@@ -193,7 +200,12 @@ export function createApp(hostDeps: AppDeps): App {
   registerLdapServerAdmin(api);
   registerOidc(api);
   registerLogs(api);
-  if (testClock) registerTestClock(api, testClock);
+  registerNotifications(api);
+  registerPasswordReset(api);
+  if (testClock) {
+    registerTestClock(api, testClock);
+    registerTestJobs(api);
+  }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {
     root,

@@ -6,6 +6,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
+import { handledAtFor } from './handled-types.js';
 
 /** Log-store streams, one per AUDIT_* index pattern. */
 export type AuditStream = 'user_activity' | 'crud_user' | 'crud_admin' | 'api_access' | 'ext_service_access' | 'data_lifecycle';
@@ -57,6 +58,7 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
     type: e.type,
     ...columns(e),
     data: e.data ?? null,
+    handledAt: handledAtFor(e.type, at),
   });
 }
 
@@ -68,9 +70,9 @@ export function auditInsertWhen(db: Db, at: number, e: AuditEvent, condition: SQ
   const c = columns(e);
   return db.run(sql`
     insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id,
-                                outcome, source_ip, user_agent, host, data)
+                                outcome, source_ip, user_agent, host, data, handled_at)
     select ${crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${c.actorId}, ${c.actorLogin}, ${c.subjectId},
            ${c.subjectLogin}, ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host},
-           ${JSON.stringify(e.data ?? null)}
+           ${JSON.stringify(e.data ?? null)}, ${handledAtFor(e.type, at)}
     where ${condition}`);
 }

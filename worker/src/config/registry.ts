@@ -291,6 +291,12 @@ export const REGISTRY = {
       'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)'),
   PASSWORD_HASH_QUEUE: int(D, 'AUTH_PASSWORD_HASH_QUEUE', 32, 0, 10000,
     'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)'),
+  MAIL_LANGUAGE: enumeration(D, 'AUTH_MAIL_LANGUAGE', 'ru', ['ru', 'en'], 'language of the mails the service sends (notifications, password reset)'),
+  PASSWORD_EXPIRY_NOTICE_DAY: int(D, 'AUTH_PASSWORD_EXPIRY_NOTICE_DAY', 7, 0, 365,
+    'days before a password expires when its owner is told by mail, once per password (0: never)'),
+  PASSWORD_RESET_TTL_MIN: int(D, 'AUTH_PASSWORD_RESET_TTL_MIN', 30, 5, 1440, 'minutes a password-reset link (sent by mail) stays valid'),
+  WELCOME_LINK_TTL_HOURS: int(D, 'AUTH_WELCOME_LINK_TTL_HOURS', 72, 1, 720,
+    "hours the link of a new account's mail (to set its first password) stays valid"),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

@@ -5,11 +5,18 @@ import { acquireLease, releaseLease } from './lease.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 import { purgeAuditOutbox, shipAuditOutbox } from '../logs/jobs.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
+import { deliverNotifications, handleNotificationEvents, passwordExpiryNotices, purgeNotifications } from '../notifications/jobs.js';
 
 export type { Job, JobContext } from './job.js';
 
-/** The registered jobs; each capability adds its own. */
-export const JOBS: Job[] = [shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox, resealSecretsJob];
+/**
+ * The registered jobs; each capability adds its own. The notifications come after the jobs that
+ * write events (inactivity blocks), and delivery after the jobs that make mails.
+ */
+export const JOBS: Job[] = [
+  shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox, resealSecretsJob,
+  handleNotificationEvents, passwordExpiryNotices, deliverNotifications, purgeNotifications,
+];
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
 /** Slightly under the 5-minute schedule, so a firing a little early still runs the job. */

@@ -19,6 +19,7 @@ const DETAILS: Record<Exclude<SessionEndReason, 'limit'>, string> = {
   logout_all: 'this session was ended by a logout of all sessions',
   password_change: 'this session was ended by a change of the password: log in again',
   admin_reset: 'this session was ended by a password reset: log in again',
+  password_reset: 'this session was ended by a password reset through a link sent by mail: log in again',
   block: 'this session was ended by an administrator',
   admin: 'this session was ended by an administrator',
   user: 'this session was ended from another session of the account',

@@ -15,6 +15,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loadSavedSettings } from '../store/index.js';
+import { sealSecret } from '../store/secret-box.js';
 import { settings } from '../../../schema/index.js';
 
 const UI_NAMES = VAR_NAMES.filter((n) => REGISTRY[n].ui);
@@ -84,9 +85,9 @@ const list = protectedRoute(adminOnly(superAccess.allowed), {
 const update = protectedRoute(adminOnly(superAccess.refused('change settings')), {
   method: 'patch', path: '/v3/settings', tags: ['settings'], summary: 'Change one or many settings, atomically',
   description:
-    'Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
+    'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
   request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
-  responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 422) },
+  responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 409, 422) },
 });
 const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
   method: 'delete', path: '/v3/settings/{name}', tags: ['settings'], summary: 'Reset a setting to its environment or default value',
@@ -150,6 +151,11 @@ export function registerSettings(app: App): void {
       throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
     }
 
+    // Secrets (EMAIL_HOST_PASSWORD) are stored sealed, so a database dump does not reveal them; the
+    // mail sender opens them for each send (notifications/mail-settings.ts).
+    for (const [name, p] of parsed) {
+      if (REGISTRY[name].secret && p.text !== '') p.text = await sealSecret(before, p.text);
+    }
     const db = c.var.db;
     const now = c.var.deps.clock();
     const actor = c.var.principal.user;

@@ -47,7 +47,9 @@ export interface SetPasswordOptions {
    * What the change ends in the same transaction (README, "What ends what"): the user's sessions
    * except `keepSession` (the session a user changed their password with), and the API tokens.
    */
-  ends: { reason: 'password_change' | 'admin_reset'; keepSession?: string; tokens: boolean };
+  ends: { reason: 'password_change' | 'admin_reset' | 'password_reset'; keepSession?: string; tokens: boolean };
+  /** More facts for the audit event (e.g. how the change was made). */
+  auditData?: Record<string, unknown>;
 }
 
 /**
@@ -77,7 +79,7 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
       actor: o.actor,
       subject: user,
       request: o.request,
-      data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens },
+      data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens, ...o.auditData },
     }),
   ]);
 }
