@@ -46,7 +46,12 @@ async function send(host: RunningHost, path: string, init: RequestInit = {}): Pr
  * timer); on the edge by the next Basic or Bearer request that finds the batch aged, so each poll
  * sends one (its own event is not among those checked).
  */
-async function eventually<T>(host: RunningHost, read: () => Promise<T>, check: (v: T) => boolean, ms = 15_000): Promise<T> {
+async function eventually<T>(
+  host: RunningHost,
+  read: () => Promise<T>,
+  check: (v: T) => boolean,
+  ms = 15_000,
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const value = await read();
@@ -73,7 +78,11 @@ async function apiTraffic(host: RunningHost) {
   const bearer = await send(host, '/v4/users/me', { headers: { Authorization: `Bearer ${token}` } });
   const basicCall = await send(host, '/v4/users/me', { headers: { Authorization: admin } });
   const cookieCall = await send(host, '/v4/users/me', { headers: { Cookie: cookie } });
-  const refused = await send(host, '/v3/settings', { method: 'PATCH', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"values":{"NOPE":1}}' });
+  const refused = await send(host, '/v3/settings', {
+    method: 'PATCH',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: '{"values":{"NOPE":1}}',
+  });
   // The edge host writes a batch from the request that finds it aged (> 1 s); Node flushes every second.
   await new Promise((r) => setTimeout(r, 1_300));
   const last = await send(host, '/v4/users/me', { headers: { Authorization: admin } });
@@ -96,16 +105,23 @@ describe(`audit trail (${kind} host)`, () => {
 
   it('a security event carries the request: id, client address, User-Agent, instance, outcome', async () => {
     const ok = await send(host, '/v3/login_without_session', { method: 'POST', headers: { Authorization: admin } });
-    const bad = await send(host, '/v3/login_without_session', { method: 'POST', headers: { Authorization: basic(ADMIN.login, 'wrong') } });
+    const wrong = basic(ADMIN.login, 'wrong');
+    const bad = await send(host, '/v3/login_without_session', { method: 'POST', headers: { Authorization: wrong } });
     expect([ok.status, bad.status]).toEqual([200, 401]);
     const [success] = await rows(db, `type = 'login.success' and request_id = ?`, [ok.id]);
-    expect(success).toMatchObject({ stream: 'user_activity', outcome: 'success', user_agent: UA, subject_login: ADMIN.login });
+    expect(success).toMatchObject({
+      stream: 'user_activity',
+      outcome: 'success',
+      user_agent: UA,
+      subject_login: ADMIN.login,
+    });
     // The test's own connection: the socket's peer (Node) or CF-Connecting-IP set by wrangler (edge).
     expect(success!.source_ip).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
     // The instance: the Node host's name (the test runs on the same machine), "edge" in workerd.
     expect(success!.host).toBe(kind === 'edge' ? 'edge' : hostname());
     const [failure] = await rows(db, `type = 'login.failure' and request_id = ?`, [bad.id]);
-    expect(failure).toMatchObject({ outcome: 'failure', user_agent: UA, source_ip: success!.source_ip, host: success!.host });
+    const same = { source_ip: success!.source_ip, host: success!.host };
+    expect(failure).toMatchObject({ outcome: 'failure', user_agent: UA, ...same });
   });
 
   it('Basic and Bearer requests are api_access events after a flush; cookie requests are not', async () => {
@@ -113,14 +129,22 @@ describe(`audit trail (${kind} host)`, () => {
     const ids = [t.bearer.id, t.basicCall.id, t.refused.id, t.last.id];
     const read = () => rows(db, `stream = 'api_access' and request_id in (?, ?, ?, ?, ?)`, [...ids, t.cookieCall.id]);
     const events = await eventually(host, read, (r) => r.length >= 4);
-    const named = { bearer: t.bearer.id, basic: t.basicCall.id, refused: t.refused.id, last: t.last.id, cookie: t.cookieCall.id };
+    const named = {
+      bearer: t.bearer.id,
+      basic: t.basicCall.id,
+      refused: t.refused.id,
+      last: t.last.id,
+      cookie: t.cookieCall.id,
+    };
     const recorded = Object.entries(named).filter(([, id]) => events.some((e) => e.request_id === id)).map(([n]) => n);
     expect(recorded, host.output().slice(-3000)).toEqual(['bearer', 'basic', 'refused', 'last']);
     const bearer = events.find((e) => e.request_id === t.bearer.id)!;
     expect(bearer).toMatchObject({ type: 'api.request', outcome: 'success', actor_login: ADMIN.login, user_agent: UA });
     expect(bearer.source_ip).toBeTruthy();
-    expect(JSON.parse(bearer.data!)).toEqual({ method: 'bearer', httpMethod: 'GET', path: new URL(`${host.url}/v4/users/me`).pathname, status: 200, tokenId: t.tokenId });
-    expect(JSON.parse(events.find((e) => e.request_id === t.basicCall.id)!.data!)).toMatchObject({ method: 'basic', status: 200 });
+    const path = new URL(`${host.url}/v4/users/me`).pathname;
+    expect(JSON.parse(bearer.data!)).toEqual({ method: 'bearer', httpMethod: 'GET', path, status: 200, tokenId: t.tokenId });
+    const basicEvent = events.find((e) => e.request_id === t.basicCall.id)!;
+    expect(JSON.parse(basicEvent.data!)).toMatchObject({ method: 'basic', status: 200 });
     // A request refused after authentication is recorded too, with its status.
     const refused = events.find((e) => e.request_id === t.refused.id)!;
     expect(refused.outcome).toBe('failure');

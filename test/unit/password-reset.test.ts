@@ -46,7 +46,8 @@ describe('reset requests', () => {
       const ldap = await account({ source: 'ldap', sourceName: 'corp' });
       const oidc = await account({ source: 'oidc', sourceName: 'sso' });
       const blocked = await account({ status: 'blocked', blockedReason: 'admin' });
-      for (const u of [ldap, oidc, blocked]) await requestReset(testScope(t.db, config, { now: NOW }), { login: u.login });
+      const scope = testScope(t.db, config, { now: NOW });
+      for (const u of [ldap, oidc, blocked]) await requestReset(scope, { login: u.login });
       for (const [u, mode] of [
         [ldap, 'external'],
         [oidc, 'external'],

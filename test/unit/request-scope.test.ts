@@ -33,11 +33,12 @@ describe('request scope', () => {
     const bad = await login(basic(ADMIN.login, 'Wr0ng$pass'));
     expect([ok.status, bad.status]).toEqual([200, 401]);
     const [success] = await eventsOf('login.success', ok.headers.get('X-Request-Id')!);
-    expect(success).toMatchObject({ sourceIp: '203.0.113.44', userAgent: 'scope-test/2', host: 'test-host', outcome: 'success' });
+    const client = { sourceIp: '203.0.113.44', userAgent: 'scope-test/2', host: 'test-host' };
+    expect(success).toMatchObject({ ...client, outcome: 'success' });
     // The caller's own X-Request-Id goes to the logs, never into the audit trail.
     expect(JSON.stringify(success)).not.toContain('caller-id-1');
     const [failure] = await eventsOf('login.failure', bad.headers.get('X-Request-Id')!);
-    expect(failure).toMatchObject({ sourceIp: '203.0.113.44', userAgent: 'scope-test/2', host: 'test-host', outcome: 'failure' });
+    expect(failure).toMatchObject({ ...client, outcome: 'failure' });
   });
 
   it('domain code runs on a plain scope, without HTTP', async () => {
@@ -47,17 +48,20 @@ describe('request scope', () => {
     const after = await recordLogin(scope, user!, { source: 'ldap', sourceName: 'corp' });
     expect(after.lastLoginAt).toBe(1_800_000_000_000);
     const [event] = await eventsOf('login.success', 'req-plain');
-    expect(event).toMatchObject({ at: 1_800_000_000_000, sourceIp: '192.0.2.8', userAgent: 'unit', host: 'unit-host', outcome: 'success' });
+    const meta = { sourceIp: '192.0.2.8', userAgent: 'unit', host: 'unit-host' };
+    expect(event).toMatchObject({ at: 1_800_000_000_000, ...meta, outcome: 'success' });
     expect(event!.data).toEqual({ source: 'ldap', server: 'corp' });
   });
 
   it('API-access events wait in memory until the host flushes them', async () => {
-    const res = await t.app.request('/api/auth/v4/users/me', { headers: { Authorization: basic(ADMIN.login, ADMIN.password) } });
+    const headers = { Authorization: basic(ADMIN.login, ADMIN.password) };
+    const res = await t.app.request('/api/auth/v4/users/me', { headers });
     expect(res.status).toBe(200);
     const id = res.headers.get('X-Request-Id')!;
     expect(await eventsOf('api.request', id)).toEqual([]);
     await t.service.apiAccess.flush();
     const [event] = await eventsOf('api.request', id);
-    expect(event).toMatchObject({ stream: 'api_access', actorLogin: ADMIN.login, sourceIp: '203.0.113.44', host: 'test-host' });
+    const recorded = { stream: 'api_access', actorLogin: ADMIN.login, sourceIp: '203.0.113.44', host: 'test-host' };
+    expect(event).toMatchObject(recorded);
   });
 });

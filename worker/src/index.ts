@@ -62,7 +62,9 @@ function build(env: Env): Instance {
     ...(transport ? { bridgeTransport: transport } : {}),
   });
   const logger = service.logger;
-  if (wasmError !== undefined) logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err: wasmError });
+  if (wasmError !== undefined) {
+    logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err: wasmError });
+  }
   // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
   // concurrent first requests may each try; the unique login index lets only one create the admin.
   let bootstrapped = false;

@@ -112,7 +112,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic');
       }
       const { config, logger, request } = c.var.scope;
-      const result = await authenticateLocalPassword({ db, config, verifier, now, logger, request, challenge }, login, password);
+      const ctx = { db, config, verifier, now, logger, request, challenge };
+      const result = await authenticateLocalPassword(ctx, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic');
     }

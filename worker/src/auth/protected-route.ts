@@ -65,8 +65,8 @@ export function describeAccess(a: Access): string {
   const words = a.schemes.map((s) => SCHEME_WORDS[s]);
   const schemes = words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
   const all = ANY_ROLE.every((r) => a.roles.includes(r));
-  const roles =
-    all ? 'Any role.' : a.roles.length === 1 && a.roles[0] === 'admin' ? 'Admin only.' : `Roles: ${a.roles.join(', ')}.`;
+  const adminOnly = a.roles.length === 1 && a.roles[0] === 'admin';
+  const roles = all ? 'Any role.' : adminOnly ? 'Admin only.' : `Roles: ${a.roles.join(', ')}.`;
   return [`${schemes}.`, roles, ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : [])].join(' ');
 }
 
@@ -86,7 +86,9 @@ export function accessDeclaration(a: Access) {
     middleware,
     'x-required-roles': [...roles],
     ...(superAccess ? { 'x-super-access': superAccess.allowed } : {}),
-    ...(superAccess?.allowed && superAccess.nonAdminTarget !== undefined ? { 'x-super-access-target': 'non-admin' } : {}),
+    ...(superAccess?.allowed && superAccess.nonAdminTarget !== undefined
+      ? { 'x-super-access-target': 'non-admin' }
+      : {}),
   };
 }
 

@@ -262,7 +262,8 @@ export const REGISTRY = {
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
   AUDIT_API_ACCESS_ENABLED: bool(D, 'AUTH_AUDIT_API_ACCESS', true,
-    'record an api_access audit event for every request authenticated with Basic or Bearer (buffered, written within a second)'),
+    'record an api_access audit event for every request authenticated with Basic or Bearer ' +
+      '(buffered, written within a second)'),
   OUTBOX_RETENTION_DAY: int(D, 'AUTH_OUTBOX_RETENTION_DAY', 7, 1, 3650, 'days audit events are kept in the outbox after their delivery to the log store'),
   SESSION_IDLE_TIMEOUT_MIN: int(D, 'AUTH_SESSION_IDLE_TIMEOUT_MIN', 120, 1, 10080, 'minutes without a request after which a session ends'),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(D, 'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS', 24, 1, 720, 'hours after which a session ends, however active'),

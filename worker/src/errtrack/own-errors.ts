@@ -38,6 +38,8 @@ export function reportUnhandled(
     },
     err,
     { method: request.method, url: `${request.url.origin}${request.url.pathname}`, requestId: request.requestId },
-  ).catch((e: unknown) => o.logger?.warning('error report not delivered', { err: e instanceof Error ? e.message : String(e) }));
+  ).catch((e: unknown) => {
+    o.logger?.warning('error report not delivered', { err: e instanceof Error ? e.message : String(e) });
+  });
   o.background(work);
 }

@@ -34,8 +34,13 @@ export async function readBody<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const errors = parsed.error.issues.map((i) => ({ location: 'body', path: i.path.map(String).join('.'), message: i.message }));
-    throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
+    const errors = parsed.error.issues.map((i) => ({
+      location: 'body',
+      path: i.path.map(String).join('.'),
+      message: i.message,
+    }));
+    const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+    throw new ProblemError('VALIDATION', { detail, extensions: { errors } });
   }
   return parsed.data;
 }
