@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /**
- * Audit events, written in the same transaction as the change they record (DESIGN.md §7) and
+ * Audit events, written in the same transaction as the change they record (architecture.md §5) and
  * shipped later, in batches, to the log store index of their `stream` (one per AUDIT_* pattern).
  */
 export const auditOutbox = sqliteTable(

@@ -1,5 +1,5 @@
 /**
- * The on-prem bridge (DESIGN.md §1): a Fastify service that does what the worker cannot (LDAP
+ * The on-prem bridge (architecture.md §1): a Fastify service that does what the worker cannot (LDAP
  * binds, SMTP, log-store queries, the error-tracking relay), reached only over mutual TLS.
  * This is its skeleton: the app factory and the health endpoint; the capabilities come as plugins.
  */

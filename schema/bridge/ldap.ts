@@ -1,5 +1,5 @@
 /**
- * The bridge's LDAP API (DESIGN.md §1): the contract both sides parse. The worker sends the
+ * The bridge's LDAP API (architecture.md §1): the contract both sides parse. The worker sends the
  * directory's connection settings with every call (the bridge holds no data), including the service
  * account's password, decrypted only for that call; everything travels over mutual TLS.
  *

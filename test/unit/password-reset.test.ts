@@ -9,6 +9,7 @@ import { parseEnvironment } from '../../worker/src/config/index.js';
 import { requestReset } from '../../worker/src/password-reset/flow.js';
 import { NOTIFICATION_KINDS, renderMail } from '../../worker/src/notifications/templates.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { testScope } from '../harness/scope.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -45,7 +46,8 @@ describe('reset requests', () => {
       const ldap = await account({ source: 'ldap', sourceName: 'corp' });
       const oidc = await account({ source: 'oidc', sourceName: 'sso' });
       const blocked = await account({ status: 'blocked', blockedReason: 'admin' });
-      for (const u of [ldap, oidc, blocked]) await requestReset({ db: t.db, config, now: NOW }, { login: u.login });
+      const scope = testScope(t.db, config, { now: NOW });
+      for (const u of [ldap, oidc, blocked]) await requestReset(scope, { login: u.login });
       for (const [u, mode] of [
         [ldap, 'external'],
         [oidc, 'external'],
@@ -73,8 +75,8 @@ describe('reset requests', () => {
       const a = await account({ email: shared });
       const b = await account({ email: shared.toUpperCase() });
       const none = await account({ email: null });
-      await requestReset({ db: t.db, config, now: NOW }, { email: shared });
-      await requestReset({ db: t.db, config, now: NOW }, { login: none.login });
+      await requestReset(testScope(t.db, config, { now: NOW }), { email: shared });
+      await requestReset(testScope(t.db, config, { now: NOW }), { login: none.login });
       const tokens = await t.db.select().from(passwordResetTokens);
       expect(tokens.filter((r) => r.userId === a.id || r.userId === b.id)).toHaveLength(2);
       expect(new Set(tokens.map((r) => r.tokenHash)).size).toBe(tokens.length);

@@ -1,7 +1,7 @@
 /** The audit trail's periodic jobs: shipping the outbox to the log store, and its retention. */
 import { and, isNotNull, lt } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
-import type { Job } from '../jobs/index.js';
+import type { Job } from '../jobs/job.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { SHIPPING_JOB } from './pipeline.js';
 import { shipOutbox } from './shipper.js';

@@ -4,7 +4,7 @@
  */
 import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
-import type { Job } from '../jobs/index.js';
+import type { Job } from '../jobs/job.js';
 import { DAY_MS } from '../users/model.js';
 import { notifications, passwordResetRequests, passwordResetTokens, users } from '../../../schema/index.js';
 import { deliverDue } from './deliver.js';

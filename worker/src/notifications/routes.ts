@@ -2,9 +2,9 @@
  * The notification history: GET /v4/notifications (administrators: everyone's, filtered) and
  * GET /v4/users/me/notifications (the caller's own). Neither ever shows a link or its token.
  */
-import { createRoute, z } from '@hono/zod-openapi';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess } from '../auth/roles.js';
+import { z } from '@hono/zod-openapi';
+import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -66,42 +66,34 @@ const AdminQuery = z.object({
 });
 const OwnQuery = z.object(page);
 
-const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
 const history = 'Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.';
 
-const adminList = createRoute({
+const adminList = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
   path: '/v4/notifications',
   tags: ['notifications'],
   summary: 'The notification history (mails)',
   description:
-    `Admin only. Every notification, filtered by status, kind and recipient; paginated (limit at most ${MAX_PAGE}, ` +
-    `offset). ${history} ${describeSuperAccess(superAccess.allowed)}`,
-  security,
-  ...adminOperation(authn, superAccess.allowed),
+    `Every notification, filtered by status, kind and recipient; paginated (limit at most ${MAX_PAGE}, ` +
+    `offset). ${history}`,
   request: { query: AdminQuery },
   responses: {
     200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
-    ...problemResponses(401, 403, 422),
+    ...problemResponses(422),
   },
 });
 
-const ownList = createRoute({
+const ownList = protectedRoute(ANYONE, {
   method: 'get',
   path: '/v4/users/me/notifications',
   tags: ['notifications'],
   summary: "The caller's own notifications",
   description:
-    "Session cookie, Basic or Bearer. Any role. The mails about the caller's account only, filtered by status and " +
-    `kind. ${history}`,
-  security,
-  middleware: [authn] as const,
-  'x-required-roles': ['admin', 'auditor', 'user'],
+    `The mails about the caller's account only, filtered by status and kind. ${history}`,
   request: { query: OwnQuery },
   responses: {
     200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
-    ...problemResponses(401, 403, 422),
+    ...problemResponses(422),
   },
 });
 

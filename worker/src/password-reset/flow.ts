@@ -17,12 +17,12 @@
 import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import { throttleKey, unlockStatements } from '../auth/throttle.js';
-import type { PasswordVerifier } from '../auth/password-verifier.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
+import type { RequestMeta, RequestScope } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
-import { findLiveAccount } from '../users/accounts.js';
+import { findLiveAccount } from '../users/lookup.js';
 import { loginKey, normaliseLogin } from '../users/login-name.js';
 import type { UserRow } from '../users/model.js';
 import { assertPasswordPolicy, setPassword } from '../users/password.js';
@@ -45,13 +45,17 @@ export const THROTTLE_WINDOW_MS = 15 * 60_000;
 /** Accounts one address may reach (addresses are not unique among accounts). */
 const MAX_ACCOUNTS_PER_ADDRESS = 5;
 
-export interface RequestScope {
+/** One request's values: the request scope at one instant. */
+interface ResetCall {
   db: Db;
   config: ConfigSnapshot;
   now: number;
-  requestId?: string;
-  /** The client's address as the host knows it (undefined: one shared bucket). */
-  clientAddress?: string;
+  request: RequestMeta;
+}
+
+/** The scope's values at one instant (the whole request uses one `now`). */
+function callOf(scope: RequestScope): ResetCall {
+  return { db: scope.db, config: scope.config, now: scope.now(), request: scope.request };
 }
 
 /** Reserves one request on `key`; the seconds to wait when the window is full. */
@@ -70,10 +74,11 @@ async function reserve(db: Db, key: string, limit: number, now: number): Promise
 }
 
 /** 429 with Retry-After when either the identifier or the client has asked too often. */
-async function throttle(s: RequestScope, identifier: string): Promise<void> {
+async function throttle(s: ResetCall, identifier: string): Promise<void> {
   const waits = [
     await reserve(s.db, `reset:id:${identifier}`, RESET_LIMITS.perIdentifier, s.now),
-    await reserve(s.db, `reset:client:${s.clientAddress ?? 'unknown'}`, RESET_LIMITS.perClient, s.now),
+    // The client's address as the host trusts it (see http/forwarded.ts); unknown: one shared bucket.
+    await reserve(s.db, `reset:client:${s.request.ip ?? 'unknown'}`, RESET_LIMITS.perClient, s.now),
   ].filter((w): w is number => w !== null);
   if (waits.length > 0) {
     const retry = Math.max(...waits);
@@ -104,7 +109,8 @@ async function accountsFor(db: Db, ask: { login?: string; email?: string }): Pro
  * Handles a reset request. Resolves the same way whatever it found; throws only 429 (throttled)
  * or a failure of the service itself.
  */
-export async function requestReset(s: RequestScope, ask: { login?: string; email?: string }): Promise<void> {
+export async function requestReset(scope: RequestScope, ask: { login?: string; email?: string }): Promise<void> {
+  const s = callOf(scope);
   const identifier =
     ask.login !== undefined ? `login:${loginKey(normaliseLogin(ask.login))}` : `email:${ask.email!.toLowerCase()}`;
   await throttle(s, identifier);
@@ -141,7 +147,7 @@ export async function requestReset(s: RequestScope, ask: { login?: string; email
         stream: 'user_activity',
         type: 'password_reset.requested',
         subject: user,
-        requestId: s.requestId,
+        request: s.request,
         data: { by: ask.login !== undefined ? 'login' : 'email', mode, mailed: row.status === 'pending' },
       }),
     );
@@ -152,7 +158,7 @@ export async function requestReset(s: RequestScope, ask: { login?: string; email
         stream: 'user_activity',
         type: 'password_reset.requested',
         subjectLogin: ask.login,
-        requestId: s.requestId,
+        request: s.request,
         data: {
           by: ask.login !== undefined ? 'login' : 'email',
           found: false,
@@ -164,13 +170,6 @@ export async function requestReset(s: RequestScope, ask: { login?: string; email
   await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
 }
 
-export interface ConfirmScope {
-  db: Db;
-  config: ConfigSnapshot;
-  verifier: PasswordVerifier;
-  now: number;
-  requestId?: string;
-}
 
 const invalid = () =>
   new ProblemError('INVALID_RESET_TOKEN', {
@@ -178,7 +177,8 @@ const invalid = () =>
   });
 
 /** Sets the password of a link's account; the link is used up. */
-export async function confirmReset(s: ConfirmScope, token: string, newPassword: string): Promise<void> {
+export async function confirmReset(scope: RequestScope, token: string, newPassword: string): Promise<void> {
+  const s = { ...callOf(scope), verifier: scope.verifier };
   const { db, now } = s;
   const link = await findLiveToken(db, token, now);
   if (!link) throw invalid();
@@ -200,7 +200,7 @@ export async function confirmReset(s: ConfirmScope, token: string, newPassword: 
         verifier: s.verifier,
         now,
         actor: user,
-        requestId: s.requestId,
+        request: s.request,
         ends: { reason: 'password_reset', tokens: true },
         auditData: { via: 'reset_link', purpose: link.purpose },
       }),

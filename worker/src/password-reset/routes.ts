@@ -88,27 +88,12 @@ const ACCEPTED = {
 export function registerPasswordReset(app: App): void {
   app.openapi(request, async (c) => {
     const body = validated(c, 'json', ResetRequest);
-    const deps = c.var.deps;
-    await requestReset(
-      {
-        db: c.var.db,
-        config: c.var.config,
-        now: deps.clock(),
-        requestId: c.var.requestId,
-        clientAddress: deps.clientAddress?.(c.req.raw, c.env),
-      },
-      body,
-    );
+    await requestReset(c.var.scope, body);
     return c.json(ACCEPTED, 202);
   });
   app.openapi(confirm, async (c) => {
     const body = validated(c, 'json', ResetConfirm);
-    const deps = c.var.deps;
-    await confirmReset(
-      { db: c.var.db, config: c.var.config, verifier: deps.verifier, now: deps.clock(), requestId: c.var.requestId },
-      body.token,
-      body.newPassword,
-    );
+    await confirmReset(c.var.scope, body.token, body.newPassword);
     return c.body(null, 204);
   });
 }

@@ -11,7 +11,7 @@ import { REGISTRY, VAR_NAMES, type ConfigSnapshot } from '../config/index.js';
 import type { Db } from './db.js';
 import { isSealed, resealIfStale } from './secret-box.js';
 import { identityProviders, ldapServers, settings } from '../../../schema/index.js';
-import type { Job } from '../jobs/index.js';
+import type { Job } from '../jobs/job.js';
 
 /** Stores an LDAP record's service password re-sealed, unless the record changed since `old` was read. */
 export function resealLdapPassword(db: Db, name: string, old: string) {

@@ -9,8 +9,9 @@ import { ProblemError } from '../http/problem.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
-import type { Actor } from './accounts.js';
+import type { Actor } from './admin-changes.js';
 import type { UserRow } from './model.js';
+import type { RequestMeta } from '../http/scope.js';
 
 /** 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`. */
 export function assertPasswordPolicy(password: string, config: ConfigSnapshot): void {
@@ -39,7 +40,7 @@ export interface SetPasswordOptions {
   verifier: PasswordVerifier;
   now: number;
   actor: Actor;
-  requestId?: string;
+  request?: RequestMeta;
   /** Set by an admin reset: the user must change it at the next login. */
   mustChange?: boolean;
   /**
@@ -77,7 +78,7 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
       type: self ? 'password.changed' : 'password.reset',
       actor: o.actor,
       subject: user,
-      requestId: o.requestId,
+      request: o.request,
       data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens, ...o.auditData },
     }),
   ]);
