@@ -17,6 +17,8 @@ export interface TestApp {
   app: ReturnType<typeof createApp>;
   db: Db;
   clock: { now: number };
+  /** The JSON log lines the app wrote (at AUTH_LOG_LEVEL, CRITICAL unless `env` says otherwise). */
+  logs: string[];
   close(): void;
 }
 
@@ -27,6 +29,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const database = openDatabase(config);
   await migrateDatabase(database.db, config.get('DB_SCHEMA'));
   const clock = { now: Date.now() };
+  const logs: string[] = [];
   const hasher = createNodeNativeHasher();
   await bootstrapAdmin(database.db, config, hasher, clock.now);
   const app = createApp({
@@ -35,12 +38,13 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     clock: () => clock.now,
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles('static'),
-    writeLog: () => {},
+    writeLog: (line) => logs.push(line),
   });
   return {
     app,
     db: database.db,
     clock,
+    logs,
     close() {
       database.close();
       rmSync(dir, { recursive: true, force: true });

@@ -26,6 +26,8 @@ export interface RunningHost {
   output(): string;
   /** The child process (Node host) for signal tests. */
   child: ChildProcess;
+  /** The host's database (file: on Node, the libSQL dev server on the edge), for tests that read it. */
+  libsqlUrl: string;
   stop(): Promise<void>;
 }
 
@@ -143,6 +145,7 @@ export async function startNodeTestHost(env: Record<string, string> = {}): Promi
     origin: new URL(url).origin,
     output: out,
     child,
+    libsqlUrl: `file:${join(dir, 'auth.db')}`,
     async stop() {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
@@ -196,6 +199,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
     origin,
     output: out,
     child,
+    libsqlUrl: sqld.url,
     async stop() {
       await stopChild(child, true);
       await sqld.close();

@@ -134,9 +134,11 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const urls = servedUrls(address, port, root);
   logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')})`, { urls });
 
-  // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 5 minutes.
-  const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock(), logger }).catch((err) => logger.error('jobs failed', { err }));
-  const scheduler = env.get('IN_APP_SCHEDULER_ENABLED') ? setInterval(() => void runJobs(), 5 * 60_000) : undefined;
+  // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 30 seconds; each
+  // job keeps its own pace through its lease (shipping the audit outbox every 30 s, the others every
+  // few minutes), whichever instance fires.
+  const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock(), logger, bridge }).catch((err) => logger.error('jobs failed', { err }));
+  const scheduler = env.get('IN_APP_SCHEDULER_ENABLED') ? setInterval(() => void runJobs(), 30_000) : undefined;
   if (scheduler) {
     scheduler.unref();
     void runJobs();

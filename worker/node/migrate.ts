@@ -4,6 +4,7 @@ import { migrate } from 'drizzle-orm/libsql/migrator';
 import type { Db } from '../src/store/db.js';
 import { ensureSchemaStamp } from '../src/store/schema-stamp.js';
 import { readMeta, SCHEMA_STAMP_KEY } from '../src/store/index.js';
+import { rekeyLogins } from '../src/users/rekey-logins.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url));
 
@@ -14,4 +15,9 @@ export async function migrateDatabase(db: Db, schemaName: string): Promise<void>
   if (stamped !== undefined && stamped !== schemaName) await ensureSchemaStamp(db, schemaName);
   await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
   await ensureSchemaStamp(db, schemaName);
+  // Login keys are data, not schema: recomputed when their definition changes (README, Accounts).
+  for (const login of await rekeyLogins(db)) {
+    const msg = 'login key left unchanged: another live account has the new key; rename or delete one';
+    console.warn(JSON.stringify({ level: 'WARNING', msg, login }));
+  }
 }

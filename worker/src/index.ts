@@ -6,7 +6,7 @@
 import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
 import { createApp } from './app.js';
-import { createBridgeClient } from './bridge/client.js';
+import { createBridgeClient, type BridgeClient } from './bridge/client.js';
 import { edgeBridgeTransport } from './bridge/edge-transport.js';
 import { createEdgeHasher } from './auth/password-hash/index.js';
 import { createPasswordVerifier } from './auth/password-verifier.js';
@@ -32,6 +32,7 @@ interface Instance {
   openDb: () => Db;
   config: ConfigService;
   logger: Logger;
+  bridge?: BridgeClient;
 }
 
 let instance: Instance | undefined;
@@ -62,13 +63,14 @@ function build(env: Env): Instance {
   // WebAssembly argon2, imported as a module at build time (workerd refuses to compile at run time).
   const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err }) });
   const transport = edgeBridgeTransport(config.get('BRIDGE_URL'), env.BRIDGE_MTLS);
+  const bridge = transport ? createBridgeClient(transport) : undefined;
   const app = createApp({
     db: openDb,
     config: service,
     clock: Date.now,
     verifier: createPasswordVerifier(hasher),
     staticFiles: assetFiles(env.ASSETS),
-    ...(transport ? { bridge: createBridgeClient(transport) } : {}),
+    ...(bridge ? { bridge } : {}),
   });
   // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
   // concurrent first requests may each try; the unique login index lets only one create the admin.
@@ -83,7 +85,7 @@ function build(env: Env): Instance {
     }
     bootstrapped = true;
   };
-  return { app, bootstrap, openDb, config: service, logger };
+  return { app, bootstrap, openDb, config: service, logger, bridge };
 }
 
 function instanceFor(env: Env): Instance {
@@ -98,9 +100,9 @@ export default {
     return app.fetch(request, env, ctx);
   },
   async scheduled(controller, env) {
-    const { openDb, config, logger } = instanceFor(env);
+    const { openDb, config, logger, bridge } = instanceFor(env);
     const db = openDb();
     // The handler's own promise: the runtime keeps the invocation alive until the jobs are done.
-    await runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime, logger });
+    await runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime, logger, bridge });
   },
 } satisfies ExportedHandler<Env>;

@@ -57,6 +57,10 @@ const PLAIN: UserSpec[] = [
   { key: 'nopass', login: 'nopass', cn: 'No Password', password: null, displayName: null, email: null, role: 'user' },
   { key: 'twin1', login: 'twin', cn: 'Twin One', password: 'twin-Secret-6', displayName: 'Twin One', email: null, role: 'user' },
   { key: 'twin2', login: 'twin', cn: 'Twin Two', password: 'twin-Secret-6', displayName: 'Twin Two', email: null, role: 'user', ou: 'contractors' },
+  // Directory logins the service's login rule refuses (a new line, an invisible character, markup).
+  { key: 'newline', login: 'new\nline', cn: 'New Line', password: 'newline-Secret-7', displayName: 'New Line', email: null, role: 'user' },
+  { key: 'zerowidth', login: 'zero\u200Bwidth', cn: 'Zero Width', password: 'zerowidth-Secret-8', displayName: 'Zero Width', email: null, role: 'user' },
+  { key: 'markup', login: '<b>bold</b>', cn: 'Markup Login', password: 'markup-Secret-9', displayName: 'Markup Login', email: null, role: 'user' },
 ];
 
 const AD: UserSpec[] = [
@@ -67,10 +71,11 @@ const AD: UserSpec[] = [
   { key: 'linus', login: 'linus', cn: 'Linus Torvalds', password: 'linus-Secret-5', displayName: 'Linus Torvalds', email: 'linus@example.test', role: 'user', userAccountControl: 0x210 },
 ];
 
-/** RFC 4514 §2.4: escapes an attribute value for use in a DN. */
+/** RFC 4514 §2.4: escapes an attribute value for use in a DN (control characters as hex pairs). */
 export function escapeDnValue(v: string): string {
   return v
     .replace(/[\\,+"<>;=]/g, (c) => `\\${c}`)
+    .replace(/[\x00-\x1f]/g, (c) => `\\${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
     .replace(/^([ #])/, '\\$1')
     .replace(/ $/, '\\ ');
 }

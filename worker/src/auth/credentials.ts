@@ -75,7 +75,5 @@ export function parseBearer(header: string, schemes: readonly Scheme[] = ['Beare
   return parts.value;
 }
 
-/** The case-insensitive key of a login: NFC, then lower case (locale-independent). */
-export function loginKey(login: string): string {
-  return login.normalize('NFC').toLowerCase();
-}
+/** The key of a login (NFC, width-mapped, case-folded): defined with the login rule. */
+export { loginKey } from '../users/login-name.js';

@@ -82,7 +82,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         c.set('principal', { user: outcome.user, method: 'basic' });
         return next();
       }
-      const result = await authenticateLocalPassword({ db, config: c.var.config, verifier, now, requestId: c.var.requestId, challenge }, login, password);
+      const result = await authenticateLocalPassword({ db, config: c.var.config, verifier, now, logger: c.var.logger, requestId: c.var.requestId, challenge }, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
       c.set('principal', { user: result.user, method: 'basic' });
       return next();

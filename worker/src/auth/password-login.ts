@@ -1,13 +1,16 @@
 /**
  * The one code path that checks a local login and password, for every endpoint that accepts them
- * (Basic, session logins, /v4/users): lockout, blocked accounts, inactivity, password expiry.
+ * (Basic, session logins, /v4/users): the lockout here; blocked accounts, inactivity and password
+ * expiry by the account rule (users/login-rule.ts), as for LDAP and OIDC logins.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
+import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { DAY_MS, passwordExpiresAt, type UserRow } from '../users/model.js';
+import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../users/login-rule.js';
+import type { UserRow } from '../users/model.js';
 import { loginLocks, users } from '../../../schema/index.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import { loginKey } from './credentials.js';
@@ -19,6 +22,7 @@ export interface LoginContext {
   config: ConfigSnapshot;
   verifier: PasswordVerifier;
   now: number;
+  logger: Logger;
   requestId?: string;
   /** WWW-Authenticate challenge for 401 answers. */
   challenge: string;
@@ -37,11 +41,6 @@ export function liveLocalUser(db: Db, key: string) {
     .from(users)
     .where(and(eq(users.loginKey, key), isNull(users.deletedAt), eq(users.source, 'local')))
     .limit(1);
-}
-
-/** The start of the inactivity period of an account. */
-function activityBasis(user: UserRow): number {
-  return user.lastActivityAt ?? user.createdAt;
 }
 
 /**
@@ -68,21 +67,8 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
 
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
-  if (user.status === 'blocked') {
-    await db.batch([clearAttempts(db, key), auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.refused', subject, data: { reason: `blocked:${user.blockedReason}` } })]);
-    throw blocked(user.blockedReason ?? 'admin');
-  }
-  if (now - activityBasis(user) > config.get('USER_INACTIVE_TIMEOUT_DAY') * DAY_MS) {
-    await db.batch([
-      clearAttempts(db, key),
-      db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(and(eq(users.id, user.id), eq(users.status, 'active'))),
-      auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'account.blocked', subject, data: { reason: 'inactivity' } }),
-      endSessionsStatement(db, user.id, now, 'block'),
-    ]);
-    throw blocked('inactivity');
-  }
-  const expiresAt = passwordExpiresAt(user, config);
-  const passwordExpired = user.mustChangePassword || (expiresAt !== null && expiresAt <= now);
+  await assertMayLogIn(ctx, user, { source: 'local' }, [clearAttempts(db, key)]);
+  const passwordExpired = isPasswordExpired(user, config, now);
   if (passwordExpired) {
     await db.batch([clearAttempts(db, key), auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject })]);
     return { user, passwordExpired };
@@ -146,13 +132,8 @@ export async function failedLogin(ctx: LoginContext, key: string, login: string,
   return new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });
 }
 
-/** The 403 of a blocked account. */
-export function blocked(reason: string): ProblemError {
-  return new ProblemError('ACCOUNT_BLOCKED', {
-    detail: reason === 'inactivity' ? 'the account is blocked after a long inactivity; ask an administrator' : 'the account is blocked; ask an administrator',
-    extensions: { reason },
-  });
-}
+/** The 403 of a blocked account (the account rule's). */
+export const blocked = blockedProblem;
 
 /** The 403 of an expired password. */
 export function passwordExpiredProblem(): ProblemError {

@@ -220,6 +220,7 @@ export const REGISTRY = {
   }),
   OUTBOX_CONTEXT_DETACH: bool(SB, 'OUTBOX_CONTEXT_DETACH', true, 'controls detaching of context when outbox messages are processed'),
   OUTBOX_BATCH_SIZE: int(SB, 'OUTBOX_BATCH_SIZE', 20, 1, 1000, 'batch size of outbox message processing'),
+  OUTBOX_RETENTION_DAY: int(SB, 'AUTH_OUTBOX_RETENTION_DAY', 7, 1, 3650, 'days audit events are kept in the outbox after their delivery to the log store'),
   BACKGROUND_TYPE: enumeration(SB, 'BACKGROUND_TYPE', 'MEMORY', ['MEMORY'], 'type of the background-processing mechanism'),
   IN_APP_SCHEDULER_ENABLED: bool(SB, 'IN_APP_SCHEDULER_ENABLED', true, 'enables the built-in scheduler of background tasks'),
   DEBUG_COUNTDOWN_USER_SU: int(SB, 'AUTH_DEBUG_COUNTDOWN_USER_SU', 20, 1, 1440, 'minutes the super-access lasts'),

@@ -14,6 +14,7 @@ export const PROBLEM_CODES = {
   ACCOUNT_BLOCKED: { status: 403, title: 'Account blocked' },
   PASSWORD_EXPIRED: { status: 403, title: 'Password expired' },
   REAUTHENTICATION_REQUIRED: { status: 403, title: 'Re-authentication with the password required' },
+  LOGIN_NOT_ALLOWED: { status: 403, title: 'The login is not allowed here' },
   PASSWORD_POLICY: { status: 422, title: 'Password refused by the password policy' },
   FORBIDDEN: { status: 403, title: 'Forbidden' },
   NOT_FOUND: { status: 404, title: 'Not found' },

@@ -46,7 +46,7 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
 
   const db = c.var.db;
   const now = c.var.deps.clock();
-  const ctx: LoginContext = { db, config: c.var.config, verifier: c.var.deps.verifier, now, requestId: c.var.requestId, challenge };
+  const ctx: LoginContext = { db, config: c.var.config, verifier: c.var.deps.verifier, now, logger: c.var.logger, requestId: c.var.requestId, challenge };
   const key = throttleKey(loginKey(login), server.name);
   const attempt = crypto.randomUUID();
   const reserved = await reserveAttempt(db, key, now, throttlePolicy(ctx.config), attempt);
@@ -104,18 +104,13 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     role: profile.role,
     refreshRole: server.attrRole !== null,
   };
-  const outcome = await accountOfIdentity(c, identity);
+  const outcome = await accountOfIdentity(c, identity, { also: [clearAttempts(db, key)] });
   if ('collision' in outcome) {
     await clearAttempts(db, key);
     return { merge: await pendingMergeOf(c, { ...identity, login: outcome.collision.login }) };
   }
   const user = outcome.user;
-  try {
-    await assertMayLogIn(c, user);
-  } catch (err) {
-    await clearAttempts(db, key);
-    throw err;
-  }
+  await assertMayLogIn(c, user, { source: 'ldap', sourceName: server.name }, [clearAttempts(db, key)]);
   return { user: await recordLogin(c, user, { source: 'ldap', sourceName: server.name }, { also: [clearAttempts(db, key)], data: { activeDirectory: result.activeDirectory } }) };
 }
 

@@ -32,7 +32,7 @@ const callback = createRoute({
   description: [
     'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.',
     'Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).',
-    'A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
+    'A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
   ].join('\n\n'),
   'x-required-roles': ['admin', 'auditor', 'user'],
   request: { params: Params },
@@ -51,7 +51,16 @@ export function registerOidc(app: App): void {
     const result = await completeLogin(c, provider);
     if (!result.ok) return c.redirect(frontendWithError(c, result.error), 303);
     const identity = identityOfClaims(provider, result.claims);
-    const outcome = await accountOfIdentity(c, identity);
+    let outcome;
+    try {
+      outcome = await accountOfIdentity(c, identity);
+    } catch (err) {
+      // A login the service does not allow (see accountOfIdentity): the front end, with the cause.
+      if (err instanceof ProblemError && err.code === 'LOGIN_NOT_ALLOWED') {
+        return c.redirect(frontendWithError(c, err.code, err.detail), 303);
+      }
+      throw err;
+    }
     if ('collision' in outcome) {
       try {
         await startPendingMerge(c, await pendingMergeOf(c, { ...identity, login: outcome.collision.login }));
@@ -63,7 +72,7 @@ export function registerOidc(app: App): void {
       return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     }
     try {
-      await assertMayLogIn(c, outcome.user);
+      await assertMayLogIn(c, outcome.user, { source: 'oidc', sourceName: provider.name });
     } catch (err) {
       if (err instanceof ProblemError) return c.redirect(frontendWithError(c, err.code), 303);
       throw err;

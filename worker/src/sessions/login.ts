@@ -64,7 +64,7 @@ export async function checkPasswordForSession(c: Context<AppEnv>, login: string,
     throw mergeRequiredProblem(c, outcome.merge);
   }
   const result = await authenticateLocalPassword(
-    { db: c.var.db, config: c.var.config, verifier: c.var.deps.verifier, now: c.var.deps.clock(), requestId: c.var.requestId, challenge: CHALLENGES.Basic },
+    { db: c.var.db, config: c.var.config, verifier: c.var.deps.verifier, now: c.var.deps.clock(), logger: c.var.logger, requestId: c.var.requestId, challenge: CHALLENGES.Basic },
     login,
     password,
   );
@@ -99,9 +99,13 @@ export async function startSession(
   return { session, token };
 }
 
-/** The front-end URL with an `auth_error` code, where a failed form login sends the browser. */
-export function frontendWithError(c: Context<AppEnv>, code: string): string {
+/**
+ * The front-end URL with an `auth_error` code, where a failed form login sends the browser; with
+ * `description`, an `auth_error_description` too (OAuth's error_description, for the user).
+ */
+export function frontendWithError(c: Context<AppEnv>, code: string, description?: string): string {
   const url = new URL(c.var.config.get('DEFAULT_FRONTEND_URL'));
   url.searchParams.set('auth_error', code.toLowerCase());
+  if (description) url.searchParams.set('auth_error_description', description);
   return url.href;
 }

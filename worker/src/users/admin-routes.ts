@@ -2,7 +2,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { and, eq, gt } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
-import { loginKey } from '../auth/credentials.js';
 import { authenticate } from '../auth/middleware.js';
 import { adminOperation, superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
@@ -13,14 +12,23 @@ import { PublicUserSchema, toPublicUser } from './model.js';
 import { assertPasswordPolicy } from './password.js';
 import { createLocalUser } from './store.js';
 import { assertMayChangeRole } from './accounts.js';
+import { LOGIN_MAX_LENGTH, LOGIN_RULE, loginKey, loginViolation, normaliseLogin } from './login-name.js';
 
-/** Logins: letters of any script, digits and . _ - @, 1 to 150 characters, starting with a letter or digit. */
+/** Logins: the login rule of every source (users/login-name.ts), checked on the NFC form. */
 export const LoginSchema = z
   .string()
-  .min(1)
-  .max(150)
-  .regex(/^[\p{L}\p{Nd}][\p{L}\p{Nd}._@-]*$/u, 'letters, digits and . _ - @, starting with a letter or digit')
-  .openapi({ example: 'j.doe' });
+  .superRefine((value, ctx) => {
+    const why = loginViolation(normaliseLogin(value));
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  })
+  .openapi({
+    example: 'j.doe',
+    minLength: 1,
+    maxLength: LOGIN_MAX_LENGTH,
+    description:
+      `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}. Stored in NFC; unique ignoring case and width ` +
+      '(`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).',
+  });
 
 const CreateUser = z
   .object({
@@ -40,7 +48,7 @@ const create = createRoute({
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',
-  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).',
+  description: 'Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).',
   security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
   ...adminOperation(authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), superAccess.allowed),
   request: { body: { required: true, content: { 'application/json': { schema: CreateUser } } } },
@@ -54,6 +62,7 @@ const create = createRoute({
 export function registerUserAdmin(app: App): void {
   app.openapi(create, async (c) => {
     const body = validated(c, 'json', CreateUser);
+    const login = normaliseLogin(body.login);
     const { verifier, clock } = c.var.deps;
     const db = c.var.db;
     const config = c.var.config;
@@ -67,14 +76,14 @@ export function registerUserAdmin(app: App): void {
     const reserved = await db
       .select({ until: loginReservations.until })
       .from(loginReservations)
-      .where(and(eq(loginReservations.loginKey, loginKey(body.login)), gt(loginReservations.until, now)));
+      .where(and(eq(loginReservations.loginKey, loginKey(login)), gt(loginReservations.until, now)));
     if (reserved[0]) {
       throw new ProblemError('CONFLICT', { detail: `the login belonged to a deleted account and is reserved until ${new Date(reserved[0].until).toISOString()}` });
     }
     const actor = c.var.principal.user;
     const user = await createLocalUser(db, {
-      login: body.login,
-      displayName: body.displayName ?? body.login,
+      login,
+      displayName: body.displayName ?? login,
       email: body.email ?? null,
       role: body.role,
       passwordHash: await verifier.hasher.hash(body.password),

@@ -4,17 +4,17 @@
  * account is never logged in silently: it becomes a pending merge that /v3/login/union completes
  * (a local account), or is refused (another external account): sessions/merge.ts pendingMergeOf.
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
-import { loginKey } from '../auth/credentials.js';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
+import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { assertMayLogIn as assertAccountMayLogIn, sourceData } from './login-rule.js';
 import type { Role, UserRow } from './model.js';
 import { isUniqueViolation } from './store.js';
-import { endSessionsStatement } from '../sessions/store.js';
-import { userIdentities, users } from '../../../schema/index.js';
+import { loginReservations, userIdentities, users } from '../../../schema/index.js';
 
 export interface ExternalIdentity {
   source: 'ldap' | 'oidc';
@@ -35,11 +35,19 @@ export interface ExternalIdentity {
 
 export type Outcome = { user: UserRow } | { collision: { login: string; externalId: string } };
 
-/** Finds, refreshes or creates the account of `identity`. */
-export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalIdentity): Promise<Outcome> {
+/**
+ * Finds, refreshes or creates the account of `identity`. A new account's login must pass the login
+ * rule and not be reserved: else 403 LOGIN_NOT_ALLOWED (audited with `also`, e.g. forgetting the
+ * failed attempts), and no account is created.
+ */
+export async function accountOfIdentity(
+  c: Context<AppEnv>,
+  identity: ExternalIdentity,
+  o: { also?: BatchItem<'sqlite'>[] } = {},
+): Promise<Outcome> {
   const db = c.var.db;
   const now = c.var.deps.clock();
-  const { source, sourceName, issuer, externalId, login, displayName, email } = identity;
+  const { source, sourceName, issuer, externalId, displayName, email } = identity;
   const linked = await db
     .select({ user: users })
     .from(userIdentities)
@@ -60,6 +68,7 @@ export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalId
     return { user: found };
   }
 
+  const login = await assertLoginAllowed(c, identity, o.also ?? []);
   const row: UserRow = {
     id: crypto.randomUUID(),
     login,
@@ -97,19 +106,49 @@ export async function accountOfIdentity(c: Context<AppEnv>, identity: ExternalId
   return { user: row };
 }
 
-/** Refuses a blocked account, and blocks one inactive too long (as a password login would). */
-export async function assertMayLogIn(c: Context<AppEnv>, user: UserRow): Promise<void> {
+/**
+ * The login rule for a new external account: the source's login, in NFC, must pass the rule of
+ * every login (no new lines, invisible characters or markup) and not be reserved after a deletion
+ * (USER_LOGIN_REUSE_DAY). It is refused, never altered. Returns the login to store.
+ */
+async function assertLoginAllowed(
+  c: Context<AppEnv>,
+  identity: ExternalIdentity,
+  also: BatchItem<'sqlite'>[],
+): Promise<string> {
+  const db = c.var.db;
   const now = c.var.deps.clock();
-  if (user.status === 'blocked') throw new ProblemError('ACCOUNT_BLOCKED', { detail: 'the account is blocked', extensions: { reason: user.blockedReason ?? 'admin' } });
-  const basis = user.lastActivityAt ?? user.createdAt;
-  if (now - basis > c.var.config.get('USER_INACTIVE_TIMEOUT_DAY') * 86_400_000) {
-    await c.var.db.batch([
-      c.var.db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(eq(users.id, user.id)),
-      auditInsert(c.var.db, now, { stream: 'user_activity', type: 'account.blocked', subject: user, requestId: c.var.requestId, data: { reason: 'inactivity' } }),
-      endSessionsStatement(c.var.db, user.id, now, 'block'),
-    ]);
-    throw new ProblemError('ACCOUNT_BLOCKED', { detail: 'the account is blocked after a long inactivity', extensions: { reason: 'inactivity' } });
+  const login = normaliseLogin(identity.login);
+  let why = loginViolation(login);
+  let reason = 'characters';
+  if (!why) {
+    const reserved = await db
+      .select({ until: loginReservations.until })
+      .from(loginReservations)
+      .where(and(eq(loginReservations.loginKey, loginKey(login)), gt(loginReservations.until, now)));
+    if (!reserved[0]) return login;
+    why = `the login belonged to a deleted account and is reserved until ${new Date(reserved[0].until).toISOString()}`;
+    reason = 'reserved';
   }
+  const source = sourceData(identity);
+  const data = { reason: `login-not-allowed:${reason}`, ...source };
+  const event = { stream: 'user_activity', type: 'login.refused', subjectLogin: login, data } as const;
+  await db.batch([auditInsert(db, now, { ...event, requestId: c.var.requestId }), ...also]);
+  c.var.logger.warning('external login refused: its login is not allowed', { ...source, reason, detail: why });
+  const from = `${identity.source === 'ldap' ? 'LDAP server' : 'identity provider'} ${identity.sourceName}`;
+  const detail = `the login from ${from} cannot be an account here: ${why}`;
+  throw new ProblemError('LOGIN_NOT_ALLOWED', { detail, extensions: { reason } });
+}
+
+/** Applies the account rule (users/login-rule.ts) to an external login, as to a password login. */
+export async function assertMayLogIn(
+  c: Context<AppEnv>,
+  user: UserRow,
+  source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
+  also: BatchItem<'sqlite'>[] = [],
+): Promise<void> {
+  const { db, config, logger, requestId } = c.var;
+  await assertAccountMayLogIn({ db, config, logger, requestId, now: c.var.deps.clock() }, user, source, also);
 }
 
 /**

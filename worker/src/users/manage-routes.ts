@@ -10,6 +10,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loginLocks, users } from '../../../schema/index.js';
 import { assertMayChangeRole, assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 import { endSessionsStatement } from '../sessions/store.js';
@@ -163,7 +164,7 @@ export function registerUserManagement(app: App): void {
   app.openapi(listRoute, async (c) => {
     const q = validated(c, 'query', ListQuery);
     const now = c.var.deps.clock();
-    const escaped = q.login?.normalize('NFC').toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`);
+    const escaped = q.login === undefined ? undefined : loginKey(q.login).replace(/[\\%_]/g, (ch) => `\\${ch}`);
     const where = and(
       isNull(users.deletedAt),
       escaped !== undefined ? sql`${users.loginKey} like ${`${escaped}%`} escape '\\'` : undefined,

@@ -145,7 +145,7 @@ export function registerMe(app: App): void {
     // The old password is required even after Basic: a stolen token alone cannot change it. It is
     // counted like a login, or a stolen session or token would be an unthrottled password oracle.
     const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
-    const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, challenge };
+    const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, logger: c.var.logger, challenge };
     await verifyCurrentPassword(loginCtx, user, body.oldPassword);
     await setPassword(user, body.newPassword, {
       db,

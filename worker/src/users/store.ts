@@ -2,7 +2,7 @@
 import type { BatchItem } from 'drizzle-orm/batch';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
-import { loginKey } from '../auth/credentials.js';
+import { loginKey } from './login-name.js';
 import type { Role, UserRow } from './model.js';
 
 export interface NewLocalUser {

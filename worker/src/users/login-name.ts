@@ -1,0 +1,64 @@
+/**
+ * What a login may be and the key that makes logins unique, one rule for every source: local
+ * accounts (the admin API, the bootstrap), LDAP and OIDC accounts. A login is stored in NFC (the
+ * same text, canonically composed) and never changed otherwise; a login that breaks the rule is
+ * refused, not altered.
+ */
+export const LOGIN_MAX_LENGTH = 150;
+export const LOGIN_RULE = 'letters, digits and . _ - @, starting with a letter or digit';
+
+const ALLOWED = /^[\p{L}\p{Nd}][\p{L}\p{Nd}._@-]*$/u;
+const FIRST = /[\p{L}\p{Nd}]/u;
+const NEXT = /[\p{L}\p{Nd}._@-]/u;
+
+/** The stored form of a login: NFC. Nothing else is changed (no trimming, no case, no width). */
+export function normaliseLogin(login: string): string {
+  return login.normalize('NFC');
+}
+
+/** Names a refused character without echoing markup or invisible text: `"<" (U+003C)`. */
+function describeChar(ch: string): string {
+  const code = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (/\p{Cc}/u.test(ch)) return `a control character (${code}, e.g. a new line)`;
+  if (/\p{Cf}/u.test(ch)) return `an invisible formatting character (${code})`;
+  if (/\p{Z}/u.test(ch)) return `a space (${code})`;
+  if (/\p{M}/u.test(ch)) return `a combining mark (${code})`;
+  return /^[\x21-\x7e]$/.test(ch) ? `"${ch}" (${code})` : `the character ${code}`;
+}
+
+// Halfwidth and Fullwidth Forms: every character of the block with a decomposition has a <wide> or
+// <narrow> one, so NFKC of these characters alone is RFC 8265's width mapping.
+const WIDTH_FORMS = /[\uFF01-\uFFEE]/g;
+
+/** RFC 8265 width mapping: full-width and half-width forms to their usual form (`Ａ－` to `A-`). */
+function mapWidth(text: string): string {
+  return text.replace(WIDTH_FORMS, (ch) => ch.normalize('NFKC')).normalize('NFC');
+}
+
+/**
+ * Why `login` (normalised with normaliseLogin) is not allowed, or undefined when it is: 1 to 150
+ * characters, letters of any script, digits and . _ - @, starting with a letter or digit, judged
+ * after width mapping as the key is (so `ＲＯＯＴ－ＡＤＭＩＮ` passes and `＜` does not). This keeps out
+ * new lines, invisible characters and markup, whatever the source.
+ */
+export function loginViolation(login: string): string | undefined {
+  const chars = [...login];
+  if (chars.length === 0) return 'the login is empty';
+  if (chars.length > LOGIN_MAX_LENGTH) return `the login is longer than ${LOGIN_MAX_LENGTH} characters`;
+  if (ALLOWED.test(mapWidth(login))) return undefined;
+  const first = chars[0]!;
+  if (!FIRST.test(mapWidth(first))) return `the login starts with ${describeChar(first)}; allowed: ${LOGIN_RULE}`;
+  const bad = chars.find((ch) => !NEXT.test(mapWidth(ch)));
+  return `the login holds ${bad ? describeChar(bad) : 'a character that is not allowed'}; allowed: ${LOGIN_RULE}`;
+}
+
+/**
+ * The key that makes logins unique (and case-insensitive) for every source and every lookup:
+ * NFC, full-width and half-width forms mapped to their usual form (RFC 8265 width mapping, so
+ * `ＡＤＭＩＮ` is `admin`), then full case folding (lower, upper, lower: `ß` and `SS` are `ss`, `ς` is
+ * `σ`), then NFC again. The same login always gives the same key, whatever its case or width.
+ */
+export function loginKey(login: string): string {
+  const folded = mapWidth(login.normalize('NFC')).toLowerCase().toUpperCase().toLowerCase();
+  return folded.replace(/ς/g, 'σ').normalize('NFC');
+}
