@@ -15,6 +15,10 @@ export interface ScenarioResult {
   hostCpuPercent?: number;
   /** CPU of the whole machine meanwhile, in percent of all cores (others' processes included) */
   machineCpuPercent?: number;
+  /** CPU of the server per answered request, in microseconds */
+  cpuPerRequestUs?: number;
+  /** largest resident set size of the server during the measured part, KiB */
+  rssMaxKiB?: number;
   details?: Record<string, unknown>;
 }
 
@@ -26,6 +30,8 @@ export interface BenchReport {
   /** CPU of the whole machine, in percent of all cores, during 1 s before anything started */
   machineBusyBefore: number;
   config: Record<string, unknown>;
+  /** the targets of issue 15 and whether this run met them */
+  targets?: Record<string, boolean | undefined>;
   results: ScenarioResult[];
 }
 
