@@ -93,7 +93,10 @@ export async function startBenchNodeHost(env: Record<string, string>, o: BenchHo
   const logFile = join(dir, 'host.log');
   const logFd = openSync(logFile, 'a');
   const port = await freePort();
-  const child = spawnPinned(HOST_CORE, process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
+  // BENCH_CPU_PROF=dir: a V8 CPU profile of the host, written to dir when it stops (summed by
+  // scripts/bench/profile-summary.ts).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = spawnPinned(HOST_CORE, process.execPath, [...prof, '--import', 'tsx', 'worker/node/main.ts'], {
     cwd: ROOT,
     env: {
       // Nothing else from our environment: stray AUTH_* variables would change what is measured.
