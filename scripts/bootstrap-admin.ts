@@ -16,7 +16,9 @@ try {
     const result = await bootstrapAdmin(database.db, config, createNodeNativeHasher(), Date.now());
     const said = {
       created: `created administrator "${config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN')}"`,
-      'admin-exists': 'an administrator already exists: nothing to do',
+      'admin-exists':
+        'an administrator already exists: nothing to do (AUTH_BOOTSTRAP_ADMIN_* only create the first one). '
+        + 'For a locked-out or forgotten administrator: npm run ops -- unlock <login>, or reset-password <login>',
       'not-configured': 'set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD',
     }[result];
     console.log(said);

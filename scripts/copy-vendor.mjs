@@ -14,7 +14,10 @@ const staticDir = process.env.AUTH_STATIC_DIR ?? 'static';
 const src = dirname(require.resolve('swagger-ui-dist/package.json'));
 const dest = join(staticDir, 'vendor', 'swagger-ui');
 mkdirSync(dest, { recursive: true });
-for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'oauth2-redirect.html']) {
+// oauth2-redirect.html runs oauth2-redirect.js (no inline script): both, under STATIC_CSP.
+const swaggerFiles = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'oauth2-redirect.html',
+  'oauth2-redirect.js'];
+for (const file of swaggerFiles) {
   copyFileSync(join(src, file), join(dest, file));
 }
 console.log(`swagger-ui assets copied to ${dest}`);

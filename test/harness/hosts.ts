@@ -22,12 +22,12 @@ export interface RunningHost {
   url: string;
   /** Origin only, e.g. http://127.0.0.1:40123 */
   origin: string;
+  /** The host's database (a file: URL, or the libSQL dev server's http:// URL), for tests that read it. */
+  libsqlUrl: string;
   /** Everything the process printed so far (logs). */
   output(): string;
   /** The child process (Node host) for signal tests. */
   child: ChildProcess;
-  /** The host's database (file: on Node, the libSQL dev server on the edge), for tests that read it. */
-  libsqlUrl: string;
   stop(): Promise<void>;
 }
 
@@ -111,16 +111,27 @@ export const BASE_TEST_ENV: Record<string, string> = {
   SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
 };
 
-/** Starts the Node host on a free port with a fresh embedded database. */
-export async function startNodeTestHost(env: Record<string, string> = {}): Promise<RunningHost> {
+export interface TestHostOptions {
+  /**
+   * The database file to use (and keep) instead of a fresh one, so that a host can be restarted
+   * on the same data with another environment (e.g. rotated keys).
+   */
+  database?: string;
+  /** Edge host: let wrangler print the worker's own log lines (console.log), for tests that read them. */
+  workerLogs?: boolean;
+}
+
+/** Starts the Node host on a free port with a fresh embedded database (or `o.database`). */
+export async function startNodeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-node-'));
   const port = await freePort();
+  const libsqlUrl = env.LIBSQL_URL ?? `file:${o.database ?? join(dir, 'auth.db')}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
+      LIBSQL_URL: libsqlUrl,
       AUTH_BIND_HOST: '127.0.0.1',
       AUTH_BIND_PORT: String(port),
       ...BASE_TEST_ENV,
@@ -143,9 +154,9 @@ export async function startNodeTestHost(env: Record<string, string> = {}): Promi
     kind: 'node',
     url,
     origin: new URL(url).origin,
+    libsqlUrl,
     output: out,
     child,
-    libsqlUrl: `file:${join(dir, 'auth.db')}`,
     async stop() {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
@@ -158,9 +169,9 @@ export async function startNodeTestHost(env: Record<string, string> = {}): Promi
  * in `env` (AUTH_BRIDGE_URL and its certificates), the worker reaches it through the mTLS binding
  * emulator, the local stand-in for the `mtls_certificates` binding.
  */
-export async function startEdgeTestHost(env: Record<string, string> = {}): Promise<RunningHost> {
+export async function startEdgeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-edge-'));
-  const sqld = await startLibsqlDevServer({ path: join(dir, 'auth.db') });
+  const sqld = await startLibsqlDevServer({ path: o.database ?? join(dir, 'auth.db') });
   let emulator: MtlsBindingEmulator | undefined;
   if (env.AUTH_BRIDGE_URL) emulator = await startMtlsBindingEmulator(parseEnvironment(env));
   const { AUTH_BRIDGE_TLS_CERT: _c, AUTH_BRIDGE_TLS_KEY: _k, AUTH_BRIDGE_TLS_CA: _a, ...workerEnv } = env;
@@ -173,7 +184,7 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
 
   const port = await freePort();
   const inspector = await freePort();
-  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', 'info'];
+  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', o.workerLogs ? 'log' : 'info'];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const wrangler = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
   const child = spawn(process.execPath, [wrangler, ...args.slice(1)], {
@@ -197,9 +208,9 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
     kind: 'edge',
     url: `${origin}${root}`,
     origin,
+    libsqlUrl: sqld.url,
     output: out,
     child,
-    libsqlUrl: sqld.url,
     async stop() {
       await stopChild(child, true);
       await sqld.close();
@@ -210,6 +221,6 @@ export async function startEdgeTestHost(env: Record<string, string> = {}): Promi
 }
 
 /** Starts a host of the given kind. */
-export function startTestHost(kind: HostKind, env: Record<string, string> = {}): Promise<RunningHost> {
-  return kind === 'node' ? startNodeTestHost(env) : startEdgeTestHost(env);
+export function startTestHost(kind: HostKind, env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
+  return kind === 'node' ? startNodeTestHost(env, o) : startEdgeTestHost(env, o);
 }

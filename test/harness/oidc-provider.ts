@@ -5,6 +5,7 @@
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import './quiet-oidc-provider.js';
 import Provider from 'oidc-provider';
 import type { Browser } from './browser.js';
 import { freePort } from './hosts.js';

@@ -55,12 +55,15 @@ describe('request ids', () => {
     expect(((await res.json()) as { requestId: string }).requestId).toBe(id);
   });
 
-  it('a well-formed incoming id is kept, a malformed one replaced', async () => {
-    const kept = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
-    expect(kept.headers.get('x-request-id')).toBe('trace-abc_123');
-    const replaced = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'bad id<script>' } });
-    expect(replaced.headers.get('x-request-id')).not.toContain('<');
-    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  it("the service's own id always: two requests with the same incoming id get two different ids", async () => {
+    const one = await fetch(`${base}/v3/nothing-here`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
+    const two = await fetch(`${base}/v3/nothing-here`, { headers: { 'X-Request-Id': 'trace-abc_123' } });
+    const ids = [one.headers.get('x-request-id'), two.headers.get('x-request-id')];
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(((await one.json()) as { requestId: string }).requestId).toBe(ids[0]);
+    const malformed = await fetch(`${base}/health/live`, { headers: { 'X-Request-Id': 'bad id<script>' } });
+    expect(malformed.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
@@ -104,6 +107,26 @@ describe('OpenAPI docs, offline', () => {
       const asset = await fetch(new URL(ref, base));
       expect(asset.status, ref).toBe(200);
       await asset.arrayBuffer();
+    }
+  });
+
+  it("Swagger UI's oauth2-redirect.html: a strict Content-Security-Policy, no inline script, its script served", async () => {
+    const res = await fetch(`${base}/docs/vendor/swagger-ui/oauth2-redirect.html`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    for (const directive of ["default-src 'none'", "script-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"]) expect(csp).toContain(directive);
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+    const html = await res.text();
+    // Every script is a same-origin file (the policy allows no inline one), and it is served.
+    const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attrs, inline] of scripts) {
+      expect(inline!.trim()).toBe('');
+      const src = /src="([^"]+)"/.exec(attrs!)![1]!;
+      const js = await fetch(new URL(src, `${base}/docs/vendor/swagger-ui/oauth2-redirect.html`));
+      expect(js.status, src).toBe(200);
+      expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+      await js.arrayBuffer();
     }
   });
 

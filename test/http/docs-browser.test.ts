@@ -66,4 +66,33 @@ describe('docs page in a browser', () => {
     expect(await op.locator('.live-responses-table .microlight').first().textContent()).toContain(ADMIN.login);
     await page.close();
   });
+
+  it("Swagger UI's oauth2-redirect.html works under its strict Content-Security-Policy", async () => {
+    // As Swagger UI does for a code flow: a docs page opens the redirect page in a popup, which
+    // hands the code back to its opener and closes. Its script must run, and nothing be refused.
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.context().on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
+    });
+    await page.goto(`${baseUrl()}/docs`);
+    const redirect = `${baseUrl()}/docs/vendor/swagger-ui/oauth2-redirect.html#code=the-code&state=the-state`;
+    const popup = page.waitForEvent('popup');
+    await page.evaluate((url) => {
+      const w = window as unknown as Record<string, unknown>;
+      w.swaggerUIRedirectOauth2 = {
+        state: 'the-state',
+        redirectUrl: url,
+        auth: { name: 'oauth2', schema: { get: () => 'authorizationCode' } },
+        callback: (r: { auth: { code: string } }) => (w.receivedCode = r.auth.code),
+        errCb: (e: { message: string }) => (w.redirectError = e.message),
+      };
+      window.open(url);
+    }, redirect);
+    await (await popup).waitForEvent('close', { timeout: 10_000 });
+    expect(await page.evaluate(() => (window as unknown as Record<string, unknown>).receivedCode)).toBe('the-code');
+    expect(await page.evaluate(() => (window as unknown as Record<string, unknown>).redirectError)).toBeUndefined();
+    expect(refused).toEqual([]);
+    await page.close();
+  });
 });

@@ -80,6 +80,8 @@ describe('inactivity job and sessions', () => {
     expect(res.status).toBe(200);
     // The account looks inactive (e.g. a long SESSION_IDLE_TIMEOUT_MIN with a short USER_INACTIVE_TIMEOUT_DAY).
     await t.db.update(users).set({ lastActivityAt: t.clock.now - 46 * 86_400_000 }).where(eq(users.login, 'idle-session'));
+    // The next firing of the schedule (the job ran at this time in the test above: its pace skips it).
+    t.clock.now += 5 * 60_000;
     await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
     const [user] = await t.db.select().from(users).where(eq(users.login, 'idle-session'));
     expect(user).toMatchObject({ status: 'blocked', blockedReason: 'inactivity' });

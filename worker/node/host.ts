@@ -1,5 +1,6 @@
 /** The Node host: embedded libSQL (or a remote one), migrations, the app on @hono/node-server. */
 import { mkdirSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
@@ -7,11 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { createApp } from '../src/app.js';
 import { runScheduledJobs } from '../src/jobs/index.js';
 import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
 import { createPasswordVerifier } from '../src/auth/password-verifier.js';
-import { bootstrapAdmin } from '../src/users/bootstrap.js';
+import { bootstrapAdmin, bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { ConfigService, parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
 import { createLogger, toLevel } from '../src/http/logger.js';
 import { createDb, loadSavedSettings, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
@@ -20,6 +22,7 @@ import { nodeBridgeTransport } from './bridge-transport.js';
 import { createBridgeClient } from '../src/bridge/client.js';
 import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
+import { describeListenError } from './console.js';
 
 export interface NodeHostOptions {
   env: EnvSource;
@@ -27,6 +30,8 @@ export interface NodeHostOptions {
   migrate?: boolean;
   clock?: () => number;
   writeLog?: (line: string) => void;
+  /** Say what became of the first administrator (default true; WORKERS > 1: the first worker only). */
+  announce?: boolean;
 }
 
 export interface NodeHost {
@@ -102,6 +107,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const database = openDatabase(env);
   const { db } = database;
   const hasher = createNodeNativeHasher();
+  let bootstrap: BootstrapResult;
   try {
     if (database.embedded) await prepareEmbedded(db);
     if (o.migrate ?? database.embedded) {
@@ -111,9 +117,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
       if (stamp === undefined) throw new Error(`the database at LIBSQL_URL is not migrated: run "npm run db:migrate"`);
       if (stamp !== env.get('DB_SCHEMA')) throw new SchemaMismatchError(env.get('DB_SCHEMA'), stamp);
     }
-    const created = await bootstrapAdmin(db, env, hasher, clock());
-    if (created === 'created') logger.info('created the first administrator', { login: env.get('AUTH_BOOTSTRAP_ADMIN_LOGIN') });
-    if (created === 'not-configured') logger.warning('no administrator exists: set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD, or run npm run users:bootstrap-admin');
+    bootstrap = await bootstrapAdmin(db, env, hasher, clock());
   } catch (err) {
     database.close();
     throw err;
@@ -134,17 +138,28 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     writeLog: o.writeLog,
+    // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
+    clientAddress: (_request, bindings) => {
+      const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;
+      return incoming?.socket.remoteAddress;
+    },
+    // The socket's peer: forwarded headers are believed only from AUTH_TRUSTED_PROXIES.
+    peerAddress: (c) => getConnInfo(c).remote.address,
   });
 
   const address = bindAddress(env);
   const root = env.get('ROOT_PATH');
   const server = await new Promise<ServerType>((resolveListening, reject) => {
     const s = serve({ fetch: app.fetch, port: env.get('BIND_PORT'), hostname: address }, () => resolveListening(s));
-    s.once('error', reject);
+    s.once('error', (err) => reject(describeListenError(err, env.get('BIND_PORT'), 'AUTH_BIND_PORT', 'the service')));
   });
   const port = (server.address() as AddressInfo).port;
   const urls = servedUrls(address, port, root);
   logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')})`, { urls });
+  // Said once, after the URL is known; the first-run page answers loopback clients only.
+  const onLoopback = /^http:\/\/(127\.|\[::1\]|localhost)/.test(urls[0]!);
+  const notice = bootstrapNotice(bootstrap, env, onLoopback ? `${urls[0]}${FIRST_RUN_PATH}` : undefined);
+  if (notice && (o.announce ?? true)) logger.log(notice.level, notice.msg);
 
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 30 seconds; each
   // job keeps its own pace through its lease (shipping the audit outbox every 30 s, the others every

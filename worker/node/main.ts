@@ -11,11 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, parseEnvironment } from '../src/config/index.js';
 import { loadNodeEnv } from './env.js';
 import { startEmbeddedBridge, type EmbeddedBridge } from './embedded-bridge.js';
-import { openDatabase, prepareEmbedded, startNodeHost } from './host.js';
+import { assertPortFree, say } from './console.js';
+import { bindAddress, openDatabase, prepareEmbedded, startNodeHost } from './host.js';
 import { migrateDatabase } from './migrate.js';
 
 function fail(message: string): never {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'CRITICAL', msg: message })}\n`);
+  say('CRITICAL', message);
   process.exit(1);
 }
 
@@ -46,23 +47,32 @@ async function main(): Promise<void> {
     // Specification: generated at every start when unset; sessions may not survive a restart.
     env.SESSION_SECRET_KEY = randomBytes(32).toString('base64url');
     process.env.SESSION_SECRET_KEY = env.SESSION_SECRET_KEY;
-    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'WARNING', msg: 'SESSION_SECRET_KEY is not set: generated a key for this start; sessions will not survive a restart. Set SESSION_SECRET_KEY.' })}\n`);
+    const why = 'SESSION_SECRET_KEY is not set: generated a key for this start; sessions will not survive a restart.';
+    say('WARNING', `${why} Set SESSION_SECRET_KEY.`);
   }
 
-  // The development bridge runs once (in the primary), and the workers reach it by its URL.
+  // The development bridge runs once (in the primary), and the workers reach it by its URL. The
+  // service's port is checked first, so a second `npm start` stops with a plain message at once.
   let bridge: EmbeddedBridge | undefined;
   if (cluster.isPrimary) {
+    try {
+      await assertPortFree(config.get('BIND_PORT'), bindAddress(config), 'AUTH_BIND_PORT', 'the service');
+    } catch (err) {
+      fail(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    }
     try {
       bridge = await startEmbeddedBridge(config);
     } catch (err) {
       // The service runs without it (LDAP logins then answer 503); say why and how to fix it.
       const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'WARNING', msg: `no development bridge (LDAP logins will answer 503): ${why}. Install openssl, or set AUTH_BRIDGE_URL, or AUTH_BRIDGE_EMBEDDED=False` })}\n`);
+      const fix = 'Install openssl, or set AUTH_BRIDGE_URL, or AUTH_BRIDGE_EMBEDDED=False';
+      say('WARNING', `no development bridge (LDAP logins will answer 503): ${why}. ${fix}`);
     }
     if (bridge) {
       env.AUTH_BRIDGE_URL = bridge.url;
       process.env.AUTH_BRIDGE_URL = bridge.url;
-      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'INFO', msg: `development bridge on ${bridge.url} (mutual TLS, certificates beside ${config.get('BRIDGE_TLS_CERT')})` })}\n`);
+      const certs = config.get('BRIDGE_TLS_CERT');
+      say('INFO', `development bridge on ${bridge.url} (mutual TLS, certificates beside ${certs})`);
     }
   }
 
@@ -90,7 +100,9 @@ async function main(): Promise<void> {
 
   let host;
   try {
-    host = await startNodeHost({ env, migrate: workers > 1 ? false : undefined });
+    // With WORKERS > 1 every worker starts a host; one says what became of the first administrator.
+    const announce = (cluster.worker?.id ?? 1) === 1;
+    host = await startNodeHost({ env, migrate: workers > 1 ? false : undefined, announce });
   } catch (err) {
     fail(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
   }

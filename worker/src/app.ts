@@ -5,17 +5,20 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
+import { createHashSlots } from './auth/hash-slots.js';
+import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
 import type { App, AppDeps, AppEnv } from './http/context.js';
+import { limitBody } from './http/body-limit.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
+import { assignRequestId } from './http/request-id.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
 import { loadSavedSettings } from './store/index.js';
@@ -28,6 +31,7 @@ import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
+import { registerFirstRun } from './first-run/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -60,7 +64,13 @@ function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: Read
 export function createApp(hostDeps: AppDeps): App {
   const env = hostDeps.config.env;
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
-  const deps: AppDeps = testClock ? { ...hostDeps, clock: testClock.now } : hostDeps;
+  // One bound on concurrent password hashing per process (edge: per isolate), for every request.
+  const slots = createHashSlots({
+    concurrency: env.get('PASSWORD_HASH_CONCURRENCY'),
+    queue: env.get('PASSWORD_HASH_QUEUE'),
+  });
+  const bounded: AppDeps = { ...hostDeps, verifier: withHashSlots(hostDeps.verifier, slots) };
+  const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
   const resolveSessionKeys = sessionKeyResolver(env);
   const debug = env.get('DEBUG');
@@ -77,7 +87,7 @@ export function createApp(hostDeps: AppDeps): App {
     },
   });
 
-  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', assignRequestId());
   app.use('*', async (c, next) => {
     const db = deps.db();
     c.set('db', db);
@@ -87,19 +97,28 @@ export function createApp(hostDeps: AppDeps): App {
     levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
     c.set('config', config);
     c.set('deps', deps);
-    c.set('logger', baseLogger.child({ requestId: c.var.requestId }));
+    const client = c.var.clientRequestId;
+    const ids = { requestId: c.var.requestId, ...(client ? { clientRequestId: client } : {}) };
+    c.set('logger', baseLogger.child(ids));
     const started = deps.clock();
     await next();
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged.
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
-      requestId: c.var.requestId,
+      ...ids,
       method: c.req.method,
       path: c.req.path,
       status,
       durationMs: deps.clock() - started,
     });
   });
+  // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
+  const tunnelPath = `${root}/v3/sentry-tunnel`;
+  app.use('*', limitBody({
+    max: env.get('MAX_BODY_SIZE'),
+    variable: 'AUTH_MAX_BODY_SIZE',
+    exempt: (path) => path === tunnelPath,
+  }));
   app.use('*', secureHeaders({ contentSecurityPolicy: undefined, crossOriginEmbedderPolicy: false, xFrameOptions: 'DENY' }));
   app.use('*', methodNotAllowed({
     app,
@@ -145,6 +164,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerLdapServerAdmin(api);
   registerOidc(api);
   if (testClock) registerTestClock(api, testClock);
+  registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {
     root,
     docsPrefix: env.get('DOCS_PREFIX'),

@@ -10,7 +10,7 @@ import { createBridgeClient, type BridgeClient } from './bridge/client.js';
 import { edgeBridgeTransport } from './bridge/edge-transport.js';
 import { createEdgeHasher } from './auth/password-hash/index.js';
 import { createPasswordVerifier } from './auth/password-verifier.js';
-import { bootstrapAdmin } from './users/bootstrap.js';
+import { bootstrapAdmin, bootstrapNotice } from './users/bootstrap.js';
 import { ConfigService, parseEnvironment } from './config/index.js';
 import type { App, StaticFiles } from './http/context.js';
 import { createLogger, toLevel, type Logger } from './http/logger.js';
@@ -70,6 +70,9 @@ function build(env: Env): Instance {
     clock: Date.now,
     verifier: createPasswordVerifier(hasher),
     staticFiles: assetFiles(env.ASSETS),
+    // Cloudflare sets CF-Connecting-IP to the real client (never loopback); `wrangler dev` sets it
+    // from its socket (keeping one a client sent, which is why dev:edge listens on loopback only).
+    clientAddress: (request) => request.headers.get('CF-Connecting-IP') ?? undefined,
     ...(bridge ? { bridge } : {}),
   });
   // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
@@ -79,7 +82,10 @@ function build(env: Env): Instance {
     if (bootstrapped) return;
     try {
       const result = await bootstrapAdmin(openDb(), config, hasher, Date.now());
-      if (result === 'created') logger.info('created the first administrator', { login: config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN') });
+      // Once per isolate: the edge host has no start of its own. The first-run page is offered
+      // only under `wrangler dev` on loopback, so production is pointed to the other ways.
+      const notice = bootstrapNotice(result, config);
+      if (notice) logger.log(notice.level, notice.msg);
     } catch (err) {
       logger.error('first administrator not created', { err: err instanceof Error ? err.message : String(err) });
     }

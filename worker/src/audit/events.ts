@@ -12,7 +12,8 @@ export type AuditStream = 'user_activity' | 'crud_user' | 'crud_admin' | 'api_ac
 export interface AuditEvent {
   stream: AuditStream;
   type: string;
-  actor?: { id: string; login: string } | null;
+  /** Who acted: an account, or the operator command (id null, login "operator"). */
+  actor?: { id: string | null; login: string } | null;
   subject?: { id: string; login: string } | null;
   /** For events about a login that may not exist (failed logins): the login as given. */
   subjectLogin?: string;

@@ -54,14 +54,24 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
   const key = throttleKey(lk);
   const policy = throttlePolicy(config);
 
-  // One round trip: reserve an attempt (atomic) and read the account.
-  const [reserved, rows] = await db.batch([reserveAttempt(db, key, now, policy), liveLocalUser(db, lk)]);
+  // The check holds a hashing slot from before the attempt is reserved: when every slot and
+  // waiting place is taken, the 503 comes before anything is counted (never a failed login).
+  const checked = await ctx.verifier.limit(async () => {
+    // One round trip: reserve an attempt (atomic) and read the account.
+    const [reserved, rows] = await db.batch([reserveAttempt(db, key, now, policy), liveLocalUser(db, lk)]);
+    if (reserved.rowsAffected === 0) return null;
+    const user = rows[0];
+    const ok = await ctx.verifier.verify(user?.passwordHash, password);
+    // The new hash of an outdated one is made in the same slot; it is stored only after a login.
+    const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
+    const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
+    return { user, ok, rehash };
+  });
   // Locked, or every attempt of the window is in flight: the password is not checked, so right
   // and wrong passwords get this same answer and the lock is no oracle.
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
+  if (!checked) throw await lockedProblem(ctx, key);
 
-  const user = rows[0];
-  const ok = await ctx.verifier.verify(user?.passwordHash, password);
+  const { user, ok, rehash } = checked;
   const audit = { requestId: ctx.requestId };
   if (!user || !ok) throw await failedLogin(ctx, key, login, user ?? null, { source: 'local' });
 
@@ -74,7 +84,6 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
     return { user, passwordExpired };
   }
 
-  const rehash = user.passwordHash && ctx.verifier.needsRehash(user.passwordHash) ? await ctx.verifier.hasher.hash(password) : undefined;
   await db.batch([
     clearAttempts(db, key),
     db

@@ -2,6 +2,7 @@
  * Password verification that takes the same time whether or not the account exists: an unknown
  * login is checked against a dummy hash of the same parameters (no enumeration by timing).
  */
+import { UNBOUNDED, type HashSlots } from './hash-slots.js';
 import { needsRehash, type PasswordHasher } from './password-hash/index.js';
 
 /**
@@ -17,11 +18,17 @@ export interface PasswordVerifier {
   verify(phc: string | null | undefined, password: string): Promise<boolean>;
   /** Whether a stored hash should be replaced by one with the current parameters. */
   needsRehash(phc: string): boolean;
+  /**
+   * Runs password work (checks, hashes) in one of the bounded hashing slots (hash-slots.ts), or
+   * throws its 503. Every request-time hashing goes through it, never nested.
+   */
+  limit<T>(work: () => Promise<T>): Promise<T>;
 }
 
-/** Wraps a hasher with the dummy-hash rule. */
-export function createPasswordVerifier(hasher: PasswordHasher): PasswordVerifier {
+/** Wraps a hasher with the dummy-hash rule and, when given, a bound on concurrent hashing. */
+export function createPasswordVerifier(hasher: PasswordHasher, slots: HashSlots = UNBOUNDED): PasswordVerifier {
   return {
+    limit: (work) => slots.run(work),
     hasher,
     async verify(phc, password) {
       if (phc) return hasher.verify(phc, password);
@@ -30,4 +37,9 @@ export function createPasswordVerifier(hasher: PasswordHasher): PasswordVerifier
     },
     needsRehash: (phc) => needsRehash(phc),
   };
+}
+
+/** The same verifier with its work bounded by `slots`. */
+export function withHashSlots(verifier: PasswordVerifier, slots: HashSlots): PasswordVerifier {
+  return { ...verifier, limit: (work) => slots.run(work) };
 }

@@ -92,7 +92,7 @@ export async function listTokens(db: Db, userId: string, now: number) {
 }
 
 /** Revokes one token of a user; false when there is no such live token. */
-export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { now: number; actor: UserRow; requestId?: string }): Promise<boolean> {
+export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { now: number; actor: { id: string | null; login: string }; requestId?: string }): Promise<boolean> {
   const [result] = await db.batch([
     db
       .update(apiTokens)

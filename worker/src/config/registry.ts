@@ -3,6 +3,7 @@
  * variables this implementation adds). Nothing else in the code knows a variable's environment
  * name, type or default: the resolver reads them from here, and so do the README table and tests.
  */
+import { checkProxyRange } from '../http/ip-ranges.js';
 import type {
   BooleanVar,
   EnumVar,
@@ -220,7 +221,6 @@ export const REGISTRY = {
   }),
   OUTBOX_CONTEXT_DETACH: bool(SB, 'OUTBOX_CONTEXT_DETACH', true, 'controls detaching of context when outbox messages are processed'),
   OUTBOX_BATCH_SIZE: int(SB, 'OUTBOX_BATCH_SIZE', 20, 1, 1000, 'batch size of outbox message processing'),
-  OUTBOX_RETENTION_DAY: int(SB, 'AUTH_OUTBOX_RETENTION_DAY', 7, 1, 3650, 'days audit events are kept in the outbox after their delivery to the log store'),
   BACKGROUND_TYPE: enumeration(SB, 'BACKGROUND_TYPE', 'MEMORY', ['MEMORY'], 'type of the background-processing mechanism'),
   IN_APP_SCHEDULER_ENABLED: bool(SB, 'IN_APP_SCHEDULER_ENABLED', true, 'enables the built-in scheduler of background tasks'),
   DEBUG_COUNTDOWN_USER_SU: int(SB, 'AUTH_DEBUG_COUNTDOWN_USER_SU', 20, 1, 1440, 'minutes the super-access lasts'),
@@ -255,10 +255,13 @@ export const REGISTRY = {
   BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
   BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
   BRIDGE_TLS_CA: str(D, 'AUTH_BRIDGE_TLS_CA', 'data/certs/dev-ca.pem', "Node host: file of the CA that signs the bridge's server certificate"),
-  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '', 'key that encrypts stored secrets (OIDC client secrets); empty: derived from SESSION_SECRET_KEY', {
+  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '',
+    'key that encrypts stored secrets (LDAP service passwords, OIDC client secrets); ' +
+      'empty: derived from SESSION_SECRET_KEY', {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
+  OUTBOX_RETENTION_DAY: int(D, 'AUTH_OUTBOX_RETENTION_DAY', 7, 1, 3650, 'days audit events are kept in the outbox after their delivery to the log store'),
   SESSION_IDLE_TIMEOUT_MIN: int(D, 'AUTH_SESSION_IDLE_TIMEOUT_MIN', 120, 1, 10080, 'minutes without a request after which a session ends'),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(D, 'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS', 24, 1, 720, 'hours after which a session ends, however active'),
   TEST_CLOCK_CONTROL: bool(D, 'AUTH_TEST_CLOCK_CONTROL', false, 'test suites only: POST ROOT_PATH/__test__/clock shifts the service clock; never enable in production'),
@@ -266,6 +269,26 @@ export const REGISTRY = {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
+  SECRETS_ENCRYPTION_KEY_PREVIOUS: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY_PREVIOUS', '',
+    'previous AUTH_SECRETS_ENCRYPTION_KEY, still accepted to decrypt stored secrets during a rotation ' +
+      '(they are re-encrypted with the current key)', {
+    secret: true,
+    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+  }),
+  MAX_BODY_SIZE: int(D, 'AUTH_MAX_BODY_SIZE', 65536, 1024, 10485760,
+    'bytes, largest request body accepted (413 beyond, refused before it is buffered); ' +
+      'the Sentry tunnel has its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'),
+  TRUSTED_PROXIES: list(D, 'AUTH_TRUSTED_PROXIES', [],
+    'Node host: IP addresses or CIDR ranges of the reverse proxies whose X-Forwarded-Proto is believed ' +
+      '(empty: none). The edge host never believes forwarded headers', {
+    checkItem: checkProxyRange,
+    format: 'comma-separated IP addresses or CIDR ranges',
+  }),
+  PASSWORD_HASH_CONCURRENCY: int(D, 'AUTH_PASSWORD_HASH_CONCURRENCY', 2, 1, 64,
+    'password checks and hashes (argon2id) run at once per process (edge: per isolate); ' +
+      'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)'),
+  PASSWORD_HASH_QUEUE: int(D, 'AUTH_PASSWORD_HASH_QUEUE', 32, 0, 10000,
+    'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)'),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

@@ -32,6 +32,22 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * Every static file is served with this policy. It matters for the HTML ones: Swagger UI's
+ * oauth2-redirect.html (the OAuth popup's landing page, which runs only its own oauth2-redirect.js
+ * and talks to its opener) may run scripts of this origin and nothing else: no inline script, no
+ * connection, no frame, no form, no plugin.
+ */
+export const STATIC_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 function docsHtml(title: string, staticBase: string, specUrl: string) {
   return htmlDocument({
     title: `${title} — API`,
@@ -70,6 +86,35 @@ function withOAuth2<D extends { paths?: object }>(doc: D): D {
   return doc;
 }
 
+type BodyOperation = { requestBody?: unknown; responses?: Record<string, unknown> };
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+
+/** Operations that check or hash a password from their body (the others do it for Basic). */
+const PASSWORD_BODIES = new Set([
+  'post /v3/login',
+  'post /v3/oauth_login',
+  'post /v3/login/union',
+  'put /v4/users/me/password',
+  'post /v4/users',
+  'post /v4/users/{userId}/password',
+]);
+const HASHING_BUSY = 'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, '
+  + 'AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
+
+/** Documents the 503 of a full password-hashing queue on every operation that may hash a password. */
+function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D {
+  for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, object][]) {
+    for (const [method, op] of Object.entries(ops) as [string, Operation & BodyOperation][]) {
+      const basic = op.security?.some((s) => 'basic' in s) ?? false;
+      if (!op.responses || (!basic && !PASSWORD_BODIES.has(`${method} ${path.slice(root.length)}`))) continue;
+      const existing = op.responses['503'] as { description: string } | undefined;
+      if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
+      else op.responses['503'] = { description: HASHING_BUSY, content: PROBLEM_CONTENT };
+    }
+  }
+  return doc;
+}
+
 export interface DocsOptions {
   root: string;
   docsPrefix: string;
@@ -99,10 +144,11 @@ export function registerDocs(app: App, o: DocsOptions): void {
   // flags of regex literals (patterns.ts), and the examples are added (examples.ts).
   let document: unknown;
   app.get('/openapi.json', (c) => {
-    if (!document) {
+    if (document === undefined) {
       const info = { title: o.title, description: o.description, version: '1.0.0' };
       const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
-      document = addExamples(addSharedResponses(normalizePatterns(generated as unknown as ApiDocument)), o.root);
+      const shaped = addSharedResponses(normalizePatterns(generated as unknown as ApiDocument));
+      document = withHashingBusy(addExamples(shaped, o.root), o.root);
     }
     return c.json(document);
   });
@@ -124,6 +170,7 @@ export function registerDocs(app: App, o: DocsOptions): void {
     headers.set('Content-Type', staticContentType(rel));
     headers.set('Cache-Control', rel.startsWith('vendor/') ? 'public, max-age=86400' : 'no-cache');
     headers.set('X-Content-Type-Options', 'nosniff');
+    headers.set('Content-Security-Policy', STATIC_CSP);
     return new Response(res.body, { status: 200, headers });
   });
 }

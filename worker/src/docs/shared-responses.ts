@@ -17,7 +17,10 @@ const SHARED: Record<number, { name: string; description: string }> = {
     description:
       'Authenticated but not allowed: the role, a blocked account, an expired password or a cross-site request',
   },
-  413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit' },
+  413: {
+    name: 'PayloadTooLarge',
+    description: 'The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered',
+  },
   415: { name: 'UnsupportedMediaType', description: "The Content-Type is not one of the request body's media types" },
   422: {
     name: 'ValidationFailed',

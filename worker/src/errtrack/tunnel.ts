@@ -35,7 +35,6 @@ export const tunnelRoute = createRoute({
     'The envelope goes, byte for byte, to the ingest endpoint of FRONTEND_ERRTRACK_DSN, through the bridge (which verifies TLS with ERRTRACK_CA) when ERRTRACK_CA is set, else directly. The answer carries the system\'s status only, never its body: 200 when it accepted the event, 429 with its Retry-After and X-Sentry-Rate-Limits when it rate-limits, 502 for any other refusal or when it is unreachable or its certificate is not verified, 503 when the bridge is needed but not configured or unreachable, 504 past FRONTEND_ERRTRACK_TUNNEL_TIMEOUT.',
   ].join('\n\n'),
   security: [],
-  'x-required-roles': ['admin', 'auditor', 'user'],
   request: {
     body: { required: true, content: { 'application/x-sentry-envelope': { schema: Envelope }, 'text/plain': { schema: Envelope } } },
   },

@@ -1,5 +1,6 @@
 /** Typed context shared by every route: per-request services live in context variables. */
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { ConfigService, ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/db.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
@@ -30,6 +31,16 @@ export interface AppDeps {
   writeLog?: (line: string) => void;
   /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */
   bridge?: BridgeClient;
+  /**
+   * The client's address as the host knows it (Node: the socket's peer; edge: CF-Connecting-IP),
+   * for the first-run page, which answers loopback clients only. Absent: no client is local.
+   */
+  clientAddress?: (request: Request, env: unknown) => string | undefined;
+  /**
+   * The address of the connection's peer (Node host), checked against AUTH_TRUSTED_PROXIES before
+   * forwarded headers are believed. Absent on the edge, where they never are.
+   */
+  peerAddress?: (c: Context<AppEnv>) => string | undefined;
 }
 
 /** The authenticated caller of a request. */
@@ -46,7 +57,10 @@ export interface Principal {
 export interface AppVariables {
   /** Set by the authentication middleware on protected routes. */
   principal: Principal;
+  /** The service's own id of this request (always generated here; never the caller's). */
   requestId: string;
+  /** The caller's well-formed X-Request-Id, kept beside ours in the logs, if it sent one. */
+  clientRequestId?: string;
   db: Db;
   config: ConfigSnapshot;
   /** The keys that sign sessions (resolved at first use). */

@@ -6,6 +6,7 @@ import type { Db } from '../store/index.js';
 import { acquireLease, releaseLease } from './lease.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 import { purgeAuditOutbox, shipAuditOutbox } from '../logs/jobs.js';
+import { resealSecretsJob } from '../store/stored-secrets.js';
 
 export interface JobContext {
   db: Db;
@@ -27,7 +28,7 @@ export interface Job {
 }
 
 /** The registered jobs; each capability adds its own. */
-export const JOBS: Job[] = [shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox];
+export const JOBS: Job[] = [shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox, resealSecretsJob];
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
 /** Slightly under the 5-minute schedule, so a firing a little early still runs the job. */

@@ -6,6 +6,7 @@ import { ldapServers } from '../../../schema/index.js';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import { openSecret } from '../store/secret-box.js';
+import { resealLdapPassword } from '../store/stored-secrets.js';
 
 export type LdapServerRow = typeof ldapServers.$inferSelect;
 
@@ -36,7 +37,10 @@ export async function connectionOf(c: Context<AppEnv>, row: LdapServerRow): Prom
     startTls: row.startTls,
     caCert: row.caCert,
     bindDn: row.bindDn,
-    bindPassword: row.bindPasswordEnc ? await openSecret(config, row.bindPasswordEnc) : null,
+    // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
+    bindPassword: row.bindPasswordEnc
+      ? await openSecret(config, row.bindPasswordEnc, resealLdapPassword(c.var.db, row.name, row.bindPasswordEnc))
+      : null,
     baseDn: row.baseDn,
     // null: the bridge picks (uid={login}), or the sAMAccountName/userPrincipalName pair on AD.
     userFilter: row.userFilter,

@@ -12,6 +12,7 @@ import { identityProviders } from '../../../schema/index.js';
 import { clearAuthCookie, readAuthCookie, requestOrigin, setAuthCookie } from '../sessions/http.js';
 import { signClaims, verifyClaims } from '../sessions/keys.js';
 import { openSecret } from '../store/secret-box.js';
+import { resealClientSecret } from '../store/stored-secrets.js';
 import type { ExternalIdentity } from '../users/external.js';
 
 export type ProviderRow = typeof identityProviders.$inferSelect;
@@ -112,7 +113,10 @@ export async function completeLogin(c: Context<AppEnv>, provider: ProviderRow): 
     throw new ProblemError('MALFORMED_REQUEST', { detail: `the authorization response is refused: ${(err as Error).message}` });
   }
   const issuer = new URL(provider.issuer);
-  const clientAuth = oauth.ClientSecretBasic(await openSecret(c.var.config, provider.clientSecretEnc));
+  // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
+  const reseal = resealClientSecret(c.var.db, provider.name, provider.clientSecretEnc);
+  const secret = await openSecret(c.var.config, provider.clientSecretEnc, reseal);
+  const clientAuth = oauth.ClientSecretBasic(secret);
   let response: Response;
   try {
     response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, flow.redirectUri, flow.verifier, requestOptions(issuer));

@@ -2,14 +2,18 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { AppEnv } from '../http/context.js';
+import { isHttpsRequest } from '../http/forwarded.js';
 import { ProblemError } from '../http/problem.js';
 
 const BASE_NAME = 'auth_session';
 export const MERGE_COOKIE = 'auth_pending_merge';
 
-/** Whether the client reached us over HTTPS (directly, or through a TLS-terminating proxy). */
+/**
+ * Whether the client reached us over HTTPS (directly, or through a TLS-terminating proxy listed in
+ * AUTH_TRUSTED_PROXIES: a client's own X-Forwarded-Proto is never believed).
+ */
 function isHttps(c: Context<AppEnv>): boolean {
-  return new URL(c.req.url).protocol === 'https:' || c.req.header('X-Forwarded-Proto') === 'https';
+  return isHttpsRequest(c);
 }
 
 /**

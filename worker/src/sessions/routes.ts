@@ -10,6 +10,7 @@ import { LoginBody, checkPasswordForSession, frontendWithError, isFormPost, read
 import { completeMerge, MergeBody } from './merge.js';
 import { revokeSessions } from './store.js';
 
+// Logins need no login beforehand: only the routes that take a credential declare roles.
 const ANY = { 'x-required-roles': ['admin', 'auditor', 'user'] };
 const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
 const formAndJson = <S extends z.ZodType>(schema: S) => ({
@@ -29,7 +30,6 @@ const login = createRoute({
     'With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account\'s, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account\'s (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.',
     'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
   ].join('\n\n'),
-  ...ANY,
   request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
   responses: {
     200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
@@ -59,7 +59,6 @@ const oauth = createRoute({
   summary: 'OAuth 2.0 password grant: a session, its cookie and an access token',
   description:
     'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2). Any role.',
-  ...ANY,
   request: { body: { required: false, content: { "application/x-www-form-urlencoded": { schema: OAuthForm } } } }, // errors in the OAuth shape, by the handler
   responses: {
     200: { description: 'the token', content: { 'application/json': { schema: OAuthToken } } },

@@ -1,8 +1,15 @@
 /**
- * Encryption of secrets stored in libSQL (OIDC client secrets), so that a database dump alone does
- * not reveal them: AES-256-GCM with a key derived (HKDF-SHA-256) from SECRETS_ENCRYPTION_KEY, or
- * from SESSION_SECRET_KEY when that is unset. Neither key is ever stored in the database by us
- * except the edge's generated session key, which is why production should set one of them.
+ * Encryption of secrets stored in libSQL (LDAP service passwords, OIDC client secrets), so that a
+ * database dump alone does not reveal them: AES-256-GCM with a key derived (HKDF-SHA-256) from
+ * SECRETS_ENCRYPTION_KEY, or from SESSION_SECRET_KEY when that is unset. Neither key is ever stored
+ * in the database by us except the edge's generated session key, which is why production should
+ * set one of them.
+ *
+ * Rotation: values are sealed with the current key only, but opened with any of the current and
+ * previous keys (SECRETS_ENCRYPTION_KEY, SECRETS_ENCRYPTION_KEY_PREVIOUS, SESSION_SECRET_KEY,
+ * SESSION_SECRET_KEY_PREVIOUS: the session keys too, so that records sealed before a dedicated
+ * key was set still open). A value opened with an older key is re-sealed with the current one by
+ * the caller (resealed on read, and by the periodic job), so the previous key can then be dropped.
  */
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
@@ -22,30 +29,71 @@ async function deriveKey(secret: string): Promise<CryptoKey> {
   );
 }
 
-/** The key material from the configuration; refuses when neither variable is set. */
-function secretOf(config: ConfigSnapshot): string {
+/** The key that seals: SECRETS_ENCRYPTION_KEY, else SESSION_SECRET_KEY; refuses when neither is set. */
+function sealingSecret(config: ConfigSnapshot): string {
   const secret = config.get('SECRETS_ENCRYPTION_KEY') || config.get('SESSION_SECRET_KEY');
   if (!secret) throw new ProblemError('CONFLICT', { detail: 'set AUTH_SECRETS_ENCRYPTION_KEY (or SESSION_SECRET_KEY) to store secrets' });
   return secret;
 }
 
+/** The keys that open, the sealing key first, then the previous ones (each once). */
+function openingSecrets(config: ConfigSnapshot): string[] {
+  const all = [
+    sealingSecret(config),
+    config.get('SECRETS_ENCRYPTION_KEY_PREVIOUS'),
+    config.get('SESSION_SECRET_KEY'),
+    config.get('SESSION_SECRET_KEY_PREVIOUS'),
+  ];
+  return [...new Set(all.filter((k) => k !== ''))];
+}
+
 /** Encrypts `plain` as `v1.<iv>.<ciphertext>` (base64). */
 export async function sealSecret(config: ConfigSnapshot, plain: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const key = await deriveKey(secretOf(config));
+  const key = await deriveKey(sealingSecret(config));
   const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, key, enc.encode(plain)));
   return `v1.${b64(iv)}.${b64(sealed)}`;
 }
 
-/** Decrypts a value of sealSecret; a wrong key or a corrupted value is a 502-class configuration error. */
-export async function openSecret(config: ConfigSnapshot, sealed: string): Promise<string> {
+/** The plain text, and whether it was sealed with another key than the current sealing key. */
+async function unseal(config: ConfigSnapshot, sealed: string): Promise<{ plain: string; stale: boolean }> {
+  const secrets = openingSecrets(config);
   const [version, iv, data] = sealed.split('.');
-  try {
-    if (version !== 'v1' || !iv || !data) throw new Error('format');
-    const key = await deriveKey(secretOf(config));
-    return new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(iv) }, key, unb64(data)));
-  } catch (err) {
-    if (err instanceof ProblemError) throw err;
-    throw new ProblemError('BAD_GATEWAY', { detail: 'a stored secret cannot be decrypted (was the encryption key changed?)' });
+  if (version === 'v1' && iv && data) {
+    for (const [i, secret] of secrets.entries()) {
+      try {
+        const key = await deriveKey(secret);
+        const bytes = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(iv) }, key, unb64(data));
+        const plain = new TextDecoder().decode(bytes);
+        return { plain, stale: i > 0 };
+      } catch {
+        // AES-GCM authenticates: a wrong key fails here, and the next one is tried.
+      }
+    }
   }
+  throw new ProblemError('BAD_GATEWAY', {
+    detail: 'a stored secret cannot be decrypted (was the encryption key changed without keeping the previous one?)',
+  });
+}
+
+/**
+ * Decrypts a value of sealSecret with the current key or a previous one; a value that no key
+ * opens (or a corrupted one) is a 502-class configuration error. When a previous key opened it,
+ * `reseal` receives the value sealed with the current key, for the caller to store in place of the
+ * old one (a failure to store is ignored: the next read tries again).
+ */
+export async function openSecret(
+  config: ConfigSnapshot,
+  sealed: string,
+  reseal?: (fresh: string) => Promise<unknown>,
+): Promise<string> {
+  const { plain, stale } = await unseal(config, sealed);
+  if (stale && reseal) await reseal(await sealSecret(config, plain)).catch(() => {});
+  return plain;
+}
+
+/** The value sealed with the current key when `sealed` was sealed with a previous one, else null. */
+export async function resealIfStale(config: ConfigSnapshot, sealed: string): Promise<string | null> {
+  const { plain, stale } = await unseal(config, sealed);
+  return stale ? sealSecret(config, plain) : null;
 }

@@ -13,10 +13,19 @@ import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { DAY_MS, type Role, type UserRow } from './model.js';
 
+/**
+ * Who makes an admin change: an administrator's account, or the operator command (`npm run ops`),
+ * which works on the database directly and has no account (id null).
+ */
+export type Actor = Pick<UserRow, 'login' | 'role'> & { id: string | null };
+
+/** The actor of the operator command in audit events: actor_login "operator", actor_id null. */
+export const OPERATOR_ACTOR: Actor = { id: null, login: 'operator', role: 'admin' };
+
 export interface AdminContext {
   db: Db;
   now: number;
-  actor: UserRow;
+  actor: Actor;
   requestId?: string;
 }
 
@@ -29,7 +38,7 @@ export function effectiveRole(user: UserRow, now: number): Role {
  * Super-access lends administrator rights for a while: it cannot hand out lasting ones (an admin
  * account or role) nor super-access, or it would outlive DEBUG_COUNTDOWN_USER_SU.
  */
-export function assertMayGrantAdmin(actor: UserRow): void {
+export function assertMayGrantAdmin(actor: Pick<UserRow, 'role'>): void {
   if (actor.role !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot grant administrator rights or super-access' });
 }
 
@@ -103,6 +112,22 @@ export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<v
 export async function findLiveAccount(db: Db, id: string): Promise<UserRow | undefined> {
   const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
   return rows[0];
+}
+
+/** Unblocks an account (blocked by an admin or by inactivity) and restarts its inactivity period. */
+export async function unblockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
+  const set = { status: 'active' as const, blockedReason: null, lastActivityAt: ctx.now };
+  await updateAccount(ctx, user, set, { audit: { type: 'account.unblocked' } });
+}
+
+/** Whether a live administrator account exists (active or blocked). */
+export async function adminExists(db: Db): Promise<boolean> {
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
+    .limit(1);
+  return rows.length > 0;
 }
 
 /** The live account `id`, or 404. */

@@ -1,18 +1,14 @@
 /** Administration of accounts under /v4/users (admin role). */
 import { createRoute, z } from '@hono/zod-openapi';
-import { and, eq, gt } from 'drizzle-orm';
-import { auditInsert } from '../audit/events.js';
 import { authenticate } from '../auth/middleware.js';
 import { adminOperation, superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { loginReservations } from '../../../schema/index.js';
 import { PublicUserSchema, toPublicUser } from './model.js';
-import { assertPasswordPolicy } from './password.js';
-import { createLocalUser } from './store.js';
 import { assertMayChangeRole } from './accounts.js';
-import { LOGIN_MAX_LENGTH, LOGIN_RULE, loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { createLocalAccount } from './create.js';
+import { LOGIN_MAX_LENGTH, LOGIN_RULE, loginViolation, normaliseLogin } from './login-name.js';
 
 /** Logins: the login rule of every source (users/login-name.ts), checked on the NFC form. */
 export const LoginSchema = z
@@ -72,27 +68,13 @@ export function registerUserAdmin(app: App): void {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
     }
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
-    assertPasswordPolicy(body.password, config);
-    const reserved = await db
-      .select({ until: loginReservations.until })
-      .from(loginReservations)
-      .where(and(eq(loginReservations.loginKey, loginKey(login)), gt(loginReservations.until, now)));
-    if (reserved[0]) {
-      throw new ProblemError('CONFLICT', { detail: `the login belonged to a deleted account and is reserved until ${new Date(reserved[0].until).toISOString()}` });
-    }
-    const actor = c.var.principal.user;
-    const user = await createLocalUser(db, {
-      login,
-      displayName: body.displayName ?? login,
-      email: body.email ?? null,
-      role: body.role,
-      passwordHash: await verifier.hasher.hash(body.password),
-      mustChangePassword: body.mustChangePassword,
-      sessionLimit: body.sessionLimit ?? null,
-      now,
-      extra: (u) => [auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', actor, subject: u, requestId: c.var.requestId, data: { role: u.role } })],
-    });
-    if (!user) throw new ProblemError('CONFLICT', { detail: 'the login is taken' });
+    // One hashing slot (503 when busy) for the new account's hash.
+    const user = await verifier.limit(() =>
+      createLocalAccount(
+        { ...body, login, displayName: body.displayName ?? login },
+        { db, config, hasher: verifier.hasher, now, actor: c.var.principal.user, requestId: c.var.requestId },
+      ),
+    );
     return c.json(toPublicUser(user, config), 201);
   });
 }

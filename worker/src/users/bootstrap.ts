@@ -3,14 +3,13 @@
  * AUTH_BOOTSTRAP_ADMIN_PASSWORD only while no live administrator exists. The password must pass
  * the password policy, the login the login rule of every account. No default password anywhere.
  */
-import { and, eq, isNull } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
-import { users } from '../../../schema/index.js';
 import { loginViolation, normaliseLogin } from './login-name.js';
+import { adminExists } from './accounts.js';
 import { createLocalUser } from './store.js';
 
 export type BootstrapResult = 'created' | 'admin-exists' | 'not-configured';
@@ -19,8 +18,7 @@ export type BootstrapResult = 'created' | 'admin-exists' | 'not-configured';
 export async function bootstrapAdmin(db: Db, config: ConfigSnapshot, hasher: PasswordHasher, now: number): Promise<BootstrapResult> {
   const login = normaliseLogin(config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN').trim());
   const password = config.get('AUTH_BOOTSTRAP_ADMIN_PASSWORD');
-  const admins = await db.select({ id: users.id }).from(users).where(and(eq(users.role, 'admin'), isNull(users.deletedAt))).limit(1);
-  if (admins.length > 0) return 'admin-exists';
+  if (await adminExists(db)) return 'admin-exists';
   if (login === '' && password === '') return 'not-configured';
   if (login === '' || password === '') throw new Error('set both AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD to create the first administrator');
   const badLogin = loginViolation(login);
@@ -38,4 +36,38 @@ export async function bootstrapAdmin(db: Db, config: ConfigSnapshot, hasher: Pas
     extra: (created) => [auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: created, data: { role: 'admin', via: 'bootstrap' } })],
   });
   return user ? 'created' : 'admin-exists';
+}
+
+/** The path of the first-run page below ROOT_PATH (offered while no administrator exists). */
+export const FIRST_RUN_PATH = '/first-run';
+
+/**
+ * What a host says once at start about the first administrator: that it was created, that the
+ * bootstrap variables are ignored because an administrator exists (so a changed password is not
+ * silently dropped), or how to get one. `firstRunUrl` is the first-run page, when the host offers it.
+ */
+export function bootstrapNotice(
+  result: BootstrapResult,
+  config: ConfigSnapshot,
+  firstRunUrl?: string,
+): { level: 'INFO' | 'WARNING'; msg: string } | undefined {
+  const login = config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN').trim();
+  if (result === 'created') return { level: 'INFO', msg: `created the first administrator "${login}"` };
+  if (result === 'admin-exists') {
+    if (login === '' && config.get('AUTH_BOOTSTRAP_ADMIN_PASSWORD') === '') return undefined;
+    return {
+      level: 'WARNING',
+      msg:
+        'an administrator exists, so AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD are ignored (they '
+        + 'only create the first one). For a locked-out or forgotten administrator: npm run ops -- unlock <login>, '
+        + 'or npm run ops -- reset-password <login>',
+    };
+  }
+  const page = firstRunUrl ? `open ${firstRunUrl} in a browser on this machine, or ` : '';
+  return {
+    level: 'WARNING',
+    msg:
+      `no administrator exists yet: ${page}set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD `
+      + 'and restart, or run npm run ops -- create-admin <login>',
+  };
 }

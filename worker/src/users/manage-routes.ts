@@ -9,7 +9,16 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loginLocks, users } from '../../../schema/index.js';
-import { assertMayChangeRole, assertMayGrantAdmin, deleteAccount, liveAccount, unlockAccount, updateAccount, type AdminContext } from './accounts.js';
+import {
+  assertMayChangeRole,
+  assertMayGrantAdmin,
+  deleteAccount,
+  liveAccount,
+  unblockAccount,
+  unlockAccount,
+  updateAccount,
+  type AdminContext,
+} from './accounts.js';
 import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
@@ -196,7 +205,7 @@ export function registerUserManagement(app: App): void {
     if (body.role !== undefined && body.role !== user.role && user.id === ctx.actor.id) {
       throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
     }
-    if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(ctx.actor);
+    if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(c.var.principal.user);
     const max = c.var.config.get('AUTH_SESSIONS_MAX_COUNT');
     if (body.sessionLimit && body.sessionLimit > max) {
       throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
@@ -226,8 +235,7 @@ export function registerUserManagement(app: App): void {
 
   app.openapi(unblockRoute, async (c) => {
     const user = await target(c);
-    const ctx = adminContext(c);
-    await updateAccount(ctx, user, { status: 'active', blockedReason: null, lastActivityAt: ctx.now }, { audit: { type: 'account.unblocked' } });
+    await unblockAccount(adminContext(c), user);
     return answer(c, user.id);
   });
 
@@ -242,16 +250,19 @@ export function registerUserManagement(app: App): void {
     const body = validated(c, 'json', Reset);
     const ctx = adminContext(c);
     // An administrator's reset is incident response: every session and every API token ends.
-    await setPassword(user, body.password, {
-      db: ctx.db,
-      config: c.var.config,
-      verifier: c.var.deps.verifier,
-      now: ctx.now,
-      actor: ctx.actor,
-      requestId: ctx.requestId,
-      mustChange: body.mustChangePassword,
-      ends: { reason: 'admin_reset', tokens: true },
-    });
+    const verifier = c.var.deps.verifier;
+    await verifier.limit(() =>
+      setPassword(user, body.password, {
+        db: ctx.db,
+        config: c.var.config,
+        verifier,
+        now: ctx.now,
+        actor: ctx.actor,
+        requestId: ctx.requestId,
+        mustChange: body.mustChangePassword,
+        ends: { reason: 'admin_reset', tokens: true },
+      }),
+    );
     return c.body(null, 204);
   });
 

@@ -141,21 +141,25 @@ export function registerMe(app: App): void {
       const detail = 'the password of an external account is managed by its directory or provider';
       throw new ProblemError('CONFLICT', { detail });
     }
-    const now = clock();
-    // The old password is required even after Basic: a stolen token alone cannot change it. It is
-    // counted like a login, or a stolen session or token would be an unthrottled password oracle.
-    const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
-    const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, logger: c.var.logger, challenge };
-    await verifyCurrentPassword(loginCtx, user, body.oldPassword);
-    await setPassword(user, body.newPassword, {
-      db,
-      config: c.var.config,
-      verifier,
-      now,
-      actor: user,
-      requestId: c.var.requestId,
-      // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (README).
-      ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
+    // One hashing slot for the whole change (old password, history, new hash): 503 when busy, taken
+    // before the attempt is reserved, so a 503 is never counted as a failure.
+    await verifier.limit(async () => {
+      const now = clock();
+      // The old password is required even after Basic: a stolen token alone cannot change it. It is
+      // counted like a login, or a stolen session or token would be an unthrottled password oracle.
+      const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
+      const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, logger: c.var.logger, challenge };
+      await verifyCurrentPassword(loginCtx, user, body.oldPassword);
+      await setPassword(user, body.newPassword, {
+        db,
+        config: c.var.config,
+        verifier,
+        now,
+        actor: user,
+        requestId: c.var.requestId,
+        // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (README).
+        ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
+      });
     });
     return c.body(null, 204);
   });

@@ -9,6 +9,7 @@ import { ProblemError } from '../http/problem.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
+import type { Actor } from './accounts.js';
 import type { UserRow } from './model.js';
 
 /** 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`. */
@@ -37,7 +38,7 @@ export interface SetPasswordOptions {
   config: ConfigSnapshot;
   verifier: PasswordVerifier;
   now: number;
-  actor: UserRow;
+  actor: Actor;
   requestId?: string;
   /** Set by an admin reset: the user must change it at the next login. */
   mustChange?: boolean;

@@ -1,0 +1,219 @@
+/**
+ * The first run on both hosts: ROOT_PATH and `/` lead somewhere (the first-run page while no
+ * administrator exists, the docs after), and the first-run page creates the first administrator
+ * for a client on the service's machine only (Node: the socket's peer; edge: the CF-Connecting-IP
+ * that wrangler dev sets), same-origin, policy-checked and audited, then is gone.
+ */
+import { request } from 'node:http';
+import { networkInterfaces } from 'node:os';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { auditOutbox } from '../../schema/index.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { openDatabase } from '../../worker/node/host.js';
+import { basic, baseUrl } from '../harness/client.js';
+import { startTestHost, type RunningHost } from '../harness/hosts.js';
+
+const kind = inject('hostKind');
+const PASSWORD = 'F1rst@dmin';
+let host: RunningHost;
+
+/** An IPv4 address of this machine that is not loopback (the Node host is reached through it). */
+const otherAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+
+beforeAll(async () => {
+  // No bootstrap administrator; the Node host listens on every interface, so that a client can
+  // reach it from a non-loopback address of the same machine.
+  const bind: Record<string, string> = kind === 'node' ? { AUTH_BIND_HOST: '0.0.0.0' } : {};
+  host = await startTestHost(kind, { AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '', ...bind });
+});
+afterAll(async () => host?.stop());
+
+const page = () => `${host.url}/first-run`;
+const root = () => new URL(host.url).pathname;
+
+function form(fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return fetch(page(), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: host.origin, ...headers },
+    body: new URLSearchParams(fields),
+  });
+}
+
+/** GET through http.request: connects to `address` and sends `headers` (Host included) as given. */
+function rawGet(address: string, path: string, headers: Record<string, string>) {
+  const port = Number(new URL(host.url).port);
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request({ host: address, port, path, headers }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('while no administrator exists', () => {
+  it('ROOT_PATH, ROOT_PATH/ and / redirect to the first-run page', async () => {
+    for (const path of [root(), `${root()}/`, '/']) {
+      const res = await fetch(`${host.origin}${path}`, { redirect: 'manual' });
+      expect(res.status, path).toBe(302);
+      expect(res.headers.get('location'), path).toBe(`${root()}/first-run`);
+    }
+  });
+
+  it('the page is a form for a loopback client, described with the password policy', async () => {
+    const res = await fetch(page());
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("form-action 'self'");
+    const text = await res.text();
+    expect(text).toContain(`action="${root()}/first-run"`);
+    expect(text).toContain('at least 1 special character from $ @ # %');
+  });
+
+  it('refused (403) for a client that is not on this machine', async () => {
+    if (kind === 'node') {
+      // A real connection from a non-loopback address; the Host and a CF-Connecting-IP header say
+      // loopback, but the Node host believes the socket only.
+      expect(otherAddress, 'a non-loopback IPv4 address of this machine').toBeDefined();
+      const headers = { Host: `127.0.0.1:${new URL(host.url).port}`, 'CF-Connecting-IP': '127.0.0.1' };
+      const res = await rawGet(otherAddress!, `${root()}/first-run`, headers);
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.body).detail).toContain("service's own machine");
+    } else {
+      // The edge host's client address: CF-Connecting-IP (Cloudflare's, or wrangler dev's).
+      const res = await fetch(page(), { headers: { 'CF-Connecting-IP': '192.0.2.7' } });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+    // Neither leads there from the root.
+    if (kind === 'edge') {
+      const res = await fetch(`${host.origin}/`, { redirect: 'manual', headers: { 'CF-Connecting-IP': '192.0.2.7' } });
+      expect(res.headers.get('location')).toBe(`${root()}/docs`);
+    }
+  });
+
+  it('refused through a proxy (forwarding headers) and under a non-loopback host name (DNS rebinding)', async () => {
+    const proxied: Record<string, string>[] = [
+      { 'X-Forwarded-For': '192.0.2.9' },
+      { Forwarded: 'for=192.0.2.9' },
+      { 'X-Real-IP': '192.0.2.9' },
+    ];
+    for (const headers of proxied) {
+      const res = await fetch(page(), { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+    }
+    const attacker = { Host: `attacker.example:${new URL(host.url).port}` };
+    const rebound = await rawGet('127.0.0.1', `${root()}/first-run`, attacker);
+    expect(rebound.status).toBe(403);
+  });
+
+  it('a cross-site form post is refused and creates nothing', async () => {
+    const res = await form({ login: 'intruder', password: PASSWORD }, { Origin: 'http://attacker.example' });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { reason: string }).reason).toBe('csrf');
+    const site = await form({ login: 'intruder', password: PASSWORD }, { Origin: '', 'Sec-Fetch-Site': 'cross-site' });
+    expect(site.status).toBe(403);
+    expect((await fetch(page())).status).toBe(200);
+  });
+
+  it('checks the password policy and the repeated password (a problem, or the form again for a browser)', async () => {
+    const weak = await form({ login: 'first', password: 'weak' });
+    expect(weak.status).toBe(422);
+    const body = (await weak.json()) as { code: string; violations: { rule: string }[] };
+    expect(body.code).toBe('PASSWORD_POLICY');
+    expect(body.violations.map((v) => v.rule)).toContain('min_length');
+    const differ = await form({ login: 'first', password: PASSWORD, passwordRepeat: 'F1rst@dmiN' });
+    expect(differ.status).toBe(422);
+    const html = await form({ login: 'first', password: 'weak', passwordRepeat: 'weak' }, { Accept: 'text/html' });
+    expect(html.status).toBe(422);
+    const text = await html.text();
+    expect(text).toContain('at least 8 characters');
+    expect(text).toContain('value="first"');
+    expect((await fetch(page())).status).toBe(200);
+  });
+});
+
+describe('creating the first administrator', () => {
+  it('creates it (audited), it logs in, and the page is gone', async () => {
+    const res = await form({ login: 'first', password: PASSWORD, passwordRepeat: PASSWORD }, { Accept: 'text/html' });
+    expect(res.status).toBe(201);
+    expect(await res.text()).toContain('Administrator "first" created');
+
+    const auth = { Authorization: basic('first', PASSWORD) };
+    const login = await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: auth });
+    expect(login.status).toBe(200);
+    expect(((await login.json()) as { role: string }).role).toBe('admin');
+
+    const database = openDatabase(parseEnvironment({ LIBSQL_URL: host.libsqlUrl }));
+    try {
+      const events = await database.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'user.created'));
+      expect(events).toHaveLength(1);
+      const data = { role: 'admin', via: 'first-run' };
+      expect(events[0]).toMatchObject({ stream: 'crud_admin', subjectLogin: 'first', actorId: null, data });
+    } finally {
+      database.close();
+    }
+
+    const gone = await fetch(page());
+    expect(gone.status).toBe(404);
+    expect(((await gone.json()) as { detail: string }).detail).toContain('npm run ops');
+    expect((await form({ login: 'second', password: PASSWORD })).status).toBe(404);
+  });
+
+  it('ROOT_PATH and / now redirect to the docs', async () => {
+    for (const path of [root(), '/']) {
+      const res = await fetch(`${host.origin}${path}`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      expect(res.headers.get('location')).toBe(`${root()}/docs`);
+    }
+  });
+});
+
+interface Operation {
+  security?: unknown[];
+  responses: object;
+  'x-required-roles'?: unknown;
+}
+
+async function openapi(): Promise<{ paths: Record<string, Record<string, Operation>> }> {
+  const res = await fetch(`${baseUrl()}/openapi.json`);
+  return (await res.json()) as { paths: Record<string, Record<string, Operation>> };
+}
+
+describe('the shared host (an administrator exists)', () => {
+  it('/ and ROOT_PATH redirect to the docs, which answer', async () => {
+    const res = await fetch(`${new URL(baseUrl()).origin}/`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const docs = await fetch(new URL(res.headers.get('location')!, baseUrl()));
+    expect(docs.status).toBe(200);
+    expect((await fetch(`${baseUrl()}/first-run`)).status).toBe(404);
+  });
+
+  it('the OpenAPI description lists the first-run page without security or roles', async () => {
+    const doc = await openapi();
+    const op = doc.paths[`${new URL(baseUrl()).pathname}/first-run`]!;
+    expect(op.post!.security).toEqual([]);
+    expect(op.post!['x-required-roles']).toBeUndefined();
+    expect(Object.keys(op.post!.responses)).toEqual(expect.arrayContaining(['201', '403', '404', '422']));
+  });
+
+  it('operations that need no login (logins, OIDC, the tunnel, first run) declare no roles', async () => {
+    const doc = await openapi();
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => !op.security || op.security.length === 0)
+        .map(([m, op]) => ({ at: `${m} ${path}`, roles: op['x-required-roles'] })),
+    );
+    const root = new URL(baseUrl()).pathname;
+    const logins = ['post /v3/login', 'post /v3/oauth_login', 'post /v3/login/union', 'get /v3/oidc/login/{idp_name}'];
+    const expected = [...logins, 'post /v3/sentry-tunnel'].map((o) => o.replace(' ', ` ${root}`));
+    expect(open.map((o) => o.at)).toEqual(expect.arrayContaining(expected));
+    expect(open.filter((o) => o.roles !== undefined).map((o) => o.at)).toEqual([]);
+  });
+});

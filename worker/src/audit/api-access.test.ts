@@ -1,0 +1,63 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/harness/app.js';
+import { auditOutbox } from '../../../schema/index.js';
+import { createApiAccessRecorder, type ApiAccessEvent } from './api-access.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const event = (n: number, at = 1_000): ApiAccessEvent => ({
+  at,
+  user: { id: `u${n}`, login: `user${n}` },
+  method: n % 2 ? 'basic' : 'bearer',
+  httpMethod: 'GET',
+  path: '/api/auth/v4/users/me',
+  status: n === 3 ? 401 : 200,
+  requestId: `r${n}`,
+  sourceIp: '10.1.2.3',
+  userAgent: 'curl/8',
+  ...(n % 2 ? {} : { tokenId: `t${n}` }),
+});
+const apiRows = () => t.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'api_access'));
+
+describe('API-access recorder', () => {
+  it('writes nothing per request: a batch is one multi-row insert when it is full or old enough', async () => {
+    const clock = { now: 0 };
+    const started: Promise<unknown>[] = [];
+    const rec = createApiAccessRecorder({ db: () => t.db, host: 'node-1', maxEvents: 5, maxDelayMs: 1_000, clock: () => clock.now });
+    for (let n = 0; n < 4; n++) rec.record(event(n), (p) => started.push(p));
+    expect(started).toHaveLength(0);
+    expect(rec.pending()).toBe(4);
+    expect(await apiRows()).toHaveLength(0);
+    rec.record(event(4), (p) => started.push(p));
+    expect(started).toHaveLength(1);
+    await Promise.all(started);
+    const rows = await apiRows();
+    expect(rows).toHaveLength(5);
+    expect(rows.find((r) => r.requestId === 'r3')).toMatchObject({ outcome: 'failure', actorLogin: 'user3', sourceIp: '10.1.2.3', userAgent: 'curl/8', host: 'node-1', type: 'api.request' });
+    expect(rows.find((r) => r.requestId === 'r0')!.data).toEqual({ method: 'bearer', httpMethod: 'GET', path: '/api/auth/v4/users/me', status: 200, tokenId: 't0' });
+    // Age: one event, then another a second later, flushes both.
+    rec.record(event(10), (p) => started.push(p));
+    clock.now += 1_000;
+    rec.record(event(11), (p) => started.push(p));
+    await Promise.all(started);
+    expect(await apiRows()).toHaveLength(7);
+    expect(rec.pending()).toBe(0);
+  });
+
+  it('flush() writes the rest (shutdown); a failed write is reported with what was lost', async () => {
+    const rec = createApiAccessRecorder({ db: () => t.db, host: 'h', maxEvents: 10_000 });
+    for (let n = 0; n < 1_200; n++) rec.record(event(n + 100), () => {});
+    await rec.flush();
+    expect((await apiRows()).length).toBe(7 + 1_200);
+    const lost: number[] = [];
+    const broken = createApiAccessRecorder({ db: () => { throw new Error('database gone'); }, host: 'h', onError: (_e, n) => lost.push(n) });
+    broken.record(event(1), () => {});
+    await broken.flush();
+    expect(lost).toEqual([1]);
+  });
+});

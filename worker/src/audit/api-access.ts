@@ -1,0 +1,103 @@
+/**
+ * API-access events (architecture.md §5): one per request authenticated with per-request credentials
+ * (Basic or Bearer). They are by far the most frequent events, so they never cost the request a
+ * database write: they wait in memory and reach the outbox in one multi-row INSERT per batch, after
+ * the response (edge: `waitUntil` of the request that fills or ages the batch; Node: a timer).
+ *
+ * What a crash can lose: the events of the last `maxDelayMs` (and, on the edge, those of an isolate
+ * evicted before its next request). That is acceptable for this stream and not for the others: an
+ * API-access event records a read that changed nothing, and the request that caused it still has its
+ * access-log line; every security event (logins, refusals, locks, changes) is written in the same
+ * transaction as the change it records and is never buffered.
+ */
+import type { Db } from '../store/index.js';
+import { auditOutbox } from '../../../schema/index.js';
+
+export interface ApiAccessEvent {
+  at: number;
+  user: { id: string; login: string };
+  method: 'basic' | 'bearer';
+  httpMethod: string;
+  path: string;
+  status: number;
+  requestId: string;
+  sourceIp: string | null;
+  userAgent: string | null;
+  /** The API token used (Bearer), never the token itself. */
+  tokenId?: string;
+}
+
+export interface ApiAccessRecorder {
+  /** Buffers one event; `background` runs the flush it may start after the response. */
+  record(e: ApiAccessEvent, background: (p: Promise<unknown>) => void): void;
+  /** Writes whatever is buffered (shutdown, tests). */
+  flush(): Promise<void>;
+  /** Events waiting in memory. */
+  pending(): number;
+}
+
+export interface RecorderOptions {
+  db: () => Db;
+  /** The instance that records (host.name of the documents). */
+  host: string;
+  /** Flush when this many events wait (default 200). */
+  maxEvents?: number;
+  /** Flush when the oldest event has waited this long (default 1 s). */
+  maxDelayMs?: number;
+  clock?: () => number;
+  onError?: (err: unknown, lost: number) => void;
+}
+
+/** SQLite's default limit of bound parameters per statement is 32,766; 13 columns a row. */
+const ROWS_PER_INSERT = 500;
+
+/** Creates the in-memory recorder of API-access events. */
+export function createApiAccessRecorder(o: RecorderOptions): ApiAccessRecorder {
+  const maxEvents = o.maxEvents ?? 200;
+  const maxDelayMs = o.maxDelayMs ?? 1_000;
+  const clock = o.clock ?? Date.now;
+  let buffer: ApiAccessEvent[] = [];
+  let oldest = 0;
+
+  const write = async (events: ApiAccessEvent[]) => {
+    const db = o.db();
+    for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
+      const rows = events.slice(i, i + ROWS_PER_INSERT).map((e) => ({
+        id: crypto.randomUUID(),
+        at: e.at,
+        stream: 'api_access',
+        type: 'api.request',
+        actorId: e.user.id,
+        actorLogin: e.user.login,
+        requestId: e.requestId,
+        outcome: e.status < 400 ? ('success' as const) : ('failure' as const),
+        sourceIp: e.sourceIp,
+        userAgent: e.userAgent,
+        host: o.host,
+        data: { method: e.method, httpMethod: e.httpMethod, path: e.path, status: e.status, ...(e.tokenId ? { tokenId: e.tokenId } : {}) },
+      }));
+      await db.insert(auditOutbox).values(rows);
+    }
+  };
+
+  const flush = async () => {
+    if (buffer.length === 0) return;
+    const events = buffer;
+    buffer = [];
+    try {
+      await write(events);
+    } catch (err) {
+      o.onError?.(err, events.length);
+    }
+  };
+
+  return {
+    record(e, background) {
+      if (buffer.length === 0) oldest = clock();
+      buffer.push(e);
+      if (buffer.length >= maxEvents || clock() - oldest >= maxDelayMs) background(flush());
+    },
+    flush,
+    pending: () => buffer.length,
+  };
+}

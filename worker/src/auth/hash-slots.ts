@@ -1,0 +1,87 @@
+/**
+ * A bound on concurrent password hashing (argon2id, 19 MiB and tens of milliseconds each): at most
+ * AUTH_PASSWORD_HASH_CONCURRENCY password checks run at once in a process (edge: an isolate), at
+ * most AUTH_PASSWORD_HASH_QUEUE wait for a slot, and beyond that the caller gets a 503 with
+ * Retry-After at once. Without it, a burst of logins would hold every libuv thread on Node (which
+ * WebCrypto and file access share) and queue without limit.
+ *
+ * Waiting is polling on the waiter's own timer, never a promise another request resolves: Workers
+ * cancel a request that waits on another request's work. For the same reason a slot or a place in
+ * the queue held longer than LEASE_MS is taken back (its request was cancelled, as Workers do when
+ * the client goes away, without running its `finally`), so a lost request never shrinks the bound.
+ */
+import { ProblemError } from '../http/problem.js';
+
+/** How long a slot or a waiting place may be held before it is considered lost (and a waiter gives up). */
+const LEASE_MS = 30_000;
+/** How often a waiter looks for a free slot. */
+const POLL_MS = 5;
+/** Retry-After of the 503, in seconds. */
+const RETRY_AFTER_S = 1;
+
+/** The bound: slots running at once, places waiting; `now` for tests. */
+export interface HashSlotsOptions {
+  concurrency: number;
+  queue: number;
+  now?: () => number;
+}
+
+/** A process-wide (edge: isolate-wide) bound on concurrent password work. */
+export interface HashSlots {
+  /** Runs `work` holding one slot; throws a 503 problem when every slot and waiting place is taken. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** The 503 of a full queue. It is not a login failure: nothing was checked. */
+export function hashingBusy(): ProblemError {
+  return new ProblemError('SERVICE_UNAVAILABLE', {
+    detail: 'too many password checks at once; try again shortly',
+    headers: { 'Retry-After': String(RETRY_AFTER_S) },
+    extensions: { reason: 'password-hashing-busy' },
+  });
+}
+
+/** Creates the bound of one process (or isolate). */
+export function createHashSlots(o: HashSlotsOptions): HashSlots {
+  const now = o.now ?? Date.now;
+  const running = new Map<number, number>();
+  const waiting = new Map<number, number>();
+  let nextId = 0;
+  const forgetLost = (held: Map<number, number>, t: number) => {
+    for (const [id, since] of held) if (t - since > LEASE_MS) held.delete(id);
+  };
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+  return {
+    async run(work) {
+      const id = nextId++;
+      let t = now();
+      forgetLost(running, t);
+      forgetLost(waiting, t);
+      if (running.size >= o.concurrency) {
+        if (waiting.size >= o.queue) throw hashingBusy();
+        const since = t;
+        waiting.set(id, since);
+        try {
+          while (running.size >= o.concurrency) {
+            await sleep(POLL_MS);
+            t = now();
+            if (t - since > LEASE_MS) throw hashingBusy();
+            forgetLost(running, t);
+          }
+        } finally {
+          waiting.delete(id);
+        }
+      }
+      running.set(id, now());
+      try {
+        return await work();
+      } finally {
+        running.delete(id);
+      }
+    },
+  };
+}
+
+/** No bound (tests and tools that hash outside requests). */
+export const UNBOUNDED: HashSlots = { run: (work) => work() };

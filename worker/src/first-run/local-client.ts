@@ -1,0 +1,40 @@
+/**
+ * Whether a request comes from the machine the service runs on: the condition of the first-run
+ * page, which creates the first administrator without any login (as Keycloak's development start
+ * does). Each host tells the client address it knows (Node: the socket's peer; edge: the
+ * CF-Connecting-IP that `wrangler dev` sets from its socket); the rest of the decision is the same
+ * on both hosts.
+ */
+
+/** Whether `address` is a loopback address: 127.0.0.0/8, ::1, or IPv4-mapped 127.x. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const a = address.trim().toLowerCase();
+  if (a === '::1' || a === '0:0:0:0:0:0:0:1') return true;
+  const v4 = a.startsWith('::ffff:') ? a.slice('::ffff:'.length) : a;
+  const parts = v4.split('.');
+  return parts.length === 4 && parts[0] === '127' && parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255);
+}
+
+/** Whether a URL's hostname names this machine (localhost, 127.0.0.0/8 or [::1]). */
+export function isLoopbackHostname(hostname: string): boolean {
+  const h = hostname.toLowerCase();
+  return h === 'localhost' || h === '[::1]' || isLoopbackAddress(h);
+}
+
+/** Headers that a proxy adds: their presence means the socket's peer is not the client. */
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip'];
+
+/**
+ * A request is local when all three hold:
+ * - the client address (from the host) is loopback;
+ * - no forwarding header is present: a reverse proxy on the same machine connects from loopback
+ *   on behalf of remote clients, so its requests must not count as local;
+ * - the URL's host is a loopback name: a page of another site that a browser reaches through DNS
+ *   rebinding (its name resolving to 127.0.0.1) carries that site's name, not a loopback one.
+ */
+export function isLocalRequest(request: Request, clientAddress: string | undefined): boolean {
+  if (!isLoopbackAddress(clientAddress)) return false;
+  if (FORWARDING_HEADERS.some((h) => request.headers.has(h))) return false;
+  return isLoopbackHostname(new URL(request.url).hostname);
+}

@@ -1,0 +1,217 @@
+/**
+ * The first-run page (ROOT_PATH/first-run) and the redirect of ROOT_PATH and `/`. While no
+ * administrator exists, a person on the service's machine creates the first one in a browser; the
+ * page is refused (403) to any other client and gone (404) once an administrator exists.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { and, eq, sql } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { passwordPolicy } from '../auth/password-policy.js';
+import type { App, AppEnv } from '../http/context.js';
+import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
+import { serviceMeta, users } from '../../../schema/index.js';
+import { adminExists } from '../users/accounts.js';
+import { LoginSchema } from '../users/admin-routes.js';
+import { FIRST_RUN_PATH } from '../users/bootstrap.js';
+import { createLocalAccount } from '../users/create.js';
+import { PublicUserSchema, toPublicUser } from '../users/model.js';
+import { isLocalRequest } from './local-client.js';
+import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
+
+/**
+ * The page ROOT_PATH and `/` send a browser to once an administrator exists, below ROOT_PATH: the
+ * API docs (DOCS_PREFIX) until the service has a console. Change it here only.
+ */
+export function homePath(o: { docsPrefix: string }): string {
+  return o.docsPrefix;
+}
+
+/** service_meta key claimed in the transaction that creates the first administrator. */
+const CLAIM_KEY = 'first_admin';
+
+const Form = z
+  .object({
+    login: LoginSchema,
+    password: z.string().min(1).max(1024),
+    passwordRepeat: z.string().max(1024).optional().openapi({ description: 'when sent, must equal password' }),
+  })
+  .openapi('FirstRunForm');
+
+const DESCRIPTION = [
+  'While no administrator exists, creates the first one: no login needed, so only a client on the',
+  "service's machine may use it: the client address must be loopback (Node host: the socket's peer;",
+  'edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL\'s host a',
+  'loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host,',
+  'X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way',
+  'back to a locked-out or forgotten one).',
+].join(' ');
+
+// Documented in the OpenAPI description; served by plain handlers (HTML or JSON by Accept, and the
+// form checked by the handler so that a browser gets the form back with what to fix).
+const getRoute = createRoute({
+  method: 'get',
+  path: FIRST_RUN_PATH,
+  tags: ['user_v4'],
+  summary: 'First-run page: the form that creates the first administrator',
+  description: DESCRIPTION,
+  security: [],
+  responses: {
+    200: { description: 'the form (HTML)', content: { 'text/html': { schema: z.string() } } },
+    ...problemResponses(403, 404),
+  },
+});
+
+const postRoute = createRoute({
+  method: 'post',
+  path: FIRST_RUN_PATH,
+  tags: ['user_v4'],
+  summary: 'Create the first administrator (first-run form post)',
+  description: [
+    DESCRIPTION,
+    'The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such',
+    'as curl, is no browser and cannot be led into a cross-site post). The password must pass the',
+    'password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
+    'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
+  ].join(' '),
+  security: [],
+  request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: Form } } } },
+  responses: {
+    201: {
+      description: 'the administrator (HTML page for a browser)',
+      content: { 'application/json': { schema: PublicUserSchema } },
+    },
+    ...problemResponses(400, 403, 404, 409, 415, 422),
+  },
+});
+
+/** 404 once an administrator exists; 403 for a client that is not on this machine. */
+async function assertOffered(c: Context<AppEnv>): Promise<void> {
+  if (await adminExists(c.var.db)) {
+    const detail = 'an administrator exists: the first-run page is gone (a locked-out or forgotten one: npm run ops)';
+    throw new ProblemError('NOT_FOUND', { detail });
+  }
+  if (!isLocal(c)) {
+    const detail = "the first-run page answers only on the service's own machine: open it from a browser there, "
+      + 'through 127.0.0.1 or localhost, without a proxy';
+    throw new ProblemError('FORBIDDEN', { detail });
+  }
+}
+
+function isLocal(c: Context<AppEnv>): boolean {
+  return isLocalRequest(c.req.raw, c.var.deps.clientAddress?.(c.req.raw, c.env));
+}
+
+/** A same-origin form post only (CSRF): the browser's Origin, else its Sec-Fetch-Site. */
+function assertSameOrigin(c: Context<AppEnv>): void {
+  const origin = c.req.header('Origin');
+  const site = c.req.header('Sec-Fetch-Site');
+  const own = new URL(c.req.url).origin;
+  const sameSite = site === undefined || site === 'same-origin' || site === 'none';
+  const crossSite = origin !== undefined ? origin !== own : !sameSite;
+  if (crossSite) {
+    throw new ProblemError('FORBIDDEN', { detail: 'cross-site form post refused', extensions: { reason: 'csrf' } });
+  }
+}
+
+/** The form's errors as a validation problem. */
+function invalid(errors: FieldError[]): ProblemError {
+  const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  return new ProblemError('VALIDATION', { detail, extensions: { errors } });
+}
+
+const PAGE_HEADERS = { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control': 'no-store' };
+
+const wantsHtml = (c: Context<AppEnv>) => (c.req.header('Accept') ?? '').includes('text/html');
+
+function messagesOf(err: ProblemError): string[] {
+  const list = (err.extensions.violations ?? err.extensions.errors) as { message: string; path?: string }[] | undefined;
+  return list?.map((v) => (v.path ? `${v.path}: ${v.message}` : v.message)) ?? [err.detail ?? err.title];
+}
+
+/** Registers the first-run page on `api` (below ROOT_PATH) and the redirects of ROOT_PATH and `/` on `app`. */
+export function registerFirstRun(app: App, api: App, o: { root: string; docsPrefix: string; title: string }): void {
+  const pageUrl = `${o.root}${FIRST_RUN_PATH}`;
+
+  // ROOT_PATH and `/` answered 404, though `npm start` prints ROOT_PATH: they lead somewhere now.
+  const home = async (c: Context<AppEnv>) => {
+    const target = !(await adminExists(c.var.db)) && isLocal(c) ? pageUrl : `${o.root}${homePath(o)}`;
+    return c.redirect(target, 302);
+  };
+  for (const path of new Set(['/', o.root || '/', `${o.root}/`])) app.get(path, home);
+
+  api.openAPIRegistry.registerPath(getRoute);
+  api.openAPIRegistry.registerPath(postRoute);
+
+  api.get(FIRST_RUN_PATH, async (c) => {
+    await assertOffered(c);
+    const form = firstRunForm({ title: o.title, action: pageUrl, policy: passwordPolicy(c.var.config) });
+    return c.html(form, 200, PAGE_HEADERS);
+  });
+
+  api.post(FIRST_RUN_PATH, async (c) => {
+    await assertOffered(c);
+    assertSameOrigin(c);
+    const type = c.req.header('Content-Type') ?? '';
+    if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) {
+      const detail = 'send the form as application/x-www-form-urlencoded';
+      throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail });
+    }
+    const raw = Object.fromEntries(Object.entries(await c.req.parseBody()).filter(([, v]) => typeof v === 'string'));
+    const login = typeof raw.login === 'string' ? raw.login : '';
+    try {
+      const parsed = Form.safeParse(raw);
+      if (!parsed.success) {
+        const path = (i: { path: readonly PropertyKey[] }) => i.path.map(String).join('.');
+        throw invalid(parsed.error.issues.map((i) => ({ location: 'form', path: path(i), message: i.message })));
+      }
+      const body = parsed.data;
+      if (body.passwordRepeat !== undefined && body.passwordRepeat !== body.password) {
+        throw invalid([{ location: 'form', path: 'passwordRepeat', message: 'the two passwords differ' }]);
+      }
+      const user = await createFirstAdmin(c, body.login, body.password);
+      if (!wantsHtml(c)) return c.json(toPublicUser(user, c.var.config), 201);
+      const apiUrl = `${new URL(c.req.url).origin}${o.root}`;
+      const done = firstRunDone({ title: o.title, login: user.login, docsUrl: `${o.root}${o.docsPrefix}`, apiUrl });
+      return c.html(done, 201, PAGE_HEADERS);
+    } catch (err) {
+      // A browser gets the form again with what to fix; other clients the problem.
+      if (!(err instanceof ProblemError) || !wantsHtml(c) || err.status === 404) throw err;
+      const policy = passwordPolicy(c.var.config);
+      const form = firstRunForm({ title: o.title, action: pageUrl, policy, login, errors: messagesOf(err) });
+      return c.html(form, err.status as 400, PAGE_HEADERS);
+    }
+  });
+}
+
+/**
+ * Creates the administrator in a transaction that also claims CLAIM_KEY, so that of two concurrent
+ * first-run posts only one commits (the other's claim violates the key); a claim left from an
+ * earlier administrator, when none is left at all, is cleared first.
+ */
+async function createFirstAdmin(c: Context<AppEnv>, login: string, password: string) {
+  const db = c.var.db;
+  const now = c.var.deps.clock();
+  const noAdmin = sql`not exists (select 1 from ${users} where role = 'admin' and deleted_at is null)`;
+  await db.delete(serviceMeta).where(and(eq(serviceMeta.key, CLAIM_KEY), noAdmin));
+  try {
+    return await createLocalAccount(
+      { login, password, role: 'admin' },
+      {
+        db,
+        config: c.var.config,
+        hasher: c.var.deps.verifier.hasher,
+        now,
+        actor: null,
+        requestId: c.var.requestId,
+        via: 'first-run',
+        extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id })],
+      },
+    );
+  } catch (err) {
+    if (err instanceof ProblemError && err.code === 'CONFLICT' && (await adminExists(db))) {
+      const detail = 'an administrator was created meanwhile: the first-run page is gone';
+      throw new ProblemError('NOT_FOUND', { detail });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Request body limits: a body is never buffered past its limit, so an anonymous caller cannot make
+ * the service hold (or parse) a body of any size. A Content-Length over the limit is refused before
+ * a byte is read; a chunked body is counted while it streams in and refused once it passes the
+ * limit, whatever it announced.
+ *
+ * Past the limit, up to the limit again is read and dropped (never kept) before the 413, so that
+ * the connection stays usable for the next request: a response that leaves a request body unread
+ * makes the connection unusable, and proxies in front of the worker (wrangler dev's, for one) then
+ * fail the next request on it. A longer body is cut off (the stream is cancelled): the service stops
+ * reading, and the host closes the connection.
+ */
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from './context.js';
+import { ProblemError } from './problem.js';
+
+/** The 413 problem of a body over `max` bytes; `variable` names the setting that sets the limit. */
+export function bodyTooLarge(max: number, variable: string): ProblemError {
+  const detail = `the body is larger than ${max} bytes (${variable})`;
+  return new ProblemError('PAYLOAD_TOO_LARGE', { detail, extensions: { maxBytes: max } });
+}
+
+/** The announced length, when Content-Length is present, well-formed and not overridden by chunking. */
+function declaredLength(headers: Headers): number | null {
+  const declared = headers.get('content-length');
+  if (declared === null || headers.has('transfer-encoding') || !/^\d+$/.test(declared)) return null;
+  return Number(declared);
+}
+
+/** Reads and drops up to `budget` more bytes; cancels the stream if it goes on beyond that. */
+async function drainOrCut(reader: ReadableStreamDefaultReader<Uint8Array>, budget: number): Promise<void> {
+  let left = budget;
+  while (left >= 0) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    left -= value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+}
+
+/**
+ * Refuses a body whose Content-Length is over `max` without keeping any of it: one within twice
+ * the limit is read and dropped (the connection stays usable), a longer one is not read at all.
+ */
+async function refuseDeclared(body: ReadableStream<Uint8Array>, length: number, max: number, variable: string) {
+  if (length <= 2 * max) await drainOrCut(body.getReader(), length);
+  else await body.cancel().catch(() => {});
+  throw bodyTooLarge(max, variable);
+}
+
+/** The body's bytes, or a 413 problem past `max` bytes (counted while reading). */
+export async function readBodyLimited(req: Request, max: number, variable: string): Promise<Uint8Array<ArrayBuffer>> {
+  const length = declaredLength(req.headers);
+  if (!req.body) return new Uint8Array(0);
+  if (length !== null && length > max) await refuseDeclared(req.body, length, max, variable);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await drainOrCut(reader, 2 * max - size);
+      throw bodyTooLarge(max, variable);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** What limitBody bounds, and which paths it leaves to their own limit. */
+export interface BodyLimitOptions {
+  /** Bytes. */
+  max: number;
+  /** The variable that sets `max`, named in the 413. */
+  variable: string;
+  /** Paths that bound their bodies themselves (the Sentry tunnel, with its own limit). */
+  exempt: (path: string) => boolean;
+}
+
+/**
+ * Bounds every request body before a handler sees it. A body with a Content-Length within the
+ * limit passes untouched (the runtime enforces the announced length); a chunked one is read here,
+ * counted, and handed on as bytes.
+ */
+export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const body = c.req.raw.body;
+    if (!body || o.exempt(c.req.path)) return next();
+    const length = declaredLength(c.req.raw.headers);
+    if (length !== null) {
+      if (length > o.max) await refuseDeclared(body, length, o.max, o.variable);
+      return next();
+    }
+    const bytes = await readBodyLimited(c.req.raw, o.max, o.variable);
+    c.req.raw = new Request(c.req.raw, { body: bytes });
+    return next();
+  };
+}

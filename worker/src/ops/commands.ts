@@ -1,0 +1,145 @@
+/**
+ * The operator command (`npm run ops`): the way back when the only administrator is locked out,
+ * blocked or has forgotten the password. It works on the database directly (no HTTP, no login), so
+ * it is for whoever can reach the database (the Node host's file, or LIBSQL_URL and its token).
+ * Every use is an audit event in audit_outbox with actor_login "operator" (actor_id null), written
+ * by the service's own account functions in the same transaction as the change.
+ */
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import { auditInsert } from '../audit/events.js';
+import { loginKey } from '../auth/credentials.js';
+import type { PasswordHasher } from '../auth/password-hash/index.js';
+import { lockedUntil, throttleKey } from '../auth/throttle.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
+import { users } from '../../../schema/index.js';
+import { OPERATOR_ACTOR, unblockAccount, unlockAccount, type AdminContext } from '../users/accounts.js';
+import { LoginSchema } from '../users/admin-routes.js';
+import { createLocalAccount } from '../users/create.js';
+import type { UserRow } from '../users/model.js';
+import { setPassword } from '../users/password.js';
+import { createPasswordVerifier } from '../auth/password-verifier.js';
+
+export interface OperatorContext {
+  db: Db;
+  /** The effective configuration (environment and saved settings), so the password policy is the service's. */
+  config: ConfigSnapshot;
+  hasher: PasswordHasher;
+  now: number;
+}
+
+/** What the operator sees of an account: never the hash. */
+export interface AccountState {
+  login: string;
+  role: UserRow['role'];
+  source: UserRow['source'];
+  status: UserRow['status'];
+  blockedReason: UserRow['blockedReason'];
+  /** Set while failed logins lock the account. */
+  lockedUntil: number | null;
+  mustChangePassword: boolean;
+  lastLoginAt: number | null;
+}
+
+function adminContext(ctx: OperatorContext): AdminContext {
+  return { db: ctx.db, now: ctx.now, actor: OPERATOR_ACTOR };
+}
+
+/** The throttle key of an account's failed logins (per LDAP server record for LDAP accounts). */
+function accountThrottleKey(user: UserRow): string {
+  return throttleKey(user.loginKey, user.source === 'ldap' && user.sourceName ? user.sourceName : undefined);
+}
+
+async function stateOf(ctx: OperatorContext, user: UserRow): Promise<AccountState> {
+  return {
+    login: user.login,
+    role: user.role,
+    source: user.source,
+    status: user.status,
+    blockedReason: user.blockedReason,
+    lockedUntil: await lockedUntil(ctx.db, accountThrottleKey(user), ctx.now),
+    mustChangePassword: user.mustChangePassword,
+    lastLoginAt: user.lastLoginAt,
+  };
+}
+
+/** The live account of `login` (case-insensitive), or 404 naming it. */
+async function accountOf(db: Db, login: string): Promise<UserRow> {
+  const rows = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt)))
+    .limit(1);
+  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no account with the login "${login}"` });
+  return rows[0];
+}
+
+/** The state of the account of `login` as now stored. */
+export async function describeAccount(ctx: OperatorContext, login: string): Promise<AccountState> {
+  return stateOf(ctx, await accountOf(ctx.db, login));
+}
+
+/** Lists the live administrators with their state; the listing itself is audited. */
+export async function listAdministrators(ctx: OperatorContext): Promise<AccountState[]> {
+  const admins = await ctx.db
+    .select()
+    .from(users)
+    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
+    .orderBy(asc(users.loginKey));
+  const event = { type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } };
+  await ctx.db.batch([auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', ...event })]);
+  return Promise.all(admins.map((u) => stateOf(ctx, u)));
+}
+
+/** Ends the failed-login lock of an account (its counted failures too). */
+export async function unlockLogin(ctx: OperatorContext, login: string): Promise<AccountState> {
+  const user = await accountOf(ctx.db, login);
+  await unlockAccount(adminContext(ctx), user);
+  return describeAccount(ctx, login);
+}
+
+/** Unblocks an account blocked by an administrator or by inactivity. */
+export async function unblockLogin(ctx: OperatorContext, login: string): Promise<AccountState> {
+  const user = await accountOf(ctx.db, login);
+  await unblockAccount(adminContext(ctx), user);
+  return describeAccount(ctx, login);
+}
+
+/**
+ * Sets a new password for a local account: the password policy and history apply, and the user
+ * must change it at the next login (as after an administrator's reset).
+ */
+export async function resetPasswordOf(ctx: OperatorContext, login: string, password: string): Promise<AccountState> {
+  const user = await accountOf(ctx.db, login);
+  await setPassword(user, password, {
+    db: ctx.db,
+    config: ctx.config,
+    verifier: createPasswordVerifier(ctx.hasher),
+    now: ctx.now,
+    actor: OPERATOR_ACTOR,
+    // As an administrator's reset: every session ends and every API token is revoked.
+    ends: { reason: 'admin_reset', tokens: true },
+    mustChange: true,
+  });
+  return describeAccount(ctx, login);
+}
+
+/** Creates another administrator (local account; policy-checked, audited). */
+export async function createAdministrator(
+  ctx: OperatorContext,
+  login: string,
+  password: string,
+  o: { mustChange?: boolean } = {},
+): Promise<AccountState> {
+  const parsed = LoginSchema.safeParse(login);
+  if (!parsed.success) {
+    const detail = `login "${login}": ${parsed.error.issues.map((i) => i.message).join('; ')}`;
+    throw new ProblemError('VALIDATION', { detail });
+  }
+  const user = await createLocalAccount(
+    { login, password, role: 'admin', mustChangePassword: o.mustChange ?? false },
+    { db: ctx.db, config: ctx.config, hasher: ctx.hasher, now: ctx.now, actor: OPERATOR_ACTOR, via: 'operator' },
+  );
+  return stateOf(ctx, user);
+}

@@ -1,0 +1,88 @@
+/**
+ * Creating a local account: the one path shared by the admin API (POST /v4/users), the first-run
+ * page and the operator command (`npm run ops -- create-admin`).
+ */
+import { and, eq, gt } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
+import { auditInsert } from '../audit/events.js';
+import type { PasswordHasher } from '../auth/password-hash/index.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
+import { loginReservations } from '../../../schema/index.js';
+import type { Actor } from './accounts.js';
+import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import type { Role, UserRow } from './model.js';
+import { assertPasswordPolicy } from './password.js';
+import { createLocalUser } from './store.js';
+
+export interface NewAccount {
+  login: string;
+  password: string;
+  displayName?: string;
+  email?: string | null;
+  role: Role;
+  mustChangePassword?: boolean;
+  sessionLimit?: number | null;
+}
+
+export interface CreateAccountOptions {
+  db: Db;
+  config: ConfigSnapshot;
+  hasher: PasswordHasher;
+  now: number;
+  /** Who creates it; null for the first-run page (nobody is logged in yet). */
+  actor: Actor | null;
+  requestId?: string;
+  /** Recorded in the audit event's data (e.g. "first-run", "operator"). */
+  via?: string;
+  /** More statements for the same transaction. */
+  extra?: (user: UserRow) => BatchItem<'sqlite'>[];
+}
+
+/**
+ * Checks the login rule (on the NFC form, which is stored), the password policy and the login
+ * reservations of deleted accounts, then creates the account with its audit event in one
+ * transaction. 422 VALIDATION or PASSWORD_POLICY, 409 when the login is taken or reserved.
+ */
+export async function createLocalAccount(input: NewAccount, o: CreateAccountOptions): Promise<UserRow> {
+  const a = { ...input, login: normaliseLogin(input.login) };
+  const why = loginViolation(a.login);
+  if (why) {
+    const message = why;
+    throw new ProblemError('VALIDATION', { detail: `login: ${message}`, extensions: { errors: [{ location: 'body', path: 'login', message }] } });
+  }
+  assertPasswordPolicy(a.password, o.config);
+  const reserved = await o.db
+    .select({ until: loginReservations.until })
+    .from(loginReservations)
+    .where(and(eq(loginReservations.loginKey, loginKey(a.login)), gt(loginReservations.until, o.now)));
+  if (reserved[0]) {
+    const until = new Date(reserved[0].until).toISOString();
+    const detail = `the login belonged to a deleted account and is reserved until ${until}`;
+    throw new ProblemError('CONFLICT', { detail });
+  }
+  const user = await createLocalUser(o.db, {
+    login: a.login,
+    displayName: a.displayName ?? a.login,
+    email: a.email ?? null,
+    role: a.role,
+    passwordHash: await o.hasher.hash(a.password),
+    mustChangePassword: a.mustChangePassword ?? false,
+    sessionLimit: a.sessionLimit ?? null,
+    now: o.now,
+    extra: (u) => [
+      auditInsert(o.db, o.now, {
+        stream: 'crud_admin',
+        type: 'user.created',
+        actor: o.actor,
+        subject: u,
+        requestId: o.requestId,
+        data: { role: u.role, ...(o.via ? { via: o.via } : {}) },
+      }),
+      ...(o.extra?.(u) ?? []),
+    ],
+  });
+  if (!user) throw new ProblemError('CONFLICT', { detail: 'the login is taken' });
+  return user;
+}
