@@ -22,6 +22,7 @@ import { nodeBridgeTransport } from './bridge-transport.js';
 import { createBridgeClient } from '../src/bridge/client.js';
 import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
+import { createBatchedLogWriter } from './log-writer.js';
 import { describeListenError } from './console.js';
 
 export interface NodeHostOptions {
@@ -103,7 +104,9 @@ function servedUrls(address: string | undefined, port: number, root: string): st
 export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const env = parseEnvironment(o.env);
   const clock = o.clock ?? Date.now;
-  const logger = createLogger({ threshold: () => toLevel(env.get('LOG_LEVEL')), write: o.writeLog, now: clock });
+  // Default: JSON lines on stdout, batched per turn of the event loop (log-writer.ts).
+  const writeLog = o.writeLog ?? createBatchedLogWriter().write;
+  const logger = createLogger({ threshold: () => toLevel(env.get('LOG_LEVEL')), write: writeLog, now: clock });
   const database = openDatabase(env);
   const { db } = database;
   const hasher = createNodeNativeHasher();
@@ -137,7 +140,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     clock,
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
-    writeLog: o.writeLog,
+    writeLog,
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
     clientAddress: (_request, bindings) => {
       const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;

@@ -60,6 +60,17 @@ function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: Read
   return error.issues.map((i) => ({ location: target, path: i.path.map(String).join('.'), message: i.message }));
 }
 
+/**
+ * Makes `c.var` read the request's variables in place. Hono's `c.var` copies every variable into a
+ * new object at each access (Object.fromEntries), and the code reads `c.var.x` a dozen times per
+ * request: that copying was a measurable share of an authenticated request's CPU (issue 15). The
+ * view reads through `c.get`, so it always shows the current values; it is read-only, as before.
+ */
+function readVarsInPlace(c: Context<AppEnv>): void {
+  const view = new Proxy({} as AppEnv['Variables'], { get: (_, key) => (typeof key === 'string' ? c.get(key as keyof AppEnv['Variables']) : undefined) });
+  Object.defineProperty(c, 'var', { value: view, configurable: true });
+}
+
 /** Builds the service's Hono app from its dependencies. */
 export function createApp(hostDeps: AppDeps): App {
   const env = hostDeps.config.env;
@@ -89,6 +100,7 @@ export function createApp(hostDeps: AppDeps): App {
 
   app.use('*', assignRequestId());
   app.use('*', async (c, next) => {
+    readVarsInPlace(c);
     const db = deps.db();
     c.set('db', db);
     c.set('sessionKeys', () => resolveSessionKeys(db));
