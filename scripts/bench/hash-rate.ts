@@ -30,13 +30,22 @@ export async function hashRate(config: BenchConfig): Promise<ScenarioResult> {
     });
     const last = output().trim().split('\n').pop() ?? '';
     if (code !== 0 || !last.startsWith('{')) throw new Error(`the hash worker failed (exit ${code}):\n${tail(output())}`);
-    const r = JSON.parse(last) as { sequentialPerSec: number; concurrentPerSec: number; concurrency: number };
+    const r = JSON.parse(last) as { sequentialPerSec: number; concurrentPerSec: number; concurrency: number; cpuMsPerHash: number; cpuMsPerHashSequential: number };
     return {
       scenario: 'hash-rate',
       status: 'ok',
-      message: `raw argon2id verifications on the host's core: ${round(r.sequentialPerSec)}/s one at a time, ${round(r.concurrentPerSec)}/s with ${r.concurrency} in flight`,
+      message:
+        `raw argon2id verifications on the host's core: ${round(r.sequentialPerSec)}/s one at a time, ${round(r.concurrentPerSec)}/s with ` +
+        `${r.concurrency} in flight; CPU ${round(r.cpuMsPerHash)} ms per verification (${round(r.cpuMsPerHashSequential)} ms one at a time)`,
       requestsPerSec: round(r.concurrentPerSec),
-      details: { sequentialPerSec: round(r.sequentialPerSec), concurrentPerSec: round(r.concurrentPerSec), concurrency: r.concurrency },
+      cpuPerRequestUs: round(r.cpuMsPerHash * 1000),
+      details: {
+        sequentialPerSec: round(r.sequentialPerSec),
+        concurrentPerSec: round(r.concurrentPerSec),
+        concurrency: r.concurrency,
+        cpuMsPerHash: round(r.cpuMsPerHash),
+        cpuMsPerHashSequential: round(r.cpuMsPerHashSequential),
+      },
     };
   } finally {
     await stopProcess(child);

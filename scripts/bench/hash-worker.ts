@@ -3,7 +3,8 @@
  * host's core by hash-rate.ts) verifies one password hash of the service's parameters with the
  * Node host's backend for BENCH_HASH_SECONDS, one at a time, then with BENCH_HASH_CONCURRENCY
  * verifications in flight (the libuv thread pool runs them, on the same pinned core). Prints one
- * JSON line: verifications per second of each.
+ * JSON line: verifications per second of each, and the CPU time per verification (a figure that
+ * another load on the machine disturbs less than the rate).
  */
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 
@@ -14,8 +15,8 @@ const hasher = createNodeNativeHasher();
 const password = 'Bn#7correctHorse9';
 const phc = await hasher.hash(password);
 
-/** Verifications per second with `inFlight` at a time, over `s` seconds. */
-async function rate(inFlight: number, s: number): Promise<number> {
+/** Verifications per second with `inFlight` at a time, over `s` seconds, and CPU ms per verification. */
+async function rate(inFlight: number, s: number): Promise<{ perSec: number; cpuMs: number }> {
   const end = performance.now() + s * 1000;
   let done = 0;
   const lane = async () => {
@@ -25,11 +26,15 @@ async function rate(inFlight: number, s: number): Promise<number> {
     }
   };
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: inFlight }, lane));
-  return done / ((performance.now() - start) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  return { perSec: done / ((performance.now() - start) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / done };
 }
 
 await rate(concurrency, warmupSeconds);
-const sequentialPerSec = await rate(1, seconds);
-const concurrentPerSec = await rate(concurrency, seconds);
-process.stdout.write(`${JSON.stringify({ sequentialPerSec, concurrentPerSec, concurrency })}\n`);
+const sequential = await rate(1, seconds);
+const concurrent = await rate(concurrency, seconds);
+process.stdout.write(
+  `${JSON.stringify({ sequentialPerSec: sequential.perSec, concurrentPerSec: concurrent.perSec, concurrency, cpuMsPerHash: concurrent.cpuMs, cpuMsPerHashSequential: sequential.cpuMs })}\n`,
+);

@@ -2,7 +2,7 @@
  * In-process cost of one request (app.fetch, no network, no load generator): a quick way to see
  * what a change of the hot path does, and to profile it (node --cpu-prof --import tsx ...).
  *
- *   taskset -c 0 npx tsx scripts/bench/in-process.ts bearer|cookie|live [requests=20000]
+ *   taskset -c 0 npx tsx scripts/bench/in-process.ts bearer|cookie|live|login [requests=20000]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,13 +59,16 @@ if (kind === 'bearer') {
 } else if (kind === 'cookie') {
   const r = await t.app.fetch(new Request(`${base}/v3/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'admin', password: 'Adm#1passWord' }) }));
   headers = { cookie: r.headers.getSetCookie()[0]!.split(';')[0]! };
+} else if (kind === 'login') {
+  path = '/v3/login_without_session';
+  headers = { authorization: basic };
 } else path = '/health/live';
 const once = async () => {
-  const res = await t.app.fetch(new Request(`${base}${path}`, { headers }));
+  const res = await t.app.fetch(new Request(`${base}${path}`, { headers, method: kind === 'login' ? 'POST' : 'GET' }));
   if (res.status !== 200) throw new Error(`status ${res.status}: ${await res.text()}`);
   await res.text();
 };
-for (let i = 0; i < 2000; i++) await once();
+for (let i = 0; i < (kind === 'login' ? 5 : 2000); i++) await once();
 t.logs.length = 0;
 const start = performance.now();
 const cpu0 = process.cpuUsage();
