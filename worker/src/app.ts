@@ -16,6 +16,7 @@ import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
 import type { App, AppDeps, AppEnv } from './http/context.js';
+import type { ConfigSnapshot } from './config/index.js';
 import { limitBody } from './http/body-limit.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { assignRequestId } from './http/request-id.js';
@@ -86,6 +87,7 @@ export function createApp(hostDeps: AppDeps): App {
   const resolveSessionKeys = sessionKeyResolver(env);
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
+  let levelsOf: ConfigSnapshot | undefined;
   const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
   const accessLogger = createLogger({ threshold: () => levels.access, write: deps.writeLog, now: deps.clock, fields: { logger: 'access' } });
 
@@ -105,8 +107,12 @@ export function createApp(hostDeps: AppDeps): App {
     c.set('db', db);
     c.set('sessionKeys', () => resolveSessionKeys(db));
     const config = await deps.config.current(() => loadSavedSettings(db));
-    levels.log = toLevel(config.get('LOG_LEVEL'));
-    levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
+    if (config !== levelsOf) {
+      // A new snapshot (a settings change, or its refresh every 2 s): read the levels again.
+      levelsOf = config;
+      levels.log = toLevel(config.get('LOG_LEVEL'));
+      levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
+    }
     c.set('config', config);
     c.set('deps', deps);
     const client = c.var.clientRequestId;
