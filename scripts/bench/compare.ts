@@ -95,8 +95,10 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
 export function formatGrowth(results: readonly ScenarioResult[]): string {
   const rows = results.filter((r) => /^growth-\d+$/.test(r.scenario) && r.details).map((r) => {
     const d = r.details!;
-    return [String(d.accounts), show(d.dbMiB as number), show(d.seedSeconds as number), show(d.bearerPerSec as number), show(d.bearerP99Ms as number), show(d.cookiePerSec as number), show(d.cookieP99Ms as number), show(d.loginP50Ms as number), show(d.idleRssMiB as number), show(d.loadRssMiB as number)];
+    const n = (k: string) => show(d[k] as number | undefined);
+    return [String(d.accounts), n('dbMiB'), n('seedSeconds'), n('bearerPerSec'), n('bearerP99Ms'), n('bearerCpuUs'), n('cookiePerSec'), n('cookieP99Ms'), n('cookieCpuUs'), n('loginP50Ms'), n('idleRssMiB'), n('loadRssMiB')];
   });
   if (rows.length === 0) return '';
-  return table(['accounts', 'db MiB', 'seed s', 'Bearer/s', 'p99 ms', 'cookie/s', 'p99 ms', 'login p50 ms', 'RSS idle MiB', 'RSS load MiB'], rows);
+  const header = ['accounts', 'db MiB', 'seed s', 'Bearer/s', 'p99 ms', 'cpu us', 'cookie/s', 'p99 ms', 'cpu us', 'login p50 ms', 'RSS idle MiB', 'RSS load MiB'];
+  return table(header, rows);
 }

@@ -111,15 +111,17 @@ export async function growth(config: BenchConfig, adminPassword: string, registe
           loadRssMiB: mib(Math.max(bearer.rssMaxKiB ?? 0, cookie.rssMaxKiB ?? 0)),
           bearerPerSec: bearer.requestsPerSec,
           bearerP99Ms: bearer.p99Ms,
+          bearerCpuUs: bearer.cpuPerRequestUs,
           cookiePerSec: cookie.requestsPerSec,
           cookieP99Ms: cookie.p99Ms,
+          cookieCpuUs: cookie.cpuPerRequestUs,
           loginP50Ms: loginP50,
         };
         for (const r of [bearer, cookie]) report({ ...r, details: { ...r.details, ...details } });
         report({
           scenario: `growth-${n}`,
           status: bearer.status === 'ok' && cookie.status === 'ok' ? 'ok' : 'flagged',
-          message: `${n.toLocaleString('en')} accounts (seeded in ${details.seedSeconds} s, database ${details.dbMiB} MiB): Bearer ${details.bearerPerSec}/s, cookie ${details.cookiePerSec}/s, login p50 ${loginP50} ms, RSS idle ${details.idleRssMiB} MiB / under load ${details.loadRssMiB} MiB`,
+          message: `${n.toLocaleString('en')} accounts (seeded in ${details.seedSeconds} s, database ${details.dbMiB} MiB): Bearer ${details.bearerPerSec}/s (${details.bearerCpuUs} us CPU each), cookie ${details.cookiePerSec}/s (${details.cookieCpuUs} us), login p50 ${loginP50} ms, RSS idle ${details.idleRssMiB} MiB / under load ${details.loadRssMiB} MiB`,
           details,
         });
       } finally {
