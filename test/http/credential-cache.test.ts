@@ -1,5 +1,5 @@
 /**
- * The in-process cache of token and session lookups (architecture.md §5) never lets a
+ * The in-process cache of token and session lookups (architecture.md, "Performance") never lets a
  * credential outlive what ended it on the same instance: each case uses the credential (so its
  * lookup is cached), ends it, and uses it again at once. On both hosts.
  */

@@ -1,5 +1,5 @@
 /**
- * The credential cache (architecture.md §5): which writes empty it, how long an entry
+ * The credential cache (architecture.md, "Performance"): which writes empty it, how long an entry
  * lives, what it never keeps; and two Node hosts on one database, where a change made on one is
  * seen on the other within the documented bound (CREDENTIAL_CACHE_TTL_MS).
  */

@@ -3,7 +3,7 @@
  * token's account, a session's row and account. Without it, every Bearer or cookie request costs
  * a database query; with it, at most one per credential per second.
  *
- * Staleness (architecture.md §5):
+ * Staleness (architecture.md, "Performance"):
  * - In this process (edge: isolate), any write that can change a credential (a revocation, a
  *   logout, a block, a deletion, a role or password change, a new session's limit: every insert,
  *   update or delete of users, sessions or api_tokens through the service's database handle, see
