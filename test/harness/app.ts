@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../worker/src/app.js';
+import type { AppDeps } from '../../worker/src/http/context.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
 import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
@@ -22,8 +23,8 @@ export interface TestApp {
   close(): void;
 }
 
-/** Builds the app over a temporary database, with a clock the test sets. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** Builds the app over a temporary database, with a clock the test sets; `deps` adds e.g. a bridge client. */
+export async function createTestApp(env: Record<string, string> = {}, deps: Partial<AppDeps> = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-app-'));
   const config = parseEnvironment({ ...BASE_TEST_ENV, AUTH_TEST_CLOCK_CONTROL: 'False', AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL', ...env, LIBSQL_URL: `file:${join(dir, 'a.db')}` });
   const database = openDatabase(config);
@@ -39,6 +40,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles('static'),
     writeLog: (line) => logs.push(line),
+    ...deps,
   });
   return {
     app,

@@ -268,11 +268,13 @@ export interface paths {
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.
          *
-         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure.
+         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
          *     Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), not counted.
          *
          *     LDAP: 400 UNKNOWN_LDAP_SERVER naming a name without an enabled record (record names are public, answered before any password check); 409 MERGE_REQUIRED when the login is a local account's (merge it through /v3/login); 409 LOGIN_CONFLICT when it is another external account's (another record, or OIDC: never linked, an administrator must resolve it); 502/503/504 when the directory or the bridge fails (never counted as a wrong password).
+         *
+         *     LDAP, first login only: 403 LOGIN_NOT_ALLOWED when the directory's login breaks the login rule (letters, digits and . _ - @, starting with a letter or digit) or is still reserved after a deletion (`reason`: characters or reserved); no account is created.
          */
         post: {
             parameters: {
@@ -338,7 +340,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -433,7 +435,7 @@ export interface paths {
          *
          *     With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account's, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.
          *
-         *     Failures as for login_without_session; an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          */
         post: {
             parameters: {
@@ -579,7 +581,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -704,6 +706,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -760,6 +771,15 @@ export interface paths {
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -889,6 +909,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -945,6 +974,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1005,6 +1043,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1092,6 +1139,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1217,6 +1273,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -1295,6 +1360,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1369,12 +1443,21 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         /**
          * Create a local account
-         * @description Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 409 when the login is taken or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
+         * @description Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
          */
         post: {
             parameters: {
@@ -1495,6 +1578,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1551,6 +1643,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1622,6 +1723,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1689,6 +1799,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1761,6 +1880,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1828,6 +1956,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1892,6 +2029,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1981,6 +2127,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2056,6 +2211,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2126,6 +2290,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2196,6 +2369,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2296,6 +2478,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2406,6 +2597,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         /**
@@ -2461,6 +2661,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2530,6 +2739,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2610,6 +2828,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2665,6 +2892,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2784,6 +3020,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2859,6 +3104,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -2916,6 +3170,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2993,6 +3256,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -3061,6 +3333,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3116,6 +3397,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -3207,6 +3497,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -3261,6 +3560,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3338,6 +3646,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -3406,6 +3723,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3461,6 +3787,15 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -3541,6 +3876,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -3626,7 +3970,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3736,7 +4080,7 @@ export interface paths {
          *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *
-         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account, goes to DEFAULT_FRONTEND_URL with `auth_error`. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
+         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
          */
         get: {
             parameters: {
@@ -3796,6 +4140,851 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/v3/logs/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health of the audit pipeline
+         * @description Admin only. Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery, the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job (`ship-audit-outbox`). Super-access: allowed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the pipeline */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditPipeline"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/audit_log_types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Audit log types
+         * @description Roles auditor or admin. One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it records.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the types */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditLogTypes"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search an audit log (query DSL)
+         * @description Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. The worker adds a server-side `timeout` (80% of LOGSTORE_TIMEOUT; the answer then says `timed_out`). The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LogSearchBody"];
+                };
+            };
+            responses: {
+                /** @description the store's search answer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LogStoreAnswer"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/field_caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Field capabilities of an audit log
+         * @description Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. `fields` goes in the body (a list, or a comma-separated string; default `*`), with an optional `index_filter` query. The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LogFieldCapsBody"];
+                };
+            };
+            responses: {
+                /** @description the store's field_caps answer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LogFieldCapsAnswer"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find audit events (simple form)
+         * @description Roles auditor or admin. Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Newest first (`@timestamp`, then `event.id`), `size` per page (default 50, at most 500); `nextCursor` continues after the page's last event (search_after), so pages never skip or repeat an event. A cursor this service did not make: 422. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a login: events where it is the actor or the subject (exact) */
+                    user?: string;
+                    /** @description the client's IP address (exact) */
+                    ip?: string;
+                    outcome?: "success" | "failure";
+                    /** @description event types, comma-separated (any of) */
+                    type?: string;
+                    /** @description ISO 8601, inclusive */
+                    from?: string;
+                    /** @description ISO 8601, exclusive */
+                    to?: string;
+                    /** @description page size, at most 500 */
+                    size?: number;
+                    /** @description the nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditEventsPage"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/logs/{audit_log_type}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export audit events (NDJSON or CSV)
+         * @description Roles auditor or admin. Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Every matching event, newest first, streamed as an attachment (pages of 500 through the store): `format=ndjson` (default; one event per line, as stored) or `csv` (columns `timestamp`, `event.id`, `event.type`, `event.outcome`, `actor.login`, `subject.login`, `source.ip`, `document`; `document` is the whole event as JSON; cells starting with = + - @ get a leading apostrophe). At most 100000 events: more matches are refused with 422 before anything is sent (narrow `from`/`to`). A failure after the first page aborts the transfer, so a partial file is never complete-looking. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a login: events where it is the actor or the subject (exact) */
+                    user?: string;
+                    /** @description the client's IP address (exact) */
+                    ip?: string;
+                    outcome?: "success" | "failure";
+                    /** @description event types, comma-separated (any of) */
+                    type?: string;
+                    /** @description ISO 8601, inclusive */
+                    from?: string;
+                    /** @description ISO 8601, exclusive */
+                    to?: string;
+                    format?: "ndjson" | "csv";
+                };
+                header?: never;
+                path: {
+                    /** @description the log type: user_activity, crud_user, crud_admin, api_access, ext_service_access, data_lifecycle (GET /v3/logs/audit_log_types); anything else is 404 */
+                    audit_log_type: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the events, streamed (Content-Disposition: attachment) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/csv": string;
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Bad gateway */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Gateway timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/first-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * First-run page: the form that creates the first administrator
+         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the form (HTML) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        put?: never;
+        /**
+         * Create the first administrator (first-run form post)
+         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one). The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such as curl, is no browser and cannot be led into a cross-site post). The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run). A browser (Accept: text/html) gets HTML pages, other clients JSON.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/x-www-form-urlencoded": components["schemas"]["FirstRunForm"];
+                };
+            };
+            responses: {
+                /** @description the administrator (HTML page for a browser) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3816,6 +5005,11 @@ export interface components {
                  */
                 bridge: "ok" | "down" | "not-configured";
             };
+            /** @description reported, never failing readiness: audit events waiting for the log store (all streams), the age of the oldest; null when unreadable. Details: GET /v3/logs/pipeline */
+            auditPipeline: {
+                depth: number;
+                oldestUndeliveredAgeSeconds: number | null;
+            } | null;
         };
         /** @description RFC 9457 problem details */
         Problem: {
@@ -3951,7 +5145,10 @@ export interface components {
             newPassword: string;
         };
         CreateUser: {
-            /** @example j.doe */
+            /**
+             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit. Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).
+             * @example j.doe
+             */
             login: string;
             password: string;
             displayName?: string;
@@ -4213,6 +5410,254 @@ export interface components {
             roleAuditorGroup?: string | null;
             enabled?: boolean;
         };
+        /**
+         * @example {
+         *       "streams": [
+         *         {
+         *           "stream": "user_activity",
+         *           "pattern": "svc-sec-user-activity-*",
+         *           "depth": 3,
+         *           "oldestUndeliveredAt": "2026-11-26T10:00:00.000Z",
+         *           "oldestUndeliveredAgeSeconds": 42,
+         *           "deadLetters": 1,
+         *           "lastError": "the log store answered 503"
+         *         }
+         *       ],
+         *       "shippingJob": {
+         *         "name": "ship-audit-outbox",
+         *         "lastRunAt": "2026-11-26T10:00:30.000Z",
+         *         "lastDurationMs": 120,
+         *         "lastResult": {
+         *           "shipped": 20
+         *         },
+         *         "running": false
+         *       }
+         *     }
+         */
+        AuditPipeline: {
+            streams: components["schemas"]["AuditStreamPipeline"][];
+            /** @description null while the shipping job never ran against this database */
+            shippingJob: {
+                /** @enum {string} */
+                name: "ship-audit-outbox";
+                lastRunAt: string | null;
+                lastDurationMs: number | null;
+                /** @description what the last run reported (JSON), or its error text */
+                lastResult?: unknown;
+                running: boolean;
+            } | null;
+        };
+        AuditStreamPipeline: {
+            /** @enum {string} */
+            stream: "user_activity" | "crud_user" | "crud_admin" | "api_access" | "ext_service_access" | "data_lifecycle";
+            /** @example svc-sec-user-activity-* */
+            pattern: string;
+            /** @description events waiting for delivery (not shipped, not dead letters) */
+            depth: number;
+            /** @description time of the oldest waiting event */
+            oldestUndeliveredAt: string | null;
+            oldestUndeliveredAgeSeconds: number | null;
+            /** @description events the store refused for good (kept, never retried) */
+            deadLetters: number;
+            /** @description the error of the waiting or dead event that failed most recently */
+            lastError: string | null;
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "name": "user_activity",
+         *           "variable": "AUDIT_USER_ACTIVITY_PATTERN",
+         *           "pattern": "svc-sec-user-activity-*",
+         *           "description": "logins and logouts, refused logins, lockouts, sessions started and ended"
+         *         }
+         *       ],
+         *       "logstoreConfigured": true
+         *     }
+         */
+        AuditLogTypes: {
+            items: components["schemas"]["AuditLogType"][];
+            /** @description false while LOGSTORE_URLS is the placeholder: queries answer 503 */
+            logstoreConfigured: boolean;
+        };
+        AuditLogType: {
+            /** @example user_activity */
+            name: string;
+            /**
+             * @description the variable holding the index pattern
+             * @example AUDIT_USER_ACTIVITY_PATTERN
+             */
+            variable: string;
+            /**
+             * @description the effective index pattern
+             * @example svc-sec-user-activity-*
+             */
+            pattern: string;
+            description: string;
+        };
+        /**
+         * @description The store's answer, passed back as it is.
+         * @example {
+         *       "took": 3,
+         *       "timed_out": false,
+         *       "hits": {
+         *         "total": {
+         *           "value": 1,
+         *           "relation": "eq"
+         *         },
+         *         "hits": [
+         *           {
+         *             "_index": "svc-sec-user-activity-2026.11.26",
+         *             "_id": "e1",
+         *             "_source": {
+         *               "@timestamp": "2026-11-26T10:00:00.000Z",
+         *               "event": {
+         *                 "type": "login.failed",
+         *                 "outcome": "failure"
+         *               }
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        LogStoreAnswer: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The store's _search query DSL, checked against the allow-list (README, "Audit logs"): query, post_filter, from, size (from + size ≤ 10000), sort, _source, aggs, track_total_hits, search_after. Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile, explain, slice, stored_fields, docvalue_fields, timeout and anything unlisted.
+         * @example {
+         *       "query": {
+         *         "bool": {
+         *           "filter": [
+         *             {
+         *               "term": {
+         *                 "event.outcome.keyword": "failure"
+         *               }
+         *             },
+         *             {
+         *               "range": {
+         *                 "@timestamp": {
+         *                   "gte": "now-1d"
+         *                 }
+         *               }
+         *             }
+         *           ]
+         *         }
+         *       },
+         *       "sort": [
+         *         {
+         *           "@timestamp": {
+         *             "order": "desc"
+         *           }
+         *         }
+         *       ],
+         *       "size": 20
+         *     }
+         */
+        LogSearchBody: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The store's answer, passed back as it is.
+         * @example {
+         *       "indices": [
+         *         "svc-sec-user-activity-2026.11.26"
+         *       ],
+         *       "fields": {
+         *         "event.type": {
+         *           "text": {
+         *             "type": "text",
+         *             "searchable": true,
+         *             "aggregatable": false
+         *           }
+         *         },
+         *         "event.type.keyword": {
+         *           "keyword": {
+         *             "type": "keyword",
+         *             "searchable": true,
+         *             "aggregatable": true
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        LogFieldCapsAnswer: {
+            [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "fields": [
+         *         "event.*",
+         *         "@timestamp"
+         *       ]
+         *     }
+         */
+        LogFieldCapsBody: {
+            /**
+             * @description the fields to describe (wildcards allowed); default `*`
+             * @example [
+             *       "event.*",
+             *       "actor.login"
+             *     ]
+             */
+            fields?: string[] | string;
+            /** @description a query (allow-listed like search queries): only indices with matching documents */
+            index_filter?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "@timestamp": "2026-11-26T10:00:00.000Z",
+         *           "event": {
+         *             "id": "e1",
+         *             "type": "login.failed",
+         *             "outcome": "failure"
+         *           },
+         *           "subject": {
+         *             "login": "alice"
+         *           },
+         *           "source": {
+         *             "ip": "10.0.0.1"
+         *           }
+         *         }
+         *       ],
+         *       "nextCursor": null,
+         *       "total": {
+         *         "value": 1,
+         *         "relation": "eq"
+         *       }
+         *     }
+         */
+        AuditEventsPage: {
+            /** @description the events as stored, newest first */
+            items: {
+                [key: string]: unknown;
+            }[];
+            /** @description pass as `cursor` for the next page; null after the last */
+            nextCursor: string | null;
+            /** @description matching events as the store counts them (up to 10,000 exactly, then `gte`) */
+            total: {
+                value: number;
+                /** @enum {string} */
+                relation: "eq" | "gte";
+            } | null;
+        };
+        FirstRunForm: {
+            /**
+             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit. Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).
+             * @example j.doe
+             */
+            login: string;
+            password: string;
+            /** @description when sent, must equal password */
+            passwordRepeat?: string;
+        };
     };
     responses: {
         /** @description Malformed request: the body is not valid JSON or form data */
@@ -4242,7 +5687,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is larger than the limit */
+        /** @description The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;

@@ -77,7 +77,12 @@ describe('health', () => {
   it('readiness checks the database and reports the bridge', async () => {
     const res = await fetch(`${base}/health/ready`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', checks: { database: 'ok', bridge: 'not-configured' } });
+    expect(await res.json()).toEqual({
+      status: 'ok',
+      checks: { database: 'ok', bridge: 'not-configured' },
+      // Reported, never required: audit events waiting for the log store.
+      auditPipeline: { depth: expect.any(Number), oldestUndeliveredAgeSeconds: expect.toBeOneOf([null, expect.any(Number)]) },
+    });
   });
 });
 
@@ -91,6 +96,9 @@ describe('OpenAPI docs, offline', () => {
     const root = new URL(base).pathname;
     expect(Object.keys(doc.paths)).toContain(`${root}/v3/client-config`);
     expect(Object.keys(doc.paths)).toContain(`${root}/health/ready`);
+    for (const op of ['audit_log_types', '{audit_log_type}/search', '{audit_log_type}/field_caps']) {
+      expect(Object.keys(doc.paths)).toContain(`${root}/v3/logs/${op}`);
+    }
   });
 
   it('the page loads only same-origin assets, and each of them is served', async () => {

@@ -178,6 +178,7 @@ describe('examples', () => {
 function validParam(p: JsonObject): string {
   const schema = p.schema as JsonObject;
   if (typeof p.example === 'string') return p.example;
+  if (typeof schema.example === 'string') return schema.example;
   if (schema.format === 'uuid') return randomUUID();
   return 'no-such-record';
 }
@@ -257,7 +258,9 @@ describe('every status an operation answers is documented (fuzz of every operati
       const body = o.op.requestBody as JsonObject | undefined;
       if (!body) continue;
       const types = Object.keys(body.content as JsonObject);
-      const parsed = types.some((t) => t === 'application/json' || t === 'application/x-www-form-urlencoded');
+      // The first-run page is gone (404) once an administrator exists, whatever is sent.
+      const gone = o.path.endsWith('/first-run');
+      const parsed = !gone && types.some((t) => t === 'application/json' || t === 'application/x-www-form-urlencoded');
       const wrongType = await probe(o, 'wrong media type', { auth: admin, body: '<a/>', type: 'application/xml' });
       // Bodies the service parses (JSON, forms) are refused by media type before anything runs.
       if (parsed) expect(wrongType, `${o.method} ${o.path}`).toBe(415);

@@ -56,7 +56,9 @@ beforeAll(async () => {
 });
 
 function concrete(path: string, userId = '00000000-0000-4000-8000-000000000000'): string {
-  return path.replace('{userId}', userId).replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE');
+  return path.replace('{userId}', userId).replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE')
+    // A real log type: the logs routes answer 404 for any other before checking anything else.
+    .replace('{audit_log_type}', 'user_activity');
 }
 
 async function sendFor(op: Operation, auth?: string, userId?: string): Promise<{ status: number; detail: string }> {

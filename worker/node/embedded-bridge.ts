@@ -8,8 +8,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
+import { logstoreCredentialsFromEnv } from '../../ldap-bridge/src/logstore.js';
 import { makeDevCertificates } from '../../scripts/dev-certs.js';
 import type { ConfigSnapshot } from '../src/config/index.js';
+import { loadNodeEnv } from './env.js';
 
 export interface EmbeddedBridge {
   url: string;
@@ -29,7 +31,16 @@ export async function startEmbeddedBridge(config: ConfigSnapshot): Promise<Embed
       throw new Error(`BRIDGE_EMBEDDED: made development certificates in ${dir}, but BRIDGE_TLS_CERT/KEY/CA name other files; point them at ${dir} or set BRIDGE_URL`);
     }
   }
-  const app = buildBridge({ server: { logger: false }, mtls: { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(config.get('BRIDGE_TLS_CA')) } });
+  // The log store's CA and credentials, as the on-prem bridge reads them (LOGSTORE_CA_FILE, ...).
+  const logstore = logstoreCredentialsFromEnv(loadNodeEnv() as NodeJS.ProcessEnv, (path) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      throw new Error(`cannot read LOGSTORE_CA_FILE (${path})`);
+    }
+  });
+  const mtls = { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(config.get('BRIDGE_TLS_CA')) };
+  const app = buildBridge({ server: { logger: false }, logstore, mtls });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
 }

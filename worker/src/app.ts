@@ -31,7 +31,9 @@ import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
+import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock.js';
+import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
@@ -85,6 +87,7 @@ export function createApp(hostDeps: AppDeps): App {
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
   const resolveSessionKeys = sessionKeyResolver(env);
+  const kickOutbox = outboxKicker();
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
   let levelsOf: ConfigSnapshot | undefined;
@@ -120,6 +123,7 @@ export function createApp(hostDeps: AppDeps): App {
     c.set('logger', baseLogger.child(ids));
     const started = deps.clock();
     await next();
+    kickOutbox(c);
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged.
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
@@ -181,6 +185,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
+  registerLogs(api);
   if (testClock) registerTestClock(api, testClock);
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {

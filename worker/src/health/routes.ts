@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
+import { pipelineSummary } from '../logs/pipeline.js';
 
 const Live = z.object({ status: z.literal('ok') }).openapi('Liveness');
 const Ready = z
@@ -12,6 +13,14 @@ const Ready = z
       database: z.literal('ok'),
       bridge: z.enum(['ok', 'down', 'not-configured']).openapi({ description: 'reported, not required: the service answers without the bridge' }),
     }),
+    auditPipeline: z
+      .object({ depth: z.number().int(), oldestUndeliveredAgeSeconds: z.number().int().nullable() })
+      .nullable()
+      .openapi({
+        description:
+          'reported, never failing readiness: audit events waiting for the log store (all streams), the age of ' +
+          'the oldest; null when unreadable. Details: GET /v3/logs/pipeline',
+      }),
   })
   .openapi('Readiness');
 
@@ -49,6 +58,10 @@ export function registerHealth(app: App): void {
       throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'the database does not answer' });
     }
     const bridge: 'ok' | 'down' | 'not-configured' = bridgeClient ? await bridgeClient.status() : 'not-configured';
-    return c.json({ status: 'ok' as const, checks: { database: 'ok' as const, bridge } }, 200);
+    const auditPipeline = await pipelineSummary(db, c.var.deps.clock()).catch((err: unknown) => {
+      c.var.logger.warning('readiness: audit pipeline unreadable', { err });
+      return null;
+    });
+    return c.json({ status: 'ok' as const, checks: { database: 'ok' as const, bridge }, auditPipeline }, 200);
   });
 }

@@ -34,37 +34,48 @@ const DEFAULT_LEASE_MS = 5 * 60_000;
 /** Slightly under the 5-minute schedule, so a firing a little early still runs the job. */
 const DEFAULT_EVERY_MS = 4 * 60_000;
 
+/** A job context whose logger may be left out (jobs then log JSON lines to the console at INFO). */
+export type JobInput = Omit<JobContext, 'logger'> & { logger?: Logger };
+
+const withLogger = (o: JobInput): JobContext => ({ ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }) });
+
 /**
- * Runs every job once, each under its lease (a job whose lease another run holds, or that ran
- * recently, is skipped), and logs each run with its duration and counts. One failing job does not stop
- * the others. Returns the names of the jobs that failed. Without a logger, jobs log JSON lines to the
- * console at INFO and above.
+ * Runs one job under its lease, and logs the run with its duration and counts: `ran`, `skipped`
+ * (another run holds the lease, or the job ran less than `everyMs` ago: `ignorePace` leaves that
+ * out, for runs kicked by a request) or `failed`.
  */
-export async function runScheduledJobs(
-  o: Omit<JobContext, 'logger'> & { logger?: Logger },
-  jobs: readonly Job[] = JOBS,
-): Promise<string[]> {
-  const ctx: JobContext = { ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }) };
-  const logger = ctx.logger;
+export async function runJob(o: JobInput, job: Job, opts: { holder?: string; ignorePace?: boolean } = {}): Promise<'ran' | 'skipped' | 'failed'> {
+  const ctx = withLogger(o);
+  const holder = opts.holder ?? crypto.randomUUID();
+  const every = opts.ignorePace ? 0 : (job.everyMs ?? DEFAULT_EVERY_MS);
+  if (!(await acquireLease(ctx.db, job.name, holder, ctx.now, job.leaseMs ?? DEFAULT_LEASE_MS, every))) {
+    ctx.logger.debug('job skipped: another run holds its lease, or it ran recently', { job: job.name });
+    return 'skipped';
+  }
+  const started = Date.now();
+  let result: string;
+  let outcome: 'ran' | 'failed' = 'ran';
+  try {
+    const counts = (await job.run(ctx)) ?? {};
+    result = JSON.stringify(counts);
+    ctx.logger.info('job ran', { job: job.name, durationMs: Date.now() - started, ...counts });
+  } catch (err) {
+    outcome = 'failed';
+    result = JSON.stringify({ error: String(err) });
+    ctx.logger.error('job failed', { job: job.name, durationMs: Date.now() - started, err });
+  }
+  await releaseLease(ctx.db, job.name, holder, { at: ctx.now, durationMs: Date.now() - started, result });
+  return outcome;
+}
+
+/**
+ * Runs every job once, each under its lease (see runJob); one failing job does not stop the others.
+ * Returns the names of the jobs that failed.
+ */
+export async function runScheduledJobs(o: JobInput, jobs: readonly Job[] = JOBS): Promise<string[]> {
+  const ctx = withLogger(o);
   const holder = crypto.randomUUID();
   const failed: string[] = [];
-  for (const job of jobs) {
-    if (!(await acquireLease(ctx.db, job.name, holder, ctx.now, job.leaseMs ?? DEFAULT_LEASE_MS, job.everyMs ?? DEFAULT_EVERY_MS))) {
-      logger.debug('job skipped: another run holds its lease, or it ran recently', { job: job.name });
-      continue;
-    }
-    const started = Date.now();
-    let result: string;
-    try {
-      const counts = (await job.run(ctx)) ?? {};
-      result = JSON.stringify(counts);
-      logger.info('job ran', { job: job.name, durationMs: Date.now() - started, ...counts });
-    } catch (err) {
-      failed.push(job.name);
-      result = JSON.stringify({ error: String(err) });
-      logger.error('job failed', { job: job.name, durationMs: Date.now() - started, err });
-    }
-    await releaseLease(ctx.db, job.name, holder, { at: ctx.now, durationMs: Date.now() - started, result });
-  }
+  for (const job of jobs) if ((await runJob(ctx, job, { holder })) === 'failed') failed.push(job.name);
   return failed;
 }

@@ -3,13 +3,14 @@ import { and, isNotNull, lt } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { Job } from '../jobs/index.js';
 import { auditOutbox } from '../../../schema/index.js';
+import { SHIPPING_JOB } from './pipeline.js';
 import { shipOutbox } from './shipper.js';
 
 const DAY_MS = 86_400_000;
 
 /** Ships what is due of the outbox (architecture.md §5); every minute, whoever fires the schedule. */
 export const shipAuditOutbox: Job = {
-  name: 'ship-audit-outbox',
+  name: SHIPPING_JOB,
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
   async run({ db, config, now, logger, bridge }) {

@@ -4,7 +4,7 @@ import type { LogstoreTarget } from '../../../schema/bridge/index.js';
 
 /** The store's target, or null while LOGSTORE_URLS is still the specification's placeholder. */
 export function logstoreTarget(config: ConfigSnapshot): LogstoreTarget | null {
-  const urls = config.get('LOGSTORE_URLS');
+  const urls = config.get('LOGSTORE_URLS').trim();
   if (urls === LOGSTORE_PLACEHOLDER) return null;
   return {
     urls: urls.split(';').map((u) => u.trim()).filter(Boolean),

@@ -73,7 +73,6 @@ const union = createRoute({
   summary: 'Complete a pending merge of an external identity with the local account of the same login',
   description:
     'Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.',
-  ...ANY,
   request: { body: { required: false, content: formAndJson(MergeBody) } },
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },

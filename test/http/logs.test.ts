@@ -1,0 +1,687 @@
+/**
+ * The logs endpoints end to end, on both hosts: the worker (Node, or workerd through the mTLS
+ * binding emulator) → the bridge over mutual TLS → the TEST LOG STORE (test/harness/logstore: a
+ * protocol-level stand-in, two HTTPS nodes with their own test CA, since no OpenSearch or
+ * Elasticsearch can be installed here). The bridge holds the store's CA and credentials (as
+ * LOGSTORE_CA_FILE and LOGSTORE_USERNAME/PASSWORD would give it), and the host verifies the store's
+ * certificate (LOGSTORE_VERIFY_CERTS=True). Its own host, so settings changes touch no other suite.
+ */
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestBridge, type TestBridge } from '../harness/bridge.js';
+import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
+
+let host: RunningHost;
+let bridge: TestBridge;
+let bridgeStopped = false;
+let store: TestLogStore;
+const admin = basic(ADMIN.login, ADMIN.password);
+const STORE_USER = { username: 'auth-bridge', password: 'St0re-pass' };
+const PASSWORD = 'Str0ng$pass';
+const logins = { auditor: uniqueLogin('aud'), user: uniqueLogin('usr') };
+const auditor = basic(logins.auditor, PASSWORD);
+const plainUser = basic(logins.user, PASSWORD);
+
+type Json = Record<string, any>;
+const api = <T = Json>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
+const search = (type: string, json: unknown, auth = auditor) =>
+  api(`/v3/logs/${type}/search`, { method: 'POST', auth, json });
+
+async function settings(values: Record<string, unknown>) {
+  const r = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+/** The store's requests since `from` (an index into store.requests). */
+const sentSince = (from: number) => store.requests.slice(from);
+
+// Events of the user_activity stream, in two daily indices; pairs share a timestamp (the id breaks ties).
+const T0 = Date.parse('2026-11-26T12:00:00.000Z');
+const TYPES = ['login.success', 'login.failure', 'logout'];
+interface Ev {
+  '@timestamp': string;
+  event: { id: string; type: string; outcome?: string };
+  actor?: { login: string };
+  subject?: { login: string };
+  source?: { ip: string };
+}
+const EVENTS: Ev[] = Array.from({ length: 1100 }, (_, i) => {
+  const type = TYPES[i % 3]!;
+  return {
+    '@timestamp': new Date(T0 - Math.floor(i / 2) * 60_000).toISOString(),
+    event: {
+      id: `ev-${String(i).padStart(5, '0')}`,
+      type,
+      ...(type === 'logout' ? {} : { outcome: type === 'login.failure' ? 'failure' : 'success' }),
+    },
+    ...(i % 2 ? { actor: { login: `user${i % 7}` } } : { subject: { login: `user${i % 7}` } }),
+    source: { ip: `10.0.${i % 5}.1` },
+  };
+});
+const FORMULA: Ev = {
+  '@timestamp': new Date(T0 + 60_000).toISOString(),
+  event: { id: 'ev-formula', type: 'login.failure', outcome: 'failure' },
+  subject: { login: '=HYPERLINK("http://evil.example/","x")' },
+  source: { ip: '10.9.9.9' },
+};
+const ALL = [...EVENTS, FORMULA];
+/** Newest first, then by event id descending: the order of the simple form. */
+const ORDERED = [...ALL]
+  .sort((a, b) => b['@timestamp'].localeCompare(a['@timestamp']) || b.event.id.localeCompare(a.event.id))
+  .map((e) => e.event.id);
+
+beforeAll(async () => {
+  store = await startTestLogStore({ nodes: 2, basic: STORE_USER });
+  bridge = await startTestBridge({ logstore: { ca: store.caPem, ...STORE_USER } });
+  host = await startTestHost(inject('hostKind'), { ...bridge.env, LOGSTORE_VERIFY_CERTS: 'True' });
+  for (const [role, login] of [
+    ['auditor', logins.auditor],
+    ['user', logins.user],
+  ] as const) {
+    const r = await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, role } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  }
+  const byDay = (e: Ev) => `svc-sec-user-activity-${e['@timestamp'].slice(0, 10).replaceAll('-', '.')}`;
+  for (const index of new Set(ALL.map(byDay)))
+    store.seed(
+      index,
+      ALL.filter((e) => byDay(e) === index).map((e) => ({ _id: e.event.id, ...e })),
+    );
+  store.seed('svc-sec-crud-admin-logs-2026.11.26', [
+    { _id: 'adm-1', '@timestamp': '2026-11-26T10:00:00.000Z', event: { id: 'adm-1', type: 'user.created' } },
+  ]);
+  store.seed('other-secret-2026.11.26', [
+    { _id: 'secret', '@timestamp': '2026-11-26T10:00:00.000Z', event: { id: 'secret', type: 'x' } },
+  ]);
+}, 180_000);
+
+afterAll(async () => {
+  await host?.stop();
+  await Promise.all([bridgeStopped ? undefined : bridge?.stop(), store?.stop()]);
+});
+
+describe('before LOGSTORE_URLS is set', () => {
+  it('lists the types and answers queries 503 "log store not configured", without reaching the bridge', async () => {
+    const types = await api<{ items: Json[]; logstoreConfigured: boolean }>('/v3/logs/audit_log_types', {
+      auth: auditor,
+    });
+    expect(types.status).toBe(200);
+    expect(types.body.logstoreConfigured).toBe(false);
+    expect(types.body.items.map((t) => t.name).sort()).toEqual([
+      'api_access',
+      'crud_admin',
+      'crud_user',
+      'data_lifecycle',
+      'ext_service_access',
+      'user_activity',
+    ]);
+    expect(types.body.items.find((t) => t.name === 'user_activity')).toEqual({
+      name: 'user_activity',
+      variable: 'AUDIT_USER_ACTIVITY_PATTERN',
+      pattern: 'svc-sec-user-activity-*',
+      description: expect.stringContaining('logins'),
+    });
+    const before = store.requests.length;
+    for (const r of [
+      await search('user_activity', { query: { match_all: {} } }),
+      await api('/v3/logs/user_activity/field_caps', { method: 'POST', auth: auditor, json: {} }),
+      await api('/v3/logs/user_activity/events', { auth: auditor }),
+      await api('/v3/logs/user_activity/export', { auth: auditor }),
+    ]) {
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        cause: 'LOGSTORE_NOT_CONFIGURED',
+        detail: expect.stringContaining('log store not configured'),
+      });
+    }
+    expect(store.requests.length).toBe(before);
+    await settings({ LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_TIMEOUT: 5 });
+    expect(
+      (await api<{ logstoreConfigured: boolean }>('/v3/logs/audit_log_types', { auth: auditor })).body
+        .logstoreConfigured,
+    ).toBe(true);
+  });
+});
+
+describe('roles', () => {
+  it('auditor and admin read; user 403; anonymous 401; the pipeline is admin only', async () => {
+    const calls: Array<[string, Call]> = [
+      ['/v3/logs/audit_log_types', {}],
+      ['/v3/logs/user_activity/search', { method: 'POST', json: { size: 1 } }],
+      ['/v3/logs/user_activity/field_caps', { method: 'POST', json: { fields: ['event.*'] } }],
+      ['/v3/logs/user_activity/events?size=1', {}],
+      ['/v3/logs/crud_admin/export', {}],
+    ];
+    for (const [path, o] of calls) {
+      for (const auth of [admin, auditor]) expect((await api(path, { ...o, auth })).status, `${path}`).toBe(200);
+      expect((await api(path, { ...o, auth: plainUser })).status, path).toBe(403);
+      const anonymous = await api(path, o);
+      expect(anonymous.status, path).toBe(401);
+      expect(anonymous.res.headers.get('www-authenticate')).toBeTruthy();
+    }
+    expect((await api('/v3/logs/pipeline', { auth: admin })).status).toBe(200);
+    expect((await api('/v3/logs/pipeline', { auth: auditor })).status).toBe(403);
+    expect((await api('/v3/logs/pipeline')).status).toBe(401);
+  });
+});
+
+describe('POST /v3/logs/{type}/search and /field_caps', () => {
+  it("runs on exactly the type's pattern, as the caller, with the bridge's credentials and a timeout", async () => {
+    const from = store.requests.length;
+    const r = await search('user_activity', {
+      query: { term: { 'event.id.keyword': 'ev-00007' } },
+      _source: ['event'],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.hits.hits).toEqual([
+      expect.objectContaining({
+        _id: 'ev-00007',
+        _index: 'svc-sec-user-activity-2026.11.26',
+        _source: { event: EVENTS[7]!.event },
+      }),
+    ]);
+    const [sent, ...more] = sentSince(from);
+    expect(more).toEqual([]);
+    expect(sent!.method).toBe('POST');
+    expect(sent!.path).toBe('/svc-sec-user-activity-*/_search');
+    expect([...sent!.query.keys()]).toEqual([]);
+    expect(JSON.parse(sent!.body)).toEqual({
+      query: { term: { 'event.id.keyword': 'ev-00007' } },
+      _source: ['event'],
+      timeout: '4000ms',
+    });
+    expect(sent!.headers['x-proxy-user']).toBe(logins.auditor);
+    expect(sent!.headers['x-proxy-roles']).toBe('auditor');
+    // The store sees the bridge's own credentials, never the caller's.
+    expect(sent!.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${STORE_USER.username}:${STORE_USER.password}`).toString('base64')}`,
+    );
+
+    await search('crud_admin', { size: 1 }, admin);
+    expect(store.requests.at(-1)).toMatchObject({ path: '/svc-sec-crud-admin-logs-*/_search' });
+    expect(store.requests.at(-1)!.headers['x-proxy-roles']).toBe('admin');
+  });
+
+  it('follows a changed AUDIT_*_PATTERN (UI-editable); no other index is ever reached', async () => {
+    await settings({ AUDIT_CRUD_ADMIN_LOGS_PATTERN: 'svc-sec-crud-admin-logs-2026.11.*' });
+    try {
+      const r = await search('crud_admin', { query: { match_all: {} } });
+      expect(r.body.hits.hits.map((h: Json) => h._id)).toEqual(['adm-1']);
+      expect(store.requests.at(-1)!.path).toBe('/svc-sec-crud-admin-logs-2026.11.*/_search');
+    } finally {
+      const reset = await api('/v3/settings/AUDIT_CRUD_ADMIN_LOGS_PATTERN', { method: 'DELETE', auth: admin });
+      expect(reset.status).toBe(200);
+    }
+    const everything = await search('user_activity', { query: { ids: { values: ['secret', 'adm-1'] } } });
+    expect(everything.body.hits.hits).toEqual([]);
+  });
+
+  it('field_caps: fields from the body, on the pattern', async () => {
+    const from = store.requests.length;
+    const r = await api('/v3/logs/user_activity/field_caps', {
+      method: 'POST',
+      auth: auditor,
+      json: { fields: ['event.*', 'source.ip'] },
+    });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.fields).sort()).toEqual([
+      'event.id',
+      'event.id.keyword',
+      'event.outcome',
+      'event.outcome.keyword',
+      'event.type',
+      'event.type.keyword',
+      'source.ip',
+    ]);
+    const [sent] = sentSince(from);
+    expect(sent!.path).toBe('/svc-sec-user-activity-*/_field_caps');
+    expect(Object.fromEntries(sent!.query)).toEqual({ fields: 'event.*,source.ip' });
+    const bad = await api('/v3/logs/user_activity/field_caps', {
+      method: 'POST',
+      auth: auditor,
+      json: { fields: ['a b'], index_filter: { script: { script: 'x' } }, include_unmapped: true },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors.map((e: Json) => e.path)).toEqual([expect.stringMatching(/^fields/)]);
+    const refusedKeys = await api('/v3/logs/user_activity/field_caps', {
+      method: 'POST',
+      auth: auditor,
+      json: { index_filter: { script: { script: 'x' } }, include_unmapped: true },
+    });
+    expect(refusedKeys.status).toBe(422);
+    expect(refusedKeys.body.errors.map((e: Json) => e.path).sort()).toEqual([
+      'include_unmapped',
+      'index_filter.script',
+    ]);
+  });
+
+  it('refuses keys outside the allow-list with 422 naming each; nothing reaches the store', async () => {
+    const cases: Array<[Json, string[]]> = [
+      [{ script_fields: { x: { script: { source: '1' } } } }, ['script_fields']],
+      [{ runtime_mappings: { x: { type: 'keyword', script: 'emit(1)' } } }, ['runtime_mappings']],
+      [{ query: { script: { script: 'true' } } }, ['query.script']],
+      [{ query: { terms: { 'actor.login': { index: 'users', id: '1', path: 'x' } } } }, ['query.terms.actor.login']],
+      [{ query: { more_like_this: { like: [{ _index: 'other', _id: '1' }] } } }, ['query.more_like_this']],
+      [{ pit: { id: 'x' } }, ['pit']],
+      [{ size: 10_001 }, ['size']],
+      [{ from: 9_990, size: 20 }, ['from']],
+      [{ timeout: '1h' }, ['timeout']],
+      [{ indices_boost: [{ 'other-*': 2 }] }, ['indices_boost']],
+      [{ aggs: { x: { scripted_metric: {} } } }, ['aggs.x.scripted_metric']],
+      [{ sort: [{ _script: { script: 'x' } }] }, ['sort.0._script']],
+      [{ query: { wrapper: { query: 'eyJtYXRjaF9hbGwiOnt9fQ==' } } }, ['query.wrapper']],
+    ];
+    const before = store.requests.length;
+    for (const [body, paths] of cases) {
+      const r = await search('user_activity', body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.code).toBe('VALIDATION');
+      expect(
+        r.body.errors.map((e: Json) => e.path),
+        JSON.stringify(body),
+      ).toEqual(paths);
+      for (const p of paths) expect(r.body.detail).toContain(p);
+    }
+    const both = await search('user_activity', { script_fields: {}, pit: {}, query: { match_all: {} } });
+    expect(both.body.errors.map((e: Json) => e.path)).toEqual(['script_fields', 'pit']);
+    expect(store.requests.length).toBe(before);
+  });
+
+  it('refuses every query-string parameter by name (the store is queried with the body only)', async () => {
+    const before = store.requests.length;
+    for (const name of [
+      'expand_wildcards',
+      'ignore_unavailable',
+      'allow_no_indices',
+      'routing',
+      'preference',
+      'scroll',
+      'search_type',
+      'request_cache',
+      'fields',
+      'index',
+    ]) {
+      const r = await api(`/v3/logs/user_activity/search?${name}=x`, { method: 'POST', auth: auditor, json: {} });
+      expect(r.status, name).toBe(422);
+      expect(r.body.errors).toEqual([
+        { location: 'query', path: name, message: expect.stringContaining('no query parameters') },
+      ]);
+      const caps = await api(`/v3/logs/user_activity/field_caps?${name}=x`, {
+        method: 'POST',
+        auth: auditor,
+        json: {},
+      });
+      expect(caps.status, name).toBe(422);
+    }
+    const many = await api('/v3/logs/user_activity/search?routing=a&preference=_local&routing=b', {
+      method: 'POST',
+      auth: auditor,
+      json: {},
+    });
+    expect(many.body.errors.map((e: Json) => e.path)).toEqual(['routing', 'preference']);
+    const events = await api('/v3/logs/user_activity/events?user=x&expand_wildcards=all', { auth: auditor });
+    expect(events.status).toBe(422);
+    expect(events.body.errors.map((e: Json) => e.path)).toEqual(['expand_wildcards']);
+    expect(store.requests.length).toBe(before);
+  });
+
+  it('unknown types are 404 (wildcards, lists, _all, dot segments, encoded slashes, very long)', async () => {
+    const before = store.requests.length;
+    const types = [
+      '*',
+      '%2A',
+      '_all',
+      'user_activity,crud_admin',
+      'user_activity%2Ccrud_admin',
+      'svc-sec-user-activity-*',
+      'USER_ACTIVITY',
+      '__proto__',
+      'toString',
+      '%2E%2E',
+      'user_activity%2F..%2Fcrud_admin',
+      '%2Fuser_activity',
+      'user_activity%00',
+      'x'.repeat(4000),
+    ];
+    for (const type of types) {
+      for (const [op, method] of [
+        ['search', 'POST'],
+        ['field_caps', 'POST'],
+        ['events', 'GET'],
+        ['export', 'GET'],
+      ] as const) {
+        const r = await api(`/v3/logs/${type}/${op}`, {
+          method,
+          auth: auditor,
+          ...(method === 'POST' ? { json: {} } : {}),
+        });
+        expect(r.status, `${type.slice(0, 40)} ${op}`).toBe(404);
+      }
+    }
+    // A literal dot segment, as a client that does not normalise paths sends it.
+    const raw = await new Promise<number>((resolve, reject) => {
+      const u = new URL(host.url);
+      const req = httpRequest(
+        {
+          host: u.hostname,
+          port: u.port,
+          method: 'POST',
+          path: `${u.pathname}/v3/logs/../search`,
+          headers: { authorization: auditor, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end('{}');
+    });
+    expect(raw).toBe(404);
+    expect(store.requests.length).toBe(before);
+  });
+
+  it('bodies over 64 KiB are 413 before they are buffered (announced or chunked)', async () => {
+    const before = store.requests.length;
+    const big = JSON.stringify({ query: { match_all: {} }, _source: ['x'.repeat(70 * 1024)] });
+    const announced = await api('/v3/logs/user_activity/search', {
+      method: 'POST',
+      auth: auditor,
+      json: JSON.parse(big),
+    });
+    expect(announced.status).toBe(413);
+    expect(announced.body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', maxBytes: 65536 });
+    // Announced far over the limit: not read at all. The 413 may race the upload, and a proxy in front
+    // (wrangler dev's) may then cut the connection instead: either way nothing is buffered or sent on.
+    const huge = await fetch(`${host.url}/v3/logs/user_activity/search`, {
+      method: 'POST',
+      headers: { authorization: auditor, 'content-type': 'application/json' },
+      body: 'x'.repeat(4 * 1024 * 1024),
+    })
+      .then(async (r) => (await r.arrayBuffer(), r.status))
+      .catch((err: Error) => (err.cause as { code?: string } | undefined)?.code ?? err.message);
+    expect([413, 'UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']).toContain(huge);
+    const chunks = [
+      new TextEncoder().encode('{"_source":["'),
+      new TextEncoder().encode('y'.repeat(80 * 1024)),
+      new TextEncoder().encode('"]}'),
+    ];
+    const chunked = await fetch(`${host.url}/v3/logs/user_activity/search`, {
+      method: 'POST',
+      headers: { authorization: auditor, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        pull(c) {
+          const next = chunks.shift();
+          if (next) c.enqueue(next);
+          else c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    await chunked.arrayBuffer();
+    expect(store.requests.length).toBe(before);
+    // Just under the limit is fine.
+    const fits = await search('user_activity', { size: 0, _source: ['z'.repeat(60 * 1024)] });
+    expect(fits.status).toBe(200);
+  });
+
+  it("the store's own refusal is 400 QUERY_REJECTED with its reason; its 403 and 5xx map to 403 and 502", async () => {
+    // match_phrase_prefix passes the allow-list; the test store, like a store without it, refuses it.
+    const rejected = await search('user_activity', { query: { match_phrase_prefix: { 'event.type': 'log' } } });
+    expect(rejected.status).toBe(400);
+    expect(rejected.body).toMatchObject({
+      code: 'QUERY_REJECTED',
+      upstreamStatus: 400,
+      storeError: { type: 'parsing_exception' },
+    });
+    try {
+      for (const n of store.nodes) await n.set('status', { status: 403 });
+      const forbidden = await search('user_activity', { size: 1 });
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.body).toMatchObject({ code: 'FORBIDDEN', upstreamStatus: 403 });
+      for (const n of store.nodes) await n.set('status', { status: 500 });
+      const failed = await search('user_activity', { size: 1 });
+      expect(failed.status).toBe(502);
+      expect(failed.body).toMatchObject({ code: 'BAD_GATEWAY', upstreamStatus: 500 });
+      expect(failed.body.storeError).toBeUndefined();
+    } finally {
+      for (const n of store.nodes) await n.set('up');
+    }
+  });
+});
+
+describe('the simple form: GET /v3/logs/{type}/events', () => {
+  it('pages through every event newest first with an opaque cursor, never skipping or repeating', async () => {
+    const from = store.requests.length;
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r: { status: number; body: Json } = await api(
+        `/v3/logs/user_activity/events?size=500${cursor ? `&cursor=${cursor}` : ''}`,
+        { auth: auditor },
+      );
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+      seen.push(...r.body.items.map((e: Ev) => e.event.id));
+      cursor = r.body.nextCursor;
+      if (pages === 0) expect(r.body.total).toEqual({ value: ALL.length, relation: 'eq' });
+      pages += 1;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(ORDERED);
+    const sent = sentSince(from).map((s) => JSON.parse(s.body) as Json);
+    expect(sent.map((b) => b.search_after === undefined)).toEqual([true, false, false]);
+    expect(sent.every((b) => b.size === 501 && b.timeout === '4000ms')).toBe(true);
+  });
+
+  it('filters by user (actor or subject), ip, outcome, types and time range', async () => {
+    const ids = async (query: string) => {
+      const r = await api(`/v3/logs/user_activity/events?size=500&${query}`, { auth: auditor });
+      expect(r.status, query).toBe(200);
+      return r.body.items.map((e: Ev) => e.event.id) as string[];
+    };
+    const expected = (f: (e: Ev) => boolean) =>
+      ORDERED.filter((id) => f(ALL.find((e) => e.event.id === id)!)).slice(0, 500);
+    expect(await ids('user=user3')).toEqual(
+      expected((e) => e.actor?.login === 'user3' || e.subject?.login === 'user3'),
+    );
+    expect(await ids('ip=10.0.2.1&outcome=failure')).toEqual(
+      expected((e) => e.source?.ip === '10.0.2.1' && e.event.outcome === 'failure'),
+    );
+    expect(await ids('type=logout,login.failure&user=user1')).toEqual(
+      expected(
+        (e) =>
+          ['logout', 'login.failure'].includes(e.event.type) &&
+          (e.actor?.login === 'user1' || e.subject?.login === 'user1'),
+      ),
+    );
+    const lo = '2026-11-26T08:00:00.000Z';
+    const hi = '2026-11-26T09:00:00Z';
+    expect(await ids(`from=${lo}&to=${hi}`)).toEqual(
+      expected((e) => e['@timestamp'] >= lo && Date.parse(e['@timestamp']) < Date.parse(hi)),
+    );
+  });
+
+  it('refuses bad filters and forged cursors with 422 naming them', async () => {
+    const forged = Buffer.from(JSON.stringify([{ script: 'x' }, 'y'])).toString('base64url');
+    for (const [query, path] of [
+      ['outcome=maybe', 'outcome'],
+      ['from=yesterday', 'from'],
+      ['from=2026-11-27T00:00:00Z&to=2026-11-26T00:00:00Z', 'from'],
+      ['size=501', 'size'],
+      ['size=0', 'size'],
+      ['ip=not-an-ip', 'ip'],
+      ['type=a%20b', 'type'],
+      [`cursor=${forged}`, 'cursor'],
+      ['cursor=%2F%2F', 'cursor'],
+    ] as const) {
+      const r = await api(`/v3/logs/user_activity/events?${query}`, { auth: auditor });
+      expect(r.status, query).toBe(422);
+      expect(
+        r.body.errors.map((e: Json) => e.path),
+        query,
+      ).toContain(path);
+    }
+  });
+});
+
+describe('GET /v3/logs/{type}/export', () => {
+  const download = async (query: string) => {
+    const res = await fetch(`${host.url}/v3/logs/user_activity/export?${query}`, {
+      headers: { authorization: auditor },
+    });
+    return { res, text: await res.text() };
+  };
+
+  it('NDJSON: every event, newest first, streamed in pages of 500 through the store, as an attachment', async () => {
+    const from = store.requests.length;
+    const { res, text } = await download('format=ndjson');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="audit-user_activity-\d{8}T\d{6}Z\.ndjson"$/,
+    );
+    const lines = text.split('\n');
+    expect(lines.pop()).toBe('');
+    const events = lines.map((l) => JSON.parse(l) as Ev);
+    expect(events.map((e) => e.event.id)).toEqual(ORDERED);
+    expect(events.find((e) => e.event.id === 'ev-00010')).toEqual(EVENTS[10]);
+    const sent = sentSince(from).map((s) => JSON.parse(s.body) as Json);
+    expect(sent).toHaveLength(3);
+    expect(sent.map((b) => Boolean(b.search_after))).toEqual([false, true, true]);
+  });
+
+  it('CSV: the documented columns, formula cells neutralised, filters applied', async () => {
+    const { res, text } = await download('format=csv');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="audit-user_activity-\d{8}T\d{6}Z\.csv"$/,
+    );
+    const rows = text.split('\r\n');
+    expect(rows.pop()).toBe('');
+    expect(rows[0]).toBe('timestamp,event.id,event.type,event.outcome,actor.login,subject.login,source.ip,document');
+    expect(rows).toHaveLength(ALL.length + 1);
+    // The newest event is the one with a formula as its login: the cell starts with an apostrophe.
+    expect(
+      rows[1]!.startsWith(
+        `${FORMULA['@timestamp']},ev-formula,login.failure,failure,,` +
+          `"'=HYPERLINK(""http://evil.example/"",""x"")",10.9.9.9,"{`,
+      ),
+    ).toBe(true);
+    expect(rows.slice(1).map((r) => r.split(',')[1])).toEqual(ORDERED);
+    const filtered = await download('format=csv&outcome=failure&ip=10.0.1.1');
+    const ids = filtered.text
+      .split('\r\n')
+      .slice(1, -1)
+      .map((r) => r.split(',')[1]);
+    expect(ids).toEqual(
+      ORDERED.filter((id) => {
+        const e = ALL.find((x) => x.event.id === id)!;
+        return e.event.outcome === 'failure' && e.source?.ip === '10.0.1.1';
+      }),
+    );
+  });
+
+  it('refuses, before sending anything, a form matching more than 100,000 events', async () => {
+    const many = Array.from({ length: 100_001 }, (_, i) => ({
+      _id: `m${i}`,
+      '@timestamp': '2026-11-26T10:00:00.000Z',
+      event: { id: `m${i}`, type: 'purge' },
+    }));
+    store.seed('svc-sec-data-lifecycle-2026.11.26', many);
+    await settings({ LOGSTORE_TIMEOUT: 60 });
+    try {
+      const r = await api('/v3/logs/data_lifecycle/export?format=csv', { auth: auditor });
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({
+        code: 'VALIDATION',
+        maxEvents: 100_000,
+        detail: expect.stringContaining('more than 100000 events'),
+      });
+      const narrowed = await fetch(`${host.url}/v3/logs/data_lifecycle/export?to=2026-11-26T09:00:00Z`, {
+        headers: { authorization: auditor },
+      });
+      expect(narrowed.status).toBe(200);
+      expect(await narrowed.text()).toBe('');
+    } finally {
+      await settings({ LOGSTORE_TIMEOUT: 5 });
+    }
+  }, 120_000);
+});
+
+describe('GET /v3/logs/pipeline', () => {
+  it("reports the outbox per stream (the service's own events wait there), and /health/ready sums it", async () => {
+    const before = await api<{ streams: Json[]; shippingJob: unknown }>('/v3/logs/pipeline', { auth: admin });
+    expect(before.status).toBe(200);
+    const depth = (body: { streams: Json[] }, s: string) => body.streams.find((x) => x.stream === s)!.depth as number;
+    expect(before.body.streams).toHaveLength(6);
+    expect(depth(before.body, 'crud_admin')).toBeGreaterThanOrEqual(2); // two accounts created, settings changed
+    const created = await api('/v4/users', {
+      method: 'POST',
+      auth: admin,
+      json: { login: uniqueLogin('pipe'), password: PASSWORD },
+    });
+    expect(created.status).toBe(201);
+    const after = await api<{ streams: Json[] }>('/v3/logs/pipeline', { auth: admin });
+    expect(depth(after.body, 'crud_admin')).toBe(depth(before.body, 'crud_admin') + 1);
+    const crudAdmin = after.body.streams.find((x) => x.stream === 'crud_admin')!;
+    expect(crudAdmin).toMatchObject({
+      pattern: 'svc-sec-crud-admin-logs-*',
+      deadLetters: 0,
+      lastError: null,
+      oldestUndeliveredAt: expect.any(String),
+    });
+    expect(crudAdmin.oldestUndeliveredAgeSeconds).toBeGreaterThanOrEqual(0);
+    const ready = await api<{ auditPipeline: { depth: number; oldestUndeliveredAgeSeconds: number } }>('/health/ready');
+    expect(ready.status).toBe(200);
+    const total = after.body.streams.reduce((n, s) => n + (s.depth as number), 0);
+    expect(ready.body.auditPipeline.depth).toBeGreaterThanOrEqual(total);
+    expect(ready.body.auditPipeline.oldestUndeliveredAgeSeconds).toBeGreaterThanOrEqual(
+      crudAdmin.oldestUndeliveredAgeSeconds,
+    );
+  });
+});
+
+describe('failures of the store and the bridge', () => {
+  it('one node down: the other answers; both refused: 502; both slow: 504 (LOGSTORE_TIMEOUT per node)', async () => {
+    try {
+      await store.nodes[0]!.set('refuse');
+      expect((await search('user_activity', { size: 1 })).status).toBe(200);
+      await store.nodes[1]!.set('refuse');
+      const down = await search('user_activity', { size: 1 });
+      expect(down.status).toBe(502);
+      expect(down.body).toMatchObject({ code: 'BAD_GATEWAY', cause: 'STORE_UNAVAILABLE' });
+      expect(JSON.stringify(down.body)).not.toContain('127.0.0.1');
+      const events = await api('/v3/logs/user_activity/events', { auth: auditor });
+      expect(events.status).toBe(502);
+      await Promise.all(store.nodes.map((n) => n.set('slow', { delayMs: 4000 })));
+      await settings({ LOGSTORE_TIMEOUT: 1 });
+      const started = Date.now();
+      const slow = await search('user_activity', { size: 1 });
+      expect(slow.status).toBe(504);
+      expect(slow.body).toMatchObject({ code: 'GATEWAY_TIMEOUT', cause: 'STORE_TIMEOUT' });
+      expect(Date.now() - started).toBeLessThan(4000 * 2);
+    } finally {
+      await Promise.all(store.nodes.map((n) => n.set('up')));
+      await settings({ LOGSTORE_TIMEOUT: 5 });
+    }
+  }, 60_000);
+
+  it('the bridge down: 503', async () => {
+    await bridge.stop();
+    bridgeStopped = true;
+    for (const r of [
+      await search('user_activity', { size: 1 }),
+      await api('/v3/logs/user_activity/events', { auth: auditor }),
+    ]) {
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    }
+    expect((await api('/v3/logs/audit_log_types', { auth: auditor })).status).toBe(200);
+  });
+});

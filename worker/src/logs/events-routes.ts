@@ -1,0 +1,145 @@
+/**
+ * The simple form (issue 14.6): GET /v3/logs/{audit_log_type}/events finds events by user, client
+ * IP, outcome, event types and time range without query DSL, a page at a time; /export streams
+ * every match as NDJSON or CSV.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App } from '../http/context.js';
+import { problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { decodeCursor, eventsPage, FilterFields, formOf, MAX_EVENTS_PAGE } from './events.js';
+import { CSV_COLUMNS, EXPORT_MAX_EVENTS, EXPORT_PAGE_SIZE, exportEvents } from './export.js';
+import { allowQueryParameters, knownStream } from './request-guards.js';
+import { readers, security, streamOf, TypeParam } from './route-common.js';
+
+const EventsQuery = z.object({
+  ...FilterFields,
+  size: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_EVENTS_PAGE)
+    .default(50)
+    .openapi({ description: `page size, at most ${MAX_EVENTS_PAGE}`, example: 50 }),
+  cursor: z
+    .string()
+    .max(1400)
+    .optional()
+    .openapi({ description: 'the nextCursor of the previous page', example: 'WzE3OTc5NDg4MDAwMDAsImUxIl0' }),
+});
+const ExportQuery = z.object({
+  ...FilterFields,
+  format: z.enum(['ndjson', 'csv']).default('ndjson'),
+});
+
+const EventsPageSchema = z
+  .object({
+    items: z.array(z.record(z.string(), z.unknown())).openapi({ description: 'the events as stored, newest first' }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: 'pass as `cursor` for the next page; null after the last' }),
+    total: z
+      .object({ value: z.number().int(), relation: z.enum(['eq', 'gte']) })
+      .nullable()
+      .openapi({ description: 'matching events as the store counts them (up to 10,000 exactly, then `gte`)' }),
+  })
+  .openapi('AuditEventsPage', {
+    example: {
+      items: [
+        {
+          '@timestamp': '2026-11-26T10:00:00.000Z',
+          event: { id: 'e1', type: 'login.failed', outcome: 'failure' },
+          subject: { login: 'alice' },
+          source: { ip: '10.0.0.1' },
+        },
+      ],
+      nextCursor: null,
+      total: { value: 1, relation: 'eq' },
+    },
+  });
+
+const FORM = [
+  `Filters (all optional, combined with AND): \`user\` (actor or subject login, exact), \`ip\`, \`outcome\`,`,
+  `\`type\` (comma-separated, any of), \`from\` (inclusive) and \`to\` (exclusive) in ISO 8601. Other query`,
+  `parameters: 422 naming each.`,
+].join(' ');
+const FAILURES = [
+  `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured`,
+  `(LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.`,
+].join(' ');
+const base = { tags: ['logs'], security, 'x-required-roles': readers.roles };
+
+const eventsRoute = createRoute({
+  ...base,
+  method: 'get',
+  path: '/v3/logs/{audit_log_type}/events',
+  middleware: [...readers.auth, knownStream, allowQueryParameters([...Object.keys(FilterFields), 'size', 'cursor'])],
+  summary: 'Find audit events (simple form)',
+  description: [
+    `Roles auditor or admin. ${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
+    `at most ${MAX_EVENTS_PAGE}); \`nextCursor\` continues after the page's last event (search_after), so pages never`,
+    `skip or repeat an event. A cursor this service did not make: 422. ${FAILURES}`,
+  ].join(' '),
+  request: { params: TypeParam, query: EventsQuery },
+  responses: {
+    200: { description: 'a page of events', content: { 'application/json': { schema: EventsPageSchema } } },
+    ...problemResponses(400, 401, 403, 404, 422, 429, 502, 503, 504),
+  },
+});
+
+const exportRoute = createRoute({
+  ...base,
+  method: 'get',
+  path: '/v3/logs/{audit_log_type}/export',
+  middleware: [...readers.auth, knownStream, allowQueryParameters([...Object.keys(FilterFields), 'format'])],
+  summary: 'Export audit events (NDJSON or CSV)',
+  description: [
+    `Roles auditor or admin. ${FORM} Every matching event, newest first, streamed as an attachment (pages of`,
+    `${EXPORT_PAGE_SIZE} through the store): \`format=ndjson\` (default; one event per line, as stored) or \`csv\``,
+    `(columns ${CSV_COLUMNS.map(([h]) => `\`${h}\``).join(', ')}; \`document\` is the whole event as JSON; cells`,
+    `starting with = + - @ get a leading apostrophe). At most ${EXPORT_MAX_EVENTS} events: more matches are refused`,
+    `with 422 before anything is sent (narrow \`from\`/\`to\`). A failure after the first page aborts the transfer,`,
+    `so a partial file is never complete-looking. ${FAILURES}`,
+  ].join(' '),
+  request: { params: TypeParam, query: ExportQuery },
+  responses: {
+    200: {
+      description: 'the events, streamed (Content-Disposition: attachment)',
+      content: {
+        'application/x-ndjson': {
+          schema: z.string().openapi({
+            example: '{"@timestamp":"2026-11-26T10:00:00.000Z","event":{"id":"e1","type":"login.failed"}}\n',
+          }),
+        },
+        'text/csv': {
+          schema: z.string().openapi({
+            example: [
+              `${CSV_COLUMNS.map(([h]) => h).join(',')}\r\n` +
+                `2026-11-26T10:00:00.000Z,e1,login.failure,failure,,alice,10.0.0.1,"{""event"":{""id"":""e1""}}"\r\n`,
+            ].join(' '),
+          }),
+        },
+      },
+    },
+    ...problemResponses(400, 401, 403, 404, 422, 429, 502, 503, 504),
+  },
+});
+
+/** Registers the simple form and the export. */
+export function registerLogEvents(app: App): void {
+  app.openapi(eventsRoute, async (c) => {
+    const q = validated(c, 'query', EventsQuery);
+    const form = formOf(q);
+    const page = await eventsPage(c, streamOf(c), form, {
+      size: q.size,
+      ...(q.cursor !== undefined ? { after: decodeCursor(q.cursor) } : {}),
+    });
+    return c.json({ items: page.items, nextCursor: page.nextCursor, total: page.total }, 200);
+  });
+
+  app.openapi(exportRoute, async (c) => {
+    const q = validated(c, 'query', ExportQuery);
+    return exportEvents(c, streamOf(c), formOf(q), q.format);
+  });
+}
