@@ -63,6 +63,7 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
   const text = table(['requests per second', 'ours/s', 'p50/p99 ms', 'cpu us/req', 'peer/s', 'p50/p99 ms', 'ours:peer', 'reference/s', 'ours:ref'], body);
 
   // Targets (issue 15), per core, on the Node host.
+  const notes: string[] = [];
   const check = (name: string, r: ScenarioResult | undefined, peer: ScenarioResult | undefined) => {
     const v = rate(r);
     if (v === undefined) return;
@@ -77,9 +78,12 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
     const r = find(results, name);
     const v = rate(r);
     if (v !== undefined && hashConcurrent) targets[`${name} >= ${TARGETS.loginOfHash * 100}% of raw argon2id at the same concurrency`] = v >= TARGETS.loginOfHash * hashConcurrent;
-    // The same target in CPU time per login, which other load on the machine disturbs less.
+    // For information: the same comparison in CPU time, which other load disturbs less (the raw
+    // figure is with as many verifications in flight as connections; the host runs at most
+    // PASSWORD_HASH_CONCURRENCY at a time, each a little cheaper).
     if (r?.cpuPerRequestUs !== undefined && hash?.cpuPerRequestUs !== undefined) {
-      targets[`${name}: CPU per login <= CPU per raw verification / ${TARGETS.loginOfHash}`] = r.cpuPerRequestUs <= hash.cpuPerRequestUs / TARGETS.loginOfHash;
+      const seq = hash.details?.cpuMsPerHashSequential as number | undefined;
+      notes.push(`${name}: CPU ${round(r.cpuPerRequestUs / 1000)} ms per login vs ${round(hash.cpuPerRequestUs / 1000)} ms per raw verification (${seq} ms one at a time)`);
     }
   }
   const edge = find(results, 'edge-cpu');
@@ -88,7 +92,8 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
     targets['edge CPU per Bearer request <= 1 ms'] = (edge.details.cpuPerBearerMs as number) <= 1;
   }
   const lines = Object.entries(targets).map(([k, ok]) => `  ${ok ? 'met    ' : 'MISSED '} ${k}`);
-  return { text: `${text}\n\nTargets (per core, Node host):\n${lines.join('\n')}`, targets };
+  const info = notes.length > 0 ? `\n${notes.map((n) => `  (info)  ${n}`).join('\n')}` : '';
+  return { text: `${text}\n\nTargets (per core, Node host):\n${lines.join('\n')}${info}`, targets };
 }
 
 /** The growth table: one line per size. */
