@@ -12,8 +12,9 @@
  *   session-login POST /v3/login (JSON): a password check and a new session per request
  *   bearer        GET /v4/users/me with a personal API token, under load
  *   cookie        GET /v4/users/me with a session cookie, under load
- *   memory        RSS at idle, under load, and per 10,000 live sessions (seeded, each used twice)
  *   login-timing  known login + wrong password vs unknown login, sequential (must not differ)
+ *   memory        a fresh host's RSS at idle, under load, and per 10,000 live sessions (seeded,
+ *                 each used twice, after 1,000 others used twice)
  *   peer-login, peer-cookie, peer-bearer, peer-cookie-cache
  *                 better-auth: sign-in/email; get-session with the session cookie (database), with
  *                 Bearer (bearer plugin), with the session cached in a signed cookie
@@ -58,7 +59,7 @@ import { growth, memoryPerSessions } from './growth.js';
 import { hashRate } from './hash-rate.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { ceiling, peerScenarios } from './peer.js';
-import { canPin, cpuMeter, killAll, ownDescendants, rssKiB } from './processes.js';
+import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
 import { basicLogin, bearer, cookie, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, sessionLogin, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
 
@@ -103,19 +104,17 @@ function apiAudit(): { mode: 'off' | 'on' | 'both'; env: Record<string, string> 
 const audit = apiAudit();
 
 // Order matters: login-timing leaves failed attempts of bench-admin behind, so it runs last.
-type NodeScenario = (ctx: NodeScenarioContext, host: BenchHost) => Promise<ScenarioResult>;
-let idleRssKiB: number | undefined;
+type NodeScenario = (ctx: NodeScenarioContext) => Promise<ScenarioResult>;
 const NODE_SCENARIOS: Record<string, NodeScenario> = {
   liveness,
   'basic-login': basicLogin,
   'session-login': sessionLogin,
   bearer: (ctx) => bearer(ctx),
   cookie: (ctx) => cookie(ctx),
-  memory: (ctx, host) => memoryPerSessions(ctx.config, host, ctx.sessionSecret, idleRssKiB),
   'login-timing': loginTiming,
 };
 const PEER_SCENARIOS = ['peer-login', 'peer-cookie', 'peer-bearer', 'peer-cookie-cache'];
-const ALL = ['hash-rate', 'ceiling', ...Object.keys(NODE_SCENARIOS), ...PEER_SCENARIOS, 'edge-cpu', 'ldap-bridge', 'ldap-login', 'growth'];
+const ALL = ['hash-rate', 'ceiling', ...Object.keys(NODE_SCENARIOS), 'memory', ...PEER_SCENARIOS, 'edge-cpu', 'ldap-bridge', 'ldap-login', 'growth'];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
 const unknown = selected.filter((s) => !ALL.includes(s));
 if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${ALL.join(', ')}`);
@@ -184,14 +183,12 @@ async function runNodeScenarios(scenarios: Record<string, NodeScenario>, adminPa
   const stop = register(host.stop);
   try {
     console.log(`Node host ${host.base} (pid ${host.child.pid}${host.pinned ? ', core 0' : ', NOT pinned'}; log ${host.logFile})`);
-    await new Promise((r) => setTimeout(r, 1_000));
-    idleRssKiB = rssKiB(host.child.pid!);
     for (const name of names) {
       console.log(`> ${name}`);
       const before = host.logSize();
       let r: ScenarioResult;
       try {
-        r = await scenarios[name]!({ base: host.base, hostPid: host.child.pid!, adminPassword, config, sessionSecret: env.SESSION_SECRET_KEY! }, host);
+        r = await scenarios[name]!({ base: host.base, hostPid: host.child.pid!, adminPassword, config, sessionSecret: env.SESSION_SECRET_KEY! });
       } catch (err) {
         r = failed(name, err);
       }
@@ -243,6 +240,10 @@ async function main(): Promise<number> {
       if (selected.includes('bearer')) withAudit['bearer+audit'] = (ctx) => bearer(ctx, 'bearer+audit');
       if (selected.includes('cookie')) withAudit['cookie+audit'] = (ctx) => cookie(ctx, 'cookie+audit');
       await runNodeScenarios(withAudit, adminPassword, results, audit.env);
+    }
+    if (selected.includes('memory')) {
+      console.log('> memory (a fresh Node host; 10,000 seeded sessions)');
+      push(await memoryPerSessions(config, adminPassword, register).catch((err: unknown) => failed('memory', err)));
     }
     const peerNames = PEER_SCENARIOS.filter((n) => selected.includes(n));
     if (peerNames.length > 0) {
