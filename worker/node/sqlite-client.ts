@@ -70,7 +70,8 @@ class Result implements ResultSet {
   ) {}
 
   toJSON() {
-    const json = (v: unknown) => (typeof v === 'bigint' ? `${v}` : v instanceof ArrayBuffer ? Buffer.from(v).toString('base64') : v);
+    const json = (v: unknown) =>
+      typeof v === 'bigint' ? `${v}` : v instanceof ArrayBuffer ? Buffer.from(v).toString('base64') : v;
     return {
       columns: this.columns,
       columnTypes: this.columnTypes,
@@ -101,7 +102,9 @@ function rowPrototype(width: number): object {
 
 function fromSql(v: unknown): unknown {
   if (typeof v === 'bigint') {
-    if (v < MIN_SAFE || v > MAX_SAFE) throw new RangeError('Received integer which cannot be safely represented as a JavaScript number');
+    if (v < MIN_SAFE || v > MAX_SAFE) {
+      throw new RangeError('Received integer which cannot be safely represented as a JavaScript number');
+    }
     return Number(v);
   }
   if (v instanceof Buffer) return v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
@@ -118,7 +121,9 @@ function describeColumns(p: Prepared): void {
   p.columnTypes = cols.map((c) => c.type ?? '');
   p.rowProto = rowPrototype(cols.length);
   // The first of two columns of the same name wins, as in @libsql/client.
-  p.named = p.columns.map((name, i) => [i, name] as [number, string]).filter(([i, name]) => p.columns!.indexOf(name) === i);
+  p.named = p.columns
+    .map((name, i) => [i, name] as [number, string])
+    .filter(([i, name]) => p.columns!.indexOf(name) === i);
 }
 
 function makeRow(p: Prepared, raw: unknown[]): Row {
@@ -132,11 +137,15 @@ function makeRow(p: Prepared, raw: unknown[]): Row {
 
 function toSql(v: InValue): SqlValue {
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new RangeError('Only finite numbers (not Infinity or NaN) can be passed as arguments');
+    if (!Number.isFinite(v)) {
+      throw new RangeError('Only finite numbers (not Infinity or NaN) can be passed as arguments');
+    }
     return v;
   }
   if (typeof v === 'bigint') {
-    if (v < MIN_INT64 || v > MAX_INT64) throw new RangeError('bigint is too large to be represented as a 64-bit integer and passed as argument');
+    if (v < MIN_INT64 || v > MAX_INT64) {
+      throw new RangeError('bigint is too large to be represented as a 64-bit integer and passed as argument');
+    }
     return v;
   }
   if (typeof v === 'boolean') return v ? 1 : 0;
@@ -151,7 +160,9 @@ function toArgs(args: InArgs | undefined): SqlValue[] | Record<string, SqlValue>
   if (args === undefined) return [];
   if (Array.isArray(args)) return args.map(toSql);
   const named: Record<string, SqlValue> = {};
-  for (const [name, v] of Object.entries(args)) named[name[0] === '@' || name[0] === '$' || name[0] === ':' ? name.slice(1) : name] = toSql(v);
+  for (const [name, v] of Object.entries(args)) {
+    named[name[0] === '@' || name[0] === '$' || name[0] === ':' ? name.slice(1) : name] = toSql(v);
+  }
   return named;
 }
 
@@ -176,11 +187,18 @@ function mapError(e: unknown): unknown {
 
 function batchError(e: unknown, i: number): unknown {
   if (e instanceof LibsqlBatchError) return e;
-  if (e instanceof LibsqlError) return new LibsqlBatchError(e.message, i, e.code, e.extendedCode, e.rawCode, e.cause instanceof Error ? e.cause : undefined);
+  if (e instanceof LibsqlError) {
+    const cause = e.cause instanceof Error ? e.cause : undefined;
+    return new LibsqlBatchError(e.message, i, e.code, e.extendedCode, e.rawCode, cause);
+  }
   return e;
 }
 
-const BEGIN: Record<TransactionMode, string> = { write: 'BEGIN IMMEDIATE', read: 'BEGIN TRANSACTION READONLY', deferred: 'BEGIN DEFERRED' };
+const BEGIN: Record<TransactionMode, string> = {
+  write: 'BEGIN IMMEDIATE',
+  read: 'BEGIN TRANSACTION READONLY',
+  deferred: 'BEGIN DEFERRED',
+};
 
 /** One connection and its statement cache. */
 class CachedConnection {
@@ -219,7 +237,8 @@ class CachedConnection {
 
   /** Runs one statement to its end. */
   execute(stmt: InStatement | [string, InArgs?]): ResultSet {
-    const [sql, args] = typeof stmt === 'string' ? [stmt, undefined] : Array.isArray(stmt) ? stmt : [stmt.sql, stmt.args];
+    const [sql, args] =
+      typeof stmt === 'string' ? [stmt, undefined] : Array.isArray(stmt) ? stmt : [stmt.sql, stmt.args];
     try {
       const p = this.prepare(sql);
       const bound = toArgs(args);
@@ -243,7 +262,9 @@ class CachedConnection {
     try {
       const results = stmts.map((s, i) => {
         try {
-          if (!this.db.inTransaction) throw new LibsqlBatchError('The transaction has been rolled back', i, 'TRANSACTION_CLOSED');
+          if (!this.db.inTransaction) {
+            throw new LibsqlBatchError('The transaction has been rolled back', i, 'TRANSACTION_CLOSED');
+          }
           return this.execute(s);
         } catch (e) {
           throw batchError(e, i);

@@ -70,7 +70,8 @@ function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: Read
  * view reads through `c.get`, so it always shows the current values; it is read-only, as before.
  */
 function readVarsInPlace(c: Context<AppEnv>): void {
-  const view = new Proxy({} as AppEnv['Variables'], { get: (_, key) => (typeof key === 'string' ? c.get(key as keyof AppEnv['Variables']) : undefined) });
+  type Vars = AppEnv['Variables'];
+  const view = new Proxy({} as Vars, { get: (_, key) => (typeof key === 'string' ? c.get(key as keyof Vars) : undefined) });
   Object.defineProperty(c, 'var', { value: view, configurable: true });
 }
 

@@ -151,7 +151,13 @@ export async function accountOfToken(db: Db, token: string, now: number): Promis
 const tokenLookup = preparedPerDb((db) => {
   const now = sql.placeholder('now');
   return db
-    .select({ user: users, tokenId: apiTokens.id, userId: apiTokens.userId, lastUsedAt: apiTokens.lastUsedAt, expiresAt: apiTokens.expiresAt })
+    .select({
+      user: users,
+      tokenId: apiTokens.id,
+      userId: apiTokens.userId,
+      lastUsedAt: apiTokens.lastUsedAt,
+      expiresAt: apiTokens.expiresAt,
+    })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
     .where(

@@ -95,7 +95,8 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     // A GET or HEAD without a body (no Content-Length, no Transfer-Encoding: the usual case) passes
     // without touching `body`, which spares the Node host building a full Request (issue 15).
     const method = c.req.method;
-    if ((method === 'GET' || method === 'HEAD') && c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined) return next();
+    const readOnly = method === 'GET' || method === 'HEAD';
+    if (readOnly && c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined) return next();
     const body = c.req.raw.body;
     if (!body || o.exempt(c.req.path)) return next();
     const length = declaredLength(c.req.raw.headers);

@@ -44,7 +44,12 @@ export class CredentialCache<V> {
    * and `stillValid` at `now`; else `load()`, kept when it found something and no credential write
    * happened meanwhile.
    */
-  async get(key: string, now: number, stillValid: (v: V) => boolean, load: () => Promise<V | undefined>): Promise<V | undefined> {
+  async get(
+    key: string,
+    now: number,
+    stillValid: (v: V) => boolean,
+    load: () => Promise<V | undefined>,
+  ): Promise<V | undefined> {
     const epoch = credentialEpoch();
     if (epoch !== this.epoch) {
       this.entries.clear();

@@ -24,14 +24,18 @@ export function bumpCredentialEpoch(): void {
 const WATCHED = /["`\s(](users|sessions|api_tokens)["`\s(]/i;
 const WRITE = /^\s*(with\b[\s\S]*\b)?(insert|update|delete|replace)\b/i;
 // The activity touches (tokens.ts, sessions/store.ts), as drizzle writes them: one column, by id.
-const TOUCH = /^update "(api_tokens|sessions|users)" set "(last_used_at|last_seen_at|last_activity_at)" = \? where "\1"\."id" = \?$/;
+const TOUCH = new RegExp(
+  '^update "(api_tokens|sessions|users)" set "(last_used_at|last_seen_at|last_activity_at)" = \\? ' +
+    'where "\\1"\\."id" = \\?$',
+);
 
 /** Whether a statement may change what a credential authenticates. */
 export function isCredentialWrite(sql: string): boolean {
   return WRITE.test(sql) && WATCHED.test(sql) && !TOUCH.test(sql.trim());
 }
 
-const sqlOf = (s: InStatement | [string, InArgs?]): string => (typeof s === 'string' ? s : Array.isArray(s) ? s[0] : s.sql);
+const sqlOf = (s: InStatement | [string, InArgs?]): string =>
+  typeof s === 'string' ? s : Array.isArray(s) ? s[0] : s.sql;
 
 /** Runs `run`, moving the epoch before it starts and after it settles when `write`. */
 async function watched<T>(write: boolean, run: () => Promise<T>): Promise<T> {
@@ -61,9 +65,11 @@ export function watchCredentialWrites(client: Client): Client {
     },
   });
   return {
-    execute: ((stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> =>
-      watched(isCredentialWrite(typeof stmtOrSql === 'string' ? stmtOrSql : stmtOrSql.sql), () =>
-        typeof stmtOrSql === 'string' ? client.execute(stmtOrSql, args) : client.execute(stmtOrSql))) as Client['execute'],
+    execute: ((stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> => {
+      const text = typeof stmtOrSql === 'string' ? stmtOrSql : stmtOrSql.sql;
+      const run = () => (typeof stmtOrSql === 'string' ? client.execute(stmtOrSql, args) : client.execute(stmtOrSql));
+      return watched(isCredentialWrite(text), run);
+    }) as Client['execute'],
     batch: (stmts, mode) => watched(stmts.some((s) => isCredentialWrite(sqlOf(s))), () => client.batch(stmts, mode)),
     migrate: (stmts) => watched(true, () => client.migrate(stmts)),
     transaction: (async (mode?: TransactionMode) => {
