@@ -1,7 +1,8 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /**
- * Audit events, written in the same transaction as the change they record (DESIGN.md §7) and
+ * Audit events, written in the same transaction as the change they record (architecture.md §5) and
  * shipped later, in batches, to the log store index of their `stream` (one per AUDIT_* pattern).
  */
 export const auditOutbox = sqliteTable(
@@ -33,9 +34,15 @@ export const auditOutbox = sqliteTable(
     /** Refused by the store for good (400): kept as a dead letter, never retried. */
     deadAt: integer('dead_at'),
     lastError: text('last_error'),
+    /**
+     * Seen by the in-service event handlers (notifications), independently of shipping: set at once
+     * for events no handler reads, by the handlers for the others.
+     */
+    handledAt: integer('handled_at'),
   },
   (t) => [
     index('audit_outbox_unshipped').on(t.shippedAt, t.at),
     index('audit_outbox_stream_pending').on(t.stream, t.shippedAt, t.deadAt, t.at),
+    index('audit_outbox_unhandled').on(t.at).where(sql`handled_at is null`),
   ],
 );

@@ -7,3 +7,4 @@ export * from './sessions.js';
 export * from './identity-providers.js';
 export * from './ldap-servers.js';
 export * from './jobs.js';
+export * from './notifications.js';

@@ -3,8 +3,9 @@ import { users } from './users.js';
 
 /**
  * Why a session ended: logout, logout_all (/v3/logout/all), limit (a newer login beyond the
- * session limit), password_change (the user's own), admin_reset, block, user (ended from another
- * session of the user), admin (ended by an administrator).
+ * session limit), password_change (the user's own), admin_reset, password_reset (a reset through a
+ * link sent by mail), block, user (ended from another session of the user), admin (ended by an
+ * administrator).
  */
 export const SESSION_END_REASONS = [
   'logout',
@@ -12,6 +13,7 @@ export const SESSION_END_REASONS = [
   'limit',
   'password_change',
   'admin_reset',
+  'password_reset',
   'block',
   'user',
   'admin',

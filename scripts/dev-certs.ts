@@ -1,5 +1,5 @@
 /**
- * Development certificates for the worker ↔ bridge mutual TLS (DESIGN.md §1), made with the
+ * Development certificates for the worker ↔ bridge mutual TLS (architecture.md §1.2), made with the
  * openssl CLI: a CA, a server certificate for the bridge (127.0.0.1, localhost) and a client
  * certificate for the worker. `npm run certs:dev` writes them to data/certs (never committed).
  * Production certificates come from ops (files or secrets); these are for development and tests.

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { parseEnvironment } from '../worker/src/config/index.js';
-import { adminExists } from '../worker/src/users/accounts.js';
+import { adminExists } from '../worker/src/users/lookup.js';
 import { FIRST_RUN_PATH } from '../worker/src/users/bootstrap.js';
 import { assertPortFree, describeListenError } from '../worker/node/console.js';
 import { loadNodeEnv } from '../worker/node/env.js';

@@ -1,5 +1,5 @@
 /**
- * The local equivalent of the edge host's `mtls_certificates` binding (DESIGN.md §1): workerd under
+ * The local equivalent of the edge host's `mtls_certificates` binding (architecture.md §1.1): workerd under
  * `wrangler dev` has no such binding, so this Node server listens on loopback over plain HTTP and
  * forwards every request to the bridge presenting the worker's client certificate, exactly as the
  * Node host's transport does. Development and tests only; production uses the binding.

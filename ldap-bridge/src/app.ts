@@ -1,5 +1,5 @@
 /**
- * The on-prem bridge (DESIGN.md §1): a Fastify service that does what the worker cannot (LDAP
+ * The on-prem bridge (architecture.md §1): a Fastify service that does what the worker cannot (LDAP
  * binds, SMTP, log-store queries, the error-tracking relay), reached only over mutual TLS.
  * This is its skeleton: the app factory and the health endpoint; the capabilities come as plugins.
  */
@@ -10,6 +10,7 @@ import { sendProblem } from './problem.js';
 import { errtrackPlugin } from './errtrack.js';
 import { ldapPlugin } from './ldap/index.js';
 import { logstorePlugin, type LogstoreCredentials } from './logstore.js';
+import { mailPlugin, type MailOptions } from './mail.js';
 
 export interface BridgeOptions {
   /** Fastify server options (logger, ...). */
@@ -18,6 +19,8 @@ export interface BridgeOptions {
   mtls?: MtlsOptions;
   /** The log store's CA and credentials (from the bridge's environment). */
   logstore?: LogstoreCredentials;
+  /** The mail server's CA (MAIL_CA_FILE, from the bridge's environment). */
+  mail?: MailOptions;
   /** Version reported by the health endpoint. */
   version?: string;
 }
@@ -32,6 +35,7 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
   void app.register(errtrackPlugin);
   void app.register(ldapPlugin);
   void app.register(logstorePlugin, { credentials: o.logstore });
+  void app.register(mailPlugin, { options: o.mail });
   // One root error handler: whatever fails (malformed JSON, a body over a route's limit, a wrong
   // content type, a bug) is a problem+json answer; 5xx details go to the log only.
   app.setErrorHandler((err: FastifyError, req, reply) => {

@@ -1,5 +1,5 @@
 /**
- * The error-tracking relay of the bridge (DESIGN.md §1, §9): POST /v1/errtrack/relay takes one
+ * The error-tracking relay of the bridge (architecture.md §1, §4): POST /v1/errtrack/relay takes one
  * Sentry envelope (base64) and the ingest URL the worker computed from its configured DSN, and
  * POSTs the envelope there over HTTPS, verifying the upstream's certificate with the given CA
  * (ERRTRACK_CA) or the system's roots. It answers the upstream's status, never its body.

@@ -4,11 +4,12 @@
  * the CA of the allowed clients); BRIDGE_ALLOWED_CLIENTS optionally pins client certificate CNs
  * (comma-separated). `npm run certs:dev` makes development certificates in data/certs. The log store's
  * CA and credentials: LOGSTORE_CA_FILE (a PEM file), LOGSTORE_USERNAME and LOGSTORE_PASSWORD, or
- * LOGSTORE_API_KEY.
+ * LOGSTORE_API_KEY. The mail server's CA: MAIL_CA_FILE (a PEM file; else the system's roots).
  */
 import { readFileSync } from 'node:fs';
 import { buildBridge } from './app.js';
 import { logstoreCredentialsFromEnv } from './logstore.js';
+import { mailOptionsFromEnv } from './mail.js';
 
 function file(name: string, fallback: string): Buffer {
   const path = process.env[name] ?? fallback;
@@ -25,6 +26,7 @@ const port = Number(process.env.BRIDGE_PORT ?? 8443);
 const app = buildBridge({
   server: { logger: true },
   logstore: logstoreCredentialsFromEnv(process.env, (path) => readFileSync(path, 'utf8')),
+  mail: mailOptionsFromEnv(process.env, (path) => readFileSync(path, 'utf8')),
   mtls: {
     key: file('BRIDGE_TLS_KEY', 'data/certs/bridge-server.key'),
     cert: file('BRIDGE_TLS_CERT', 'data/certs/bridge-server.pem'),

@@ -1,5 +1,5 @@
 /**
- * Mutual TLS for the bridge (DESIGN.md §1): the listener requires a client certificate signed by
+ * Mutual TLS for the bridge (architecture.md §1.2): the listener requires a client certificate signed by
  * the internal CA (anything else fails the TLS handshake), and may pin the allowed client subjects
  * (common names); a certificate of the right CA with another subject gets 403.
  */

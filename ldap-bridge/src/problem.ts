@@ -14,6 +14,9 @@ const TITLES: Record<BridgeProblem['code'], string> = {
   STORE_UNAVAILABLE: 'Log store unavailable',
   STORE_TIMEOUT: 'Log store timeout',
   STORE_TLS: 'Log store TLS failure',
+  MAIL_UNAVAILABLE: 'Mail server unavailable',
+  MAIL_TIMEOUT: 'Mail server timeout',
+  MAIL_TLS: 'Mail server TLS failure',
   BAD_REQUEST: 'Bad request',
   INTERNAL: 'Internal error',
 };

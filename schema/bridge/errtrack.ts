@@ -1,5 +1,5 @@
 /**
- * The bridge's error-tracking relay (DESIGN.md §1, §9): the worker hands the bridge one Sentry
+ * The bridge's error-tracking relay (architecture.md §1, §4): the worker hands the bridge one Sentry
  * envelope and the ingest URL computed from the configured DSN; the bridge POSTs it over HTTPS,
  * verifying the error-tracking system's certificate with ERRTRACK_CA (the worker never needs a
  * custom CA). The envelope travels as base64, so binary items (session replays) arrive byte-exact.

@@ -2,3 +2,4 @@
 export * from './ldap.js';
 export * from './errtrack.js';
 export * from './logstore.js';
+export * from './mail.js';

@@ -1,5 +1,5 @@
 /**
- * The bridge's LDAP API (DESIGN.md §1): the contract both sides parse. The worker sends the
+ * The bridge's LDAP API (architecture.md §1): the contract both sides parse. The worker sends the
  * directory's connection settings with every call (the bridge holds no data), including the service
  * account's password, decrypted only for that call; everything travels over mutual TLS.
  *
@@ -116,6 +116,6 @@ export const BridgeProblemSchema = z.object({
   title: z.string(),
   status: z.number().int(),
   detail: z.string(),
-  code: z.enum(['DIRECTORY_UNAVAILABLE', 'DIRECTORY_TIMEOUT', 'DIRECTORY_TLS', 'DIRECTORY_ERROR', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_TLS', 'STORE_UNAVAILABLE', 'STORE_TIMEOUT', 'STORE_TLS', 'BAD_REQUEST', 'INTERNAL']),
+  code: z.enum(['DIRECTORY_UNAVAILABLE', 'DIRECTORY_TIMEOUT', 'DIRECTORY_TLS', 'DIRECTORY_ERROR', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_TLS', 'STORE_UNAVAILABLE', 'STORE_TIMEOUT', 'STORE_TLS', 'MAIL_UNAVAILABLE', 'MAIL_TIMEOUT', 'MAIL_TLS', 'BAD_REQUEST', 'INTERNAL']),
 });
 export type BridgeProblem = z.infer<typeof BridgeProblemSchema>;

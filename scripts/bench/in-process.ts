@@ -43,6 +43,7 @@ async function build() {
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles('static'),
     writeLog: (line) => logs.push(line),
+    hostName: 'in-process',
   });
   return { app, logs, close: () => (database.close(), rmSync(dir, { recursive: true, force: true })) };
 }

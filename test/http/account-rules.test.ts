@@ -15,8 +15,7 @@ import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, DAY, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
-import { throughProvider } from '../harness/oidc-login.js';
-import { startTestProvider, type TestProvider } from '../harness/oidc-provider.js';
+import { startTestProvider, throughProvider, type TestProvider } from '../harness/oidc-provider.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
 
 const IDP = 'idp-rules';

@@ -262,9 +262,11 @@ export interface paths {
         put?: never;
         /**
          * Log in with login and password, without a session
-         * @description Credentials in `Authorization: Basic base64(login:password)`; add `X-LDAP-Name: <server record>` for an LDAP account (without it the account is local).
+         * @description Basic. Any role.
          *
-         *     Creates no session and sets no cookie. Any role.
+         *     Credentials in `Authorization: Basic base64(login:password)`; add `X-LDAP-Name: <server record>` for an LDAP account (without it the account is local).
+         *
+         *     Creates no session and sets no cookie.
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.
          *
@@ -303,24 +305,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -377,7 +363,9 @@ export interface paths {
         put?: never;
         /**
          * Log in with an API token, without a session
-         * @description Credentials in `Authorization: Bearer <API token>`; local accounts only. Creates no session and sets no cookie. Any role. 401 for an unknown, expired or revoked token, or a blocked or deleted account.
+         * @description Bearer. Any role.
+         *
+         *     Credentials in `Authorization: Bearer <API token>`; local accounts only. Creates no session and sets no cookie. 401 for an unknown, expired or revoked token, or a blocked or deleted account.
          */
         post: {
             parameters: {
@@ -397,15 +385,7 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
             };
@@ -799,7 +779,9 @@ export interface paths {
         put?: never;
         /**
          * End the current session
-         * @description Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.
+         * @description Session cookie or Bearer. Any role.
+         *
+         *     The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.
          *
          *     Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.
          *
@@ -830,24 +812,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
             };
         };
@@ -868,7 +834,9 @@ export interface paths {
         put?: never;
         /**
          * End every session of the caller
-         * @description Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie. Any role.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.
          *
          *     Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 and ends nothing (an ended session is no proof of who the caller is).
          *
@@ -890,24 +858,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -955,24 +907,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -1002,7 +938,9 @@ export interface paths {
         };
         /**
          * The caller's live API tokens
-         * @description Session cookie, Basic or Bearer. Any role. Never returns secrets.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     Never returns secrets.
          */
         get: {
             parameters: {
@@ -1024,24 +962,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -1057,9 +979,11 @@ export interface paths {
         put?: never;
         /**
          * Issue an API token for the caller
-         * @description Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
+         * @description Session cookie or Basic. Any role.
          *
-         *     Any role. The secret is in this response only; it is stored as a hash.
+         *     Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
+         *
+         *     The secret is in this response only; it is stored as a hash.
          */
         post: {
             parameters: {
@@ -1100,44 +1024,12 @@ export interface paths {
                         "application/json": components["schemas"]["IssuedApiToken"];
                     };
                 };
-                /** @description Malformed request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                400: components["responses"]["MalformedRequest"];
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -1166,7 +1058,9 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is expired (the only thing allowed then).
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The old password in the body. Allowed while the password is expired (the only thing allowed then).
          *
          *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
          *
@@ -1209,24 +1103,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -1303,7 +1181,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke one of the caller’s API tokens
-         * @description Session cookie, Basic or Bearer. Any role. The token stops working at once.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The token stops working at once.
          */
         delete: {
             parameters: {
@@ -1323,24 +1203,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1385,7 +1249,9 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Admin only. Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending). Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).
          */
         get: {
             parameters: {
@@ -1415,24 +1281,8 @@ export interface paths {
                         "application/json": components["schemas"]["UserPage"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Password refused by the password policy */
                 422: {
                     headers: {
@@ -1457,7 +1307,9 @@ export interface paths {
         put?: never;
         /**
          * Create a local account
-         * @description Admin only. Session cookie, Basic or Bearer. The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
          */
         post: {
             parameters: {
@@ -1521,24 +1373,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -1624,24 +1460,8 @@ export interface paths {
                         "application/json": components["schemas"]["SessionList"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -1674,7 +1494,9 @@ export interface paths {
         post?: never;
         /**
          * End one of the caller’s sessions
-         * @description Session cookie, Basic or Bearer. Any role. The session is refused at once.
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The session is refused at once.
          */
         delete: {
             parameters: {
@@ -1694,24 +1516,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1748,7 +1554,7 @@ export interface paths {
         };
         /**
          * A user's live sessions
-         * @description Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1770,24 +1576,8 @@ export interface paths {
                         "application/json": components["schemas"]["SessionList"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1830,7 +1620,9 @@ export interface paths {
         post?: never;
         /**
          * End one of a user's sessions
-         * @description Admin only. The session is refused at once. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     The session is refused at once.
          */
         delete: {
             parameters: {
@@ -1851,24 +1643,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1905,7 +1681,7 @@ export interface paths {
         };
         /**
          * Read an account
-         * @description Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          */
         get: {
             parameters: {
@@ -1927,24 +1703,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -1971,7 +1731,9 @@ export interface paths {
         post?: never;
         /**
          * Delete an account
-         * @description Admin only. Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409). Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).
          */
         delete: {
             parameters: {
@@ -1991,24 +1753,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2044,7 +1790,9 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Admin only. Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.
          */
         patch: {
             parameters: {
@@ -2079,24 +1827,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2151,7 +1883,9 @@ export interface paths {
         put?: never;
         /**
          * Block an account
-         * @description Admin only. Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409). Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
          */
         post: {
             parameters: {
@@ -2173,24 +1907,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2239,7 +1957,9 @@ export interface paths {
         put?: never;
         /**
          * Unblock an account
-         * @description Admin only. Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again.
          */
         post: {
             parameters: {
@@ -2261,24 +1981,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2318,7 +2022,7 @@ export interface paths {
         put?: never;
         /**
          * End a failed-login lock
-         * @description Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
          */
         post: {
             parameters: {
@@ -2340,24 +2044,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2397,7 +2085,9 @@ export interface paths {
         put?: never;
         /**
          * Reset a password
-         * @description Admin only. Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account.
          */
         post: {
             parameters: {
@@ -2430,24 +2120,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2506,7 +2180,9 @@ export interface paths {
         put?: never;
         /**
          * Grant temporary super-access
-         * @description Admin only. The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.
          *
          *     Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and
          *     `x-super-access-target: non-admin` where the account must not hold administrator rights):
@@ -2522,6 +2198,8 @@ export interface paths {
          *     | identity providers, LDAP servers: add, change, remove, test the connection | refused |
          *     | settings (`/v3/settings`): read | allowed |
          *     | settings: change, reset | refused |
+         *     | audit logs (`/v3/logs`): types, search, events, export | refused |
+         *     | audit pipeline health (`/v3/logs/pipeline`) | allowed |
          *
          *     A refusal is 403 with a detail saying what super-access cannot do.
          */
@@ -2558,24 +2236,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2610,7 +2272,7 @@ export interface paths {
         };
         /**
          * End super-access now
-         * @description Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -2632,24 +2294,8 @@ export interface paths {
                         "application/json": components["schemas"]["User"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2686,7 +2332,9 @@ export interface paths {
         };
         /**
          * A user's live API tokens
-         * @description Admin only. Never the secrets. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Never the secrets.
          */
         get: {
             parameters: {
@@ -2710,24 +2358,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2770,7 +2402,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke a user's API token
-         * @description Admin only. It stops working at once. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         *
+         *     It stops working at once.
          */
         delete: {
             parameters: {
@@ -2791,24 +2425,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -2853,7 +2471,9 @@ export interface paths {
         };
         /**
          * The UI-editable settings
-         * @description Admin only. Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.
          */
         get: {
             parameters: {
@@ -2873,24 +2493,8 @@ export interface paths {
                         "application/json": components["schemas"]["SettingList"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -2910,7 +2514,9 @@ export interface paths {
         head?: never;
         /**
          * Change one or many settings, atomically
-         * @description Admin only. Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart). Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).
          */
         patch: {
             parameters: {
@@ -2972,17 +2578,10 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Conflict */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3045,7 +2644,9 @@ export interface paths {
         post?: never;
         /**
          * Reset a setting to its environment or default value
-         * @description Admin only. Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.
          */
         delete: {
             parameters: {
@@ -3067,24 +2668,8 @@ export interface paths {
                         "application/json": components["schemas"]["Setting"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3129,7 +2714,9 @@ export interface paths {
         };
         /**
          * OIDC identity providers
-         * @description Admin only. Client secrets are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Client secrets are never returned.
          */
         get: {
             parameters: {
@@ -3151,24 +2738,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -3184,7 +2755,9 @@ export interface paths {
         put?: never;
         /**
          * Add an OIDC identity provider
-         * @description Admin only. 409 when the name is taken. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     409 when the name is taken.
          */
         post: {
             parameters: {
@@ -3217,24 +2790,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -3282,7 +2839,9 @@ export interface paths {
         };
         /**
          * Read an OIDC identity provider
-         * @description Admin only. Client secrets are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Client secrets are never returned.
          */
         get: {
             parameters: {
@@ -3304,24 +2863,8 @@ export interface paths {
                         "application/json": components["schemas"]["IdentityProvider"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3348,7 +2891,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an OIDC identity provider
-         * @description Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          */
         delete: {
             parameters: {
@@ -3368,24 +2911,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3412,9 +2939,11 @@ export interface paths {
         head?: never;
         /**
          * Change an OIDC identity provider
-         * @description Admin only. Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
-         *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes). Super-access: refused (403).
+         *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         *
+         *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).
          */
         patch: {
             parameters: {
@@ -3449,24 +2978,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3519,7 +3032,9 @@ export interface paths {
         };
         /**
          * LDAP server records
-         * @description Admin only. Service passwords are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Service passwords are never returned.
          */
         get: {
             parameters: {
@@ -3541,24 +3056,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -3574,7 +3073,9 @@ export interface paths {
         put?: never;
         /**
          * Add an LDAP server record
-         * @description Admin only. The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.
          */
         post: {
             parameters: {
@@ -3607,24 +3108,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
                     headers: {
@@ -3672,7 +3157,9 @@ export interface paths {
         };
         /**
          * Read an LDAP server record
-         * @description Admin only. Service passwords are never returned. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Service passwords are never returned.
          */
         get: {
             parameters: {
@@ -3694,24 +3181,8 @@ export interface paths {
                         "application/json": components["schemas"]["LdapServer"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3738,7 +3209,9 @@ export interface paths {
         post?: never;
         /**
          * Remove an LDAP server record
-         * @description Admin only. Accounts of this server stay, but cannot log in until a record of the same name exists again. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Accounts of this server stay, but cannot log in until a record of the same name exists again.
          */
         delete: {
             parameters: {
@@ -3758,24 +3231,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3802,7 +3259,9 @@ export interface paths {
         head?: never;
         /**
          * Change an LDAP server record
-         * @description Admin only. Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes.
          */
         patch: {
             parameters: {
@@ -3837,24 +3296,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -3900,7 +3343,9 @@ export interface paths {
         put?: never;
         /**
          * Test the connection to an LDAP server
-         * @description Admin only. Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.
          */
         post: {
             parameters: {
@@ -3932,24 +3377,8 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4149,7 +3578,9 @@ export interface paths {
         };
         /**
          * Health of the audit pipeline
-         * @description Admin only. Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery, the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job (`ship-audit-outbox`). Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery, the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job (`ship-audit-outbox`).
          */
         get: {
             parameters: {
@@ -4169,24 +3600,8 @@ export interface paths {
                         "application/json": components["schemas"]["AuditPipeline"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -4216,7 +3631,9 @@ export interface paths {
         };
         /**
          * Audit log types
-         * @description Roles auditor or admin. One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it records.
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it records.
          */
         get: {
             parameters: {
@@ -4236,24 +3653,8 @@ export interface paths {
                         "application/json": components["schemas"]["AuditLogTypes"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
                 503: {
@@ -4285,7 +3686,9 @@ export interface paths {
         put?: never;
         /**
          * Search an audit log (query DSL)
-         * @description Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. The worker adds a server-side `timeout` (80% of LOGSTORE_TIMEOUT; the answer then says `timed_out`). The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. The worker adds a server-side `timeout` (80% of LOGSTORE_TIMEOUT; the answer then says `timed_out`). The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
          */
         post: {
             parameters: {
@@ -4321,24 +3724,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4431,7 +3818,9 @@ export interface paths {
         put?: never;
         /**
          * Field capabilities of an audit log
-         * @description Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. `fields` goes in the body (a list, or a comma-separated string; default `*`), with an optional `index_filter` query. The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. `fields` goes in the body (a list, or a comma-separated string; default `*`), with an optional `index_filter` query. The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
          */
         post: {
             parameters: {
@@ -4467,24 +3856,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4575,7 +3948,9 @@ export interface paths {
         };
         /**
          * Find audit events (simple form)
-         * @description Roles auditor or admin. Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Newest first (`@timestamp`, then `event.id`), `size` per page (default 50, at most 500); `nextCursor` continues after the page's last event (search_after), so pages never skip or repeat an event. A cursor this service did not make: 422. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Newest first (`@timestamp`, then `event.id`), `size` per page (default 50, at most 500); `nextCursor` continues after the page's last event (search_after), so pages never skip or repeat an event. A cursor this service did not make: 422. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
          */
         get: {
             parameters: {
@@ -4623,24 +3998,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4715,7 +4074,9 @@ export interface paths {
         };
         /**
          * Export audit events (NDJSON or CSV)
-         * @description Roles auditor or admin. Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Every matching event, newest first, streamed as an attachment (pages of 500 through the store): `format=ndjson` (default; one event per line, as stored) or `csv` (columns `timestamp`, `event.id`, `event.type`, `event.outcome`, `actor.login`, `subject.login`, `source.ip`, `document`; `document` is the whole event as JSON; cells starting with = + - @ get a leading apostrophe). At most 100000 events: more matches are refused with 422 before anything is sent (narrow `from`/`to`). A failure after the first page aborts the transfer, so a partial file is never complete-looking. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         *
+         *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Every matching event, newest first, streamed as an attachment (pages of 500 through the store): `format=ndjson` (default; one event per line, as stored) or `csv` (columns `timestamp`, `event.id`, `event.type`, `event.outcome`, `actor.login`, `subject.login`, `source.ip`, `document`; `document` is the whole event as JSON; cells starting with = + - @ get a leading apostrophe). At most 100000 events: more matches are refused with 422 before anything is sent (narrow `from`/`to`). A failure after the first page aborts the transfer, so a partial file is never complete-looking. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
          */
         get: {
             parameters: {
@@ -4761,24 +4122,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Authentication required */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Account blocked */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
                 /** @description Not found */
                 404: {
                     headers: {
@@ -4838,6 +4183,294 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The notification history (mails)
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Every notification, filtered by status, kind and recipient; paginated (limit at most 100, offset). Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, at most 100 */
+                    limit?: number;
+                    offset?: number | null;
+                    status?: "pending" | "sent" | "failed" | "given_up";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+                    /** @description the address, ignoring case */
+                    recipient?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of notifications */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationList"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own notifications
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The mails about the caller's account only, filtered by status and kind. Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, at most 100 */
+                    limit?: number;
+                    offset?: number | null;
+                    status?: "pending" | "sent" | "failed" | "given_up";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a page of notifications */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationList"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/password_reset/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password-reset mail
+         * @description No authentication. Give `login` or `email`. The answer is always 202 with the same body, found or not, and takes as long: what was found is told only in the mail, to the address of the account. A local, active account gets a single-use link to DEFAULT_FRONTEND_URL + `/reset-password#token=...`, valid AUTH_PASSWORD_RESET_TTL_MIN minutes; an LDAP or OIDC account is told to use its directory or provider, a blocked one to ask an administrator.
+         *
+         *     At most 3 requests per login or address asked for, and 30 per client address, within 15 minutes (known or not): beyond, 429 with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequest"];
+                };
+            };
+            responses: {
+                /** @description accepted (whether or not an account matched) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PasswordResetAccepted"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/password_reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link
+         * @description No authentication: the token of the link proves the mailbox. The new password must pass the password policy and history (422 PASSWORD_POLICY, the link stays usable). The link is used up; so are the account's other links.
+         *
+         *     Ends every session of the account (their cookies answer `reason` password_reset), revokes every API token (as an administrator's reset does: a reset may be the way out of a compromise) and ends a failed-login lock.
+         *
+         *     400 INVALID_RESET_TOKEN for a link that is unknown, used or expired (the same answer for each); 403 ACCOUNT_BLOCKED when the account was blocked since.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasswordResetConfirm"];
+                };
+            };
+            responses: {
+                /** @description the password is set */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Account blocked */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Password refused by the password policy */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5647,6 +5280,55 @@ export interface components {
                 /** @enum {string} */
                 relation: "eq" | "gte";
             } | null;
+        };
+        NotificationList: {
+            items: components["schemas"]["Notification"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        Notification: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+            /** @description the account the mail is about */
+            userId: string | null;
+            userLogin: string | null;
+            /** @description the address it goes to; null: the account has none (given up) */
+            recipient: string | null;
+            template: string;
+            /** @enum {string} */
+            language: "ru" | "en";
+            /**
+             * @description pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why)
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed" | "given_up";
+            attempts: number;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            sentAt: string | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+        };
+        PasswordResetAccepted: {
+            /** @enum {string} */
+            status: "accepted";
+            detail: string;
+        };
+        PasswordResetRequest: {
+            /** @example j.doe */
+            login?: string;
+            /** @description the address of the account (ignoring case) */
+            email?: string;
+        };
+        PasswordResetConfirm: {
+            /** @description the token of the link (after `#token=`) */
+            token: string;
+            newPassword: string;
         };
         FirstRunForm: {
             /**

@@ -75,7 +75,10 @@ const ORDERED = [...ALL]
 beforeAll(async () => {
   store = await startTestLogStore({ nodes: 2, basic: STORE_USER });
   bridge = await startTestBridge({ logstore: { ca: store.caPem, ...STORE_USER } });
-  host = await startTestHost(inject('hostKind'), { ...bridge.env, LOGSTORE_VERIFY_CERTS: 'True' });
+  // The store holds only the seeded events here: the service's own events are not shipped to it
+  // (test/http/audit-trail.test.ts covers shipping).
+  const noShipping = { OUTBOX_CONTEXT_DETACH: 'False', IN_APP_SCHEDULER_ENABLED: 'False' };
+  host = await startTestHost(inject('hostKind'), { ...bridge.env, LOGSTORE_VERIFY_CERTS: 'True', ...noShipping });
   for (const [role, login] of [
     ['auditor', logins.auditor],
     ['user', logins.user],

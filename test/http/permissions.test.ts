@@ -27,12 +27,19 @@ type OpenApiOperation = {
 const PASSWORD = 'Str0ng$pass';
 const creds: Record<Role, { basic: string; bearer: string }> = {} as never;
 let operations: Operation[] = [];
+/** Operations without a security requirement that still declare roles (there must be none). */
+let publicWithRoles: string[] = [];
 
 beforeAll(async () => {
   const doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, OpenApiOperation>>;
   };
   const root = new URL(baseUrl()).pathname;
+  publicWithRoles = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([, op]) => !op.security?.length && op['x-required-roles'] !== undefined)
+      .map(([method]) => `${method.toUpperCase()} ${path}`),
+  );
   operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops)
       .filter(([, op]) => op.security && op.security.length > 0)
@@ -81,6 +88,10 @@ describe('permission table', () => {
   it('covers the protected routes, each with its roles declared', () => {
     expect(operations.length).toBeGreaterThanOrEqual(20);
     for (const op of operations) expect(op.roles.length, `${op.method} ${op.path}`).toBeGreaterThan(0);
+  });
+
+  it('public routes declare no roles (protectedRoute is the only source of x-required-roles)', () => {
+    expect(publicWithRoles).toEqual([]);
   });
 
   it('every protected route × admin, auditor, user, anonymous', async () => {

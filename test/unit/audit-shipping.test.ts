@@ -62,7 +62,13 @@ const ship = (now: number, env: Record<string, string> = {}) => shipOutbox({ db:
 
 async function record(stream: AuditStream, n: number, at: number, type = 'login.success') {
   const inserts = Array.from({ length: n }, (_, i) =>
-    auditInsert(t.db, at + i, { stream, type, subject: { id: `u${i}`, login: `user${i}` }, requestId: `req-${stream}-${i}`, data: { i } }),
+    auditInsert(t.db, at + i, {
+      stream,
+      type,
+      subject: { id: `u${i}`, login: `user${i}` },
+      request: { id: `req-${stream}-${i}`, ip: null, userAgent: null, host: 'test-host' },
+      data: { i },
+    }),
   );
   for (let i = 0; i < inserts.length; i += 500) await t.db.batch(inserts.slice(i, i + 500) as [typeof inserts[0], ...typeof inserts]);
 }
@@ -93,6 +99,7 @@ describe('shipping the audit outbox', () => {
       service: { name: 'auth-service' },
       subject: { id: 'u0', login: 'user0' },
       request: { id: 'req-user_activity-0' },
+      host: { name: 'test-host' },
       data: { i: 0 },
     });
     expect(await undelivered()).toBe(0);

@@ -41,7 +41,8 @@ function injectClient(bridge: FastifyInstance): BridgeClient {
 }
 
 async function appWith(env: Record<string, string>, bridge?: FastifyInstance): Promise<TestApp> {
-  const t = await createTestApp(env, bridge ? { bridge: injectClient(bridge) } : {});
+  // No shipping of the app's own events into the store: it holds only what a test seeds.
+  const t = await createTestApp({ OUTBOX_CONTEXT_DETACH: 'False', ...env }, bridge ? { bridge: injectClient(bridge) } : {});
   apps.push(t);
   await settings(t, { LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_TIMEOUT: 2 });
   return t;
@@ -163,7 +164,7 @@ describe('export', () => {
         return real.call(path, body, schema, timeoutMs);
       },
     };
-    const t = await createTestApp({}, { bridge: failing });
+    const t = await createTestApp({ OUTBOX_CONTEXT_DETACH: 'False' }, { bridge: failing });
     apps.push(t);
     await settings(t, { LOGSTORE_URLS: store.urls.join(';') });
     const res = await t.app.request('/api/auth/v3/logs/user_activity/export', { headers: { Authorization: admin } });

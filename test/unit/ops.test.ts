@@ -13,11 +13,10 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { auditOutbox, users } from '../../schema/index.js';
 import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
-import { createApp } from '../../worker/src/app.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
-import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
-import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
-import { loadSavedSettings, type Db } from '../../worker/src/store/index.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { assembleService } from '../../worker/src/service.js';
+import type { Db } from '../../worker/src/store/index.js';
 import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';
 import { openDatabase } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
@@ -78,13 +77,14 @@ async function service(url: string): Promise<Service> {
   await migrateDatabase(database.db, config.get('DB_SCHEMA'));
   const hasher = createNodeNativeHasher();
   expect(await bootstrapAdmin(database.db, config, hasher, Date.now())).toBe('created');
-  const app = createApp({
-    db: () => database.db,
-    config: new ConfigService({ env: config, load: () => loadSavedSettings(database.db), ttlMs: 0 }),
-    clock: Date.now,
-    verifier: createPasswordVerifier(hasher),
+  const { app } = assembleService({
+    env: config,
+    openDb: () => database.db,
+    hasher,
+    hostName: 'test-host',
     staticFiles: nodeStaticFiles('static'),
     writeLog: () => {},
+    settingsTtlMs: 0,
   });
   const call = async (path: string, init: RequestInit & { auth?: [string, string] }) => {
     const headers = new Headers(init.headers);

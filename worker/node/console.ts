@@ -3,12 +3,18 @@
  * person at a terminal, one JSON log line each when the output goes to a file or a log collector.
  */
 import { createServer } from 'node:net';
+import { createLogger } from '../src/http/logger.js';
 
 export type StartLevel = 'INFO' | 'WARNING' | 'CRITICAL';
 
 /** Formats a message for `stream`: plain lines on a terminal, else one JSON line (the log format). */
 export function formatMessage(level: StartLevel, message: string, tty: boolean, now = new Date()): string {
-  if (!tty) return `${JSON.stringify({ time: now.toISOString(), level, msg: message })}\n`;
+  if (!tty) {
+    // The service's log line, written by its logger (the same fields and scrubbing as every other).
+    let line = '';
+    createLogger({ threshold: () => 'DEBUG', now: () => now.getTime(), write: (l) => (line = l) }).log(level, message);
+    return `${line}\n`;
+  }
   const prefix = level === 'CRITICAL' ? 'error: ' : level === 'WARNING' ? 'warning: ' : '';
   // A multi-line message (one line per bad variable) stays multi-line, indented under the first.
   const [first, ...rest] = message.split('\n');

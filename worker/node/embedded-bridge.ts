@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
 import { logstoreCredentialsFromEnv } from '../../ldap-bridge/src/logstore.js';
+import { mailOptionsFromEnv } from '../../ldap-bridge/src/mail.js';
 import { makeDevCertificates } from '../../scripts/dev-certs.js';
 import type { ConfigSnapshot } from '../src/config/index.js';
 import { loadNodeEnv } from './env.js';
@@ -39,8 +40,16 @@ export async function startEmbeddedBridge(config: ConfigSnapshot): Promise<Embed
       throw new Error(`cannot read LOGSTORE_CA_FILE (${path})`);
     }
   });
+  // The mail server's CA (MAIL_CA_FILE), read the same way.
+  const mail = mailOptionsFromEnv(loadNodeEnv() as NodeJS.ProcessEnv, (path) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      throw new Error(`cannot read MAIL_CA_FILE (${path})`);
+    }
+  });
   const mtls = { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(config.get('BRIDGE_TLS_CA')) };
-  const app = buildBridge({ server: { logger: false }, logstore, mtls });
+  const app = buildBridge({ server: { logger: false }, logstore, mail, mtls });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
 }

@@ -2,24 +2,20 @@
 import { mkdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { createApp } from '../src/app.js';
-import { runScheduledJobs } from '../src/jobs/index.js';
 import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
-import { createPasswordVerifier } from '../src/auth/password-verifier.js';
-import { bootstrapAdmin, bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
-import { ConfigService, parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
-import { createLogger, toLevel } from '../src/http/logger.js';
-import { createDb, loadSavedSettings, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
+import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
+import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
+import { assembleService } from '../src/service.js';
+import { createDb, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
 import { migrateDatabase } from './migrate.js';
 import { nodeBridgeTransport } from './bridge-transport.js';
-import { createBridgeClient } from '../src/bridge/client.js';
 import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
 import { createBatchedLogWriter } from './log-writer.js';
@@ -104,43 +100,19 @@ function servedUrls(address: string | undefined, port: number, root: string): st
 export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const env = parseEnvironment(o.env);
   const clock = o.clock ?? Date.now;
-  // Default: JSON lines on stdout, batched per turn of the event loop (log-writer.ts).
-  const writeLog = o.writeLog ?? createBatchedLogWriter().write;
-  const logger = createLogger({ threshold: () => toLevel(env.get('LOG_LEVEL')), write: writeLog, now: clock });
   const database = openDatabase(env);
   const { db } = database;
-  const hasher = createNodeNativeHasher();
-  let bootstrap: BootstrapResult;
-  try {
-    if (database.embedded) await prepareEmbedded(db);
-    if (o.migrate ?? database.embedded) {
-      await migrateDatabase(db, env.get('DB_SCHEMA'));
-    } else {
-      const stamp = await readMeta(db, SCHEMA_STAMP_KEY).catch(() => undefined);
-      if (stamp === undefined) throw new Error(`the database at LIBSQL_URL is not migrated: run "npm run db:migrate"`);
-      if (stamp !== env.get('DB_SCHEMA')) throw new SchemaMismatchError(env.get('DB_SCHEMA'), stamp);
-    }
-    bootstrap = await bootstrapAdmin(db, env, hasher, clock());
-  } catch (err) {
-    database.close();
-    throw err;
-  }
-
-  const config = new ConfigService({
-    env,
-    load: () => loadSavedSettings(db),
-    onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
-  });
   const transport = nodeBridgeTransport(env);
-  const bridge = transport ? createBridgeClient(transport) : undefined;
-  const app = createApp({
-    db: () => db,
-    ...(bridge ? { bridge } : {}),
-    config,
-    clock,
-    verifier: createPasswordVerifier(hasher),
+  const service = assembleService({
+    env,
+    openDb: () => db,
+    hasher: createNodeNativeHasher(),
+    hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
-    writeLog,
+    clock,
+    // Default: JSON lines on stdout, batched per turn of the event loop (log-writer.ts).
+    writeLog: o.writeLog ?? createBatchedLogWriter().write,
+    ...(transport ? { bridgeTransport: transport } : {}),
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
     clientAddress: (_request, bindings) => {
       const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;
@@ -149,6 +121,22 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     // The socket's peer: forwarded headers are believed only from AUTH_TRUSTED_PROXIES.
     peerAddress: (c) => getConnInfo(c).remote.address,
   });
+  const { app, logger } = service;
+  let bootstrap: BootstrapResult;
+  try {
+    if (database.embedded) await prepareEmbedded(db);
+    if (o.migrate ?? database.embedded) {
+      await migrateDatabase(db, env.get('DB_SCHEMA'), logger);
+    } else {
+      const stamp = await readMeta(db, SCHEMA_STAMP_KEY).catch(() => undefined);
+      if (stamp === undefined) throw new Error(`the database at LIBSQL_URL is not migrated: run "npm run db:migrate"`);
+      if (stamp !== env.get('DB_SCHEMA')) throw new SchemaMismatchError(env.get('DB_SCHEMA'), stamp);
+    }
+    bootstrap = await service.bootstrap();
+  } catch (err) {
+    database.close();
+    throw err;
+  }
 
   const address = bindAddress(env);
   const root = env.get('ROOT_PATH');
@@ -167,12 +155,15 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 30 seconds; each
   // job keeps its own pace through its lease (shipping the audit outbox every 30 s, the others every
   // few minutes), whichever instance fires.
-  const runJobs = async () => runScheduledJobs({ db, config: await config.current(), now: clock(), logger, bridge }).catch((err) => logger.error('jobs failed', { err }));
+  const runJobs = () => service.runJobs().catch((err) => logger.error('jobs failed', { err }));
   const scheduler = env.get('IN_APP_SCHEDULER_ENABLED') ? setInterval(() => void runJobs(), 30_000) : undefined;
   if (scheduler) {
     scheduler.unref();
     void runJobs();
   }
+  // API-access events wait in memory for at most a second (audit/api-access.ts), and are written at close.
+  const flusher = setInterval(() => void service.apiAccess.flush(), 1_000);
+  flusher.unref();
 
   let closing: Promise<void> | undefined;
   return {
@@ -182,11 +173,14 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     close() {
       closing ??= new Promise<void>((done) => {
         clearInterval(scheduler);
+        clearInterval(flusher);
         // close() stops accepting and resolves once in-flight requests have completed.
         server.close(() => {
-          database.close();
-          logger.info('stopped');
-          done();
+          void service.apiAccess.flush().finally(() => {
+            database.close();
+            logger.info('stopped');
+            done();
+          });
         });
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });

@@ -1,6 +1,7 @@
 /** Applies the SQL migrations of schema/migrations and checks the DB_SCHEMA stamp (Node: host start, db:migrate). */
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/libsql/migrator';
+import { createLogger, type Logger } from '../src/http/logger.js';
 import type { Db } from '../src/store/db.js';
 import { ensureSchemaStamp } from '../src/store/schema-stamp.js';
 import { readMeta, SCHEMA_STAMP_KEY } from '../src/store/index.js';
@@ -8,8 +9,15 @@ import { rekeyLogins } from '../src/users/rekey-logins.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url));
 
-/** Checks the stamp of an already migrated database, migrates, then stamps a new database. */
-export async function migrateDatabase(db: Db, schemaName: string): Promise<void> {
+/**
+ * Checks the stamp of an already migrated database, migrates, then stamps a new database. Warnings
+ * go to `logger` (default: JSON lines on the console at INFO and above).
+ */
+export async function migrateDatabase(
+  db: Db,
+  schemaName: string,
+  logger: Logger = createLogger({ threshold: () => 'INFO' }),
+): Promise<void> {
   // A stamped database of another DB_SCHEMA is refused before any migration touches it.
   const stamped = await readMeta(db, SCHEMA_STAMP_KEY).catch(() => undefined);
   if (stamped !== undefined && stamped !== schemaName) await ensureSchemaStamp(db, schemaName);
@@ -17,7 +25,6 @@ export async function migrateDatabase(db: Db, schemaName: string): Promise<void>
   await ensureSchemaStamp(db, schemaName);
   // Login keys are data, not schema: recomputed when their definition changes (README, Accounts).
   for (const login of await rekeyLogins(db)) {
-    const msg = 'login key left unchanged: another live account has the new key; rename or delete one';
-    console.warn(JSON.stringify({ level: 'WARNING', msg, login }));
+    logger.warning('login key left unchanged: another live account has the new key; rename or delete one', { login });
   }
 }

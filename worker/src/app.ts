@@ -20,21 +20,27 @@ import type { ConfigSnapshot } from './config/index.js';
 import { limitBody } from './http/body-limit.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { assignRequestId } from './http/request-id.js';
+import { inBackground } from './http/background.js';
+import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
 import { loadSavedSettings } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
-import { registerUserAdmin } from './users/admin-routes.js';
+import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
-import { registerUserManagement } from './users/manage-routes.js';
+import { registerAccountAdmin } from './users/account-routes.js';
 import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
-import { createTestClock, registerTestClock } from './http/test-clock.js';
+import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
+import { registerTestJobs } from './jobs/test-routes.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
+import { createNotificationKicker } from './notifications/kick.js';
+import { registerNotifications } from './notifications/routes.js';
+import { registerPasswordReset } from './password-reset/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -89,6 +95,8 @@ export function createApp(hostDeps: AppDeps): App {
   const root = env.get('ROOT_PATH');
   const resolveSessionKeys = sessionKeyResolver(env);
   const kickOutbox = outboxKicker();
+  // After the response: the notifications of the events the request may have written.
+  const kickNotifications = createNotificationKicker();
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
   let levelsOf: ConfigSnapshot | undefined;
@@ -121,10 +129,29 @@ export function createApp(hostDeps: AppDeps): App {
     c.set('deps', deps);
     const client = c.var.clientRequestId;
     const ids = { requestId: c.var.requestId, ...(client ? { clientRequestId: client } : {}) };
-    c.set('logger', baseLogger.child(ids));
+    const logger = baseLogger.child(ids);
+    c.set('logger', logger);
+    c.set('scope', {
+      db,
+      config,
+      now: deps.clock,
+      request: {
+        id: c.var.requestId,
+        ...(client ? { clientRequestId: client } : {}),
+        ip: clientIp(c),
+        userAgent: c.req.header('User-Agent') ?? null,
+        host: deps.hostName,
+      },
+      logger,
+      ...(deps.bridge ? { bridge: deps.bridge } : {}),
+      verifier: deps.verifier,
+      sessionKeys: c.var.sessionKeys,
+      inBackground: (work) => inBackground(c, work),
+    });
     const started = deps.clock();
     await next();
     kickOutbox(c);
+    kickNotifications.afterResponse(c);
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged.
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
@@ -163,7 +190,12 @@ export function createApp(hostDeps: AppDeps): App {
     if (problem.status >= 500) {
       (c.var.logger ?? baseLogger).error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
       // Unhandled errors only (not the deliberate 502/503/504 problems), after the response.
-      if (problem.code === 'INTERNAL') reportUnhandled(c, problem.cause ?? err);
+      if (problem.code === 'INTERNAL') {
+        const background = (work: Promise<unknown>) => inBackground(c, work);
+        const own = { env, bridge: deps.bridge, clock: deps.clock, logger: c.var.logger, background };
+        const request = { method: c.req.method, url: new URL(c.req.url), requestId: c.var.requestId };
+        reportUnhandled(own, request, problem.cause ?? err);
+      }
       // 5xx bodies stay generic; the cause is in the log under the request id (or here when DEBUG).
       if (debug && problem.code === 'INTERNAL' && err instanceof Error) {
         return render(c, new ProblemError('INTERNAL', { detail: `${err.name}: ${err.message}`, extensions: { stack: err.stack } }));
@@ -179,15 +211,20 @@ export function createApp(hostDeps: AppDeps): App {
   registerSessionlessLogins(api);
   registerSessionRoutes(api);
   registerMe(api);
-  registerUserAdmin(api);
+  registerAccountCreation(api);
   registerUserSessions(api);
-  registerUserManagement(api);
+  registerAccountAdmin(api);
   registerSettings(api);
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
   registerOidc(api);
   registerLogs(api);
-  if (testClock) registerTestClock(api, testClock);
+  registerNotifications(api);
+  registerPasswordReset(api);
+  if (testClock) {
+    registerTestClock(api, testClock);
+    registerTestJobs(api);
+  }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   registerDocs(api, {
     root,

@@ -5,17 +5,13 @@
  */
 import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
-import { createApp } from './app.js';
-import { createBridgeClient, type BridgeClient } from './bridge/client.js';
 import { edgeBridgeTransport } from './bridge/edge-transport.js';
 import { createEdgeHasher } from './auth/password-hash/index.js';
-import { createPasswordVerifier } from './auth/password-verifier.js';
-import { bootstrapAdmin, bootstrapNotice } from './users/bootstrap.js';
-import { ConfigService, parseEnvironment } from './config/index.js';
-import type { App, StaticFiles } from './http/context.js';
-import { createLogger, toLevel, type Logger } from './http/logger.js';
-import { runScheduledJobs } from './jobs/index.js';
-import { createDb, loadSavedSettings, type Db } from './store/index.js';
+import { bootstrapNotice } from './users/bootstrap.js';
+import { parseEnvironment } from './config/index.js';
+import type { StaticFiles } from './http/context.js';
+import { assembleService, type Service } from './service.js';
+import { createDb } from './store/index.js';
 
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {
@@ -26,13 +22,9 @@ export interface Env {
 }
 
 interface Instance {
-  app: App;
+  service: Service;
   /** Runs the first-admin bootstrap inside a request until it has completed once in this isolate. */
   bootstrap: () => Promise<void>;
-  openDb: () => Db;
-  config: ConfigService;
-  logger: Logger;
-  bridge?: BridgeClient;
 }
 
 let instance: Instance | undefined;
@@ -54,34 +46,32 @@ function build(env: Env): Instance {
   const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
   // A client per request: its HTTP streams are I/O objects that must not cross requests.
   const openDb = () => createDb(createClient({ url, authToken }));
-  const logger = createLogger({ threshold: () => toLevel(config.get('LOG_LEVEL')) });
-  const service = new ConfigService({
-    env: config,
-    load: () => loadSavedSettings(openDb()),
-    onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
-  });
   // WebAssembly argon2, imported as a module at build time (workerd refuses to compile at run time).
-  const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err }) });
+  let wasmError: unknown;
+  const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => (wasmError = err) });
   const transport = edgeBridgeTransport(config.get('BRIDGE_URL'), env.BRIDGE_MTLS);
-  const bridge = transport ? createBridgeClient(transport) : undefined;
-  const app = createApp({
-    db: openDb,
-    config: service,
-    clock: Date.now,
-    verifier: createPasswordVerifier(hasher),
+  const service = assembleService({
+    env: config,
+    openDb,
+    hasher,
+    hostName: 'edge',
     staticFiles: assetFiles(env.ASSETS),
     // Cloudflare sets CF-Connecting-IP to the real client (never loopback); `wrangler dev` sets it
     // from its socket (keeping one a client sent, which is why dev:edge listens on loopback only).
     clientAddress: (request) => request.headers.get('CF-Connecting-IP') ?? undefined,
-    ...(bridge ? { bridge } : {}),
+    ...(transport ? { bridgeTransport: transport } : {}),
   });
+  const logger = service.logger;
+  if (wasmError !== undefined) {
+    logger.warning('argon2 WebAssembly unavailable; using the portable hasher', { err: wasmError });
+  }
   // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
   // concurrent first requests may each try; the unique login index lets only one create the admin.
   let bootstrapped = false;
   const bootstrap = async () => {
     if (bootstrapped) return;
     try {
-      const result = await bootstrapAdmin(openDb(), config, hasher, Date.now());
+      const result = await service.bootstrap();
       // Once per isolate: the edge host has no start of its own. The first-run page is offered
       // only under `wrangler dev` on loopback, so production is pointed to the other ways.
       const notice = bootstrapNotice(result, config);
@@ -91,7 +81,7 @@ function build(env: Env): Instance {
     }
     bootstrapped = true;
   };
-  return { app, bootstrap, openDb, config: service, logger, bridge };
+  return { service, bootstrap };
 }
 
 function instanceFor(env: Env): Instance {
@@ -101,14 +91,12 @@ function instanceFor(env: Env): Instance {
 
 export default {
   async fetch(request, env, ctx) {
-    const { app, bootstrap } = instanceFor(env);
+    const { service, bootstrap } = instanceFor(env);
     await bootstrap();
-    return app.fetch(request, env, ctx);
+    return service.app.fetch(request, env, ctx);
   },
   async scheduled(controller, env) {
-    const { openDb, config, logger, bridge } = instanceFor(env);
-    const db = openDb();
     // The handler's own promise: the runtime keeps the invocation alive until the jobs are done.
-    await runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now: controller.scheduledTime, logger, bridge });
+    await instanceFor(env).service.runJobs(controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,5 +1,5 @@
 /**
- * The bridge's LDAP operations (DESIGN.md §1, contract in schema/bridge/ldap.ts):
+ * The bridge's LDAP operations (architecture.md §1, contract in schema/bridge/ldap.ts):
  *
  * - `POST /v1/ldap/authenticate`: bind as the service account (or anonymously), read the root DSE
  *   (Active Directory iff its supportedCapabilities lists `directorySignature`), find exactly one

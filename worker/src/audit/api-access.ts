@@ -74,6 +74,8 @@ export function createApiAccessRecorder(o: RecorderOptions): ApiAccessRecorder {
         sourceIp: e.sourceIp,
         userAgent: e.userAgent,
         host: o.host,
+        // No handler reads API-access events (audit/handled-types.ts).
+        handledAt: e.at,
         data: { method: e.method, httpMethod: e.httpMethod, path: e.path, status: e.status, ...(e.tokenId ? { tokenId: e.tokenId } : {}) },
       }));
       await db.insert(auditOutbox).values(rows);

@@ -1,10 +1,12 @@
 /**
- * Audit events (DESIGN.md §7): built as inserts into the outbox so that callers put them in the same
+ * Audit events (architecture.md §5): built as inserts into the outbox so that callers put them in the same
  * batch (one transaction) as the change they record. Never put secrets or passwords in `data`.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
+import type { RequestMeta } from '../http/scope.js';
+import { handledAtFor } from './handled-types.js';
 
 /** Log-store streams, one per AUDIT_* index pattern. */
 export type AuditStream = 'user_activity' | 'crud_user' | 'crud_admin' | 'api_access' | 'ext_service_access' | 'data_lifecycle';
@@ -17,8 +19,34 @@ export interface AuditEvent {
   subject?: { id: string; login: string } | null;
   /** For events about a login that may not exist (failed logins): the login as given. */
   subjectLogin?: string;
-  requestId?: string;
+  /** The request that caused it (id, client address, User-Agent, instance); none for jobs. */
+  request?: RequestMeta;
   data?: Record<string, unknown>;
+}
+
+/**
+ * The outcome of an event, from its type: attempts end in success or failure (login.success,
+ * login.failure, login.refused, ...); other events (a logout, a change) are no attempt: null.
+ */
+export function outcomeOfType(type: string): 'success' | 'failure' | null {
+  if (/\.(failure|failed|refused|locked|denied|password_expired)$/.test(type)) return 'failure';
+  if (/\.(success|succeeded)$/.test(type)) return 'success';
+  return null;
+}
+
+/** The columns every insert shares: who, what, and the request that caused it. */
+function columns(e: AuditEvent) {
+  return {
+    actorId: e.actor?.id ?? null,
+    actorLogin: e.actor?.login ?? null,
+    subjectId: e.subject?.id ?? null,
+    subjectLogin: e.subject?.login ?? e.subjectLogin ?? null,
+    requestId: e.request?.id ?? null,
+    outcome: outcomeOfType(e.type),
+    sourceIp: e.request?.ip ?? null,
+    userAgent: e.request?.userAgent ?? null,
+    host: e.request?.host ?? null,
+  };
 }
 
 /** The insert of one audit event, to run inside the caller's batch. */
@@ -28,12 +56,9 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
     at,
     stream: e.stream,
     type: e.type,
-    actorId: e.actor?.id ?? null,
-    actorLogin: e.actor?.login ?? null,
-    subjectId: e.subject?.id ?? null,
-    subjectLogin: e.subject?.login ?? e.subjectLogin ?? null,
-    requestId: e.requestId ?? null,
+    ...columns(e),
     data: e.data ?? null,
+    handledAt: handledAtFor(e.type, at),
   });
 }
 
@@ -42,9 +67,12 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
  * so a conditional event (e.g. "account locked") joins the same batch as the change.
  */
 export function auditInsertWhen(db: Db, at: number, e: AuditEvent, condition: SQL) {
+  const c = columns(e);
   return db.run(sql`
-    insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id, data)
-    select ${crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${e.actor?.id ?? null}, ${e.actor?.login ?? null},
-           ${e.subject?.id ?? null}, ${e.subject?.login ?? e.subjectLogin ?? null}, ${e.requestId ?? null}, ${JSON.stringify(e.data ?? null)}
+    insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id,
+                                outcome, source_ip, user_agent, host, data, handled_at)
+    select ${crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${c.actorId}, ${c.actorLogin}, ${c.subjectId},
+           ${c.subjectLogin}, ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host},
+           ${JSON.stringify(e.data ?? null)}, ${handledAtFor(e.type, at)}
     where ${condition}`);
 }

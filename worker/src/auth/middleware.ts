@@ -3,14 +3,15 @@
  * work on /v4/users): Basic, Bearer (an API token, or the access token of a session) and the
  * session cookie. It sets `c.var.principal`.
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv, Principal } from '../http/context.js';
 import { inBackground } from '../http/background.js';
 import { ProblemError } from '../http/problem.js';
 import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js';
 import { explainEndedSession, signedSessionClaims, type SessionEnd } from '../sessions/ended.js';
-import { assertNotCrossSite, clearAuthCookie, readAuthCookie } from '../sessions/http.js';
+import { clearAuthCookie, readAuthCookie } from '../http/cookies.js';
+import { assertNotCrossSite } from '../http/csrf.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
 import { CHALLENGES, challengeFor, malformed, parseBasic, parseBearer, splitAuthorization, type Scheme } from './credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
@@ -37,14 +38,44 @@ function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemErro
 
 /** The principal of a live session token; a Response when `o` lets an ended session log out again. */
 async function fromSession(c: Context<AppEnv>, token: string, o: AuthenticateOptions): Promise<Principal | Response> {
-  const found = await sessionFromToken(c, token, SESSION_AUDIENCE);
+  const found = await sessionFromToken(c.var.scope, token, SESSION_AUDIENCE);
   if (found) return { user: found.user, method: 'session', sessionId: found.session.id, session: found.session };
-  if (o.endedSessionIsLoggedOut && (await signedSessionClaims(c, token, SESSION_AUDIENCE))) {
+  if (o.endedSessionIsLoggedOut && (await signedSessionClaims(c.var.scope, token, SESSION_AUDIENCE))) {
     clearAuthCookie(c);
     return c.body(null, 204);
   }
   // Only a token we signed learns why its session ended: nothing is told to anyone else.
-  throw invalidToken(o.schemes, await explainEndedSession(c, token, SESSION_AUDIENCE));
+  throw invalidToken(o.schemes, await explainEndedSession(c.var.scope, token, SESSION_AUDIENCE));
+}
+
+/**
+ * Runs the rest of the request as `principal`; a request authenticated with Basic or Bearer is then
+ * recorded as an API-access event (audit/api-access.ts: buffered, written after the response).
+ * Cookie sessions are not: their logins and changes are audited, and a browser's every request
+ * would drown the stream.
+ */
+async function proceed(c: Context<AppEnv>, next: Next, principal: Principal, scheme: Scheme): Promise<void> {
+  c.set('principal', principal);
+  await next();
+  const recorder = c.var.deps.apiAccess;
+  if (scheme === 'Cookie' || !recorder || !c.var.config.get('AUDIT_API_ACCESS_ENABLED')) return;
+  const { request } = c.var.scope;
+  recorder.record(
+    {
+      at: c.var.deps.clock(),
+      user: { id: principal.user.id, login: principal.user.login },
+      method: scheme === 'Basic' ? 'basic' : 'bearer',
+      httpMethod: c.req.method,
+      // The path only: query strings may carry codes or tokens.
+      path: c.req.path,
+      status: c.res.status,
+      requestId: request.id,
+      sourceIp: request.ip,
+      userAgent: request.userAgent,
+      ...(principal.tokenId ? { tokenId: principal.tokenId } : {}),
+    },
+    (work) => inBackground(c, work),
+  );
 }
 
 /** Middleware authenticating the request with one of `schemes`. */
@@ -66,8 +97,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       assertNotCrossSite(c);
       const principal = await fromSession(c, cookie, o);
       if (principal instanceof Response) return principal;
-      c.set('principal', principal);
-      return next();
+      return proceed(c, next, principal, 'Cookie');
     }
     const scheme = o.schemes.find((s) => s !== 'Cookie' && s.toLowerCase() === parts.scheme.toLowerCase());
     if (!scheme) throw malformed(`unsupported authentication scheme; use ${o.schemes.join(' or ')}`, o.schemes);
@@ -77,15 +107,15 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       const ldapServer = c.req.header('X-LDAP-Name');
       if (ldapServer !== undefined) {
         // Without a session a collision with a local account cannot become a merge: 409.
-        const outcome = await authenticateLdapPassword(c, ldapServer, login, password, challenge);
-        if ('merge' in outcome) throw mergeRequiredProblem(c, outcome.merge);
-        c.set('principal', { user: outcome.user, method: 'basic' });
-        return next();
+        const outcome = await authenticateLdapPassword(c.var.scope, ldapServer, login, password, challenge);
+        if ('merge' in outcome) throw mergeRequiredProblem(c.var.config, outcome.merge);
+        return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic');
       }
-      const result = await authenticateLocalPassword({ db, config: c.var.config, verifier, now, logger: c.var.logger, requestId: c.var.requestId, challenge }, login, password);
+      const { config, logger, request } = c.var.scope;
+      const ctx = { db, config, verifier, now, logger, request, challenge };
+      const result = await authenticateLocalPassword(ctx, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
-      c.set('principal', { user: result.user, method: 'basic' });
-      return next();
+      return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic');
     }
 
     const token = parseBearer(header, o.schemes);
@@ -93,13 +123,11 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       // A JWT: the access token of a session (/v3/oauth_login); it lives and dies with the session.
       const principal = await fromSession(c, token, o);
       if (principal instanceof Response) return principal;
-      c.set('principal', principal);
-      return next();
+      return proceed(c, next, principal, 'Bearer');
     }
     const found = await accountOfToken(db, token, now);
     if (!found) throw invalidToken(o.schemes);
     inBackground(c, touchToken(db, found, now));
-    c.set('principal', { user: found.user, method: 'bearer', tokenId: found.tokenId });
-    return next();
+    return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer');
   });
 }

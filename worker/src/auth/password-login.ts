@@ -16,6 +16,7 @@ import { endSessionsStatement } from '../sessions/store.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import { clearAttempts, lockedUntil, lockIfExhausted, reserveAttempt, throttleKey, throttlePolicy } from './throttle.js';
+import type { RequestMeta } from '../http/scope.js';
 
 export interface LoginContext {
   db: Db;
@@ -23,7 +24,7 @@ export interface LoginContext {
   verifier: PasswordVerifier;
   now: number;
   logger: Logger;
-  requestId?: string;
+  request?: RequestMeta;
   /** WWW-Authenticate challenge for 401 answers. */
   challenge: string;
 }
@@ -72,7 +73,7 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
   if (!checked) throw await lockedProblem(ctx, key);
 
   const { user, ok, rehash } = checked;
-  const audit = { requestId: ctx.requestId };
+  const audit = { request: ctx.request };
   if (!user || !ok) throw await failedLogin(ctx, key, login, user ?? null, { source: 'local' });
 
   // The password is right: from here on the caller may learn the account's state.
@@ -132,7 +133,7 @@ export async function failedLogin(ctx: LoginContext, key: string, login: string,
   const { db, now } = ctx;
   const policy = throttlePolicy(ctx.config);
   const lockUntil = now + policy.windowMs;
-  const audit = { requestId: ctx.requestId, stream: 'user_activity' as const, subject: user, subjectLogin: login };
+  const audit = { request: ctx.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
   await db.batch([
     lockIfExhausted(db, key, now, policy),
     auditInsert(db, now, { ...audit, type: 'login.failure', data }),

@@ -1,32 +1,13 @@
 /**
- * Role checks (DESIGN.md §5): admin (everything), auditor (audit logs), user (own account); and
+ * Role checks (architecture.md §4): admin (everything), auditor (audit logs), user (own account); and
  * what super-access, the administrator rights lent for a while, may do with each admin operation.
  */
 import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import type { Role } from '../users/model.js';
-import { effectiveRole, findLiveAccount } from '../users/accounts.js';
-
-/**
- * Middleware admitting only principals with one of `roles` (after `authenticate`). Rights that
- * only super-access lends are refused here: an admin operation that admits them says so with
- * `adminOperation`, so a route nobody declared for lent rights stays closed to them.
- */
-export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
-  if (roles.length === 0) throw new TypeError('requireRole: name at least one role');
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const user = c.var.principal.user;
-    if (!roles.includes(effectiveRole(user, c.var.deps.clock()))) {
-      throw new ProblemError('FORBIDDEN', { detail: `requires the role ${roles.join(' or ')}` });
-    }
-    if (!roles.includes(user.role)) {
-      throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
-    }
-    return next();
-  });
-}
+import { effectiveRole, type Role } from '../users/model.js';
+import { findLiveAccount } from '../users/lookup.js';
 
 /**
  * What super-access may do with an admin operation: everything (`allowed`), only on accounts
@@ -37,7 +18,7 @@ export type SuperAccessRule =
   | { allowed: true; nonAdminTarget: string }
   | { allowed: false; refusal: string };
 
-/** Rules of `adminOperation`; the refusal texts complete "super-access cannot ...". */
+/** Rules of `protectedRoute`'s `superAccess`; the refusal texts complete "super-access cannot ...". */
 export const superAccess = {
   allowed: { allowed: true } as SuperAccessRule,
   /** `verb` completes "super-access cannot <verb> an account with administrator rights". */
@@ -46,18 +27,24 @@ export const superAccess = {
 };
 
 /**
+ * Middleware admitting only principals whose role is one of `roles` (after `authenticate`). A
+ * caller admitted only by lent admin rights (super-access) gets what `rule` allows: a route that
+ * declares no rule stays closed to them.
+ *
  * Lent rights exist to help users, never to make themselves lasting: an account that holds admin
  * rights (its role, or super-access of its own) could otherwise be taken over (a password reset)
  * and used after the loan ends, and another holder's account would pass the loan on.
  */
-function requireAdmin(rule: SuperAccessRule): MiddlewareHandler<AppEnv> {
+export function authorize(roles: readonly Role[], rule?: SuperAccessRule): MiddlewareHandler<AppEnv> {
+  if (roles.length === 0) throw new TypeError('authorize: name at least one role');
   return createMiddleware<AppEnv>(async (c, next) => {
     const user = c.var.principal.user;
+    if (roles.includes(user.role)) return next();
     const now = c.var.deps.clock();
-    if (effectiveRole(user, now) !== 'admin') {
-      throw new ProblemError('FORBIDDEN', { detail: 'requires the role admin' });
+    if (!roles.includes(effectiveRole(user, now))) {
+      throw new ProblemError('FORBIDDEN', { detail: `requires the role ${roles.join(' or ')}` });
     }
-    if (user.role === 'admin') return next();
+    if (!rule) throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
     if (!rule.allowed) throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.refusal}` });
     if (rule.nonAdminTarget !== undefined) {
       // An unknown account passes: the route answers 404 as it would to an administrator.
@@ -69,20 +56,6 @@ function requireAdmin(rule: SuperAccessRule): MiddlewareHandler<AppEnv> {
     }
     return next();
   });
-}
-
-/**
- * The declaration of an admin-only operation, spread into `createRoute`: its middleware (after
- * `authn`) and the OpenAPI extensions that show the same rule (`x-required-roles`,
- * `x-super-access`, `x-super-access-target`), so the documented rule is the enforced one.
- */
-export function adminOperation(authn: MiddlewareHandler<AppEnv>, rule: SuperAccessRule) {
-  return {
-    middleware: [authn, requireAdmin(rule)],
-    'x-required-roles': ['admin'],
-    'x-super-access': rule.allowed,
-    ...(rule.allowed && rule.nonAdminTarget !== undefined ? { 'x-super-access-target': 'non-admin' } : {}),
-  };
 }
 
 /** The sentence of an operation's OpenAPI description that states its super-access rule. */

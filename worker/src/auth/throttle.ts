@@ -1,5 +1,5 @@
 /**
- * Lockout counting (DESIGN.md §5), atomic by construction: a password is checked only after a
+ * Lockout counting (architecture.md §4), atomic by construction: a password is checked only after a
  * single conditional INSERT has reserved an attempt, and that INSERT succeeds only while the key is
  * not locked and fewer than AUTH_FAILED_COUNT attempts lie in the sliding window. SQLite runs each
  * statement atomically, so however many requests race, at most AUTH_FAILED_COUNT passwords are

@@ -1,5 +1,5 @@
 /**
- * API tokens (DESIGN.md §4): 256 random bits, shown once, stored only as SHA-256 (a slow hash adds
+ * API tokens (architecture.md §4): 256 random bits, shown once, stored only as SHA-256 (a slow hash adds
  * nothing to a secret of that entropy), with a visible prefix, optional expiry, revocable.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -10,6 +10,7 @@ import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { apiTokens, users } from '../../../schema/index.js';
+import type { RequestMeta } from '../http/scope.js';
 
 const TOKEN_PREFIX = 'ast_';
 
@@ -53,7 +54,7 @@ export function tokenHash(token: string): string {
 export async function issueToken(
   db: Db,
   user: UserRow,
-  o: { name: string; expiresAt: number | null; now: number; actor: UserRow; requestId?: string },
+  o: { name: string; expiresAt: number | null; now: number; actor: UserRow; request?: RequestMeta },
 ): Promise<z.infer<typeof IssuedTokenSchema>> {
   const token = TOKEN_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
   const row: TokenRow = {
@@ -74,7 +75,7 @@ export async function issueToken(
       type: 'token.issued',
       actor: o.actor,
       subject: user,
-      requestId: o.requestId,
+      request: o.request,
       data: { tokenId: row.id, name: row.name, prefix: row.prefix, expiresAt: iso(row.expiresAt) },
     }),
   ]);
@@ -92,7 +93,7 @@ export async function listTokens(db: Db, userId: string, now: number) {
 }
 
 /** Revokes one token of a user; false when there is no such live token. */
-export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { now: number; actor: { id: string | null; login: string }; requestId?: string }): Promise<boolean> {
+export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { now: number; actor: { id: string | null; login: string }; request?: RequestMeta }): Promise<boolean> {
   const [result] = await db.batch([
     db
       .update(apiTokens)
@@ -102,7 +103,7 @@ export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { n
     auditInsertWhen(
       db,
       o.now,
-      { stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin', type: 'token.revoked', actor: o.actor, subject: user, requestId: o.requestId, data: { tokenId } },
+      { stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin', type: 'token.revoked', actor: o.actor, subject: user, request: o.request, data: { tokenId } },
       sql`changes() > 0`,
     ),
   ]);

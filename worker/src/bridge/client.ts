@@ -1,5 +1,5 @@
 /**
- * The worker's client of the bridge's internal API (DESIGN.md §1). The transport is the host's:
+ * The worker's client of the bridge's internal API (architecture.md §1.2). The transport is the host's:
  * on Node an undici Agent presenting the client certificate, on the edge the `mtls_certificates`
  * binding. A bridge that is down, slow or refuses TLS is a 502/503/504 problem, never a hang.
  */

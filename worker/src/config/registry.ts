@@ -141,7 +141,7 @@ export const REGISTRY = {
   LOGSTORE_URLS: str(A, 'LOGSTORE_URLS', LOGSTORE_PLACEHOLDER, 'addresses of the search and log store nodes, separated by semicolons', { check: logstoreUrls }),
   LOGSTORE_TIMEOUT: int(A, 'LOGSTORE_TIMEOUT', 10, 1, 300, 'timeout, in seconds, of requests to the search and log store'),
 
-  // Group Security (environment names not shown by the specification: their own names, DESIGN.md §3)
+  // Group Security (environment names not shown by the specification: their own names, architecture.md §4)
   DEFAULT_FRONTEND_URL: str(S, 'DEFAULT_FRONTEND_URL', 'http://localhost', 'default page to go to after successful authorization', { check: httpUrl }),
   DEFAULT_FRONTEND_MERGE_URL: str(S, 'DEFAULT_FRONTEND_MERGE_URL', 'http://localhost/conflict', 'default page to go to when accounts with the same login conflict', { check: httpUrl }),
   LDAP_SERVER_CONNECT_TIMEOUT: int(S, 'LDAP_SERVER_CONNECT_TIMEOUT', 5, 1, 120, 'seconds, timeout of connecting to the LDAP server'),
@@ -241,7 +241,7 @@ export const REGISTRY = {
   FRONTEND_ERRTRACK_TUNNEL_TIMEOUT: num(ET, 'FRONTEND_ERRTRACK_TUNNEL_TIMEOUT', 5.0, 0.1, 120, 'seconds, timeout of relaying an event from the browser'),
   FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE: int(ET, 'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE', 2097152, 1024, 104857600, 'bytes, maximum size of an event accepted from the browser for relaying'),
 
-  // Deployment variables added by this implementation (DESIGN.md §1, §3); not in the specification
+  // Deployment variables added by this implementation (architecture.md §1, §4); not in the specification
   LIBSQL_URL: str(D, 'LIBSQL_URL', 'file:data/auth.db', 'libSQL database: file: (Node host) or http(s)://, libsql:// (sqld, Turso)', {
     check: (v) => (/^(file:|https?:\/\/|libsql:\/\/|wss?:\/\/)/.test(v) ? null : 'a file:, http(s)://, libsql:// or ws(s):// URL'),
   }),
@@ -261,6 +261,9 @@ export const REGISTRY = {
     secret: true,
     check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
   }),
+  AUDIT_API_ACCESS_ENABLED: bool(D, 'AUTH_AUDIT_API_ACCESS', true,
+    'record an api_access audit event for every request authenticated with Basic or Bearer ' +
+      '(buffered, written within a second)'),
   OUTBOX_RETENTION_DAY: int(D, 'AUTH_OUTBOX_RETENTION_DAY', 7, 1, 3650, 'days audit events are kept in the outbox after their delivery to the log store'),
   SESSION_IDLE_TIMEOUT_MIN: int(D, 'AUTH_SESSION_IDLE_TIMEOUT_MIN', 120, 1, 10080, 'minutes without a request after which a session ends'),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(D, 'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS', 24, 1, 720, 'hours after which a session ends, however active'),
@@ -279,8 +282,8 @@ export const REGISTRY = {
     'bytes, largest request body accepted (413 beyond, refused before it is buffered); ' +
       'the Sentry tunnel has its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'),
   TRUSTED_PROXIES: list(D, 'AUTH_TRUSTED_PROXIES', [],
-    'Node host: IP addresses or CIDR ranges of the reverse proxies whose X-Forwarded-Proto is believed ' +
-      '(empty: none). The edge host never believes forwarded headers', {
+    'Node host: IP addresses or CIDR ranges of the reverse proxies whose X-Forwarded-Proto and ' +
+      'X-Forwarded-For are believed (empty: none). The edge host never believes forwarded headers', {
     checkItem: checkProxyRange,
     format: 'comma-separated IP addresses or CIDR ranges',
   }),
@@ -289,6 +292,12 @@ export const REGISTRY = {
       'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)'),
   PASSWORD_HASH_QUEUE: int(D, 'AUTH_PASSWORD_HASH_QUEUE', 32, 0, 10000,
     'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)'),
+  MAIL_LANGUAGE: enumeration(D, 'AUTH_MAIL_LANGUAGE', 'ru', ['ru', 'en'], 'language of the mails the service sends (notifications, password reset)'),
+  PASSWORD_EXPIRY_NOTICE_DAY: int(D, 'AUTH_PASSWORD_EXPIRY_NOTICE_DAY', 7, 0, 365,
+    'days before a password expires when its owner is told by mail, once per password (0: never)'),
+  PASSWORD_RESET_TTL_MIN: int(D, 'AUTH_PASSWORD_RESET_TTL_MIN', 30, 5, 1440, 'minutes a password-reset link (sent by mail) stays valid'),
+  WELCOME_LINK_TTL_HOURS: int(D, 'AUTH_WELCOME_LINK_TTL_HOURS', 72, 1, 720,
+    "hours the link of a new account's mail (to set its first password) stays valid"),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

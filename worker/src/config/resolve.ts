@@ -1,6 +1,6 @@
 /**
  * Resolution of configuration values: UI-saved value (libSQL, UI-editable variables only)
- * → environment → default (specification, "Configuration variables"; DESIGN.md §3).
+ * → environment → default (specification, "Configuration variables"; architecture.md §4).
  */
 import { conflictIssue, findConflicts } from './consistency.js';
 import { ConfigError, parseValue, type ConfigIssue } from './parse.js';

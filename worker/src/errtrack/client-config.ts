@@ -1,4 +1,4 @@
-/** The browser error-tracking configuration (specification, Endpoints rule 3; DESIGN.md §9). */
+/** The browser error-tracking configuration (specification, Endpoints rule 3; architecture.md §4). */
 import { z } from '@hono/zod-openapi';
 import type { ConfigSnapshot } from '../config/index.js';
 

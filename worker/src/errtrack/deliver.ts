@@ -1,7 +1,7 @@
 /**
  * Delivers one envelope to the error-tracking system. The path is chosen by ERRTRACK_CA alone:
  * - ERRTRACK_CA set: through the bridge (POST /v1/errtrack/relay), which verifies the system's
- *   certificate with that CA; the worker itself never needs a custom CA (DESIGN.md §1). No bridge
+ *   certificate with that CA; the worker itself never needs a custom CA (architecture.md §1). No bridge
  *   configured then is a 503, never a silent fallback to an unverified or unreachable path.
  * - ERRTRACK_CA empty: the platform's own fetch, with its system roots (a public Sentry).
  */

@@ -3,25 +3,43 @@
  * reported to ERRTRACK_DSN after the response, with `waitUntil` on the edge and as a detached
  * promise on Node; a failed report is only logged.
  */
-import type { Context } from 'hono';
-import type { AppEnv } from '../http/context.js';
+import type { BridgeClient } from '../bridge/client.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import type { Logger } from '../http/logger.js';
 import { reportError, secretValues } from './reporter.js';
 
-/** Reports `err` of request `c` in the background, when ERRTRACK_DSN and ERRTRACK_ENV are set. */
-export function reportUnhandled(c: Context<AppEnv>, err: unknown): void {
-  const deps = c.var.deps;
-  if (!deps) return;
-  const env = deps.config.env;
+/** What reporting needs of the service, and where the report runs after the response. */
+export interface OwnErrorContext {
+  /** The environment snapshot (ERRTRACK_* are restart-only). */
+  env: ConfigSnapshot;
+  bridge?: BridgeClient;
+  clock: () => number;
+  logger?: Logger;
+  background: (work: Promise<unknown>) => void;
+}
+
+/** Reports `err` of a request in the background, when ERRTRACK_DSN and ERRTRACK_ENV are set. */
+export function reportUnhandled(
+  o: OwnErrorContext,
+  request: { method: string; url: URL; requestId?: string },
+  err: unknown,
+): void {
+  const env = o.env;
   if (env.get('ERRTRACK_DSN') === '' || env.get('ERRTRACK_ENV') === '') return;
-  const url = new URL(c.req.url);
   const work = reportError(
-    { dsn: env.get('ERRTRACK_DSN'), environment: env.get('ERRTRACK_ENV'), ca: env.get('ERRTRACK_CA'), bridge: deps.bridge, secrets: secretValues(env), logger: 'auth-service', clock: deps.clock },
+    {
+      dsn: env.get('ERRTRACK_DSN'),
+      environment: env.get('ERRTRACK_ENV'),
+      ca: env.get('ERRTRACK_CA'),
+      bridge: o.bridge,
+      secrets: secretValues(env),
+      logger: 'auth-service',
+      clock: o.clock,
+    },
     err,
-    { method: c.req.method, url: `${url.origin}${url.pathname}`, requestId: c.var.requestId },
-  ).catch((e: unknown) => c.var.logger?.warning('error report not delivered', { err: e instanceof Error ? e.message : String(e) }));
-  try {
-    c.executionCtx.waitUntil(work);
-  } catch {
-    // No ExecutionContext (Node host): the promise runs on by itself.
-  }
+    { method: request.method, url: `${request.url.origin}${request.url.pathname}`, requestId: request.requestId },
+  ).catch((e: unknown) => {
+    o.logger?.warning('error report not delivered', { err: e instanceof Error ? e.message : String(e) });
+  });
+  o.background(work);
 }

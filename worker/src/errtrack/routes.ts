@@ -2,8 +2,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
 import { ClientConfigSchema, clientConfig } from './client-config.js';
-import { registerErrtrackPage } from './page.js';
-import { registerSentryTunnel } from './tunnel.js';
+import { registerErrtrackPage } from './page-routes.js';
+import { registerSentryTunnel } from './tunnel-routes.js';
 
 const route = createRoute({
   method: 'get',

@@ -10,8 +10,8 @@ import { passwordPolicy } from '../auth/password-policy.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { serviceMeta, users } from '../../../schema/index.js';
-import { adminExists } from '../users/accounts.js';
-import { LoginSchema } from '../users/admin-routes.js';
+import { adminExists } from '../users/lookup.js';
+import { LoginSchema } from '../users/login-name.js';
 import { FIRST_RUN_PATH } from '../users/bootstrap.js';
 import { createLocalAccount } from '../users/create.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
@@ -202,7 +202,7 @@ async function createFirstAdmin(c: Context<AppEnv>, login: string, password: str
         hasher: c.var.deps.verifier.hasher,
         now,
         actor: null,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         via: 'first-run',
         extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id })],
       },

@@ -8,11 +8,13 @@ import type { UserRow } from '../users/model.js';
 import type { SessionKeys } from '../sessions/keys.js';
 import type { SessionRow } from '../sessions/store.js';
 import type { Logger } from './logger.js';
+import type { RequestScope } from './scope.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
 export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
 import type { BridgeClient } from '../bridge/client.js';
+import type { ApiAccessRecorder } from '../audit/api-access.js';
 
 /** What a host hands to the app factory. Nothing in routes asks which host it runs on. */
 export interface AppDeps {
@@ -24,6 +26,8 @@ export interface AppDeps {
   config: ConfigService;
   /** Milliseconds since the epoch; tests move it. */
   clock: () => number;
+  /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
+  hostName: string;
   staticFiles: StaticFiles;
   /** Password hashing and verification (native argon2 on Node, WebAssembly on the edge). */
   verifier: PasswordVerifier;
@@ -31,6 +35,8 @@ export interface AppDeps {
   writeLog?: (line: string) => void;
   /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */
   bridge?: BridgeClient;
+  /** Where requests authenticated with Basic or Bearer are recorded (absent: not recorded). */
+  apiAccess?: ApiAccessRecorder;
   /**
    * The client's address as the host knows it (Node: the socket's peer; edge: CF-Connecting-IP),
    * for the first-run page, which answers loopback clients only. Absent: no client is local.
@@ -67,6 +73,8 @@ export interface AppVariables {
   sessionKeys: () => Promise<SessionKeys>;
   logger: Logger;
   deps: AppDeps;
+  /** What domain code gets of the request (built once per request; see http/scope.ts). */
+  scope: RequestScope;
 }
 
 export type AppEnv = { Variables: AppVariables };

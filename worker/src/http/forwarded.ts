@@ -6,8 +6,8 @@
  * address; the edge host has no peer to check (Cloudflare is the proxy, and the request URL already
  * carries the client's scheme), so there forwarded headers are never believed.
  *
- * Only X-Forwarded-Proto is read at all: the host comes from the Host header, and no client
- * address is recorded.
+ * Read: X-Forwarded-Proto (the scheme) and X-Forwarded-For (the client's address, for audit
+ * events). The host comes from the Host header.
  */
 import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
@@ -15,14 +15,36 @@ import { ipMatcher } from './ip-ranges.js';
 
 const matchers = new WeakMap<readonly string[], (address: string | undefined) => boolean>();
 
-/** Whether the request's connection comes from a proxy listed in AUTH_TRUSTED_PROXIES. */
-export function fromTrustedProxy(c: Context<AppEnv>): boolean {
+function trustedProxy(c: Context<AppEnv>): (address: string | undefined) => boolean {
   const ranges = c.var.deps.config.env.get('TRUSTED_PROXIES');
-  const peer = c.var.deps.peerAddress;
-  if (ranges.length === 0 || !peer) return false;
+  if (ranges.length === 0) return () => false;
   let matches = matchers.get(ranges);
   if (!matches) matchers.set(ranges, (matches = ipMatcher(ranges)));
-  return matches(peer(c));
+  return matches;
+}
+
+/** Whether the request's connection comes from a proxy listed in AUTH_TRUSTED_PROXIES. */
+export function fromTrustedProxy(c: Context<AppEnv>): boolean {
+  const peer = c.var.deps.peerAddress;
+  return peer !== undefined && trustedProxy(c)(peer(c));
+}
+
+/**
+ * The client's address. Node: the socket's peer, unless it is a trusted proxy: then the last
+ * address of X-Forwarded-For that is not a trusted proxy (each proxy appends the address it saw;
+ * anything left of the first untrusted one may be forged by the client). Edge: what the host
+ * reports (CF-Connecting-IP, set by Cloudflare). Null when the host cannot tell.
+ */
+export function clientIp(c: Context<AppEnv>): string | null {
+  const deps = c.var.deps;
+  if (!deps.peerAddress) return deps.clientAddress?.(c.req.raw, c.env) ?? null;
+  const peer = deps.peerAddress(c);
+  const trusted = trustedProxy(c);
+  if (!peer || !trusted(peer)) return peer ?? null;
+  const hops = (c.req.header('X-Forwarded-For') ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  for (let i = hops.length - 1; i >= 0; i--) if (!trusted(hops[i])) return hops[i]!;
+  // Every hop is a trusted proxy: the first one is the nearest to the client that we know.
+  return hops[0] ?? peer;
 }
 
 /**

@@ -8,6 +8,7 @@ import { z } from '@hono/zod-openapi';
 export const PROBLEM_CODES = {
   MALFORMED_REQUEST: { status: 400, title: 'Malformed request' },
   UNKNOWN_LDAP_SERVER: { status: 400, title: 'Unknown LDAP server' },
+  INVALID_RESET_TOKEN: { status: 400, title: 'The password-reset link is invalid, used or expired' },
   QUERY_REJECTED: { status: 400, title: 'The log store rejected the query' },
   UNAUTHENTICATED: { status: 401, title: 'Authentication required' },
   INVALID_CREDENTIALS: { status: 401, title: 'Invalid credentials' },

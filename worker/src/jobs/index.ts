@@ -1,34 +1,22 @@
 /** Periodic jobs, run by edge Cron Triggers (`scheduled`) and by the Node host's in-app scheduler. */
-import type { BridgeClient } from '../bridge/client.js';
-import type { ConfigSnapshot } from '../config/index.js';
 import { createLogger, type Logger } from '../http/logger.js';
-import type { Db } from '../store/index.js';
+import type { Job, JobContext } from './job.js';
 import { acquireLease, releaseLease } from './lease.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 import { purgeAuditOutbox, shipAuditOutbox } from '../logs/jobs.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
+import { deliverNotifications, handleNotificationEvents, passwordExpiryNotices, purgeNotifications } from '../notifications/jobs.js';
 
-export interface JobContext {
-  db: Db;
-  config: ConfigSnapshot;
-  now: number;
-  logger: Logger;
-  /** The on-prem bridge (log store, mail), when one is configured. */
-  bridge?: BridgeClient;
-}
+export type { Job, JobContext } from './job.js';
 
-export interface Job {
-  name: string;
-  /** How long a run may hold the job's lease (default 5 minutes); past it another run may start. */
-  leaseMs?: number;
-  /** Least time between two runs, whoever fires the schedule (default 5 minutes). */
-  everyMs?: number;
-  /** Runs once; may return counts for the log line of the run. */
-  run(ctx: JobContext): Promise<void | Record<string, number>>;
-}
-
-/** The registered jobs; each capability adds its own. */
-export const JOBS: Job[] = [shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox, resealSecretsJob];
+/**
+ * The registered jobs; each capability adds its own. The notifications come after the jobs that
+ * write events (inactivity blocks), and delivery after the jobs that make mails.
+ */
+export const JOBS: Job[] = [
+  shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox, resealSecretsJob,
+  handleNotificationEvents, passwordExpiryNotices, deliverNotifications, purgeNotifications,
+];
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
 /** Slightly under the 5-minute schedule, so a firing a little early still runs the job. */

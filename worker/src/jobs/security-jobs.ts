@@ -1,8 +1,8 @@
-/** Periodic security jobs: inactivity blocking (DESIGN.md §5) and throttle housekeeping. */
+/** Periodic security jobs: inactivity blocking (architecture.md §4) and throttle housekeeping. */
 import { purgeThrottle } from '../auth/throttle.js';
-import { endExpiredSuperAccess } from '../users/accounts.js';
+import { endExpiredSuperAccess } from '../users/admin-changes.js';
 import { blockIdleAccounts } from '../users/login-rule.js';
-import type { Job } from './index.js';
+import type { Job } from './job.js';
 
 /**
  * Blocks active accounts without a login for USER_INACTIVE_TIMEOUT_DAY days, with an audit event

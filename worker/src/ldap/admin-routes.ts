@@ -2,19 +2,19 @@
  * LDAP server records, managed by admins under /v3/settings/ldap-servers, and their "test
  * connection" operation. The service account's password is stored encrypted and never returned.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { asc, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { LdapTestResponseSchema } from '../../../schema/bridge/index.js';
 import { ldapServers } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
+import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { sealSecret } from '../store/secret-box.js';
-import { isUniqueViolation } from '../users/store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 import { bridgeTimeoutMs, connectionOf, DEFAULT_USER_FILTER, ldapServerByName, type LdapServerRow } from './records.js';
 
 const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');
@@ -120,39 +120,30 @@ const PATCH_DESCRIPTION =
   'the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: ' +
   'otherwise 422 naming bindPassword, and nothing changes.';
 
-const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const base = { tags: ['settings'], security };
-/** Admin only; the record decides where the service password goes and which roles logins get. */
-const admin = (rule: SuperAccessRule, description: string) => ({
-  ...adminOperation(authn, rule),
-  description: ['Admin only.', description, describeSuperAccess(rule)].filter(Boolean).join(' '),
-});
 const one = { description: 'the LDAP server record', content: { 'application/json': { schema: Public } } };
 const path = '/v3/settings/ldap-servers';
 
-const listRoute = createRoute({ ...base, method: 'get', path, summary: 'LDAP server records', ...admin(superAccess.allowed, 'Service passwords are never returned.'), responses: { 200: { description: 'the records', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
-const createRouteDef = createRoute({ ...base, method: 'post', path, summary: 'Add an LDAP server record', ...admin(superAccess.refused('add LDAP server records'), 'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.'), request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
-const getRoute = createRoute({ ...base, method: 'get', path: `${path}/{name}`, summary: 'Read an LDAP server record', ...admin(superAccess.allowed, 'Service passwords are never returned.'), request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
-const patchRoute = createRoute({ ...base, method: 'patch', path: `${path}/{name}`, summary: 'Change an LDAP server record', ...admin(superAccess.refused('change LDAP server records'), PATCH_DESCRIPTION), request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 401, 403, 404, 422) } });
-const deleteRoute = createRoute({ ...base, method: 'delete', path: `${path}/{name}`, summary: 'Remove an LDAP server record', ...admin(superAccess.refused('remove LDAP server records'), 'Accounts of this server stay, but cannot log in until a record of the same name exists again.'), request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
-const testRoute = createRoute({
+// Admin only: the record decides where the service password goes and which roles logins get.
+const base = { tags: ['settings'] };
+const listRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path, summary: 'LDAP server records', description: 'Service passwords are never returned.', responses: { 200: { description: 'the records', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } } } });
+const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP server records')), { ...base, method: 'post', path, summary: 'Add an LDAP server record', description: 'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 409, 422) } });
+const getRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path: `${path}/{name}`, summary: 'Read an LDAP server record', description: 'Service passwords are never returned.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(404) } });
+const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP server records')), { ...base, method: 'patch', path: `${path}/{name}`, summary: 'Change an LDAP server record', description: PATCH_DESCRIPTION, request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 404, 422) } });
+const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP server records')), { ...base, method: 'delete', path: `${path}/{name}`, summary: 'Remove an LDAP server record', description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(404) } });
+const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections')), {
   ...base,
   method: 'post',
   path: `${path}/{name}/test`,
   summary: 'Test the connection to an LDAP server',
-  ...admin(
-    superAccess.refused('test LDAP server connections'),
-    'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
-  ),
+  description: 'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
   request: { params: NameParam },
-  responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(401, 403, 404, 502, 503, 504) },
+  responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(404, 502, 503, 504) },
 });
 
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
   const audit = (c: Context<AppEnv>, type: string, data: Record<string, unknown>) =>
-    auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, requestId: c.var.requestId, data });
+    auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, request: c.var.scope.request, data });
 
   app.openapi(listRoute, async (c) => {
     const rows = await c.var.db.select().from(ldapServers).orderBy(asc(ldapServers.name));
@@ -173,10 +164,10 @@ export function registerLdapServerAdmin(app: App): void {
     return c.json(toPublic(row), 201);
   });
 
-  app.openapi(getRoute, async (c) => c.json(toPublic(await ldapServerByName(c, validated(c, 'param', NameParam).name)), 200));
+  app.openapi(getRoute, async (c) => c.json(toPublic(await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name)), 200));
 
   app.openapi(patchRoute, async (c) => {
-    const before = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const before = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     const { bindPassword, ...rest } = validated(c, 'json', Patch);
     const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
     const moved = passwordDestinationChanges(before, rest);
@@ -193,20 +184,20 @@ export function registerLdapServerAdmin(app: App): void {
       c.var.db.update(ldapServers).set({ ...rest, bindPasswordEnc, updatedAt: now }).where(eq(ldapServers.name, before.name)),
       audit(c, 'ldap_server.updated', { name: before.name, changed }),
     ]);
-    return c.json(toPublic(await ldapServerByName(c, before.name)), 200);
+    return c.json(toPublic(await ldapServerByName(c.var.db, before.name)), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
-    const row = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     await c.var.db.batch([c.var.db.delete(ldapServers).where(eq(ldapServers.name, row.name)), audit(c, 'ldap_server.deleted', { name: row.name })]);
     return c.body(null, 204);
   });
 
   app.openapi(testRoute, async (c) => {
-    const row = await ldapServerByName(c, validated(c, 'param', NameParam).name);
+    const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     const bridge = c.var.deps.bridge;
     if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached' });
-    const connection = await connectionOf(c, row);
+    const connection = await connectionOf(c.var.scope, row);
     return c.json(await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection)), 200);
   });
 }

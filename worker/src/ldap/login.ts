@@ -1,5 +1,5 @@
 /**
- * LDAP login (DESIGN.md §4-5), for every endpoint that takes a login and a password with an LDAP
+ * LDAP login (architecture.md §4), for every endpoint that takes a login and a password with an LDAP
  * server name (Basic with X-LDAP-Name, /v3/login with `ldapServer`). The bridge finds the user's
  * entry with the service account and binds as the user; here the same rules as for local accounts
  * apply: atomic lockout per (server, login), blocked and inactive accounts, the audit trail.
@@ -8,25 +8,27 @@
  * see ./refusals.ts.
  */
 import { and, eq } from 'drizzle-orm';
-import type { Context } from 'hono';
 import { LdapAuthenticateResponseSchema } from '../../../schema/bridge/index.js';
 import { users } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
 import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
-import type { AppEnv } from '../http/context.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
-import { pendingMergeOf, type PendingMerge } from '../sessions/merge.js';
+import type { RequestScope } from '../http/scope.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin, type ExternalIdentity } from '../users/external.js';
+import { pendingMergeOf, type PendingMerge } from '../users/identity-merge.js';
+import type { Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 import { directoryBlockedProblem, directoryLockedProblem, directoryPasswordExpiredProblem } from './refusals.js';
 
 export type LdapLoginOutcome = { user: UserRow } | { merge: PendingMerge };
 
-async function enabledServer(c: Context<AppEnv>, name: string): Promise<LdapServerRow> {
-  const row = await findLdapServer(c, name);
+async function enabledServer(db: Db, name: string): Promise<LdapServerRow> {
+  const row = await findLdapServer(db, name);
   if (row?.enabled) return row;
   throw new ProblemError('UNKNOWN_LDAP_SERVER', { detail: `no enabled LDAP server record named ${JSON.stringify(name)} (the value of X-LDAP-Name or ldapServer)` });
 }
@@ -37,16 +39,22 @@ async function enabledServer(c: Context<AppEnv>, name: string): Promise<LdapServ
  * local account's. Throws the same problems as a local login, plus 400 for an unknown server and
  * 502/503/504 for the directory or the bridge.
  */
-export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: string, login: string, password: string, challenge: string): Promise<LdapLoginOutcome> {
+export async function authenticateLdapPassword(
+  scope: RequestScope,
+  serverName: string,
+  login: string,
+  password: string,
+  challenge: string,
+): Promise<LdapLoginOutcome> {
   // An empty or blank password would make the user's bind an unauthenticated (anonymous) bind.
   if (password.trim() === '') throw new ProblemError('INVALID_CREDENTIALS', { detail: 'an empty password is never accepted', headers: { 'WWW-Authenticate': challenge } });
-  const server = await enabledServer(c, serverName);
-  const bridge = c.var.deps.bridge;
+  const server = await enabledServer(scope.db, serverName);
+  const bridge = scope.bridge;
   if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): LDAP accounts cannot log in' });
 
-  const db = c.var.db;
-  const now = c.var.deps.clock();
-  const ctx: LoginContext = { db, config: c.var.config, verifier: c.var.deps.verifier, now, logger: c.var.logger, requestId: c.var.requestId, challenge };
+  const { db, config, verifier, logger, request } = scope;
+  const now = scope.now();
+  const ctx: LoginContext = { db, config, verifier, now, logger, request, challenge };
   const key = throttleKey(loginKey(login), server.name);
   const attempt = crypto.randomUUID();
   const reserved = await reserveAttempt(db, key, now, throttlePolicy(ctx.config), attempt);
@@ -54,11 +62,11 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
 
   let result;
   try {
-    const connection = await connectionOf(c, server);
+    const connection = await connectionOf(scope, server);
     result = await bridge.call('/v1/ldap/authenticate', { connection, login, password }, LdapAuthenticateResponseSchema, bridgeTimeoutMs(connection));
   } catch (err) {
     await releaseAttempt(db, attempt);
-    throw publicDirectoryProblem(c, server.name, err);
+    throw publicDirectoryProblem(logger, server.name, err);
   }
   const source = { source: 'ldap', server: server.name };
   if (result.outcome === 'invalid-credentials') {
@@ -71,7 +79,7 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
       type,
       subject: null,
       subjectLogin: login,
-      requestId: c.var.requestId,
+      request,
       data: { ...source, ...data },
     });
   // The directory locked the account out (AD 775) before checking the password: not a wrong
@@ -104,14 +112,14 @@ export async function authenticateLdapPassword(c: Context<AppEnv>, serverName: s
     role: profile.role,
     refreshRole: server.attrRole !== null,
   };
-  const outcome = await accountOfIdentity(c, identity, { also: [clearAttempts(db, key)] });
+  const outcome = await accountOfIdentity(scope, identity, { also: [clearAttempts(db, key)] });
   if ('collision' in outcome) {
     await clearAttempts(db, key);
-    return { merge: await pendingMergeOf(c, { ...identity, login: outcome.collision.login }) };
+    return { merge: await pendingMergeOf(scope, { ...identity, login: outcome.collision.login }) };
   }
   const user = outcome.user;
-  await assertMayLogIn(c, user, { source: 'ldap', sourceName: server.name }, [clearAttempts(db, key)]);
-  return { user: await recordLogin(c, user, { source: 'ldap', sourceName: server.name }, { also: [clearAttempts(db, key)], data: { activeDirectory: result.activeDirectory } }) };
+  await assertMayLogIn(scope, user, { source: 'ldap', sourceName: server.name }, [clearAttempts(db, key)]);
+  return { user: await recordLogin(scope, user, { source: 'ldap', sourceName: server.name }, { also: [clearAttempts(db, key)], data: { activeDirectory: result.activeDirectory } }) };
 }
 
 const DIRECTORY_DETAILS: Record<string, string> = {
@@ -126,17 +134,17 @@ const DIRECTORY_DETAILS: Record<string, string> = {
  * bridge's detail, which names internal hosts and TLS errors; that goes to the log (and to admins
  * through "test connection").
  */
-function publicDirectoryProblem(c: Context<AppEnv>, serverName: string, err: unknown): unknown {
+function publicDirectoryProblem(logger: Logger, serverName: string, err: unknown): unknown {
   const cause = err instanceof ProblemError ? err.extensions.cause : undefined;
   if (!(err instanceof ProblemError) || typeof cause !== 'string' || !(cause in DIRECTORY_DETAILS)) return err;
-  c.var.logger.warning('LDAP directory failure', { server: serverName, cause, detail: err.detail });
+  logger.warning('LDAP directory failure', { server: serverName, cause, detail: err.detail });
   return new ProblemError(err.code, { detail: `the directory of LDAP server ${serverName} ${DIRECTORY_DETAILS[cause]}`, extensions: { cause } });
 }
 
 /** The 409 of a login without a session that collides with a local account. */
-export function mergeRequiredProblem(c: Context<AppEnv>, merge: PendingMerge): ProblemError {
+export function mergeRequiredProblem(config: ConfigSnapshot, merge: PendingMerge): ProblemError {
   return new ProblemError('MERGE_REQUIRED', {
     detail: `the login ${merge.login} of LDAP server ${merge.sourceName} belongs to a local account: log in with a session (/v3/login) to merge the two, proving the local password`,
-    extensions: { login: merge.login, ldapServer: merge.sourceName, mergeUrl: new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href },
+    extensions: { login: merge.login, ldapServer: merge.sourceName, mergeUrl: new URL(config.get('DEFAULT_FRONTEND_MERGE_URL')).href },
   });
 }

@@ -1,10 +1,10 @@
 /** LDAP server records: reading one, and the bridge's connection settings built from it. */
 import { eq } from 'drizzle-orm';
-import type { Context } from 'hono';
 import type { LdapConnection } from '../../../schema/bridge/index.js';
 import { ldapServers } from '../../../schema/index.js';
-import type { AppEnv } from '../http/context.js';
+import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
 import { resealLdapPassword } from '../store/stored-secrets.js';
 
@@ -14,14 +14,14 @@ export type LdapServerRow = typeof ldapServers.$inferSelect;
 export const DEFAULT_USER_FILTER = '(uid={login})';
 
 /** The record named `name`, if any. */
-export async function findLdapServer(c: Context<AppEnv>, name: string): Promise<LdapServerRow | undefined> {
-  const rows = await c.var.db.select().from(ldapServers).where(eq(ldapServers.name, name)).limit(1);
+export async function findLdapServer(db: Db, name: string): Promise<LdapServerRow | undefined> {
+  const rows = await db.select().from(ldapServers).where(eq(ldapServers.name, name)).limit(1);
   return rows[0];
 }
 
 /** The record named `name`, or 404. */
-export async function ldapServerByName(c: Context<AppEnv>, name: string): Promise<LdapServerRow> {
-  const row = await findLdapServer(c, name);
+export async function ldapServerByName(db: Db, name: string): Promise<LdapServerRow> {
+  const row = await findLdapServer(db, name);
   if (!row) throw new ProblemError('NOT_FOUND', { detail: `no LDAP server named ${name}` });
   return row;
 }
@@ -30,8 +30,10 @@ export async function ldapServerByName(c: Context<AppEnv>, name: string): Promis
  * The connection settings the bridge needs, with the service password decrypted for this call
  * only. LDAP_SERVER_CONNECT_TIMEOUT and LDAP_SERVER_SEARCHING_TIMEOUT are read at request time.
  */
-export async function connectionOf(c: Context<AppEnv>, row: LdapServerRow): Promise<LdapConnection> {
-  const config = c.var.config;
+export async function connectionOf(
+  { db, config }: { db: Db; config: ConfigSnapshot },
+  row: LdapServerRow,
+): Promise<LdapConnection> {
   return {
     urls: row.urls,
     startTls: row.startTls,
@@ -39,7 +41,7 @@ export async function connectionOf(c: Context<AppEnv>, row: LdapServerRow): Prom
     bindDn: row.bindDn,
     // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
     bindPassword: row.bindPasswordEnc
-      ? await openSecret(config, row.bindPasswordEnc, resealLdapPassword(c.var.db, row.name, row.bindPasswordEnc))
+      ? await openSecret(config, row.bindPasswordEnc, resealLdapPassword(db, row.name, row.bindPasswordEnc))
       : null,
     baseDn: row.baseDn,
     // null: the bridge picks (uid={login}), or the sAMAccountName/userPrincipalName pair on AD.

@@ -17,15 +17,14 @@
  *   data                the event's own details (never a secret: see audit/events.ts)
  */
 import type { auditOutbox } from '../../../schema/index.js';
+import { outcomeOfType } from '../audit/events.js';
 
 export type OutboxRow = typeof auditOutbox.$inferSelect;
 
 /** The outcome of an event: its own, else what its type says. */
 export function eventOutcome(row: Pick<OutboxRow, 'outcome' | 'type'>): 'success' | 'failure' | 'unknown' {
-  if (row.outcome) return row.outcome;
-  if (/\.(failure|failed|refused|locked|denied)$/.test(row.type)) return 'failure';
-  if (/\.(success|succeeded)$/.test(row.type)) return 'success';
-  return 'unknown';
+  // Rows written before the outcome was recorded at insert: the same rule, from the type.
+  return row.outcome ?? outcomeOfType(row.type) ?? 'unknown';
 }
 
 /** The log-store document of an outbox row. */

@@ -70,12 +70,21 @@ const join = (path: string, key: string | number) => (path ? `${path}.${key}` : 
 const FIELD = /^[\p{L}\p{N}@_.\-*]{1,256}$/u;
 
 function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
-  if (depth > 20) return g.refuse(path, 'queries nest too deep (at most 20 levels)');
-  if (!isObject(q) || Object.keys(q).length !== 1) return g.refuse(path, 'a query is an object with exactly one query type');
+  if (depth > 20) {
+    g.refuse(path, 'queries nest too deep (at most 20 levels)');
+    return;
+  }
+  if (!isObject(q) || Object.keys(q).length !== 1) {
+    g.refuse(path, 'a query is an object with exactly one query type');
+    return;
+  }
   const [type, spec] = Object.entries(q)[0]!;
   const at = join(path, type);
   const fieldQuery: Check = (s, p) => {
-    if (!isObject(s) || Object.keys(s).length !== 1) return g.refuse(p, 'expected one field');
+    if (!isObject(s) || Object.keys(s).length !== 1) {
+      g.refuse(p, 'expected one field');
+      return;
+    }
     const [field, value] = Object.entries(s)[0]!;
     if (!FIELD.test(field)) g.refuse(join(p, field), 'not a field name');
     if (isObject(value)) {
@@ -99,9 +108,13 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
     case 'wildcard':
     case 'range':
     case 'fuzzy':
-      return fieldQuery(spec, at);
+      fieldQuery(spec, at);
+      return;
     case 'terms': {
-      if (!isObject(spec)) return g.refuse(at, 'expected an object');
+      if (!isObject(spec)) {
+        g.refuse(at, 'expected an object');
+        return;
+      }
       for (const [k, v] of Object.entries(spec)) {
         if (k === 'boost') continue;
         // A terms lookup ({"index": ..., "id": ..., "path": ...}) reads a document of another index.
@@ -119,14 +132,20 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
       return;
     case 'multi_match':
     case 'simple_query_string': {
-      if (!isObject(spec)) return g.refuse(at, 'expected an object');
+      if (!isObject(spec)) {
+        g.refuse(at, 'expected an object');
+        return;
+      }
       const allowed = ['query', 'fields', 'operator', 'default_operator', 'type', 'minimum_should_match', 'boost', 'flags', 'analyze_wildcard', 'lenient'];
       for (const k of Object.keys(spec)) if (!allowed.includes(k)) g.unknown(join(at, k), k, 'option');
       if (typeof spec.query !== 'string') g.refuse(join(at, 'query'), 'a string');
       return;
     }
     case 'bool': {
-      if (!isObject(spec)) return g.refuse(at, 'expected an object');
+      if (!isObject(spec)) {
+        g.refuse(at, 'expected an object');
+        return;
+      }
       for (const [k, v] of Object.entries(spec)) {
         if (['must', 'filter', 'should', 'must_not'].includes(k)) {
           const list = Array.isArray(v) ? v : [v];
@@ -136,12 +155,19 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
       return;
     }
     case 'constant_score': {
-      if (!isObject(spec) || !('filter' in spec)) return g.refuse(at, 'takes {"filter": query}');
+      if (!isObject(spec) || !('filter' in spec)) {
+        g.refuse(at, 'takes {"filter": query}');
+        return;
+      }
       for (const k of Object.keys(spec)) if (!['filter', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
-      return checkQuery(g, spec.filter, join(at, 'filter'), depth + 1);
+      checkQuery(g, spec.filter, join(at, 'filter'), depth + 1);
+      return;
     }
     case 'dis_max': {
-      if (!isObject(spec) || !Array.isArray(spec.queries)) return g.refuse(at, 'takes {"queries": [...]}');
+      if (!isObject(spec) || !Array.isArray(spec.queries)) {
+        g.refuse(at, 'takes {"queries": [...]}');
+        return;
+      }
       for (const k of Object.keys(spec)) if (!['queries', 'tie_breaker', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
       spec.queries.forEach((c, i) => checkQuery(g, c, join(join(at, 'queries'), i), depth + 1));
       return;
@@ -156,8 +182,14 @@ const BUCKETS = new Set(['terms', 'date_histogram', 'histogram', 'range', 'date_
 const AGG_OPTIONS = new Set(['field', 'size', 'order', 'min_doc_count', 'missing', 'format', 'calendar_interval', 'fixed_interval', 'interval', 'time_zone', 'extended_bounds', 'ranges', 'keyed', 'offset', 'precision_threshold', 'sources', 'after', '_source', 'sort', 'include', 'exclude', 'shard_size']);
 
 function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
-  if (depth > MAX_AGG_DEPTH) return g.refuse(path, `aggregations nest at most ${MAX_AGG_DEPTH} levels deep`);
-  if (!isObject(aggs)) return g.refuse(path, 'aggregations are an object of named aggregations');
+  if (depth > MAX_AGG_DEPTH) {
+    g.refuse(path, `aggregations nest at most ${MAX_AGG_DEPTH} levels deep`);
+    return;
+  }
+  if (!isObject(aggs)) {
+    g.refuse(path, 'aggregations are an object of named aggregations');
+    return;
+  }
   for (const [name, agg] of Object.entries(aggs)) {
     const at = join(path, name);
     if (!isObject(agg)) {
@@ -209,10 +241,19 @@ function checkSort(g: Guard, sort: unknown, path: string): void {
       if (!FIELD.test(s)) g.refuse(at, 'not a field name');
       return;
     }
-    if (!isObject(s) || Object.keys(s).length !== 1) return g.refuse(at, 'a sort is a field name or {field: order}');
+    if (!isObject(s) || Object.keys(s).length !== 1) {
+      g.refuse(at, 'a sort is a field name or {field: order}');
+      return;
+    }
     const [field, spec] = Object.entries(s)[0]!;
-    if (field === '_script') return g.unknown(join(at, field), field, 'sort');
-    if (!FIELD.test(field)) return g.refuse(join(at, field), 'not a field name');
+    if (field === '_script') {
+      g.unknown(join(at, field), field, 'sort');
+      return;
+    }
+    if (!FIELD.test(field)) {
+      g.refuse(join(at, field), 'not a field name');
+      return;
+    }
     if (typeof spec === 'string') {
       if (spec !== 'asc' && spec !== 'desc') g.refuse(join(at, field), 'asc or desc');
     } else if (isObject(spec)) {

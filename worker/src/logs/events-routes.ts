@@ -3,14 +3,15 @@
  * IP, outcome, event types and time range without query DSL, a page at a time; /export streams
  * every match as NDJSON or CSV.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { protectedRoute } from '../auth/protected-route.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { decodeCursor, eventsPage, FilterFields, formOf, MAX_EVENTS_PAGE } from './events.js';
 import { CSV_COLUMNS, EXPORT_MAX_EVENTS, EXPORT_PAGE_SIZE, exportEvents } from './export.js';
 import { allowQueryParameters, knownStream } from './request-guards.js';
-import { readers, security, streamOf, TypeParam } from './route-common.js';
+import { READERS, streamOf, TypeParam } from './route-common.js';
 
 const EventsQuery = z.object({
   ...FilterFields,
@@ -68,34 +69,34 @@ const FAILURES = [
   `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured`,
   `(LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.`,
 ].join(' ');
-const base = { tags: ['logs'], security, 'x-required-roles': readers.roles };
+const base = { tags: ['logs'] };
 
-const eventsRoute = createRoute({
+const eventsRoute = protectedRoute(READERS, {
   ...base,
   method: 'get',
   path: '/v3/logs/{audit_log_type}/events',
-  middleware: [...readers.auth, knownStream, allowQueryParameters([...Object.keys(FilterFields), 'size', 'cursor'])],
+  middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'size', 'cursor'])],
   summary: 'Find audit events (simple form)',
   description: [
-    `Roles auditor or admin. ${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
+    `${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
     `at most ${MAX_EVENTS_PAGE}); \`nextCursor\` continues after the page's last event (search_after), so pages never`,
     `skip or repeat an event. A cursor this service did not make: 422. ${FAILURES}`,
   ].join(' '),
   request: { params: TypeParam, query: EventsQuery },
   responses: {
     200: { description: 'a page of events', content: { 'application/json': { schema: EventsPageSchema } } },
-    ...problemResponses(400, 401, 403, 404, 422, 429, 502, 503, 504),
+    ...problemResponses(400, 404, 422, 429, 502, 503, 504),
   },
 });
 
-const exportRoute = createRoute({
+const exportRoute = protectedRoute(READERS, {
   ...base,
   method: 'get',
   path: '/v3/logs/{audit_log_type}/export',
-  middleware: [...readers.auth, knownStream, allowQueryParameters([...Object.keys(FilterFields), 'format'])],
+  middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'format'])],
   summary: 'Export audit events (NDJSON or CSV)',
   description: [
-    `Roles auditor or admin. ${FORM} Every matching event, newest first, streamed as an attachment (pages of`,
+    `${FORM} Every matching event, newest first, streamed as an attachment (pages of`,
     `${EXPORT_PAGE_SIZE} through the store): \`format=ndjson\` (default; one event per line, as stored) or \`csv\``,
     `(columns ${CSV_COLUMNS.map(([h]) => `\`${h}\``).join(', ')}; \`document\` is the whole event as JSON; cells`,
     `starting with = + - @ get a leading apostrophe). At most ${EXPORT_MAX_EVENTS} events: more matches are refused`,
@@ -122,7 +123,7 @@ const exportRoute = createRoute({
         },
       },
     },
-    ...problemResponses(400, 401, 403, 404, 422, 429, 502, 503, 504),
+    ...problemResponses(400, 404, 422, 429, 502, 503, 504),
   },
 });
 
@@ -131,7 +132,7 @@ export function registerLogEvents(app: App): void {
   app.openapi(eventsRoute, async (c) => {
     const q = validated(c, 'query', EventsQuery);
     const form = formOf(q);
-    const page = await eventsPage(c, streamOf(c), form, {
+    const page = await eventsPage(c.var.scope, c.var.principal, streamOf(c), form, {
       size: q.size,
       ...(q.cursor !== undefined ? { after: decodeCursor(q.cursor) } : {}),
     });
@@ -140,6 +141,6 @@ export function registerLogEvents(app: App): void {
 
   app.openapi(exportRoute, async (c) => {
     const q = validated(c, 'query', ExportQuery);
-    return exportEvents(c, streamOf(c), formOf(q), q.format);
+    return exportEvents(c.var.scope, c.var.principal, streamOf(c), formOf(q), q.format);
   });
 }

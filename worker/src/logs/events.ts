@@ -4,8 +4,8 @@
  * base64url JSON, for `search_after`), and the pages that the export streams.
  */
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import type { AppEnv } from '../http/context.js';
+import type { Principal } from '../http/context.js';
+import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { SIMPLE_SORT, simpleQuery, type SimpleForm } from './simple-query.js';
 import { queryStore, searchTimeout, storeAnswer } from './store-query.js';
@@ -119,7 +119,8 @@ export interface EventsPage {
  * for, so `nextCursor` is null exactly when no event follows.
  */
 export async function eventsPage(
-  c: Context<AppEnv>,
+  scope: RequestScope,
+  caller: Principal,
   stream: StreamName,
   form: SimpleForm,
   o: { size: number; after?: Cursor; trackTotal?: number | boolean },
@@ -130,10 +131,10 @@ export async function eventsPage(
     size: o.size + 1,
     // Counting every match can be costly: exact up to 10,000, then "gte".
     track_total_hits: o.trackTotal ?? 10_000,
-    timeout: searchTimeout(c.var.config),
+    timeout: searchTimeout(scope.config),
     ...(o.after ? { search_after: o.after } : {}),
   };
-  const answer = storeAnswer(await queryStore(c, stream, { operation: 'search', body })).body;
+  const answer = storeAnswer(await queryStore(scope, caller, stream, { operation: 'search', body })).body;
   const hits = (answer.hits as { hits?: unknown } | undefined)?.hits;
   if (!Array.isArray(hits))
     throw new ProblemError('BAD_GATEWAY', { detail: 'the log store answered a search without hits' });

@@ -4,8 +4,8 @@
  * a form matching more than EXPORT_MAX_EVENTS events is refused before anything is sent (narrow the
  * time range), so an export is never silently cut short.
  */
-import type { Context } from 'hono';
-import type { AppEnv } from '../http/context.js';
+import type { Principal } from '../http/context.js';
+import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { eventsPage, type EventsPage } from './events.js';
 import type { SimpleForm } from './simple-query.js';
@@ -71,12 +71,13 @@ function fileName(stream: StreamName, now: number, ext: string): string {
  * (no final chunk), so a partial file never looks complete.
  */
 export async function exportEvents(
-  c: Context<AppEnv>,
+  scope: RequestScope,
+  caller: Principal,
   stream: StreamName,
   form: SimpleForm,
   format: 'ndjson' | 'csv',
 ): Promise<Response> {
-  const first = await eventsPage(c, stream, form, { size: EXPORT_PAGE_SIZE, trackTotal: EXPORT_MAX_EVENTS + 1 });
+  const first = await eventsPage(scope, caller, stream, form, { size: EXPORT_PAGE_SIZE, trackTotal: EXPORT_MAX_EVENTS + 1 });
   if (first.total && first.total.value > EXPORT_MAX_EVENTS) {
     throw new ProblemError('VALIDATION', {
       detail: `the filters match more than ${EXPORT_MAX_EVENTS} events; narrow them (from, to) and export in parts`,
@@ -111,9 +112,9 @@ export async function exportEvents(
         return;
       }
       try {
-        page = await eventsPage(c, stream, form, { size: EXPORT_PAGE_SIZE, after, trackTotal: false });
+        page = await eventsPage(scope, caller, stream, form, { size: EXPORT_PAGE_SIZE, after, trackTotal: false });
       } catch (err) {
-        c.var.logger.warning('export aborted: a page failed', { stream, sent, err });
+        scope.logger.warning('export aborted: a page failed', { stream, sent, err });
         controller.error(err);
       }
     },
@@ -123,7 +124,7 @@ export async function exportEvents(
     status: 200,
     headers: {
       'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-      'content-disposition': `attachment; filename="${fileName(stream, c.var.deps.clock(), ext)}"`,
+      'content-disposition': `attachment; filename="${fileName(stream, scope.now(), ext)}"`,
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
     },

@@ -1,7 +1,7 @@
 /** The audit trail's periodic jobs: shipping the outbox to the log store, and its retention. */
 import { and, isNotNull, lt } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
-import type { Job } from '../jobs/index.js';
+import type { Job } from '../jobs/job.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { SHIPPING_JOB } from './pipeline.js';
 import { shipOutbox } from './shipper.js';
@@ -21,13 +21,14 @@ export const shipAuditOutbox: Job = {
 
 /**
  * Deletes events delivered more than OUTBOX_RETENTION_DAY days ago, and says so in the data-lifecycle
- * stream. Undelivered events and dead letters are kept: nothing is lost before it reached the store.
+ * stream. Undelivered events and dead letters are kept: nothing is lost before it reached the store;
+ * so are events the notification handlers have not seen yet (handled_at).
  */
 export const purgeAuditOutbox: Job = {
   name: 'purge-audit-outbox',
   async run({ db, config, now }) {
     const days = config.get('OUTBOX_RETENTION_DAY');
-    const old = and(isNotNull(auditOutbox.shippedAt), lt(auditOutbox.shippedAt, now - days * DAY_MS));
+    const old = and(isNotNull(auditOutbox.shippedAt), lt(auditOutbox.shippedAt, now - days * DAY_MS), isNotNull(auditOutbox.handledAt));
     const [purged] = await db.batch([
       db.delete(auditOutbox).where(old).returning({ id: auditOutbox.id }),
     ]);

@@ -1,10 +1,8 @@
 /** GET /v3/logs/pipeline (issue 14.7): the audit outbox per stream and the shipping job's last run. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
-import { problemResponses } from '../http/problem.js';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess } from '../auth/roles.js';
-import { security } from './route-common.js';
+import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import { SHIPPING_JOB, shippingJobRun, streamPipelines } from './pipeline.js';
 import { STREAMS, streamPattern, type StreamName } from './streams.js';
 
@@ -59,21 +57,18 @@ const Pipeline = z
     },
   });
 
-const pipelineRoute = createRoute({
+const pipelineRoute = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
   path: '/v3/logs/pipeline',
   tags: ['logs'],
-  security,
-  ...adminOperation(authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] }), superAccess.allowed),
   summary: 'Health of the audit pipeline',
   description: [
-    `Admin only. Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery,`,
+    `Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery,`,
     `the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job`,
-    `(\`${SHIPPING_JOB}\`). ${describeSuperAccess(superAccess.allowed)}`,
+    `(\`${SHIPPING_JOB}\`).`,
   ].join(' '),
   responses: {
     200: { description: 'the pipeline', content: { 'application/json': { schema: Pipeline } } },
-    ...problemResponses(401, 403),
   },
 });
 

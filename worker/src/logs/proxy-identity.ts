@@ -5,7 +5,7 @@
  */
 import type { Principal } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import { effectiveRole } from '../users/accounts.js';
+import { effectiveRole } from '../users/model.js';
 import type { UserRow } from '../users/model.js';
 
 /** The attribute names LOGSTORE_USER_ROLE_ATTRIBUTE may hold, and how each is read. */

@@ -3,13 +3,14 @@
  * specification's logs endpoints): the caller's query DSL, checked against the allow-list, runs on
  * the type's configured index pattern only.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import { protectedRoute } from '../auth/protected-route.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { checkFieldCapsBody, checkSearchBody, MAX_RESULT_WINDOW } from './dsl-guard.js';
 import { allowQueryParameters, knownStream } from './request-guards.js';
-import { readers, refused, security, streamOf, TypeParam } from './route-common.js';
+import { READERS, refused, streamOf, TypeParam } from './route-common.js';
 import { logstoreConfigured, queryStore, searchTimeout, storeAnswer } from './store-query.js';
 import { STREAMS } from './streams.js';
 
@@ -125,33 +126,31 @@ const FAILURES = [
   `unreachable; 504 past LOGSTORE_TIMEOUT on every node.`,
 ].join(' ');
 const COMMON = [
-  `Roles auditor or admin. The query runs on the type's configured index pattern only (404 for any other type), as`,
+  `The query runs on the type's configured index pattern only (404 for any other type), as`,
   `the caller: the login goes to the store as \`x-proxy-user\`, the value of the account attribute named by`,
   `LOGSTORE_USER_ROLE_ATTRIBUTE as \`x-proxy-roles\`. No query parameters (422 naming each). Bodies over`,
   `AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered.`,
 ].join(' ');
 
-const queryMiddleware = [...readers.auth, knownStream, allowQueryParameters([])];
-const base = { tags: ['logs'], security, 'x-required-roles': readers.roles };
-const errors = problemResponses(400, 401, 403, 404, 413, 415, 422, 429, 502, 503, 504);
+const queryMiddleware = [knownStream, allowQueryParameters([])];
+const base = { tags: ['logs'] };
+const errors = problemResponses(400, 404, 413, 415, 422, 429, 502, 503, 504);
 
-const typesRoute = createRoute({
+const typesRoute = protectedRoute(READERS, {
   ...base,
   method: 'get',
   path: '/v3/logs/audit_log_types',
-  middleware: readers.auth,
   summary: 'Audit log types',
   description: [
-    `Roles auditor or admin. One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it`,
+    `One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it`,
     `records.`,
   ].join(' '),
   responses: {
     200: { description: 'the types', content: { 'application/json': { schema: AuditLogTypes } } },
-    ...problemResponses(401, 403),
   },
 });
 
-const searchRoute = createRoute({
+const searchRoute = protectedRoute(READERS, {
   ...base,
   method: 'post',
   path: '/v3/logs/{audit_log_type}/search',
@@ -168,7 +167,7 @@ const searchRoute = createRoute({
   },
 });
 
-const fieldCapsRoute = createRoute({
+const fieldCapsRoute = protectedRoute(READERS, {
   ...base,
   method: 'post',
   path: '/v3/logs/{audit_log_type}/field_caps',
@@ -203,7 +202,7 @@ export function registerLogQueries(app: App): void {
     const problems = checkSearchBody(body);
     if (problems.length > 0) throw refused(problems);
     const answer = storeAnswer(
-      await queryStore(c, streamOf(c), {
+      await queryStore(c.var.scope, c.var.principal, streamOf(c), {
         operation: 'search',
         body: { ...body, timeout: searchTimeout(c.var.config) },
       }),
@@ -224,7 +223,7 @@ export function registerLogQueries(app: App): void {
               .split(',')
               .map((f) => f.trim())
               .join(',');
-    const answer = storeAnswer(await queryStore(c, streamOf(c), { operation: 'field_caps', body, fields: list }));
+    const answer = storeAnswer(await queryStore(c.var.scope, c.var.principal, streamOf(c), { operation: 'field_caps', body, fields: list }));
     return c.json(answer.body, 200);
   });
 }

@@ -1,16 +1,21 @@
-/** What the logs routes share: authentication, roles, the path parameter, validation problems. */
+/** What the logs routes share: who may read the logs, the path parameter, validation problems. */
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { authenticate } from '../auth/middleware.js';
-import { requireRole } from '../auth/roles.js';
+import { ANY_CREDENTIAL, type Access } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError, type FieldError } from '../http/problem.js';
 import { STREAMS, type StreamName } from './streams.js';
 
-export const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const authenticated = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-/** Auditors and admins read the audit logs. */
-export const readers = { auth: [authenticated, requireRole('admin', 'auditor')], roles: ['admin', 'auditor'] };
+/**
+ * Auditors and admins read the audit logs. Lent admin rights do not: the audit trail records what
+ * super-access did, and its holder must not read (or export) it.
+ */
+export const READERS: Access = {
+  schemes: ANY_CREDENTIAL,
+  roles: ['admin', 'auditor'],
+  superAccess: superAccess.refused('read the audit logs'),
+};
 
 const TYPES = Object.keys(STREAMS).join(', ');
 

@@ -4,7 +4,6 @@
  * LOGSTORE_* values, the server-side timeout, the proxy-authentication identity — and turns the
  * store's answer into the endpoint's: 2xx passed back as it is, anything else one problem.
  */
-import type { Context } from 'hono';
 import {
   IndexPatternSchema,
   LogstoreQueryResponseSchema,
@@ -12,7 +11,8 @@ import {
   type LogstoreQueryResponse,
 } from '../../../schema/bridge/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import type { AppEnv } from '../http/context.js';
+import type { Principal } from '../http/context.js';
+import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { proxyIdentity } from './proxy-identity.js';
 import { logstoreTarget } from './target.js';
@@ -47,13 +47,17 @@ function patternOf(config: ConfigSnapshot, stream: StreamName): string {
   return pattern;
 }
 
-/** Runs one query on `stream`'s pattern through the bridge; the store's own answer, any status. */
+/**
+ * Runs one query on `stream`'s pattern through the bridge, as `caller` (proxy identity); the
+ * store's own answer, any status.
+ */
 export async function queryStore(
-  c: Context<AppEnv>,
+  scope: RequestScope,
+  caller: Principal,
   stream: StreamName,
   q: StoreQuery,
 ): Promise<LogstoreQueryResponse> {
-  const config = c.var.config;
+  const config = scope.config;
   const target = logstoreTarget(config);
   if (!target) {
     throw new ProblemError('SERVICE_UNAVAILABLE', {
@@ -61,7 +65,7 @@ export async function queryStore(
       extensions: { cause: 'LOGSTORE_NOT_CONFIGURED' },
     });
   }
-  const bridge = c.var.deps.bridge;
+  const bridge = scope.bridge;
   if (!bridge) {
     throw new ProblemError('SERVICE_UNAVAILABLE', {
       detail: 'no bridge configured (AUTH_BRIDGE_URL): the log store is reached through the bridge',
@@ -74,7 +78,7 @@ export async function queryStore(
     index: patternOf(config, stream),
     body: q.body,
     ...(q.fields !== undefined ? { fields: q.fields } : {}),
-    ...proxyIdentity(c.var.principal, config.get('LOGSTORE_USER_ROLE_ATTRIBUTE'), c.var.deps.clock()),
+    ...proxyIdentity(caller, config.get('LOGSTORE_USER_ROLE_ATTRIBUTE'), scope.now()),
   };
   // The bridge tries every node in turn, each within LOGSTORE_TIMEOUT: wait for all of them.
   return bridge.call('/v1/logstore/query', request, LogstoreQueryResponseSchema, target.timeoutMs * target.urls.length + 2000);

@@ -1,14 +1,14 @@
 /** OIDC identity provider records, managed by admins under /v3/settings/identity-providers. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { and, asc, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
+import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { isUniqueViolation } from '../users/store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 import { identityProviders, userIdentities } from '../../../schema/index.js';
 import { sealSecret } from '../store/secret-box.js';
 
@@ -65,14 +65,6 @@ function toPublic(p: ProviderRow, root: string): z.infer<typeof Public> {
   };
 }
 
-const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-const base = { tags: ['settings'], security };
-/** Admin only; a provider record decides which accounts log in, with which roles (claimRole). */
-const admin = (rule: SuperAccessRule, description: string) => ({
-  ...adminOperation(authn, rule),
-  description: ['Admin only.', description, describeSuperAccess(rule)].filter(Boolean).join(' '),
-});
 const PATCH_DESCRIPTION =
   'Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is ' +
   'sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.';
@@ -81,11 +73,13 @@ const Patched = Public.extend({ relinkedIdentities: z.number().int().optional().
 
 const RELINK_DESCRIPTION =
   'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).';
-const listRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', ...admin(superAccess.allowed, 'Client secrets are never returned.'), responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } }, ...problemResponses(401, 403) } });
-const createRouteDef = createRoute({ ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', ...admin(superAccess.refused('add identity providers'), '409 when the name is taken.'), request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 401, 403, 409, 422) } });
-const getRoute = createRoute({ ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', ...admin(superAccess.allowed, 'Client secrets are never returned.'), request: { params: NameParam }, responses: { 200: one, ...problemResponses(401, 403, 404) } });
-const patchRoute = createRoute({ ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', ...admin(superAccess.refused('change identity providers'), `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`), request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: { description: 'the provider', content: { 'application/json': { schema: Patched } } }, ...problemResponses(400, 401, 403, 404, 409, 422) } });
-const deleteRoute = createRoute({ ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', ...admin(superAccess.refused('remove identity providers'), ''), request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(401, 403, 404) } });
+// Admin only: a provider record decides which accounts log in, with which roles (claimRole).
+const base = { tags: ['settings'] };
+const listRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', description: 'Client secrets are never returned.', responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } } } });
+const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identity providers')), { ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', description: '409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 409, 422) } });
+const getRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', description: 'Client secrets are never returned.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(404) } });
+const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity providers')), { ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`, request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: { description: 'the provider', content: { 'application/json': { schema: Patched } } }, ...problemResponses(400, 404, 409, 422) } });
+const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove identity providers')), { ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(404) } });
 
 async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
   const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
@@ -110,7 +104,7 @@ export function registerIdentityProviderAdmin(app: App): void {
     try {
       await c.var.db.batch([
         c.var.db.insert(identityProviders).values(row),
-        auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.created', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: row.name, issuer: row.issuer, clientId: row.clientId } }),
+        auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.created', actor: c.var.principal.user, request: c.var.scope.request, data: { name: row.name, issuer: row.issuer, clientId: row.clientId } }),
       ]);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `an identity provider named ${row.name} exists` });
@@ -150,7 +144,7 @@ export function registerIdentityProviderAdmin(app: App): void {
       stream: 'crud_admin',
       type: 'identity_provider.updated',
       actor: c.var.principal.user,
-      requestId: c.var.requestId,
+      request: c.var.scope.request,
     } as const;
     let moved = 0;
     try {
@@ -174,7 +168,7 @@ export function registerIdentityProviderAdmin(app: App): void {
     const now = c.var.deps.clock();
     await c.var.db.batch([
       c.var.db.delete(identityProviders).where(eq(identityProviders.name, p.name)),
-      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.deleted', actor: c.var.principal.user, requestId: c.var.requestId, data: { name: p.name } }),
+      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.deleted', actor: c.var.principal.user, request: c.var.scope.request, data: { name: p.name } }),
     ]);
     return c.body(null, 204);
   });

@@ -4,20 +4,20 @@
  * against the provider's JWKS. Discovery documents and JWKS are cached per isolate/process.
  */
 import * as oauth from 'oauth4webapi';
-import type { Context } from 'hono';
 import { eq } from 'drizzle-orm';
-import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
+import type { RequestScope } from '../http/scope.js';
 import { identityProviders } from '../../../schema/index.js';
-import { clearAuthCookie, readAuthCookie, requestOrigin, setAuthCookie } from '../sessions/http.js';
 import { signClaims, verifyClaims } from '../sessions/keys.js';
+import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
 import { resealClientSecret } from '../store/stored-secrets.js';
 import type { ExternalIdentity } from '../users/external.js';
 
 export type ProviderRow = typeof identityProviders.$inferSelect;
 
-const FLOW_COOKIE = 'auth_oidc_flow';
+/** The signed cookie that carries a login's secrets from its start to the callback. */
+export const FLOW_COOKIE = 'auth_oidc_flow';
 const FLOW_AUDIENCE = 'auth-oidc-flow';
 const FLOW_TTL_MS = 10 * 60_000;
 const DISCOVERY_TTL_MS = 60 * 60_000;
@@ -53,27 +53,38 @@ export async function authorizationServer(provider: ProviderRow, now: number): P
 }
 
 /** The enabled provider `name`, or 404. */
-export async function enabledProvider(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
-  const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
+export async function enabledProvider(db: Db, name: string): Promise<ProviderRow> {
+  const rows = await db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
   if (!rows[0] || !rows[0].enabled) throw new ProblemError('NOT_FOUND', { detail: `no identity provider named ${name}` });
   return rows[0];
 }
 
-function callbackUrl(c: Context<AppEnv>, provider: ProviderRow): string {
-  return `${requestOrigin(c)}${c.var.deps.config.env.get('ROOT_PATH')}/v3/oidc/callback/${provider.name}`;
+/** A started login: where to send the browser, and the flow cookie's value. */
+export interface StartedLogin {
+  url: string;
+  flowToken: string;
+  expiresAt: number;
 }
 
-/** Starts a login: the flow's secrets go in a short-lived signed cookie; answers the redirect URL. */
-export async function startLogin(c: Context<AppEnv>, provider: ProviderRow, next: string | undefined): Promise<string> {
-  const now = c.var.deps.clock();
+/**
+ * Starts a login: the flow's secrets (PKCE verifier, state, nonce) go in a short-lived signed token
+ * for the flow cookie; `redirectUri` is our callback as the browser reaches it.
+ */
+export async function startLogin(
+  scope: RequestScope,
+  provider: ProviderRow,
+  o: { redirectUri: string; next: string | undefined },
+): Promise<StartedLogin> {
+  const now = scope.now();
   const as = await authorizationServer(provider, now);
   if (!as.authorization_endpoint) throw unreachable(provider, new Error('no authorization_endpoint'));
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
-  const redirectUri = callbackUrl(c, provider);
+  const { redirectUri, next } = o;
   const flow = { idp: provider.name, verifier, state, nonce, redirectUri, ...(next ? { next } : {}) };
-  setAuthCookie(c, await signClaims(await c.var.sessionKeys(), flow, now + FLOW_TTL_MS, FLOW_AUDIENCE), now + FLOW_TTL_MS, FLOW_COOKIE);
+  const expiresAt = now + FLOW_TTL_MS;
+  const flowToken = await signClaims(await scope.sessionKeys(), flow, expiresAt, FLOW_AUDIENCE);
   const url = new URL(as.authorization_endpoint);
   url.search = new URLSearchParams({
     client_id: provider.clientId,
@@ -85,21 +96,25 @@ export async function startLogin(c: Context<AppEnv>, provider: ProviderRow, next
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
   }).toString();
-  return url.href;
+  return { url: url.href, flowToken, expiresAt };
 }
 
 export type CallbackResult = { ok: true; claims: oauth.IDToken; next?: string } | { ok: false; error: string };
 
 /**
- * Completes a login at the callback. The flow cookie is used once (cleared here), so a replayed
- * callback finds no flow; a state or nonce that does not match it is refused. An error the provider
- * sends (access_denied, ...) is returned for a redirect; protocol failures are 400 problems.
+ * Completes a login at the callback (`responseUrl`: the callback's URL with the provider's answer)
+ * with the flow cookie's value, which the caller clears: used once, a replayed callback finds no
+ * flow; a state or nonce that does not match it is refused. An error the provider sends
+ * (access_denied, ...) is returned for a redirect; protocol failures are 400 problems.
  */
-export async function completeLogin(c: Context<AppEnv>, provider: ProviderRow): Promise<CallbackResult> {
-  const now = c.var.deps.clock();
-  const token = readAuthCookie(c, FLOW_COOKIE);
-  clearAuthCookie(c, FLOW_COOKIE);
-  const flow = token ? await verifyClaims(await c.var.sessionKeys(), token, FLOW_AUDIENCE, now) : undefined;
+export async function completeLogin(
+  scope: RequestScope,
+  provider: ProviderRow,
+  o: { flowToken: string | undefined; responseUrl: URL },
+): Promise<CallbackResult> {
+  const now = scope.now();
+  const token = o.flowToken;
+  const flow = token ? await verifyClaims(await scope.sessionKeys(), token, FLOW_AUDIENCE, now) : undefined;
   if (!flow || flow.idp !== provider.name || typeof flow.state !== 'string' || typeof flow.nonce !== 'string' || typeof flow.verifier !== 'string' || typeof flow.redirectUri !== 'string') {
     throw new ProblemError('MALFORMED_REQUEST', { detail: 'no OIDC login in progress (or it expired): start again' });
   }
@@ -107,15 +122,15 @@ export async function completeLogin(c: Context<AppEnv>, provider: ProviderRow): 
   const client: oauth.Client = { client_id: provider.clientId };
   let params: URLSearchParams;
   try {
-    params = oauth.validateAuthResponse(as, client, new URL(c.req.url), flow.state);
+    params = oauth.validateAuthResponse(as, client, o.responseUrl, flow.state);
   } catch (err) {
     if (err instanceof oauth.AuthorizationResponseError) return { ok: false, error: err.error };
     throw new ProblemError('MALFORMED_REQUEST', { detail: `the authorization response is refused: ${(err as Error).message}` });
   }
   const issuer = new URL(provider.issuer);
   // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
-  const reseal = resealClientSecret(c.var.db, provider.name, provider.clientSecretEnc);
-  const secret = await openSecret(c.var.config, provider.clientSecretEnc, reseal);
+  const reseal = resealClientSecret(scope.db, provider.name, provider.clientSecretEnc);
+  const secret = await openSecret(scope.config, provider.clientSecretEnc, reseal);
   const clientAuth = oauth.ClientSecretBasic(secret);
   let response: Response;
   try {

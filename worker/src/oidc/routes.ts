@@ -1,14 +1,15 @@
 /** GET /v3/oidc/login/{idp_name} and its callback: login with a session through an OIDC provider. */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
+import { clearAuthCookie, readAuthCookie, setAuthCookie } from '../http/cookies.js';
+import { requestOrigin } from '../http/csrf.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
+import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { validated } from '../http/validated.js';
-import { safeRedirect } from '../sessions/http.js';
-import { frontendWithError, startSession } from '../sessions/login.js';
-import { pendingMergeOf, startPendingMerge } from '../sessions/merge.js';
-import { completeLogin, enabledProvider, startLogin } from './flow.js';
+import { startPendingMerge, startSession } from '../sessions/routes.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
-import { identityOfClaims } from './flow.js';
+import { pendingMergeOf } from '../users/identity-merge.js';
+import { FLOW_COOKIE, completeLogin, enabledProvider, identityOfClaims, startLogin } from './flow.js';
 
 const Params = z.object({ idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }) });
 const Next = z.object({ next: z.string().max(2048).optional().openapi({ description: 'where to go after the login: a same-origin path or a front-end URL' }) });
@@ -40,42 +41,50 @@ const callback = createRoute({
 /** Registers the OIDC login endpoints. */
 export function registerOidc(app: App): void {
   app.openapi(login, async (c) => {
-    const provider = await enabledProvider(c, validated(c, 'param', Params).idp_name);
-    return c.redirect(await startLogin(c, provider, validated(c, 'query', Next).next), 302);
+    const provider = await enabledProvider(c.var.db, validated(c, 'param', Params).idp_name);
+    const redirectUri = `${requestOrigin(c)}${c.var.config.get('ROOT_PATH')}/v3/oidc/callback/${provider.name}`;
+    const next = validated(c, 'query', Next).next;
+    const started = await startLogin(c.var.scope, provider, { redirectUri, next });
+    setAuthCookie(c, started.flowToken, started.expiresAt, FLOW_COOKIE);
+    return c.redirect(started.url, 302);
   });
 
   app.openapi(callback, async (c) => {
-    const provider = await enabledProvider(c, validated(c, 'param', Params).idp_name);
-    const result = await completeLogin(c, provider);
-    if (!result.ok) return c.redirect(frontendWithError(c, result.error), 303);
+    const provider = await enabledProvider(c.var.db, validated(c, 'param', Params).idp_name);
+    // The flow cookie is used once: cleared before anything can fail.
+    const flowToken = readAuthCookie(c, FLOW_COOKIE);
+    clearAuthCookie(c, FLOW_COOKIE);
+    const result = await completeLogin(c.var.scope, provider, { flowToken, responseUrl: new URL(c.req.url) });
+    const config = c.var.config;
+    if (!result.ok) return c.redirect(frontendWithError(config, result.error), 303);
     const identity = identityOfClaims(provider, result.claims);
     let outcome;
     try {
-      outcome = await accountOfIdentity(c, identity);
+      outcome = await accountOfIdentity(c.var.scope, identity);
     } catch (err) {
       // A login the service does not allow (see accountOfIdentity): the front end, with the cause.
       if (err instanceof ProblemError && err.code === 'LOGIN_NOT_ALLOWED') {
-        return c.redirect(frontendWithError(c, err.code, err.detail), 303);
+        return c.redirect(frontendWithError(config, err.code, err.detail), 303);
       }
       throw err;
     }
     if ('collision' in outcome) {
       try {
-        await startPendingMerge(c, await pendingMergeOf(c, { ...identity, login: outcome.collision.login }));
+        await startPendingMerge(c, await pendingMergeOf(c.var.scope, { ...identity, login: outcome.collision.login }));
       } catch (err) {
         // Another external account holds the login (LOGIN_CONFLICT): to the front end, as other refusals.
-        if (err instanceof ProblemError) return c.redirect(frontendWithError(c, err.code), 303);
+        if (err instanceof ProblemError) return c.redirect(frontendWithError(config, err.code), 303);
         throw err;
       }
       return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     }
     try {
-      await assertMayLogIn(c, outcome.user, { source: 'oidc', sourceName: provider.name });
+      await assertMayLogIn(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name });
     } catch (err) {
-      if (err instanceof ProblemError) return c.redirect(frontendWithError(c, err.code), 303);
+      if (err instanceof ProblemError) return c.redirect(frontendWithError(config, err.code), 303);
       throw err;
     }
-    await recordLogin(c, outcome.user, { source: 'oidc', sourceName: provider.name });
+    await recordLogin(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name });
     c.set('principal', { user: outcome.user, method: 'session' });
     await startSession(c, outcome.user, 'cookie', 'oidc');
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);

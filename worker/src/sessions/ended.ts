@@ -3,9 +3,8 @@
  * we signed, since the session's row (and its reason) is looked up only after the signature is
  * verified. Anything else, or a deleted account, keeps the generic answer.
  */
-import type { Context } from 'hono';
 import type { SessionEndReason } from '../../../schema/index.js';
-import type { AppEnv } from '../http/context.js';
+import type { RequestScope } from '../http/scope.js';
 import { verifyClaimsIgnoringExpiry } from './keys.js';
 import { endedSession, sessionLimit, sessionPolicy } from './store.js';
 
@@ -20,6 +19,7 @@ const DETAILS: Record<Exclude<SessionEndReason, 'limit'>, string> = {
   logout_all: 'this session was ended by a logout of all sessions',
   password_change: 'this session was ended by a change of the password: log in again',
   admin_reset: 'this session was ended by a password reset: log in again',
+  password_reset: 'this session was ended by a password reset through a link sent by mail: log in again',
   block: 'this session was ended by an administrator',
   admin: 'this session was ended by an administrator',
   user: 'this session was ended from another session of the account',
@@ -32,36 +32,36 @@ const TIMEOUT_DETAILS = {
 
 /** The signed claims of a session token, even past its expiry; undefined for anything we did not sign. */
 export async function signedSessionClaims(
-  c: Context<AppEnv>,
+  scope: RequestScope,
   token: string,
   audience: string,
 ): Promise<{ sid: string; sub: string } | undefined> {
-  const claims = await verifyClaimsIgnoringExpiry(await c.var.sessionKeys(), token, audience, c.var.deps.clock());
+  const claims = await verifyClaimsIgnoringExpiry(await scope.sessionKeys(), token, audience, scope.now());
   if (typeof claims?.sid !== 'string' || typeof claims.sub !== 'string') return undefined;
   return { sid: claims.sid, sub: claims.sub };
 }
 
 /** Why the session of a genuine token ended; undefined when we say nothing more than "invalid". */
 export async function explainEndedSession(
-  c: Context<AppEnv>,
+  scope: RequestScope,
   token: string,
   audience: string,
 ): Promise<SessionEnd | undefined> {
-  const claims = await signedSessionClaims(c, token, audience);
+  const claims = await signedSessionClaims(scope, token, audience);
   if (!claims) return undefined;
-  const found = await endedSession(c.var.db, claims.sid);
+  const found = await endedSession(scope.db, claims.sid);
   if (!found || found.user.id !== claims.sub || found.user.deletedAt !== null) return undefined;
   const { session, user } = found;
-  const now = c.var.deps.clock();
+  const now = scope.now();
   if (session.revokedReason === 'limit') {
-    const limit = sessionLimit(user, c.var.config);
+    const limit = sessionLimit(user, scope.config);
     const detail = `this session was ended by a newer login: the account's session limit is ${limit}`;
     return { reason: 'limit', detail };
   }
   if (session.revokedReason) return { reason: session.revokedReason, detail: DETAILS[session.revokedReason] };
   if (session.revokedAt !== null) return undefined;
   if (session.expiresAt <= now) return { reason: 'expired', detail: TIMEOUT_DETAILS.expired };
-  const idleSince = now - sessionPolicy(c.var.config).idleMs;
+  const idleSince = now - sessionPolicy(scope.config).idleMs;
   if (session.lastSeenAt <= idleSince) return { reason: 'idle', detail: TIMEOUT_DETAILS.idle };
   return undefined;
 }

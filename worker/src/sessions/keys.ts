@@ -1,5 +1,5 @@
 /**
- * Signing keys of session cookies, access tokens and pending merges (DESIGN.md §3): HS256 keyed by
+ * Signing keys of session cookies, access tokens and pending merges (architecture.md §4): HS256 keyed by
  * SESSION_SECRET_KEY; SESSION_SECRET_KEY_PREVIOUS is still accepted for verification during a
  * rotation. Without SESSION_SECRET_KEY, the Node host passes the key it generated at start; the
  * edge host, whose isolates come and go, keeps one generated key in libSQL (never one per isolate).

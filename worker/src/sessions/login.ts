@@ -1,17 +1,14 @@
 /**
- * The shared steps of every login with a session: read the credentials from a JSON or form body,
- * check them on the one password path, create the session within the user's limit, set the cookie.
+ * The shared steps of every login with a session: check the credentials on the one password path
+ * (a local account, or an LDAP account of a server record), then open the session within the
+ * user's limit. Reading the body and setting cookies are the routes' (sessions/routes.ts).
  */
-import type { Context } from 'hono';
 import { z } from '@hono/zod-openapi';
 import { CHALLENGES, MAX_LOGIN_LENGTH, MAX_PASSWORD_LENGTH } from '../auth/credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
-import type { AppEnv } from '../http/context.js';
-import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js';
-import { startPendingMerge } from './merge.js';
-import { ProblemError } from '../http/problem.js';
+import type { RequestScope } from '../http/scope.js';
+import { authenticateLdapPassword, type LdapLoginOutcome } from '../ldap/login.js';
 import type { UserRow } from '../users/model.js';
-import { setAuthCookie } from './http.js';
 import { sessionToken } from './session-token.js';
 import { createSession, type SessionAuthMethod, type SessionRow } from './store.js';
 
@@ -26,86 +23,46 @@ export const LoginBody = z
 
 export type LoginInput = z.infer<typeof LoginBody>;
 
-/** Whether the request is a browser form post (answered with redirects rather than JSON). */
-export function isFormPost(c: Context<AppEnv>): boolean {
-  const type = c.req.header('Content-Type') ?? '';
-  return type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data');
-}
-
-/** Reads a JSON or form body and validates it with `schema` (422 naming each bad field). */
-export async function readBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S, rename: Record<string, string> = {}): Promise<z.output<S>> {
-  let raw: unknown;
-  if (isFormPost(c)) {
-    const form = await c.req.parseBody();
-    raw = Object.fromEntries(Object.entries(form).filter(([, v]) => typeof v === 'string').map(([k, v]) => [rename[k] ?? k, v]));
-  } else if ((c.req.header('Content-Type') ?? '').startsWith('application/json')) {
-    raw = await c.req.json().catch(() => {
-      throw new ProblemError('MALFORMED_REQUEST', { detail: 'malformed JSON in the request body' });
-    });
-  } else {
-    throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: 'send application/json or an HTML form (application/x-www-form-urlencoded)' });
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const errors = parsed.error.issues.map((i) => ({ location: 'body', path: i.path.map(String).join('.'), message: i.message }));
-    throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
-  }
-  return parsed.data;
-}
-
-/** Checks a login and password on the shared path; an expired password leads to the change flow. */
-export async function checkPasswordForSession(c: Context<AppEnv>, login: string, password: string, ldapServer?: string): Promise<UserRow> {
-  if (ldapServer !== undefined) {
-    const outcome = await authenticateLdapPassword(c, ldapServer, login, password, CHALLENGES.Basic);
-    if ('user' in outcome) return outcome.user;
-    // The login is a local account's: never a silent login. The pending-merge cookie rides on the
-    // answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL for forms); /v3/login/union completes it.
-    await startPendingMerge(c, outcome.merge);
-    throw mergeRequiredProblem(c, outcome.merge);
-  }
-  const result = await authenticateLocalPassword(
-    { db: c.var.db, config: c.var.config, verifier: c.var.deps.verifier, now: c.var.deps.clock(), logger: c.var.logger, requestId: c.var.requestId, challenge: CHALLENGES.Basic },
-    login,
-    password,
-  );
+/**
+ * Checks a login and password on the shared path. An LDAP login whose login is a local account's
+ * becomes a pending merge (`merge`): never a silent login. An expired local password is 403 with
+ * the way to change it.
+ */
+export async function checkPasswordForSession(
+  scope: RequestScope,
+  login: string,
+  password: string,
+  ldapServer?: string,
+): Promise<LdapLoginOutcome> {
+  if (ldapServer !== undefined) return authenticateLdapPassword(scope, ldapServer, login, password, CHALLENGES.Basic);
+  const { db, config, verifier, logger, request } = scope;
+  const ctx = { db, config, verifier, now: scope.now(), logger, request, challenge: CHALLENGES.Basic };
+  const result = await authenticateLocalPassword(ctx, login, password);
   if (result.passwordExpired) {
     const problem = passwordExpiredProblem();
-    problem.extensions.changePassword = `${c.var.deps.config.env.get('ROOT_PATH')}/v4/users/me/password`;
+    problem.extensions.changePassword = `${config.get('ROOT_PATH')}/v4/users/me/password`;
     throw problem;
   }
-  return result.user;
+  return { user: result.user };
 }
 
 /**
- * Creates a session for `user` and sets its cookie; returns the session and its token. `authMethod`
- * records how the login was proven (issuing API tokens needs a recent password).
+ * Opens a session for `user` (the oldest ends beyond the user's limit); returns it with its token.
+ * `authMethod` records how the login was proven (issuing API tokens needs a recent password).
  */
-export async function startSession(
-  c: Context<AppEnv>,
+export async function openSession(
+  scope: RequestScope,
   user: UserRow,
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
 ): Promise<{ session: SessionRow; token: string }> {
-  const session = await createSession(c.var.db, user, {
+  const session = await createSession(scope.db, user, {
     kind,
     authMethod,
-    now: c.var.deps.clock(),
-    config: c.var.config,
-    userAgent: c.req.header('User-Agent'),
-    requestId: c.var.requestId,
+    now: scope.now(),
+    config: scope.config,
+    userAgent: scope.request.userAgent ?? undefined,
+    request: scope.request,
   });
-  const token = await sessionToken(c, session);
-  setAuthCookie(c, token, session.expiresAt);
-  return { session, token };
-}
-
-/**
- * The front-end URL with an `auth_error` code, where a failed form login sends the browser; with
- * `description`, an `auth_error_description` too (OAuth's error_description, for the user).
- */
-export function frontendWithError(c: Context<AppEnv>, code: string, description?: string): string {
-  const url = new URL(c.var.config.get('DEFAULT_FRONTEND_URL'));
-  url.searchParams.set('auth_error', code.toLowerCase());
-  if (description) url.searchParams.set('auth_error_description', description);
-  return url.href;
+  return { session, token: await sessionToken(scope, session) };
 }

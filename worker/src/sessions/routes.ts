@@ -1,17 +1,21 @@
 /** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union; /v3/logout and /v3/logout/all. */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { authenticate } from '../auth/middleware.js';
+import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
-import { clearAuthCookie, refuseCrossSiteLogin, safeRedirect } from './http.js';
-import { LoginBody, checkPasswordForSession, frontendWithError, isFormPost, readBody, startSession } from './login.js';
-import { completeMerge, MergeBody } from './merge.js';
-import { revokeSessions } from './store.js';
+import { isFormPost, readBody } from '../http/body.js';
+import { clearAuthCookie, clearHostCookie, readAuthCookie, readHostCookie, setAuthCookie, setHostCookie } from '../http/cookies.js';
+import { refuseCrossSiteLogin } from '../http/csrf.js';
+import { frontendWithError, safeRedirect } from '../http/redirect.js';
+import { mergeRequiredProblem } from '../ldap/login.js';
+import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
+import type { UserRow } from '../users/model.js';
+import { LoginBody, checkPasswordForSession, openSession } from './login.js';
+import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
+import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
 
-// Logins need no login beforehand: only the routes that take a credential declare roles.
-const ANY = { 'x-required-roles': ['admin', 'auditor', 'user'] };
 const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
 const formAndJson = <S extends z.ZodType>(schema: S) => ({
   'application/json': { schema },
@@ -81,40 +85,63 @@ const union = createRoute({
   },
 });
 
-const logout = createRoute({
+const logout = protectedRoute({ schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true }, {
   method: 'post',
   path: '/v3/logout',
   tags: ['auths'],
   summary: 'End the current session',
   description: [
-    'Session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. Any role.',
+    'The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.',
     'Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a ' +
       'newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.',
     'No credential, or a token we did not sign: 401. An API token is not a session: 400.',
   ].join('\n\n'),
-  security: [{ cookie: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
-  ...ANY,
-  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400, 401, 403) },
+  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400) },
 });
 
-const logoutAll = createRoute({
+const logoutAll = protectedRoute({ ...ANYONE, endedSessionIsLoggedOut: true }, {
   method: 'post',
   path: '/v3/logout/all',
   tags: ['auths'],
   summary: 'End every session of the caller',
   description: [
     'Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their ' +
-      'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie. Any role.',
+      'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.',
     'Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 ' +
       'and ends nothing (an ended session is no proof of who the caller is).',
     'No credential, a token we did not sign, or wrong Basic credentials: 401.',
   ].join('\n\n'),
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], endedSessionIsLoggedOut: true })] as const,
-  ...ANY,
-  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(401, 403) },
+  responses: { 204: { description: 'ended, or already ended' } },
 });
+
+/** Opens a session for `user` and sets its cookie (the session logins and the OIDC callback). */
+export async function startSession(
+  c: Context<AppEnv>,
+  user: UserRow,
+  kind: SessionRow['kind'],
+  authMethod: SessionAuthMethod,
+): Promise<{ session: SessionRow; token: string }> {
+  const opened = await openSession(c.var.scope, user, kind, authMethod);
+  setAuthCookie(c, opened.token, opened.session.expiresAt);
+  return opened;
+}
+
+/** Sets the two cookies of a pending merge (an LDAP or OIDC login that collides with a local account). */
+export async function startPendingMerge(c: Context<AppEnv>, merge: PendingMerge): Promise<void> {
+  const cookies = await signPendingMerge(c.var.scope, merge);
+  setAuthCookie(c, cookies.token, cookies.expiresAt, MERGE_COOKIE);
+  setHostCookie(c, BINDING_COOKIE, cookies.binding, cookies.expiresAt);
+}
+
+/** A local or LDAP login for a session; a collision with a local account starts a pending merge (409). */
+async function sessionLogin(c: Context<AppEnv>, login: string, password: string, ldapServer?: string): Promise<UserRow> {
+  const outcome = await checkPasswordForSession(c.var.scope, login, password, ldapServer);
+  if ('user' in outcome) return outcome.user;
+  // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
+  // for forms); /v3/login/union completes it.
+  await startPendingMerge(c, outcome.merge);
+  throw mergeRequiredProblem(c.var.config, outcome.merge);
+}
 
 /** Answers a session login: JSON 200, or 303 for a form post. */
 async function answerLogin(c: Context<AppEnv>, run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>) {
@@ -129,7 +156,7 @@ async function answerLogin(c: Context<AppEnv>, run: () => Promise<Awaited<Return
     return c.redirect(safeRedirect(c, next, fallback), 303);
   } catch (err) {
     if (err instanceof ProblemError && err.code === 'MERGE_REQUIRED') return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
-    if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION') return c.redirect(frontendWithError(c, err.code), 303);
+    if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION') return c.redirect(frontendWithError(c.var.config, err.code), 303);
     throw err;
   }
 }
@@ -142,7 +169,7 @@ export function registerSessionRoutes(app: App): void {
     answerLogin(c, async () => {
       refuseCrossSiteLogin(c);
       const body = await readBody(c, LoginBody, { ldap_server: 'ldapServer' });
-      const user = await checkPasswordForSession(c, body.login, body.password, body.ldapServer);
+      const user = await sessionLogin(c, body.login, body.password, body.ldapServer);
       c.set('principal', { user, method: 'session' });
       const method = body.ldapServer === undefined ? 'local_password' : 'ldap_password';
       return { ...(await startSession(c, user, 'cookie', method)), next: body.next };
@@ -153,7 +180,12 @@ export function registerSessionRoutes(app: App): void {
     answerLogin(c, async () => {
       refuseCrossSiteLogin(c);
       const body = await readBody(c, MergeBody);
-      const user = await completeMerge(c, body.password);
+      // Single use: the identity, once linked, cannot be linked again (a replay is 409).
+      const merge = await verifyPendingMerge(c.var.scope, readAuthCookie(c, MERGE_COOKIE), readHostCookie(c, BINDING_COOKIE));
+      const user = await sessionLogin(c, merge.login, body.password);
+      await linkPendingMerge(c.var.scope, merge, user);
+      clearAuthCookie(c, MERGE_COOKIE);
+      clearHostCookie(c, BINDING_COOKIE);
       c.set('principal', { user, method: 'session' });
       return { ...(await startSession(c, user, 'cookie', 'local_password')), next: body.next };
     }),
@@ -172,7 +204,7 @@ export function registerSessionRoutes(app: App): void {
     if (!form.username || !form.password) return oauthError('invalid_request', 'username and password are required');
     try {
       refuseCrossSiteLogin(c);
-      const user = await checkPasswordForSession(c, form.username, form.password);
+      const user = await sessionLogin(c, form.username, form.password);
       const { session, token } = await startSession(c, user, 'oauth', 'local_password');
       const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
       return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
@@ -186,8 +218,7 @@ export function registerSessionRoutes(app: App): void {
     const { user, method, sessionId } = c.var.principal;
     if (method !== 'session' || !sessionId) throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
     const now = c.var.deps.clock();
-    const requestId = c.var.requestId;
-    await revokeSessions(c.var.db, user, { id: sessionId, now, actor: user, reason: 'logout', requestId });
+    await revokeSessions(c.var.db, user, { id: sessionId, now, actor: user, reason: 'logout', request: c.var.scope.request });
     clearAuthCookie(c);
     return c.body(null, 204);
   });
@@ -195,7 +226,7 @@ export function registerSessionRoutes(app: App): void {
   app.openapi(logoutAll, async (c) => {
     const user = c.var.principal.user;
     const now = c.var.deps.clock();
-    await revokeSessions(c.var.db, user, { now, actor: user, reason: 'logout_all', requestId: c.var.requestId });
+    await revokeSessions(c.var.db, user, { now, actor: user, reason: 'logout_all', request: c.var.scope.request });
     clearAuthCookie(c);
     return c.body(null, 204);
   });

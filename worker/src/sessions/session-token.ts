@@ -1,7 +1,5 @@
 /** Session tokens (the cookie value and the OAuth access token): a signed session id. */
-import type { Context } from 'hono';
-import type { AppEnv } from '../http/context.js';
-import { inBackground } from '../http/background.js';
+import type { RequestScope } from '../http/scope.js';
 import type { UserRow } from '../users/model.js';
 import { signClaims, verifyClaims } from './keys.js';
 import { sessionAccount, sessionPolicy, touchSession, type SessionRow } from './store.js';
@@ -9,20 +7,24 @@ import { sessionAccount, sessionPolicy, touchSession, type SessionRow } from './
 export const SESSION_AUDIENCE = 'auth-session';
 
 /** Signs the token of a session (expires with the session's absolute end). */
-export async function sessionToken(c: Context<AppEnv>, session: SessionRow): Promise<string> {
-  return signClaims(await c.var.sessionKeys(), { sid: session.id, sub: session.userId }, session.expiresAt, SESSION_AUDIENCE);
+export async function sessionToken(scope: RequestScope, session: SessionRow): Promise<string> {
+  return signClaims(await scope.sessionKeys(), { sid: session.id, sub: session.userId }, session.expiresAt, SESSION_AUDIENCE);
 }
 
 /**
  * The live session and account of a token: the signature and expiry are checked first (no database
  * access for a forged token), then one query checks that the session still lives.
  */
-export async function sessionFromToken(c: Context<AppEnv>, token: string, audience: string): Promise<{ user: UserRow; session: SessionRow } | undefined> {
-  const now = c.var.deps.clock();
-  const claims = await verifyClaims(await c.var.sessionKeys(), token, audience, now);
+export async function sessionFromToken(
+  scope: RequestScope,
+  token: string,
+  audience: string,
+): Promise<{ user: UserRow; session: SessionRow } | undefined> {
+  const now = scope.now();
+  const claims = await verifyClaims(await scope.sessionKeys(), token, audience, now);
   if (!claims || typeof claims.sid !== 'string') return undefined;
-  const found = await sessionAccount(c.var.db, claims.sid, now, sessionPolicy(c.var.config));
+  const found = await sessionAccount(scope.db, claims.sid, now, sessionPolicy(scope.config));
   if (!found || found.user.id !== claims.sub) return undefined;
-  inBackground(c, touchSession(c.var.db, found.session, now));
+  scope.inBackground(touchSession(scope.db, found.session, now));
   return found;
 }

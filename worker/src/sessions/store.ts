@@ -5,6 +5,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { sessions, users, type SessionEndReason } from '../../../schema/index.js';
+import type { RequestMeta } from '../http/scope.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
@@ -43,7 +44,7 @@ export async function createSession(
     now: number;
     config: ConfigSnapshot;
     userAgent?: string;
-    requestId?: string;
+    request?: RequestMeta;
   },
 ): Promise<SessionRow> {
   const p = sessionPolicy(o.config);
@@ -75,7 +76,7 @@ export async function createSession(
       stream: 'user_activity',
       type: 'session.created',
       subject: user,
-      requestId: o.requestId,
+      request: o.request,
       data: { kind: o.kind, authMethod: o.authMethod, limit },
     }),
   ]);
@@ -161,7 +162,7 @@ export function endSessionsStatement(
 export async function revokeSessions(
   db: Db,
   user: UserRow,
-  o: { id?: string; now: number; actor: UserRow; reason: SessionEndReason; requestId?: string },
+  o: { id?: string; now: number; actor: UserRow; reason: SessionEndReason; request?: RequestMeta },
 ): Promise<number> {
   const where = and(eq(sessions.userId, user.id), isNull(sessions.revokedAt), o.id === undefined ? undefined : eq(sessions.id, o.id));
   const [result] = await db.batch([
@@ -175,7 +176,7 @@ export async function revokeSessions(
         type: o.id === undefined ? 'session.revoked_all' : 'session.revoked',
         actor: o.actor,
         subject: user,
-        requestId: o.requestId,
+        request: o.request,
         data: o.id === undefined ? { reason: o.reason } : { sessionId: o.id, reason: o.reason },
       },
       sql`changes() > 0`,

@@ -4,17 +4,18 @@
  * applied in one transaction (or not at all); a reset returns a variable to its environment or
  * default value. Hidden variables are neither readable nor writable here. Admin only.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { inArray } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
+import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import { REGISTRY, VAR_NAMES, describeExpected, findConflicts, formatValue, isVarName, parseValue, type ConfigSnapshot, type ValueReader, type VarName } from '../config/index.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { loadSavedSettings } from '../store/index.js';
+import { sealSecret } from '../store/secret-box.js';
 import { settings } from '../../../schema/index.js';
 
 const UI_NAMES = VAR_NAMES.filter((n) => REGISTRY[n].ui);
@@ -74,39 +75,26 @@ function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof 
   };
 }
 
-const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
-/** Admin only; settings hold the security policy (lockout, passwords), so lent rights only read them. */
-const admin = (rule: SuperAccessRule, description: string) => ({
-  ...adminOperation(authn, rule),
-  description: `Admin only. ${description} ${describeSuperAccess(rule)}`,
-});
+// Admin only; settings hold the security policy (lockout, passwords), so lent rights only read them.
 
-const list = createRoute({
+const list = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get', path: '/v3/settings', tags: ['settings'], summary: 'The UI-editable settings',
-  ...admin(superAccess.allowed, 'Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.'),
-  security,
-  responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(401, 403) },
+  description: 'Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
+  responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
-const update = createRoute({
+const update = protectedRoute(adminOnly(superAccess.refused('change settings')), {
   method: 'patch', path: '/v3/settings', tags: ['settings'], summary: 'Change one or many settings, atomically',
-  ...admin(
-    superAccess.refused('change settings'),
-    'Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
-  ),
-  security,
+  description:
+    'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
   request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
-  responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 401, 403, 422) },
+  responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 409, 422) },
 });
-const reset = createRoute({
+const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
   method: 'delete', path: '/v3/settings/{name}', tags: ['settings'], summary: 'Reset a setting to its environment or default value',
-  ...admin(
-    superAccess.refused('reset settings'),
+  description:
     'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.',
-  ),
-  security,
   request: { params: NameParam },
-  responses: { 200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } }, ...problemResponses(401, 403, 404, 422) },
+  responses: { 200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } }, ...problemResponses(404, 422) },
 });
 
 /** The text form of a submitted value (numbers and booleans as JSON gives them, lists joined). */
@@ -163,6 +151,11 @@ export function registerSettings(app: App): void {
       throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
     }
 
+    // Secrets (EMAIL_HOST_PASSWORD) are stored sealed, so a database dump does not reveal them; the
+    // mail sender opens them for each send (notifications/mail-settings.ts).
+    for (const [name, p] of parsed) {
+      if (REGISTRY[name].secret && p.text !== '') p.text = await sealSecret(before, p.text);
+    }
     const db = c.var.db;
     const now = c.var.deps.clock();
     const actor = c.var.principal.user;
@@ -173,7 +166,7 @@ export function registerSettings(app: App): void {
         stream: 'crud_admin',
         type: 'setting.changed',
         actor,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         data: { name, before: shown(name, before.get(name)), beforeSource: before.source(name), after: shown(name, value) },
       }),
     ]);
@@ -199,7 +192,7 @@ export function registerSettings(app: App): void {
         stream: 'crud_admin',
         type: 'setting.reset',
         actor: c.var.principal.user,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         data: { name, before: REGISTRY[name].secret ? '***' : formatValue(REGISTRY[name], before.get(name)), beforeSource: before.source(name) },
       }),
     ]);

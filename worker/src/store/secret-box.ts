@@ -47,6 +47,11 @@ function openingSecrets(config: ConfigSnapshot): string[] {
   return [...new Set(all.filter((k) => k !== ''))];
 }
 
+/** Whether `value` has the form of a sealed value (`v1.<iv>.<ciphertext>`). */
+export function isSealed(value: string): boolean {
+  return /^v1\.[A-Za-z0-9+/]+={0,2}\.[A-Za-z0-9+/]+={0,2}$/.test(value);
+}
+
 /** Encrypts `plain` as `v1.<iv>.<ciphertext>` (base64). */
 export async function sealSecret(config: ConfigSnapshot, plain: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));

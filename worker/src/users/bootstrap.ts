@@ -1,5 +1,5 @@
 /**
- * The first administrator (DESIGN.md §1): created from AUTH_BOOTSTRAP_ADMIN_LOGIN and
+ * The first administrator (architecture.md §4): created from AUTH_BOOTSTRAP_ADMIN_LOGIN and
  * AUTH_BOOTSTRAP_ADMIN_PASSWORD only while no live administrator exists. The password must pass
  * the password policy, the login the login rule of every account. No default password anywhere.
  */
@@ -9,8 +9,8 @@ import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { loginViolation, normaliseLogin } from './login-name.js';
-import { adminExists } from './accounts.js';
-import { createLocalUser } from './store.js';
+import { adminExists } from './lookup.js';
+import { createLocalUser } from './create.js';
 
 export type BootstrapResult = 'created' | 'admin-exists' | 'not-configured';
 

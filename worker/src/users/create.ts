@@ -1,6 +1,7 @@
 /**
- * Creating a local account: the one path shared by the admin API (POST /v4/users), the first-run
- * page and the operator command (`npm run ops -- create-admin`).
+ * Creating a local account: the one checked path shared by the admin API (POST /v4/users), the
+ * first-run page and the operator command (`npm run ops -- create-admin`), and the insert below it
+ * (also used by the bootstrap of the first administrator).
  */
 import { and, eq, gt } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -9,12 +10,13 @@ import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { loginReservations } from '../../../schema/index.js';
-import type { Actor } from './accounts.js';
+import { loginReservations, passwordHistory, users } from '../../../schema/index.js';
+import type { Actor } from './admin-changes.js';
 import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
 import type { Role, UserRow } from './model.js';
 import { assertPasswordPolicy } from './password.js';
-import { createLocalUser } from './store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
+import type { RequestMeta } from '../http/scope.js';
 
 export interface NewAccount {
   login: string;
@@ -33,7 +35,7 @@ export interface CreateAccountOptions {
   now: number;
   /** Who creates it; null for the first-run page (nobody is logged in yet). */
   actor: Actor | null;
-  requestId?: string;
+  request?: RequestMeta;
   /** Recorded in the audit event's data (e.g. "first-run", "operator"). */
   via?: string;
   /** More statements for the same transaction. */
@@ -77,7 +79,7 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
         type: 'user.created',
         actor: o.actor,
         subject: u,
-        requestId: o.requestId,
+        request: o.request,
         data: { role: u.role, ...(o.via ? { via: o.via } : {}) },
       }),
       ...(o.extra?.(u) ?? []),
@@ -85,4 +87,58 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
   });
   if (!user) throw new ProblemError('CONFLICT', { detail: 'the login is taken' });
   return user;
+}
+
+export interface NewLocalUser {
+  login: string;
+  displayName?: string;
+  email?: string | null;
+  role: Role;
+  passwordHash: string;
+  mustChangePassword?: boolean;
+  sessionLimit?: number | null;
+  now: number;
+  /** Statements to run in the same transaction (e.g. the audit event). */
+  extra?: (user: UserRow) => BatchItem<'sqlite'>[];
+}
+
+/**
+ * Inserts a local account with its first password in the history. Returns undefined when the login
+ * is taken by a live account (the unique index decides, so concurrent creations cannot both win).
+ */
+export async function createLocalUser(db: Db, u: NewLocalUser): Promise<UserRow | undefined> {
+  const row: UserRow = {
+    id: crypto.randomUUID(),
+    login: u.login,
+    loginKey: loginKey(u.login),
+    displayName: u.displayName ?? '',
+    email: u.email ?? null,
+    role: u.role,
+    source: 'local',
+    sourceName: null,
+    externalId: null,
+    status: 'active',
+    blockedReason: null,
+    passwordHash: u.passwordHash,
+    passwordChangedAt: u.now,
+    mustChangePassword: u.mustChangePassword ?? false,
+    lastLoginAt: null,
+    lastActivityAt: null,
+    sessionLimit: u.sessionLimit ?? null,
+    superAccessUntil: null,
+    createdAt: u.now,
+    updatedAt: u.now,
+    deletedAt: null,
+  };
+  try {
+    await db.batch([
+      db.insert(users).values(row),
+      db.insert(passwordHistory).values({ userId: row.id, passwordHash: u.passwordHash, createdAt: u.now }),
+      ...(u.extra?.(row) ?? []),
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err)) return undefined;
+    throw err;
+  }
+  return row;
 }

@@ -2,18 +2,17 @@
  * Accounts of external identities (an LDAP server record, an OIDC provider): the account linked to
  * the identity, else a new account (source ldap or oidc) for it. A login that collides with another
  * account is never logged in silently: it becomes a pending merge that /v3/login/union completes
- * (a local account), or is refused (another external account): sessions/merge.ts pendingMergeOf.
+ * (a local account), or is refused (another external account): users/identity-merge.ts.
  */
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
-import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
-import type { AppEnv } from '../http/context.js';
+import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
 import { assertMayLogIn as assertAccountMayLogIn, sourceData } from './login-rule.js';
 import type { Role, UserRow } from './model.js';
-import { isUniqueViolation } from './store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 import { loginReservations, userIdentities, users } from '../../../schema/index.js';
 
 export interface ExternalIdentity {
@@ -41,12 +40,12 @@ export type Outcome = { user: UserRow } | { collision: { login: string; external
  * failed attempts), and no account is created.
  */
 export async function accountOfIdentity(
-  c: Context<AppEnv>,
+  scope: RequestScope,
   identity: ExternalIdentity,
   o: { also?: BatchItem<'sqlite'>[] } = {},
 ): Promise<Outcome> {
-  const db = c.var.db;
-  const now = c.var.deps.clock();
+  const db = scope.db;
+  const now = scope.now();
   const { source, sourceName, issuer, externalId, displayName, email } = identity;
   const linked = await db
     .select({ user: users })
@@ -61,14 +60,14 @@ export async function accountOfIdentity(
     if (found.source === source && (found.displayName !== displayName || found.email !== email || found.role !== role)) {
       await db.batch([
         db.update(users).set({ displayName, email, role, updatedAt: now }).where(eq(users.id, found.id)),
-        auditInsert(db, now, { stream: 'crud_admin', type: 'user.refreshed', subject: found, requestId: c.var.requestId, data: { source, sourceName, ...(role !== found.role ? { role } : {}) } }),
+        auditInsert(db, now, { stream: 'crud_admin', type: 'user.refreshed', subject: found, request: scope.request, data: { source, sourceName, ...(role !== found.role ? { role } : {}) } }),
       ]);
       return { user: { ...found, displayName, email, role } };
     }
     return { user: found };
   }
 
-  const login = await assertLoginAllowed(c, identity, o.also ?? []);
+  const login = await assertLoginAllowed(scope, identity, o.also ?? []);
   const row: UserRow = {
     id: crypto.randomUUID(),
     login,
@@ -96,7 +95,7 @@ export async function accountOfIdentity(
     await db.batch([
       db.insert(users).values(row),
       db.insert(userIdentities).values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, issuer, externalId, createdAt: now }),
-      auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: row, requestId: c.var.requestId, data: { source, sourceName } }),
+      auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: row, request: scope.request, data: { source, sourceName } }),
     ]);
   } catch (err) {
     // The login belongs to another account (local, or another source's): a merge, not a login.
@@ -112,12 +111,12 @@ export async function accountOfIdentity(
  * (USER_LOGIN_REUSE_DAY). It is refused, never altered. Returns the login to store.
  */
 async function assertLoginAllowed(
-  c: Context<AppEnv>,
+  scope: RequestScope,
   identity: ExternalIdentity,
   also: BatchItem<'sqlite'>[],
 ): Promise<string> {
-  const db = c.var.db;
-  const now = c.var.deps.clock();
+  const db = scope.db;
+  const now = scope.now();
   const login = normaliseLogin(identity.login);
   let why = loginViolation(login);
   let reason = 'characters';
@@ -133,8 +132,8 @@ async function assertLoginAllowed(
   const source = sourceData(identity);
   const data = { reason: `login-not-allowed:${reason}`, ...source };
   const event = { stream: 'user_activity', type: 'login.refused', subjectLogin: login, data } as const;
-  await db.batch([auditInsert(db, now, { ...event, requestId: c.var.requestId }), ...also]);
-  c.var.logger.warning('external login refused: its login is not allowed', { ...source, reason, detail: why });
+  await db.batch([auditInsert(db, now, { ...event, request: scope.request }), ...also]);
+  scope.logger.warning('external login refused: its login is not allowed', { ...source, reason, detail: why });
   const from = `${identity.source === 'ldap' ? 'LDAP server' : 'identity provider'} ${identity.sourceName}`;
   const detail = `the login from ${from} cannot be an account here: ${why}`;
   throw new ProblemError('LOGIN_NOT_ALLOWED', { detail, extensions: { reason } });
@@ -142,25 +141,30 @@ async function assertLoginAllowed(
 
 /** Applies the account rule (users/login-rule.ts) to an external login, as to a password login. */
 export async function assertMayLogIn(
-  c: Context<AppEnv>,
+  scope: RequestScope,
   user: UserRow,
   source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
   also: BatchItem<'sqlite'>[] = [],
 ): Promise<void> {
-  const { db, config, logger, requestId } = c.var;
-  await assertAccountMayLogIn({ db, config, logger, requestId, now: c.var.deps.clock() }, user, source, also);
+  const { db, config, logger, request } = scope;
+  await assertAccountMayLogIn({ db, config, logger, request, now: scope.now() }, user, source, also);
 }
 
 /**
  * Records the successful login in one batch with `also` (e.g. forgetting the failed attempts);
  * `data` adds to the audit event. Returns the account as it now is.
  */
-export async function recordLogin(c: Context<AppEnv>, user: UserRow, source: Pick<ExternalIdentity, 'source' | 'sourceName'>, o: { also?: BatchItem<'sqlite'>[]; data?: Record<string, unknown> } = {}): Promise<UserRow> {
-  const now = c.var.deps.clock();
-  const db = c.var.db;
+export async function recordLogin(
+  scope: RequestScope,
+  user: UserRow,
+  source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
+  o: { also?: BatchItem<'sqlite'>[]; data?: Record<string, unknown> } = {},
+): Promise<UserRow> {
+  const now = scope.now();
+  const db = scope.db;
   await db.batch([
     db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
-    auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, requestId: c.var.requestId, data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName, ...o.data } }),
+    auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, request: scope.request, data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName, ...o.data } }),
     ...(o.also ?? []),
   ]);
   return { ...user, lastLoginAt: now, lastActivityAt: now };

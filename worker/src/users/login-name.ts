@@ -4,6 +4,8 @@
  * same text, canonically composed) and never changed otherwise; a login that breaks the rule is
  * refused, not altered.
  */
+import { z } from '@hono/zod-openapi';
+
 export const LOGIN_MAX_LENGTH = 150;
 export const LOGIN_RULE = 'letters, digits and . _ - @, starting with a letter or digit';
 
@@ -62,3 +64,19 @@ export function loginKey(login: string): string {
   const folded = mapWidth(login.normalize('NFC')).toLowerCase().toUpperCase().toLowerCase();
   return folded.replace(/ς/g, 'σ').normalize('NFC');
 }
+
+/** Logins: the login rule of every source (users/login-name.ts), checked on the NFC form. */
+export const LoginSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const why = loginViolation(normaliseLogin(value));
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  })
+  .openapi({
+    example: 'j.doe',
+    minLength: 1,
+    maxLength: LOGIN_MAX_LENGTH,
+    description:
+      `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}. Stored in NFC; unique ignoring case and width ` +
+      '(`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).',
+  });

@@ -1,5 +1,5 @@
 /**
- * The account rule (DESIGN.md §5), in one place for every login (local password, LDAP, OIDC) and
+ * The account rule (architecture.md §4), in one place for every login (local password, LDAP, OIDC) and
  * for the inactivity job: may this account log in now?
  * - blocked (by an administrator, or earlier for inactivity): refused, audited as `login.refused`;
  * - no activity for USER_INACTIVE_TIMEOUT_DAY days: blocked for inactivity, except the last active
@@ -17,13 +17,14 @@ import type { Db } from '../store/index.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
+import type { RequestMeta } from '../http/scope.js';
 
 export interface RuleContext {
   db: Db;
   config: ConfigSnapshot;
   now: number;
   logger: Logger;
-  requestId?: string;
+  request?: RequestMeta;
 }
 
 /** Where a login comes from, as the audit events name it. */
@@ -82,12 +83,12 @@ function inactivityBlock(
   now: number,
   subject: { id: string; login: string },
   cutoff: number,
-  audit: { requestId?: string; data: Record<string, unknown>; refused?: Record<string, unknown> },
+  audit: { request?: RequestMeta; data: Record<string, unknown>; refused?: Record<string, unknown> },
 ): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] {
   const target = and(eq(users.id, subject.id), blockableForInactivity(cutoff));
   const blockable = sql`exists (select 1 from ${users} where ${target})`;
   const event = (type: string, data: Record<string, unknown>) =>
-    auditInsertWhen(db, now, { stream: 'user_activity', type, subject, requestId: audit.requestId, data }, blockable);
+    auditInsertWhen(db, now, { stream: 'user_activity', type, subject, request: audit.request, data }, blockable);
   return [
     event('account.blocked', { reason: 'inactivity', ...audit.data }),
     ...(audit.refused ? [event('login.refused', { reason: 'blocked:inactivity', ...audit.refused })] : []),
@@ -123,14 +124,14 @@ export async function assertMayLogIn(
   const refuse = async (reason: string): Promise<never> => {
     const data = { reason: `blocked:${reason}`, ...origin };
     const event = { stream: 'user_activity', type: 'login.refused', subject: user, data } as const;
-    await db.batch([auditInsert(db, now, { ...event, requestId: ctx.requestId }), ...also]);
+    await db.batch([auditInsert(db, now, { ...event, request: ctx.request }), ...also]);
     throw blockedProblem(reason);
   };
   if (user.status === 'blocked') return refuse(user.blockedReason ?? 'admin');
 
   const cutoff = inactivityCutoff(ctx.config, now);
   if ((user.lastActivityAt ?? user.createdAt) >= cutoff) return;
-  const audit = { requestId: ctx.requestId, data: { by: 'login', ...origin }, refused: origin };
+  const audit = { request: ctx.request, data: { by: 'login', ...origin }, refused: origin };
   const block = inactivityBlock(db, now, user, cutoff, audit);
   // `also` first, so that the UPDATE stays the last statement.
   if (blockedRows(await db.batch([...also, ...block] as typeof block)) > 0) throw blockedProblem('inactivity');
@@ -158,7 +159,7 @@ export function isPasswordExpired(user: UserRow, config: ConfigSnapshot, now: nu
  * an audit event, the longest idle first. The last active administrator is left active and warned
  * about. Returns how many accounts were blocked.
  */
-export async function blockIdleAccounts(ctx: Omit<RuleContext, 'requestId'>): Promise<number> {
+export async function blockIdleAccounts(ctx: Omit<RuleContext, 'request'>): Promise<number> {
   const { db, now } = ctx;
   const cutoff = inactivityCutoff(ctx.config, now);
   const idle = await db

@@ -1,7 +1,7 @@
 /** The caller's own account and API tokens under /v4/users/me (Basic or Bearer). */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { CHALLENGES } from '../auth/credentials.js';
-import { authenticate } from '../auth/middleware.js';
+import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import { verifyCurrentPassword } from '../auth/password-login.js';
 import { RECENT_PASSWORD_LOGIN_MS, assertRecentPassword } from '../auth/recent-password.js';
 import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../auth/tokens.js';
@@ -11,20 +11,13 @@ import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
 import { setPassword } from './password.js';
 
-const ANY_ROLE = { 'x-required-roles': ['admin', 'auditor', 'user'] };
-const anyAuth = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const passwordAuth = authenticate({ schemes: ['Cookie', 'Basic'] });
 
-const me = createRoute({
+const me = protectedRoute(ANYONE, {
   method: 'get',
   path: '/v4/users/me',
   tags: ['user_v4'],
   summary: "The caller's own account",
-  description: 'Session cookie, Basic or Bearer. Any role.',
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [anyAuth] as const,
-  ...ANY_ROLE,
-  responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } }, ...problemResponses(401, 403) },
+  responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } },
 });
 
 const TokenRequest = z
@@ -35,7 +28,7 @@ const TokenRequest = z
   .strict()
   .openapi('ApiTokenRequest');
 
-const issue = createRoute({
+const issue = protectedRoute({ schemes: ['Cookie', 'Basic'], roles: ANY_ROLE }, {
   method: 'post',
   path: '/v4/users/me/tokens',
   tags: ['user_v4'],
@@ -46,40 +39,31 @@ const issue = createRoute({
       'minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, ' +
       'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
       'never may; an API token or the OAuth access token as Bearer is 401.',
-    'Any role. The secret is in this response only; it is stored as a hash.',
+    'The secret is in this response only; it is stored as a hash.',
   ].join('\n\n'),
-  security: [{ cookie: [] }, { basic: [] }],
-  middleware: [passwordAuth] as const,
-  ...ANY_ROLE,
   request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
-  responses: { 201: { description: 'the token, with its secret', content: { 'application/json': { schema: IssuedTokenSchema } } }, ...problemResponses(400, 401, 403, 422) },
+  responses: { 201: { description: 'the token, with its secret', content: { 'application/json': { schema: IssuedTokenSchema } } } },
 });
 
-const list = createRoute({
+const list = protectedRoute(ANYONE, {
   method: 'get',
   path: '/v4/users/me/tokens',
   tags: ['user_v4'],
   summary: "The caller's live API tokens",
-  description: 'Session cookie, Basic or Bearer. Any role. Never returns secrets.',
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [anyAuth] as const,
-  ...ANY_ROLE,
-  responses: { 200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } }, ...problemResponses(401, 403) },
+  description: 'Never returns secrets.',
+  responses: { 200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } } },
 });
 
 const RevokeParams = z.object({ tokenId: z.uuid() });
 
-const revoke = createRoute({
+const revoke = protectedRoute(ANYONE, {
   method: 'delete',
   path: '/v4/users/me/tokens/{tokenId}',
   tags: ['user_v4'],
   summary: 'Revoke one of the caller’s API tokens',
-  description: 'Session cookie, Basic or Bearer. Any role. The token stops working at once.',
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [anyAuth] as const,
-  ...ANY_ROLE,
+  description: 'The token stops working at once.',
   request: { params: RevokeParams },
-  responses: { 204: { description: 'revoked' }, ...problemResponses(401, 403, 404, 422) },
+  responses: { 204: { description: 'revoked' }, ...problemResponses(404, 422) },
 });
 
 const PasswordChange = z
@@ -87,15 +71,14 @@ const PasswordChange = z
   .strict()
   .openapi('PasswordChange');
 
-const changePassword = createRoute({
+const changePassword = protectedRoute({ ...ANYONE, allowExpiredPassword: true }, {
   method: 'put',
   path: '/v4/users/me/password',
   tags: ['user_v4'],
   summary: "Change the caller's password",
   description:
     [
-      'Session cookie, Basic or Bearer, and the old password in the body. Any role. Allowed while the password is ' +
-        'expired (the only thing allowed then).',
+      'The old password in the body. Allowed while the password is expired (the only thing allowed then).',
       'The old password is checked like a login, on the same failed-login count: a wrong one is 401 ' +
         'INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the ' +
         'account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking ' +
@@ -106,11 +89,8 @@ const changePassword = createRoute({
       '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
         'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
     ].join('\n\n'),
-  security: [{ cookie: [] }, { basic: [] }, { bearer: [] }],
-  middleware: [authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'], allowExpiredPassword: true })] as const,
-  ...ANY_ROLE,
   request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
-  responses: { 204: { description: 'changed' }, ...problemResponses(400, 401, 403, 409, 422) },
+  responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422) },
 });
 
 /** Registers /v4/users/me and its tokens. */
@@ -127,7 +107,7 @@ export function registerMe(app: App): void {
       expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
       now,
       actor: user,
-      requestId: c.var.requestId,
+      request: c.var.scope.request,
     });
     return c.json(issued, 201);
   });
@@ -148,7 +128,7 @@ export function registerMe(app: App): void {
       // The old password is required even after Basic: a stolen token alone cannot change it. It is
       // counted like a login, or a stolen session or token would be an unthrottled password oracle.
       const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
-      const loginCtx = { db, config: c.var.config, verifier, now, requestId: c.var.requestId, logger: c.var.logger, challenge };
+      const loginCtx = { db, config: c.var.config, verifier, now, request: c.var.scope.request, logger: c.var.logger, challenge };
       await verifyCurrentPassword(loginCtx, user, body.oldPassword);
       await setPassword(user, body.newPassword, {
         db,
@@ -156,7 +136,7 @@ export function registerMe(app: App): void {
         verifier,
         now,
         actor: user,
-        requestId: c.var.requestId,
+        request: c.var.scope.request,
         // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (README).
         ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
       });
@@ -168,7 +148,7 @@ export function registerMe(app: App): void {
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, requestId: c.var.requestId });
+    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, request: c.var.scope.request });
     if (!done) throw new ProblemError('NOT_FOUND', { detail: 'no such live token of yours' });
     return c.body(null, 204);
   });

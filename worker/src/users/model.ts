@@ -66,3 +66,8 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     updatedAt: iso(user.updatedAt)!,
   };
 }
+
+/** The role in force: an account with live super-access acts as an admin until it ends. */
+export function effectiveRole(user: UserRow, now: number): Role {
+  return user.superAccessUntil !== null && user.superAccessUntil > now ? 'admin' : user.role;
+}

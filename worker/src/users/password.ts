@@ -9,8 +9,9 @@ import { ProblemError } from '../http/problem.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
-import type { Actor } from './accounts.js';
+import type { Actor } from './admin-changes.js';
 import type { UserRow } from './model.js';
+import type { RequestMeta } from '../http/scope.js';
 
 /** 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`. */
 export function assertPasswordPolicy(password: string, config: ConfigSnapshot): void {
@@ -39,14 +40,16 @@ export interface SetPasswordOptions {
   verifier: PasswordVerifier;
   now: number;
   actor: Actor;
-  requestId?: string;
+  request?: RequestMeta;
   /** Set by an admin reset: the user must change it at the next login. */
   mustChange?: boolean;
   /**
    * What the change ends in the same transaction (README, "What ends what"): the user's sessions
    * except `keepSession` (the session a user changed their password with), and the API tokens.
    */
-  ends: { reason: 'password_change' | 'admin_reset'; keepSession?: string; tokens: boolean };
+  ends: { reason: 'password_change' | 'admin_reset' | 'password_reset'; keepSession?: string; tokens: boolean };
+  /** More facts for the audit event (e.g. how the change was made). */
+  auditData?: Record<string, unknown>;
 }
 
 /**
@@ -75,8 +78,8 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
       type: self ? 'password.changed' : 'password.reset',
       actor: o.actor,
       subject: user,
-      requestId: o.requestId,
-      data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens },
+      request: o.request,
+      data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens, ...o.auditData },
     }),
   ]);
 }

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { loginKey } from './login-name.js';
-import { isUniqueViolation } from './store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 
 /**
  * Recomputes the stored keys of non-ASCII logins after the key function changed (ASCII keys never

@@ -1,9 +1,9 @@
 /** Listing and ending sessions: the caller's own, and any user's for admins. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess } from '../auth/roles.js';
+import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -42,36 +42,31 @@ const toPublic = (s: SessionRow, currentId: string | undefined) => ({
   current: s.id === currentId,
 });
 
-const auth = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
 const SessionId = z.string().min(1).max(64);
 const MeParams = z.object({ sessionId: SessionId });
 const UserParams = z.object({ userId: z.string().min(1).max(64) });
 const UserSessionParams = z.object({ userId: z.string().min(1).max(64), sessionId: SessionId });
 
-const listMine = createRoute({
+const listMine = protectedRoute(ANYONE, {
   method: 'get', path: '/v4/users/me/sessions', tags: ['user_v4'], summary: "The caller's live sessions",
-  description: 'Session cookie, Basic or Bearer. Any role.', security, middleware: [auth] as const, 'x-required-roles': ['admin', 'auditor', 'user'],
-  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(401, 403) },
+  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } } },
 });
-const revokeMine = createRoute({
+const revokeMine = protectedRoute(ANYONE, {
   method: 'delete', path: '/v4/users/me/sessions/{sessionId}', tags: ['user_v4'], summary: 'End one of the caller’s sessions',
-  description: 'Session cookie, Basic or Bearer. Any role. The session is refused at once.', security, middleware: [auth] as const, 'x-required-roles': ['admin', 'auditor', 'user'],
+  description: 'The session is refused at once.',
   request: { params: MeParams },
-  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403, 404) },
+  responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
-const endSession = superAccess.nonAdminTargets('end the sessions of');
-const listUser = createRoute({
+const listUser = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get', path: '/v4/users/{userId}/sessions', tags: ['user_v4'], summary: "A user's live sessions",
-  description: `Admin only. ${describeSuperAccess(superAccess.allowed)}`, security, ...adminOperation(auth, superAccess.allowed),
   request: { params: UserParams },
-  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(401, 403, 404) },
+  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(404) },
 });
-const revokeUser = createRoute({
+const revokeUser = protectedRoute(adminOnly(superAccess.nonAdminTargets('end the sessions of')), {
   method: 'delete', path: '/v4/users/{userId}/sessions/{sessionId}', tags: ['user_v4'], summary: "End one of a user's sessions",
-  description: `Admin only. The session is refused at once. ${describeSuperAccess(endSession)}`, security, ...adminOperation(auth, endSession),
+  description: 'The session is refused at once.',
   request: { params: UserSessionParams },
-  responses: { 204: { description: 'ended' }, ...problemResponses(401, 403, 404) },
+  responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
 
 async function liveUser(c: Context<AppEnv>, id: string): Promise<UserRow> {
@@ -89,7 +84,7 @@ async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
   const actor = c.var.principal.user;
   const reason = actor.id === user.id ? 'user' : 'admin';
   const now = c.var.deps.clock();
-  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, requestId: c.var.requestId });
+  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, request: c.var.scope.request });
   if (ended === 0) throw new ProblemError('NOT_FOUND', { detail: 'no such live session' });
   return c.body(null, 204);
 }

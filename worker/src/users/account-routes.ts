@@ -1,9 +1,12 @@
-/** Account administration under /v4/users/{userId} (admin role), and the user list. */
-import { createRoute, z } from '@hono/zod-openapi';
+/**
+ * Administration of existing accounts under /v4/users/{userId} (admin role), and the user list.
+ * Creating accounts: create-routes.ts.
+ */
+import { z } from '@hono/zod-openapi';
 import { and, asc, desc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { authenticate } from '../auth/middleware.js';
-import { adminOperation, describeSuperAccess, superAccess, type SuperAccessRule } from '../auth/roles.js';
+import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
 import { TokenSchema, listTokens, revokeToken } from '../auth/tokens.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
@@ -13,12 +16,12 @@ import {
   assertMayChangeRole,
   assertMayGrantAdmin,
   deleteAccount,
-  liveAccount,
   unblockAccount,
   unlockAccount,
   updateAccount,
   type AdminContext,
-} from './accounts.js';
+} from './admin-changes.js';
+import { liveAccount } from './lookup.js';
 import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
@@ -26,8 +29,6 @@ import { endSessionsStatement } from '../sessions/store.js';
 
 export const MAX_PAGE = 100;
 
-const authn = authenticate({ schemes: ['Cookie', 'Basic', 'Bearer'] });
-const security: Record<string, string[]>[] = [{ cookie: [] }, { basic: [] }, { bearer: [] }];
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
 const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid() });
 const one = { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } };
@@ -80,68 +81,136 @@ const LENT_RIGHTS = [
   '| identity providers, LDAP servers: add, change, remove, test the connection | refused |',
   '| settings (`/v3/settings`): read | allowed |',
   '| settings: change, reset | refused |',
+  '| audit logs (`/v3/logs`): types, search, events, export | refused |',
+  '| audit pipeline health (`/v3/logs/pipeline`) | allowed |',
   '',
   'A refusal is 403 with a detail saying what super-access cannot do.',
 ].join('\n');
 
-function route<P extends string>(method: 'get' | 'post' | 'patch' | 'delete', path: P, summary: string, description: string, rule: SuperAccessRule, extra: object, responses: object) {
-  return createRoute({
-    method,
-    path,
-    tags: ['user_v4'],
-    summary,
-    // The rule's sentence ends the first paragraph (the grant route's table follows it).
-    description: `Admin only. ${description}`.replace(/\s*(\n\n|$)/, ` ${describeSuperAccess(rule)}$1`),
-    security,
-    ...adminOperation(authn, rule),
-    ...extra,
-    responses: responses as Parameters<typeof createRoute>[0]['responses'],
-  });
-}
-
-const listRoute = route('get', '/v4/users', 'List accounts', 'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).', superAccess.allowed, { request: { query: ListQuery } }, {
-  200: { description: 'a page of accounts', content: { 'application/json': { schema: UserPage } } },
-  ...problemResponses(401, 403, 422),
+const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  method: 'get',
+  path: '/v4/users',
+  tags: ['user_v4'],
+  summary: 'List accounts',
+  description: 'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).',
+  request: { query: ListQuery },
+  responses: {
+    200: { description: 'a page of accounts', content: { 'application/json': { schema: UserPage } } },
+    ...problemResponses(422),
+  },
 });
-const getRoute = route('get', '/v4/users/{userId}', 'Read an account', '', superAccess.allowed, { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const patchRoute = route('patch', '/v4/users/{userId}', 'Update an account', 'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.', superAccess.nonAdminTargets('change'), {
+const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  method: 'get',
+  path: '/v4/users/{userId}',
+  tags: ['user_v4'],
+  summary: 'Read an account',
+  request: { params: UserParam },
+  responses: { ...one, ...problemResponses(404) },
+});
+const patchRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('change')), {
+  method: 'patch',
+  path: '/v4/users/{userId}',
+  tags: ['user_v4'],
+  summary: 'Update an account',
+  description: 'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.',
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
-}, { ...one, ...problemResponses(400, 401, 403, 404, 409, 422) });
-const deleteRoute = route('delete', '/v4/users/{userId}', 'Delete an account', 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).', superAccess.nonAdminTargets('delete'), { request: { params: UserParam } }, {
-  204: { description: 'deleted' },
-  ...problemResponses(401, 403, 404, 409),
+  responses: { ...one, ...problemResponses(400, 404, 409, 422) },
+});
+const deleteRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('delete')), {
+  method: 'delete',
+  path: '/v4/users/{userId}',
+  tags: ['user_v4'],
+  summary: 'Delete an account',
+  description: 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).',
+  request: { params: UserParam },
+  responses: { 204: { description: 'deleted' }, ...problemResponses(404, 409) },
 });
 const BLOCK_DESCRIPTION =
   'Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it ' +
   'stays blocked. Not the last active administrator (409).';
-const blockRoute = route('post', '/v4/users/{userId}/block', 'Block an account', BLOCK_DESCRIPTION, superAccess.nonAdminTargets('block'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404, 409) });
+const blockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('block')), {
+  method: 'post',
+  path: '/v4/users/{userId}/block',
+  tags: ['user_v4'],
+  summary: 'Block an account',
+  description: BLOCK_DESCRIPTION,
+  request: { params: UserParam },
+  responses: { ...one, ...problemResponses(404, 409) },
+});
 const UNBLOCK_DESCRIPTION =
   'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
   '(an administrator\'s password reset revokes them all) work again.';
-const unblockRoute = route('post', '/v4/users/{userId}/unblock', 'Unblock an account', UNBLOCK_DESCRIPTION, superAccess.nonAdminTargets('unblock'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const unlockRoute = route('post', '/v4/users/{userId}/unlock', 'End a failed-login lock', '', superAccess.nonAdminTargets('unlock'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
+const unblockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unblock')), {
+  method: 'post',
+  path: '/v4/users/{userId}/unblock',
+  tags: ['user_v4'],
+  summary: 'Unblock an account',
+  description: UNBLOCK_DESCRIPTION,
+  request: { params: UserParam },
+  responses: { ...one, ...problemResponses(404) },
+});
+const unlockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unlock')), {
+  method: 'post',
+  path: '/v4/users/{userId}/unlock',
+  tags: ['user_v4'],
+  summary: 'End a failed-login lock',
+  request: { params: UserParam },
+  responses: { ...one, ...problemResponses(404) },
+});
 const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an ' +
   'LDAP or OIDC account.';
-const resetRoute = route('post', '/v4/users/{userId}/password', 'Reset a password', RESET_DESCRIPTION, superAccess.nonAdminTargets('reset the password of'), {
+const resetRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('reset the password of')), {
+  method: 'post',
+  path: '/v4/users/{userId}/password',
+  tags: ['user_v4'],
+  summary: 'Reset a password',
+  description: RESET_DESCRIPTION,
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
-}, { 204: { description: 'reset' }, ...problemResponses(400, 401, 403, 404, 409, 422) });
-const grantRoute = route('post', '/v4/users/{userId}/super-access', 'Grant temporary super-access', `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`, superAccess.refused('grant super-access'), {
-  request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
-}, { ...one, ...problemResponses(400, 401, 403, 404, 422) });
-const revokeSuRoute = route('delete', '/v4/users/{userId}/super-access', 'End super-access now', '', superAccess.refused('end super-access'), { request: { params: UserParam } }, { ...one, ...problemResponses(401, 403, 404) });
-const tokensRoute = route('get', '/v4/users/{userId}/tokens', "A user's live API tokens", 'Never the secrets.', superAccess.allowed, { request: { params: UserParam } }, {
-  200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } },
-  ...problemResponses(401, 403, 404),
+  responses: { 204: { description: 'reset' }, ...problemResponses(400, 404, 409, 422) },
 });
-const revokeTokenRoute = route('delete', '/v4/users/{userId}/tokens/{tokenId}', "Revoke a user's API token", 'It stops working at once.', superAccess.nonAdminTargets("revoke the tokens of"), { request: { params: TokenParam } }, {
-  204: { description: 'revoked' },
-  ...problemResponses(401, 403, 404, 422),
+const grantRoute = protectedRoute(adminOnly(superAccess.refused('grant super-access')), {
+  method: 'post',
+  path: '/v4/users/{userId}/super-access',
+  tags: ['user_v4'],
+  summary: 'Grant temporary super-access',
+  description: `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`,
+  request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
+  responses: { ...one, ...problemResponses(400, 404, 422) },
+});
+const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-access')), {
+  method: 'delete',
+  path: '/v4/users/{userId}/super-access',
+  tags: ['user_v4'],
+  summary: 'End super-access now',
+  request: { params: UserParam },
+  responses: { ...one, ...problemResponses(404) },
+});
+const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  method: 'get',
+  path: '/v4/users/{userId}/tokens',
+  tags: ['user_v4'],
+  summary: "A user's live API tokens",
+  description: 'Never the secrets.',
+  request: { params: UserParam },
+  responses: {
+    200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } },
+    ...problemResponses(404),
+  },
+});
+const revokeTokenRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('revoke the tokens of')), {
+  method: 'delete',
+  path: '/v4/users/{userId}/tokens/{tokenId}',
+  tags: ['user_v4'],
+  summary: "Revoke a user's API token",
+  description: 'It stops working at once.',
+  request: { params: TokenParam },
+  responses: { 204: { description: 'revoked' }, ...problemResponses(404, 422) },
 });
 
 function adminContext(c: Context<AppEnv>): AdminContext {
-  return { db: c.var.db, now: c.var.deps.clock(), actor: c.var.principal.user, requestId: c.var.requestId };
+  return { db: c.var.db, now: c.var.deps.clock(), actor: c.var.principal.user, request: c.var.scope.request };
 }
 
 async function target(c: Context<AppEnv>): Promise<UserRow> {
@@ -168,8 +237,8 @@ const SORTS: Record<z.infer<typeof ListQuery>['sort'], SQL[]> = {
   '-lastLoginAt': [desc(users.lastLoginAt), asc(users.loginKey)],
 };
 
-/** Registers the administration of accounts. */
-export function registerUserManagement(app: App): void {
+/** Registers the administration of existing accounts. */
+export function registerAccountAdmin(app: App): void {
   app.openapi(listRoute, async (c) => {
     const q = validated(c, 'query', ListQuery);
     const now = c.var.deps.clock();
@@ -258,7 +327,7 @@ export function registerUserManagement(app: App): void {
         verifier,
         now: ctx.now,
         actor: ctx.actor,
-        requestId: ctx.requestId,
+        request: ctx.request,
         mustChange: body.mustChangePassword,
         ends: { reason: 'admin_reset', tokens: true },
       }),

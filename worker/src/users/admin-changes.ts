@@ -1,7 +1,7 @@
 /**
- * Admin changes to accounts. Every change to an administrator is conditioned, in the same SQL
- * statement, on another live active administrator remaining, so two concurrent requests can never
- * leave the service without one.
+ * Administrators' changes to accounts (and the operator command's). Every change to an
+ * administrator is conditioned, in the same SQL statement, on another live active administrator
+ * remaining, so two concurrent requests can never leave the service without one.
  */
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -12,6 +12,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { DAY_MS, type Role, type UserRow } from './model.js';
+import type { RequestMeta } from '../http/scope.js';
 
 /**
  * Who makes an admin change: an administrator's account, or the operator command (`npm run ops`),
@@ -26,12 +27,7 @@ export interface AdminContext {
   db: Db;
   now: number;
   actor: Actor;
-  requestId?: string;
-}
-
-/** The role in force: an account with live super-access acts as an admin until it ends. */
-export function effectiveRole(user: UserRow, now: number): Role {
-  return user.superAccessUntil !== null && user.superAccessUntil > now ? 'admin' : user.role;
+  request?: RequestMeta;
 }
 
 /**
@@ -75,7 +71,7 @@ export async function updateAccount(
   const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${ctx.now})`;
   const [result] = await ctx.db.batch([
     ctx.db.update(users).set({ ...set, updatedAt: ctx.now }).where(and(eq(users.id, user.id), isNull(users.deletedAt), guard)),
-    auditInsertWhen(ctx.db, ctx.now, { stream: 'crud_admin', type: o.audit.type, actor: ctx.actor, subject: user, requestId: ctx.requestId, data: o.audit.data ?? {} }, happened),
+    auditInsertWhen(ctx.db, ctx.now, { stream: 'crud_admin', type: o.audit.type, actor: ctx.actor, subject: user, request: ctx.request, data: o.audit.data ?? {} }, happened),
     ...(o.extra?.(happened) ?? []),
   ]);
   if (result.rowsAffected === 0) {
@@ -104,37 +100,14 @@ export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays:
 export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
   await ctx.db.batch([
     ...unlockStatements(ctx.db, throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined)),
-    auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, requestId: ctx.requestId }),
+    auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, request: ctx.request }),
   ]);
-}
-
-/** The live account `id`, or undefined. */
-export async function findLiveAccount(db: Db, id: string): Promise<UserRow | undefined> {
-  const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
-  return rows[0];
 }
 
 /** Unblocks an account (blocked by an admin or by inactivity) and restarts its inactivity period. */
 export async function unblockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
   const set = { status: 'active' as const, blockedReason: null, lastActivityAt: ctx.now };
   await updateAccount(ctx, user, set, { audit: { type: 'account.unblocked' } });
-}
-
-/** Whether a live administrator account exists (active or blocked). */
-export async function adminExists(db: Db): Promise<boolean> {
-  const rows = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
-    .limit(1);
-  return rows.length > 0;
-}
-
-/** The live account `id`, or 404. */
-export async function liveAccount(db: Db, id: string): Promise<UserRow> {
-  const row = await findLiveAccount(db, id);
-  if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
-  return row;
 }
 
 /** Accounts whose super-access has ended: cleared, with the audit event (run by the jobs). */

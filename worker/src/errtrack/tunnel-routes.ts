@@ -1,5 +1,5 @@
 /**
- * POST /v3/sentry-tunnel (specification, Endpoints rule 4; DESIGN.md §9): the browser SDK posts
+ * POST /v3/sentry-tunnel (specification, Endpoints rule 4; architecture.md §4): the browser SDK posts
  * envelopes here instead of to the error-tracking system. The body is read up to
  * FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE (413 past it), its header's `dsn` must name the project of
  * FRONTEND_ERRTRACK_DSN (403 otherwise), and it is relayed to the ingest URL computed from

@@ -1,0 +1,175 @@
+/**
+ * The audit outbox as each host writes it (read from the host's database): a security event
+ * carries the request that caused it (our request id, the client's address, its User-Agent, the
+ * instance) and its outcome; requests authenticated with Basic or Bearer are recorded as api_access
+ * events after a flush, cookie requests are not, and AUTH_AUDIT_API_ACCESS=False turns them off.
+ */
+import { hostname } from 'node:os';
+import { createClient, type Client } from '@libsql/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ADMIN, basic } from '../harness/client.js';
+import { startTestHost, type RunningHost } from '../harness/hosts.js';
+
+const kind = inject('hostKind');
+const admin = basic(ADMIN.login, ADMIN.password);
+const UA = 'audit-trail-test/1.0';
+
+interface Row {
+  type: string;
+  stream: string;
+  outcome: string | null;
+  source_ip: string | null;
+  user_agent: string | null;
+  host: string | null;
+  request_id: string | null;
+  actor_login: string | null;
+  subject_login: string | null;
+  data: string | null;
+}
+
+async function rows(db: Client, where: string, args: string[]): Promise<Row[]> {
+  const rs = await db.execute({ sql: `select * from audit_outbox where ${where} order by at`, args });
+  return rs.rows as unknown as Row[];
+}
+
+/** Sends a request and answers its status and our request id. */
+async function send(host: RunningHost, path: string, init: RequestInit = {}): Promise<{ status: number; id: string }> {
+  const headers = new Headers(init.headers);
+  headers.set('User-Agent', UA);
+  const res = await fetch(`${host.url}${path}`, { ...init, headers });
+  await res.arrayBuffer();
+  return { status: res.status, id: res.headers.get('X-Request-Id') ?? '' };
+}
+
+/**
+ * Polls until `check` passes. API-access events are written within about a second on Node (a
+ * timer); on the edge by the next Basic or Bearer request that finds the batch aged, so each poll
+ * sends one (its own event is not among those checked).
+ */
+async function eventually<T>(
+  host: RunningHost,
+  read: () => Promise<T>,
+  check: (v: T) => boolean,
+  ms = 15_000,
+): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (check(value) || Date.now() > until) return value;
+    await new Promise((r) => setTimeout(r, 1_100));
+    await send(host, '/v4/users/me', { headers: { Authorization: admin } });
+  }
+}
+
+/** Bearer, Basic and cookie requests to GET /v4/users/me; then one more Basic after the batch aged. */
+async function apiTraffic(host: RunningHost) {
+  const issued = await fetch(`${host.url}/v4/users/me/tokens`, {
+    method: 'POST',
+    headers: { Authorization: admin, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'audit-trail' }),
+  });
+  const { token, id: tokenId } = (await issued.json()) as { token: string; id: string };
+  const login = await fetch(`${host.url}/v3/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ login: ADMIN.login, password: ADMIN.password }),
+  });
+  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const bearer = await send(host, '/v4/users/me', { headers: { Authorization: `Bearer ${token}` } });
+  const basicCall = await send(host, '/v4/users/me', { headers: { Authorization: admin } });
+  const cookieCall = await send(host, '/v4/users/me', { headers: { Cookie: cookie } });
+  const refused = await send(host, '/v3/settings', {
+    method: 'PATCH',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: '{"values":{"NOPE":1}}',
+  });
+  // The edge host writes a batch from the request that finds it aged (> 1 s); Node flushes every second.
+  await new Promise((r) => setTimeout(r, 1_300));
+  const last = await send(host, '/v4/users/me', { headers: { Authorization: admin } });
+  for (const r of [bearer, basicCall, cookieCall, last]) expect(r.status).toBe(200);
+  return { tokenId, bearer, basicCall, cookieCall, refused, last };
+}
+
+describe(`audit trail (${kind} host)`, () => {
+  let host: RunningHost;
+  let db: Client;
+
+  beforeAll(async () => {
+    host = await startTestHost(kind);
+    db = createClient({ url: host.libsqlUrl });
+  }, 120_000);
+  afterAll(async () => {
+    db?.close();
+    await host?.stop();
+  });
+
+  it('a security event carries the request: id, client address, User-Agent, instance, outcome', async () => {
+    const ok = await send(host, '/v3/login_without_session', { method: 'POST', headers: { Authorization: admin } });
+    const wrong = basic(ADMIN.login, 'wrong');
+    const bad = await send(host, '/v3/login_without_session', { method: 'POST', headers: { Authorization: wrong } });
+    expect([ok.status, bad.status]).toEqual([200, 401]);
+    const [success] = await rows(db, `type = 'login.success' and request_id = ?`, [ok.id]);
+    expect(success).toMatchObject({
+      stream: 'user_activity',
+      outcome: 'success',
+      user_agent: UA,
+      subject_login: ADMIN.login,
+    });
+    // The test's own connection: the socket's peer (Node) or CF-Connecting-IP set by wrangler (edge).
+    expect(success!.source_ip).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
+    // The instance: the Node host's name (the test runs on the same machine), "edge" in workerd.
+    expect(success!.host).toBe(kind === 'edge' ? 'edge' : hostname());
+    const [failure] = await rows(db, `type = 'login.failure' and request_id = ?`, [bad.id]);
+    const same = { source_ip: success!.source_ip, host: success!.host };
+    expect(failure).toMatchObject({ outcome: 'failure', user_agent: UA, ...same });
+  });
+
+  it('Basic and Bearer requests are api_access events after a flush; cookie requests are not', async () => {
+    const t = await apiTraffic(host);
+    const ids = [t.bearer.id, t.basicCall.id, t.refused.id, t.last.id];
+    const read = () => rows(db, `stream = 'api_access' and request_id in (?, ?, ?, ?, ?)`, [...ids, t.cookieCall.id]);
+    const events = await eventually(host, read, (r) => r.length >= 4);
+    const named = {
+      bearer: t.bearer.id,
+      basic: t.basicCall.id,
+      refused: t.refused.id,
+      last: t.last.id,
+      cookie: t.cookieCall.id,
+    };
+    const recorded = Object.entries(named).filter(([, id]) => events.some((e) => e.request_id === id)).map(([n]) => n);
+    expect(recorded, host.output().slice(-3000)).toEqual(['bearer', 'basic', 'refused', 'last']);
+    const bearer = events.find((e) => e.request_id === t.bearer.id)!;
+    expect(bearer).toMatchObject({ type: 'api.request', outcome: 'success', actor_login: ADMIN.login, user_agent: UA });
+    expect(bearer.source_ip).toBeTruthy();
+    const path = new URL(`${host.url}/v4/users/me`).pathname;
+    expect(JSON.parse(bearer.data!)).toEqual({ method: 'bearer', httpMethod: 'GET', path, status: 200, tokenId: t.tokenId });
+    const basicEvent = events.find((e) => e.request_id === t.basicCall.id)!;
+    expect(JSON.parse(basicEvent.data!)).toMatchObject({ method: 'basic', status: 200 });
+    // A request refused after authentication is recorded too, with its status.
+    const refused = events.find((e) => e.request_id === t.refused.id)!;
+    expect(refused.outcome).toBe('failure');
+    expect(JSON.parse(refused.data!)).toMatchObject({ httpMethod: 'PATCH', status: t.refused.status });
+  });
+});
+
+describe(`AUTH_AUDIT_API_ACCESS=False (${kind} host)`, () => {
+  let host: RunningHost;
+  let db: Client;
+
+  beforeAll(async () => {
+    host = await startTestHost(kind, { AUTH_AUDIT_API_ACCESS: 'False' });
+    db = createClient({ url: host.libsqlUrl });
+  }, 120_000);
+  afterAll(async () => {
+    db?.close();
+    await host?.stop();
+  });
+
+  it('records no api_access event, and still every security event', async () => {
+    const t = await apiTraffic(host);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await rows(db, `stream = 'api_access'`, [])).toEqual([]);
+    expect((await rows(db, `type = 'token.issued'`, [])).length).toBe(1);
+    expect(t.bearer.status).toBe(200);
+  });
+});

@@ -1,0 +1,375 @@
+/**
+ * Mail through the bridge on both hosts: a real SMTP server (smtp-server, STARTTLS with a test-CA
+ * certificate given to the bridge as its MAIL_CA_FILE, AUTH), the bridge over mutual TLS, and the
+ * host's own handlers, kicked after the responses that wrote events. Lockout and new-account mails,
+ * password reset by mail, the notification lists, settings applied to the next mail, the
+ * placeholder host, header injection through account data, and retention with a moved clock.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestBridge, type TestBridge } from '../harness/bridge.js';
+import { ADMIN, basic, callJson, DAY, MINUTE, uniqueLogin, type Call } from '../harness/client.js';
+import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { startTestSmtp, type ReceivedMail, type TestSmtp } from '../harness/smtp.js';
+
+let smtp: TestSmtp;
+let bridge: TestBridge;
+let host: RunningHost;
+const admin = basic(ADMIN.login, ADMIN.password);
+const PASSWORD = 'Str0ng$pass';
+
+beforeAll(async () => {
+  smtp = await startTestSmtp({ tls: 'starttls', auth: { user: 'mailer', pass: 'M@il-pass' } });
+  bridge = await startTestBridge({ mail: { ca: smtp.ca } });
+  host = await startTestHost(inject('hostKind'), {
+    ...bridge.env,
+    EMAIL_HOST: '127.0.0.1',
+    EMAIL_PORT: String(smtp.port),
+    EMAIL_USE_TLS: 'True',
+    EMAIL_HOST_USER: 'mailer',
+    EMAIL_HOST_PASSWORD: 'M@il-pass',
+    EMAIL_FROM: 'Auth service <noreply@auth.test>',
+    DEFAULT_FRONTEND_URL: 'https://console.example.com/app',
+  });
+}, 180_000);
+afterAll(async () => {
+  await host?.stop();
+  await bridge?.stop();
+  await smtp?.stop();
+});
+
+const api = <T = Record<string, any>>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
+
+/** The mails to `address` once there are `n` of them. */
+async function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<ReceivedMail[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const got = smtp.received.filter((m) => m.to.includes(address));
+    if (got.length >= n) return got;
+    if (Date.now() > deadline) throw new Error(`expected ${n} mails to ${address}, got ${got.length}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function newUser(o: Record<string, unknown> = {}) {
+  const login = uniqueLogin('m');
+  const email = `${login}@example.com`;
+  const r = await api<{ id: string }>('/v4/users', {
+    method: 'POST',
+    auth: admin,
+    json: { login, password: PASSWORD, email, ...o },
+  });
+  expect(r.status).toBe(201);
+  return { id: r.body.id, login, email };
+}
+
+const tokenOf = (m: ReceivedMail) => /#token=([A-Za-z0-9_-]{40,})/.exec(m.parsed.text ?? '')?.[1];
+const moveClock = (offsetMs: number) => api('/__test__/clock', { method: 'POST', json: { offsetMs } });
+const runJobs = (...names: string[]) => api('/__test__/jobs', { method: 'POST', json: { names } });
+const notificationsOf = async (email: string) =>
+  (
+    await api<{ items: Array<Record<string, any>> }>(`/v4/notifications?recipient=${encodeURIComponent(email)}`, {
+      auth: admin,
+    })
+  ).body.items;
+
+describe('mails of events', () => {
+  it('a lockout: its mail reaches the server within moments, in the configured language (ru)', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) {
+      const r = await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
+      expect(r.status).toBe(401);
+    }
+    const [, mail] = await mailsTo(u.email, 2);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const p = mail!.parsed;
+    expect(mail!.secure).toBe(true);
+    expect(mail!.user).toBe('mailer');
+    expect(p.subject).toBe('Учётная запись временно заблокирована');
+    expect(p.from!.value).toEqual([{ address: 'noreply@auth.test', name: 'Auth service' }]);
+    expect(p.text).toContain(`Вход в учётную запись ${u.login} заблокирован`);
+    expect(p.html).toContain(`<html lang="ru">`);
+    expect(p.headers.get('content-language')).toBe('ru');
+    const [n] = await notificationsOf(u.email);
+    expect(n).toMatchObject({
+      kind: 'account_locked',
+      status: 'sent',
+      attempts: 1,
+      userLogin: u.login,
+      language: 'ru',
+    });
+  });
+
+  it('account data cannot add headers: a display name with CR/LF stays a name, to one recipient', async () => {
+    const u = await newUser({ displayName: 'Eve\r\nBcc: victim@example.com' });
+    for (let i = 0; i < 3; i++)
+      await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
+    const mails = await mailsTo(u.email, 2);
+    const mail = mails.find((m) => m.parsed.subject === 'Учётная запись временно заблокирована');
+    expect(mail!.to).toEqual([u.email]);
+    expect(mail!.parsed.headers.has('bcc')).toBe(false);
+    expect(mail!.parsed.to).toMatchObject({ value: [{ address: u.email, name: 'Eve Bcc: victim@example.com' }] });
+  });
+
+  it('a new account gets a link to set its own password (never a password); the link works once', async () => {
+    const u = await newUser();
+    const [mail] = await mailsTo(u.email);
+    expect(mail!.parsed.subject).toBe('Для вас создана учётная запись');
+    expect(mail!.raw).not.toContain(PASSWORD);
+    expect(mail!.parsed.text).toContain('https://console.example.com/app/reset-password#token=');
+    const token = tokenOf(mail!)!;
+    expect(
+      (await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } })).status,
+    ).toBe(204);
+    expect(
+      (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status,
+    ).toBe(200);
+    const again = await api('/v3/password_reset/confirm', {
+      method: 'POST',
+      json: { token, newPassword: 'Other#pass1' },
+    });
+    expect(again.status).toBe(400);
+    expect(again.body.code).toBe('INVALID_RESET_TOKEN');
+    // And the change is told by mail, as made with a link.
+    const [, changed] = await mailsTo(u.email, 2);
+    expect(changed!.parsed.subject).toBe('Пароль изменён');
+    expect(changed!.parsed.text).toContain('по ссылке для восстановления пароля');
+  });
+});
+
+describe('password reset by mail', () => {
+  it('unknown and known accounts answer alike; only the known one gets a mail, with a working link', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const unknown = await api('/v3/password_reset/request', { method: 'POST', json: { login: uniqueLogin('nobody') } });
+    const known = await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } });
+    const byMail = await api('/v3/password_reset/request', {
+      method: 'POST',
+      json: { email: 'nobody-at-all@example.com' },
+    });
+    for (const r of [unknown, known, byMail]) {
+      expect(r.status).toBe(202);
+      expect(r.body).toEqual(known.body);
+      expect(r.res.headers.get('content-type')).toBe(known.res.headers.get('content-type'));
+    }
+    const [, reset] = await mailsTo(u.email, 2);
+    expect(reset!.parsed.subject).toBe('Восстановление пароля');
+    expect(tokenOf(reset!)).toBeDefined();
+  });
+
+  it('similar timing for unknown and known accounts', async () => {
+    const known = await Promise.all([newUser(), newUser(), newUser()]);
+    const time = async (json: unknown) => {
+      const t0 = performance.now();
+      expect((await api('/v3/password_reset/request', { method: 'POST', json })).status).toBe(202);
+      return performance.now() - t0;
+    };
+    const a: number[] = [];
+    const b: number[] = [];
+    for (const k of known) {
+      a.push(await time({ login: k.login }));
+      b.push(await time({ login: uniqueLogin('ghost') }));
+    }
+    const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    // Loose on purpose (a shared, loaded machine): the same order of magnitude, no hashing on one side only.
+    expect(Math.abs(median(a) - median(b))).toBeLessThan(Math.max(50, median(b)));
+  });
+
+  it(
+    'expired, reused and forged links are refused alike; policy and history apply; ' +
+      'other sessions and API tokens end',
+    async () => {
+      await moveClock(0);
+      const u = await newUser();
+      await mailsTo(u.email);
+      // A session and an API token from before the reset.
+      const login = await fetch(`${host.url}/v3/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ login: u.login, password: PASSWORD }),
+      });
+      expect(login.status).toBe(200);
+      const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+      const token = await api<{ token: string }>('/v4/users/me/tokens', {
+        method: 'POST',
+        auth: basic(u.login, PASSWORD),
+        json: { name: 'ci' },
+      });
+      expect(token.status).toBe(201);
+
+      expect(
+        (await api('/v3/password_reset/request', { method: 'POST', json: { email: u.email.toUpperCase() } })).status,
+      ).toBe(202);
+      const [, first] = await mailsTo(u.email, 2);
+      const link = tokenOf(first!)!;
+      const forged = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: `${link.slice(0, -2)}AA`, newPassword: 'N3w#passw0rd' },
+      });
+      expect(forged.status).toBe(400);
+      expect(forged.body.code).toBe('INVALID_RESET_TOKEN');
+      // Policy and history, and the link stays usable after each refusal.
+      const weak = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: link, newPassword: 'weak' },
+      });
+      expect(weak.status).toBe(422);
+      expect(weak.body.code).toBe('PASSWORD_POLICY');
+      const reused = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: link, newPassword: PASSWORD },
+      });
+      expect(reused.status).toBe(422);
+      expect(reused.body.violations).toEqual([expect.objectContaining({ rule: 'history' })]);
+      expect(
+        (
+          await api('/v3/password_reset/confirm', {
+            method: 'POST',
+            json: { token: link, newPassword: 'N3w#passw0rd' },
+          })
+        ).status,
+      ).toBe(204);
+      const replay = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: link, newPassword: 'N3w#passw0rd2' },
+      });
+      expect(replay.body.code).toBe('INVALID_RESET_TOKEN');
+
+      const me = await api('/v4/users/me', { headers: { Cookie: cookie } });
+      expect(me.status).toBe(401);
+      expect(me.body.reason).toBe('password_reset');
+      expect((await api('/v4/users/me', { auth: `Bearer ${token.body.token}` })).status).toBe(401);
+      expect((await api('/v4/users/me', { auth: basic(u.login, 'N3w#passw0rd') })).status).toBe(200);
+
+      // A link past AUTH_PASSWORD_RESET_TTL_MIN (30 minutes) is refused like the others.
+      expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+      const mails = await mailsTo(u.email, 4);
+      const late = tokenOf(mails.find((m) => m.parsed.subject === 'Восстановление пароля' && tokenOf(m) !== link)!)!;
+      await moveClock(31 * MINUTE);
+      const expired = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token: late, newPassword: 'L4te#passw0rd' },
+      });
+      expect(expired.body).toMatchObject({ status: 400, code: 'INVALID_RESET_TOKEN' });
+      await moveClock(0);
+    },
+  );
+
+  it('a reset ends a failed-login lock', async () => {
+    await moveClock(2 * 60 * MINUTE);
+    const u = await newUser();
+    await mailsTo(u.email);
+    for (let i = 0; i < 3; i++)
+      await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
+    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, PASSWORD) })).body.code).toBe(
+      'ACCOUNT_LOCKED',
+    );
+    await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } });
+    const mails = await mailsTo(u.email, 3);
+    const link = tokenOf(mails.find((m) => m.parsed.subject === 'Восстановление пароля')!)!;
+    expect(
+      (await api('/v3/password_reset/confirm', { method: 'POST', json: { token: link, newPassword: 'Unl0ck#pass' } }))
+        .status,
+    ).toBe(204);
+    expect(
+      (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Unl0ck#pass') })).status,
+    ).toBe(200);
+  });
+
+  it('throttled per login asked for, known or not: 429 with Retry-After; bodies are limited and checked', async () => {
+    await moveClock(4 * 60 * MINUTE);
+    for (const login of [uniqueLogin('ghost'), (await newUser()).login]) {
+      for (let i = 0; i < 3; i++)
+        expect((await api('/v3/password_reset/request', { method: 'POST', json: { login } })).status).toBe(202);
+      const r = await api('/v3/password_reset/request', { method: 'POST', json: { login } });
+      expect(r.status).toBe(429);
+      expect(Number(r.res.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(r.res.headers.get('content-type')).toContain('application/problem+json');
+    }
+    const both = await api('/v3/password_reset/request', {
+      method: 'POST',
+      json: { login: 'a', email: 'a@example.com' },
+    });
+    expect(both.status).toBe(422);
+    const extra = await api('/v3/password_reset/request', { method: 'POST', json: { login: 'a', password: 'x' } });
+    expect(extra.status).toBe(422);
+    const huge = await api('/v3/password_reset/confirm', {
+      method: 'POST',
+      json: { token: 'x'.repeat(100_000), newPassword: 'y' },
+    });
+    expect(huge.status).toBe(413);
+    await moveClock(0);
+  });
+});
+
+describe('notification lists and settings', () => {
+  it("administrators filter everyone's; a user sees only their own", async () => {
+    const u = await newUser();
+    const v = await newUser();
+    await mailsTo(u.email);
+    await mailsTo(v.email);
+    const all = await api<{ items: Array<Record<string, any>>; total: number }>(
+      '/v4/notifications?kind=account_created&status=sent&limit=100',
+      { auth: admin },
+    );
+    expect(all.status).toBe(200);
+    expect(all.body.items.every((n) => n.kind === 'account_created' && n.status === 'sent')).toBe(true);
+    expect(all.body.items.map((n) => n.recipient)).toEqual(expect.arrayContaining([u.email, v.email]));
+    expect(JSON.stringify(all.body)).not.toMatch(/token|sealed/i);
+    const own = await api<{ items: Array<Record<string, any>> }>('/v4/users/me/notifications', {
+      auth: basic(u.login, PASSWORD),
+    });
+    expect(own.status).toBe(200);
+    expect(own.body.items.map((n) => n.userId)).toEqual([u.id]);
+    expect((await api('/v4/notifications', { auth: basic(u.login, PASSWORD) })).status).toBe(403);
+    expect((await api('/v4/notifications?status=nope', { auth: admin })).status).toBe(422);
+  });
+
+  it('a settings change applies to the next mail; the placeholder host attempts nothing', async () => {
+    const patch = (values: Record<string, unknown>) =>
+      api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+    try {
+      expect((await patch({ EMAIL_HOST: 'mail.example.com' })).status).toBe(200);
+      const a = await newUser();
+      await expect.poll(async () => (await notificationsOf(a.email))[0]?.status, { timeout: 20_000 }).toBe('given_up');
+      expect((await notificationsOf(a.email))[0]!.lastError).toMatch(/^mail is not configured/);
+      expect(smtp.received.filter((m) => m.to.includes(a.email))).toHaveLength(0);
+
+      // A wrong password saved through the settings API (stored sealed): the next mail fails at AUTH.
+      expect((await patch({ EMAIL_HOST: '127.0.0.1', EMAIL_HOST_PASSWORD: 'Wr0ng-mail-pass' })).status).toBe(200);
+      const failures = smtp.authFailures;
+      const b = await newUser();
+      await expect.poll(async () => (await notificationsOf(b.email))[0]?.status, { timeout: 20_000 }).toBe('failed');
+      expect(smtp.authFailures).toBeGreaterThan(failures);
+      expect((await notificationsOf(b.email))[0]!.lastError).toMatch(/^auth: 535/);
+      // The right one: the retry (after its backoff) goes through.
+      expect((await patch({ EMAIL_HOST_PASSWORD: 'M@il-pass' })).status).toBe(200);
+      await moveClock(3 * MINUTE);
+      expect((await runJobs('deliver-notifications')).status).toBe(200);
+      await mailsTo(b.email);
+      expect((await notificationsOf(b.email))[0]).toMatchObject({ status: 'sent', attempts: 2 });
+    } finally {
+      await api('/v3/settings/EMAIL_HOST', { method: 'DELETE', auth: admin });
+      await api('/v3/settings/EMAIL_HOST_PASSWORD', { method: 'DELETE', auth: admin });
+      await moveClock(0);
+    }
+  });
+
+  it('retention: past NOTIFICATION_EXPIRATION days the history is purged (moved clock)', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    expect(await notificationsOf(u.email)).toHaveLength(1);
+    try {
+      await moveClock(9 * DAY);
+      expect((await runJobs('purge-notifications')).status).toBe(200);
+      expect(await notificationsOf(u.email)).toHaveLength(1);
+      await moveClock(11 * DAY);
+      const ran = await runJobs('purge-notifications');
+      expect(ran.body['purge-notifications'].purged).toBeGreaterThanOrEqual(1);
+      expect(await notificationsOf(u.email)).toHaveLength(0);
+    } finally {
+      await moveClock(0);
+    }
+  });
+});

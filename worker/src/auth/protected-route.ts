@@ -1,0 +1,106 @@
+/**
+ * A protected route, declared once (in the spirit of Unkey's `createAuthenticatedRoute`): its
+ * credentials, roles and, for admin operations, what super-access may do. Everything else follows
+ * from that one declaration, so the documented rule is the enforced one:
+ * - `security` (the OpenAPI schemes, in the order given) and, through it, the shared 401 and 403
+ *   responses (docs/shared-responses.ts adds them to every operation with a security requirement);
+ * - the middleware: `authenticate` with those schemes, then the role check and the super-access rule;
+ * - `x-required-roles`, `x-super-access`, `x-super-access-target`, read by the permission table
+ *   (test/http/permissions.test.ts);
+ * - the first paragraph of the description, saying the same in words.
+ * Public routes use `createRoute` and declare none of it.
+ */
+import { createRoute, type RouteConfig } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../http/context.js';
+import type { Role } from '../users/model.js';
+import type { Scheme } from './credentials.js';
+import { authenticate, type AuthenticateOptions } from './middleware.js';
+import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
+
+/** Every role: any authenticated caller. */
+export const ANY_ROLE: readonly Role[] = ['admin', 'auditor', 'user'];
+/** Every credential: the session cookie (or its access token), Basic, an API token. */
+export const ANY_CREDENTIAL: readonly Scheme[] = ['Cookie', 'Basic', 'Bearer'];
+
+/** Who may call a protected route, with which credentials. */
+export type Access = Omit<AuthenticateOptions, 'schemes'> & {
+  schemes: readonly Scheme[];
+} & (
+    | { roles: readonly Role[]; superAccess?: undefined }
+    | {
+        /**
+         * Roles without `user` but with `admin` (admin only, or admin and auditor): what lent admin
+         * rights may do with the operation is then part of the declaration.
+         */
+        roles: readonly Role[];
+        superAccess: SuperAccessRule;
+      }
+  );
+
+/** Any authenticated caller, with any credential. */
+export const ANYONE: Access = { schemes: ANY_CREDENTIAL, roles: ANY_ROLE };
+
+/** Administrators, with any credential; `superAccess` says what lent admin rights may do. */
+export function adminOnly(superAccess: SuperAccessRule): Access {
+  return { schemes: ANY_CREDENTIAL, roles: ['admin'], superAccess };
+}
+
+const SCHEME_NAMES: Record<Scheme, string> = { Cookie: 'cookie', Basic: 'basic', Bearer: 'bearer' };
+const SCHEME_WORDS: Record<Scheme, string> = { Cookie: 'Session cookie', Basic: 'Basic', Bearer: 'Bearer' };
+
+/** Whether lent admin rights (super-access) could be what admits a caller: admin without user. */
+const lendable = (roles: readonly Role[]) => roles.includes('admin') && !roles.includes('user');
+
+function checkAccess(a: Access): void {
+  if (a.schemes.length === 0) throw new TypeError('protectedRoute: name at least one scheme');
+  if (a.roles.length === 0) throw new TypeError('protectedRoute: name at least one role');
+  if (lendable(a.roles) !== (a.superAccess !== undefined)) {
+    throw new TypeError('protectedRoute: routes open to admin but not user declare superAccess, and only they');
+  }
+}
+
+/** The access rule in words: the first paragraph of the route's description. */
+export function describeAccess(a: Access): string {
+  const words = a.schemes.map((s) => SCHEME_WORDS[s]);
+  const schemes = words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+  const all = ANY_ROLE.every((r) => a.roles.includes(r));
+  const adminOnly = a.roles.length === 1 && a.roles[0] === 'admin';
+  const roles = all ? 'Any role.' : adminOnly ? 'Admin only.' : `Roles: ${a.roles.join(', ')}.`;
+  return [`${schemes}.`, roles, ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : [])].join(' ');
+}
+
+/**
+ * What a protected route adds to its `createRoute` configuration: security, middleware and the
+ * `x-` extensions (the description is composed by `protectedRoute`).
+ */
+export function accessDeclaration(a: Access) {
+  checkAccess(a);
+  const { schemes, roles, superAccess, ...options } = a;
+  const all = ANY_ROLE.every((r) => roles.includes(r));
+  const middleware: MiddlewareHandler<AppEnv>[] = [authenticate({ schemes, ...options })];
+  // Any role: every authenticated caller passes, so no role check runs on the request path.
+  if (!all) middleware.push(authorize(roles, superAccess));
+  return {
+    security: schemes.map((s) => ({ [SCHEME_NAMES[s]]: [] })),
+    middleware,
+    'x-required-roles': [...roles],
+    ...(superAccess ? { 'x-super-access': superAccess.allowed } : {}),
+    ...(superAccess?.allowed && superAccess.nonAdminTarget !== undefined
+      ? { 'x-super-access-target': 'non-admin' }
+      : {}),
+  };
+}
+
+type ProtectedConfig = Omit<RouteConfig, 'security' | 'middleware'> & {
+  /** The route's own middleware, run after authentication and the role check. */
+  middleware?: MiddlewareHandler<AppEnv>[];
+};
+
+/** `createRoute` for a protected route: the route's own configuration plus what `access` implies. */
+export function protectedRoute<R extends ProtectedConfig>(access: Access, route: R) {
+  const description = [describeAccess(access), route.description].filter(Boolean).join('\n\n');
+  const declared = accessDeclaration(access);
+  const middleware = [...declared.middleware, ...(route.middleware ?? [])];
+  return createRoute({ ...route, description, ...declared, middleware });
+}

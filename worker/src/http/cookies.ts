@@ -1,0 +1,70 @@
+/**
+ * The service's cookies (architecture.md §4, "Sessions and tokens"): signed cookies scoped to
+ * ROOT_PATH (the session, the pending merge, the OIDC flow) and `__Host-` binding cookies.
+ */
+import type { Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { AppEnv } from './context.js';
+import { isHttpsRequest } from './forwarded.js';
+
+/** The session cookie's name (before the `__Secure-` prefix of HTTPS). */
+const BASE_NAME = 'auth_session';
+
+/**
+ * The cookie's name. Over HTTPS it takes the `__Secure-` prefix (browsers then insist on Secure);
+ * `__Host-` would require Path=/, and the cookie is scoped to ROOT_PATH instead.
+ */
+export function cookieName(c: Context<AppEnv>, base = BASE_NAME): string {
+  return isHttpsRequest(c) ? `__Secure-${base}` : base;
+}
+
+function cookiePath(c: Context<AppEnv>): string {
+  return c.var.deps.config.env.get('ROOT_PATH') || '/';
+}
+
+/** Sets a signed cookie: HttpOnly, Secure, SameSite=Lax, Path=ROOT_PATH. */
+export function setAuthCookie(c: Context<AppEnv>, value: string, expiresAt: number, base = BASE_NAME): void {
+  setCookie(c, cookieName(c, base), value, {
+    httpOnly: true,
+    secure: true,
+    sameSite: 'Lax',
+    path: cookiePath(c),
+    expires: new Date(expiresAt),
+  });
+}
+
+/** Reads a cookie set by setAuthCookie. */
+export function readAuthCookie(c: Context<AppEnv>, base = BASE_NAME): string | undefined {
+  return getCookie(c, cookieName(c, base));
+}
+
+/** Clears a cookie set by setAuthCookie. */
+export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
+  deleteCookie(c, cookieName(c, base), { path: cookiePath(c), secure: true, httpOnly: true, sameSite: 'Lax' });
+}
+
+/**
+ * A cookie that binds a flow to the browser (the pending merge's binding): over HTTPS named
+ * `__Host-<base>`, which browsers accept only with Secure, Path=/ and no Domain, so that no other
+ * host (a sibling subdomain) can plant or overwrite it. It holds a random value, no identity, so
+ * being sent to every path of our host reveals nothing usable alone. SameSite=Strict: only our own
+ * site's requests need it.
+ */
+export function setHostCookie(c: Context<AppEnv>, base: string, value: string, expiresAt: number): void {
+  const expires = new Date(expiresAt);
+  setCookie(c, hostCookieName(c, base), value, { httpOnly: true, secure: true, sameSite: 'Strict', path: '/', expires });
+}
+
+/** Reads a cookie set by setHostCookie. */
+export function readHostCookie(c: Context<AppEnv>, base: string): string | undefined {
+  return getCookie(c, hostCookieName(c, base));
+}
+
+/** Clears a cookie set by setHostCookie. */
+export function clearHostCookie(c: Context<AppEnv>, base: string): void {
+  deleteCookie(c, hostCookieName(c, base), { path: '/', secure: true, httpOnly: true, sameSite: 'Strict' });
+}
+
+function hostCookieName(c: Context<AppEnv>, base: string): string {
+  return isHttpsRequest(c) ? `__Host-${base}` : base;
+}

@@ -1,0 +1,247 @@
+/**
+ * Delivery of notifications through the bridge's SMTP (architecture.md §4).
+ *
+ * - Each due row (pending, or failed and past its next attempt) is claimed with a lease in one
+ *   UPDATE, so two deliverers (the job on two hosts, a kick after a response) never send one row
+ *   twice; a deliverer that crashed leaves a lease that simply expires.
+ * - The Mail settings are read for each batch (a change applies to the next mail) and the password
+ *   opened for it only. While EMAIL_HOST is the placeholder nothing is attempted: the rows are given
+ *   up with "mail is not configured".
+ * - A refusal for good (5xx to the recipient or the message) is given up at once; anything else
+ *   (4xx, a server or bridge that cannot be reached, a timeout) is retried with exponential backoff
+ *   and jitter, MAX_ATTEMPTS times in all. Every failure is reported to SENDER_ERRTRACK_DSN (when
+ *   error tracking is on), with the kind and the cause, never the address or the content.
+ * - A link's sealed token is erased once the mail is sent or given up.
+ */
+import { and, asc, eq, inArray, lte, or, isNull, sql } from 'drizzle-orm';
+import type { BridgeClient } from '../bridge/client.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import { reportError, secretValues } from '../errtrack/reporter.js';
+import type { Logger } from '../http/logger.js';
+import { ProblemError } from '../http/problem.js';
+import type { Db } from '../store/index.js';
+import { openSecret } from '../store/secret-box.js';
+import { notifications } from '../../../schema/index.js';
+import { MailSendResponseSchema, type MailServer } from '../../../schema/bridge/index.js';
+import { mailNotConfigured, mailServerOf, senderOf } from './mail-settings.js';
+import { NO_ADDRESS, type NotificationRow } from './store.js';
+import { renderMail, type Language, type NotificationKind, type TemplateData } from './templates.js';
+
+export interface DeliverScope {
+  db: Db;
+  config: ConfigSnapshot;
+  now: number;
+  bridge?: BridgeClient;
+  logger?: Logger;
+  /** The time of each write (defaults to `now`); tests and long runs pass a clock. */
+  clock?: () => number;
+  /** Random numbers in [0, 1) for the jitter (tests pin it). */
+  random?: () => number;
+}
+
+export interface DeliverResult {
+  sent: number;
+  retried: number;
+  givenUp: number;
+}
+
+/** Tries in all before a notification is given up (about two hours of backoff). */
+export const MAX_ATTEMPTS = 8;
+const BACKOFF_BASE_MS = 60_000;
+const BACKOFF_MAX_MS = 3_600_000;
+/** How long a claim holds a row: above the bridge call's own timeout. */
+const LEASE_MS = 120_000;
+/** The bridge call's timeout: connect, greeting and the whole dialogue. */
+const SEND_TIMEOUT_MS = 60_000;
+/** Mails in flight at once per deliverer (the bridge pools 3 connections per server). */
+const CONCURRENCY = 4;
+/** Batches per run. */
+const MAX_BATCHES = 100;
+
+/** Exponential backoff with "equal jitter": half fixed, half random. */
+export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+}
+
+/** Claims up to `size` due rows for `holder`. */
+async function claim(db: Db, holder: string, now: number, size: number): Promise<NotificationRow[]> {
+  const due = db
+    .select({ id: notifications.id })
+    .from(notifications)
+    .where(
+      and(
+        inArray(notifications.status, ['pending', 'failed']),
+        lte(sql`coalesce(${notifications.nextAttemptAt}, 0)`, now),
+        or(isNull(notifications.leaseUntil), lte(notifications.leaseUntil, now)),
+      ),
+    )
+    .orderBy(asc(notifications.createdAt))
+    .limit(size);
+  return db
+    .update(notifications)
+    .set({ leaseHolder: holder, leaseUntil: now + LEASE_MS })
+    .where(
+      and(inArray(notifications.id, due), or(isNull(notifications.leaseUntil), lte(notifications.leaseUntil, now))),
+    )
+    .returning();
+}
+
+/** `tried`: the mail server was asked (an attempt counts); false when nothing was attempted. */
+type Outcome = { status: 'sent' } | { status: 'given_up' | 'retry'; error: string; tried: boolean };
+
+/** Delivers what is due; returns the counts of the run. */
+export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
+  const result: DeliverResult = { sent: 0, retried: 0, givenUp: 0 };
+  const holder = crypto.randomUUID();
+  const clock = s.clock ?? (() => s.now);
+  const size = s.config.get('OUTBOX_BATCH_SIZE');
+  for (let n = 0; n < MAX_BATCHES; n++) {
+    const rows = await claim(s.db, holder, clock(), size);
+    if (rows.length === 0) break;
+    const unusable =
+      mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
+    const server = unusable ? null : await mailServerOf(s.db, s.config);
+    const queue = [...rows];
+    const worker = async () => {
+      for (let row = queue.shift(); row; row = queue.shift()) {
+        const outcome: Outcome = unusable
+          ? { status: 'given_up', error: unusable, tried: false }
+          : await sendOne(s, row, server!);
+        await record(s, holder, row, outcome, clock(), result);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rows.length) }, worker));
+    if (rows.length < size) break;
+  }
+  return result;
+}
+
+/** One mail through the bridge, as an outcome (never throws for the mail's own failures). */
+async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer): Promise<Outcome> {
+  if (!row.recipient) return { status: 'given_up', error: NO_ADDRESS, tried: false };
+  let link: string | null = null;
+  if (row.sealedLink) {
+    try {
+      link = await openSecret(s.config, row.sealedLink);
+    } catch {
+      return {
+        status: 'given_up',
+        error: 'the link cannot be decrypted (was the encryption key changed?)',
+        tried: false,
+      };
+    }
+  }
+  const data = (row.data ?? {}) as TemplateData;
+  const mail = renderMail(row.kind as NotificationKind, row.language as Language, data, link);
+  const from = senderOf(s.config)!;
+  // Names come from account data: CR and LF would start a header line, so they become spaces.
+  const name = (data.displayName ?? '').replace(/[\r\n\0]+/g, ' ').trim();
+  const domain = from.address.split('@')[1]!.replace(/[^A-Za-z0-9.-]/g, '') || 'auth-service';
+  try {
+    const answer = await s.bridge!.call(
+      '/v1/mail/send',
+      {
+        server,
+        from,
+        to: name ? { address: row.recipient, name } : { address: row.recipient },
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        messageId: `<${row.id}@${domain}>`,
+        language: row.language,
+      },
+      MailSendResponseSchema,
+      SEND_TIMEOUT_MS,
+    );
+    if (answer.outcome === 'sent') return { status: 'sent' };
+    const code = answer.responseCode ?? 0;
+    const error = `${answer.stage}: ${code} ${answer.response}`.slice(0, 500);
+    // Permanent per SMTP: the recipient or the message refused (5xx). A 5xx to AUTH or MAIL FROM is a
+    // setting to fix, which the retries give time for.
+    const permanent = code >= 500 && (answer.stage === 'envelope' || answer.stage === 'message');
+    return { status: permanent ? 'given_up' : 'retry', error, tried: true };
+  } catch (err) {
+    if (!(err instanceof ProblemError)) throw err;
+    const cause = typeof err.extensions.cause === 'string' ? `${err.extensions.cause}: ` : '';
+    // A recipient address the bridge refuses (its contract) will never be accepted.
+    if (err.status === 502 && /invalid request body/.test(err.detail ?? ''))
+      return { status: 'given_up', error: `${cause}${err.detail}`.slice(0, 500), tried: true };
+    return { status: 'retry', error: `${err.status} ${cause}${err.detail ?? err.title}`.slice(0, 500), tried: true };
+  }
+}
+
+/** Writes an outcome (only while this deliverer still holds the row) and reports failures. */
+async function record(
+  s: DeliverScope,
+  holder: string,
+  row: NotificationRow,
+  o: Outcome,
+  at: number,
+  result: DeliverResult,
+): Promise<void> {
+  const attempts = row.attempts + (o.status === 'sent' || o.tried ? 1 : 0);
+  const mine = and(eq(notifications.id, row.id), eq(notifications.leaseHolder, holder));
+  const release = { leaseHolder: null, leaseUntil: null };
+  if (o.status === 'sent') {
+    await s.db
+      .update(notifications)
+      .set({ ...release, status: 'sent', sentAt: at, attempts, lastError: null, sealedLink: null, nextAttemptAt: null })
+      .where(mine);
+    result.sent++;
+    return;
+  }
+  const giveUp = o.status === 'given_up' || attempts >= MAX_ATTEMPTS;
+  await s.db
+    .update(notifications)
+    .set(
+      giveUp
+        ? { ...release, status: 'given_up', attempts, lastError: o.error, sealedLink: null, nextAttemptAt: null }
+        : {
+            ...release,
+            status: 'failed',
+            attempts,
+            lastError: o.error,
+            nextAttemptAt: at + retryDelayMs(attempts, s.random),
+          },
+    )
+    .where(mine);
+  if (giveUp) result.givenUp++;
+  else result.retried++;
+  s.logger?.warning('mail not sent', {
+    notification: row.id,
+    kind: row.kind,
+    attempts,
+    givenUp: giveUp,
+    error: o.error,
+  });
+  // Nothing attempted (mail not configured, no address) is not a sending error to report.
+  if (o.tried) await reportMailFailure(s, row, o.error, giveUp);
+}
+
+/** Reports a mail that was not sent to SENDER_ERRTRACK_DSN; nothing while error tracking is off. */
+async function reportMailFailure(
+  s: DeliverScope,
+  row: NotificationRow,
+  error: string,
+  givenUp: boolean,
+): Promise<void> {
+  const env = s.config;
+  if (env.get('SENDER_ERRTRACK_DSN') === '' || env.get('ERRTRACK_ENV') === '') return;
+  const err = new Error(`mail ${givenUp ? 'given up' : 'not sent, will retry'}: ${row.kind}: ${error}`);
+  err.name = 'MailSendError';
+  await reportError(
+    {
+      dsn: env.get('SENDER_ERRTRACK_DSN'),
+      environment: env.get('ERRTRACK_ENV'),
+      ca: env.get('ERRTRACK_CA'),
+      bridge: s.bridge,
+      secrets: secretValues(env),
+      logger: 'auth-service.mail',
+      clock: s.clock ?? (() => s.now),
+    },
+    err,
+  ).catch((e: unknown) =>
+    s.logger?.warning('mail failure report not delivered', { err: e instanceof Error ? e.message : String(e) }),
+  );
+}

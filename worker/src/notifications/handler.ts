@@ -1,0 +1,144 @@
+/**
+ * The event handler of notifications (architecture.md §4): audit events waiting in the outbox
+ * (`handled_at` null) become notification rows, in batches of OUTBOX_BATCH_SIZE, oldest first. Its
+ * progress is its own column, independent of shipping to the log store.
+ *
+ * Exactly once in effect: each notification's dedupe key is its event's id (unique), and the
+ * batch that inserts the notifications also marks the events handled. A handler that runs twice at
+ * once (a job and a kick, two hosts) inserts nothing twice: the second insert of a key is skipped,
+ * and so is the second token of a new account's link.
+ */
+import { asc, inArray, isNull, sql } from 'drizzle-orm';
+import type { ConfigSnapshot } from '../config/index.js';
+import type { Logger } from '../http/logger.js';
+import type { Db } from '../store/index.js';
+import type { UserRow } from '../users/model.js';
+import { auditOutbox, users } from '../../../schema/index.js';
+import { mintToken, resetLink, tokenInsertUnlessNotified } from '../password-reset/tokens.js';
+import { notificationInsert, notificationRow, type NewNotification } from './store.js';
+
+type OutboxRow = typeof auditOutbox.$inferSelect;
+
+export interface HandleScope {
+  db: Db;
+  config: ConfigSnapshot;
+  now: number;
+  logger?: Logger;
+}
+
+export interface HandleResult {
+  events: number;
+  notifications: number;
+}
+
+/** Batches per run, so a backlog drains over a few runs instead of holding one for ever. */
+const MAX_BATCHES = 50;
+
+/** What an event asks for: a notification, and for a new local account a link to set its password. */
+export function plannedNotification(
+  row: OutboxRow,
+  user: UserRow,
+  config: ConfigSnapshot,
+  now: number,
+): Omit<NewNotification, 'now'> | null {
+  const base = { user, dedupeKey: `event:${row.id}`, eventId: row.id };
+  const data = (row.data ?? {}) as Record<string, unknown>;
+  switch (row.type) {
+    case 'account.locked':
+      return {
+        ...base,
+        kind: 'account_locked',
+        data: { until: typeof data.until === 'string' ? data.until : undefined },
+      };
+    case 'account.blocked':
+      // An administrator's block is the administrator's to tell; inactivity is told by mail.
+      if (data.reason !== 'inactivity') return null;
+      return { ...base, kind: 'account_blocked_inactivity', data: { days: config.get('USER_INACTIVE_TIMEOUT_DAY') } };
+    case 'password.changed':
+      return {
+        ...base,
+        kind: 'password_changed',
+        data: { at: new Date(row.at).toISOString(), by: data.via === 'reset_link' ? 'link' : 'self' },
+      };
+    case 'password.reset':
+      return {
+        ...base,
+        kind: 'password_changed',
+        data: { at: new Date(row.at).toISOString(), by: row.actorId === null ? 'operator' : 'admin' },
+      };
+    case 'user.created': {
+      // External accounts are created by their first login: nothing to tell.
+      if (user.source !== 'local') return null;
+      const expiresAt = now + config.get('WELCOME_LINK_TTL_HOURS') * 3_600_000;
+      return {
+        ...base,
+        kind: 'account_created',
+        data: { expiresAt: new Date(expiresAt).toISOString(), serviceName: config.get('PROJECT_DESCRIPTION') },
+      };
+    }
+    default:
+      return null;
+  }
+}
+
+/** Handles what waits in the outbox; nothing while EVENT_HANDLING is off. */
+export async function handleEvents(s: HandleScope): Promise<HandleResult> {
+  const result: HandleResult = { events: 0, notifications: 0 };
+  if (!s.config.get('EVENT_HANDLING')) return result;
+  const size = s.config.get('OUTBOX_BATCH_SIZE');
+  for (let n = 0; n < MAX_BATCHES; n++) {
+    const rows = await s.db
+      .select()
+      .from(auditOutbox)
+      .where(isNull(auditOutbox.handledAt))
+      .orderBy(asc(auditOutbox.at), sql`rowid`)
+      .limit(size);
+    if (rows.length === 0) break;
+    await handleBatch(s, rows, result);
+    if (rows.length < size) break;
+  }
+  return result;
+}
+
+async function handleBatch(s: HandleScope, rows: OutboxRow[], result: HandleResult): Promise<void> {
+  const { db, config, now } = s;
+  const ids = [...new Set(rows.map((r) => r.subjectId).filter((id): id is string => id !== null))];
+  const accounts = ids.length ? await db.select().from(users).where(inArray(users.id, ids)) : [];
+  const byId = new Map(accounts.map((u) => [u.id, u]));
+  const writes = [];
+  for (const row of rows) {
+    const user = row.subjectId ? byId.get(row.subjectId) : undefined;
+    if (!user || user.deletedAt !== null) continue;
+    const plan = plannedNotification(row, user, config, now);
+    if (!plan) continue;
+    let link: string | undefined;
+    if (plan.kind === 'account_created' && user.email) {
+      const token = mintToken();
+      const expiresAt = Date.parse(String(plan.data.expiresAt));
+      writes.push(
+        tokenInsertUnlessNotified(
+          db,
+          { id: crypto.randomUUID(), userId: user.id, token, purpose: 'welcome', now, expiresAt },
+          plan.dedupeKey,
+        ),
+      );
+      link = resetLink(config, token);
+    }
+    writes.push(notificationInsert(db, await notificationRow(config, { ...plan, now, link })));
+    result.notifications++;
+  }
+  writes.push(
+    db
+      .update(auditOutbox)
+      .set({ handledAt: now })
+      .where(
+        inArray(
+          auditOutbox.id,
+          rows.map((r) => r.id),
+        ),
+      ),
+  );
+  await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
+  result.events += rows.length;
+  s.logger?.debug('events handled', { events: rows.length });
+}

@@ -1,0 +1,128 @@
+/**
+ * The notification history: GET /v4/notifications (administrators: everyone's, filtered) and
+ * GET /v4/users/me/notifications (the caller's own). Neither ever shows a link or its token.
+ */
+import { z } from '@hono/zod-openapi';
+import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
+import type { App } from '../http/context.js';
+import { problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import { listNotifications, toPublicNotification } from './store.js';
+import { NOTIFICATION_KINDS } from './templates.js';
+
+const MAX_PAGE = 100;
+const STATUSES = ['pending', 'sent', 'failed', 'given_up'] as const;
+
+const NotificationSchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(NOTIFICATION_KINDS),
+    userId: z.string().nullable().openapi({ description: 'the account the mail is about' }),
+    userLogin: z.string().nullable(),
+    recipient: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the address it goes to; null: the account has none (given up)' }),
+    template: z.string(),
+    language: z.enum(['ru', 'en']),
+    status: z.enum(STATUSES).openapi({
+      description:
+        'pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another ' +
+        'follows (nextAttemptAt); given_up: never sent (lastError says why)',
+    }),
+    attempts: z.number().int(),
+    lastError: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    sentAt: z.iso.datetime().nullable(),
+    nextAttemptAt: z.iso.datetime().nullable(),
+  })
+  .openapi('Notification');
+
+const NotificationList = z
+  .object({
+    items: z.array(NotificationSchema),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .openapi('NotificationList');
+
+const page = {
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE)
+    .default(20)
+    .openapi({ description: `page size, at most ${MAX_PAGE}` }),
+  offset: z.coerce.number().int().min(0).default(0),
+  status: z.enum(STATUSES).optional(),
+  kind: z.enum(NOTIFICATION_KINDS).optional(),
+};
+const AdminQuery = z.object({
+  ...page,
+  recipient: z.string().trim().min(1).max(320).optional().openapi({ description: 'the address, ignoring case' }),
+});
+const OwnQuery = z.object(page);
+
+const history = 'Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.';
+
+const adminList = protectedRoute(adminOnly(superAccess.allowed), {
+  method: 'get',
+  path: '/v4/notifications',
+  tags: ['notifications'],
+  summary: 'The notification history (mails)',
+  description:
+    `Every notification, filtered by status, kind and recipient; paginated (limit at most ${MAX_PAGE}, ` +
+    `offset). ${history}`,
+  request: { query: AdminQuery },
+  responses: {
+    200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
+    ...problemResponses(422),
+  },
+});
+
+const ownList = protectedRoute(ANYONE, {
+  method: 'get',
+  path: '/v4/users/me/notifications',
+  tags: ['notifications'],
+  summary: "The caller's own notifications",
+  description:
+    `The mails about the caller's account only, filtered by status and kind. ${history}`,
+  request: { query: OwnQuery },
+  responses: {
+    200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
+    ...problemResponses(422),
+  },
+});
+
+/** Registers the notification lists. */
+export function registerNotifications(app: App): void {
+  app.openapi(adminList, async (c) => {
+    const q = validated(c, 'query', AdminQuery);
+    const { items, total } = await listNotifications(c.var.db, q);
+    return c.json(
+      {
+        items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[],
+        total,
+        limit: q.limit,
+        offset: q.offset,
+      },
+      200,
+    );
+  });
+  app.openapi(ownList, async (c) => {
+    const q = validated(c, 'query', OwnQuery);
+    const { items, total } = await listNotifications(c.var.db, { ...q, userId: c.var.principal.user.id });
+    return c.json(
+      {
+        items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[],
+        total,
+        limit: q.limit,
+        offset: q.offset,
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,245 @@
+/**
+ * The mails' texts: a subject, a plain-text and an HTML body per kind, in Russian and English
+ * (AUTH_MAIL_LANGUAGE). Data (logins, names, dates, links) is escaped in the HTML body; subjects
+ * hold no data at all, so nothing a user controls reaches a header.
+ */
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text as HTML text or attribute value. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
+}
+
+export type Language = 'ru' | 'en';
+
+/** The kinds of notification (README, "Mail and notifications"). */
+export const NOTIFICATION_KINDS = [
+  'account_locked',
+  'account_blocked_inactivity',
+  'password_expiring',
+  'password_changed',
+  'account_created',
+  'password_reset',
+] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+
+/** What a template may show; every field is optional and plain data. */
+export interface TemplateData {
+  login?: string;
+  displayName?: string;
+  /** ISO times: when it happened, until when (a lock), when the password expires, when a link expires. */
+  at?: string;
+  until?: string;
+  expiresAt?: string;
+  days?: number;
+  /** password_changed: self, admin (an administrator's reset), link (the reset link), operator. */
+  by?: string;
+  /** password_reset: link, external (LDAP, OIDC: use the directory or provider), blocked. */
+  mode?: string;
+  /** ldap or oidc, for the external mode. */
+  source?: string;
+  serviceName?: string;
+}
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** A time as "2026-05-01 14:30 UTC": language-neutral and unambiguous. */
+export function formatTime(iso: string | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** A part of a body: text, or a link shown as itself. */
+type Part = string | { link: string };
+type Lines = Part[][];
+type Texts = (d: TemplateData, link: string | null) => { subject: string; lines: Lines };
+
+const who = (d: TemplateData) => d.login ?? '';
+
+const RU: Record<NotificationKind, Texts> = {
+  account_locked: (d) => ({
+    subject: 'Учётная запись временно заблокирована',
+    lines: [
+      [
+        `Вход в учётную запись ${who(d)} заблокирован после нескольких неудачных попыток входа ` +
+          `до ${formatTime(d.until)}.`,
+      ],
+      ['Если это были не вы, сообщите администратору: кто-то подбирает ваш пароль.'],
+    ],
+  }),
+  account_blocked_inactivity: (d) => ({
+    subject: 'Учётная запись заблокирована из-за неактивности',
+    lines: [
+      [`Учётная запись ${who(d)} заблокирована: в неё не входили ${d.days ?? ''} дн.`],
+      ['Чтобы снова пользоваться ею, обратитесь к администратору.'],
+    ],
+  }),
+  password_expiring: (d) => ({
+    subject: 'Срок действия пароля скоро истекает',
+    lines: [
+      [`Пароль учётной записи ${who(d)} истекает ${formatTime(d.expiresAt)} (через ${d.days ?? ''} дн.).`],
+      ['Смените его заранее: после истечения срока войти можно будет только для смены пароля.'],
+    ],
+  }),
+  password_changed: (d) => ({
+    subject: 'Пароль изменён',
+    lines: [
+      [`Пароль учётной записи ${who(d)} изменён ${formatTime(d.at)}${byRu(d.by)}.`],
+      ['Если это сделали не вы, немедленно сообщите администратору.'],
+    ],
+  }),
+  account_created: (d, link) => ({
+    subject: 'Для вас создана учётная запись',
+    lines: [
+      [`Для вас создана учётная запись ${who(d)}${d.serviceName ? ` в сервисе «${d.serviceName}»` : ''}.`],
+      ...(link
+        ? [
+            ['Задайте свой пароль по ссылке (она действует до ', formatTime(d.expiresAt), ' и только один раз):'],
+            [{ link }],
+          ]
+        : [['Пароль вам сообщит администратор.']]),
+    ],
+  }),
+  password_reset: (d, link) => ({
+    subject: 'Восстановление пароля',
+    lines:
+      d.mode === 'link' && link
+        ? [
+            [`Получен запрос на восстановление пароля учётной записи ${who(d)}.`],
+            ['Задайте новый пароль по ссылке (она действует до ', formatTime(d.expiresAt), ' и только один раз):'],
+            [{ link }],
+            ['Если вы не запрашивали восстановление, просто проигнорируйте это письмо: пароль не изменится.'],
+          ]
+        : d.mode === 'external'
+          ? [
+              [`Получен запрос на восстановление пароля учётной записи ${who(d)}.`],
+              [
+                d.source === 'ldap'
+                  ? 'Пароль этой учётной записи хранится в корпоративном каталоге (LDAP): ' +
+                    'смените его там или обратитесь в службу поддержки.'
+                  : 'Вход в эту учётную запись выполняется через внешний поставщик (OIDC): восстановите пароль у него.',
+              ],
+            ]
+          : [
+              [`Получен запрос на восстановление пароля учётной записи ${who(d)}.`],
+              ['Учётная запись заблокирована, поэтому пароль не восстанавливается: обратитесь к администратору.'],
+            ],
+  }),
+};
+
+function byRu(by: string | undefined): string {
+  if (by === 'admin') return ' администратором';
+  if (by === 'operator') return ' оператором сервиса';
+  if (by === 'link') return ' по ссылке для восстановления пароля';
+  return '';
+}
+
+const EN: Record<NotificationKind, Texts> = {
+  account_locked: (d) => ({
+    subject: 'Your account is temporarily locked',
+    lines: [
+      [`Logins to the account ${who(d)} are locked until ${formatTime(d.until)} after several failed attempts.`],
+      ['If it was not you, tell your administrator: someone is guessing your password.'],
+    ],
+  }),
+  account_blocked_inactivity: (d) => ({
+    subject: 'Your account was blocked for inactivity',
+    lines: [
+      [`The account ${who(d)} was blocked: nobody logged in to it for ${d.days ?? ''} days.`],
+      ['Ask your administrator to unblock it.'],
+    ],
+  }),
+  password_expiring: (d) => ({
+    subject: 'Your password expires soon',
+    lines: [
+      [`The password of the account ${who(d)} expires on ${formatTime(d.expiresAt)} (in ${d.days ?? ''} days).`],
+      ['Change it before then: once it has expired, a login only lets you change it.'],
+    ],
+  }),
+  password_changed: (d) => ({
+    subject: 'Your password was changed',
+    lines: [
+      [`The password of the account ${who(d)} was changed on ${formatTime(d.at)}${byEn(d.by)}.`],
+      ['If it was not you, tell your administrator at once.'],
+    ],
+  }),
+  account_created: (d, link) => ({
+    subject: 'An account was created for you',
+    lines: [
+      [`An account ${who(d)} was created for you${d.serviceName ? ` in ${d.serviceName}` : ''}.`],
+      ...(link
+        ? [['Set your own password with this link (valid until ', formatTime(d.expiresAt), ', once):'], [{ link }]]
+        : [['Your administrator will tell you its password.']]),
+    ],
+  }),
+  password_reset: (d, link) => ({
+    subject: 'Password reset',
+    lines:
+      d.mode === 'link' && link
+        ? [
+            [`A password reset was requested for the account ${who(d)}.`],
+            ['Set a new password with this link (valid until ', formatTime(d.expiresAt), ', once):'],
+            [{ link }],
+            ['If you did not ask for it, ignore this mail: the password stays as it is.'],
+          ]
+        : d.mode === 'external'
+          ? [
+              [`A password reset was requested for the account ${who(d)}.`],
+              [
+                d.source === 'ldap'
+                  ? "This account's password is kept in the corporate directory (LDAP): " +
+                    'change it there, or ask your help desk.'
+                  : 'This account logs in through an external identity provider (OIDC): reset the password there.',
+              ],
+            ]
+          : [
+              [`A password reset was requested for the account ${who(d)}.`],
+              ['The account is blocked, so its password cannot be reset: ask your administrator.'],
+            ],
+  }),
+};
+
+function byEn(by: string | undefined): string {
+  if (by === 'admin') return ' by an administrator';
+  if (by === 'operator') return ' by the service operator';
+  if (by === 'link') return ' with a password-reset link';
+  return '';
+}
+
+const TEMPLATES: Record<Language, Record<NotificationKind, Texts>> = { ru: RU, en: EN };
+
+/** The greeting line of a mail. */
+function greeting(language: Language, d: TemplateData): string {
+  const name = d.displayName?.trim() || d.login || '';
+  if (language === 'ru') return name ? `Здравствуйте, ${name}!` : 'Здравствуйте!';
+  return name ? `Hello ${name},` : 'Hello,';
+}
+
+const SIGNATURE: Record<Language, string> = {
+  ru: 'Это письмо отправлено автоматически, отвечать на него не нужно.',
+  en: 'This mail was sent automatically; there is no need to answer it.',
+};
+
+/** Renders a kind's mail in `language`, with `link` (a single-use link) where the kind shows one. */
+export function renderMail(
+  kind: NotificationKind,
+  language: Language,
+  data: TemplateData,
+  link: string | null,
+): RenderedMail {
+  const { subject, lines } = TEMPLATES[language][kind](data, link);
+  const all: Lines = [[greeting(language, data)], ...lines, [SIGNATURE[language]]];
+  const text = all.map((parts) => parts.map((p) => (typeof p === 'string' ? p : p.link)).join('')).join('\n\n') + '\n';
+  const anchor = (link: string) => `<a href="${escapeHtml(link)}">${escapeHtml(link)}</a>`;
+  const part = (p: Part) => (typeof p === 'string' ? escapeHtml(p) : anchor(p.link));
+  const body = all.map((parts) => `<p>${parts.map(part).join('')}</p>`).join('\n');
+  const head = `<head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`;
+  const html = `<!doctype html>\n<html lang="${language}">${head}\n<body>\n${body}\n</body></html>\n`;
+  return { subject, text, html };
+}

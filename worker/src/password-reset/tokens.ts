@@ -1,0 +1,102 @@
+/**
+ * Single-use links that set a password (a reset requested by mail, a new account's first password):
+ * 256 random bits, shown only in the mail (sealed in the notification until it is sent), stored only
+ * as a SHA-256, expiring, and used at most once.
+ */
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { tokenHash } from '../auth/tokens.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import type { Db } from '../store/index.js';
+import { notifications, passwordResetTokens } from '../../../schema/index.js';
+
+/** The front end's page that reads the token from the fragment and posts it to /v3/password_reset/confirm. */
+export const RESET_PAGE_PATH = '/reset-password';
+
+/** A fresh token: 256 random bits, base64url. */
+export function mintToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+}
+
+/** The hash stored for a token (SHA-256, hex). */
+export const hashResetToken = tokenHash;
+
+/**
+ * The link of a token: DEFAULT_FRONTEND_URL + /reset-password#token=... The token rides in the
+ * fragment, which browsers never send to a server, so it stays out of access logs and Referer.
+ */
+export function resetLink(config: ConfigSnapshot, token: string): string {
+  return `${config.get('DEFAULT_FRONTEND_URL').replace(/\/+$/, '')}${RESET_PAGE_PATH}#token=${token}`;
+}
+
+export interface TokenRecord {
+  id: string;
+  userId: string;
+  token: string;
+  purpose: 'reset' | 'welcome';
+  now: number;
+  expiresAt: number;
+}
+
+/** The insert of a token's hash (in the caller's batch). */
+export function tokenInsert(db: Db, t: TokenRecord) {
+  return db
+    .insert(passwordResetTokens)
+    .values({
+      id: t.id,
+      userId: t.userId,
+      tokenHash: hashResetToken(t.token),
+      purpose: t.purpose,
+      createdAt: t.now,
+      expiresAt: t.expiresAt,
+    });
+}
+
+/**
+ * The insert of a token's hash only while no notification has `dedupeKey` yet: a handler that runs
+ * twice for one event makes no second token (the notification's own insert is skipped then too).
+ */
+export function tokenInsertUnlessNotified(db: Db, t: TokenRecord, dedupeKey: string) {
+  return db.run(sql`
+    insert into ${passwordResetTokens} (id, user_id, token_hash, purpose, created_at, expires_at)
+    select ${t.id}, ${t.userId}, ${hashResetToken(t.token)}, ${t.purpose}, ${t.now}, ${t.expiresAt}
+    where not exists (select 1 from ${notifications} where dedupe_key = ${dedupeKey})`);
+}
+
+/** The live token of `token` (unused, unexpired), if any. */
+export async function findLiveToken(db: Db, token: string, now: number) {
+  const rows = await db
+    .select()
+    .from(passwordResetTokens)
+    .where(eq(passwordResetTokens.tokenHash, hashResetToken(token)));
+  const row = rows[0];
+  return row && row.usedAt === null && row.expiresAt > now ? row : undefined;
+}
+
+/** Marks a token used; true for the one caller that did (single use under concurrency). */
+export async function claimToken(db: Db, id: string, now: number): Promise<boolean> {
+  const res = await db
+    .update(passwordResetTokens)
+    .set({ usedAt: now })
+    .where(and(eq(passwordResetTokens.id, id), isNull(passwordResetTokens.usedAt)));
+  return res.rowsAffected === 1;
+}
+
+/** Gives a claimed token back (the new password was refused: the link may be used again). */
+export function releaseToken(db: Db, id: string, claimedAt: number) {
+  return db
+    .update(passwordResetTokens)
+    .set({ usedAt: null })
+    .where(and(eq(passwordResetTokens.id, id), eq(passwordResetTokens.usedAt, claimedAt)));
+}
+
+/** Ends every other live token of a user (after a password was set with one). */
+export function endUserTokens(db: Db, userId: string, now: number) {
+  return db
+    .update(passwordResetTokens)
+    .set({ usedAt: now })
+    .where(and(eq(passwordResetTokens.userId, userId), isNull(passwordResetTokens.usedAt)));
+}

@@ -1,0 +1,100 @@
+/**
+ * The one assembly of the service (architecture.md §1.1): configuration service, logger, bridge
+ * client, password verifier, API-access recorder and the app, from what a host hands over. Each host
+ * (worker/src/index.ts, worker/node/host.ts, test/harness/app.ts) adapts only what differs: the
+ * environment, the database client, scheduling, background work, the bridge transport and the
+ * client's address.
+ */
+import { createApp } from './app.js';
+import { createApiAccessRecorder, type ApiAccessRecorder } from './audit/api-access.js';
+import type { PasswordHasher } from './auth/password-hash/index.js';
+import { createPasswordVerifier } from './auth/password-verifier.js';
+import { createBridgeClient, type BridgeClient, type BridgeFetch } from './bridge/client.js';
+import { ConfigService, type ConfigSnapshot } from './config/index.js';
+import type { App, AppDeps, StaticFiles } from './http/context.js';
+import { createLogger, toLevel, type Logger } from './http/logger.js';
+import { runScheduledJobs } from './jobs/index.js';
+import { loadSavedSettings, type Db } from './store/index.js';
+import { bootstrapAdmin, type BootstrapResult } from './users/bootstrap.js';
+
+/** What a host provides. */
+export interface HostParts {
+  /** The parsed environment (Node: process environment and .env; edge: vars and secrets). */
+  env: ConfigSnapshot;
+  /** The database handle of a request (edge: a client per request). */
+  openDb: () => Db;
+  hasher: PasswordHasher;
+  staticFiles: StaticFiles;
+  /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
+  hostName: string;
+  /** How the bridge is reached (absent while none is configured). */
+  bridgeTransport?: BridgeFetch;
+  /** A ready bridge client instead of a transport (tests). */
+  bridge?: BridgeClient;
+  clock?: () => number;
+  /** Where JSON log lines go (default console.log). */
+  writeLog?: (line: string) => void;
+  clientAddress?: AppDeps['clientAddress'];
+  peerAddress?: AppDeps['peerAddress'];
+  /** How long saved settings are cached (default 2 s; tests: 0). */
+  settingsTtlMs?: number;
+}
+
+/** The assembled service: the app and what the host runs around it. */
+export interface Service {
+  app: App;
+  config: ConfigService;
+  logger: Logger;
+  bridge?: BridgeClient;
+  /** API-access events waiting in memory: the host flushes them (Node: a timer and at shutdown). */
+  apiAccess: ApiAccessRecorder;
+  /** Creates the first administrator from the bootstrap variables while none exists. */
+  bootstrap(): Promise<BootstrapResult>;
+  /** Runs the periodic jobs once (each under its lease); returns the names of those that failed. */
+  runJobs(now?: number): Promise<string[]>;
+}
+
+/** Assembles the service from a host's parts. */
+export function assembleService(parts: HostParts): Service {
+  const { env, openDb } = parts;
+  const clock = parts.clock ?? Date.now;
+  const logger = createLogger({ threshold: () => toLevel(env.get('LOG_LEVEL')), write: parts.writeLog, now: clock });
+  const config = new ConfigService({
+    env,
+    load: () => loadSavedSettings(openDb()),
+    ...(parts.settingsTtlMs !== undefined ? { ttlMs: parts.settingsTtlMs } : {}),
+    onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
+  });
+  const bridge = parts.bridge ?? (parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport) : undefined);
+  const apiAccess = createApiAccessRecorder({
+    db: openDb,
+    host: parts.hostName,
+    clock,
+    onError: (err, lost) => logger.error('api-access events not written', { lost, err }),
+  });
+  const app = createApp({
+    db: openDb,
+    config,
+    clock,
+    hostName: parts.hostName,
+    verifier: createPasswordVerifier(parts.hasher),
+    staticFiles: parts.staticFiles,
+    apiAccess,
+    ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
+    ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
+    ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),
+    ...(bridge ? { bridge } : {}),
+  });
+  return {
+    app,
+    config,
+    logger,
+    ...(bridge ? { bridge } : {}),
+    apiAccess,
+    bootstrap: () => bootstrapAdmin(openDb(), env, parts.hasher, clock()),
+    async runJobs(now = clock()) {
+      const db = openDb();
+      return runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now, logger, bridge });
+    },
+  };
+}
