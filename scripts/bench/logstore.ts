@@ -45,7 +45,7 @@ async function ship(batch: number): Promise<{ batch: number; events: number; sec
         stream: i % 2 ? 'user_activity' : 'api_access',
         type: i % 2 ? 'login.success' : 'api.request',
         subject: { id: `u${i % 97}`, login: `user${i % 97}` },
-        requestId: crypto.randomUUID(),
+        request: { id: crypto.randomUUID(), ip: '10.0.0.1', userAgent: 'bench', host: 'bench' },
         data: { i },
       }),
     );
