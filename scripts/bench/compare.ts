@@ -40,8 +40,8 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
     { what: 'cookie session', ours: find(results, 'cookie'), peer: find(results, 'peer-cookie'), peerLabel: 'get-session (DB)', reference: rate(bare), referenceLabel: 'bare' },
     { what: 'cookie session', ours: find(results, 'cookie'), peer: find(results, 'peer-cookie-cache'), peerLabel: 'get-session (cookie cache)', reference: rate(bare), referenceLabel: 'bare' },
     { what: 'Bearer', ours: find(results, 'bearer'), peer: find(results, 'peer-bearer'), peerLabel: 'get-session (bearer plugin)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'cookie session, API-access audit on', ours: find(results, 'cookie+audit'), peer: find(results, 'peer-cookie'), peerLabel: 'get-session (DB)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'Bearer, API-access audit on', ours: find(results, 'bearer+audit'), peer: find(results, 'peer-bearer'), peerLabel: 'get-session (bearer plugin)', reference: rate(bare), referenceLabel: 'bare' },
+    { what: 'cookie session, API-access audit off', ours: find(results, 'cookie-no-audit'), peer: find(results, 'peer-cookie'), peerLabel: 'get-session (DB)', reference: rate(bare), referenceLabel: 'bare' },
+    { what: 'Bearer, API-access audit off', ours: find(results, 'bearer-no-audit'), peer: find(results, 'peer-bearer'), peerLabel: 'get-session (bearer plugin)', reference: rate(bare), referenceLabel: 'bare' },
     { what: 'no authentication (liveness)', ours: find(results, 'liveness'), reference: rate(bare), referenceLabel: 'bare' },
   ].filter((r) => r.ours || (r.peer && !r.what.includes('audit')));
   const targets: Record<string, boolean | undefined> = {};
