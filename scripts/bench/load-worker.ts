@@ -6,9 +6,10 @@
  * autocannon's `response` event) rather than from autocannon's histogram, which rounds to whole
  * milliseconds: too coarse for sub-millisecond endpoints such as the liveness probe.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import autocannon from 'autocannon';
-import { MEASURING, type Job, type LoadJob, type LoadResult, type TimingJob, type TimingResult, type TimingSample } from './protocol.js';
+import { MEASURING, type Job, type LoadJob, type LoadResult, type SweepJob, type SweepResult, type TimingJob, type TimingResult, type TimingSample } from './protocol.js';
 import { percentile } from './stats.js';
 
 /** One autocannon run; with `record`, collects what the measured run reports. */
@@ -99,7 +100,46 @@ async function runTiming(job: TimingJob): Promise<TimingResult> {
   return result;
 }
 
-const job = JSON.parse(process.env.BENCH_JOB ?? 'null') as Job | null;
+/** One GET with the given headers on the keep-alive agent; resolves with the status. */
+function get(agent: http.Agent, url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'GET', agent, headers }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+async function runSweep(job: SweepJob): Promise<SweepResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
+  const result: SweepResult = { responses: 0, non2xx: 0, statusCodes: {}, seconds: 0 };
+  const start = performance.now();
+  process.stdout.write(`${MEASURING}\n`);
+  try {
+    for (let round = 0; round < job.rounds; round++) {
+      let next = 0;
+      const lane = async () => {
+        while (next < job.headers.length) {
+          const status = await get(agent, job.url, job.headers[next++]!);
+          result.responses++;
+          result.statusCodes[status] = (result.statusCodes[status] ?? 0) + 1;
+          if (status < 200 || status > 299) result.non2xx++;
+        }
+      };
+      await Promise.all(Array.from({ length: job.concurrency }, lane));
+    }
+  } finally {
+    agent.destroy();
+  }
+  result.seconds = (performance.now() - start) / 1000;
+  return result;
+}
+
+const file = process.env.BENCH_JOB_FILE;
+const job = JSON.parse(file ? readFileSync(file, 'utf8') : (process.env.BENCH_JOB ?? 'null')) as Job | null;
 if (!job) throw new Error('BENCH_JOB is not set: this script is started by scripts/bench/run.ts');
-const result = job.kind === 'load' ? await runLoad(job) : await runTiming(job);
+const result = job.kind === 'load' ? await runLoad(job) : job.kind === 'timing' ? await runTiming(job) : await runSweep(job);
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,10 +1,12 @@
 /**
  * The Node host under test: `node --import tsx worker/node/main.ts` (what `npm start` runs), pinned
- * to core 0, with a fresh temporary embedded database, quiet logs and a bootstrap administrator.
+ * to core 0, with a fresh temporary embedded database (or a given one), a bootstrap administrator,
+ * and the production defaults of logging: LOG_LEVEL and ACCESS_LOG_LEVEL at INFO, every line
+ * written to a file (stdout redirected to it, as a service manager would), not thrown away.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../test/harness/hosts.js';
@@ -31,9 +33,9 @@ export function policyPassword(): string {
 export function benchServiceEnv(adminPassword: string): Record<string, string> {
   return {
     AUTH_ROOT_PATH: ROOT_PATH,
-    // Logging must not dominate the measurement (note: this also hides the INFO "serving" line).
-    AUTH_LOG_LEVEL: 'ERROR',
-    AUTH_ACCESS_LOG_LEVEL: 'ERROR',
+    // Production defaults: an access log line per request (the Node host writes it to a file).
+    AUTH_LOG_LEVEL: 'INFO',
+    AUTH_ACCESS_LOG_LEVEL: 'INFO',
     SESSION_SECRET_KEY: randomBytes(30).toString('base64url'), // 40 characters
     AUTH_BOOTSTRAP_ADMIN_LOGIN: ADMIN_LOGIN,
     AUTH_BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
@@ -50,8 +52,20 @@ export interface BenchHost {
   base: string;
   child: ChildProcess;
   pinned: boolean;
-  output(): string;
+  /** the database file */
+  dbFile: string;
+  /** the file the host's stdout (its JSON log lines) goes to */
+  logFile: string;
+  /** What the host printed on stderr, and its log file from byte `from` on. */
+  output(from?: number): string;
+  /** The size of the log file so far (bytes). */
+  logSize(): number;
   stop(): Promise<void>;
+}
+
+export interface BenchHostOptions {
+  /** Use this database file (kept by stop()) instead of a fresh temporary one. */
+  dbFile?: string;
 }
 
 /** Polls GET {base}/health/live until it answers 200 (or the child exits, or time runs out). */
@@ -59,8 +73,7 @@ async function waitUntilLive(base: string, child: ChildProcess, output: () => st
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (exited(child)) throw new Error(`the Node host exited with ${child.exitCode ?? child.signalCode}:\n${tail(output())}`);
-    // The "serving http://..." line is INFO, which AUTH_LOG_LEVEL=ERROR suppresses; accept it when
-    // shown, else rely on the probe.
+    // The "serving http://..." line is INFO: accept it when shown, else rely on the probe.
     if (/"msg":"serving http:\/\//.test(output())) return;
     try {
       const res = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(1_000) });
@@ -73,17 +86,23 @@ async function waitUntilLive(base: string, child: ChildProcess, output: () => st
   throw new Error(`the Node host did not answer within ${timeoutMs} ms:\n${tail(output())}`);
 }
 
-/** Starts the Node host pinned to HOST_CORE on a free loopback port with a fresh database. */
-export async function startBenchNodeHost(env: Record<string, string>): Promise<BenchHost> {
+/** Starts the Node host pinned to HOST_CORE on a free loopback port, with a fresh database by default. */
+export async function startBenchNodeHost(env: Record<string, string>, o: BenchHostOptions = {}): Promise<BenchHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-bench-'));
+  const dbFile = o.dbFile ?? join(dir, 'auth.db');
+  const logFile = join(dir, 'host.log');
+  const logFd = openSync(logFile, 'a');
   const port = await freePort();
-  const child = spawnPinned(HOST_CORE, process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
+  // BENCH_CPU_PROF=dir: a V8 CPU profile of the host, written to dir when it stops (summed by
+  // scripts/bench/profile-summary.ts).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = spawnPinned(HOST_CORE, process.execPath, [...prof, '--import', 'tsx', 'worker/node/main.ts'], {
     cwd: ROOT,
     env: {
       // Nothing else from our environment: stray AUTH_* variables would change what is measured.
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
+      LIBSQL_URL: `file:${dbFile}`,
       AUTH_BIND_HOST: '127.0.0.1',
       AUTH_BIND_PORT: String(port),
       // A .env file in the project could set these; the benchmark wants one plain process.
@@ -91,9 +110,20 @@ export async function startBenchNodeHost(env: Record<string, string>): Promise<B
       AUTH_RELOAD: 'False',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', logFd, 'pipe'],
   });
-  const output = captureOutput(child);
+  closeSync(logFd); // the child has its own copy
+  const stderr = captureOutput(child);
+  const logSize = () => statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
+  const output = (from = 0) => {
+    let log = '';
+    try {
+      log = readFileSync(logFile).subarray(from).toString();
+    } catch {
+      // removed by stop()
+    }
+    return `${stderr()}${log}`;
+  };
   const base = `http://127.0.0.1:${port}${ROOT_PATH}`;
   const stop = async () => {
     await stopProcess(child);
@@ -105,5 +135,5 @@ export async function startBenchNodeHost(env: Record<string, string>): Promise<B
     await stop();
     throw err;
   }
-  return { base, child, pinned: child.spawnfile === 'taskset', output, stop };
+  return { base, child, pinned: child.spawnfile === 'taskset', dbFile, logFile, output, logSize, stop };
 }

@@ -200,3 +200,31 @@ export function cpuMeter(pid: number): { start(): void; stop(): CpuShare } {
     },
   };
 }
+
+/** Resident set size of a process in KiB (VmRSS from /proc/<pid>/status); undefined when gone. */
+export function rssKiB(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples the RSS of `pid` every `everyMs` until stop(); returns the largest seen (KiB). */
+export function rssSampler(pid: number, everyMs = 250): { stop(): number | undefined } {
+  let max: number | undefined;
+  const sample = () => {
+    const v = rssKiB(pid);
+    if (v !== undefined && (max === undefined || v > max)) max = v;
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return max;
+    },
+  };
+}

@@ -57,4 +57,23 @@ export interface TimingResult {
   b: TimingSample[];
 }
 
-export type Job = LoadJob | TimingJob;
+/**
+ * Every header set once per round, `concurrency` requests in flight on keep-alive connections:
+ * touches many distinct credentials (e.g. 10,000 sessions) to see what they cost in memory.
+ */
+export interface SweepJob {
+  kind: 'sweep';
+  url: string;
+  headers: Record<string, string>[];
+  concurrency: number;
+  rounds: number;
+}
+
+export interface SweepResult {
+  responses: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  seconds: number;
+}
+
+export type Job = LoadJob | TimingJob | SweepJob;

@@ -15,6 +15,10 @@ export interface ScenarioResult {
   hostCpuPercent?: number;
   /** CPU of the whole machine meanwhile, in percent of all cores (others' processes included) */
   machineCpuPercent?: number;
+  /** CPU of the server per answered request, in microseconds */
+  cpuPerRequestUs?: number;
+  /** largest resident set size of the server during the measured part, KiB */
+  rssMaxKiB?: number;
   details?: Record<string, unknown>;
 }
 
@@ -26,6 +30,8 @@ export interface BenchReport {
   /** CPU of the whole machine, in percent of all cores, during 1 s before anything started */
   machineBusyBefore: number;
   config: Record<string, unknown>;
+  /** the targets of issue 15 and whether this run met them */
+  targets?: Record<string, boolean | undefined>;
   results: ScenarioResult[];
 }
 
@@ -33,7 +39,7 @@ const show = (v: number | undefined): string => (v === undefined || Number.isNaN
 
 /** A fixed-width table; one line per scenario, then the messages. */
 export function formatTable(results: readonly ScenarioResult[]): string {
-  const header = ['scenario', 'status', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'host cpu%', 'machine cpu%'];
+  const header = ['scenario', 'status', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'host cpu%', 'cpu us/req', 'RSS max MiB', 'machine cpu%'];
   const rows = results.map((r) => [
     r.scenario,
     r.status === 'ok' ? 'ok' : r.status.toUpperCase(),
@@ -42,6 +48,8 @@ export function formatTable(results: readonly ScenarioResult[]): string {
     show(r.p99Ms),
     show(r.non2xx),
     show(r.hostCpuPercent),
+    show(r.cpuPerRequestUs),
+    r.rssMaxKiB === undefined ? '-' : String(Math.round(r.rssMaxKiB / 1024)),
     show(r.machineCpuPercent),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));

@@ -1,31 +1,50 @@
 /**
- * `npm run bench`: throughput and latency of the Node host, and the edge host's CPU time per login.
+ * `npm run bench`: our Node host side by side with a reference peer (better-auth on SQLite), a bare
+ * Hono route (the ceiling) and the raw argon2id rate, all measured by one harness; the edge host's
+ * CPU time per login and per Bearer request; what the data costs (memory, growth).
  *
  * Scenarios (in this order):
- *   liveness      GET /health/live under load (the framework's baseline)
+ *   hash-rate     raw argon2id verifications/s on the host's core: one at a time, and with as many
+ *                 in flight as the load has connections (the limit of password logins)
+ *   ceiling       GET /ping of a bare Hono route on @hono/node-server
+ *   liveness      GET /health/live under load (our framework without authentication)
  *   basic-login   POST /v3/login_without_session with Basic, a local account, under load
+ *   session-login POST /v3/login (JSON): a password check and a new session per request
  *   bearer        GET /v4/users/me with a personal API token, under load
  *   cookie        GET /v4/users/me with a session cookie, under load
  *   login-timing  known login + wrong password vs unknown login, sequential (must not differ)
- *   edge-cpu      CPU time per login of the edge host (wrangler dev)
+ *   memory        a fresh host's RSS at idle, under load, and per 10,000 live sessions (seeded,
+ *                 each used twice, after 1,000 others used twice)
+ *   peer-login, peer-cookie, peer-bearer, peer-cookie-cache
+ *                 better-auth: sign-in/email; get-session with the session cookie (database), with
+ *                 Bearer (bearer plugin), with the session cached in a signed cookie
+ *   edge-cpu      CPU time per login and per Bearer request of the edge host (wrangler dev)
  *   ldap-bridge   LDAP login, sequential: direct ldapts vs the bridge's authenticate() vs
  *                 POST /v1/ldap/authenticate over mutual TLS (test slapd)
  *   ldap-login    LDAP login, sequential: direct ldapts vs the bridge over mTLS vs the HTTP Basic
  *                 login with X-LDAP-Name through the Node host configured with that bridge
- *                 (AUTH_BRIDGE_URL + AUTH_BRIDGE_TLS_*), p50 difference worker - direct
+ *   growth        10,000 / 100,000 / 1,000,000 seeded accounts (with sessions and tokens): Bearer and
+ *                 cookie requests/s, login p50, database size, RSS idle and under load, per size
  *
- * The Node host runs pinned to core 0 and the load generator (autocannon, in its own process) to
- * core 1, over loopback. Results: a table on stdout and bench-results.json in the project root.
- * Exit code 1 when a scenario failed or its numbers are not to be trusted.
+ * Every server under test (our host, the peer, the bare route, the hash worker) runs pinned to
+ * core 0 and the load generator (autocannon, in its own process) to core 1, over loopback, with
+ * the same connections and durations. Our host runs with the production defaults of logging
+ * (LOG_LEVEL and ACCESS_LOG_LEVEL INFO, written to a file). Results: the tables on stdout and
+ * bench-results.json in the project root. Exit code 1 when a scenario failed or its numbers are
+ * not to be trusted.
  *
  * Environment (all optional):
  *   BENCH_DURATION=10      measured seconds per load scenario
  *   BENCH_WARMUP=2         warm-up seconds before each load scenario
- *   BENCH_CONNECTIONS=10   concurrent connections of the load scenarios
+ *   BENCH_CONNECTIONS=10   concurrent connections of the load scenarios (and argon2id in flight)
  *   BENCH_TIMING_PAIRS=90  measured pairs of login-timing (at most 90: account lockout)
- *   BENCH_EDGE_LOGINS=100  sequential logins of edge-cpu
+ *   BENCH_EDGE_LOGINS=100  sequential logins of edge-cpu (ten times as many Bearer requests)
  *   BENCH_LDAP_LOGINS=300  sequential logins per series of ldap-bridge and ldap-login
  *   BENCH_LDAP_VIA=ldaps   directory transport of ldap-bridge and ldap-login: ldap, starttls or ldaps
+ *   BENCH_GROWTH_SIZES=10000,100000,1000000   account counts of growth
+ *   BENCH_API_AUDIT=on     API-access audit events of our host (AUTH_AUDIT_API_ACCESS): on (the
+ *                          default, as in production), off, or both (bearer and cookie again on a
+ *                          second host with them off: bearer-no-audit, cookie-no-audit)
  *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
@@ -35,10 +54,14 @@ import { join, resolve } from 'node:path';
 import { edgeCpu } from './edge-cpu.js';
 import { ldapBridge } from './ldap-bridge.js';
 import { ldapLogin } from './ldap-login.js';
+import { formatComparison, formatGrowth } from './compare.js';
+import { growth, memoryPerSessions } from './growth.js';
+import { hashRate } from './hash-rate.js';
 import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
+import { ceiling, peerScenarios } from './peer.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
-import { basicLogin, bearer, cookie, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
+import { basicLogin, bearer, cookie, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, sessionLogin, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
 
 /** A positive number from the environment, or the default. */
 function envNumber(name: string, fallback: number, integer = false): number {
@@ -65,15 +88,26 @@ function ldapVia(): 'ldap' | 'starttls' | 'ldaps' {
   return via;
 }
 
+/** BENCH_API_AUDIT: whether to measure with API-access audit events on (the default), off, or both. */
+function apiAudit(): { mode: 'off' | 'on' | 'both'; off: Record<string, string> } {
+  const mode = process.env.BENCH_API_AUDIT ?? 'on';
+  if (mode !== 'off' && mode !== 'on' && mode !== 'both') throw new Error(`BENCH_API_AUDIT must be on, off or both, not "${mode}"`);
+  return { mode, off: { AUTH_AUDIT_API_ACCESS: 'False' } };
+}
+const audit = apiAudit();
+
 // Order matters: login-timing leaves failed attempts of bench-admin behind, so it runs last.
-const NODE_SCENARIOS: Record<string, (ctx: NodeScenarioContext) => Promise<ScenarioResult>> = {
+type NodeScenario = (ctx: NodeScenarioContext) => Promise<ScenarioResult>;
+const NODE_SCENARIOS: Record<string, NodeScenario> = {
   liveness,
   'basic-login': basicLogin,
-  bearer,
-  cookie,
+  'session-login': sessionLogin,
+  bearer: (ctx) => bearer(ctx),
+  cookie: (ctx) => cookie(ctx),
   'login-timing': loginTiming,
 };
-const ALL = [...Object.keys(NODE_SCENARIOS), 'edge-cpu', 'ldap-bridge', 'ldap-login'];
+const PEER_SCENARIOS = ['peer-login', 'peer-cookie', 'peer-bearer', 'peer-cookie-cache'];
+const ALL = ['hash-rate', 'ceiling', ...Object.keys(NODE_SCENARIOS), 'memory', ...PEER_SCENARIOS, 'edge-cpu', 'ldap-bridge', 'ldap-login', 'growth'];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
 const unknown = selected.filter((s) => !ALL.includes(s));
 if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${ALL.join(', ')}`);
@@ -119,7 +153,7 @@ const failed = (scenario: string, err: unknown): ScenarioResult => ({
   message: err instanceof ScenarioError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err),
 });
 
-/** ERROR/CRITICAL lines the host printed (logging is at ERROR, so anything printed is one). */
+/** ERROR/CRITICAL lines the host printed. */
 const errorLines = (text: string) => text.split('\n').filter((l) => /"level":"(ERROR|CRITICAL)"/.test(l));
 
 function report(r: ScenarioResult, results: ScenarioResult[]): void {
@@ -129,23 +163,25 @@ function report(r: ScenarioResult, results: ScenarioResult[]): void {
   warnLoudly(r);
 }
 
-async function runNodeScenarios(names: string[], adminPassword: string, results: ScenarioResult[]): Promise<void> {
+async function runNodeScenarios(scenarios: Record<string, NodeScenario>, adminPassword: string, results: ScenarioResult[], extraEnv: Record<string, string> = {}): Promise<void> {
+  const names = Object.keys(scenarios);
+  const env = { ...benchServiceEnv(adminPassword), ...extraEnv };
   let host: BenchHost;
   try {
-    host = await startBenchNodeHost(benchServiceEnv(adminPassword));
+    host = await startBenchNodeHost(env);
   } catch (err) {
     for (const name of names) report(failed(name, err), results);
     return;
   }
   const stop = register(host.stop);
   try {
-    console.log(`Node host ${host.base} (pid ${host.child.pid}${host.pinned ? ', core 0' : ', NOT pinned'})`);
+    console.log(`Node host ${host.base} (pid ${host.child.pid}${host.pinned ? ', core 0' : ', NOT pinned'}; log ${host.logFile})`);
     for (const name of names) {
       console.log(`> ${name}`);
-      const before = host.output().length;
+      const before = host.logSize();
       let r: ScenarioResult;
       try {
-        r = await NODE_SCENARIOS[name]!({ base: host.base, hostPid: host.child.pid!, adminPassword, config });
+        r = await scenarios[name]!({ base: host.base, hostPid: host.child.pid!, adminPassword, config, sessionSecret: env.SESSION_SECRET_KEY! });
       } catch (err) {
         r = failed(name, err);
       }
@@ -153,7 +189,7 @@ async function runNodeScenarios(names: string[], adminPassword: string, results:
         const client = r.details?.clientCpuPercent;
         r.message = `${r.message ?? ''}${r.message ? '; ' : ''}the host used only ${r.hostCpuPercent}% of its core (load generator ${client ?? '?'}%, machine ${r.machineCpuPercent}%): something else limited this run`;
       }
-      const errors = errorLines(host.output().slice(before));
+      const errors = errorLines(host.output(before));
       if (errors.length > 0) r.message = `${r.message ?? ''}${r.message ? '; ' : ''}the host logged ${errors.length} error line(s), first: ${errors[0]!.slice(0, 300)}`;
       report(r, results);
     }
@@ -176,8 +212,38 @@ async function main(): Promise<number> {
   const adminPassword = policyPassword();
   const results: ScenarioResult[] = [];
   try {
+    const push = (r: ScenarioResult) => report(r, results);
+    if (selected.includes('hash-rate')) {
+      console.log('> hash-rate');
+      push(await hashRate(config).catch((err: unknown) => failed('hash-rate', err)));
+    }
+    if (selected.includes('ceiling')) {
+      console.log('> ceiling (bare Hono)');
+      push(await ceiling(config, register).catch((err: unknown) => failed('ceiling', err)));
+    }
+    const pick = (names: string[]) => Object.fromEntries(Object.entries(NODE_SCENARIOS).filter(([n]) => names.includes(n)));
     const nodeNames = Object.keys(NODE_SCENARIOS).filter((n) => selected.includes(n));
-    if (nodeNames.length > 0) await runNodeScenarios(nodeNames, adminPassword, results);
+    if (nodeNames.length > 0) {
+      await runNodeScenarios(pick(nodeNames), adminPassword, results, audit.mode === 'off' ? audit.off : {});
+    }
+    if (audit.mode === 'both' && (selected.includes('bearer') || selected.includes('cookie'))) {
+      console.log('Node host with API-access audit events off');
+      const withoutAudit: Record<string, NodeScenario> = {};
+      if (selected.includes('bearer')) withoutAudit['bearer-no-audit'] = (ctx) => bearer(ctx, 'bearer-no-audit');
+      if (selected.includes('cookie')) withoutAudit['cookie-no-audit'] = (ctx) => cookie(ctx, 'cookie-no-audit');
+      await runNodeScenarios(withoutAudit, adminPassword, results, audit.off);
+    }
+    if (selected.includes('memory')) {
+      console.log('> memory (a fresh Node host; 10,000 seeded sessions)');
+      push(await memoryPerSessions(config, adminPassword, register).catch((err: unknown) => failed('memory', err)));
+    }
+    const peerNames = PEER_SCENARIOS.filter((n) => selected.includes(n));
+    if (peerNames.length > 0) {
+      console.log('Reference peer: better-auth (SQLite, better-sqlite3)');
+      await peerScenarios(config, peerNames, register, push).catch((err: unknown) => {
+        for (const name of peerNames.filter((n) => !results.some((r) => r.scenario === n))) push(failed(name, err));
+      });
+    }
     if (selected.includes('edge-cpu')) {
       console.log(`> edge-cpu (starting wrangler dev; ${config.edgeLogins} logins)`);
       let r: ScenarioResult;
@@ -198,6 +264,7 @@ async function main(): Promise<number> {
       console.log(`> ldap-login (slapd + the bridge over mTLS + a Node host using it; ${via})`);
       report(await ldapLogin(envNumber('BENCH_LDAP_LOGINS', 300, true), via, adminPassword, register).catch((err: unknown) => failed('ldap-login', err)), results);
     }
+    if (selected.includes('growth')) await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));
   } finally {
     await stopAll();
     // Belt and braces: nothing we started may outlive the benchmark.
@@ -210,7 +277,20 @@ async function main(): Promise<number> {
   }
 
   console.log(`\n${formatTable(results)}`);
-  writeReport(output, { time: new Date().toISOString(), node: process.version, pinned, machineBusyBefore, config: { ...config }, results });
+  const comparison = formatComparison(results);
+  if (comparison.text) console.log(`\nSide by side (same harness: servers on core 0, load on core 1, ${config.connections} connections):\n${comparison.text}`);
+  const growthTable = formatGrowth(results);
+  if (growthTable) console.log(`\nGrowth (cost per request must not grow with the accounts):\n${growthTable}`);
+  if (machineBusyBefore > 10) console.log(`\nNOTE: the machine was ${machineBusyBefore}% busy before the run: these numbers are only indicative.`);
+  writeReport(output, {
+    time: new Date().toISOString(),
+    node: process.version,
+    pinned,
+    machineBusyBefore,
+    config: { ...config, apiAudit: audit.mode },
+    targets: comparison.targets,
+    results,
+  });
   console.log(`\nwrote ${output}`);
   const bad = results.filter((r) => r.status !== 'ok');
   if (bad.length > 0) console.error(`\n${bad.length} scenario(s) ${bad.map((r) => `${r.scenario} ${r.status.toUpperCase()}`).join(', ')}: see above.`);

@@ -5,7 +5,7 @@
  */
 import { runJob } from './load.js';
 import { ADMIN_LOGIN } from './node-host.js';
-import { cpuMeter, type CpuShare } from './processes.js';
+import { cpuMeter, rssSampler, type CpuShare } from './processes.js';
 import type { LoadJob } from './protocol.js';
 import type { ScenarioResult } from './report.js';
 import { mean, median, percentDiff, round } from './stats.js';
@@ -26,6 +26,8 @@ export interface NodeScenarioContext {
   hostPid: number;
   adminPassword: string;
   config: BenchConfig;
+  /** the host's SESSION_SECRET_KEY (to sign cookies of seeded sessions) */
+  sessionSecret: string;
 }
 
 /** A scenario cannot run (endpoint missing, unexpected answer): reported as failed, with the reason. */
@@ -42,40 +44,89 @@ export async function expectStatus(url: string, init: RequestInit, expected: num
   throw new ScenarioError(`${what}: expected ${expected}, got ${res.status}${hint}; body: ${body}`);
 }
 
-/** Runs a job, measuring the host's and the machine's CPU during its measured part. */
-async function measured<T>(ctx: NodeScenarioContext, run: (onMeasuring: () => void) => Promise<T>): Promise<{ result: T; cpu: CpuShare }> {
-  const meter = cpuMeter(ctx.hostPid);
-  const result = await run(meter.start);
-  return { result, cpu: meter.stop() };
+/** Runs a job, measuring the CPU (and the largest RSS) of `pid` and the machine during its measured part. */
+async function measured<T>(pid: number, run: (onMeasuring: () => void) => Promise<T>): Promise<{ result: T; cpu: CpuShare; rssMaxKiB: number | undefined }> {
+  const meter = cpuMeter(pid);
+  let rss: { stop(): number | undefined } | undefined;
+  const result = await run(() => {
+    meter.start();
+    rss = rssSampler(pid);
+  });
+  const cpu = meter.stop();
+  return { result, cpu, rssMaxKiB: rss?.stop() };
 }
 
 const cpuFields = (cpu: CpuShare) => ({ hostCpuPercent: Math.round(cpu.processCpuPercent), machineCpuPercent: Math.round(cpu.machineCpuPercent) });
 
-/** Runs a load job and turns its result into a row; any non-2xx answer or connection error flags it. */
-async function loadScenario(ctx: NodeScenarioContext, scenario: string, path: string, method: LoadJob['method'], headers: Record<string, string>): Promise<ScenarioResult> {
-  const { connections, warmupSeconds, durationSeconds } = ctx.config;
-  const job: LoadJob = { kind: 'load', url: `${ctx.base}${path}`, method, headers, connections, warmupSeconds, durationSeconds };
-  const { result: r, cpu } = await measured(ctx, (onMeasuring) => runJob(job, onMeasuring));
-  const bad = r.non2xx > 0 || r.errors > 0 || r.responses === 0;
+/** What a load scenario sends: one request, repeated by every connection. */
+export interface LoadRequest {
+  url: string;
+  method?: LoadJob['method'];
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Closed-loop load on any server (ours, the peer, the bare route) with the configured connections
+ * and durations, measuring the server process `pid`; any non-2xx answer or connection error flags it.
+ */
+export async function loadScenario(config: BenchConfig, pid: number, scenario: string, r: LoadRequest): Promise<ScenarioResult> {
+  const { connections, warmupSeconds, durationSeconds } = config;
+  const job: LoadJob = { kind: 'load', url: r.url, method: r.method ?? 'GET', headers: r.headers ?? {}, body: r.body, connections, warmupSeconds, durationSeconds };
+  const { result: res, cpu, rssMaxKiB } = await measured(pid, (onMeasuring) => runJob(job, onMeasuring));
+  const bad = res.non2xx > 0 || res.errors > 0 || res.responses === 0;
   return {
     scenario,
     status: bad ? 'flagged' : 'ok',
     message: bad
-      ? `MEASUREMENT INVALID: ${r.non2xx} non-2xx responses, ${r.errors} connection errors, ${r.responses} responses; status codes ${JSON.stringify(r.statusCodes)}`
+      ? `MEASUREMENT INVALID: ${res.non2xx} non-2xx responses, ${res.errors} connection errors, ${res.responses} responses; status codes ${JSON.stringify(res.statusCodes)}`
       : undefined,
-    requestsPerSec: round(r.requestsPerSec),
-    p50Ms: round(r.p50Ms),
-    p99Ms: round(r.p99Ms),
-    non2xx: r.non2xx,
+    requestsPerSec: round(res.requestsPerSec),
+    p50Ms: round(res.p50Ms),
+    p99Ms: round(res.p99Ms),
+    non2xx: res.non2xx,
     ...cpuFields(cpu),
-    details: { responses: r.responses, errors: r.errors, statusCodes: r.statusCodes, clientCpuPercent: Math.round(r.clientCpuPercent) },
+    // server CPU per answered request (its CPU share of one core over the measured run / answers)
+    cpuPerRequestUs: res.requestsPerSec > 0 ? round((cpu.processCpuPercent / 100 / res.requestsPerSec) * 1e6) : undefined,
+    rssMaxKiB,
+    details: { responses: res.responses, errors: res.errors, statusCodes: res.statusCodes, clientCpuPercent: Math.round(res.clientCpuPercent) },
   };
+}
+
+/** A load scenario against our host (the context's base URL and pid). */
+const ours = (ctx: NodeScenarioContext, scenario: string, path: string, method: LoadJob['method'], headers: Record<string, string>, body?: string) =>
+  loadScenario(ctx.config, ctx.hostPid, scenario, { url: `${ctx.base}${path}`, method, headers, body });
+
+/** Issues a personal API token with Basic credentials; returns its secret. */
+export async function createToken(base: string, login: string, password: string): Promise<string> {
+  const created = await expectStatus(
+    `${base}/v4/users/me/tokens`,
+    { method: 'POST', headers: { authorization: basic(login, password), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) },
+    201,
+    `POST /v4/users/me/tokens (Basic, ${login})`,
+  );
+  const { token } = (await created.json()) as { token?: unknown };
+  if (typeof token !== 'string' || token === '') throw new ScenarioError('POST /v4/users/me/tokens: the answer has no "token" string');
+  return token;
+}
+
+/** Logs in with /v3/login (JSON); returns the `auth_session=...` cookie pair. */
+export async function loginCookie(base: string, login: string, password: string): Promise<string> {
+  const res = await expectStatus(
+    `${base}/v3/login`,
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login, password }) },
+    200,
+    `POST /v3/login (JSON, ${login})`,
+  );
+  const pair = res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='));
+  if (!pair) throw new ScenarioError('POST /v3/login: no auth_session cookie in the answer');
+  return pair;
 }
 
 /** GET /health/live: no authentication, no database; the framework's baseline. */
 export async function liveness(ctx: NodeScenarioContext): Promise<ScenarioResult> {
   await expectStatus(`${ctx.base}/health/live`, {}, 200, 'GET /health/live');
-  return loadScenario(ctx, 'liveness', '/health/live', 'GET', {});
+  return ours(ctx, 'liveness', '/health/live', 'GET', {});
 }
 
 /** POST /v3/login_without_session with Basic credentials: a password verification per request. */
@@ -83,41 +134,31 @@ export async function basicLogin(ctx: NodeScenarioContext): Promise<ScenarioResu
   const headers = { authorization: basic(ADMIN_LOGIN, ctx.adminPassword) };
   const res = await expectStatus(`${ctx.base}/v3/login_without_session`, { method: 'POST', headers }, 200, 'POST /v3/login_without_session (Basic, bootstrap admin)');
   await res.json(); // must be JSON (the profile)
-  return loadScenario(ctx, 'basic-login', '/v3/login_without_session', 'POST', headers);
+  return ours(ctx, 'basic-login', '/v3/login_without_session', 'POST', headers);
+}
+
+/**
+ * POST /v3/login with a JSON body: a password verification and a new session per request (the
+ * user's session limit ends the oldest ones, as it would for a real client logging in repeatedly).
+ */
+export async function sessionLogin(ctx: NodeScenarioContext): Promise<ScenarioResult> {
+  await loginCookie(ctx.base, ADMIN_LOGIN, ctx.adminPassword);
+  const body = JSON.stringify({ login: ADMIN_LOGIN, password: ctx.adminPassword });
+  return ours(ctx, 'session-login', '/v3/login', 'POST', { 'content-type': 'application/json' }, body);
 }
 
 /** GET /v4/users/me with a personal API token (created first with Basic credentials). */
-export async function bearer(ctx: NodeScenarioContext): Promise<ScenarioResult> {
-  const created = await expectStatus(
-    `${ctx.base}/v4/users/me/tokens`,
-    {
-      method: 'POST',
-      headers: { authorization: basic(ADMIN_LOGIN, ctx.adminPassword), 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench' }),
-    },
-    201,
-    'POST /v4/users/me/tokens (Basic, bootstrap admin)',
-  );
-  const { token } = (await created.json()) as { token?: unknown };
-  if (typeof token !== 'string' || token === '') throw new ScenarioError('POST /v4/users/me/tokens: the answer has no "token" string');
-  const headers = { authorization: `Bearer ${token}` };
+export async function bearer(ctx: NodeScenarioContext, scenario = 'bearer'): Promise<ScenarioResult> {
+  const headers = { authorization: `Bearer ${await createToken(ctx.base, ADMIN_LOGIN, ctx.adminPassword)}` };
   await expectStatus(`${ctx.base}/v4/users/me`, { headers }, 200, 'GET /v4/users/me (Bearer)');
-  return loadScenario(ctx, 'bearer', '/v4/users/me', 'GET', headers);
+  return ours(ctx, scenario, '/v4/users/me', 'GET', headers);
 }
 
-/** GET /v4/users/me with the session cookie of a /v3/login (one database query per request). */
-export async function cookie(ctx: NodeScenarioContext): Promise<ScenarioResult> {
-  const res = await expectStatus(
-    `${ctx.base}/v3/login`,
-    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: ADMIN_LOGIN, password: ctx.adminPassword }) },
-    200,
-    'POST /v3/login (JSON, bootstrap admin)',
-  );
-  const pair = res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='));
-  if (!pair) throw new ScenarioError('POST /v3/login: no auth_session cookie in the answer');
-  const headers = { cookie: pair };
+/** GET /v4/users/me with the session cookie of a /v3/login. */
+export async function cookie(ctx: NodeScenarioContext, scenario = 'cookie'): Promise<ScenarioResult> {
+  const headers = { cookie: await loginCookie(ctx.base, ADMIN_LOGIN, ctx.adminPassword) };
   await expectStatus(`${ctx.base}/v4/users/me`, { headers }, 200, 'GET /v4/users/me (session cookie)');
-  return loadScenario(ctx, 'cookie', '/v4/users/me', 'GET', headers);
+  return ours(ctx, scenario, '/v4/users/me', 'GET', headers);
 }
 
 /**
@@ -146,7 +187,7 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
   // Check on an unknown login (it does not count against bench-admin).
   await expectStatus(url, { method: 'POST', headers: { authorization: basic(unknown(99_999), wrong) } }, 401, 'POST /v3/login_without_session (unknown login)');
 
-  const { result, cpu } = await measured(ctx, (onMeasuring) =>
+  const { result, cpu } = await measured(ctx.hostPid, (onMeasuring) =>
     runJob(
       {
         kind: 'timing',

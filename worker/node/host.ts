@@ -17,6 +17,8 @@ import { createDb, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } fr
 import { migrateDatabase } from './migrate.js';
 import { nodeBridgeTransport } from './bridge-transport.js';
 import { nodeStaticFiles } from './static-files.js';
+import { createEmbeddedClient } from './sqlite-client.js';
+import { createBatchedLogWriter } from './log-writer.js';
 import { describeListenError } from './console.js';
 
 export interface NodeHostOptions {
@@ -47,9 +49,20 @@ export function openDatabase(config: ConfigSnapshot): { db: Db; close(): void; e
     if (path !== '' && path !== ':memory:') mkdirSync(dirname(path.startsWith('//') ? fileURLToPath(url) : path), { recursive: true });
   }
   const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
-  const client = createClient({ url, authToken });
+  // Embedded: statements prepared once and reused (sqlite-client.ts); remote: libSQL over HTTP.
+  const client = embedded ? createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS }) : createClient({ url, authToken });
   return { db: createDb(client), close: () => client.close(), embedded };
 }
+
+/** The file of a file: URL (file:relative/path, file:/abs, file:///abs; query parameters dropped). */
+function embeddedPath(url: string): string {
+  const bare = url.split('?')[0]!;
+  const path = bare.slice('file:'.length);
+  return path.startsWith('//') ? fileURLToPath(bare) : decodeURIComponent(path);
+}
+
+/** ms a writer waits for another's transaction (WORKERS, a second host on the same file). */
+const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Embedded databases shared by several processes (WORKERS, a second host on the same file): WAL lets
@@ -57,7 +70,7 @@ export function openDatabase(config: ConfigSnapshot): { db: Db; close(): void; e
  * transaction instead of failing with SQLITE_BUSY.
  */
 export async function prepareEmbedded(db: Db): Promise<void> {
-  await db.run(sql`PRAGMA busy_timeout = 5000`);
+  await db.run(sql.raw(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`));
   await db.run(sql`PRAGMA journal_mode = WAL`);
 }
 
@@ -97,7 +110,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     clock,
-    ...(o.writeLog ? { writeLog: o.writeLog } : {}),
+    // Default: JSON lines on stdout, batched per turn of the event loop (log-writer.ts).
+    writeLog: o.writeLog ?? createBatchedLogWriter().write,
     ...(transport ? { bridgeTransport: transport } : {}),
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
     clientAddress: (_request, bindings) => {

@@ -127,7 +127,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     }
     const found = await accountOfToken(db, token, now);
     if (!found) throw invalidToken(o.schemes);
-    inBackground(c, touchToken(db, { tokenId: found.tokenId, userId: found.user.id, lastUsedAt: found.lastUsedAt }, now));
+    inBackground(c, touchToken(db, found, now));
     return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer');
   });
 }

@@ -7,7 +7,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
-import { preparedPerDb, type Db } from '../store/index.js';
+import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -119,20 +119,46 @@ export function revokeAllTokensStatement(db: Db, userId: string, now: number) {
     .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)));
 }
 
+/** A live token and its account (the cached value: `lastUsedAt` is updated by touchToken). */
+export interface TokenAccount {
+  user: UserRow;
+  tokenId: string;
+  userId: string;
+  lastUsedAt: number | null;
+  expiresAt: number | null;
+}
+
+// At most one query per token per second (store/credential-cache.ts: the staleness bound).
+const tokenCache = new CredentialCache<TokenAccount>();
+
 /**
- * The account behind a Bearer token, in one query: the token is live (not revoked, not expired)
- * and its account is a live, active, local account; anything else is undefined.
+ * The account behind a Bearer token, in one query, or none while the token's lookup is cached: the
+ * token is live (not revoked, not expired) and its account is a live, active, local account;
+ * anything else is undefined. Expiry is checked at every use, cached or not.
  */
-export async function accountOfToken(db: Db, token: string, now: number): Promise<{ user: UserRow; tokenId: string; lastUsedAt: number | null } | undefined> {
+export async function accountOfToken(db: Db, token: string, now: number): Promise<TokenAccount | undefined> {
   if (!token.startsWith(TOKEN_PREFIX)) return undefined;
-  return tokenLookup(db).get({ hash: tokenHash(token), now });
+  const hash = tokenHash(token);
+  const live = (t: TokenAccount) => t.expiresAt === null || t.expiresAt > now;
+  return tokenCache.get(hash, now, live, async () => {
+    const found = await tokenLookup(db).get({ hash, now });
+    // Shared by the requests of this token until the cache drops it: nobody may change it.
+    if (found) Object.freeze(found.user);
+    return found;
+  });
 }
 
 // The hot path of every Bearer request.
 const tokenLookup = preparedPerDb((db) => {
   const now = sql.placeholder('now');
   return db
-    .select({ user: users, tokenId: apiTokens.id, lastUsedAt: apiTokens.lastUsedAt })
+    .select({
+      user: users,
+      tokenId: apiTokens.id,
+      userId: apiTokens.userId,
+      lastUsedAt: apiTokens.lastUsedAt,
+      expiresAt: apiTokens.expiresAt,
+    })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
     .where(
@@ -151,10 +177,12 @@ const tokenLookup = preparedPerDb((db) => {
 
 /**
  * Records a token's use, and the account's activity (a token login keeps it from inactivity
- * blocking), at most once a minute; the caller runs it off the request's critical path.
+ * blocking), at most once a minute; the caller runs it off the request's critical path. `t` is
+ * the (cached) lookup: its `lastUsedAt` moves at once, so concurrent requests do not touch again.
  */
 export function touchToken(db: Db, t: { tokenId: string; userId: string; lastUsedAt: number | null }, now: number): Promise<unknown> | undefined {
   if (t.lastUsedAt !== null && now - t.lastUsedAt < 60_000) return undefined;
+  t.lastUsedAt = now;
   return db.batch([
     db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, t.tokenId)),
     db.update(users).set({ lastActivityAt: now }).where(eq(users.id, t.userId)),

@@ -92,6 +92,11 @@ export interface BodyLimitOptions {
  */
 export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // A GET or HEAD without a body (no Content-Length, no Transfer-Encoding: the usual case) passes
+    // without touching `body`, which spares the Node host building a full Request (issue 15).
+    const method = c.req.method;
+    const readOnly = method === 'GET' || method === 'HEAD';
+    if (readOnly && c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined) return next();
     const body = c.req.raw.body;
     if (!body || o.exempt(c.req.path)) return next();
     const length = declaredLength(c.req.raw.headers);

@@ -42,22 +42,51 @@ export interface LoggerOptions {
   fields?: LogFields;
 }
 
+const writeToConsole = (line: string) => console.log(line);
+
+/**
+ * A JSON-lines logger. A class rather than closures: the app makes a child per request (bound to
+ * its request id) and writes an access line per request, so making one must cost next to nothing.
+ */
+class JsonLogger implements Logger {
+  constructor(
+    private readonly threshold: () => Level,
+    private readonly write: (line: string) => void,
+    private readonly now: () => number,
+    private readonly base: LogFields,
+  ) {}
+
+  log(level: Level, msg: string, fields?: LogFields): void {
+    if (LEVELS[level] < LEVELS[this.threshold()]) return;
+    const entry: LogFields = { time: new Date(this.now()).toISOString(), level, msg };
+    // Later keys win, as in { ...base, ...fields }; every value scrubbed.
+    for (const k in this.base) entry[k] = SENSITIVE.test(k) ? '[redacted]' : scrub(this.base[k], 1);
+    if (fields) for (const k in fields) entry[k] = SENSITIVE.test(k) ? '[redacted]' : scrub(fields[k], 1);
+    this.write(JSON.stringify(entry));
+  }
+
+  debug(msg: string, fields?: LogFields): void {
+    this.log('DEBUG', msg, fields);
+  }
+
+  info(msg: string, fields?: LogFields): void {
+    this.log('INFO', msg, fields);
+  }
+
+  warning(msg: string, fields?: LogFields): void {
+    this.log('WARNING', msg, fields);
+  }
+
+  error(msg: string, fields?: LogFields): void {
+    this.log('ERROR', msg, fields);
+  }
+
+  child(fields: LogFields, threshold?: () => Level): Logger {
+    return new JsonLogger(threshold ?? this.threshold, this.write, this.now, { ...this.base, ...fields });
+  }
+}
+
 /** Creates a JSON-lines logger. */
 export function createLogger(o: LoggerOptions): Logger {
-  const write = o.write ?? ((line: string) => console.log(line));
-  const now = o.now ?? Date.now;
-  const base = o.fields ?? {};
-  const log = (level: Level, msg: string, fields: LogFields = {}) => {
-    if (LEVELS[level] < LEVELS[o.threshold()]) return;
-    const entry = { time: new Date(now()).toISOString(), level, msg, ...(scrub({ ...base, ...fields }) as LogFields) };
-    write(JSON.stringify(entry));
-  };
-  return {
-    log,
-    debug: (m, f) => log('DEBUG', m, f),
-    info: (m, f) => log('INFO', m, f),
-    warning: (m, f) => log('WARNING', m, f),
-    error: (m, f) => log('ERROR', m, f),
-    child: (fields, threshold) => createLogger({ threshold: threshold ?? o.threshold, write, now, fields: { ...base, ...fields } }),
-  };
+  return new JsonLogger(o.threshold, o.write ?? writeToConsole, o.now ?? Date.now, o.fields ?? {});
 }

@@ -2,7 +2,7 @@
 import { and, desc, eq, gt, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import { preparedPerDb, type Db } from '../store/index.js';
+import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -83,9 +83,23 @@ export async function createSession(
   return row;
 }
 
-/** The live session `id` and its live, active account, in one query (revocation is seen at once). */
+// At most one query per session per second (store/credential-cache.ts: the staleness bound).
+const sessionCache = new CredentialCache<{ user: UserRow; session: SessionRow }>();
+
+/**
+ * The live session `id` and its live, active account, in one query, or none while the lookup is
+ * cached (any revocation made here is seen at once; one made elsewhere within the cache's bound).
+ * The absolute and idle timeouts are checked at every use, cached or not.
+ */
 export async function sessionAccount(db: Db, id: string, now: number, p: SessionPolicy): Promise<{ user: UserRow; session: SessionRow } | undefined> {
-  return sessionLookup(db).get({ id, now, idleSince: now - p.idleMs });
+  const idleSince = now - p.idleMs;
+  const live = (f: { session: SessionRow }) => f.session.expiresAt > now && f.session.lastSeenAt > idleSince;
+  return sessionCache.get(id, now, live, async () => {
+    const found = await sessionLookup(db).get({ id, now, idleSince });
+    // Shared by the requests of this session until the cache drops it: nobody may change it.
+    if (found) Object.freeze(found.user);
+    return found;
+  });
 }
 
 // The hot path of every cookie request.
@@ -108,9 +122,13 @@ const sessionLookup = preparedPerDb((db) =>
     .prepare(),
 );
 
-/** Records activity at most once a minute (run off the request's critical path). */
+/**
+ * Records activity at most once a minute (run off the request's critical path). `s` is the
+ * (cached) row: its `lastSeenAt` moves at once, so concurrent requests do not touch again.
+ */
 export function touchSession(db: Db, s: SessionRow, now: number): Promise<unknown> | undefined {
   if (now - s.lastSeenAt < 60_000) return undefined;
+  s.lastSeenAt = now;
   return db.batch([
     db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, s.id)),
     db.update(users).set({ lastActivityAt: now }).where(eq(users.id, s.userId)),

@@ -4,12 +4,16 @@ import type { LibSQLDatabase } from 'drizzle-orm/libsql/driver-core';
 // drizzle's web entry only wraps the client it is given; it works with the embedded client too.
 import { drizzle } from 'drizzle-orm/libsql/web';
 import * as schema from '../../../schema/index.js';
+import { watchCredentialWrites } from './credential-writes.js';
 
 export type Db = LibSQLDatabase<typeof schema>;
 
-/** Wraps a libSQL client (embedded on Node, HTTP on the edge) in drizzle with the service schema. */
+/**
+ * Wraps a libSQL client (embedded on Node, HTTP on the edge) in drizzle with the service schema;
+ * writes that can change a credential are counted for the credential cache (credential-writes.ts).
+ */
 export function createDb(client: Client): Db {
-  return drizzle(client, { schema });
+  return drizzle(watchCredentialWrites(client), { schema });
 }
 
 export { schema };

@@ -2,3 +2,5 @@ export { createDb, type Db } from './db.js';
 export { loadSavedSettings, readMeta, claimMeta } from './settings-store.js';
 export { ensureSchemaStamp, SchemaMismatchError, SCHEMA_STAMP_KEY } from './schema-stamp.js';
 export { preparedPerDb } from './prepared.js';
+export { credentialEpoch, isCredentialWrite } from './credential-writes.js';
+export { CredentialCache, CREDENTIAL_CACHE_MAX, CREDENTIAL_CACHE_TTL_MS } from './credential-cache.js';

@@ -1,0 +1,99 @@
+/**
+ * The in-process cache of token and session lookups (architecture.md, "Performance") never lets a
+ * credential outlive what ended it on the same instance: each case uses the credential (so its
+ * lookup is cached), ends it, and uses it again at once. On both hosts.
+ */
+import { describe, expect, it } from 'vitest';
+import { ADMIN, basic, baseUrl, callJson, call, createUser, uniqueLogin } from '../harness/client.js';
+
+const PASSWORD = 'Cach3$pass';
+const admin = basic(ADMIN.login, ADMIN.password);
+
+async function issueToken(login: string): Promise<{ token: string; id: string }> {
+  const r = await callJson<{ token: string; id: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(login, PASSWORD), json: { name: 'cache' } });
+  expect(r.status).toBe(201);
+  return r.body;
+}
+
+/** Logs in with /v3/login; returns the `Cookie` header value of the session. */
+async function sessionCookie(login: string): Promise<string> {
+  const r = await call('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
+  expect(r.status).toBe(200);
+  const pair = r.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='));
+  expect(pair).toBeDefined();
+  return pair!;
+}
+
+const bearerStatus = async (token: string, path = '/v4/users/me') => (await call(path, { auth: `Bearer ${token}` })).status;
+const cookieStatus = async (cookie: string, path = '/v4/users/me') => (await call(path, { headers: { Cookie: cookie } })).status;
+
+/** Uses the credential a few times: its lookup is cached from the first use on. */
+async function warm(status: () => Promise<number>): Promise<void> {
+  for (let i = 0; i < 3; i++) expect(await status()).toBe(200);
+}
+
+describe('credential cache: what ends a credential takes effect at once on the same instance', () => {
+  it('a revoked API token', async () => {
+    const login = uniqueLogin('cache');
+    await createUser(login, PASSWORD);
+    const { token, id } = await issueToken(login);
+    await warm(() => bearerStatus(token));
+    expect((await call(`/v4/users/me/tokens/${id}`, { method: 'DELETE', auth: `Bearer ${token}` })).status).toBe(204);
+    expect(await bearerStatus(token)).toBe(401);
+  });
+
+  it('a session that logged out', async () => {
+    const login = uniqueLogin('cache');
+    await createUser(login, PASSWORD);
+    const cookie = await sessionCookie(login);
+    await warm(() => cookieStatus(cookie));
+    expect((await call('/v3/logout', { method: 'POST', headers: { Cookie: cookie, Origin: new URL(baseUrl()).origin } })).status).toBe(204);
+    expect(await cookieStatus(cookie)).toBe(401);
+  });
+
+  it('a blocked account: its token and its session', async () => {
+    const login = uniqueLogin('cache');
+    const id = await createUser(login, PASSWORD);
+    const { token } = await issueToken(login);
+    const cookie = await sessionCookie(login);
+    await warm(() => bearerStatus(token));
+    await warm(() => cookieStatus(cookie));
+    expect((await call(`/v4/users/${id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+    expect(await bearerStatus(token)).toBe(401);
+    expect(await cookieStatus(cookie)).toBe(401);
+  });
+
+  it('a deleted account: its token and its session', async () => {
+    const login = uniqueLogin('cache');
+    const id = await createUser(login, PASSWORD);
+    const { token } = await issueToken(login);
+    const cookie = await sessionCookie(login);
+    await warm(() => bearerStatus(token));
+    await warm(() => cookieStatus(cookie));
+    expect((await call(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);
+    expect(await bearerStatus(token)).toBe(401);
+    expect(await cookieStatus(cookie)).toBe(401);
+  });
+
+  it('a password change ends the sessions (made with Basic)', async () => {
+    const login = uniqueLogin('cache');
+    await createUser(login, PASSWORD);
+    const cookie = await sessionCookie(login);
+    await warm(() => cookieStatus(cookie));
+    const changed = await call('/v4/users/me/password', { method: 'PUT', auth: basic(login, PASSWORD), json: { oldPassword: PASSWORD, newPassword: 'N3w$cached' } });
+    expect(changed.status).toBe(204);
+    expect(await cookieStatus(cookie)).toBe(401);
+  });
+
+  it('a demoted administrator loses the admin role at once (token and session)', async () => {
+    const login = uniqueLogin('cache');
+    const id = await createUser(login, PASSWORD, { role: 'admin' });
+    const { token } = await issueToken(login);
+    const cookie = await sessionCookie(login);
+    await warm(() => bearerStatus(token, '/v4/users?limit=1'));
+    await warm(() => cookieStatus(cookie, '/v4/users?limit=1'));
+    expect((await call(`/v4/users/${id}`, { method: 'PATCH', auth: admin, json: { role: 'user' } })).status).toBe(200);
+    expect(await bearerStatus(token, '/v4/users?limit=1')).toBe(403);
+    expect(await cookieStatus(cookie, '/v4/users?limit=1')).toBe(403);
+  });
+});

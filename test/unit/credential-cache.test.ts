@@ -1,0 +1,199 @@
+/**
+ * The credential cache (architecture.md, "Performance"): which writes empty it, how long an entry
+ * lives, what it never keeps; and two Node hosts on one database, where a change made on one is
+ * seen on the other within the documented bound (CREDENTIAL_CACHE_TTL_MS).
+ */
+import { rmSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eq, sql } from 'drizzle-orm';
+import Database from 'libsql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiTokens, sessions, users } from '../../schema/index.js';
+import { accountOfToken, issueToken, revokeToken, touchToken } from '../../worker/src/auth/tokens.js';
+import { createSession, revokeSessions, sessionAccount, touchSession, type SessionPolicy } from '../../worker/src/sessions/store.js';
+import { CREDENTIAL_CACHE_TTL_MS, CredentialCache, credentialEpoch, isCredentialWrite } from '../../worker/src/store/index.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { ADMIN } from '../harness/client.js';
+import { startNodeTestHost, type RunningHost } from '../harness/hosts.js';
+
+describe('which writes empty the cache', () => {
+  let t: TestApp;
+  let file: string;
+  let raw: InstanceType<typeof Database>;
+  beforeAll(async () => {
+    t = await createTestApp();
+    // The same database file through a connection of its own: writes the service does not see.
+    file = (await t.db.all<{ file: string }>(sql`select file from pragma_database_list where name = 'main'`))[0]!.file;
+    raw = new Database(file);
+  });
+  afterAll(() => {
+    raw.close();
+    t.close();
+  });
+
+  const admin = async () => (await t.db.select().from(users).where(eq(users.login, ADMIN.login)))[0]!;
+  const moved = async (write: () => Promise<unknown>) => {
+    const before = credentialEpoch();
+    await write();
+    return credentialEpoch() !== before;
+  };
+
+  it('revocations, logins, role changes and deletions move the epoch; reads and activity touches do not', async () => {
+    const user = await admin();
+    const now = Date.now();
+    const issued = await issueToken(t.db, user, { name: 'x', expiresAt: null, now, actor: user });
+    const found = (await accountOfToken(t.db, issued.token, now))!;
+    expect(await moved(() => t.db.select().from(users))).toBe(false);
+    // The touches of a token, a session and the account (once a minute): not a credential change.
+    expect(await moved(async () => touchToken(t.db, { ...found, lastUsedAt: null }, now))).toBe(false);
+    const config = (await import('../../worker/src/config/index.js')).parseEnvironment({});
+    const session = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
+    expect(await moved(async () => touchSession(t.db, { ...session, lastSeenAt: now - 120_000 }, now))).toBe(false);
+    expect(await moved(() => revokeToken(t.db, user, issued.id, { now, actor: user }))).toBe(true);
+    expect(await moved(() => revokeSessions(t.db, user, { now, actor: user, reason: 'logout' }))).toBe(true);
+    expect(await moved(() => t.db.update(users).set({ role: 'admin' }).where(eq(users.id, user.id)))).toBe(true);
+    expect(await moved(() => t.db.delete(apiTokens).where(eq(apiTokens.userId, 'nobody')))).toBe(true);
+  });
+
+  it('recognises writes of users, sessions and api_tokens in any form, and only those', () => {
+    const writes = [
+      'insert into "sessions" ("id") values (?)',
+      'update "users" set "status" = ? where "users"."id" = ?',
+      'delete from "api_tokens" where "api_tokens"."user_id" = ?',
+      'update "sessions" set "last_seen_at" = ?, "revoked_at" = ? where "sessions"."id" = ?',
+      'update "users" set "last_activity_at" = ? where "users"."login_key" = ?',
+      'with recursive s(i) as (select 1) insert into users (id) select i from s',
+    ];
+    const others = [
+      'select "id" from "users" where "users"."id" = ?',
+      'insert into "audit_outbox" ("id") values (?)',
+      'delete from "login_attempts" where "login_attempts"."throttle_key" = ?',
+      'update "api_tokens" set "last_used_at" = ? where "api_tokens"."id" = ?',
+      'update "sessions" set "last_seen_at" = ? where "sessions"."id" = ?',
+      'update "users" set "last_activity_at" = ? where "users"."id" = ?',
+    ];
+    for (const sql of writes) expect(isCredentialWrite(sql), sql).toBe(true);
+    for (const sql of others) expect(isCredentialWrite(sql), sql).toBe(false);
+  });
+
+  it('a session and a token lookup are served from the cache, and refreshed after a revocation', async () => {
+    const user = await admin();
+    const now = Date.now();
+    const config = (await import('../../worker/src/config/index.js')).parseEnvironment({});
+    const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000 };
+    const session = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
+    expect(await sessionAccount(t.db, session.id, now, p)).toBeDefined();
+    // Changed behind the handle's back (as another process would): the cached answer stands...
+    raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, session.id);
+    expect(await sessionAccount(t.db, session.id, now + 10, p)).toBeDefined();
+    // ...until the TTL has passed.
+    expect(await sessionAccount(t.db, session.id, now + CREDENTIAL_CACHE_TTL_MS, p)).toBeUndefined();
+    // The same write through the handle empties the cache at once.
+    const other = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
+    expect(await sessionAccount(t.db, other.id, now, p)).toBeDefined();
+    await t.db.update(sessions).set({ revokedAt: now }).where(eq(sessions.id, other.id));
+    expect(await sessionAccount(t.db, other.id, now + 1, p)).toBeUndefined();
+  });
+});
+
+describe('CredentialCache', () => {
+  const load = (value: string | undefined) => {
+    let calls = 0;
+    return { fn: async () => (calls++, value), calls: () => calls };
+  };
+
+  it('keeps a found value for the TTL of the service clock, then reads again', async () => {
+    const c = new CredentialCache<string>(1000);
+    const l = load('v');
+    const ok = () => true;
+    expect(await c.get('k', 10_000, ok, l.fn)).toBe('v');
+    expect(await c.get('k', 10_999, ok, l.fn)).toBe('v');
+    expect(l.calls()).toBe(1);
+    expect(await c.get('k', 11_000, ok, l.fn)).toBe('v');
+    expect(l.calls()).toBe(2);
+    // A clock that went back: read again.
+    expect(await c.get('k', 5_000, ok, l.fn)).toBe('v');
+    expect(l.calls()).toBe(3);
+  });
+
+  it('never keeps "not found", and re-reads when the use-time check fails', async () => {
+    const c = new CredentialCache<string>(1000);
+    const none = load(undefined);
+    await c.get('k', 0, () => true, none.fn);
+    await c.get('k', 1, () => true, none.fn);
+    expect(none.calls()).toBe(2);
+    const l = load('v');
+    await c.get('x', 0, () => true, l.fn);
+    await c.get('x', 1, () => false, l.fn);
+    expect(l.calls()).toBe(2);
+  });
+
+  it('does not keep a lookup that overlapped a credential write, and is bounded', async () => {
+    const c = new CredentialCache<string>(1000, 3);
+    let release!: () => void;
+    const slow = new Promise<void>((r) => (release = r));
+    const pending = c.get('k', 0, () => true, async () => (await slow, 'stale'));
+    // A write starts and ends meanwhile (through any database handle of this process).
+    const t = await createTestApp();
+    try {
+      await t.db.update(users).set({ displayName: 'x' }).where(eq(users.id, 'nobody'));
+    } finally {
+      t.close();
+    }
+    release();
+    expect(await pending).toBe('stale');
+    expect(c.size).toBe(0);
+    for (const k of ['a', 'b', 'c', 'd']) await c.get(k, 0, () => true, async () => k);
+    expect(c.size).toBe(3);
+  });
+});
+
+describe('two Node hosts on one database', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'auth-two-hosts-'));
+  let a: RunningHost;
+  let b: RunningHost;
+  beforeAll(async () => {
+    const database = join(dir, 'auth.db');
+    a = await startNodeTestHost({}, { database });
+    b = await startNodeTestHost({}, { database });
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const adminAuth = `Basic ${Buffer.from(`${ADMIN.login}:${ADMIN.password}`).toString('base64')}`;
+  const status = async (host: RunningHost, headers: Record<string, string>) => (await fetch(`${host.url}/v4/users/me`, { headers })).status;
+
+  /** ms until `host` refuses `headers` (polling every 50 ms, at most 5 s). */
+  async function refusedAfter(host: RunningHost, headers: Record<string, string>, since: number): Promise<number> {
+    while (Date.now() - since < 5000) {
+      if ((await status(host, headers)) === 401) return Date.now() - since;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return Infinity;
+  }
+
+  it('a token revoked on one host is refused on the other within the bound', async () => {
+    const issued = await fetch(`${a.url}/v4/users/me/tokens`, { method: 'POST', headers: { authorization: adminAuth, 'content-type': 'application/json' }, body: '{"name":"two-hosts"}' });
+    const { token, id } = (await issued.json()) as { token: string; id: string };
+    const headers = { authorization: `Bearer ${token}` };
+    expect(await status(b, headers)).toBe(200); // cached on b from now on
+    const since = Date.now();
+    expect((await fetch(`${a.url}/v4/users/me/tokens/${id}`, { method: 'DELETE', headers })).status).toBe(204);
+    expect(await status(a, headers)).toBe(401); // at once where it was revoked
+    expect(await refusedAfter(b, headers, since)).toBeLessThanOrEqual(CREDENTIAL_CACHE_TTL_MS + 500);
+  });
+
+  it('a session logged out on one host is refused on the other within the bound', async () => {
+    const login = await fetch(`${a.url}/v3/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='))!;
+    const headers = { cookie };
+    expect(await status(b, headers)).toBe(200);
+    const since = Date.now();
+    expect((await fetch(`${a.url}/v3/logout`, { method: 'POST', headers: { cookie, origin: new URL(a.url).origin } })).status).toBe(204);
+    expect(await status(a, headers)).toBe(401);
+    expect(await refusedAfter(b, headers, since)).toBeLessThanOrEqual(CREDENTIAL_CACHE_TTL_MS + 500);
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * The lookups of every authenticated request and of every login use indexes (issue 15: the cost
+ * per request must not grow with the number of accounts): EXPLAIN QUERY PLAN of the statements
+ * the service really sends, over a migrated database, shows no SCAN of users, sessions,
+ * api_tokens or the lockout tables.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, InStatement } from '@libsql/client';
+import Database from 'libsql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountOfToken } from '../../worker/src/auth/tokens.js';
+import { liveLocalUser } from '../../worker/src/auth/password-login.js';
+import { reserveAttempt, throttleKey } from '../../worker/src/auth/throttle.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { sessionAccount } from '../../worker/src/sessions/store.js';
+import { createDb } from '../../worker/src/store/index.js';
+import { createEmbeddedClient } from '../../worker/node/sqlite-client.js';
+import { migrateDatabase } from '../../worker/node/migrate.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'query-plans-'));
+const file = join(dir, 'plans.db');
+let sent: { sql: string; args: unknown[] }[] = [];
+let client: Client;
+let raw: InstanceType<typeof Database>;
+
+/** The embedded client, remembering every statement sent through it. */
+function recording(inner: Client): Client {
+  const note = (s: InStatement) => (typeof s === 'string' ? sent.push({ sql: s, args: [] }) : sent.push({ sql: s.sql, args: (s.args ?? []) as unknown[] }));
+  return new Proxy(inner, {
+    get(target, key) {
+      if (key === 'execute') return (s: InStatement) => (note(s), target.execute(s));
+      if (key === 'batch') return (stmts: InStatement[], mode?: 'write') => (stmts.forEach(note), target.batch(stmts, mode));
+      const v = Reflect.get(target, key) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** The plan of a statement: one line per step ("SEARCH users USING INDEX ...", "SCAN ..."). */
+function plan(sql: string, args: unknown[]): string[] {
+  const rows = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as never[])) as { detail: string }[];
+  return rows.map((r) => r.detail);
+}
+
+const TABLES = /\b(users|sessions|api_tokens|login_attempts|login_locks)\b/;
+
+/** Every step touching our tables is an index search, never a scan of the table. */
+function expectIndexed(steps: string[]): void {
+  const touching = steps.filter((s) => TABLES.test(s));
+  expect(touching.length, steps.join('\n')).toBeGreaterThan(0);
+  for (const step of touching) expect(step, steps.join('\n')).toMatch(/^SEARCH .* USING (COVERING |INTEGER PRIMARY KEY|INDEX|PRIMARY KEY)/);
+}
+
+beforeAll(async () => {
+  client = createEmbeddedClient(file);
+  const db = createDb(client);
+  await migrateDatabase(db, parseEnvironment({}).get('DB_SCHEMA'));
+  raw = new Database(file);
+});
+afterAll(() => {
+  raw.close();
+  client.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('query plans of the hot path', () => {
+  const db = () => createDb(recording(client));
+
+  it('the Bearer token lookup searches api_tokens by its hash and users by id', async () => {
+    sent = [];
+    await accountOfToken(db(), 'ast_not-a-real-token', Date.now());
+    expect(sent).toHaveLength(1);
+    expectIndexed(plan(sent[0]!.sql, sent[0]!.args));
+    expect(plan(sent[0]!.sql, sent[0]!.args).join('\n')).toMatch(/api_tokens USING INDEX .*secret_hash/);
+  });
+
+  it('the session lookup searches sessions and users by id', async () => {
+    sent = [];
+    await sessionAccount(db(), 'no-such-session', Date.now(), { idleMs: 60_000, absoluteMs: 3_600_000 });
+    expect(sent).toHaveLength(1);
+    expectIndexed(plan(sent[0]!.sql, sent[0]!.args));
+  });
+
+  it('the login lookup and the lockout reservation use indexes', () => {
+    const d = createDb(client);
+    const account = liveLocalUser(d, 'someone').toSQL();
+    expectIndexed(plan(account.sql, account.params));
+    expect(plan(account.sql, account.params).join('\n')).toMatch(/users USING INDEX users_live_login_key/);
+    const q = reserveAttempt(d, throttleKey('someone'), Date.now(), { count: 5, windowMs: 60_000 }).getQuery();
+    expectIndexed(plan(q.sql, q.params));
+  });
+});

@@ -1,0 +1,40 @@
+/** The Node host's batched log writer: order kept, one write per turn, nothing lost at exit. */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createBatchedLogWriter } from './log-writer.js';
+
+describe('batched log writer', () => {
+  it('writes the lines of one turn in one write, in order, after the turn', async () => {
+    const writes: string[] = [];
+    const w = createBatchedLogWriter({ write: (t: string) => writes.push(t) });
+    w.write('{"a":1}');
+    w.write('{"a":2}');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['{"a":1}\n{"a":2}\n']);
+    w.write('{"a":3}');
+    w.flush();
+    expect(writes[1]).toBe('{"a":3}\n');
+  });
+
+  it('flushes a large batch at once', () => {
+    const writes: string[] = [];
+    const w = createBatchedLogWriter({ write: (t: string) => writes.push(t) });
+    w.write('x'.repeat(70 * 1024));
+    expect(writes).toHaveLength(1);
+  });
+
+  it('loses nothing when the process exits right after writing (process.exit, uncaught error)', () => {
+    const loader = pathToFileURL(join(process.cwd(), 'node_modules/tsx/dist/loader.mjs')).href;
+    const module = pathToFileURL(join(import.meta.dirname, 'log-writer.ts')).href;
+    for (const ending of ['process.exit(0)', 'throw new Error("boom")']) {
+      const script = `import { createBatchedLogWriter } from '${module}'; const w = createBatchedLogWriter(); for (let i = 0; i < 1000; i++) w.write('line ' + i); ${ending};`;
+      const r = spawnSync(process.execPath, ['--import', loader, '--input-type=module', '-e', script], { encoding: 'utf8' });
+      const lines = r.stdout.trim().split('\n');
+      expect(lines).toHaveLength(1000);
+      expect(lines[999]).toBe('line 999');
+    }
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * The Node host's embedded client (statements prepared once) answers exactly as @libsql/client's
+ * embedded client does, for everything drizzle and the service use; and it does reuse statements.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, LibsqlBatchError, LibsqlError, type Client, type ResultSet } from '@libsql/client';
+import { eq, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/libsql/web';
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import Database from 'libsql';
+import { createEmbeddedClient } from './sqlite-client.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sqlite-client-'));
+let ours: Client;
+let reference: Client;
+
+const SETUP = [
+  'create table t (id integer primary key, name text unique, qty integer, price real, data blob, flag integer)',
+  "insert into t values (1, 'a', 3, 1.5, x'00ff10', 1)",
+  "insert into t values (2, 'b', 9007199254740993, null, null, 0)",
+  'create table u (id integer primary key, t_id integer, name text)',
+  "insert into u values (10, 1, 'u-a')",
+];
+
+beforeAll(async () => {
+  ours = createEmbeddedClient(join(dir, 'ours.db'), { busyTimeoutMs: 1000 });
+  reference = createClient({ url: `file:${join(dir, 'reference.db')}` });
+  for (const c of [ours, reference]) await c.batch(SETUP);
+});
+afterAll(() => {
+  ours.close();
+  reference.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What a consumer can observe of a result set. */
+function observe(rs: ResultSet) {
+  return {
+    columns: rs.columns,
+    columnTypes: rs.columnTypes,
+    rowsAffected: rs.rowsAffected,
+    lastInsertRowid: rs.lastInsertRowid,
+    byIndex: rs.rows.map((r) => Array.prototype.slice.call(r)),
+    keys: rs.rows.map((r) => Object.keys(r)),
+    entries: rs.rows.map((r) => Object.fromEntries(Object.entries(r))),
+    lengths: rs.rows.map((r) => r.length),
+    json: JSON.parse(JSON.stringify(rs.rows)) as unknown,
+  };
+}
+
+/** Runs `f` on both clients; the results (or the errors) must be the same. */
+async function same(f: (c: Client) => Promise<ResultSet | ResultSet[]>) {
+  const run = async (c: Client) => {
+    try {
+      const r = await f(c);
+      return { ok: Array.isArray(r) ? r.map(observe) : observe(r) };
+    } catch (e) {
+      const err = e as LibsqlError & { statementIndex?: number };
+      return { error: { type: e instanceof LibsqlBatchError ? 'batch' : e instanceof LibsqlError ? 'libsql' : (e as Error).name, code: err.code, index: err.statementIndex, message: err.message } };
+    }
+  };
+  const [a, b] = [await run(ours), await run(reference)];
+  expect(a).toEqual(b);
+  return a;
+}
+
+describe('embedded client with prepared statements', () => {
+  it('reads rows as @libsql/client does: by index and by name, integers, reals, blobs, nulls, duplicate names', async () => {
+    await same((c) => c.execute('select id, name, price, data, flag from t where id = 1'));
+    await same((c) => c.execute({ sql: 'select t.id, u.id, u.name from t join u on u.t_id = t.id where t.name = ?', args: ['a'] }));
+    await same((c) => c.execute({ sql: 'select * from t where id = :id', args: { id: 1 } }));
+    await same((c) => c.execute('select count(*) as n, sum(qty) is null as none from t where id > 5'));
+    const blob = (await ours.execute('select data from t where id = 1')).rows[0]!.data;
+    expect(blob).toBeInstanceOf(ArrayBuffer);
+    expect([...new Uint8Array(blob as ArrayBuffer)]).toEqual([0, 255, 16]);
+  });
+
+  it('refuses integers past 2^53 as @libsql/client does (RangeError)', async () => {
+    const r = await same((c) => c.execute('select qty from t where id = 2'));
+    expect(r.error?.type).toBe('RangeError');
+  });
+
+  it('reports writes (rowsAffected, lastInsertRowid) and binds booleans, dates, bigints and blobs', async () => {
+    await same((c) => c.execute({ sql: 'insert into t (id, name, qty, flag, data) values (?, ?, ?, ?, ?)', args: [3, 'c', 7n, true, new Uint8Array([1, 2])] }));
+    await same((c) => c.execute({ sql: 'update t set qty = ? where id >= ?', args: [new Date(5000), 2] }));
+    await same((c) => c.execute('select id, qty, flag, hex(data) as h from t order by id'));
+  });
+
+  it('maps engine errors to LibsqlError codes, and a failed batch to LibsqlBatchError with its index, rolled back', async () => {
+    const dup = await same((c) => c.execute("insert into t (id, name) values (4, 'a')"));
+    expect(dup.error).toMatchObject({ type: 'libsql', code: 'SQLITE_CONSTRAINT' });
+    const failed = await same((c) => c.batch(["insert into t (id, name) values (5, 'e')", "insert into t (id, name) values (6, 'a')"]));
+    expect(failed.error).toMatchObject({ type: 'batch', index: 1, code: 'SQLITE_CONSTRAINT' });
+    await same((c) => c.execute('select count(*) as n from t where id = 5'));
+    expect((await ours.execute('select count(*) as n from t where id = 5')).rows[0]!.n).toBe(0);
+    await same((c) => c.execute('select nope from t'));
+  });
+
+  it('runs a batch in one transaction and returns each result', async () => {
+    await same((c) => c.batch([{ sql: 'insert into u (id, t_id, name) values (?, ?, ?)', args: [11, 2, 'u-b'] }, 'select count(*) as n from u', ['update u set name = ? where id = ?', ['u-b2', 11]]], 'write'));
+  });
+
+  it('gives drizzle the same rows (selects with joins, raw sql, batches with changes())', async () => {
+    const t = sqliteTable('t', { id: integer('id').primaryKey(), name: text('name'), flag: integer('flag', { mode: 'boolean' }) });
+    const u = sqliteTable('u', { id: integer('id').primaryKey(), tId: integer('t_id'), name: text('name') });
+    const query = async (c: Client) => {
+      const db = drizzle(c);
+      const prepared = db.select({ t, uName: u.name }).from(t).innerJoin(u, eq(u.tId, t.id)).where(eq(t.name, sql.placeholder('name'))).prepare();
+      return {
+        joined: await prepared.all({ name: 'a' }),
+        one: await prepared.get({ name: 'b' }),
+        raw: await db.all(sql`select name, flag from t order by id`),
+        batch: await db.batch([db.update(t).set({ flag: false }).where(eq(t.id, 1)), db.select().from(t).where(eq(t.id, 1))]),
+      };
+    };
+    const [a, b] = [await query(ours), await query(reference)];
+    expect(a).toEqual(b);
+    expect(a.joined).toEqual([{ t: { id: 1, name: 'a', flag: true }, uName: 'u-a' }]);
+  });
+
+  it('prepares each statement once, and still sees a schema change', async () => {
+    const prepare = vi.spyOn(Database.prototype, 'prepare');
+    const c = createEmbeddedClient(join(dir, 'count.db'));
+    try {
+      await c.execute('create table k (a integer)');
+      for (let i = 0; i < 5; i++) await c.execute({ sql: 'insert into k (a) values (?)', args: [i] });
+      for (let i = 0; i < 5; i++) await c.execute('select * from k');
+      const calls = (text: string) => prepare.mock.calls.filter(([q]) => q === text).length;
+      expect(calls('insert into k (a) values (?)')).toBe(1);
+      expect(calls('select * from k')).toBe(1);
+      await c.execute('alter table k add column b text');
+      const after = await c.execute('select * from k');
+      expect(after.columns).toEqual(['a', 'b']);
+      expect(Object.keys(after.rows[0]!)).toEqual(['a', 'b']);
+      expect(after.rows[0]!.length).toBe(2);
+    } finally {
+      c.close();
+      prepare.mockRestore();
+    }
+  });
+
+  it('gives an interactive transaction its own connection; commit and rollback', async () => {
+    const tx = await ours.transaction('write');
+    await tx.execute({ sql: 'insert into u (id, t_id, name) values (?, ?, ?)', args: [20, 1, 'tx'] });
+    await tx.rollback();
+    expect((await ours.execute('select count(*) as n from u where id = 20')).rows[0]!.n).toBe(0);
+    const tx2 = await ours.transaction('write');
+    await tx2.execute({ sql: 'insert into u (id, t_id, name) values (?, ?, ?)', args: [21, 1, 'tx'] });
+    await tx2.commit();
+    expect(tx2.closed).toBe(true);
+    expect((await ours.execute('select count(*) as n from u where id = 21')).rows[0]!.n).toBe(1);
+  });
+
+  it('is closed after close()', async () => {
+    const c = createEmbeddedClient(join(dir, 'closed.db'));
+    c.close();
+    expect(c.closed).toBe(true);
+    await expect(c.execute('select 1')).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+});
