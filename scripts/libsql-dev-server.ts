@@ -358,7 +358,7 @@ export async function startLibsqlDevServer(opts: {
     req.on('data', (chunk: Buffer) => { size += chunk.length; if (size <= MAX_BODY) chunks.push(chunk); });
     req.on('end', () => {
       if (size > MAX_BODY) return send(413, { message: 'Request body larger than 10 MiB', code: 'PAYLOAD_TOO_LARGE' });
-      let body;
+      let body: Parameters<typeof pipeline>[0];
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return send(400, { message: 'Request body is not valid JSON', code: 'PROTO_ERROR' }); }
       pipeline(body).then(([status, out]) => send(status, out), (e) => send(500, toProtoError(e)));
     });

@@ -56,7 +56,7 @@ function nestedSchemas(schema: JsonObject, where: string, out: SchemaSite[], nes
       nestedSchemas(sub as JsonObject, `${where}.${k}.${name}`, out, true);
   }
   for (const k of SUBSCHEMA_LISTS)
-    (schema[k] as JsonObject[] | undefined)?.forEach((sub, i) => nestedSchemas(sub, `${where}.${k}[${i}]`, out, true));
+    for (const [i, sub] of ((schema[k] as JsonObject[] | undefined) ?? []).entries()) nestedSchemas(sub, `${where}.${k}[${i}]`, out, true);
   for (const k of SUBSCHEMAS) {
     const sub = schema[k];
     if (sub && typeof sub === 'object' && !Array.isArray(sub)) nestedSchemas(sub, `${where}.${k}`, out, true);
@@ -98,9 +98,9 @@ export function examplesOf(doc: JsonObject): ExampleSite[] {
   const out: ExampleSite[] = [];
   for (const { where, schema } of schemasOf(doc)) {
     if (schema.example !== undefined) out.push({ where: `${where} (example)`, value: schema.example, schema });
-    (schema.examples as Json[] | undefined)?.forEach((value, i) =>
-      out.push({ where: `${where} (examples[${i}])`, value, schema }),
-    );
+    for (const [i, value] of ((schema.examples as Json[] | undefined) ?? []).entries()) {
+      out.push({ where: `${where} (examples[${i}])`, value, schema });
+    }
     if (schema.default !== undefined) out.push({ where: `${where} (default)`, value: schema.default, schema });
   }
   for (const { method, path, op } of operationsOf(doc)) {

@@ -10,7 +10,9 @@ import { freePort, startNodeTestHost } from '../harness/hosts.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function run(env: Record<string, string>, cwd = ROOT): Promise<{ code: number | null; out: string }> {
   return new Promise((res) => {

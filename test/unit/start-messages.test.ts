@@ -18,7 +18,9 @@ const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const cleanups: (() => void)[] = [];
 // Each case starts processes that load the service's code (seconds each on a loaded machine).
 vi.setConfig({ testTimeout: 90_000 });
-afterAll(() => cleanups.forEach((c) => c()));
+afterAll(() => {
+  for (const c of cleanups) c();
+});
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'auth-start-'));

@@ -22,7 +22,7 @@ function fail(message: string): never {
 
 async function main(): Promise<void> {
   const env = loadNodeEnv();
-  let config;
+  let config: ReturnType<typeof parseEnvironment>;
   try {
     config = parseEnvironment(env);
   } catch (err) {
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  let host;
+  let host: Awaited<ReturnType<typeof startNodeHost>>;
   try {
     // With WORKERS > 1 every worker starts a host; one says what became of the first administrator.
     const announce = (cluster.worker?.id ?? 1) === 1;

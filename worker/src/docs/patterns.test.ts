@@ -39,11 +39,11 @@ describe('normalizePatterns', () => {
     });
     app.openapi(route, (c) => c.body(null, 204));
     const doc = app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '1' } });
-    const generated = (doc.components?.schemas?.Body as { properties: { login: { pattern: string } } }).properties.login
+    const generated = (doc.components!.schemas!.Body as { properties: { login: { pattern: string } } }).properties.login
       .pattern;
     expect(generated).toBe('^[\\p{L}\\p{Nd}]+$/u');
     const fixed = normalizePatterns(doc);
-    const pattern = (fixed.components?.schemas?.Body as { properties: { login: { pattern: string } } }).properties.login
+    const pattern = (fixed.components!.schemas!.Body as { properties: { login: { pattern: string } } }).properties.login
       .pattern;
     expect(pattern).toBe('^[\\p{L}\\p{Nd}]+$');
     expect(new RegExp(pattern, 'u').test('alice')).toBe(true);

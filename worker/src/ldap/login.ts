@@ -8,7 +8,7 @@
  * see ./refusals.ts.
  */
 import { and, eq } from 'drizzle-orm';
-import { LdapAuthenticateResponseSchema } from '../../../schema/bridge/index.js';
+import { LdapAuthenticateResponseSchema, type LdapAuthenticateResponse } from '../../../schema/bridge/index.js';
 import { users } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
@@ -60,7 +60,7 @@ export async function authenticateLdapPassword(
   const reserved = await reserveAttempt(db, key, now, throttlePolicy(ctx.config), attempt);
   if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
 
-  let result;
+  let result: LdapAuthenticateResponse;
   try {
     const connection = await connectionOf(scope, server);
     result = await bridge.call('/v1/ldap/authenticate', { connection, login, password }, LdapAuthenticateResponseSchema, bridgeTimeoutMs(connection));

@@ -149,7 +149,7 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
       for (const [k, v] of Object.entries(spec)) {
         if (['must', 'filter', 'should', 'must_not'].includes(k)) {
           const list = Array.isArray(v) ? v : [v];
-          list.forEach((c, i) => checkQuery(g, c, Array.isArray(v) ? join(join(at, k), i) : join(at, k), depth + 1));
+          for (const [i, c] of list.entries()) checkQuery(g, c, Array.isArray(v) ? join(join(at, k), i) : join(at, k), depth + 1);
         } else if (!['minimum_should_match', 'boost'].includes(k)) g.unknown(join(at, k), k, 'bool option');
       }
       return;
@@ -169,7 +169,7 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
         return;
       }
       for (const k of Object.keys(spec)) if (!['queries', 'tie_breaker', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
-      spec.queries.forEach((c, i) => checkQuery(g, c, join(join(at, 'queries'), i), depth + 1));
+      for (const [i, c] of spec.queries.entries()) checkQuery(g, c, join(join(at, 'queries'), i), depth + 1);
       return;
     }
     default:
@@ -209,7 +209,7 @@ function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
     else if (type === 'filters') {
       const filters = isObject(spec) ? spec.filters : undefined;
       if (!isObject(filters) && !Array.isArray(filters)) g.refuse(tat, 'takes {"filters": {...}}');
-      else Object.entries(filters).forEach(([k, q]) => checkQuery(g, q, join(join(tat, 'filters'), k)));
+      else for (const [k, q] of Object.entries(filters)) checkQuery(g, q, join(join(tat, 'filters'), k));
     } else if (!isObject(spec)) g.refuse(tat, 'expected an object');
     else {
       for (const k of Object.keys(spec)) if (!AGG_OPTIONS.has(k)) g.unknown(join(tat, k), k, 'aggregation option');

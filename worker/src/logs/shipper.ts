@@ -20,7 +20,7 @@ import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
-import { LogstoreBulkResponseSchema } from '../../../schema/bridge/index.js';
+import { LogstoreBulkResponseSchema, type LogstoreBulkResponse } from '../../../schema/bridge/index.js';
 import { toLogDocument, type OutboxRow } from './document.js';
 import { datedIndex, STREAMS, streamPattern, type StreamName } from './streams.js';
 import { logstoreTarget } from './target.js';
@@ -91,7 +91,7 @@ async function shipBatch(s: ShipScope, stream: StreamName, size: number, target:
   if (due.length === 0) return false;
 
   const pattern = streamPattern(s.config, stream);
-  let answer;
+  let answer: LogstoreBulkResponse;
   try {
     answer = await s.bridge!.call(
       '/v1/logstore/bulk',

@@ -58,7 +58,7 @@ export function registerOidc(app: App): void {
     const config = c.var.config;
     if (!result.ok) return c.redirect(frontendWithError(config, result.error), 303);
     const identity = identityOfClaims(provider, result.claims);
-    let outcome;
+    let outcome: Awaited<ReturnType<typeof accountOfIdentity>>;
     try {
       outcome = await accountOfIdentity(c.var.scope, identity);
     } catch (err) {
