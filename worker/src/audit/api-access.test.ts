@@ -25,7 +25,7 @@ const event = (n: number, at = 1_000): ApiAccessEvent => ({
 const apiRows = () => t.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'api_access'));
 
 describe('API-access recorder', () => {
-  it('writes nothing per request: a batch is one multi-row insert when it is full or old enough', async () => {
+  it('writes nothing per request: a batch is written in one transaction when it is full or old enough', async () => {
     const clock = { now: 0 };
     const started: Promise<unknown>[] = [];
     const rec = createApiAccessRecorder({ db: () => t.db, host: 'node-1', maxEvents: 5, maxDelayMs: 1_000, clock: () => clock.now });

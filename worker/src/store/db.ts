@@ -6,7 +6,8 @@ import { drizzle } from 'drizzle-orm/libsql/web';
 import * as schema from '../../../schema/index.js';
 import { watchCredentialWrites } from './credential-writes.js';
 
-export type Db = LibSQLDatabase<typeof schema>;
+/** drizzle over libSQL; `$client` is the (watched) libSQL client, for the few raw batches. */
+export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
 
 /**
  * Wraps a libSQL client (embedded on Node, HTTP on the edge) in drizzle with the service schema;
