@@ -13,4 +13,7 @@ export const jobLeases = sqliteTable('job_leases', {
   lastRunAt: integer('last_run_at'),
   lastDurationMs: integer('last_duration_ms'),
   lastResult: text('last_result'),
+  /** Completed runs and failed runs, on any instance (the metrics' job counters, architecture.md §7). */
+  runCount: integer('run_count').notNull().default(0),
+  failureCount: integer('failure_count').notNull().default(0),
 });

@@ -4477,6 +4477,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics for operators (Prometheus text format)
+         * @description The Prometheus text exposition format 0.0.4, for scraping (README, "Metrics"). Credential: `Authorization: Bearer <AUTH_METRICS_TOKEN>`; while AUTH_METRICS_TOKEN is unset the endpoint answers 404 (disabled). Counted by the process (edge: the isolate) that answers: `auth_http_requests_total{method,route,status}` and `auth_http_request_duration_seconds` (route patterns, never raw paths), `auth_logins_total{method,outcome}`, `auth_lockouts_total{method}`. Read from the database at each scrape, so the same from every instance: `auth_sessions_active{kind}`, `auth_outbox_depth{stream}`, `auth_outbox_oldest_age_seconds{stream}`, `auth_outbox_dead_letters{stream}`, `auth_job_runs_total{job}`, `auth_job_failures_total{job}` and the last run of each job. Health as this instance sees it: `auth_database_up`, `auth_bridge_configured`, `auth_bridge_up`. No label carries a user, a login, an address or a secret.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the metrics */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description no Authorization: Bearer header, or not the token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                403: components["responses"]["Forbidden"];
+                /** @description metrics are disabled: AUTH_METRICS_TOKEN is not set */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/first-run": {
         parameters: {
             query?: never;

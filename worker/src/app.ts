@@ -41,6 +41,7 @@ import { registerFirstRun } from './first-run/routes.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
+import { observeRequest, registerMetrics } from './metrics/routes.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -149,7 +150,9 @@ export function createApp(hostDeps: AppDeps): App {
       inBackground: (work) => inBackground(c, work),
     });
     const started = deps.clock();
+    const startedAt = performance.now();
     await next();
+    observeRequest(c, startedAt);
     kickOutbox(c);
     kickNotifications.afterResponse(c);
     const status = c.res.status;
@@ -221,6 +224,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerLogs(api);
   registerNotifications(api);
   registerPasswordReset(api);
+  registerMetrics(api);
   if (testClock) {
     registerTestClock(api, testClock);
     registerTestJobs(api);

@@ -7,6 +7,7 @@ import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 import { handledAtFor } from './handled-types.js';
+import { countLoginEvent } from '../metrics/process.js';
 
 /** Log-store streams, one per AUDIT_* index pattern. */
 export type AuditStream = 'user_activity' | 'crud_user' | 'crud_admin' | 'api_access' | 'ext_service_access' | 'data_lifecycle';
@@ -51,6 +52,8 @@ function columns(e: AuditEvent) {
 
 /** The insert of one audit event, to run inside the caller's batch. */
 export function auditInsert(db: Db, at: number, e: AuditEvent) {
+  // Login attempts are counted for GET /metrics where they are audited, so both always agree.
+  countLoginEvent(e.type, e.data);
   return db.insert(auditOutbox).values({
     id: crypto.randomUUID(),
     at,

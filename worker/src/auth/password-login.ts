@@ -17,6 +17,7 @@ import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import { clearAttempts, lockedUntil, lockIfExhausted, reserveAttempt, throttleKey, throttlePolicy } from './throttle.js';
 import type { RequestMeta } from '../http/scope.js';
+import { countLockedAttempt, loginMethod, lockouts } from '../metrics/process.js';
 
 export interface LoginContext {
   db: Db;
@@ -117,6 +118,7 @@ export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, pa
 
 /** The 401 of a locked throttle key (the password was not checked), with Retry-After. */
 export async function lockedProblem(ctx: LoginContext, key: string): Promise<ProblemError> {
+  countLockedAttempt(key);
   const until = (await lockedUntil(ctx.db, key, ctx.now)) ?? ctx.now + 1000;
   return new ProblemError('ACCOUNT_LOCKED', {
     detail: 'too many failed logins; try again later',
@@ -134,11 +136,12 @@ export async function failedLogin(ctx: LoginContext, key: string, login: string,
   const policy = throttlePolicy(ctx.config);
   const lockUntil = now + policy.windowMs;
   const audit = { request: ctx.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
-  await db.batch([
+  const [locked] = await db.batch([
     lockIfExhausted(db, key, now, policy),
     auditInsert(db, now, { ...audit, type: 'login.failure', data }),
     auditInsertWhen(db, now, { ...audit, type: 'account.locked', data: { ...data, until: new Date(lockUntil).toISOString() } }, sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`),
   ]);
+  if (locked.rowsAffected > 0) lockouts.inc([loginMethod(data.source)]);
   return new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });
 }
 

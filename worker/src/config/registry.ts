@@ -298,6 +298,11 @@ export const REGISTRY = {
   PASSWORD_RESET_TTL_MIN: int(D, 'AUTH_PASSWORD_RESET_TTL_MIN', 30, 5, 1440, 'minutes a password-reset link (sent by mail) stays valid'),
   WELCOME_LINK_TTL_HOURS: int(D, 'AUTH_WELCOME_LINK_TTL_HOURS', 72, 1, 720,
     "hours the link of a new account's mail (to set its first password) stays valid"),
+  METRICS_TOKEN: str(D, 'AUTH_METRICS_TOKEN', '',
+    'Bearer token of GET ROOT_PATH/metrics (Prometheus scrapes); empty: the endpoint answers 404', {
+    secret: true,
+    check: (v) => (v === '' || /^[\x21-\x7e]{32,}$/.test(v) ? null : 'at least 32 printable ASCII characters, no spaces'),
+  }),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

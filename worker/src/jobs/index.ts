@@ -52,7 +52,8 @@ export async function runJob(o: JobInput, job: Job, opts: { holder?: string; ign
     result = JSON.stringify({ error: String(err) });
     ctx.logger.error('job failed', { job: job.name, durationMs: Date.now() - started, err });
   }
-  await releaseLease(ctx.db, job.name, holder, { at: ctx.now, durationMs: Date.now() - started, result });
+  const run = { at: ctx.now, durationMs: Date.now() - started, result, failed: outcome === 'failed' };
+  await releaseLease(ctx.db, job.name, holder, run);
   return outcome;
 }
 

@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../../../test/harness/app.js';
 import { parseEnvironment } from '../config/index.js';
 import { jobLeases } from '../../../schema/index.js';
 import { runScheduledJobs, type Job } from './index.js';
-import { acquireLease, releaseLease } from './lease.js';
+import { acquireLease, countUnleasedRun, releaseLease } from './lease.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -53,5 +53,33 @@ describe('job leases', () => {
     // A later firing runs it again.
     await runScheduledJobs({ ...ctx, now: ctx.now + 5 * 60_000 }, [job]);
     expect(runs).toBe(2);
+  });
+
+  it('counts runs and failures in the lease row, which GET /metrics reads', async () => {
+    const { createLogger } = await import('../http/logger.js');
+    const { collectScrapeMetrics } = await import('../metrics/collect.js');
+    const logger = createLogger({ threshold: () => 'CRITICAL', write: () => {} });
+    const ctx = { db: t.db, config: parseEnvironment({}), now: 9_000_000, logger };
+    let fail = false;
+    const job: Job = {
+      name: 'sometimes-fails',
+      everyMs: 0,
+      async run() {
+        if (fail) throw new Error('boom');
+      },
+    };
+    expect(await runScheduledJobs(ctx, [job])).toEqual([]);
+    fail = true;
+    expect(await runScheduledJobs({ ...ctx, now: ctx.now + 1000 }, [job])).toEqual(['sometimes-fails']);
+    const [row] = await t.db.select().from(jobLeases).where(eq(jobLeases.name, 'sometimes-fails'));
+    expect(row).toMatchObject({ runCount: 2, failureCount: 1 });
+    // A run without the lease (the test-only trigger) is counted too, and leaves the lease alone.
+    await countUnleasedRun(t.db, 'sometimes-fails', false);
+    await countUnleasedRun(t.db, 'never-leased', true);
+    const rendered = (await collectScrapeMetrics({ ...ctx, now: ctx.now + 2000 })).render();
+    expect(rendered).toContain('auth_job_runs_total{job="sometimes-fails"} 3');
+    expect(rendered).toContain('auth_job_failures_total{job="sometimes-fails"} 1');
+    expect(rendered).toContain('auth_job_failures_total{job="never-leased"} 1');
+    expect(await acquireLease(t.db, 'never-leased', 'h', ctx.now, 1000)).toBe(true);
   });
 });

@@ -20,10 +20,36 @@ export async function acquireLease(db: Db, name: string, holder: string, now: nu
   return res.rowsAffected === 1;
 }
 
-/** Ends this holder's lease and records the run (a lease taken over meanwhile is left alone). */
-export async function releaseLease(db: Db, name: string, holder: string, run: { at: number; durationMs: number; result: string }): Promise<void> {
+/**
+ * Ends this holder's lease and records the run, counting it (and its failure) for the metrics (a
+ * lease taken over meanwhile is left alone).
+ */
+export async function releaseLease(
+  db: Db,
+  name: string,
+  holder: string,
+  run: { at: number; durationMs: number; result: string; failed?: boolean },
+): Promise<void> {
   await db
     .update(jobLeases)
-    .set({ until: run.at + run.durationMs, lastRunAt: run.at, lastDurationMs: run.durationMs, lastResult: run.result })
+    .set({
+      until: run.at + run.durationMs,
+      lastRunAt: run.at,
+      lastDurationMs: run.durationMs,
+      lastResult: run.result,
+      runCount: sql`${jobLeases.runCount} + 1`,
+      failureCount: sql`${jobLeases.failureCount} + ${run.failed ? 1 : 0}`,
+    })
     .where(and(eq(jobLeases.name, name), eq(jobLeases.holder, holder)));
+}
+
+/**
+ * Counts a run made without the lease (the test-only job trigger) for the metrics, leaving the
+ * lease and the last run alone, so the job's pace is unchanged.
+ */
+export async function countUnleasedRun(db: Db, name: string, failed: boolean): Promise<void> {
+  const f = failed ? 1 : 0;
+  await db.run(sql`
+    insert into ${jobLeases} (name, holder, until, run_count, failure_count) values (${name}, '', 0, 1, ${f})
+    on conflict (name) do update set run_count = run_count + 1, failure_count = failure_count + ${f}`);
 }

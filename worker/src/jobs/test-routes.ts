@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { App } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import { JOBS } from './index.js';
+import { countUnleasedRun } from './lease.js';
 
 const Body = z.object({ names: z.array(z.string()).min(1) });
 
@@ -29,8 +30,16 @@ export function registerTestJobs(app: App): void {
     };
     const results: Record<string, unknown> = {};
     // The jobs in their registered order, without leases: the test decides when they run.
-    for (const job of JOBS.filter((j) => parsed.data.names.includes(j.name)))
-      results[job.name] = (await job.run(ctx)) ?? {};
+    // Each run is counted (job runs and failures of GET /metrics), a failed one too before it throws.
+    for (const job of JOBS.filter((j) => parsed.data.names.includes(j.name))) {
+      try {
+        results[job.name] = (await job.run(ctx)) ?? {};
+      } catch (err) {
+        await countUnleasedRun(ctx.db, job.name, true);
+        throw err;
+      }
+      await countUnleasedRun(ctx.db, job.name, false);
+    }
     return c.json(results);
   });
 }

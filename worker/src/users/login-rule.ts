@@ -18,6 +18,7 @@ import { endSessionsStatement } from '../sessions/store.js';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
+import { countLoginEvent } from '../metrics/process.js';
 
 export interface RuleContext {
   db: Db;
@@ -134,7 +135,11 @@ export async function assertMayLogIn(
   const audit = { request: ctx.request, data: { by: 'login', ...origin }, refused: origin };
   const block = inactivityBlock(db, now, user, cutoff, audit);
   // `also` first, so that the UPDATE stays the last statement.
-  if (blockedRows(await db.batch([...also, ...block] as typeof block)) > 0) throw blockedProblem('inactivity');
+  if (blockedRows(await db.batch([...also, ...block] as typeof block)) > 0) {
+    // Its login.refused was written conditionally (auditInsertWhen): counted here, once it is.
+    countLoginEvent('login.refused', origin);
+    throw blockedProblem('inactivity');
+  }
 
   // Not blocked by this login: something changed since the account was read, or it is the last
   // active administrator. The database has the last word.

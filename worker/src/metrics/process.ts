@@ -1,0 +1,82 @@
+/**
+ * The metrics each process (Node) or isolate (edge) counts itself (architecture.md §7): requests
+ * by route pattern and status with their latency, logins by method and outcome, lockouts. One
+ * registry per module instance, which is one per process or isolate; the database-derived metrics
+ * are read at scrape time instead (metrics/collect.ts) and are global.
+ */
+import { Registry } from './registry.js';
+
+/** The registry of this process (edge: isolate). */
+export const processRegistry = new Registry();
+
+const startTime = processRegistry.gauge(
+  'process_start_time_seconds',
+  'when this process (edge: isolate) started counting, in seconds since the epoch; a change means counters restarted',
+);
+let startNoted = false;
+
+/**
+ * Records the start time at the first request rather than at import: workerd may not tell the
+ * time during an isolate's startup.
+ */
+export function noteProcessStart(): void {
+  if (startNoted) return;
+  startNoted = true;
+  startTime.set([], Math.floor(Date.now() / 1000));
+}
+
+/** Requests answered, by method, route pattern (never the raw path) and status. */
+export const httpRequests = processRegistry.counter(
+  'auth_http_requests_total',
+  'requests answered by this process (edge: isolate), by method, route pattern and status',
+  ['method', 'route', 'status'],
+);
+
+/** Time from the request reaching the app to its response, by method and route pattern. */
+export const httpDuration = processRegistry.histogram(
+  'auth_http_request_duration_seconds',
+  'time from the request reaching the app to its response, by method and route pattern',
+  ['method', 'route'],
+);
+
+/** Login attempts as audited, by method (local, ldap, oidc) and outcome. */
+export const logins = processRegistry.counter(
+  'auth_logins_total',
+  'login attempts, as audited: method local, ldap or oidc; outcome success, failure (wrong login or password), ' +
+    'refused (blocked, not allowed), password_expired, or locked (refused unchecked while locked out)',
+  ['method', 'outcome'],
+);
+
+/** Logins that became locked out (AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN). */
+export const lockouts = processRegistry.counter(
+  'auth_lockouts_total',
+  'logins locked out after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN, by method',
+  ['method'],
+);
+
+const METHODS = new Set(['local', 'ldap', 'oidc']);
+const OUTCOMES: Record<string, string> = {
+  'login.success': 'success',
+  'login.failure': 'failure',
+  'login.refused': 'refused',
+  'login.password_expired': 'password_expired',
+};
+
+/** The method label of a login source (anything unexpected is "other", so labels stay bounded). */
+export function loginMethod(source: unknown): string {
+  return typeof source === 'string' && METHODS.has(source) ? source : 'other';
+}
+
+/**
+ * Counts a login attempt from its audit event (type login.success, login.failure, login.refused
+ * or login.password_expired; others are ignored), so the counts match the audit trail.
+ */
+export function countLoginEvent(type: string, data: Record<string, unknown> | undefined): void {
+  const outcome = OUTCOMES[type];
+  if (outcome) logins.inc([loginMethod(data?.source), outcome]);
+}
+
+/** Counts a login refused unchecked because its throttle key is locked (key local:… or ldap:…). */
+export function countLockedAttempt(throttleKey: string): void {
+  logins.inc([throttleKey.startsWith('ldap:') ? 'ldap' : 'local', 'locked']);
+}
