@@ -18,7 +18,7 @@ export const API_TAGS = [
   { name: 'settings', description: 'Security settings (/v3/settings)' },
   { name: 'notifications', description: 'Mail notifications and their history' },
   { name: 'errtrack', description: 'Browser error tracking: client configuration and the Sentry tunnel' },
-  { name: 'health', description: 'Liveness and readiness probes' },
+  { name: 'health', description: 'Liveness and readiness probes; metrics for operators' },
 ];
 
 const DOCS_CSP = [
