@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditInsert } from '../audit/events.js';
 import { createTestApp } from '../../../test/harness/app.js';
-import { countLockedAttempt, countLoginEvent, logins } from './process.js';
+import { countLockedAttempt, countLoginEvent, httpDuration, httpRequests, logins, recordRequest } from './process.js';
 
 describe('login counters', () => {
   it('count login events by the source of their data and the outcome of their type; other events not', () => {
@@ -42,5 +42,20 @@ describe('login counters', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('request counters', () => {
+  it('count by method, route and status, observe the latency, and fold non-standard methods into other', () => {
+    recordRequest('GET', '/t/:id', 200, 0.004);
+    recordRequest('GET', '/t/:id', 200, 0.2);
+    recordRequest('GET', '/t/:id', 404, 0.001);
+    for (const m of ['BREW', 'X-ANY', 'get']) recordRequest(m, '/t/:id', 405, 0.001);
+    expect(httpRequests.get(['GET', '/t/:id', '200'])).toBe(2);
+    expect(httpRequests.get(['GET', '/t/:id', '404'])).toBe(1);
+    expect(httpRequests.get(['other', '/t/:id', '405'])).toBe(3);
+    expect(httpDuration.count(['GET', '/t/:id'])).toBe(3);
+    expect(httpRequests.render()).not.toMatch(/BREW|X-ANY|"get"/);
+    expect(httpDuration.render()).toContain('auth_http_request_duration_seconds_bucket{method="GET",route="/t/:id",le="0.005"} 2');
   });
 });

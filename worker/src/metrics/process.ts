@@ -4,7 +4,7 @@
  * registry per module instance, which is one per process or isolate; the database-derived metrics
  * are read at scrape time instead (metrics/collect.ts) and are global.
  */
-import { Registry } from './registry.js';
+import { type HistogramSeries, Registry } from './registry.js';
 
 /** The registry of this process (edge: isolate). */
 export const processRegistry = new Registry();
@@ -28,7 +28,7 @@ export function noteProcessStart(): void {
 /** Requests answered, by method, route pattern (never the raw path) and status. */
 export const httpRequests = processRegistry.counter(
   'auth_http_requests_total',
-  'requests answered by this process (edge: isolate), by method, route pattern and status',
+  'requests answered by this process (edge: isolate), by method (other for non-standard ones), route pattern and status',
   ['method', 'route', 'status'],
 );
 
@@ -38,6 +38,48 @@ export const httpDuration = processRegistry.histogram(
   'time from the request reaching the app to its response, by method and route pattern',
   ['method', 'route'],
 );
+
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The method label: a standard method, else "other" (a client picks the method: labels stay bounded). */
+export function methodLabel(method: string): string {
+  return HTTP_METHODS.has(method) ? method : 'other';
+}
+
+interface RouteSeries {
+  duration: HistogramSeries;
+  byStatus: Map<number, { value: number }>;
+}
+/**
+ * The series of each route and method, kept so that a request costs a few lookups by strings whose
+ * hashes are cached (the router's pattern, the method) and builds no string.
+ */
+const routeSeries = new Map<string, Map<string, RouteSeries>>();
+
+/**
+ * Counts an answered request by method, route pattern and status, and observes its latency. The
+ * route is a registered pattern (bounded by the routes), the method bounded by methodLabel.
+ */
+export function recordRequest(method: string, route: string, status: number, seconds: number): void {
+  const m = methodLabel(method);
+  let byMethod = routeSeries.get(route);
+  if (!byMethod) {
+    byMethod = new Map();
+    routeSeries.set(route, byMethod);
+  }
+  let r = byMethod.get(m);
+  if (!r) {
+    r = { duration: httpDuration.seriesOf([m, route]), byStatus: new Map() };
+    byMethod.set(m, r);
+  }
+  let count = r.byStatus.get(status);
+  if (!count) {
+    count = httpRequests.seriesOf([m, route, String(status)]);
+    r.byStatus.set(status, count);
+  }
+  count.value += 1;
+  r.duration.observe(seconds);
+}
 
 /** Login attempts as audited, by method (local, ldap, oidc) and outcome. */
 export const logins = processRegistry.counter(

@@ -90,6 +90,14 @@ abstract class ScalarMetric extends Metric {
     return s;
   }
 
+  /**
+   * The series of a label set, made at its first use, for hot paths that keep it: adding to its
+   * `value` then costs no key and no lookup.
+   */
+  seriesOf(values: readonly string[]): Series {
+    return this.entry(values);
+  }
+
   /** The current value of a label set (0 when never recorded). */
   get(values: readonly string[] = []): number {
     return this.series.get(this.key(values))?.value ?? 0;
@@ -130,11 +138,26 @@ export class Gauge extends ScalarMetric {
   }
 }
 
-interface Buckets {
-  values: readonly string[];
+/** The buckets of one label set of a histogram. */
+export class HistogramSeries {
   /** Observations per bucket (not cumulative); the last slot is +Inf. */
-  counts: Float64Array;
-  sum: number;
+  readonly counts: Float64Array;
+  sum = 0;
+
+  constructor(
+    readonly values: readonly string[],
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  /** Counts one observation. */
+  observe(value: number): void {
+    let i = 0;
+    while (i < this.bounds.length && value > this.bounds[i]!) i++;
+    this.counts[i]! += 1;
+    this.sum += value;
+  }
 }
 
 /** Latency buckets in seconds, from 5 ms to 10 s. */
@@ -142,7 +165,7 @@ export const LATENCY_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1
 
 /** Observations counted in fixed buckets, with their sum and count. */
 export class Histogram extends Metric {
-  private readonly series = new Map<string, Buckets>();
+  private readonly series = new Map<string, HistogramSeries>();
   private readonly bounds: readonly number[];
   private readonly le: readonly string[];
 
@@ -155,18 +178,20 @@ export class Histogram extends Metric {
     this.le = [...buckets.map(formatValue), '+Inf'];
   }
 
-  /** Counts one observation of a label set. */
-  observe(values: readonly string[], value: number): void {
+  /** The series of a label set, made at its first use (hot paths keep it and call its observe). */
+  seriesOf(values: readonly string[]): HistogramSeries {
     const key = this.key(values);
     let s = this.series.get(key);
     if (!s) {
-      s = { values: [...values], counts: new Float64Array(this.bounds.length + 1), sum: 0 };
+      s = new HistogramSeries([...values], this.bounds);
       this.series.set(key, s);
     }
-    let i = 0;
-    while (i < this.bounds.length && value > this.bounds[i]!) i++;
-    s.counts[i]! += 1;
-    s.sum += value;
+    return s;
+  }
+
+  /** Counts one observation of a label set. */
+  observe(values: readonly string[], value: number): void {
+    this.seriesOf(values).observe(value);
   }
 
   /** The number of observations of a label set. */

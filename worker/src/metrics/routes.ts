@@ -10,7 +10,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { constantTimeEqual } from '../auth/password-hash/phc.js';
 import { collectScrapeMetrics } from './collect.js';
-import { httpDuration, httpRequests, noteProcessStart, processRegistry } from './process.js';
+import { noteProcessStart, processRegistry, recordRequest } from './process.js';
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from './registry.js';
 
 /** The route label of requests that matched no endpoint (404, 405): one label, however many paths. */
@@ -34,10 +34,7 @@ function routeOf(c: Context<AppEnv>): string {
 /** Counts an answered request by method, route pattern and status, and observes its latency. */
 export function observeRequest(c: Context<AppEnv>, startedAt: number): void {
   noteProcessStart();
-  const route = routeOf(c);
-  const method = c.req.method;
-  httpRequests.inc([method, route, String(c.res.status)]);
-  httpDuration.observe([method, route], (performance.now() - startedAt) / 1000);
+  recordRequest(c.req.method, routeOf(c), c.res.status, (performance.now() - startedAt) / 1000);
 }
 
 const digest = async (s: string) => new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(s)));
