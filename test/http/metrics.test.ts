@@ -131,6 +131,20 @@ describe('GET /metrics: what it counts', () => {
     expect(after.text).not.toContain(login);
   });
 
+  it('a login refused for inactivity (its event written conditionally) is counted once, as refused', async () => {
+    const login = uniqueLogin('i');
+    await createUser(login);
+    await setClock(46 * 24 * 60 * MINUTE); // past USER_INACTIVE_TIMEOUT_DAY (45)
+    const before = await scrape();
+    const r = await loginWithoutSession(login, PASSWORD);
+    expect(r.body).toMatchObject({ code: 'ACCOUNT_BLOCKED' });
+    const after = await scrape();
+    const refused = (s: Scrape) => value(s, 'auth_logins_total', { method: 'local', outcome: 'refused' });
+    expect(refused(after) - refused(before)).toBe(1);
+    const success = (s: Scrape) => value(s, 'auth_logins_total', { method: 'local', outcome: 'success' });
+    expect(success(after) - success(before)).toBe(0);
+  });
+
   it('active sessions are read from the database: a login adds one, the idle timeout ends it', async () => {
     const login = uniqueLogin('s');
     await createUser(login);
