@@ -9,6 +9,7 @@ import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, MINUTE, basic, call, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { histogramOf, parseExposition, sampleValue } from '../harness/prometheus.js';
+import { startSlapd, type Slapd } from '../harness/slapd.js';
 
 const TOKEN = 'metrics-scrape-token-0123456789abcdef-XYZ';
 const PASSWORD = 'Str0ng$pass';
@@ -17,6 +18,7 @@ const admin = basic(ADMIN.login, ADMIN.password);
 
 let host: RunningHost;
 let bridge: TestBridge;
+let slapd: Slapd;
 let root: string;
 let bridgeStopped = false;
 
@@ -46,14 +48,22 @@ const loginWithoutSession = (login: string, password: string) =>
   api('/v3/login_without_session', { method: 'POST', auth: basic(login, password) });
 
 beforeAll(async () => {
-  bridge = await startTestBridge();
+  [bridge, slapd] = await Promise.all([startTestBridge(), startSlapd()]);
   const quiet = { OUTBOX_CONTEXT_DETACH: 'False', IN_APP_SCHEDULER_ENABLED: 'False' };
   host = await startTestHost(inject('hostKind'), { ...bridge.env, ...quiet, AUTH_METRICS_TOKEN: TOKEN });
   root = new URL(host.url).pathname.replace(/\/$/, '');
-});
+  const conn = slapd.connection({ via: 'ldap' });
+  const r = await api('/v3/settings/ldap-servers', {
+    method: 'POST',
+    auth: admin,
+    json: { name: 'corp', urls: conn.urls, startTls: false, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+}, 180_000);
 afterAll(async () => {
   await host?.stop();
   if (!bridgeStopped) await bridge?.stop();
+  await slapd?.stop();
 });
 afterEach(() => setClock(0));
 
@@ -129,6 +139,20 @@ describe('GET /metrics: what it counts', () => {
     expect(logins(after, 'failure') - logins(mid, 'failure')).toBe(2);
     expect(logins(after, 'locked') - logins(mid, 'locked')).toBe(1);
     expect(after.text).not.toContain(login);
+  });
+
+  it('counts LDAP logins under method ldap', async () => {
+    const alice = slapd.user('alice');
+    const ldapLogin = (password: string) =>
+      api('/v3/login_without_session', { method: 'POST', auth: basic(alice.login, password), headers: { 'X-LDAP-Name': 'corp' } });
+    const before = await scrape();
+    expect((await ldapLogin(alice.password!)).status).toBe(200);
+    expect((await ldapLogin(WRONG)).status).toBe(401);
+    const after = await scrape();
+    const ldap = (s: Scrape, outcome: string) => value(s, 'auth_logins_total', { method: 'ldap', outcome });
+    expect(ldap(after, 'success') - ldap(before, 'success')).toBe(1);
+    expect(ldap(after, 'failure') - ldap(before, 'failure')).toBe(1);
+    expect(after.text).not.toContain(alice.login);
   });
 
   it('a login refused for inactivity (its event written conditionally) is counted once, as refused', async () => {
