@@ -10,7 +10,9 @@ const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*';
 const LABEL_VALUE = '"(?:[^"\\\\\\n]|\\\\[\\\\"n])*"';
 const VALUE = '(?:[+-]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?|[+-]Inf|NaN)';
-const SAMPLE = new RegExp(`^(${NAME})(?:\\{(?:${LABEL}=${LABEL_VALUE}(?:,${LABEL}=${LABEL_VALUE})*,?)?\\})? (${VALUE})(?: -?\\d+)?$`);
+const SAMPLE = new RegExp(
+  `^(${NAME})(?:\\{(?:${LABEL}=${LABEL_VALUE}(?:,${LABEL}=${LABEL_VALUE})*,?)?\\})? (${VALUE})(?: -?\\d+)?$`,
+);
 const HELP = new RegExp(`^# HELP (${NAME}) (?:[^\\\\\\n]|\\\\[\\\\n])*$`);
 const TYPE = new RegExp(`^# TYPE (${NAME}) (counter|gauge|histogram|summary|untyped)$`);
 
@@ -20,30 +22,33 @@ export function assertExpositionFormat(text: string): void {
   const typed = new Map<string, string>();
   const seen = new Set<string>();
   let current: string | null = null;
-  text.slice(0, -1).split('\n').forEach((line, i) => {
-    const at = `line ${i + 1}: ${line}`;
-    const help = HELP.exec(line);
-    const type = TYPE.exec(line);
-    if (help || type) {
-      const name = (help ?? type)![1]!;
-      if (type) {
-        if (typed.has(name)) throw new Error(`${at}: a second TYPE for ${name}`);
-        typed.set(name, type[2]!);
+  text
+    .slice(0, -1)
+    .split('\n')
+    .forEach((line, i) => {
+      const at = `line ${i + 1}: ${line}`;
+      const help = HELP.exec(line);
+      const type = TYPE.exec(line);
+      if (help || type) {
+        const name = (help ?? type)![1]!;
+        if (type) {
+          if (typed.has(name)) throw new Error(`${at}: a second TYPE for ${name}`);
+          typed.set(name, type[2]!);
+        }
+        if (current !== name && seen.has(name)) throw new Error(`${at}: ${name} appears in two groups`);
+        current = name;
+        seen.add(name);
+        return;
       }
-      if (current !== name && seen.has(name)) throw new Error(`${at}: ${name} appears in two groups`);
-      current = name;
-      seen.add(name);
-      return;
-    }
-    const sample = SAMPLE.exec(line);
-    if (!sample) throw new Error(`${at}: not a sample, HELP or TYPE line`);
-    const name = sample[1]!;
-    const family = [name, name.replace(/_(bucket|sum|count)$/, '')].find((n) => typed.has(n));
-    if (!family || family !== current) throw new Error(`${at}: a sample outside the group of its TYPE line`);
-    if (family !== name && typed.get(family) !== 'histogram' && typed.get(family) !== 'summary') {
-      throw new Error(`${at}: a ${name} sample in a ${typed.get(family)} family`);
-    }
-  });
+      const sample = SAMPLE.exec(line);
+      if (!sample) throw new Error(`${at}: not a sample, HELP or TYPE line`);
+      const name = sample[1]!;
+      const family = [name, name.replace(/_(bucket|sum|count)$/, '')].find((n) => typed.has(n));
+      if (!family || family !== current) throw new Error(`${at}: a sample outside the group of its TYPE line`);
+      if (family !== name && typed.get(family) !== 'histogram' && typed.get(family) !== 'summary') {
+        throw new Error(`${at}: a ${name} sample in a ${typed.get(family)} family`);
+      }
+    });
 }
 
 interface ParsedFamily {
@@ -63,7 +68,11 @@ const matches = (labels: Record<string, string> | undefined, want: Record<string
   Object.entries(want).every(([k, v]) => labels?.[k] === v);
 
 /** The value of a counter or gauge series (0 when the series is absent; undefined when the family is). */
-export function sampleValue(families: ParsedFamily[], name: string, labels: Record<string, string> = {}): number | undefined {
+export function sampleValue(
+  families: ParsedFamily[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const family = families.find((f) => f.name === name);
   if (!family) return undefined;
   const m = family.metrics.find((s) => matches(s.labels, labels));
@@ -88,7 +97,16 @@ export function readSamples(text: string): Array<{ name: string; labels: Record<
       for (const m of line.slice(name.length, close).matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
         labels[m[1]!] = unescapeLabel(m[2]!);
       }
-      return { name, labels, value: Number(line.slice(close + 1).replace('+Inf', 'Infinity').replace('-Inf', '-Infinity')) };
+      return {
+        name,
+        labels,
+        value: Number(
+          line
+            .slice(close + 1)
+            .replace('+Inf', 'Infinity')
+            .replace('-Inf', '-Infinity'),
+        ),
+      };
     });
 }
 

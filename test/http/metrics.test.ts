@@ -37,7 +37,8 @@ async function scrape() {
   return { text, families: parseExposition(text) };
 }
 type Scrape = Awaited<ReturnType<typeof scrape>>;
-const value = (s: Scrape, name: string, labels: Record<string, string> = {}) => sampleValue(s.families, name, labels) ?? NaN;
+const value = (s: Scrape, name: string, labels: Record<string, string> = {}) =>
+  sampleValue(s.families, name, labels) ?? NaN;
 
 async function createUser(login: string) {
   const r = await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } });
@@ -56,7 +57,14 @@ beforeAll(async () => {
   const r = await api('/v3/settings/ldap-servers', {
     method: 'POST',
     auth: admin,
-    json: { name: 'corp', urls: conn.urls, startTls: false, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn },
+    json: {
+      name: 'corp',
+      urls: conn.urls,
+      startTls: false,
+      bindDn: slapd.serviceDn,
+      bindPassword: slapd.servicePassword,
+      baseDn: slapd.baseDn,
+    },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }, 180_000);
@@ -76,7 +84,14 @@ describe('GET /metrics: access', () => {
   });
 
   it('needs the Bearer scrape token: none, a wrong one, a prefix of it or an admin password are 401', async () => {
-    for (const auth of [undefined, 'Bearer wrong-token', `Bearer ${TOKEN.slice(0, -1)}`, `Bearer ${TOKEN}x`, admin, `Basic ${TOKEN}`]) {
+    for (const auth of [
+      undefined,
+      'Bearer wrong-token',
+      `Bearer ${TOKEN.slice(0, -1)}`,
+      `Bearer ${TOKEN}x`,
+      admin,
+      `Basic ${TOKEN}`,
+    ]) {
       const r = await api('/metrics', auth ? { auth } : {});
       expect(r.status, String(auth)).toBe(401);
       expect(r.body).toMatchObject({ code: 'UNAUTHENTICATED' });
@@ -113,7 +128,9 @@ describe('GET /metrics: what it counts', () => {
     expect(h1.count - (h0?.count ?? 0)).toBe(2);
     expect(h1.buckets['+Inf']).toBe(h1.count);
     const le = (k: string) => (k === '+Inf' ? Infinity : Number(k));
-    const cumulative = Object.entries(h1.buckets).sort(([a], [b]) => le(a) - le(b)).map(([, n]) => n);
+    const cumulative = Object.entries(h1.buckets)
+      .sort(([a], [b]) => le(a) - le(b))
+      .map(([, n]) => n);
     expect(cumulative).toHaveLength(12);
     expect(cumulative).toEqual([...cumulative].sort((a, b) => a - b));
     expect(h1.sum).toBeGreaterThanOrEqual(0);
@@ -129,13 +146,19 @@ describe('GET /metrics: what it counts', () => {
     const logins = (s: Scrape, outcome: string) => value(s, 'auth_logins_total', { method: 'local', outcome });
     expect(logins(mid, 'success') - logins(before, 'success')).toBe(1);
     expect(logins(mid, 'failure') - logins(before, 'failure')).toBe(1);
-    expect(value(mid, 'auth_lockouts_total', { method: 'local' }) - value(before, 'auth_lockouts_total', { method: 'local' })).toBe(0);
+    expect(
+      value(mid, 'auth_lockouts_total', { method: 'local' }) -
+        value(before, 'auth_lockouts_total', { method: 'local' }),
+    ).toBe(0);
 
     // Two more failures reach AUTH_FAILED_COUNT (3): the login locks; the next attempt is refused unchecked.
-    for (let i = 0; i < 2; i++) expect((await loginWithoutSession(login, WRONG)).body).toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    for (let i = 0; i < 2; i++)
+      expect((await loginWithoutSession(login, WRONG)).body).toMatchObject({ code: 'INVALID_CREDENTIALS' });
     expect((await loginWithoutSession(login, PASSWORD)).body).toMatchObject({ code: 'ACCOUNT_LOCKED' });
     const after = await scrape();
-    expect(value(after, 'auth_lockouts_total', { method: 'local' }) - value(mid, 'auth_lockouts_total', { method: 'local' })).toBe(1);
+    expect(
+      value(after, 'auth_lockouts_total', { method: 'local' }) - value(mid, 'auth_lockouts_total', { method: 'local' }),
+    ).toBe(1);
     expect(logins(after, 'failure') - logins(mid, 'failure')).toBe(2);
     expect(logins(after, 'locked') - logins(mid, 'locked')).toBe(1);
     expect(after.text).not.toContain(login);
@@ -144,7 +167,11 @@ describe('GET /metrics: what it counts', () => {
   it('counts LDAP logins under method ldap', async () => {
     const alice = slapd.user('alice');
     const ldapLogin = (password: string) =>
-      api('/v3/login_without_session', { method: 'POST', auth: basic(alice.login, password), headers: { 'X-LDAP-Name': 'corp' } });
+      api('/v3/login_without_session', {
+        method: 'POST',
+        auth: basic(alice.login, password),
+        headers: { 'X-LDAP-Name': 'corp' },
+      });
     const before = await scrape();
     expect((await ldapLogin(alice.password!)).status).toBe(200);
     expect((await ldapLogin(WRONG)).status).toBe(401);
@@ -193,7 +220,14 @@ describe('GET /metrics: what it counts', () => {
     const depth = (s: Scrape, stream: string) => value(s, 'auth_outbox_depth', { stream });
     // Nothing ships here: the failed login's event waits in user_activity.
     expect(depth(after, 'user_activity') - depth(before, 'user_activity')).toBe(1);
-    for (const stream of ['user_activity', 'crud_user', 'crud_admin', 'api_access', 'ext_service_access', 'data_lifecycle']) {
+    for (const stream of [
+      'user_activity',
+      'crud_user',
+      'crud_admin',
+      'api_access',
+      'ext_service_access',
+      'data_lifecycle',
+    ]) {
       expect(value(after, 'auth_outbox_dead_letters', { stream }), stream).toBe(0);
       expect(Number.isFinite(value(after, 'auth_outbox_oldest_age_seconds', { stream })), stream).toBe(true);
     }

@@ -50,22 +50,45 @@ export async function collectScrapeMetrics(o: ScrapeInput): Promise<Registry> {
   ]);
   r.gauge('auth_database_up', 'whether the database answered this scrape (1) or not (0)').set([], dbUp ? 1 : 0);
   r.gauge('auth_bridge_configured', 'whether a bridge is configured (AUTH_BRIDGE_URL)').set([], o.bridge ? 1 : 0);
-  const bridgeUp = r.gauge('auth_bridge_up', "whether the bridge's /health answered ok to this instance (absent without a bridge)");
+  const bridgeUp = r.gauge(
+    'auth_bridge_up',
+    "whether the bridge's /health answered ok to this instance (absent without a bridge)",
+  );
   if (bridgeState !== 'not-configured') bridgeUp.set([], bridgeState === 'ok' ? 1 : 0);
   if (!dbUp) return r;
 
-  const sessionsActive = r.gauge('auth_sessions_active', 'live sessions (database), by kind: cookie or oauth', ['kind']);
-  const depth = r.gauge('auth_outbox_depth', 'audit events waiting for the log store (database), by stream', ['stream']);
+  const sessionsActive = r.gauge('auth_sessions_active', 'live sessions (database), by kind: cookie or oauth', [
+    'kind',
+  ]);
+  const depth = r.gauge('auth_outbox_depth', 'audit events waiting for the log store (database), by stream', [
+    'stream',
+  ]);
   const age = r.gauge(
     'auth_outbox_oldest_age_seconds',
     'age of the oldest audit event waiting for the log store (database), by stream; 0 when none waits',
     ['stream'],
   );
-  const dead = r.gauge('auth_outbox_dead_letters', 'audit events the log store refused for good (database), by stream', ['stream']);
-  const runs = r.counter('auth_job_runs_total', 'completed runs of each periodic job, on any instance (database)', ['job']);
-  const failures = r.counter('auth_job_failures_total', 'runs of each periodic job that failed, on any instance (database)', ['job']);
-  const lastRun = r.gauge('auth_job_last_run_timestamp_seconds', 'end of the last leased run of each job (database)', ['job']);
-  const lastDuration = r.gauge('auth_job_last_duration_seconds', 'duration of the last leased run of each job (database)', ['job']);
+  const dead = r.gauge(
+    'auth_outbox_dead_letters',
+    'audit events the log store refused for good (database), by stream',
+    ['stream'],
+  );
+  const runs = r.counter('auth_job_runs_total', 'completed runs of each periodic job, on any instance (database)', [
+    'job',
+  ]);
+  const failures = r.counter(
+    'auth_job_failures_total',
+    'runs of each periodic job that failed, on any instance (database)',
+    ['job'],
+  );
+  const lastRun = r.gauge('auth_job_last_run_timestamp_seconds', 'end of the last leased run of each job (database)', [
+    'job',
+  ]);
+  const lastDuration = r.gauge(
+    'auth_job_last_duration_seconds',
+    'duration of the last leased run of each job (database)',
+    ['job'],
+  );
   try {
     const [bySession, streams, jobs] = await Promise.all([
       activeSessions(o.db, o.config, o.now),

@@ -37,7 +37,12 @@ describe('login counters', () => {
     const t = await createTestApp();
     try {
       const n = logins.get(['ldap', 'success']);
-      await auditInsert(t.db, 1, { stream: 'user_activity', type: 'login.success', subjectLogin: 'x', data: { source: 'ldap' } });
+      await auditInsert(t.db, 1, {
+        stream: 'user_activity',
+        type: 'login.success',
+        subjectLogin: 'x',
+        data: { source: 'ldap' },
+      });
       expect(logins.get(['ldap', 'success'])).toBe(n + 1);
     } finally {
       await t.close();
@@ -56,6 +61,8 @@ describe('request counters', () => {
     expect(httpRequests.get(['other', '/t/:id', '405'])).toBe(3);
     expect(httpDuration.count(['GET', '/t/:id'])).toBe(3);
     expect(httpRequests.render()).not.toMatch(/BREW|X-ANY|"get"/);
-    expect(httpDuration.render()).toContain('auth_http_request_duration_seconds_bucket{method="GET",route="/t/:id",le="0.005"} 2');
+    expect(httpDuration.render()).toContain(
+      'auth_http_request_duration_seconds_bucket{method="GET",route="/t/:id",le="0.005"} 2',
+    );
   });
 });

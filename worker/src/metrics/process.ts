@@ -28,7 +28,7 @@ export function noteProcessStart(): void {
 /** Requests answered, by method, route pattern (never the raw path) and status. */
 export const httpRequests = processRegistry.counter(
   'auth_http_requests_total',
-  'requests answered by this process (edge: isolate), by method (other for non-standard ones), route pattern and status',
+  'requests answered by this process (edge: isolate), by method (other: non-standard), route pattern and status',
   ['method', 'route', 'status'],
 );
 

@@ -66,7 +66,11 @@ abstract class Metric {
 
   /** HELP, TYPE and the samples. */
   render(): string {
-    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.kind}`, ...this.samples()];
+    const lines = [
+      `# HELP ${this.name} ${escapeHelp(this.help)}`,
+      `# TYPE ${this.name} ${this.kind}`,
+      ...this.samples(),
+    ];
     return lines.join('\n');
   }
 }
@@ -104,7 +108,9 @@ abstract class ScalarMetric extends Metric {
   }
 
   samples(): string[] {
-    return [...this.series.values()].map((s) => `${this.name}${labelText(this.labelNames, s.values)} ${formatValue(s.value)}`);
+    return [...this.series.values()].map(
+      (s) => `${this.name}${labelText(this.labelNames, s.values)} ${formatValue(s.value)}`,
+    );
   }
 }
 
@@ -169,7 +175,12 @@ export class Histogram extends Metric {
   private readonly bounds: readonly number[];
   private readonly le: readonly string[];
 
-  constructor(name: string, help: string, labelNames: readonly string[] = [], buckets: readonly number[] = LATENCY_BUCKETS) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    buckets: readonly number[] = LATENCY_BUCKETS,
+  ) {
     super(name, help, 'histogram', labelNames);
     if (buckets.length === 0 || buckets.some((b, i) => !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]!))) {
       throw new Error(`${name}: buckets must be finite and increasing`);
@@ -206,10 +217,15 @@ export class Histogram extends Metric {
       let cumulative = 0;
       for (let i = 0; i < this.le.length; i++) {
         cumulative += s.counts[i]!;
-        lines.push(`${this.name}_bucket${labelText(this.labelNames, s.values, `le="${this.le[i]}"`)} ${formatValue(cumulative)}`);
+        lines.push(
+          `${this.name}_bucket${labelText(this.labelNames, s.values, `le="${this.le[i]}"`)} ${formatValue(cumulative)}`,
+        );
       }
       const labels = labelText(this.labelNames, s.values);
-      lines.push(`${this.name}_sum${labels} ${formatValue(s.sum)}`, `${this.name}_count${labels} ${formatValue(cumulative)}`);
+      lines.push(
+        `${this.name}_sum${labels} ${formatValue(s.sum)}`,
+        `${this.name}_count${labels} ${formatValue(cumulative)}`,
+      );
     }
     return lines;
   }
@@ -249,5 +265,8 @@ export class Registry {
 
 /** Renders registries one after the other into one exposition (ends with a line feed). */
 export function renderExposition(registries: readonly Registry[]): string {
-  return `${registries.map((r) => r.render()).filter((t) => t !== '').join('\n')}\n`;
+  return `${registries
+    .map((r) => r.render())
+    .filter((t) => t !== '')
+    .join('\n')}\n`;
 }

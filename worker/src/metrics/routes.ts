@@ -76,7 +76,8 @@ const metricsRoute = createRoute({
       content: {
         'text/plain': {
           schema: z.string().openapi({
-            example: '# HELP auth_database_up whether the database answered this scrape (1) or not (0)\n' +
+            example:
+              '# HELP auth_database_up whether the database answered this scrape (1) or not (0)\n' +
               '# TYPE auth_database_up gauge\nauth_database_up 1\n',
           }),
         },
@@ -96,7 +97,8 @@ export function registerMetrics(app: App): void {
   });
   app.openapi(metricsRoute, async (c) => {
     const token = c.var.config.get('METRICS_TOKEN');
-    if (token === '') throw new ProblemError('NOT_FOUND', { detail: 'metrics are disabled: AUTH_METRICS_TOKEN is not set' });
+    if (token === '')
+      throw new ProblemError('NOT_FOUND', { detail: 'metrics are disabled: AUTH_METRICS_TOKEN is not set' });
     if (!(await holdsToken(c.req.header('Authorization'), token))) {
       throw new ProblemError('UNAUTHENTICATED', {
         detail: 'GET /metrics needs Authorization: Bearer with the scrape token (AUTH_METRICS_TOKEN)',
