@@ -58,17 +58,22 @@ export function registerOidc(app: App): void {
     const config = c.var.config;
     if (!result.ok) return c.redirect(frontendWithError(config, result.error), 303);
     const identity = identityOfClaims(provider, result.claims);
+    // The token exchange's event goes in the batch the login ends with (written once: fixed id).
+    const { exchange } = result;
     let outcome: Awaited<ReturnType<typeof accountOfIdentity>>;
     try {
-      outcome = await accountOfIdentity(c.var.scope, identity);
+      outcome = await accountOfIdentity(c.var.scope, identity, { also: [exchange()] });
     } catch (err) {
       // A login the service does not allow (see accountOfIdentity): the front end, with the cause.
       if (err instanceof ProblemError && err.code === 'LOGIN_NOT_ALLOWED') {
         return c.redirect(frontendWithError(config, err.code, err.detail), 303);
       }
+      await exchange();
       throw err;
     }
     if ('collision' in outcome) {
+      // Nothing changes here until the merge is proven: the exchange's event on its own.
+      await exchange();
       try {
         await startPendingMerge(c, await pendingMergeOf(c.var.scope, { ...identity, login: outcome.collision.login }));
       } catch (err) {
@@ -79,12 +84,12 @@ export function registerOidc(app: App): void {
       return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     }
     try {
-      await assertMayLogIn(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name });
+      await assertMayLogIn(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name }, [exchange()]);
     } catch (err) {
       if (err instanceof ProblemError) return c.redirect(frontendWithError(config, err.code), 303);
       throw err;
     }
-    await recordLogin(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name });
+    await recordLogin(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name }, { also: [exchange()] });
     c.set('principal', { user: outcome.user, method: 'session' });
     await startSession(c, outcome.user, 'cookie', 'oidc');
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);
