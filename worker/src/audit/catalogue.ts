@@ -30,7 +30,8 @@ export interface EventTypeSpec {
 const SOURCE = { source: 'local, ldap or oidc', server: 'the LDAP server record', provider: 'the OIDC provider record' };
 const EXT = {
   durationMs: 'how long the call took',
-  errorClass: 'on failure, the class of the error (e.g. DIRECTORY_UNAVAILABLE, BRIDGE_TIMEOUT); never its text',
+  errorClass:
+    "on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text",
 };
 
 /** Every audit event type (sorted by stream, then name). */
@@ -53,7 +54,7 @@ export const EVENT_CATALOGUE = {
     description: 'a login refused for another reason than the password (blocked, conflict, not allowed)',
     data: {
       ...SOURCE,
-      reason: 'blocked:<why>, login-not-allowed:<why>, login-conflict, locked-in-directory, disabled-in-directory',
+      reason: 'blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory',
       directoryReason: 'LDAP: what the directory said',
       heldBy: 'login-conflict: the source of the account that holds the login',
     },
@@ -293,8 +294,8 @@ export const EVENT_CATALOGUE = {
       recipient: 'the address, masked (j***@example.com)',
       attempt: 'the attempt number',
       result: 'sent, retry or given_up',
-      stage: 'on failure, the SMTP stage (connection, envelope, message, ...)',
-      responseCode: 'on failure, the SMTP reply code',
+      stage: 'on a refusal, the SMTP stage that refused (connect, auth, envelope, message)',
+      responseCode: 'on a refusal, the SMTP reply code',
       ...EXT,
     },
   },
