@@ -3345,7 +3345,7 @@ export interface paths {
          * Test the connection to an LDAP server
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
-         *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.
+         *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an `ldap.test` audit event (ext_service_access).
          */
         post: {
             parameters: {
@@ -3505,7 +3505,7 @@ export interface paths {
         };
         /**
          * Where the OIDC provider sends the browser back
-         * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.
+         * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without the code or the tokens.
          *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *

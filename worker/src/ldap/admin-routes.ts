@@ -136,7 +136,7 @@ const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server
   method: 'post',
   path: `${path}/{name}/test`,
   summary: 'Test the connection to an LDAP server',
-  description: 'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
+  description: 'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an `ldap.test` audit event (ext_service_access).',
   request: { params: NameParam },
   responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(404, 502, 503, 504) },
 });
