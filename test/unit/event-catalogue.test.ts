@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditOutbox } from '../../schema/index.js';
 import { EVENT_CATALOGUE, eventTypesOf, type AuditStream, type EventTypeSpec } from '../../worker/src/audit/catalogue.js';
-import { outcomeOfType } from '../../worker/src/audit/events.js';
+import { auditInsert, outcomeOfType } from '../../worker/src/audit/events.js';
 import { errorClassOf, maskAddress, statusClass } from '../../worker/src/audit/ext-service.js';
 import { HANDLED_EVENT_TYPES } from '../../worker/src/audit/handled-types.js';
 import { ProblemError } from '../../worker/src/http/problem.js';
@@ -28,6 +28,12 @@ function sourceFiles(dir: string): string[] {
     if (statSync(path).isDirectory()) return sourceFiles(path);
     return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
   });
+}
+
+/** Never run: `npx tsc --noEmit` checks that an uncatalogued type does not typecheck. */
+export function uncataloguedTypeIsATypeError(t: TestApp) {
+  // @ts-expect-error 'no.such_event' is not in the catalogue
+  return auditInsert(t.db, 0, { stream: 'crud_admin', type: 'no.such_event' });
 }
 
 describe('the event catalogue', () => {
