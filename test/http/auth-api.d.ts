@@ -3345,7 +3345,7 @@ export interface paths {
          * Test the connection to an LDAP server
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
-         *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.
+         *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an `ldap.test` audit event (ext_service_access).
          */
         post: {
             parameters: {
@@ -3505,7 +3505,7 @@ export interface paths {
         };
         /**
          * Where the OIDC provider sends the browser back
-         * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.
+         * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without the code or the tokens.
          *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *
@@ -3633,7 +3633,52 @@ export interface paths {
          * Audit log types
          * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
          *
-         *     One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it records.
+         *     One type per AUDIT_*_PATTERN variable, with its effective index pattern, what it records, and its event types (`eventTypes`: outcomes, description, `data` fields).
+         *
+         *     **Event types** (`event.type`; `event.stream` is the log type; the document shape is in
+         *     architecture.md §5.1):
+         *
+         *     | type | stream | outcome | description | data |
+         *     |---|---|---|---|---|
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
+         *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
+         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
+         *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
+         *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
+         *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
+         *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
+         *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
+         *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
+         *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
+         *     | `setting.changed` | crud_admin | unknown | a setting saved through the API (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from; `after`: its new value |
+         *     | `setting.reset` | crud_admin | unknown | a saved setting removed: back to the environment or default (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from |
+         *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
+         *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
+         *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
+         *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
+         *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
+         *     | `api.request` | api_access | success, failure | a request authenticated with Basic or Bearer (failure: status 400 or more) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token |
+         *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `ldap.test` | ext_service_access | success, failure | an administrator's connection test of an LDAP server record (connect, bind, search) | `server`: the LDAP server record; `failedStep`: the step that failed; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `oidc.token_exchange` | ext_service_access | success, failure | an authorization code exchanged at an OIDC provider's token endpoint (and its ID token checked) | `provider`: the OIDC provider record; `statusClass`: the token endpoint's HTTP status class (2xx, 4xx, 5xx); `error`: the provider's OAuth error code, or id_token_invalid; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `mail.send` | ext_service_access | success, failure | a mail to a user handed to the mail server through the bridge (one per attempt) | `kind`: the notification kind (password_reset, account_locked, ...); `notificationId`: the notification; `causeEventId`: the audit event that caused it; `recipient`: the address, masked (j***@example.com); `attempt`: the attempt number; `result`: sent, retry or given_up; `stage`: on a refusal, the SMTP stage that refused (connect, auth, envelope, message); `responseCode`: on a refusal, the SMTP reply code; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `outbox.purged` | data_lifecycle | unknown | delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job) | `events`: how many; `retentionDays`: OUTBOX_RETENTION_DAY |
+         *     | `notifications.purged` | data_lifecycle | unknown | old notifications and used or expired reset links deleted (by the job) | `notifications`: how many; `resetLinks`: how many; `retentionDays`: the retention |
          */
         get: {
             parameters: {
@@ -3689,6 +3734,51 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
          *
          *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. The worker adds a server-side `timeout` (80% of LOGSTORE_TIMEOUT; the answer then says `timed_out`). The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         *
+         *     **Event types** (`event.type`; `event.stream` is the log type; the document shape is in
+         *     architecture.md §5.1):
+         *
+         *     | type | stream | outcome | description | data |
+         *     |---|---|---|---|---|
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
+         *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
+         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
+         *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
+         *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
+         *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
+         *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
+         *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
+         *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
+         *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
+         *     | `setting.changed` | crud_admin | unknown | a setting saved through the API (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from; `after`: its new value |
+         *     | `setting.reset` | crud_admin | unknown | a saved setting removed: back to the environment or default (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from |
+         *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
+         *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
+         *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
+         *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
+         *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
+         *     | `api.request` | api_access | success, failure | a request authenticated with Basic or Bearer (failure: status 400 or more) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token |
+         *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `ldap.test` | ext_service_access | success, failure | an administrator's connection test of an LDAP server record (connect, bind, search) | `server`: the LDAP server record; `failedStep`: the step that failed; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `oidc.token_exchange` | ext_service_access | success, failure | an authorization code exchanged at an OIDC provider's token endpoint (and its ID token checked) | `provider`: the OIDC provider record; `statusClass`: the token endpoint's HTTP status class (2xx, 4xx, 5xx); `error`: the provider's OAuth error code, or id_token_invalid; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `mail.send` | ext_service_access | success, failure | a mail to a user handed to the mail server through the bridge (one per attempt) | `kind`: the notification kind (password_reset, account_locked, ...); `notificationId`: the notification; `causeEventId`: the audit event that caused it; `recipient`: the address, masked (j***@example.com); `attempt`: the attempt number; `result`: sent, retry or given_up; `stage`: on a refusal, the SMTP stage that refused (connect, auth, envelope, message); `responseCode`: on a refusal, the SMTP reply code; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `outbox.purged` | data_lifecycle | unknown | delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job) | `events`: how many; `retentionDays`: OUTBOX_RETENTION_DAY |
+         *     | `notifications.purged` | data_lifecycle | unknown | old notifications and used or expired reset links deleted (by the job) | `notifications`: how many; `resetLinks`: how many; `retentionDays`: the retention |
          */
         post: {
             parameters: {
@@ -3821,6 +3911,51 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
          *
          *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered. `fields` goes in the body (a list, or a comma-separated string; default `*`), with an optional `index_filter` query. The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 while LOGSTORE_URLS is the placeholder (`cause` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.
+         *
+         *     **Event types** (`event.type`; `event.stream` is the log type; the document shape is in
+         *     architecture.md §5.1):
+         *
+         *     | type | stream | outcome | description | data |
+         *     |---|---|---|---|---|
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
+         *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
+         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
+         *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
+         *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
+         *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
+         *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
+         *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
+         *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
+         *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
+         *     | `setting.changed` | crud_admin | unknown | a setting saved through the API (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from; `after`: its new value |
+         *     | `setting.reset` | crud_admin | unknown | a saved setting removed: back to the environment or default (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from |
+         *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
+         *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
+         *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
+         *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
+         *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
+         *     | `api.request` | api_access | success, failure | a request authenticated with Basic or Bearer (failure: status 400 or more) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token |
+         *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `ldap.test` | ext_service_access | success, failure | an administrator's connection test of an LDAP server record (connect, bind, search) | `server`: the LDAP server record; `failedStep`: the step that failed; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `oidc.token_exchange` | ext_service_access | success, failure | an authorization code exchanged at an OIDC provider's token endpoint (and its ID token checked) | `provider`: the OIDC provider record; `statusClass`: the token endpoint's HTTP status class (2xx, 4xx, 5xx); `error`: the provider's OAuth error code, or id_token_invalid; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `mail.send` | ext_service_access | success, failure | a mail to a user handed to the mail server through the bridge (one per attempt) | `kind`: the notification kind (password_reset, account_locked, ...); `notificationId`: the notification; `causeEventId`: the audit event that caused it; `recipient`: the address, masked (j***@example.com); `attempt`: the attempt number; `result`: sent, retry or given_up; `stage`: on a refusal, the SMTP stage that refused (connect, auth, envelope, message); `responseCode`: on a refusal, the SMTP reply code; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `outbox.purged` | data_lifecycle | unknown | delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job) | `events`: how many; `retentionDays`: OUTBOX_RETENTION_DAY |
+         *     | `notifications.purged` | data_lifecycle | unknown | old notifications and used or expired reset links deleted (by the job) | `notifications`: how many; `resetLinks`: how many; `retentionDays`: the retention |
          */
         post: {
             parameters: {
@@ -3951,6 +4086,51 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
          *
          *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Newest first (`@timestamp`, then `event.id`), `size` per page (default 50, at most 500); `nextCursor` continues after the page's last event (search_after), so pages never skip or repeat an event. A cursor this service did not make: 422. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         *
+         *     **Event types** (`event.type`; `event.stream` is the log type; the document shape is in
+         *     architecture.md §5.1):
+         *
+         *     | type | stream | outcome | description | data |
+         *     |---|---|---|---|---|
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
+         *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
+         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
+         *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
+         *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
+         *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
+         *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
+         *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
+         *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
+         *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
+         *     | `setting.changed` | crud_admin | unknown | a setting saved through the API (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from; `after`: its new value |
+         *     | `setting.reset` | crud_admin | unknown | a saved setting removed: back to the environment or default (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from |
+         *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
+         *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
+         *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
+         *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
+         *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
+         *     | `api.request` | api_access | success, failure | a request authenticated with Basic or Bearer (failure: status 400 or more) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token |
+         *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `ldap.test` | ext_service_access | success, failure | an administrator's connection test of an LDAP server record (connect, bind, search) | `server`: the LDAP server record; `failedStep`: the step that failed; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `oidc.token_exchange` | ext_service_access | success, failure | an authorization code exchanged at an OIDC provider's token endpoint (and its ID token checked) | `provider`: the OIDC provider record; `statusClass`: the token endpoint's HTTP status class (2xx, 4xx, 5xx); `error`: the provider's OAuth error code, or id_token_invalid; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `mail.send` | ext_service_access | success, failure | a mail to a user handed to the mail server through the bridge (one per attempt) | `kind`: the notification kind (password_reset, account_locked, ...); `notificationId`: the notification; `causeEventId`: the audit event that caused it; `recipient`: the address, masked (j***@example.com); `attempt`: the attempt number; `result`: sent, retry or given_up; `stage`: on a refusal, the SMTP stage that refused (connect, auth, envelope, message); `responseCode`: on a refusal, the SMTP reply code; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `outbox.purged` | data_lifecycle | unknown | delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job) | `events`: how many; `retentionDays`: OUTBOX_RETENTION_DAY |
+         *     | `notifications.purged` | data_lifecycle | unknown | old notifications and used or expired reset links deleted (by the job) | `notifications`: how many; `resetLinks`: how many; `retentionDays`: the retention |
          */
         get: {
             parameters: {
@@ -4077,6 +4257,51 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
          *
          *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Every matching event, newest first, streamed as an attachment (pages of 500 through the store): `format=ndjson` (default; one event per line, as stored) or `csv` (columns `timestamp`, `event.id`, `event.type`, `event.outcome`, `actor.login`, `subject.login`, `source.ip`, `document`; `document` is the whole event as JSON; cells starting with = + - @ get a leading apostrophe). At most 100000 events: more matches are refused with 422 before anything is sent (narrow `from`/`to`). A failure after the first page aborts the transfer, so a partial file is never complete-looking. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured (LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.
+         *
+         *     **Event types** (`event.type`; `event.stream` is the log type; the document shape is in
+         *     architecture.md §5.1):
+         *
+         *     | type | stream | outcome | description | data |
+         *     |---|---|---|---|---|
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
+         *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
+         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
+         *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
+         *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
+         *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
+         *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
+         *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
+         *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
+         *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
+         *     | `setting.changed` | crud_admin | unknown | a setting saved through the API (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from; `after`: its new value |
+         *     | `setting.reset` | crud_admin | unknown | a saved setting removed: back to the environment or default (secrets shown as ***) | `name`: the variable; `before`: its value before; `beforeSource`: where it came from |
+         *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
+         *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
+         *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
+         *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
+         *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
+         *     | `api.request` | api_access | success, failure | a request authenticated with Basic or Bearer (failure: status 400 or more) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token |
+         *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `ldap.test` | ext_service_access | success, failure | an administrator's connection test of an LDAP server record (connect, bind, search) | `server`: the LDAP server record; `failedStep`: the step that failed; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `oidc.token_exchange` | ext_service_access | success, failure | an authorization code exchanged at an OIDC provider's token endpoint (and its ID token checked) | `provider`: the OIDC provider record; `statusClass`: the token endpoint's HTTP status class (2xx, 4xx, 5xx); `error`: the provider's OAuth error code, or id_token_invalid; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `mail.send` | ext_service_access | success, failure | a mail to a user handed to the mail server through the bridge (one per attempt) | `kind`: the notification kind (password_reset, account_locked, ...); `notificationId`: the notification; `causeEventId`: the audit event that caused it; `recipient`: the address, masked (j***@example.com); `attempt`: the attempt number; `result`: sent, retry or given_up; `stage`: on a refusal, the SMTP stage that refused (connect, auth, envelope, message); `responseCode`: on a refusal, the SMTP reply code; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
+         *     | `outbox.purged` | data_lifecycle | unknown | delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job) | `events`: how many; `retentionDays`: OUTBOX_RETENTION_DAY |
+         *     | `notifications.purged` | data_lifecycle | unknown | old notifications and used or expired reset links deleted (by the job) | `notifications`: how many; `resetLinks`: how many; `retentionDays`: the retention |
          */
         get: {
             parameters: {
@@ -5161,7 +5386,19 @@ export interface components {
          *           "name": "user_activity",
          *           "variable": "AUDIT_USER_ACTIVITY_PATTERN",
          *           "pattern": "svc-sec-user-activity-*",
-         *           "description": "logins and logouts, refused logins, lockouts, sessions started and ended"
+         *           "description": "logins and logouts, refused logins, lockouts, sessions started and ended",
+         *           "eventTypes": [
+         *             {
+         *               "type": "login.failure",
+         *               "outcomes": [
+         *                 "failure"
+         *               ],
+         *               "description": "a wrong password or an unknown login (subject.login: the login as given)",
+         *               "data": {
+         *                 "source": "local, ldap or oidc"
+         *               }
+         *             }
+         *           ]
          *         }
          *       ],
          *       "logstoreConfigured": true
@@ -5186,6 +5423,24 @@ export interface components {
              */
             pattern: string;
             description: string;
+            /** @description the event types this log records (the catalogue, audit/catalogue.ts) */
+            eventTypes: components["schemas"]["AuditEventTypeDescription"][];
+        };
+        AuditEventTypeDescription: {
+            /** @example login.failure */
+            type: string;
+            /** @description `event.outcome` values */
+            outcomes: ("success" | "failure" | "unknown")[];
+            description: string;
+            /**
+             * @description the fields of `data`, each with its meaning
+             * @example {
+             *       "source": "local, ldap or oidc"
+             *     }
+             */
+            data: {
+                [key: string]: string;
+            };
         };
         /**
          * @description The store's answer, passed back as it is.
@@ -5204,7 +5459,7 @@ export interface components {
          *             "_source": {
          *               "@timestamp": "2026-11-26T10:00:00.000Z",
          *               "event": {
-         *                 "type": "login.failed",
+         *                 "type": "login.failure",
          *                 "outcome": "failure"
          *               }
          *             }
@@ -5308,7 +5563,7 @@ export interface components {
          *           "@timestamp": "2026-11-26T10:00:00.000Z",
          *           "event": {
          *             "id": "e1",
-         *             "type": "login.failed",
+         *             "type": "login.failure",
          *             "outcome": "failure"
          *           },
          *           "subject": {

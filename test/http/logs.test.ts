@@ -125,6 +125,8 @@ describe('before LOGSTORE_URLS is set', () => {
       variable: 'AUDIT_USER_ACTIVITY_PATTERN',
       pattern: 'svc-sec-user-activity-*',
       description: expect.stringContaining('logins'),
+      // The stream's event types, from the catalogue (audit-trail.test.ts checks them all).
+      eventTypes: expect.arrayContaining([expect.objectContaining({ type: 'login.failure', outcomes: ['failure'] })]),
     });
     const before = store.requests.length;
     for (const r of [

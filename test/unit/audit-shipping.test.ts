@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
 import { auditOutbox } from '../../schema/index.js';
-import { auditInsert, type AuditStream } from '../../worker/src/audit/events.js';
+import { auditInsert, type AuditEventType, type AuditStream } from '../../worker/src/audit/events.js';
 import { createBridgeClient, type BridgeClient, type BridgeFetch } from '../../worker/src/bridge/client.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { shipOutbox } from '../../worker/src/logs/shipper.js';
@@ -60,7 +60,7 @@ const config = (env: Record<string, string> = {}) =>
   parseEnvironment({ LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_VERIFY_CERTS: 'True', LOGSTORE_TIMEOUT: '2', OUTBOX_BATCH_SIZE: '200', ...env });
 const ship = (now: number, env: Record<string, string> = {}) => shipOutbox({ db: t.db, config: config(env), bridge, now, random: () => 0.5 });
 
-async function record(stream: AuditStream, n: number, at: number, type = 'login.success') {
+async function record(stream: AuditStream, n: number, at: number, type: AuditEventType = 'login.success') {
   const inserts = Array.from({ length: n }, (_, i) =>
     auditInsert(t.db, at + i, {
       stream,

@@ -6,15 +6,23 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
+import type { AuditEventType, AuditStream } from './catalogue.js';
 import { handledAtFor } from './handled-types.js';
 import { countLoginEvent } from '../metrics/process.js';
 
-/** Log-store streams, one per AUDIT_* index pattern. */
-export type AuditStream = 'user_activity' | 'crud_user' | 'crud_admin' | 'api_access' | 'ext_service_access' | 'data_lifecycle';
+export type { AuditEventType, AuditStream } from './catalogue.js';
 
 export interface AuditEvent {
   stream: AuditStream;
-  type: string;
+  /** A type of the catalogue (audit/catalogue.ts): anything else does not typecheck. */
+  type: AuditEventType;
+  /**
+   * A fixed id makes the insert idempotent (a second insert of the same id is skipped), so an event
+   * may join every batch a path can end with and is still written once (audit/ext-service.ts).
+   */
+  id?: string;
+  /** The outcome when the type does not fix it (a call to an external service: success or failure). */
+  outcome?: 'success' | 'failure';
   /** Who acted: an account, or the operator command (id null, login "operator"). */
   actor?: { id: string | null; login: string } | null;
   subject?: { id: string; login: string } | null;
@@ -43,7 +51,7 @@ function columns(e: AuditEvent) {
     subjectId: e.subject?.id ?? null,
     subjectLogin: e.subject?.login ?? e.subjectLogin ?? null,
     requestId: e.request?.id ?? null,
-    outcome: outcomeOfType(e.type),
+    outcome: e.outcome ?? outcomeOfType(e.type),
     sourceIp: e.request?.ip ?? null,
     userAgent: e.request?.userAgent ?? null,
     host: e.request?.host ?? null,
@@ -54,8 +62,8 @@ function columns(e: AuditEvent) {
 export function auditInsert(db: Db, at: number, e: AuditEvent) {
   // Login attempts are counted for GET /metrics where they are audited, so both always agree.
   countLoginEvent(e.type, e.data);
-  return db.insert(auditOutbox).values({
-    id: crypto.randomUUID(),
+  const insert = db.insert(auditOutbox).values({
+    id: e.id ?? crypto.randomUUID(),
     at,
     stream: e.stream,
     type: e.type,
@@ -63,6 +71,7 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
     data: e.data ?? null,
     handledAt: handledAtFor(e.type, at),
   });
+  return e.id === undefined ? insert : insert.onConflictDoNothing({ target: auditOutbox.id });
 }
 
 /**
@@ -74,7 +83,7 @@ export function auditInsertWhen(db: Db, at: number, e: AuditEvent, condition: SQ
   return db.run(sql`
     insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id,
                                 outcome, source_ip, user_agent, host, data, handled_at)
-    select ${crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${c.actorId}, ${c.actorLogin}, ${c.subjectId},
+    select ${e.id ?? crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${c.actorId}, ${c.actorLogin}, ${c.subjectId},
            ${c.subjectLogin}, ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host},
            ${JSON.stringify(e.data ?? null)}, ${handledAtFor(e.type, at)}
     where ${condition}`);

@@ -4,6 +4,7 @@
  * expiry by the account rule (users/login-rule.ts), as for LDAP and OIDC logins.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
@@ -128,10 +129,10 @@ export async function lockedProblem(ctx: LoginContext, key: string): Promise<Pro
 
 /**
  * Records a wrong password (or unknown login) for `key`: the reserved attempt stays counted, the
- * key locks once the window holds AUTH_FAILED_COUNT of them, both audited in one batch. Returns
- * the one 401 answer of every wrong login.
+ * key locks once the window holds AUTH_FAILED_COUNT of them, both audited in one batch (with `also`:
+ * an LDAP login's directory-call event). Returns the one 401 answer of every wrong login.
  */
-export async function failedLogin(ctx: LoginContext, key: string, login: string, user: UserRow | null, data: Record<string, unknown>): Promise<ProblemError> {
+export async function failedLogin(ctx: LoginContext, key: string, login: string, user: UserRow | null, data: Record<string, unknown>, also: BatchItem<'sqlite'>[] = []): Promise<ProblemError> {
   const { db, now } = ctx;
   const policy = throttlePolicy(ctx.config);
   const lockUntil = now + policy.windowMs;
@@ -140,6 +141,7 @@ export async function failedLogin(ctx: LoginContext, key: string, login: string,
     lockIfExhausted(db, key, now, policy),
     auditInsert(db, now, { ...audit, type: 'login.failure', data }),
     auditInsertWhen(db, now, { ...audit, type: 'account.locked', data: { ...data, until: new Date(lockUntil).toISOString() } }, sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`),
+    ...also,
   ]);
   if (locked.rowsAffected > 0) lockouts.inc([loginMethod(data.source)]);
   return new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });

@@ -5,9 +5,10 @@
 import { z } from '@hono/zod-openapi';
 import { asc, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { LdapTestResponseSchema } from '../../../schema/bridge/index.js';
+import { LdapTestResponseSchema, type LdapTestResponse } from '../../../schema/bridge/index.js';
 import { ldapServers } from '../../../schema/index.js';
-import { auditInsert } from '../audit/events.js';
+import { auditInsert, type AuditEventType } from '../audit/events.js';
+import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
@@ -135,14 +136,14 @@ const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server
   method: 'post',
   path: `${path}/{name}/test`,
   summary: 'Test the connection to an LDAP server',
-  description: 'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached.',
+  description: 'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an `ldap.test` audit event (ext_service_access).',
   request: { params: NameParam },
   responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(404, 502, 503, 504) },
 });
 
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
-  const audit = (c: Context<AppEnv>, type: string, data: Record<string, unknown>) =>
+  const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
     auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, request: c.var.scope.request, data });
 
   app.openapi(listRoute, async (c) => {
@@ -198,6 +199,19 @@ export function registerLdapServerAdmin(app: App): void {
     const bridge = c.var.deps.bridge;
     if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached' });
     const connection = await connectionOf(c.var.scope, row);
-    return c.json(await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection)), 200);
+    // The directory call is recorded (ext_service_access) on its own: it changes nothing here.
+    const call = { type: 'ldap.test', at: c.var.deps.clock(), actor: c.var.principal.user, request: c.var.scope.request } as const;
+    const done = (ok: boolean, data: Record<string, unknown>) =>
+      extServiceInsert(c.var.db, { ...call, ok, durationMs: c.var.deps.clock() - call.at, data: { server: row.name, ...data } })();
+    let answer: LdapTestResponse;
+    try {
+      answer = await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection));
+    } catch (err) {
+      await done(false, { errorClass: errorClassOf(err) });
+      throw err;
+    }
+    const failed = answer.steps.find((s) => !s.ok)?.step;
+    await done(answer.ok, failed ? { failedStep: failed } : {});
+    return c.json(answer, 200);
   });
 }

@@ -8,9 +8,11 @@
  * see ./refusals.ts.
  */
 import { and, eq } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import { LdapAuthenticateResponseSchema, type LdapAuthenticateResponse } from '../../../schema/bridge/index.js';
 import { users } from '../../../schema/index.js';
-import { auditInsert } from '../audit/events.js';
+import { auditInsert, type AuditEventType } from '../audit/events.js';
+import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
 import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
@@ -61,19 +63,27 @@ export async function authenticateLdapPassword(
   if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
 
   let result: LdapAuthenticateResponse;
+  // The directory call's event (ext_service_access) joins the batch its outcome leads to (§5.1).
+  const call = { type: 'ldap.authenticate', at: scope.now(), subjectLogin: login, request } as const;
+  let directory: ReturnType<typeof extServiceInsert>;
   try {
     const connection = await connectionOf(scope, server);
     result = await bridge.call('/v1/ldap/authenticate', { connection, login, password }, LdapAuthenticateResponseSchema, bridgeTimeoutMs(connection));
   } catch (err) {
-    await releaseAttempt(db, attempt);
+    const data = { server: server.name, result: 'error', errorClass: errorClassOf(err) };
+    directory = extServiceInsert(db, { ...call, ok: false, durationMs: scope.now() - call.at, data });
+    await db.batch([releaseAttempt(db, attempt), directory()]);
     throw publicDirectoryProblem(logger, server.name, err);
   }
+  const ad = result.outcome === 'ok' ? { activeDirectory: result.activeDirectory } : {};
+  const callData = { server: server.name, result: result.outcome, ...ad };
+  directory = extServiceInsert(db, { ...call, ok: result.outcome === 'ok', durationMs: scope.now() - call.at, data: callData });
   const source = { source: 'ldap', server: server.name };
   if (result.outcome === 'invalid-credentials') {
     const known = await db.select().from(users).where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name))).limit(1);
-    throw await failedLogin(ctx, key, login, known[0] ?? null, source);
+    throw await failedLogin(ctx, key, login, known[0] ?? null, source, [directory()]);
   }
-  const refused = (type: string, data: Record<string, unknown>) =>
+  const refused = (type: AuditEventType, data: Record<string, unknown>) =>
     auditInsert(db, now, {
       stream: 'user_activity',
       type,
@@ -85,17 +95,17 @@ export async function authenticateLdapPassword(
   // The directory locked the account out (AD 775) before checking the password: not a wrong
   // password, so not counted; not a right one, so earlier failures stay.
   if (result.outcome === 'locked-out') {
-    await db.batch([releaseAttempt(db, attempt), refused('login.refused', { reason: 'locked-in-directory' })]);
+    await db.batch([releaseAttempt(db, attempt), refused('login.refused', { reason: 'locked-in-directory' }), directory()]);
     throw directoryLockedProblem(challenge);
   }
   // The password is right from here on: the caller may learn the account's state.
   if (result.outcome === 'disabled') {
     const data = { reason: 'disabled-in-directory', ...(result.reason ? { directoryReason: result.reason } : {}) };
-    await db.batch([clearAttempts(db, key), refused('login.refused', data)]);
+    await db.batch([clearAttempts(db, key), refused('login.refused', data), directory()]);
     throw directoryBlockedProblem(result.reason);
   }
   if (result.outcome === 'password-expired') {
-    await db.batch([clearAttempts(db, key), refused('login.password_expired', { directoryReason: result.reason })]);
+    await db.batch([clearAttempts(db, key), refused('login.password_expired', { directoryReason: result.reason }), directory()]);
     throw directoryPasswordExpiredProblem(result.reason);
   }
 
@@ -112,14 +122,16 @@ export async function authenticateLdapPassword(
     role: profile.role,
     refreshRole: server.attrRole !== null,
   };
-  const outcome = await accountOfIdentity(scope, identity, { also: [clearAttempts(db, key)] });
+  // Each batch this login can end with carries the directory call's event (written once: fixed id).
+  const also = (): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] => [clearAttempts(db, key), directory()];
+  const outcome = await accountOfIdentity(scope, identity, { also: also() });
   if ('collision' in outcome) {
-    await clearAttempts(db, key);
+    await db.batch(also());
     return { merge: await pendingMergeOf(scope, { ...identity, login: outcome.collision.login }) };
   }
   const user = outcome.user;
-  await assertMayLogIn(scope, user, { source: 'ldap', sourceName: server.name }, [clearAttempts(db, key)]);
-  return { user: await recordLogin(scope, user, { source: 'ldap', sourceName: server.name }, { also: [clearAttempts(db, key)], data: { activeDirectory: result.activeDirectory } }) };
+  await assertMayLogIn(scope, user, { source: 'ldap', sourceName: server.name }, also());
+  return { user: await recordLogin(scope, user, { source: 'ldap', sourceName: server.name }, { also: also(), data: { activeDirectory: result.activeDirectory } }) };
 }
 
 const DIRECTORY_DETAILS: Record<string, string> = {

@@ -11,6 +11,7 @@ import { validated } from '../http/validated.js';
 import { decodeCursor, eventsPage, FilterFields, formOf, MAX_EVENTS_PAGE } from './events.js';
 import { CSV_COLUMNS, EXPORT_MAX_EVENTS, EXPORT_PAGE_SIZE, exportEvents } from './export.js';
 import { allowQueryParameters, knownStream } from './request-guards.js';
+import { CATALOGUE_SECTION } from './catalogue-docs.js';
 import { READERS, streamOf, TypeParam } from './route-common.js';
 
 const EventsQuery = z.object({
@@ -50,7 +51,7 @@ const EventsPageSchema = z
       items: [
         {
           '@timestamp': '2026-11-26T10:00:00.000Z',
-          event: { id: 'e1', type: 'login.failed', outcome: 'failure' },
+          event: { id: 'e1', type: 'login.failure', outcome: 'failure' },
           subject: { login: 'alice' },
           source: { ip: '10.0.0.1' },
         },
@@ -81,7 +82,7 @@ const eventsRoute = protectedRoute(READERS, {
     `${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
     `at most ${MAX_EVENTS_PAGE}); \`nextCursor\` continues after the page's last event (search_after), so pages never`,
     `skip or repeat an event. A cursor this service did not make: 422. ${FAILURES}`,
-  ].join(' '),
+  ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, query: EventsQuery },
   responses: {
     200: { description: 'a page of events', content: { 'application/json': { schema: EventsPageSchema } } },
@@ -102,7 +103,7 @@ const exportRoute = protectedRoute(READERS, {
     `starting with = + - @ get a leading apostrophe). At most ${EXPORT_MAX_EVENTS} events: more matches are refused`,
     `with 422 before anything is sent (narrow \`from\`/\`to\`). A failure after the first page aborts the transfer,`,
     `so a partial file is never complete-looking. ${FAILURES}`,
-  ].join(' '),
+  ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, query: ExportQuery },
   responses: {
     200: {
@@ -110,7 +111,7 @@ const exportRoute = protectedRoute(READERS, {
       content: {
         'application/x-ndjson': {
           schema: z.string().openapi({
-            example: '{"@timestamp":"2026-11-26T10:00:00.000Z","event":{"id":"e1","type":"login.failed"}}\n',
+            example: '{"@timestamp":"2026-11-26T10:00:00.000Z","event":{"id":"e1","type":"login.failure"}}\n',
           }),
         },
         'text/csv': {

@@ -12,7 +12,8 @@ import { checkFieldCapsBody, checkSearchBody, MAX_RESULT_WINDOW } from './dsl-gu
 import { allowQueryParameters, knownStream } from './request-guards.js';
 import { READERS, refused, streamOf, TypeParam } from './route-common.js';
 import { logstoreConfigured, queryStore, searchTimeout, storeAnswer } from './store-query.js';
-import { STREAMS } from './streams.js';
+import { CATALOGUE_SECTION, eventTypesOfStream } from './catalogue-docs.js';
+import { STREAMS, type StreamName } from './streams.js';
 
 const AuditLogType = z
   .object({
@@ -22,6 +23,20 @@ const AuditLogType = z
       .openapi({ description: 'the variable holding the index pattern', example: 'AUDIT_USER_ACTIVITY_PATTERN' }),
     pattern: z.string().openapi({ description: 'the effective index pattern', example: 'svc-sec-user-activity-*' }),
     description: z.string(),
+    eventTypes: z
+      .array(
+        z
+          .object({
+            type: z.string().openapi({ example: 'login.failure' }),
+            outcomes: z.array(z.enum(['success', 'failure', 'unknown'])).openapi({ description: '`event.outcome` values' }),
+            description: z.string(),
+            data: z
+              .record(z.string(), z.string())
+              .openapi({ description: 'the fields of `data`, each with its meaning', example: { source: 'local, ldap or oidc' } }),
+          })
+          .openapi('AuditEventTypeDescription'),
+      )
+      .openapi({ description: 'the event types this log records (the catalogue, audit/catalogue.ts)' }),
   })
   .openapi('AuditLogType');
 const AuditLogTypes = z
@@ -39,6 +54,14 @@ const AuditLogTypes = z
           variable: 'AUDIT_USER_ACTIVITY_PATTERN',
           pattern: 'svc-sec-user-activity-*',
           description: 'logins and logouts, refused logins, lockouts, sessions started and ended',
+          eventTypes: [
+            {
+              type: 'login.failure',
+              outcomes: ['failure'],
+              description: 'a wrong password or an unknown login (subject.login: the login as given)',
+              data: { source: 'local, ldap or oidc' },
+            },
+          ],
         },
       ],
       logstoreConfigured: true,
@@ -111,7 +134,7 @@ const StoreAnswer = z.record(z.string(), z.unknown()).openapi('LogStoreAnswer', 
         {
           _index: 'svc-sec-user-activity-2026.11.26',
           _id: 'e1',
-          _source: { '@timestamp': '2026-11-26T10:00:00.000Z', event: { type: 'login.failed', outcome: 'failure' } },
+          _source: { '@timestamp': '2026-11-26T10:00:00.000Z', event: { type: 'login.failure', outcome: 'failure' } },
         },
       ],
     },
@@ -142,9 +165,9 @@ const typesRoute = protectedRoute(READERS, {
   path: '/v3/logs/audit_log_types',
   summary: 'Audit log types',
   description: [
-    `One type per AUDIT_*_PATTERN variable, with its effective index pattern and what it`,
-    `records.`,
-  ].join(' '),
+    `One type per AUDIT_*_PATTERN variable, with its effective index pattern, what it`,
+    `records, and its event types (\`eventTypes\`: outcomes, description, \`data\` fields).`,
+  ].join(' ') + CATALOGUE_SECTION,
   responses: {
     200: { description: 'the types', content: { 'application/json': { schema: AuditLogTypes } } },
   },
@@ -159,7 +182,7 @@ const searchRoute = protectedRoute(READERS, {
   description: [
     `${COMMON} The worker adds a server-side \`timeout\` (80% of LOGSTORE_TIMEOUT; the answer then says`,
     `\`timed_out\`). ${FAILURES}`,
-  ].join(' '),
+  ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: SearchBody } } } },
   responses: {
     200: { description: "the store's search answer", content: { 'application/json': { schema: StoreAnswer } } },
@@ -176,7 +199,7 @@ const fieldCapsRoute = protectedRoute(READERS, {
   description: [
     `${COMMON} \`fields\` goes in the body (a list, or a comma-separated string; default \`*\`), with an optional`,
     `\`index_filter\` query. ${FAILURES}`,
-  ].join(' '),
+  ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: FieldCapsBody } } } },
   responses: {
     200: { description: "the store's field_caps answer", content: { 'application/json': { schema: FieldCapsAnswer } } },
@@ -193,6 +216,7 @@ export function registerLogQueries(app: App): void {
       variable: s.variable,
       pattern: config.get(s.variable),
       description: s.description,
+      eventTypes: eventTypesOfStream(name as StreamName),
     }));
     return c.json({ items, logstoreConfigured: logstoreConfigured(config) }, 200);
   });

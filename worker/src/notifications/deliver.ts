@@ -12,8 +12,11 @@
  *   and jitter, MAX_ATTEMPTS times in all. Every failure is reported to SENDER_ERRTRACK_DSN (when
  *   error tracking is on), with the kind and the cause, never the address or the content.
  * - A link's sealed token is erased once the mail is sent or given up.
+ * - Each attempt that reached the bridge is recorded (`mail.send`, ext_service_access, §5.1) in the
+ *   same batch as the row's new state, with the request meta of the event that caused the mail.
  */
-import { and, asc, eq, inArray, lte, or, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, or, isNull, isNotNull, sql } from 'drizzle-orm';
+import { errorClassOf, extServiceInsert, maskAddress } from '../audit/ext-service.js';
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { reportError, secretValues } from '../errtrack/reporter.js';
@@ -21,7 +24,8 @@ import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
-import { notifications } from '../../../schema/index.js';
+import { auditOutbox, notifications } from '../../../schema/index.js';
+import type { RequestMeta } from '../http/scope.js';
 import { MailSendResponseSchema, type MailServer } from '../../../schema/bridge/index.js';
 import { mailNotConfigured, mailServerOf, senderOf } from './mail-settings.js';
 import { NO_ADDRESS, type NotificationRow } from './store.js';
@@ -87,8 +91,24 @@ async function claim(db: Db, holder: string, now: number, size: number): Promise
     .returning();
 }
 
-/** `tried`: the mail server was asked (an attempt counts); false when nothing was attempted. */
-type Outcome = { status: 'sent' } | { status: 'given_up' | 'retry'; error: string; tried: boolean };
+/**
+ * `tried`: the mail server was asked (an attempt counts); false when nothing was attempted. `call`:
+ * the bridge call as its audit event records it (absent when none was made).
+ */
+type Outcome = ({ status: 'sent' } | { status: 'given_up' | 'retry'; error: string; tried: boolean }) & {
+  call?: { at: number; durationMs: number; data: Record<string, unknown> };
+};
+
+/** The request meta of the events that caused `rows` (by event id), for their mail.send events. */
+async function causesOf(db: Db, rows: NotificationRow[]): Promise<Map<string, RequestMeta>> {
+  const ids = rows.map((r) => r.eventId).filter((id): id is string => id !== null);
+  if (ids.length === 0) return new Map();
+  const found = await db
+    .select({ id: auditOutbox.id, requestId: auditOutbox.requestId, ip: auditOutbox.sourceIp, userAgent: auditOutbox.userAgent, host: auditOutbox.host })
+    .from(auditOutbox)
+    .where(and(inArray(auditOutbox.id, ids), isNotNull(auditOutbox.requestId)));
+  return new Map(found.map((f) => [f.id, { id: f.requestId!, ip: f.ip, userAgent: f.userAgent, host: f.host ?? '' }]));
+}
 
 /** Delivers what is due; returns the counts of the run. */
 export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
@@ -102,13 +122,14 @@ export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
     const unusable =
       mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
     const server = unusable ? null : await mailServerOf(s.db, s.config);
+    const causes = unusable ? new Map<string, RequestMeta>() : await causesOf(s.db, rows);
     const queue = [...rows];
     const worker = async () => {
       for (let row = queue.shift(); row; row = queue.shift()) {
         const outcome: Outcome = unusable
           ? { status: 'given_up', error: unusable, tried: false }
           : await sendOne(s, row, server!);
-        await record(s, holder, row, outcome, clock(), result);
+        await record(s, holder, row, outcome, clock(), result, row.eventId ? causes.get(row.eventId) : undefined);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rows.length) }, worker));
@@ -138,6 +159,9 @@ async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer
   // Names come from account data: CR and LF would start a header line, so they become spaces.
   const name = (data.displayName ?? '').replace(/[\r\n\0]+/g, ' ').trim();
   const domain = from.address.split('@')[1]!.replace(/[^A-Za-z0-9.-]/g, '') || 'auth-service';
+  const clock = s.clock ?? (() => s.now);
+  const at = clock();
+  const call = (data: Record<string, unknown>) => ({ call: { at, durationMs: clock() - at, data } });
   try {
     const answer = await s.bridge!.call(
       '/v1/mail/send',
@@ -154,20 +178,23 @@ async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer
       MailSendResponseSchema,
       SEND_TIMEOUT_MS,
     );
-    if (answer.outcome === 'sent') return { status: 'sent' };
+    if (answer.outcome === 'sent') return { status: 'sent', ...call({}) };
     const code = answer.responseCode ?? 0;
     const error = `${answer.stage}: ${code} ${answer.response}`.slice(0, 500);
     // Permanent per SMTP: the recipient or the message refused (5xx). A 5xx to AUTH or MAIL FROM is a
     // setting to fix, which the retries give time for.
     const permanent = code >= 500 && (answer.stage === 'envelope' || answer.stage === 'message');
-    return { status: permanent ? 'given_up' : 'retry', error, tried: true };
+    // The event keeps the stage and the code, not the reply's text (it may quote the address).
+    const refusal = call({ stage: answer.stage, responseCode: code, errorClass: `SMTP_${Math.floor(code / 100)}XX` });
+    return { status: permanent ? 'given_up' : 'retry', error, tried: true, ...refusal };
   } catch (err) {
     if (!(err instanceof ProblemError)) throw err;
     const cause = typeof err.extensions.cause === 'string' ? `${err.extensions.cause}: ` : '';
+    const failed = call({ errorClass: errorClassOf(err) });
     // A recipient address the bridge refuses (its contract) will never be accepted.
     if (err.status === 502 && /invalid request body/.test(err.detail ?? ''))
-      return { status: 'given_up', error: `${cause}${err.detail}`.slice(0, 500), tried: true };
-    return { status: 'retry', error: `${err.status} ${cause}${err.detail ?? err.title}`.slice(0, 500), tried: true };
+      return { status: 'given_up', error: `${cause}${err.detail}`.slice(0, 500), tried: true, ...failed };
+    return { status: 'retry', error: `${err.status} ${cause}${err.detail ?? err.title}`.slice(0, 500), tried: true, ...failed };
   }
 }
 
@@ -179,20 +206,45 @@ async function record(
   o: Outcome,
   at: number,
   result: DeliverResult,
+  cause?: RequestMeta,
 ): Promise<void> {
   const attempts = row.attempts + (o.status === 'sent' || o.tried ? 1 : 0);
   const mine = and(eq(notifications.id, row.id), eq(notifications.leaseHolder, holder));
   const release = { leaseHolder: null, leaseUntil: null };
+  const giveUp = o.status === 'given_up' || attempts >= MAX_ATTEMPTS;
+  // The send's event, in the batch of the row's new state (written even if the lease was lost: the
+  // call happened). Never the link, the text or the full address.
+  const event = o.call
+    ? [
+        extServiceInsert(s.db, {
+          type: 'mail.send',
+          ok: o.status === 'sent',
+          at: o.call.at,
+          durationMs: o.call.durationMs,
+          ...(row.userId && row.userLogin ? { subject: { id: row.userId, login: row.userLogin } } : {}),
+          ...(cause ? { request: cause } : {}),
+          data: {
+            kind: row.kind,
+            notificationId: row.id,
+            ...(row.eventId ? { causeEventId: row.eventId } : {}),
+            recipient: maskAddress(row.recipient ?? ''),
+            attempt: attempts,
+            result: o.status === 'sent' ? 'sent' : giveUp ? 'given_up' : 'retry',
+            ...o.call.data,
+          },
+        })(),
+      ]
+    : [];
   if (o.status === 'sent') {
-    await s.db
+    const sent = s.db
       .update(notifications)
       .set({ ...release, status: 'sent', sentAt: at, attempts, lastError: null, sealedLink: null, nextAttemptAt: null })
       .where(mine);
+    await s.db.batch([sent, ...event]);
     result.sent++;
     return;
   }
-  const giveUp = o.status === 'given_up' || attempts >= MAX_ATTEMPTS;
-  await s.db
+  const update = s.db
     .update(notifications)
     .set(
       giveUp
@@ -206,6 +258,7 @@ async function record(
           },
     )
     .where(mine);
+  await s.db.batch([update, ...event]);
   if (giveUp) result.givenUp++;
   else result.retried++;
   s.logger?.warning('mail not sent', {

@@ -5,6 +5,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import { eq } from 'drizzle-orm';
+import { extServiceInsert, statusClass } from '../audit/ext-service.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { identityProviders } from '../../../schema/index.js';
@@ -99,7 +100,16 @@ export async function startLogin(
   return { url: url.href, flowToken, expiresAt };
 }
 
-export type CallbackResult = { ok: true; claims: oauth.IDToken; next?: string } | { ok: false; error: string };
+/**
+ * `exchange`: the insert of the token exchange's event (ext_service_access), for the batch the login
+ * ends with (idempotent, so every batch it can end with may carry it).
+ */
+export type CallbackResult =
+  | { ok: true; claims: oauth.IDToken; next?: string; exchange: ReturnType<typeof extServiceInsert> }
+  | { ok: false; error: string };
+
+/** An OAuth error code as events keep it (the provider's text is not kept). */
+const oauthError = (e: unknown) => (typeof e === 'string' && /^[a-z_]{1,64}$/.test(e) ? e : 'other');
 
 /**
  * Completes a login at the callback (`responseUrl`: the callback's URL with the provider's answer)
@@ -132,20 +142,38 @@ export async function completeLogin(
   const reseal = resealClientSecret(scope.db, provider.name, provider.clientSecretEnc);
   const secret = await openSecret(scope.config, provider.clientSecretEnc, reseal);
   const clientAuth = oauth.ClientSecretBasic(secret);
+  // The exchange is recorded (ext_service_access, §5.1): never the code, the verifier or the tokens.
+  const started = scope.now();
+  const call = (ok: boolean, durationMs: number, data: Record<string, unknown>, subjectLogin?: string) =>
+    extServiceInsert(scope.db, {
+      type: 'oidc.token_exchange',
+      ok,
+      at: started,
+      durationMs,
+      request: scope.request,
+      ...(subjectLogin !== undefined ? { subjectLogin } : {}),
+      data: { provider: provider.name, ...data },
+    });
   let response: Response;
   try {
     response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, flow.redirectUri, flow.verifier, requestOptions(issuer));
   } catch (err) {
+    await call(false, scope.now() - started, { errorClass: 'PROVIDER_UNREACHABLE' })();
     throw unreachable(provider, err);
   }
+  const took = scope.now() - started;
+  const status = { statusClass: statusClass(response.status) };
   try {
     const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: flow.nonce, requireIdToken: true });
     const cache = jwks.get(provider.issuer) ?? {};
     await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(issuer), [oauth.jwksCache]: cache });
     jwks.set(provider.issuer, cache);
     const claims = oauth.getValidatedIdTokenClaims(result)!;
-    return { ok: true, claims, ...(typeof flow.next === 'string' ? { next: flow.next } : {}) };
+    const exchange = call(true, took, status, identityOfClaims(provider, claims).login);
+    return { ok: true, claims, exchange, ...(typeof flow.next === 'string' ? { next: flow.next } : {}) };
   } catch (err) {
+    const error = err instanceof oauth.ResponseBodyError ? oauthError(err.error) : 'id_token_invalid';
+    await call(false, took, { ...status, error })();
     if (err instanceof oauth.ResponseBodyError) throw new ProblemError('MALFORMED_REQUEST', { detail: `the provider refused the code: ${err.error}` });
     if (err instanceof ProblemError) throw err;
     throw new ProblemError('MALFORMED_REQUEST', { detail: `the ID token is refused: ${(err as Error).message}` });

@@ -30,7 +30,7 @@ const callback = createRoute({
   tags: ['auths'],
   summary: 'Where the OIDC provider sends the browser back',
   description: [
-    'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL.',
+    'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without the code or the tokens.',
     'Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).',
     'A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
   ].join('\n\n'),
@@ -58,17 +58,22 @@ export function registerOidc(app: App): void {
     const config = c.var.config;
     if (!result.ok) return c.redirect(frontendWithError(config, result.error), 303);
     const identity = identityOfClaims(provider, result.claims);
+    // The token exchange's event goes in the batch the login ends with (written once: fixed id).
+    const { exchange } = result;
     let outcome: Awaited<ReturnType<typeof accountOfIdentity>>;
     try {
-      outcome = await accountOfIdentity(c.var.scope, identity);
+      outcome = await accountOfIdentity(c.var.scope, identity, { also: [exchange()] });
     } catch (err) {
       // A login the service does not allow (see accountOfIdentity): the front end, with the cause.
       if (err instanceof ProblemError && err.code === 'LOGIN_NOT_ALLOWED') {
         return c.redirect(frontendWithError(config, err.code, err.detail), 303);
       }
+      await exchange();
       throw err;
     }
     if ('collision' in outcome) {
+      // Nothing changes here until the merge is proven: the exchange's event on its own.
+      await exchange();
       try {
         await startPendingMerge(c, await pendingMergeOf(c.var.scope, { ...identity, login: outcome.collision.login }));
       } catch (err) {
@@ -79,12 +84,12 @@ export function registerOidc(app: App): void {
       return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     }
     try {
-      await assertMayLogIn(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name });
+      await assertMayLogIn(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name }, [exchange()]);
     } catch (err) {
       if (err instanceof ProblemError) return c.redirect(frontendWithError(config, err.code), 303);
       throw err;
     }
-    await recordLogin(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name });
+    await recordLogin(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name }, { also: [exchange()] });
     c.set('principal', { user: outcome.user, method: 'session' });
     await startSession(c, outcome.user, 'cookie', 'oidc');
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);

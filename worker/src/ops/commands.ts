@@ -87,7 +87,7 @@ export async function listAdministrators(ctx: OperatorContext): Promise<AccountS
     .from(users)
     .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
     .orderBy(asc(users.loginKey));
-  const event = { type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } };
+  const event = { type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } } as const;
   await ctx.db.batch([auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', ...event })]);
   return Promise.all(admins.map((u) => stateOf(ctx, u)));
 }

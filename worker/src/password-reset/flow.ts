@@ -126,6 +126,8 @@ export async function requestReset(scope: RequestScope, ask: { login?: string; e
   for (const user of accounts) {
     const mode = user.source !== 'local' ? 'external' : user.status !== 'active' ? 'blocked' : 'link';
     const id = crypto.randomUUID();
+    // The request's event: the mail's own event (mail.send) names it as its cause.
+    const eventId = crypto.randomUUID();
     const token = mode === 'link' && user.email ? mintToken() : null;
     if (token)
       writes.push(tokenInsert(db, { id, userId: user.id, token, purpose: 'reset', now, expiresAt: now + ttl }));
@@ -138,12 +140,14 @@ export async function requestReset(scope: RequestScope, ask: { login?: string; e
         ...(token ? { expiresAt: new Date(now + ttl).toISOString() } : {}),
       },
       dedupeKey: `reset:${id}`,
+      eventId,
       now,
       link: token ? resetLink(config, token) : undefined,
     });
     writes.push(notificationInsert(db, row));
     writes.push(
       auditInsert(db, now, {
+        id: eventId,
         stream: 'user_activity',
         type: 'password_reset.requested',
         subject: user,

@@ -5,7 +5,7 @@
  */
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
-import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import { throttleKey, unlockStatements } from '../auth/throttle.js';
 import { ProblemError } from '../http/problem.js';
@@ -64,7 +64,7 @@ export async function updateAccount(
   ctx: AdminContext,
   user: UserRow,
   set: Partial<UserRow>,
-  o: { audit: { type: string; data?: Record<string, unknown> }; extra?: (happened: SQL) => BatchItem<'sqlite'>[]; change?: { role?: Role; status?: 'blocked'; deleted?: boolean } },
+  o: { audit: { type: AuditEventType; data?: Record<string, unknown> }; extra?: (happened: SQL) => BatchItem<'sqlite'>[]; change?: { role?: Role; status?: 'blocked'; deleted?: boolean } },
 ): Promise<void> {
   const guard = removesAdmin(user, o.change ?? {}) ? anotherAdmin(user.id) : sql`1 = 1`;
   // The audit event and any extra statement run in the same transaction, only if the update did.

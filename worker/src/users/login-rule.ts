@@ -9,7 +9,7 @@
  */
 import { and, asc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
-import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
@@ -88,7 +88,7 @@ function inactivityBlock(
 ): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] {
   const target = and(eq(users.id, subject.id), blockableForInactivity(cutoff));
   const blockable = sql`exists (select 1 from ${users} where ${target})`;
-  const event = (type: string, data: Record<string, unknown>) =>
+  const event = (type: AuditEventType, data: Record<string, unknown>) =>
     auditInsertWhen(db, now, { stream: 'user_activity', type, subject, request: audit.request, data }, blockable);
   return [
     event('account.blocked', { reason: 'inactivity', ...audit.data }),

@@ -1,0 +1,335 @@
+/**
+ * The catalogue of audit event types (architecture.md §5.1): the one list of every event the service
+ * records, with its stream(s), its outcome(s), what it means and the fields of its `data`. The type of
+ * `auditInsert`'s `type` is derived from it (an uncatalogued type does not typecheck), GET
+ * /v3/logs/audit_log_types lists it per stream, the logs endpoints' OpenAPI descriptions carry its
+ * table, and a unit test keeps the table of architecture.md §5.1 equal to it.
+ */
+
+/** Log-store streams, one per AUDIT_* index pattern. */
+export type AuditStream =
+  | 'user_activity'
+  | 'crud_user'
+  | 'crud_admin'
+  | 'api_access'
+  | 'ext_service_access'
+  | 'data_lifecycle';
+
+/** `event.outcome` in the store: attempts end in success or failure; other events are `unknown`. */
+export type EventOutcome = 'success' | 'failure' | 'unknown';
+
+/** One event type: where it goes, how it ends, what it says. */
+export interface EventTypeSpec {
+  readonly streams: readonly AuditStream[];
+  readonly outcomes: readonly EventOutcome[];
+  readonly description: string;
+  /** The fields of `data`: name → meaning (a field is absent when it does not apply). */
+  readonly data: Readonly<Record<string, string>>;
+}
+
+const SOURCE = { source: 'local, ldap or oidc', server: 'the LDAP server record', provider: 'the OIDC provider record' };
+const EXT = {
+  durationMs: 'how long the call took',
+  errorClass:
+    "on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text",
+};
+
+/** Every audit event type (sorted by stream, then name). */
+export const EVENT_CATALOGUE = {
+  'login.success': {
+    streams: ['user_activity'],
+    outcomes: ['success'],
+    description: 'a login with the right credentials',
+    data: { ...SOURCE, activeDirectory: 'LDAP: whether the directory is Active Directory' },
+  },
+  'login.failure': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'a wrong password or an unknown login (subject.login: the login as given)',
+    data: { ...SOURCE, via: 'password_change when the current password of a change was wrong' },
+  },
+  'login.refused': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'a login refused for another reason than the password (blocked, conflict, not allowed)',
+    data: {
+      ...SOURCE,
+      reason: 'blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory',
+      directoryReason: 'LDAP: what the directory said',
+      heldBy: 'login-conflict: the source of the account that holds the login',
+    },
+  },
+  'login.password_expired': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'the right password, but expired (or must be changed)',
+    data: { ...SOURCE, directoryReason: 'LDAP: password-expired or must-change' },
+  },
+  'account.locked': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'AUTH_FAILED_COUNT failures locked the login',
+    data: { ...SOURCE, until: 'the end of the lock (ISO 8601)' },
+  },
+  'account.blocked': {
+    streams: ['user_activity', 'crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account blocked: for inactivity (user_activity) or by an administrator (crud_admin)',
+    data: { reason: 'inactivity or admin', by: 'inactivity: login or job', ...SOURCE },
+  },
+  'session.created': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: 'a session started',
+    data: { kind: 'cookie or bearer', authMethod: 'how the login was proven', limit: 'the session limit applied' },
+  },
+  'session.revoked': {
+    streams: ['user_activity', 'crud_admin'],
+    outcomes: ['unknown'],
+    description: 'one session ended: by its user (logout) or by an administrator',
+    data: { sessionId: 'the session', reason: 'logout, user or admin' },
+  },
+  'session.revoked_all': {
+    streams: ['user_activity', 'crud_admin'],
+    outcomes: ['unknown'],
+    description: 'all sessions of an account ended: by its user or by an administrator',
+    data: { reason: 'logout_all' },
+  },
+  'identity.linked': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: 'an external identity linked to a local account after its password was proven',
+    data: { source: 'ldap or oidc', sourceName: 'the record', issuer: 'the OIDC issuer', externalId: 'the identity' },
+  },
+  'password_reset.requested': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: 'a password reset was asked for (one per matching account, or one with found: false)',
+    data: {
+      by: 'login or email',
+      mode: 'link, external or blocked',
+      mailed: 'whether a mail was queued',
+      found: 'false when no account matched',
+      email: 'the address asked for, when none matched',
+    },
+  },
+  'password.changed': {
+    streams: ['crud_user'],
+    outcomes: ['unknown'],
+    description: 'a user changed their own password (or set it through a reset link)',
+    data: {
+      sessionsEnded: 'all or others',
+      tokensRevoked: 'whether the API tokens were revoked',
+      via: 'reset_link',
+      purpose: 'reset link: reset or invite',
+    },
+  },
+  'token.issued': {
+    streams: ['crud_user', 'crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an API token issued (by its owner: crud_user; by an administrator: crud_admin)',
+    data: { tokenId: 'the token', name: 'its name', prefix: 'its first characters', expiresAt: 'its expiry' },
+  },
+  'token.revoked': {
+    streams: ['crud_user', 'crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an API token revoked (by its owner: crud_user; by an administrator: crud_admin)',
+    data: { tokenId: 'the token' },
+  },
+  'user.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account created: by an administrator, the bootstrap, the operator, or a first external login',
+    data: { role: 'its role', via: 'bootstrap, first-run, operator, ...', source: 'ldap or oidc', sourceName: 'the record' },
+  },
+  'user.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account changed by an administrator',
+    data: { before: 'the changed fields before', after: 'the changed fields after' },
+  },
+  'user.refreshed': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "an external account's profile refreshed from its source at a login",
+    data: { source: 'ldap or oidc', sourceName: 'the record', role: 'the new role, when it changed' },
+  },
+  'user.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account deleted',
+    data: { loginReservedUntil: 'until when its login stays reserved' },
+  },
+  'account.unblocked': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account unblocked by an administrator or the operator',
+    data: {},
+  },
+  'account.unlocked': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "a login's lock lifted by an administrator or the operator",
+    data: {},
+  },
+  'password.reset': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "an account's password set by an administrator or the operator",
+    data: { sessionsEnded: 'all', tokensRevoked: 'whether the API tokens were revoked' },
+  },
+  'super_access.granted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'super-access lent to an account',
+    data: { until: 'its end (ISO 8601)', minutes: 'its length' },
+  },
+  'super_access.ended': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'super-access ended: by an administrator, or at its end (by the job)',
+    data: { by: 'admin (absent when the job ended it)' },
+  },
+  'setting.changed': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a setting saved through the API (secrets shown as ***)',
+    data: { name: 'the variable', before: 'its value before', beforeSource: 'where it came from', after: 'its new value' },
+  },
+  'setting.reset': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a saved setting removed: back to the environment or default (secrets shown as ***)',
+    data: { name: 'the variable', before: 'its value before', beforeSource: 'where it came from' },
+  },
+  'ldap_server.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an LDAP server record created',
+    data: { name: 'the record', urls: 'its URLs', baseDn: 'its base DN' },
+  },
+  'ldap_server.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an LDAP server record changed',
+    data: { name: 'the record', changed: 'the names of the changed fields' },
+  },
+  'ldap_server.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an LDAP server record removed',
+    data: { name: 'the record' },
+  },
+  'identity_provider.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an OIDC identity provider record created',
+    data: { name: 'the record', issuer: 'its issuer', clientId: 'its client id' },
+  },
+  'identity_provider.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an OIDC identity provider record changed',
+    data: {
+      name: 'the record',
+      changed: 'the names of the changed fields',
+      issuer: 'from and to, when the issuer changed',
+      relinkIdentities: 'whether linked identities moved to the new issuer',
+    },
+  },
+  'identity_provider.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an OIDC identity provider record removed',
+    data: { name: 'the record' },
+  },
+  'operator.admins_listed': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'the operator command listed the administrators',
+    data: { count: 'how many' },
+  },
+  'api.request': {
+    streams: ['api_access'],
+    outcomes: ['success', 'failure'],
+    description: 'a request authenticated with Basic or Bearer (failure: status 400 or more)',
+    data: { method: 'basic or bearer', httpMethod: 'GET, POST, ...', path: 'the path', status: 'the HTTP status', tokenId: 'the API token' },
+  },
+  'ldap.authenticate': {
+    streams: ['ext_service_access'],
+    outcomes: ['success', 'failure'],
+    description: "the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry",
+    data: {
+      server: 'the LDAP server record',
+      result: 'ok, invalid-credentials, locked-out, disabled, password-expired, or error',
+      activeDirectory: 'whether the directory is Active Directory',
+      ...EXT,
+    },
+  },
+  'ldap.test': {
+    streams: ['ext_service_access'],
+    outcomes: ['success', 'failure'],
+    description: "an administrator's connection test of an LDAP server record (connect, bind, search)",
+    data: { server: 'the LDAP server record', failedStep: 'the step that failed', ...EXT },
+  },
+  'oidc.token_exchange': {
+    streams: ['ext_service_access'],
+    outcomes: ['success', 'failure'],
+    description: "an authorization code exchanged at an OIDC provider's token endpoint (and its ID token checked)",
+    data: {
+      provider: 'the OIDC provider record',
+      statusClass: "the token endpoint's HTTP status class (2xx, 4xx, 5xx)",
+      error: "the provider's OAuth error code, or id_token_invalid",
+      ...EXT,
+    },
+  },
+  'mail.send': {
+    streams: ['ext_service_access'],
+    outcomes: ['success', 'failure'],
+    description: 'a mail to a user handed to the mail server through the bridge (one per attempt)',
+    data: {
+      kind: 'the notification kind (password_reset, account_locked, ...)',
+      notificationId: 'the notification',
+      causeEventId: 'the audit event that caused it',
+      recipient: 'the address, masked (j***@example.com)',
+      attempt: 'the attempt number',
+      result: 'sent, retry or given_up',
+      stage: 'on a refusal, the SMTP stage that refused (connect, auth, envelope, message)',
+      responseCode: 'on a refusal, the SMTP reply code',
+      ...EXT,
+    },
+  },
+  'outbox.purged': {
+    streams: ['data_lifecycle'],
+    outcomes: ['unknown'],
+    description: 'delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job)',
+    data: { events: 'how many', retentionDays: 'OUTBOX_RETENTION_DAY' },
+  },
+  'notifications.purged': {
+    streams: ['data_lifecycle'],
+    outcomes: ['unknown'],
+    description: 'old notifications and used or expired reset links deleted (by the job)',
+    data: { notifications: 'how many', resetLinks: 'how many', retentionDays: 'the retention' },
+  },
+} as const satisfies Record<string, EventTypeSpec>;
+
+/** Every audit event type: a string outside the catalogue is no event type. */
+export type AuditEventType = keyof typeof EVENT_CATALOGUE;
+
+/** The catalogue's event types of `stream`, in catalogue order. */
+export function eventTypesOf(stream: AuditStream): AuditEventType[] {
+  return (Object.keys(EVENT_CATALOGUE) as AuditEventType[]).filter((t) =>
+    (EVENT_CATALOGUE[t].streams as readonly AuditStream[]).includes(stream),
+  );
+}
+
+const cell = (s: string) => s.replaceAll('|', '\\|');
+
+/** The catalogue as a markdown table (architecture.md §5.1 and the logs endpoints' descriptions). */
+export function catalogueMarkdown(): string {
+  const rows = (Object.entries(EVENT_CATALOGUE) as [AuditEventType, EventTypeSpec][]).map(([type, s]) => {
+    const data = Object.entries(s.data).map(([k, v]) => `\`${k}\`: ${v}`).join('; ') || '-';
+    return `| \`${type}\` | ${s.streams.join(', ')} | ${s.outcomes.join(', ')} | ${cell(s.description)} | ${cell(data)} |`;
+  });
+  return ['| type | stream | outcome | description | data |', '|---|---|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,24 @@
+/**
+ * The event catalogue (audit/catalogue.ts) as the logs endpoints show it: per stream in
+ * GET /v3/logs/audit_log_types, and as a table in the OpenAPI descriptions of the logs endpoints.
+ */
+import { catalogueMarkdown, EVENT_CATALOGUE, eventTypesOf } from '../audit/catalogue.js';
+import type { StreamName } from './streams.js';
+
+/** The event types of a stream, as audit_log_types lists them. */
+export function eventTypesOfStream(stream: StreamName) {
+  return eventTypesOf(stream).map((type) => {
+    const s = EVENT_CATALOGUE[type];
+    return { type, outcomes: [...s.outcomes], description: s.description, data: { ...s.data } };
+  });
+}
+
+/** The catalogue's section of the logs endpoints' descriptions (a markdown table). */
+export const CATALOGUE_SECTION = [
+  '',
+  '',
+  '**Event types** (`event.type`; `event.stream` is the log type; the document shape is in',
+  'architecture.md §5.1):',
+  '',
+  catalogueMarkdown(),
+].join('\n');
