@@ -12,6 +12,7 @@ import { createHashSlots } from './auth/hash-slots.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
+import { registerConsole } from './console/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
@@ -221,6 +222,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerLogs(api);
   registerNotifications(api);
   registerPasswordReset(api);
+  registerConsole(api);
   if (testClock) {
     registerTestClock(api, testClock);
     registerTestJobs(api);
