@@ -63,6 +63,20 @@ describe('console: profile and navigation', () => {
     expect((await fetch(`${baseUrl()}/ui`, { redirect: 'manual' })).headers.get('location')).toBe(new URL(ui()).pathname);
   });
 
+  it("a page's script never gets a Basic challenge (browsers would prompt); API clients and navigations do", async () => {
+    const wrong = { login: 'nobody-here', password: 'Wr0ng$pass' };
+    const asScript = await fetch(`${baseUrl()}/v3/login`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Sec-Fetch-Dest': 'empty' }, body: JSON.stringify(wrong) });
+    expect(asScript.status).toBe(401);
+    expect(asScript.headers.get('www-authenticate')).toBe('Bearer realm="auth"');
+    const basicScript = await call('/v4/users/me', { auth: basic(wrong.login, wrong.password), headers: { 'X-Requested-With': 'XMLHttpRequest' } });
+    expect(basicScript.status).toBe(401);
+    expect(basicScript.headers.get('www-authenticate')).not.toContain('Basic');
+    const client = await call('/v4/users/me', { auth: basic(wrong.login, wrong.password) });
+    expect(client.headers.get('www-authenticate')).toContain('Basic realm="auth"');
+    const navigation = await call('/v4/users/me', { headers: { 'Sec-Fetch-Dest': 'document' } });
+    expect(navigation.headers.get('www-authenticate')).toContain('Basic realm="auth"');
+  });
+
   it('Russian by Accept-Language; the switch chooses English and is remembered', async () => {
     const tab = await newTab(browser, { locale: 'ru-RU' });
     await openPage(tab, ui('login'));
