@@ -111,7 +111,13 @@ const reset: PageScript = (ctx) => {
     await api('/v3/password_reset/request', { method: 'POST', json: body });
     showMessage(requestRegion, 'success', t('reset.sent'));
   });
-  if (!token) return;
+  if (!token) {
+    // The mailed link opened over this page (only the fragment changes): start again with it.
+    window.addEventListener('hashchange', () => {
+      if (new URLSearchParams(location.hash.slice(1)).has('token')) location.reload();
+    });
+    return;
+  }
 
   byId('reset-request').hidden = true;
   byId('reset-confirm').hidden = false;

@@ -220,24 +220,27 @@ describe('console: password reset by mail', () => {
     const link = /(http\S+\/reset-password#token=[A-Za-z0-9_-]+)/.exec(mail.parsed.text ?? '')?.[1];
     expect(link?.startsWith(ui('reset-password#token='))).toBe(true);
 
-    await openPage(tab, link!);
-    const { page } = tab;
+    // The link opens in a new tab, as from a mail client.
+    await tab.context.close();
+    const linkTab = await newTab(browser);
+    await openPage(linkTab, link!);
+    const { page } = linkTab;
     expect(await page.isVisible('#reset-confirm')).toBe(true);
     expect(page.url()).not.toContain('token=');
     await page.fill('#reset-new', 'Reset$pass9');
-    await checkPage(tab, kind, 'reset-confirm');
+    await checkPage(linkTab, kind, 'reset-confirm');
     await page.fill('#reset-repeat', 'Reset$pass9');
     await page.click('#reset-confirm-form button[type=submit]');
     await page.waitForSelector('#page-message:has-text("Your password is set")');
-    await signIn(tab, host.url, login, 'Reset$pass9');
+    await signIn(linkTab, host.url, login, 'Reset$pass9');
     expect(await page.textContent('#profile')).toContain(login);
     // The link is used up.
-    await openPage(tab, link!);
+    await openPage(linkTab, link!);
     await page.fill('#reset-new', 'Other$pass9');
     await page.fill('#reset-repeat', 'Other$pass9');
     await page.click('#reset-confirm-form button[type=submit]');
     await page.waitForSelector('#reset-confirm-message:has-text("This link is invalid, used or expired")');
-    await tab.context.close();
+    await linkTab.context.close();
   });
 });
 
