@@ -77,6 +77,18 @@ describe('console: profile and navigation', () => {
     expect(navigation.headers.get('www-authenticate')).toContain('Basic realm="auth"');
   });
 
+  it('the sign-in page follows only a `next` below the console (no open redirect)', async () => {
+    const nextOf = async (next: string) => {
+      const html = await (await fetch(`${ui('login')}?next=${encodeURIComponent(next)}`)).text();
+      return /data-next="([^"]*)"/.exec(html)?.[1];
+    };
+    const home = new URL(ui()).pathname;
+    expect(await nextOf(`${home}tokens`)).toBe(`${home}tokens`);
+    for (const bad of ['https://evil.example/', '//evil.example/ui/', `${home}/\\evil.example`, '/elsewhere', `${home}x//y`]) {
+      expect(await nextOf(bad), bad).toBe(home);
+    }
+  });
+
   it('Russian by Accept-Language; the switch chooses English and is remembered', async () => {
     const tab = await newTab(browser, { locale: 'ru-RU' });
     await openPage(tab, ui('login'));
