@@ -52,6 +52,24 @@ function showHeader(me: Me): void {
   });
 }
 
+/**
+ * The sign-in page, coming back here afterwards. A refusal the service sent to the front end
+ * (`auth_error`, e.g. of an OIDC login, when DEFAULT_FRONTEND_URL is the console) goes along, to be
+ * shown there, and stays out of the way back.
+ */
+function signInUrl(): string {
+  const here = new URLSearchParams(location.search);
+  const target = new URLSearchParams();
+  for (const name of ['auth_error', 'auth_error_description']) {
+    const value = here.get(name);
+    if (value !== null) target.set(name, value);
+    here.delete(name);
+  }
+  const query = here.toString();
+  target.set('next', location.pathname + (query ? `?${query}` : ''));
+  return `${base}/login?${target.toString()}`;
+}
+
 async function start(): Promise<void> {
   const auth = body.dataset.auth;
   const message = byId('page-message');
@@ -59,7 +77,7 @@ async function start(): Promise<void> {
   if (auth === 'required' || auth === 'optional') {
     me = await currentUser();
     if (!me && auth === 'required') {
-      location.replace(`${base}/login?next=${encodeURIComponent(location.pathname + location.search)}`);
+      location.replace(signInUrl());
       return;
     }
     if (me) showHeader(me);

@@ -115,6 +115,44 @@ describe('console sign-in: local accounts', () => {
     await tab.context.close();
   });
 
+  it('is usable with the keyboard alone, with a visible focus', async () => {
+    const { login } = await newUser();
+    const tab = await newTab(browser);
+    await openPage(tab, ui('login'));
+    const { page } = tab;
+    // The first Tab reaches the skip link, which shows itself and leads to the main content.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip');
+    expect(await page.evaluate(() => (document.activeElement as HTMLElement).getBoundingClientRect().left >= 0)).toBe(true);
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('signin-login');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(outline).not.toBe('none');
+    await page.keyboard.type(login);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await Promise.all([page.waitForURL((u) => u.pathname === new URL(ui()).pathname), page.keyboard.press('Enter')]);
+    await waitReady(page);
+    expect(await page.textContent('#profile')).toContain(login);
+    await tab.context.close();
+  });
+
+  it("a refusal the service sends to the front end (auth_error) is shown on the sign-in page", async () => {
+    const tab = await newTab(browser);
+    await tab.page.goto(`${ui()}?auth_error=account_blocked`);
+    await tab.page.waitForURL(/\/ui\/login\?/);
+    await waitReady(tab.page);
+    expect(await tab.page.textContent('#signin-message')).toContain('This account is blocked');
+    expect(new URL(tab.page.url()).searchParams.get('next')).toBe(new URL(ui()).pathname);
+    await tab.page.goto(`${ui('login')}?auth_error=login_not_allowed&auth_error_description=${encodeURIComponent('the login claim has markup')}`);
+    await waitReady(tab.page);
+    expect(await tab.page.textContent('#signin-message')).toContain('the login claim has markup');
+    await checkPage(tab, kind, 'signin-refused');
+    await tab.context.close();
+  });
+
   it('a blocked account is told so', async () => {
     const { id, login } = await newUser();
     expect((await api(`/v4/users/${id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
