@@ -123,3 +123,17 @@ export async function loading<T>(region: HTMLElement, work: () => Promise<T>): P
     region.removeAttribute('aria-busy');
   }
 }
+
+/**
+ * A list as a table: a caption, column headers with scope, and rows of cells (each labelled with its
+ * column, which the phone layout shows before the cell's content).
+ */
+export function table(caption: string, heads: string[], rows: Node[][]): HTMLTableElement {
+  return el(
+    'table',
+    { class: 'list' },
+    el('caption', {}, caption),
+    el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((c, i) => el('td', { 'data-label': heads[i] }, c))))),
+  );
+}

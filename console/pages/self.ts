@@ -2,7 +2,7 @@
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { add, byId, el, loading, onSubmit, showError, showMessage, table, whileBusy } from '../ui.js';
 import { showLoginRefusal } from './signin.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
@@ -81,17 +81,6 @@ interface SessionItem {
   userAgent: string | null;
   authMethod: string | null;
   current: boolean;
-}
-
-/** A table with a caption, header cells with scope, and rows. */
-function table(caption: string, heads: string[], rows: Node[][]): HTMLTableElement {
-  return el(
-    'table',
-    { class: 'list' },
-    el('caption', {}, caption),
-    el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col' }, h)))),
-    el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((c, i) => el('td', { 'data-label': heads[i] }, c))))),
-  );
 }
 
 const sessions: PageScript = async (ctx) => {
