@@ -194,6 +194,23 @@ describe('console sign-in: LDAP and OIDC', () => {
     await tab.context.close();
   });
 
+  it('an LDAP login that collides with a local account opens the merge page, which links them', async () => {
+    const r = await api('/v4/users', { method: 'POST', auth: admin, json: { login: 'alice', password: PASSWORD } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const tab = await newTab(browser);
+    await openPage(tab, ui('login'));
+    await tab.page.selectOption('#signin-server', 'corp');
+    await Promise.all([tab.page.waitForURL(/\/ui\/merge$/), submitSignIn(tab, 'alice', 'alice-Secret-1')]);
+    await waitReady(tab.page);
+    await tab.page.fill('#merge-password', PASSWORD);
+    await Promise.all([tab.page.waitForURL((u) => u.pathname === new URL(ui()).pathname), tab.page.click('#merge-form button[type=submit]')]);
+    await waitReady(tab.page);
+    const facts = await tab.page.textContent('#profile');
+    expect(facts).toContain('alice');
+    expect(facts).toContain('local');
+    await tab.context.close();
+  });
+
   /** From the console's provider button through the test provider's pages back to the console. */
   async function throughProvider(tab: ConsoleTab, user: string): Promise<void> {
     const { page } = tab;
