@@ -5665,7 +5665,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Missing, wrong, expired or revoked credentials (`code` says which) */
+        /** @description Missing, wrong, expired or revoked credentials (`code` says which); WWW-Authenticate names the accepted schemes, without Basic for a page's script (Sec-Fetch-Dest: empty or X-Requested-With: XMLHttpRequest), which browsers would answer with their login prompt */
         Unauthenticated: {
             headers: {
                 [name: string]: unknown;

@@ -94,7 +94,7 @@ describe('while no administrator exists', () => {
     // Neither leads there from the root.
     if (kind === 'edge') {
       const res = await fetch(`${host.origin}/`, { redirect: 'manual', headers: { 'CF-Connecting-IP': '192.0.2.7' } });
-      expect(res.headers.get('location')).toBe(`${root()}/docs`);
+      expect(res.headers.get('location')).toBe(`${root()}/ui/`);
     }
   });
 
@@ -166,11 +166,11 @@ describe('creating the first administrator', () => {
     expect((await form({ login: 'second', password: PASSWORD })).status).toBe(404);
   });
 
-  it('ROOT_PATH and / now redirect to the docs', async () => {
+  it('ROOT_PATH and / now redirect to the web console', async () => {
     for (const path of [root(), '/']) {
       const res = await fetch(`${host.origin}${path}`, { redirect: 'manual' });
       expect(res.status).toBe(302);
-      expect(res.headers.get('location')).toBe(`${root()}/docs`);
+      expect(res.headers.get('location')).toBe(`${root()}/ui/`);
     }
   });
 });

@@ -8,10 +8,12 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
+import { challengeForCaller } from './auth/credentials.js';
 import { createHashSlots } from './auth/hash-slots.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
+import { registerConsole } from './console/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
@@ -180,7 +182,10 @@ export function createApp(hostDeps: AppDeps): App {
   }));
 
   const render = (c: Context<AppEnv>, problem: ProblemError): Response => {
-    const res = problemResponse(problem, c.req.path, c.var.requestId);
+    // No Basic challenge for a page's script: the browser would prompt (credentials.ts).
+    const challenge = problem.headers['WWW-Authenticate'];
+    const headers: Record<string, string> = challenge ? { 'WWW-Authenticate': challengeForCaller(challenge, { fetchDest: c.req.header('Sec-Fetch-Dest'), requestedWith: c.req.header('X-Requested-With') }) } : {};
+    const res = problemResponse(problem, c.req.path, c.var.requestId, headers);
     // Responses built here replace c.res, so the request id header is set again, and cookies set
     // before the failure are kept (e.g. a used OIDC flow cookie is still cleared when the flow fails).
     if (c.var.requestId) res.headers.set('X-Request-Id', c.var.requestId);
@@ -225,6 +230,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerNotifications(api);
   registerPasswordReset(api);
   registerMetrics(api);
+  registerConsole(api);
   if (testClock) {
     registerTestClock(api, testClock);
     registerTestJobs(api);

@@ -77,3 +77,18 @@ export function parseBearer(header: string, schemes: readonly Scheme[] = ['Beare
 
 /** The key of a login (NFC, width-mapped, case-folded): defined with the login rule. */
 export { loginKey } from '../users/login-name.js';
+
+/**
+ * The challenge of a 401 as a page's script may see it. Browsers answer a 401 carrying a Basic
+ * challenge to fetch() with their own login prompt (even when the script sent Authorization
+ * itself), and the request hangs until the person answers it. So a page's script gets the other
+ * challenges, or the Bearer one: a request with `Sec-Fetch-Dest: empty` (browsers send it with
+ * fetch and XMLHttpRequest, over HTTPS and on localhost) or `X-Requested-With: XMLHttpRequest` (the
+ * usual convention, which the web console also sends). API clients and navigations keep Basic.
+ */
+export function challengeForCaller(challenge: string, request: { fetchDest?: string; requestedWith?: string }): string {
+  const script = request.fetchDest === 'empty' || request.requestedWith?.toLowerCase() === 'xmlhttprequest';
+  if (!script || !challenge.includes(CHALLENGES.Basic)) return challenge;
+  const rest = challenge.split(CHALLENGES.Basic).map((part) => part.replace(/^[\s,]+|[\s,]+$/g, '')).filter((part) => part !== '');
+  return rest.length > 0 ? rest.join(', ') : CHALLENGES.Bearer;
+}

@@ -3,27 +3,12 @@
  * web interface does at load (specification, Endpoints rule 3 and the three configurations). Its
  * script fetches client-config, initialises `@sentry/browser` (served by the service itself, never a
  * CDN) when `sentry` is not null, shows the effective DSN on Ctrl+Shift+I, and can send a test error.
+ * Its script (console/errtrack-page.ts) shares the error-tracking module of the console.
  */
 import type { App } from '../http/context.js';
-import { parseDsn } from './dsn.js';
+import { browserPageCsp, errtrackDialog } from './page-csp.js';
 import { html } from 'hono/html';
 import { htmlDocument } from '../http/html.js';
-
-/** The page's policy: scripts only from the service; events only to the service or, in Direct mode, the DSN's origin. */
-function pageCsp(directOrigin: string | null): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    `connect-src 'self'${directOrigin ? ` ${directOrigin}` : ''}`,
-    // Session replay compresses in a worker built from a blob: URL.
-    "worker-src 'self' blob:",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
 
 function pageHtml(title: string, root: string, staticBase: string) {
   return htmlDocument({
@@ -39,14 +24,9 @@ function pageHtml(title: string, root: string, staticBase: string) {
 <button type="button" id="errtrack-test" disabled>Send a test error</button>
 </p>
 </main>
-<dialog id="errtrack-dialog" aria-labelledby="errtrack-dialog-title">
-<h2 id="errtrack-dialog-title">Error tracking</h2>
-<p>Effective DSN: <output id="errtrack-dsn">error tracking off</output></p>
-<p>Events go: <output id="errtrack-route">nowhere</output></p>
-<form method="dialog"><button type="submit" autofocus>Close</button></form>
-</dialog>
+${errtrackDialog({ title: 'Error tracking', dsn: 'Effective DSN', route: 'Events go', off: 'error tracking off', nowhere: 'nowhere (error tracking off)', close: 'Close' })}
 <script src="${staticBase}/vendor/sentry/sentry.min.js"></script>
-<script src="${staticBase}/errtrack.js"></script>`,
+<script src="${staticBase}/console/errtrack-page.js"></script>`,
   });
 }
 
@@ -55,10 +35,8 @@ export function registerErrtrackPage(app: App): void {
   app.get('/errtrack', (c) => {
     const env = c.var.deps.config.env;
     const root = env.get('ROOT_PATH');
-    const dsn = parseDsn(env.get('FRONTEND_ERRTRACK_DSN'));
-    const direct = dsn && env.get('ERRTRACK_ENV') !== '' && !env.get('FRONTEND_ERRTRACK_TUNNEL') ? `${dsn.protocol}://${dsn.host}` : null;
     return c.html(pageHtml(env.get('PROJECT_NAME'), root, `${root}${env.get('STATIC_PATH')}`), 200, {
-      'Content-Security-Policy': pageCsp(direct),
+      'Content-Security-Policy': browserPageCsp(env),
       'Cache-Control': 'no-cache',
       // PROFILE: the JS Self-Profiling API (Chromium) is only offered to documents that ask for it.
       ...(c.var.config.get('PROFILE') ? { 'Document-Policy': 'js-profiling' } : {}),

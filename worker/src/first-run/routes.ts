@@ -16,14 +16,15 @@ import { FIRST_RUN_PATH } from '../users/bootstrap.js';
 import { createLocalAccount } from '../users/create.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
 import { isLocalRequest } from './local-client.js';
+import { CONSOLE_PATH } from '../console/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 
 /**
  * The page ROOT_PATH and `/` send a browser to once an administrator exists, below ROOT_PATH: the
- * API docs (DOCS_PREFIX) until the service has a console. Change it here only.
+ * web console (its home signs a visitor in first). Change it here only.
  */
-export function homePath(o: { docsPrefix: string }): string {
-  return o.docsPrefix;
+export function homePath(_o: { docsPrefix: string }): string {
+  return `${CONSOLE_PATH}/`;
 }
 
 /** service_meta key claimed in the transaction that creates the first administrator. */

@@ -95,11 +95,11 @@ export function problemBody(e: ProblemError, instance: string, requestId: string
   };
 }
 
-/** Renders a problem as a Response. */
-export function problemResponse(e: ProblemError, instance: string, requestId: string | undefined): Response {
+/** Renders a problem as a Response; `headers` replace the problem's own of the same name. */
+export function problemResponse(e: ProblemError, instance: string, requestId: string | undefined, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(problemBody(e, instance, requestId)), {
     status: e.status,
-    headers: { 'content-type': 'application/problem+json', ...e.headers },
+    headers: { 'content-type': 'application/problem+json', ...e.headers, ...headers },
   });
 }
 

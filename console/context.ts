@@ -1,0 +1,30 @@
+/** What every console page script gets (console/main.ts builds it). */
+
+/** The signed-in account, as GET /v4/users/me answers (the API's `User`). */
+export interface Me {
+  id: string;
+  login: string;
+  displayName: string;
+  email: string | null;
+  role: 'admin' | 'auditor' | 'user';
+  source: 'local' | 'ldap' | 'oidc';
+  sourceName: string | null;
+  status: 'active' | 'blocked';
+  lockedUntil: string | null;
+  passwordExpiresAt: string | null;
+  lastLoginAt: string | null;
+}
+
+export interface PageContext {
+  /** ROOT_PATH. */
+  root: string;
+  /** ROOT_PATH + /ui (no trailing slash). */
+  base: string;
+  /** The signed-in account; null on sign-in pages and on an 'optional' page without a session. */
+  me: Me | null;
+  /** The page's general message region (#page-message). */
+  message: HTMLElement;
+}
+
+/** A page's script: wires the page's markup; may load data (its loading and error states included). */
+export type PageScript = (ctx: PageContext) => void | Promise<void>;

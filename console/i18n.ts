@@ -1,0 +1,24 @@
+/** The console's texts in the page's language (`<html lang>`, chosen by the server). */
+import { isLang, text, type Lang } from '../worker/src/console/texts.js';
+
+/** The page's language. */
+export function lang(): Lang {
+  const l = document.documentElement.lang;
+  return isLang(l) ? l : 'ru';
+}
+
+/** A text of the console's dictionary in the page's language. */
+export function t(key: string, vars: Record<string, string | number> = {}): string {
+  return text(lang(), key, vars);
+}
+
+/** A date and time in the page's language ('' for null). */
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '';
+  return new Date(iso).toLocaleString(lang() === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** A duration in seconds as minutes (rounded up) or, under a minute, seconds. */
+export function formatDuration(seconds: number): string {
+  return seconds >= 60 ? t('time.minutes', { n: Math.ceil(seconds / 60) }) : t('time.seconds', { n: Math.max(1, Math.ceil(seconds)) });
+}

@@ -1,0 +1,9 @@
+/**
+ * The scripts of the console's pages by `<body data-page>` id (the server's pages are in
+ * worker/src/console/pages.ts). To add a page group, spread its record here.
+ */
+import type { PageScript } from './context.js';
+import { SELF_SCRIPTS } from './pages/self.js';
+import { SIGNIN_SCRIPTS } from './pages/signin.js';
+
+export const PAGE_SCRIPTS: Record<string, PageScript> = { ...SELF_SCRIPTS, ...SIGNIN_SCRIPTS };

@@ -1,0 +1,45 @@
+/**
+ * Live check of a new password against the policy the page shows (`data-policy`), with the
+ * service's own rule function, so the page and the API never disagree on the rules.
+ */
+import { checkPassword, type PasswordPolicy } from '../../worker/src/auth/password-policy.js';
+import { ApiError } from '../api.js';
+import { t } from '../i18n.js';
+import { byId, el, showError, showMessage } from '../ui.js';
+
+/** Marks each rule of the list met or not as `input` changes; returns whether the password passes. */
+export function watchPolicy(listId: string, input: HTMLInputElement): () => boolean {
+  const list = byId(listId);
+  const policy = JSON.parse(list.dataset.policy ?? '{}') as PasswordPolicy;
+  const update = (): boolean => {
+    const broken = new Set(checkPassword(input.value, policy).map((v) => v.rule));
+    for (const item of list.querySelectorAll<HTMLElement>('li[data-rule]')) {
+      const met = input.value !== '' && !broken.has(item.dataset.rule as never);
+      item.classList.toggle('met', met);
+      item.classList.toggle('unmet', input.value !== '' && !met);
+      const state = item.querySelector('.rule-state');
+      if (state) state.textContent = input.value === '' ? '' : ` (${t(met ? 'policy.met' : 'policy.unmet')})`;
+    }
+    return broken.size === 0;
+  };
+  input.addEventListener('input', update);
+  return update;
+}
+
+/** Checks the repetition; shows the mismatch and answers false when the two differ. */
+export function repeatMatches(newInput: HTMLInputElement, repeat: HTMLInputElement, region: HTMLElement): boolean {
+  if (newInput.value === repeat.value) return true;
+  showMessage(region, 'error', t('password.mismatch'));
+  repeat.focus();
+  return false;
+}
+
+/** Shows a PASSWORD_POLICY problem: its detail and each broken rule's message. */
+export function showPolicyProblem(region: HTMLElement, err: unknown): void {
+  if (err instanceof ApiError && err.code === 'PASSWORD_POLICY') {
+    const violations = (err.problem.violations as Array<{ message: string }> | undefined) ?? [];
+    showMessage(region, 'error', err.message, [el('ul', {}, ...violations.map((v) => el('li', {}, v.message)))]);
+    return;
+  }
+  showError(region, err);
+}

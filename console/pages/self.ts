@@ -1,0 +1,214 @@
+/** Scripts of the self-service pages (worker/src/console/self-pages.ts): profile, password, sessions, tokens. */
+import { ApiError, api } from '../api.js';
+import type { PageContext, PageScript } from '../context.js';
+import { formatDate, t } from '../i18n.js';
+import { add, byId, el, loading, onSubmit, showError, showMessage, table, whileBusy } from '../ui.js';
+import { showLoginRefusal } from './signin.js';
+import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
+
+const profile: PageScript = ({ me }) => {
+  if (!me) return;
+  const none = t('profile.none');
+  const source = me.source === 'local' ? t('source.local') : t(`source.${me.source}`, { name: me.sourceName ?? '' });
+  const facts: Array<[string, string]> = [
+    ['profile.login', me.login],
+    ['profile.displayName', me.displayName || none],
+    ['profile.email', me.email ?? none],
+    ['profile.role', t(`role.${me.role}`)],
+    ['profile.source', source],
+    ['profile.status', t(`status.${me.status}`)],
+    ['profile.lastLogin', formatDate(me.lastLoginAt) || none],
+    ['profile.passwordExpires', me.source === 'local' ? formatDate(me.passwordExpiresAt) || t('profile.never') : none],
+  ];
+  byId('profile').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, t(k)), el('dd', {}, v)]));
+};
+
+/** Basic credentials (UTF-8), for the expired-password change, which has no session to use. */
+function basic(login: string, password: string): string {
+  const bytes = new TextEncoder().encode(`${login}:${password}`);
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
+const password: PageScript = (ctx) => {
+  const form = byId<HTMLFormElement>('password-form');
+  const region = byId('password-message');
+  const loginInput = byId<HTMLInputElement>('password-login');
+  const oldInput = byId<HTMLInputElement>('password-old');
+  const newInput = byId<HTMLInputElement>('password-new');
+  const repeat = byId<HTMLInputElement>('password-repeat');
+  // Without a session (an expired password refuses the sign-in), the login proves who with the old password.
+  const expired = ctx.me === null;
+  if (expired) {
+    byId('password-expired-intro').hidden = false;
+    byId('password-login-row').hidden = false;
+    loginInput.disabled = false;
+    loginInput.required = true;
+    loginInput.value = new URLSearchParams(location.search).get('login') ?? '';
+    (loginInput.value ? oldInput : loginInput).focus();
+  } else if (ctx.me?.source !== 'local') {
+    showMessage(region, 'info', t('password.external'));
+  }
+  watchPolicy('password-policy', newInput);
+  onSubmit(form, region, async () => {
+    if (!repeatMatches(newInput, repeat, region)) return;
+    const headers: Record<string, string> = expired ? { Authorization: basic(loginInput.value, oldInput.value) } : {};
+    try {
+      await api('/v4/users/me/password', { method: 'PUT', headers, json: { oldPassword: oldInput.value, newPassword: newInput.value } });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
+        showMessage(region, 'error', t('password.wrongOld'), [el('p', { class: 'detail' }, err.message)]);
+      } else if (err instanceof ApiError && err.code === 'CONFLICT') {
+        showMessage(region, 'error', t('password.external'), [el('p', { class: 'detail' }, err.message)]);
+      } else if (err instanceof ApiError && err.code === 'PASSWORD_POLICY') {
+        showPolicyProblem(region, err);
+      } else showLoginRefusal(ctx, region, err, loginInput.value);
+      return;
+    }
+    for (const input of [oldInput, newInput, repeat]) input.value = '';
+    if (!expired) {
+      showMessage(region, 'success', t('password.done'));
+      return;
+    }
+    showMessage(region, 'success', t('password.doneSignIn'), [el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin')))]);
+  });
+};
+
+interface SessionItem {
+  id: string;
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+  userAgent: string | null;
+  authMethod: string | null;
+  current: boolean;
+}
+
+const sessions: PageScript = async (ctx) => {
+  const region = byId('sessions-region');
+  const message = byId('sessions-message');
+  const toLogin = () => location.assign(`${ctx.base}/login`);
+  const render = async () => {
+    region.replaceChildren();
+    const list = await loading(region, () => api<{ items: SessionItem[] }>('/v4/users/me/sessions'));
+    if (!list) return;
+    if (list.items.length === 0) return add(region, el('p', {}, t('sessions.empty')));
+    const rows = list.items.map((s) => {
+      const started = formatDate(s.createdAt);
+      const action: Node = el('button', { type: 'button', class: 'danger', 'aria-label': t('sessions.endNamed', { date: started }) }, t('sessions.end'));
+      action.addEventListener('click', () =>
+        void whileBusy(action as HTMLButtonElement, async () => {
+          try {
+            await api(`/v4/users/me/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
+          } catch (err) {
+            return showError(message, err);
+          }
+          if (s.current) return toLogin();
+          showMessage(message, 'success', t('sessions.ended'));
+          await render();
+        }),
+      );
+      const method = t(`method.${s.authMethod ?? 'unknown'}`);
+      const when = el('span', {}, started, s.current ? el('strong', { class: 'tag' }, ` (${t('sessions.current')})`) : null);
+      return [when, document.createTextNode(formatDate(s.lastSeenAt)), document.createTextNode(formatDate(s.expiresAt)),
+        document.createTextNode(s.userAgent ?? ''), document.createTextNode(method), action];
+    });
+    add(region, table(t('sessions.caption'), [t('sessions.started'), t('sessions.lastSeen'), t('sessions.expires'),
+      t('sessions.agent'), t('sessions.method'), t('sessions.actions')], rows));
+  };
+  const endAll = byId<HTMLButtonElement>('sessions-end-all');
+  endAll.addEventListener('click', () =>
+    void whileBusy(endAll, async () => {
+      try {
+        await api('/v3/logout/all', { method: 'POST' });
+      } catch (err) {
+        return showError(message, err);
+      }
+      toLogin();
+    }),
+  );
+  await render();
+};
+
+interface TokenItem {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+}
+
+/** Copies the secret: the Clipboard API, else the selection (older browsers, insecure origins). */
+async function copySecret(input: HTMLInputElement): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(input.value);
+  } catch {
+    input.select();
+    document.execCommand('copy');
+  }
+}
+
+const tokens: PageScript = async (ctx: PageContext) => {
+  const region = byId('tokens-region');
+  const form = byId<HTMLFormElement>('token-form');
+  const message = byId('token-message');
+  const render = async () => {
+    region.replaceChildren();
+    const list = await loading(region, () => api<{ items: TokenItem[] }>('/v4/users/me/tokens'));
+    if (!list) return;
+    if (list.items.length === 0) return add(region, el('p', {}, t('tokens.empty')));
+    const rows = list.items.map((tok) => {
+      const revoke = el('button', { type: 'button', class: 'danger', 'aria-label': t('tokens.revokeNamed', { name: tok.name }) }, t('tokens.revoke'));
+      revoke.addEventListener('click', () =>
+        void whileBusy(revoke, async () => {
+          try {
+            await api(`/v4/users/me/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
+          } catch (err) {
+            return showError(ctx.message, err);
+          }
+          showMessage(ctx.message, 'success', t('tokens.revoked'));
+          await render();
+        }),
+      );
+      const text = (s: string) => document.createTextNode(s);
+      return [text(tok.name), el('code', {}, `${tok.prefix}…`), text(formatDate(tok.createdAt)),
+        text(formatDate(tok.lastUsedAt) || t('tokens.never')), text(formatDate(tok.expiresAt) || t('profile.never')), revoke];
+    });
+    add(region, table(t('tokens.caption'), [t('tokens.name'), t('tokens.prefix'), t('tokens.created'), t('tokens.lastUsed'),
+      t('tokens.expires'), t('tokens.actions')], rows));
+  };
+
+  const issued = byId('token-issued');
+  const secret = byId<HTMLInputElement>('token-secret');
+  const copy = byId<HTMLButtonElement>('token-copy');
+  const copyState = byId('token-copy-state');
+  copy.addEventListener('click', async () => {
+    await copySecret(secret);
+    copyState.textContent = t('tokens.copied');
+  });
+  onSubmit(form, message, async () => {
+    const name = byId<HTMLInputElement>('token-name').value.trim();
+    const days = byId<HTMLInputElement>('token-days').value;
+    let token: TokenItem & { token: string };
+    try {
+      token = await api('/v4/users/me/tokens', { method: 'POST', json: { name, ...(days ? { expiresInDays: Number(days) } : {}) } });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'REAUTHENTICATION_REQUIRED') {
+        showMessage(message, 'error', t('tokens.reauth'), [el('p', { class: 'detail' }, err.message)]);
+        return;
+      }
+      throw err;
+    }
+    form.reset();
+    byId('token-issued-text').textContent = t('tokens.issued', { name: token.name });
+    secret.value = token.token;
+    copyState.textContent = '';
+    issued.hidden = false;
+    secret.focus();
+    secret.select();
+    await render();
+  });
+  await render();
+};
+
+export const SELF_SCRIPTS: Record<string, PageScript> = { profile, password, sessions, tokens };

@@ -1,0 +1,149 @@
+/** Scripts of the sign-in pages (worker/src/console/signin-pages.ts): sign-in, merge, password reset. */
+import { ApiError, api } from '../api.js';
+import type { PageContext, PageScript } from '../context.js';
+import { formatDuration, t } from '../i18n.js';
+import { byId, el, onSubmit, showError, showMessage } from '../ui.js';
+import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
+
+/**
+ * Shows a refused login in the page's language, with the API's own detail under it; a refusal that
+ * leads elsewhere (an expired local password, a merge) goes there instead.
+ */
+export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unknown, login: string): void {
+  if (!(err instanceof ApiError)) {
+    showError(region, err);
+    return;
+  }
+  let key: string | null = null;
+  let vars: Record<string, string | number> = {};
+  switch (err.code) {
+    case 'INVALID_CREDENTIALS':
+      key = 'signin.invalid';
+      break;
+    case 'ACCOUNT_LOCKED': {
+      // Retry-After: the time left of a failed-login lock; none when the directory locked the account.
+      const retry = Number(err.headers.get('Retry-After'));
+      key = retry > 0 ? 'signin.locked' : 'signin.lockedDirectory';
+      vars = { time: formatDuration(retry) };
+      break;
+    }
+    case 'ACCOUNT_BLOCKED':
+      key = 'signin.blocked';
+      break;
+    case 'PASSWORD_EXPIRED':
+      // A local password is changed here (the problem names the way); an LDAP one in the directory.
+      if (typeof err.problem.changePassword === 'string') {
+        location.assign(`${ctx.base}/password?expired=1&login=${encodeURIComponent(login)}`);
+        return;
+      }
+      key = 'signin.expiredLdap';
+      break;
+    case 'MERGE_REQUIRED':
+      location.assign(`${ctx.base}/merge`);
+      return;
+    case 'LOGIN_CONFLICT':
+      key = 'signin.conflict';
+      break;
+    case 'LOGIN_NOT_ALLOWED':
+      key = 'signin.notAllowed';
+      break;
+  }
+  if (key === null) showError(region, err);
+  else showMessage(region, 'error', t(key, vars), [el('p', { class: 'detail' }, err.message)]);
+}
+
+const signin: PageScript = async (ctx) => {
+  const form = byId<HTMLFormElement>('signin-form');
+  const region = byId('signin-message');
+  // Already signed in: straight on.
+  try {
+    await api('/v4/users/me');
+    location.replace(form.dataset.next ?? `${ctx.base}/`);
+    return;
+  } catch {
+    // not signed in: the form it is
+  }
+  const server = document.getElementById('signin-server') as HTMLSelectElement | null;
+  onSubmit(form, region, async () => {
+    const login = byId<HTMLInputElement>('signin-login').value;
+    const password = byId<HTMLInputElement>('signin-password').value;
+    const ldapServer = server?.value || undefined;
+    try {
+      await api('/v3/login', { method: 'POST', json: { login, password, ldapServer } });
+    } catch (err) {
+      byId<HTMLInputElement>('signin-password').value = '';
+      showLoginRefusal(ctx, region, err, login);
+      return;
+    }
+    showMessage(region, 'success', t('signin.ok'));
+    location.assign(form.dataset.next ?? `${ctx.base}/`);
+  });
+};
+
+const merge: PageScript = (ctx) => {
+  const form = byId<HTMLFormElement>('merge-form');
+  const region = byId('merge-message');
+  onSubmit(form, region, async () => {
+    try {
+      await api('/v3/login/union', { method: 'POST', json: { password: byId<HTMLInputElement>('merge-password').value } });
+    } catch (err) {
+      byId<HTMLInputElement>('merge-password').value = '';
+      // 401 without a pending merge of this browser; 409 when it was linked already.
+      if (err instanceof ApiError && (err.code === 'UNAUTHENTICATED' || err.code === 'CONFLICT')) {
+        showMessage(region, 'error', t('merge.none'), [el('p', { class: 'detail' }, err.message)]);
+        return;
+      }
+      showLoginRefusal(ctx, region, err, '');
+      return;
+    }
+    location.assign(`${ctx.base}/`);
+  });
+};
+
+const reset: PageScript = (ctx) => {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token');
+  const requestForm = byId<HTMLFormElement>('reset-request-form');
+  const requestRegion = byId('reset-request-message');
+  onSubmit(requestForm, requestRegion, async () => {
+    const value = byId<HTMLInputElement>('reset-login').value.trim();
+    // An address has an @ and a dot after it; logins may contain @ but the API takes either.
+    const body = /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value) ? { email: value } : { login: value };
+    await api('/v3/password_reset/request', { method: 'POST', json: body });
+    showMessage(requestRegion, 'success', t('reset.sent'));
+  });
+  if (!token) {
+    // The mailed link opened over this page (only the fragment changes): start again with it.
+    window.addEventListener('hashchange', () => {
+      if (new URLSearchParams(location.hash.slice(1)).has('token')) location.reload();
+    });
+    return;
+  }
+
+  byId('reset-request').hidden = true;
+  byId('reset-confirm').hidden = false;
+  // The token stays out of the history and of any Referer once read.
+  history.replaceState(null, '', location.pathname + location.search);
+  const form = byId<HTMLFormElement>('reset-confirm-form');
+  const region = byId('reset-confirm-message');
+  const newInput = byId<HTMLInputElement>('reset-new');
+  const repeat = byId<HTMLInputElement>('reset-repeat');
+  watchPolicy('reset-policy', newInput);
+  newInput.focus();
+  onSubmit(form, region, async () => {
+    if (!repeatMatches(newInput, repeat, region)) return;
+    try {
+      await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: newInput.value } });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'INVALID_RESET_TOKEN') {
+        showMessage(region, 'error', t('reset.invalid'), [el('p', {}, el('a', { href: `${ctx.base}/reset-password` }, t('reset.title')))]);
+        return;
+      }
+      showPolicyProblem(region, err);
+      return;
+    }
+    form.hidden = true;
+    showMessage(ctx.message, 'success', t('reset.done'), [el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin')))]);
+  });
+};
+
+export const SIGNIN_SCRIPTS: Record<string, PageScript> = { signin, merge, reset };

@@ -1,0 +1,41 @@
+/**
+ * The password policy as a page shows it: one list item per rule in force, and the policy itself in
+ * `data-policy` (JSON) so the page's script checks a new password as it is typed with the same
+ * function the service uses (auth/password-policy.ts, checkPassword).
+ */
+import { html } from 'hono/html';
+import { passwordPolicy, type PolicyRule } from '../auth/password-policy.js';
+import type { PageRender } from './page.js';
+
+/** The rules of the policy in force with their limits (rules with a limit of 0 are not shown). */
+export function policyRules(r: PageRender): Array<{ rule: PolicyRule; n: number }> {
+  const p = passwordPolicy(r.config);
+  const rules: Array<{ rule: PolicyRule; n: number }> = [
+    { rule: 'min_length', n: p.minLength },
+    { rule: 'max_length', n: p.maxLength },
+    { rule: 'special_min', n: p.specialMin },
+    { rule: 'digit_min', n: p.digitMin },
+    { rule: 'lower_min', n: p.lowerMin },
+    { rule: 'upper_min', n: p.upperMin },
+  ];
+  return rules.filter((x) => x.n > 0);
+}
+
+/** The policy list (id `${id}`), described by the new-password input. */
+export function policyList(r: PageRender, id: string) {
+  const p = passwordPolicy(r.config);
+  const symbols = p.specialSymbols.join(' ');
+  const item = (x: { rule: PolicyRule; n: number }) =>
+    html`<li data-rule="${x.rule}">${r.t(`policy.${x.rule}`, { n: x.n, symbols })}<span class="visually-hidden rule-state"></span></li>`;
+  return html`<div class="policy"><p id="${id}-title">${r.t('password.policy')}</p>
+<ul id="${id}" class="policy-rules" aria-labelledby="${id}-title" data-policy="${JSON.stringify(p)}">${policyRules(r).map(item)}<li data-rule="disallowed_character">${r.t('policy.disallowed_character')}<span class="visually-hidden rule-state"></span></li></ul></div>`;
+}
+
+/** The new password and its repetition, with the policy shown; ids `${prefix}-new`, `${prefix}-repeat`. */
+export function newPasswordFields(r: PageRender, prefix: string) {
+  return html`${policyList(r, `${prefix}-policy`)}
+<p class="field"><label for="${prefix}-new">${r.t('password.new')}</label>
+<input id="${prefix}-new" name="newPassword" type="password" autocomplete="new-password" required aria-describedby="${prefix}-policy-title ${prefix}-policy"></p>
+<p class="field"><label for="${prefix}-repeat">${r.t('password.repeat')}</label>
+<input id="${prefix}-repeat" name="repeat" type="password" autocomplete="new-password" required></p>`;
+}

@@ -1,0 +1,73 @@
+/**
+ * The console's pages for every signed-in user: the profile (the console's home), the password
+ * change (also for an expired password, without a session), the user's sessions and API tokens.
+ * Their scripts: console/pages/self.ts. The content is fetched by the script from /v4/users/me/...
+ */
+import { html } from 'hono/html';
+import type { ConsolePage } from './page.js';
+import { newPasswordFields } from './policy.js';
+
+const profile: ConsolePage = {
+  id: 'profile',
+  path: '',
+  title: 'profile.title',
+  auth: 'required',
+  nav: { label: 'nav.profile', group: 'self' },
+  body: () => html`<div id="profile-region" class="card"><dl id="profile" class="facts"></dl></div>`,
+};
+
+const password: ConsolePage = {
+  id: 'password',
+  path: 'password',
+  title: 'password.title',
+  auth: 'optional',
+  nav: { label: 'nav.password', group: 'self' },
+  body: (r) => html`<p id="password-expired-intro" hidden>${r.t('password.expiredIntro')}</p>
+<form id="password-form" class="card">
+<p class="field" id="password-login-row" hidden><label for="password-login">${r.t('password.login')}</label>
+<input id="password-login" name="login" autocomplete="username" autocapitalize="none" spellcheck="false" disabled></p>
+<p class="field"><label for="password-old">${r.t('password.old')}</label>
+<input id="password-old" name="oldPassword" type="password" autocomplete="current-password" required></p>
+${newPasswordFields(r, 'password')}
+<div id="password-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('password.submit')}</button></p>
+</form>`,
+};
+
+const sessions: ConsolePage = {
+  id: 'sessions',
+  path: 'sessions',
+  title: 'sessions.title',
+  auth: 'required',
+  nav: { label: 'nav.sessions', group: 'self' },
+  body: (r) => html`<div id="sessions-region"></div>
+<div id="sessions-message" class="message" hidden></div>
+<p class="actions"><button type="button" id="sessions-end-all" class="danger">${r.t('sessions.endAll')}</button></p>`,
+};
+
+const tokens: ConsolePage = {
+  id: 'tokens',
+  path: 'tokens',
+  title: 'tokens.title',
+  auth: 'required',
+  nav: { label: 'nav.tokens', group: 'self' },
+  body: (r) => html`<p>${r.t('tokens.intro')}</p>
+<form id="token-form" class="card">
+<p class="field"><label for="token-name">${r.t('tokens.name')}</label>
+<input id="token-name" name="name" maxlength="100" required></p>
+<p class="field"><label for="token-days">${r.t('tokens.days')}</label>
+<input id="token-days" name="expiresInDays" type="number" min="1" max="3650" inputmode="numeric"></p>
+<div id="token-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('tokens.issue')}</button></p>
+</form>
+<div id="token-issued" class="card issued" hidden>
+<p id="token-issued-text" role="status"></p>
+<p class="field"><label for="token-secret">${r.t('tokens.secret')}</label>
+<input id="token-secret" readonly class="secret" spellcheck="false"></p>
+<p class="actions"><button type="button" id="token-copy">${r.t('tokens.copy')}</button> <span id="token-copy-state" role="status"></span></p>
+</div>
+<div id="tokens-region"></div>`,
+};
+
+/** The self-service pages, in navigation order. */
+export const SELF_PAGES: readonly ConsolePage[] = [profile, password, sessions, tokens];

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { chooseLang, text } from './texts.js';
+
+describe('console texts', () => {
+  it('the switch wins, then Accept-Language by quality, then Russian', () => {
+    expect(chooseLang('en', 'ru-RU')).toBe('en');
+    expect(chooseLang(undefined, 'de-DE, en;q=0.8, ru;q=0.9')).toBe('ru');
+    expect(chooseLang(undefined, 'de-DE, en-GB;q=0.8')).toBe('en');
+    expect(chooseLang('fr', 'en-US')).toBe('en');
+    expect(chooseLang(undefined, 'de, en;q=0')).toBe('ru');
+    expect(chooseLang(undefined, undefined)).toBe('ru');
+  });
+
+  it('fills placeholders in the chosen language, and falls back to the key', () => {
+    expect(text('en', 'signin.locked', { time: '15 min' })).toBe('Too many failed sign-ins. Try again in 15 min.');
+    expect(text('ru', 'signin.locked', { time: '15 мин' })).toContain('через 15 мин');
+    expect(text('ru', 'no.such.key')).toBe('no.such.key');
+  });
+});
