@@ -6,6 +6,7 @@
  * nothing half-written, nothing counted as a wrong password, the outbox intact and drained without
  * duplicates afterwards. The Node host killed during logins: test/unit/faults-sigkill.test.ts.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import Database from 'libsql';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startBridgeProcess, type BridgeProcess } from '../harness/bridge-process.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
-import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { freePort, startEdgeTestHost, startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
 import { startSilentServer, startSlapd, type SilentServer, type Slapd } from '../harness/slapd.js';
 
@@ -252,4 +253,44 @@ describe('the database locked by another connection', () => {
     const after = await api('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) });
     expect(after.status, JSON.stringify(after.body)).toBe(200);
   }, 90_000);
+});
+
+describe('a restart with another DB_SCHEMA', () => {
+  it('is refused: Node exits 1 before serving; the edge answers every request 503 and logs why', async () => {
+    if (inject('hostKind') === 'node') {
+      // `npm start` on this host's database, under another DB_SCHEMA.
+      const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
+        cwd: join(import.meta.dirname, '../..'),
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, AUTH_BRIDGE_EMBEDDED: 'False', LIBSQL_URL: `file:${dbPath}`, AUTH_DB_SCHEMA: 'another_tenant', AUTH_BIND_HOST: '127.0.0.1', AUTH_BIND_PORT: String(await freePort()) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d));
+      child.stderr.on('data', (d: Buffer) => (out += d));
+      const code = await new Promise<number | null>((res) => child.on('exit', res));
+      expect(code).toBe(1);
+      expect(out).toMatch(/"level":"CRITICAL".*stamped with DB_SCHEMA \\"auth\\".*another_tenant/);
+      expect(out).not.toContain('serving');
+    } else {
+      // The edge has no start: a deployment whose DB_SCHEMA differs from the database's stamp.
+      const edge = await startEdgeTestHost({}, { workerLogs: true });
+      try {
+        const other = createClient({ url: edge.libsqlUrl });
+        await other.execute(`update service_meta set value = 'another_tenant' where key = 'db_schema'`);
+        other.close();
+        for (const path of ['/health/live', '/v3/login']) {
+          const r = await callJson<Json>(path, { base: edge.url, method: path === '/v3/login' ? 'POST' : 'GET', json: path === '/v3/login' ? { login: ADMIN.login, password: ADMIN.password } : undefined });
+          expectProblem(r, 503, 'SERVICE_UNAVAILABLE');
+          expect(r.body.detail).toContain('DB_SCHEMA');
+        }
+        expect(edge.output()).toMatch(/refusing the database: the database is stamped with DB_SCHEMA \\?"another_tenant\\?"/);
+        // Nothing was written: no first administrator in the refused database.
+        const check = createClient({ url: edge.libsqlUrl });
+        expect((await check.execute('select count(*) as c from users')).rows[0]!.c).toBe(0);
+        check.close();
+      } finally {
+        await edge.stop();
+      }
+    }
+  }, 180_000);
 });
