@@ -255,6 +255,18 @@ describe('the database locked by another connection', () => {
   }, 90_000);
 });
 
+describe('the OpenAPI document', () => {
+  it('documents the 503 of a busy database on every operation', async () => {
+    const doc = await api<{ paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>> }>('/openapi.json');
+    expect(doc.status).toBe(200);
+    for (const [path, ops] of Object.entries(doc.body.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.responses['503']?.description, `${method} ${path}`).toContain('the database is busy');
+      }
+    }
+  });
+});
+
 describe('a restart with another DB_SCHEMA', () => {
   it('is refused: Node exits 1 before serving; the edge answers every request 503 and logs why', async () => {
     if (inject('hostKind') === 'node') {
