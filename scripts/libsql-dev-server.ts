@@ -197,7 +197,10 @@ function conn(s: Stream): Conn {
 
 const colsOf = (p: ReturnType<Conn['prepare']>) => (p.reader ? p.columns().map((c) => ({ name: c.name, decltype: c.type ?? null })) : []);
 
-function execStmt(s: Stream, sql: string, stmt: ProtoStmt) {
+/** Runs one statement; on SQLITE_BUSY it is retried (retryBusy) as the SAME prepared statement: one
+ * that met SQLITE_BUSY stays "in progress" (libsql-js cannot reset it) until it runs again, and
+ * until then every COMMIT of the connection fails with "SQL statements in progress". */
+async function execStmt(s: Stream, sql: string, stmt: ProtoStmt) {
   const parts = splitSql(sql), words = firstWords(sql);
   if (parts.length === 0) throw new HranaError('SQL text contains no statement', 'SQL_NO_STATEMENT');
   if (parts.length > 1) throw new HranaError('SQL text contains more than one statement', 'SQL_MANY_STATEMENTS');
@@ -206,7 +209,14 @@ function execStmt(s: Stream, sql: string, stmt: ProtoStmt) {
   const [before] = s.meta.all([]) as [[bigint, bigint, bigint]];
   // Reader statements must be drained with all(): run() leaves them un-reset, which would keep a
   // read transaction (and a stale snapshot) open on this connection.
-  const rows: unknown[][] = prepared.reader ? (prepared.raw(true).all(args) as unknown[][]) : (prepared.run(args), []);
+  const runOnce = (): unknown[][] => {
+    conn(s); // before each try: the stream may have closed while the retry waited
+    if (prepared.reader) return prepared.raw(true).all(args) as unknown[][];
+    prepared.run(args);
+    return [];
+  };
+  const rows = await retryBusy(runOnce);
+  conn(s);
   const [after] = s.meta.all([]) as [[bigint, bigint, bigint]];
   const isInsert = words[0] === 'INSERT' || words[0] === 'REPLACE' || (words[0] === 'WITH' && (words.includes('INSERT') || words.includes('REPLACE')));
   return {
@@ -226,7 +236,7 @@ function sqlOf(s: Stream, src: { sql?: string | null; sql_id?: number | null }):
 }
 
 async function execBatch(s: Stream, steps: NonNullable<StreamReq['batch']>['steps']) {
-  const results: (ReturnType<typeof execStmt> | null)[] = [], errors: (ProtoError | null)[] = [];
+  const results: (Awaited<ReturnType<typeof execStmt>> | null)[] = [], errors: (ProtoError | null)[] = [];
   const evalCond = (c: ProtoCond): boolean => {
     switch (c.type) {
       case 'ok': return results[c.step] != null; // steps not (yet) executed are neither ok nor error
@@ -241,7 +251,7 @@ async function execBatch(s: Stream, steps: NonNullable<StreamReq['batch']>['step
   for (const step of steps) {
     let result = null, error = null;
     try {
-      if (!step.condition || evalCond(step.condition)) result = await retryBusy(() => execStmt(s, sqlOf(s, step.stmt), step.stmt));
+      if (!step.condition || evalCond(step.condition)) result = await execStmt(s, sqlOf(s, step.stmt), step.stmt);
     } catch (e) { error = toProtoError(e); }
     results.push(result); errors.push(error);
   }
@@ -252,10 +262,10 @@ async function execRequest(s: Stream, req: StreamReq): Promise<object> {
   conn(s); // fails if a previous `close` in this pipeline closed the stream
   switch (req.type) {
     case 'close': closeStream(s); return { type: 'close' };
-    case 'execute': return { type: 'execute', result: await retryBusy(() => execStmt(s, sqlOf(s, req.stmt!), req.stmt!)) };
+    case 'execute': return { type: 'execute', result: await execStmt(s, sqlOf(s, req.stmt!), req.stmt!) };
     case 'batch': return { type: 'batch', result: await execBatch(s, req.batch?.steps ?? []) };
     case 'sequence':
-      for (const sql of splitSql(sqlOf(s, req))) await retryBusy(() => execStmt(s, sql, { want_rows: false }));
+      for (const sql of splitSql(sqlOf(s, req))) await execStmt(s, sql, { want_rows: false });
       return { type: 'sequence' };
     case 'describe': {
       const sql = sqlOf(s, req), words = firstWords(sql), prepared = conn(s).prepare(sql);

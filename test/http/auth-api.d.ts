@@ -30,6 +30,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -70,7 +79,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description Service unavailable */
+                /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -119,6 +128,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -225,7 +243,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable */
+                /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -326,7 +344,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -388,6 +406,15 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -561,7 +588,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -686,7 +713,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -751,7 +778,7 @@ export interface paths {
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -815,6 +842,15 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -861,7 +897,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -910,7 +946,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -965,7 +1001,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1031,7 +1067,7 @@ export interface paths {
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1151,7 +1187,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1224,7 +1260,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1293,7 +1329,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1414,7 +1450,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1463,7 +1499,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1529,7 +1565,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1589,7 +1625,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1656,7 +1692,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1716,7 +1752,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1775,7 +1811,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1859,7 +1895,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1929,7 +1965,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1994,7 +2030,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2057,7 +2093,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2152,7 +2188,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2259,7 +2295,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2307,7 +2343,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2371,7 +2407,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2446,7 +2482,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2496,7 +2532,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2619,7 +2655,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2689,7 +2725,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2741,7 +2777,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2813,7 +2849,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2876,7 +2912,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2924,7 +2960,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3010,7 +3046,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3059,7 +3095,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3131,7 +3167,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3194,7 +3230,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3244,7 +3280,7 @@ export interface paths {
                 };
                 422: components["responses"]["ValidationFailed"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3319,7 +3355,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3399,7 +3435,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3486,6 +3522,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3559,6 +3604,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3603,7 +3657,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3701,7 +3755,7 @@ export interface paths {
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3871,7 +3925,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4048,7 +4102,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4217,7 +4271,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4386,7 +4440,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4465,7 +4519,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4533,7 +4587,7 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted */
+                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4619,6 +4673,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4694,6 +4757,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4809,6 +4881,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -4894,6 +4975,15 @@ export interface paths {
                     };
                 };
                 500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;

@@ -61,16 +61,19 @@ function embeddedPath(url: string): string {
   return path.startsWith('//') ? fileURLToPath(bare) : decodeURIComponent(path);
 }
 
-/** ms a writer waits for another's transaction (WORKERS, a second host on the same file). */
-const BUSY_TIMEOUT_MS = 5000;
+/**
+ * ms a call waits for another connection's lock (WORKERS, a second host on the same file) before
+ * it fails with SQLITE_BUSY, which the app answers 503 with Retry-After. The client waits between
+ * tries without blocking the event loop (sqlite-client.ts), so the process keeps answering meanwhile.
+ */
+export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Embedded databases shared by several processes (WORKERS, a second host on the same file): WAL lets
- * readers and a writer proceed together, and a busy timeout makes a writer wait for another's
- * transaction instead of failing with SQLITE_BUSY.
+ * readers and a writer proceed together; the client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait
+ * for another's transaction instead of failing at once.
  */
 export async function prepareEmbedded(db: Db): Promise<void> {
-  await db.run(sql.raw(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`));
   await db.run(sql`PRAGMA journal_mode = WAL`);
 }
 

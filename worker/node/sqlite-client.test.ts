@@ -161,3 +161,45 @@ describe('embedded client with prepared statements', () => {
     await expect(c.execute('select 1')).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
   });
 });
+
+describe('another connection holding the lock (issue 18, fault drills)', () => {
+  const lockedClient = async () => {
+    const path = join(dir, `locked-${Math.random().toString(36).slice(2)}.db`);
+    const client = createEmbeddedClient(path, { busyTimeoutMs: 400 });
+    await client.execute('PRAGMA journal_mode = WAL');
+    await client.execute('create table w (id integer primary key, v text)');
+    const other = new Database(path);
+    other.exec('BEGIN EXCLUSIVE');
+    const release = () => {
+      other.exec('ROLLBACK');
+      other.close();
+    };
+    return { client, release };
+  };
+
+  it('a call waits for a short lock without blocking the event loop, then succeeds', async () => {
+    const { client, release } = await lockedClient();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    const write = client.batch([{ sql: 'insert into w (v) values (?)', args: ['x'] }], 'write');
+    setTimeout(release, 150);
+    await write;
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(5);
+    expect((await client.execute('select v from w')).rows.map((r) => r.v)).toEqual(['x']);
+    client.close();
+  });
+
+  it('past the wait: SQLITE_BUSY, nothing written; afterwards every call (batches too) works again', async () => {
+    const { client, release } = await lockedClient();
+    const insert = { sql: 'insert into w (v) values (?)', args: ['y'] };
+    await expect(client.execute(insert)).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    await expect(client.batch([insert, 'select count(*) from w'], 'deferred')).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    release();
+    // The statements that met the lock do not hold up later commits ("SQL statements in progress").
+    await client.batch([{ sql: "insert into w (v) values ('z')", args: [] }, 'select count(*) from w'], 'deferred');
+    await client.execute(insert);
+    expect((await client.execute('select v from w order by id')).rows.map((r) => r.v)).toEqual(['z', 'y']);
+    client.close();
+  });
+});

@@ -13,7 +13,12 @@
  *   synchronous), so calls never interleave and a batch is one transaction with nothing between
  *   its statements;
  * - an interactive transaction (`client.transaction()`, unused by the service) gets a connection
- *   of its own for its lifetime, as in @libsql/client.
+ *   of its own for its lifetime, as in @libsql/client;
+ * - a call that meets another connection's lock (SQLITE_BUSY: WORKERS, a second host, an operator's
+ *   sqlite3 shell) is run again after a pause, for up to `busyTimeoutMs`, instead of SQLite's own
+ *   busy timeout: that one sleeps inside the synchronous call and so blocked the whole process (every
+ *   request, /health too) while it waited. A busy call has changed nothing (a batch rolls back), so
+ *   running it again whole is safe. Past the wait the SQLITE_BUSY error is thrown (the app's 503).
  * Results keep @libsql/client's shape: integers as numbers (a RangeError past 2^53), blobs as
  * ArrayBuffer, rows readable by index and by column name, errors as LibsqlError with its codes.
  * The file format is SQLite's, as before: a database moves freely between this client, sqld and
@@ -285,15 +290,43 @@ class CachedConnection {
 
 /** Options of the embedded client. */
 export interface EmbeddedClientOptions {
-  /** ms a connection waits for another's write lock before SQLITE_BUSY (every connection gets it) */
+  /** ms a call waits (without blocking the event loop) for another connection's lock before SQLITE_BUSY */
   busyTimeoutMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function isBusy(e: unknown): boolean {
+  return e instanceof LibsqlError && e.code === 'SQLITE_BUSY';
+}
+
+/**
+ * Runs `call` (synchronous, all or nothing) again while it meets a lock, for up to `waitMs`.
+ * `afterBusy` runs after each busy failure: a statement that met SQLITE_BUSY stays "in progress" in
+ * the binding (it has no reset), and every later COMMIT of its connection would then fail ("SQL
+ * statements in progress") until that very statement ran again; a fresh connection drops it.
+ */
+async function whileBusy<T>(waitMs: number, call: () => T, afterBusy: () => void): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return call();
+    } catch (e) {
+      if (!isBusy(e)) throw e;
+      afterBusy();
+      if (Date.now() + pause > deadline) throw e;
+    }
+    await sleep(pause);
+  }
 }
 
 /** Opens the embedded database at `path` (a file path or `:memory:`). */
 export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}): Client {
+  const waitMs = Math.max(0, Math.floor(o.busyTimeoutMs ?? 0));
   const open = () => {
     const db = new Database(path);
-    if (o.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${Math.floor(o.busyTimeoutMs)}`);
+    // No engine-side wait (it would sleep inside the synchronous call): whileBusy waits instead.
+    db.pragma('busy_timeout = 0');
     return new CachedConnection(db);
   };
   let main: CachedConnection | undefined = open();
@@ -301,33 +334,46 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
     if (!main) throw new LibsqlError('The client is closed', 'CLIENT_CLOSED');
     return main;
   };
+  /** After SQLITE_BUSY: the main connection, with its statement that met it, is replaced. */
+  const renewMain = () => {
+    if (!main) return;
+    main.close();
+    main = open();
+  };
   const client: Client = {
     protocol: 'file',
     get closed() {
       return main === undefined;
     },
     async execute(stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> {
-      return live().execute(typeof stmtOrSql === 'string' ? { sql: stmtOrSql, args: args ?? [] } : stmtOrSql);
+      const stmt = typeof stmtOrSql === 'string' ? { sql: stmtOrSql, args: args ?? [] } : stmtOrSql;
+      return whileBusy(waitMs, () => live().execute(stmt), renewMain);
     },
     async batch(stmts, mode = 'deferred') {
-      return live().batch(stmts, BEGIN[mode]);
+      return whileBusy(waitMs, () => live().batch(stmts, BEGIN[mode]), renewMain);
     },
     async migrate(stmts) {
-      const c = live();
-      c.execute('PRAGMA foreign_keys=off');
-      try {
-        return c.batch(stmts, BEGIN.deferred);
-      } finally {
-        c.execute('PRAGMA foreign_keys=on');
-        c.forget();
-      }
+      return whileBusy(waitMs, () => {
+        const c = live();
+        c.execute('PRAGMA foreign_keys=off');
+        try {
+          return c.batch(stmts, BEGIN.deferred);
+        } finally {
+          c.execute('PRAGMA foreign_keys=on');
+          c.forget();
+        }
+      }, renewMain);
     },
     async transaction(mode: TransactionMode = 'write'): Promise<Transaction> {
       live();
       // Its own connection for its lifetime: other calls go on meanwhile on the main one.
-      const c = open();
+      let c = open();
+      const renew = () => {
+        c.close();
+        c = open();
+      };
       try {
-        c.execute(BEGIN[mode]);
+        await whileBusy(waitMs, () => c.execute(BEGIN[mode]), renew);
       } catch (e) {
         c.close();
         throw e;

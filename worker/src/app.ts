@@ -26,7 +26,7 @@ import { inBackground } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
-import { loadSavedSettings } from './store/index.js';
+import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
 import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
@@ -57,6 +57,8 @@ const STATUS_CODES: Record<number, ProblemCode> = {
 
 function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
+  // A database locked beyond the busy wait: 503 with Retry-After, not a 500 (README, Fault drills).
+  if (isDatabaseBusy(err)) return databaseBusyProblem(err);
   if (err instanceof HTTPException) {
     const code = STATUS_CODES[err.status] ?? (err.status >= 500 ? 'INTERNAL' : 'MALFORMED_REQUEST');
     const headers: Record<string, string> = {};

@@ -10,8 +10,9 @@ import { createEdgeHasher } from './auth/password-hash/index.js';
 import { bootstrapNotice } from './users/bootstrap.js';
 import { parseEnvironment } from './config/index.js';
 import type { StaticFiles } from './http/context.js';
+import { ProblemError, problemResponse } from './http/problem.js';
 import { assembleService, type Service } from './service.js';
-import { createDb } from './store/index.js';
+import { createDb, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError } from './store/index.js';
 
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {
@@ -25,6 +26,8 @@ interface Instance {
   service: Service;
   /** Runs the first-admin bootstrap inside a request until it has completed once in this isolate. */
   bootstrap: () => Promise<void>;
+  /** The DB_SCHEMA check, until it has completed once in this isolate: the refusal, if any. */
+  refusal: () => Promise<ProblemError | undefined>;
 }
 
 let instance: Instance | undefined;
@@ -81,7 +84,28 @@ function build(env: Env): Instance {
     }
     bootstrapped = true;
   };
-  return { service, bootstrap };
+  // DB_SCHEMA (architecture.md §4): the Node host refuses to start on a database stamped with another
+  // DB_SCHEMA; the edge has no start, so each request is refused with a 503, and the cause logged once.
+  let stamp: { refusal: ProblemError | undefined } | undefined;
+  const refusal = async () => {
+    if (stamp) return stamp.refusal;
+    let found: string | undefined;
+    try {
+      found = await readMeta(openDb(), SCHEMA_STAMP_KEY);
+    } catch {
+      return undefined; // not migrated yet, or unreachable: the request meets that by itself
+    }
+    if (found === undefined || found === config.get('DB_SCHEMA')) {
+      stamp = { refusal: undefined };
+    } else {
+      const mismatch = new SchemaMismatchError(config.get('DB_SCHEMA'), found);
+      logger.error(`refusing the database: ${mismatch.message}`);
+      const detail = 'the database belongs to another DB_SCHEMA: this service refuses it (see its log)';
+      stamp = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
+    }
+    return stamp.refusal;
+  };
+  return { service, bootstrap, refusal };
 }
 
 function instanceFor(env: Env): Instance {
@@ -91,12 +115,16 @@ function instanceFor(env: Env): Instance {
 
 export default {
   async fetch(request, env, ctx) {
-    const { service, bootstrap } = instanceFor(env);
+    const { service, bootstrap, refusal } = instanceFor(env);
+    const refused = await refusal();
+    if (refused) return problemResponse(refused, new URL(request.url).pathname, undefined);
     await bootstrap();
     return service.app.fetch(request, env, ctx);
   },
   async scheduled(controller, env) {
+    const { service, refusal } = instanceFor(env);
+    if (await refusal()) return;
     // The handler's own promise: the runtime keeps the invocation alive until the jobs are done.
-    await instanceFor(env).service.runJobs(controller.scheduledTime);
+    await service.runJobs(controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env>;

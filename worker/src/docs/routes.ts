@@ -116,6 +116,22 @@ function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D 
   return doc;
 }
 
+const DATABASE_BUSY = 'the database is busy (locked by another connection past the 5 s wait): '
+  + 'retry after Retry-After; nothing was written or counted';
+
+/** Documents the 503 of a busy database (README, Fault drills) on every operation: any may meet the lock. */
+function withDatabaseBusy<D extends { paths?: object }>(doc: D): D {
+  for (const ops of Object.values(doc.paths ?? {}) as object[]) {
+    for (const op of Object.values(ops) as BodyOperation[]) {
+      if (!op.responses) continue;
+      const existing = op.responses['503'] as { description?: string } | undefined;
+      if (!existing) op.responses['503'] = { description: `Service unavailable: ${DATABASE_BUSY}`, content: PROBLEM_CONTENT };
+      else if (existing.description !== undefined) existing.description = `${existing.description}; or ${DATABASE_BUSY}`;
+    }
+  }
+  return doc;
+}
+
 export interface DocsOptions {
   root: string;
   docsPrefix: string;
@@ -149,7 +165,7 @@ export function registerDocs(app: App, o: DocsOptions): void {
       const info = { title: o.title, description: o.description, version: '1.0.0' };
       const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
       const shaped = addSharedResponses(normalizePatterns(generated as unknown as ApiDocument));
-      document = withHashingBusy(addExamples(shaped, o.root), o.root);
+      document = withDatabaseBusy(withHashingBusy(addExamples(shaped, o.root), o.root));
     }
     return c.json(document);
   });

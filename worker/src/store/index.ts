@@ -4,3 +4,4 @@ export { ensureSchemaStamp, SchemaMismatchError, SCHEMA_STAMP_KEY } from './sche
 export { preparedPerDb } from './prepared.js';
 export { credentialEpoch, isCredentialWrite } from './credential-writes.js';
 export { CredentialCache, CREDENTIAL_CACHE_MAX, CREDENTIAL_CACHE_TTL_MS } from './credential-cache.js';
+export { databaseBusyProblem, isDatabaseBusy, DATABASE_BUSY_RETRY_AFTER_S } from './db-unavailable.js';
