@@ -287,6 +287,14 @@ class CachedConnection {
 export interface EmbeddedClientOptions {
   /** ms a connection waits for another's write lock before SQLITE_BUSY (every connection gets it) */
   busyTimeoutMs?: number;
+  /**
+   * Commit without waiting for the disk (PRAGMA synchronous = NORMAL) when the database is in WAL
+   * mode (otherwise the default, FULL, stays): a commit survives a crash of the process, and reaches
+   * the disk with the next checkpoint or the next commit of a FULL connection. For writes whose loss
+   * on a power failure is accepted (API-access events, architecture.md §5.1, §6), so that they never
+   * hold the event loop for an fsync.
+   */
+  lazyDurability?: boolean;
 }
 
 /** Opens the embedded database at `path` (a file path or `:memory:`). */
@@ -294,6 +302,10 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
   const open = () => {
     const db = new Database(path);
     if (o.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${Math.floor(o.busyTimeoutMs)}`);
+    // Only in WAL mode: with a rollback journal, NORMAL could corrupt the file on a power failure.
+    // (libsql's pragma() ignores better-sqlite3's `simple` option: always rows.)
+    const journal = () => (db.pragma('journal_mode') as Array<{ journal_mode?: string }>)[0]?.journal_mode;
+    if (o.lazyDurability && journal() === 'wal') db.pragma('synchronous = NORMAL');
     return new CachedConnection(db);
   };
   let main: CachedConnection | undefined = open();

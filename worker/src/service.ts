@@ -23,6 +23,8 @@ export interface HostParts {
   env: ConfigSnapshot;
   /** The database handle of a request (edge: a client per request). */
   openDb: () => Db;
+  /** The handle API-access events are written with (Node: a connection not waiting for the disk); default openDb. */
+  openAppendDb?: () => Db;
   hasher: PasswordHasher;
   staticFiles: StaticFiles;
   /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
@@ -67,7 +69,7 @@ export function assembleService(parts: HostParts): Service {
   });
   const bridge = parts.bridge ?? (parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport) : undefined);
   const apiAccess = createApiAccessRecorder({
-    db: openDb,
+    db: parts.openAppendDb ?? openDb,
     host: parts.hostName,
     clock,
     onError: (err, lost) => logger.error('api-access events not written', { lost, err }),
