@@ -76,7 +76,11 @@ export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
     }
     return append.db;
   };
-  return { db, appendDb, close: () => (append?.client.close(), client.close()), embedded };
+  const close = () => {
+    append?.client.close();
+    client.close();
+  };
+  return { db, appendDb, close, embedded };
 }
 
 /** The file of a file: URL (file:relative/path, file:/abs, file:///abs; query parameters dropped). */
