@@ -40,15 +40,16 @@ export interface NodeHost {
   close(): Promise<void>;
 }
 
-/** An opened database: the handle of everything, and that of the API-access events. */
+/** An opened database: the handle of everything, and that of writes that need not wait for the disk. */
 export interface OpenedDatabase {
   db: Db;
   /**
-   * The handle the API-access events are written with. Embedded file: a second connection, opened at
-   * its first use (after prepareEmbedded), that commits without waiting for the disk (sqlite-client.ts
-   * `lazyDurability`): its batches no longer hold the event loop for an fsync (issue 15). Otherwise `db`.
+   * The handle of writes that need not wait for the disk: API-access events and the reservation of a
+   * login attempt (architecture.md §6). Embedded file: a second connection, opened at its first use
+   * (after prepareEmbedded), that commits without fsync (sqlite-client.ts `lazyDurability`), so these
+   * commits no longer hold the event loop on the disk (issue 15). Otherwise `db`.
    */
-  appendDb(): Db;
+  lazyDb(): Db;
   close(): void;
   embedded: boolean;
 }
@@ -65,10 +66,10 @@ export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
   // Embedded: statements prepared once and reused (sqlite-client.ts); remote: libSQL over HTTP.
   const client = embedded ? createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS }) : createClient({ url, authToken });
   const db = createDb(client);
-  // ':memory:' is one database per connection: the events go through the main one there.
+  // ':memory:' is one database per connection: everything goes through the main one there.
   const separate = embedded && !['', ':memory:'].includes(embeddedPath(url));
   let append: { client: Client; db: Db } | undefined;
-  const appendDb = () => {
+  const lazyDb = () => {
     if (!separate) return db;
     if (!append) {
       const c = createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS, lazyDurability: true });
@@ -80,7 +81,7 @@ export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
     append?.client.close();
     client.close();
   };
-  return { db, appendDb, close, embedded };
+  return { db, lazyDb, close, embedded };
 }
 
 /** The file of a file: URL (file:relative/path, file:/abs, file:///abs; query parameters dropped). */
@@ -135,7 +136,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const service = assembleService({
     env,
     openDb: () => db,
-    openAppendDb: database.appendDb,
+    openLazyDb: database.lazyDb,
     hasher: createNodeNativeHasher(),
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
