@@ -34,7 +34,6 @@ beforeAll(async () => {
     staticFiles: nodeStaticFiles('static'),
     writeLog: () => {},
     settingsTtlMs: 0,
-    close: async () => {},
   });
   await service.bootstrap();
 });
