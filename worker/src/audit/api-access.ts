@@ -5,7 +5,8 @@
  * the response (edge: `waitUntil` of the request that fills or ages the batch; Node: a timer).
  *
  * What a crash can lose: the events of the last `maxDelayMs` (and, on the edge, those of an isolate
- * evicted before its next request). That is acceptable for this stream and not for the others: an
+ * evicted before its next request; on the Node host, whose batches commit without an fsync through
+ * its lazy connection, a power failure also those since the database's last fsync). That is acceptable for this stream and not for the others: an
  * API-access event records a read that changed nothing, and the request that caused it still has its
  * access-log line; every security event (logins, refusals, locks, changes) is written in the same
  * transaction as the change it records and is never buffered.
