@@ -21,7 +21,8 @@ let database: OpenedDatabase;
 let service: Service;
 
 beforeAll(async () => {
-  const env = parseEnvironment({ ...BASE_TEST_ENV, AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL', LIBSQL_URL: `file:${join(dir, 'a.db')}` });
+  const quiet = { AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL' };
+  const env = parseEnvironment({ ...BASE_TEST_ENV, ...quiet, LIBSQL_URL: `file:${join(dir, 'a.db')}` });
   database = openDatabase(env);
   await prepareEmbedded(database.db);
   await migrateDatabase(database.db, env.get('DB_SCHEMA'));
@@ -43,7 +44,10 @@ afterAll(() => {
 });
 
 const login = (password: string) =>
-  service.app.request('/api/auth/v3/login_without_session', { method: 'POST', headers: { Authorization: basic(ADMIN.login, password) } });
+  service.app.request('/api/auth/v3/login_without_session', {
+    method: 'POST',
+    headers: { Authorization: basic(ADMIN.login, password) },
+  });
 const synchronous = async (db: OpenedDatabase['db']) => (await db.$client.execute('PRAGMA synchronous')).rows[0]![0];
 
 describe('lazy connection (Node, embedded file)', () => {
@@ -64,7 +68,7 @@ describe('lazy connection (Node, embedded file)', () => {
     mainBatch.mockRestore();
   });
 
-  it('lockout still counts every attempt: AUTH_FAILED_COUNT wrong passwords lock, then even the right one is refused', async () => {
+  it('lockout still counts every attempt: 3 wrong passwords lock, then even the right one is refused', async () => {
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await login('Wr0ng$pass')).status);
     expect(statuses).toEqual([401, 401, 401]);
@@ -75,13 +79,14 @@ describe('lazy connection (Node, embedded file)', () => {
 
   it('API-access events are written through it and read back on the main connection', async () => {
     const lazyBatch = vi.spyOn(database.lazyDb().$client, 'batch');
-    service.apiAccess.record(
-      { at: Date.now(), user: { id: 'u1', login: 'x' }, method: 'basic', httpMethod: 'GET', path: '/p', status: 200, requestId: 'lazy-r1', sourceIp: null, userAgent: null },
-      () => {},
-    );
+    const user = { id: 'u1', login: 'x' };
+    const request = { httpMethod: 'GET', path: '/p', status: 200, requestId: 'lazy-r1' };
+    const client = { sourceIp: null, userAgent: null };
+    service.apiAccess.record({ at: Date.now(), user, method: 'basic', ...request, ...client }, () => {});
     await service.apiAccess.flush();
     expect(lazyBatch).toHaveBeenCalledTimes(1);
-    const rows = await database.db.$client.execute({ sql: "select count(*) from audit_outbox where request_id = 'lazy-r1'", args: [] });
+    const sql = "select count(*) from audit_outbox where request_id = 'lazy-r1'";
+    const rows = await database.db.$client.execute({ sql, args: [] });
     expect(rows.rows[0]![0]).toBe(1);
     lazyBatch.mockRestore();
   });

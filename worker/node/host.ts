@@ -72,7 +72,10 @@ export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
   const lazyDb = () => {
     if (!separate) return db;
     if (!append) {
-      const c = createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS, lazyDurability: true });
+      const c = createEmbeddedClient(embeddedPath(url), {
+        busyTimeoutMs: BUSY_TIMEOUT_MS,
+        lazyDurability: true,
+      });
       append = { client: c, db: createDb(c) };
     }
     return append.db;

@@ -6,10 +6,11 @@
  *
  * What a crash can lose: the events of the last `maxDelayMs` (and, on the edge, those of an isolate
  * evicted before its next request; on the Node host, whose batches commit without an fsync through
- * its lazy connection, a power failure also those since the database's last fsync). That is acceptable for this stream and not for the others: an
- * API-access event records a read that changed nothing, and the request that caused it still has its
- * access-log line; every security event (logins, refusals, locks, changes) is written in the same
- * transaction as the change it records and is never buffered.
+ * its lazy connection, a power failure also those since the database's last fsync). That is
+ * acceptable for this stream and not for the others: an API-access event records a read that
+ * changed nothing, and the request that caused it still has its access-log line; every security
+ * event (logins, refusals, locks, changes) is written in the same transaction as the change it
+ * records and is never buffered.
  */
 import type { Db } from '../store/index.js';
 
@@ -51,7 +52,7 @@ export interface RecorderOptions {
 /** Events written per transaction. */
 const ROWS_PER_TRANSACTION = 500;
 
-/** Rows per INSERT statement: a batch is cut greedily into these sizes (few distinct statements to keep prepared). */
+/** Rows per INSERT: a batch is cut greedily into these sizes (few distinct statements to keep prepared). */
 const ROWS_PER_STATEMENT = [64, 16, 4, 1] as const;
 
 /** The INSERT of `rows` API-access events (stream api_access, type api.request), 11 parameters per row. */
@@ -91,7 +92,8 @@ function pushEventArgs(args: Array<string | number | null>, e: ApiAccessEvent, i
     : { method: e.method, httpMethod: e.httpMethod, path: e.path, status: e.status };
   const outcome = e.status < 400 ? 'success' : 'failure';
   // No handler reads API-access events (audit/handled-types.ts): handled_at is set at once.
-  args.push(id, e.at, e.user.id, e.user.login, e.requestId, JSON.stringify(data), outcome, e.sourceIp, e.userAgent, host, e.at);
+  const json = JSON.stringify(data);
+  args.push(id, e.at, e.user.id, e.user.login, e.requestId, json, outcome, e.sourceIp, e.userAgent, host, e.at);
 }
 
 /** Creates the in-memory recorder of API-access events. */
