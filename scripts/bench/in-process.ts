@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../worker/src/app.js';
+import { createApiAccessRecorder } from '../../worker/src/audit/api-access.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
 import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
@@ -52,6 +53,10 @@ async function build() {
     staticFiles: nodeStaticFiles('static'),
     writeLog: (line) => logs.push(line),
     hostName: 'in-process',
+    // API-access events on, as in production (AUTH_AUDIT_API_ACCESS; IN_PROCESS_API_AUDIT=off: none).
+    ...(process.env.IN_PROCESS_API_AUDIT === 'off'
+      ? {}
+      : { apiAccess: createApiAccessRecorder({ db: database.lazyDb, host: 'in-process' }) }),
   });
   return { app, logs, close: () => (database.close(), rmSync(dir, { recursive: true, force: true })) };
 }
