@@ -79,7 +79,9 @@ export function makeDevCertificates(dir: string): { ca: Issued; server: Issued; 
   };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+// Run as a script only: the compiled Node host (dist/node/main.js) bundles this module, and there
+// import.meta.url is the bundle's, the same as argv[1].
+if (process.argv[1] === fileURLToPath(import.meta.url) && /dev-certs\.[jt]s$/.test(process.argv[1])) {
   const dir = process.argv[2] ?? 'data/certs';
   const made = makeDevCertificates(dir);
   console.log(`development certificates in ${dir}:`, JSON.stringify(made, null, 2));

@@ -2,12 +2,16 @@
  * In-process cost of one request (app.fetch, no network, no load generator): a quick way to see
  * what a change of the hot path does, and to profile it (node --cpu-prof --import tsx ...).
  *
- *   taskset -c 0 npx tsx scripts/bench/in-process.ts bearer|cookie|live|login [requests=20000]
+ *   taskset -c 0 npx tsx scripts/bench/in-process.ts bearer|cookie|live|login|session-login [requests=20000]
+ *
+ * With a kind ending in `-overhead` (login-overhead, session-login-overhead), the password check
+ * answers at once (no argon2id): what the service itself costs per login, on top of the hash.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../worker/src/app.js';
+import { createApiAccessRecorder } from '../../worker/src/audit/api-access.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
 import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
@@ -17,7 +21,9 @@ import { openDatabase, prepareEmbedded } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { nodeStaticFiles } from '../../worker/node/static-files.js';
 
-const kind = process.argv[2] ?? 'bearer';
+const requested = process.argv[2] ?? 'bearer';
+const overhead = requested.endsWith('-overhead');
+const kind = overhead ? requested.slice(0, -'-overhead'.length) : requested;
 const n = Number(process.argv[3] ?? 20000);
 
 /** The app as the Node host builds it (production defaults, logs kept in memory), on a fresh database. */
@@ -33,17 +39,24 @@ async function build() {
   const database = openDatabase(env);
   await prepareEmbedded(database.db);
   await migrateDatabase(database.db, env.get('DB_SCHEMA'));
-  const hasher = createNodeNativeHasher();
-  await bootstrapAdmin(database.db, env, hasher, Date.now());
+  const native = createNodeNativeHasher();
+  await bootstrapAdmin(database.db, env, native, Date.now());
+  // -overhead: the check of the (right) password costs nothing; a wrong one still fails.
+  const hasher = overhead ? { ...native, verify: async (_phc: string, pw: string) => pw === 'Adm#1passWord' } : native;
   const logs: string[] = [];
   const app = createApp({
     db: () => database.db,
+    lazyDb: database.lazyDb,
     config: new ConfigService({ env, load: () => loadSavedSettings(database.db) }),
     clock: Date.now,
     verifier: createPasswordVerifier(hasher),
     staticFiles: nodeStaticFiles('static'),
     writeLog: (line) => logs.push(line),
     hostName: 'in-process',
+    // API-access events on, as in production (AUTH_AUDIT_API_ACCESS; IN_PROCESS_API_AUDIT=off: none).
+    ...(process.env.IN_PROCESS_API_AUDIT === 'off'
+      ? {}
+      : { apiAccess: createApiAccessRecorder({ db: database.lazyDb, host: 'in-process' }) }),
   });
   return { app, logs, close: () => (database.close(), rmSync(dir, { recursive: true, force: true })) };
 }
@@ -63,13 +76,19 @@ if (kind === 'bearer') {
 } else if (kind === 'login') {
   path = '/v3/login_without_session';
   headers = { authorization: basic };
+} else if (kind === 'session-login') {
+  path = '/v3/login';
+  headers = { 'content-type': 'application/json' };
 } else path = '/health/live';
 const once = async () => {
-  const res = await t.app.fetch(new Request(`${base}${path}`, { headers, method: kind === 'login' ? 'POST' : 'GET' }));
+  const post = kind === 'login' || kind === 'session-login';
+  const body = kind === 'session-login' ? JSON.stringify({ login: 'admin', password: 'Adm#1passWord' }) : undefined;
+  const res = await t.app.fetch(new Request(`${base}${path}`, { headers, method: post ? 'POST' : 'GET', body }));
   if (res.status !== 200) throw new Error(`status ${res.status}: ${await res.text()}`);
   await res.text();
 };
-for (let i = 0; i < (kind === 'login' ? 5 : 2000); i++) await once();
+const slow = kind.endsWith('login') && !overhead;
+for (let i = 0; i < (slow ? 5 : 2000); i++) await once();
 t.logs.length = 0;
 const start = performance.now();
 const cpu0 = process.cpuUsage();
@@ -80,6 +99,6 @@ for (let i = 0; i < n; i++) {
 const us = ((performance.now() - start) * 1000) / n;
 const cpu = process.cpuUsage(cpu0);
 const cpuUs = (cpu.user + cpu.system) / n;
-console.log(`${kind}: ${cpuUs.toFixed(1)} us CPU (${us.toFixed(1)} us wall) per request in-process (router: ${(t.app as unknown as { router: { name: string } }).router.name})`);
+console.log(`${requested}: ${cpuUs.toFixed(1)} us CPU (${us.toFixed(1)} us wall) per request in-process (router: ${(t.app as unknown as { router: { name: string } }).router.name})`);
 t.close();
 process.exit(0);

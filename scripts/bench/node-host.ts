@@ -1,10 +1,11 @@
 /**
- * The Node host under test: `node --import tsx worker/node/main.ts` (what `npm start` runs), pinned
+ * The Node host under test: `node dist/node/main.js`, built once per run by scripts/build-node.mjs
+ * (what `npm start` runs; BENCH_HOST=tsx runs `node --import tsx worker/node/main.ts` instead), pinned
  * to core 0, with a fresh temporary embedded database (or a given one), a bootstrap administrator,
  * and the production defaults of logging: LOG_LEVEL and ACCESS_LOG_LEVEL at INFO, every line
  * written to a file (stdout redirected to it, as a service manager would), not thrown away.
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,6 +87,17 @@ async function waitUntilLive(base: string, child: ChildProcess, output: () => st
   throw new Error(`the Node host did not answer within ${timeoutMs} ms:\n${tail(output())}`);
 }
 
+let built = false;
+/** The host's entry: the compiled host as `npm start` runs it (built once), or the sources under tsx. */
+function hostEntry(): string[] {
+  const via = process.env.BENCH_HOST ?? 'dist';
+  if (via === 'tsx') return ['--import', 'tsx', 'worker/node/main.ts'];
+  if (via !== 'dist') throw new Error(`BENCH_HOST must be dist or tsx, not "${via}"`);
+  if (!built) execFileSync(process.execPath, ['scripts/build-node.mjs'], { cwd: ROOT, stdio: 'inherit' });
+  built = true;
+  return ['--enable-source-maps', 'dist/node/main.js'];
+}
+
 /** Starts the Node host pinned to HOST_CORE on a free loopback port, with a fresh database by default. */
 export async function startBenchNodeHost(env: Record<string, string>, o: BenchHostOptions = {}): Promise<BenchHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-bench-'));
@@ -96,7 +108,7 @@ export async function startBenchNodeHost(env: Record<string, string>, o: BenchHo
   // BENCH_CPU_PROF=dir: a V8 CPU profile of the host, written to dir when it stops (summed by
   // scripts/bench/profile-summary.ts).
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const child = spawnPinned(HOST_CORE, process.execPath, [...prof, '--import', 'tsx', 'worker/node/main.ts'], {
+  const child = spawnPinned(HOST_CORE, process.execPath, [...prof, ...hostEntry()], {
     cwd: ROOT,
     env: {
       // Nothing else from our environment: stray AUTH_* variables would change what is measured.

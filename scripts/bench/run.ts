@@ -45,6 +45,8 @@
  *   BENCH_API_AUDIT=on     API-access audit events of our host (AUTH_AUDIT_API_ACCESS): on (the
  *                          default, as in production), off, or both (bearer and cookie again on a
  *                          second host with them off: bearer-no-audit, cookie-no-audit)
+ *   BENCH_HOST=dist        how our Node host runs: dist (compiled by scripts/build-node.mjs, as `npm start`
+ *                          runs it) or tsx (the TypeScript sources under tsx, as before)
  *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */

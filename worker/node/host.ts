@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient } from '@libsql/client';
+import { createClient, type Client } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -40,8 +40,22 @@ export interface NodeHost {
   close(): Promise<void>;
 }
 
+/** An opened database: the handle of everything, and that of writes that need not wait for the disk. */
+export interface OpenedDatabase {
+  db: Db;
+  /**
+   * The handle of writes that need not wait for the disk: API-access events and the reservation of a
+   * login attempt (architecture.md §6). Embedded file: a second connection, opened at its first use
+   * (after prepareEmbedded), that commits without fsync (sqlite-client.ts `lazyDurability`), so these
+   * commits no longer hold the event loop on the disk (issue 15). Otherwise `db`.
+   */
+  lazyDb(): Db;
+  close(): void;
+  embedded: boolean;
+}
+
 /** Opens the libSQL database named by LIBSQL_URL (creating the folder of a file: database). */
-export function openDatabase(config: ConfigSnapshot): { db: Db; close(): void; embedded: boolean } {
+export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
   const url = config.get('LIBSQL_URL');
   const embedded = url.startsWith('file:');
   if (embedded) {
@@ -51,7 +65,26 @@ export function openDatabase(config: ConfigSnapshot): { db: Db; close(): void; e
   const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
   // Embedded: statements prepared once and reused (sqlite-client.ts); remote: libSQL over HTTP.
   const client = embedded ? createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS }) : createClient({ url, authToken });
-  return { db: createDb(client), close: () => client.close(), embedded };
+  const db = createDb(client);
+  // ':memory:' is one database per connection: everything goes through the main one there.
+  const separate = embedded && !['', ':memory:'].includes(embeddedPath(url));
+  let append: { client: Client; db: Db } | undefined;
+  const lazyDb = () => {
+    if (!separate) return db;
+    if (!append) {
+      const c = createEmbeddedClient(embeddedPath(url), {
+        busyTimeoutMs: BUSY_TIMEOUT_MS,
+        lazyDurability: true,
+      });
+      append = { client: c, db: createDb(c) };
+    }
+    return append.db;
+  };
+  const close = () => {
+    append?.client.close();
+    client.close();
+  };
+  return { db, lazyDb, close, embedded };
 }
 
 /** The file of a file: URL (file:relative/path, file:/abs, file:///abs; query parameters dropped). */
@@ -109,6 +142,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const service = assembleService({
     env,
     openDb: () => db,
+    openLazyDb: database.lazyDb,
     hasher: createNodeNativeHasher(),
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),

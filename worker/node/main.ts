@@ -32,8 +32,10 @@ async function main(): Promise<void> {
 
   if (config.get('RELOAD')) {
     // RELOAD: run this same entry under `tsx watch`, which restarts it when a source file changes.
+    // The TypeScript entry also from the compiled host (dist/node/main.js, two folders deep as well).
     const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
-    const child = spawn(process.execPath, [tsxCli, 'watch', '--clear-screen=false', fileURLToPath(import.meta.url)], {
+    const entry = fileURLToPath(new URL('../../worker/node/main.ts', import.meta.url));
+    const child = spawn(process.execPath, [tsxCli, 'watch', '--clear-screen=false', entry], {
       stdio: 'inherit',
       env: { ...process.env, AUTH_RELOAD: 'False' },
     });

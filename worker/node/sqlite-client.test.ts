@@ -160,6 +160,24 @@ describe('embedded client with prepared statements', () => {
     expect(c.closed).toBe(true);
     await expect(c.execute('select 1')).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
   });
+
+  it('lazyDurability: commits without fsync (synchronous NORMAL) in WAL mode only, visible to the other connection', async () => {
+    const file = join(dir, 'lazy.db');
+    const main = createEmbeddedClient(file);
+    // Before WAL mode: a rollback journal keeps FULL (NORMAL could corrupt it on a power failure).
+    const early = createEmbeddedClient(file, { lazyDurability: true });
+    expect((await early.execute('PRAGMA synchronous')).rows[0]![0]).toBe(2);
+    early.close();
+    await main.execute('PRAGMA journal_mode = WAL');
+    await main.execute('create table ev (id text primary key)');
+    const lazy = createEmbeddedClient(file, { lazyDurability: true });
+    expect((await lazy.execute('PRAGMA synchronous')).rows[0]![0]).toBe(1);
+    expect((await main.execute('PRAGMA synchronous')).rows[0]![0]).toBe(2);
+    await lazy.batch([{ sql: 'insert into ev values (?)', args: ['a'] }, { sql: 'insert into ev values (?)', args: ['b'] }], 'write');
+    expect((await main.execute('select count(*) from ev')).rows[0]![0]).toBe(2);
+    lazy.close();
+    main.close();
+  });
 });
 
 describe('another connection holding the lock (issue 18, fault drills)', () => {

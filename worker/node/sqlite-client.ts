@@ -292,6 +292,14 @@ class CachedConnection {
 export interface EmbeddedClientOptions {
   /** ms a call waits (without blocking the event loop) for another connection's lock before SQLITE_BUSY */
   busyTimeoutMs?: number;
+  /**
+   * Commit without waiting for the disk (PRAGMA synchronous = NORMAL) when the database is in WAL
+   * mode (otherwise the default, FULL, stays): a commit survives a crash of the process, and reaches
+   * the disk with the next checkpoint or the next commit of a FULL connection. For writes whose loss
+   * on a power failure is accepted (API-access events, architecture.md §5.1, §6), so that they never
+   * hold the event loop for an fsync.
+   */
+  lazyDurability?: boolean;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -327,6 +335,10 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
     const db = new Database(path);
     // No engine-side wait (it would sleep inside the synchronous call): whileBusy waits instead.
     db.pragma('busy_timeout = 0');
+    // Only in WAL mode: with a rollback journal, NORMAL could corrupt the file on a power failure.
+    // (libsql's pragma() ignores better-sqlite3's `simple` option: always rows.)
+    const journal = () => (db.pragma('journal_mode') as Array<{ journal_mode?: string }>)[0]?.journal_mode;
+    if (o.lazyDurability && journal() === 'wal') db.pragma('synchronous = NORMAL');
     return new CachedConnection(db);
   };
   let main: CachedConnection | undefined = open();

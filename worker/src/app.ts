@@ -138,6 +138,7 @@ export function createApp(hostDeps: AppDeps): App {
     c.set('logger', logger);
     c.set('scope', {
       db,
+      ...(deps.lazyDb ? { lazyDb: deps.lazyDb() } : {}),
       config,
       now: deps.clock,
       request: {

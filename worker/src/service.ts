@@ -23,6 +23,11 @@ export interface HostParts {
   env: ConfigSnapshot;
   /** The database handle of a request (edge: a client per request). */
   openDb: () => Db;
+  /**
+   * The handle of writes that need not wait for the disk (API-access events, login-attempt
+   * reservations; Node: a connection committing without fsync); default openDb.
+   */
+  openLazyDb?: () => Db;
   hasher: PasswordHasher;
   staticFiles: StaticFiles;
   /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
@@ -67,7 +72,7 @@ export function assembleService(parts: HostParts): Service {
   });
   const bridge = parts.bridge ?? (parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport) : undefined);
   const apiAccess = createApiAccessRecorder({
-    db: openDb,
+    db: parts.openLazyDb ?? openDb,
     host: parts.hostName,
     clock,
     onError: (err, lost) => logger.error('api-access events not written', { lost, err }),
@@ -80,6 +85,7 @@ export function assembleService(parts: HostParts): Service {
     verifier: createPasswordVerifier(parts.hasher),
     staticFiles: parts.staticFiles,
     apiAccess,
+    ...(parts.openLazyDb ? { lazyDb: parts.openLazyDb } : {}),
     ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
     ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
     ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness/app.js';
 import { auditOutbox } from '../../../schema/index.js';
-import { createApiAccessRecorder, type ApiAccessEvent } from './api-access.js';
+import { batchEventIds, createApiAccessRecorder, type ApiAccessEvent } from './api-access.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -59,5 +59,33 @@ describe('API-access recorder', () => {
     broken.record(event(1), () => {});
     await broken.flush();
     expect(lost).toEqual([1]);
+  });
+
+  it('writes every event of an odd-sized batch once, each with its own time-ordered UUID', async () => {
+    const before = (await apiRows()).length;
+    const rec = createApiAccessRecorder({ db: () => t.db, host: 'h', maxEvents: 10_000 });
+    // 85 = 64 + 16 + 4 + 1: every statement size of the recorder.
+    for (let n = 0; n < 85; n++) rec.record({ ...event(n + 5_000), requestId: `odd${n}` }, () => {});
+    await rec.flush();
+    const rows = (await apiRows()).filter((r) => r.requestId?.startsWith('odd'));
+    expect(rows).toHaveLength(85);
+    expect((await apiRows()).length).toBe(before + 85);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(85);
+    for (const r of rows) expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Each event keeps its own values (no shifted parameters between rows of one statement).
+    for (const r of rows) expect(r.actorLogin).toBe(`user${Number(r.requestId!.slice(3)) + 5_000}`);
+    const byRequest = new Map(rows.map((r) => [r.requestId, r]));
+    expect(byRequest.get('odd84')).toMatchObject({ actorId: 'u5084', actorLogin: 'user5084', at: 1_000, handledAt: 1_000 });
+  });
+
+  it('event ids: ordered by time, then by sequence within a batch, and unique across batches', () => {
+    const a = batchEventIds(1_764_000_000_000);
+    const first = Array.from({ length: 20_000 }, () => a());
+    expect([...first].sort()).toEqual(first);
+    expect(new Set(first).size).toBe(first.length);
+    const b = batchEventIds(1_764_000_000_000);
+    expect(b()).not.toBe(first[0]);
+    const later = batchEventIds(1_764_000_000_001)();
+    expect(later > first[first.length - 1]!).toBe(true);
   });
 });

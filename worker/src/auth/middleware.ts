@@ -111,8 +111,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         if ('merge' in outcome) throw mergeRequiredProblem(c.var.config, outcome.merge);
         return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic');
       }
-      const { config, logger, request } = c.var.scope;
-      const ctx = { db, config, verifier, now, logger, request, challenge };
+      const { config, logger, request, lazyDb } = c.var.scope;
+      const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge };
       const result = await authenticateLocalPassword(ctx, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic');

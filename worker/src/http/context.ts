@@ -23,6 +23,8 @@ export interface AppDeps {
    * request, because Workers must not share I/O objects (an HTTP client's streams) across requests.
    */
   db: () => Db;
+  /** The handle of writes that need not wait for the disk (RequestScope.lazyDb); default db. */
+  lazyDb?: () => Db;
   config: ConfigService;
   /** Milliseconds since the epoch; tests move it. */
   clock: () => number;

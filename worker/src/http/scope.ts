@@ -26,6 +26,11 @@ export interface RequestMeta {
 /** Per-request services for domain code. */
 export interface RequestScope {
   db: Db;
+  /**
+   * Node, embedded database: a connection whose commits do not wait for the disk, for writes a power
+   * failure may lose (login-attempt reservations: architecture.md §6). Absent: use `db`.
+   */
+  lazyDb?: Db;
   /** The configuration snapshot of this request (saved settings over environment and defaults). */
   config: ConfigSnapshot;
   /** Milliseconds since the epoch; tests move it. */

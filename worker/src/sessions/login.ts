@@ -35,8 +35,8 @@ export async function checkPasswordForSession(
   ldapServer?: string,
 ): Promise<LdapLoginOutcome> {
   if (ldapServer !== undefined) return authenticateLdapPassword(scope, ldapServer, login, password, CHALLENGES.Basic);
-  const { db, config, verifier, logger, request } = scope;
-  const ctx = { db, config, verifier, now: scope.now(), logger, request, challenge: CHALLENGES.Basic };
+  const { db, lazyDb, config, verifier, logger, request } = scope;
+  const ctx = { db, lazyDb, config, verifier, now: scope.now(), logger, request, challenge: CHALLENGES.Basic };
   const result = await authenticateLocalPassword(ctx, login, password);
   if (result.passwordExpired) {
     const problem = passwordExpiredProblem();

@@ -1,0 +1,93 @@
+/**
+ * The Node host's lazy connection (worker/node/host.ts `lazyDb`, architecture.md §6): API-access
+ * events and login-attempt reservations commit there without an fsync; everything else, the outcome
+ * of each login included, on the main connection with one. Lockout counting stays atomic across both.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseEnvironment } from '../../worker/src/config/index.js';
+import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { assembleService, type Service } from '../../worker/src/service.js';
+import { openDatabase, prepareEmbedded, type OpenedDatabase } from '../../worker/node/host.js';
+import { migrateDatabase } from '../../worker/node/migrate.js';
+import { nodeStaticFiles } from '../../worker/node/static-files.js';
+import { BASE_TEST_ENV } from '../harness/hosts.js';
+import { ADMIN, basic } from '../harness/client.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lazy-writes-'));
+let database: OpenedDatabase;
+let service: Service;
+
+beforeAll(async () => {
+  const quiet = { AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL' };
+  const env = parseEnvironment({ ...BASE_TEST_ENV, ...quiet, LIBSQL_URL: `file:${join(dir, 'a.db')}` });
+  database = openDatabase(env);
+  await prepareEmbedded(database.db);
+  await migrateDatabase(database.db, env.get('DB_SCHEMA'));
+  service = assembleService({
+    env,
+    openDb: () => database.db,
+    openLazyDb: database.lazyDb,
+    hasher: createNodeNativeHasher(),
+    hostName: 'lazy-test',
+    staticFiles: nodeStaticFiles('static'),
+    writeLog: () => {},
+    settingsTtlMs: 0,
+  });
+  await service.bootstrap();
+});
+afterAll(() => {
+  database.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const login = (password: string) =>
+  service.app.request('/api/auth/v3/login_without_session', {
+    method: 'POST',
+    headers: { Authorization: basic(ADMIN.login, password) },
+  });
+const synchronous = async (db: OpenedDatabase['db']) => (await db.$client.execute('PRAGMA synchronous')).rows[0]![0];
+
+describe('lazy connection (Node, embedded file)', () => {
+  it('is a second connection committing without fsync (NORMAL); the main one keeps FULL', async () => {
+    expect(database.lazyDb()).not.toBe(database.db);
+    expect(database.lazyDb()).toBe(database.lazyDb());
+    expect(await synchronous(database.lazyDb())).toBe(1);
+    expect(await synchronous(database.db)).toBe(2);
+  });
+
+  it("a login's attempt is reserved on it, its outcome written on the main connection", async () => {
+    const lazyBatch = vi.spyOn(database.lazyDb(), 'batch');
+    const mainBatch = vi.spyOn(database.db, 'batch');
+    expect((await login(ADMIN.password)).status).toBe(200);
+    expect(lazyBatch).toHaveBeenCalledTimes(1);
+    expect(mainBatch).toHaveBeenCalled();
+    lazyBatch.mockRestore();
+    mainBatch.mockRestore();
+  });
+
+  it('lockout still counts every attempt: 3 wrong passwords lock, then even the right one is refused', async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await login('Wr0ng$pass')).status);
+    expect(statuses).toEqual([401, 401, 401]);
+    const locked = await login(ADMIN.password);
+    expect(locked.status).toBe(401);
+    expect(((await locked.json()) as { code: string }).code).toBe('ACCOUNT_LOCKED');
+  });
+
+  it('API-access events are written through it and read back on the main connection', async () => {
+    const lazyBatch = vi.spyOn(database.lazyDb().$client, 'batch');
+    const user = { id: 'u1', login: 'x' };
+    const request = { httpMethod: 'GET', path: '/p', status: 200, requestId: 'lazy-r1' };
+    const client = { sourceIp: null, userAgent: null };
+    service.apiAccess.record({ at: Date.now(), user, method: 'basic', ...request, ...client }, () => {});
+    await service.apiAccess.flush();
+    expect(lazyBatch).toHaveBeenCalledTimes(1);
+    const sql = "select count(*) from audit_outbox where request_id = 'lazy-r1'";
+    const rows = await database.db.$client.execute({ sql, args: [] });
+    expect(rows.rows[0]![0]).toBe(1);
+    lazyBatch.mockRestore();
+  });
+});
