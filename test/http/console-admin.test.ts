@@ -14,6 +14,7 @@ import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/clien
 import { checkPage, launchChromium, messageOf, newTab, openPage, signIn, type ConsoleTab } from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
+import { startSlapd, type Slapd } from '../harness/slapd.js';
 
 const kind = inject('hostKind');
 const admin = basic(ADMIN.login, ADMIN.password);
@@ -23,6 +24,7 @@ let host: RunningHost;
 let bridge: TestBridge;
 let store: TestLogStore;
 let tab: ConsoleTab;
+let slapd: Slapd | undefined;
 
 type Json = Record<string, any>;
 const api = <T = Json>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
@@ -47,7 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await host?.stop();
-  await Promise.all([bridge?.stop(), store?.stop()]);
+  await Promise.all([bridge?.stop(), store?.stop(), slapd?.stop()]);
 });
 
 /** Opens the user's page from the users list (search by login). */
@@ -279,6 +281,75 @@ describe('console: audit log', () => {
     await page.click('#audit-fields-load');
     await page.waitForSelector('#audit-fields table');
     expect(await page.textContent('#audit-fields')).toContain('event.type');
+    expect(tab.problems).toEqual([]);
+  });
+});
+
+describe('console: directories', () => {
+  it('adds an LDAP server record (secret write-only), tests the connection step by step, edits, deletes; adds an identity provider', async () => {
+    const { page } = tab;
+    slapd = await startSlapd();
+    const conn = slapd.connection({ via: 'starttls' });
+    await openPage(tab, ui('admin/directories'));
+    await page.waitForSelector('#ldap-editor form');
+    await page.fill('#ldap-f-name', 'console-corp');
+    await page.fill('#ldap-f-urls', conn.urls.join('\n'));
+    if (conn.startTls) await page.check('#ldap-f-startTls');
+    await page.fill('#ldap-f-caCert', conn.caCert ?? '');
+    await page.fill('#ldap-f-bindDn', slapd.serviceDn);
+    await page.fill('#ldap-f-bindPassword', slapd.servicePassword);
+    await page.fill('#ldap-f-baseDn', slapd.baseDn);
+    await page.click('#ldap-editor button[type=submit]');
+    await page.waitForSelector('#ldap-region [data-record=console-corp]');
+    const saved = await api('/v3/settings/ldap-servers/console-corp', { auth: admin });
+    expect(saved.body).toMatchObject({ urls: conn.urls, bindDn: slapd.serviceDn, bindPasswordSet: true, baseDn: slapd.baseDn, enabled: true });
+    expect(await page.content()).not.toContain(slapd.servicePassword);
+
+    await page.click('[data-record=console-corp] button[aria-label="Test the connection to console-corp"]');
+    await page.waitForSelector('#ldap-test-console-corp ol.steps');
+    expect(await page.getAttribute('#ldap-test-console-corp', 'class')).toContain('message-success');
+    const steps = await page.$$eval('#ldap-test-console-corp ol.steps li', (lis) => lis.map((li) => li.textContent ?? ''));
+    expect(steps.length).toBeGreaterThanOrEqual(3);
+    expect(steps.join('|')).toMatch(/bind/);
+    for (const step of steps) expect(step).toContain('ok');
+
+    // Edit: a wrong service password (typed, so sent) makes the bind step fail, named.
+    await page.click('[data-record=console-corp] button[aria-label="Edit console-corp"]');
+    expect(await page.inputValue('#ldap-f-bindPassword')).toBe('');
+    await page.fill('#ldap-f-bindPassword', 'not-the-password');
+    await page.uncheck('#ldap-f-enabled');
+    await page.click('#ldap-editor button[type=submit]');
+    await page.waitForSelector('#ldap-message.message-success');
+    expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).body.enabled).toBe(false);
+    await page.click('[data-record=console-corp] button[aria-label="Test the connection to console-corp"]');
+    await page.waitForSelector('#ldap-test-console-corp.message-error ol.steps');
+    expect(await page.textContent('#ldap-test-console-corp li.unmet')).toMatch(/bind/);
+    await checkPage(tab, kind, 'admin-directories');
+
+    await page.click('[data-record=console-corp] button[aria-label="Delete console-corp"]');
+    await page.waitForSelector('#ldap-test-console-corp.message-info');
+    await page.click('[data-record=console-corp] button[aria-label="Delete console-corp"]');
+    await page.waitForSelector('#ldap-region [data-record=console-corp]', { state: 'detached' });
+    expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).status).toBe(404);
+
+    // An identity provider: added; a second one of the same name is refused with the API's detail.
+    await page.fill('#idp-f-name', 'console-idp');
+    await page.fill('#idp-f-issuer', 'https://idp.example.org/');
+    await page.fill('#idp-f-clientId', 'console');
+    await page.fill('#idp-f-clientSecret', 'idp-client-secret');
+    await page.click('#idp-editor button[type=submit]');
+    await page.waitForSelector('#idp-region [data-record=console-idp]');
+    expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({ issuer: 'https://idp.example.org/', clientSecretSet: true });
+    await page.fill('#idp-f-name', 'console-idp');
+    await page.fill('#idp-f-issuer', 'https://idp2.example.org/');
+    await page.fill('#idp-f-clientId', 'console');
+    await page.fill('#idp-f-clientSecret', 'x');
+    await page.click('#idp-editor button[type=submit]');
+    const dup = await messageOf(page, '#idp-editor .message');
+    const direct = await api('/v3/settings/identity-providers', { method: 'POST', auth: admin, json: { name: 'console-idp', issuer: 'https://idp2.example.org/', clientId: 'c', clientSecret: 'x' } });
+    expect(direct.status).toBe(409);
+    expect(dup).toContain(direct.body.detail);
+    expect(await page.content()).not.toContain('idp-client-secret');
     expect(tab.problems).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The administrator pages of the console (architecture.md §7): users (list, search, create), one
- * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings and the audit
- * log viewer. Links shown to administrators only; the API enforces the roles (a non-administrator who
- * opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
+ * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
+ * records and identity providers, and the audit log viewer. Links shown to administrators only;
+ * the API enforces the roles (a non-administrator who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
  */
 import { html } from 'hono/html';
 import './admin-texts.js';
@@ -195,5 +195,25 @@ const audit: ConsolePage = {
 </section>`,
 };
 
+const directories: ConsolePage = {
+  id: 'admin-directories',
+  path: 'admin/directories',
+  title: 'dir.title',
+  auth: 'required',
+  nav: { label: 'nav.adminDirectories', group: 'admin' },
+  body: (r) => html`<section aria-labelledby="ldap-title">
+<h2 id="ldap-title">${r.t('dir.ldap')}</h2>
+<div id="ldap-message" class="message" hidden></div>
+<div id="ldap-region"></div>
+<div id="ldap-editor"></div>
+</section>
+<section aria-labelledby="idp-title">
+<h2 id="idp-title">${r.t('dir.idp')}</h2>
+<div id="idp-message" class="message" hidden></div>
+<div id="idp-region"></div>
+<div id="idp-editor"></div>
+</section>`,
+};
+
 /** The administrator pages, in navigation order. */
-export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, audit];
+export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, audit];
