@@ -3,9 +3,10 @@
  * bridge and the test log store, since settings change): users (search, filters, pages, create with
  * the API's detail on a refusal, edit, block and unblock, password reset, super-access countdown,
  * sessions, tokens), settings (a Security setting edited and applied at the next login, validation,
- * secrets write-only, reset), the unlock that follows, the audit viewer finding those events, and a
- * non-administrator who gets the 403 detail. Every page passes axe-core (no serious or critical
- * violation) at 1280 and 360 px and is photographed (test-artifacts/console/).
+ * secrets write-only, reset), the unlock that follows, the audit viewer finding those events, LDAP
+ * server records (test connection step by step against slapd) and identity providers, the
+ * notification history, and a non-administrator who gets the 403 detail. Every page passes axe-core
+ * (no serious or critical violation) at 1280 and 360 px and is photographed (test-artifacts/console/).
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -305,7 +306,7 @@ describe('console: directories', () => {
     expect(saved.body).toMatchObject({ urls: conn.urls, bindDn: slapd.serviceDn, bindPasswordSet: true, baseDn: slapd.baseDn, enabled: true });
     expect(await page.content()).not.toContain(slapd.servicePassword);
 
-    await page.click('[data-record=console-corp] button[aria-label="Test the connection to console-corp"]');
+    await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
     await page.waitForSelector('#ldap-test-console-corp ol.steps');
     expect(await page.getAttribute('#ldap-test-console-corp', 'class')).toContain('message-success');
     const steps = await page.$$eval('#ldap-test-console-corp ol.steps li', (lis) => lis.map((li) => li.textContent ?? ''));
@@ -321,7 +322,7 @@ describe('console: directories', () => {
     await page.click('#ldap-editor button[type=submit]');
     await page.waitForSelector('#ldap-message.message-success');
     expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).body.enabled).toBe(false);
-    await page.click('[data-record=console-corp] button[aria-label="Test the connection to console-corp"]');
+    await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
     await page.waitForSelector('#ldap-test-console-corp.message-error ol.steps');
     expect(await page.textContent('#ldap-test-console-corp li.unmet')).toMatch(/bind/);
     await checkPage(tab, kind, 'admin-directories');
@@ -351,6 +352,27 @@ describe('console: directories', () => {
     expect(dup).toContain(direct.body.detail);
     expect(await page.content()).not.toContain('idp-client-secret');
     expect(tab.problems).toEqual([]);
+  });
+});
+
+describe('console: notifications', () => {
+  it("lists the mail history, filtered by kind: the lock above asked for an 'account locked' mail", async () => {
+    const { page } = tab;
+    await openPage(tab, ui('admin/notifications'));
+    await page.selectOption('#notif-kind', 'account_locked');
+    const until = Date.now() + 30_000;
+    for (;;) {
+      await page.click('#notif-search button[type=submit]');
+      await page.waitForSelector('#notif-region:not([aria-busy])');
+      if (((await page.textContent('#notif-region')) ?? '').includes(person.login)) break;
+      if (Date.now() > until) throw new Error(`no notification: ${await page.textContent('#notif-region')}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const row = await page.textContent('#notif-region tbody');
+    expect(row).toContain('account locked');
+    const listed = await api<{ items: Json[] }>('/v4/notifications?kind=account_locked', { auth: admin });
+    expect(listed.body.items.some((n) => n.userLogin === person.login)).toBe(true);
+    await checkPage(tab, kind, 'admin-notifications');
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The administrator pages of the console (architecture.md §7): users (list, search, create), one
  * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
- * records and identity providers, and the audit log viewer. Links shown to administrators only;
- * the API enforces the roles (a non-administrator who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
+ * records and identity providers, the audit log viewer and the notification history. Links shown
+ * to administrators only; the API enforces the roles (a non-administrator who opens a page sees its
+ * 403 problem detail). Scripts: console/pages/admin-*.ts.
  */
 import { html } from 'hono/html';
 import './admin-texts.js';
@@ -215,5 +216,34 @@ const directories: ConsolePage = {
 </section>`,
 };
 
+const STATUSES = ['pending', 'sent', 'failed', 'given_up'];
+const KINDS = ['account_locked', 'account_blocked_inactivity', 'password_expiring', 'password_changed', 'account_created', 'password_reset'];
+
+const notifications: ConsolePage = {
+  id: 'admin-notifications',
+  path: 'admin/notifications',
+  title: 'notif.title',
+  auth: 'required',
+  nav: { label: 'nav.adminNotifications', group: 'admin' },
+  body: (r) => html`<form id="notif-search" class="card" role="search" aria-labelledby="notif-search-title">
+<h2 id="notif-search-title">${r.t('notif.search')}</h2>
+<div class="grid">
+<p class="field"><label for="notif-status">${r.t('notif.status')}</label>
+<select id="notif-status" name="status">${option('', r.t('users.any'))}${STATUSES.map((v) => option(v, r.t(`notif.status.${v}`)))}</select></p>
+<p class="field"><label for="notif-kind">${r.t('notif.kind')}</label>
+<select id="notif-kind" name="kind">${option('', r.t('users.any'))}${KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
+<p class="field"><label for="notif-recipient">${r.t('notif.recipient')}</label>
+<input id="notif-recipient" name="recipient" type="email" autocomplete="off"></p>
+</div>
+<div id="notif-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('users.find')}</button></p>
+</form>
+<div id="notif-region"></div>
+<nav id="notif-pager" class="actions" aria-label="${r.t('users.pager')}" hidden>
+<button type="button" id="notif-prev" class="secondary">${r.t('users.prev')}</button>
+<button type="button" id="notif-next" class="secondary">${r.t('users.next')}</button>
+</nav>`,
+};
+
 /** The administrator pages, in navigation order. */
-export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, audit];
+export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, audit, notifications];
