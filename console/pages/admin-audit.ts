@@ -40,7 +40,9 @@ function iso(input: HTMLInputElement): string | undefined {
 const audit: PageScript = async (ctx) => {
   const typeSelect = selectById('audit-type');
   const description = byId('audit-type-description');
-  const types = await loading(description, () => api<{ items: LogType[]; logstoreConfigured: boolean }>('/v3/logs/audit_log_types'));
+  const types = await loading(description, () =>
+    api<{ items: LogType[]; logstoreConfigured: boolean }>('/v3/logs/audit_log_types'),
+  );
   if (!types) return;
   for (const lt of types.items) add(typeSelect, el('option', { value: lt.name }, lt.name));
   const preset = new URLSearchParams(location.search).get('type');
@@ -74,13 +76,42 @@ const audit: PageScript = async (ctx) => {
     region.replaceChildren();
     if (shown.length === 0) return add(region, el('p', {}, t('audit.empty')));
     const rows = shown.map((e) => {
-      const open = el('button', { type: 'button', class: 'secondary', 'aria-label': `${t('audit.show')}: ${pick(e, 'event.type')} ${pick(e, '@timestamp')}` }, t('audit.show'));
+      const open = el(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `${t('audit.show')}: ${pick(e, 'event.type')} ${pick(e, '@timestamp')}`,
+        },
+        t('audit.show'),
+      );
       open.addEventListener('click', () => showRecord(e));
-      return [formatDate(pick(e, '@timestamp')), pick(e, 'event.type'), pick(e, 'event.outcome'),
-        pick(e, 'actor.login'), pick(e, 'subject.login'), pick(e, 'source.ip'), open];
+      return [
+        formatDate(pick(e, '@timestamp')),
+        pick(e, 'event.type'),
+        pick(e, 'event.outcome'),
+        pick(e, 'actor.login'),
+        pick(e, 'subject.login'),
+        pick(e, 'source.ip'),
+        open,
+      ];
     });
-    add(region, table(t('audit.caption', { shown: shown.length, total }), [t('audit.time'), t('audit.event'), t('audit.outcomeCol'),
-      t('audit.actor'), t('audit.subject'), t('audit.source'), t('audit.show')], rows));
+    add(
+      region,
+      table(
+        t('audit.caption', { shown: shown.length, total }),
+        [
+          t('audit.time'),
+          t('audit.event'),
+          t('audit.outcomeCol'),
+          t('audit.actor'),
+          t('audit.subject'),
+          t('audit.source'),
+          t('audit.show'),
+        ],
+        rows,
+      ),
+    );
   };
   const fetchPage = async () => {
     const q = new URLSearchParams(filters);
@@ -112,14 +143,16 @@ const audit: PageScript = async (ctx) => {
     region.replaceChildren();
     await fetchPage();
   });
-  more.addEventListener('click', () =>
-    void whileBusy(more, async () => {
-      try {
-        await fetchPage();
-      } catch (err) {
-        showError(byId('audit-message'), err);
-      }
-    }),
+  more.addEventListener(
+    'click',
+    () =>
+      void whileBusy(more, async () => {
+        try {
+          await fetchPage();
+        } catch (err) {
+          showError(byId('audit-message'), err);
+        }
+      }),
   );
 
   const queryForm = byId<HTMLFormElement>('audit-query');
@@ -139,18 +172,34 @@ const audit: PageScript = async (ctx) => {
 
   const fieldsRegion = byId('audit-fields');
   const fieldsButton = byId<HTMLButtonElement>('audit-fields-load');
-  fieldsButton.addEventListener('click', () =>
-    void whileBusy(fieldsButton, async () => {
-      fieldsRegion.replaceChildren();
-      showMessage(byId('audit-fields-message'), null);
-      const caps = await loading(fieldsRegion, () => api<{ fields?: Record<string, Record<string, { type: string; aggregatable: boolean }>> }>(`${logPath()}/field_caps`, { method: 'POST', json: { fields: '*' } }));
-      if (!caps) return;
-      const rows = Object.entries(caps.fields ?? {})
-        .filter(([name]) => !name.startsWith('_'))
-        .sort(([a], [b]) => a.localeCompare(b))
-        .flatMap(([name, byType]) => Object.values(byType).map((c) => [el('code', {}, name), c.type, c.aggregatable ? t('user.yes') : t('user.no')]));
-      add(fieldsRegion, table(t('audit.fieldsCaption'), [t('audit.field'), t('audit.fieldType'), t('audit.aggregatable')], rows));
-    }),
+  fieldsButton.addEventListener(
+    'click',
+    () =>
+      void whileBusy(fieldsButton, async () => {
+        fieldsRegion.replaceChildren();
+        showMessage(byId('audit-fields-message'), null);
+        const caps = await loading(fieldsRegion, () =>
+          api<{ fields?: Record<string, Record<string, { type: string; aggregatable: boolean }>> }>(
+            `${logPath()}/field_caps`,
+            { method: 'POST', json: { fields: '*' } },
+          ),
+        );
+        if (!caps) return;
+        const rows = Object.entries(caps.fields ?? {})
+          .filter(([name]) => !name.startsWith('_'))
+          .sort(([a], [b]) => a.localeCompare(b))
+          .flatMap(([name, byType]) =>
+            Object.values(byType).map((c) => [
+              el('code', {}, name),
+              c.type,
+              c.aggregatable ? t('user.yes') : t('user.no'),
+            ]),
+          );
+        add(
+          fieldsRegion,
+          table(t('audit.fieldsCaption'), [t('audit.field'), t('audit.fieldType'), t('audit.aggregatable')], rows),
+        );
+      }),
   );
 };
 

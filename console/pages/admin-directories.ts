@@ -114,23 +114,64 @@ async function manage(kind: Kind): Promise<void> {
         if (f.kind === 'bool') {
           const box = el('input', { id: id(f.key), type: 'checkbox', name: f.key });
           box.checked = record ? Boolean(value) : f.key === 'enabled';
-          return el('p', { class: 'check' }, box, ' ', el('label', { for: id(f.key) }, f.key === 'enabled' ? t('dir.enabled') : label(f.key)));
+          return el(
+            'p',
+            { class: 'check' },
+            box,
+            ' ',
+            el('label', { for: id(f.key) }, f.key === 'enabled' ? t('dir.enabled') : label(f.key)),
+          );
         }
         const hintId = `${id(f.key)}-hint`;
-        const hint = f.kind === 'list' ? t('dir.listHint') : f.kind === 'secret' ? (record?.[f.isSet ?? ''] ? t('dir.secretSet') : t('dir.secretUnset')) : '';
-        const attrs = { id: id(f.key), name: f.key, required: Boolean(f.required), spellcheck: 'false', autocomplete: 'off', ...(hint ? { 'aria-describedby': hintId } : {}) };
-        const control = f.kind === 'area' || f.kind === 'list'
-          ? el('textarea', { ...attrs, rows: f.kind === 'area' ? '4' : '2' })
-          : el('input', { ...attrs, type: f.kind === 'secret' ? 'password' : (f.type ?? 'text'), ...(f.kind === 'secret' ? { autocomplete: 'new-password' } : {}) });
-        if (f.kind !== 'secret') control.value = Array.isArray(value) ? value.join('\n') : value === null || value === undefined ? '' : String(value);
-        return el('p', { class: 'field' }, el('label', { for: id(f.key) }, label(f.key)), hint ? el('span', { id: hintId, class: 'hint' }, hint) : null, control);
+        const hint =
+          f.kind === 'list'
+            ? t('dir.listHint')
+            : f.kind === 'secret'
+              ? record?.[f.isSet ?? '']
+                ? t('dir.secretSet')
+                : t('dir.secretUnset')
+              : '';
+        const attrs = {
+          id: id(f.key),
+          name: f.key,
+          required: Boolean(f.required),
+          spellcheck: 'false',
+          autocomplete: 'off',
+          ...(hint ? { 'aria-describedby': hintId } : {}),
+        };
+        const control =
+          f.kind === 'area' || f.kind === 'list'
+            ? el('textarea', { ...attrs, rows: f.kind === 'area' ? '4' : '2' })
+            : el('input', {
+                ...attrs,
+                type: f.kind === 'secret' ? 'password' : (f.type ?? 'text'),
+                ...(f.kind === 'secret' ? { autocomplete: 'new-password' } : {}),
+              });
+        if (f.kind !== 'secret')
+          control.value = Array.isArray(value)
+            ? value.join('\n')
+            : value === null || value === undefined
+              ? ''
+              : String(value);
+        return el(
+          'p',
+          { class: 'field' },
+          el('label', { for: id(f.key) }, label(f.key)),
+          hint ? el('span', { id: hintId, class: 'hint' }, hint) : null,
+          control,
+        );
       });
     const titleId = `${kind.prefix}-editor-title`;
     const formMessage = el('div', { class: 'message', hidden: true });
     const cancel = el('button', { type: 'button', class: 'secondary' }, t('dir.cancel'));
-    const form = el('form', { class: 'card', 'aria-labelledby': titleId },
+    const form = el(
+      'form',
+      { class: 'card', 'aria-labelledby': titleId },
       el('h3', { id: titleId, tabindex: '-1' }, record ? t('dir.editing', { name: record.name }) : t(kind.newTitle)),
-      ...rows, formMessage, el('p', { class: 'actions' }, el('button', { type: 'submit' }, t('dir.save')), record ? cancel : null));
+      ...rows,
+      formMessage,
+      el('p', { class: 'actions' }, el('button', { type: 'submit' }, t('dir.save')), record ? cancel : null),
+    );
     cancel.addEventListener('click', () => editor(null));
     onSubmit(form, formMessage, async () => {
       const body: Record<string, unknown> = {};
@@ -140,7 +181,11 @@ async function manage(kind: Kind): Promise<void> {
         if (!control) continue;
         const text = control.value.trim();
         if (f.kind === 'bool') body[f.key] = control.checked;
-        else if (f.kind === 'list') body[f.key] = text.split('\n').map((x) => x.trim()).filter(Boolean);
+        else if (f.kind === 'list')
+          body[f.key] = text
+            .split('\n')
+            .map((x) => x.trim())
+            .filter(Boolean);
         else if (f.kind === 'secret') {
           if (text) body[f.key] = control.value;
         } else if (text) body[f.key] = f.kind === 'area' ? control.value : text;
@@ -157,27 +202,46 @@ async function manage(kind: Kind): Promise<void> {
   };
 
   const testRun = async (r: Rec, out: HTMLElement) => {
-    const result = await api<{ ok: boolean; url: string | null; activeDirectory: boolean | null; steps: Step[] }>(`${itemPath(r.name)}/test`, { method: 'POST' });
-    const steps = el('ol', { class: 'steps', 'aria-label': t('dir.steps', { name: r.name }) },
-      ...result.steps.map((s) => el('li', { class: s.ok ? 'met' : 'unmet' },
-        el('strong', {}, s.step), ` — ${s.ok ? t('dir.stepOk') : t('dir.stepFailed')} (${s.ms} ms)`, s.detail ? `: ${s.detail}` : '')));
-    showMessage(out, result.ok ? 'success' : 'error', result.ok ? t('dir.testOk', { name: r.name, url: result.url ?? '' }) : t('dir.testFailed', { name: r.name }),
-      [steps, result.activeDirectory ? el('p', {}, t('dir.ad')) : null]);
+    const result = await api<{ ok: boolean; url: string | null; activeDirectory: boolean | null; steps: Step[] }>(
+      `${itemPath(r.name)}/test`,
+      { method: 'POST' },
+    );
+    const steps = el(
+      'ol',
+      { class: 'steps', 'aria-label': t('dir.steps', { name: r.name }) },
+      ...result.steps.map((s) =>
+        el(
+          'li',
+          { class: s.ok ? 'met' : 'unmet' },
+          el('strong', {}, s.step),
+          ` — ${s.ok ? t('dir.stepOk') : t('dir.stepFailed')} (${s.ms} ms)`,
+          s.detail ? `: ${s.detail}` : '',
+        ),
+      ),
+    );
+    showMessage(
+      out,
+      result.ok ? 'success' : 'error',
+      result.ok ? t('dir.testOk', { name: r.name, url: result.url ?? '' }) : t('dir.testFailed', { name: r.name }),
+      [steps, result.activeDirectory ? el('p', {}, t('dir.ad')) : null],
+    );
   };
 
   const card = (r: Rec) => {
     const out = el('div', { class: 'message', hidden: true, id: `${kind.prefix}-test-${r.name}` });
     const button = (text: string, aria: string, cls: string, action: (b: HTMLButtonElement) => Promise<void>) => {
       const b = el('button', { type: 'button', class: cls, 'aria-label': aria }, text);
-      b.addEventListener('click', () =>
-        void whileBusy(b, async () => {
-          showMessage(message, null);
-          try {
-            await action(b);
-          } catch (err) {
-            showError(out, err);
-          }
-        }),
+      b.addEventListener(
+        'click',
+        () =>
+          void whileBusy(b, async () => {
+            showMessage(message, null);
+            try {
+              await action(b);
+            } catch (err) {
+              showError(out, err);
+            }
+          }),
       );
       return b;
     };
@@ -195,11 +259,17 @@ async function manage(kind: Kind): Promise<void> {
       showMessage(message, 'success', t('dir.deleted', { name: r.name }));
       await list();
     });
-    const test = kind.testable ? button(t('dir.test'), t('dir.testNamed', { name: r.name }), 'secondary', () => testRun(r, out)) : null;
-    return el('article', { class: 'card', 'aria-labelledby': `${kind.prefix}-card-${r.name}`, 'data-record': r.name },
+    const test = kind.testable
+      ? button(t('dir.test'), t('dir.testNamed', { name: r.name }), 'secondary', () => testRun(r, out))
+      : null;
+    return el(
+      'article',
+      { class: 'card', 'aria-labelledby': `${kind.prefix}-card-${r.name}`, 'data-record': r.name },
       el('h3', { id: `${kind.prefix}-card-${r.name}` }, `${r.name} (${r.enabled ? t('dir.on') : t('dir.off')})`),
       el('dl', { class: 'facts' }, ...facts(kind.summary(r))),
-      el('p', { class: 'actions' }, test, edit, del), out);
+      el('p', { class: 'actions' }, test, edit, del),
+      out,
+    );
   };
 
   const list = async () => {

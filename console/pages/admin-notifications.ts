@@ -38,15 +38,39 @@ const notifications: PageScript = async () => {
       const v = given(f);
       if (v) q.set(f.name, v);
     }
-    const page = await loading(region, () => api<{ items: Notification[]; total: number; offset: number }>(`/v4/notifications?${q}`));
+    const page = await loading(region, () =>
+      api<{ items: Notification[]; total: number; offset: number }>(`/v4/notifications?${q}`),
+    );
     if (!page) return;
     if (page.items.length === 0) return add(region, el('p', {}, t('notif.empty')));
     const none = t('user.none');
-    const rows = page.items.map((n) => [formatDate(n.createdAt), t(`notif.kind.${n.kind}`), n.userLogin ?? none, n.recipient ?? none,
-      t(`notif.status.${n.status}`), String(n.attempts), n.lastError ?? none, formatDate(n.sentAt) || none]);
-    add(region, table(t('notif.caption', { from: page.offset + 1, to: page.offset + page.items.length, total: page.total }),
-      [t('notif.created'), t('notif.kind'), t('notif.user'), t('notif.recipient'), t('notif.status'), t('notif.attempts'),
-        t('notif.lastError'), t('notif.sentAt')], rows));
+    const rows = page.items.map((n) => [
+      formatDate(n.createdAt),
+      t(`notif.kind.${n.kind}`),
+      n.userLogin ?? none,
+      n.recipient ?? none,
+      t(`notif.status.${n.status}`),
+      String(n.attempts),
+      n.lastError ?? none,
+      formatDate(n.sentAt) || none,
+    ]);
+    add(
+      region,
+      table(
+        t('notif.caption', { from: page.offset + 1, to: page.offset + page.items.length, total: page.total }),
+        [
+          t('notif.created'),
+          t('notif.kind'),
+          t('notif.user'),
+          t('notif.recipient'),
+          t('notif.status'),
+          t('notif.attempts'),
+          t('notif.lastError'),
+          t('notif.sentAt'),
+        ],
+        rows,
+      ),
+    );
     prev.disabled = page.offset === 0;
     next.disabled = page.offset + page.items.length >= page.total;
     pager.hidden = prev.disabled && next.disabled;
@@ -55,12 +79,17 @@ const notifications: PageScript = async () => {
     offset = 0;
     await render();
   });
-  for (const [button, delta] of [[prev, -PAGE_SIZE], [next, PAGE_SIZE]] as const) {
-    button.addEventListener('click', () =>
-      void whileBusy(button, async () => {
-        offset = Math.max(0, offset + delta);
-        await render();
-      }),
+  for (const [button, delta] of [
+    [prev, -PAGE_SIZE],
+    [next, PAGE_SIZE],
+  ] as const) {
+    button.addEventListener(
+      'click',
+      () =>
+        void whileBusy(button, async () => {
+          offset = Math.max(0, offset + delta);
+          await render();
+        }),
     );
   }
   await render();

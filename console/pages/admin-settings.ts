@@ -60,7 +60,9 @@ function control(s: Setting, id: string, describedBy: string): Control {
     ...common,
     type: numeric ? 'number' : 'text',
     spellcheck: 'false',
-    ...(numeric ? { step: s.type === 'integer' ? '1' : 'any', inputmode: s.type === 'integer' ? 'numeric' : 'decimal' } : {}),
+    ...(numeric
+      ? { step: s.type === 'integer' ? '1' : 'any', inputmode: s.type === 'integer' ? 'numeric' : 'decimal' }
+      : {}),
     ...(s.min !== undefined ? { min: String(s.min) } : {}),
     ...(s.max !== undefined ? { max: String(s.max) } : {}),
   });
@@ -70,7 +72,11 @@ function control(s: Setting, id: string, describedBy: string): Control {
 
 /** The value to send for a control's text, of the setting's type. */
 function parsed(s: Setting, text: string): Value {
-  if (s.type === 'list') return text.split('\n').map((x) => x.trim()).filter((x) => x !== '');
+  if (s.type === 'list')
+    return text
+      .split('\n')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
   if (s.type === 'boolean') return text === 'true';
   // Numbers go as typed: the API checks type and bounds and names what is wrong.
   return text;
@@ -95,40 +101,73 @@ const settings: PageScript = async (ctx) => {
     const controls = new Map<string, { s: Setting; c: Control; original: string }>();
     const rows = items.map((s) => {
       const id = `set-${s.name}`;
-      const meta = el('p', { class: 'meta', id: `${id}-meta` },
+      const meta = el(
+        'p',
+        { class: 'meta', id: `${id}-meta` },
         `${t('settings.type')}: ${s.type} · ${t('settings.accepted')}: ${s.accepted}`,
         s.secret ? null : ` · ${t('settings.default')}: ${shown(s.default) || t('settings.emptyDefault')}`,
-        ` · ${t('settings.source')}: `, el('strong', { 'data-source': s.source }, t(`settings.source.${s.source}`)));
-      const notes = el('p', { class: 'hint', id: `${id}-desc` }, s.description,
+        ` · ${t('settings.source')}: `,
+        el('strong', { 'data-source': s.source }, t(`settings.source.${s.source}`)),
+      );
+      const notes = el(
+        'p',
+        { class: 'hint', id: `${id}-desc` },
+        s.description,
         s.restartRequired ? ` ${t('settings.restart')}` : null,
         s.type === 'list' ? ` ${t('settings.listHint')}` : null,
-        s.secret ? ` ${s.isSet ? t('settings.secretSet') : t('settings.secretUnset')}` : null);
+        s.secret ? ` ${s.isSet ? t('settings.secretSet') : t('settings.secretUnset')}` : null,
+      );
       const c = control(s, id, `${id}-desc ${id}-meta`);
       controls.set(s.name, { s, c, original: s.secret ? '' : c.value });
-      const reset = s.source === 'ui'
-        ? el('button', { type: 'button', class: 'secondary', 'aria-label': t('settings.reset', { name: s.name }) }, t('settings.reset', { name: '' }).trim())
-        : null;
-      reset?.addEventListener('click', () =>
-        void whileBusy(reset, async () => {
-          showMessage(message, null);
-          let after: Setting;
-          try {
-            after = await api<Setting>(`/v3/settings/${encodeURIComponent(s.name)}`, { method: 'DELETE' });
-          } catch (err) {
-            return showError(message, err);
-          }
-          await render();
-          const again = document.getElementById(`settings-group-${n}-message`);
-          if (again) showMessage(again, 'success', t('settings.resetDone', { name: s.name, source: t(`settings.source.${after.source}`) }));
-          document.getElementById(id)?.focus();
-        }),
+      const reset =
+        s.source === 'ui'
+          ? el(
+              'button',
+              { type: 'button', class: 'secondary', 'aria-label': t('settings.reset', { name: s.name }) },
+              t('settings.reset', { name: '' }).trim(),
+            )
+          : null;
+      reset?.addEventListener(
+        'click',
+        () =>
+          void whileBusy(reset, async () => {
+            showMessage(message, null);
+            let after: Setting;
+            try {
+              after = await api<Setting>(`/v3/settings/${encodeURIComponent(s.name)}`, { method: 'DELETE' });
+            } catch (err) {
+              return showError(message, err);
+            }
+            await render();
+            const again = document.getElementById(`settings-group-${n}-message`);
+            if (again)
+              showMessage(
+                again,
+                'success',
+                t('settings.resetDone', { name: s.name, source: t(`settings.source.${after.source}`) }),
+              );
+            document.getElementById(id)?.focus();
+          }),
       );
-      return el('div', { class: 'setting', 'data-setting': s.name },
-        el('label', { for: id }, s.name), notes, c, meta, reset ? el('p', { class: 'actions' }, reset) : null);
+      return el(
+        'div',
+        { class: 'setting', 'data-setting': s.name },
+        el('label', { for: id }, s.name),
+        notes,
+        c,
+        meta,
+        reset ? el('p', { class: 'actions' }, reset) : null,
+      );
     });
     const save = el('button', { type: 'submit' }, t('settings.save', { group }));
-    const form = el('form', { class: 'card settings-group', 'aria-labelledby': titleId },
-      el('h2', { id: titleId }, group), ...rows, message, el('p', { class: 'actions' }, save));
+    const form = el(
+      'form',
+      { class: 'card settings-group', 'aria-labelledby': titleId },
+      el('h2', { id: titleId }, group),
+      ...rows,
+      message,
+      el('p', { class: 'actions' }, save),
+    );
     onSubmit(form, message, async () => {
       const values: Record<string, Value> = {};
       for (const [name, { s, c, original }] of controls) {

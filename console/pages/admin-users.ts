@@ -77,13 +77,37 @@ const list: PageScript = async (ctx) => {
     if (!page) return;
     if (page.items.length === 0) return add(region, el('p', {}, t('users.empty')));
     const rows = page.items.map((u) => {
-      const status = t(`status.${u.status}`) + (isLocked(u) ? ` · ${t('user.lockedUntil')} ${formatDate(u.lockedUntil)}` : '');
-      return [el('a', { href: `${ctx.base}/admin/user?id=${encodeURIComponent(u.id)}` }, u.login), u.displayName || t('user.none'),
-        t(`role.${u.role}`), status, sourceText(u), formatDate(u.lastLoginAt) || t('user.none')];
+      const status =
+        t(`status.${u.status}`) + (isLocked(u) ? ` · ${t('user.lockedUntil')} ${formatDate(u.lockedUntil)}` : '');
+      return [
+        el('a', { href: `${ctx.base}/admin/user?id=${encodeURIComponent(u.id)}` }, u.login),
+        u.displayName || t('user.none'),
+        t(`role.${u.role}`),
+        status,
+        sourceText(u),
+        formatDate(u.lastLoginAt) || t('user.none'),
+      ];
     });
-    const caption = t('users.caption', { from: page.offset + 1, to: page.offset + page.items.length, total: page.total });
-    add(region, table(caption, [t('profile.login'), t('users.displayName'), t('users.role'), t('users.status'),
-      t('users.source'), t('users.lastLogin')], rows));
+    const caption = t('users.caption', {
+      from: page.offset + 1,
+      to: page.offset + page.items.length,
+      total: page.total,
+    });
+    add(
+      region,
+      table(
+        caption,
+        [
+          t('profile.login'),
+          t('users.displayName'),
+          t('users.role'),
+          t('users.status'),
+          t('users.source'),
+          t('users.lastLogin'),
+        ],
+        rows,
+      ),
+    );
     prev.disabled = page.offset === 0;
     next.disabled = page.offset + page.items.length >= page.total;
     pager.hidden = prev.disabled && next.disabled;
@@ -93,12 +117,14 @@ const list: PageScript = async (ctx) => {
     await render();
   });
   const move = (button: HTMLButtonElement, delta: number) =>
-    button.addEventListener('click', () =>
-      void whileBusy(button, async () => {
-        offset = Math.max(0, offset + delta);
-        await render();
-        region.querySelector('caption')?.scrollIntoView();
-      }),
+    button.addEventListener(
+      'click',
+      () =>
+        void whileBusy(button, async () => {
+          offset = Math.max(0, offset + delta);
+          await render();
+          region.querySelector('caption')?.scrollIntoView();
+        }),
     );
   move(prev, -PAGE_SIZE);
   move(next, PAGE_SIZE);
@@ -147,17 +173,24 @@ interface TokenItem {
 }
 
 /** A button that runs `action` while busy, its failure shown in `region`. */
-function actionButton(label: string, aria: string, region: HTMLElement, action: () => Promise<void>): HTMLButtonElement {
+function actionButton(
+  label: string,
+  aria: string,
+  region: HTMLElement,
+  action: () => Promise<void>,
+): HTMLButtonElement {
   const button = el('button', { type: 'button', class: 'danger', 'aria-label': aria }, label);
-  button.addEventListener('click', () =>
-    void whileBusy(button, async () => {
-      showMessage(region, null);
-      try {
-        await action();
-      } catch (err) {
-        showError(region, err);
-      }
-    }),
+  button.addEventListener(
+    'click',
+    () =>
+      void whileBusy(button, async () => {
+        showMessage(region, null);
+        try {
+          await action();
+        } catch (err) {
+          showError(region, err);
+        }
+      }),
   );
   return button;
 }
@@ -179,7 +212,9 @@ const one: PageScript = async (ctx) => {
     const tick = () => {
       const left = (until - Date.now()) / 1000;
       const on = left > 0;
-      suState.textContent = on ? t('user.superAccessLeft', { time: clock(left), until: formatDate(user?.superAccessUntil) }) : t('user.superAccessOff');
+      suState.textContent = on
+        ? t('user.superAccessLeft', { time: clock(left), until: formatDate(user?.superAccessUntil) })
+        : t('user.superAccessOff');
       suRevoke.hidden = !on;
       if (!on && timer) clearInterval(timer);
     };
@@ -192,20 +227,28 @@ const one: PageScript = async (ctx) => {
     user = u;
     const none = t('user.none');
     const yesNo = (b: boolean) => (b ? t('user.yes') : t('user.no'));
-    factList.replaceChildren(...facts([
-      [t('profile.login'), u.login],
-      [t('users.displayName'), u.displayName || none],
-      [t('users.email'), u.email ?? none],
-      [t('users.role'), t(`role.${u.role}`)],
-      [t('users.source'), sourceText(u)],
-      [t('users.status'), t(`status.${u.status}`) + (u.blockedReason ? ` (${t(`user.reason.${u.blockedReason}`)})` : '')],
-      [t('user.lockedUntil'), isLocked(u) ? formatDate(u.lockedUntil) : t('user.notLocked')],
-      [t('users.lastLogin'), formatDate(u.lastLoginAt) || none],
-      [t('user.passwordExpires'), u.source === 'local' ? formatDate(u.passwordExpiresAt) || t('profile.never') : none],
-      [t('user.mustChange'), yesNo(u.mustChangePassword)],
-      [t('users.sessionLimit'), u.sessionLimit === null ? none : String(u.sessionLimit)],
-      [t('user.created'), formatDate(u.createdAt)],
-    ]));
+    factList.replaceChildren(
+      ...facts([
+        [t('profile.login'), u.login],
+        [t('users.displayName'), u.displayName || none],
+        [t('users.email'), u.email ?? none],
+        [t('users.role'), t(`role.${u.role}`)],
+        [t('users.source'), sourceText(u)],
+        [
+          t('users.status'),
+          t(`status.${u.status}`) + (u.blockedReason ? ` (${t(`user.reason.${u.blockedReason}`)})` : ''),
+        ],
+        [t('user.lockedUntil'), isLocked(u) ? formatDate(u.lockedUntil) : t('user.notLocked')],
+        [t('users.lastLogin'), formatDate(u.lastLoginAt) || none],
+        [
+          t('user.passwordExpires'),
+          u.source === 'local' ? formatDate(u.passwordExpiresAt) || t('profile.never') : none,
+        ],
+        [t('user.mustChange'), yesNo(u.mustChangePassword)],
+        [t('users.sessionLimit'), u.sessionLimit === null ? none : String(u.sessionLimit)],
+        [t('user.created'), formatDate(u.createdAt)],
+      ]),
+    );
     byId('user-block').hidden = u.status === 'blocked';
     byId('user-unblock').hidden = u.status !== 'blocked';
     byId('user-unlock').hidden = !isLocked(u);
@@ -225,20 +268,22 @@ const one: PageScript = async (ctx) => {
   const simple = (buttonId: string, verb: string, done: string) => {
     const button = byId<HTMLButtonElement>(buttonId);
     const msg = byId('user-actions-message');
-    button.addEventListener('click', () =>
-      void whileBusy(button, async () => {
-        showMessage(msg, null);
-        try {
-          show(await api<User>(`${path}/${verb}`, { method: 'POST' }));
-        } catch (err) {
-          return showError(msg, err);
-        }
-        showMessage(msg, 'success', t(done));
-        // The button pressed is now hidden: the keyboard focus goes to the message saying what happened.
-        msg.setAttribute('tabindex', '-1');
-        msg.focus();
-        await renderSessions();
-      }),
+    button.addEventListener(
+      'click',
+      () =>
+        void whileBusy(button, async () => {
+          showMessage(msg, null);
+          try {
+            show(await api<User>(`${path}/${verb}`, { method: 'POST' }));
+          } catch (err) {
+            return showError(msg, err);
+          }
+          showMessage(msg, 'success', t(done));
+          // The button pressed is now hidden: the keyboard focus goes to the message saying what happened.
+          msg.setAttribute('tabindex', '-1');
+          msg.focus();
+          await renderSessions();
+        }),
     );
   };
   simple('user-block', 'block', 'user.blocked');
@@ -276,19 +321,23 @@ const one: PageScript = async (ctx) => {
   const suMessage = byId('user-su-message');
   onSubmit(byId<HTMLFormElement>('user-su'), suMessage, async () => {
     const minutes = given(byId<HTMLInputElement>('su-minutes'));
-    show(await api<User>(`${path}/super-access`, { method: 'POST', json: minutes ? { minutes: Number(minutes) } : {} }));
+    show(
+      await api<User>(`${path}/super-access`, { method: 'POST', json: minutes ? { minutes: Number(minutes) } : {} }),
+    );
     showMessage(suMessage, 'success', t('user.suGranted'));
   });
-  suRevoke.addEventListener('click', () =>
-    void whileBusy(suRevoke, async () => {
-      showMessage(suMessage, null);
-      try {
-        show(await api<User>(`${path}/super-access`, { method: 'DELETE' }));
-      } catch (err) {
-        return showError(suMessage, err);
-      }
-      showMessage(suMessage, 'success', t('user.suRevoked'));
-    }),
+  suRevoke.addEventListener(
+    'click',
+    () =>
+      void whileBusy(suRevoke, async () => {
+        showMessage(suMessage, null);
+        try {
+          show(await api<User>(`${path}/super-access`, { method: 'DELETE' }));
+        } catch (err) {
+          return showError(suMessage, err);
+        }
+        showMessage(suMessage, 'success', t('user.suRevoked'));
+      }),
   );
 
   const sessionsRegion = byId('user-sessions');
@@ -300,16 +349,40 @@ const one: PageScript = async (ctx) => {
     if (r.items.length === 0) return add(sessionsRegion, el('p', {}, t('user.sessionsEmpty')));
     const rows = r.items.map((s) => {
       const started = formatDate(s.createdAt);
-      const end = actionButton(t('sessions.end'), t('sessions.endNamed', { date: started }), sessionsMessage, async () => {
-        await api(`${path}/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
-        showMessage(sessionsMessage, 'success', t('user.sessionEnded'));
-        await renderSessions();
-      });
-      return [started, formatDate(s.lastSeenAt), formatDate(s.expiresAt), s.userAgent ?? '',
-        `${t(`kind.${s.kind}`)}, ${t(`method.${s.authMethod ?? 'unknown'}`)}`, end];
+      const end = actionButton(
+        t('sessions.end'),
+        t('sessions.endNamed', { date: started }),
+        sessionsMessage,
+        async () => {
+          await api(`${path}/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
+          showMessage(sessionsMessage, 'success', t('user.sessionEnded'));
+          await renderSessions();
+        },
+      );
+      return [
+        started,
+        formatDate(s.lastSeenAt),
+        formatDate(s.expiresAt),
+        s.userAgent ?? '',
+        `${t(`kind.${s.kind}`)}, ${t(`method.${s.authMethod ?? 'unknown'}`)}`,
+        end,
+      ];
     });
-    add(sessionsRegion, table(t('user.sessions'), [t('sessions.started'), t('sessions.lastSeen'), t('sessions.expires'),
-      t('sessions.agent'), t('sessions.method'), t('sessions.actions')], rows));
+    add(
+      sessionsRegion,
+      table(
+        t('user.sessions'),
+        [
+          t('sessions.started'),
+          t('sessions.lastSeen'),
+          t('sessions.expires'),
+          t('sessions.agent'),
+          t('sessions.method'),
+          t('sessions.actions'),
+        ],
+        rows,
+      ),
+    );
   };
 
   const tokensRegion = byId('user-tokens');
@@ -320,16 +393,40 @@ const one: PageScript = async (ctx) => {
     if (!r) return;
     if (r.items.length === 0) return add(tokensRegion, el('p', {}, t('user.tokensEmpty')));
     const rows = r.items.map((tok) => {
-      const revoke = actionButton(t('tokens.revoke'), t('tokens.revokeNamed', { name: tok.name }), tokensMessage, async () => {
-        await api(`${path}/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
-        showMessage(tokensMessage, 'success', t('user.tokenRevoked'));
-        await renderTokens();
-      });
-      return [tok.name, el('code', {}, `${tok.prefix}…`), formatDate(tok.createdAt), formatDate(tok.lastUsedAt) || t('tokens.never'),
-        formatDate(tok.expiresAt) || t('profile.never'), revoke];
+      const revoke = actionButton(
+        t('tokens.revoke'),
+        t('tokens.revokeNamed', { name: tok.name }),
+        tokensMessage,
+        async () => {
+          await api(`${path}/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
+          showMessage(tokensMessage, 'success', t('user.tokenRevoked'));
+          await renderTokens();
+        },
+      );
+      return [
+        tok.name,
+        el('code', {}, `${tok.prefix}…`),
+        formatDate(tok.createdAt),
+        formatDate(tok.lastUsedAt) || t('tokens.never'),
+        formatDate(tok.expiresAt) || t('profile.never'),
+        revoke,
+      ];
     });
-    add(tokensRegion, table(t('user.tokens'), [t('tokens.name'), t('tokens.prefix'), t('tokens.created'), t('tokens.lastUsed'),
-      t('tokens.expires'), t('tokens.actions')], rows));
+    add(
+      tokensRegion,
+      table(
+        t('user.tokens'),
+        [
+          t('tokens.name'),
+          t('tokens.prefix'),
+          t('tokens.created'),
+          t('tokens.lastUsed'),
+          t('tokens.expires'),
+          t('tokens.actions'),
+        ],
+        rows,
+      ),
+    );
   };
 
   const delMessage = byId('user-delete-message');
@@ -342,7 +439,9 @@ const one: PageScript = async (ctx) => {
     if (timer) clearInterval(timer);
     byId('user-panels').hidden = true;
     factList.replaceChildren();
-    showMessage(ctx.message, 'success', t('user.deleted'), [el('p', {}, el('a', { href: `${ctx.base}/admin/users` }, t('user.back')))]);
+    showMessage(ctx.message, 'success', t('user.deleted'), [
+      el('p', {}, el('a', { href: `${ctx.base}/admin/users` }, t('user.back'))),
+    ]);
   });
 
   await Promise.all([renderSessions(), renderTokens()]);

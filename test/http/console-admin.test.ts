@@ -40,7 +40,11 @@ beforeAll(async () => {
   store = await startTestLogStore({ nodes: 1 });
   bridge = await startTestBridge({ logstore: { ca: store.caPem } });
   host = await startTestHost(kind, { ...bridge.env, LOGSTORE_VERIFY_CERTS: 'True' });
-  const r = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values: { LOGSTORE_URLS: store.urls.join(';') } } });
+  const r = await api('/v3/settings', {
+    method: 'PATCH',
+    auth: admin,
+    json: { values: { LOGSTORE_URLS: store.urls.join(';') } },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   browser = await launchChromium();
   tab = await newTab(browser);
@@ -66,7 +70,15 @@ describe('console: users', () => {
     const { page } = tab;
     const prefix = uniqueLogin('pg');
     for (let i = 0; i < 21; i++) {
-      const r = await api('/v4/users', { method: 'POST', auth: admin, json: { login: `${prefix}-${String(i).padStart(2, '0')}`, password: PASSWORD, role: i === 3 ? 'auditor' : 'user' } });
+      const r = await api('/v4/users', {
+        method: 'POST',
+        auth: admin,
+        json: {
+          login: `${prefix}-${String(i).padStart(2, '0')}`,
+          password: PASSWORD,
+          role: i === 3 ? 'auditor' : 'user',
+        },
+      });
       expect(r.status).toBe(201);
     }
     await openPage(tab, ui('admin/users'));
@@ -77,7 +89,9 @@ describe('console: users', () => {
     expect(await page.textContent('#users-region caption')).toBe('Users 1–20 of 21');
     expect(await page.isDisabled('#users-prev')).toBe(true);
     await page.click('#users-next');
-    await page.waitForFunction(() => document.querySelector('#users-region caption')?.textContent === 'Users 21–21 of 21');
+    await page.waitForFunction(
+      () => document.querySelector('#users-region caption')?.textContent === 'Users 21–21 of 21',
+    );
     expect(await page.textContent('#users-region tbody')).toContain(`${prefix}-20`);
     expect(page.url()).toContain('offset=20');
     await page.selectOption('#users-role', 'auditor');
@@ -100,7 +114,11 @@ describe('console: users', () => {
     await page.waitForSelector('#user-create-message.message-success');
     expect(await page.textContent('#user-create-message')).toContain(`User ${person.login} is created.`);
     const made = await api<{ items: Json[] }>(`/v4/users?login=${person.login}`, { auth: admin });
-    expect(made.body.items[0]).toMatchObject({ login: person.login, displayName: 'Console Admin Person', role: 'user' });
+    expect(made.body.items[0]).toMatchObject({
+      login: person.login,
+      displayName: 'Console Admin Person',
+      role: 'user',
+    });
     person.id = made.body.items[0]!.id;
   });
 
@@ -110,7 +128,11 @@ describe('console: users', () => {
     const session = await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } });
     expect(session.status).toBe(200);
     const cookie = (session.res.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const token = await api('/v4/users/me/tokens', { method: 'POST', auth: basic(person.login, PASSWORD), json: { name: 'console-test-token' } });
+    const token = await api('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: basic(person.login, PASSWORD),
+      json: { name: 'console-test-token' },
+    });
     expect(token.status).toBe(201);
     await openUser(page, person.login);
     expect(await page.textContent('#user-facts')).toContain('Console Admin Person');
@@ -123,7 +145,10 @@ describe('console: users', () => {
     await page.fill('#edit-limit', '3');
     await page.click('#user-edit button[type=submit]');
     await page.waitForSelector('#user-edit-message.message-success');
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body).toMatchObject({ displayName: 'Renamed Person', sessionLimit: 3 });
+    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body).toMatchObject({
+      displayName: 'Renamed Person',
+      sessionLimit: 3,
+    });
 
     await page.click('#user-block');
     await page.waitForSelector('#user-actions-message.message-success');
@@ -134,12 +159,16 @@ describe('console: users', () => {
     // The block ended the session for good.
     expect((await api('/v4/users/me', { headers: { Cookie: cookie } })).status).toBe(401);
     await page.click('#user-unblock');
-    await page.waitForFunction(() => document.querySelector('#user-actions-message')?.textContent?.includes('unblocked'));
+    await page.waitForFunction(() =>
+      document.querySelector('#user-actions-message')?.textContent?.includes('unblocked'),
+    );
     expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.status).toBe('active');
     expect((await loginWithoutSession(person.login, PASSWORD)).status).toBe(200);
 
     // A new session, ended from the page.
-    expect((await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } })).status).toBe(200);
+    expect((await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } })).status).toBe(
+      200,
+    );
     await openUser(page, person.login);
     await page.waitForSelector('#user-sessions table');
     await page.click('#user-sessions button.danger');
@@ -159,7 +188,11 @@ describe('console: users', () => {
     expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.mustChangePassword).toBe(true);
     // Not reused (the password history): a third one, without the change at the next login, for the tests below.
     person.password = 'Thr3e$Passw';
-    const reset = await api(`/v4/users/${person.id}/password`, { method: 'POST', auth: admin, json: { password: person.password, mustChangePassword: false } });
+    const reset = await api(`/v4/users/${person.id}/password`, {
+      method: 'POST',
+      auth: admin,
+      json: { password: person.password, mustChangePassword: false },
+    });
     expect(reset.status, JSON.stringify(reset.body)).toBe(204);
 
     // Super-access: granted for 5 minutes, counted down each second, then ended.
@@ -168,7 +201,9 @@ describe('console: users', () => {
     await page.waitForSelector('#user-su-message.message-success');
     const first = await page.textContent('#user-su-state');
     expect(first).toMatch(/^active, [45]:\d\d left/);
-    await page.waitForFunction((before) => document.querySelector('#user-su-state')?.textContent !== before, first, { timeout: 5000 });
+    await page.waitForFunction((before) => document.querySelector('#user-su-state')?.textContent !== before, first, {
+      timeout: 5000,
+    });
     expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.superAccessUntil).not.toBeNull();
     await page.click('#su-revoke');
     await page.waitForFunction(() => document.querySelector('#user-su-state')?.textContent === 'none');
@@ -197,15 +232,25 @@ describe('console: settings', () => {
     // Out of bounds: the browser refuses it already (the control carries min and max).
     await page.fill('#set-AUTH_FAILED_COUNT', '0');
     await security.locator('button[type=submit]').last().click();
-    expect(await page.$eval('#set-AUTH_FAILED_COUNT', (i) => (i as HTMLInputElement).validity.rangeUnderflow)).toBe(true);
+    expect(await page.$eval('#set-AUTH_FAILED_COUNT', (i) => (i as HTMLInputElement).validity.rangeUnderflow)).toBe(
+      true,
+    );
     await page.fill('#set-AUTH_FAILED_COUNT', '3');
     // In bounds but in conflict (minimum length over the maximum): the API's detail, the control marked.
     await page.fill('#set-USER_PASSWORD_MIN_LENGTH', '30');
     await security.locator('button[type=submit]').last().click();
     await page.waitForSelector('#set-USER_PASSWORD_MIN_LENGTH[aria-invalid=true]');
     expect(await security.locator('.message-error').textContent()).toContain('USER_PASSWORD_MIN_LENGTH');
-    expect((await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find((s) => s.name === 'USER_PASSWORD_MIN_LENGTH')).toMatchObject({ source: 'default' });
-    expect((await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find((s) => s.name === 'AUTH_FAILED_COUNT')).toMatchObject({ value: 3, source: 'default' });
+    expect(
+      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+        (s) => s.name === 'USER_PASSWORD_MIN_LENGTH',
+      ),
+    ).toMatchObject({ source: 'default' });
+    expect(
+      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+        (s) => s.name === 'AUTH_FAILED_COUNT',
+      ),
+    ).toMatchObject({ value: 3, source: 'default' });
   });
 
   it('a Security setting edited here applies at the next login (AUTH_FAILED_COUNT 1: one failure locks); unlock; reset', async () => {
@@ -224,16 +269,24 @@ describe('console: settings', () => {
     await openUser(page, person.login);
     expect(await page.isVisible('#user-unlock')).toBe(true);
     await page.click('#user-unlock');
-    await page.waitForFunction(() => document.querySelector('#user-actions-message')?.textContent?.includes('lock is ended'));
+    await page.waitForFunction(() =>
+      document.querySelector('#user-actions-message')?.textContent?.includes('lock is ended'),
+    );
     expect(await page.isHidden('#user-unlock')).toBe(true);
     expect((await loginWithoutSession(person.login, person.password)).status).toBe(200);
 
     await openPage(tab, ui('admin/settings'));
     await page.waitForSelector('#set-AUTH_FAILED_COUNT');
     await page.click('[data-setting=AUTH_FAILED_COUNT] button[aria-label="Reset AUTH_FAILED_COUNT"]');
-    await page.waitForFunction(() => /AUTH_FAILED_COUNT is back to its default value/.test(document.body.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /AUTH_FAILED_COUNT is back to its default value/.test(document.body.textContent ?? ''),
+    );
     expect(await page.inputValue('#set-AUTH_FAILED_COUNT')).toBe('3');
-    expect((await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find((s) => s.name === 'AUTH_FAILED_COUNT')).toMatchObject({ value: 3, source: 'default' });
+    expect(
+      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+        (s) => s.name === 'AUTH_FAILED_COUNT',
+      ),
+    ).toMatchObject({ value: 3, source: 'default' });
   });
 });
 
@@ -248,7 +301,11 @@ describe('console: audit log', () => {
     const until = Date.now() + 40_000;
     for (;;) {
       await page.click('#audit-form button[type=submit]');
-      await page.waitForFunction(() => document.querySelector('#audit-region')?.textContent || !document.querySelector('#audit-message')?.hasAttribute('hidden'));
+      await page.waitForFunction(
+        () =>
+          document.querySelector('#audit-region')?.textContent ||
+          !document.querySelector('#audit-message')?.hasAttribute('hidden'),
+      );
       const text = (await page.textContent('#audit-region')) ?? '';
       if (text.includes('account.unlocked')) break;
       if (Date.now() > until) throw new Error(`events not found: ${text} ${await page.textContent('#audit-message')}`);
@@ -256,22 +313,30 @@ describe('console: audit log', () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     const found = (await page.textContent('#audit-region')) ?? '';
-    for (const type of ['user.created', 'account.blocked', 'account.unblocked', 'account.unlocked']) expect(found).toContain(type);
+    for (const type of ['user.created', 'account.blocked', 'account.unblocked', 'account.unlocked'])
+      expect(found).toContain(type);
     await checkPage(tab, kind, 'admin-audit');
 
     // Paging: one event per page, then the cursor's next page adds the second.
     await page.fill('#audit-size', '1');
     await page.click('#audit-form button[type=submit]');
-    await page.waitForFunction(() => /Events \(newest first\), 1 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /Events \(newest first\), 1 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''),
+    );
     await page.click('#audit-more');
-    await page.waitForFunction(() => /, 2 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /, 2 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''),
+    );
     await page.click('#audit-region tbody tr:first-child button');
     await page.waitForSelector('#audit-record-box:not([hidden])');
     const record = JSON.parse((await page.textContent('#audit-record')) ?? '{}');
     expect(record.event.type).toBe('account.unlocked');
     expect(record.subject.login).toBe(person.login);
 
-    await page.fill('#audit-query-body', JSON.stringify({ query: { term: { 'event.type.keyword': 'user.created' } }, size: 5 }));
+    await page.fill(
+      '#audit-query-body',
+      JSON.stringify({ query: { term: { 'event.type.keyword': 'user.created' } }, size: 5 }),
+    );
     await page.click('#audit-query button[type=submit]');
     await page.waitForSelector('#audit-query-answer:not([hidden])');
     expect(await page.textContent('#audit-query-answer')).toContain('"user.created"');
@@ -303,13 +368,21 @@ describe('console: directories', () => {
     await page.click('#ldap-editor button[type=submit]');
     await page.waitForSelector('#ldap-region [data-record=console-corp]');
     const saved = await api('/v3/settings/ldap-servers/console-corp', { auth: admin });
-    expect(saved.body).toMatchObject({ urls: conn.urls, bindDn: slapd.serviceDn, bindPasswordSet: true, baseDn: slapd.baseDn, enabled: true });
+    expect(saved.body).toMatchObject({
+      urls: conn.urls,
+      bindDn: slapd.serviceDn,
+      bindPasswordSet: true,
+      baseDn: slapd.baseDn,
+      enabled: true,
+    });
     expect(await page.content()).not.toContain(slapd.servicePassword);
 
     await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
     await page.waitForSelector('#ldap-test-console-corp ol.steps');
     expect(await page.getAttribute('#ldap-test-console-corp', 'class')).toContain('message-success');
-    const steps = await page.$$eval('#ldap-test-console-corp ol.steps li', (lis) => lis.map((li) => li.textContent ?? ''));
+    const steps = await page.$$eval('#ldap-test-console-corp ol.steps li', (lis) =>
+      lis.map((li) => li.textContent ?? ''),
+    );
     expect(steps.length).toBeGreaterThanOrEqual(3);
     expect(steps.join('|')).toMatch(/bind/);
     for (const step of steps) expect(step).toContain('ok');
@@ -340,14 +413,21 @@ describe('console: directories', () => {
     await page.fill('#idp-f-clientSecret', 'idp-client-secret');
     await page.click('#idp-editor button[type=submit]');
     await page.waitForSelector('#idp-region [data-record=console-idp]');
-    expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({ issuer: 'https://idp.example.org/', clientSecretSet: true });
+    expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({
+      issuer: 'https://idp.example.org/',
+      clientSecretSet: true,
+    });
     await page.fill('#idp-f-name', 'console-idp');
     await page.fill('#idp-f-issuer', 'https://idp2.example.org/');
     await page.fill('#idp-f-clientId', 'console');
     await page.fill('#idp-f-clientSecret', 'x');
     await page.click('#idp-editor button[type=submit]');
     const dup = await messageOf(page, '#idp-editor .message');
-    const direct = await api('/v3/settings/identity-providers', { method: 'POST', auth: admin, json: { name: 'console-idp', issuer: 'https://idp2.example.org/', clientId: 'c', clientSecret: 'x' } });
+    const direct = await api('/v3/settings/identity-providers', {
+      method: 'POST',
+      auth: admin,
+      json: { name: 'console-idp', issuer: 'https://idp2.example.org/', clientId: 'c', clientSecret: 'x' },
+    });
     expect(direct.status).toBe(409);
     expect(dup).toContain(direct.body.detail);
     expect(await page.content()).not.toContain('idp-client-secret');

@@ -26,11 +26,20 @@ const users: ConsolePage = {
 <p class="field"><label for="users-role">${r.t('users.role')}</label>
 <select id="users-role" name="role">${option('', r.t('users.any'))}${roles(r)}</select></p>
 <p class="field"><label for="users-status">${r.t('users.status')}</label>
-<select id="users-status" name="status">${option('', r.t('users.any'))}${['active', 'blocked'].map((v) => option(v, r.t(`status.${v}`)))}</select></p>
+<select id="users-status" name="status">
+${option('', r.t('users.any'))}
+${['active', 'blocked'].map((v) => option(v, r.t(`status.${v}`)))}</select></p>
 <p class="field"><label for="users-source">${r.t('users.source')}</label>
-<select id="users-source" name="source">${option('', r.t('users.any'))}${option('local', r.t('source.local'))}${option('ldap', 'LDAP')}${option('oidc', 'OIDC')}</select></p>
+<select id="users-source" name="source">
+${option('', r.t('users.any'))}
+${option('local', r.t('source.local'))}
+${option('ldap', 'LDAP')}
+${option('oidc', 'OIDC')}</select></p>
 <p class="field"><label for="users-sort">${r.t('users.sort')}</label>
-<select id="users-sort" name="sort">${option('login', r.t('users.sortLogin'))}${option('-createdAt', r.t('users.sortCreated'))}${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
+<select id="users-sort" name="sort">
+${option('login', r.t('users.sortLogin'))}
+${option('-createdAt', r.t('users.sortCreated'))}
+${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
 </div>
 <p class="actions"><button type="submit">${r.t('users.find')}</button></p>
 </form>
@@ -43,7 +52,8 @@ const users: ConsolePage = {
 <form id="user-create" class="card" aria-labelledby="user-create-title">
 <h2 id="user-create-title">${r.t('users.create')}</h2>
 <p class="field"><label for="create-login">${r.t('profile.login')}</label>
-<input id="create-login" name="login" required maxlength="150" autocapitalize="none" spellcheck="false" autocomplete="off"></p>
+<input id="create-login" name="login" required maxlength="150"
+  autocapitalize="none" spellcheck="false" autocomplete="off"></p>
 <p class="field"><label for="create-display">${r.t('users.displayName')}</label>
 <input id="create-display" name="displayName" maxlength="200" autocomplete="off"></p>
 <p class="field"><label for="create-email">${r.t('users.email')}</label>
@@ -54,7 +64,8 @@ const users: ConsolePage = {
 <input id="create-password" name="password" type="password" required autocomplete="new-password"></p>
 <p class="field"><label for="create-limit">${r.t('users.sessionLimit')}</label>
 <input id="create-limit" name="sessionLimit" type="number" min="1" inputmode="numeric"></p>
-<p class="check"><input id="create-must" name="mustChangePassword" type="checkbox"> <label for="create-must">${r.t('users.mustChange')}</label></p>
+<p class="check"><input id="create-must" name="mustChangePassword" type="checkbox">
+<label for="create-must">${r.t('users.mustChange')}</label></p>
 <div id="user-create-message" class="message" hidden></div>
 <p class="actions"><button type="submit">${r.t('users.createSubmit')}</button></p>
 </form>`,
@@ -97,7 +108,8 @@ const user: ConsolePage = {
 <h2 id="user-reset-title">${r.t('user.reset')}</h2>
 <p class="field"><label for="reset-password">${r.t('users.password')}</label>
 <input id="reset-password" name="password" type="password" required autocomplete="new-password"></p>
-<p class="check"><input id="reset-must" name="mustChangePassword" type="checkbox" checked> <label for="reset-must">${r.t('users.mustChange')}</label></p>
+<p class="check"><input id="reset-must" name="mustChangePassword" type="checkbox" checked>
+<label for="reset-must">${r.t('users.mustChange')}</label></p>
 <div id="user-reset-message" class="message" hidden></div>
 <p class="actions"><button type="submit">${r.t('user.resetSubmit')}</button></p>
 </form>
@@ -145,7 +157,7 @@ const audit: ConsolePage = {
   path: 'admin/audit',
   title: 'audit.title',
   auth: 'required',
-  nav: { label: 'nav.adminAudit', group: 'admin' },
+  nav: { label: 'nav.adminAudit', group: 'audit' },
   body: (r) => html`<p class="field"><label for="audit-type">${r.t('audit.type')}</label>
 <select id="audit-type" name="type"></select></p>
 <p id="audit-type-description"></p>
@@ -157,7 +169,10 @@ const audit: ConsolePage = {
 <p class="field"><label for="audit-ip">${r.t('audit.ip')}</label>
 <input id="audit-ip" name="ip" spellcheck="false"></p>
 <p class="field"><label for="audit-outcome">${r.t('audit.outcome')}</label>
-<select id="audit-outcome" name="outcome">${option('', r.t('users.any'))}${option('success', r.t('audit.success'))}${option('failure', r.t('audit.failure'))}</select></p>
+<select id="audit-outcome" name="outcome">
+${option('', r.t('users.any'))}
+${option('success', r.t('audit.success'))}
+${option('failure', r.t('audit.failure'))}</select></p>
 <p class="field"><label for="audit-event-types">${r.t('audit.eventTypes')}</label>
 <input id="audit-event-types" name="eventTypes" spellcheck="false"></p>
 <p class="field"><label for="audit-from">${r.t('audit.from')}</label>
@@ -191,7 +206,8 @@ const audit: ConsolePage = {
 <section class="card" aria-labelledby="audit-fields-title">
 <h2 id="audit-fields-title">${r.t('audit.fields')}</h2>
 <div id="audit-fields-message" class="message" hidden></div>
-<p class="actions"><button type="button" id="audit-fields-load" class="secondary">${r.t('audit.fieldsLoad')}</button></p>
+<p class="actions">
+<button type="button" id="audit-fields-load" class="secondary">${r.t('audit.fieldsLoad')}</button></p>
 <div id="audit-fields"></div>
 </section>`,
 };
@@ -217,7 +233,14 @@ const directories: ConsolePage = {
 };
 
 const STATUSES = ['pending', 'sent', 'failed', 'given_up'];
-const KINDS = ['account_locked', 'account_blocked_inactivity', 'password_expiring', 'password_changed', 'account_created', 'password_reset'];
+const KINDS = [
+  'account_locked',
+  'account_blocked_inactivity',
+  'password_expiring',
+  'password_changed',
+  'account_created',
+  'password_reset',
+];
 
 const notifications: ConsolePage = {
   id: 'admin-notifications',
@@ -229,9 +252,13 @@ const notifications: ConsolePage = {
 <h2 id="notif-search-title">${r.t('notif.search')}</h2>
 <div class="grid">
 <p class="field"><label for="notif-status">${r.t('notif.status')}</label>
-<select id="notif-status" name="status">${option('', r.t('users.any'))}${STATUSES.map((v) => option(v, r.t(`notif.status.${v}`)))}</select></p>
+<select id="notif-status" name="status">
+${option('', r.t('users.any'))}
+${STATUSES.map((v) => option(v, r.t(`notif.status.${v}`)))}</select></p>
 <p class="field"><label for="notif-kind">${r.t('notif.kind')}</label>
-<select id="notif-kind" name="kind">${option('', r.t('users.any'))}${KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
+<select id="notif-kind" name="kind">
+${option('', r.t('users.any'))}
+${KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
 <p class="field"><label for="notif-recipient">${r.t('notif.recipient')}</label>
 <input id="notif-recipient" name="recipient" type="email" autocomplete="off"></p>
 </div>

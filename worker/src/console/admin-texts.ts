@@ -147,7 +147,7 @@ const en = {
   'user.deleted': 'The user is deleted.',
   'user.reset': 'Reset the password',
   'user.resetSubmit': 'Reset the password',
-  'user.resetDone': 'The password is reset; the user\'s sessions and API tokens are ended.',
+  'user.resetDone': "The password is reset; the user's sessions and API tokens are ended.",
   'user.resetExternal': 'The password of this account is managed by its directory or provider.',
   'user.su': 'Super-access (administrator rights for a time)',
   'user.suMinutes': 'Minutes',
@@ -164,7 +164,8 @@ const en = {
   'kind.cookie': 'browser',
   'kind.oauth': 'OAuth',
   'settings.title': 'Settings',
-  'settings.intro': 'Values saved here win over the environment, which wins over the default. A reset removes the saved value.',
+  'settings.intro':
+    'Values saved here win over the environment, which wins over the default. A reset removes the saved value.',
   'settings.type': 'Type',
   'settings.accepted': 'Accepted',
   'settings.default': 'Default',
@@ -382,7 +383,8 @@ const ru: Record<keyof typeof en, string> = {
   'kind.cookie': 'браузер',
   'kind.oauth': 'OAuth',
   'settings.title': 'Настройки',
-  'settings.intro': 'Значение, сохранённое здесь, важнее переменной окружения, а она важнее значения по умолчанию. Сброс удаляет сохранённое значение.',
+  'settings.intro':
+    'Значение, сохранённое здесь, важнее переменной окружения, а она важнее значения по умолчанию. Сброс удаляет сохранённое значение.',
   'settings.type': 'Тип',
   'settings.accepted': 'Допустимо',
   'settings.default': 'По умолчанию',
