@@ -468,6 +468,30 @@ describe('console: administrator pages for others', () => {
     expect(await other.page.textContent('#users-region .message-error')).toContain(forbidden.body.detail);
     expect(await other.page.textContent('h1')).toBe('Пользователи');
     await checkPage(other, kind, 'admin-users-forbidden-ru');
+    expect(await other.page.isHidden('#console-nav a[href$="/ui/admin/audit"]')).toBe(true);
     await other.context.close();
+  });
+
+  it('an auditor sees the audit log link only, and uses the audit viewer', async () => {
+    const login = uniqueLogin('caud');
+    const made = await api('/v4/users', {
+      method: 'POST',
+      auth: admin,
+      json: { login, password: PASSWORD, role: 'auditor' },
+    });
+    expect(made.status).toBe(201);
+    const auditor = await newTab(browser);
+    await signIn(auditor, host.url, login, PASSWORD);
+    expect(await auditor.page.isVisible('#console-nav a[href$="/ui/admin/audit"]')).toBe(true);
+    expect(await auditor.page.isHidden('#console-nav a[href$="/ui/admin/users"]')).toBe(true);
+    expect(await auditor.page.isHidden('#console-nav a[href$="/ui/admin/settings"]')).toBe(true);
+    await openPage(auditor, ui('admin/audit'));
+    await auditor.page.selectOption('#audit-type', 'crud_admin');
+    await auditor.page.fill('#audit-user', person.login);
+    await auditor.page.click('#audit-form button[type=submit]');
+    await auditor.page.waitForSelector('#audit-region table');
+    expect(await auditor.page.textContent('#audit-region')).toContain('user.created');
+    expect(auditor.problems).toEqual([]);
+    await auditor.context.close();
   });
 });
