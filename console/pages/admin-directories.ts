@@ -21,6 +21,8 @@ interface Field {
   required?: boolean;
   /** Set at creation only (the record's name). */
   createOnly?: boolean;
+  /** Never null (it has a default): left empty in an edit, it is not sent (kept). */
+  notNull?: boolean;
   /** The record's field telling whether the secret is set. */
   isSet?: string;
   type?: string;
@@ -75,10 +77,10 @@ const IDP: Kind = {
     { key: 'issuer', kind: 'text', required: true, type: 'url' },
     { key: 'clientId', kind: 'text', required: true },
     { key: 'clientSecret', kind: 'secret', isSet: 'clientSecretSet' },
-    { key: 'scopes', kind: 'text' },
-    { key: 'claimLogin', kind: 'text' },
-    { key: 'claimDisplayName', kind: 'text' },
-    { key: 'claimEmail', kind: 'text' },
+    { key: 'scopes', kind: 'text', notNull: true },
+    { key: 'claimLogin', kind: 'text', notNull: true },
+    { key: 'claimDisplayName', kind: 'text', notNull: true },
+    { key: 'claimEmail', kind: 'text', notNull: true },
     { key: 'claimRole', kind: 'text' },
     { key: 'enabled', kind: 'bool' },
   ],
@@ -189,7 +191,7 @@ async function manage(kind: Kind): Promise<void> {
         else if (f.kind === 'secret') {
           if (text) body[f.key] = control.value;
         } else if (text) body[f.key] = f.kind === 'area' ? control.value : text;
-        else if (record && !f.required) body[f.key] = null;
+        else if (record && !f.required && !f.notNull) body[f.key] = null;
       }
       const name = record ? record.name : String(body.name);
       await api(record ? itemPath(name) : kind.path, { method: record ? 'PATCH' : 'POST', json: body });

@@ -431,6 +431,18 @@ describe('console: directories', () => {
     expect(direct.status).toBe(409);
     expect(dup).toContain(direct.body.detail);
     expect(await page.content()).not.toContain('idp-client-secret');
+    // Edit: a cleared field that has a default is kept (not sent as null); the secret is kept unless typed.
+    await page.click('[data-record=console-idp] button[aria-label="Edit console-idp"]');
+    expect(await page.inputValue('#idp-f-scopes')).toBe('openid profile email');
+    await page.fill('#idp-f-scopes', '');
+    await page.fill('#idp-f-clientId', 'console-2');
+    await page.click('#idp-editor button[type=submit]');
+    await page.waitForSelector('#idp-message.message-success');
+    expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({
+      clientId: 'console-2',
+      scopes: 'openid profile email',
+      clientSecretSet: true,
+    });
     expect(tab.problems).toEqual([]);
   });
 });
