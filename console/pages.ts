@@ -3,7 +3,12 @@
  * worker/src/console/pages.ts). To add a page group, spread its record here.
  */
 import type { PageScript } from './context.js';
+import { AUDIT_SCRIPTS } from './pages/admin-audit.js';
+import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
+import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
+import { SETTINGS_SCRIPTS } from './pages/admin-settings.js';
+import { USERS_SCRIPTS } from './pages/admin-users.js';
 import { SELF_SCRIPTS } from './pages/self.js';
 import { SIGNIN_SCRIPTS } from './pages/signin.js';
 
-export const PAGE_SCRIPTS: Record<string, PageScript> = { ...SELF_SCRIPTS, ...SIGNIN_SCRIPTS };
+export const PAGE_SCRIPTS: Record<string, PageScript> = { ...SELF_SCRIPTS, ...USERS_SCRIPTS, ...SETTINGS_SCRIPTS, ...DIRECTORIES_SCRIPTS, ...AUDIT_SCRIPTS, ...NOTIFICATIONS_SCRIPTS, ...SIGNIN_SCRIPTS };

@@ -43,8 +43,11 @@ export interface ConsolePage {
    * pages; 'optional': the page works with or without a session (the expired-password change).
    */
   auth: 'required' | 'none' | 'optional';
-  /** Shown in the section navigation; `admin`: only to administrators (revealed by the script). */
-  nav?: { label: string; group: 'self' | 'admin' };
+  /**
+   * Shown in the section navigation; `admin`: only to administrators, `audit`: to administrators and
+   * auditors (revealed by the script from `data-role`).
+   */
+  nav?: { label: string; group: 'self' | 'admin' | 'audit' };
   /** The page's content after its h1 and message region. */
   body: (r: PageRender) => Html | Promise<Html>;
 }
@@ -57,7 +60,7 @@ export function pageHref(base: string, page: Pick<ConsolePage, 'path'>): string 
 function navigation(r: PageRender, pages: readonly ConsolePage[], current: ConsolePage) {
   const items = pages.filter((p) => p.nav);
   const item = (p: ConsolePage) =>
-    html`<li${p.nav!.group === 'admin' ? html` data-role="admin" hidden` : ''}><a href="${pageHref(r.base, p)}"${p.id === current.id ? html` aria-current="page"` : ''}>${r.t(p.nav!.label)}</a></li>`;
+    html`<li${p.nav!.group === 'self' ? '' : html` data-role="${p.nav!.group === 'audit' ? 'admin auditor' : 'admin'}" hidden`}><a href="${pageHref(r.base, p)}"${p.id === current.id ? html` aria-current="page"` : ''}>${r.t(p.nav!.label)}</a></li>`;
   return html`<nav class="sections" id="console-nav" aria-label="${r.t('nav.label')}"${current.auth === 'none' ? html` hidden` : ''}>
 <ul>${items.map(item)}</ul>
 </nav>`;

@@ -1,0 +1,206 @@
+/**
+ * Script of the audit log viewer (worker/src/console/admin-pages.ts): the log types of
+ * /v3/logs/audit_log_types, the simple search of /v3/logs/{type}/events with its cursor paging and
+ * each event's full record, the free query DSL of /v3/logs/{type}/search, and the fields of
+ * /v3/logs/{type}/field_caps. The store's answers are shown as JSON text (never as markup).
+ */
+import '../../worker/src/console/admin-texts.js';
+import { api } from '../api.js';
+import type { PageScript } from '../context.js';
+import { formatDate, t } from '../i18n.js';
+import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { given, selectById, table } from './admin-common.js';
+
+interface LogType {
+  name: string;
+  pattern: string;
+  description: string;
+}
+
+type Event = Record<string, unknown>;
+
+interface EventPage {
+  items: Event[];
+  nextCursor: string | null;
+  total?: { value: number; relation: string };
+}
+
+/** A dotted path of an event (`event.type`), as text. */
+function pick(e: Event, path: string): string {
+  let v: unknown = e;
+  for (const part of path.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  return v === undefined || v === null ? '' : String(v);
+}
+
+/** A datetime-local value as ISO 8601 (the browser's time zone), or undefined. */
+function iso(input: HTMLInputElement): string | undefined {
+  return input.value ? new Date(input.value).toISOString() : undefined;
+}
+
+const audit: PageScript = async (ctx) => {
+  const typeSelect = selectById('audit-type');
+  const description = byId('audit-type-description');
+  const types = await loading(description, () =>
+    api<{ items: LogType[]; logstoreConfigured: boolean }>('/v3/logs/audit_log_types'),
+  );
+  if (!types) return;
+  for (const lt of types.items) add(typeSelect, el('option', { value: lt.name }, lt.name));
+  const preset = new URLSearchParams(location.search).get('type');
+  if (preset && types.items.some((x) => x.name === preset)) typeSelect.value = preset;
+  const describe = () => {
+    const lt = types.items.find((x) => x.name === typeSelect.value);
+    description.textContent = lt ? `${lt.description} (${lt.pattern})` : '';
+  };
+  describe();
+  typeSelect.addEventListener('change', describe);
+  if (!types.logstoreConfigured) showMessage(ctx.message, 'info', t('audit.notConfigured'));
+  const logPath = () => `/v3/logs/${encodeURIComponent(typeSelect.value)}`;
+
+  const region = byId('audit-region');
+  const more = byId<HTMLButtonElement>('audit-more');
+  const recordBox = byId('audit-record-box');
+  const record = byId('audit-record');
+  const recordTitle = byId('audit-record-title');
+  let shown: Event[] = [];
+  let cursor: string | null = null;
+  let filters = new URLSearchParams();
+  let total = 0;
+
+  const showRecord = (e: Event) => {
+    recordTitle.textContent = t('audit.record', { id: pick(e, 'event.id') || pick(e, 'event.type') });
+    record.textContent = JSON.stringify(e, null, 2);
+    recordBox.hidden = false;
+    recordTitle.focus();
+  };
+  const renderTable = () => {
+    region.replaceChildren();
+    if (shown.length === 0) return add(region, el('p', {}, t('audit.empty')));
+    const rows = shown.map((e) => {
+      const open = el(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `${t('audit.show')}: ${pick(e, 'event.type')} ${pick(e, '@timestamp')}`,
+        },
+        t('audit.show'),
+      );
+      open.addEventListener('click', () => showRecord(e));
+      return [
+        formatDate(pick(e, '@timestamp')),
+        pick(e, 'event.type'),
+        pick(e, 'event.outcome'),
+        pick(e, 'actor.login'),
+        pick(e, 'subject.login'),
+        pick(e, 'source.ip'),
+        open,
+      ];
+    });
+    add(
+      region,
+      table(
+        t('audit.caption', { shown: shown.length, total }),
+        [
+          t('audit.time'),
+          t('audit.event'),
+          t('audit.outcomeCol'),
+          t('audit.actor'),
+          t('audit.subject'),
+          t('audit.source'),
+          t('audit.show'),
+        ],
+        rows,
+      ),
+    );
+  };
+  const fetchPage = async () => {
+    const q = new URLSearchParams(filters);
+    if (cursor) q.set('cursor', cursor);
+    const page = await api<EventPage>(`${logPath()}/events?${q}`);
+    shown = [...shown, ...page.items];
+    total = page.total?.value ?? shown.length;
+    cursor = page.nextCursor;
+    more.hidden = cursor === null;
+    renderTable();
+  };
+
+  const form = byId<HTMLFormElement>('audit-form');
+  onSubmit(form, byId('audit-message'), async () => {
+    filters = new URLSearchParams();
+    const field = (id: string) => byId<HTMLInputElement>(id);
+    const set = (name: string, value: string | undefined) => value && filters.set(name, value);
+    set('user', given(field('audit-user')));
+    set('ip', given(field('audit-ip')));
+    set('outcome', given(field('audit-outcome')));
+    set('type', given(field('audit-event-types'))?.replace(/\s+/g, ''));
+    set('from', iso(field('audit-from')));
+    set('to', iso(field('audit-to')));
+    set('size', given(field('audit-size')));
+    shown = [];
+    cursor = null;
+    more.hidden = true;
+    recordBox.hidden = true;
+    region.replaceChildren();
+    await fetchPage();
+  });
+  more.addEventListener(
+    'click',
+    () =>
+      void whileBusy(more, async () => {
+        try {
+          await fetchPage();
+        } catch (err) {
+          showError(byId('audit-message'), err);
+        }
+      }),
+  );
+
+  const queryForm = byId<HTMLFormElement>('audit-query');
+  const answer = byId('audit-query-answer');
+  onSubmit(queryForm, byId('audit-query-message'), async () => {
+    answer.hidden = true;
+    let body: unknown;
+    try {
+      body = JSON.parse(byId<HTMLTextAreaElement>('audit-query-body').value);
+    } catch (err) {
+      return showMessage(byId('audit-query-message'), 'error', t('audit.queryBad', { error: (err as Error).message }));
+    }
+    const result = await api(`${logPath()}/search`, { method: 'POST', json: body });
+    answer.textContent = JSON.stringify(result, null, 2);
+    answer.hidden = false;
+  });
+
+  const fieldsRegion = byId('audit-fields');
+  const fieldsButton = byId<HTMLButtonElement>('audit-fields-load');
+  fieldsButton.addEventListener(
+    'click',
+    () =>
+      void whileBusy(fieldsButton, async () => {
+        fieldsRegion.replaceChildren();
+        showMessage(byId('audit-fields-message'), null);
+        const caps = await loading(fieldsRegion, () =>
+          api<{ fields?: Record<string, Record<string, { type: string; aggregatable: boolean }>> }>(
+            `${logPath()}/field_caps`,
+            { method: 'POST', json: { fields: '*' } },
+          ),
+        );
+        if (!caps) return;
+        const rows = Object.entries(caps.fields ?? {})
+          .filter(([name]) => !name.startsWith('_'))
+          .sort(([a], [b]) => a.localeCompare(b))
+          .flatMap(([name, byType]) =>
+            Object.values(byType).map((c) => [
+              el('code', {}, name),
+              c.type,
+              c.aggregatable ? t('user.yes') : t('user.no'),
+            ]),
+          );
+        add(
+          fieldsRegion,
+          table(t('audit.fieldsCaption'), [t('audit.field'), t('audit.fieldType'), t('audit.aggregatable')], rows),
+        );
+      }),
+  );
+};
+
+export const AUDIT_SCRIPTS: Record<string, PageScript> = { 'admin-audit': audit };

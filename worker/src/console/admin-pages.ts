@@ -1,0 +1,276 @@
+/**
+ * The administrator pages of the console (architecture.md §7): users (list, search, create), one
+ * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
+ * records and identity providers, the audit log viewer and the notification history. Links shown
+ * to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else
+ * who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
+ */
+import { html } from 'hono/html';
+import './admin-texts.js';
+import type { ConsolePage, PageRender } from './page.js';
+
+const option = (value: string, label: string) => html`<option value="${value}">${label}</option>`;
+const roles = (r: PageRender) => ['user', 'auditor', 'admin'].map((v) => option(v, r.t(`role.${v}`)));
+
+const users: ConsolePage = {
+  id: 'admin-users',
+  path: 'admin/users',
+  title: 'users.title',
+  auth: 'required',
+  nav: { label: 'nav.adminUsers', group: 'admin' },
+  body: (r) => html`<form id="users-search" class="card" role="search" aria-labelledby="users-search-title">
+<h2 id="users-search-title">${r.t('users.search')}</h2>
+<div class="grid">
+<p class="field"><label for="users-login">${r.t('users.login')}</label>
+<input id="users-login" name="login" type="search" autocapitalize="none" spellcheck="false"></p>
+<p class="field"><label for="users-role">${r.t('users.role')}</label>
+<select id="users-role" name="role">${option('', r.t('users.any'))}${roles(r)}</select></p>
+<p class="field"><label for="users-status">${r.t('users.status')}</label>
+<select id="users-status" name="status">
+${option('', r.t('users.any'))}
+${['active', 'blocked'].map((v) => option(v, r.t(`status.${v}`)))}</select></p>
+<p class="field"><label for="users-source">${r.t('users.source')}</label>
+<select id="users-source" name="source">
+${option('', r.t('users.any'))}
+${option('local', r.t('source.local'))}
+${option('ldap', 'LDAP')}
+${option('oidc', 'OIDC')}</select></p>
+<p class="field"><label for="users-sort">${r.t('users.sort')}</label>
+<select id="users-sort" name="sort">
+${option('login', r.t('users.sortLogin'))}
+${option('-createdAt', r.t('users.sortCreated'))}
+${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
+</div>
+<p class="actions"><button type="submit">${r.t('users.find')}</button></p>
+</form>
+<div id="users-message" class="message" hidden></div>
+<div id="users-region"></div>
+<nav id="users-pager" class="actions" aria-label="${r.t('users.pager')}" hidden>
+<button type="button" id="users-prev" class="secondary">${r.t('users.prev')}</button>
+<button type="button" id="users-next" class="secondary">${r.t('users.next')}</button>
+</nav>
+<form id="user-create" class="card" aria-labelledby="user-create-title">
+<h2 id="user-create-title">${r.t('users.create')}</h2>
+<p class="field"><label for="create-login">${r.t('profile.login')}</label>
+<input id="create-login" name="login" required maxlength="150"
+  autocapitalize="none" spellcheck="false" autocomplete="off"></p>
+<p class="field"><label for="create-display">${r.t('users.displayName')}</label>
+<input id="create-display" name="displayName" maxlength="200" autocomplete="off"></p>
+<p class="field"><label for="create-email">${r.t('users.email')}</label>
+<input id="create-email" name="email" type="email" autocomplete="off"></p>
+<p class="field"><label for="create-role">${r.t('users.role')}</label>
+<select id="create-role" name="role">${roles(r)}</select></p>
+<p class="field"><label for="create-password">${r.t('users.password')}</label>
+<input id="create-password" name="password" type="password" required autocomplete="new-password"></p>
+<p class="field"><label for="create-limit">${r.t('users.sessionLimit')}</label>
+<input id="create-limit" name="sessionLimit" type="number" min="1" inputmode="numeric"></p>
+<p class="check"><input id="create-must" name="mustChangePassword" type="checkbox">
+<label for="create-must">${r.t('users.mustChange')}</label></p>
+<div id="user-create-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('users.createSubmit')}</button></p>
+</form>`,
+};
+
+const user: ConsolePage = {
+  id: 'admin-user',
+  path: 'admin/user',
+  title: 'user.title',
+  auth: 'required',
+  body: (r) => html`<p><a href="${r.base}/admin/users">${r.t('user.back')}</a></p>
+<section id="user-region" aria-labelledby="user-facts-title" class="card">
+<h2 id="user-facts-title">${r.t('user.facts')}</h2>
+<dl id="user-facts" class="facts"></dl>
+</section>
+<div id="user-panels" hidden>
+<section class="card" aria-labelledby="user-actions-title">
+<h2 id="user-actions-title">${r.t('user.actions')}</h2>
+<div id="user-actions-message" class="message" hidden></div>
+<p class="actions">
+<button type="button" id="user-block" class="danger" hidden>${r.t('user.block')}</button>
+<button type="button" id="user-unblock" class="secondary" hidden>${r.t('user.unblock')}</button>
+<button type="button" id="user-unlock" class="secondary" hidden>${r.t('user.unlock')}</button>
+</p>
+</section>
+<form id="user-edit" class="card" aria-labelledby="user-edit-title">
+<h2 id="user-edit-title">${r.t('user.edit')}</h2>
+<p class="field"><label for="edit-display">${r.t('users.displayName')}</label>
+<input id="edit-display" name="displayName" maxlength="200" autocomplete="off"></p>
+<p class="field"><label for="edit-email">${r.t('users.email')}</label>
+<input id="edit-email" name="email" type="email" autocomplete="off"></p>
+<p class="field"><label for="edit-role">${r.t('users.role')}</label>
+<select id="edit-role" name="role">${roles(r)}</select></p>
+<p class="field"><label for="edit-limit">${r.t('users.sessionLimit')}</label>
+<input id="edit-limit" name="sessionLimit" type="number" min="1" inputmode="numeric"></p>
+<div id="user-edit-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('user.save')}</button></p>
+</form>
+<form id="user-reset" class="card" aria-labelledby="user-reset-title">
+<h2 id="user-reset-title">${r.t('user.reset')}</h2>
+<p class="field"><label for="reset-password">${r.t('users.password')}</label>
+<input id="reset-password" name="password" type="password" required autocomplete="new-password"></p>
+<p class="check"><input id="reset-must" name="mustChangePassword" type="checkbox" checked>
+<label for="reset-must">${r.t('users.mustChange')}</label></p>
+<div id="user-reset-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('user.resetSubmit')}</button></p>
+</form>
+<form id="user-su" class="card" aria-labelledby="user-su-title">
+<h2 id="user-su-title">${r.t('user.su')}</h2>
+<p id="user-su-state"></p>
+<p class="field"><label for="su-minutes">${r.t('user.suMinutes')}</label>
+<input id="su-minutes" name="minutes" type="number" min="1" inputmode="numeric"></p>
+<div id="user-su-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('user.suGrant')}</button>
+<button type="button" id="su-revoke" class="danger" hidden>${r.t('user.suRevoke')}</button></p>
+</form>
+<section class="card" aria-labelledby="user-sessions-title">
+<h2 id="user-sessions-title">${r.t('user.sessions')}</h2>
+<div id="user-sessions-message" class="message" hidden></div>
+<div id="user-sessions"></div>
+</section>
+<section class="card" aria-labelledby="user-tokens-title">
+<h2 id="user-tokens-title">${r.t('user.tokens')}</h2>
+<div id="user-tokens-message" class="message" hidden></div>
+<div id="user-tokens"></div>
+</section>
+<form id="user-delete" class="card" aria-labelledby="user-delete-title">
+<h2 id="user-delete-title">${r.t('user.delete')}</h2>
+<p class="field"><label for="delete-confirm" id="delete-confirm-label">${r.t('user.delete')}</label>
+<input id="delete-confirm" name="confirm" required autocomplete="off" autocapitalize="none" spellcheck="false"></p>
+<div id="user-delete-message" class="message" hidden></div>
+<p class="actions"><button type="submit" class="danger">${r.t('user.delete')}</button></p>
+</form>
+</div>`,
+};
+
+const settings: ConsolePage = {
+  id: 'admin-settings',
+  path: 'admin/settings',
+  title: 'settings.title',
+  auth: 'required',
+  nav: { label: 'nav.adminSettings', group: 'admin' },
+  body: (r) => html`<p>${r.t('settings.intro')}</p>
+<div id="settings-region"></div>`,
+};
+
+const audit: ConsolePage = {
+  id: 'admin-audit',
+  path: 'admin/audit',
+  title: 'audit.title',
+  auth: 'required',
+  nav: { label: 'nav.adminAudit', group: 'audit' },
+  body: (r) => html`<p class="field"><label for="audit-type">${r.t('audit.type')}</label>
+<select id="audit-type" name="type"></select></p>
+<p id="audit-type-description"></p>
+<form id="audit-form" class="card" role="search" aria-labelledby="audit-form-title">
+<h2 id="audit-form-title">${r.t('audit.simple')}</h2>
+<div class="grid">
+<p class="field"><label for="audit-user">${r.t('audit.user')}</label>
+<input id="audit-user" name="user" autocapitalize="none" spellcheck="false"></p>
+<p class="field"><label for="audit-ip">${r.t('audit.ip')}</label>
+<input id="audit-ip" name="ip" spellcheck="false"></p>
+<p class="field"><label for="audit-outcome">${r.t('audit.outcome')}</label>
+<select id="audit-outcome" name="outcome">
+${option('', r.t('users.any'))}
+${option('success', r.t('audit.success'))}
+${option('failure', r.t('audit.failure'))}</select></p>
+<p class="field"><label for="audit-event-types">${r.t('audit.eventTypes')}</label>
+<input id="audit-event-types" name="eventTypes" spellcheck="false"></p>
+<p class="field"><label for="audit-from">${r.t('audit.from')}</label>
+<input id="audit-from" name="from" type="datetime-local"></p>
+<p class="field"><label for="audit-to">${r.t('audit.to')}</label>
+<input id="audit-to" name="to" type="datetime-local"></p>
+<p class="field"><label for="audit-size">${r.t('audit.size')}</label>
+<input id="audit-size" name="size" type="number" min="1" max="500" value="50" inputmode="numeric"></p>
+</div>
+<div id="audit-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('audit.find')}</button></p>
+</form>
+<div id="audit-region"></div>
+<p class="actions"><button type="button" id="audit-more" class="secondary" hidden>${r.t('audit.more')}</button></p>
+<section id="audit-record-box" class="card" aria-labelledby="audit-record-title" hidden>
+<h2 id="audit-record-title" tabindex="-1"></h2>
+<pre id="audit-record" class="record"></pre>
+</section>
+<form id="audit-query" class="card" aria-labelledby="audit-query-title">
+<h2 id="audit-query-title">${r.t('audit.query')}</h2>
+<p class="field"><label for="audit-query-body">${r.t('audit.queryBody')}</label>
+<textarea id="audit-query-body" name="body" rows="8" spellcheck="false">{
+  "query": { "match_all": {} },
+  "sort": [{ "@timestamp": { "order": "desc" } }],
+  "size": 20
+}</textarea></p>
+<div id="audit-query-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('audit.querySubmit')}</button></p>
+<pre id="audit-query-answer" class="record" hidden></pre>
+</form>
+<section class="card" aria-labelledby="audit-fields-title">
+<h2 id="audit-fields-title">${r.t('audit.fields')}</h2>
+<div id="audit-fields-message" class="message" hidden></div>
+<p class="actions">
+<button type="button" id="audit-fields-load" class="secondary">${r.t('audit.fieldsLoad')}</button></p>
+<div id="audit-fields"></div>
+</section>`,
+};
+
+const directories: ConsolePage = {
+  id: 'admin-directories',
+  path: 'admin/directories',
+  title: 'dir.title',
+  auth: 'required',
+  nav: { label: 'nav.adminDirectories', group: 'admin' },
+  body: (r) => html`<section aria-labelledby="ldap-title">
+<h2 id="ldap-title">${r.t('dir.ldap')}</h2>
+<div id="ldap-message" class="message" hidden></div>
+<div id="ldap-region"></div>
+<div id="ldap-editor"></div>
+</section>
+<section aria-labelledby="idp-title">
+<h2 id="idp-title">${r.t('dir.idp')}</h2>
+<div id="idp-message" class="message" hidden></div>
+<div id="idp-region"></div>
+<div id="idp-editor"></div>
+</section>`,
+};
+
+const STATUSES = ['pending', 'sent', 'failed', 'given_up'];
+const KINDS = [
+  'account_locked',
+  'account_blocked_inactivity',
+  'password_expiring',
+  'password_changed',
+  'account_created',
+  'password_reset',
+];
+
+const notifications: ConsolePage = {
+  id: 'admin-notifications',
+  path: 'admin/notifications',
+  title: 'notif.title',
+  auth: 'required',
+  nav: { label: 'nav.adminNotifications', group: 'admin' },
+  body: (r) => html`<form id="notif-search" class="card" role="search" aria-labelledby="notif-search-title">
+<h2 id="notif-search-title">${r.t('notif.search')}</h2>
+<div class="grid">
+<p class="field"><label for="notif-status">${r.t('notif.status')}</label>
+<select id="notif-status" name="status">
+${option('', r.t('users.any'))}
+${STATUSES.map((v) => option(v, r.t(`notif.status.${v}`)))}</select></p>
+<p class="field"><label for="notif-kind">${r.t('notif.kind')}</label>
+<select id="notif-kind" name="kind">
+${option('', r.t('users.any'))}
+${KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
+<p class="field"><label for="notif-recipient">${r.t('notif.recipient')}</label>
+<input id="notif-recipient" name="recipient" type="email" autocomplete="off"></p>
+</div>
+<div id="notif-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('users.find')}</button></p>
+</form>
+<div id="notif-region"></div>
+<nav id="notif-pager" class="actions" aria-label="${r.t('users.pager')}" hidden>
+<button type="button" id="notif-prev" class="secondary">${r.t('users.prev')}</button>
+<button type="button" id="notif-next" class="secondary">${r.t('users.next')}</button>
+</nav>`,
+};
+
+/** The administrator pages, in navigation order. */
+export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, audit, notifications];
