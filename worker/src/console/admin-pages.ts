@@ -1,5 +1,5 @@
 /**
- * The administrator pages of the console (architecture.md §7): users (list, search, create), one
+ * The administrator pages of the console (architecture.md §8): users (list, search, create), one
  * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
  * records and identity providers, the audit log viewer and the notification history. Links shown
  * to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else

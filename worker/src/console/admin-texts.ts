@@ -1,5 +1,5 @@
 /**
- * Texts of the administrator pages (architecture.md §7), registered with `addTexts` at import: this
+ * Texts of the administrator pages (architecture.md §8), registered with `addTexts` at import: this
  * module is imported by the pages' server file (admin-pages.ts) and their scripts (console/pages/admin-*.ts).
  */
 import { addTexts } from './texts.js';
