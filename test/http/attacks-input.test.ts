@@ -118,7 +118,7 @@ describe('attacks with request bodies', () => {
   it('oversize bodies 413 and wrong content types 415 on every endpoint that reads a body', async () => {
     const root = new URL(baseUrl()).pathname;
     // Elsewhere: the tunnel has its own limit and media types (sentry-tunnel.test.ts: 413, 415); the
-    // first-run page is gone once an administrator exists (first-run.test.ts).
+    // first-run page is gone once an administrator exists (first-run.test.ts: 413, 415 before that).
     const elsewhere = [`${root}/v3/sentry-tunnel`, `${root}/first-run`];
     const withBody = operationsOf(doc).filter((o) => o.op.requestBody && !elsewhere.includes(o.path));
     expect(withBody.length).toBeGreaterThan(15);
