@@ -174,7 +174,9 @@ export async function startNodeTestHost(env: Record<string, string> = {}, o: Tes
 export async function startEdgeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-edge-'));
   // A shared database is the other host's libSQL dev server: neither started nor migrated here.
-  const sqld = o.libsqlUrl ? { url: o.libsqlUrl, close: async () => {} } : await startLibsqlDevServer({ path: o.database ?? join(dir, 'auth.db') });
+  const sqld = o.libsqlUrl
+    ? { url: o.libsqlUrl, close: async () => {} }
+    : await startLibsqlDevServer({ path: o.database ?? join(dir, 'auth.db') });
   let emulator: MtlsBindingEmulator | undefined;
   if (env.AUTH_BRIDGE_URL) emulator = await startMtlsBindingEmulator(parseEnvironment(env));
   const { AUTH_BRIDGE_TLS_CERT: _c, AUTH_BRIDGE_TLS_KEY: _k, AUTH_BRIDGE_TLS_CA: _a, ...workerEnv } = env;

@@ -39,7 +39,10 @@ async function measure(kinds: Record<string, () => Promise<void>>, rounds: numbe
  * Measures `kinds` interleaved over `rounds`; when the ratio is `tolerance` or worse, once more
  * over twice as many rounds (a load spike weighs less in more samples), and the better one counts.
  */
-export async function compareTimings(kinds: Record<string, () => Promise<void>>, o: { rounds?: number; tolerance?: number } = {}): Promise<TimingComparison> {
+export async function compareTimings(
+  kinds: Record<string, () => Promise<void>>,
+  o: { rounds?: number; tolerance?: number } = {},
+): Promise<TimingComparison> {
   const rounds = o.rounds ?? 25;
   const first = await measure(kinds, rounds);
   if (first.ratio < (o.tolerance ?? 1.1)) return first;

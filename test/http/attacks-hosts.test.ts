@@ -31,13 +31,23 @@ afterAll(async () => {
 });
 
 async function createUserOn(host: RunningHost, login: string): Promise<string> {
-  const r = await callJson<{ id: string }>('/v4/users', { base: host.url, method: 'POST', auth: admin, json: { login, password: PASSWORD } });
+  const r = await callJson<{ id: string }>('/v4/users', {
+    base: host.url,
+    method: 'POST',
+    auth: admin,
+    json: { login, password: PASSWORD },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return r.body.id;
 }
 
 async function tokenOn(host: RunningHost, login: string): Promise<{ token: string; id: string }> {
-  const r = await callJson<{ token: string; id: string }>('/v4/users/me/tokens', { base: host.url, method: 'POST', auth: basic(login, PASSWORD), json: { name: 'hosts' } });
+  const r = await callJson<{ token: string; id: string }>('/v4/users/me/tokens', {
+    base: host.url,
+    method: 'POST',
+    auth: basic(login, PASSWORD),
+    json: { name: 'hosts' },
+  });
   expect(r.status).toBe(201);
   return r.body;
 }
@@ -45,14 +55,23 @@ async function tokenOn(host: RunningHost, login: string): Promise<{ token: strin
 async function cookieOn(host: RunningHost, login: string): Promise<string> {
   const r = await call('/v3/login', { base: host.url, method: 'POST', json: { login, password: PASSWORD } });
   expect(r.status).toBe(200);
-  return r.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('auth_session='))!;
+  return r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('auth_session='))!;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Status of GET /v4/users/me on `host` with a Bearer token or a cookie. */
 const meStatus = async (host: RunningHost, cred: { token?: string; cookie?: string }) =>
-  (await call('/v4/users/me', { base: host.url, auth: cred.token ? `Bearer ${cred.token}` : undefined, headers: cred.cookie ? { Cookie: cred.cookie } : {} })).status;
+  (
+    await call('/v4/users/me', {
+      base: host.url,
+      auth: cred.token ? `Bearer ${cred.token}` : undefined,
+      headers: cred.cookie ? { Cookie: cred.cookie } : {},
+    })
+  ).status;
 
 describe(`attacks across two ${kind} hosts on one database`, () => {
   it('parallel lockout split across two hosts: at most AUTH_FAILED_COUNT passwords checked', async () => {
@@ -66,21 +85,44 @@ describe(`attacks across two ${kind} hosts on one database`, () => {
     expect(codes.filter((c) => c === 'ACCOUNT_LOCKED').length).toBe(21);
     // The lock holds on both instances, for the right password too.
     for (const host of [a, b]) {
-      const r = await callJson('/v3/login_without_session', { base: host.url, method: 'POST', auth: basic(login, PASSWORD) });
+      const r = await callJson('/v3/login_without_session', {
+        base: host.url,
+        method: 'POST',
+        auth: basic(login, PASSWORD),
+      });
       expect(r.body.code).toBe('ACCOUNT_LOCKED');
     }
   });
 
   it('a token or cookie of a deleted, blocked or revoked account is refused within the documented bound on both hosts', async () => {
-    type Case = { name: string; end: (ids: { user: string; token: string; tokenId: string; cookie: string }) => Promise<void> };
+    type Case = {
+      name: string;
+      end: (ids: { user: string; token: string; tokenId: string; cookie: string }) => Promise<void>;
+    };
     const cases: Case[] = [
-      { name: 'deleted', end: async ({ user }) => expect((await call(`/v4/users/${user}`, { base: b.url, method: 'DELETE', auth: admin })).status).toBe(204) },
-      { name: 'blocked', end: async ({ user }) => expect((await call(`/v4/users/${user}/block`, { base: b.url, method: 'POST', auth: admin })).status).toBe(200) },
+      {
+        name: 'deleted',
+        end: async ({ user }) =>
+          expect((await call(`/v4/users/${user}`, { base: b.url, method: 'DELETE', auth: admin })).status).toBe(204),
+      },
+      {
+        name: 'blocked',
+        end: async ({ user }) =>
+          expect((await call(`/v4/users/${user}/block`, { base: b.url, method: 'POST', auth: admin })).status).toBe(
+            200,
+          ),
+      },
       {
         name: 'revoked',
         end: async ({ tokenId, token, cookie }) => {
-          expect((await call(`/v4/users/me/tokens/${tokenId}`, { base: b.url, method: 'DELETE', auth: `Bearer ${token}` })).status).toBe(204);
-          expect((await call('/v3/logout', { base: b.url, method: 'POST', headers: { Cookie: cookie, Origin: b.origin } })).status).toBe(204);
+          expect(
+            (await call(`/v4/users/me/tokens/${tokenId}`, { base: b.url, method: 'DELETE', auth: `Bearer ${token}` }))
+              .status,
+          ).toBe(204);
+          expect(
+            (await call('/v3/logout', { base: b.url, method: 'POST', headers: { Cookie: cookie, Origin: b.origin } }))
+              .status,
+          ).toBe(204);
         },
       },
     ];
@@ -117,12 +159,19 @@ describe(`JWT tricks across a key rotation (${kind} host restarted on its databa
     let host = await startTestHost(kind, { SESSION_SECRET_KEY: K0, AUTH_SESSIONS_DEFAULT_COUNT: '5' }, { database });
     let stale: string;
     try {
-      stale = (await callJson('/v3/login', { base: host.url, method: 'POST', json: ADMIN })).res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('auth_session='))!;
+      stale = (await callJson('/v3/login', { base: host.url, method: 'POST', json: ADMIN })).res.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0]!)
+        .find((c) => c.startsWith('auth_session='))!;
       expect(await meStatus(host, { cookie: stale })).toBe(200);
     } finally {
       await host.stop();
     }
-    host = await startTestHost(kind, { SESSION_SECRET_KEY: K2, SESSION_SECRET_KEY_PREVIOUS: K1, AUTH_SESSIONS_DEFAULT_COUNT: '5' }, { database });
+    host = await startTestHost(
+      kind,
+      { SESSION_SECRET_KEY: K2, SESSION_SECRET_KEY_PREVIOUS: K1, AUTH_SESSIONS_DEFAULT_COUNT: '5' },
+      { database },
+    );
     try {
       const claims = decodeJwt(stale.slice('auth_session='.length));
       const resign = (key: string) =>

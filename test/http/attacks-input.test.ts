@@ -15,7 +15,9 @@ const MAX_BODY = 65_536;
 const admin = basic(ADMIN.login, ADMIN.password);
 
 /** A plain HTTP server on loopback that records what reaches it and answers with `answer`. */
-async function recordingServer(answer: (res: import('node:http').ServerResponse) => void): Promise<{ server: Server; port: number; hits: string[] }> {
+async function recordingServer(
+  answer: (res: import('node:http').ServerResponse) => void,
+): Promise<{ server: Server; port: number; hits: string[] }> {
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
@@ -28,7 +30,8 @@ async function recordingServer(answer: (res: import('node:http').ServerResponse)
 
 /** An envelope as the browser SDK sends it through a tunnel, naming `dsn`. */
 const envelope = (dsn: string) =>
-  `${JSON.stringify({ event_id: 'b'.repeat(32), sent_at: new Date().toISOString(), dsn })}\n{"type":"event"}\n{"message":"ssrf"}\n`;
+  `${JSON.stringify({ event_id: 'b'.repeat(32), sent_at: new Date().toISOString(), dsn })}\n` +
+  '{"type":"event"}\n{"message":"ssrf"}\n';
 
 describe('attacks on the Sentry tunnel', () => {
   let ingest: Awaited<ReturnType<typeof recordingServer>>;
@@ -37,9 +40,15 @@ describe('attacks on the Sentry tunnel', () => {
   beforeAll(async () => {
     // The configured ingest answers with a redirect to an "internal" server the tunnel must never reach.
     inside = await recordingServer((res) => res.writeHead(200).end('internal secret'));
-    ingest = await recordingServer((res) => res.writeHead(307, { Location: `http://127.0.0.1:${inside.port}/internal` }).end());
+    ingest = await recordingServer((res) =>
+      res.writeHead(307, { Location: `http://127.0.0.1:${inside.port}/internal` }).end(),
+    );
     // No ERRTRACK_CA: the worker relays with the platform's fetch (the bridge's path is sentry-tunnel.test.ts's).
-    tunnel = await startTestHost(kind, { FRONTEND_ERRTRACK_DSN: `http://browserkey@127.0.0.1:${ingest.port}/42`, ERRTRACK_ENV: 'ssrf-test', FRONTEND_ERRTRACK_TUNNEL: 'True' });
+    tunnel = await startTestHost(kind, {
+      FRONTEND_ERRTRACK_DSN: `http://browserkey@127.0.0.1:${ingest.port}/42`,
+      ERRTRACK_ENV: 'ssrf-test',
+      FRONTEND_ERRTRACK_TUNNEL: 'True',
+    });
   });
   afterAll(async () => {
     await tunnel?.stop();
@@ -83,7 +92,11 @@ describe('attacks on the Sentry tunnel', () => {
       `http://browserkey@127.0.0.1:${p}/42`,
     ];
     const relay = async (dsn: string) => {
-      const res = await fetch(`${tunnel.url}/v3/sentry-tunnel`, { method: 'POST', body: envelope(dsn), headers: { 'Content-Type': 'text/plain;charset=UTF-8' } });
+      const res = await fetch(`${tunnel.url}/v3/sentry-tunnel`, {
+        method: 'POST',
+        body: envelope(dsn),
+        headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
+      });
       const text = await res.text();
       // The upstream's answer (a redirect here) is never followed, nor its body passed on.
       expect(text, dsn).not.toContain('internal secret');
@@ -110,7 +123,11 @@ describe('attacks with request bodies', () => {
   beforeAll(async () => {
     doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as JsonObject;
     // An API token spares a password hash per request.
-    const r = await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: admin, json: { name: 'attacks-bodies', expiresInDays: 1 } });
+    const r = await callJson<{ token: string }>('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: admin,
+      json: { name: 'attacks-bodies', expiresInDays: 1 },
+    });
     expect(r.status).toBe(201);
     bearer = `Bearer ${r.body.token}`;
   });
@@ -138,7 +155,11 @@ describe('attacks with request bodies', () => {
           ...(init.chunked ? { duplex: 'half' } : {}),
         } as RequestInit);
         const text = await res.text();
-        return { status: res.status, type: res.headers.get('content-type'), body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+        return {
+          status: res.status,
+          type: res.headers.get('content-type'),
+          body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+        };
       };
       const big = `{"pad":"${'a'.repeat(MAX_BODY)}"}`;
       const announced = await send({ type: types[0]!, body: big });
@@ -153,12 +174,23 @@ describe('attacks with request bodies', () => {
       });
       const chunked = await send({ type: types[0]!, body: stream, chunked: true });
       expect(chunked.status, `${at} chunked`).toBe(413);
-      for (const wrong of ['text/plain', 'application/xml', 'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json-patch+json']) {
+      for (const wrong of [
+        'text/plain',
+        'application/xml',
+        'application/json',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json-patch+json',
+      ]) {
         if (types.some((t) => wrong.startsWith(t))) continue;
         // An HTML form may be sent either way: a form endpoint reads both.
         if (wrong.startsWith('multipart/') && types.includes('application/x-www-form-urlencoded')) continue;
         const r = await send({ type: wrong, body: '{}' });
-        if (r.status !== 415 || r.body.code !== 'UNSUPPORTED_MEDIA_TYPE' || !/^application\/problem\+json/.test(r.type ?? '')) {
+        if (
+          r.status !== 415 ||
+          r.body.code !== 'UNSUPPORTED_MEDIA_TYPE' ||
+          !/^application\/problem\+json/.test(r.type ?? '')
+        ) {
           wrongTypes.push(`${at} as ${wrong}: ${r.status} ${String(r.body.code)}`);
         }
       }
@@ -217,7 +249,10 @@ describe('slow and partial requests', () => {
       for (let k = 0; k < 30; k++) {
         const s = await open(base);
         s.on('error', () => {});
-        s.write(`POST ${u.pathname}/v3/login HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"login":"slow`);
+        s.write(
+          `POST ${u.pathname}/v3/login HTTP/1.1\r\nHost: ${u.host}\r\n` +
+            'Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"login":"slow',
+        );
         partial.push(s);
         sockets.push(s);
       }

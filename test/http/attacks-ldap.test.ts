@@ -17,14 +17,26 @@ const admin = basic(ADMIN.login, ADMIN.password);
 
 const api = <T = Record<string, unknown>>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
 const ldapBasic = (server: string, login: string, password: string) =>
-  api('/v3/login_without_session', { method: 'POST', auth: basic(login, password), headers: { 'X-LDAP-Name': server } });
+  api('/v3/login_without_session', {
+    method: 'POST',
+    auth: basic(login, password),
+    headers: { 'X-LDAP-Name': server },
+  });
 
 async function addServer(name: string, via: 'ldap' | 'ldaps') {
   const conn = slapd.connection({ via });
   const r = await api('/v3/settings/ldap-servers', {
     method: 'POST',
     auth: admin,
-    json: { name, urls: conn.urls, startTls: conn.startTls, caCert: conn.caCert, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn },
+    json: {
+      name,
+      urls: conn.urls,
+      startTls: conn.startTls,
+      caCert: conn.caCert,
+      bindDn: slapd.serviceDn,
+      bindPassword: slapd.servicePassword,
+      baseDn: slapd.baseDn,
+    },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
@@ -48,12 +60,20 @@ afterAll(async () => {
 
 /** The filters of the searches slapd logged since `from` (its log length then). */
 function filtersSince(from: number): string[] {
-  return [...slapd.log().slice(from).matchAll(/ SRCH .*?filter="([^"]*)"/g)].map((m) => m[1]!);
+  return [
+    ...slapd
+      .log()
+      .slice(from)
+      .matchAll(/ SRCH .*?filter="([^"]*)"/g),
+  ].map((m) => m[1]!);
 }
 
 /** The account id of an LDAP login that works, by its profile. */
 async function accountId(login: string, password: string): Promise<string> {
-  const r = await api<{ id: string }>('/v4/users/me', { auth: basic(login, password), headers: { 'X-LDAP-Name': 'corp-ldaps' } });
+  const r = await api<{ id: string }>('/v4/users/me', {
+    auth: basic(login, password),
+    headers: { 'X-LDAP-Name': 'corp-ldaps' },
+  });
   expect(r.status, `${JSON.stringify(login)}: ${JSON.stringify(r.body)}`).toBe(200);
   return r.body.id;
 }
@@ -63,10 +83,29 @@ describe('LDAP attacks', () => {
     // The login is the only caller's field the bridge puts into a filter (the DNs it binds with and
     // compares are the directory's own): sent as Basic with X-LDAP-Name, as JSON and as a form.
     const alice = slapd.user('alice');
-    const payloads = ['*', 'al*', `${alice.login})(uid=*`, '*)(|(uid=*', `${alice.login})(|(objectClass=*)`, '\\', `${alice.login}\\2a`, '(uid=alice)', `${alice.login}\u0000`];
+    const payloads = [
+      '*',
+      'al*',
+      `${alice.login})(uid=*`,
+      '*)(|(uid=*',
+      `${alice.login})(|(objectClass=*)`,
+      '\\',
+      `${alice.login}\\2a`,
+      '(uid=alice)',
+      `${alice.login}\u0000`,
+    ];
     const ways: [string, (login: string) => Promise<number>][] = [
       ['Basic + X-LDAP-Name', async (login) => (await ldapBasic('corp-plain', login, alice.password!)).status],
-      ['POST /v3/login JSON ldapServer', async (login) => (await api('/v3/login', { method: 'POST', json: { login, password: alice.password, ldapServer: 'corp-plain' } })).status],
+      [
+        'POST /v3/login JSON ldapServer',
+        async (login) =>
+          (
+            await api('/v3/login', {
+              method: 'POST',
+              json: { login, password: alice.password, ldapServer: 'corp-plain' },
+            })
+          ).status,
+      ],
       [
         'POST /v3/login form ldap_server',
         async (login) => {
@@ -116,7 +155,14 @@ describe('LDAP attacks', () => {
     // entry: every variant must log into one account and spend the one counter of the login.
     const bob = slapd.user('bob');
     const wide = [...bob.login].map((ch) => String.fromCodePoint(ch.codePointAt(0)! + 0xfee0)).join('');
-    const variants = [bob.login, bob.login.toUpperCase(), bob.login[0]!.toUpperCase() + bob.login.slice(1), wide, `${bob.login} `, ` ${bob.login}`];
+    const variants = [
+      bob.login,
+      bob.login.toUpperCase(),
+      bob.login[0]!.toUpperCase() + bob.login.slice(1),
+      wide,
+      `${bob.login} `,
+      ` ${bob.login}`,
+    ];
     const ids = new Set<string>();
     for (const v of variants) ids.add(await accountId(v, bob.password!));
     expect(ids.size).toBe(1);

@@ -29,7 +29,14 @@ describe('attacks on password logins', () => {
     const login = uniqueLogin('variant');
     const id = await createUser(login, PASSWORD);
     const capital = login[0]!.toUpperCase() + login.slice(1);
-    const variants = [capital, login.toUpperCase(), fullWidth(login), fullWidth(login.toUpperCase()), `${login} `, ` ${login}`];
+    const variants = [
+      capital,
+      login.toUpperCase(),
+      fullWidth(login),
+      fullWidth(login.toUpperCase()),
+      `${login} `,
+      ` ${login}`,
+    ];
     // With the right password every variant is the one account.
     for (const v of variants) {
       const r = await callJson<{ id: string }>('/v4/users/me', { auth: basic(v, PASSWORD) });
@@ -40,10 +47,22 @@ describe('attacks on password logins', () => {
     for (const v of [`${login} `, fullWidth(login), login.toUpperCase()]) {
       expect((await attempt(v, WRONG)).body.code, JSON.stringify(v)).toBe('INVALID_CREDENTIALS');
     }
-    for (const v of [login, ...variants]) expect((await attempt(v, PASSWORD)).body.code, JSON.stringify(v)).toBe('ACCOUNT_LOCKED');
+    for (const v of [login, ...variants])
+      expect((await attempt(v, PASSWORD)).body.code, JSON.stringify(v)).toBe('ACCOUNT_LOCKED');
     // No variant is a second account either.
-    expect((await call('/v4/users', { method: 'POST', auth: admin, json: { login: login.toUpperCase(), password: PASSWORD } })).status).toBe(409);
-    expect((await call('/v4/users', { method: 'POST', auth: admin, json: { login: fullWidth(login), password: PASSWORD } })).status).toBe(409);
+    expect(
+      (
+        await call('/v4/users', {
+          method: 'POST',
+          auth: admin,
+          json: { login: login.toUpperCase(), password: PASSWORD },
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (await call('/v4/users', { method: 'POST', auth: admin, json: { login: fullWidth(login), password: PASSWORD } }))
+        .status,
+    ).toBe(409);
   });
 
   it('no lock oracle: right and wrong passwords, known and unknown logins get one answer while locked', async () => {
@@ -53,7 +72,12 @@ describe('attacks on password logins', () => {
     for (const login of [known, unknown]) {
       for (let i = 0; i < 3; i++) expect((await attempt(login, WRONG)).body.code).toBe('INVALID_CREDENTIALS');
     }
-    const answers = [await attempt(known, PASSWORD), await attempt(known, WRONG), await attempt(unknown, PASSWORD), await attempt(unknown, WRONG)];
+    const answers = [
+      await attempt(known, PASSWORD),
+      await attempt(known, WRONG),
+      await attempt(unknown, PASSWORD),
+      await attempt(unknown, WRONG),
+    ];
     const shape = (r: (typeof answers)[number]) => ({
       status: r.status,
       body: { ...r.body, requestId: 0 },
@@ -80,10 +104,16 @@ describe('attacks on password logins', () => {
     for (let i = 0; i < 5; i++) {
       const r = await call('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
       expect(r.status, `login ${i + 1} beyond the limit`).toBe(200);
-      cookies.push(r.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('auth_session='))!);
+      cookies.push(
+        r.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0]!)
+          .find((c) => c.startsWith('auth_session='))!,
+      );
     }
     for (const cookie of cookies.slice(0, -1)) {
-      for (let i = 0; i < 2; i++) expect((await call('/v4/users/me', { headers: { Cookie: cookie } })).status).toBe(401);
+      for (let i = 0; i < 2; i++)
+        expect((await call('/v4/users/me', { headers: { Cookie: cookie } })).status).toBe(401);
     }
     // Two more wrong passwords: had any of the above counted, the login would be locked now.
     for (let i = 0; i < 2; i++) expect((await attempt(login, WRONG)).body.code).toBe('INVALID_CREDENTIALS');

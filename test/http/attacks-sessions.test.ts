@@ -28,7 +28,11 @@ const idpName = `atk${Date.now().toString(36)}`;
 beforeAll(async () => {
   doc = (await (await fetch(url('/openapi.json'))).json()) as JsonObject;
   idp = await startTestProvider([url(`/v3/oidc/callback/${idpName}`)]);
-  const r = await callJson('/v3/settings/identity-providers', { method: 'POST', auth: admin, json: { name: idpName, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret } });
+  const r = await callJson('/v3/settings/identity-providers', {
+    method: 'POST',
+    auth: admin,
+    json: { name: idpName, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 });
 afterAll(async () => {
@@ -37,7 +41,11 @@ afterAll(async () => {
 });
 
 const sessionCookieOf = (res: Response) =>
-  res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => /^auth_session=./.test(c))?.slice('auth_session='.length);
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => /^auth_session=./.test(c))
+    ?.slice('auth_session='.length);
 
 /** A browser logged in with /v3/login (JSON) as a new account; its login. */
 async function loggedIn(o: { role?: string } = {}): Promise<{ b: Browser; login: string; id: string }> {
@@ -132,11 +140,16 @@ describe('attacks on sessions and browsers', () => {
     const planted = (await attacker.b.cookie(url('/v4/users/me'), 'auth_session'))!;
     const claims = decodeJwt(planted);
     const key = new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!);
-    const madeUp = await new SignJWT({ sid: crypto.randomUUID(), sub: claims.sub }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setAudience('auth-session').setExpirationTime('1h').sign(key);
+    const madeUp = await new SignJWT({ sid: crypto.randomUUID(), sub: claims.sub })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setAudience('auth-session')
+      .setExpirationTime('1h')
+      .sign(key);
     const logins: Record<string, (b: Browser, login: string) => Promise<Response>> = {
       'POST /v3/login (JSON)': (b, login) => b.postJson(url('/v3/login'), { login, password: PASSWORD }),
       'POST /v3/login (form)': (b, login) => b.postForm(url('/v3/login'), { login, password: PASSWORD }),
-      'POST /v3/oauth_login': (b, login) => b.postForm(url('/v3/oauth_login'), { grant_type: 'password', username: login, password: PASSWORD }),
+      'POST /v3/oauth_login': (b, login) =>
+        b.postForm(url('/v3/oauth_login'), { grant_type: 'password', username: login, password: PASSWORD }),
       'GET /v3/oidc/callback': async (b, login) => b.fetch(await oidcCallback(b, login)),
       'POST /v3/login/union': async (b, login) => {
         await b.fetch(await oidcCallback(b, login));
@@ -159,7 +172,9 @@ describe('attacks on sessions and browsers', () => {
         const me = await callJson<{ login: string }>('/v4/users/me', { headers: { Cookie: `auth_session=${issued}` } });
         expect(me.body.login, at).toBe(login);
         // The planted cookie is still nobody's or the attacker's: never the victim's.
-        const fixedMe = await callJson<{ login: string }>('/v4/users/me', { headers: { Cookie: `auth_session=${fixed}` } });
+        const fixedMe = await callJson<{ login: string }>('/v4/users/me', {
+          headers: { Cookie: `auth_session=${fixed}` },
+        });
         if (fixedMe.status === 200) expect(fixedMe.body.login, at).toBe(attacker.login);
         else expect(fixedMe.status, at).toBe(401);
       }
@@ -173,7 +188,9 @@ describe('attacks on sessions and browsers', () => {
     const victim = uniqueLogin('csrf');
     const victimId = await createUser(victim, PASSWORD);
     const unsafe = operationsOf(doc).filter(
-      (o) => ['post', 'put', 'patch', 'delete'].includes(o.method) && ((o.op.security as JsonObject[] | undefined) ?? []).some((s) => 'cookie' in s),
+      (o) =>
+        ['post', 'put', 'patch', 'delete'].includes(o.method) &&
+        ((o.op.security as JsonObject[] | undefined) ?? []).some((s) => 'cookie' in s),
     );
     expect(unsafe.length).toBeGreaterThan(20);
     const attempts: [string, Record<string, string>][] = [
@@ -192,7 +209,9 @@ describe('attacks on sessions and browsers', () => {
           method: o.method.toUpperCase(),
           origin: null,
           headers: { ...headers, ...(hasBody ? { 'Content-Type': 'application/json' } : {}) },
-          body: hasBody ? JSON.stringify({ role: 'admin', values: { AUTH_FAILED_COUNT: 99 }, password: 'Csrf$pass1', minutes: 60 }) : undefined,
+          body: hasBody
+            ? JSON.stringify({ role: 'admin', values: { AUTH_FAILED_COUNT: 99 }, password: 'Csrf$pass1', minutes: 60 })
+            : undefined,
         });
         const at = `${o.method.toUpperCase()} ${o.path} with ${how}`;
         expect(res.status, at).toBe(403);
@@ -214,7 +233,8 @@ describe('attacks on sessions and browsers', () => {
     const { b, id } = await loggedIn();
     const real = (await b.cookie(url('/v4/users/me'), 'auth_session'))!;
     const claims = decodeJwt(real) as JWTPayload & { sid: string };
-    const me = async (token: string) => (await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${token}` } })).status;
+    const me = async (token: string) =>
+      (await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${token}` } })).status;
     const secret = new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!);
     const sign = (header: Record<string, unknown>, key: Uint8Array | CryptoKey, body: JWTPayload = claims) =>
       new SignJWT(body).setProtectedHeader(header as { alg: string }).sign(key);
@@ -235,11 +255,32 @@ describe('attacks on sessions and browsers', () => {
       ['RS256 with an attacker key', await sign({ alg: 'RS256' }, rsa)],
       ['RS256 with the attacker key embedded (jwk)', await sign({ alg: 'RS256', jwk }, rsa)],
       ['RS256 with a jku', await sign({ alg: 'RS256', jku: 'https://evil.example/jwks.json' }, rsa)],
-      ['HS256 keyed with an RSA public key (confusion)', await sign({ alg: 'HS256' }, new TextEncoder().encode(publicPem))],
-      ['kid path traversal, empty-file key', await sign({ alg: 'HS256', kid: '../../../../../../dev/null' }, new Uint8Array(32))],
-      ['kid SQL injection', await sign({ alg: 'HS256', kid: "x' UNION SELECT 'attacker-key-0123456789abcdefghij' --" }, new TextEncoder().encode('attacker-key-0123456789abcdefghij'))],
-      ['kid command injection', await sign({ alg: 'HS256', kid: '|echo attacker-key' }, new TextEncoder().encode('attacker-key-0123456789abcdefghij'))],
-      ['another key', await sign({ alg: 'HS256' }, new TextEncoder().encode('another-key-that-is-long-enough-0123456789'))],
+      [
+        'HS256 keyed with an RSA public key (confusion)',
+        await sign({ alg: 'HS256' }, new TextEncoder().encode(publicPem)),
+      ],
+      [
+        'kid path traversal, empty-file key',
+        await sign({ alg: 'HS256', kid: '../../../../../../dev/null' }, new Uint8Array(32)),
+      ],
+      [
+        'kid SQL injection',
+        await sign(
+          { alg: 'HS256', kid: "x' UNION SELECT 'attacker-key-0123456789abcdefghij' --" },
+          new TextEncoder().encode('attacker-key-0123456789abcdefghij'),
+        ),
+      ],
+      [
+        'kid command injection',
+        await sign(
+          { alg: 'HS256', kid: '|echo attacker-key' },
+          new TextEncoder().encode('attacker-key-0123456789abcdefghij'),
+        ),
+      ],
+      [
+        'another key',
+        await sign({ alg: 'HS256' }, new TextEncoder().encode('another-key-that-is-long-enough-0123456789')),
+      ],
       ['tampered subject', `${h}.${b64({ ...claims, sub: 'someone-else' })}.${s}`],
       ['tampered session', `${h}.${b64({ ...claims, sid: crypto.randomUUID() })}.${s}`],
       ['garbage', 'garbage'],
@@ -251,7 +292,10 @@ describe('attacks on sessions and browsers', () => {
       expect(res.status, what).toBe(401);
       expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
       // As Bearer (the access token of a session is the same token): refused alike.
-      expect((await fetch(url('/v4/users/me'), { headers: { Authorization: `Bearer ${token || 'x'}` } })).status, `${what} as Bearer`).toBe(401);
+      expect(
+        (await fetch(url('/v4/users/me'), { headers: { Authorization: `Bearer ${token || 'x'}` } })).status,
+        `${what} as Bearer`,
+      ).toBe(401);
     }
     // The real session still works, and is the account's.
     const still = await callJson<{ id: string }>('/v4/users/me', { headers: { Cookie: `auth_session=${real}` } });
