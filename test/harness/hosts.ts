@@ -119,13 +119,15 @@ export interface TestHostOptions {
   database?: string;
   /** Edge host: let wrangler print the worker's own log lines (console.log), for tests that read them. */
   workerLogs?: boolean;
+  /** Another running host's database (its `libsqlUrl`), already migrated: two hosts on one database. */
+  libsqlUrl?: string;
 }
 
 /** Starts the Node host on a free port with a fresh embedded database (or `o.database`). */
 export async function startNodeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-node-'));
   const port = await freePort();
-  const libsqlUrl = env.LIBSQL_URL ?? `file:${o.database ?? join(dir, 'auth.db')}`;
+  const libsqlUrl = o.libsqlUrl ?? env.LIBSQL_URL ?? `file:${o.database ?? join(dir, 'auth.db')}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
     cwd: ROOT,
     env: {
@@ -171,16 +173,21 @@ export async function startNodeTestHost(env: Record<string, string> = {}, o: Tes
  */
 export async function startEdgeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-edge-'));
-  const sqld = await startLibsqlDevServer({ path: o.database ?? join(dir, 'auth.db') });
+  // A shared database is the other host's libSQL dev server: neither started nor migrated here.
+  const sqld = o.libsqlUrl
+    ? { url: o.libsqlUrl, close: async () => {} }
+    : await startLibsqlDevServer({ path: o.database ?? join(dir, 'auth.db') });
   let emulator: MtlsBindingEmulator | undefined;
   if (env.AUTH_BRIDGE_URL) emulator = await startMtlsBindingEmulator(parseEnvironment(env));
   const { AUTH_BRIDGE_TLS_CERT: _c, AUTH_BRIDGE_TLS_KEY: _k, AUTH_BRIDGE_TLS_CA: _a, ...workerEnv } = env;
   const vars: Record<string, string> = { ...BASE_TEST_ENV, ...workerEnv, LIBSQL_URL: sqld.url, ...(emulator ? { AUTH_BRIDGE_URL: emulator.url } : {}) };
   // Migrations run from Node, as `npm run db:migrate` does for a remote database.
   const config = parseEnvironment(vars);
-  const database = openDatabase(config);
-  await migrateDatabase(database.db, config.get('DB_SCHEMA'));
-  database.close();
+  if (!o.libsqlUrl) {
+    const database = openDatabase(config);
+    await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+    database.close();
+  }
 
   const port = await freePort();
   const inspector = await freePort();

@@ -1,10 +1,12 @@
 /**
  * The in-process cache of token and session lookups (architecture.md, "Performance") never lets a
  * credential outlive what ended it on the same instance: each case uses the credential (so its
- * lookup is cached), ends it, and uses it again at once. On both hosts.
+ * lookup is cached), ends it, and uses it again at once. On both hosts. A revoked token, a logout,
+ * a blocked and a deleted account are attacks of the hostile suite (attacks-hosts.test.ts), there
+ * on the instance that ended them and on another one.
  */
 import { describe, expect, it } from 'vitest';
-import { ADMIN, basic, baseUrl, callJson, call, createUser, uniqueLogin } from '../harness/client.js';
+import { ADMIN, basic, callJson, call, createUser, uniqueLogin } from '../harness/client.js';
 
 const PASSWORD = 'Cach3$pass';
 const admin = basic(ADMIN.login, ADMIN.password);
@@ -33,48 +35,6 @@ async function warm(status: () => Promise<number>): Promise<void> {
 }
 
 describe('credential cache: what ends a credential takes effect at once on the same instance', () => {
-  it('a revoked API token', async () => {
-    const login = uniqueLogin('cache');
-    await createUser(login, PASSWORD);
-    const { token, id } = await issueToken(login);
-    await warm(() => bearerStatus(token));
-    expect((await call(`/v4/users/me/tokens/${id}`, { method: 'DELETE', auth: `Bearer ${token}` })).status).toBe(204);
-    expect(await bearerStatus(token)).toBe(401);
-  });
-
-  it('a session that logged out', async () => {
-    const login = uniqueLogin('cache');
-    await createUser(login, PASSWORD);
-    const cookie = await sessionCookie(login);
-    await warm(() => cookieStatus(cookie));
-    expect((await call('/v3/logout', { method: 'POST', headers: { Cookie: cookie, Origin: new URL(baseUrl()).origin } })).status).toBe(204);
-    expect(await cookieStatus(cookie)).toBe(401);
-  });
-
-  it('a blocked account: its token and its session', async () => {
-    const login = uniqueLogin('cache');
-    const id = await createUser(login, PASSWORD);
-    const { token } = await issueToken(login);
-    const cookie = await sessionCookie(login);
-    await warm(() => bearerStatus(token));
-    await warm(() => cookieStatus(cookie));
-    expect((await call(`/v4/users/${id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
-    expect(await bearerStatus(token)).toBe(401);
-    expect(await cookieStatus(cookie)).toBe(401);
-  });
-
-  it('a deleted account: its token and its session', async () => {
-    const login = uniqueLogin('cache');
-    const id = await createUser(login, PASSWORD);
-    const { token } = await issueToken(login);
-    const cookie = await sessionCookie(login);
-    await warm(() => bearerStatus(token));
-    await warm(() => cookieStatus(cookie));
-    expect((await call(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);
-    expect(await bearerStatus(token)).toBe(401);
-    expect(await cookieStatus(cookie)).toBe(401);
-  });
-
   it('a password change ends the sessions (made with Basic)', async () => {
     const login = uniqueLogin('cache');
     await createUser(login, PASSWORD);

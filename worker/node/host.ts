@@ -119,6 +119,18 @@ export function bindAddress(config: ConfigSnapshot): string | undefined {
   return config.get('USE_CONTAINER_IP_FOR_BIND') ? undefined : '127.0.0.1';
 }
 
+/**
+ * Slow and partial requests (slowloris): a client must send its headers within 10 s and its whole
+ * request within 30 s, or Node closes the connection (408), checked every second. Node's defaults
+ * (60 s, 300 s, checked every 30 s) let a few thousand dripping connections hold sockets and file
+ * descriptors for minutes. Bodies are at most AUTH_MAX_BODY_SIZE (64 KiB), which 30 s leaves ample time for.
+ */
+export const SLOW_CLIENT_LIMITS = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  connectionsCheckingInterval: 1_000,
+} as const;
+
 /** URLs to print for a listening address. */
 function servedUrls(address: string | undefined, port: number, root: string): string[] {
   if (address !== undefined && address !== '0.0.0.0' && address !== '::') {
@@ -178,7 +190,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const address = bindAddress(env);
   const root = env.get('ROOT_PATH');
   const server = await new Promise<ServerType>((resolveListening, reject) => {
-    const s = serve({ fetch: app.fetch, port: env.get('BIND_PORT'), hostname: address }, () => resolveListening(s));
+    const options = { fetch: app.fetch, port: env.get('BIND_PORT'), hostname: address, serverOptions: SLOW_CLIENT_LIMITS };
+    const s = serve(options, () => resolveListening(s));
     s.once('error', (err) => reject(describeListenError(err, env.get('BIND_PORT'), 'AUTH_BIND_PORT', 'the service')));
   });
   const port = (server.address() as AddressInfo).port;

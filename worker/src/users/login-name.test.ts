@@ -8,6 +8,13 @@ describe('loginKey', () => {
     expect(loginKey('j.doe@Ｅｘａｍｐｌｅ')).toBe('j.doe@example');
   });
 
+  it('ignores what a directory ignores: surrounding white space, runs of it, invisible characters', () => {
+    const keys = ['bob ', ' bob', '\u3000Bob\t', 'b\u200Bob', 'b\u00ADob', '\uFEFFbob', 'bo\u2060b'].map(loginKey);
+    expect(new Set(keys)).toEqual(new Set(['bob']));
+    expect(loginKey('doe,  john')).toBe(loginKey('Doe, John'));
+    expect(loginKey(' ')).toBe('');
+  });
+
   it('folds case fully, not just lower case', () => {
     expect(loginKey('Straße')).toBe(loginKey('STRASSE'));
     expect(loginKey('ΟΔΟΣ')).toBe(loginKey('οδοσ'));

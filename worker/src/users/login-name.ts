@@ -54,14 +54,24 @@ export function loginViolation(login: string): string | undefined {
   return `the login holds ${bad ? describeChar(bad) : 'a character that is not allowed'}; allowed: ${LOGIN_RULE}`;
 }
 
+// Characters a directory's matching rules ignore (RFC 4518 §2.2 maps them to nothing): soft hyphen,
+// zero-width characters, variation selectors, byte order mark, ...
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+const WHITE_SPACE = /\p{White_Space}+/gu;
+
 /**
  * The key that makes logins unique (and case-insensitive) for every source and every lookup:
  * NFC, full-width and half-width forms mapped to their usual form (RFC 8265 width mapping, so
  * `ＡＤＭＩＮ` is `admin`), then full case folding (lower, upper, lower: `ß` and `SS` are `ss`, `ς` is
  * `σ`), then NFC again. The same login always gives the same key, whatever its case or width.
+ * Invisible (default-ignorable) characters are dropped, white space is trimmed and its runs count
+ * as one space, as an LDAP directory matches (RFC 4518 insignificant space handling): otherwise
+ * `bob `, ` bob` and `b\u200Bob` would bind as `bob` at the directory while each had a lockout
+ * counter of its own, unlimited guesses (a valid login holds neither, so stored keys stay as they were).
  */
 export function loginKey(login: string): string {
-  const folded = mapWidth(login.normalize('NFC')).toLowerCase().toUpperCase().toLowerCase();
+  const visible = login.normalize('NFC').replace(IGNORABLE, '').replace(WHITE_SPACE, ' ').trim();
+  const folded = mapWidth(visible).toLowerCase().toUpperCase().toLowerCase();
   return folded.replace(/ς/g, 'σ').normalize('NFC');
 }
 
