@@ -304,7 +304,8 @@ describe('a restart with another DB_SCHEMA', () => {
           expectProblem(r, 503, 'SERVICE_UNAVAILABLE');
           expect(r.body.detail).toContain('DB_SCHEMA');
         }
-        expect(edge.output()).toMatch(/refusing the database: the database is stamped with DB_SCHEMA \\?"another_tenant\\?"/);
+        // wrangler dev passes the worker's log lines on a moment after the answer.
+        await expect.poll(() => edge.output(), { timeout: 10_000 }).toMatch(/refusing the database: the database is stamped with DB_SCHEMA \\?"another_tenant\\?"/);
         // Nothing was written: no first administrator in the refused database.
         const check = createClient({ url: edge.libsqlUrl });
         expect((await check.execute('select count(*) as c from users')).rows[0]!.c).toBe(0);
