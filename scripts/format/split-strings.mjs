@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Splits long one-line string and template literals into `+`-joined pieces, so that the formatter (Biome, which
 // never breaks a literal) can bring the line under 120 columns. The value is the same string, byte for byte: pieces
-// end after a space and never cut an escape sequence or a `${...}`. Only a literal on a line longer than 120 columns
-// is touched (so a second run changes nothing). Left alone, for a hand fix: tagged templates (sql`...`),
-// multi-line literals, literals in type positions, property names, imports and directives.
+// end after a space or an escaped newline (`\n`) and never cut an escape sequence or a `${...}`. Only a literal on a
+// line longer than 120 columns is touched (so a second run changes nothing). Left alone, for a hand fix: tagged
+// templates (sql`...`), multi-line literals, literals in type positions, property names, imports and directives.
 // Usage: node scripts/format/split-strings.mjs [--check] [file ...]   (no file: every checked file)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -25,7 +25,8 @@ function safeWithoutParens(node) {
   if (ts.isReturnStatement(p) || ts.isThrowStatement(p) || ts.isArrowFunction(p)) return true;
   if (ts.isConditionalExpression(p)) return p.whenTrue === node || p.whenFalse === node;
   if (ts.isBinaryExpression(p) && p.operatorToken.kind === K.EqualsToken) return p.right === node;
-  if (ts.isBinaryExpression(p)) return p.operatorToken.kind === K.PlusToken && p.left === node;
+  // `x + ('a' + 'b')` is `x + 'a' + 'b'`: `+` groups to the left and the literal makes every step a string.
+  if (ts.isBinaryExpression(p)) return p.operatorToken.kind === K.PlusToken;
   return false;
 }
 
@@ -43,7 +44,7 @@ function splittable(node) {
 
 /**
  * Cuts `inner` (the literal's source text between its delimiters) into pieces of at most `width` characters, each
- * ending after a space; never inside `${...}` or after a backslash. Returns [] when it cannot be cut.
+ * ending after a space or an escaped newline; never inside `${...}` or an escape. Returns [] when it cannot be cut.
  */
 function cut(inner, width, template) {
   const points = [];
@@ -51,6 +52,8 @@ function cut(inner, width, template) {
   for (let i = 0; i < inner.length; i++) {
     const ch = inner[i];
     if (ch === '\\') {
+      // After an escaped newline is a cut point too (a string of lines: `'a=1\nb=2\n'`).
+      if (inner[i + 1] === 'n' && depth === 0 && i + 2 < inner.length) points.push(i + 2);
       i++;
       continue;
     }
