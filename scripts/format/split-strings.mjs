@@ -44,7 +44,8 @@ function splittable(node) {
 
 /**
  * Cuts `inner` (the literal's source text between its delimiters) into pieces of at most `width` characters, each
- * ending after a space or an escaped newline; never inside `${...}` or an escape. Returns [] when it cannot be cut.
+ * ending after a space or an escaped newline; never inside `${...}` or an escape. Returns [] when it cannot be cut
+ * so.
  */
 function cut(inner, width, template) {
   const points = [];
@@ -74,19 +75,14 @@ function cut(inner, width, template) {
   let start = 0;
   while (inner.length - start > width) {
     const fit = points.filter((p) => p > start && p - start <= width);
-    if (fit.length === 0) {
-      const next = points.find((p) => p > start);
-      if (next === undefined) break;
-      pieces.push(inner.slice(start, next));
-      start = next;
-      continue;
-    }
+    if (fit.length === 0) return [];
     const at = fit[fit.length - 1];
     pieces.push(inner.slice(start, at));
     start = at;
   }
   pieces.push(inner.slice(start));
-  return pieces.length > 1 ? pieces : [];
+  // All or nothing: a piece still too long (a long `${...}`) means the literal wants a hand fix, not half a split.
+  return pieces.length > 1 && pieces.every((p) => p.length <= width) ? pieces : [];
 }
 
 /** Splits the long literals of one file's text; returns the new text. */
