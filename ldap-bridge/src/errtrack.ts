@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Agent, request } from 'undici';
+import { createPoolCache } from './pool-cache.js';
 import { invalidBody, sendProblem } from './problem.js';
 import {
   ERRTRACK_RELAY_MAX_BYTES,
@@ -47,24 +48,12 @@ export interface ErrtrackRelayOptions {
 /** The relay as a Fastify plugin: registers POST /v1/errtrack/relay; closes its pools on close. */
 export async function errtrackPlugin(app: FastifyInstance, o: ErrtrackRelayOptions = {}): Promise<void> {
   // One pool per CA, so connections to the upstream are reused; a CA never seen is a new pool.
-  const agents = new Map<string, Agent>();
-  const agentFor = (ca: string | null): Agent => {
-    const key = ca ?? '';
-    let agent = agents.get(key);
-    if (!agent) {
-      if (agents.size >= MAX_AGENTS) {
-        const [oldestKey, oldest] = agents.entries().next().value as [string, Agent];
-        agents.delete(oldestKey);
-        void oldest.close();
-      }
-      // rejectUnauthorized is the default and stays on: an unverified upstream is refused.
-      agent = new Agent({ connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: o.connectTimeoutMs ?? 10_000 } });
-      agents.set(key, agent);
-    }
-    return agent;
-  };
+  const agents = createPoolCache<Agent>(MAX_AGENTS);
+  const agentFor = (ca: string | null): Agent =>
+    // rejectUnauthorized is the default and stays on: an unverified upstream is refused.
+    agents.get(ca ?? '', () => new Agent({ connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: o.connectTimeoutMs ?? 10_000 } }));
   app.addHook('onClose', async () => {
-    await Promise.all([...agents.values()].map((a) => a.close()));
+    await agents.closeAll();
   });
 
   app.post('/v1/errtrack/relay', { bodyLimit: ROUTE_BODY_LIMIT }, async (req, reply) => {

@@ -15,6 +15,7 @@
  */
 import { Client, errors } from '@opensearch-project/opensearch';
 import type { FastifyInstance } from 'fastify';
+import { createPoolCache } from './pool-cache.js';
 import { invalidBody, sendProblem } from './problem.js';
 import {
   LogstoreBulkRequestSchema,
@@ -68,34 +69,26 @@ export function classifyStoreError(err: unknown): StoreProblem {
 /** The log store as a Fastify plugin; closes its clients on close. */
 export async function logstorePlugin(app: FastifyInstance, o: { credentials?: LogstoreCredentials } = {}): Promise<void> {
   const creds = o.credentials ?? {};
-  const clients = new Map<string, Client>();
-  const clientFor = (t: LogstoreTarget): Client => {
-    const key = JSON.stringify([t.urls, t.timeoutMs, t.verifyCerts]);
-    let client = clients.get(key);
-    if (!client) {
-      if (clients.size >= MAX_CLIENTS) {
-        const [oldestKey, oldest] = clients.entries().next().value as [string, Client];
-        clients.delete(oldestKey);
-        void oldest.close();
-      }
-      client = new Client({
-        nodes: t.urls,
-        requestTimeout: t.timeoutMs,
-        // Each node once: a failed node is marked dead and the next one tried.
-        maxRetries: Math.max(0, t.urls.length - 1),
-        ssl: { ...(creds.ca ? { ca: creds.ca } : {}), rejectUnauthorized: t.verifyCerts },
-        ...(creds.apiKey
-          ? { headers: { authorization: `ApiKey ${creds.apiKey}` } }
-          : creds.username
-            ? { auth: { username: creds.username, password: creds.password ?? '' } }
-            : {}),
-      });
-      clients.set(key, client);
-    }
-    return client;
-  };
+  const clients = createPoolCache<Client>(MAX_CLIENTS);
+  const clientFor = (t: LogstoreTarget): Client =>
+    clients.get(
+      JSON.stringify([t.urls, t.timeoutMs, t.verifyCerts]),
+      () =>
+        new Client({
+          nodes: t.urls,
+          requestTimeout: t.timeoutMs,
+          // Each node once: a failed node is marked dead and the next one tried.
+          maxRetries: Math.max(0, t.urls.length - 1),
+          ssl: { ...(creds.ca ? { ca: creds.ca } : {}), rejectUnauthorized: t.verifyCerts },
+          ...(creds.apiKey
+            ? { headers: { authorization: `ApiKey ${creds.apiKey}` } }
+            : creds.username
+              ? { auth: { username: creds.username, password: creds.password ?? '' } }
+              : {}),
+        }),
+    );
   app.addHook('onClose', async () => {
-    await Promise.all([...clients.values()].map((c) => c.close()));
+    await clients.closeAll();
   });
 
   /** Runs `send`; an HTTP answer of the store is an outcome, no answer at all a problem. */

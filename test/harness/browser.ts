@@ -34,3 +34,11 @@ export class Browser {
     return (await this.jar.getCookies(url)).find((c) => c.key === name)?.value;
   }
 }
+
+/** A browser with a session: `login` logged in through POST {base}/v3/login (a test failure unless 200). */
+export async function loggedInBrowser(base: string, login: string, password: string): Promise<Browser> {
+  const b = new Browser(new URL(base).origin);
+  const res = await b.postJson(`${base}/v3/login`, { login, password });
+  if (res.status !== 200) throw new Error(`POST /v3/login as ${login}: ${res.status} ${await res.text()}`);
+  return b;
+}

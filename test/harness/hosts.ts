@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
@@ -42,6 +42,18 @@ export async function freePort(): Promise<number> {
       const { port } = s.address() as { port: number };
       s.close(() => res(port));
     });
+  });
+}
+
+/** Whether something accepts TCP connections on a loopback port. */
+export function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
   });
 }
 

@@ -13,11 +13,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { issueCert, makeCa } from '../../scripts/dev-certs.js';
+import { isListening } from './hosts.js';
 
 const SAMBA = '/usr/sbin/samba';
 const SAMBA_TOOL = '/usr/bin/samba-tool';
@@ -130,17 +130,6 @@ function run(cmd: string, args: string[], o: { timeoutMs?: number; input?: strin
       }
     });
     child.stdin.end(o.input ?? '');
-  });
-}
-
-function tryConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
   });
 }
 
@@ -263,7 +252,7 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
         await exited;
         clearTimeout(killer);
         // The workers may outlive the root process by a moment: wait until the ports are free.
-        for (let i = 0; i < 50 && (await Promise.all(PORTS.map(tryConnect))).some(Boolean); i++) await sleep(100);
+        for (let i = 0; i < 50 && (await Promise.all(PORTS.map(isListening))).some(Boolean); i++) await sleep(100);
       }
       rmSync(dir, { recursive: true, force: true });
       lock.release();
@@ -271,7 +260,7 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
 
   try {
     for (const port of PORTS) {
-      if (await tryConnect(port)) throw new Error(`startSambaAd: something already listens on 127.0.0.1:${port}`);
+      if (await isListening(port)) throw new Error(`startSambaAd: something already listens on 127.0.0.1:${port}`);
     }
     const ca = makeCa(join(dir, 'tls'), 'samba-test-ca', 30);
     const server = issueCert(join(dir, 'tls'), ca, 'samba-dc', { cn: '127.0.0.1', usage: 'server' });
@@ -330,7 +319,7 @@ export async function startSambaAd(opts: SambaAdOptions = {}): Promise<SambaAd> 
     const deadline = Date.now() + 60_000;
     while (!admin) {
       if (child.exitCode !== null) throw new Error(`samba exited during start:\n${out}`);
-      if (await tryConnect(636)) admin = await connectAdmin().catch(() => undefined);
+      if (await isListening(636)) admin = await connectAdmin().catch(() => undefined);
       if (!admin) {
         if (Date.now() > deadline) throw new Error(`samba did not accept ldaps binds within 60 s:\n${out}`);
         await sleep(200);

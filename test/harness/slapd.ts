@@ -12,12 +12,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LdapConnection } from '../../schema/bridge/index.js';
 import { issueCert, makeCa } from '../../scripts/dev-certs.js';
-import { freePort } from './hosts.js';
+import { freePort, isListening } from './hosts.js';
 import { ADMIN_GROUP_DN, AUDITOR_GROUP_DN, BASE_DN, buildFixtures, SERVICE_DN, type DirectoryUser } from './slapd/fixtures.js';
 
 export { ADMIN_GROUP_DN, AUDITOR_GROUP_DN, BASE_DN, SERVICE_DN, type DirectoryUser } from './slapd/fixtures.js';
@@ -90,17 +90,6 @@ export { freePort };
 /** An ldap:// URL on a loopback port where nothing listens (connections are refused). */
 export async function closedPortUrl(): Promise<string> {
   return `ldap://127.0.0.1:${await freePort()}`;
-}
-
-function tryConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 function slapdConf(dir: string, o: { ad: boolean; anonymousSearch: boolean; rootPassword: string; cert: { ca: string; cert: string; key: string } }): string {
@@ -265,7 +254,7 @@ async function launch(dir: string, conf: string, ldapPort: number, ldapsPort: nu
       if (/Address already in use/.test(out)) throw new PortTaken(out);
       throw new Error(`slapd exited during start:\n${out}`);
     }
-    if ((await tryConnect(ldapPort)) && (await tryConnect(ldapsPort))) break;
+    if ((await isListening(ldapPort)) && (await isListening(ldapsPort))) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`slapd did not accept connections within ${opts.startTimeoutMs ?? 10_000} ms:\n${out}`);

@@ -5,7 +5,7 @@
  */
 import { SignJWT, decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Browser } from '../harness/browser.js';
+import { Browser, loggedInBrowser } from '../harness/browser.js';
 import { ADMIN, MINUTE, basic, baseUrl, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
 import { BASE_TEST_ENV } from '../harness/hosts.js';
 
@@ -18,12 +18,7 @@ type Problem = { code: string; detail: string; reason?: string };
 
 afterEach(() => setClockOffset(0));
 
-async function loggedIn(login: string, password = PASSWORD): Promise<Browser> {
-  const b = new Browser(origin());
-  const res = await b.postJson(url('/v3/login'), { login, password });
-  expect(res.status).toBe(200);
-  return b;
-}
+const loggedIn = (login: string, password = PASSWORD) => loggedInBrowser(baseUrl(), login, password);
 
 async function me(b: Browser): Promise<{ status: number; body: Problem & { login?: string } }> {
   const res = await b.fetch(url('/v4/users/me'));

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Browser } from '../harness/browser.js';
+import { Browser, loggedInBrowser } from '../harness/browser.js';
 import { ADMIN, DAY, MINUTE, basic, baseUrl, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
 import { BASE_TEST_ENV } from '../harness/hosts.js';
 
@@ -14,12 +14,7 @@ const url = (path: string) => `${base()}${path}`;
 
 afterEach(() => setClockOffset(0));
 
-async function loggedIn(login: string, password = PASSWORD): Promise<Browser> {
-  const b = new Browser(origin());
-  const res = await b.postJson(url('/v3/login'), { login, password });
-  expect(res.status).toBe(200);
-  return b;
-}
+const loggedIn = (login: string, password = PASSWORD) => loggedInBrowser(baseUrl(), login, password);
 
 const me = (b: Browser) => b.fetch(url('/v4/users/me'));
 

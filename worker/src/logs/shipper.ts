@@ -17,6 +17,7 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
+import { backoffMs, type Backoff } from '../jobs/backoff.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
@@ -44,16 +45,9 @@ export interface ShipResult {
 }
 
 /** First retry after 5 s, doubling up to an hour. */
-const BACKOFF_BASE_MS = 5_000;
-const BACKOFF_MAX_MS = 3_600_000;
+const BACKOFF: Backoff = { baseMs: 5_000, maxMs: 3_600_000 };
 /** Batches per stream in one run, so a long backlog drains without one run holding on for ever. */
 const MAX_BATCHES_PER_STREAM = 50;
-
-/** Exponential backoff with "equal jitter": half fixed, half random. */
-export function backoffMs(attempts: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
-  return Math.round(ceiling / 2 + (ceiling / 2) * random());
-}
 
 const delivered = (status: number) => (status >= 200 && status < 300) || status === 409;
 const retryable = (status: number) => status === 429 || status >= 500;
@@ -136,7 +130,7 @@ async function postpone(s: ShipScope, rows: OutboxRow[], error: string): Promise
   const writes = rows.map((row) =>
     s.db
       .update(auditOutbox)
-      .set({ attempts: row.attempts + 1, nextAttemptAt: s.now + backoffMs(row.attempts + 1, s.random), lastError: error })
+      .set({ attempts: row.attempts + 1, nextAttemptAt: s.now + backoffMs(BACKOFF, row.attempts + 1, s.random), lastError: error })
       .where(eq(auditOutbox.id, row.id)),
   );
   if (writes.length) await s.db.batch(writes as [typeof writes[0], ...typeof writes]);

@@ -20,6 +20,7 @@ import { errorClassOf, extServiceInsert, maskAddress } from '../audit/ext-servic
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { reportError, secretValues } from '../errtrack/reporter.js';
+import { backoffMs, type Backoff } from '../jobs/backoff.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
@@ -51,8 +52,7 @@ export interface DeliverResult {
 
 /** Tries in all before a notification is given up (about two hours of backoff). */
 export const MAX_ATTEMPTS = 8;
-const BACKOFF_BASE_MS = 60_000;
-const BACKOFF_MAX_MS = 3_600_000;
+const BACKOFF: Backoff = { baseMs: 60_000, maxMs: 3_600_000 };
 /** How long a claim holds a row: above the bridge call's own timeout. */
 const LEASE_MS = 120_000;
 /** The bridge call's timeout: connect, greeting and the whole dialogue. */
@@ -61,12 +61,6 @@ const SEND_TIMEOUT_MS = 60_000;
 const CONCURRENCY = 4;
 /** Batches per run. */
 const MAX_BATCHES = 100;
-
-/** Exponential backoff with "equal jitter": half fixed, half random. */
-export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
-  return Math.round(ceiling / 2 + (ceiling / 2) * random());
-}
 
 /** Claims up to `size` due rows for `holder`. */
 async function claim(db: Db, holder: string, now: number, size: number): Promise<NotificationRow[]> {
@@ -254,7 +248,7 @@ async function record(
             status: 'failed',
             attempts,
             lastError: o.error,
-            nextAttemptAt: at + retryDelayMs(attempts, s.random),
+            nextAttemptAt: at + backoffMs(BACKOFF, attempts, s.random),
           },
     )
     .where(mine);

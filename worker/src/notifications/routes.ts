@@ -97,32 +97,20 @@ const ownList = protectedRoute(ANYONE, {
   },
 });
 
+/** The JSON body of a page of notifications. */
+function listPage(page: Awaited<ReturnType<typeof listNotifications>>, q: { limit: number; offset: number }) {
+  const items = page.items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[];
+  return { items, total: page.total, limit: q.limit, offset: q.offset };
+}
+
 /** Registers the notification lists. */
 export function registerNotifications(app: App): void {
   app.openapi(adminList, async (c) => {
     const q = validated(c, 'query', AdminQuery);
-    const { items, total } = await listNotifications(c.var.db, q);
-    return c.json(
-      {
-        items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[],
-        total,
-        limit: q.limit,
-        offset: q.offset,
-      },
-      200,
-    );
+    return c.json(listPage(await listNotifications(c.var.db, q), q), 200);
   });
   app.openapi(ownList, async (c) => {
     const q = validated(c, 'query', OwnQuery);
-    const { items, total } = await listNotifications(c.var.db, { ...q, userId: c.var.principal.user.id });
-    return c.json(
-      {
-        items: items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[],
-        total,
-        limit: q.limit,
-        offset: q.offset,
-      },
-      200,
-    );
+    return c.json(listPage(await listNotifications(c.var.db, { ...q, userId: c.var.principal.user.id }), q), 200);
   });
 }
