@@ -15,7 +15,7 @@ import { createClient, type Client } from '@libsql/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
-import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { ADMIN, basic, call, uniqueLogin, type Call } from '../harness/client.js';
 import { casesOf, type FuzzCase, type FuzzContext, type IdentityCredentials } from '../harness/fuzz-cases.js';
 import { changedTables, curlOf, fingerprint, sendFuzzRequest, type FuzzAnswer } from '../harness/fuzz-run.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
@@ -37,7 +37,16 @@ let origin: string;
 const agent = new Agent({ keepAlive: true, maxSockets: BATCH });
 /** The bootstrap administrator's API token: sets up the fixtures (the fuzz never runs as it). */
 let root: string;
-const api = <T = JsonObject>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
+/** A fixture call (the root token, an identity); an answer that is not JSON fails naming the request. */
+async function api<T = JsonObject>(path: string, o: Call = {}): Promise<{ status: number; body: T }> {
+  const res = await call(path, { base: host.url, ...o });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+  } catch {
+    throw new Error(`${o.method ?? 'GET'} ${path}: ${res.status} ${text.slice(0, 500)}`);
+  }
+}
 
 beforeAll(async () => {
   store = await startTestLogStore({ nodes: 1 });
