@@ -12,10 +12,12 @@ import { anyJson, ODD_NUMBERS, otherType, resolveSchema, arbitraryOf } from './f
 export const IDENTITIES = ['anonymous', 'user', 'auditor', 'admin'] as const;
 export type IdentityName = (typeof IDENTITIES)[number];
 
-/** The credentials of an identity: Basic (login:password) and Bearer (an API token). */
+/** The credentials of an identity: Basic (login:password), Bearer (an API token) and a session cookie. */
 export interface IdentityCredentials {
   basic: string;
   bearer: string;
+  /** `name=value` of the session cookie. */
+  cookie: string;
 }
 
 /** One HTTP request, byte-exact: the path is sent as is, headers may repeat. */
@@ -261,8 +263,11 @@ export function casesOf(ctx: FuzzContext, o: Operation): fc.Arbitrary<FuzzCase> 
   const credential = (id: IdentityName): [string, string][] => {
     if (id === 'anonymous') return [];
     const c = ctx.identities[id];
-    // Bearer where accepted (no password hash per request), else Basic.
-    return [['Authorization', schemes.has('bearer') || !schemes.has('basic') ? c.bearer : c.basic]];
+    // Bearer, else the session cookie (a same-origin request, as a browser's): neither costs a
+    // password hash per request. Basic where it is the only way (a login without a session).
+    if (schemes.has('bearer') || schemes.size === 0) return [['Authorization', c.bearer]];
+    if (schemes.has('cookie')) return [['Cookie', c.cookie], ['Sec-Fetch-Site', 'same-origin']];
+    return [['Authorization', c.basic]];
   };
   const auth = fc.oneof(
     { weight: 9, arbitrary: fc.constantFrom(...IDENTITIES).map((id) => ({ id, headers: credential(id), bad: false })) },

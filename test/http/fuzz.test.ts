@@ -86,7 +86,11 @@ async function createIdentity(role: 'user' | 'auditor' | 'admin'): Promise<Ident
   const auth = basic(login, PASSWORD);
   const token = await api<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth, json: { name: 'fuzz', expiresInDays: 1 } });
   expect(token.status, JSON.stringify(token.body)).toBe(201);
-  return { id: created.body.id, basic: auth, bearer: `Bearer ${token.body.token}` };
+  const session = await call('/v3/login', { base: host.url, method: 'POST', json: { login, password: PASSWORD } });
+  expect(session.status, await session.text()).toBe(200);
+  const cookie = session.headers.getSetCookie().find((c) => c.includes('auth_session='))?.split(';')[0];
+  if (!cookie) throw new Error(`no session cookie: ${session.headers.getSetCookie().join(' | ')}`);
+  return { id: created.body.id, basic: auth, bearer: `Bearer ${token.body.token}`, cookie };
 }
 
 async function createIdentities(): Promise<FuzzContext['identities']> {
@@ -129,6 +133,17 @@ const PROBLEM = { 'application/problem+json': { schema: { $ref: '#/components/sc
 /** The essence of a Content-Type header. */
 const essence = (type: string | string[] | undefined) => String(type ?? '').split(';')[0]!.trim().toLowerCase();
 
+/**
+ * An answer of `wrangler dev`'s local proxy, not of the worker (Cloudflare has no such proxy): its
+ * text/plain 503 when the worker cut an upload off or was reset ("restarted mid-request"), and its
+ * 500 when it then cannot retry a GET whose body was read. Counted, not judged (edge host only).
+ */
+function fromDevProxy(answer: FuzzAnswer): boolean {
+  if (host.kind !== 'edge' || essence(answer.headers['content-type']) === 'application/problem+json') return false;
+  const text = answer.body.toString();
+  return (answer.status === 503 && text.includes('restarted mid-request')) || (answer.status === 500 && text.includes('Cannot reconstruct a Request'));
+}
+
 /** What is wrong with an answer to `o`, or undefined. */
 function judge(o: Operation, c: FuzzCase, answer: FuzzAnswer, validate: ReturnType<typeof createSchemaValidator>): string | undefined {
   const { status } = answer;
@@ -165,6 +180,8 @@ function judge(o: Operation, c: FuzzCase, answer: FuzzAnswer, validate: ReturnTy
 
 interface OpResult {
   cases: number;
+  /** Answers of wrangler dev's proxy (edge), not judged. */
+  proxied: number;
   statuses: Record<number, number>;
   failures: string[];
 }
@@ -179,7 +196,7 @@ function seedOf(o: Operation): number {
 /** Runs the cases of one operation in batches; refused batches must leave the database as it was. */
 async function fuzzOperation(o: Operation, ctx: FuzzContext, validate: ReturnType<typeof createSchemaValidator>): Promise<OpResult> {
   const cases = fc.sample(casesOf(ctx, o), { seed: seedOf(o), numRuns: RUNS });
-  const result: OpResult = { cases: 0, statuses: {}, failures: [] };
+  const result: OpResult = { cases: 0, proxied: 0, statuses: {}, failures: [] };
   const fail = (c: FuzzCase, why: string) => {
     if (result.failures.length < 20)
       result.failures.push(`${o.method.toUpperCase()} ${o.path} as ${c.identity} (${c.kind}): ${why}\n  ${curlOf(origin, c.request)}`);
@@ -192,15 +209,17 @@ async function fuzzOperation(o: Operation, ctx: FuzzContext, validate: ReturnTyp
     const before = last;
     const answers = await Promise.all(batch.map((c) => sendFuzzRequest(origin, agent, c.request)));
     const after = (last = await fingerprint(db));
-    const refused = answers.every((a) => a.status >= 400);
+    // A proxy's answer says nothing of what the worker did: such a batch is not all refusals.
+    const refused = answers.every((a) => a.status >= 400 && !fromDevProxy(a));
     for (const [i, a] of answers.entries()) {
       if (!isRecheck) {
         result.cases += 1;
         result.statuses[a.status] = (result.statuses[a.status] ?? 0) + 1;
-        const why = judge(o, batch[i]!, a, validate);
+        const why = fromDevProxy(a) ? undefined : judge(o, batch[i]!, a, validate);
+        if (fromDevProxy(a)) result.proxied += 1;
         if (why) fail(batch[i]!, why);
       }
-      if (!refused && a.status >= 400 && !isRecheck) recheck.push(batch[i]!);
+      if (!refused && a.status >= 400 && !fromDevProxy(a) && !isRecheck) recheck.push(batch[i]!);
     }
     const changed = changedTables(before, after);
     if (refused && changed.length > 0) await pinpoint(batch, changed);
@@ -212,7 +231,7 @@ async function fuzzOperation(o: Operation, ctx: FuzzContext, validate: ReturnTyp
       const before = await fingerprint(db);
       const a = await sendFuzzRequest(origin, agent, c.request);
       const now = changedTables(before, await fingerprint(db));
-      if (a.status >= 400 && now.length > 0) {
+      if (a.status >= 400 && !fromDevProxy(a) && now.length > 0) {
         fail(c, `refused with ${a.status} but changed ${now.join(', ')}`);
         found = true;
       }
@@ -227,7 +246,7 @@ async function fuzzOperation(o: Operation, ctx: FuzzContext, validate: ReturnTyp
     const before = last;
     const answers = await Promise.all(batch.map((c) => sendFuzzRequest(origin, agent, c.request)));
     const changed = changedTables(before, (last = await fingerprint(db)));
-    if (answers.every((a) => a.status >= 400) && changed.length > 0) await pinpoint(batch, changed);
+    if (answers.every((a) => a.status >= 400 && !fromDevProxy(a)) && changed.length > 0) await pinpoint(batch, changed);
   }
   return result;
 }
@@ -242,30 +261,38 @@ describe('schema-driven fuzz of every operation', () => {
     const failures: string[] = [];
     const summary: string[] = [];
     let total = 0;
+    let proxied = 0;
     const started = Date.now();
     for (const o of ops) {
-      const identities = actsOnSelf(o) ? await createIdentities() : shared;
-      const pathValues: Record<string, string[]> = {};
-      const params = ((o.op.parameters as JsonObject[] | undefined) ?? []).filter((p) => p.in === 'path');
-      for (const p of params) {
-        const name = p.name as string;
-        // Accounts a valid request may change or delete: fresh ones, never the identities.
-        pathValues[name] = name === 'userId' ? (await victims()).map((v) => v.id) : await recordsAbove(o, name);
-      }
-      const maxBodySize = 65536;
-      const t0 = Date.now();
-      const r = await fuzzOperation(o, { doc, identities, pathValues, maxBodySize }, validate);
-      total += r.cases;
-      failures.push(...r.failures);
-      const statuses = Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
-      summary.push(`${o.method.toUpperCase()} ${o.path}: ${r.cases} cases in ${Date.now() - t0} ms (${statuses})`);
-      await resetSettings();
-      if (!(await works(shared))) {
-        failures.push(`after ${o.method.toUpperCase()} ${o.path}: the shared identities no longer work`);
-        shared = await createIdentities();
+      try {
+        const identities = actsOnSelf(o) ? await createIdentities() : shared;
+        const pathValues: Record<string, string[]> = {};
+        const params = ((o.op.parameters as JsonObject[] | undefined) ?? []).filter((p) => p.in === 'path');
+        for (const p of params) {
+          const name = p.name as string;
+          // Accounts a valid request may change or delete: fresh ones, never the identities.
+          pathValues[name] = name === 'userId' ? (await victims()).map((v) => v.id) : await recordsAbove(o, name);
+        }
+        const maxBodySize = 65536;
+        const t0 = Date.now();
+        const r = await fuzzOperation(o, { doc, identities, pathValues, maxBodySize }, validate);
+        total += r.cases;
+        proxied += r.proxied;
+        failures.push(...r.failures);
+        const statuses = Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
+        summary.push(`${o.method.toUpperCase()} ${o.path}: ${r.cases} cases in ${Date.now() - t0} ms (${statuses})${r.proxied ? `, ${r.proxied} from wrangler dev's proxy` : ''}`);
+        await resetSettings();
+        if (!(await works(shared))) {
+          failures.push(`after ${o.method.toUpperCase()} ${o.path}: the shared identities no longer work`);
+          shared = await createIdentities();
+        }
+      } catch (err) {
+        // The host itself failed (a fixture call answered 5xx): what it printed says why.
+        failures.push(`during ${o.method.toUpperCase()} ${o.path}: ${String(err)}\nthe host's last output:\n${host.output().slice(-4000)}`);
+        break;
       }
     }
-    console.log(`fuzz on ${host.kind}: ${total} cases, ${ops.length} operations, ${Date.now() - started} ms, seed ${SEED}\n${summary.join('\n')}`);
+    console.log(`fuzz on ${host.kind}: ${total} cases, ${ops.length} operations, ${Date.now() - started} ms, seed ${SEED}, ${proxied} answers of wrangler dev's proxy\n${summary.join('\n')}`);
     expect(failures, failures.join('\n\n')).toEqual([]);
   }, 1_800_000);
 });
@@ -279,7 +306,7 @@ async function probe(o: Operation, headers: [string, string][], body?: string, t
     retargeted: false,
   };
   const answer = await sendFuzzRequest(origin, agent, c.request);
-  const problem = judge(o, c, answer, createSchemaValidator(doc));
+  const problem = fromDevProxy(answer) ? undefined : judge(o, c, answer, createSchemaValidator(doc));
   return { answer, problem: problem && `${problem}\n  ${curlOf(origin, c.request)}` };
 }
 
@@ -346,6 +373,15 @@ describe('fixed cases of every operation', () => {
 });
 
 describe('defects the fuzz found (each replayed)', () => {
+  it('a GET with a chunked body is answered (edge: it was a 500, the body limit rebuilt a GET Request with a body)', async () => {
+    const { admin } = await createIdentities();
+    const o = operation('get', '/v4/users/me');
+    const headers: [string, string][] = [['Authorization', admin.bearer], ['Transfer-Encoding', 'chunked'], ['Content-Type', 'application/json']];
+    const { answer, problem } = await probe(o, headers, '{"a":1}');
+    expect(problem).toBeUndefined();
+    expect(answer.status).toBe(200);
+  });
+
   it('POST /v3/oauth_login: a malformed multipart body is a 415 problem, not a 400 problem where an OAuth error is documented', async () => {
     const o = operation('post', '/v3/oauth_login');
     const { answer, problem } = await probe(o, [['Content-Type', 'multipart/form-data; boundary=x']], 'grant_type=password&username=a&password=b');
