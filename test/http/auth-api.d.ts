@@ -741,7 +741,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth 2.0 password grant: a session, its cookie and an access token
-         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2). Any role.
+         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415. Any role.
          */
         post: {
             parameters: {

@@ -1,17 +1,16 @@
 /**
  * The OpenAPI description as served (`/openapi.json`), on both hosts, is trustworthy for generated
  * clients: a valid OpenAPI 3.1 document, patterns that are ECMA-262 regular expressions matching
- * real values, examples that satisfy their schemas, every status an operation answers documented
- * (a deterministic fuzz of every operation), and a client generated from it (openapi-typescript
+ * real values, examples that satisfy their schemas (that every status an operation answers is
+ * documented: fuzz.test.ts), and a client generated from it (openapi-typescript
  * types, committed beside this file and checked to be current; openapi-fetch) that works.
  */
-import { randomUUID } from 'node:crypto';
 import { get } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import createClient from 'openapi-fetch';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { ADMIN, basic, baseUrl, callJson, uniqueLogin } from '../harness/client.js';
+import { ADMIN, basic, baseUrl, uniqueLogin } from '../harness/client.js';
 import {
   createSchemaValidator,
   examplesOf,
@@ -19,7 +18,6 @@ import {
   responseOf,
   schemasOf,
   type JsonObject,
-  type Operation,
 } from '../harness/openapi-doc.js';
 import type { components, paths } from './auth-api.js';
 
@@ -171,106 +169,6 @@ describe('examples', () => {
       }
     }
     expect((media('patch', '/v3/settings', 'request').example as JsonObject).values).toBeDefined();
-  });
-});
-
-/** A value each path parameter accepts (so a request reaches the body checks), by its schema. */
-function validParam(p: JsonObject): string {
-  const schema = p.schema as JsonObject;
-  if (typeof p.example === 'string') return p.example;
-  if (typeof schema.example === 'string') return schema.example;
-  if (schema.format === 'uuid') return randomUUID();
-  return 'no-such-record';
-}
-
-/** A value a query parameter refuses where its schema allows (too long, not a number, not in the enumeration). */
-function invalidQueryValue(p: JsonObject): string {
-  const schema = p.schema as JsonObject;
-  return typeof schema.maxLength === 'number' ? 'x'.repeat(schema.maxLength + 1) : 'x';
-}
-
-/** The essence of a Content-Type header. */
-function essence(contentType: string | null): string {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-describe('every status an operation answers is documented (fuzz of every operation)', () => {
-  const adminBasic = basic(ADMIN.login, ADMIN.password);
-  let adminBearer: string;
-
-  beforeAll(async () => {
-    // An API token spares a password hash per request where the operation takes one.
-    const r = await callJson<{ token: string }>('/v4/users/me/tokens', {
-      method: 'POST',
-      auth: adminBasic,
-      json: { name: uniqueLogin('fuzz'), expiresInDays: 1 },
-    });
-    expect(r.status).toBe(201);
-    adminBearer = `Bearer ${r.body.token}`;
-  });
-
-  /** The administrator's credential for an operation: its API token where the operation accepts Bearer. */
-  const adminFor = (o: Operation) =>
-    (o.op.security as JsonObject[] | undefined)?.some((s) => 'bearer' in s) ? adminBearer : adminBasic;
-
-  /** Sends one request to an operation and checks that its status and media type are documented; returns the status. */
-  async function probe(
-    o: Operation,
-    label: string,
-    init: { params?: 'valid' | 'bad'; query?: string; auth?: string; body?: string; type?: string },
-  ) {
-    const params = ((o.op.parameters as JsonObject[] | undefined) ?? []).filter((p) => p.in === 'path');
-    let path = o.path;
-    for (const p of params) {
-      const value = init.params === 'bad' ? `!${'x'.repeat(100)}` : validParam(p);
-      path = path.replace(`{${p.name as string}}`, encodeURIComponent(value));
-    }
-    const headers: Record<string, string> = {};
-    if (init.auth) headers.Authorization = init.auth;
-    if (init.type) headers['Content-Type'] = init.type;
-    const url = `${new URL(baseUrl()).origin}${path}${init.query ?? ''}`;
-    const res = await fetch(url, { method: o.method.toUpperCase(), headers, body: init.body, redirect: 'manual' });
-    const at = `${o.method.toUpperCase()} ${o.path} (${label}): ${res.status}`;
-    const documented = responseOf(doc, o.op, res.status);
-    expect(documented, `${at} is not documented`).toBeDefined();
-    const content = documented!.content as JsonObject | undefined;
-    if (content) expect(Object.keys(content), `${at}: media type`).toContain(essence(res.headers.get('content-type')));
-    expect(res.status, `${at}: never a 5xx`).toBeLessThan(500);
-    await res.body?.cancel();
-    return res.status;
-  }
-
-  it('anonymous, malformed path and query parameters, wrong media types, malformed and invalid bodies', async () => {
-    const ops = operationsOf(doc);
-    expect(ops.length).toBeGreaterThan(40);
-    for (const o of ops) {
-      const admin = adminFor(o);
-      const params = (o.op.parameters as JsonObject[] | undefined) ?? [];
-      await probe(o, 'anonymous', {});
-      if (params.some((p) => p.in === 'path')) {
-        expect([404, 422]).toContain(await probe(o, 'malformed path parameter', { params: 'bad', auth: admin }));
-      }
-      const query = params.filter((p) => p.in === 'query');
-      if (query.length > 0) {
-        const bad = `?${query.map((p) => `${p.name as string}=${invalidQueryValue(p)}`).join('&')}`;
-        await probe(o, 'malformed query', { query: bad, auth: admin });
-      }
-      const body = o.op.requestBody as JsonObject | undefined;
-      if (!body) continue;
-      const types = Object.keys(body.content as JsonObject);
-      // The first-run page is gone (404) once an administrator exists, whatever is sent.
-      const gone = o.path.endsWith('/first-run');
-      const parsed = !gone && types.some((t) => t === 'application/json' || t === 'application/x-www-form-urlencoded');
-      const wrongType = await probe(o, 'wrong media type', { auth: admin, body: '<a/>', type: 'application/xml' });
-      // Bodies the service parses (JSON, forms) are refused by media type before anything runs.
-      if (parsed) expect(wrongType, `${o.method} ${o.path}`).toBe(415);
-      if (types.includes('application/json')) {
-        expect(await probe(o, 'malformed JSON', { auth: admin, body: '{"login": ', type: 'application/json' })).toBe(
-          400,
-        );
-        expect(await probe(o, 'invalid body', { auth: admin, body: '[]', type: 'application/json' })).toBe(422);
-      }
-    }
   });
 });
 

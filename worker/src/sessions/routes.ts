@@ -1,6 +1,6 @@
 /** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union; /v3/logout and /v3/logout/all. */
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
@@ -56,13 +56,25 @@ const OAuthToken = z
   .openapi('OAuthToken');
 const OAuthError = z.object({ error: z.string(), error_description: z.string().optional() }).openapi('OAuthError');
 
+/**
+ * RFC 6749 §4.3.2: the grant is a urlencoded form. The route's form validator would also parse
+ * multipart bodies, and answer a malformed one with a problem instead of an OAuth error: 415.
+ */
+const urlencodedOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (/^\s*multipart\//i.test(c.req.header('Content-Type') ?? '')) {
+    throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: 'send the grant as application/x-www-form-urlencoded' });
+  }
+  await next();
+};
+
 const oauth = createRoute({
   method: 'post',
   path: '/v3/oauth_login',
+  middleware: [urlencodedOnly] as const,
   tags: ['auths'],
   summary: 'OAuth 2.0 password grant: a session, its cookie and an access token',
   description:
-    'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2). Any role.',
+    'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415. Any role.',
   request: { body: { required: false, content: { "application/x-www-form-urlencoded": { schema: OAuthForm } } } }, // errors in the OAuth shape, by the handler
   responses: {
     200: { description: 'the token', content: { 'application/json': { schema: OAuthToken } } },
