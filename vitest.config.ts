@@ -18,7 +18,13 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['worker/**/*.test.ts', 'schema/**/*.test.ts', 'scripts/**/*.test.ts', 'ldap-bridge/**/*.test.ts', 'test/unit/**/*.test.ts'],
+          include: [
+            'worker/**/*.test.ts',
+            'schema/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'ldap-bridge/**/*.test.ts',
+            'test/unit/**/*.test.ts',
+          ],
           environment: 'node',
           testTimeout: 30_000,
         },

@@ -55,7 +55,11 @@ export function rootPath(): string {
 /** Calls `path` below ROOT_PATH; resolves to the JSON body (undefined for 204), or throws ApiError. */
 export async function api<T = unknown>(path: string, o: CallOptions = {}): Promise<T> {
   // X-Requested-With: no Basic challenge in a 401, so the browser never opens its login prompt.
-  const headers: Record<string, string> = { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest', ...o.headers };
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    'X-Requested-With': 'XMLHttpRequest',
+    ...o.headers,
+  };
   if (o.json !== undefined) headers['Content-Type'] = 'application/json';
   let res: Response;
   try {

@@ -4,7 +4,10 @@
  */
 import { installDsnShortcut, routeOf, showDsnDialog, startErrorTracking } from './errtrack.js';
 
-const texts = { tunnel: (path: string) => `through the service (${path})`, direct: 'directly to the error-tracking system' };
+const texts = {
+  tunnel: (path: string) => `through the service (${path})`,
+  direct: 'directly to the error-tracking system',
+};
 const root = document.body.getAttribute('data-root') ?? '';
 const status = document.getElementById('errtrack-status')!;
 const testButton = document.getElementById('errtrack-test') as HTMLButtonElement;

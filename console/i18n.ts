@@ -20,5 +20,7 @@ export function formatDate(iso: string | null | undefined): string {
 
 /** A duration in seconds as minutes (rounded up) or, under a minute, seconds. */
 export function formatDuration(seconds: number): string {
-  return seconds >= 60 ? t('time.minutes', { n: Math.ceil(seconds / 60) }) : t('time.seconds', { n: Math.max(1, Math.ceil(seconds)) });
+  return seconds >= 60
+    ? t('time.minutes', { n: Math.ceil(seconds / 60) })
+    : t('time.seconds', { n: Math.max(1, Math.ceil(seconds)) });
 }

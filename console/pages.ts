@@ -11,4 +11,12 @@ import { USERS_SCRIPTS } from './pages/admin-users.js';
 import { SELF_SCRIPTS } from './pages/self.js';
 import { SIGNIN_SCRIPTS } from './pages/signin.js';
 
-export const PAGE_SCRIPTS: Record<string, PageScript> = { ...SELF_SCRIPTS, ...USERS_SCRIPTS, ...SETTINGS_SCRIPTS, ...DIRECTORIES_SCRIPTS, ...AUDIT_SCRIPTS, ...NOTIFICATIONS_SCRIPTS, ...SIGNIN_SCRIPTS };
+export const PAGE_SCRIPTS: Record<string, PageScript> = {
+  ...SELF_SCRIPTS,
+  ...USERS_SCRIPTS,
+  ...SETTINGS_SCRIPTS,
+  ...DIRECTORIES_SCRIPTS,
+  ...AUDIT_SCRIPTS,
+  ...NOTIFICATIONS_SCRIPTS,
+  ...SIGNIN_SCRIPTS,
+};

@@ -134,6 +134,10 @@ export function table(caption: string, heads: string[], rows: Node[][]): HTMLTab
     { class: 'list' },
     el('caption', {}, caption),
     el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col' }, h)))),
-    el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((c, i) => el('td', { 'data-label': heads[i] }, c))))),
+    el(
+      'tbody',
+      {},
+      ...rows.map((cells) => el('tr', {}, ...cells.map((c, i) => el('td', { 'data-label': heads[i] }, c)))),
+    ),
   );
 }

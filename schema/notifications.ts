@@ -40,9 +40,7 @@ export const notifications = sqliteTable(
     eventId: text('event_id'),
   },
   (t) => [
-    index('notifications_due')
-      .on(t.status, t.nextAttemptAt)
-      .where(sql`status in ('pending', 'failed')`),
+    index('notifications_due').on(t.status, t.nextAttemptAt).where(sql`status in ('pending', 'failed')`),
     index('notifications_created').on(t.createdAt),
     index('notifications_user').on(t.userId, t.createdAt),
   ],

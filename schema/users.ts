@@ -13,13 +13,19 @@ export const users = sqliteTable(
     loginKey: text('login_key').notNull(),
     displayName: text('display_name').notNull().default(''),
     email: text('email'),
-    role: text('role', { enum: ['admin', 'auditor', 'user'] }).notNull().default('user'),
-    source: text('source', { enum: ['local', 'ldap', 'oidc'] }).notNull().default('local'),
+    role: text('role', { enum: ['admin', 'auditor', 'user'] })
+      .notNull()
+      .default('user'),
+    source: text('source', { enum: ['local', 'ldap', 'oidc'] })
+      .notNull()
+      .default('local'),
     /** The LDAP server record or OIDC provider name of an external account. */
     sourceName: text('source_name'),
     /** The directory DN or OIDC subject of an external account. */
     externalId: text('external_id'),
-    status: text('status', { enum: ['active', 'blocked'] }).notNull().default('active'),
+    status: text('status', { enum: ['active', 'blocked'] })
+      .notNull()
+      .default('active'),
     blockedReason: text('blocked_reason', { enum: ['admin', 'inactivity'] }),
     passwordHash: text('password_hash'),
     passwordChangedAt: integer('password_changed_at'),

@@ -20,7 +20,9 @@ const hashers: PasswordHasher[] = [createNodeNativeHasher(), createWasmHasher(wa
 const password = 'correct horse battery staple';
 const { memoryCost, timeCost, parallelism } = DEFAULT_ARGON2_PARAMS;
 
-console.log(`argon2id m=${memoryCost} KiB, t=${timeCost}, p=${parallelism}; ${iterations} iterations; Node ${process.version}`);
+console.log(
+  `argon2id m=${memoryCost} KiB, t=${timeCost}, p=${parallelism}; ${iterations} iterations; Node ${process.version}`,
+);
 console.log('backend        hash ms (mean / min / max)    verify ms (mean)');
 for (const hasher of hashers) {
   const phc = await hasher.hash(password); // warm-up (JIT, wasm memory growth)
@@ -39,6 +41,7 @@ for (const hasher of hashers) {
   const mean = times.reduce((a, b) => a + b, 0) / times.length;
   const fmt = (n: number): string => n.toFixed(1).padStart(7);
   console.log(
-    `${hasher.name.padEnd(12)} ${fmt(mean)} / ${fmt(Math.min(...times))} / ${fmt(Math.max(...times))}    ${fmt(verifyTotal / iterations)}`,
+    `${hasher.name.padEnd(12)} ${fmt(mean)} / ${fmt(Math.min(...times))} / ${fmt(Math.max(...times))}    ` +
+      `${fmt(verifyTotal / iterations)}`,
   );
 }

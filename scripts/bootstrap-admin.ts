@@ -17,8 +17,8 @@ try {
     const said = {
       created: `created administrator "${config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN')}"`,
       'admin-exists':
-        'an administrator already exists: nothing to do (AUTH_BOOTSTRAP_ADMIN_* only create the first one). '
-        + 'For a locked-out or forgotten administrator: npm run ops -- unlock <login>, or reset-password <login>',
+        'an administrator already exists: nothing to do (AUTH_BOOTSTRAP_ADMIN_* only create the first one). ' +
+        'For a locked-out or forgotten administrator: npm run ops -- unlock <login>, or reset-password <login>',
       'not-configured': 'set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD',
     }[result];
     console.log(said);
@@ -27,6 +27,10 @@ try {
     database.close();
   }
 } catch (err) {
-  console.error(err instanceof ConfigError ? `invalid configuration:\n${err.message}` : `failed: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(
+    err instanceof ConfigError
+      ? `invalid configuration:\n${err.message}`
+      : `failed: ${err instanceof Error ? err.message : String(err)}`,
+  );
   process.exit(1);
 }

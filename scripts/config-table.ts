@@ -20,12 +20,21 @@ export function renderConfigTable(): string {
     if (def.group !== group) {
       group = def.group;
       const where = def.ui ? 'UI-editable' : 'environment only';
-      lines.push('', `**${group}** (${where})`, '', '| Variable | Environment | Type | Default | Accepted | Secret | Meaning |', '|---|---|---|---|---|---|---|');
+      lines.push(
+        '',
+        `**${group}** (${where})`,
+        '',
+        '| Variable | Environment | Type | Default | Accepted | Secret | Meaning |',
+        '|---|---|---|---|---|---|---|',
+      );
     }
     const dflt = formatValue(def, def.default);
     const shown = dflt === '' ? '(empty)' : `\`${dflt}\``;
     const notes = [def.description, def.ui && def.restart ? 'applies after a restart' : ''].filter(Boolean).join('; ');
-    lines.push(`| ${name} | \`${def.env}\` | ${def.type} | ${cell(shown)} | ${cell(describeExpected(def))} | ${def.secret ? 'yes' : ''} | ${cell(notes)} |`);
+    lines.push(
+      `| ${name} | \`${def.env}\` | ${def.type} | ${cell(shown)} | ${cell(describeExpected(def))} | ` +
+        `${def.secret ? 'yes' : ''} | ${cell(notes)} |`,
+    );
   }
   return `${START}\n${lines.join('\n').trim()}\n${END}`;
 }

@@ -15,8 +15,13 @@ const src = dirname(require.resolve('swagger-ui-dist/package.json'));
 const dest = join(staticDir, 'vendor', 'swagger-ui');
 mkdirSync(dest, { recursive: true });
 // oauth2-redirect.html runs oauth2-redirect.js (no inline script): both, under STATIC_CSP.
-const swaggerFiles = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'oauth2-redirect.html',
-  'oauth2-redirect.js'];
+const swaggerFiles = [
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'favicon-32x32.png',
+  'oauth2-redirect.html',
+  'oauth2-redirect.js',
+];
 for (const file of swaggerFiles) {
   copyFileSync(join(src, file), join(dest, file));
 }
@@ -27,7 +32,8 @@ const sentryOut = join(staticDir, 'vendor', 'sentry', 'sentry.min.js');
 await build({
   stdin: {
     contents:
-      "export { init, captureException, getClient, browserTracingIntegration, replayIntegration, browserProfilingIntegration } from '@sentry/browser';",
+      'export { init, captureException, getClient, browserTracingIntegration, replayIntegration, ' +
+      "browserProfilingIntegration } from '@sentry/browser';",
     resolveDir: process.cwd(),
     loader: 'js',
   },
@@ -37,7 +43,11 @@ await build({
   minify: true,
   target: 'es2020',
   legalComments: 'none',
-  banner: { js: `/*! @sentry/browser ${require('@sentry/browser/package.json').version} (MIT), bundled by scripts/copy-vendor.mjs */` },
+  banner: {
+    js:
+      `/*! @sentry/browser ${require('@sentry/browser/package.json').version} (MIT), bundled by ` +
+      `scripts/copy-vendor.mjs */`,
+  },
   outfile: sentryOut,
   logLevel: 'warning',
 });

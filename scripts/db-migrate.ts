@@ -18,6 +18,10 @@ try {
   const url = new URL(config.get('LIBSQL_URL'));
   console.log(`migrated ${url.protocol}//${url.host}${url.pathname} (DB_SCHEMA ${config.get('DB_SCHEMA')})`);
 } catch (err) {
-  console.error(err instanceof ConfigError ? `invalid configuration:\n${err.message}` : `migration failed: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(
+    err instanceof ConfigError
+      ? `invalid configuration:\n${err.message}`
+      : `migration failed: ${err instanceof Error ? err.message : String(err)}`,
+  );
   process.exit(1);
 }

@@ -14,7 +14,8 @@ export interface Issued {
   cert: string;
 }
 
-const openssl = (args: string[], cwd: string) => execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+const openssl = (args: string[], cwd: string) =>
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 
 function newKey(dir: string, name: string): string {
   const path = join(dir, `${name}.key`);
@@ -27,7 +28,27 @@ export function makeCa(dir: string, name: string, days = 825): Issued {
   mkdirSync(dir, { recursive: true });
   const key = newKey(dir, name);
   const cert = join(dir, `${name}.pem`);
-  openssl(['req', '-x509', '-new', '-key', key, '-sha256', '-days', String(days), '-subj', `/CN=${name}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', cert], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      key,
+      '-sha256',
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+      '-out',
+      cert,
+    ],
+    dir,
+  );
   return { key, cert };
 }
 
@@ -49,7 +70,8 @@ export function issueCert(dir: string, ca: Issued, name: string, o: IssueOptions
   writeFileSync(
     ext,
     o.usage === 'server'
-      ? 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n'
+      ? 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' +
+          'subjectAltName=IP:127.0.0.1,DNS:localhost\n'
       : 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
   );
   if (o.start || o.end) {
@@ -59,12 +81,57 @@ export function issueCert(dir: string, ca: Issued, name: string, o: IssueOptions
     writeFileSync(join(db, 'index.txt'), '');
     writeFileSync(
       join(db, 'ca.cnf'),
-      `[ca]\ndefault_ca=dev\n[dev]\ndatabase=${join(db, 'index.txt')}\nnew_certs_dir=${db}\nserial=${join(db, 'serial')}\ndefault_md=sha256\npolicy=any\ncopy_extensions=none\nunique_subject=no\n[any]\ncommonName=supplied\n`,
+      `[ca]\ndefault_ca=dev\n[dev]\ndatabase=${join(db, 'index.txt')}\nnew_certs_dir=${db}\n` +
+        `serial=${join(db, 'serial')}\ndefault_md=sha256\npolicy=any\ncopy_extensions=none\nunique_subject=no\n` +
+        `[any]\ncommonName=supplied\n`,
     );
     writeFileSync(join(db, 'serial'), '1000\n');
-    openssl(['ca', '-batch', '-config', join(db, 'ca.cnf'), '-cert', ca.cert, '-keyfile', ca.key, '-in', csr, '-out', cert, '-startdate', o.start ?? '20240101000000Z', '-enddate', o.end ?? '20240102000000Z', '-extfile', ext, '-notext'], dir);
+    openssl(
+      [
+        'ca',
+        '-batch',
+        '-config',
+        join(db, 'ca.cnf'),
+        '-cert',
+        ca.cert,
+        '-keyfile',
+        ca.key,
+        '-in',
+        csr,
+        '-out',
+        cert,
+        '-startdate',
+        o.start ?? '20240101000000Z',
+        '-enddate',
+        o.end ?? '20240102000000Z',
+        '-extfile',
+        ext,
+        '-notext',
+      ],
+      dir,
+    );
   } else {
-    openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '825', '-sha256', '-extfile', ext, '-out', cert], dir);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        ca.cert,
+        '-CAkey',
+        ca.key,
+        '-CAcreateserial',
+        '-days',
+        '825',
+        '-sha256',
+        '-extfile',
+        ext,
+        '-out',
+        cert,
+      ],
+      dir,
+    );
   }
   return { key, cert };
 }

@@ -36,7 +36,11 @@ afterAll(async () => {
 
 const count = async (sql: string, args: (string | bigint)[] = []) => (await client.execute({ sql, args })).rows[0]![0];
 const pipeline = (body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/v2/pipeline`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(`${server.url}/v2/pipeline`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe('libsql dev server (Hrana v2 over HTTP)', () => {
   it('answers the version probes so clients settle on v2', async () => {
@@ -49,13 +53,26 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
     const ins = await client.execute({ sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['pos', 3n] });
     expect(ins.rowsAffected).toBe(1);
     expect(typeof ins.lastInsertRowid).toBe('bigint');
-    await client.execute({ sql: 'INSERT INTO items (name, qty) VALUES (:name, @qty)', args: { name: 'named', qty: 7n } });
-    await client.execute({ sql: 'INSERT INTO items (name, qty) VALUES ($name, ?2)', args: { $name: 'dollar', '?2': 9n } });
+    await client.execute({
+      sql: 'INSERT INTO items (name, qty) VALUES (:name, @qty)',
+      args: { name: 'named', qty: 7n },
+    });
+    await client.execute({
+      sql: 'INSERT INTO items (name, qty) VALUES ($name, ?2)',
+      args: { $name: 'dollar', '?2': 9n },
+    });
 
-    const rs = await client.execute({ sql: 'SELECT name, qty FROM items WHERE name IN (:a, :b, :c) ORDER BY qty', args: { a: 'pos', b: 'named', c: 'dollar' } });
+    const rs = await client.execute({
+      sql: 'SELECT name, qty FROM items WHERE name IN (:a, :b, :c) ORDER BY qty',
+      args: { a: 'pos', b: 'named', c: 'dollar' },
+    });
     expect(rs.columns).toEqual(['name', 'qty']);
     expect(rs.columnTypes).toEqual(['TEXT', 'INTEGER']);
-    expect(rs.rows.map((r) => [r.name, r.qty])).toEqual([['pos', 3n], ['named', 7n], ['dollar', 9n]]);
+    expect(rs.rows.map((r) => [r.name, r.qty])).toEqual([
+      ['pos', 3n],
+      ['named', 7n],
+      ['dollar', 9n],
+    ]);
     const row = await client.execute({ sql: 'SELECT qty FROM items WHERE id = ?', args: [ins.lastInsertRowid!] });
     expect(row.rows[0]!.qty).toBe(3n);
     // A SELECT must not report the previous statement's changes() or an insert rowid.
@@ -64,8 +81,12 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
   });
 
   it('rejects missing, unknown and extra arguments instead of binding NULL', async () => {
-    await expect(client.execute({ sql: 'SELECT :a, :b', args: { a: 1n } })).rejects.toMatchObject({ code: 'ARGS_INVALID' });
-    await expect(client.execute({ sql: 'SELECT :a', args: { zz: 1n } })).rejects.toMatchObject({ code: 'ARGS_INVALID' });
+    await expect(client.execute({ sql: 'SELECT :a, :b', args: { a: 1n } })).rejects.toMatchObject({
+      code: 'ARGS_INVALID',
+    });
+    await expect(client.execute({ sql: 'SELECT :a', args: { zz: 1n } })).rejects.toMatchObject({
+      code: 'ARGS_INVALID',
+    });
     await expect(client.execute({ sql: 'SELECT ?', args: [1n, 2n] })).rejects.toMatchObject({ code: 'ARGS_INVALID' });
     // Named args combined with a bare `?` (this would crash libsql-js's own named binding).
     const mixed = await client.execute({ sql: 'SELECT ?, :x', args: { x: 'named', '?1': 'first' } });
@@ -74,7 +95,16 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
 
   it('round-trips every value type', async () => {
     const blob = new Uint8Array([0, 1, 2, 254, 255]);
-    const values = [null, 9007199254740993n, 9223372036854775807n, -9223372036854775808n, 3.25, 2, 'héllo wörld 😀 ✓ 日本', blob];
+    const values = [
+      null,
+      9007199254740993n,
+      9223372036854775807n,
+      -9223372036854775808n,
+      3.25,
+      2,
+      'héllo wörld 😀 ✓ 日本',
+      blob,
+    ];
     for (const v of values) await client.execute({ sql: 'INSERT INTO vals (v) VALUES (?)', args: [v] });
     const rs = await client.execute('SELECT v, typeof(v) AS t FROM vals ORDER BY id');
     expect(rs.rows.map((r) => r.t)).toEqual(['null', 'integer', 'integer', 'integer', 'real', 'real', 'text', 'blob']);
@@ -85,18 +115,24 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
   });
 
   it('makes client.batch(..., "write") atomic', async () => {
-    const ok = await client.batch([
-      { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['batch-1', 1n] },
-      { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['batch-2', 2n] },
-      'SELECT count(*) AS n FROM items WHERE name LIKE \'batch-%\'',
-    ], 'write');
+    const ok = await client.batch(
+      [
+        { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['batch-1', 1n] },
+        { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['batch-2', 2n] },
+        "SELECT count(*) AS n FROM items WHERE name LIKE 'batch-%'",
+      ],
+      'write',
+    );
     expect(ok[2]!.rows[0]!.n).toBe(2n);
 
-    const failing = client.batch([
-      { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['atomic-1', 1n] },
-      { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['atomic-2', 2n] },
-      { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['batch-1', 3n] }, // UNIQUE violation
-    ], 'write');
+    const failing = client.batch(
+      [
+        { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['atomic-1', 1n] },
+        { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['atomic-2', 2n] },
+        { sql: 'INSERT INTO items (name, qty) VALUES (?, ?)', args: ['batch-1', 3n] }, // UNIQUE violation
+      ],
+      'write',
+    );
     await expect(failing).rejects.toMatchObject({ code: expect.stringContaining('SQLITE_CONSTRAINT') });
     expect(await count("SELECT count(*) FROM items WHERE name LIKE 'atomic-%'")).toBe(0n);
   });
@@ -134,7 +170,10 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
     // A second write transaction cannot take the lock yet: it must wait (not fail with SQLITE_BUSY)...
     const writer2 = await client.transaction('write');
     let secondDone = false;
-    const second = writer2.execute("SELECT count(*) AS n FROM items WHERE name = 'uncommitted'").then((rs) => { secondDone = true; return rs; });
+    const second = writer2.execute("SELECT count(*) AS n FROM items WHERE name = 'uncommitted'").then((rs) => {
+      secondDone = true;
+      return rs;
+    });
     await new Promise((r) => setTimeout(r, 150));
     expect(secondDone).toBe(false);
 
@@ -150,7 +189,9 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
 
   it('raises LibsqlError with the SQLite code on constraint violations', async () => {
     await client.execute({ sql: 'INSERT INTO items (name) VALUES (?)', args: ['dup'] });
-    const err = await client.execute({ sql: 'INSERT INTO items (name) VALUES (?)', args: ['dup'] }).catch((e: unknown) => e);
+    const err = await client
+      .execute({ sql: 'INSERT INTO items (name) VALUES (?)', args: ['dup'] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LibsqlError);
     expect((err as LibsqlError).code).toContain('SQLITE_CONSTRAINT');
     expect((err as LibsqlError).message).toContain('UNIQUE');
@@ -201,7 +242,16 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
               { stmt: { sql: 'SELECT no_such_column' } },
               { condition: { type: 'error', step: 0 }, stmt: { sql: 'SELECT 1' } },
               { condition: { type: 'ok', step: 0 }, stmt: { sql: 'SELECT 2' } },
-              { condition: { type: 'and', conds: [{ type: 'not', cond: { type: 'is_autocommit' } }, { type: 'ok', step: 1 }] }, stmt: { sql: 'SELECT 3', want_rows: false } },
+              {
+                condition: {
+                  type: 'and',
+                  conds: [
+                    { type: 'not', cond: { type: 'is_autocommit' } },
+                    { type: 'ok', step: 1 },
+                  ],
+                },
+                stmt: { sql: 'SELECT 3', want_rows: false },
+              },
             ],
           },
         },
@@ -216,7 +266,10 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
     expect(exec.response.result.rows).toEqual([[{ type: 'text', value: 'hi' }]]);
     expect(desc.response.result).toEqual({
       params: [{ name: null }, { name: ':n' }],
-      cols: [{ name: 'id', decltype: 'INTEGER' }, { name: 'name', decltype: 'TEXT' }],
+      cols: [
+        { name: 'id', decltype: 'INTEGER' },
+        { name: 'name', decltype: 'TEXT' },
+      ],
       is_explain: false,
       is_readonly: true,
     });
@@ -228,7 +281,10 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
     expect(extraArg).toMatchObject({ type: 'error', error: { code: 'ARGS_INVALID' } });
 
     // The baton is single-use; the next one refers to the same connection (still inside BEGIN).
-    const r2 = await pipeline({ baton: b1.baton, requests: [{ type: 'get_autocommit' }, { type: 'execute', stmt: { sql: 'ROLLBACK' } }, { type: 'close' }] });
+    const r2 = await pipeline({
+      baton: b1.baton,
+      requests: [{ type: 'get_autocommit' }, { type: 'execute', stmt: { sql: 'ROLLBACK' } }, { type: 'close' }],
+    });
     const b2 = (await r2.json()) as { baton: string | null; results: any[] };
     expect(b2.results[0].response.is_autocommit).toBe(false);
     expect(b2.baton).toBeNull();
@@ -239,7 +295,13 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
   });
 
   it('closes idle streams and rolls back their open transaction', async () => {
-    const r = await pipeline({ baton: null, requests: [{ type: 'execute', stmt: { sql: 'BEGIN IMMEDIATE' } }, { type: 'execute', stmt: { sql: "INSERT INTO items (name) VALUES ('idle')" } }] });
+    const r = await pipeline({
+      baton: null,
+      requests: [
+        { type: 'execute', stmt: { sql: 'BEGIN IMMEDIATE' } },
+        { type: 'execute', stmt: { sql: "INSERT INTO items (name) VALUES ('idle')" } },
+      ],
+    });
     const { baton } = (await r.json()) as { baton: string };
     await new Promise((res) => setTimeout(res, 800)); // idleTimeoutMs is 500 in this suite
     expect((await pipeline({ baton, requests: [{ type: 'execute', stmt: { sql: 'COMMIT' } }] })).status).toBe(400);
@@ -249,9 +311,15 @@ describe('libsql dev server (Hrana v2 over HTTP)', () => {
   });
 
   it('rejects bodies over 10 MiB with 413', async () => {
-    const big = await pipeline({ baton: null, requests: [{ type: 'execute', stmt: { sql: `SELECT '${'x'.repeat(11 * 1024 * 1024)}'` } }] });
+    const big = await pipeline({
+      baton: null,
+      requests: [{ type: 'execute', stmt: { sql: `SELECT '${'x'.repeat(11 * 1024 * 1024)}'` } }],
+    });
     expect(big.status).toBe(413);
-    const justUnder = await pipeline({ baton: null, requests: [{ type: 'execute', stmt: { sql: `SELECT length('${'x'.repeat(1024 * 1024)}')` } }, { type: 'close' }] });
+    const justUnder = await pipeline({
+      baton: null,
+      requests: [{ type: 'execute', stmt: { sql: `SELECT length('${'x'.repeat(1024 * 1024)}')` } }, { type: 'close' }],
+    });
     expect(justUnder.status).toBe(200);
   });
 });
@@ -289,9 +357,22 @@ describe('libsql dev server shutdown', () => {
       method: 'POST',
       body: JSON.stringify({
         baton: null,
-        requests: [{ type: 'batch', batch: { steps: [{ stmt: { sql: 'INSERT INTO t VALUES (2)' } }, { condition: { type: 'is_autocommit' }, stmt: { sql: 'SELECT 1' } }] } }],
+        requests: [
+          {
+            type: 'batch',
+            batch: {
+              steps: [
+                { stmt: { sql: 'INSERT INTO t VALUES (2)' } },
+                { condition: { type: 'is_autocommit' }, stmt: { sql: 'SELECT 1' } },
+              ],
+            },
+          },
+        ],
       }),
-    }).then((r) => (r.ok ? 'resolved' : 'rejected'), () => 'rejected');
+    }).then(
+      (r) => (r.ok ? 'resolved' : 'rejected'),
+      () => 'rejected',
+    );
     await new Promise((r) => setTimeout(r, 100));
     await srv.close();
     expect(await waiting).toBe('rejected');
@@ -308,7 +389,10 @@ describe('libsql dev server shutdown', () => {
     const { createClient: createWebClient } = await import('@libsql/client/web');
     const srv = await startLibsqlDevServer({ path: path.join(dir, 'web.db') });
     const web = createWebClient({ url: srv.url });
-    await web.batch(['CREATE TABLE w (id INTEGER PRIMARY KEY, s TEXT)', { sql: 'INSERT INTO w (s) VALUES (?)', args: ['from web'] }], 'write');
+    await web.batch(
+      ['CREATE TABLE w (id INTEGER PRIMARY KEY, s TEXT)', { sql: 'INSERT INTO w (s) VALUES (?)', args: ['from web'] }],
+      'write',
+    );
     expect((await web.execute('SELECT s FROM w')).rows[0]!.s).toBe('from web');
     web.close();
     await srv.close();

@@ -33,7 +33,10 @@ export async function startMtlsBindingEmulator(config: ConfigSnapshot, port = 0)
       } as RequestInit & { timeoutMs: number });
       // `Connection: close`: the worker never reuses a socket this server may be closing (a
       // keep-alive race that would surface as a spurious "bridge unreachable").
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream', connection: 'close' });
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+        connection: 'close',
+      });
       res.end(Buffer.from(await upstream.arrayBuffer()));
     } catch {
       // The bridge is unreachable or refused the TLS handshake: the connection fails, as it would

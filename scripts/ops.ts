@@ -64,8 +64,8 @@ function parseArgs(argv: string[]): { command: string; login?: string; mustChang
   const unknown = flags.filter((f) => f !== '--must-change');
   if (flags.some((f) => /^--?p(ass(word)?)?(=|$)/i.test(f)) || words.length > 2) {
     throw new UsageError(
-      'the password is never taken from the command line (it would stay in the shell history and the process list): '
-        + 'type it at the prompt, or pipe it on stdin',
+      'the password is never taken from the command line (it would stay in the shell history and the process list): ' +
+        'type it at the prompt, or pipe it on stdin',
     );
   }
   if (unknown.length > 0) throw new UsageError(`unknown option ${unknown[0]}`);
@@ -154,7 +154,12 @@ try {
     console.error(`ops: ${why}`);
     for (const v of violations) console.error(`  - ${v.message}`);
   } else if (err instanceof ConfigError) {
-    console.error(`ops: invalid configuration:\n${err.message.split('\n').map((l) => `  ${l}`).join('\n')}`);
+    console.error(
+      `ops: invalid configuration:\n${err.message
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n')}`,
+    );
   } else {
     console.error(`ops: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -28,7 +28,9 @@ const command = `apt-get update && apt-get install -y --no-install-recommends ${
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const hasApt = spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0;
 if (!isRoot || !hasApt) {
-  console.error(`The tests need Debian packages that are missing (${missing.join(', ')}): run  sudo sh -c '${command}'`);
+  console.error(
+    `The tests need Debian packages that are missing (${missing.join(', ')}): run  sudo sh -c '${command}'`,
+  );
   process.exit(1);
 }
 

@@ -53,7 +53,11 @@ const password: PageScript = (ctx) => {
     if (!repeatMatches(newInput, repeat, region)) return;
     const headers: Record<string, string> = expired ? { Authorization: basic(loginInput.value, oldInput.value) } : {};
     try {
-      await api('/v4/users/me/password', { method: 'PUT', headers, json: { oldPassword: oldInput.value, newPassword: newInput.value } });
+      await api('/v4/users/me/password', {
+        method: 'PUT',
+        headers,
+        json: { oldPassword: oldInput.value, newPassword: newInput.value },
+      });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
         showMessage(region, 'error', t('password.wrongOld'), [el('p', { class: 'detail' }, err.message)]);
@@ -69,7 +73,9 @@ const password: PageScript = (ctx) => {
       showMessage(region, 'success', t('password.done'));
       return;
     }
-    showMessage(region, 'success', t('password.doneSignIn'), [el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin')))]);
+    showMessage(region, 'success', t('password.doneSignIn'), [
+      el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin'))),
+    ]);
   });
 };
 
@@ -94,37 +100,69 @@ const sessions: PageScript = async (ctx) => {
     if (list.items.length === 0) return add(region, el('p', {}, t('sessions.empty')));
     const rows = list.items.map((s) => {
       const started = formatDate(s.createdAt);
-      const action: Node = el('button', { type: 'button', class: 'danger', 'aria-label': t('sessions.endNamed', { date: started }) }, t('sessions.end'));
-      action.addEventListener('click', () =>
-        void whileBusy(action as HTMLButtonElement, async () => {
-          try {
-            await api(`/v4/users/me/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
-          } catch (err) {
-            return showError(message, err);
-          }
-          if (s.current) return toLogin();
-          showMessage(message, 'success', t('sessions.ended'));
-          await render();
-        }),
+      const action: Node = el(
+        'button',
+        { type: 'button', class: 'danger', 'aria-label': t('sessions.endNamed', { date: started }) },
+        t('sessions.end'),
+      );
+      action.addEventListener(
+        'click',
+        () =>
+          void whileBusy(action as HTMLButtonElement, async () => {
+            try {
+              await api(`/v4/users/me/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
+            } catch (err) {
+              return showError(message, err);
+            }
+            if (s.current) return toLogin();
+            showMessage(message, 'success', t('sessions.ended'));
+            await render();
+          }),
       );
       const method = t(`method.${s.authMethod ?? 'unknown'}`);
-      const when = el('span', {}, started, s.current ? el('strong', { class: 'tag' }, ` (${t('sessions.current')})`) : null);
-      return [when, document.createTextNode(formatDate(s.lastSeenAt)), document.createTextNode(formatDate(s.expiresAt)),
-        document.createTextNode(s.userAgent ?? ''), document.createTextNode(method), action];
+      const when = el(
+        'span',
+        {},
+        started,
+        s.current ? el('strong', { class: 'tag' }, ` (${t('sessions.current')})`) : null,
+      );
+      return [
+        when,
+        document.createTextNode(formatDate(s.lastSeenAt)),
+        document.createTextNode(formatDate(s.expiresAt)),
+        document.createTextNode(s.userAgent ?? ''),
+        document.createTextNode(method),
+        action,
+      ];
     });
-    add(region, table(t('sessions.caption'), [t('sessions.started'), t('sessions.lastSeen'), t('sessions.expires'),
-      t('sessions.agent'), t('sessions.method'), t('sessions.actions')], rows));
+    add(
+      region,
+      table(
+        t('sessions.caption'),
+        [
+          t('sessions.started'),
+          t('sessions.lastSeen'),
+          t('sessions.expires'),
+          t('sessions.agent'),
+          t('sessions.method'),
+          t('sessions.actions'),
+        ],
+        rows,
+      ),
+    );
   };
   const endAll = byId<HTMLButtonElement>('sessions-end-all');
-  endAll.addEventListener('click', () =>
-    void whileBusy(endAll, async () => {
-      try {
-        await api('/v3/logout/all', { method: 'POST' });
-      } catch (err) {
-        return showError(message, err);
-      }
-      toLogin();
-    }),
+  endAll.addEventListener(
+    'click',
+    () =>
+      void whileBusy(endAll, async () => {
+        try {
+          await api('/v3/logout/all', { method: 'POST' });
+        } catch (err) {
+          return showError(message, err);
+        }
+        toLogin();
+      }),
   );
   await render();
 };
@@ -158,24 +196,49 @@ const tokens: PageScript = async (ctx: PageContext) => {
     if (!list) return;
     if (list.items.length === 0) return add(region, el('p', {}, t('tokens.empty')));
     const rows = list.items.map((tok) => {
-      const revoke = el('button', { type: 'button', class: 'danger', 'aria-label': t('tokens.revokeNamed', { name: tok.name }) }, t('tokens.revoke'));
-      revoke.addEventListener('click', () =>
-        void whileBusy(revoke, async () => {
-          try {
-            await api(`/v4/users/me/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
-          } catch (err) {
-            return showError(ctx.message, err);
-          }
-          showMessage(ctx.message, 'success', t('tokens.revoked'));
-          await render();
-        }),
+      const revoke = el(
+        'button',
+        { type: 'button', class: 'danger', 'aria-label': t('tokens.revokeNamed', { name: tok.name }) },
+        t('tokens.revoke'),
+      );
+      revoke.addEventListener(
+        'click',
+        () =>
+          void whileBusy(revoke, async () => {
+            try {
+              await api(`/v4/users/me/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
+            } catch (err) {
+              return showError(ctx.message, err);
+            }
+            showMessage(ctx.message, 'success', t('tokens.revoked'));
+            await render();
+          }),
       );
       const text = (s: string) => document.createTextNode(s);
-      return [text(tok.name), el('code', {}, `${tok.prefix}…`), text(formatDate(tok.createdAt)),
-        text(formatDate(tok.lastUsedAt) || t('tokens.never')), text(formatDate(tok.expiresAt) || t('profile.never')), revoke];
+      return [
+        text(tok.name),
+        el('code', {}, `${tok.prefix}…`),
+        text(formatDate(tok.createdAt)),
+        text(formatDate(tok.lastUsedAt) || t('tokens.never')),
+        text(formatDate(tok.expiresAt) || t('profile.never')),
+        revoke,
+      ];
     });
-    add(region, table(t('tokens.caption'), [t('tokens.name'), t('tokens.prefix'), t('tokens.created'), t('tokens.lastUsed'),
-      t('tokens.expires'), t('tokens.actions')], rows));
+    add(
+      region,
+      table(
+        t('tokens.caption'),
+        [
+          t('tokens.name'),
+          t('tokens.prefix'),
+          t('tokens.created'),
+          t('tokens.lastUsed'),
+          t('tokens.expires'),
+          t('tokens.actions'),
+        ],
+        rows,
+      ),
+    );
   };
 
   const issued = byId('token-issued');
@@ -191,7 +254,10 @@ const tokens: PageScript = async (ctx: PageContext) => {
     const days = byId<HTMLInputElement>('token-days').value;
     let token: TokenItem & { token: string };
     try {
-      token = await api('/v4/users/me/tokens', { method: 'POST', json: { name, ...(days ? { expiresInDays: Number(days) } : {}) } });
+      token = await api('/v4/users/me/tokens', {
+        method: 'POST',
+        json: { name, ...(days ? { expiresInDays: Number(days) } : {}) },
+      });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'REAUTHENTICATION_REQUIRED') {
         showMessage(message, 'error', t('tokens.reauth'), [el('p', { class: 'detail' }, err.message)]);

@@ -85,7 +85,10 @@ const merge: PageScript = (ctx) => {
   const region = byId('merge-message');
   onSubmit(form, region, async () => {
     try {
-      await api('/v3/login/union', { method: 'POST', json: { password: byId<HTMLInputElement>('merge-password').value } });
+      await api('/v3/login/union', {
+        method: 'POST',
+        json: { password: byId<HTMLInputElement>('merge-password').value },
+      });
     } catch (err) {
       byId<HTMLInputElement>('merge-password').value = '';
       // 401 without a pending merge of this browser; 409 when it was linked already.
@@ -135,14 +138,18 @@ const reset: PageScript = (ctx) => {
       await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: newInput.value } });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'INVALID_RESET_TOKEN') {
-        showMessage(region, 'error', t('reset.invalid'), [el('p', {}, el('a', { href: `${ctx.base}/reset-password` }, t('reset.title')))]);
+        showMessage(region, 'error', t('reset.invalid'), [
+          el('p', {}, el('a', { href: `${ctx.base}/reset-password` }, t('reset.title'))),
+        ]);
         return;
       }
       showPolicyProblem(region, err);
       return;
     }
     form.hidden = true;
-    showMessage(ctx.message, 'success', t('reset.done'), [el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin')))]);
+    showMessage(ctx.message, 'success', t('reset.done'), [
+      el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin'))),
+    ]);
   });
 };
 

@@ -18,7 +18,13 @@ describe('bridge skeleton', () => {
     const app = buildBridge();
     await app.ready();
     const routes = app.printRoutes({ commonPrefix: false });
-    const posts = ['/v1/ldap/authenticate', '/v1/ldap/test', '/v1/errtrack/relay', '/v1/logstore/bulk', '/v1/logstore/query'];
+    const posts = [
+      '/v1/ldap/authenticate',
+      '/v1/ldap/test',
+      '/v1/errtrack/relay',
+      '/v1/logstore/bulk',
+      '/v1/logstore/query',
+    ];
     for (const url of posts) {
       expect(routes, url).toContain(url);
       const cases = [

@@ -4,7 +4,12 @@
  * This is its skeleton: the app factory and the health endpoint; the capabilities come as plugins.
  */
 import type { Server } from 'node:https';
-import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyHttpsOptions,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from 'fastify';
 import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
 import { sendProblem } from './problem.js';
 import { errtrackPlugin } from './errtrack.js';
@@ -28,7 +33,11 @@ export interface BridgeOptions {
 /** Builds the bridge app without listening (tests use inject(); the entry calls listen). */
 export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
   const app: FastifyInstance = o.mtls
-    ? (Fastify({ logger: false, ...(o.server as FastifyHttpsOptions<Server>), https: httpsOptions(o.mtls) }) as unknown as FastifyInstance)
+    ? (Fastify({
+        logger: false,
+        ...(o.server as FastifyHttpsOptions<Server>),
+        https: httpsOptions(o.mtls),
+      }) as unknown as FastifyInstance)
     : Fastify({ logger: false, ...o.server });
   pinSubjects(app, o.mtls?.allowedSubjects);
   app.get('/health', async () => ({ status: 'ok', service: 'ldap-bridge', version: o.version ?? '0.1.0' }));
@@ -50,7 +59,12 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
     reply
       .code(404)
       .type('application/problem+json')
-      .send({ type: 'urn:auth-service:problem:not-found', title: 'Not found', status: 404, detail: `no endpoint at ${req.url.split('?')[0]}` }),
+      .send({
+        type: 'urn:auth-service:problem:not-found',
+        title: 'Not found',
+        status: 404,
+        detail: `no endpoint at ${req.url.split('?')[0]}`,
+      }),
   );
   return app;
 }

@@ -29,13 +29,19 @@ function binaryEnvelope(): Buffer {
   ]);
 }
 
-const relay = (body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/v1/errtrack/relay', payload: body });
+const relay = (body: Record<string, unknown>) =>
+  app.inject({ method: 'POST', url: '/v1/errtrack/relay', payload: body });
 
 describe('POST /v1/errtrack/relay', () => {
   it('POSTs the envelope byte-exact over verified TLS and answers the upstream status only', async () => {
     const bytes = binaryEnvelope();
     ingest.headers = { 'X-Sentry-Rate-Limits': '60:error:organization', 'Retry-After': '60' };
-    const res = await relay({ url: `${ingest.origin}/api/1/envelope/`, envelope: bytes.toString('base64'), caCert: ingest.caPem, timeoutMs: 5000 });
+    const res = await relay({
+      url: `${ingest.origin}/api/1/envelope/`,
+      envelope: bytes.toString('base64'),
+      caCert: ingest.caPem,
+      timeoutMs: 5000,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 200, retryAfter: '60', rateLimits: '60:error:organization' });
     expect(res.body).not.toContain('ingest-secret-body');
@@ -48,12 +54,22 @@ describe('POST /v1/errtrack/relay', () => {
 
   it('passes an upstream refusal on as its status', async () => {
     ingest.status = 429;
-    const res = await relay({ url: `${ingest.origin}/api/1/envelope/`, envelope: 'e30K', caCert: ingest.caPem, timeoutMs: 5000 });
+    const res = await relay({
+      url: `${ingest.origin}/api/1/envelope/`,
+      envelope: 'e30K',
+      caCert: ingest.caPem,
+      timeoutMs: 5000,
+    });
     expect(res.json()).toMatchObject({ status: 429 });
   });
 
   it('refuses an upstream whose certificate the CA does not sign: 502 UPSTREAM_TLS', async () => {
-    const res = await relay({ url: `${ingest.origin}/api/1/envelope/`, envelope: 'e30K', caCert: ingest.otherCaPem, timeoutMs: 5000 });
+    const res = await relay({
+      url: `${ingest.origin}/api/1/envelope/`,
+      envelope: 'e30K',
+      caCert: ingest.otherCaPem,
+      timeoutMs: 5000,
+    });
     expect(res.statusCode).toBe(502);
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
     expect(res.json()).toMatchObject({ status: 502, code: 'UPSTREAM_TLS' });
@@ -61,14 +77,24 @@ describe('POST /v1/errtrack/relay', () => {
   });
 
   it('refuses the system roots for a certificate of a private CA (caCert null)', async () => {
-    const res = await relay({ url: `${ingest.origin}/api/1/envelope/`, envelope: 'e30K', caCert: null, timeoutMs: 5000 });
+    const res = await relay({
+      url: `${ingest.origin}/api/1/envelope/`,
+      envelope: 'e30K',
+      caCert: null,
+      timeoutMs: 5000,
+    });
     expect(res.json()).toMatchObject({ status: 502, code: 'UPSTREAM_TLS' });
   });
 
   it('times out a slow upstream: 504 UPSTREAM_TIMEOUT within the timeout', async () => {
     ingest.delayMs = 3000;
     const started = Date.now();
-    const res = await relay({ url: `${ingest.origin}/api/1/envelope/`, envelope: 'e30K', caCert: ingest.caPem, timeoutMs: 500 });
+    const res = await relay({
+      url: `${ingest.origin}/api/1/envelope/`,
+      envelope: 'e30K',
+      caCert: ingest.caPem,
+      timeoutMs: 500,
+    });
     expect(res.statusCode).toBe(504);
     expect(res.json()).toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
     expect(Date.now() - started).toBeLessThan(2000);
@@ -81,7 +107,12 @@ describe('POST /v1/errtrack/relay', () => {
         s.close(() => r(p));
       });
     });
-    const res = await relay({ url: `https://127.0.0.1:${port}/api/1/envelope/`, envelope: 'e30K', caCert: ingest.caPem, timeoutMs: 5000 });
+    const res = await relay({
+      url: `https://127.0.0.1:${port}/api/1/envelope/`,
+      envelope: 'e30K',
+      caCert: ingest.caPem,
+      timeoutMs: 5000,
+    });
     expect(res.statusCode).toBe(502);
     expect(res.json()).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
   });
@@ -99,9 +130,14 @@ describe('POST /v1/errtrack/relay', () => {
     expect(ingest.received).toHaveLength(0);
   });
 
-  it('takes envelopes larger than Fastify\'s default 1 MiB body limit', async () => {
+  it("takes envelopes larger than Fastify's default 1 MiB body limit", async () => {
     const big = Buffer.alloc(3 * 1024 * 1024, 0x61);
-    const res = await relay({ url: `${ingest.origin}/api/1/envelope/`, envelope: big.toString('base64'), caCert: ingest.caPem, timeoutMs: 10_000 });
+    const res = await relay({
+      url: `${ingest.origin}/api/1/envelope/`,
+      envelope: big.toString('base64'),
+      caCert: ingest.caPem,
+      timeoutMs: 10_000,
+    });
     expect(res.statusCode).toBe(200);
     expect(ingest.received[0]!.body.length).toBe(big.length);
   });

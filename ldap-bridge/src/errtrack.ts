@@ -35,7 +35,11 @@ export function classifyUpstreamError(err: unknown): { status: 502 | 504; code: 
     return { status: 504, code: 'UPSTREAM_TIMEOUT', detail: 'the error-tracking system did not answer in time' };
   }
   if (TLS_CODES.test(names)) {
-    return { status: 502, code: 'UPSTREAM_TLS', detail: 'the TLS certificate of the error-tracking system was not verified (ERRTRACK_CA)' };
+    return {
+      status: 502,
+      code: 'UPSTREAM_TLS',
+      detail: 'the TLS certificate of the error-tracking system was not verified (ERRTRACK_CA)',
+    };
   }
   return { status: 502, code: 'UPSTREAM_UNAVAILABLE', detail: 'the error-tracking system is unreachable' };
 }
@@ -51,7 +55,13 @@ export async function errtrackPlugin(app: FastifyInstance, o: ErrtrackRelayOptio
   const agents = createPoolCache<Agent>(MAX_AGENTS);
   const agentFor = (ca: string | null): Agent =>
     // rejectUnauthorized is the default and stays on: an unverified upstream is refused.
-    agents.get(ca ?? '', () => new Agent({ connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: o.connectTimeoutMs ?? 10_000 } }));
+    agents.get(
+      ca ?? '',
+      () =>
+        new Agent({
+          connect: { ...(ca ? { ca } : {}), rejectUnauthorized: true, timeout: o.connectTimeoutMs ?? 10_000 },
+        }),
+    );
   app.addHook('onClose', async () => {
     await agents.closeAll();
   });
@@ -77,7 +87,11 @@ export async function errtrackPlugin(app: FastifyInstance, o: ErrtrackRelayOptio
         const v = res.headers[name];
         return (Array.isArray(v) ? v[0] : v) ?? null;
       };
-      const out: ErrtrackRelayResponse = { status: res.statusCode, retryAfter: header('retry-after'), rateLimits: header('x-sentry-rate-limits') };
+      const out: ErrtrackRelayResponse = {
+        status: res.statusCode,
+        retryAfter: header('retry-after'),
+        rateLimits: header('x-sentry-rate-limits'),
+      };
       return reply.code(200).send(out);
     } catch (err) {
       const c = classifyUpstreamError(err);

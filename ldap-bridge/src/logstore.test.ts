@@ -26,7 +26,11 @@ const target = (o: Partial<{ urls: string[]; timeoutMs: number; verifyCerts: boo
   verifyCerts: true,
   ...o,
 });
-const item = (id: string, n = 1) => ({ index: 'svc-sec-user-activity-2026.11.26', id, document: { '@timestamp': '2026-11-26T10:00:00.000Z', n } });
+const item = (id: string, n = 1) => ({
+  index: 'svc-sec-user-activity-2026.11.26',
+  id,
+  document: { '@timestamp': '2026-11-26T10:00:00.000Z', n },
+});
 
 async function post(path: string, payload: unknown) {
   const res = await app.inject({ method: 'POST', url: path, payload: payload as object });
@@ -47,7 +51,9 @@ describe('POST /v1/logstore/bulk', () => {
     // The store's credentials come from the bridge, not from the request.
     const bulk = store.requests.find((r) => r.path === '/_bulk')!;
     expect(bulk.headers.authorization).toBe(`Basic ${Buffer.from('bridge:St0re-pass').toString('base64')}`);
-    expect(bulk.body.split('\n')[0]).toBe(JSON.stringify({ create: { _index: 'svc-sec-user-activity-2026.11.26', _id: 'e1' } }));
+    expect(bulk.body.split('\n')[0]).toBe(
+      JSON.stringify({ create: { _index: 'svc-sec-user-activity-2026.11.26', _id: 'e1' } }),
+    );
   });
 
   it('passes each item verdict: 400 (refused for good) and 429 (busy) apart from the rest', async () => {
@@ -65,39 +71,62 @@ describe('POST /v1/logstore/bulk', () => {
     expect((await post('/v1/logstore/bulk', { ...target(), items: [item('a')] })).body.items[0].status).toBe(201);
     await store.nodes[0]!.set('up');
     await store.nodes[1]!.set('status', { status: 503 });
-    const res = await post('/v1/logstore/bulk', { ...target({ urls: [store.urls[1]!, store.urls[0]!] }), items: [item('b')] });
+    const res = await post('/v1/logstore/bulk', {
+      ...target({ urls: [store.urls[1]!, store.urls[0]!] }),
+      items: [item('b')],
+    });
     expect(res.body.items[0].status).toBe(201);
     expect(store.documents().map((d) => d.id)).toEqual(['a', 'b']);
   });
 
-  it('every node down is 502 STORE_UNAVAILABLE; a slow store 504 STORE_TIMEOUT; an unverified certificate 502 STORE_TLS', async () => {
-    await store.nodes[0]!.set('refuse');
-    await store.nodes[1]!.set('refuse');
-    const down = await post('/v1/logstore/bulk', { ...target(), items: [item('a')] });
-    expect(down).toMatchObject({ status: 502, body: { code: 'STORE_UNAVAILABLE' } });
-    expect(down.type).toContain('application/problem+json');
-    await store.nodes[0]!.set('slow', { delayMs: 1500 });
-    const slow = await post('/v1/logstore/bulk', { ...target({ urls: [store.urls[0]!], timeoutMs: 300 }), items: [item('a')] });
-    expect(slow).toMatchObject({ status: 504, body: { code: 'STORE_TIMEOUT' } });
-    await store.nodes[0]!.set('up');
-    const plain = buildBridge({ logstore: { username: 'bridge', password: 'St0re-pass' } });
-    try {
-      const res = await plain.inject({ method: 'POST', url: '/v1/logstore/bulk', payload: { ...target({ urls: [store.urls[0]!] }), items: [item('a')] } });
-      expect(res.statusCode).toBe(502);
-      expect(res.json()).toMatchObject({ code: 'STORE_TLS' });
-      // LOGSTORE_VERIFY_CERTS=False (the specification's default) accepts the certificate.
-      const unverified = await plain.inject({ method: 'POST', url: '/v1/logstore/bulk', payload: { ...target({ urls: [store.urls[0]!], verifyCerts: false }), items: [item('c')] } });
-      expect(unverified.json().items[0].status).toBe(201);
-    } finally {
-      await plain.close();
-    }
-  });
+  it(
+    'every node down is 502 STORE_UNAVAILABLE; a slow store 504 STORE_TIMEOUT; an unverified ' +
+      'certificate 502 STORE_TLS',
+    async () => {
+      await store.nodes[0]!.set('refuse');
+      await store.nodes[1]!.set('refuse');
+      const down = await post('/v1/logstore/bulk', { ...target(), items: [item('a')] });
+      expect(down).toMatchObject({ status: 502, body: { code: 'STORE_UNAVAILABLE' } });
+      expect(down.type).toContain('application/problem+json');
+      await store.nodes[0]!.set('slow', { delayMs: 1500 });
+      const slow = await post('/v1/logstore/bulk', {
+        ...target({ urls: [store.urls[0]!], timeoutMs: 300 }),
+        items: [item('a')],
+      });
+      expect(slow).toMatchObject({ status: 504, body: { code: 'STORE_TIMEOUT' } });
+      await store.nodes[0]!.set('up');
+      const plain = buildBridge({ logstore: { username: 'bridge', password: 'St0re-pass' } });
+      try {
+        const res = await plain.inject({
+          method: 'POST',
+          url: '/v1/logstore/bulk',
+          payload: { ...target({ urls: [store.urls[0]!] }), items: [item('a')] },
+        });
+        expect(res.statusCode).toBe(502);
+        expect(res.json()).toMatchObject({ code: 'STORE_TLS' });
+        // LOGSTORE_VERIFY_CERTS=False (the specification's default) accepts the certificate.
+        const unverified = await plain.inject({
+          method: 'POST',
+          url: '/v1/logstore/bulk',
+          payload: { ...target({ urls: [store.urls[0]!], verifyCerts: false }), items: [item('c')] },
+        });
+        expect(unverified.json().items[0].status).toBe(201);
+      } finally {
+        await plain.close();
+      }
+    },
+  );
 
   it('refuses a malformed body with a problem naming the fields (index names with wildcards among them)', async () => {
     const res = await post('/v1/logstore/bulk', { ...target(), items: [{ index: 'svc-*', id: 'x', document: {} }] });
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain('items.0.index');
-    const malformed = await app.inject({ method: 'POST', url: '/v1/logstore/bulk', headers: { 'content-type': 'application/json' }, payload: '{"items": [' });
+    const malformed = await app.inject({
+      method: 'POST',
+      url: '/v1/logstore/bulk',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"items": [',
+    });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.headers['content-type']).toContain('application/problem+json');
   });
@@ -124,17 +153,39 @@ describe('POST /v1/logstore/query', () => {
   });
 
   it("passes the store's own 4xx answers back as outcomes; runs _field_caps", async () => {
-    const bad = await post('/v1/logstore/query', { ...target(), operation: 'search', index: 'svc-*', body: { query: { nope: {} } }, proxyUser: null, proxyRoles: [] });
+    const bad = await post('/v1/logstore/query', {
+      ...target(),
+      operation: 'search',
+      index: 'svc-*',
+      body: { query: { nope: {} } },
+      proxyUser: null,
+      proxyRoles: [],
+    });
     expect(bad.body.status).toBe(400);
     expect(bad.body.body.error.type).toBe('parsing_exception');
     store.seed('svc-a-1', [{ outcome: 'success' }]);
-    const caps = await post('/v1/logstore/query', { ...target(), operation: 'field_caps', index: 'svc-a-*', fields: '*', body: {}, proxyUser: null, proxyRoles: [] });
+    const caps = await post('/v1/logstore/query', {
+      ...target(),
+      operation: 'field_caps',
+      index: 'svc-a-*',
+      fields: '*',
+      body: {},
+      proxyUser: null,
+      proxyRoles: [],
+    });
     expect(caps.body.body.fields.outcome).toHaveProperty('text');
   });
 
   it('refuses patterns that could reach other indices (commas, _all)', async () => {
     for (const index of ['svc-*,secret-*', '_all', '../x', 'A*']) {
-      const res = await post('/v1/logstore/query', { ...target(), operation: 'search', index, body: {}, proxyUser: null, proxyRoles: [] });
+      const res = await post('/v1/logstore/query', {
+        ...target(),
+        operation: 'search',
+        index,
+        body: {},
+        proxyUser: null,
+        proxyRoles: [],
+      });
       expect(res.status, index).toBe(400);
     }
   });

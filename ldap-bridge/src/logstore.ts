@@ -36,7 +36,10 @@ export interface LogstoreCredentials {
 }
 
 /** Reads the store's credentials from the bridge's environment. */
-export function logstoreCredentialsFromEnv(env: NodeJS.ProcessEnv, readFile: (path: string) => string): LogstoreCredentials {
+export function logstoreCredentialsFromEnv(
+  env: NodeJS.ProcessEnv,
+  readFile: (path: string) => string,
+): LogstoreCredentials {
   return {
     ca: env.LOGSTORE_CA_FILE ? readFile(env.LOGSTORE_CA_FILE) : undefined,
     username: env.LOGSTORE_USERNAME || undefined,
@@ -56,18 +59,27 @@ type StoreProblem = { status: 502 | 504; code: 'STORE_UNAVAILABLE' | 'STORE_TIME
 export function classifyStoreError(err: unknown): StoreProblem {
   const chain: unknown[] = [];
   for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  const text = chain.map((e) => `${(e as Error).name ?? ''} ${(e as { code?: string }).code ?? ''} ${(e as Error).message ?? ''}`).join(' ');
+  const text = chain
+    .map((e) => `${(e as Error).name ?? ''} ${(e as { code?: string }).code ?? ''} ${(e as Error).message ?? ''}`)
+    .join(' ');
   if (err instanceof errors.TimeoutError || /TimeoutError|timed? ?out/i.test(text)) {
     return { status: 504, code: 'STORE_TIMEOUT', detail: 'the log store did not answer within LOGSTORE_TIMEOUT' };
   }
   if (/certificate|self.signed|CERT_|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|altname|hostname/i.test(text)) {
-    return { status: 502, code: 'STORE_TLS', detail: 'the TLS certificate of the log store was not verified (LOGSTORE_VERIFY_CERTS, LOGSTORE_CA_FILE)' };
+    return {
+      status: 502,
+      code: 'STORE_TLS',
+      detail: 'the TLS certificate of the log store was not verified (LOGSTORE_VERIFY_CERTS, LOGSTORE_CA_FILE)',
+    };
   }
   return { status: 502, code: 'STORE_UNAVAILABLE', detail: 'no node of LOGSTORE_URLS answered' };
 }
 
 /** The log store as a Fastify plugin; closes its clients on close. */
-export async function logstorePlugin(app: FastifyInstance, o: { credentials?: LogstoreCredentials } = {}): Promise<void> {
+export async function logstorePlugin(
+  app: FastifyInstance,
+  o: { credentials?: LogstoreCredentials } = {},
+): Promise<void> {
   const creds = o.credentials ?? {};
   const clients = createPoolCache<Client>(MAX_CLIENTS);
   const clientFor = (t: LogstoreTarget): Client =>
@@ -108,14 +120,22 @@ export async function logstorePlugin(app: FastifyInstance, o: { credentials?: Lo
     const body = items.flatMap((i) => [{ create: { _index: i.index, _id: i.id } }, i.document]);
     try {
       const res = await outcome(() => clientFor(parsed.data).bulk({ body }));
-      const answer = res.body as { items?: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>> };
+      const answer = res.body as {
+        items?: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>>;
+      };
       // A whole-request failure (401, 413, 429, 5xx after every node): every item gets its status.
       const out: LogstoreBulkResponse = {
         items: items.map((item, n) => {
           const result = answer.items?.[n] ? Object.values(answer.items[n]!)[0] : undefined;
           const status = result?.status ?? res.statusCode ?? 502;
-          const error = result?.error ?? (status >= 300 ? { type: 'request_failed', reason: `the store answered ${res.statusCode}` } : undefined);
-          return { id: item.id, status, error: error ? { type: String(error.type ?? 'unknown'), reason: String(error.reason ?? '') } : null };
+          const error =
+            result?.error ??
+            (status >= 300 ? { type: 'request_failed', reason: `the store answered ${res.statusCode}` } : undefined);
+          return {
+            id: item.id,
+            status,
+            error: error ? { type: String(error.type ?? 'unknown'), reason: String(error.reason ?? '') } : null,
+          };
         }),
       };
       return reply.code(200).send(out);
@@ -142,7 +162,9 @@ export async function logstorePlugin(app: FastifyInstance, o: { credentials?: Lo
       const res =
         q.operation === 'search'
           ? await outcome(() => client.search({ index: q.index, body: q.body }, { headers }))
-          : await outcome(() => client.fieldCaps({ index: q.index, fields: q.fields ?? '*', body: q.body }, { headers }));
+          : await outcome(() =>
+              client.fieldCaps({ index: q.index, fields: q.fields ?? '*', body: q.body }, { headers }),
+            );
       const out: LogstoreQueryResponse = { status: res.statusCode ?? 502, body: res.body };
       return reply.code(200).send(out);
     } catch (err) {

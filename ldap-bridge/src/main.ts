@@ -31,7 +31,9 @@ const app = buildBridge({
     key: file('BRIDGE_TLS_KEY', 'data/certs/bridge-server.key'),
     cert: file('BRIDGE_TLS_CERT', 'data/certs/bridge-server.pem'),
     ca: file('BRIDGE_TLS_CA', 'data/certs/dev-ca.pem'),
-    allowedSubjects: process.env.BRIDGE_ALLOWED_CLIENTS?.split(',').map((s) => s.trim()).filter(Boolean),
+    allowedSubjects: process.env.BRIDGE_ALLOWED_CLIENTS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   },
 });
 await app.listen({ host, port });

@@ -20,7 +20,9 @@ let pinned: FastifyInstance;
 const read = (p: string) => readFileSync(p);
 
 async function start(allowedSubjects?: string[]): Promise<FastifyInstance> {
-  const app = buildBridge({ mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert), allowedSubjects } });
+  const app = buildBridge({
+    mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert), allowedSubjects },
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return app;
 }
@@ -30,7 +32,13 @@ function get(app: FastifyInstance, client?: Issued): Promise<{ status?: number; 
   const { port } = app.server.address() as AddressInfo;
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/health', ca: read(certs.ca.cert), ...(client ? { key: read(client.key), cert: read(client.cert) } : {}) },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/health',
+        ca: read(certs.ca.cert),
+        ...(client ? { key: read(client.key), cert: read(client.cert) } : {}),
+      },
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => (body += d));
@@ -47,7 +55,12 @@ beforeAll(async () => {
   certs = makeDevCertificates(dir);
   const otherCa = makeCa(join(dir, 'other'), 'other-ca');
   otherCaClient = issueCert(join(dir, 'other'), otherCa, 'other-client', { cn: 'auth-worker', usage: 'client' });
-  expiredClient = issueCert(dir, certs.ca, 'expired-client', { cn: 'auth-worker', usage: 'client', start: '20240101000000Z', end: '20240102000000Z' });
+  expiredClient = issueCert(dir, certs.ca, 'expired-client', {
+    cn: 'auth-worker',
+    usage: 'client',
+    start: '20240101000000Z',
+    end: '20240102000000Z',
+  });
   intruder = issueCert(dir, certs.ca, 'intruder', { cn: 'intruder', usage: 'client' });
   open = await start();
   pinned = await start(['auth-worker']);

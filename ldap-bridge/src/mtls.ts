@@ -17,7 +17,14 @@ export interface MtlsOptions {
 
 /** Node https options that require and verify a client certificate. */
 export function httpsOptions(o: MtlsOptions) {
-  return { key: o.key, cert: o.cert, ca: o.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' as const };
+  return {
+    key: o.key,
+    cert: o.cert,
+    ca: o.ca,
+    requestCert: true,
+    rejectUnauthorized: true,
+    minVersion: 'TLSv1.2' as const,
+  };
 }
 
 /** Refuses requests whose (already verified) client certificate has a subject not in the list. */
@@ -28,10 +35,12 @@ export function pinSubjects(app: FastifyInstance, allowed: readonly string[] | u
     const cn = (req.raw.socket as TLSSocket).getPeerCertificate?.()?.subject?.CN;
     const subject = Array.isArray(cn) ? cn[0] : cn;
     if (!subject || !set.has(subject)) {
-      await reply
-        .code(403)
-        .type('application/problem+json')
-        .send({ type: 'urn:auth-service:problem:forbidden', title: 'Forbidden', status: 403, detail: 'this client certificate is not allowed' });
+      await reply.code(403).type('application/problem+json').send({
+        type: 'urn:auth-service:problem:forbidden',
+        title: 'Forbidden',
+        status: 403,
+        detail: 'this client certificate is not allowed',
+      });
     }
   });
 }

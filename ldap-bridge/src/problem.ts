@@ -22,8 +22,19 @@ const TITLES: Record<BridgeProblem['code'], string> = {
 };
 
 /** Sends a problem with `code`'s title. */
-export function sendProblem(reply: FastifyReply, status: number, code: BridgeProblem['code'], detail: string): FastifyReply {
-  const body: BridgeProblem = { type: `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`, title: TITLES[code], status, detail, code };
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  code: BridgeProblem['code'],
+  detail: string,
+): FastifyReply {
+  const body: BridgeProblem = {
+    type: `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`,
+    title: TITLES[code],
+    status,
+    detail,
+    code,
+  };
   return reply.code(status).type('application/problem+json').send(body);
 }
 

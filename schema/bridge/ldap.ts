@@ -12,7 +12,10 @@ import { z } from 'zod';
 /** How to reach and search one directory (from the worker's LDAP server record). */
 export const LdapConnectionSchema = z.object({
   /** One or more `ldap://` / `ldaps://` URLs, tried in order until one connects. */
-  urls: z.array(z.string().regex(/^ldaps?:\/\/[^\s/]+\/?$/i, 'an ldap:// or ldaps:// URL without a path')).min(1).max(8),
+  urls: z
+    .array(z.string().regex(/^ldaps?:\/\/[^\s/]+\/?$/i, 'an ldap:// or ldaps:// URL without a path'))
+    .min(1)
+    .max(8),
   /** Upgrade `ldap://` connections with StartTLS before any bind. */
   startTls: z.boolean(),
   /** PEM CA certificate(s) that verify the directory's TLS certificate; null: the system's roots. */
@@ -116,6 +119,22 @@ export const BridgeProblemSchema = z.object({
   title: z.string(),
   status: z.number().int(),
   detail: z.string(),
-  code: z.enum(['DIRECTORY_UNAVAILABLE', 'DIRECTORY_TIMEOUT', 'DIRECTORY_TLS', 'DIRECTORY_ERROR', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_TLS', 'STORE_UNAVAILABLE', 'STORE_TIMEOUT', 'STORE_TLS', 'MAIL_UNAVAILABLE', 'MAIL_TIMEOUT', 'MAIL_TLS', 'BAD_REQUEST', 'INTERNAL']),
+  code: z.enum([
+    'DIRECTORY_UNAVAILABLE',
+    'DIRECTORY_TIMEOUT',
+    'DIRECTORY_TLS',
+    'DIRECTORY_ERROR',
+    'UPSTREAM_UNAVAILABLE',
+    'UPSTREAM_TIMEOUT',
+    'UPSTREAM_TLS',
+    'STORE_UNAVAILABLE',
+    'STORE_TIMEOUT',
+    'STORE_TLS',
+    'MAIL_UNAVAILABLE',
+    'MAIL_TIMEOUT',
+    'MAIL_TLS',
+    'BAD_REQUEST',
+    'INTERNAL',
+  ]),
 });
 export type BridgeProblem = z.infer<typeof BridgeProblemSchema>;

@@ -27,7 +27,12 @@ export const IndexPatternSchema = z
 export const LogstoreTargetSchema = z.object({
   /** LOGSTORE_URLS, split at `;`: every node, tried with failover. */
   urls: z
-    .array(z.string().max(2048).regex(/^https?:\/\/[^\s/?#]+\/?$/i, 'an http(s):// origin'))
+    .array(
+      z
+        .string()
+        .max(2048)
+        .regex(/^https?:\/\/[^\s/?#]+\/?$/i, 'an http(s):// origin'),
+    )
     .min(1)
     .max(32),
   /** LOGSTORE_TIMEOUT, in milliseconds, per request to a node. */

@@ -7,9 +7,11 @@ import { round } from './stats.js';
 
 const TARGETS = { requestsPerSec: 8_000, ofBare: 0.2, p99Ms: 10, ofPeer: 8, loginOfHash: 0.95 } as const;
 
-const find = (results: readonly ScenarioResult[], name: string) => results.find((r) => r.scenario === name && r.status !== 'failed');
+const find = (results: readonly ScenarioResult[], name: string) =>
+  results.find((r) => r.scenario === name && r.status !== 'failed');
 const rate = (r: ScenarioResult | undefined) => r?.requestsPerSec;
-const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '-' : `${round(a / b)}x`);
+const ratio = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined || b === 0 ? '-' : `${round(a / b)}x`;
 const show = (v: number | string | undefined) => (v === undefined ? '-' : String(v));
 const lat = (r: ScenarioResult | undefined) => (r?.p50Ms === undefined ? '-' : `${r.p50Ms}/${r.p99Ms}`);
 
@@ -24,25 +26,83 @@ interface Row {
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 /** The comparison table and the target checks; empty when none of the compared scenarios ran. */
-export function formatComparison(results: readonly ScenarioResult[]): { text: string; targets: Record<string, boolean | undefined> } {
+export function formatComparison(results: readonly ScenarioResult[]): {
+  text: string;
+  targets: Record<string, boolean | undefined>;
+} {
   const bare = find(results, 'ceiling');
   const hash = find(results, 'hash-rate');
   const hashConcurrent = hash?.details?.concurrentPerSec as number | undefined;
   const hashSequential = hash?.details?.sequentialPerSec as number | undefined;
   const rows: Row[] = [
-    { what: 'password login, Basic (no session)', ours: find(results, 'basic-login'), peer: find(results, 'peer-login'), peerLabel: 'sign-in/email', reference: hashConcurrent, referenceLabel: 'argon2id' },
-    { what: 'password login, /v3/login (session)', ours: find(results, 'session-login'), peer: find(results, 'peer-login'), peerLabel: 'sign-in/email', reference: hashConcurrent, referenceLabel: 'argon2id' },
-    { what: 'cookie session', ours: find(results, 'cookie'), peer: find(results, 'peer-cookie'), peerLabel: 'get-session (DB)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'cookie session', ours: find(results, 'cookie'), peer: find(results, 'peer-cookie-cache'), peerLabel: 'get-session (cookie cache)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'Bearer', ours: find(results, 'bearer'), peer: find(results, 'peer-bearer'), peerLabel: 'get-session (bearer plugin)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'cookie session, API-access audit off', ours: find(results, 'cookie-no-audit'), peer: find(results, 'peer-cookie'), peerLabel: 'get-session (DB)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'Bearer, API-access audit off', ours: find(results, 'bearer-no-audit'), peer: find(results, 'peer-bearer'), peerLabel: 'get-session (bearer plugin)', reference: rate(bare), referenceLabel: 'bare' },
-    { what: 'no authentication (liveness)', ours: find(results, 'liveness'), reference: rate(bare), referenceLabel: 'bare' },
+    {
+      what: 'password login, Basic (no session)',
+      ours: find(results, 'basic-login'),
+      peer: find(results, 'peer-login'),
+      peerLabel: 'sign-in/email',
+      reference: hashConcurrent,
+      referenceLabel: 'argon2id',
+    },
+    {
+      what: 'password login, /v3/login (session)',
+      ours: find(results, 'session-login'),
+      peer: find(results, 'peer-login'),
+      peerLabel: 'sign-in/email',
+      reference: hashConcurrent,
+      referenceLabel: 'argon2id',
+    },
+    {
+      what: 'cookie session',
+      ours: find(results, 'cookie'),
+      peer: find(results, 'peer-cookie'),
+      peerLabel: 'get-session (DB)',
+      reference: rate(bare),
+      referenceLabel: 'bare',
+    },
+    {
+      what: 'cookie session',
+      ours: find(results, 'cookie'),
+      peer: find(results, 'peer-cookie-cache'),
+      peerLabel: 'get-session (cookie cache)',
+      reference: rate(bare),
+      referenceLabel: 'bare',
+    },
+    {
+      what: 'Bearer',
+      ours: find(results, 'bearer'),
+      peer: find(results, 'peer-bearer'),
+      peerLabel: 'get-session (bearer plugin)',
+      reference: rate(bare),
+      referenceLabel: 'bare',
+    },
+    {
+      what: 'cookie session, API-access audit off',
+      ours: find(results, 'cookie-no-audit'),
+      peer: find(results, 'peer-cookie'),
+      peerLabel: 'get-session (DB)',
+      reference: rate(bare),
+      referenceLabel: 'bare',
+    },
+    {
+      what: 'Bearer, API-access audit off',
+      ours: find(results, 'bearer-no-audit'),
+      peer: find(results, 'peer-bearer'),
+      peerLabel: 'get-session (bearer plugin)',
+      reference: rate(bare),
+      referenceLabel: 'bare',
+    },
+    {
+      what: 'no authentication (liveness)',
+      ours: find(results, 'liveness'),
+      reference: rate(bare),
+      referenceLabel: 'bare',
+    },
   ].filter((r) => r.ours || (r.peer && !r.what.includes('audit')));
   const targets: Record<string, boolean | undefined> = {};
   if (rows.length === 0 && !bare && !hash) return { text: '', targets };
@@ -58,9 +118,44 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
     r.reference === undefined ? '-' : `${r.reference} (${r.referenceLabel})`,
     ratio(rate(r.ours), r.reference),
   ]);
-  if (bare) body.push(['(the ceiling: a bare Hono route)', show(rate(bare)), lat(bare), show(bare.cpuPerRequestUs), '-', '-', '-', '-', '-']);
-  if (hash) body.push(['raw argon2id verifications', show(hashConcurrent), '-', show(hash.cpuPerRequestUs), '-', '-', '-', `${hashSequential}/s 1 at a time`, '-']);
-  const text = table(['requests per second', 'ours/s', 'p50/p99 ms', 'cpu us/req', 'peer/s', 'p50/p99 ms', 'ours:peer', 'reference/s', 'ours:ref'], body);
+  if (bare)
+    body.push([
+      '(the ceiling: a bare Hono route)',
+      show(rate(bare)),
+      lat(bare),
+      show(bare.cpuPerRequestUs),
+      '-',
+      '-',
+      '-',
+      '-',
+      '-',
+    ]);
+  if (hash)
+    body.push([
+      'raw argon2id verifications',
+      show(hashConcurrent),
+      '-',
+      show(hash.cpuPerRequestUs),
+      '-',
+      '-',
+      '-',
+      `${hashSequential}/s 1 at a time`,
+      '-',
+    ]);
+  const text = table(
+    [
+      'requests per second',
+      'ours/s',
+      'p50/p99 ms',
+      'cpu us/req',
+      'peer/s',
+      'p50/p99 ms',
+      'ours:peer',
+      'reference/s',
+      'ours:ref',
+    ],
+    body,
+  );
 
   // Targets (issue 15), per core, on the Node host.
   const notes: string[] = [];
@@ -68,22 +163,29 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
     const v = rate(r);
     if (v === undefined) return;
     targets[`${name} >= ${TARGETS.requestsPerSec}/s`] = v >= TARGETS.requestsPerSec;
-    if (rate(bare) !== undefined) targets[`${name} >= ${TARGETS.ofBare * 100}% of the bare route`] = v >= TARGETS.ofBare * rate(bare)!;
+    if (rate(bare) !== undefined)
+      targets[`${name} >= ${TARGETS.ofBare * 100}% of the bare route`] = v >= TARGETS.ofBare * rate(bare)!;
     if (r?.p99Ms !== undefined) targets[`${name} p99 <= ${TARGETS.p99Ms} ms`] = r.p99Ms <= TARGETS.p99Ms;
-    if (rate(peer) !== undefined) targets[`${name} >= ${TARGETS.ofPeer}x the peer's get-session (DB)`] = v >= TARGETS.ofPeer * rate(peer)!;
+    if (rate(peer) !== undefined)
+      targets[`${name} >= ${TARGETS.ofPeer}x the peer's get-session (DB)`] = v >= TARGETS.ofPeer * rate(peer)!;
   };
   check('Bearer', find(results, 'bearer'), find(results, 'peer-cookie'));
   check('cookie', find(results, 'cookie'), find(results, 'peer-cookie'));
   for (const name of ['basic-login', 'session-login']) {
     const r = find(results, name);
     const v = rate(r);
-    if (v !== undefined && hashConcurrent) targets[`${name} >= ${TARGETS.loginOfHash * 100}% of raw argon2id at the same concurrency`] = v >= TARGETS.loginOfHash * hashConcurrent;
+    if (v !== undefined && hashConcurrent)
+      targets[`${name} >= ${TARGETS.loginOfHash * 100}% of raw argon2id at the same concurrency`] =
+        v >= TARGETS.loginOfHash * hashConcurrent;
     // For information: the same comparison in CPU time, which other load disturbs less (the raw
     // figure is with as many verifications in flight as connections; the host runs at most
     // PASSWORD_HASH_CONCURRENCY at a time, each a little cheaper).
     if (r?.cpuPerRequestUs !== undefined && hash?.cpuPerRequestUs !== undefined) {
       const seq = hash.details?.cpuMsPerHashSequential as number | undefined;
-      notes.push(`${name}: CPU ${round(r.cpuPerRequestUs / 1000)} ms per login vs ${round(hash.cpuPerRequestUs / 1000)} ms per raw verification (${seq} ms one at a time)`);
+      notes.push(
+        `${name}: CPU ${round(r.cpuPerRequestUs / 1000)} ms per login vs ${round(hash.cpuPerRequestUs / 1000)} ` +
+          `ms per raw verification (${seq} ms one at a time)`,
+      );
     }
   }
   const edge = find(results, 'edge-cpu');
@@ -98,12 +200,40 @@ export function formatComparison(results: readonly ScenarioResult[]): { text: st
 
 /** The growth table: one line per size. */
 export function formatGrowth(results: readonly ScenarioResult[]): string {
-  const rows = results.filter((r) => /^growth-\d+$/.test(r.scenario) && r.details).map((r) => {
-    const d = r.details!;
-    const n = (k: string) => show(d[k] as number | undefined);
-    return [String(d.accounts), n('dbMiB'), n('seedSeconds'), n('bearerPerSec'), n('bearerP99Ms'), n('bearerCpuUs'), n('cookiePerSec'), n('cookieP99Ms'), n('cookieCpuUs'), n('loginP50Ms'), n('idleRssMiB'), n('loadRssMiB')];
-  });
+  const rows = results
+    .filter((r) => /^growth-\d+$/.test(r.scenario) && r.details)
+    .map((r) => {
+      const d = r.details!;
+      const n = (k: string) => show(d[k] as number | undefined);
+      return [
+        String(d.accounts),
+        n('dbMiB'),
+        n('seedSeconds'),
+        n('bearerPerSec'),
+        n('bearerP99Ms'),
+        n('bearerCpuUs'),
+        n('cookiePerSec'),
+        n('cookieP99Ms'),
+        n('cookieCpuUs'),
+        n('loginP50Ms'),
+        n('idleRssMiB'),
+        n('loadRssMiB'),
+      ];
+    });
   if (rows.length === 0) return '';
-  const header = ['accounts', 'db MiB', 'seed s', 'Bearer/s', 'p99 ms', 'cpu us', 'cookie/s', 'p99 ms', 'cpu us', 'login p50 ms', 'RSS idle MiB', 'RSS load MiB'];
+  const header = [
+    'accounts',
+    'db MiB',
+    'seed s',
+    'Bearer/s',
+    'p99 ms',
+    'cpu us',
+    'cookie/s',
+    'p99 ms',
+    'cpu us',
+    'login p50 ms',
+    'RSS idle MiB',
+    'RSS load MiB',
+  ];
   return table(header, rows);
 }

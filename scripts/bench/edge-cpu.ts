@@ -52,7 +52,10 @@ async function cpuOf(root: number, n: number, request: () => Promise<Response>, 
       for (let i = 0; i < count; i++) {
         const res = await request();
         await res.arrayBuffer();
-        if (res.status !== 200) throw new ScenarioError(`edge ${what}: request ${i + 1} of ${count} answered ${res.status}; the CPU figure would be wrong`);
+        if (res.status !== 200)
+          throw new ScenarioError(
+            `edge ${what}: request ${i + 1} of ${count} answered ${res.status}; the CPU figure would be wrong`,
+          );
       }
     };
     await run(WARMUP_REQUESTS);
@@ -66,22 +69,37 @@ async function cpuOf(root: number, n: number, request: () => Promise<Response>, 
     if (workerdPids(root).pids.join() === pids.join()) return { ticks, wallMs, pids, pinned };
     console.log(`  workerd restarted during the ${what} phase (wrangler reloads on source changes); repeating it`);
   }
-  throw new ScenarioError(`workerd restarted during three ${what} phases in a row: is someone editing worker/? Try again later.`);
+  throw new ScenarioError(
+    `workerd restarted during three ${what} phases in a row: is someone editing worker/? Try again later.`,
+  );
 }
 
 /**
  * Starts the edge host, measures, stops it. `register` receives the host's stop function at once,
  * so an interrupted benchmark can still stop it.
  */
-export async function edgeCpu(adminPassword: string, n: number, register: (stop: () => Promise<void>) => void): Promise<ScenarioResult> {
+export async function edgeCpu(
+  adminPassword: string,
+  n: number,
+  register: (stop: () => Promise<void>) => void,
+): Promise<ScenarioResult> {
   let host: RunningHost | undefined;
   try {
     host = await startEdgeTestHost(benchServiceEnv(adminPassword));
     register(host.stop);
     const root = host.child.pid!;
-    const login = () => fetch(`${host!.url}/v3/login_without_session`, { method: 'POST', headers: { authorization: basic(ADMIN_LOGIN, adminPassword) } });
+    const login = () =>
+      fetch(`${host!.url}/v3/login_without_session`, {
+        method: 'POST',
+        headers: { authorization: basic(ADMIN_LOGIN, adminPassword) },
+      });
     const live = () => fetch(`${host!.url}/health/live`);
-    await expectStatus(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { authorization: basic(ADMIN_LOGIN, adminPassword) } }, 200, 'edge: POST /v3/login_without_session (Basic, bootstrap admin)');
+    await expectStatus(
+      `${host.url}/v3/login_without_session`,
+      { method: 'POST', headers: { authorization: basic(ADMIN_LOGIN, adminPassword) } },
+      200,
+      'edge: POST /v3/login_without_session (Basic, bootstrap admin)',
+    );
     const logins = await cpuOf(root, n, login, 'login');
     const token = await createToken(host.url, ADMIN_LOGIN, adminPassword);
     const bearerRequest = () => fetch(`${host!.url}/v4/users/me`, { headers: { authorization: `Bearer ${token}` } });
@@ -123,8 +141,11 @@ export async function edgeCpu(adminPassword: string, n: number, register: (stop:
       status: implausible ? 'flagged' : 'ok',
       message:
         `${implausible ? 'MEASUREMENT INVALID (implausibly low: the CPU went to processes not measured): ' : ''}workerd CPU per login ${details.cpuPerLoginMs} ms ` +
-        `(±${details.resolutionMs}; target <= 50), per Bearer request ${details.cpuPerBearerMs} ms (±${details.bearerResolutionMs}; target <= 1), ` +
-        `after ${details.cpuPerLivenessMs} ms per liveness probe as the baseline; wall ${details.meanLoginWallMs} ms/login, ${details.meanBearerWallMs} ms/Bearer${pinned ? '' : '; workerd NOT pinned'}`,
+        `(±${details.resolutionMs}; target <= 50), per Bearer request ${details.cpuPerBearerMs} ms ` +
+        `(±${details.bearerResolutionMs}; target <= 1), ` +
+        `after ${details.cpuPerLivenessMs} ms per liveness probe as the baseline; wall ` +
+        `${details.meanLoginWallMs} ms/login, ${details.meanBearerWallMs} ` +
+        `ms/Bearer${pinned ? '' : '; workerd NOT pinned'}`,
       details,
     };
   } finally {

@@ -41,7 +41,11 @@ const WARMUP_SESSIONS = 1_000;
  * RSS again: the difference is what 10,000 live sessions cost (the credential cache and the verified
  * cookies hold up to 10,000 each, SQLite's page cache grows with the rows read).
  */
-export async function memoryPerSessions(config: BenchConfig, adminPassword: string, register: Register): Promise<ScenarioResult> {
+export async function memoryPerSessions(
+  config: BenchConfig,
+  adminPassword: string,
+  register: Register,
+): Promise<ScenarioResult> {
   const env = benchServiceEnv(adminPassword);
   const host = await startBenchNodeHost(env);
   const stop = register(host.stop);
@@ -51,10 +55,25 @@ export async function memoryPerSessions(config: BenchConfig, adminPassword: stri
     const idle = rssKiB(pid);
     const { hash } = await seededPassword();
     const now = Date.now();
-    const seeded = seedAccounts(host.dbFile, WARMUP_SESSIONS + SESSION_SWEEP, { passwordHash: hash, now, offset: 50_000_000, listSessions: true });
-    const cookies = await Promise.all(seeded.sessions!.map(async (x) => ({ cookie: await sessionCookie(env.SESSION_SECRET_KEY!, x.id, x.userId, now + 86_400_000) })));
-    await expectStatus(`${host.base}/v4/users/me`, { headers: cookies[0]! }, 200, 'GET /v4/users/me (a seeded session)');
-    const sweep = (headers: Record<string, string>[]) => runJob({ kind: 'sweep', url: `${host.base}/v4/users/me`, headers, concurrency: config.connections, rounds: 2 });
+    const seeded = seedAccounts(host.dbFile, WARMUP_SESSIONS + SESSION_SWEEP, {
+      passwordHash: hash,
+      now,
+      offset: 50_000_000,
+      listSessions: true,
+    });
+    const cookies = await Promise.all(
+      seeded.sessions!.map(async (x) => ({
+        cookie: await sessionCookie(env.SESSION_SECRET_KEY!, x.id, x.userId, now + 86_400_000),
+      })),
+    );
+    await expectStatus(
+      `${host.base}/v4/users/me`,
+      { headers: cookies[0]! },
+      200,
+      'GET /v4/users/me (a seeded session)',
+    );
+    const sweep = (headers: Record<string, string>[]) =>
+      runJob({ kind: 'sweep', url: `${host.base}/v4/users/me`, headers, concurrency: config.connections, rounds: 2 });
     const warm = await sweep(cookies.slice(0, WARMUP_SESSIONS));
     await settle();
     const before = rssKiB(pid);
@@ -64,13 +83,15 @@ export async function memoryPerSessions(config: BenchConfig, adminPassword: stri
     await settle();
     const after = rssKiB(pid);
     const non2xx = warm.non2xx + measured.non2xx;
-    const perTenK = before !== undefined && after !== undefined ? ((after - before) * 10_000) / SESSION_SWEEP : undefined;
+    const perTenK =
+      before !== undefined && after !== undefined ? ((after - before) * 10_000) / SESSION_SWEEP : undefined;
     return {
       scenario: 'memory',
       status: non2xx > 0 ? 'flagged' : 'ok',
       message:
         `${non2xx > 0 ? `MEASUREMENT INVALID: ${non2xx} non-2xx (${JSON.stringify(measured.statusCodes)}); ` : ''}RSS idle ${mib(idle)} MiB; ` +
-        `after ${WARMUP_SESSIONS} sessions used twice ${mib(before)} MiB; after ${SESSION_SWEEP} more used twice ${mib(after)} MiB ` +
+        `after ${WARMUP_SESSIONS} sessions used twice ${mib(before)} MiB; after ${SESSION_SWEEP} more used ` +
+        `twice ${mib(after)} MiB ` +
         `(peak ${mib(peak)}): ${mib(perTenK)} MiB per 10,000 live sessions`,
       rssMaxKiB: peak,
       details: {
@@ -93,14 +114,20 @@ export async function memoryPerSessions(config: BenchConfig, adminPassword: stri
 export function growthSizes(): number[] {
   const raw = process.env.BENCH_GROWTH_SIZES ?? '10000,100000,1000000';
   const sizes = raw.split(',').map((s) => Number(s.trim()));
-  if (sizes.some((n) => !Number.isInteger(n) || n < 10)) throw new Error(`BENCH_GROWTH_SIZES must list integers >= 10, not "${raw}"`);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 10))
+    throw new Error(`BENCH_GROWTH_SIZES must list integers >= 10, not "${raw}"`);
   return sizes;
 }
 
 const LOGIN_SAMPLES = 20;
 
 /** growth: one host per size on a seeded database. */
-export async function growth(config: BenchConfig, adminPassword: string, register: Register, report: Report): Promise<void> {
+export async function growth(
+  config: BenchConfig,
+  adminPassword: string,
+  register: Register,
+  report: Report,
+): Promise<void> {
   const { password, hash } = await seededPassword();
   for (const n of growthSizes()) {
     const dir = mkdtempSync(join(tmpdir(), 'auth-bench-growth-'));
@@ -114,7 +141,10 @@ export async function growth(config: BenchConfig, adminPassword: string, registe
       await first.stop();
       const now = Date.now();
       const seeded = seedAccounts(dbFile, n, { passwordHash: hash, now });
-      const dbBytes = ['', '-wal'].reduce((sum, ext) => sum + (statSync(`${dbFile}${ext}`, { throwIfNoEntry: false })?.size ?? 0), 0);
+      const dbBytes = ['', '-wal'].reduce(
+        (sum, ext) => sum + (statSync(`${dbFile}${ext}`, { throwIfNoEntry: false })?.size ?? 0),
+        0,
+      );
       host = await startBenchNodeHost(env, { dbFile });
       const stop = register(host.stop);
       try {
@@ -123,17 +153,39 @@ export async function growth(config: BenchConfig, adminPassword: string, registe
         const idle = rssKiB(pid);
         const { probe } = seeded;
         const bearerHeaders = { authorization: `Bearer ${probe.token}` };
-        const cookieHeaders = { cookie: await sessionCookie(env.SESSION_SECRET_KEY!, probe.sessionId, probe.userId, now + 86_400_000) };
+        const cookieHeaders = {
+          cookie: await sessionCookie(env.SESSION_SECRET_KEY!, probe.sessionId, probe.userId, now + 86_400_000),
+        };
         const me = `${host.base}/v4/users/me`;
-        await expectStatus(me, { headers: bearerHeaders }, 200, `growth ${n}: GET /v4/users/me (Bearer of a seeded account)`);
-        await expectStatus(me, { headers: cookieHeaders }, 200, `growth ${n}: GET /v4/users/me (cookie of a seeded session)`);
+        await expectStatus(
+          me,
+          { headers: bearerHeaders },
+          200,
+          `growth ${n}: GET /v4/users/me (Bearer of a seeded account)`,
+        );
+        await expectStatus(
+          me,
+          { headers: cookieHeaders },
+          200,
+          `growth ${n}: GET /v4/users/me (cookie of a seeded session)`,
+        );
         const bearer = await loadScenario(config, pid, `growth-${n}-bearer`, { url: me, headers: bearerHeaders });
         const cookie = await loadScenario(config, pid, `growth-${n}-cookie`, { url: me, headers: cookieHeaders });
         const auth = basic(probe.login, password);
-        const timing = await runJob({ kind: 'timing', url: `${host.base}/v3/login_without_session`, method: 'POST', a: Array(LOGIN_SAMPLES / 2 + 2).fill(auth), b: Array(LOGIN_SAMPLES / 2 + 2).fill(auth), warmupPairs: 2 });
+        const timing = await runJob({
+          kind: 'timing',
+          url: `${host.base}/v3/login_without_session`,
+          method: 'POST',
+          a: Array(LOGIN_SAMPLES / 2 + 2).fill(auth),
+          b: Array(LOGIN_SAMPLES / 2 + 2).fill(auth),
+          warmupPairs: 2,
+        });
         const samples = [...timing.a, ...timing.b];
         const failedLogins = samples.filter((s) => s.status !== 200).length;
-        if (failedLogins > 0) throw new ScenarioError(`growth ${n}: ${failedLogins} of ${samples.length} logins of ${probe.login} did not answer 200`);
+        if (failedLogins > 0)
+          throw new ScenarioError(
+            `growth ${n}: ${failedLogins} of ${samples.length} logins of ${probe.login} did not answer 200`,
+          );
         const loginP50 = round(median(samples.map((s) => s.ms)));
         const details = {
           accounts: n,
@@ -153,14 +205,22 @@ export async function growth(config: BenchConfig, adminPassword: string, registe
         report({
           scenario: `growth-${n}`,
           status: bearer.status === 'ok' && cookie.status === 'ok' ? 'ok' : 'flagged',
-          message: `${n.toLocaleString('en')} accounts (seeded in ${details.seedSeconds} s, database ${details.dbMiB} MiB): Bearer ${details.bearerPerSec}/s (${details.bearerCpuUs} us CPU each), cookie ${details.cookiePerSec}/s (${details.cookieCpuUs} us), login p50 ${loginP50} ms, RSS idle ${details.idleRssMiB} MiB / under load ${details.loadRssMiB} MiB`,
+          message:
+            `${n.toLocaleString('en')} accounts (seeded in ${details.seedSeconds} s, database ${details.dbMiB} ` +
+            `MiB): Bearer ${details.bearerPerSec}/s (${details.bearerCpuUs} us CPU each), cookie ` +
+            `${details.cookiePerSec}/s (${details.cookieCpuUs} us), login p50 ${loginP50} ms, RSS idle ` +
+            `${details.idleRssMiB} MiB / under load ${details.loadRssMiB} MiB`,
           details,
         });
       } finally {
         await stop();
       }
     } catch (err) {
-      report({ scenario: `growth-${n}`, status: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      report({
+        scenario: `growth-${n}`,
+        status: 'failed',
+        message: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      });
     } finally {
       await host?.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -11,17 +11,22 @@ import { round } from './stats.js';
 
 /** Runs scripts/bench/hash-worker.ts pinned to HOST_CORE. */
 export async function hashRate(config: BenchConfig): Promise<ScenarioResult> {
-  const child = spawnPinned(HOST_CORE, process.execPath, ['--import', 'tsx', resolve(ROOT, 'scripts/bench/hash-worker.ts')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      BENCH_HASH_SECONDS: String(config.durationSeconds),
-      BENCH_HASH_WARMUP: String(config.warmupSeconds),
-      BENCH_HASH_CONCURRENCY: String(config.connections),
+  const child = spawnPinned(
+    HOST_CORE,
+    process.execPath,
+    ['--import', 'tsx', resolve(ROOT, 'scripts/bench/hash-worker.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        BENCH_HASH_SECONDS: String(config.durationSeconds),
+        BENCH_HASH_WARMUP: String(config.warmupSeconds),
+        BENCH_HASH_CONCURRENCY: String(config.connections),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   const output = captureOutput(child);
   try {
     const code = await new Promise<number | null>((res, rej) => {
@@ -29,14 +34,23 @@ export async function hashRate(config: BenchConfig): Promise<ScenarioResult> {
       child.once('close', res);
     });
     const last = output().trim().split('\n').pop() ?? '';
-    if (code !== 0 || !last.startsWith('{')) throw new Error(`the hash worker failed (exit ${code}):\n${tail(output())}`);
-    const r = JSON.parse(last) as { sequentialPerSec: number; concurrentPerSec: number; concurrency: number; cpuMsPerHash: number; cpuMsPerHashSequential: number };
+    if (code !== 0 || !last.startsWith('{'))
+      throw new Error(`the hash worker failed (exit ${code}):\n${tail(output())}`);
+    const r = JSON.parse(last) as {
+      sequentialPerSec: number;
+      concurrentPerSec: number;
+      concurrency: number;
+      cpuMsPerHash: number;
+      cpuMsPerHashSequential: number;
+    };
     return {
       scenario: 'hash-rate',
       status: 'ok',
       message:
-        `raw argon2id verifications on the host's core: ${round(r.sequentialPerSec)}/s one at a time, ${round(r.concurrentPerSec)}/s with ` +
-        `${r.concurrency} in flight; CPU ${round(r.cpuMsPerHash)} ms per verification (${round(r.cpuMsPerHashSequential)} ms one at a time)`,
+        `raw argon2id verifications on the host's core: ${round(r.sequentialPerSec)}/s one at a time, ` +
+        `${round(r.concurrentPerSec)}/s with ` +
+        `${r.concurrency} in flight; CPU ${round(r.cpuMsPerHash)} ms per verification ` +
+        `(${round(r.cpuMsPerHashSequential)} ms one at a time)`,
       requestsPerSec: round(r.concurrentPerSec),
       cpuPerRequestUs: round(r.cpuMsPerHash * 1000),
       details: {

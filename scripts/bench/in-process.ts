@@ -67,11 +67,23 @@ const basic = 'Basic ' + Buffer.from('admin:Adm#1passWord').toString('base64');
 let headers: Record<string, string> = {};
 let path = '/v4/users/me';
 if (kind === 'bearer') {
-  const r = await t.app.fetch(new Request(`${base}/v4/users/me/tokens`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: '{"name":"x"}' }));
+  const r = await t.app.fetch(
+    new Request(`${base}/v4/users/me/tokens`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/json' },
+      body: '{"name":"x"}',
+    }),
+  );
   const { token } = (await r.json()) as { token: string };
   headers = { authorization: `Bearer ${token}` };
 } else if (kind === 'cookie') {
-  const r = await t.app.fetch(new Request(`${base}/v3/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'admin', password: 'Adm#1passWord' }) }));
+  const r = await t.app.fetch(
+    new Request(`${base}/v3/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ login: 'admin', password: 'Adm#1passWord' }),
+    }),
+  );
   headers = { cookie: r.headers.getSetCookie()[0]!.split(';')[0]! };
 } else if (kind === 'login') {
   path = '/v3/login_without_session';
@@ -99,6 +111,9 @@ for (let i = 0; i < n; i++) {
 const us = ((performance.now() - start) * 1000) / n;
 const cpu = process.cpuUsage(cpu0);
 const cpuUs = (cpu.user + cpu.system) / n;
-console.log(`${requested}: ${cpuUs.toFixed(1)} us CPU (${us.toFixed(1)} us wall) per request in-process (router: ${(t.app as unknown as { router: { name: string } }).router.name})`);
+console.log(
+  `${requested}: ${cpuUs.toFixed(1)} us CPU (${us.toFixed(1)} us wall) per request in-process (router: ` +
+    `${(t.app as unknown as { router: { name: string } }).router.name})`,
+);
 t.close();
 process.exit(0);

@@ -40,9 +40,16 @@ export const WARMUP = 20;
 export async function directLdapLogin(conn: LdapConnection, login: string, password: string): Promise<boolean> {
   const url = conn.urls[0]!;
   // ldapts speaks TLS from the first byte whenever tlsOptions are given, so only for ldaps://.
-  const open = () => new Client({ url, connectTimeout: conn.connectTimeoutMs, timeout: conn.searchTimeoutMs, ...(url.startsWith('ldaps:') ? { tlsOptions: { ca: conn.caCert ?? undefined } } : {}) });
+  const open = () =>
+    new Client({
+      url,
+      connectTimeout: conn.connectTimeoutMs,
+      timeout: conn.searchTimeoutMs,
+      ...(url.startsWith('ldaps:') ? { tlsOptions: { ca: conn.caCert ?? undefined } } : {}),
+    });
   const startTls = async (c: Client) => {
-    if (conn.startTls && url.startsWith('ldap:')) await c.startTLS({ ca: conn.caCert ?? undefined, host: new URL(url).hostname });
+    if (conn.startTls && url.startsWith('ldap:'))
+      await c.startTLS({ ca: conn.caCert ?? undefined, host: new URL(url).hostname });
   };
   let dn: string;
   const service = open();
@@ -79,7 +86,11 @@ export interface MtlsBridge {
   /** AUTH_BRIDGE_URL and AUTH_BRIDGE_TLS_CERT/KEY/CA: a Node host reaching this bridge with the client certificate. */
   env: Record<string, string>;
   /** POST /v1/ldap/authenticate through the client certificate's Agent; the parsed answer. */
-  authenticate(conn: LdapConnection, login: string, password: string): Promise<ReturnType<typeof LdapAuthenticateResponseSchema.parse>>;
+  authenticate(
+    conn: LdapConnection,
+    login: string,
+    password: string,
+  ): Promise<ReturnType<typeof LdapAuthenticateResponseSchema.parse>>;
   /** Idempotent. */
   stop(): Promise<void>;
 }
@@ -90,14 +101,28 @@ export async function startMtlsBridge(): Promise<MtlsBridge> {
   try {
     const certs = makeDevCertificates(dir);
     const read = (p: string) => readFileSync(p);
-    const app = buildBridge({ mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert), allowedSubjects: ['auth-worker'] } });
+    const app = buildBridge({
+      mtls: {
+        key: read(certs.server.key),
+        cert: read(certs.server.cert),
+        ca: read(certs.ca.cert),
+        allowedSubjects: ['auth-worker'],
+      },
+    });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const url = `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     let stopped: Promise<void> | undefined;
-    const dispatcher = new Agent({ connect: { cert: read(certs.client.cert), key: read(certs.client.key), ca: read(certs.ca.cert) } });
+    const dispatcher = new Agent({
+      connect: { cert: read(certs.client.cert), key: read(certs.client.key), ca: read(certs.ca.cert) },
+    });
     return {
       url,
-      env: { AUTH_BRIDGE_URL: url, AUTH_BRIDGE_TLS_CERT: certs.client.cert, AUTH_BRIDGE_TLS_KEY: certs.client.key, AUTH_BRIDGE_TLS_CA: certs.ca.cert },
+      env: {
+        AUTH_BRIDGE_URL: url,
+        AUTH_BRIDGE_TLS_CERT: certs.client.cert,
+        AUTH_BRIDGE_TLS_KEY: certs.client.key,
+        AUTH_BRIDGE_TLS_CA: certs.ca.cert,
+      },
       async authenticate(connection, login, password) {
         const res = await fetch(`${url}/v1/ldap/authenticate`, {
           method: 'POST',
@@ -107,7 +132,8 @@ export async function startMtlsBridge(): Promise<MtlsBridge> {
           signal: AbortSignal.timeout(10_000),
         });
         const text = await res.text();
-        if (res.status !== 200) throw new ScenarioError(`bridge: POST /v1/ldap/authenticate answered ${res.status}: ${text.slice(0, 300)}`);
+        if (res.status !== 200)
+          throw new ScenarioError(`bridge: POST /v1/ldap/authenticate answered ${res.status}: ${text.slice(0, 300)}`);
         return LdapAuthenticateResponseSchema.parse(JSON.parse(text));
       },
       stop: () =>
@@ -147,11 +173,19 @@ export async function measureInterleaved(series: Series[], n: number, warmup = W
 /** p50, p99 and mean of one series, rounded. */
 export const summary = (ms: number[]) => {
   const sorted = [...ms].sort((a, b) => a - b);
-  return { p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), meanMs: round(ms.reduce((a, b) => a + b, 0) / ms.length) };
+  return {
+    p50Ms: round(percentile(sorted, 50)),
+    p99Ms: round(percentile(sorted, 99)),
+    meanMs: round(ms.reduce((a, b) => a + b, 0) / ms.length),
+  };
 };
 
-/** The test slapd (pinned to the host's core when possible) and a bridge over mutual TLS, each registered for Ctrl+C. */
-export async function startLdapFixture(register: (stop: () => Promise<void>) => void): Promise<{ slapd: Slapd; bridge: MtlsBridge; pinned: boolean; stop(): Promise<void> }> {
+/**
+ * The test slapd (pinned to the host's core when possible) and a bridge over mutual TLS, each registered for Ctrl+C.
+ */
+export async function startLdapFixture(
+  register: (stop: () => Promise<void>) => void,
+): Promise<{ slapd: Slapd; bridge: MtlsBridge; pinned: boolean; stop(): Promise<void> }> {
   const slapd = await startSlapd({ logLevel: '0' });
   register(slapd.stop);
   const pinned = pinRunning(slapd.pid, HOST_CORE);
@@ -175,7 +209,11 @@ export async function startLdapFixture(register: (stop: () => Promise<void>) => 
 }
 
 /** The scenario: starts slapd and the bridge, measures, stops both (registered at once for Ctrl+C). */
-export async function ldapBridge(n: number, via: 'ldap' | 'starttls' | 'ldaps', register: (stop: () => Promise<void>) => void): Promise<ScenarioResult> {
+export async function ldapBridge(
+  n: number,
+  via: 'ldap' | 'starttls' | 'ldaps',
+  register: (stop: () => Promise<void>) => void,
+): Promise<ScenarioResult> {
   const fixture = await startLdapFixture(register);
   const { slapd, bridge, pinned } = fixture;
   try {
@@ -184,19 +222,43 @@ export async function ldapBridge(n: number, via: 'ldap' | 'starttls' | 'ldaps', 
     const b = bridge;
     const series: Series[] = [
       { name: 'direct', run: () => directLdapLogin(conn, alice.login, alice.password!), ms: [] },
-      { name: 'in-process', run: async () => (await authenticate(conn, alice.login, alice.password!)).outcome === 'ok', ms: [] },
-      { name: 'bridge', run: async () => (await b.authenticate(conn, alice.login, alice.password!)).outcome === 'ok', ms: [] },
+      {
+        name: 'in-process',
+        run: async () => (await authenticate(conn, alice.login, alice.password!)).outcome === 'ok',
+        ms: [],
+      },
+      {
+        name: 'bridge',
+        run: async () => (await b.authenticate(conn, alice.login, alice.password!)).outcome === 'ok',
+        ms: [],
+      },
     ];
     await measureInterleaved(series, n);
-    const [direct, inProcess, viaBridge] = series.map((s) => summary(s.ms)) as [ReturnType<typeof summary>, ReturnType<typeof summary>, ReturnType<typeof summary>];
+    const [direct, inProcess, viaBridge] = series.map((s) => summary(s.ms)) as [
+      ReturnType<typeof summary>,
+      ReturnType<typeof summary>,
+      ReturnType<typeof summary>,
+    ];
     const overhead = round(viaBridge.p50Ms - direct.p50Ms);
     return {
       scenario: 'ldap-bridge',
       status: 'ok',
-      message: `${via}, ${n} sequential logins each: direct ldapts p50 ${direct.p50Ms} ms (p99 ${direct.p99Ms}); bridge over mTLS p50 ${viaBridge.p50Ms} ms (p99 ${viaBridge.p99Ms}): +${overhead} ms; bridge logic without HTTP p50 ${inProcess.p50Ms} ms`,
+      message:
+        `${via}, ${n} sequential logins each: direct ldapts p50 ${direct.p50Ms} ms (p99 ${direct.p99Ms}); ` +
+        `bridge over mTLS p50 ${viaBridge.p50Ms} ms (p99 ${viaBridge.p99Ms}): +${overhead} ms; bridge logic ` +
+        `without HTTP p50 ${inProcess.p50Ms} ms`,
       p50Ms: viaBridge.p50Ms,
       p99Ms: viaBridge.p99Ms,
-      details: { via, logins: n, warmup: WARMUP, slapdPinnedToCore: pinned ? HOST_CORE : null, direct, inProcess, bridge: viaBridge, bridgeOverheadP50Ms: overhead },
+      details: {
+        via,
+        logins: n,
+        warmup: WARMUP,
+        slapdPinnedToCore: pinned ? HOST_CORE : null,
+        direct,
+        inProcess,
+        bridge: viaBridge,
+        bridgeOverheadP50Ms: overhead,
+      },
     };
   } finally {
     await fixture.stop();

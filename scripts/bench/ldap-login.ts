@@ -34,7 +34,12 @@ export const RECORD = 'bench-ldap';
 const errorLines = (text: string) => text.split('\n').filter((l) => /"level":"(ERROR|CRITICAL)"/.test(l));
 
 /** The scenario: starts slapd, the bridge and the Node host, creates the record, measures, stops all three. */
-export async function ldapLogin(n: number, via: 'ldap' | 'starttls' | 'ldaps', adminPassword: string, register: (stop: () => Promise<void>) => void): Promise<ScenarioResult> {
+export async function ldapLogin(
+  n: number,
+  via: 'ldap' | 'starttls' | 'ldaps',
+  adminPassword: string,
+  register: (stop: () => Promise<void>) => void,
+): Promise<ScenarioResult> {
   const fixture = await startLdapFixture(register);
   const { slapd, bridge, pinned } = fixture;
   let host: BenchHost | undefined;
@@ -71,20 +76,34 @@ export async function ldapLogin(n: number, via: 'ldap' | 'starttls' | 'ldaps', a
     const url = `${base}/v3/login_without_session`;
     const headers = { authorization: basic(alice.login, alice.password!), 'x-ldap-name': RECORD };
     // One login first, checked in full: a wrong setup fails here with the host's answer.
-    const first = await expectStatus(url, { method: 'POST', headers }, 200, `POST /v3/login_without_session (Basic, LDAP ${alice.login}, X-LDAP-Name ${RECORD})`);
+    const first = await expectStatus(
+      url,
+      { method: 'POST', headers },
+      200,
+      `POST /v3/login_without_session (Basic, LDAP ${alice.login}, X-LDAP-Name ${RECORD})`,
+    );
     const profile = (await first.json()) as { login?: unknown; role?: unknown };
-    if (profile.login !== alice.login) throw new ScenarioError(`POST /v3/login_without_session: expected the account ${alice.login}, got ${JSON.stringify(profile).slice(0, 300)}`);
+    if (profile.login !== alice.login)
+      throw new ScenarioError(
+        `POST /v3/login_without_session: expected the account ${alice.login}, got ` +
+          `${JSON.stringify(profile).slice(0, 300)}`,
+      );
 
     const b = bridge;
     const worker = async () => {
       const res = await fetch(url, { method: 'POST', headers, signal: AbortSignal.timeout(10_000) });
       const text = await res.text(); // read it whole, as a client would
-      if (res.status !== 200) throw new ScenarioError(`worker: POST /v3/login_without_session answered ${res.status}: ${text.slice(0, 300)}`);
+      if (res.status !== 200)
+        throw new ScenarioError(`worker: POST /v3/login_without_session answered ${res.status}: ${text.slice(0, 300)}`);
       return true;
     };
     const series: Series[] = [
       { name: 'direct', run: () => directLdapLogin(conn, alice.login, alice.password!), ms: [] },
-      { name: 'bridge', run: async () => (await b.authenticate(conn, alice.login, alice.password!)).outcome === 'ok', ms: [] },
+      {
+        name: 'bridge',
+        run: async () => (await b.authenticate(conn, alice.login, alice.password!)).outcome === 'ok',
+        ms: [],
+      },
       { name: 'worker', run: worker, ms: [] },
     ];
     const before = host.output().length;
@@ -95,7 +114,11 @@ export async function ldapLogin(n: number, via: 'ldap' | 'starttls' | 'ldaps', a
     const cpu = meter.stop();
     // The host works only in the worker series: its CPU time per worker login (warm-up included).
     const hostCpuMsPerLogin = round((cpu.processCpuPercent / 100) * (wallMs / (n + WARMUP)));
-    const [direct, viaBridge, viaWorker] = series.map((s) => summary(s.ms)) as [ReturnType<typeof summary>, ReturnType<typeof summary>, ReturnType<typeof summary>];
+    const [direct, viaBridge, viaWorker] = series.map((s) => summary(s.ms)) as [
+      ReturnType<typeof summary>,
+      ReturnType<typeof summary>,
+      ReturnType<typeof summary>,
+    ];
     const workerOverDirect = round(viaWorker.p50Ms - direct.p50Ms);
     const workerOverBridge = round(viaWorker.p50Ms - viaBridge.p50Ms);
     const bridgeOverDirect = round(viaBridge.p50Ms - direct.p50Ms);
@@ -105,9 +128,14 @@ export async function ldapLogin(n: number, via: 'ldap' | 'starttls' | 'ldaps', a
       scenario: 'ldap-login',
       status: errors.length > 0 ? 'flagged' : 'ok',
       message:
-        (errors.length > 0 ? `the host logged ${errors.length} error line(s), first: ${errors[0]!.slice(0, 300)}; ` : '') +
-        `${via}, ${n} sequential logins each: direct ldapts p50 ${direct.p50Ms} ms (p99 ${direct.p99Ms}); bridge over mTLS p50 ${viaBridge.p50Ms} ms (p99 ${viaBridge.p99Ms}); ` +
-        `HTTP Basic LDAP login through the worker p50 ${viaWorker.p50Ms} ms (p99 ${viaWorker.p99Ms}): ${sign(workerOverDirect)} ms over direct at p50 (${sign(bridgeOverDirect)} bridge, ${sign(workerOverBridge)} worker; host CPU ${hostCpuMsPerLogin} ms per login)`,
+        (errors.length > 0
+          ? `the host logged ${errors.length} error line(s), first: ${errors[0]!.slice(0, 300)}; `
+          : '') +
+        `${via}, ${n} sequential logins each: direct ldapts p50 ${direct.p50Ms} ms (p99 ${direct.p99Ms}); ` +
+        `bridge over mTLS p50 ${viaBridge.p50Ms} ms (p99 ${viaBridge.p99Ms}); ` +
+        `HTTP Basic LDAP login through the worker p50 ${viaWorker.p50Ms} ms (p99 ${viaWorker.p99Ms}): ` +
+        `${sign(workerOverDirect)} ms over direct at p50 (${sign(bridgeOverDirect)} bridge, ` +
+        `${sign(workerOverBridge)} worker; host CPU ${hostCpuMsPerLogin} ms per login)`,
       p50Ms: viaWorker.p50Ms,
       p99Ms: viaWorker.p99Ms,
       // Sequential logins: the host waits on the bridge and slapd most of the time, far from 100%.

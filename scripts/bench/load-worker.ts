@@ -9,7 +9,17 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import autocannon from 'autocannon';
-import { MEASURING, type Job, type LoadJob, type LoadResult, type SweepJob, type SweepResult, type TimingJob, type TimingResult, type TimingSample } from './protocol.js';
+import {
+  MEASURING,
+  type Job,
+  type LoadJob,
+  type LoadResult,
+  type SweepJob,
+  type SweepResult,
+  type TimingJob,
+  type TimingResult,
+  type TimingSample,
+} from './protocol.js';
 import { percentile } from './stats.js';
 
 /** One autocannon run; with `record`, collects what the measured run reports. */
@@ -141,5 +151,6 @@ async function runSweep(job: SweepJob): Promise<SweepResult> {
 const file = process.env.BENCH_JOB_FILE;
 const job = JSON.parse(file ? readFileSync(file, 'utf8') : (process.env.BENCH_JOB ?? 'null')) as Job | null;
 if (!job) throw new Error('BENCH_JOB is not set: this script is started by scripts/bench/run.ts');
-const result = job.kind === 'load' ? await runLoad(job) : job.kind === 'timing' ? await runTiming(job) : await runSweep(job);
+const result =
+  job.kind === 'load' ? await runLoad(job) : job.kind === 'timing' ? await runTiming(job) : await runSweep(job);
 process.stdout.write(`${JSON.stringify(result)}\n`);

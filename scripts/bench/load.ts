@@ -9,7 +9,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LOAD_CORE, ROOT } from './node-host.js';
 import { captureOutput, spawnPinned, stopProcess, tail } from './processes.js';
-import { MEASURING, type Job, type LoadJob, type LoadResult, type SweepJob, type SweepResult, type TimingJob, type TimingResult } from './protocol.js';
+import {
+  MEASURING,
+  type Job,
+  type LoadJob,
+  type LoadResult,
+  type SweepJob,
+  type SweepResult,
+  type TimingJob,
+  type TimingResult,
+} from './protocol.js';
 
 const WORKER = resolve(ROOT, 'scripts/bench/load-worker.ts');
 
@@ -43,7 +52,8 @@ export async function runJob(job: Job, onMeasuring?: () => void): Promise<LoadRe
       child.once('close', (c) => res(c)); // after stdout has been read to the end
     });
     const last = stdout.trim().split('\n').pop() ?? '';
-    if (code !== 0 || !last.startsWith('{')) throw new Error(`the load generator failed (exit ${code}):\n${tail(output())}`);
+    if (code !== 0 || !last.startsWith('{'))
+      throw new Error(`the load generator failed (exit ${code}):\n${tail(output())}`);
     return JSON.parse(last) as LoadResult | TimingResult | SweepResult;
   } finally {
     await stopProcess(child); // no-op once it has exited; kills it if we got here by an exception

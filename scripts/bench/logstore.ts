@@ -35,7 +35,12 @@ async function ship(batch: number): Promise<{ batch: number; events: number; sec
   const t = await createTestApp();
   store.reset();
   try {
-    const env = { ...bridge.env, LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_VERIFY_CERTS: 'True', OUTBOX_BATCH_SIZE: String(batch) };
+    const env = {
+      ...bridge.env,
+      LOGSTORE_URLS: store.urls.join(';'),
+      LOGSTORE_VERIFY_CERTS: 'True',
+      OUTBOX_BATCH_SIZE: String(batch),
+    };
     const config = parseEnvironment(env);
     const client = createBridgeClient(nodeBridgeTransport(config)!);
     await t.db.delete(auditOutbox);
@@ -49,11 +54,16 @@ async function ship(batch: number): Promise<{ batch: number; events: number; sec
         data: { i },
       }),
     );
-    for (let i = 0; i < inserts.length; i += 500) await t.db.batch(inserts.slice(i, i + 500) as [typeof inserts[0], ...typeof inserts]);
+    for (let i = 0; i < inserts.length; i += 500)
+      await t.db.batch(inserts.slice(i, i + 500) as [(typeof inserts)[0], ...typeof inserts]);
     const started = performance.now();
     for (let round = 0; round < 1000; round++) {
       await shipOutbox({ db: t.db, config, bridge: client, now: Date.now() });
-      if ((await t.db.select({ id: auditOutbox.id }).from(auditOutbox).where(isNull(auditOutbox.shippedAt)).limit(1)).length === 0) break;
+      if (
+        (await t.db.select({ id: auditOutbox.id }).from(auditOutbox).where(isNull(auditOutbox.shippedAt)).limit(1))
+          .length === 0
+      )
+        break;
     }
     const seconds = (performance.now() - started) / 1000;
     if (store.documents('*').length !== EVENTS) throw new Error(`shipped ${store.documents('*').length} of ${EVENTS}`);
@@ -71,27 +81,56 @@ async function proxy(): Promise<Record<string, number>> {
   store.reset();
   store.seed(
     'svc-sec-user-activity-2026.11.26',
-    Array.from({ length: 500 }, (_, i) => ({ '@timestamp': '2026-11-26T10:00:00.000Z', event: { id: `e${i}`, type: 'login.success', outcome: 'success' }, subject: { login: `user${i % 20}` } })),
+    Array.from({ length: 500 }, (_, i) => ({
+      '@timestamp': '2026-11-26T10:00:00.000Z',
+      event: { id: `e${i}`, type: 'login.success', outcome: 'success' },
+      subject: { login: `user${i % 20}` },
+    })),
   );
-  const host = await startNodeTestHost({ ...bridge.env, LOGSTORE_VERIFY_CERTS: 'True', OUTBOX_CONTEXT_DETACH: 'False', IN_APP_SCHEDULER_ENABLED: 'False', AUTH_ACCESS_LOG_LEVEL: 'ERROR' });
+  const host = await startNodeTestHost({
+    ...bridge.env,
+    LOGSTORE_VERIFY_CERTS: 'True',
+    OUTBOX_CONTEXT_DETACH: 'False',
+    IN_APP_SCHEDULER_ENABLED: 'False',
+    AUTH_ACCESS_LOG_LEVEL: 'ERROR',
+  });
   const agent = new Agent({ connect: { ca: store.caPem } });
   try {
     const admin = basic(ADMIN.login, ADMIN.password);
     const headers = { Authorization: admin, 'Content-Type': 'application/json' };
-    const patched = await fetch(`${host.url}/v3/settings`, { method: 'PATCH', headers, body: JSON.stringify({ values: { LOGSTORE_URLS: store.urls.join(';') } }) });
+    const patched = await fetch(`${host.url}/v3/settings`, {
+      method: 'PATCH',
+      headers,
+      body: JSON.stringify({ values: { LOGSTORE_URLS: store.urls.join(';') } }),
+    });
     if (patched.status !== 200) throw new Error(`settings: ${patched.status}`);
     // A token for the proxy: a Basic login would add an argon2 verification to every request.
-    const token = (await (await fetch(`${host.url}/v4/users/me/tokens`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { token: string };
+    const token = (await (
+      await fetch(`${host.url}/v4/users/me/tokens`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'bench' }),
+      })
+    ).json()) as { token: string };
     const body = JSON.stringify({ query: { term: { 'subject.login': 'user7' } }, size: 10 });
     const direct: number[] = [];
     const proxied: number[] = [];
     for (let i = 0; i < QUERIES + 20; i++) {
       let t0 = performance.now();
-      const a = await fetch(`${store.urls[0]}/svc-sec-user-activity-*/_search`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body });
+      const a = await fetch(`${store.urls[0]}/svc-sec-user-activity-*/_search`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       await a.arrayBuffer();
       if (i >= 20) direct.push(performance.now() - t0);
       t0 = performance.now();
-      const b = await fetch(`${host.url}/v3/logs/user_activity/search`, { method: 'POST', headers: { Authorization: `Bearer ${token.token}`, 'Content-Type': 'application/json' }, body });
+      const b = await fetch(`${host.url}/v3/logs/user_activity/search`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token.token}`, 'Content-Type': 'application/json' },
+        body,
+      });
       await b.arrayBuffer();
       if (b.status !== 200) throw new Error(`proxy answered ${b.status}`);
       if (i >= 20) proxied.push(performance.now() - t0);

@@ -70,10 +70,16 @@ export interface BenchHostOptions {
 }
 
 /** Polls GET {base}/health/live until it answers 200 (or the child exits, or time runs out). */
-async function waitUntilLive(base: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+async function waitUntilLive(
+  base: string,
+  child: ChildProcess,
+  output: () => string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`the Node host exited with ${child.exitCode ?? child.signalCode}:\n${tail(output())}`);
+    if (exited(child))
+      throw new Error(`the Node host exited with ${child.exitCode ?? child.signalCode}:\n${tail(output())}`);
     // The "serving http://..." line is INFO: accept it when shown, else rely on the probe.
     if (/"msg":"serving http:\/\//.test(output())) return;
     try {
@@ -107,7 +113,9 @@ export async function startBenchNodeHost(env: Record<string, string>, o: BenchHo
   const port = await freePort();
   // BENCH_CPU_PROF=dir: a V8 CPU profile of the host, written to dir when it stops (summed by
   // scripts/bench/profile-summary.ts).
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const prof = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`]
+    : [];
   const child = spawnPinned(HOST_CORE, process.execPath, [...prof, ...hostEntry()], {
     cwd: ROOT,
     env: {

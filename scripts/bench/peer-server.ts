@@ -35,7 +35,10 @@ const auth = betterAuth({
   trustedOrigins: [baseURL],
   emailAndPassword: {
     enabled: true,
-    password: { hash: (password) => hasher.hash(password), verify: ({ hash, password }) => hasher.verify(hash, password) },
+    password: {
+      hash: (password) => hasher.hash(password),
+      verify: ({ hash, password }) => hasher.verify(hash, password),
+    },
   },
   session: process.env.BENCH_PEER_COOKIE_CACHE === '1' ? { cookieCache: { enabled: true, maxAge: 300 } } : {},
   plugins: [bearer()],
@@ -45,7 +48,9 @@ const auth = betterAuth({
 
 const { runMigrations } = await getMigrations(auth.options);
 await runMigrations();
-await auth.api.signUpEmail({ body: { email: need('BENCH_PEER_EMAIL'), password: need('BENCH_PEER_PASSWORD'), name: 'bench' } });
+await auth.api.signUpEmail({
+  body: { email: need('BENCH_PEER_EMAIL'), password: need('BENCH_PEER_PASSWORD'), name: 'bench' },
+});
 
 const server = serve({ fetch: auth.handler, port, hostname: '127.0.0.1' }, (info) => {
   process.stdout.write(`LISTENING ${info.port}\n`);

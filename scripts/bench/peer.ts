@@ -45,13 +45,21 @@ async function startPeer(cookieCache: boolean, password: string): Promise<Pinned
 async function signIn(origin: string, password: string): Promise<{ cookie: string; bearer: string }> {
   const res = await expectStatus(
     `${origin}/api/auth/sign-in/email`,
-    { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ email: EMAIL, password }) },
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: JSON.stringify({ email: EMAIL, password }),
+    },
     200,
     'peer POST /api/auth/sign-in/email',
   );
-  const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .join('; ');
   const bearer = res.headers.get('set-auth-token');
-  if (!cookie.includes('session_token=') || !bearer) throw new ScenarioError('peer sign-in: no session cookie or set-auth-token in the answer');
+  if (!cookie.includes('session_token=') || !bearer)
+    throw new ScenarioError('peer sign-in: no session cookie or set-auth-token in the answer');
   return { cookie, bearer };
 }
 
@@ -63,7 +71,12 @@ async function expectSession(origin: string, headers: Record<string, string>, wh
 }
 
 /** Runs the selected peer scenarios (two peer processes: without and with the cookie cache). */
-export async function peerScenarios(config: BenchConfig, names: readonly string[], register: Register, report: Report): Promise<void> {
+export async function peerScenarios(
+  config: BenchConfig,
+  names: readonly string[],
+  register: Register,
+  report: Report,
+): Promise<void> {
   const password = policyPassword();
   if (names.some((n) => n !== 'peer-cookie-cache')) {
     const peer = await startPeer(false, password);
@@ -76,14 +89,26 @@ export async function peerScenarios(config: BenchConfig, names: readonly string[
         console.log(`> ${name}`);
         if (name === 'peer-login') {
           const body = JSON.stringify({ email: EMAIL, password });
-          report(await loadScenario(config, pid, name, { url: `${peer.origin}/api/auth/sign-in/email`, method: 'POST', headers: { 'content-type': 'application/json', origin: peer.origin }, body }));
+          report(
+            await loadScenario(config, pid, name, {
+              url: `${peer.origin}/api/auth/sign-in/email`,
+              method: 'POST',
+              headers: { 'content-type': 'application/json', origin: peer.origin },
+              body,
+            }),
+          );
         } else if (name === 'peer-cookie') {
-          const only = cookie.split('; ').filter((c) => c.includes('session_token=')).join('; ');
+          const only = cookie
+            .split('; ')
+            .filter((c) => c.includes('session_token='))
+            .join('; ');
           await expectSession(peer.origin, { cookie: only }, 'peer get-session (cookie)');
           report(await loadScenario(config, pid, name, { url: sessionUrl, headers: { cookie: only } }));
         } else if (name === 'peer-bearer') {
           await expectSession(peer.origin, { authorization: `Bearer ${bearer}` }, 'peer get-session (Bearer)');
-          report(await loadScenario(config, pid, name, { url: sessionUrl, headers: { authorization: `Bearer ${bearer}` } }));
+          report(
+            await loadScenario(config, pid, name, { url: sessionUrl, headers: { authorization: `Bearer ${bearer}` } }),
+          );
         }
       }
     } finally {
@@ -96,9 +121,15 @@ export async function peerScenarios(config: BenchConfig, names: readonly string[
     const stop = register(peer.stop);
     try {
       const { cookie } = await signIn(peer.origin, password);
-      if (!cookie.includes('session_data=')) throw new ScenarioError('peer sign-in with cookieCache: no session_data cookie');
+      if (!cookie.includes('session_data='))
+        throw new ScenarioError('peer sign-in with cookieCache: no session_data cookie');
       await expectSession(peer.origin, { cookie }, 'peer get-session (cookie cache)');
-      report(await loadScenario(config, peer.child.pid!, 'peer-cookie-cache', { url: `${peer.origin}/api/auth/get-session`, headers: { cookie } }));
+      report(
+        await loadScenario(config, peer.child.pid!, 'peer-cookie-cache', {
+          url: `${peer.origin}/api/auth/get-session`,
+          headers: { cookie },
+        }),
+      );
     } finally {
       await stop();
     }

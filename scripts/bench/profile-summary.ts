@@ -25,7 +25,11 @@ const [target, topArg, skipArg] = process.argv.slice(2);
 if (!target) throw new Error('usage: profile-summary.ts DIR_OR_FILE [top] [skip]');
 const top = Number(topArg ?? 25);
 const skipUs = Number(skipArg ?? 0) * 1e6;
-const files = statSync(target).isDirectory() ? readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f)) : [target];
+const files = statSync(target).isDirectory()
+  ? readdirSync(target)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(target, f))
+  : [target];
 
 /** The package of a script URL: node_modules/<pkg>, our own folders, node internals or native. */
 function packageOf(url: string, name: string): string {
@@ -51,7 +55,8 @@ for (const file of files) {
     const { functionName, url, lineNumber } = node.callFrame;
     if (at < skipUs || functionName === '(idle)') continue;
     const pkg = packageOf(url, functionName);
-    const fn = `${functionName || '(anonymous)'} ${pkg}${url && !url.includes('node_modules') ? `:${lineNumber + 1}` : ''}`;
+    const fn =
+      `${functionName || '(anonymous)'} ` + `${pkg}${url && !url.includes('node_modules') ? `:${lineNumber + 1}` : ''}`;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + dt);
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + dt);
     total += dt;
@@ -59,8 +64,11 @@ for (const file of files) {
 }
 
 const print = (title: string, m: Map<string, number>) => {
-  console.log(`\n${title} (self time, idle excluded: ${(total / 1e6).toFixed(1)} s busy in ${files.length} profile(s))`);
-  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((v * 100) / total).toFixed(1).padStart(5)}%  ${k}`);
+  console.log(
+    `\n${title} (self time, idle excluded: ${(total / 1e6).toFixed(1)} s busy in ${files.length} profile(s))`,
+  );
+  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((v * 100) / total).toFixed(1).padStart(5)}%  ${k}`);
 };
 print('By package', byPackage);
 print('By function', byFunction);

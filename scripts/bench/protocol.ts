@@ -7,7 +7,10 @@
 /** Written on its own line when the measured part of a job starts. */
 export const MEASURING = 'MEASURING';
 
-/** Closed-loop load with autocannon (each connection sends its next request on the answer): warm-up, then the measured run. */
+/**
+ * Closed-loop load with autocannon (each connection sends its next request on the answer): warm-up, then the measured
+ * run.
+ */
 export interface LoadJob {
   kind: 'load';
   url: string;

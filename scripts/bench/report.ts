@@ -39,7 +39,18 @@ const show = (v: number | undefined): string => (v === undefined || Number.isNaN
 
 /** A fixed-width table; one line per scenario, then the messages. */
 export function formatTable(results: readonly ScenarioResult[]): string {
-  const header = ['scenario', 'status', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'host cpu%', 'cpu us/req', 'RSS max MiB', 'machine cpu%'];
+  const header = [
+    'scenario',
+    'status',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'non-2xx',
+    'host cpu%',
+    'cpu us/req',
+    'RSS max MiB',
+    'machine cpu%',
+  ];
   const rows = results.map((r) => [
     r.scenario,
     r.status === 'ok' ? 'ok' : r.status.toUpperCase(),
@@ -53,9 +64,12 @@ export function formatTable(results: readonly ScenarioResult[]): string {
     show(r.machineCpuPercent),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
-  const notes = results.filter((r) => r.message).map((r) => `${r.status === 'ok' ? '  ' : '!!'} ${r.scenario}: ${r.message}`);
+  const notes = results
+    .filter((r) => r.message)
+    .map((r) => `${r.status === 'ok' ? '  ' : '!!'} ${r.scenario}: ${r.message}`);
   return [...out, '', ...notes].join('\n');
 }
 

@@ -63,14 +63,26 @@ import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHo
 import { ceiling, peerScenarios } from './peer.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
-import { basicLogin, bearer, cookie, liveness, loginTiming, MAX_TIMING_PAIRS, ScenarioError, sessionLogin, type BenchConfig, type NodeScenarioContext } from './scenarios.js';
+import {
+  basicLogin,
+  bearer,
+  cookie,
+  liveness,
+  loginTiming,
+  MAX_TIMING_PAIRS,
+  ScenarioError,
+  sessionLogin,
+  type BenchConfig,
+  type NodeScenarioContext,
+} from './scenarios.js';
 
 /** A positive number from the environment, or the default. */
 function envNumber(name: string, fallback: number, integer = false): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, not "${raw}"`);
+  if (!(n > 0) || (integer && !Number.isInteger(n)))
+    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, not "${raw}"`);
   return n;
 }
 
@@ -86,14 +98,16 @@ const output = resolve(ROOT, process.env.BENCH_OUTPUT ?? 'bench-results.json');
 /** BENCH_LDAP_VIA: the directory transport of the LDAP scenarios. */
 function ldapVia(): 'ldap' | 'starttls' | 'ldaps' {
   const via = process.env.BENCH_LDAP_VIA ?? 'ldaps';
-  if (via !== 'ldap' && via !== 'starttls' && via !== 'ldaps') throw new Error(`BENCH_LDAP_VIA must be ldap, starttls or ldaps, not "${via}"`);
+  if (via !== 'ldap' && via !== 'starttls' && via !== 'ldaps')
+    throw new Error(`BENCH_LDAP_VIA must be ldap, starttls or ldaps, not "${via}"`);
   return via;
 }
 
 /** BENCH_API_AUDIT: whether to measure with API-access audit events on (the default), off, or both. */
 function apiAudit(): { mode: 'off' | 'on' | 'both'; off: Record<string, string> } {
   const mode = process.env.BENCH_API_AUDIT ?? 'on';
-  if (mode !== 'off' && mode !== 'on' && mode !== 'both') throw new Error(`BENCH_API_AUDIT must be on, off or both, not "${mode}"`);
+  if (mode !== 'off' && mode !== 'on' && mode !== 'both')
+    throw new Error(`BENCH_API_AUDIT must be on, off or both, not "${mode}"`);
   return { mode, off: { AUTH_AUDIT_API_ACCESS: 'False' } };
 }
 const audit = apiAudit();
@@ -109,7 +123,17 @@ const NODE_SCENARIOS: Record<string, NodeScenario> = {
   'login-timing': loginTiming,
 };
 const PEER_SCENARIOS = ['peer-login', 'peer-cookie', 'peer-bearer', 'peer-cookie-cache'];
-const ALL = ['hash-rate', 'ceiling', ...Object.keys(NODE_SCENARIOS), 'memory', ...PEER_SCENARIOS, 'edge-cpu', 'ldap-bridge', 'ldap-login', 'growth'];
+const ALL = [
+  'hash-rate',
+  'ceiling',
+  ...Object.keys(NODE_SCENARIOS),
+  'memory',
+  ...PEER_SCENARIOS,
+  'edge-cpu',
+  'ldap-bridge',
+  'ldap-login',
+  'growth',
+];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
 const unknown = selected.filter((s) => !ALL.includes(s));
 if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${ALL.join(', ')}`);
@@ -160,12 +184,20 @@ const errorLines = (text: string) => text.split('\n').filter((l) => /"level":"(E
 
 function report(r: ScenarioResult, results: ScenarioResult[]): void {
   results.push(r);
-  const numbers = r.requestsPerSec === undefined ? '' : ` ${r.requestsPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, non-2xx ${r.non2xx}`;
+  const numbers =
+    r.requestsPerSec === undefined
+      ? ''
+      : ` ${r.requestsPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, non-2xx ${r.non2xx}`;
   console.log(`  ${r.status}${numbers}${r.message && r.status === 'ok' ? ` - ${r.message}` : ''}`);
   warnLoudly(r);
 }
 
-async function runNodeScenarios(scenarios: Record<string, NodeScenario>, adminPassword: string, results: ScenarioResult[], extraEnv: Record<string, string> = {}): Promise<void> {
+async function runNodeScenarios(
+  scenarios: Record<string, NodeScenario>,
+  adminPassword: string,
+  results: ScenarioResult[],
+  extraEnv: Record<string, string> = {},
+): Promise<void> {
   const names = Object.keys(scenarios);
   const env = { ...benchServiceEnv(adminPassword), ...extraEnv };
   let host: BenchHost;
@@ -177,22 +209,36 @@ async function runNodeScenarios(scenarios: Record<string, NodeScenario>, adminPa
   }
   const stop = register(host.stop);
   try {
-    console.log(`Node host ${host.base} (pid ${host.child.pid}${host.pinned ? ', core 0' : ', NOT pinned'}; log ${host.logFile})`);
+    console.log(
+      `Node host ${host.base} (pid ${host.child.pid}${host.pinned ? ', core 0' : ', NOT pinned'}; log ${host.logFile})`,
+    );
     for (const name of names) {
       console.log(`> ${name}`);
       const before = host.logSize();
       let r: ScenarioResult;
       try {
-        r = await scenarios[name]!({ base: host.base, hostPid: host.child.pid!, adminPassword, config, sessionSecret: env.SESSION_SECRET_KEY! });
+        r = await scenarios[name]!({
+          base: host.base,
+          hostPid: host.child.pid!,
+          adminPassword,
+          config,
+          sessionSecret: env.SESSION_SECRET_KEY!,
+        });
       } catch (err) {
         r = failed(name, err);
       }
       if (r.hostCpuPercent !== undefined && r.hostCpuPercent < 85 && r.requestsPerSec !== undefined) {
         const client = r.details?.clientCpuPercent;
-        r.message = `${r.message ?? ''}${r.message ? '; ' : ''}the host used only ${r.hostCpuPercent}% of its core (load generator ${client ?? '?'}%, machine ${r.machineCpuPercent}%): something else limited this run`;
+        r.message =
+          `${r.message ?? ''}${r.message ? '; ' : ''}the host used only ${r.hostCpuPercent}% of its core ` +
+          `(load generator ${client ?? '?'}%, machine ${r.machineCpuPercent}%): something else limited this ` +
+          `run`;
       }
       const errors = errorLines(host.output(before));
-      if (errors.length > 0) r.message = `${r.message ?? ''}${r.message ? '; ' : ''}the host logged ${errors.length} error line(s), first: ${errors[0]!.slice(0, 300)}`;
+      if (errors.length > 0)
+        r.message =
+          `${r.message ?? ''}${r.message ? '; ' : ''}the host logged ${errors.length} error line(s), first: ` +
+          `${errors[0]!.slice(0, 300)}`;
       report(r, results);
     }
   } finally {
@@ -203,14 +249,21 @@ async function runNodeScenarios(scenarios: Record<string, NodeScenario>, adminPa
 async function main(): Promise<number> {
   const pinned = canPin();
   console.log(
-    `bench: ${config.connections} connections, ${config.warmupSeconds} s warm-up + ${config.durationSeconds} s measured; Node ${process.version}; ` +
-      (pinned ? 'host on core 0, load on core 1' : 'NOT pinned (no taskset, or fewer than 2 CPUs): host and load share the CPUs'),
+    `bench: ${config.connections} connections, ${config.warmupSeconds} s warm-up + ${config.durationSeconds} s ` +
+      `measured; Node ${process.version}; ` +
+      (pinned
+        ? 'host on core 0, load on core 1'
+        : 'NOT pinned (no taskset, or fewer than 2 CPUs): host and load share the CPUs'),
   );
   // Pinning keeps our processes apart, not other people's processes off our cores.
   const idle = cpuMeter(process.pid);
   await new Promise((r) => setTimeout(r, 1_000));
   const machineBusyBefore = Math.round(idle.stop().machineCpuPercent);
-  if (machineBusyBefore > 10) console.error(`WARNING: the machine was ${machineBusyBefore}% busy before the benchmark started (other processes): expect noisy numbers.`);
+  if (machineBusyBefore > 10)
+    console.error(
+      `WARNING: the machine was ${machineBusyBefore}% busy before the benchmark started (other processes): ` +
+        `expect noisy numbers.`,
+    );
   const adminPassword = policyPassword();
   const results: ScenarioResult[] = [];
   try {
@@ -223,7 +276,8 @@ async function main(): Promise<number> {
       console.log('> ceiling (bare Hono)');
       push(await ceiling(config, register).catch((err: unknown) => failed('ceiling', err)));
     }
-    const pick = (names: string[]) => Object.fromEntries(Object.entries(NODE_SCENARIOS).filter(([n]) => names.includes(n)));
+    const pick = (names: string[]) =>
+      Object.fromEntries(Object.entries(NODE_SCENARIOS).filter(([n]) => names.includes(n)));
     const nodeNames = Object.keys(NODE_SCENARIOS).filter((n) => selected.includes(n));
     if (nodeNames.length > 0) {
       await runNodeScenarios(pick(nodeNames), adminPassword, results, audit.mode === 'off' ? audit.off : {});
@@ -259,20 +313,33 @@ async function main(): Promise<number> {
     if (selected.includes('ldap-bridge')) {
       const via = ldapVia();
       console.log(`> ldap-bridge (slapd + the bridge over mTLS; ${via})`);
-      report(await ldapBridge(envNumber('BENCH_LDAP_LOGINS', 300, true), via, register).catch((err: unknown) => failed('ldap-bridge', err)), results);
+      report(
+        await ldapBridge(envNumber('BENCH_LDAP_LOGINS', 300, true), via, register).catch((err: unknown) =>
+          failed('ldap-bridge', err),
+        ),
+        results,
+      );
     }
     if (selected.includes('ldap-login')) {
       const via = ldapVia();
       console.log(`> ldap-login (slapd + the bridge over mTLS + a Node host using it; ${via})`);
-      report(await ldapLogin(envNumber('BENCH_LDAP_LOGINS', 300, true), via, adminPassword, register).catch((err: unknown) => failed('ldap-login', err)), results);
+      report(
+        await ldapLogin(envNumber('BENCH_LDAP_LOGINS', 300, true), via, adminPassword, register).catch((err: unknown) =>
+          failed('ldap-login', err),
+        ),
+        results,
+      );
     }
-    if (selected.includes('growth')) await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));
+    if (selected.includes('growth'))
+      await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));
   } finally {
     await stopAll();
     // Belt and braces: nothing we started may outlive the benchmark.
     const left = ownDescendants();
     if (left.length > 0) {
-      console.error(`WARNING: killing ${left.length} leftover process(es): ${left.map((p) => `${p.pid} ${p.comm}`).join(', ')}`);
+      console.error(
+        `WARNING: killing ${left.length} leftover process(es): ${left.map((p) => `${p.pid} ${p.comm}`).join(', ')}`,
+      );
       killAll(left);
     }
     removeScratch();
@@ -280,10 +347,17 @@ async function main(): Promise<number> {
 
   console.log(`\n${formatTable(results)}`);
   const comparison = formatComparison(results);
-  if (comparison.text) console.log(`\nSide by side (same harness: servers on core 0, load on core 1, ${config.connections} connections):\n${comparison.text}`);
+  if (comparison.text)
+    console.log(
+      `\nSide by side (same harness: servers on core 0, load on core 1, ${config.connections} connections):\n` +
+        `${comparison.text}`,
+    );
   const growthTable = formatGrowth(results);
   if (growthTable) console.log(`\nGrowth (cost per request must not grow with the accounts):\n${growthTable}`);
-  if (machineBusyBefore > 10) console.log(`\nNOTE: the machine was ${machineBusyBefore}% busy before the run: these numbers are only indicative.`);
+  if (machineBusyBefore > 10)
+    console.log(
+      `\nNOTE: the machine was ${machineBusyBefore}% busy before the run: these numbers are only indicative.`,
+    );
   writeReport(output, {
     time: new Date().toISOString(),
     node: process.version,
@@ -295,7 +369,10 @@ async function main(): Promise<number> {
   });
   console.log(`\nwrote ${output}`);
   const bad = results.filter((r) => r.status !== 'ok');
-  if (bad.length > 0) console.error(`\n${bad.length} scenario(s) ${bad.map((r) => `${r.scenario} ${r.status.toUpperCase()}`).join(', ')}: see above.`);
+  if (bad.length > 0)
+    console.error(
+      `\n${bad.length} scenario(s) ${bad.map((r) => `${r.scenario} ${r.status.toUpperCase()}`).join(', ')}: see above.`,
+    );
   return bad.length > 0 ? 1 : 0;
 }
 

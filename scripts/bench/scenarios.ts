@@ -33,7 +33,8 @@ export interface NodeScenarioContext {
 /** A scenario cannot run (endpoint missing, unexpected answer): reported as failed, with the reason. */
 export class ScenarioError extends Error {}
 
-export const basic = (login: string, password: string): string => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
+export const basic = (login: string, password: string): string =>
+  `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
 
 /** Makes one request and checks its status; the error names the endpoint and shows the answer. */
 export async function expectStatus(url: string, init: RequestInit, expected: number, what: string): Promise<Response> {
@@ -45,7 +46,10 @@ export async function expectStatus(url: string, init: RequestInit, expected: num
 }
 
 /** Runs a job, measuring the CPU (and the largest RSS) of `pid` and the machine during its measured part. */
-async function measured<T>(pid: number, run: (onMeasuring: () => void) => Promise<T>): Promise<{ result: T; cpu: CpuShare; rssMaxKiB: number | undefined }> {
+async function measured<T>(
+  pid: number,
+  run: (onMeasuring: () => void) => Promise<T>,
+): Promise<{ result: T; cpu: CpuShare; rssMaxKiB: number | undefined }> {
   const meter = cpuMeter(pid);
   let rss: { stop(): number | undefined } | undefined;
   const result = await run(() => {
@@ -56,7 +60,10 @@ async function measured<T>(pid: number, run: (onMeasuring: () => void) => Promis
   return { result, cpu, rssMaxKiB: rss?.stop() };
 }
 
-const cpuFields = (cpu: CpuShare) => ({ hostCpuPercent: Math.round(cpu.processCpuPercent), machineCpuPercent: Math.round(cpu.machineCpuPercent) });
+const cpuFields = (cpu: CpuShare) => ({
+  hostCpuPercent: Math.round(cpu.processCpuPercent),
+  machineCpuPercent: Math.round(cpu.machineCpuPercent),
+});
 
 /** What a load scenario sends: one request, repeated by every connection. */
 export interface LoadRequest {
@@ -70,16 +77,31 @@ export interface LoadRequest {
  * Closed-loop load on any server (ours, the peer, the bare route) with the configured connections
  * and durations, measuring the server process `pid`; any non-2xx answer or connection error flags it.
  */
-export async function loadScenario(config: BenchConfig, pid: number, scenario: string, r: LoadRequest): Promise<ScenarioResult> {
+export async function loadScenario(
+  config: BenchConfig,
+  pid: number,
+  scenario: string,
+  r: LoadRequest,
+): Promise<ScenarioResult> {
   const { connections, warmupSeconds, durationSeconds } = config;
-  const job: LoadJob = { kind: 'load', url: r.url, method: r.method ?? 'GET', headers: r.headers ?? {}, body: r.body, connections, warmupSeconds, durationSeconds };
+  const job: LoadJob = {
+    kind: 'load',
+    url: r.url,
+    method: r.method ?? 'GET',
+    headers: r.headers ?? {},
+    body: r.body,
+    connections,
+    warmupSeconds,
+    durationSeconds,
+  };
   const { result: res, cpu, rssMaxKiB } = await measured(pid, (onMeasuring) => runJob(job, onMeasuring));
   const bad = res.non2xx > 0 || res.errors > 0 || res.responses === 0;
   return {
     scenario,
     status: bad ? 'flagged' : 'ok',
     message: bad
-      ? `MEASUREMENT INVALID: ${res.non2xx} non-2xx responses, ${res.errors} connection errors, ${res.responses} responses; status codes ${JSON.stringify(res.statusCodes)}`
+      ? `MEASUREMENT INVALID: ${res.non2xx} non-2xx responses, ${res.errors} connection errors, ${res.responses} ` +
+        `responses; status codes ${JSON.stringify(res.statusCodes)}`
       : undefined,
     requestsPerSec: round(res.requestsPerSec),
     p50Ms: round(res.p50Ms),
@@ -87,26 +109,43 @@ export async function loadScenario(config: BenchConfig, pid: number, scenario: s
     non2xx: res.non2xx,
     ...cpuFields(cpu),
     // server CPU per answered request (its CPU share of one core over the measured run / answers)
-    cpuPerRequestUs: res.requestsPerSec > 0 ? round((cpu.processCpuPercent / 100 / res.requestsPerSec) * 1e6) : undefined,
+    cpuPerRequestUs:
+      res.requestsPerSec > 0 ? round((cpu.processCpuPercent / 100 / res.requestsPerSec) * 1e6) : undefined,
     rssMaxKiB,
-    details: { responses: res.responses, errors: res.errors, statusCodes: res.statusCodes, clientCpuPercent: Math.round(res.clientCpuPercent) },
+    details: {
+      responses: res.responses,
+      errors: res.errors,
+      statusCodes: res.statusCodes,
+      clientCpuPercent: Math.round(res.clientCpuPercent),
+    },
   };
 }
 
 /** A load scenario against our host (the context's base URL and pid). */
-const ours = (ctx: NodeScenarioContext, scenario: string, path: string, method: LoadJob['method'], headers: Record<string, string>, body?: string) =>
-  loadScenario(ctx.config, ctx.hostPid, scenario, { url: `${ctx.base}${path}`, method, headers, body });
+const ours = (
+  ctx: NodeScenarioContext,
+  scenario: string,
+  path: string,
+  method: LoadJob['method'],
+  headers: Record<string, string>,
+  body?: string,
+) => loadScenario(ctx.config, ctx.hostPid, scenario, { url: `${ctx.base}${path}`, method, headers, body });
 
 /** Issues a personal API token with Basic credentials; returns its secret. */
 export async function createToken(base: string, login: string, password: string): Promise<string> {
   const created = await expectStatus(
     `${base}/v4/users/me/tokens`,
-    { method: 'POST', headers: { authorization: basic(login, password), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) },
+    {
+      method: 'POST',
+      headers: { authorization: basic(login, password), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench' }),
+    },
     201,
     `POST /v4/users/me/tokens (Basic, ${login})`,
   );
   const { token } = (await created.json()) as { token?: unknown };
-  if (typeof token !== 'string' || token === '') throw new ScenarioError('POST /v4/users/me/tokens: the answer has no "token" string');
+  if (typeof token !== 'string' || token === '')
+    throw new ScenarioError('POST /v4/users/me/tokens: the answer has no "token" string');
   return token;
 }
 
@@ -118,7 +157,10 @@ export async function loginCookie(base: string, login: string, password: string)
     200,
     `POST /v3/login (JSON, ${login})`,
   );
-  const pair = res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='));
+  const pair = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.includes('auth_session='));
   if (!pair) throw new ScenarioError('POST /v3/login: no auth_session cookie in the answer');
   return pair;
 }
@@ -132,7 +174,12 @@ export async function liveness(ctx: NodeScenarioContext): Promise<ScenarioResult
 /** POST /v3/login_without_session with Basic credentials: a password verification per request. */
 export async function basicLogin(ctx: NodeScenarioContext): Promise<ScenarioResult> {
   const headers = { authorization: basic(ADMIN_LOGIN, ctx.adminPassword) };
-  const res = await expectStatus(`${ctx.base}/v3/login_without_session`, { method: 'POST', headers }, 200, 'POST /v3/login_without_session (Basic, bootstrap admin)');
+  const res = await expectStatus(
+    `${ctx.base}/v3/login_without_session`,
+    { method: 'POST', headers },
+    200,
+    'POST /v3/login_without_session (Basic, bootstrap admin)',
+  );
   await res.json(); // must be JSON (the profile)
   return ours(ctx, 'basic-login', '/v3/login_without_session', 'POST', headers);
 }
@@ -185,7 +232,12 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
   const unknown = (i: number) => `bench-u${String(i).padStart(ADMIN_LOGIN.length - 7, '0')}`;
   const url = `${ctx.base}/v3/login_without_session`;
   // Check on an unknown login (it does not count against bench-admin).
-  await expectStatus(url, { method: 'POST', headers: { authorization: basic(unknown(99_999), wrong) } }, 401, 'POST /v3/login_without_session (unknown login)');
+  await expectStatus(
+    url,
+    { method: 'POST', headers: { authorization: basic(unknown(99_999), wrong) } },
+    401,
+    'POST /v3/login_without_session (unknown login)',
+  );
 
   const { result, cpu } = await measured(ctx.hostPid, (onMeasuring) =>
     runJob(
@@ -218,7 +270,9 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
     message:
       unexpected.length > 0
         ? `MEASUREMENT INVALID: ${unexpected.length} of ${2 * pairs} answers were not 401 (got ${statuses})`
-        : `known+wrong ${stats.knownWrongPassword.meanMs}/${stats.knownWrongPassword.medianMs} ms vs unknown ${stats.unknownLogin.meanMs}/${stats.unknownLogin.medianMs} ms (mean/median): ${stats.diffMeanPercent}% / ${stats.diffMedianPercent}%`,
+        : `known+wrong ${stats.knownWrongPassword.meanMs}/${stats.knownWrongPassword.medianMs} ms vs unknown ` +
+          `${stats.unknownLogin.meanMs}/${stats.unknownLogin.medianMs} ms (mean/median): ` +
+          `${stats.diffMeanPercent}% / ${stats.diffMedianPercent}%`,
     ...cpuFields(cpu),
     details: { ...stats, unexpectedAnswers: unexpected.length },
   };

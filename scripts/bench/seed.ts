@@ -39,7 +39,11 @@ const DAY_MS = 86_400_000;
  * Adds `n` accounts (logins seed00000001...), sessions and tokens to the migrated database
  * `dbFile`, numbered after `offset` (so that several seedings of one file do not collide).
  */
-export function seedAccounts(dbFile: string, n: number, o: { passwordHash: string; now: number; offset?: number; listSessions?: boolean }): SeedResult {
+export function seedAccounts(
+  dbFile: string,
+  n: number,
+  o: { passwordHash: string; now: number; offset?: number; listSessions?: boolean },
+): SeedResult {
   const offset = o.offset ?? 0;
   const db = new Database(dbFile);
   const started = performance.now();
@@ -73,9 +77,15 @@ export function seedAccounts(dbFile: string, n: number, o: { passwordHash: strin
       sessionId: randomBytes(24).toString('base64url'),
     };
     db.prepare('update sessions set id = ? where user_id = ?').run(probe.sessionId, probe.userId);
-    db.prepare('update api_tokens set secret_hash = ?, prefix = ? where user_id = ?').run(tokenHash(probe.token), probe.token.slice(0, 12), probe.userId);
+    db.prepare('update api_tokens set secret_hash = ?, prefix = ? where user_id = ?').run(
+      tokenHash(probe.token),
+      probe.token.slice(0, 12),
+      probe.userId,
+    );
     const sessions = o.listSessions
-      ? (db.prepare('select id, user_id as userId from sessions where user_id >= ? and user_id <= ?').all(seededUserId(offset + 1), seededUserId(offset + n)) as { id: string; userId: string }[])
+      ? (db
+          .prepare('select id, user_id as userId from sessions where user_id >= ? and user_id <= ?')
+          .all(seededUserId(offset + 1), seededUserId(offset + n)) as { id: string; userId: string }[])
       : undefined;
     return { accounts: n, seconds: (performance.now() - started) / 1000, probe, ...(sessions ? { sessions } : {}) };
   } finally {
@@ -84,7 +94,18 @@ export function seedAccounts(dbFile: string, n: number, o: { passwordHash: strin
 }
 
 /** The session cookie (`auth_session=<JWT>`) of a session row, signed as the service signs it. */
-export async function sessionCookie(secret: string, sessionId: string, userId: string, expiresAt: number): Promise<string> {
-  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+export async function sessionCookie(
+  secret: string,
+  sessionId: string,
+  userId: string,
+  expiresAt: number,
+): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign', 'verify'],
+  );
   return `auth_session=${await signClaims({ current: key, previous: undefined }, { sid: sessionId, sub: userId }, expiresAt, SESSION_AUDIENCE)}`;
 }

@@ -22,12 +22,22 @@ export interface PinnedServer {
 }
 
 /** Starts `script` (a path below the project) pinned to HOST_CORE on BENCH_PORT; resolves once it listens. */
-export async function startPinnedServer(script: string, env: (dir: string) => Record<string, string>, timeoutMs = 60_000): Promise<PinnedServer> {
+export async function startPinnedServer(
+  script: string,
+  env: (dir: string) => Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<PinnedServer> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-bench-server-'));
   const port = await freePort();
   const child = spawnPinned(HOST_CORE, process.execPath, ['--import', 'tsx', resolve(ROOT, script)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', BENCH_PORT: String(port), ...env(dir) },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      BENCH_PORT: String(port),
+      ...env(dir),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = captureOutput(child);

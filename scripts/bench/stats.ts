@@ -14,7 +14,10 @@ export function mean(values: readonly number[]): number {
 }
 
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((x, y) => x - y), 50);
+  return percentile(
+    [...values].sort((x, y) => x - y),
+    50,
+  );
 }
 
 /** How much larger `x` is than `reference`, in percent. */

@@ -31,7 +31,14 @@ export async function createTestApp(
   parts: Partial<Pick<HostParts, 'clientAddress' | 'peerAddress' | 'bridge'>> = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-app-'));
-  const config = parseEnvironment({ ...BASE_TEST_ENV, AUTH_TEST_CLOCK_CONTROL: 'False', AUTH_LOG_LEVEL: 'CRITICAL', AUTH_ACCESS_LOG_LEVEL: 'CRITICAL', ...env, LIBSQL_URL: `file:${join(dir, 'a.db')}` });
+  const config = parseEnvironment({
+    ...BASE_TEST_ENV,
+    AUTH_TEST_CLOCK_CONTROL: 'False',
+    AUTH_LOG_LEVEL: 'CRITICAL',
+    AUTH_ACCESS_LOG_LEVEL: 'CRITICAL',
+    ...env,
+    LIBSQL_URL: `file:${join(dir, 'a.db')}`,
+  });
   const database = openDatabase(config);
   await migrateDatabase(database.db, config.get('DB_SCHEMA'));
   const clock = { now: Date.now() };

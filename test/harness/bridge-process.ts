@@ -24,7 +24,11 @@ export interface BridgeProcess {
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /** Starts the bridge process; `logstore` gives it the store's CA and credentials (its environment). */
-export async function startBridgeProcess(logstore: { ca: string; username?: string; password?: string }): Promise<BridgeProcess> {
+export async function startBridgeProcess(logstore: {
+  ca: string;
+  username?: string;
+  password?: string;
+}): Promise<BridgeProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'bridge-proc-'));
   const certs = makeDevCertificates(dir);
   const caFile = join(dir, 'logstore-ca.pem');
@@ -84,7 +88,12 @@ export async function startBridgeProcess(logstore: { ca: string; username?: stri
   await start();
   return {
     url,
-    env: { AUTH_BRIDGE_URL: url, AUTH_BRIDGE_TLS_CERT: certs.client.cert, AUTH_BRIDGE_TLS_KEY: certs.client.key, AUTH_BRIDGE_TLS_CA: certs.ca.cert },
+    env: {
+      AUTH_BRIDGE_URL: url,
+      AUTH_BRIDGE_TLS_CERT: certs.client.cert,
+      AUTH_BRIDGE_TLS_KEY: certs.client.key,
+      AUTH_BRIDGE_TLS_CA: certs.ca.cert,
+    },
     kill,
     start,
     async stop() {

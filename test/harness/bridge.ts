@@ -24,14 +24,22 @@ export async function startTestBridge(options: Omit<BridgeOptions, 'mtls'> = {})
   const dir = mkdtempSync(join(tmpdir(), 'test-bridge-'));
   const certs = makeDevCertificates(dir);
   const read = (p: string) => readFileSync(p);
-  const app = buildBridge({ ...options, mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert) } });
+  const app = buildBridge({
+    ...options,
+    mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert) },
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
     url,
     app,
     certs,
-    env: { AUTH_BRIDGE_URL: url, AUTH_BRIDGE_TLS_CERT: certs.client.cert, AUTH_BRIDGE_TLS_KEY: certs.client.key, AUTH_BRIDGE_TLS_CA: certs.ca.cert },
+    env: {
+      AUTH_BRIDGE_URL: url,
+      AUTH_BRIDGE_TLS_CERT: certs.client.cert,
+      AUTH_BRIDGE_TLS_KEY: certs.client.key,
+      AUTH_BRIDGE_TLS_CA: certs.ca.cert,
+    },
     async stop() {
       await app.close();
       rmSync(dir, { recursive: true, force: true });

@@ -21,12 +21,22 @@ export class Browser {
 
   /** Posts an HTML form. */
   postForm(url: string, fields: Record<string, string>, init: { origin?: string | null } = {}): Promise<Response> {
-    return this.fetch(url, { method: 'POST', body: new URLSearchParams(fields), headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, ...init });
+    return this.fetch(url, {
+      method: 'POST',
+      body: new URLSearchParams(fields),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      ...init,
+    });
   }
 
   /** Posts JSON. */
   postJson(url: string, body: unknown, init: { origin?: string | null } = {}): Promise<Response> {
-    return this.fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' }, ...init });
+    return this.fetch(url, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' },
+      ...init,
+    });
   }
 
   /** The value of a cookie for `url`. */

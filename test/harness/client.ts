@@ -27,11 +27,18 @@ export async function call(path: string, o: Call = {}): Promise<Response> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.auth) headers.Authorization = o.auth;
   if (o.json !== undefined) headers['Content-Type'] = 'application/json';
-  return fetch(`${o.base ?? baseUrl()}${path}`, { method: o.method ?? 'GET', headers, body: o.json === undefined ? undefined : JSON.stringify(o.json) });
+  return fetch(`${o.base ?? baseUrl()}${path}`, {
+    method: o.method ?? 'GET',
+    headers,
+    body: o.json === undefined ? undefined : JSON.stringify(o.json),
+  });
 }
 
 /** Calls and parses the JSON (or problem) body. */
-export async function callJson<T = Record<string, unknown>>(path: string, o: Call = {}): Promise<{ status: number; body: T; res: Response }> {
+export async function callJson<T = Record<string, unknown>>(
+  path: string,
+  o: Call = {},
+): Promise<{ status: number; body: T; res: Response }> {
   const res = await call(path, o);
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T, res };
@@ -51,8 +58,16 @@ export function uniqueLogin(prefix = 'u'): string {
 }
 
 /** Creates a local account through the admin API; returns its id. */
-export async function createUser(login: string, password: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await callJson<{ id: string }>('/v4/users', { method: 'POST', auth: basic(ADMIN.login, ADMIN.password), json: { login, password, ...extra } });
+export async function createUser(
+  login: string,
+  password: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const r = await callJson<{ id: string }>('/v4/users', {
+    method: 'POST',
+    auth: basic(ADMIN.login, ADMIN.password),
+    json: { login, password, ...extra },
+  });
   if (r.status !== 201) throw new Error(`cannot create ${login}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.id;
 }
@@ -64,14 +79,27 @@ export const MINUTE = 60_000;
  * A user account granted super-access (lent admin rights) for `minutes`, on the shared host or
  * `base`; returns its id and Basic credentials.
  */
-export async function createSuperAccessHolder(o: { base?: string; minutes?: number } = {}): Promise<{ id: string; login: string; auth: string }> {
+export async function createSuperAccessHolder(
+  o: { base?: string; minutes?: number } = {},
+): Promise<{ id: string; login: string; auth: string }> {
   const login = uniqueLogin('su');
   const password = 'Len7$rights';
   const admin = basic(ADMIN.login, ADMIN.password);
-  const created = await callJson<{ id: string }>('/v4/users', { base: o.base, method: 'POST', auth: admin, json: { login, password } });
-  if (created.status !== 201) throw new Error(`cannot create ${login}: ${created.status} ${JSON.stringify(created.body)}`);
+  const created = await callJson<{ id: string }>('/v4/users', {
+    base: o.base,
+    method: 'POST',
+    auth: admin,
+    json: { login, password },
+  });
+  if (created.status !== 201)
+    throw new Error(`cannot create ${login}: ${created.status} ${JSON.stringify(created.body)}`);
   const id = created.body.id;
-  const r = await call(`/v4/users/${id}/super-access`, { base: o.base, method: 'POST', auth: admin, json: { minutes: o.minutes ?? 1440 } });
+  const r = await call(`/v4/users/${id}/super-access`, {
+    base: o.base,
+    method: 'POST',
+    auth: admin,
+    json: { minutes: o.minutes ?? 1440 },
+  });
   if (r.status !== 200) throw new Error(`cannot grant super-access: ${r.status} ${await r.text()}`);
   return { id, login, auth: basic(login, password) };
 }

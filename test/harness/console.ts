@@ -21,7 +21,16 @@ export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (see .ci/run)`);
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -64,7 +73,15 @@ export async function waitReady(page: Page): Promise<void> {
 export async function axeViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(o: unknown): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(o: unknown): Promise<{
+            violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
+          }>;
+        };
+      }
+    ).axe;
     return axe.run({ resultTypes: ['violations'] });
   });
   return result.violations
@@ -92,12 +109,21 @@ export async function checkPage(tab: ConsoleTab, host: string, name: string): Pr
 }
 
 /** Signs in through the console's sign-in page and waits for the page it leads to. */
-export async function signIn(tab: ConsoleTab, base: string, login: string, password: string, ldapServer?: string): Promise<void> {
+export async function signIn(
+  tab: ConsoleTab,
+  base: string,
+  login: string,
+  password: string,
+  ldapServer?: string,
+): Promise<void> {
   await openPage(tab, `${base}/ui/login`);
   await tab.page.fill('#signin-login', login);
   await tab.page.fill('#signin-password', password);
   if (ldapServer) await tab.page.selectOption('#signin-server', ldapServer);
-  await Promise.all([tab.page.waitForURL((u) => !u.pathname.endsWith('/ui/login'), { timeout: 20_000 }), tab.page.click('#signin-form button[type=submit]')]);
+  await Promise.all([
+    tab.page.waitForURL((u) => !u.pathname.endsWith('/ui/login'), { timeout: 20_000 }),
+    tab.page.click('#signin-form button[type=submit]'),
+  ]);
   await waitReady(tab.page);
 }
 

@@ -61,9 +61,38 @@ const enc = new TextEncoder();
 
 /** Path parameter values that must never reach a record or a file: traversal, NUL, encoded slashes, bad escapes. */
 const NASTY_SEGMENTS = [
-  '..', '.', '%2e%2e', '..%2F..%2Fetc%2Fpasswd', '%00', 'a%00b', '%2F', 'a%2Fb', '%5C', '%', '%zz', '%C0%AF', '%E0%80%AF',
-  '%FF', '%F0%9F%98%80', '%EF%BF%BF', 'me', '0', '-1', '%20', '%0A', '%0D%0A', 'null', 'undefined', '__proto__',
-  'constructor', '%3Cscript%3E', "'%20OR%201=1--", '%2A', '*', 'x'.repeat(5000), '%ED%A0%80',
+  '..',
+  '.',
+  '%2e%2e',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%00',
+  'a%00b',
+  '%2F',
+  'a%2Fb',
+  '%5C',
+  '%',
+  '%zz',
+  '%C0%AF',
+  '%E0%80%AF',
+  '%FF',
+  '%F0%9F%98%80',
+  '%EF%BF%BF',
+  'me',
+  '0',
+  '-1',
+  '%20',
+  '%0A',
+  '%0D%0A',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  '%3Cscript%3E',
+  "'%20OR%201=1--",
+  '%2A',
+  '*',
+  'x'.repeat(5000),
+  '%ED%A0%80',
 ];
 
 /** Segments that URL normalisation removes with the one before (`.`) or after which it climbs (`..`). */
@@ -85,7 +114,10 @@ function badAuthorizations(ctx: FuzzContext): fc.Arbitrary<[string, string][]> {
     [['Authorization', `Bearer ${'A'.repeat(8192)}`]],
     [['Authorization', 'Digest username="x"']],
     [['Authorization', '\u00ff\u00fe']],
-    [['Authorization', admin.bearer], ['Authorization', user.bearer]],
+    [
+      ['Authorization', admin.bearer],
+      ['Authorization', user.bearer],
+    ],
     [['Authorization', `${admin.bearer}, ${user.basic}`]],
     [['Cookie', 'auth=garbage; auth=other']],
     [['Cookie', '\u00ff=\u00ff']],
@@ -96,11 +128,17 @@ function badAuthorizations(ctx: FuzzContext): fc.Arbitrary<[string, string][]> {
 const ODD_HEADERS = fc.constantFrom<[string, string][]>(
   [],
   [['Accept', 'application/xml']],
-  [['Accept', '*/*'], ['Accept', 'text/html']],
+  [
+    ['Accept', '*/*'],
+    ['Accept', 'text/html'],
+  ],
   [['X-Forwarded-For', 'not-an-ip, ,, 999.1.1.1']],
-  [['Forwarded', 'for="[::1', ]],
+  [['Forwarded', 'for="[::1']],
   [['X-Request-Id', 'x'.repeat(2000)]],
-  [['X-Request-Id', 'a'], ['X-Request-Id', 'b']],
+  [
+    ['X-Request-Id', 'a'],
+    ['X-Request-Id', 'b'],
+  ],
   [['Origin', 'https://evil.example']],
   [['Origin', 'null']],
   [['User-Agent', '\u00ff\u00fe\t']],
@@ -116,7 +154,9 @@ const ODD_HEADERS = fc.constantFrom<[string, string][]>(
 function pathParam(ctx: FuzzContext, p: JsonObject): fc.Arbitrary<string> {
   const known = ctx.pathValues[p.name as string] ?? [];
   const schema = resolveSchema(ctx.doc, p.schema as JsonObject);
-  const generated = arbitraryOf(ctx.doc, schema).map((v) => encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v)));
+  const generated = arbitraryOf(ctx.doc, schema).map((v) =>
+    encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v)),
+  );
   return fc.oneof(
     ...(known.length > 0 ? [{ weight: 4, arbitrary: fc.constantFrom(...known.map(encodeURIComponent)) }] : []),
     { weight: 2, arbitrary: generated },
@@ -126,18 +166,53 @@ function pathParam(ctx: FuzzContext, p: JsonObject): fc.Arbitrary<string> {
 
 /** A query value as text: valid per the schema, or not. */
 function queryValue(ctx: FuzzContext, p: JsonObject): fc.Arbitrary<string> {
-  const valid = arbitraryOf(ctx.doc, p.schema as JsonObject).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+  const valid = arbitraryOf(ctx.doc, p.schema as JsonObject).map((v) =>
+    typeof v === 'string' ? v : JSON.stringify(v),
+  );
   return fc.oneof(
     { weight: 3, arbitrary: valid },
-    { weight: 1, arbitrary: fc.constantFrom('', 'NaN', 'Infinity', '1e999', '-1', '0x10', ' 1', '1.5', '[]', '{}', '\u0000', 'x'.repeat(3000), ...ODD_NUMBERS) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        'NaN',
+        'Infinity',
+        '1e999',
+        '-1',
+        '0x10',
+        ' 1',
+        '1.5',
+        '[]',
+        '{}',
+        '\u0000',
+        'x'.repeat(3000),
+        ...ODD_NUMBERS,
+      ),
+    },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
   );
 }
 
 function queryOf(ctx: FuzzContext, op: JsonObject): fc.Arbitrary<string> {
   const params = ((op.parameters as JsonObject[] | undefined) ?? []).filter((p) => p.in === 'query');
-  const pairs = params.map((p) => fc.option(queryValue(ctx, p).map((v) => [p.name as string, v] as const), { freq: 2 }));
-  const extra = fc.option(fc.constantFrom<[string, string][]>([['unknown', '1']], [['__proto__', 'x']], [['limit', '1'], ['limit', '2']], [['%zz', '%zz']]), { freq: 4 });
+  const pairs = params.map((p) =>
+    fc.option(
+      queryValue(ctx, p).map((v) => [p.name as string, v] as const),
+      { freq: 2 },
+    ),
+  );
+  const extra = fc.option(
+    fc.constantFrom<[string, string][]>(
+      [['unknown', '1']],
+      [['__proto__', 'x']],
+      [
+        ['limit', '1'],
+        ['limit', '2'],
+      ],
+      [['%zz', '%zz']],
+    ),
+    { freq: 4 },
+  );
   return fc.tuple(fc.tuple(...pairs), extra).map(([chosen, more]) => {
     const all = [...chosen.filter((c) => c !== null), ...(more ?? [])];
     if (all.length === 0) return '';
@@ -166,7 +241,9 @@ type BodyPlan = { type: string | null; bytes: Uint8Array; kind: string; extraTyp
 
 /** A JSON object body changed in one field: removed, of another type, huge, odd number, NUL, deep. */
 function mutateObject(value: JsonObject, schema: JsonObject, type: string): fc.Arbitrary<BodyPlan> {
-  const keys = [...new Set([...Object.keys(value), ...Object.keys((schema.properties as JsonObject | undefined) ?? {})])];
+  const keys = [
+    ...new Set([...Object.keys(value), ...Object.keys((schema.properties as JsonObject | undefined) ?? {})]),
+  ];
   const key = keys.length > 0 ? fc.constantFrom(...keys) : fc.constant('field');
   const plan = (kind: string, v: Json): BodyPlan => ({ type, bytes: encodeBody(type, v), kind });
   const text = (kind: string, t: string): BodyPlan => ({ type, bytes: enc.encode(t), kind });
@@ -183,13 +260,24 @@ function mutateObject(value: JsonObject, schema: JsonObject, type: string): fc.A
     }),
     key.chain((k) => otherType(value[k] ?? null).map((v) => plan(`${k} of another type`, { ...value, [k]: v }))),
     fc.tuple(stringArbKey(), anyJson).map(([k, v]) => plan(`extra field ${k}`, { ...value, [k]: v })),
-    fc.tuple(key, fc.integer({ min: 1_000, max: 60_000 })).map(([k, n]) => plan(`huge string in ${k}`, { ...value, [k]: 'x'.repeat(n) })),
+    fc
+      .tuple(key, fc.integer({ min: 1_000, max: 60_000 }))
+      .map(([k, n]) => plan(`huge string in ${k}`, { ...value, [k]: 'x'.repeat(n) })),
     fc.tuple(key, fc.constantFrom(...ODD_NUMBERS)).map(([k, n]) => text(`odd number ${n} in ${k}`, spliced(k, n))),
     key.map((k) => plan(`NUL in ${k}`, { ...value, [k]: `a\u0000b${typeof value[k] === 'string' ? value[k] : ''}` })),
-    fc.tuple(key, fc.integer({ min: 50, max: 20_000 }), fc.boolean()).map(([k, d, o]) => text(`${d}-deep ${o ? 'objects' : 'arrays'} in ${k}`, spliced(k, nested(d, o)))),
+    fc
+      .tuple(key, fc.integer({ min: 50, max: 20_000 }), fc.boolean())
+      .map(([k, d, o]) => text(`${d}-deep ${o ? 'objects' : 'arrays'} in ${k}`, spliced(k, nested(d, o)))),
     key.map((k) => ({ type, bytes: invalidUtf8In(spliced(k, '"\uFFFF"')), kind: `invalid UTF-8 in ${k}` })),
-    fc.constantFrom('__proto__', 'constructor', 'prototype').map((k) => text(`${k} key`, spliced(k, '{"role":"admin","isAdmin":true}'))),
-    key.map((k) => text(`duplicated ${k}`, `${JSON.stringify(value).slice(0, -1)}${Object.keys(value).length ? ',' : ''}${JSON.stringify(k)}:"dup"}`)),
+    fc
+      .constantFrom('__proto__', 'constructor', 'prototype')
+      .map((k) => text(`${k} key`, spliced(k, '{"role":"admin","isAdmin":true}'))),
+    key.map((k) =>
+      text(
+        `duplicated ${k}`,
+        `${JSON.stringify(value).slice(0, -1)}${Object.keys(value).length ? ',' : ''}${JSON.stringify(k)}:"dup"}`,
+      ),
+    ),
   );
 }
 
@@ -213,7 +301,12 @@ function bodyOf(ctx: FuzzContext, op: JsonObject, method: string): fc.Arbitrary<
   if (!body && method === 'get' && !ctx.bodyOnGet) return fc.constant(undefined);
   if (!body) {
     // A body where none is expected.
-    return fc.option(fc.constantFrom<BodyPlan>({ type: 'application/json', bytes: enc.encode('{"a":1}'), kind: 'unexpected body' }), { freq: 10 }).map((b) => b ?? undefined);
+    return fc
+      .option(
+        fc.constantFrom<BodyPlan>({ type: 'application/json', bytes: enc.encode('{"a":1}'), kind: 'unexpected body' }),
+        { freq: 10 },
+      )
+      .map((b) => b ?? undefined);
   }
   const media = Object.entries(body.content as JsonObject) as [string, JsonObject][];
   const plans = media.map(([type, m]) => {
@@ -239,9 +332,38 @@ function bodyOf(ctx: FuzzContext, op: JsonObject, method: string): fc.Arbitrary<
       { type, bytes: enc.encode('a=1&a=2&%zz=%zz&=&&'), kind: 'form garbage' },
     );
     const wrongType = fc
-      .tuple(value, fc.constantFrom<string | null>(null, 'text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/', ';;;', 'application/json; charset=latin1', 'application/json, text/plain', 'APPLICATION/JSON', 'application/x-www-form-urlencoded', 'application/json', 'application/merge-patch+json'))
-      .map(([v, t]): BodyPlan => ({ type: t, bytes: encodeBody(type, v), kind: `${type} body sent as ${t ?? 'no media type'}` }));
-    const duplicated = value.map((v): BodyPlan => ({ type, bytes: encodeBody(type, v), kind: 'duplicated Content-Type', extraTypes: ['text/plain'] }));
+      .tuple(
+        value,
+        fc.constantFrom<string | null>(
+          null,
+          'text/plain',
+          'application/xml',
+          'multipart/form-data; boundary=x',
+          'application/',
+          ';;;',
+          'application/json; charset=latin1',
+          'application/json, text/plain',
+          'APPLICATION/JSON',
+          'application/x-www-form-urlencoded',
+          'application/json',
+          'application/merge-patch+json',
+        ),
+      )
+      .map(
+        ([v, t]): BodyPlan => ({
+          type: t,
+          bytes: encodeBody(type, v),
+          kind: `${type} body sent as ${t ?? 'no media type'}`,
+        }),
+      );
+    const duplicated = value.map(
+      (v): BodyPlan => ({
+        type,
+        bytes: encodeBody(type, v),
+        kind: 'duplicated Content-Type',
+        extraTypes: ['text/plain'],
+      }),
+    );
     return fc.oneof(
       { weight: 5, arbitrary: valid },
       { weight: 6, arbitrary: mutated },
@@ -273,25 +395,41 @@ export function casesOf(ctx: FuzzContext, o: Operation): fc.Arbitrary<FuzzCase> 
     // Bearer, else the session cookie (a same-origin request, as a browser's): neither costs a
     // password hash per request. Basic where it is the only way (a login without a session).
     if (schemes.has('bearer') || schemes.size === 0) return [['Authorization', c.bearer]];
-    if (schemes.has('cookie')) return [['Cookie', c.cookie], ['Sec-Fetch-Site', 'same-origin']];
+    if (schemes.has('cookie'))
+      return [
+        ['Cookie', c.cookie],
+        ['Sec-Fetch-Site', 'same-origin'],
+      ];
     return [['Authorization', c.basic]];
   };
   const auth = fc.oneof(
     { weight: 9, arbitrary: fc.constantFrom(...IDENTITIES).map((id) => ({ id, headers: credential(id), bad: false })) },
-    { weight: 1, arbitrary: badAuthorizations(ctx).map((headers) => ({ id: 'anonymous' as IdentityName, headers, bad: true })) },
+    {
+      weight: 1,
+      arbitrary: badAuthorizations(ctx).map((headers) => ({ id: 'anonymous' as IdentityName, headers, bad: true })),
+    },
   );
-  const odd = fc.oneof({ weight: 6, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 1, arbitrary: ODD_HEADERS });
-  return fc.tuple(path, queryOf(ctx, o.op), auth, bodyOf(ctx, o.op, o.method), odd).map(([p, q, a, b, extra]): FuzzCase => {
-    const headers: [string, string][] = [...a.headers, ...extra];
-    if (b?.type) headers.push(['Content-Type', b.type]);
-    for (const t of b?.extraTypes ?? []) headers.push(['Content-Type', t]);
-    const kinds = [b?.kind ?? 'no body', ...(a.bad ? [`Authorization ${JSON.stringify(a.headers).slice(0, 60)}`] : []), ...extra.map(([k]) => `odd ${k}`)];
-    if (p.retargeted) kinds.push('dot segment in the path');
-    return {
-      request: { method: o.method.toUpperCase(), target: `${p.out}${q}`, headers, ...(b ? { body: b.bytes } : {}) },
-      identity: a.id,
-      kind: kinds.join(', '),
-      retargeted: p.retargeted,
-    };
-  });
+  const odd = fc.oneof(
+    { weight: 6, arbitrary: fc.constant<[string, string][]>([]) },
+    { weight: 1, arbitrary: ODD_HEADERS },
+  );
+  return fc
+    .tuple(path, queryOf(ctx, o.op), auth, bodyOf(ctx, o.op, o.method), odd)
+    .map(([p, q, a, b, extra]): FuzzCase => {
+      const headers: [string, string][] = [...a.headers, ...extra];
+      if (b?.type) headers.push(['Content-Type', b.type]);
+      for (const t of b?.extraTypes ?? []) headers.push(['Content-Type', t]);
+      const kinds = [
+        b?.kind ?? 'no body',
+        ...(a.bad ? [`Authorization ${JSON.stringify(a.headers).slice(0, 60)}`] : []),
+        ...extra.map(([k]) => `odd ${k}`),
+      ];
+      if (p.retargeted) kinds.push('dot segment in the path');
+      return {
+        request: { method: o.method.toUpperCase(), target: `${p.out}${q}`, headers, ...(b ? { body: b.bytes } : {}) },
+        identity: a.id,
+        kind: kinds.join(', '),
+        retargeted: p.retargeted,
+      };
+    });
 }

@@ -24,7 +24,12 @@ export async function sendFuzzRequest(origin: string, agent: Agent, r: FuzzReque
   return first.reused && first.answer.status === 0 ? (await sendOnce(origin, agent, r, false)).answer : first.answer;
 }
 
-function sendOnce(origin: string, agent: Agent, r: FuzzRequest, keepAlive = true): Promise<{ answer: FuzzAnswer; reused: boolean }> {
+function sendOnce(
+  origin: string,
+  agent: Agent,
+  r: FuzzRequest,
+  keepAlive = true,
+): Promise<{ answer: FuzzAnswer; reused: boolean }> {
   const url = new URL(origin);
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of r.headers) {
@@ -34,13 +39,27 @@ function sendOnce(origin: string, agent: Agent, r: FuzzRequest, keepAlive = true
   }
   if (r.body && !headers['transfer-encoding']) headers['content-length'] = String(r.body.length);
   return new Promise((resolve) => {
-    const cut = (e: Error) => resolve({ answer: { status: 0, headers: {}, body: Buffer.from(String(e)) }, reused: req.reusedSocket });
+    const cut = (e: Error) =>
+      resolve({ answer: { status: 0, headers: {}, body: Buffer.from(String(e)) }, reused: req.reusedSocket });
     const req = request(
-      { host: url.hostname, port: url.port, method: r.method, path: r.target, headers, agent: keepAlive ? agent : false, timeout: 60_000 },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: r.method,
+        path: r.target,
+        headers,
+        agent: keepAlive ? agent : false,
+        timeout: 60_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ answer: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }, reused: false }));
+        res.on('end', () =>
+          resolve({
+            answer: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) },
+            reused: false,
+          }),
+        );
         res.on('error', cut);
       },
     );
@@ -121,7 +140,9 @@ const statements = new WeakMap<Client, string>();
 async function fingerprintSql(db: Client): Promise<string> {
   const known = statements.get(db);
   if (known) return known;
-  const tables = await db.execute("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name");
+  const tables = await db.execute(
+    "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name",
+  );
   const parts: string[] = [];
   for (const row of tables.rows) {
     const table = String(row.name);
@@ -131,7 +152,10 @@ async function fingerprintSql(db: Client): Promise<string> {
     const cols = info.rows.map((r) => String(r.name)).filter((c) => !skip.has(c));
     const line = cols.map((c) => `quote("${c}")`).join(" || ',' || ");
     const where = KEPT_ROWS[table] ? ` where ${KEPT_ROWS[table]}` : '';
-    parts.push(`select '${table}' as t, count(*) as n, group_concat(line, char(10)) as rows from (select ${line} as line from "${table}"${where} order by 1)`);
+    parts.push(
+      `select '${table}' as t, count(*) as n, group_concat(line, char(10)) as rows from (select ${line} as line ` +
+        `from "${table}"${where} order by 1)`,
+    );
   }
   const sql = parts.join(' union all ');
   statements.set(db, sql);
@@ -142,7 +166,11 @@ async function fingerprintSql(db: Client): Promise<string> {
 export async function fingerprint(db: Client): Promise<Record<string, string>> {
   const result = await db.execute(await fingerprintSql(db));
   const out: Record<string, string> = {};
-  for (const r of result.rows) out[String(r.t)] = `${String(r.n)}:${createHash('sha256').update(String(r.rows ?? '')).digest('hex').slice(0, 16)}`;
+  for (const r of result.rows)
+    out[String(r.t)] = `${String(r.n)}:${createHash('sha256')
+      .update(String(r.rows ?? ''))
+      .digest('hex')
+      .slice(0, 16)}`;
   return out;
 }
 

@@ -31,7 +31,8 @@ function stringArb(min: number, max: number): fc.Arbitrary<string> {
 function stringOf(s: JsonObject): fc.Arbitrary<string> {
   const min = typeof s.minLength === 'number' ? s.minLength : 0;
   const max = Math.min(typeof s.maxLength === 'number' ? s.maxLength : MAX_LENGTH, Math.max(min, MAX_LENGTH));
-  const withinLength = (a: fc.Arbitrary<string>) => a.filter((v) => [...v].length >= min && [...v].length <= (s.maxLength as number ?? Infinity));
+  const withinLength = (a: fc.Arbitrary<string>) =>
+    a.filter((v) => [...v].length >= min && [...v].length <= ((s.maxLength as number) ?? Infinity));
   switch (s.format) {
     case 'uuid':
       return fc.uuid();
@@ -59,8 +60,10 @@ function stringOf(s: JsonObject): fc.Arbitrary<string> {
 }
 
 function numberOf(s: JsonObject, integer: boolean): fc.Arbitrary<number> {
-  const min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : -1e6;
-  const max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - 1 : 1e6;
+  const min =
+    typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : -1e6;
+  const max =
+    typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - 1 : 1e6;
   if (integer) return fc.integer({ min: Math.ceil(min), max: Math.floor(max) });
   return fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
 }
@@ -126,8 +129,22 @@ export function arbitraryOf(doc: JsonObject, schema: JsonObject, depth = 0): fc.
 }
 
 /** Huge, odd and out-of-range numbers, as JSON text (some are not representable as a double). */
-export const ODD_NUMBERS = ['1e400', '-1e400', '1e308', '-0', '0.5', '9007199254740993', '-9007199254740993', `1${'0'.repeat(400)}`, '1e-400', '2147483648', '-1'];
+export const ODD_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '1e308',
+  '-0',
+  '0.5',
+  '9007199254740993',
+  '-9007199254740993',
+  `1${'0'.repeat(400)}`,
+  '1e-400',
+  '2147483648',
+  '-1',
+];
 
 /** A value of another JSON type than `v`. */
 export const otherType = (v: Json): fc.Arbitrary<Json> =>
-  fc.constantFrom<Json>(true, 0, -1, 1.5, 'x', '', null, [], {}, [1, 'a'], { a: 1 }).filter((o) => typeof o !== typeof v || Array.isArray(o) !== Array.isArray(v));
+  fc
+    .constantFrom<Json>(true, 0, -1, 1.5, 'x', '', null, [], {}, [1, 'a'], { a: 1 })
+    .filter((o) => typeof o !== typeof v || Array.isArray(o) !== Array.isArray(v));

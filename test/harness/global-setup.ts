@@ -14,7 +14,10 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const kind = project.name === 'http-edge' ? 'edge' : 'node';
   // The console's bundle is generated (gitignored): built fresh, so the suites test the sources.
-  execFileSync(process.execPath, ['scripts/build-console.mjs'], { cwd: resolve(import.meta.dirname, '../..'), stdio: 'ignore' });
+  execFileSync(process.execPath, ['scripts/build-console.mjs'], {
+    cwd: resolve(import.meta.dirname, '../..'),
+    stdio: 'ignore',
+  });
   const host = await startTestHost(kind);
   project.provide('hostKind', kind);
   project.provide('baseUrl', host.url);

@@ -57,7 +57,12 @@ export function isListening(port: number): Promise<boolean> {
   });
 }
 
-function waitFor(child: ChildProcess, out: () => string, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+function waitFor(
+  child: ChildProcess,
+  out: () => string,
+  pattern: RegExp,
+  timeoutMs: number,
+): Promise<RegExpMatchArray> {
   return new Promise((res, rej) => {
     const timer = setTimeout(() => done(new Error(`host did not start within ${timeoutMs} ms:\n${out()}`)), timeoutMs);
     const check = () => {
@@ -136,7 +141,10 @@ export interface TestHostOptions {
 }
 
 /** Starts the Node host on a free port with a fresh embedded database (or `o.database`). */
-export async function startNodeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
+export async function startNodeTestHost(
+  env: Record<string, string> = {},
+  o: TestHostOptions = {},
+): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-node-'));
   const port = await freePort();
   const libsqlUrl = o.libsqlUrl ?? env.LIBSQL_URL ?? `file:${o.database ?? join(dir, 'auth.db')}`;
@@ -183,7 +191,10 @@ export async function startNodeTestHost(env: Record<string, string> = {}, o: Tes
  * in `env` (AUTH_BRIDGE_URL and its certificates), the worker reaches it through the mTLS binding
  * emulator, the local stand-in for the `mtls_certificates` binding.
  */
-export async function startEdgeTestHost(env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
+export async function startEdgeTestHost(
+  env: Record<string, string> = {},
+  o: TestHostOptions = {},
+): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-edge-'));
   // A shared database is the other host's libSQL dev server: neither started nor migrated here.
   const sqld = o.libsqlUrl
@@ -192,7 +203,12 @@ export async function startEdgeTestHost(env: Record<string, string> = {}, o: Tes
   let emulator: MtlsBindingEmulator | undefined;
   if (env.AUTH_BRIDGE_URL) emulator = await startMtlsBindingEmulator(parseEnvironment(env));
   const { AUTH_BRIDGE_TLS_CERT: _c, AUTH_BRIDGE_TLS_KEY: _k, AUTH_BRIDGE_TLS_CA: _a, ...workerEnv } = env;
-  const vars: Record<string, string> = { ...BASE_TEST_ENV, ...workerEnv, LIBSQL_URL: sqld.url, ...(emulator ? { AUTH_BRIDGE_URL: emulator.url } : {}) };
+  const vars: Record<string, string> = {
+    ...BASE_TEST_ENV,
+    ...workerEnv,
+    LIBSQL_URL: sqld.url,
+    ...(emulator ? { AUTH_BRIDGE_URL: emulator.url } : {}),
+  };
   // Migrations run from Node, as `npm run db:migrate` does for a remote database.
   const config = parseEnvironment(vars);
   if (!o.libsqlUrl) {
@@ -203,7 +219,19 @@ export async function startEdgeTestHost(env: Record<string, string> = {}, o: Tes
 
   const port = await freePort();
   const inspector = await freePort();
-  const args = ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false', '--log-level', o.workerLogs ? 'log' : 'info'];
+  const args = [
+    'wrangler',
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspector),
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    o.workerLogs ? 'log' : 'info',
+  ];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const wrangler = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
   const child = spawn(process.execPath, [wrangler, ...args.slice(1)], {
@@ -240,6 +268,10 @@ export async function startEdgeTestHost(env: Record<string, string> = {}, o: Tes
 }
 
 /** Starts a host of the given kind. */
-export function startTestHost(kind: HostKind, env: Record<string, string> = {}, o: TestHostOptions = {}): Promise<RunningHost> {
+export function startTestHost(
+  kind: HostKind,
+  env: Record<string, string> = {},
+  o: TestHostOptions = {},
+): Promise<RunningHost> {
   return kind === 'node' ? startNodeTestHost(env, o) : startEdgeTestHost(env, o);
 }

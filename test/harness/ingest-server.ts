@@ -5,7 +5,12 @@
  * certificate of another CA (a CA mismatch). An optional plain-HTTP listener serves the same store.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -61,7 +66,13 @@ export async function startIngestServer(): Promise<IngestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      server.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), scheme });
+      server.received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        scheme,
+      });
       notify();
       const answer = () => {
         if (res.destroyed) return;
@@ -74,7 +85,8 @@ export async function startIngestServer(): Promise<IngestServer> {
   };
   const https: HttpsServer = createHttpsServer(ownCtx, handle('https'));
   const http: HttpServer = createHttpServer(handle('http'));
-  for (const s of [https, http]) s.on('connection', (sock) => (sockets.add(sock), sock.on('close', () => sockets.delete(sock))));
+  for (const s of [https, http])
+    s.on('connection', (sock) => (sockets.add(sock), sock.on('close', () => sockets.delete(sock))));
   await Promise.all([https, http].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
 
   let waiters: Array<() => void> = [];
@@ -100,7 +112,10 @@ export async function startIngestServer(): Promise<IngestServer> {
     },
     waitFor(n, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`ingest server: ${server.received.length} of ${n} requests after ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`ingest server: ${server.received.length} of ${n} requests after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         const check = () => {
           if (server.received.length >= n) {
             clearTimeout(timer);

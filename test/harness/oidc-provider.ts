@@ -29,9 +29,21 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
   const clientId = 'auth-service';
   const clientSecret = 'client-secret-0123456789';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     async findAccount(_ctx, id) {
-      return { accountId: id, claims: async () => ({ sub: id, preferred_username: id, name: `User ${id}`, email: `${id}@example.org` }) };
+      return {
+        accountId: id,
+        claims: async () => ({ sub: id, preferred_username: id, name: `User ${id}`, email: `${id}@example.org` }),
+      };
     },
     claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
     conformIdTokenClaims: false,
@@ -63,25 +75,28 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
       req.socket.destroy();
       return;
     }
-    const upstream = request({ host: '127.0.0.1', port: backendPort, path: req.url, method: req.method, headers: req.headers }, (up) => {
-      const chunks: Buffer[] = [];
-      up.on('data', (d: Buffer) => chunks.push(d));
-      up.on('end', () => {
-        let body = Buffer.concat(chunks);
-        const headers = { ...up.headers };
-        if (state.tamper && req.url?.startsWith('/token') && up.statusCode === 200) {
-          const json = JSON.parse(body.toString()) as { id_token: string };
-          const [h, p, s] = json.id_token.split('.');
-          const payload = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
-          payload.name = 'Mallory';
-          json.id_token = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
-          body = Buffer.from(JSON.stringify(json));
-          delete headers['content-length'];
-        }
-        res.writeHead(up.statusCode ?? 502, headers);
-        res.end(body);
-      });
-    });
+    const upstream = request(
+      { host: '127.0.0.1', port: backendPort, path: req.url, method: req.method, headers: req.headers },
+      (up) => {
+        const chunks: Buffer[] = [];
+        up.on('data', (d: Buffer) => chunks.push(d));
+        up.on('end', () => {
+          let body = Buffer.concat(chunks);
+          const headers = { ...up.headers };
+          if (state.tamper && req.url?.startsWith('/token') && up.statusCode === 200) {
+            const json = JSON.parse(body.toString()) as { id_token: string };
+            const [h, p, s] = json.id_token.split('.');
+            const payload = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
+            payload.name = 'Mallory';
+            json.id_token = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
+            body = Buffer.from(JSON.stringify(json));
+            delete headers['content-length'];
+          }
+          res.writeHead(up.statusCode ?? 502, headers);
+          res.end(body);
+        });
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
@@ -95,9 +110,16 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
  * `user` (the test provider's `sub` and `preferred_username`); returns the callback URL the provider
  * sends back, without following it. `abort` cancels at the provider (access_denied).
  */
-export async function throughProvider(b: Browser, serviceUrl: string, name: string, user: string, o: { abort?: boolean } = {}): Promise<string> {
+export async function throughProvider(
+  b: Browser,
+  serviceUrl: string,
+  name: string,
+  user: string,
+  o: { abort?: boolean } = {},
+): Promise<string> {
   const start = await b.fetch(`${serviceUrl}/v3/oidc/login/${name}`);
-  if (start.status !== 302) throw new Error(`the login did not redirect to the provider: ${start.status} ${await start.text()}`);
+  if (start.status !== 302)
+    throw new Error(`the login did not redirect to the provider: ${start.status} ${await start.text()}`);
   let url = start.headers.get('location')!;
   for (let i = 0; i < 20; i++) {
     if (url.startsWith(serviceUrl)) return url;
@@ -110,7 +132,9 @@ export async function throughProvider(b: Browser, serviceUrl: string, name: stri
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
     if (!action) throw new Error(`unexpected provider page at ${url}: ${res.status} ${html.slice(0, 200)}`);
     const formUrl = new URL(action, url).href;
-    const hidden = Object.fromEntries([...html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const hidden = Object.fromEntries(
+      [...html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
+    );
     if (o.abort) {
       const abortHref = /href="([^"]*\/abort)"/.exec(html)?.[1] ?? `${new URL(formUrl).pathname}/abort`;
       const aborted = await b.fetch(new URL(abortHref, url).href);

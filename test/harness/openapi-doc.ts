@@ -56,7 +56,8 @@ function nestedSchemas(schema: JsonObject, where: string, out: SchemaSite[], nes
       nestedSchemas(sub as JsonObject, `${where}.${k}.${name}`, out, true);
   }
   for (const k of SUBSCHEMA_LISTS)
-    for (const [i, sub] of ((schema[k] as JsonObject[] | undefined) ?? []).entries()) nestedSchemas(sub, `${where}.${k}[${i}]`, out, true);
+    for (const [i, sub] of ((schema[k] as JsonObject[] | undefined) ?? []).entries())
+      nestedSchemas(sub, `${where}.${k}[${i}]`, out, true);
   for (const k of SUBSCHEMAS) {
     const sub = schema[k];
     if (sub && typeof sub === 'object' && !Array.isArray(sub)) nestedSchemas(sub, `${where}.${k}`, out, true);

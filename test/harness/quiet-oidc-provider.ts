@@ -7,9 +7,9 @@
  */
 // The notice may start with a colour code when the output is a terminal.
 const EXPECTED = new RegExp(
-  '^(\x1b\\[[\\d;]*m)?oidc-provider (NOTICE|WARNING): '
-    + '(a quick start development-only|quick start development-only|Unsupported runtime'
-    + '|default [\\w.]+ function called)',
+  '^(\x1b\\[[\\d;]*m)?oidc-provider (NOTICE|WARNING): ' +
+    '(a quick start development-only|quick start development-only|Unsupported runtime' +
+    '|default [\\w.]+ function called)',
 );
 
 for (const method of ['info', 'warn'] as const) {

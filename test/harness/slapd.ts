@@ -18,7 +18,14 @@ import { join } from 'node:path';
 import type { LdapConnection } from '../../schema/bridge/index.js';
 import { issueCert, makeCa } from '../../scripts/dev-certs.js';
 import { freePort, isListening } from './hosts.js';
-import { ADMIN_GROUP_DN, AUDITOR_GROUP_DN, BASE_DN, buildFixtures, SERVICE_DN, type DirectoryUser } from './slapd/fixtures.js';
+import {
+  ADMIN_GROUP_DN,
+  AUDITOR_GROUP_DN,
+  BASE_DN,
+  buildFixtures,
+  SERVICE_DN,
+  type DirectoryUser,
+} from './slapd/fixtures.js';
 
 export { ADMIN_GROUP_DN, AUDITOR_GROUP_DN, BASE_DN, SERVICE_DN, type DirectoryUser } from './slapd/fixtures.js';
 
@@ -92,10 +99,18 @@ export async function closedPortUrl(): Promise<string> {
   return `ldap://127.0.0.1:${await freePort()}`;
 }
 
-function slapdConf(dir: string, o: { ad: boolean; anonymousSearch: boolean; rootPassword: string; cert: { ca: string; cert: string; key: string } }): string {
+function slapdConf(
+  dir: string,
+  o: { ad: boolean; anonymousSearch: boolean; rootPassword: string; cert: { ca: string; cert: string; key: string } },
+): string {
   const schemas = ['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`);
   if (o.ad) schemas.push(`include ${AD_SCHEMA}`);
-  const peopleReaders = [`  by dn.exact="${SERVICE_DN}" read`, '  by self read', ...(o.anonymousSearch ? ['  by anonymous read'] : []), '  by * none'];
+  const peopleReaders = [
+    `  by dn.exact="${SERVICE_DN}" read`,
+    '  by self read',
+    ...(o.anonymousSearch ? ['  by anonymous read'] : []),
+    '  by * none',
+  ];
   return [
     ...schemas,
     `pidfile ${join(dir, 'slapd.pid')}`,
@@ -133,7 +148,8 @@ function slapdConf(dir: string, o: { ad: boolean; anonymousSearch: boolean; root
 
 /** Starts slapd with the test fixtures; ready (both listeners accept) when it resolves. */
 export async function startSlapd(opts: SlapdOptions = {}): Promise<Slapd> {
-  if (!slapdAvailable()) throw new Error(`startSlapd: ${SLAPD} or ${SLAPADD} is missing (apt-get install slapd ldap-utils)`);
+  if (!slapdAvailable())
+    throw new Error(`startSlapd: ${SLAPD} or ${SLAPADD} is missing (apt-get install slapd ldap-utils)`);
   const ad = opts.activeDirectory ?? false;
   const dir = mkdtempSync(join(tmpdir(), 'auth-slapd-'));
   try {
@@ -145,9 +161,22 @@ export async function startSlapd(opts: SlapdOptions = {}): Promise<Slapd> {
     const fixtures = buildFixtures({ activeDirectory: ad, servicePassword });
     mkdirSync(join(dir, 'db'));
     writeFileSync(join(dir, 'data.ldif'), fixtures.ldif);
-    if (ad) writeFileSync(join(dir, 'root-dse.ldif'), `dn:\nsupportedCapabilities: ${AD_CAPABILITY}\nsupportedCapabilities: 1.2.840.113556.1.4.1670\nsupportedCapabilities: 1.2.840.113556.1.4.1791\n`);
+    if (ad)
+      writeFileSync(
+        join(dir, 'root-dse.ldif'),
+        `dn:\nsupportedCapabilities: ${AD_CAPABILITY}\nsupportedCapabilities: 1.2.840.113556.1.4.1670\n` +
+          `supportedCapabilities: 1.2.840.113556.1.4.1791\n`,
+      );
     const conf = join(dir, 'slapd.conf');
-    writeFileSync(conf, slapdConf(dir, { ad, anonymousSearch: opts.anonymousSearch ?? false, rootPassword, cert: { ca: ca.cert, cert: server.cert, key: server.key } }));
+    writeFileSync(
+      conf,
+      slapdConf(dir, {
+        ad,
+        anonymousSearch: opts.anonymousSearch ?? false,
+        rootPassword,
+        cert: { ca: ca.cert, cert: server.cert, key: server.key },
+      }),
+    );
     const added = spawnSync(SLAPADD, ['-q', '-f', conf, '-l', join(dir, 'data.ldif')], { encoding: 'utf8' });
     if (added.status !== 0) throw new Error(`slapadd failed (${added.status}): ${added.stderr}`);
 
@@ -178,7 +207,10 @@ export async function startSlapd(opts: SlapdOptions = {}): Promise<Slapd> {
           users,
           user(key) {
             const u = users[key];
-            if (!u) throw new Error(`no fixture user "${key}" (${ad ? 'AD' : 'plain'} instance has: ${Object.keys(users).join(', ')})`);
+            if (!u)
+              throw new Error(
+                `no fixture user "${key}" (${ad ? 'AD' : 'plain'} instance has: ${Object.keys(users).join(', ')})`,
+              );
             return u;
           },
           connection({ via = 'ldap', ...over } = {}) {
@@ -216,9 +248,13 @@ class PortTaken extends Error {}
 
 /** Spawns slapd and waits until both listeners accept connections. */
 async function launch(dir: string, conf: string, ldapPort: number, ldapsPort: number, opts: SlapdOptions) {
-  const child: ChildProcess = spawn(SLAPD, ['-f', conf, '-h', `ldap://127.0.0.1:${ldapPort}/ ldaps://127.0.0.1:${ldapsPort}/`, '-d', opts.logLevel ?? 'stats'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    SLAPD,
+    ['-f', conf, '-h', `ldap://127.0.0.1:${ldapPort}/ ldaps://127.0.0.1:${ldapsPort}/`, '-d', opts.logLevel ?? 'stats'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const collect = (b: Buffer) => {
     out += b.toString('utf8');

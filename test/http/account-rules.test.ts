@@ -53,8 +53,13 @@ async function oidcLogin(user: string): Promise<{ res: Response; b: Browser }> {
 }
 
 /** The problem members a caller sees, for comparing two answers. */
-const answer = ({ status, body }: { status: number; body: Record<string, unknown> }) =>
-  ({ status, type: body.type, title: body.title, detail: body.detail, reason: body.reason });
+const answer = ({ status, body }: { status: number; body: Record<string, unknown> }) => ({
+  status,
+  type: body.type,
+  title: body.title,
+  detail: body.detail,
+  reason: body.reason,
+});
 
 const accountsNamed = (logins: string[]) =>
   database.db.select({ login: users.login, source: users.source }).from(users).where(inArray(users.login, logins));

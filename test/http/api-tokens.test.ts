@@ -7,11 +7,14 @@ const PASSWORD = 'Str0ng$pass';
 afterEach(() => setClockOffset(0));
 
 async function issue(login: string, body: Record<string, unknown> = { name: 'ci' }) {
-  return callJson<{ id: string; token: string; prefix: string; name: string; expiresAt: string | null }>('/v4/users/me/tokens', {
-    method: 'POST',
-    auth: basic(login, PASSWORD),
-    json: body,
-  });
+  return callJson<{ id: string; token: string; prefix: string; name: string; expiresAt: string | null }>(
+    '/v4/users/me/tokens',
+    {
+      method: 'POST',
+      auth: basic(login, PASSWORD),
+      json: body,
+    },
+  );
 }
 const bearer = (token: string) => `Bearer ${token}`;
 
@@ -30,16 +33,22 @@ describe('API tokens', () => {
     expect(ok.res.headers.get('set-cookie')).toBeNull();
     expect((await callJson('/v4/users/me', { auth: bearer(issued.body.token) })).body.login).toBe(login);
 
-    const list = await callJson<{ items: Record<string, unknown>[] }>('/v4/users/me/tokens', { auth: bearer(issued.body.token) });
+    const list = await callJson<{ items: Record<string, unknown>[] }>('/v4/users/me/tokens', {
+      auth: bearer(issued.body.token),
+    });
     expect(list.body.items).toHaveLength(1);
     expect(list.body.items[0]).toMatchObject({ id: issued.body.id, name: 'deploy bot', prefix: issued.body.prefix });
     expect(JSON.stringify(list.body)).not.toContain(issued.body.token);
 
-    expect((await call(`/v4/users/me/tokens/${issued.body.id}`, { method: 'DELETE', auth: basic(login, PASSWORD) })).status).toBe(204);
+    expect(
+      (await call(`/v4/users/me/tokens/${issued.body.id}`, { method: 'DELETE', auth: basic(login, PASSWORD) })).status,
+    ).toBe(204);
     const after = await callJson('/v3/api_token_login', { method: 'POST', auth: bearer(issued.body.token) });
     expect(after.status).toBe(401);
     expect(after.res.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    expect((await call(`/v4/users/me/tokens/${issued.body.id}`, { method: 'DELETE', auth: basic(login, PASSWORD) })).status).toBe(404);
+    expect(
+      (await call(`/v4/users/me/tokens/${issued.body.id}`, { method: 'DELETE', auth: basic(login, PASSWORD) })).status,
+    ).toBe(404);
   });
 
   it('expiry is honoured', async () => {
@@ -58,7 +67,9 @@ describe('API tokens', () => {
     const { body } = await issue(login);
     // Block by inactivity: no login for 46 days, then the login attempt blocks the account.
     await setClockOffset(46 * DAY);
-    expect((await callJson('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) })).body.code).toBe('ACCOUNT_BLOCKED');
+    expect(
+      (await callJson('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) })).body.code,
+    ).toBe('ACCOUNT_BLOCKED');
     await setClockOffset(0);
     expect((await call('/v3/api_token_login', { method: 'POST', auth: bearer(body.token) })).status).toBe(401);
   });
@@ -78,7 +89,11 @@ describe('API tokens', () => {
     expect(bad.status).toBe(422);
     const paths = (bad.body as unknown as { errors: { path: string }[] }).errors.map((e) => e.path).sort();
     expect(paths).toEqual(['expiresInDays', 'name']);
-    const res = await call('/v4/users/me/tokens', { method: 'POST', auth: basic(login, PASSWORD), headers: { 'Content-Type': 'application/json' } });
+    const res = await call('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: basic(login, PASSWORD),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     const malformed = await fetch(`${(await import('../harness/client.js')).baseUrl()}/v4/users/me/tokens`, {

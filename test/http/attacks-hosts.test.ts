@@ -94,59 +94,63 @@ describe(`attacks across two ${kind} hosts on one database`, () => {
     }
   });
 
-  it('a token or cookie of a deleted, blocked or revoked account is refused within the documented bound on both hosts', async () => {
-    type Case = {
-      name: string;
-      end: (ids: { user: string; token: string; tokenId: string; cookie: string }) => Promise<void>;
-    };
-    const cases: Case[] = [
-      {
-        name: 'deleted',
-        end: async ({ user }) =>
-          expect((await call(`/v4/users/${user}`, { base: b.url, method: 'DELETE', auth: admin })).status).toBe(204),
-      },
-      {
-        name: 'blocked',
-        end: async ({ user }) =>
-          expect((await call(`/v4/users/${user}/block`, { base: b.url, method: 'POST', auth: admin })).status).toBe(
-            200,
-          ),
-      },
-      {
-        name: 'revoked',
-        end: async ({ tokenId, token, cookie }) => {
-          expect(
-            (await call(`/v4/users/me/tokens/${tokenId}`, { base: b.url, method: 'DELETE', auth: `Bearer ${token}` }))
-              .status,
-          ).toBe(204);
-          expect(
-            (await call('/v3/logout', { base: b.url, method: 'POST', headers: { Cookie: cookie, Origin: b.origin } }))
-              .status,
-          ).toBe(204);
+  it(
+    'a token or cookie of a deleted, blocked or revoked account is refused within the documented bound ' +
+      'on both hosts',
+    async () => {
+      type Case = {
+        name: string;
+        end: (ids: { user: string; token: string; tokenId: string; cookie: string }) => Promise<void>;
+      };
+      const cases: Case[] = [
+        {
+          name: 'deleted',
+          end: async ({ user }) =>
+            expect((await call(`/v4/users/${user}`, { base: b.url, method: 'DELETE', auth: admin })).status).toBe(204),
         },
-      },
-    ];
-    for (const c of cases) {
-      const login = uniqueLogin(c.name);
-      const user = await createUserOn(a, login);
-      const { token, id: tokenId } = await tokenOn(a, login);
-      const cookie = await cookieOn(a, login);
-      // Both instances have used (and cached) the credentials.
-      for (const host of [a, b]) {
-        for (let i = 0; i < 2; i++) {
-          expect(await meStatus(host, { token }), `${c.name} token before`).toBe(200);
-          expect(await meStatus(host, { cookie }), `${c.name} cookie before`).toBe(200);
+        {
+          name: 'blocked',
+          end: async ({ user }) =>
+            expect((await call(`/v4/users/${user}/block`, { base: b.url, method: 'POST', auth: admin })).status).toBe(
+              200,
+            ),
+        },
+        {
+          name: 'revoked',
+          end: async ({ tokenId, token, cookie }) => {
+            expect(
+              (await call(`/v4/users/me/tokens/${tokenId}`, { base: b.url, method: 'DELETE', auth: `Bearer ${token}` }))
+                .status,
+            ).toBe(204);
+            expect(
+              (await call('/v3/logout', { base: b.url, method: 'POST', headers: { Cookie: cookie, Origin: b.origin } }))
+                .status,
+            ).toBe(204);
+          },
+        },
+      ];
+      for (const c of cases) {
+        const login = uniqueLogin(c.name);
+        const user = await createUserOn(a, login);
+        const { token, id: tokenId } = await tokenOn(a, login);
+        const cookie = await cookieOn(a, login);
+        // Both instances have used (and cached) the credentials.
+        for (const host of [a, b]) {
+          for (let i = 0; i < 2; i++) {
+            expect(await meStatus(host, { token }), `${c.name} token before`).toBe(200);
+            expect(await meStatus(host, { cookie }), `${c.name} cookie before`).toBe(200);
+          }
         }
+        await c.end({ user, token, tokenId, cookie });
+        // The instance that ended it: at once. The other: within the cache bound.
+        expect(await meStatus(b, { token }), `${c.name} token on the ending host`).toBe(401);
+        expect(await meStatus(b, { cookie }), `${c.name} cookie on the ending host`).toBe(401);
+        await sleep(CACHE_BOUND_MS + 100);
+        expect(await meStatus(a, { token }), `${c.name} token on the other host`).toBe(401);
+        expect(await meStatus(a, { cookie }), `${c.name} cookie on the other host`).toBe(401);
       }
-      await c.end({ user, token, tokenId, cookie });
-      // The instance that ended it: at once. The other: within the cache bound.
-      expect(await meStatus(b, { token }), `${c.name} token on the ending host`).toBe(401);
-      expect(await meStatus(b, { cookie }), `${c.name} cookie on the ending host`).toBe(401);
-      await sleep(CACHE_BOUND_MS + 100);
-      expect(await meStatus(a, { token }), `${c.name} token on the other host`).toBe(401);
-      expect(await meStatus(a, { cookie }), `${c.name} cookie on the other host`).toBe(401);
-    }
-  });
+    },
+  );
 });
 
 describe(`JWT tricks across a key rotation (${kind} host restarted on its database)`, () => {

@@ -229,76 +229,79 @@ describe('attacks on sessions and browsers', () => {
     expect((await b.fetch(url('/v3/logout'), { method: 'POST' })).status).toBe(204);
   });
 
-  it('JWT tricks on the session cookie: alg none, HS/RS confusion, kid injection, tampering, foreign keys', async () => {
-    const { b, id } = await loggedIn();
-    const real = (await b.cookie(url('/v4/users/me'), 'auth_session'))!;
-    const claims = decodeJwt(real) as JWTPayload & { sid: string };
-    const me = async (token: string) =>
-      (await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${token}` } })).status;
-    const secret = new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!);
-    const sign = (header: Record<string, unknown>, key: Uint8Array | CryptoKey, body: JWTPayload = claims) =>
-      new SignJWT(body).setProtectedHeader(header as { alg: string }).sign(key);
-    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const [h, p, s] = real.split('.') as [string, string, string];
+  it(
+    'JWT tricks on the session cookie: alg none, HS/RS confusion, kid injection, tampering, foreign ' + 'keys',
+    async () => {
+      const { b, id } = await loggedIn();
+      const real = (await b.cookie(url('/v4/users/me'), 'auth_session'))!;
+      const claims = decodeJwt(real) as JWTPayload & { sid: string };
+      const me = async (token: string) =>
+        (await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${token}` } })).status;
+      const secret = new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!);
+      const sign = (header: Record<string, unknown>, key: Uint8Array | CryptoKey, body: JWTPayload = claims) =>
+        new SignJWT(body).setProtectedHeader(header as { alg: string }).sign(key);
+      const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+      const [h, p, s] = real.split('.') as [string, string, string];
 
-    // The control: the same claims signed as the service signs them are a live session.
-    expect(await me(await sign({ alg: 'HS256', typ: 'JWT' }, secret))).toBe(200);
+      // The control: the same claims signed as the service signs them are a live session.
+      expect(await me(await sign({ alg: 'HS256', typ: 'JWT' }, secret))).toBe(200);
 
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const rsa = await importPKCS8(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'RS256');
-    const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    const jwk = await exportJWK(publicKey);
-    const forged: [string, string][] = [
-      ['alg none', `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`],
-      ['alg None', `${b64({ alg: 'None' })}.${p}.`],
-      ['alg NONE with the old signature', `${b64({ alg: 'NONE' })}.${p}.${s}`],
-      ['RS256 with an attacker key', await sign({ alg: 'RS256' }, rsa)],
-      ['RS256 with the attacker key embedded (jwk)', await sign({ alg: 'RS256', jwk }, rsa)],
-      ['RS256 with a jku', await sign({ alg: 'RS256', jku: 'https://evil.example/jwks.json' }, rsa)],
-      [
-        'HS256 keyed with an RSA public key (confusion)',
-        await sign({ alg: 'HS256' }, new TextEncoder().encode(publicPem)),
-      ],
-      [
-        'kid path traversal, empty-file key',
-        await sign({ alg: 'HS256', kid: '../../../../../../dev/null' }, new Uint8Array(32)),
-      ],
-      [
-        'kid SQL injection',
-        await sign(
-          { alg: 'HS256', kid: "x' UNION SELECT 'attacker-key-0123456789abcdefghij' --" },
-          new TextEncoder().encode('attacker-key-0123456789abcdefghij'),
-        ),
-      ],
-      [
-        'kid command injection',
-        await sign(
-          { alg: 'HS256', kid: '|echo attacker-key' },
-          new TextEncoder().encode('attacker-key-0123456789abcdefghij'),
-        ),
-      ],
-      [
-        'another key',
-        await sign({ alg: 'HS256' }, new TextEncoder().encode('another-key-that-is-long-enough-0123456789')),
-      ],
-      ['tampered subject', `${h}.${b64({ ...claims, sub: 'someone-else' })}.${s}`],
-      ['tampered session', `${h}.${b64({ ...claims, sid: crypto.randomUUID() })}.${s}`],
-      ['garbage', 'garbage'],
-      ['the real one with a byte more', `${real}x`],
-      ['empty', ''],
-    ];
-    for (const [what, token] of forged) {
-      const res = await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${token}` } });
-      expect(res.status, what).toBe(401);
-      expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
-      // As Bearer (the access token of a session is the same token): refused alike.
-      expect(
-        (await fetch(url('/v4/users/me'), { headers: { Authorization: `Bearer ${token || 'x'}` } })).status,
-        `${what} as Bearer`,
-      ).toBe(401);
-    }
-    // The real session still works, and is the account's.
-    const still = await callJson<{ id: string }>('/v4/users/me', { headers: { Cookie: `auth_session=${real}` } });
-    expect(still.body.id).toBe(id);
-  });
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const rsa = await importPKCS8(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'RS256');
+      const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+      const jwk = await exportJWK(publicKey);
+      const forged: [string, string][] = [
+        ['alg none', `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`],
+        ['alg None', `${b64({ alg: 'None' })}.${p}.`],
+        ['alg NONE with the old signature', `${b64({ alg: 'NONE' })}.${p}.${s}`],
+        ['RS256 with an attacker key', await sign({ alg: 'RS256' }, rsa)],
+        ['RS256 with the attacker key embedded (jwk)', await sign({ alg: 'RS256', jwk }, rsa)],
+        ['RS256 with a jku', await sign({ alg: 'RS256', jku: 'https://evil.example/jwks.json' }, rsa)],
+        [
+          'HS256 keyed with an RSA public key (confusion)',
+          await sign({ alg: 'HS256' }, new TextEncoder().encode(publicPem)),
+        ],
+        [
+          'kid path traversal, empty-file key',
+          await sign({ alg: 'HS256', kid: '../../../../../../dev/null' }, new Uint8Array(32)),
+        ],
+        [
+          'kid SQL injection',
+          await sign(
+            { alg: 'HS256', kid: "x' UNION SELECT 'attacker-key-0123456789abcdefghij' --" },
+            new TextEncoder().encode('attacker-key-0123456789abcdefghij'),
+          ),
+        ],
+        [
+          'kid command injection',
+          await sign(
+            { alg: 'HS256', kid: '|echo attacker-key' },
+            new TextEncoder().encode('attacker-key-0123456789abcdefghij'),
+          ),
+        ],
+        [
+          'another key',
+          await sign({ alg: 'HS256' }, new TextEncoder().encode('another-key-that-is-long-enough-0123456789')),
+        ],
+        ['tampered subject', `${h}.${b64({ ...claims, sub: 'someone-else' })}.${s}`],
+        ['tampered session', `${h}.${b64({ ...claims, sid: crypto.randomUUID() })}.${s}`],
+        ['garbage', 'garbage'],
+        ['the real one with a byte more', `${real}x`],
+        ['empty', ''],
+      ];
+      for (const [what, token] of forged) {
+        const res = await fetch(url('/v4/users/me'), { headers: { Cookie: `auth_session=${token}` } });
+        expect(res.status, what).toBe(401);
+        expect(res.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
+        // As Bearer (the access token of a session is the same token): refused alike.
+        expect(
+          (await fetch(url('/v4/users/me'), { headers: { Authorization: `Bearer ${token || 'x'}` } })).status,
+          `${what} as Bearer`,
+        ).toBe(401);
+      }
+      // The real session still works, and is the account's.
+      const still = await callJson<{ id: string }>('/v4/users/me', { headers: { Cookie: `auth_session=${real}` } });
+      expect(still.body.id).toBe(id);
+    },
+  );
 });

@@ -74,7 +74,10 @@ async function apiTraffic(host: RunningHost) {
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ login: ADMIN.login, password: ADMIN.password }),
   });
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const bearer = await send(host, '/v4/users/me', { headers: { Authorization: `Bearer ${token}` } });
   const basicCall = await send(host, '/v4/users/me', { headers: { Authorization: admin } });
   const cookieCall = await send(host, '/v4/users/me', { headers: { Cookie: cookie } });
@@ -136,13 +139,21 @@ describe(`audit trail (${kind} host)`, () => {
       last: t.last.id,
       cookie: t.cookieCall.id,
     };
-    const recorded = Object.entries(named).filter(([, id]) => events.some((e) => e.request_id === id)).map(([n]) => n);
+    const recorded = Object.entries(named)
+      .filter(([, id]) => events.some((e) => e.request_id === id))
+      .map(([n]) => n);
     expect(recorded, host.output().slice(-3000)).toEqual(['bearer', 'basic', 'refused', 'last']);
     const bearer = events.find((e) => e.request_id === t.bearer.id)!;
     expect(bearer).toMatchObject({ type: 'api.request', outcome: 'success', actor_login: ADMIN.login, user_agent: UA });
     expect(bearer.source_ip).toBeTruthy();
     const path = new URL(`${host.url}/v4/users/me`).pathname;
-    expect(JSON.parse(bearer.data!)).toEqual({ method: 'bearer', httpMethod: 'GET', path, status: 200, tokenId: t.tokenId });
+    expect(JSON.parse(bearer.data!)).toEqual({
+      method: 'bearer',
+      httpMethod: 'GET',
+      path,
+      status: 200,
+      tokenId: t.tokenId,
+    });
     const basicEvent = events.find((e) => e.request_id === t.basicCall.id)!;
     expect(JSON.parse(basicEvent.data!)).toMatchObject({ method: 'basic', status: 200 });
     // A request refused after authentication is recorded too, with its status.

@@ -39,7 +39,13 @@ async function shipped(match: (d: StoredDoc) => boolean, timeoutMs = 30_000): Pr
   for (;;) {
     const found = store.documents('*').find(match);
     if (found) return found;
-    if (Date.now() > until) throw new Error(`not shipped within ${timeoutMs} ms; the store has ${store.documents('*').map((d) => `${d.index}:${(d.source.event as Json)?.type}`).join(', ')}`);
+    if (Date.now() > until)
+      throw new Error(
+        `not shipped within ${timeoutMs} ms; the store has ${store
+          .documents('*')
+          .map((d) => `${d.index}:${(d.source.event as Json)?.type}`)
+          .join(', ')}`,
+      );
     // A request that may write events kicks the shipping again (at most once a second).
     await api('/v3/logout', { method: 'POST' });
     await new Promise((r) => setTimeout(r, 300));
@@ -68,7 +74,11 @@ beforeAll(async () => {
     EMAIL_HOST_PASSWORD: SMTP_PASS,
     EMAIL_FROM: 'Auth service <noreply@auth.test>',
   });
-  const r = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values: { LOGSTORE_URLS: store.urls.join(';') } } });
+  const r = await api('/v3/settings', {
+    method: 'PATCH',
+    auth: admin,
+    json: { values: { LOGSTORE_URLS: store.urls.join(';') } },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   idp = await startTestProvider([`${host.url}/v3/oidc/callback/${idpName}`]);
   const added = await api('/v3/settings/identity-providers', {
@@ -77,9 +87,19 @@ beforeAll(async () => {
     json: { name: idpName, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
   });
   expect(added.status, JSON.stringify(added.body)).toBe(201);
-  for (const [name, urls] of [['trail-ldap', undefined], ['trail-ldap-down', [await closedPortUrl()]]] as const) {
+  for (const [name, urls] of [
+    ['trail-ldap', undefined],
+    ['trail-ldap-down', [await closedPortUrl()]],
+  ] as const) {
     const conn = slapd.connection({ via: 'ldap' });
-    const json = { name, urls: urls ?? conn.urls, startTls: false, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn };
+    const json = {
+      name,
+      urls: urls ?? conn.urls,
+      startTls: false,
+      bindDn: slapd.serviceDn,
+      bindPassword: slapd.servicePassword,
+      baseDn: slapd.baseDn,
+    };
     const rec = await api('/v3/settings/ldap-servers', { method: 'POST', auth: admin, json });
     expect(rec.status, JSON.stringify(rec.body)).toBe(201);
   }
@@ -93,10 +113,18 @@ afterAll(async () => {
 describe('the audit trail in the log store', () => {
   it("users' and administrators' actions land in their streams' dated indices, in the documented shape", async () => {
     const login = uniqueLogin('trail');
-    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(201);
-    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(login, 'Wr0ng$pass') })).status).toBe(401);
+    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(
+      201,
+    );
+    expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(login, 'Wr0ng$pass') })).status).toBe(
+      401,
+    );
     expect((await api('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) })).status).toBe(200);
-    const token = await api<{ id: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(login, PASSWORD), json: { name: 'ci' } });
+    const token = await api<{ id: string }>('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: basic(login, PASSWORD),
+      json: { name: 'ci' },
+    });
     expect(token.status).toBe(201);
 
     const created = await shipped(typeIs('user.created', login));
@@ -112,7 +140,10 @@ describe('the audit trail in the log store', () => {
 
     const failure = await shipped(typeIs('login.failure', login));
     expect(failure.index).toBe(`svc-sec-user-activity-${today()}`);
-    expect(failure.source).toMatchObject({ event: { stream: 'user_activity', outcome: 'failure' }, subject: { login } });
+    expect(failure.source).toMatchObject({
+      event: { stream: 'user_activity', outcome: 'failure' },
+      subject: { login },
+    });
     expect((await shipped(typeIs('login.success', login))).source).toMatchObject({ event: { outcome: 'success' } });
     const issued = await shipped(typeIs('token.issued', login));
     expect(issued.index).toBe(`svc-sec-crud-user-logs-${today()}`);
@@ -123,16 +154,24 @@ describe('the audit trail in the log store', () => {
   it('each event is delivered once: the store holds every id at most once, and the outbox empties', async () => {
     const ids = store.documents('*').map((d) => d.id);
     expect(new Set(ids).size).toBe(ids.length);
-    const pipeline = await api<{ streams: Array<{ stream: string; depth: number; deadLetters: number }> }>('/v3/logs/pipeline', { auth: admin });
+    const pipeline = await api<{ streams: Array<{ stream: string; depth: number; deadLetters: number }> }>(
+      '/v3/logs/pipeline',
+      { auth: admin },
+    );
     expect(pipeline.status).toBe(200);
     for (const s of pipeline.body.streams) expect(s.deadLetters, s.stream).toBe(0);
   });
 
   it('an auditor finds the events just made through /v3/logs', async () => {
     const login = uniqueLogin('aud');
-    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, role: 'auditor' } })).status).toBe(201);
+    expect(
+      (await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, role: 'auditor' } }))
+        .status,
+    ).toBe(201);
     await shipped(typeIs('user.created', login));
-    const found = await api<{ items: Json[] }>(`/v3/logs/crud_admin/events?user=${encodeURIComponent(login)}`, { auth: basic(login, PASSWORD) });
+    const found = await api<{ items: Json[] }>(`/v3/logs/crud_admin/events?user=${encodeURIComponent(login)}`, {
+      auth: basic(login, PASSWORD),
+    });
     expect(found.status, JSON.stringify(found.body)).toBe(200);
     expect(found.body.items.map((i) => i.event.type)).toContain('user.created');
   });
@@ -148,12 +187,18 @@ describe('external-service access (ext_service_access)', () => {
   it('an LDAP login: ldap.authenticate per record with its outcome and error class, never the password', async () => {
     const bob = slapd.user('bob');
     const ldap = (server: string, login: string, password: string) =>
-      api('/v3/login_without_session', { method: 'POST', auth: basic(login, password), headers: { 'X-LDAP-Name': server } });
+      api('/v3/login_without_session', {
+        method: 'POST',
+        auth: basic(login, password),
+        headers: { 'X-LDAP-Name': server },
+      });
     expect((await ldap('trail-ldap', bob.login, bob.password!)).status).toBe(200);
     expect((await ldap('trail-ldap', bob.login, 'Wr0ng-directory-pass')).status).toBe(401);
     expect((await ldap('trail-ldap-down', bob.login, bob.password!)).status).toBe(502);
 
-    const ok = await shipped(extOf('ldap.authenticate', (s) => s.data?.server === 'trail-ldap' && s.data?.result === 'ok'));
+    const ok = await shipped(
+      extOf('ldap.authenticate', (s) => s.data?.server === 'trail-ldap' && s.data?.result === 'ok'),
+    );
     expect(ok.index).toBe(extIndex());
     expect(ok.source).toMatchObject({
       event: { id: ok.id, type: 'ldap.authenticate', stream: 'ext_service_access', outcome: 'success' },
@@ -163,13 +208,24 @@ describe('external-service access (ext_service_access)', () => {
       data: { server: 'trail-ldap', result: 'ok', activeDirectory: false, durationMs: expect.any(Number) },
     });
     // Written with the login's own writes: the login.success of the same request.
-    const success = await shipped((d) => (d.source as Json).event?.type === 'login.success' && (d.source as Json).request?.id === (ok.source as Json).request.id);
+    const success = await shipped(
+      (d) =>
+        (d.source as Json).event?.type === 'login.success' &&
+        (d.source as Json).request?.id === (ok.source as Json).request.id,
+    );
     expect((success.source as Json).data).toMatchObject({ source: 'ldap', server: 'trail-ldap' });
 
     const wrong = await shipped(extOf('ldap.authenticate', (s) => s.data?.result === 'invalid-credentials'));
-    expect(wrong.source).toMatchObject({ event: { outcome: 'failure' }, subject: { login: bob.login }, data: { server: 'trail-ldap' } });
+    expect(wrong.source).toMatchObject({
+      event: { outcome: 'failure' },
+      subject: { login: bob.login },
+      data: { server: 'trail-ldap' },
+    });
     const down = await shipped(extOf('ldap.authenticate', (s) => s.data?.server === 'trail-ldap-down'));
-    expect(down.source).toMatchObject({ event: { outcome: 'failure' }, data: { result: 'error', errorClass: 'DIRECTORY_UNAVAILABLE' } });
+    expect(down.source).toMatchObject({
+      event: { outcome: 'failure' },
+      data: { result: 'error', errorClass: 'DIRECTORY_UNAVAILABLE' },
+    });
 
     // An administrator's connection test is recorded too.
     expect((await api('/v3/settings/ldap-servers/trail-ldap/test', { method: 'POST', auth: admin })).status).toBe(200);
@@ -177,46 +233,60 @@ describe('external-service access (ext_service_access)', () => {
     expect(test.source).toMatchObject({ event: { outcome: 'success' }, actor: { login: ADMIN.login } });
 
     const all = JSON.stringify(store.documents('*'));
-    for (const secret of [bob.password!, 'Wr0ng-directory-pass', slapd.servicePassword]) expect(all).not.toContain(secret);
+    for (const secret of [bob.password!, 'Wr0ng-directory-pass', slapd.servicePassword])
+      expect(all).not.toContain(secret);
   });
 
-  it('an OIDC login: oidc.token_exchange with the provider, status class and duration, never the code or tokens', async () => {
-    const user = uniqueLogin('oidctrail');
-    const b = new Browser(new URL(host.url).origin);
-    const callbackUrl = await throughProvider(b, host.url, idpName, user);
-    const code = new URL(callbackUrl).searchParams.get('code')!;
-    expect(code.length).toBeGreaterThan(10);
-    const done = await b.fetch(callbackUrl);
-    expect(done.status).toBe(303);
+  it(
+    'an OIDC login: oidc.token_exchange with the provider, status class and duration, never the code ' + 'or tokens',
+    async () => {
+      const user = uniqueLogin('oidctrail');
+      const b = new Browser(new URL(host.url).origin);
+      const callbackUrl = await throughProvider(b, host.url, idpName, user);
+      const code = new URL(callbackUrl).searchParams.get('code')!;
+      expect(code.length).toBeGreaterThan(10);
+      const done = await b.fetch(callbackUrl);
+      expect(done.status).toBe(303);
 
-    const exchange = await shipped(extOf('oidc.token_exchange', (s) => s.subject?.login === user));
-    expect(exchange.index).toBe(extIndex());
-    expect(exchange.source).toMatchObject({
-      event: { type: 'oidc.token_exchange', stream: 'ext_service_access', outcome: 'success' },
-      request: { id: expect.any(String) },
-      data: { provider: idpName, statusClass: '2xx', durationMs: expect.any(Number) },
-    });
-    // The same request's login, written in one batch with it.
-    await shipped((d) => (d.source as Json).event?.type === 'login.success' && (d.source as Json).request?.id === (exchange.source as Json).request.id);
+      const exchange = await shipped(extOf('oidc.token_exchange', (s) => s.subject?.login === user));
+      expect(exchange.index).toBe(extIndex());
+      expect(exchange.source).toMatchObject({
+        event: { type: 'oidc.token_exchange', stream: 'ext_service_access', outcome: 'success' },
+        request: { id: expect.any(String) },
+        data: { provider: idpName, statusClass: '2xx', durationMs: expect.any(Number) },
+      });
+      // The same request's login, written in one batch with it.
+      await shipped(
+        (d) =>
+          (d.source as Json).event?.type === 'login.success' &&
+          (d.source as Json).request?.id === (exchange.source as Json).request.id,
+      );
 
-    // The used code again, in a new login's flow: the provider refuses it, a failure with its OAuth error.
-    const again = new Browser(new URL(host.url).origin);
-    const start = await again.fetch(`${host.url}/v3/oidc/login/${idpName}`);
-    expect(start.status).toBe(302);
-    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const replay = new URL(callbackUrl);
-    replay.searchParams.set('state', state);
-    expect((await again.fetch(replay.href)).status).toBe(400);
-    const refused = await shipped(extOf('oidc.token_exchange', (s) => s.event?.outcome === 'failure' && s.data?.provider === idpName));
-    expect(refused.source).toMatchObject({ data: { statusClass: '4xx', error: 'invalid_grant', durationMs: expect.any(Number) } });
-    const all = JSON.stringify(store.documents('*'));
-    for (const secret of [code, state, idp.clientSecret]) expect(all).not.toContain(secret);
-  });
+      // The used code again, in a new login's flow: the provider refuses it, a failure with its OAuth error.
+      const again = new Browser(new URL(host.url).origin);
+      const start = await again.fetch(`${host.url}/v3/oidc/login/${idpName}`);
+      expect(start.status).toBe(302);
+      const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+      const replay = new URL(callbackUrl);
+      replay.searchParams.set('state', state);
+      expect((await again.fetch(replay.href)).status).toBe(400);
+      const refused = await shipped(
+        extOf('oidc.token_exchange', (s) => s.event?.outcome === 'failure' && s.data?.provider === idpName),
+      );
+      expect(refused.source).toMatchObject({
+        data: { statusClass: '4xx', error: 'invalid_grant', durationMs: expect.any(Number) },
+      });
+      const all = JSON.stringify(store.documents('*'));
+      for (const secret of [code, state, idp.clientSecret]) expect(all).not.toContain(secret);
+    },
+  );
 
   it('a mail: mail.send with the kind, the masked recipient and the cause, never the reset token', async () => {
     const login = uniqueLogin('mailtrail');
     const email = `${login}@example.com`;
-    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, email } })).status).toBe(201);
+    expect(
+      (await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, email } })).status,
+    ).toBe(201);
     expect((await api('/v3/password_reset/request', { method: 'POST', json: { login } })).status).toBe(202);
     const deadline = Date.now() + 20_000;
     let token: string | undefined;
@@ -227,7 +297,9 @@ describe('external-service access (ext_service_access)', () => {
     }
     expect(token).toBeDefined();
 
-    const sent = await shipped(extOf('mail.send', (s) => s.subject?.login === login && s.data?.kind === 'password_reset'));
+    const sent = await shipped(
+      extOf('mail.send', (s) => s.subject?.login === login && s.data?.kind === 'password_reset'),
+    );
     expect(sent.index).toBe(extIndex());
     const requested = await shipped(typeIs('password_reset.requested', login));
     expect(sent.source).toMatchObject({
@@ -249,29 +321,46 @@ describe('external-service access (ext_service_access)', () => {
 
   it('no secret in any recorded event: passwords, codes, tokens', async () => {
     const all = JSON.stringify(store.documents('*'));
-    for (const secret of [PASSWORD, ADMIN.password, SMTP_PASS, idp.clientSecret, slapd.servicePassword]) expect(all).not.toContain(secret);
+    for (const secret of [PASSWORD, ADMIN.password, SMTP_PASS, idp.clientSecret, slapd.servicePassword])
+      expect(all).not.toContain(secret);
     expect(all).not.toMatch(/ast_[A-Za-z0-9_-]{20,}/);
   });
 });
 
 describe('the event catalogue through the API', () => {
   it('audit_log_types lists, per stream, its event types from the catalogue', async () => {
-    const r = await api<{ items: Array<{ name: AuditStream; eventTypes: Json[] }> }>('/v3/logs/audit_log_types', { auth: admin });
+    const r = await api<{ items: Array<{ name: AuditStream; eventTypes: Json[] }> }>('/v3/logs/audit_log_types', {
+      auth: admin,
+    });
     expect(r.status).toBe(200);
     for (const item of r.body.items) {
-      expect(item.eventTypes.map((e) => e.type), item.name).toEqual(eventTypesOf(item.name));
+      expect(
+        item.eventTypes.map((e) => e.type),
+        item.name,
+      ).toEqual(eventTypesOf(item.name));
       for (const e of item.eventTypes) {
         const spec = EVENT_CATALOGUE[e.type as keyof typeof EVENT_CATALOGUE];
-        expect(e).toEqual({ type: e.type, outcomes: [...spec.outcomes], description: spec.description, data: { ...spec.data } });
+        expect(e).toEqual({
+          type: e.type,
+          outcomes: [...spec.outcomes],
+          description: spec.description,
+          data: { ...spec.data },
+        });
       }
     }
-    expect(r.body.items.find((i) => i.name === 'ext_service_access')!.eventTypes.map((e) => e.type)).toEqual(['ldap.authenticate', 'ldap.test', 'oidc.token_exchange', 'mail.send']);
+    expect(r.body.items.find((i) => i.name === 'ext_service_access')!.eventTypes.map((e) => e.type)).toEqual([
+      'ldap.authenticate',
+      'ldap.test',
+      'oidc.token_exchange',
+      'mail.send',
+    ]);
   });
 
   it("the logs endpoints' OpenAPI descriptions carry the catalogue", async () => {
     const doc = await api<{ paths: Record<string, Record<string, { description: string }>> }>('/openapi.json');
     const path = (p: string) => doc.body.paths[`/api/auth/v3/logs/{audit_log_type}/${p}`]!;
     const ops = [path('search').post!, path('field_caps').post!, path('events').get!, path('export').get!];
-    for (const op of ops) for (const type of Object.keys(EVENT_CATALOGUE)) expect(op.description).toContain(`| \`${type}\` |`);
+    for (const op of ops)
+      for (const type of Object.keys(EVENT_CATALOGUE)) expect(op.description).toContain(`| \`${type}\` |`);
   });
 });

@@ -81,7 +81,10 @@ describe('health', () => {
       status: 'ok',
       checks: { database: 'ok', bridge: 'not-configured' },
       // Reported, never required: audit events waiting for the log store.
-      auditPipeline: { depth: expect.any(Number), oldestUndeliveredAgeSeconds: expect.toBeOneOf([null, expect.any(Number)]) },
+      auditPipeline: {
+        depth: expect.any(Number),
+        oldestUndeliveredAgeSeconds: expect.toBeOneOf([null, expect.any(Number)]),
+      },
     });
   });
 });
@@ -118,30 +121,45 @@ describe('OpenAPI docs, offline', () => {
     }
   });
 
-  it("Swagger UI's oauth2-redirect.html: a strict Content-Security-Policy, no inline script, its script served", async () => {
-    const res = await fetch(`${base}/docs/vendor/swagger-ui/oauth2-redirect.html`);
-    expect(res.status).toBe(200);
-    const csp = res.headers.get('content-security-policy') ?? '';
-    for (const directive of ["default-src 'none'", "script-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"]) expect(csp).toContain(directive);
-    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
-    const html = await res.text();
-    // Every script is a same-origin file (the policy allows no inline one), and it is served.
-    const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
-    expect(scripts.length).toBeGreaterThan(0);
-    for (const [, attrs, inline] of scripts) {
-      expect(inline!.trim()).toBe('');
-      const src = /src="([^"]+)"/.exec(attrs!)![1]!;
-      const js = await fetch(new URL(src, `${base}/docs/vendor/swagger-ui/oauth2-redirect.html`));
-      expect(js.status, src).toBe(200);
-      expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
-      await js.arrayBuffer();
-    }
-  });
+  it(
+    "Swagger UI's oauth2-redirect.html: a strict Content-Security-Policy, no inline script, its script " + 'served',
+    async () => {
+      const res = await fetch(`${base}/docs/vendor/swagger-ui/oauth2-redirect.html`);
+      expect(res.status).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      for (const directive of [
+        "default-src 'none'",
+        "script-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ])
+        expect(csp).toContain(directive);
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+      const html = await res.text();
+      // Every script is a same-origin file (the policy allows no inline one), and it is served.
+      const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+      expect(scripts.length).toBeGreaterThan(0);
+      for (const [, attrs, inline] of scripts) {
+        expect(inline!.trim()).toBe('');
+        const src = /src="([^"]+)"/.exec(attrs!)![1]!;
+        const js = await fetch(new URL(src, `${base}/docs/vendor/swagger-ui/oauth2-redirect.html`));
+        expect(js.status, src).toBe(200);
+        expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+        await js.arrayBuffer();
+      }
+    },
+  );
 
   it('static files cannot escape STATIC_DIR', async () => {
     const origin = new URL(base).origin;
     const root = new URL(base).pathname;
-    for (const path of ['/docs/..%2f..%2fpackage.json', '/docs/%2e%2e/%2e%2e/package.json', '/docs/vendor/../../wrangler.toml', '/docs/nope.js']) {
+    for (const path of [
+      '/docs/..%2f..%2fpackage.json',
+      '/docs/%2e%2e/%2e%2e/package.json',
+      '/docs/vendor/../../wrangler.toml',
+      '/docs/nope.js',
+    ]) {
       const res = await fetch(`${origin}${root}${path}`);
       expect(res.status, path).toBe(404);
       await res.arrayBuffer();

@@ -137,19 +137,23 @@ describe('request body limit', () => {
 
   for (const [name, make] of cases) {
     for (const chunked of [false, true]) {
-      it(`${name}, ${chunked ? 'chunked' : 'with Content-Length'}, over the limit: 413, and the same connection serves the next request`, async () => {
-        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-        try {
-          const o = await upload(agent, { ...make(MAX + 20_000), chunked });
-          expect413(o);
-          const next = await nextRequest(agent);
-          expect(next.status).toBe(200);
-          // The body was read to its end (within twice the limit): the connection stays usable.
-          expect(next.reused).toBe(true);
-        } finally {
-          agent.destroy();
-        }
-      });
+      it(
+        `${name}, ${chunked ? 'chunked' : 'with Content-Length'}, over the limit: 413, and the same ` +
+          `connection serves the next request`,
+        async () => {
+          const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+          try {
+            const o = await upload(agent, { ...make(MAX + 20_000), chunked });
+            expect413(o);
+            const next = await nextRequest(agent);
+            expect(next.status).toBe(200);
+            // The body was read to its end (within twice the limit): the connection stays usable.
+            expect(next.reused).toBe(true);
+          } finally {
+            agent.destroy();
+          }
+        },
+      );
     }
   }
 
@@ -168,40 +172,47 @@ describe('request body limit', () => {
   });
 
   for (const chunked of [false, true]) {
-    it(`a 100 MiB ${chunked ? 'chunked ' : ''}upload is cut off early, memory stays flat, and the next request works`, async () => {
-      const before = peakMemoryBytes(host);
-      expect(before).toBeGreaterThan(0);
+    it(
+      `a 100 MiB ${chunked ? 'chunked ' : ''}upload is cut off early, memory stays flat, and the next ` +
+        `request works`,
+      async () => {
+        const before = peakMemoryBytes(host);
+        expect(before).toBeGreaterThan(0);
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        try {
+          const o = await upload(agent, { ...login(100 * MIB), chunked });
+          // The exchange ended (answered, or the connection cut) long before the body was sent.
+          expect(o.sent, JSON.stringify({ ...o, body: o.body?.slice(0, 200) })).toBeLessThan(32 * MIB);
+          if (kind === 'node') expect413(o);
+          else if (o.status === 503) {
+            // Under `wrangler dev` only: its proxy worker, which forwards the upload to the worker,
+            // reports the worker cutting the body off as its own 503 (Cloudflare has no such proxy).
+            expect(o.body).toContain('restarted mid-request');
+          } else if (o.error === undefined) expect413(o);
+          const next = await nextRequest(agent);
+          expect(next.status).toBe(200);
+        } finally {
+          agent.destroy();
+        }
+        // The host never held the body: its peak memory grew by far less than the upload.
+        const grown = peakMemoryBytes(host) - before;
+        expect(grown).toBeLessThan(32 * MIB);
+      },
+    );
+  }
+
+  it(
+    'the Sentry tunnel is exempt (it reads its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE): here it is off, ' + '404',
+    async () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       try {
-        const o = await upload(agent, { ...login(100 * MIB), chunked });
-        // The exchange ended (answered, or the connection cut) long before the body was sent.
-        expect(o.sent, JSON.stringify({ ...o, body: o.body?.slice(0, 200) })).toBeLessThan(32 * MIB);
-        if (kind === 'node') expect413(o);
-        else if (o.status === 503) {
-          // Under `wrangler dev` only: its proxy worker, which forwards the upload to the worker,
-          // reports the worker cutting the body off as its own 503 (Cloudflare has no such proxy).
-          expect(o.body).toContain('restarted mid-request');
-        } else if (o.error === undefined) expect413(o);
-        const next = await nextRequest(agent);
-        expect(next.status).toBe(200);
+        const o = await upload(agent, { path: '/v3/sentry-tunnel', head: '{}', total: MAX + 20_000, chunked: false });
+        expect(o.status).toBe(404);
       } finally {
         agent.destroy();
       }
-      // The host never held the body: its peak memory grew by far less than the upload.
-      const grown = peakMemoryBytes(host) - before;
-      expect(grown).toBeLessThan(32 * MIB);
-    });
-  }
-
-  it('the Sentry tunnel is exempt (it reads its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE): here it is off, 404', async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    try {
-      const o = await upload(agent, { path: '/v3/sentry-tunnel', head: '{}', total: MAX + 20_000, chunked: false });
-      expect(o.status).toBe(404);
-    } finally {
-      agent.destroy();
-    }
-  });
+    },
+  );
 
   it('the OpenAPI description gives every operation with a body its 413', async () => {
     type Response = { description?: string; $ref?: string };

@@ -10,8 +10,17 @@ describe('client-config: Direct and Tunnel', () => {
   let tunnel: RunningHost;
   beforeAll(async () => {
     [direct, tunnel] = await Promise.all([
-      startTestHost(kind, { FRONTEND_ERRTRACK_DSN: DSN, ERRTRACK_ENV: 'staging', FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE: '0.5' }),
-      startTestHost(kind, { FRONTEND_ERRTRACK_DSN: DSN, ERRTRACK_ENV: 'prod', FRONTEND_ERRTRACK_TUNNEL: 'True', AUTH_ROOT_PATH: '/auth' }),
+      startTestHost(kind, {
+        FRONTEND_ERRTRACK_DSN: DSN,
+        ERRTRACK_ENV: 'staging',
+        FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE: '0.5',
+      }),
+      startTestHost(kind, {
+        FRONTEND_ERRTRACK_DSN: DSN,
+        ERRTRACK_ENV: 'prod',
+        FRONTEND_ERRTRACK_TUNNEL: 'True',
+        AUTH_ROOT_PATH: '/auth',
+      }),
     ]);
   });
   afterAll(async () => {
@@ -22,7 +31,14 @@ describe('client-config: Direct and Tunnel', () => {
     const res = await fetch(`${direct.url}/v3/client-config`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
-      sentry: { dsn: DSN, environment: 'staging', tracesSampleRate: 0.5, replaysSessionSampleRate: 0.1, replaysOnErrorSampleRate: 1, tunnel: null },
+      sentry: {
+        dsn: DSN,
+        environment: 'staging',
+        tracesSampleRate: 0.5,
+        replaysSessionSampleRate: 0.1,
+        replaysOnErrorSampleRate: 1,
+        tunnel: null,
+      },
     });
   });
 

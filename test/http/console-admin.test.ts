@@ -122,329 +122,349 @@ describe('console: users', () => {
     person.id = made.body.items[0]!.id;
   });
 
-  it('edits, blocks and unblocks, ends sessions, revokes tokens, resets the password, grants super-access', async () => {
-    const { page } = tab;
-    // The user signs in (a session) and has an API token.
-    const session = await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } });
-    expect(session.status).toBe(200);
-    const cookie = (session.res.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const token = await api('/v4/users/me/tokens', {
-      method: 'POST',
-      auth: basic(person.login, PASSWORD),
-      json: { name: 'console-test-token' },
-    });
-    expect(token.status).toBe(201);
-    await openUser(page, person.login);
-    expect(await page.textContent('#user-facts')).toContain('Console Admin Person');
-    await page.waitForSelector('#user-sessions table');
-    await page.waitForSelector('#user-tokens table');
-    expect(await page.textContent('#user-tokens')).toContain('console-test-token');
-    await checkPage(tab, kind, 'admin-user');
+  it(
+    'edits, blocks and unblocks, ends sessions, revokes tokens, resets the password, grants ' + 'super-access',
+    async () => {
+      const { page } = tab;
+      // The user signs in (a session) and has an API token.
+      const session = await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } });
+      expect(session.status).toBe(200);
+      const cookie = (session.res.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const token = await api('/v4/users/me/tokens', {
+        method: 'POST',
+        auth: basic(person.login, PASSWORD),
+        json: { name: 'console-test-token' },
+      });
+      expect(token.status).toBe(201);
+      await openUser(page, person.login);
+      expect(await page.textContent('#user-facts')).toContain('Console Admin Person');
+      await page.waitForSelector('#user-sessions table');
+      await page.waitForSelector('#user-tokens table');
+      expect(await page.textContent('#user-tokens')).toContain('console-test-token');
+      await checkPage(tab, kind, 'admin-user');
 
-    await page.fill('#edit-display', 'Renamed Person');
-    await page.fill('#edit-limit', '3');
-    await page.click('#user-edit button[type=submit]');
-    await page.waitForSelector('#user-edit-message.message-success');
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body).toMatchObject({
-      displayName: 'Renamed Person',
-      sessionLimit: 3,
-    });
+      await page.fill('#edit-display', 'Renamed Person');
+      await page.fill('#edit-limit', '3');
+      await page.click('#user-edit button[type=submit]');
+      await page.waitForSelector('#user-edit-message.message-success');
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body).toMatchObject({
+        displayName: 'Renamed Person',
+        sessionLimit: 3,
+      });
 
-    await page.click('#user-block');
-    await page.waitForSelector('#user-actions-message.message-success');
-    expect(await page.isVisible('#user-unblock')).toBe(true);
-    expect(await page.textContent('#user-facts')).toContain('blocked');
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.status).toBe('blocked');
-    expect((await loginWithoutSession(person.login, PASSWORD)).status).not.toBe(200);
-    // The block ended the session for good.
-    expect((await api('/v4/users/me', { headers: { Cookie: cookie } })).status).toBe(401);
-    await page.click('#user-unblock');
-    await page.waitForFunction(() =>
-      document.querySelector('#user-actions-message')?.textContent?.includes('unblocked'),
-    );
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.status).toBe('active');
-    expect((await loginWithoutSession(person.login, PASSWORD)).status).toBe(200);
+      await page.click('#user-block');
+      await page.waitForSelector('#user-actions-message.message-success');
+      expect(await page.isVisible('#user-unblock')).toBe(true);
+      expect(await page.textContent('#user-facts')).toContain('blocked');
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.status).toBe('blocked');
+      expect((await loginWithoutSession(person.login, PASSWORD)).status).not.toBe(200);
+      // The block ended the session for good.
+      expect((await api('/v4/users/me', { headers: { Cookie: cookie } })).status).toBe(401);
+      await page.click('#user-unblock');
+      await page.waitForFunction(() =>
+        document.querySelector('#user-actions-message')?.textContent?.includes('unblocked'),
+      );
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.status).toBe('active');
+      expect((await loginWithoutSession(person.login, PASSWORD)).status).toBe(200);
 
-    // A new session, ended from the page.
-    expect((await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } })).status).toBe(
-      200,
-    );
-    await openUser(page, person.login);
-    await page.waitForSelector('#user-sessions table');
-    await page.click('#user-sessions button.danger');
-    await page.waitForSelector('#user-sessions-message.message-success');
-    expect((await api(`/v4/users/${person.id}/sessions`, { auth: admin })).body.items).toHaveLength(0);
-    await page.click('#user-tokens button.danger');
-    await page.waitForSelector('#user-tokens-message.message-success');
-    expect((await api(`/v4/users/${person.id}/tokens`, { auth: admin })).body.items).toHaveLength(0);
+      // A new session, ended from the page.
+      expect(
+        (await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } })).status,
+      ).toBe(200);
+      await openUser(page, person.login);
+      await page.waitForSelector('#user-sessions table');
+      await page.click('#user-sessions button.danger');
+      await page.waitForSelector('#user-sessions-message.message-success');
+      expect((await api(`/v4/users/${person.id}/sessions`, { auth: admin })).body.items).toHaveLength(0);
+      await page.click('#user-tokens button.danger');
+      await page.waitForSelector('#user-tokens-message.message-success');
+      expect((await api(`/v4/users/${person.id}/tokens`, { auth: admin })).body.items).toHaveLength(0);
 
-    // Password reset: the policy refusal's detail, then the reset (must change at the next login).
-    await page.fill('#reset-password', 'abc');
-    await page.click('#user-reset button[type=submit]');
-    expect(await messageOf(page, '#user-reset-message')).toContain('at least 8 characters');
-    await page.fill('#reset-password', 'N3w$ecretPw');
-    await page.click('#user-reset button[type=submit]');
-    await page.waitForSelector('#user-reset-message.message-success');
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.mustChangePassword).toBe(true);
-    // Not reused (the password history): a third one, without the change at the next login, for the tests below.
-    person.password = 'Thr3e$Passw';
-    const reset = await api(`/v4/users/${person.id}/password`, {
-      method: 'POST',
-      auth: admin,
-      json: { password: person.password, mustChangePassword: false },
-    });
-    expect(reset.status, JSON.stringify(reset.body)).toBe(204);
+      // Password reset: the policy refusal's detail, then the reset (must change at the next login).
+      await page.fill('#reset-password', 'abc');
+      await page.click('#user-reset button[type=submit]');
+      expect(await messageOf(page, '#user-reset-message')).toContain('at least 8 characters');
+      await page.fill('#reset-password', 'N3w$ecretPw');
+      await page.click('#user-reset button[type=submit]');
+      await page.waitForSelector('#user-reset-message.message-success');
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.mustChangePassword).toBe(true);
+      // Not reused (the password history): a third one, without the change at the next login, for the tests below.
+      person.password = 'Thr3e$Passw';
+      const reset = await api(`/v4/users/${person.id}/password`, {
+        method: 'POST',
+        auth: admin,
+        json: { password: person.password, mustChangePassword: false },
+      });
+      expect(reset.status, JSON.stringify(reset.body)).toBe(204);
 
-    // Super-access: granted for 5 minutes, counted down each second, then ended.
-    await page.fill('#su-minutes', '5');
-    await page.click('#user-su button[type=submit]');
-    await page.waitForSelector('#user-su-message.message-success');
-    const first = await page.textContent('#user-su-state');
-    expect(first).toMatch(/^active, [45]:\d\d left/);
-    await page.waitForFunction((before) => document.querySelector('#user-su-state')?.textContent !== before, first, {
-      timeout: 5000,
-    });
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.superAccessUntil).not.toBeNull();
-    await page.click('#su-revoke');
-    await page.waitForFunction(() => document.querySelector('#user-su-state')?.textContent === 'none');
-    expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.superAccessUntil).toBeNull();
-    expect(tab.problems).toEqual([]);
-  });
+      // Super-access: granted for 5 minutes, counted down each second, then ended.
+      await page.fill('#su-minutes', '5');
+      await page.click('#user-su button[type=submit]');
+      await page.waitForSelector('#user-su-message.message-success');
+      const first = await page.textContent('#user-su-state');
+      expect(first).toMatch(/^active, [45]:\d\d left/);
+      await page.waitForFunction((before) => document.querySelector('#user-su-state')?.textContent !== before, first, {
+        timeout: 5000,
+      });
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.superAccessUntil).not.toBeNull();
+      await page.click('#su-revoke');
+      await page.waitForFunction(() => document.querySelector('#user-su-state')?.textContent === 'none');
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.superAccessUntil).toBeNull();
+      expect(tab.problems).toEqual([]);
+    },
+  );
 });
 
 describe('console: settings', () => {
-  it('shows the groups with type, bounds, default and source; secrets write-only; a bad value is refused with its detail', async () => {
-    const { page } = tab;
-    await openPage(tab, ui('admin/settings'));
-    await page.waitForSelector('form.settings-group');
-    const groups = await page.$$eval('form.settings-group h2', (hs) => hs.map((h) => h.textContent));
-    expect(groups).toEqual(expect.arrayContaining(['Security', 'Mail']));
-    const meta = await page.textContent('#set-AUTH_FAILED_COUNT-meta');
-    expect(meta).toContain('integer');
-    expect(meta).toContain('Default: 3');
-    expect(meta).toContain('Source: default');
-    expect(await page.getAttribute('#set-AUTH_FAILED_COUNT', 'max')).toBe('100');
-    expect(await page.getAttribute('#set-EMAIL_HOST_PASSWORD', 'type')).toBe('password');
-    expect(await page.inputValue('#set-EMAIL_HOST_PASSWORD')).toBe('');
-    await checkPage(tab, kind, 'admin-settings');
+  it(
+    'shows the groups with type, bounds, default and source; secrets write-only; a bad value is ' +
+      'refused with its detail',
+    async () => {
+      const { page } = tab;
+      await openPage(tab, ui('admin/settings'));
+      await page.waitForSelector('form.settings-group');
+      const groups = await page.$$eval('form.settings-group h2', (hs) => hs.map((h) => h.textContent));
+      expect(groups).toEqual(expect.arrayContaining(['Security', 'Mail']));
+      const meta = await page.textContent('#set-AUTH_FAILED_COUNT-meta');
+      expect(meta).toContain('integer');
+      expect(meta).toContain('Default: 3');
+      expect(meta).toContain('Source: default');
+      expect(await page.getAttribute('#set-AUTH_FAILED_COUNT', 'max')).toBe('100');
+      expect(await page.getAttribute('#set-EMAIL_HOST_PASSWORD', 'type')).toBe('password');
+      expect(await page.inputValue('#set-EMAIL_HOST_PASSWORD')).toBe('');
+      await checkPage(tab, kind, 'admin-settings');
 
-    const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
-    // Out of bounds: the browser refuses it already (the control carries min and max).
-    await page.fill('#set-AUTH_FAILED_COUNT', '0');
-    await security.locator('button[type=submit]').last().click();
-    expect(await page.$eval('#set-AUTH_FAILED_COUNT', (i) => (i as HTMLInputElement).validity.rangeUnderflow)).toBe(
-      true,
-    );
-    await page.fill('#set-AUTH_FAILED_COUNT', '3');
-    // In bounds but in conflict (minimum length over the maximum): the API's detail, the control marked.
-    await page.fill('#set-USER_PASSWORD_MIN_LENGTH', '30');
-    await security.locator('button[type=submit]').last().click();
-    await page.waitForSelector('#set-USER_PASSWORD_MIN_LENGTH[aria-invalid=true]');
-    expect(await security.locator('.message-error').textContent()).toContain('USER_PASSWORD_MIN_LENGTH');
-    expect(
-      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
-        (s) => s.name === 'USER_PASSWORD_MIN_LENGTH',
-      ),
-    ).toMatchObject({ source: 'default' });
-    expect(
-      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
-        (s) => s.name === 'AUTH_FAILED_COUNT',
-      ),
-    ).toMatchObject({ value: 3, source: 'default' });
-  });
+      const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
+      // Out of bounds: the browser refuses it already (the control carries min and max).
+      await page.fill('#set-AUTH_FAILED_COUNT', '0');
+      await security.locator('button[type=submit]').last().click();
+      expect(await page.$eval('#set-AUTH_FAILED_COUNT', (i) => (i as HTMLInputElement).validity.rangeUnderflow)).toBe(
+        true,
+      );
+      await page.fill('#set-AUTH_FAILED_COUNT', '3');
+      // In bounds but in conflict (minimum length over the maximum): the API's detail, the control marked.
+      await page.fill('#set-USER_PASSWORD_MIN_LENGTH', '30');
+      await security.locator('button[type=submit]').last().click();
+      await page.waitForSelector('#set-USER_PASSWORD_MIN_LENGTH[aria-invalid=true]');
+      expect(await security.locator('.message-error').textContent()).toContain('USER_PASSWORD_MIN_LENGTH');
+      expect(
+        (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+          (s) => s.name === 'USER_PASSWORD_MIN_LENGTH',
+        ),
+      ).toMatchObject({ source: 'default' });
+      expect(
+        (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+          (s) => s.name === 'AUTH_FAILED_COUNT',
+        ),
+      ).toMatchObject({ value: 3, source: 'default' });
+    },
+  );
 
-  it('a Security setting edited here applies at the next login (AUTH_FAILED_COUNT 1: one failure locks); unlock; reset', async () => {
-    const { page } = tab;
-    await openPage(tab, ui('admin/settings'));
-    await page.waitForSelector('#set-AUTH_FAILED_COUNT');
-    const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
-    await page.fill('#set-AUTH_FAILED_COUNT', '1');
-    await security.locator('button[type=submit]').last().click();
-    await page.waitForFunction(() => /Saved: AUTH_FAILED_COUNT/.test(document.body.textContent ?? ''));
-    expect(await page.textContent('#set-AUTH_FAILED_COUNT-meta')).toContain('Source: console (saved)');
+  it(
+    'a Security setting edited here applies at the next login (AUTH_FAILED_COUNT 1: one failure ' +
+      'locks); unlock; reset',
+    async () => {
+      const { page } = tab;
+      await openPage(tab, ui('admin/settings'));
+      await page.waitForSelector('#set-AUTH_FAILED_COUNT');
+      const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
+      await page.fill('#set-AUTH_FAILED_COUNT', '1');
+      await security.locator('button[type=submit]').last().click();
+      await page.waitForFunction(() => /Saved: AUTH_FAILED_COUNT/.test(document.body.textContent ?? ''));
+      expect(await page.textContent('#set-AUTH_FAILED_COUNT-meta')).toContain('Source: console (saved)');
 
-    expect((await loginWithoutSession(person.login, 'Wr0ng$pass')).body.code).toBe('INVALID_CREDENTIALS');
-    expect((await loginWithoutSession(person.login, person.password)).body.code).toBe('ACCOUNT_LOCKED');
+      expect((await loginWithoutSession(person.login, 'Wr0ng$pass')).body.code).toBe('INVALID_CREDENTIALS');
+      expect((await loginWithoutSession(person.login, person.password)).body.code).toBe('ACCOUNT_LOCKED');
 
-    await openUser(page, person.login);
-    expect(await page.isVisible('#user-unlock')).toBe(true);
-    await page.click('#user-unlock');
-    await page.waitForFunction(() =>
-      document.querySelector('#user-actions-message')?.textContent?.includes('lock is ended'),
-    );
-    expect(await page.isHidden('#user-unlock')).toBe(true);
-    expect((await loginWithoutSession(person.login, person.password)).status).toBe(200);
+      await openUser(page, person.login);
+      expect(await page.isVisible('#user-unlock')).toBe(true);
+      await page.click('#user-unlock');
+      await page.waitForFunction(() =>
+        document.querySelector('#user-actions-message')?.textContent?.includes('lock is ended'),
+      );
+      expect(await page.isHidden('#user-unlock')).toBe(true);
+      expect((await loginWithoutSession(person.login, person.password)).status).toBe(200);
 
-    await openPage(tab, ui('admin/settings'));
-    await page.waitForSelector('#set-AUTH_FAILED_COUNT');
-    await page.click('[data-setting=AUTH_FAILED_COUNT] button[aria-label="Reset AUTH_FAILED_COUNT"]');
-    await page.waitForFunction(() =>
-      /AUTH_FAILED_COUNT is back to its default value/.test(document.body.textContent ?? ''),
-    );
-    expect(await page.inputValue('#set-AUTH_FAILED_COUNT')).toBe('3');
-    expect(
-      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
-        (s) => s.name === 'AUTH_FAILED_COUNT',
-      ),
-    ).toMatchObject({ value: 3, source: 'default' });
-  });
+      await openPage(tab, ui('admin/settings'));
+      await page.waitForSelector('#set-AUTH_FAILED_COUNT');
+      await page.click('[data-setting=AUTH_FAILED_COUNT] button[aria-label="Reset AUTH_FAILED_COUNT"]');
+      await page.waitForFunction(() =>
+        /AUTH_FAILED_COUNT is back to its default value/.test(document.body.textContent ?? ''),
+      );
+      expect(await page.inputValue('#set-AUTH_FAILED_COUNT')).toBe('3');
+      expect(
+        (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+          (s) => s.name === 'AUTH_FAILED_COUNT',
+        ),
+      ).toMatchObject({ value: 3, source: 'default' });
+    },
+  );
 });
 
 describe('console: audit log', () => {
-  it('finds the events just made, pages with the cursor, shows the full record, runs a query DSL and lists the fields', async () => {
-    const { page } = tab;
-    await openPage(tab, ui('admin/audit'));
-    await page.waitForSelector('#audit-type option[value=crud_admin]', { state: 'attached' });
-    await page.selectOption('#audit-type', 'crud_admin');
-    await page.fill('#audit-user', person.login);
-    // Shipping runs after the responses: search until the unlock made above is in the store.
-    const until = Date.now() + 40_000;
-    for (;;) {
+  it(
+    'finds the events just made, pages with the cursor, shows the full record, runs a query DSL and ' +
+      'lists the fields',
+    async () => {
+      const { page } = tab;
+      await openPage(tab, ui('admin/audit'));
+      await page.waitForSelector('#audit-type option[value=crud_admin]', { state: 'attached' });
+      await page.selectOption('#audit-type', 'crud_admin');
+      await page.fill('#audit-user', person.login);
+      // Shipping runs after the responses: search until the unlock made above is in the store.
+      const until = Date.now() + 40_000;
+      for (;;) {
+        await page.click('#audit-form button[type=submit]');
+        await page.waitForFunction(
+          () =>
+            document.querySelector('#audit-region')?.textContent ||
+            !document.querySelector('#audit-message')?.hasAttribute('hidden'),
+        );
+        const text = (await page.textContent('#audit-region')) ?? '';
+        if (text.includes('account.unlocked')) break;
+        if (Date.now() > until)
+          throw new Error(`events not found: ${text} ${await page.textContent('#audit-message')}`);
+        await api('/v3/logout', { method: 'POST' });
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const found = (await page.textContent('#audit-region')) ?? '';
+      for (const type of ['user.created', 'account.blocked', 'account.unblocked', 'account.unlocked'])
+        expect(found).toContain(type);
+      await checkPage(tab, kind, 'admin-audit');
+
+      // Paging: one event per page, then the cursor's next page adds the second.
+      await page.fill('#audit-size', '1');
       await page.click('#audit-form button[type=submit]');
-      await page.waitForFunction(
-        () =>
-          document.querySelector('#audit-region')?.textContent ||
-          !document.querySelector('#audit-message')?.hasAttribute('hidden'),
+      await page.waitForFunction(() =>
+        /Events \(newest first\), 1 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''),
       );
-      const text = (await page.textContent('#audit-region')) ?? '';
-      if (text.includes('account.unlocked')) break;
-      if (Date.now() > until) throw new Error(`events not found: ${text} ${await page.textContent('#audit-message')}`);
-      await api('/v3/logout', { method: 'POST' });
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const found = (await page.textContent('#audit-region')) ?? '';
-    for (const type of ['user.created', 'account.blocked', 'account.unblocked', 'account.unlocked'])
-      expect(found).toContain(type);
-    await checkPage(tab, kind, 'admin-audit');
+      await page.click('#audit-more');
+      await page.waitForFunction(() =>
+        /, 2 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''),
+      );
+      await page.click('#audit-region tbody tr:first-child button');
+      await page.waitForSelector('#audit-record-box:not([hidden])');
+      const record = JSON.parse((await page.textContent('#audit-record')) ?? '{}');
+      expect(record.event.type).toBe('account.unlocked');
+      expect(record.subject.login).toBe(person.login);
 
-    // Paging: one event per page, then the cursor's next page adds the second.
-    await page.fill('#audit-size', '1');
-    await page.click('#audit-form button[type=submit]');
-    await page.waitForFunction(() =>
-      /Events \(newest first\), 1 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''),
-    );
-    await page.click('#audit-more');
-    await page.waitForFunction(() =>
-      /, 2 of \d+/.test(document.querySelector('#audit-region caption')?.textContent ?? ''),
-    );
-    await page.click('#audit-region tbody tr:first-child button');
-    await page.waitForSelector('#audit-record-box:not([hidden])');
-    const record = JSON.parse((await page.textContent('#audit-record')) ?? '{}');
-    expect(record.event.type).toBe('account.unlocked');
-    expect(record.subject.login).toBe(person.login);
+      await page.fill(
+        '#audit-query-body',
+        JSON.stringify({ query: { term: { 'event.type.keyword': 'user.created' } }, size: 5 }),
+      );
+      await page.click('#audit-query button[type=submit]');
+      await page.waitForSelector('#audit-query-answer:not([hidden])');
+      expect(await page.textContent('#audit-query-answer')).toContain('"user.created"');
+      await page.fill('#audit-query-body', '{ not json');
+      await page.click('#audit-query button[type=submit]');
+      expect(await messageOf(page, '#audit-query-message')).toContain('not valid JSON');
 
-    await page.fill(
-      '#audit-query-body',
-      JSON.stringify({ query: { term: { 'event.type.keyword': 'user.created' } }, size: 5 }),
-    );
-    await page.click('#audit-query button[type=submit]');
-    await page.waitForSelector('#audit-query-answer:not([hidden])');
-    expect(await page.textContent('#audit-query-answer')).toContain('"user.created"');
-    await page.fill('#audit-query-body', '{ not json');
-    await page.click('#audit-query button[type=submit]');
-    expect(await messageOf(page, '#audit-query-message')).toContain('not valid JSON');
-
-    await page.click('#audit-fields-load');
-    await page.waitForSelector('#audit-fields table');
-    expect(await page.textContent('#audit-fields')).toContain('event.type');
-    expect(tab.problems).toEqual([]);
-  });
+      await page.click('#audit-fields-load');
+      await page.waitForSelector('#audit-fields table');
+      expect(await page.textContent('#audit-fields')).toContain('event.type');
+      expect(tab.problems).toEqual([]);
+    },
+  );
 });
 
 describe('console: directories', () => {
-  it('adds an LDAP server record (secret write-only), tests the connection step by step, edits, deletes; adds an identity provider', async () => {
-    const { page } = tab;
-    slapd = await startSlapd();
-    const conn = slapd.connection({ via: 'starttls' });
-    await openPage(tab, ui('admin/directories'));
-    await page.waitForSelector('#ldap-editor form');
-    await page.fill('#ldap-f-name', 'console-corp');
-    await page.fill('#ldap-f-urls', conn.urls.join('\n'));
-    if (conn.startTls) await page.check('#ldap-f-startTls');
-    await page.fill('#ldap-f-caCert', conn.caCert ?? '');
-    await page.fill('#ldap-f-bindDn', slapd.serviceDn);
-    await page.fill('#ldap-f-bindPassword', slapd.servicePassword);
-    await page.fill('#ldap-f-baseDn', slapd.baseDn);
-    await page.click('#ldap-editor button[type=submit]');
-    await page.waitForSelector('#ldap-region [data-record=console-corp]');
-    const saved = await api('/v3/settings/ldap-servers/console-corp', { auth: admin });
-    expect(saved.body).toMatchObject({
-      urls: conn.urls,
-      bindDn: slapd.serviceDn,
-      bindPasswordSet: true,
-      baseDn: slapd.baseDn,
-      enabled: true,
-    });
-    expect(await page.content()).not.toContain(slapd.servicePassword);
+  it(
+    'adds an LDAP server record (secret write-only), tests the connection step by step, edits, ' +
+      'deletes; adds an identity provider',
+    async () => {
+      const { page } = tab;
+      slapd = await startSlapd();
+      const conn = slapd.connection({ via: 'starttls' });
+      await openPage(tab, ui('admin/directories'));
+      await page.waitForSelector('#ldap-editor form');
+      await page.fill('#ldap-f-name', 'console-corp');
+      await page.fill('#ldap-f-urls', conn.urls.join('\n'));
+      if (conn.startTls) await page.check('#ldap-f-startTls');
+      await page.fill('#ldap-f-caCert', conn.caCert ?? '');
+      await page.fill('#ldap-f-bindDn', slapd.serviceDn);
+      await page.fill('#ldap-f-bindPassword', slapd.servicePassword);
+      await page.fill('#ldap-f-baseDn', slapd.baseDn);
+      await page.click('#ldap-editor button[type=submit]');
+      await page.waitForSelector('#ldap-region [data-record=console-corp]');
+      const saved = await api('/v3/settings/ldap-servers/console-corp', { auth: admin });
+      expect(saved.body).toMatchObject({
+        urls: conn.urls,
+        bindDn: slapd.serviceDn,
+        bindPasswordSet: true,
+        baseDn: slapd.baseDn,
+        enabled: true,
+      });
+      expect(await page.content()).not.toContain(slapd.servicePassword);
 
-    await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
-    await page.waitForSelector('#ldap-test-console-corp ol.steps');
-    expect(await page.getAttribute('#ldap-test-console-corp', 'class')).toContain('message-success');
-    const steps = await page.$$eval('#ldap-test-console-corp ol.steps li', (lis) =>
-      lis.map((li) => li.textContent ?? ''),
-    );
-    expect(steps.length).toBeGreaterThanOrEqual(3);
-    expect(steps.join('|')).toMatch(/bind/);
-    for (const step of steps) expect(step).toContain('ok');
+      await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
+      await page.waitForSelector('#ldap-test-console-corp ol.steps');
+      expect(await page.getAttribute('#ldap-test-console-corp', 'class')).toContain('message-success');
+      const steps = await page.$$eval('#ldap-test-console-corp ol.steps li', (lis) =>
+        lis.map((li) => li.textContent ?? ''),
+      );
+      expect(steps.length).toBeGreaterThanOrEqual(3);
+      expect(steps.join('|')).toMatch(/bind/);
+      for (const step of steps) expect(step).toContain('ok');
 
-    // Edit: a wrong service password (typed, so sent) makes the bind step fail, named.
-    await page.click('[data-record=console-corp] button[aria-label="Edit console-corp"]');
-    expect(await page.inputValue('#ldap-f-bindPassword')).toBe('');
-    await page.fill('#ldap-f-bindPassword', 'not-the-password');
-    await page.uncheck('#ldap-f-enabled');
-    await page.click('#ldap-editor button[type=submit]');
-    await page.waitForSelector('#ldap-message.message-success');
-    expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).body.enabled).toBe(false);
-    await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
-    await page.waitForSelector('#ldap-test-console-corp.message-error ol.steps');
-    expect(await page.textContent('#ldap-test-console-corp li.unmet')).toMatch(/bind/);
-    await checkPage(tab, kind, 'admin-directories');
+      // Edit: a wrong service password (typed, so sent) makes the bind step fail, named.
+      await page.click('[data-record=console-corp] button[aria-label="Edit console-corp"]');
+      expect(await page.inputValue('#ldap-f-bindPassword')).toBe('');
+      await page.fill('#ldap-f-bindPassword', 'not-the-password');
+      await page.uncheck('#ldap-f-enabled');
+      await page.click('#ldap-editor button[type=submit]');
+      await page.waitForSelector('#ldap-message.message-success');
+      expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).body.enabled).toBe(false);
+      await page.click('[data-record=console-corp] button[aria-label="Test connection to console-corp"]');
+      await page.waitForSelector('#ldap-test-console-corp.message-error ol.steps');
+      expect(await page.textContent('#ldap-test-console-corp li.unmet')).toMatch(/bind/);
+      await checkPage(tab, kind, 'admin-directories');
 
-    await page.click('[data-record=console-corp] button[aria-label="Delete console-corp"]');
-    await page.waitForSelector('#ldap-test-console-corp.message-info');
-    await page.click('[data-record=console-corp] button[aria-label="Delete console-corp"]');
-    await page.waitForSelector('#ldap-region [data-record=console-corp]', { state: 'detached' });
-    expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).status).toBe(404);
+      await page.click('[data-record=console-corp] button[aria-label="Delete console-corp"]');
+      await page.waitForSelector('#ldap-test-console-corp.message-info');
+      await page.click('[data-record=console-corp] button[aria-label="Delete console-corp"]');
+      await page.waitForSelector('#ldap-region [data-record=console-corp]', { state: 'detached' });
+      expect((await api('/v3/settings/ldap-servers/console-corp', { auth: admin })).status).toBe(404);
 
-    // An identity provider: added; a second one of the same name is refused with the API's detail.
-    await page.fill('#idp-f-name', 'console-idp');
-    await page.fill('#idp-f-issuer', 'https://idp.example.org/');
-    await page.fill('#idp-f-clientId', 'console');
-    await page.fill('#idp-f-clientSecret', 'idp-client-secret');
-    await page.click('#idp-editor button[type=submit]');
-    await page.waitForSelector('#idp-region [data-record=console-idp]');
-    expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({
-      issuer: 'https://idp.example.org/',
-      clientSecretSet: true,
-    });
-    await page.fill('#idp-f-name', 'console-idp');
-    await page.fill('#idp-f-issuer', 'https://idp2.example.org/');
-    await page.fill('#idp-f-clientId', 'console');
-    await page.fill('#idp-f-clientSecret', 'x');
-    await page.click('#idp-editor button[type=submit]');
-    const dup = await messageOf(page, '#idp-editor .message');
-    const direct = await api('/v3/settings/identity-providers', {
-      method: 'POST',
-      auth: admin,
-      json: { name: 'console-idp', issuer: 'https://idp2.example.org/', clientId: 'c', clientSecret: 'x' },
-    });
-    expect(direct.status).toBe(409);
-    expect(dup).toContain(direct.body.detail);
-    expect(await page.content()).not.toContain('idp-client-secret');
-    // Edit: a cleared field that has a default is kept (not sent as null); the secret is kept unless typed.
-    await page.click('[data-record=console-idp] button[aria-label="Edit console-idp"]');
-    expect(await page.inputValue('#idp-f-scopes')).toBe('openid profile email');
-    await page.fill('#idp-f-scopes', '');
-    await page.fill('#idp-f-clientId', 'console-2');
-    await page.click('#idp-editor button[type=submit]');
-    await page.waitForSelector('#idp-message.message-success');
-    expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({
-      clientId: 'console-2',
-      scopes: 'openid profile email',
-      clientSecretSet: true,
-    });
-    expect(tab.problems).toEqual([]);
-  });
+      // An identity provider: added; a second one of the same name is refused with the API's detail.
+      await page.fill('#idp-f-name', 'console-idp');
+      await page.fill('#idp-f-issuer', 'https://idp.example.org/');
+      await page.fill('#idp-f-clientId', 'console');
+      await page.fill('#idp-f-clientSecret', 'idp-client-secret');
+      await page.click('#idp-editor button[type=submit]');
+      await page.waitForSelector('#idp-region [data-record=console-idp]');
+      expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({
+        issuer: 'https://idp.example.org/',
+        clientSecretSet: true,
+      });
+      await page.fill('#idp-f-name', 'console-idp');
+      await page.fill('#idp-f-issuer', 'https://idp2.example.org/');
+      await page.fill('#idp-f-clientId', 'console');
+      await page.fill('#idp-f-clientSecret', 'x');
+      await page.click('#idp-editor button[type=submit]');
+      const dup = await messageOf(page, '#idp-editor .message');
+      const direct = await api('/v3/settings/identity-providers', {
+        method: 'POST',
+        auth: admin,
+        json: { name: 'console-idp', issuer: 'https://idp2.example.org/', clientId: 'c', clientSecret: 'x' },
+      });
+      expect(direct.status).toBe(409);
+      expect(dup).toContain(direct.body.detail);
+      expect(await page.content()).not.toContain('idp-client-secret');
+      // Edit: a cleared field that has a default is kept (not sent as null); the secret is kept unless typed.
+      await page.click('[data-record=console-idp] button[aria-label="Edit console-idp"]');
+      expect(await page.inputValue('#idp-f-scopes')).toBe('openid profile email');
+      await page.fill('#idp-f-scopes', '');
+      await page.fill('#idp-f-clientId', 'console-2');
+      await page.click('#idp-editor button[type=submit]');
+      await page.waitForSelector('#idp-message.message-success');
+      expect((await api('/v3/settings/identity-providers/console-idp', { auth: admin })).body).toMatchObject({
+        clientId: 'console-2',
+        scopes: 'openid profile email',
+        clientSecretSet: true,
+      });
+      expect(tab.problems).toEqual([]);
+    },
+  );
 });
 
 describe('console: notifications', () => {

@@ -25,28 +25,31 @@ afterAll(async () => {
 const ui = (path = '') => `${baseUrl()}/ui/${path}`;
 
 describe('console: profile and navigation', () => {
-  it('a visitor without a session is sent to sign in, then to the page asked for; the profile shows the account', async () => {
-    const login = uniqueLogin('cs');
-    await createUser(login, PASSWORD, { displayName: 'Console Person', email: `${login}@example.org` });
-    const tab = await newTab(browser);
-    await tab.page.goto(ui('sessions'));
-    await tab.page.waitForURL(/\/ui\/login\?next=/);
-    await waitReady(tab.page);
-    await tab.page.fill('#signin-login', login);
-    await tab.page.fill('#signin-password', PASSWORD);
-    await Promise.all([tab.page.waitForURL(/\/ui\/sessions$/), tab.page.click('#signin-form button[type=submit]')]);
-    await waitReady(tab.page);
-    await openPage(tab, ui());
-    const facts = await tab.page.textContent('#profile');
-    expect(facts).toContain(login);
-    expect(facts).toContain('Console Person');
-    expect(facts).toContain(`${login}@example.org`);
-    expect(await tab.page.textContent('#console-user')).toBe('Console Person');
-    // Administrator links stay hidden for a user; the current page is marked in the navigation.
-    expect(await tab.page.getAttribute('#console-nav a[aria-current=page]', 'href')).toBe(new URL(ui()).pathname);
-    await checkPage(tab, kind, 'profile');
-    await tab.context.close();
-  });
+  it(
+    'a visitor without a session is sent to sign in, then to the page asked for; the profile shows the ' + 'account',
+    async () => {
+      const login = uniqueLogin('cs');
+      await createUser(login, PASSWORD, { displayName: 'Console Person', email: `${login}@example.org` });
+      const tab = await newTab(browser);
+      await tab.page.goto(ui('sessions'));
+      await tab.page.waitForURL(/\/ui\/login\?next=/);
+      await waitReady(tab.page);
+      await tab.page.fill('#signin-login', login);
+      await tab.page.fill('#signin-password', PASSWORD);
+      await Promise.all([tab.page.waitForURL(/\/ui\/sessions$/), tab.page.click('#signin-form button[type=submit]')]);
+      await waitReady(tab.page);
+      await openPage(tab, ui());
+      const facts = await tab.page.textContent('#profile');
+      expect(facts).toContain(login);
+      expect(facts).toContain('Console Person');
+      expect(facts).toContain(`${login}@example.org`);
+      expect(await tab.page.textContent('#console-user')).toBe('Console Person');
+      // Administrator links stay hidden for a user; the current page is marked in the navigation.
+      expect(await tab.page.getAttribute('#console-nav a[aria-current=page]', 'href')).toBe(new URL(ui()).pathname);
+      await checkPage(tab, kind, 'profile');
+      await tab.context.close();
+    },
+  );
 
   it('a console page is served with a strict CSP and no inline script', async () => {
     const res = await fetch(ui('login'));
@@ -60,22 +63,34 @@ describe('console: profile and navigation', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/i);
     // ROOT_PATH/ui and ROOT_PATH itself lead to the console.
-    expect((await fetch(`${baseUrl()}/ui`, { redirect: 'manual' })).headers.get('location')).toBe(new URL(ui()).pathname);
+    expect((await fetch(`${baseUrl()}/ui`, { redirect: 'manual' })).headers.get('location')).toBe(
+      new URL(ui()).pathname,
+    );
   });
 
-  it("a page's script never gets a Basic challenge (browsers would prompt); API clients and navigations do", async () => {
-    const wrong = { login: 'nobody-here', password: 'Wr0ng$pass' };
-    const asScript = await fetch(`${baseUrl()}/v3/login`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Sec-Fetch-Dest': 'empty' }, body: JSON.stringify(wrong) });
-    expect(asScript.status).toBe(401);
-    expect(asScript.headers.get('www-authenticate')).toBe('Bearer realm="auth"');
-    const basicScript = await call('/v4/users/me', { auth: basic(wrong.login, wrong.password), headers: { 'X-Requested-With': 'XMLHttpRequest' } });
-    expect(basicScript.status).toBe(401);
-    expect(basicScript.headers.get('www-authenticate')).not.toContain('Basic');
-    const client = await call('/v4/users/me', { auth: basic(wrong.login, wrong.password) });
-    expect(client.headers.get('www-authenticate')).toContain('Basic realm="auth"');
-    const navigation = await call('/v4/users/me', { headers: { 'Sec-Fetch-Dest': 'document' } });
-    expect(navigation.headers.get('www-authenticate')).toContain('Basic realm="auth"');
-  });
+  it(
+    "a page's script never gets a Basic challenge (browsers would prompt); API clients and navigations " + 'do',
+    async () => {
+      const wrong = { login: 'nobody-here', password: 'Wr0ng$pass' };
+      const asScript = await fetch(`${baseUrl()}/v3/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Sec-Fetch-Dest': 'empty' },
+        body: JSON.stringify(wrong),
+      });
+      expect(asScript.status).toBe(401);
+      expect(asScript.headers.get('www-authenticate')).toBe('Bearer realm="auth"');
+      const basicScript = await call('/v4/users/me', {
+        auth: basic(wrong.login, wrong.password),
+        headers: { 'X-Requested-With': 'XMLHttpRequest' },
+      });
+      expect(basicScript.status).toBe(401);
+      expect(basicScript.headers.get('www-authenticate')).not.toContain('Basic');
+      const client = await call('/v4/users/me', { auth: basic(wrong.login, wrong.password) });
+      expect(client.headers.get('www-authenticate')).toContain('Basic realm="auth"');
+      const navigation = await call('/v4/users/me', { headers: { 'Sec-Fetch-Dest': 'document' } });
+      expect(navigation.headers.get('www-authenticate')).toContain('Basic realm="auth"');
+    },
+  );
 
   it('the sign-in page follows only a `next` below the console (no open redirect)', async () => {
     const nextOf = async (next: string) => {
@@ -84,7 +99,13 @@ describe('console: profile and navigation', () => {
     };
     const home = new URL(ui()).pathname;
     expect(await nextOf(`${home}tokens`)).toBe(`${home}tokens`);
-    for (const bad of ['https://evil.example/', '//evil.example/ui/', `${home}/\\evil.example`, '/elsewhere', `${home}x//y`]) {
+    for (const bad of [
+      'https://evil.example/',
+      '//evil.example/ui/',
+      `${home}/\\evil.example`,
+      '/elsewhere',
+      `${home}x//y`,
+    ]) {
       expect(await nextOf(bad), bad).toBe(home);
     }
   });
@@ -190,7 +211,13 @@ describe('console: sessions', () => {
 
     await Promise.all([page.waitForURL(/\/ui\/login$/), page.click('#sessions-end-all')]);
     await waitReady(page);
-    expect((await call('/v4/users/me', { headers: { Cookie: (await tab.context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).status).toBe(401);
+    expect(
+      (
+        await call('/v4/users/me', {
+          headers: { Cookie: (await tab.context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') },
+        })
+      ).status,
+    ).toBe(401);
     await tab.context.close();
   });
 });

@@ -32,7 +32,11 @@ const ui = (path = '') => `${host.url}/ui/${path}`;
 
 async function newUser(extra: Record<string, unknown> = {}): Promise<{ id: string; login: string }> {
   const login = uniqueLogin('si');
-  const r = await api<{ id: string }>('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, email: `${login}@example.org`, ...extra } });
+  const r = await api<{ id: string }>('/v4/users', {
+    method: 'POST',
+    auth: admin,
+    json: { login, password: PASSWORD, email: `${login}@example.org`, ...extra },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return { id: r.body.id, login };
 }
@@ -50,17 +54,33 @@ beforeAll(async () => {
     FRONTEND_ERRTRACK_TUNNEL: 'True',
   });
   // The console as the front end: OIDC and form logins land on it, reset links and merges open it.
-  const settings = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values: { DEFAULT_FRONTEND_URL: ui(), DEFAULT_FRONTEND_MERGE_URL: ui('merge') } } });
+  const settings = await api('/v3/settings', {
+    method: 'PATCH',
+    auth: admin,
+    json: { values: { DEFAULT_FRONTEND_URL: ui(), DEFAULT_FRONTEND_MERGE_URL: ui('merge') } },
+  });
   expect(settings.status, JSON.stringify(settings.body)).toBe(200);
   const conn = slapd.connection({ via: 'ldap' });
   const ldap = await api('/v3/settings/ldap-servers', {
     method: 'POST',
     auth: admin,
-    json: { name: 'corp', urls: conn.urls, startTls: conn.startTls, caCert: conn.caCert, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn },
+    json: {
+      name: 'corp',
+      urls: conn.urls,
+      startTls: conn.startTls,
+      caCert: conn.caCert,
+      bindDn: slapd.serviceDn,
+      bindPassword: slapd.servicePassword,
+      baseDn: slapd.baseDn,
+    },
   });
   expect(ldap.status, JSON.stringify(ldap.body)).toBe(201);
   idp = await startTestProvider([`${host.url}/v3/oidc/callback/testidp`]);
-  const oidc = await api('/v3/settings/identity-providers', { method: 'POST', auth: admin, json: { name: 'testidp', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret } });
+  const oidc = await api('/v3/settings/identity-providers', {
+    method: 'POST',
+    auth: admin,
+    json: { name: 'testidp', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+  });
   expect(oidc.status, JSON.stringify(oidc.body)).toBe(201);
   // Saved settings reach every instance within 2 s.
   await new Promise((r) => setTimeout(r, 2100));
@@ -123,7 +143,9 @@ describe('console sign-in: local accounts', () => {
     // The first Tab reaches the skip link, which shows itself and leads to the main content.
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip');
-    expect(await page.evaluate(() => (document.activeElement as HTMLElement).getBoundingClientRect().left >= 0)).toBe(true);
+    expect(await page.evaluate(() => (document.activeElement as HTMLElement).getBoundingClientRect().left >= 0)).toBe(
+      true,
+    );
     await page.keyboard.press('Enter');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
     await page.keyboard.press('Tab');
@@ -139,14 +161,16 @@ describe('console sign-in: local accounts', () => {
     await tab.context.close();
   });
 
-  it("a refusal the service sends to the front end (auth_error) is shown on the sign-in page", async () => {
+  it('a refusal the service sends to the front end (auth_error) is shown on the sign-in page', async () => {
     const tab = await newTab(browser);
     await tab.page.goto(`${ui()}?auth_error=account_blocked`);
     await tab.page.waitForURL(/\/ui\/login\?/);
     await waitReady(tab.page);
     expect(await tab.page.textContent('#signin-message')).toContain('This account is blocked');
     expect(new URL(tab.page.url()).searchParams.get('next')).toBe(new URL(ui()).pathname);
-    await tab.page.goto(`${ui('login')}?auth_error=login_not_allowed&auth_error_description=${encodeURIComponent('the login claim has markup')}`);
+    await tab.page.goto(
+      `${ui('login')}?auth_error=login_not_allowed&auth_error_description=${encodeURIComponent('the login claim has markup')}`,
+    );
     await waitReady(tab.page);
     expect(await tab.page.textContent('#signin-message')).toContain('the login claim has markup');
     await checkPage(tab, kind, 'signin-refused');
@@ -203,7 +227,10 @@ describe('console sign-in: LDAP and OIDC', () => {
     await Promise.all([tab.page.waitForURL(/\/ui\/merge$/), submitSignIn(tab, 'alice', 'alice-Secret-1')]);
     await waitReady(tab.page);
     await tab.page.fill('#merge-password', PASSWORD);
-    await Promise.all([tab.page.waitForURL((u) => u.pathname === new URL(ui()).pathname), tab.page.click('#merge-form button[type=submit]')]);
+    await Promise.all([
+      tab.page.waitForURL((u) => u.pathname === new URL(ui()).pathname),
+      tab.page.click('#merge-form button[type=submit]'),
+    ]);
     await waitReady(tab.page);
     const facts = await tab.page.textContent('#profile');
     expect(facts).toContain('alice');
@@ -246,7 +273,10 @@ describe('console sign-in: LDAP and OIDC', () => {
     await tab.page.click('#merge-form button[type=submit]');
     await tab.page.waitForSelector('#merge-message:has-text("Wrong login or password.")');
     await tab.page.fill('#merge-password', PASSWORD);
-    await Promise.all([tab.page.waitForURL((u) => u.pathname === new URL(ui()).pathname), tab.page.click('#merge-form button[type=submit]')]);
+    await Promise.all([
+      tab.page.waitForURL((u) => u.pathname === new URL(ui()).pathname),
+      tab.page.click('#merge-form button[type=submit]'),
+    ]);
     await waitReady(tab.page);
     const facts = await tab.page.textContent('#profile');
     expect(facts).toContain(login);
@@ -270,7 +300,9 @@ describe('console: password reset by mail', () => {
     await tab.page.fill('#reset-login', `${login}@example.org`);
     await tab.page.click('#reset-request-form button[type=submit]');
     await tab.page.waitForSelector('#reset-request-message:has-text("If an account matches")');
-    await expect.poll(() => smtp.received.some((m) => m.to.includes(`${login}@example.org`)), { timeout: 30_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(() => smtp.received.some((m) => m.to.includes(`${login}@example.org`)), { timeout: 30_000, interval: 200 })
+      .toBe(true);
     const mail = smtp.received.find((m) => m.to.includes(`${login}@example.org`))!;
     const link = /(http\S+\/reset-password#token=[A-Za-z0-9_-]+)/.exec(mail.parsed.text ?? '')?.[1];
     expect(link?.startsWith(ui('reset-password#token='))).toBe(true);
@@ -305,7 +337,11 @@ describe('console: error tracking', () => {
     await openPage(tab, ui('login'));
     await tab.page.waitForSelector('html[data-errtrack]', { state: 'attached' });
     expect(await tab.page.getAttribute('html', 'data-errtrack')).toBe('tunnel');
-    expect(await tab.page.evaluate(() => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() !== undefined)).toBe(true);
+    expect(
+      await tab.page.evaluate(
+        () => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() !== undefined,
+      ),
+    ).toBe(true);
     await tab.page.keyboard.press('Control+Shift+I');
     await tab.page.waitForSelector('#errtrack-dialog[open]', { timeout: 5000 });
     expect(await tab.page.textContent('#errtrack-dsn')).toBe(DSN);

@@ -12,7 +12,11 @@ const PASSWORD = 'Cach3$pass';
 const admin = basic(ADMIN.login, ADMIN.password);
 
 async function issueToken(login: string): Promise<{ token: string; id: string }> {
-  const r = await callJson<{ token: string; id: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(login, PASSWORD), json: { name: 'cache' } });
+  const r = await callJson<{ token: string; id: string }>('/v4/users/me/tokens', {
+    method: 'POST',
+    auth: basic(login, PASSWORD),
+    json: { name: 'cache' },
+  });
   expect(r.status).toBe(201);
   return r.body;
 }
@@ -21,13 +25,18 @@ async function issueToken(login: string): Promise<{ token: string; id: string }>
 async function sessionCookie(login: string): Promise<string> {
   const r = await call('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
   expect(r.status).toBe(200);
-  const pair = r.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='));
+  const pair = r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.includes('auth_session='));
   expect(pair).toBeDefined();
   return pair!;
 }
 
-const bearerStatus = async (token: string, path = '/v4/users/me') => (await call(path, { auth: `Bearer ${token}` })).status;
-const cookieStatus = async (cookie: string, path = '/v4/users/me') => (await call(path, { headers: { Cookie: cookie } })).status;
+const bearerStatus = async (token: string, path = '/v4/users/me') =>
+  (await call(path, { auth: `Bearer ${token}` })).status;
+const cookieStatus = async (cookie: string, path = '/v4/users/me') =>
+  (await call(path, { headers: { Cookie: cookie } })).status;
 
 /** Uses the credential a few times: its lookup is cached from the first use on. */
 async function warm(status: () => Promise<number>): Promise<void> {
@@ -40,7 +49,11 @@ describe('credential cache: what ends a credential takes effect at once on the s
     await createUser(login, PASSWORD);
     const cookie = await sessionCookie(login);
     await warm(() => cookieStatus(cookie));
-    const changed = await call('/v4/users/me/password', { method: 'PUT', auth: basic(login, PASSWORD), json: { oldPassword: PASSWORD, newPassword: 'N3w$cached' } });
+    const changed = await call('/v4/users/me/password', {
+      method: 'PUT',
+      auth: basic(login, PASSWORD),
+      json: { oldPassword: PASSWORD, newPassword: 'N3w$cached' },
+    });
     expect(changed.status).toBe(204);
     expect(await cookieStatus(cookie)).toBe(401);
   });

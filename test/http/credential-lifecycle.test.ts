@@ -6,7 +6,17 @@
 import { SignJWT, decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Browser, loggedInBrowser } from '../harness/browser.js';
-import { ADMIN, MINUTE, basic, baseUrl, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import {
+  ADMIN,
+  MINUTE,
+  basic,
+  baseUrl,
+  call,
+  callJson,
+  createUser,
+  setClockOffset,
+  uniqueLogin,
+} from '../harness/client.js';
 import { BASE_TEST_ENV } from '../harness/hosts.js';
 
 const PASSWORD = 'Str0ng$pass';
@@ -37,18 +47,31 @@ async function oauthLogin(login: string): Promise<{ token: string; browser: Brow
 }
 
 async function issueWithBasic(login: string, password = PASSWORD): Promise<string> {
-  const r = await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(login, password), json: { name: 'ci' } });
+  const r = await callJson<{ token: string }>('/v4/users/me/tokens', {
+    method: 'POST',
+    auth: basic(login, password),
+    json: { name: 'ci' },
+  });
   expect(r.status).toBe(201);
   return r.body.token;
 }
 
-const tokenWorks = async (token: string) => (await call('/v3/api_token_login', { method: 'POST', auth: `Bearer ${token}` })).status === 200;
+const tokenWorks = async (token: string) =>
+  (await call('/v3/api_token_login', { method: 'POST', auth: `Bearer ${token}` })).status === 200;
 
 const issueWithCookie = (b: Browser) =>
-  b.fetch(url('/v4/users/me/tokens'), { method: 'POST', body: JSON.stringify({ name: 'from-session' }), headers: { 'Content-Type': 'application/json' } });
+  b.fetch(url('/v4/users/me/tokens'), {
+    method: 'POST',
+    body: JSON.stringify({ name: 'from-session' }),
+    headers: { 'Content-Type': 'application/json' },
+  });
 
 const changeWithCookie = (b: Browser, oldPassword: string, newPassword: string) =>
-  b.fetch(url('/v4/users/me/password'), { method: 'PUT', body: JSON.stringify({ oldPassword, newPassword }), headers: { 'Content-Type': 'application/json' } });
+  b.fetch(url('/v4/users/me/password'), {
+    method: 'PUT',
+    body: JSON.stringify({ oldPassword, newPassword }),
+    headers: { 'Content-Type': 'application/json' },
+  });
 
 describe("a user's own password change", () => {
   it('made with a session: the other sessions end, the current one stays, API tokens are kept', async () => {
@@ -72,7 +95,11 @@ describe("a user's own password change", () => {
     await createUser(login, PASSWORD, { sessionLimit: 3 });
     const a = await loggedIn(login);
     const oauth = await oauthLogin(login);
-    const r = await call('/v4/users/me/password', { method: 'PUT', auth: basic(login, PASSWORD), json: { oldPassword: PASSWORD, newPassword: NEW_PASSWORD } });
+    const r = await call('/v4/users/me/password', {
+      method: 'PUT',
+      auth: basic(login, PASSWORD),
+      json: { oldPassword: PASSWORD, newPassword: NEW_PASSWORD },
+    });
     expect(r.status).toBe(204);
     expect((await me(a)).status).toBe(401);
     expect((await callJson('/v4/users/me', { auth: `Bearer ${oauth.token}` })).status).toBe(401);
@@ -86,7 +113,11 @@ describe("an administrator's password reset", () => {
     const token = await issueWithBasic(login);
     const a = await loggedIn(login);
     const oauth = await oauthLogin(login);
-    const reset = await call(`/v4/users/${id}/password`, { method: 'POST', auth: admin, json: { password: NEW_PASSWORD, mustChangePassword: true } });
+    const reset = await call(`/v4/users/${id}/password`, {
+      method: 'POST',
+      auth: admin,
+      json: { password: NEW_PASSWORD, mustChangePassword: true },
+    });
     expect(reset.status).toBe(204);
     const ended = await me(a);
     expect(ended.status).toBe(401);
@@ -103,7 +134,15 @@ describe("an administrator's password reset", () => {
     const a = await loggedIn(login);
     const oauth = await oauthLogin(login);
     expect((await call(`/v4/users/${id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
-    expect((await call(`/v4/users/${id}/password`, { method: 'POST', auth: admin, json: { password: NEW_PASSWORD, mustChangePassword: true } })).status).toBe(204);
+    expect(
+      (
+        await call(`/v4/users/${id}/password`, {
+          method: 'POST',
+          auth: admin,
+          json: { password: NEW_PASSWORD, mustChangePassword: true },
+        })
+      ).status,
+    ).toBe(204);
     expect((await call(`/v4/users/${id}/unblock`, { method: 'POST', auth: admin })).status).toBe(200);
     expect((await me(a)).status).toBe(401);
     expect((await me(oauth.browser)).status).toBe(401);
@@ -134,7 +173,9 @@ describe('issuing an API token needs a recent password', () => {
     await createUser(login, PASSWORD, { sessionLimit: 2 });
     const b = await loggedIn(login);
     expect((await issueWithCookie(b)).status).toBe(201);
-    const sessions = (await (await b.fetch(url('/v4/users/me/sessions'))).json()) as { items: { authMethod: string; authenticatedAt: string }[] };
+    const sessions = (await (await b.fetch(url('/v4/users/me/sessions'))).json()) as {
+      items: { authMethod: string; authenticatedAt: string }[];
+    };
     expect(sessions.items[0]).toMatchObject({ authMethod: 'local_password', authenticatedAt: expect.any(String) });
     await setClockOffset(16 * MINUTE);
     const stale = await issueWithCookie(b);
@@ -154,10 +195,16 @@ describe('issuing an API token needs a recent password', () => {
     const asCookie = await issueWithCookie(oauth.browser);
     expect(asCookie.status).toBe(403);
     expect(((await asCookie.json()) as Problem).code).toBe('REAUTHENTICATION_REQUIRED');
-    const asBearer = await callJson('/v4/users/me/tokens', { method: 'POST', auth: `Bearer ${oauth.token}`, json: { name: 'x' } });
+    const asBearer = await callJson('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: `Bearer ${oauth.token}`,
+      json: { name: 'x' },
+    });
     expect(asBearer.status).toBe(401);
     // Nothing was issued that could outlive the session.
-    expect((await callJson<{ items: unknown[] }>('/v4/users/me/tokens', { auth: basic(login, PASSWORD) })).body.items).toEqual([]);
+    expect(
+      (await callJson<{ items: unknown[] }>('/v4/users/me/tokens', { auth: basic(login, PASSWORD) })).body.items,
+    ).toEqual([]);
   });
 });
 
@@ -194,7 +241,11 @@ describe('why a session ended', () => {
 
 describe('logout is idempotent', () => {
   const signed = (claims: Record<string, string>) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setAudience('auth-session').setExpirationTime('1h').sign(new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!));
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setAudience('auth-session')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(BASE_TEST_ENV.SESSION_SECRET_KEY!));
 
   it('an ended session logs out again with 204, and its cookie ends no other session', async () => {
     const login = uniqueLogin();
@@ -204,7 +255,10 @@ describe('logout is idempotent', () => {
     const value = (await a.cookie(url('/v4/users/me'), 'auth_session'))!;
     expect((await a.fetch(url('/v3/logout'), { method: 'POST' })).status).toBe(204);
     for (const path of ['/v3/logout', '/v3/logout/all']) {
-      const replay = await call(path, { method: 'POST', headers: { Cookie: `auth_session=${value}`, Origin: origin() } });
+      const replay = await call(path, {
+        method: 'POST',
+        headers: { Cookie: `auth_session=${value}`, Origin: origin() },
+      });
       expect(replay.status, path).toBe(204);
       expect(replay.headers.getSetCookie().join(), path).toMatch(/auth_session=;/);
     }
@@ -215,9 +269,16 @@ describe('logout is idempotent', () => {
   it('a validly signed cookie of an unknown session: 204; no cookie or a forged one: 401', async () => {
     const unknown = await signed({ sid: 'no-such-session', sub: 'no-such-user' });
     for (const path of ['/v3/logout', '/v3/logout/all']) {
-      expect((await call(path, { method: 'POST', headers: { Cookie: `auth_session=${unknown}`, Origin: origin() } })).status, path).toBe(204);
+      expect(
+        (await call(path, { method: 'POST', headers: { Cookie: `auth_session=${unknown}`, Origin: origin() } })).status,
+        path,
+      ).toBe(204);
       expect((await call(path, { method: 'POST', headers: { Origin: origin() } })).status, path).toBe(401);
-      expect((await call(path, { method: 'POST', headers: { Cookie: `auth_session=${unknown}x`, Origin: origin() } })).status, path).toBe(401);
+      expect(
+        (await call(path, { method: 'POST', headers: { Cookie: `auth_session=${unknown}x`, Origin: origin() } }))
+          .status,
+        path,
+      ).toBe(401);
     }
   });
 });

@@ -28,11 +28,27 @@ beforeAll(async () => {
     startTestBridge(),
     chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     }),
   ]);
   dsn = `https://browserkey@127.0.0.1:${new URL(ingest.origin).port}/42`;
-  tunnel = await startTestHost(kind, { ...bridge.env, FRONTEND_ERRTRACK_DSN: dsn, ERRTRACK_ENV: 'browser-e2e', FRONTEND_ERRTRACK_TUNNEL: 'True', ERRTRACK_CA: ingest.caPem, AUTH_PROFILE: 'True' });
+  tunnel = await startTestHost(kind, {
+    ...bridge.env,
+    FRONTEND_ERRTRACK_DSN: dsn,
+    ERRTRACK_ENV: 'browser-e2e',
+    FRONTEND_ERRTRACK_TUNNEL: 'True',
+    ERRTRACK_CA: ingest.caPem,
+    AUTH_PROFILE: 'True',
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -47,7 +63,9 @@ async function open(url: string): Promise<{ page: Page; requests: string[] }> {
   const requests: string[] = [];
   page.on('request', (r) => requests.push(r.url()));
   await page.goto(`${url}/errtrack`);
-  await page.waitForFunction(() => document.documentElement.hasAttribute('data-errtrack'), undefined, { timeout: 15_000 });
+  await page.waitForFunction(() => document.documentElement.hasAttribute('data-errtrack'), undefined, {
+    timeout: 15_000,
+  });
   return { page, requests };
 }
 
@@ -57,54 +75,83 @@ function events(received: ReceivedRequest[]): Array<Record<string, unknown>> {
   for (const r of received) {
     const lines = r.body.toString('latin1').split('\n');
     for (let i = 1; i + 1 < lines.length; i++) {
-      if (lines[i]!.startsWith('{"type":"event"')) out.push(JSON.parse(Buffer.from(lines[i + 1]!, 'latin1').toString('utf8')) as Record<string, unknown>);
+      if (lines[i]!.startsWith('{"type":"event"'))
+        out.push(JSON.parse(Buffer.from(lines[i + 1]!, 'latin1').toString('utf8')) as Record<string, unknown>);
     }
   }
   return out;
 }
 
 describe('error-tracking page: Tunnel', () => {
-  it('initialises @sentry/browser from client-config and an uncaught error reaches the ingest server through the tunnel', async () => {
-    const { page, requests } = await open(tunnel.url);
-    expect(await page.getAttribute('html', 'data-errtrack')).toBe('tunnel');
-    expect(await page.evaluate(() => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() !== undefined)).toBe(true);
-    await page.click('#errtrack-test');
-    let found: Record<string, unknown> | undefined;
-    await expect
-      .poll(() => (found = events(ingest.received).find((e) => JSON.stringify(e).includes('Test error from the error-tracking page'))), { timeout: 20_000, interval: 200 })
-      .toBeDefined();
-    const exception = (found!.exception as { values: Array<{ type: string; value: string; mechanism: { handled: boolean } }> }).values[0]!;
-    expect(exception.type).toBe('Error');
-    expect(exception.value).toMatch(/^Test error from the error-tracking page at /);
-    expect(exception.mechanism.handled).toBe(false);
-    expect(found!.environment).toBe('browser-e2e');
-    // Every envelope went to the project's ingest URL, named by the DSN in its header.
-    for (const r of ingest.received) {
-      expect(r.url).toBe('/api/42/envelope/');
-      expect(JSON.parse(r.body.toString('utf8').split('\n')[0]!).dsn).toBe(dsn);
-    }
-    // The browser itself only ever talked to the service.
-    const origin = new URL(tunnel.url).origin;
-    // (blob: is the session replay's compression worker, built in the page.)
-    expect(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:'))).toEqual([]);
-    expect(requests.some((u) => u === `${tunnel.url}/v3/sentry-tunnel`)).toBe(true);
-    await page.close();
-  });
+  it(
+    'initialises @sentry/browser from client-config and an uncaught error reaches the ingest server ' +
+      'through the tunnel',
+    async () => {
+      const { page, requests } = await open(tunnel.url);
+      expect(await page.getAttribute('html', 'data-errtrack')).toBe('tunnel');
+      expect(
+        await page.evaluate(
+          () => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() !== undefined,
+        ),
+      ).toBe(true);
+      await page.click('#errtrack-test');
+      let found: Record<string, unknown> | undefined;
+      await expect
+        .poll(
+          () =>
+            (found = events(ingest.received).find((e) =>
+              JSON.stringify(e).includes('Test error from the error-tracking page'),
+            )),
+          { timeout: 20_000, interval: 200 },
+        )
+        .toBeDefined();
+      const exception = (
+        found!.exception as { values: Array<{ type: string; value: string; mechanism: { handled: boolean } }> }
+      ).values[0]!;
+      expect(exception.type).toBe('Error');
+      expect(exception.value).toMatch(/^Test error from the error-tracking page at /);
+      expect(exception.mechanism.handled).toBe(false);
+      expect(found!.environment).toBe('browser-e2e');
+      // Every envelope went to the project's ingest URL, named by the DSN in its header.
+      for (const r of ingest.received) {
+        expect(r.url).toBe('/api/42/envelope/');
+        expect(JSON.parse(r.body.toString('utf8').split('\n')[0]!).dsn).toBe(dsn);
+      }
+      // The browser itself only ever talked to the service.
+      const origin = new URL(tunnel.url).origin;
+      // (blob: is the session replay's compression worker, built in the page.)
+      expect(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:'))).toEqual([]);
+      expect(requests.some((u) => u === `${tunnel.url}/v3/sentry-tunnel`)).toBe(true);
+      await page.close();
+    },
+  );
 
-  it('PROFILE: the page asks for the JS Self-Profiling API and Chromium sends a profile of the page-load trace', async () => {
-    const config = (await (await fetch(`${tunnel.url}/v3/client-config`)).json()) as { sentry: { profileSessionSampleRate?: number } };
-    expect(config.sentry.profileSessionSampleRate).toBe(1);
-    const res = await fetch(`${tunnel.url}/errtrack`);
-    expect(res.headers.get('document-policy')).toBe('js-profiling');
-    const { page } = await open(tunnel.url);
-    const items = () => ingest.received.flatMap((r) => r.body.toString('latin1').split('\n').filter((l) => l.startsWith('{"type":')).map((l) => (JSON.parse(l) as { type: string }).type));
-    // The page-load trace ends when the page goes away (the SDK flushes on visibility change);
-    // its profile travels as a profile_chunk item, next to the trace's spans.
-    await page.waitForTimeout(1500);
-    await page.close({ runBeforeUnload: true });
-    await expect.poll(() => items(), { timeout: 20_000, interval: 250 }).toContain('profile_chunk');
-    expect(items()).toContain('span');
-  });
+  it(
+    'PROFILE: the page asks for the JS Self-Profiling API and Chromium sends a profile of the ' + 'page-load trace',
+    async () => {
+      const config = (await (await fetch(`${tunnel.url}/v3/client-config`)).json()) as {
+        sentry: { profileSessionSampleRate?: number };
+      };
+      expect(config.sentry.profileSessionSampleRate).toBe(1);
+      const res = await fetch(`${tunnel.url}/errtrack`);
+      expect(res.headers.get('document-policy')).toBe('js-profiling');
+      const { page } = await open(tunnel.url);
+      const items = () =>
+        ingest.received.flatMap((r) =>
+          r.body
+            .toString('latin1')
+            .split('\n')
+            .filter((l) => l.startsWith('{"type":'))
+            .map((l) => (JSON.parse(l) as { type: string }).type),
+        );
+      // The page-load trace ends when the page goes away (the SDK flushes on visibility change);
+      // its profile travels as a profile_chunk item, next to the trace's spans.
+      await page.waitForTimeout(1500);
+      await page.close({ runBeforeUnload: true });
+      await expect.poll(() => items(), { timeout: 20_000, interval: 250 }).toContain('profile_chunk');
+      expect(items()).toContain('span');
+    },
+  );
 
   it('Ctrl+Shift+I shows the effective DSN', async () => {
     const { page } = await open(tunnel.url);
@@ -129,9 +176,17 @@ describe('error-tracking page: Off (the shared host, no FRONTEND_ERRTRACK_DSN)',
     ingest.reset();
     const { page, requests } = await open(baseUrl());
     expect(await page.getAttribute('html', 'data-errtrack')).toBe('off');
-    expect(await page.evaluate(() => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() === undefined)).toBe(true);
+    expect(
+      await page.evaluate(
+        () => (window as unknown as { Sentry: { getClient(): unknown } }).Sentry.getClient() === undefined,
+      ),
+    ).toBe(true);
     expect(await page.isDisabled('#errtrack-test')).toBe(true);
-    await page.evaluate(() => setTimeout(() => { throw new Error('uncaught while off'); }, 0));
+    await page.evaluate(() =>
+      setTimeout(() => {
+        throw new Error('uncaught while off');
+      }, 0),
+    );
     await page.waitForTimeout(1500);
     expect(requests.filter((u) => u.includes('sentry-tunnel') || u.includes('/envelope'))).toEqual([]);
     const origin = new URL(baseUrl()).origin;

@@ -35,7 +35,8 @@ const FAILED_COUNT = 3;
 type Json = Record<string, any>;
 const api = <T = Json>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const rows = async (sqlText: string, args: Array<string | number> = []) => (await db.execute({ sql: sqlText, args })).rows;
+const rows = async (sqlText: string, args: Array<string | number> = []) =>
+  (await db.execute({ sql: sqlText, args })).rows;
 
 /** A clean problem+json answer of `status` with `code` (never a 500, never an HTML or empty body). */
 function expectProblem(r: { status: number; body: Json; res: Response }, status: number, code: string) {
@@ -53,7 +54,14 @@ async function addLdapServer(name: string, urls: string[]) {
   const r = await api('/v3/settings/ldap-servers', {
     method: 'POST',
     auth: admin,
-    json: { name, urls, startTls: false, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn },
+    json: {
+      name,
+      urls,
+      startTls: false,
+      bindDn: slapd.serviceDn,
+      bindPassword: slapd.servicePassword,
+      baseDn: slapd.baseDn,
+    },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
@@ -83,7 +91,12 @@ beforeAll(async () => {
   await addLdapServer('corp', [slapd.ldapUrl]);
   // A directory that accepts the connection and never answers: its logins stay in flight at the bridge.
   await addLdapServer('hang', [silent.url]);
-  await settings({ LDAP_SERVER_CONNECT_TIMEOUT: 60, LDAP_SERVER_SEARCHING_TIMEOUT: 60, LOGSTORE_URLS: store.urls[0], LOGSTORE_TIMEOUT: 20 });
+  await settings({
+    LDAP_SERVER_CONNECT_TIMEOUT: 60,
+    LDAP_SERVER_SEARCHING_TIMEOUT: 60,
+    LOGSTORE_URLS: store.urls[0],
+    LOGSTORE_TIMEOUT: 20,
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -104,7 +117,8 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
     const others = ['alice', 'carol', 'jose'].map((k) => slapd.user(k));
     const bob = slapd.user('bob');
     const started = Date.now();
-    const bobLogin = () => api('/v3/login', { method: 'POST', json: { login: bob.login, password: bob.password, ldapServer: 'hang' } });
+    const bobLogin = () =>
+      api('/v3/login', { method: 'POST', json: { login: bob.login, password: bob.password, ldapServer: 'hang' } });
     // Bob's logins wait at the bridge for a directory that never answers (as many as the lockout lets
     // be in flight at once); the others' reach slapd, before and after the kill.
     const hung = Array.from({ length: FAILED_COUNT }, bobLogin);
@@ -114,7 +128,10 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
     let killedAt = -1;
     for (let i = 0; i < 80 && (killedAt < 0 || i < killedAt + 4); i++) {
       const u = others[i % others.length]!;
-      const login = api('/v3/login', { method: 'POST', json: { login: u.login, password: u.password, ldapServer: 'corp' } });
+      const login = api('/v3/login', {
+        method: 'POST',
+        json: { login: u.login, password: u.password, ldapServer: 'corp' },
+      });
       void login.then((r) => (succeeded += r.status === 200 ? 1 : 0)).catch(() => undefined);
       steady.push(login);
       await sleep(150);
@@ -143,21 +160,32 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
     await bridge.start();
     // Each acknowledged login has its session: its cookie works.
     for (const r of ok) {
-      const cookie = r.res.headers.getSetCookie().find((c) => c.startsWith('auth_session='))!.split(';')[0]!;
+      const cookie = r.res.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('auth_session='))!
+        .split(';')[0]!;
       const me = await api('/v4/users/me', { headers: { Cookie: cookie } });
       expect(me.status, JSON.stringify(me.body)).toBe(200);
     }
     // The 503s were not counted: twice AUTH_FAILED_COUNT of them, and Bob is not locked.
-    const patched = await api('/v3/settings/ldap-servers/hang', { method: 'PATCH', auth: admin, json: { urls: [slapd.ldapUrl], bindPassword: slapd.servicePassword } });
+    const patched = await api('/v3/settings/ldap-servers/hang', {
+      method: 'PATCH',
+      auth: admin,
+      json: { urls: [slapd.ldapUrl], bindPassword: slapd.servicePassword },
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     const after = await bobLogin();
     expect(after.status, JSON.stringify(after.body)).toBe(200);
   }, 90_000);
 
-  it('a shipping batch in flight: the run reports the bridge unreachable, the outbox keeps every event; it drains after, once each', async () => {
+  it('a shipping batch in flight: the run reports the bridge unreachable, the outbox keeps every event; ' +
+    'it drains after, once each', async () => {
     const login = uniqueLogin('ship');
-    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(201);
-    const pending = async () => (await rows('select id from audit_outbox where shipped_at is null and dead_at is null')).map((r) => String(r.id));
+    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(
+      201,
+    );
+    const pending = async () =>
+      (await rows('select id from audit_outbox where shipped_at is null and dead_at is null')).map((r) => String(r.id));
     const before = await pending();
     expect(before.length).toBeGreaterThan(0);
 
@@ -231,7 +259,9 @@ describe('the database locked by another connection', () => {
 
   it('a long lock: 503 with Retry-After, never a 500; nothing counted; the host stays responsive', async () => {
     const login = uniqueLogin('lock');
-    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(201);
+    expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(
+      201,
+    );
     const lock = await lockDatabase();
     let answers: Array<{ status: number; body: Json; res: Response }>;
     try {
@@ -239,7 +269,9 @@ describe('the database locked by another connection', () => {
       const calls = [
         api('/v4/users', { method: 'POST', auth: admin, json: { login: uniqueLogin('new'), password: PASSWORD } }),
         api('/v3/login', { method: 'POST', json: { login, password: PASSWORD } }),
-        ...Array.from({ length: FAILED_COUNT + 1 }, () => api('/v3/login_without_session', { method: 'POST', auth: basic(login, 'Wr0ng$pass') })),
+        ...Array.from({ length: FAILED_COUNT + 1 }, () =>
+          api('/v3/login_without_session', { method: 'POST', auth: basic(login, 'Wr0ng$pass') }),
+        ),
       ];
       // Meanwhile the host answers what needs no write at once (Node: the event loop is not blocked).
       await sleep(500);
@@ -256,7 +288,9 @@ describe('the database locked by another connection', () => {
       expect(Number(r.res.headers.get('retry-after'))).toBeGreaterThan(0);
     }
     // No failure was counted for the wrong passwords refused with 503, and nothing else was written.
-    expect(await rows('select id from login_attempts where throttle_key = ?', [`local:${login.toLowerCase()}`])).toEqual([]);
+    expect(
+      await rows('select id from login_attempts where throttle_key = ?', [`local:${login.toLowerCase()}`]),
+    ).toEqual([]);
     expect(await rows('select throttle_key from login_locks')).toEqual([]);
     // Once released, all is as before: the right password logs in.
     const after = await api('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) });
@@ -266,7 +300,9 @@ describe('the database locked by another connection', () => {
 
 describe('the OpenAPI document', () => {
   it('documents the 503 of a busy database on every operation', async () => {
-    const doc = await api<{ paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>> }>('/openapi.json');
+    const doc = await api<{
+      paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>>;
+    }>('/openapi.json');
     expect(doc.status).toBe(200);
     for (const [path, ops] of Object.entries(doc.body.paths)) {
       for (const [method, op] of Object.entries(ops)) {
@@ -282,7 +318,15 @@ describe('a restart with another DB_SCHEMA', () => {
       // `npm start` on this host's database, under another DB_SCHEMA.
       const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
         cwd: join(import.meta.dirname, '../..'),
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, AUTH_BRIDGE_EMBEDDED: 'False', LIBSQL_URL: `file:${dbPath}`, AUTH_DB_SCHEMA: 'another_tenant', AUTH_BIND_HOST: '127.0.0.1', AUTH_BIND_PORT: String(await freePort()) },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          AUTH_BRIDGE_EMBEDDED: 'False',
+          LIBSQL_URL: `file:${dbPath}`,
+          AUTH_DB_SCHEMA: 'another_tenant',
+          AUTH_BIND_HOST: '127.0.0.1',
+          AUTH_BIND_PORT: String(await freePort()),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -300,12 +344,18 @@ describe('a restart with another DB_SCHEMA', () => {
         await other.execute(`update service_meta set value = 'another_tenant' where key = 'db_schema'`);
         other.close();
         for (const path of ['/health/live', '/v3/login']) {
-          const r = await callJson<Json>(path, { base: edge.url, method: path === '/v3/login' ? 'POST' : 'GET', json: path === '/v3/login' ? { login: ADMIN.login, password: ADMIN.password } : undefined });
+          const r = await callJson<Json>(path, {
+            base: edge.url,
+            method: path === '/v3/login' ? 'POST' : 'GET',
+            json: path === '/v3/login' ? { login: ADMIN.login, password: ADMIN.password } : undefined,
+          });
           expectProblem(r, 503, 'SERVICE_UNAVAILABLE');
           expect(r.body.detail).toContain('DB_SCHEMA');
         }
         // wrangler dev passes the worker's log lines on a moment after the answer.
-        await expect.poll(() => edge.output(), { timeout: 10_000 }).toMatch(/refusing the database: the database is stamped with DB_SCHEMA \\?"another_tenant\\?"/);
+        await expect
+          .poll(() => edge.output(), { timeout: 10_000 })
+          .toMatch(/refusing the database: the database is stamped with DB_SCHEMA \\?"another_tenant\\?"/);
         // Nothing was written: no first administrator in the refused database.
         const check = createClient({ url: edge.libsqlUrl });
         expect((await check.execute('select count(*) as c from users')).rows[0]!.c).toBe(0);

@@ -20,7 +20,13 @@ import { casesOf, type FuzzCase, type FuzzContext, type IdentityCredentials } fr
 import { changedTables, curlOf, fingerprint, sendFuzzRequest, type FuzzAnswer } from '../harness/fuzz-run.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
-import { createSchemaValidator, operationsOf, responseOf, type JsonObject, type Operation } from '../harness/openapi-doc.js';
+import {
+  createSchemaValidator,
+  operationsOf,
+  responseOf,
+  type JsonObject,
+  type Operation,
+} from '../harness/openapi-doc.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
@@ -51,7 +57,10 @@ async function api<T = JsonObject>(path: string, o: Call = {}): Promise<{ status
 beforeAll(async () => {
   store = await startTestLogStore({ nodes: 1 });
   bridge = await startTestBridge({ logstore: { ca: store.caPem } });
-  host = await startTestHost(inject('hostKind'), { ...bridge.env, LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_TIMEOUT: '5',
+  host = await startTestHost(inject('hostKind'), {
+    ...bridge.env,
+    LOGSTORE_URLS: store.urls.join(';'),
+    LOGSTORE_TIMEOUT: '5',
     // Up to BATCH requests may wait for a password hash at once: a longer queue than the default
     // 32, so that the fuzz's own load is not shed with 503s.
     AUTH_PASSWORD_HASH_QUEUE: '1000',
@@ -81,20 +90,35 @@ afterAll(async () => {
 /** Creates an account of `role` and an API token of its own; returns its credentials and id. */
 async function createIdentity(role: 'user' | 'auditor' | 'admin'): Promise<IdentityCredentials & { id: string }> {
   const login = uniqueLogin(`fz${role}`);
-  const created = await api<{ id: string }>('/v4/users', { method: 'POST', auth: root, json: { login, password: PASSWORD, role } });
+  const created = await api<{ id: string }>('/v4/users', {
+    method: 'POST',
+    auth: root,
+    json: { login, password: PASSWORD, role },
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const auth = basic(login, PASSWORD);
-  const token = await api<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth, json: { name: 'fuzz', expiresInDays: 1 } });
+  const token = await api<{ token: string }>('/v4/users/me/tokens', {
+    method: 'POST',
+    auth,
+    json: { name: 'fuzz', expiresInDays: 1 },
+  });
   expect(token.status, JSON.stringify(token.body)).toBe(201);
   const session = await call('/v3/login', { base: host.url, method: 'POST', json: { login, password: PASSWORD } });
   expect(session.status, await session.text()).toBe(200);
-  const cookie = session.headers.getSetCookie().find((c) => c.includes('auth_session='))?.split(';')[0];
+  const cookie = session.headers
+    .getSetCookie()
+    .find((c) => c.includes('auth_session='))
+    ?.split(';')[0];
   if (!cookie) throw new Error(`no session cookie: ${session.headers.getSetCookie().join(' | ')}`);
   return { id: created.body.id, basic: auth, bearer: `Bearer ${token.body.token}`, cookie };
 }
 
 async function createIdentities(): Promise<FuzzContext['identities']> {
-  const [user, auditor, admin] = await Promise.all([createIdentity('user'), createIdentity('auditor'), createIdentity('admin')]);
+  const [user, auditor, admin] = await Promise.all([
+    createIdentity('user'),
+    createIdentity('auditor'),
+    createIdentity('admin'),
+  ]);
   return { user, auditor, admin };
 }
 
@@ -124,14 +148,19 @@ async function recordsAbove(o: Operation, param: string): Promise<string[]> {
 async function resetSettings(): Promise<void> {
   const list = await api<{ items: { name: string; source: string }[] }>('/v3/settings', { auth: root });
   if (list.status !== 200) throw new Error(`cannot list the settings: ${list.status} ${JSON.stringify(list.body)}`);
-  for (const s of list.body.items.filter((x) => x.source === 'ui')) await api(`/v3/settings/${s.name}`, { method: 'DELETE', auth: root });
+  for (const s of list.body.items.filter((x) => x.source === 'ui'))
+    await api(`/v3/settings/${s.name}`, { method: 'DELETE', auth: root });
 }
 
 /** The content of an error answer that no operation documents: a problem. */
 const PROBLEM = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
 /** The essence of a Content-Type header. */
-const essence = (type: string | string[] | undefined) => String(type ?? '').split(';')[0]!.trim().toLowerCase();
+const essence = (type: string | string[] | undefined) =>
+  String(type ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 
 /**
  * An answer of `wrangler dev`'s local proxy, not of the worker (Cloudflare has no such proxy): its
@@ -141,11 +170,19 @@ const essence = (type: string | string[] | undefined) => String(type ?? '').spli
 function fromDevProxy(answer: FuzzAnswer): boolean {
   if (host.kind !== 'edge' || essence(answer.headers['content-type']) === 'application/problem+json') return false;
   const text = answer.body.toString();
-  return (answer.status === 503 && text.includes('restarted mid-request')) || (answer.status === 500 && text.includes('Cannot reconstruct a Request'));
+  return (
+    (answer.status === 503 && text.includes('restarted mid-request')) ||
+    (answer.status === 500 && text.includes('Cannot reconstruct a Request'))
+  );
 }
 
 /** What is wrong with an answer to `o`, or undefined. */
-function judge(o: Operation, c: FuzzCase, answer: FuzzAnswer, validate: ReturnType<typeof createSchemaValidator>): string | undefined {
+function judge(
+  o: Operation,
+  c: FuzzCase,
+  answer: FuzzAnswer,
+  validate: ReturnType<typeof createSchemaValidator>,
+): string | undefined {
   const { status } = answer;
   if (status === 0) return `no answer: ${answer.body.toString()}`;
   if (status === 500) return `500: ${answer.body.toString().slice(0, 300)}`;
@@ -156,7 +193,8 @@ function judge(o: Operation, c: FuzzCase, answer: FuzzAnswer, validate: ReturnTy
   const content = documented.content as JsonObject | undefined;
   const type = essence(answer.headers['content-type']);
   if (!content) return answer.body.length === 0 || status >= 300 ? undefined : `${status} has an undocumented body`;
-  if (!(type in content)) return `${status} answered ${type || 'no media type'}, documented: ${Object.keys(content).join(', ')}`;
+  if (!(type in content))
+    return `${status} answered ${type || 'no media type'}, documented: ${Object.keys(content).join(', ')}`;
   if (!type.endsWith('json')) return undefined;
   let body: unknown;
   try {
@@ -169,11 +207,13 @@ function judge(o: Operation, c: FuzzCase, answer: FuzzAnswer, validate: ReturnTy
     const check = validate(schema);
     if (!check(body)) return `${status} body does not match its schema: ${JSON.stringify(check.errors).slice(0, 400)}`;
   }
-  if (type === 'application/problem+json' && (body as JsonObject).status !== status) return `problem.status ${(body as JsonObject).status} is not ${status}`;
+  if (type === 'application/problem+json' && (body as JsonObject).status !== status)
+    return `problem.status ${(body as JsonObject).status} is not ${status}`;
   if (status >= 500) {
     // A documented 502/503/504 is a dependency's failure (the bridge, the log store, a directory).
     const code = (body as JsonObject).code;
-    if (!['BAD_GATEWAY', 'SERVICE_UNAVAILABLE', 'GATEWAY_TIMEOUT'].includes(String(code))) return `${status} ${String(code)}`;
+    if (!['BAD_GATEWAY', 'SERVICE_UNAVAILABLE', 'GATEWAY_TIMEOUT'].includes(String(code)))
+      return `${status} ${String(code)}`;
   }
   return undefined;
 }
@@ -194,12 +234,18 @@ function seedOf(o: Operation): number {
 }
 
 /** Runs the cases of one operation in batches; refused batches must leave the database as it was. */
-async function fuzzOperation(o: Operation, ctx: FuzzContext, validate: ReturnType<typeof createSchemaValidator>): Promise<OpResult> {
+async function fuzzOperation(
+  o: Operation,
+  ctx: FuzzContext,
+  validate: ReturnType<typeof createSchemaValidator>,
+): Promise<OpResult> {
   const cases = fc.sample(casesOf(ctx, o), { seed: seedOf(o), numRuns: RUNS });
   const result: OpResult = { cases: 0, proxied: 0, statuses: {}, failures: [] };
   const fail = (c: FuzzCase, why: string) => {
     if (result.failures.length < 20)
-      result.failures.push(`${o.method.toUpperCase()} ${o.path} as ${c.identity} (${c.kind}): ${why}\n  ${curlOf(origin, c.request)}`);
+      result.failures.push(
+        `${o.method.toUpperCase()} ${o.path} as ${c.identity} (${c.kind}): ${why}\n  ${curlOf(origin, c.request)}`,
+      );
   };
   const recheck: FuzzCase[] = [];
   /** Sends a batch; when every request in it was refused, compares the fingerprints. */
@@ -236,7 +282,8 @@ async function fuzzOperation(o: Operation, ctx: FuzzContext, validate: ReturnTyp
         found = true;
       }
     }
-    if (!found) fail(batch[0]!, `a batch of refused requests changed ${changed.join(', ')} (not reproduced one by one)`);
+    if (!found)
+      fail(batch[0]!, `a batch of refused requests changed ${changed.join(', ')} (not reproduced one by one)`);
     last = await fingerprint(db);
   };
   for (let i = 0; i < cases.length; i += BATCH) await runBatch(cases.slice(i, i + BATCH), false);
@@ -275,12 +322,21 @@ describe('schema-driven fuzz of every operation', () => {
         }
         const maxBodySize = 65536;
         const t0 = Date.now();
-        const r = await fuzzOperation(o, { doc, identities, pathValues, maxBodySize, bodyOnGet: host.kind !== 'edge' }, validate);
+        const r = await fuzzOperation(
+          o,
+          { doc, identities, pathValues, maxBodySize, bodyOnGet: host.kind !== 'edge' },
+          validate,
+        );
         total += r.cases;
         proxied += r.proxied;
         failures.push(...r.failures);
-        const statuses = Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ');
-        summary.push(`${o.method.toUpperCase()} ${o.path}: ${r.cases} cases in ${Date.now() - t0} ms (${statuses})${r.proxied ? `, ${r.proxied} from wrangler dev's proxy` : ''}`);
+        const statuses = Object.entries(r.statuses)
+          .map(([s, n]) => `${s}×${n}`)
+          .join(' ');
+        summary.push(
+          `${o.method.toUpperCase()} ${o.path}: ${r.cases} cases in ${Date.now() - t0} ms ` +
+            `(${statuses})${r.proxied ? `, ${r.proxied} from wrangler dev's proxy` : ''}`,
+        );
         await resetSettings();
         if (!(await works(shared))) {
           failures.push(`after ${o.method.toUpperCase()} ${o.path}: the shared identities no longer work`);
@@ -288,11 +344,17 @@ describe('schema-driven fuzz of every operation', () => {
         }
       } catch (err) {
         // The host itself failed (a fixture call answered 5xx): what it printed says why.
-        failures.push(`during ${o.method.toUpperCase()} ${o.path}: ${String(err)}\nthe host's last output:\n${host.output().slice(-4000)}`);
+        failures.push(
+          `during ${o.method.toUpperCase()} ${o.path}: ${String(err)}\nthe host's last output:\n` +
+            `${host.output().slice(-4000)}`,
+        );
         break;
       }
     }
-    console.log(`fuzz on ${host.kind}: ${total} cases, ${ops.length} operations, ${Date.now() - started} ms, seed ${SEED}, ${proxied} answers of wrangler dev's proxy\n${summary.join('\n')}`);
+    console.log(
+      `fuzz on ${host.kind}: ${total} cases, ${ops.length} operations, ${Date.now() - started} ms, seed ` +
+        `${SEED}, ${proxied} answers of wrangler dev's proxy\n${summary.join('\n')}`,
+    );
     expect(failures, failures.join('\n\n')).toEqual([]);
   }, 1_800_000);
 });
@@ -300,7 +362,12 @@ describe('schema-driven fuzz of every operation', () => {
 /** One request to an operation (`target`: its path, filled in, and query), judged as the fuzz judges its cases. */
 async function probe(o: Operation, headers: [string, string][], body?: string, target = o.path) {
   const c: FuzzCase = {
-    request: { method: o.method.toUpperCase(), target, headers, ...(body === undefined ? {} : { body: new TextEncoder().encode(body) }) },
+    request: {
+      method: o.method.toUpperCase(),
+      target,
+      headers,
+      ...(body === undefined ? {} : { body: new TextEncoder().encode(body) }),
+    },
     identity: 'anonymous',
     kind: 'fixed case',
     retargeted: false,
@@ -337,28 +404,51 @@ describe('fixed cases of every operation', () => {
     const probeOperation = async (o: Operation) => {
       const at = `${o.method.toUpperCase()} ${o.path}`;
       const schemes = new Set(((o.op.security as JsonObject[] | undefined) ?? []).flatMap((x) => Object.keys(x)));
-      const auth: [string, string][] = [['Authorization', schemes.has('bearer') || !schemes.has('basic') ? admin.bearer : admin.basic]];
+      const auth: [string, string][] = [
+        ['Authorization', schemes.has('bearer') || !schemes.has('basic') ? admin.bearer : admin.basic],
+      ];
       const params = (o.op.parameters as JsonObject[] | undefined) ?? [];
       const fill = (bad: boolean) =>
-        params.filter((p) => p.in === 'path').reduce((path, p) => path.replace(`{${p.name as string}}`, encodeURIComponent(bad ? `!${'x'.repeat(100)}` : validParam(p))), o.path);
+        params
+          .filter((p) => p.in === 'path')
+          .reduce(
+            (path, p) =>
+              path.replace(`{${p.name as string}}`, encodeURIComponent(bad ? `!${'x'.repeat(100)}` : validParam(p))),
+            o.path,
+          );
       const run = async (label: string, headers: [string, string][], body?: string, target?: string) => {
         const r = await probe(o, headers, body, target);
         if (r.problem) problems.push(`${at} (${label}): ${r.problem}`);
         return r.answer.status;
       };
       await run('anonymous', []);
-      if (params.some((p) => p.in === 'path')) expectStatus(`${at} malformed path parameter`, await run('malformed path parameter', auth, undefined, fill(true)), [404, 422]);
+      if (params.some((p) => p.in === 'path'))
+        expectStatus(
+          `${at} malformed path parameter`,
+          await run('malformed path parameter', auth, undefined, fill(true)),
+          [404, 422],
+        );
       const query = params.filter((p) => p.in === 'query');
       if (query.length > 0) {
-        const bad = query.map((p) => `${p.name as string}=${typeof (p.schema as JsonObject).maxLength === 'number' ? 'x'.repeat(((p.schema as JsonObject).maxLength as number) + 1) : 'x'}`);
+        const bad = query.map(
+          (p) =>
+            `${p.name as string}=${typeof (p.schema as JsonObject).maxLength === 'number' ? 'x'.repeat(((p.schema as JsonObject).maxLength as number) + 1) : 'x'}`,
+        );
         await run('malformed query', auth, undefined, `${fill(false)}?${bad.join('&')}`);
       }
       const body = o.op.requestBody as JsonObject | undefined;
       if (!body) return;
       const types = Object.keys(body.content as JsonObject);
       // The first-run page is gone (404) once an administrator exists, whatever is sent.
-      const parsed = !o.path.endsWith('/first-run') && types.some((t) => t === 'application/json' || t === 'application/x-www-form-urlencoded');
-      const wrongType = await run('wrong media type', [...auth, ['Content-Type', 'application/xml']], '<a/>', fill(false));
+      const parsed =
+        !o.path.endsWith('/first-run') &&
+        types.some((t) => t === 'application/json' || t === 'application/x-www-form-urlencoded');
+      const wrongType = await run(
+        'wrong media type',
+        [...auth, ['Content-Type', 'application/xml']],
+        '<a/>',
+        fill(false),
+      );
       // Bodies the service parses (JSON, forms) are refused by media type before anything runs.
       if (parsed) expectStatus(`${at} wrong media type`, wrongType, [415]);
       if (types.includes('application/json')) {
@@ -373,19 +463,34 @@ describe('fixed cases of every operation', () => {
 });
 
 describe('defects the fuzz found (each replayed)', () => {
-  it('a GET with a chunked body is answered (edge: it was a 500, the body limit rebuilt a GET Request with a body)', async () => {
-    const { admin } = await createIdentities();
-    const o = operation('get', '/v4/users/me');
-    const headers: [string, string][] = [['Authorization', admin.bearer], ['Transfer-Encoding', 'chunked'], ['Content-Type', 'application/json']];
-    const { answer, problem } = await probe(o, headers, '{"a":1}');
-    expect(problem).toBeUndefined();
-    expect(answer.status).toBe(200);
-  });
+  it(
+    'a GET with a chunked body is answered (edge: it was a 500, the body limit rebuilt a GET Request ' + 'with a body)',
+    async () => {
+      const { admin } = await createIdentities();
+      const o = operation('get', '/v4/users/me');
+      const headers: [string, string][] = [
+        ['Authorization', admin.bearer],
+        ['Transfer-Encoding', 'chunked'],
+        ['Content-Type', 'application/json'],
+      ];
+      const { answer, problem } = await probe(o, headers, '{"a":1}');
+      expect(problem).toBeUndefined();
+      expect(answer.status).toBe(200);
+    },
+  );
 
-  it('POST /v3/oauth_login: a malformed multipart body is a 415 problem, not a 400 problem where an OAuth error is documented', async () => {
-    const o = operation('post', '/v3/oauth_login');
-    const { answer, problem } = await probe(o, [['Content-Type', 'multipart/form-data; boundary=x']], 'grant_type=password&username=a&password=b');
-    expect(problem).toBeUndefined();
-    expect(answer.status).toBe(415);
-  });
+  it(
+    'POST /v3/oauth_login: a malformed multipart body is a 415 problem, not a 400 problem where an ' +
+      'OAuth error is documented',
+    async () => {
+      const o = operation('post', '/v3/oauth_login');
+      const { answer, problem } = await probe(
+        o,
+        [['Content-Type', 'multipart/form-data; boundary=x']],
+        'grant_type=password&username=a&password=b',
+      );
+      expect(problem).toBeUndefined();
+      expect(answer.status).toBe(415);
+    },
+  );
 });

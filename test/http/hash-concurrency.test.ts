@@ -28,34 +28,38 @@ const loginWithoutSession = (login: string, password: string) =>
   callJson('/v3/login_without_session', { base: host.url, method: 'POST', auth: basic(login, password) });
 
 describe('password hashing bound', () => {
-  it('a burst of parallel logins: some 503 with Retry-After, no other 5xx, and the 503s are not counted as failures', async () => {
-    const login = uniqueLogin('burst');
-    const password = 'Burst$pass1';
-    const auth = basic(ADMIN.login, ADMIN.password);
-    const created = await callJson('/v4/users', { base: host.url, method: 'POST', auth, json: { login, password } });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  it(
+    'a burst of parallel logins: some 503 with Retry-After, no other 5xx, and the 503s are not counted ' +
+      'as failures',
+    async () => {
+      const login = uniqueLogin('burst');
+      const password = 'Burst$pass1';
+      const auth = basic(ADMIN.login, ADMIN.password);
+      const created = await callJson('/v4/users', { base: host.url, method: 'POST', auth, json: { login, password } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
 
-    const answers = await Promise.all(Array.from({ length: BURST }, () => loginWithoutSession(login, 'Wrong$pass1')));
-    const busy = answers.filter((a) => a.status === 503);
-    const refused = answers.filter((a) => a.status === 401);
-    expect(busy.length + refused.length, JSON.stringify(answers.map((a) => a.status))).toBe(BURST);
-    expect(busy.length).toBeGreaterThan(0);
-    expect(refused.length).toBeGreaterThan(0);
-    for (const a of busy) {
-      expect(a.res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(a.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'password-hashing-busy' });
-      expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    }
-    for (const a of refused) expect(a.body.code).toBe('INVALID_CREDENTIALS');
+      const answers = await Promise.all(Array.from({ length: BURST }, () => loginWithoutSession(login, 'Wrong$pass1')));
+      const busy = answers.filter((a) => a.status === 503);
+      const refused = answers.filter((a) => a.status === 401);
+      expect(busy.length + refused.length, JSON.stringify(answers.map((a) => a.status))).toBe(BURST);
+      expect(busy.length).toBeGreaterThan(0);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const a of busy) {
+        expect(a.res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(a.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'password-hashing-busy' });
+        expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      for (const a of refused) expect(a.body.code).toBe('INVALID_CREDENTIALS');
 
-    // Only the 401s were counted: FAILED_COUNT - 1 failures in all leave the account unlocked.
-    for (let i = refused.length; i < FAILED_COUNT - 1; i++) {
-      const again = await loginWithoutSession(login, 'Wrong$pass1');
-      expect(again.body.code, `failure ${i + 1}`).toBe('INVALID_CREDENTIALS');
-    }
-    const right = await loginWithoutSession(login, password);
-    expect(right.status, JSON.stringify(right.body)).toBe(200);
-  });
+      // Only the 401s were counted: FAILED_COUNT - 1 failures in all leave the account unlocked.
+      for (let i = refused.length; i < FAILED_COUNT - 1; i++) {
+        const again = await loginWithoutSession(login, 'Wrong$pass1');
+        expect(again.body.code, `failure ${i + 1}`).toBe('INVALID_CREDENTIALS');
+      }
+      const right = await loginWithoutSession(login, password);
+      expect(right.status, JSON.stringify(right.body)).toBe(200);
+    },
+  );
 
   it('sequential logins are never refused', async () => {
     for (let i = 0; i < 3; i++) expect((await loginWithoutSession(ADMIN.login, ADMIN.password)).status).toBe(200);
@@ -63,9 +67,15 @@ describe('password hashing bound', () => {
 
   it('the OpenAPI description documents the 503 on operations that check passwords', async () => {
     type Op = { responses: Record<string, { description: string }> };
-    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Op>> };
+    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Op>>;
+    };
     const root = new URL(host.url).pathname;
-    const ops = [['/v3/login', 'post'], ['/v3/login_without_session', 'post'], ['/v4/users/me/password', 'put']] as const;
+    const ops = [
+      ['/v3/login', 'post'],
+      ['/v3/login_without_session', 'post'],
+      ['/v4/users/me/password', 'put'],
+    ] as const;
     for (const [path, method] of ops) {
       const busy = doc.paths[`${root}${path}`]![method]!.responses['503']!;
       expect(busy.description, path).toContain('AUTH_PASSWORD_HASH_CONCURRENCY');

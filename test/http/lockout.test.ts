@@ -58,16 +58,23 @@ describe('lockout', () => {
     await attempt(login, WRONG);
     expect((await attempt(login, PASSWORD)).status).toBe(200);
   });
-
 });
 
 describe('the old password of PUT /v4/users/me/password counts like a login', () => {
   const change = (token: string, oldPassword: string) =>
-    callJson('/v4/users/me/password', { method: 'PUT', auth: `Bearer ${token}`, json: { oldPassword, newPassword: 'N3w$secret' } });
+    callJson('/v4/users/me/password', {
+      method: 'PUT',
+      auth: `Bearer ${token}`,
+      json: { oldPassword, newPassword: 'N3w$secret' },
+    });
   async function withToken(): Promise<{ login: string; token: string }> {
     const login = uniqueLogin();
     await createUser(login, PASSWORD);
-    const r = await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(login, PASSWORD), json: { name: 't' } });
+    const r = await callJson<{ token: string }>('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: basic(login, PASSWORD),
+      json: { name: 't' },
+    });
     return { login, token: r.body.token };
   }
 

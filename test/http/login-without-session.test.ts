@@ -48,7 +48,11 @@ describe('login without a session: failures do not reveal accounts', () => {
   });
 
   it('X-LDAP-Name naming no LDAP server record: 400 naming the header, nothing counted', async () => {
-    const r = await callJson(PATH, { method: 'POST', auth: basic('someone', PASSWORD), headers: { 'X-LDAP-Name': 'corp' } });
+    const r = await callJson(PATH, {
+      method: 'POST',
+      auth: basic('someone', PASSWORD),
+      headers: { 'X-LDAP-Name': 'corp' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.type).toBe('urn:auth-service:problem:unknown-ldap-server');
     expect(String(r.body.detail)).toContain('X-LDAP-Name');
@@ -98,7 +102,11 @@ describe('password expiry and inactivity: told apart only after the right passwo
     expect(expired.body.code).toBe('PASSWORD_EXPIRED');
     // Other endpoints refuse too, but the own password change is allowed while expired.
     expect((await callJson('/v4/users/me', { auth: basic(login, PASSWORD) })).body.code).toBe('PASSWORD_EXPIRED');
-    const change = await call('/v4/users/me/password', { method: 'PUT', auth: basic(login, PASSWORD), json: { oldPassword: PASSWORD, newPassword: 'N3w$secret' } });
+    const change = await call('/v4/users/me/password', {
+      method: 'PUT',
+      auth: basic(login, PASSWORD),
+      json: { oldPassword: PASSWORD, newPassword: 'N3w$secret' },
+    });
     expect(change.status).toBe(204);
     expect((await call(PATH, { method: 'POST', auth: basic(login, 'N3w$secret') })).status).toBe(200);
   });

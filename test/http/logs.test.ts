@@ -410,7 +410,9 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
         const text = await r.text();
         // wrangler dev's local proxy reports the worker cutting the body off as its own 503 (Cloudflare
         // has no such proxy): the edge host's 413 in disguise, recognised by its text.
-        return r.status === 503 && inject('hostKind') === 'edge' && text.includes('restarted mid-request') ? 413 : r.status;
+        return r.status === 503 && inject('hostKind') === 'edge' && text.includes('restarted mid-request')
+          ? 413
+          : r.status;
       })
       // The connection cut while uploading: the fetch fails (its error names differ between Node versions).
       .catch(() => 'connection cut');

@@ -2,7 +2,15 @@
 import { SignJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
-import { ADMIN, basic, baseUrl, callJson, createSuperAccessHolder, createUser, uniqueLogin } from '../harness/client.js';
+import {
+  ADMIN,
+  basic,
+  baseUrl,
+  callJson,
+  createSuperAccessHolder,
+  createUser,
+  uniqueLogin,
+} from '../harness/client.js';
 import { BASE_TEST_ENV, freePort } from '../harness/hosts.js';
 import { startTestProvider, throughProvider as walkProvider, type TestProvider } from '../harness/oidc-provider.js';
 
@@ -14,12 +22,19 @@ const shortName = `${idpName}-short`;
 const callback = (name: string) => `${baseUrl()}/v3/oidc/callback/${name}`;
 
 async function addProvider(name: string, p: { issuer: string; clientId: string; clientSecret: string }) {
-  const r = await callJson('/v3/settings/identity-providers', { method: 'POST', auth: admin, json: { name, issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret } });
+  const r = await callJson('/v3/settings/identity-providers', {
+    method: 'POST',
+    auth: admin,
+    json: { name, issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
 
 beforeAll(async () => {
-  [idp, shortIdp] = await Promise.all([startTestProvider([callback(idpName)]), startTestProvider([callback(shortName)], 1)]);
+  [idp, shortIdp] = await Promise.all([
+    startTestProvider([callback(idpName)]),
+    startTestProvider([callback(shortName)], 1),
+  ]);
   await addProvider(idpName, idp);
   await addProvider(shortName, shortIdp);
 });
@@ -28,7 +43,8 @@ afterAll(async () => {
 });
 
 /** Through the provider's pages to the callback URL (see the harness). */
-const throughProvider = (b: Browser, name: string, user: string, o: { abort?: boolean } = {}) => walkProvider(b, baseUrl(), name, user, o);
+const throughProvider = (b: Browser, name: string, user: string, o: { abort?: boolean } = {}) =>
+  walkProvider(b, baseUrl(), name, user, o);
 
 const me = async (b: Browser) => {
   const res = await b.fetch(`${baseUrl()}/v4/users/me`);
@@ -44,7 +60,14 @@ describe('OIDC login', () => {
     expect(done.headers.get('location')).toBe('http://localhost/');
     const first = await me(b);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ login: user, source: 'oidc', sourceName: idpName, displayName: `User ${user}`, email: `${user}@example.org`, role: 'user' });
+    expect(first.body).toMatchObject({
+      login: user,
+      source: 'oidc',
+      sourceName: idpName,
+      displayName: `User ${user}`,
+      email: `${user}@example.org`,
+      role: 'user',
+    });
 
     const again = new Browser(new URL(baseUrl()).origin);
     await again.fetch(await throughProvider(again, idpName, user));
@@ -64,7 +87,9 @@ describe('OIDC login', () => {
     expect((await me(b)).body).toMatchObject({ login, source: 'local' });
     // Linked now: the next OIDC login goes straight to the local account.
     const later = new Browser(new URL(baseUrl()).origin);
-    expect((await later.fetch(await throughProvider(later, idpName, login))).headers.get('location')).toBe('http://localhost/');
+    expect((await later.fetch(await throughProvider(later, idpName, login))).headers.get('location')).toBe(
+      'http://localhost/',
+    );
     expect((await me(later)).body).toMatchObject({ login, source: 'local' });
   });
 
@@ -77,7 +102,9 @@ describe('OIDC login', () => {
     const later = new Browser(new URL(baseUrl()).origin);
     await later.fetch(await throughProvider(later, idpName, login));
     expect((await me(later)).body).toMatchObject({ login, source: 'local' });
-    const sessions = (await (await later.fetch(`${baseUrl()}/v4/users/me/sessions`)).json()) as { items: { authMethod: string; current: boolean }[] };
+    const sessions = (await (await later.fetch(`${baseUrl()}/v4/users/me/sessions`)).json()) as {
+      items: { authMethod: string; current: boolean }[];
+    };
     expect(sessions.items.find((s) => s.current)?.authMethod).toBe('oidc');
     const refused = await later.postJson(`${baseUrl()}/v4/users/me/tokens`, { name: 'x' });
     expect(refused.status).toBe(403);
@@ -90,7 +117,11 @@ describe('OIDC login', () => {
     const b = new Browser(new URL(baseUrl()).origin);
     await b.fetch(await throughProvider(b, idpName, uniqueLogin('oidc')));
     const body = JSON.stringify({ oldPassword: 'any-password', newPassword: 'N3w$secret' });
-    const r = await b.fetch(`${baseUrl()}/v4/users/me/password`, { method: 'PUT', body, headers: { 'Content-Type': 'application/json' } });
+    const r = await b.fetch(`${baseUrl()}/v4/users/me/password`, {
+      method: 'PUT',
+      body,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(r.status).toBe(409);
   });
 
@@ -198,8 +229,15 @@ describe('OIDC login', () => {
     expect(String(moved.body.detail)).toContain('clientSecret');
     expect((await callJson(path, { auth: admin })).body).toEqual(before);
     // The same issuer (unchanged) needs nothing; a new issuer with a new secret is accepted.
-    expect((await callJson(path, { method: 'PATCH', auth: admin, json: { issuer: idp.issuer, clientId: idp.clientId } })).status).toBe(200);
-    const withSecret = await callJson(path, { method: 'PATCH', auth: admin, json: { issuer: elsewhere, clientSecret: 'another-secret' } });
+    expect(
+      (await callJson(path, { method: 'PATCH', auth: admin, json: { issuer: idp.issuer, clientId: idp.clientId } }))
+        .status,
+    ).toBe(200);
+    const withSecret = await callJson(path, {
+      method: 'PATCH',
+      auth: admin,
+      json: { issuer: elsewhere, clientSecret: 'another-secret' },
+    });
     expect(withSecret.status).toBe(200);
     expect(withSecret.body).toMatchObject({ issuer: elsewhere, clientSecretSet: true });
   });
@@ -210,16 +248,30 @@ describe('OIDC login', () => {
     const create = await callJson('/v3/settings/identity-providers', {
       method: 'POST',
       auth: holder.auth,
-      json: { name, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, claimRole: 'preferred_username' },
+      json: {
+        name,
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        claimRole: 'preferred_username',
+      },
     });
     expect(create.status).toBe(403);
     expect(String(create.body.detail)).toMatch(/^super-access cannot/);
     expect((await callJson(`/v3/settings/identity-providers/${name}`, { auth: admin })).status).toBe(404);
     expect((await callJson(`/v3/oidc/login/${name}`)).status).toBe(404);
-    const patch = await callJson(`/v3/settings/identity-providers/${idpName}`, { method: 'PATCH', auth: holder.auth, json: { claimRole: 'preferred_username' } });
+    const patch = await callJson(`/v3/settings/identity-providers/${idpName}`, {
+      method: 'PATCH',
+      auth: holder.auth,
+      json: { claimRole: 'preferred_username' },
+    });
     expect(patch.status).toBe(403);
-    expect((await callJson(`/v3/settings/identity-providers/${idpName}`, { auth: admin })).body).toMatchObject({ claimRole: null });
-    expect((await callJson(`/v3/settings/identity-providers/${idpName}`, { method: 'DELETE', auth: holder.auth })).status).toBe(403);
+    expect((await callJson(`/v3/settings/identity-providers/${idpName}`, { auth: admin })).body).toMatchObject({
+      claimRole: null,
+    });
+    expect(
+      (await callJson(`/v3/settings/identity-providers/${idpName}`, { method: 'DELETE', auth: holder.auth })).status,
+    ).toBe(403);
     // Reading the records stays allowed (secrets are never returned anyway).
     expect((await callJson('/v3/settings/identity-providers', { auth: holder.auth })).status).toBe(200);
   });

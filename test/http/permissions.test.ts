@@ -6,7 +6,15 @@
  * must not hold admin rights): a super-access holder walks every route against that declaration.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, basic, baseUrl, callJson, createSuperAccessHolder, createUser, uniqueLogin } from '../harness/client.js';
+import {
+  ADMIN,
+  basic,
+  baseUrl,
+  callJson,
+  createSuperAccessHolder,
+  createUser,
+  uniqueLogin,
+} from '../harness/client.js';
 
 type Role = 'admin' | 'auditor' | 'user';
 interface Operation {
@@ -58,15 +66,27 @@ beforeAll(async () => {
   await createUser(logins.user, PASSWORD);
   for (const role of ['admin', 'auditor', 'user'] as const) {
     const b = basic(logins[role], role === 'admin' ? ADMIN.password : PASSWORD);
-    const token = (await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: b, json: { name: `perm-${role}` } })).body.token;
+    const token = (
+      await callJson<{ token: string }>('/v4/users/me/tokens', {
+        method: 'POST',
+        auth: b,
+        json: { name: `perm-${role}` },
+      })
+    ).body.token;
     creds[role] = { basic: b, bearer: `Bearer ${token}` };
   }
 });
 
 function concrete(path: string, userId = '00000000-0000-4000-8000-000000000000'): string {
-  return path.replace('{userId}', userId).replace('{tokenId}', '00000000-0000-4000-8000-000000000001').replace('{sessionId}', 'no-such-session').replace('{name}', 'NOPE')
-    // A real log type: the logs routes answer 404 for any other before checking anything else.
-    .replace('{audit_log_type}', 'user_activity');
+  return (
+    path
+      .replace('{userId}', userId)
+      .replace('{tokenId}', '00000000-0000-4000-8000-000000000001')
+      .replace('{sessionId}', 'no-such-session')
+      .replace('{name}', 'NOPE')
+      // A real log type: the logs routes answer 404 for any other before checking anything else.
+      .replace('{audit_log_type}', 'user_activity')
+  );
 }
 
 async function sendFor(op: Operation, auth?: string, userId?: string): Promise<{ status: number; detail: string }> {
@@ -77,7 +97,10 @@ async function sendFor(op: Operation, auth?: string, userId?: string): Promise<{
     body,
   });
   const text = await res.text();
-  const detail = res.headers.get('Content-Type')?.includes('json') && text ? String((JSON.parse(text) as { detail?: unknown }).detail ?? '') : '';
+  const detail =
+    res.headers.get('Content-Type')?.includes('json') && text
+      ? String((JSON.parse(text) as { detail?: unknown }).detail ?? '')
+      : '';
   return { status: res.status, detail };
 }
 
@@ -104,7 +127,8 @@ describe('permission table', () => {
         const auth = op.security.includes('basic') ? creds[role].basic : creds[role].bearer;
         const status = await send(op, auth);
         const allowed = op.roles.includes(role);
-        if (allowed && (status === 401 || status === 403)) failures.push(`${op.method} ${op.path} ${role}: ${status}, expected access`);
+        if (allowed && (status === 401 || status === 403))
+          failures.push(`${op.method} ${op.path} ${role}: ${status}, expected access`);
         if (!allowed && status !== 403) failures.push(`${op.method} ${op.path} ${role}: ${status}, expected 403`);
       }
     }
@@ -126,7 +150,8 @@ describe('super-access (lent admin rights) × every protected route', () => {
   });
   // Other suites count the active administrators: leave only the ones they know.
   afterAll(async () => {
-    if (targetAdminId) await callJson(`/v4/users/${targetAdminId}`, { method: 'DELETE', auth: basic(ADMIN.login, ADMIN.password) });
+    if (targetAdminId)
+      await callJson(`/v4/users/${targetAdminId}`, { method: 'DELETE', auth: basic(ADMIN.login, ADMIN.password) });
   });
 
   it('every admin-only route declares what super-access may do', () => {
@@ -146,8 +171,10 @@ describe('super-access (lent admin rights) × every protected route', () => {
       const lent = !op.roles.includes('user') && op.roles.includes('admin');
       const allowed = op.roles.includes('user') || (lent && op.superAccess === true);
       const refusal = lent ? /^super-access cannot / : /./;
-      if (allowed && (status === 401 || status === 403)) failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected access`);
-      if (!allowed && (status !== 403 || !refusal.test(detail))) failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403 naming super-access`);
+      if (allowed && (status === 401 || status === 403))
+        failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected access`);
+      if (!allowed && (status !== 403 || !refusal.test(detail)))
+        failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403 naming super-access`);
     }
     expect(failures).toEqual([]);
   });
@@ -161,7 +188,8 @@ describe('super-access (lent admin rights) × every protected route', () => {
       const auth = op.security.includes('basic') ? holder.basic : holder.bearer;
       const { status, detail } = await sendFor(op, auth, targetAdminId);
       if (op.superAccessTarget === 'non-admin') {
-        if (status !== 403 || !/^super-access cannot .*administrator/.test(detail)) failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403`);
+        if (status !== 403 || !/^super-access cannot .*administrator/.test(detail))
+          failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403`);
       } else if (status === 401 || status === 403) {
         failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected access`);
       }

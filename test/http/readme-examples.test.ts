@@ -94,10 +94,14 @@ describe('README examples', () => {
     for (const e of examples) expect(e.script, e.name).not.toMatch(/-u\s+"/);
   });
 
-  it.each(examples.map((e) => [e.name, e.script] as const))('%s runs as written', async (name, script) => {
-    const { code, out, err } = await bash(script);
-    expect(code, err).toBe(0);
-    // npm prints its own header lines; the examples' output is what follows.
-    CHECKS[name]!(script.includes('npm run') ? out : out.trim());
-  }, 120_000);
+  it.each(examples.map((e) => [e.name, e.script] as const))(
+    '%s runs as written',
+    async (name, script) => {
+      const { code, out, err } = await bash(script);
+      expect(code, err).toBe(0);
+      // npm prints its own header lines; the examples' output is what follows.
+      CHECKS[name]!(script.includes('npm run') ? out : out.trim());
+    },
+    120_000,
+  );
 });

@@ -69,27 +69,40 @@ describe('X-Forwarded-Proto', () => {
 });
 
 describe('X-Request-Id', () => {
-  it("the caller's id is logged as clientRequestId beside the service's own id, which differs per request", async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${proxied.url}/v3/nothing-here`, { headers: { 'X-Request-Id': 'pair-test-1' } });
-      expect(res.status).toBe(404);
-      ids.push(res.headers.get('x-request-id')!);
-    }
-    expect(ids[0]).not.toBe(ids[1]);
-    expect(ids).not.toContain('pair-test-1');
-    await expect.poll(() => proxied.output(), { timeout: 10_000 }).toContain(ids[1]!);
-    const lines = proxied.output().split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('pair-test-1'));
-    const logged = lines.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { requestId: string; clientRequestId: string });
-    expect(logged.map((l) => l.requestId).sort()).toEqual([...ids].sort());
-    for (const l of logged) expect(l.clientRequestId).toBe('pair-test-1');
-  });
+  it(
+    "the caller's id is logged as clientRequestId beside the service's own id, which differs per " + 'request',
+    async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${proxied.url}/v3/nothing-here`, { headers: { 'X-Request-Id': 'pair-test-1' } });
+        expect(res.status).toBe(404);
+        ids.push(res.headers.get('x-request-id')!);
+      }
+      expect(ids[0]).not.toBe(ids[1]);
+      expect(ids).not.toContain('pair-test-1');
+      await expect.poll(() => proxied.output(), { timeout: 10_000 }).toContain(ids[1]!);
+      const lines = proxied
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"') && l.includes('pair-test-1'));
+      const logged = lines.map(
+        (l) => JSON.parse(l.slice(l.indexOf('{'))) as { requestId: string; clientRequestId: string },
+      );
+      expect(logged.map((l) => l.requestId).sort()).toEqual([...ids].sort());
+      for (const l of logged) expect(l.clientRequestId).toBe('pair-test-1');
+    },
+  );
 
   it('a malformed caller id is not logged at all', async () => {
-    const res = await fetch(`${proxied.url}/v3/nothing-here`, { headers: { 'X-Request-Id': 'forged","level":"CRITICAL' } });
+    const res = await fetch(`${proxied.url}/v3/nothing-here`, {
+      headers: { 'X-Request-Id': 'forged","level":"CRITICAL' },
+    });
     const id = res.headers.get('x-request-id')!;
     await expect.poll(() => proxied.output(), { timeout: 10_000 }).toContain(id);
-    const line = proxied.output().split('\n').find((l) => l.includes('"msg":"request"') && l.includes(id))!;
+    const line = proxied
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"msg":"request"') && l.includes(id))!;
     expect(line).not.toContain('clientRequestId');
   });
 });

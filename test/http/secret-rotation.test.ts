@@ -49,40 +49,54 @@ async function restart(keys: Record<string, string>): Promise<RunningHost> {
 async function ldapLogin(h: RunningHost) {
   const alice = slapd.user('alice');
   const auth = basic(alice.login, alice.password!);
-  return callJson('/v3/login_without_session', { base: h.url, method: 'POST', auth, headers: { 'X-LDAP-Name': 'corp' } });
+  return callJson('/v3/login_without_session', {
+    base: h.url,
+    method: 'POST',
+    auth,
+    headers: { 'X-LDAP-Name': 'corp' },
+  });
 }
 
 describe('SESSION_SECRET_KEY rotation and stored secrets', () => {
-  it('a stored LDAP service password survives the rotation, is re-sealed, and works once the previous key is gone', async () => {
-    // Before: the record is sealed with the old key.
-    let h = await restart({ SESSION_SECRET_KEY: OLD });
-    const conn = slapd.connection({ via: 'ldap' });
-    const created = await callJson('/v3/settings/ldap-servers', {
-      base: h.url,
-      method: 'POST',
-      auth: admin,
-      json: { name: 'corp', urls: conn.urls, bindDn: slapd.serviceDn, bindPassword: slapd.servicePassword, baseDn: slapd.baseDn },
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    expect((await ldapLogin(h)).status).toBe(200);
+  it(
+    'a stored LDAP service password survives the rotation, is re-sealed, and works once the previous ' + 'key is gone',
+    async () => {
+      // Before: the record is sealed with the old key.
+      let h = await restart({ SESSION_SECRET_KEY: OLD });
+      const conn = slapd.connection({ via: 'ldap' });
+      const created = await callJson('/v3/settings/ldap-servers', {
+        base: h.url,
+        method: 'POST',
+        auth: admin,
+        json: {
+          name: 'corp',
+          urls: conn.urls,
+          bindDn: slapd.serviceDn,
+          bindPassword: slapd.servicePassword,
+          baseDn: slapd.baseDn,
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect((await ldapLogin(h)).status).toBe(200);
 
-    // A key the host was not given does not open it: a clear 502, never a wrong bind.
-    h = await restart({ SESSION_SECRET_KEY: NEW });
-    const refused = await ldapLogin(h);
-    expect(refused.status).toBe(502);
-    expect(JSON.stringify(refused.body)).toContain('cannot be decrypted');
+      // A key the host was not given does not open it: a clear 502, never a wrong bind.
+      h = await restart({ SESSION_SECRET_KEY: NEW });
+      const refused = await ldapLogin(h);
+      expect(refused.status).toBe(502);
+      expect(JSON.stringify(refused.body)).toContain('cannot be decrypted');
 
-    // The documented rotation: the new key, and the old one as SESSION_SECRET_KEY_PREVIOUS.
-    h = await restart({ SESSION_SECRET_KEY: NEW, SESSION_SECRET_KEY_PREVIOUS: OLD });
-    const testPath = '/v3/settings/ldap-servers/corp/test';
-    const tested = await callJson<{ ok: boolean }>(testPath, { base: h.url, method: 'POST', auth: admin });
-    expect(tested.status, JSON.stringify(tested.body)).toBe(200);
-    expect(tested.body.ok).toBe(true);
-    expect((await ldapLogin(h)).status).toBe(200);
+      // The documented rotation: the new key, and the old one as SESSION_SECRET_KEY_PREVIOUS.
+      h = await restart({ SESSION_SECRET_KEY: NEW, SESSION_SECRET_KEY_PREVIOUS: OLD });
+      const testPath = '/v3/settings/ldap-servers/corp/test';
+      const tested = await callJson<{ ok: boolean }>(testPath, { base: h.url, method: 'POST', auth: admin });
+      expect(tested.status, JSON.stringify(tested.body)).toBe(200);
+      expect(tested.body.ok).toBe(true);
+      expect((await ldapLogin(h)).status).toBe(200);
 
-    // The previous key dropped: the record was re-sealed with the new key when it was read.
-    h = await restart({ SESSION_SECRET_KEY: NEW });
-    const after = await ldapLogin(h);
-    expect(after.status, JSON.stringify(after.body)).toBe(200);
-  });
+      // The previous key dropped: the record was re-sealed with the new key when it was read.
+      h = await restart({ SESSION_SECRET_KEY: NEW });
+      const after = await ldapLogin(h);
+      expect(after.status, JSON.stringify(after.body)).toBe(200);
+    },
+  );
 });

@@ -44,7 +44,11 @@ beforeAll(async () => {
       USER_INACTIVE_TIMEOUT_DAY: '3650',
     }),
     // No ERRTRACK_CA and no bridge: the worker relays with the platform's fetch.
-    startTestHost(kind, { FRONTEND_ERRTRACK_DSN: directDsn, ERRTRACK_ENV: 'direct-test', FRONTEND_ERRTRACK_TUNNEL: 'True' }),
+    startTestHost(kind, {
+      FRONTEND_ERRTRACK_DSN: directDsn,
+      ERRTRACK_ENV: 'direct-test',
+      FRONTEND_ERRTRACK_TUNNEL: 'True',
+    }),
   ]);
 });
 afterAll(async () => {
@@ -61,14 +65,21 @@ function envelope(dsn: string, extra: Buffer = Buffer.alloc(0)): Buffer {
   const event = JSON.stringify({ event_id: 'a'.repeat(32), message: 'hello', platform: 'javascript' });
   const binary = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), extra]);
   return Buffer.concat([
-    Buffer.from(`${JSON.stringify({ event_id: 'a'.repeat(32), sent_at: new Date().toISOString(), dsn })}\n{"type":"event"}\n${event}\n`),
+    Buffer.from(
+      `${JSON.stringify({ event_id: 'a'.repeat(32), sent_at: new Date().toISOString(), dsn })}\n` +
+        `{"type":"event"}\n${event}\n`,
+    ),
     Buffer.from(`{"type":"replay_recording","length":${binary.length}}\n`),
     binary,
   ]);
 }
 
 const post = (host: RunningHost, body: Buffer | string, headers: Record<string, string> = {}) =>
-  fetch(`${host.url}/v3/sentry-tunnel`, { method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body), headers: { 'Content-Type': 'text/plain;charset=UTF-8', ...headers } });
+  fetch(`${host.url}/v3/sentry-tunnel`, {
+    method: 'POST',
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+    headers: { 'Content-Type': 'text/plain;charset=UTF-8', ...headers },
+  });
 
 async function problem(res: Response, status: number): Promise<Record<string, unknown>> {
   expect(res.status).toBe(status);
@@ -77,20 +88,23 @@ async function problem(res: Response, status: number): Promise<Record<string, un
 }
 
 describe('sentry-tunnel: relayed', () => {
-  it('relays an envelope of the configured project byte-exact, through the bridge, to the DSN\'s ingest URL', async () => {
-    const bytes = envelope(frontendDsn);
-    const res = await post(tunnel, bytes);
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(JSON.parse(text)).toEqual({ relayed: true, status: 200 });
-    expect(text).not.toContain('ingest-secret-body');
-    expect(ingest.received).toHaveLength(1);
-    const got = ingest.received[0]!;
-    expect(got.scheme).toBe('https');
-    expect(got.url).toBe('/api/42/envelope/');
-    expect(got.headers['content-type']).toBe('application/x-sentry-envelope');
-    expect(got.body.equals(bytes)).toBe(true);
-  });
+  it(
+    "relays an envelope of the configured project byte-exact, through the bridge, to the DSN's ingest " + 'URL',
+    async () => {
+      const bytes = envelope(frontendDsn);
+      const res = await post(tunnel, bytes);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(JSON.parse(text)).toEqual({ relayed: true, status: 200 });
+      expect(text).not.toContain('ingest-secret-body');
+      expect(ingest.received).toHaveLength(1);
+      const got = ingest.received[0]!;
+      expect(got.scheme).toBe('https');
+      expect(got.url).toBe('/api/42/envelope/');
+      expect(got.headers['content-type']).toBe('application/x-sentry-envelope');
+      expect(got.body.equals(bytes)).toBe(true);
+    },
+  );
 
   it('accepts the same project written differently (scheme case, trailing slash)', async () => {
     const res = await post(tunnel, envelope(frontendDsn.replace('/42', '/42/').replace('https://', 'HTTPS://')));
@@ -140,33 +154,39 @@ describe('sentry-tunnel: refused', () => {
   it('413 past the limit for a chunked upload without Content-Length, while reading', async () => {
     // Chunks keep coming until the service answers. Past the limit it drains at most the limit
     // again, then cuts the body off and answers while the upload is still going (Node: the client
-    // pumps up to 16 × the limit, room for a loaded machine). wrangler dev's proxy fails the next request on a connection
-    // whose body was cut off, so on the edge host the upload stops within the drained part.
+    // pumps up to 16 × the limit, room for a loaded machine). wrangler dev's proxy fails the next request on a
+    // connection whose body was cut off, so on the edge host the upload stops within the drained part.
     const stopAt = kind === 'edge' ? MAX + MAX / 2 : 16 * MAX;
     const head = envelope(frontendDsn);
     const chunk = Buffer.alloc(8192, 0x20);
-    const { status, body, sent } = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
-      let sent = 0;
-      let answered = false;
-      const req = httpRequest(`${tunnel.url}/v3/sentry-tunnel`, { method: 'POST', agent: false, headers: { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' } }, (res) => {
-        answered = true;
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, sent }));
-      });
-      req.on('error', (err) => (answered ? undefined : reject(err)));
-      req.write(head);
-      sent += head.length;
-      const pump = () => {
-        if (answered || req.destroyed) return;
-        if (sent > stopAt) return void req.end();
-        req.write(chunk);
-        sent += chunk.length;
-        setTimeout(pump, 2);
-      };
-      pump();
-    });
+    const { status, body, sent } = await new Promise<{ status: number; body: string; sent: number }>(
+      (resolve, reject) => {
+        let sent = 0;
+        let answered = false;
+        const req = httpRequest(
+          `${tunnel.url}/v3/sentry-tunnel`,
+          { method: 'POST', agent: false, headers: { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' } },
+          (res) => {
+            answered = true;
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (text += d));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, sent }));
+          },
+        );
+        req.on('error', (err) => (answered ? undefined : reject(err)));
+        req.write(head);
+        sent += head.length;
+        const pump = () => {
+          if (answered || req.destroyed) return;
+          if (sent > stopAt) return void req.end();
+          req.write(chunk);
+          sent += chunk.length;
+          setTimeout(pump, 2);
+        };
+        pump();
+      },
+    );
     expect(status).toBe(413);
     expect(JSON.parse(body).code).toBe('PAYLOAD_TOO_LARGE');
     expect(sent).toBeLessThanOrEqual(stopAt + chunk.length);
@@ -208,11 +228,16 @@ describe('sentry-tunnel: refused', () => {
     }
     expect(ingest.received).toHaveLength(0);
     // The SDK's binary envelopes come without a Content-Type; its text ones as text/plain.
-    const untyped = await fetch(`${tunnel.url}/v3/sentry-tunnel`, { method: 'POST', body: new Uint8Array(envelope(frontendDsn)) });
+    const untyped = await fetch(`${tunnel.url}/v3/sentry-tunnel`, {
+      method: 'POST',
+      body: new Uint8Array(envelope(frontendDsn)),
+    });
     expect(untyped.status).toBe(200);
     expect(untyped.headers.get('content-type')).toMatch(/^application\/json/);
     await untyped.body?.cancel();
-    expect((await post(tunnel, envelope(frontendDsn), { 'Content-Type': 'application/x-sentry-envelope' })).status).toBe(200);
+    expect(
+      (await post(tunnel, envelope(frontendDsn), { 'Content-Type': 'application/x-sentry-envelope' })).status,
+    ).toBe(200);
     expect(ingest.received).toHaveLength(2);
   });
 
@@ -235,54 +260,102 @@ describe('sentry-tunnel: refused', () => {
   });
 
   it('404 while the tunnel is off (the shared host: no FRONTEND_ERRTRACK_* at all)', async () => {
-    const res = await fetch(`${baseUrl()}/v3/sentry-tunnel`, { method: 'POST', body: new Uint8Array(envelope(frontendDsn)), headers: { 'Content-Type': 'text/plain' } });
+    const res = await fetch(`${baseUrl()}/v3/sentry-tunnel`, {
+      method: 'POST',
+      body: new Uint8Array(envelope(frontendDsn)),
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect((await problem(res, 404)).code).toBe('NOT_FOUND');
     expect(ingest.received).toHaveLength(0);
   });
 
   it('is documented in the OpenAPI description with its statuses and no authentication', async () => {
-    const doc = (await (await fetch(`${tunnel.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown>; 'x-required-roles'?: string[] }>> };
+    const doc = (await (await fetch(`${tunnel.url}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { security?: unknown[]; responses: Record<string, unknown>; 'x-required-roles'?: string[] }>
+      >;
+    };
     const op = doc.paths[`${new URL(tunnel.url).pathname}/v3/sentry-tunnel`]!.post!;
     expect(op.security).toEqual([]);
-    // 415 and 500 come from the shared responses (docs/shared-responses.ts); no 422: the body is not validated by a schema.
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '403', '404', '413', '415', '429', '500', '502', '503', '504']);
+    // 415 and 500 come from the shared responses (docs/shared-responses.ts); no 422: the body is not validated by a
+    // schema.
+    expect(Object.keys(op.responses).sort()).toEqual([
+      '200',
+      '400',
+      '403',
+      '404',
+      '413',
+      '415',
+      '429',
+      '500',
+      '502',
+      '503',
+      '504',
+    ]);
     // No login needed, so no roles either.
     expect(op['x-required-roles']).toBeUndefined();
   });
 });
 
-describe('the service\'s own unhandled errors (ERRTRACK_DSN)', () => {
-  it('reports a 500 after the response, through the bridge, without credentials, cookies, query or secrets', async () => {
-    // An unhandled error on demand: Hono refuses to set a cookie that expires more than 400 days
-    // after the real time, so a login with the test clock 500 days ahead fails unhandled.
-    const clock = (offsetMs: number) => fetch(`${tunnel.url}/__test__/clock`, { method: 'POST', body: JSON.stringify({ offsetMs }), headers: { 'Content-Type': 'application/json' } });
-    expect((await clock(500 * 86_400_000)).status).toBe(200);
-    try {
-      const res = await fetch(`${tunnel.url}/v3/login?token=query-secret-value`, {
-        method: 'POST',
-        body: JSON.stringify({ login: ADMIN.login, password: ADMIN.password }),
-        headers: { 'Content-Type': 'application/json', Origin: tunnel.origin, Authorization: 'Bearer ast_header-secret-value', Cookie: 'auth_session=cookie-secret-value' },
-      });
-      expect(res.status).toBe(500);
-      const requestId = res.headers.get('x-request-id');
-      const [got] = await ingest.waitFor(1, 15_000);
-      expect(got!.url).toMatch(/^\/api\/7\/envelope\/\?/);
-      expect(new URL(got!.url, 'https://x').searchParams.get('sentry_key')).toBe('ownkey');
-      const raw = got!.body.toString('utf8');
-      for (const secret of ['header-secret-value', 'cookie-secret-value', 'query-secret-value', SESSION_KEY, ADMIN.password, ingest.caPem.slice(30, 60)]) {
-        expect(raw).not.toContain(secret);
+describe("the service's own unhandled errors (ERRTRACK_DSN)", () => {
+  it(
+    'reports a 500 after the response, through the bridge, without credentials, cookies, query or ' + 'secrets',
+    async () => {
+      // An unhandled error on demand: Hono refuses to set a cookie that expires more than 400 days
+      // after the real time, so a login with the test clock 500 days ahead fails unhandled.
+      const clock = (offsetMs: number) =>
+        fetch(`${tunnel.url}/__test__/clock`, {
+          method: 'POST',
+          body: JSON.stringify({ offsetMs }),
+          headers: { 'Content-Type': 'application/json' },
+        });
+      expect((await clock(500 * 86_400_000)).status).toBe(200);
+      try {
+        const res = await fetch(`${tunnel.url}/v3/login?token=query-secret-value`, {
+          method: 'POST',
+          body: JSON.stringify({ login: ADMIN.login, password: ADMIN.password }),
+          headers: {
+            'Content-Type': 'application/json',
+            Origin: tunnel.origin,
+            Authorization: 'Bearer ast_header-secret-value',
+            Cookie: 'auth_session=cookie-secret-value',
+          },
+        });
+        expect(res.status).toBe(500);
+        const requestId = res.headers.get('x-request-id');
+        const [got] = await ingest.waitFor(1, 15_000);
+        expect(got!.url).toMatch(/^\/api\/7\/envelope\/\?/);
+        expect(new URL(got!.url, 'https://x').searchParams.get('sentry_key')).toBe('ownkey');
+        const raw = got!.body.toString('utf8');
+        for (const secret of [
+          'header-secret-value',
+          'cookie-secret-value',
+          'query-secret-value',
+          SESSION_KEY,
+          ADMIN.password,
+          ingest.caPem.slice(30, 60),
+        ]) {
+          expect(raw).not.toContain(secret);
+        }
+        const [, , payload] = raw.split('\n');
+        const event = JSON.parse(payload!) as {
+          environment: string;
+          level: string;
+          exception: { values: Array<{ type: string; value: string }> };
+          request: Record<string, unknown>;
+          tags: Record<string, string>;
+        };
+        expect(event.environment).toBe('tunnel-test');
+        expect(event.level).toBe('error');
+        expect(event.exception.values[0]!.value).toMatch(/400 days/);
+        expect(event.request).toEqual({ method: 'POST', url: `${tunnel.url}/v3/login` });
+        expect(event.tags.request_id).toBe(requestId);
+      } finally {
+        await clock(0);
       }
-      const [, , payload] = raw.split('\n');
-      const event = JSON.parse(payload!) as { environment: string; level: string; exception: { values: Array<{ type: string; value: string }> }; request: Record<string, unknown>; tags: Record<string, string> };
-      expect(event.environment).toBe('tunnel-test');
-      expect(event.level).toBe('error');
-      expect(event.exception.values[0]!.value).toMatch(/400 days/);
-      expect(event.request).toEqual({ method: 'POST', url: `${tunnel.url}/v3/login` });
-      expect(event.tags.request_id).toBe(requestId);
-    } finally {
-      await clock(0);
-    }
-  });
+    },
+  );
 
   it('reports nothing for a deliberate problem (a 4xx or a bridge 5xx)', async () => {
     expect((await fetch(`${tunnel.url}/v3/no-such-endpoint`)).status).toBe(404);

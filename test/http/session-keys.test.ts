@@ -10,7 +10,11 @@ const PREVIOUS = 'previous-session-key-0123456789abcdefghij';
 const CURRENT = 'current-session-key-0123456789abcdefghijk';
 
 const sign = (claims: Record<string, unknown>, key: string) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setAudience('auth-session').setExpirationTime('1h').sign(new TextEncoder().encode(key));
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setAudience('auth-session')
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(key));
 
 describe('session keys', () => {
   let rotated: RunningHost;
@@ -25,17 +29,23 @@ describe('session keys', () => {
     await Promise.all([rotated?.stop(), generated?.stop()]);
   });
 
-  it('rotation: new cookies are signed with the current key; the previous key still verifies; others do not', async () => {
-    const b = new Browser(rotated.origin);
-    expect((await b.postJson(`${rotated.url}/v3/login`, ADMIN)).status).toBe(200);
-    const value = (await b.cookie(`${rotated.url}/v4/users/me`, 'auth_session'))!;
-    const claims = decodeJwt(value);
-    const me = (token: string) => fetch(`${rotated.url}/v4/users/me`, { headers: { Cookie: `auth_session=${token}` } });
-    expect((await me(value)).status).toBe(200);
-    expect((await me(await sign({ sid: claims.sid, sub: claims.sub }, CURRENT))).status).toBe(200);
-    expect((await me(await sign({ sid: claims.sid, sub: claims.sub }, PREVIOUS))).status).toBe(200);
-    expect((await me(await sign({ sid: claims.sid, sub: claims.sub }, 'unknown-key-0123456789abcdefghijklmnop'))).status).toBe(401);
-  });
+  it(
+    'rotation: new cookies are signed with the current key; the previous key still verifies; others do ' + 'not',
+    async () => {
+      const b = new Browser(rotated.origin);
+      expect((await b.postJson(`${rotated.url}/v3/login`, ADMIN)).status).toBe(200);
+      const value = (await b.cookie(`${rotated.url}/v4/users/me`, 'auth_session'))!;
+      const claims = decodeJwt(value);
+      const me = (token: string) =>
+        fetch(`${rotated.url}/v4/users/me`, { headers: { Cookie: `auth_session=${token}` } });
+      expect((await me(value)).status).toBe(200);
+      expect((await me(await sign({ sid: claims.sid, sub: claims.sub }, CURRENT))).status).toBe(200);
+      expect((await me(await sign({ sid: claims.sid, sub: claims.sub }, PREVIOUS))).status).toBe(200);
+      expect(
+        (await me(await sign({ sid: claims.sid, sub: claims.sub }, 'unknown-key-0123456789abcdefghijklmnop'))).status,
+      ).toBe(401);
+    },
+  );
 
   it('without SESSION_SECRET_KEY a key is generated and sessions work across requests', async () => {
     const b = new Browser(generated.origin);

@@ -3,7 +3,17 @@ import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Browser, loggedInBrowser } from '../harness/browser.js';
-import { ADMIN, DAY, MINUTE, basic, baseUrl, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import {
+  ADMIN,
+  DAY,
+  MINUTE,
+  basic,
+  baseUrl,
+  callJson,
+  createUser,
+  setClockOffset,
+  uniqueLogin,
+} from '../harness/client.js';
 import { BASE_TEST_ENV } from '../harness/hosts.js';
 
 const PASSWORD = 'Str0ng$pass';
@@ -85,7 +95,10 @@ describe('POST /v3/login', () => {
   });
 
   it('form post with a wrong password: 303 to the front end with auth_error', async () => {
-    const res = await new Browser(origin()).postForm(url('/v3/login'), { login: uniqueLogin('nobody'), password: 'Wr0ng$pass' });
+    const res = await new Browser(origin()).postForm(url('/v3/login'), {
+      login: uniqueLogin('nobody'),
+      password: 'Wr0ng$pass',
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('http://localhost/?auth_error=invalid_credentials');
   });
@@ -95,7 +108,11 @@ describe('POST /v3/login', () => {
   it('a URL of the front end is an allowed next', async () => {
     const login = uniqueLogin();
     await createUser(login, PASSWORD);
-    const res = await new Browser(origin()).postForm(url('/v3/login'), { login, password: PASSWORD, next: 'http://localhost/app/page' });
+    const res = await new Browser(origin()).postForm(url('/v3/login'), {
+      login,
+      password: PASSWORD,
+      next: 'http://localhost/app/page',
+    });
     expect(res.headers.get('location')).toBe('http://localhost/app/page');
   });
 
@@ -109,8 +126,19 @@ describe('POST /v3/login', () => {
 
   it('malformed bodies: 400 for broken JSON, 415 for other types, 422 naming missing fields', async () => {
     const b = new Browser(origin());
-    expect((await b.fetch(url('/v3/login'), { method: 'POST', body: '{"login":', headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
-    expect((await b.fetch(url('/v3/login'), { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/plain' } })).status).toBe(415);
+    expect(
+      (
+        await b.fetch(url('/v3/login'), {
+          method: 'POST',
+          body: '{"login":',
+          headers: { 'Content-Type': 'application/json' },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await b.fetch(url('/v3/login'), { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/plain' } }))
+        .status,
+    ).toBe(415);
     const missing = await b.postJson(url('/v3/login'), { login: 'x' });
     expect(missing.status).toBe(422);
     expect(JSON.stringify(await missing.json())).toContain('password');
@@ -134,7 +162,9 @@ describe('session limits and revocation', () => {
     for (let i = 0; i < 6; i++) browsers.push(await loggedIn(login));
     const statuses = await Promise.all(browsers.map(async (b) => (await me(b)).status));
     expect(statuses).toEqual([401, 200, 200, 200, 200, 200]);
-    const list = (await (await browsers[5]!.fetch(url('/v4/users/me/sessions'))).json()) as { items: { current: boolean }[] };
+    const list = (await (await browsers[5]!.fetch(url('/v4/users/me/sessions'))).json()) as {
+      items: { current: boolean }[];
+    };
     expect(list.items).toHaveLength(5);
     expect(list.items.filter((s) => s.current)).toHaveLength(1);
   });
@@ -144,7 +174,9 @@ describe('session limits and revocation', () => {
     await createUser(login, PASSWORD, { sessionLimit: 2 });
     const a = await loggedIn(login);
     const b = await loggedIn(login);
-    const list = (await (await b.fetch(url('/v4/users/me/sessions'))).json()) as { items: { id: string; current: boolean }[] };
+    const list = (await (await b.fetch(url('/v4/users/me/sessions'))).json()) as {
+      items: { id: string; current: boolean }[];
+    };
     const other = list.items.find((s) => !s.current)!;
     expect((await b.fetch(url(`/v4/users/me/sessions/${other.id}`), { method: 'DELETE' })).status).toBe(204);
     expect((await me(a)).status).toBe(401);
@@ -165,11 +197,16 @@ describe('session limits and revocation', () => {
     const login = uniqueLogin();
     const id = await createUser(login, PASSWORD);
     const user = await loggedIn(login);
-    const list = await callJson<{ items: { id: string }[] }>(`/v4/users/${id}/sessions`, { auth: basic(ADMIN.login, ADMIN.password) });
+    const list = await callJson<{ items: { id: string }[] }>(`/v4/users/${id}/sessions`, {
+      auth: basic(ADMIN.login, ADMIN.password),
+    });
     expect(list.status).toBe(200);
     expect(list.body.items).toHaveLength(1);
     expect((await callJson(`/v4/users/${id}/sessions`, { auth: basic(login, PASSWORD) })).status).toBe(403);
-    const del = await callJson(`/v4/users/${id}/sessions/${list.body.items[0]!.id}`, { method: 'DELETE', auth: basic(ADMIN.login, ADMIN.password) });
+    const del = await callJson(`/v4/users/${id}/sessions/${list.body.items[0]!.id}`, {
+      method: 'DELETE',
+      auth: basic(ADMIN.login, ADMIN.password),
+    });
     expect(del.status).toBe(204);
     expect((await me(user)).status).toBe(401);
   });
@@ -202,7 +239,11 @@ describe('lifetime and tampering', () => {
 
 describe('POST /v3/oauth_login (the docs page Authorize flow)', () => {
   const form = (fields: Record<string, string>) =>
-    fetch(url('/v3/oauth_login'), { method: 'POST', body: new URLSearchParams(fields), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    fetch(url('/v3/oauth_login'), {
+      method: 'POST',
+      body: new URLSearchParams(fields),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
 
   it('password grant: an access token that works as Bearer while its session lives, and the cookie', async () => {
     const login = uniqueLogin();
@@ -226,8 +267,12 @@ describe('POST /v3/oauth_login (the docs page Authorize flow)', () => {
     const wrong = await form({ grant_type: 'password', username: login, password: 'Wr0ng$pass' });
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: string }).error).toBe('invalid_grant');
-    expect(((await (await form({ grant_type: 'client_credentials' })).json()) as { error: string }).error).toBe('unsupported_grant_type');
-    expect(((await (await form({ grant_type: 'password', username: login })).json()) as { error: string }).error).toBe('invalid_request');
+    expect(((await (await form({ grant_type: 'client_credentials' })).json()) as { error: string }).error).toBe(
+      'unsupported_grant_type',
+    );
+    expect(((await (await form({ grant_type: 'password', username: login })).json()) as { error: string }).error).toBe(
+      'invalid_request',
+    );
   });
 });
 
@@ -236,7 +281,11 @@ describe('POST /v3/login/union', () => {
   // A pending merge is bound to the browser: its claims carry the SHA-256 of the binding cookie.
   const BINDING = 'b'.repeat(64);
   const pending = (claims: Record<string, string>, audience = 'auth-pending-merge') =>
-    new SignJWT({ binding: createHash('sha256').update(BINDING).digest('hex'), ...claims }).setProtectedHeader({ alg: 'HS256' }).setAudience(audience).setExpirationTime('10m').sign(key);
+    new SignJWT({ binding: createHash('sha256').update(BINDING).digest('hex'), ...claims })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setAudience(audience)
+      .setExpirationTime('10m')
+      .sign(key);
   const withPending = async (b: Browser, token: string) => {
     await b.jar.setCookie(`auth_pending_merge=${token}; Path=${root()}`, url('/v3/login/union'));
     await b.jar.setCookie(`auth_merge_binding=${BINDING}; Path=/`, url('/v3/login/union'));
@@ -245,7 +294,13 @@ describe('POST /v3/login/union', () => {
   it('links the external identity to the local account after the local password, once', async () => {
     const login = uniqueLogin();
     await createUser(login, PASSWORD, { sessionLimit: 2 });
-    const identity = { login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: `uid=${login},dc=example,dc=org` };
+    const identity = {
+      login,
+      source: 'ldap',
+      sourceName: 'corp',
+      issuer: '',
+      externalId: `uid=${login},dc=example,dc=org`,
+    };
     const b = new Browser(origin());
     await withPending(b, await pending(identity));
     expect((await b.postJson(url('/v3/login/union'), { password: 'Wr0ng$pass' })).status).toBe(401);
@@ -267,12 +322,18 @@ describe('POST /v3/login/union', () => {
     expect((await new Browser(origin()).postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
     const b = new Browser(origin());
     // A session token is not a pending merge (audiences differ).
-    await withPending(b, await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' }, 'auth-session'));
+    await withPending(
+      b,
+      await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' }, 'auth-session'),
+    );
     expect((await b.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
     // A genuine pending merge without its binding cookie (or with another browser's): 401.
     for (const binding of [undefined, 'c'.repeat(64)]) {
       const nb = new Browser(origin());
-      await nb.jar.setCookie(`auth_pending_merge=${await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' })}; Path=${root()}`, url('/v3/login/union'));
+      await nb.jar.setCookie(
+        `auth_pending_merge=${await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' })}; Path=${root()}`,
+        url('/v3/login/union'),
+      );
       if (binding) await nb.jar.setCookie(`auth_merge_binding=${binding}; Path=/`, url('/v3/login/union'));
       expect((await nb.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
     }

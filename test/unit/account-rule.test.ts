@@ -141,10 +141,12 @@ describe('the last active administrator is never blocked for inactivity', () => 
     expect(blocked.status).toBe(403);
     expect(((await blocked.json()) as { reason: string }).reason).toBe('inactivity');
     expect(await row(ADMIN.login)).toMatchObject({ status: 'blocked', blockedReason: 'inactivity' });
-    expect(await eventsOf(ADMIN.login)).toEqual(expect.arrayContaining([
-      { type: 'account.blocked', data: { reason: 'inactivity', by: 'login', source: 'local' } },
-      { type: 'login.refused', data: { reason: 'blocked:inactivity', source: 'local' } },
-    ]));
+    expect(await eventsOf(ADMIN.login)).toEqual(
+      expect.arrayContaining([
+        { type: 'account.blocked', data: { reason: 'inactivity', by: 'login', source: 'local' } },
+        { type: 'login.refused', data: { reason: 'blocked:inactivity', source: 'local' } },
+      ]),
+    );
 
     // Now other-admin is the last active administrator: idle 46 days more, still logs in.
     t.clock.now += 46 * DAY;

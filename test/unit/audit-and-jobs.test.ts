@@ -14,7 +14,11 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const post = (path: string, auth: string, json?: unknown) =>
-  t.app.request(`/api/auth${path}`, { method: 'POST', headers: { Authorization: auth, ...(json ? { 'Content-Type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+  t.app.request(`/api/auth${path}`, {
+    method: 'POST',
+    headers: { Authorization: auth, ...(json ? { 'Content-Type': 'application/json' } : {}) },
+    body: json ? JSON.stringify(json) : undefined,
+  });
 
 async function events() {
   return t.db.select().from(auditOutbox).orderBy(asc(auditOutbox.at));
@@ -25,11 +29,21 @@ describe('audit events', () => {
     const admin = basic(ADMIN.login, ADMIN.password);
     expect((await post('/v4/users', admin, { login: 'alice', password: 'Str0ng$pass' })).status).toBe(201);
     expect((await post('/v3/login_without_session', basic('alice', 'Str0ng$pass'))).status).toBe(200);
-    for (let i = 0; i < 3; i++) expect((await post('/v3/login_without_session', basic('alice', 'Wr0ng$pass'))).status).toBe(401);
-    const issued = (await (await post('/v4/users/me/tokens', admin, { name: 'n' })).json()) as { id: string; token: string };
-    const del = await t.app.request(`/api/auth/v4/users/me/tokens/${issued.id}`, { method: 'DELETE', headers: { Authorization: admin } });
+    for (let i = 0; i < 3; i++)
+      expect((await post('/v3/login_without_session', basic('alice', 'Wr0ng$pass'))).status).toBe(401);
+    const issued = (await (await post('/v4/users/me/tokens', admin, { name: 'n' })).json()) as {
+      id: string;
+      token: string;
+    };
+    const del = await t.app.request(`/api/auth/v4/users/me/tokens/${issued.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: admin },
+    });
     expect(del.status).toBe(204);
-    const again = await t.app.request(`/api/auth/v4/users/me/tokens/${issued.id}`, { method: 'DELETE', headers: { Authorization: admin } });
+    const again = await t.app.request(`/api/auth/v4/users/me/tokens/${issued.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: admin },
+    });
     expect(again.status).toBe(404);
 
     const all = await events();
@@ -43,7 +57,8 @@ describe('audit events', () => {
     expect(aliceSuccess?.stream).toBe('user_activity');
     expect(aliceSuccess?.requestId).toEqual(expect.any(String));
     const text = JSON.stringify(all);
-    for (const secret of ['Str0ng$pass', 'Wr0ng$pass', ADMIN.password, issued.token, 'argon2']) expect(text).not.toContain(secret);
+    for (const secret of ['Str0ng$pass', 'Wr0ng$pass', ADMIN.password, issued.token, 'argon2'])
+      expect(text).not.toContain(secret);
   });
 });
 
@@ -60,7 +75,9 @@ describe('inactivity job', () => {
     const config = parseEnvironment({});
     expect(await runScheduledJobs({ db: t.db, config, now: t.clock.now })).toEqual([]);
     expect(await runScheduledJobs({ db: t.db, config, now: t.clock.now })).toEqual([]);
-    const rows = await t.db.select({ login: users.login, status: users.status, reason: users.blockedReason }).from(users);
+    const rows = await t.db
+      .select({ login: users.login, status: users.status, reason: users.blockedReason })
+      .from(users);
     const byLogin = Object.fromEntries(rows.map((r) => [r.login, r]));
     expect(byLogin.idle).toMatchObject({ status: 'blocked', reason: 'inactivity' });
     expect(byLogin.busy).toMatchObject({ status: 'active' });
@@ -76,10 +93,17 @@ describe('inactivity job and sessions', () => {
     const { sessions } = await import('../../schema/index.js');
     const admin = basic(ADMIN.login, ADMIN.password);
     expect((await post('/v4/users', admin, { login: 'idle-session', password: 'Str0ng$pass' })).status).toBe(201);
-    const res = await t.app.request('/api/auth/v3/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ login: 'idle-session', password: 'Str0ng$pass' }) });
+    const res = await t.app.request('/api/auth/v3/login', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ login: 'idle-session', password: 'Str0ng$pass' }),
+    });
     expect(res.status).toBe(200);
     // The account looks inactive (e.g. a long SESSION_IDLE_TIMEOUT_MIN with a short USER_INACTIVE_TIMEOUT_DAY).
-    await t.db.update(users).set({ lastActivityAt: t.clock.now - 46 * 86_400_000 }).where(eq(users.login, 'idle-session'));
+    await t.db
+      .update(users)
+      .set({ lastActivityAt: t.clock.now - 46 * 86_400_000 })
+      .where(eq(users.login, 'idle-session'));
     // The next firing of the schedule (the job ran at this time in the test above: its pace skips it).
     t.clock.now += 5 * 60_000;
     await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
@@ -96,7 +120,11 @@ describe('sessions of blocked or deleted accounts', () => {
     const admin = basic(ADMIN.login, ADMIN.password);
     for (const login of ['blockme', 'deleteme']) {
       expect((await post('/v4/users', admin, { login, password: 'Str0ng$pass' })).status).toBe(201);
-      const res = await t.app.request('/api/auth/v3/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ login, password: 'Str0ng$pass' }) });
+      const res = await t.app.request('/api/auth/v3/login', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ login, password: 'Str0ng$pass' }),
+      });
       expect(res.status).toBe(200);
       const cookie = res.headers.getSetCookie()[0]!.split(';')[0]!;
       const me = () => t.app.request('/api/auth/v4/users/me', { headers: { Cookie: cookie } });
@@ -120,7 +148,9 @@ describe('audit of administration', () => {
     });
     expect(patch.status).toBe(200);
     expect((await post('/v4/users', admin, { login: 'temp-su', password: 'Str0ng$pass' })).status).toBe(201);
-    const { items } = (await (await t.app.request('/api/auth/v4/users?login=temp-su', { headers: { Authorization: admin } })).json()) as { items: { id: string }[] };
+    const { items } = (await (
+      await t.app.request('/api/auth/v4/users?login=temp-su', { headers: { Authorization: admin } })
+    ).json()) as { items: { id: string }[] };
     expect((await post(`/v4/users/${items[0]!.id}/super-access`, admin, { minutes: 5 })).status).toBe(200);
     t.clock.now += 6 * 60_000;
     await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
@@ -135,6 +165,8 @@ describe('audit of administration', () => {
     );
     expect(changed.every((e) => e.actorLogin === ADMIN.login)).toBe(true);
     expect(JSON.stringify(all)).not.toContain('very-secret-mail-pw');
-    expect(all.filter((e) => e.subjectLogin === 'temp-su').map((e) => e.type)).toEqual(expect.arrayContaining(['super_access.granted', 'super_access.ended']));
+    expect(all.filter((e) => e.subjectLogin === 'temp-su').map((e) => e.type)).toEqual(
+      expect.arrayContaining(['super_access.granted', 'super_access.ended']),
+    );
   });
 });

@@ -24,13 +24,21 @@ const link = { down: false, loseAnswers: 0 };
 
 const transport: BridgeFetch = async (path, { timeoutMs: _t, ...init }) => {
   if (link.down) throw new TypeError('fetch failed: connect ECONNREFUSED');
-  const res = await bridgeApp.inject({ method: 'POST', url: path, payload: String(init.body), headers: { 'content-type': 'application/json' } });
+  const res = await bridgeApp.inject({
+    method: 'POST',
+    url: path,
+    payload: String(init.body),
+    headers: { 'content-type': 'application/json' },
+  });
   if (link.loseAnswers > 0) {
     // The store did the work; its answer is lost on the way back.
     link.loseAnswers--;
     throw new TypeError('fetch failed: socket hang up');
   }
-  return new Response(res.body, { status: res.statusCode, headers: { 'content-type': String(res.headers['content-type']) } });
+  return new Response(res.body, {
+    status: res.statusCode,
+    headers: { 'content-type': String(res.headers['content-type']) },
+  });
 };
 let bridge: BridgeClient;
 
@@ -57,8 +65,15 @@ beforeEach(async () => {
 });
 
 const config = (env: Record<string, string> = {}) =>
-  parseEnvironment({ LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_VERIFY_CERTS: 'True', LOGSTORE_TIMEOUT: '2', OUTBOX_BATCH_SIZE: '200', ...env });
-const ship = (now: number, env: Record<string, string> = {}) => shipOutbox({ db: t.db, config: config(env), bridge, now, random: () => 0.5 });
+  parseEnvironment({
+    LOGSTORE_URLS: store.urls.join(';'),
+    LOGSTORE_VERIFY_CERTS: 'True',
+    LOGSTORE_TIMEOUT: '2',
+    OUTBOX_BATCH_SIZE: '200',
+    ...env,
+  });
+const ship = (now: number, env: Record<string, string> = {}) =>
+  shipOutbox({ db: t.db, config: config(env), bridge, now, random: () => 0.5 });
 
 async function record(stream: AuditStream, n: number, at: number, type: AuditEventType = 'login.success') {
   const inserts = Array.from({ length: n }, (_, i) =>
@@ -70,13 +85,21 @@ async function record(stream: AuditStream, n: number, at: number, type: AuditEve
       data: { i },
     }),
   );
-  for (let i = 0; i < inserts.length; i += 500) await t.db.batch(inserts.slice(i, i + 500) as [typeof inserts[0], ...typeof inserts]);
+  for (let i = 0; i < inserts.length; i += 500)
+    await t.db.batch(inserts.slice(i, i + 500) as [(typeof inserts)[0], ...typeof inserts]);
 }
 const undelivered = async () => (await t.db.select().from(auditOutbox).where(isNull(auditOutbox.shippedAt))).length;
 
 describe('shipping the audit outbox', () => {
   it('every stream lands in its dated index under its pattern, in the documented shape', async () => {
-    const streams: AuditStream[] = ['user_activity', 'crud_user', 'crud_admin', 'api_access', 'ext_service_access', 'data_lifecycle'];
+    const streams: AuditStream[] = [
+      'user_activity',
+      'crud_user',
+      'crud_admin',
+      'api_access',
+      'ext_service_access',
+      'data_lifecycle',
+    ];
     for (const s of streams) await record(s, 2, T0);
     await record('user_activity', 1, T0 + DAY, 'login.failure');
     const r = await ship(T0 + DAY + 1000);
@@ -105,33 +128,41 @@ describe('shipping the audit outbox', () => {
     expect(await undelivered()).toBe(0);
   });
 
-  it('a store outage while 5,000 events are recorded: they wait, then all arrive, none twice, in order per stream', async () => {
-    await store.nodes[0]!.set('refuse');
-    await store.nodes[1]!.set('refuse');
-    await record('api_access', 3000, T0);
-    await record('user_activity', 2000, T0);
-    const down = await ship(T0 + 10_000);
-    expect(down).toMatchObject({ delivered: 0, unreachable: 2 });
-    const waiting = await t.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'api_access')).orderBy(asc(auditOutbox.at)).limit(1);
-    expect(waiting[0]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('502') });
-    // Still down at the next try: nothing is lost, the backoff grows.
-    await ship(waiting[0]!.nextAttemptAt!);
-    await store.nodes[0]!.set('up');
-    await store.nodes[1]!.set('up');
-    // Hours later the store is back: the outbox drains.
-    let now = T0 + 3 * 3_600_000;
-    for (let i = 0; i < 5 && (await undelivered()) > 0; i++) await ship((now += 60_000));
-    expect(await undelivered()).toBe(0);
-    const api = store.documents('svc-sec-api-access-*');
-    const activity = store.documents('svc-sec-user-activity-*');
-    expect(api).toHaveLength(3000);
-    expect(activity).toHaveLength(2000);
-    expect(new Set([...api, ...activity].map((d) => d.id)).size).toBe(5000);
-    // In order per stream: the store received each stream's events oldest first.
-    const times = (docs: typeof api) => docs.map((d) => Date.parse(String(d.source['@timestamp'])));
-    expect(times(api)).toEqual([...times(api)].sort((a, b) => a - b));
-    expect(times(activity)).toEqual([...times(activity)].sort((a, b) => a - b));
-  });
+  it(
+    'a store outage while 5,000 events are recorded: they wait, then all arrive, none twice, in order ' + 'per stream',
+    async () => {
+      await store.nodes[0]!.set('refuse');
+      await store.nodes[1]!.set('refuse');
+      await record('api_access', 3000, T0);
+      await record('user_activity', 2000, T0);
+      const down = await ship(T0 + 10_000);
+      expect(down).toMatchObject({ delivered: 0, unreachable: 2 });
+      const waiting = await t.db
+        .select()
+        .from(auditOutbox)
+        .where(eq(auditOutbox.stream, 'api_access'))
+        .orderBy(asc(auditOutbox.at))
+        .limit(1);
+      expect(waiting[0]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('502') });
+      // Still down at the next try: nothing is lost, the backoff grows.
+      await ship(waiting[0]!.nextAttemptAt!);
+      await store.nodes[0]!.set('up');
+      await store.nodes[1]!.set('up');
+      // Hours later the store is back: the outbox drains.
+      let now = T0 + 3 * 3_600_000;
+      for (let i = 0; i < 5 && (await undelivered()) > 0; i++) await ship((now += 60_000));
+      expect(await undelivered()).toBe(0);
+      const api = store.documents('svc-sec-api-access-*');
+      const activity = store.documents('svc-sec-user-activity-*');
+      expect(api).toHaveLength(3000);
+      expect(activity).toHaveLength(2000);
+      expect(new Set([...api, ...activity].map((d) => d.id)).size).toBe(5000);
+      // In order per stream: the store received each stream's events oldest first.
+      const times = (docs: typeof api) => docs.map((d) => Date.parse(String(d.source['@timestamp'])));
+      expect(times(api)).toEqual([...times(api)].sort((a, b) => a - b));
+      expect(times(activity)).toEqual([...times(activity)].sort((a, b) => a - b));
+    },
+  );
 
   it('a retry after a lost answer duplicates nothing (create with the event id: 409 is delivered)', async () => {
     await record('crud_admin', 5, T0);
@@ -146,38 +177,49 @@ describe('shipping the audit outbox', () => {
     expect(bulk).toHaveLength(2);
   });
 
-  it('an item the store refuses for good becomes a dead letter; the rest go on; a 429 item waits and holds back newer events of its stream', async () => {
-    await record('crud_user', 6, T0);
-    const rows = await t.db.select().from(auditOutbox).orderBy(asc(auditOutbox.at));
-    const poisoned = rows[1]!.id;
-    const busy = rows[3]!.id;
-    let busyTimes = 1;
-    store.itemStatus = ({ id }) => (id === poisoned ? 400 : id === busy && busyTimes-- > 0 ? 429 : undefined);
-    const first = await ship(T0 + 1000);
-    expect(first).toMatchObject({ delivered: 4, dead: 1, retried: 1 });
-    const dead = (await t.db.select().from(auditOutbox).where(eq(auditOutbox.id, poisoned)))[0]!;
-    expect(dead).toMatchObject({ deadAt: T0 + 1000, lastError: expect.stringContaining('400 mapper_parsing_exception') });
-    // Newer events of the stream wait behind the busy one.
-    await record('crud_user', 1, T0 + 500_000);
-    const held = await ship(T0 + 2000);
-    expect(held.delivered).toBe(0);
-    const later = await ship(T0 + 3_600_000);
-    expect(later).toMatchObject({ delivered: 2, dead: 0 });
-    // The dead letter is never retried.
-    expect(store.requests.filter((r) => r.path === '/_bulk' && r.body.includes(poisoned))).toHaveLength(1);
-    expect(await undelivered()).toBe(1);
-  });
+  it(
+    'an item the store refuses for good becomes a dead letter; the rest go on; a 429 item waits and ' +
+      'holds back newer events of its stream',
+    async () => {
+      await record('crud_user', 6, T0);
+      const rows = await t.db.select().from(auditOutbox).orderBy(asc(auditOutbox.at));
+      const poisoned = rows[1]!.id;
+      const busy = rows[3]!.id;
+      let busyTimes = 1;
+      store.itemStatus = ({ id }) => (id === poisoned ? 400 : id === busy && busyTimes-- > 0 ? 429 : undefined);
+      const first = await ship(T0 + 1000);
+      expect(first).toMatchObject({ delivered: 4, dead: 1, retried: 1 });
+      const dead = (await t.db.select().from(auditOutbox).where(eq(auditOutbox.id, poisoned)))[0]!;
+      expect(dead).toMatchObject({
+        deadAt: T0 + 1000,
+        lastError: expect.stringContaining('400 mapper_parsing_exception'),
+      });
+      // Newer events of the stream wait behind the busy one.
+      await record('crud_user', 1, T0 + 500_000);
+      const held = await ship(T0 + 2000);
+      expect(held.delivered).toBe(0);
+      const later = await ship(T0 + 3_600_000);
+      expect(later).toMatchObject({ delivered: 2, dead: 0 });
+      // The dead letter is never retried.
+      expect(store.requests.filter((r) => r.path === '/_bulk' && r.body.includes(poisoned))).toHaveLength(1);
+      expect(await undelivered()).toBe(1);
+    },
+  );
 
-  it('fails over to the next node; waits while the bridge is down; ships nothing with EVENT_HANDLING off or the store not configured', async () => {
-    await record('user_activity', 3, T0);
-    expect((await ship(T0, { AUTH_EVENT_HANDLING: 'False' })).delivered).toBe(0);
-    expect((await ship(T0, { LOGSTORE_URLS: 'https://<logstore_host>:9200' })).delivered).toBe(0);
-    expect(store.requests).toHaveLength(0);
-    link.down = true;
-    expect(await ship(T0)).toMatchObject({ delivered: 0, unreachable: 1 });
-    link.down = false;
-    await store.nodes[0]!.set('refuse');
-    expect((await ship(T0 + 3_600_000)).delivered).toBe(3);
-    expect(store.requests.every((r) => r.node === 1)).toBe(true);
-  });
+  it(
+    'fails over to the next node; waits while the bridge is down; ships nothing with EVENT_HANDLING ' +
+      'off or the store not configured',
+    async () => {
+      await record('user_activity', 3, T0);
+      expect((await ship(T0, { AUTH_EVENT_HANDLING: 'False' })).delivered).toBe(0);
+      expect((await ship(T0, { LOGSTORE_URLS: 'https://<logstore_host>:9200' })).delivered).toBe(0);
+      expect(store.requests).toHaveLength(0);
+      link.down = true;
+      expect(await ship(T0)).toMatchObject({ delivered: 0, unreachable: 1 });
+      link.down = false;
+      await store.nodes[0]!.set('refuse');
+      expect((await ship(T0 + 3_600_000)).delivered).toBe(3);
+      expect(store.requests.every((r) => r.node === 1)).toBe(true);
+    },
+  );
 });

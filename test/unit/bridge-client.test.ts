@@ -33,11 +33,22 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-client-'));
   certs = makeDevCertificates(dir);
   const read = (p: string) => readFileSync(p);
-  bridge = buildBridge({ mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert) } });
+  bridge = buildBridge({
+    mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert) },
+  });
   await bridge.listen({ host: '127.0.0.1', port: 0 });
   bridgeUrl = `https://127.0.0.1:${(bridge.server.address() as AddressInfo).port}`;
   // A bridge that completes the handshake and then never answers.
-  silent = createTlsServer({ key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert), requestCert: true, rejectUnauthorized: true }, () => {});
+  silent = createTlsServer(
+    {
+      key: read(certs.server.key),
+      cert: read(certs.server.cert),
+      ca: read(certs.ca.cert),
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    () => {},
+  );
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
   silentUrl = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
 }, 60_000);
@@ -54,11 +65,18 @@ describe('bridge client', () => {
     ['the edge host (workerd, through the mTLS binding emulator)', startEdgeTestHost],
   ] as const) {
     it(`${name} reports the bridge in its readiness: ok, then down when it stops`, async () => {
-      const spare = buildBridge({ mtls: { key: readFileSync(certs.server.key), cert: readFileSync(certs.server.cert), ca: readFileSync(certs.ca.cert) } });
+      const spare = buildBridge({
+        mtls: {
+          key: readFileSync(certs.server.key),
+          cert: readFileSync(certs.server.cert),
+          ca: readFileSync(certs.ca.cert),
+        },
+      });
       await spare.listen({ host: '127.0.0.1', port: 0 });
       const host = await start(clientEnv(`https://127.0.0.1:${(spare.server.address() as AddressInfo).port}`));
       try {
-        const ready = async () => ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
+        const ready = async () =>
+          ((await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } }).checks.bridge;
         expect(await ready()).toBe('ok');
         await spare.close();
         expect(await ready()).toBe('down');
@@ -68,29 +86,43 @@ describe('bridge client', () => {
     }, 120_000);
   }
 
-  it('the edge transport without the mtls_certificates binding refuses a non-loopback bridge URL instead of calling it without a certificate', async () => {
-    const client = createBridgeClient(edgeBridgeTransport('https://bridge.example.internal:8443', undefined)!);
-    expect(await client.status()).toBe('down');
-    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-  });
+  it(
+    'the edge transport without the mtls_certificates binding refuses a non-loopback bridge URL ' +
+      'instead of calling it without a certificate',
+    async () => {
+      const client = createBridgeClient(edgeBridgeTransport('https://bridge.example.internal:8443', undefined)!);
+      expect(await client.status()).toBe('down');
+      await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+      });
+    },
+  );
 
   it('a client certificate of another CA is refused by the bridge: down, and a 503 problem for calls', async () => {
     const otherCa = makeCa(join(dir, 'other'), 'other-ca');
     const foreign = issueCert(join(dir, 'other'), otherCa, 'foreign', { cn: 'auth-worker', usage: 'client' });
     const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl, foreign)))!);
     expect(await client.status()).toBe('down');
-    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      status: 503,
+    });
   });
 
   it('a bridge that never answers: 504 after the timeout, never a hang', async () => {
     const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(silentUrl)))!);
-    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 300)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 504 });
+    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 300)).rejects.toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+      status: 504,
+    });
   });
 
   it('an unknown path of a healthy bridge: 502', async () => {
     const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl)))!);
     expect(await client.status()).toBe('ok');
-    await expect(client.call('/no-such-capability', {}, z.unknown(), 2000)).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
+    await expect(client.call('/no-such-capability', {}, z.unknown(), 2000)).rejects.toMatchObject({
+      code: 'BAD_GATEWAY',
+    });
   });
 
   it('unset BRIDGE_URL: no transport (readiness says not-configured)', () => {

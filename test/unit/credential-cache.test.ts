@@ -11,8 +11,19 @@ import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiTokens, sessions, users } from '../../schema/index.js';
 import { accountOfToken, issueToken, revokeToken, touchToken } from '../../worker/src/auth/tokens.js';
-import { createSession, revokeSessions, sessionAccount, touchSession, type SessionPolicy } from '../../worker/src/sessions/store.js';
-import { CREDENTIAL_CACHE_TTL_MS, CredentialCache, credentialEpoch, isCredentialWrite } from '../../worker/src/store/index.js';
+import {
+  createSession,
+  revokeSessions,
+  sessionAccount,
+  touchSession,
+  type SessionPolicy,
+} from '../../worker/src/sessions/store.js';
+import {
+  CREDENTIAL_CACHE_TTL_MS,
+  CredentialCache,
+  credentialEpoch,
+  isCredentialWrite,
+} from '../../worker/src/store/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN } from '../harness/client.js';
 import { startNodeTestHost, type RunningHost } from '../harness/hosts.js';
@@ -133,7 +144,12 @@ describe('CredentialCache', () => {
     const c = new CredentialCache<string>(1000, 3);
     let release!: () => void;
     const slow = new Promise<void>((r) => (release = r));
-    const pending = c.get('k', 0, () => true, async () => (await slow, 'stale'));
+    const pending = c.get(
+      'k',
+      0,
+      () => true,
+      async () => (await slow, 'stale'),
+    );
     // A write starts and ends meanwhile (through any database handle of this process).
     const t = await createTestApp();
     try {
@@ -144,7 +160,13 @@ describe('CredentialCache', () => {
     release();
     expect(await pending).toBe('stale');
     expect(c.size).toBe(0);
-    for (const k of ['a', 'b', 'c', 'd']) await c.get(k, 0, () => true, async () => k);
+    for (const k of ['a', 'b', 'c', 'd'])
+      await c.get(
+        k,
+        0,
+        () => true,
+        async () => k,
+      );
     expect(c.size).toBe(3);
   });
 });
@@ -164,7 +186,8 @@ describe('two Node hosts on one database', () => {
   });
 
   const adminAuth = `Basic ${Buffer.from(`${ADMIN.login}:${ADMIN.password}`).toString('base64')}`;
-  const status = async (host: RunningHost, headers: Record<string, string>) => (await fetch(`${host.url}/v4/users/me`, { headers })).status;
+  const status = async (host: RunningHost, headers: Record<string, string>) =>
+    (await fetch(`${host.url}/v4/users/me`, { headers })).status;
 
   /** ms until `host` refuses `headers` (polling every 50 ms, at most 5 s). */
   async function refusedAfter(host: RunningHost, headers: Record<string, string>, since: number): Promise<number> {
@@ -176,7 +199,11 @@ describe('two Node hosts on one database', () => {
   }
 
   it('a token revoked on one host is refused on the other within the bound', async () => {
-    const issued = await fetch(`${a.url}/v4/users/me/tokens`, { method: 'POST', headers: { authorization: adminAuth, 'content-type': 'application/json' }, body: '{"name":"two-hosts"}' });
+    const issued = await fetch(`${a.url}/v4/users/me/tokens`, {
+      method: 'POST',
+      headers: { authorization: adminAuth, 'content-type': 'application/json' },
+      body: '{"name":"two-hosts"}',
+    });
     const { token, id } = (await issued.json()) as { token: string; id: string };
     const headers = { authorization: `Bearer ${token}` };
     expect(await status(b, headers)).toBe(200); // cached on b from now on
@@ -187,12 +214,22 @@ describe('two Node hosts on one database', () => {
   });
 
   it('a session logged out on one host is refused on the other within the bound', async () => {
-    const login = await fetch(`${a.url}/v3/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.includes('auth_session='))!;
+    const login = await fetch(`${a.url}/v3/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.includes('auth_session='))!;
     const headers = { cookie };
     expect(await status(b, headers)).toBe(200);
     const since = Date.now();
-    expect((await fetch(`${a.url}/v3/logout`, { method: 'POST', headers: { cookie, origin: new URL(a.url).origin } })).status).toBe(204);
+    expect(
+      (await fetch(`${a.url}/v3/logout`, { method: 'POST', headers: { cookie, origin: new URL(a.url).origin } }))
+        .status,
+    ).toBe(204);
     expect(await status(a, headers)).toBe(401);
     expect(await refusedAfter(b, headers, since)).toBeLessThanOrEqual(CREDENTIAL_CACHE_TTL_MS + 500);
   });

@@ -25,11 +25,15 @@ let database: ReturnType<typeof openDatabase>;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'auth-cron-'));
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', join(dir, 'bundle')], {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-    stdio: 'ignore',
-  });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', join(dir, 'bundle')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+      stdio: 'ignore',
+    },
+  );
   sqld = await startLibsqlDevServer({ path: join(dir, 'auth.db') });
   database = openDatabase(parseEnvironment({ LIBSQL_URL: sqld.url }));
   await migrateDatabase(database.db, 'auth');
@@ -64,11 +68,13 @@ const account = (login: string, o: Partial<typeof users.$inferInsert>) => ({
 describe('edge scheduled handler', () => {
   it('runs the jobs: inactivity blocking and the end of super-access, each audited', async () => {
     const now = Date.now();
-    await database.db.insert(users).values([
-      account('idle', { createdAt: now - 50 * DAY, lastActivityAt: now - 46 * DAY }),
-      account('active', { lastActivityAt: now - DAY }),
-      account('elevated', { lastActivityAt: now, superAccessUntil: now - 1000 }),
-    ]);
+    await database.db
+      .insert(users)
+      .values([
+        account('idle', { createdAt: now - 50 * DAY, lastActivityAt: now - 46 * DAY }),
+        account('active', { lastActivityAt: now - DAY }),
+        account('elevated', { lastActivityAt: now, superAccessUntil: now - 1000 }),
+      ]);
     const worker = await mf.getWorker();
     const result = await worker.scheduled({ cron: '*/5 * * * *', scheduledTime: new Date(now) });
     expect(result.outcome).toBe('ok');
@@ -77,9 +83,13 @@ describe('edge scheduled handler', () => {
     expect(rows.idle).toMatchObject({ status: 'blocked', blockedReason: 'inactivity' });
     expect(rows.active).toMatchObject({ status: 'active' });
     expect(rows.elevated).toMatchObject({ status: 'active', superAccessUntil: null });
-    const types = (await database.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'user_activity'))).map((e) => `${e.type}:${e.subjectLogin}`);
+    const types = (await database.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'user_activity'))).map(
+      (e) => `${e.type}:${e.subjectLogin}`,
+    );
     expect(types).toContain('account.blocked:idle');
-    const admin = (await database.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'super_access.ended'))).map((e) => e.subjectLogin);
+    const admin = (await database.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'super_access.ended'))).map(
+      (e) => e.subjectLogin,
+    );
     expect(admin).toEqual(['elevated']);
   });
 });

@@ -8,7 +8,12 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditOutbox } from '../../schema/index.js';
-import { EVENT_CATALOGUE, eventTypesOf, type AuditStream, type EventTypeSpec } from '../../worker/src/audit/catalogue.js';
+import {
+  EVENT_CATALOGUE,
+  eventTypesOf,
+  type AuditStream,
+  type EventTypeSpec,
+} from '../../worker/src/audit/catalogue.js';
 import { auditInsert, outcomeOfType } from '../../worker/src/audit/events.js';
 import { errorClassOf, maskAddress, statusClass } from '../../worker/src/audit/ext-service.js';
 import { HANDLED_EVENT_TYPES } from '../../worker/src/audit/handled-types.js';
@@ -48,7 +53,7 @@ describe('the event catalogue', () => {
     for (const type of Object.keys(catalogue)) expect(doc).toContain(`| \`${type}\` |`);
   });
 
-  it("outcomes agree with outcomeOfType; types that set their own outcome have both; streams exist", () => {
+  it('outcomes agree with outcomeOfType; types that set their own outcome have both; streams exist', () => {
     for (const [type, spec] of Object.entries(catalogue)) {
       expect(spec.streams.length, type).toBeGreaterThan(0);
       for (const s of spec.streams) expect(Object.keys(STREAMS), type).toContain(s);
@@ -56,8 +61,14 @@ describe('the event catalogue', () => {
       if (spec.outcomes.length === 1) expect(outcomeOfType(type) ?? 'unknown', type).toBe(spec.outcomes[0]);
       else expect(spec.outcomes, type).toEqual(['success', 'failure']);
     }
-    expect(eventTypesOf('ext_service_access')).toEqual(['ldap.authenticate', 'ldap.test', 'oidc.token_exchange', 'mail.send']);
-    for (const stream of Object.keys(STREAMS) as AuditStream[]) expect(eventTypesOf(stream).length, stream).toBeGreaterThan(0);
+    expect(eventTypesOf('ext_service_access')).toEqual([
+      'ldap.authenticate',
+      'ldap.test',
+      'oidc.token_exchange',
+      'mail.send',
+    ]);
+    for (const stream of Object.keys(STREAMS) as AuditStream[])
+      expect(eventTypesOf(stream).length, stream).toBeGreaterThan(0);
   });
 
   it('the types the handlers read and the raw SQL inserts of audit_outbox are catalogued with their stream', () => {
@@ -74,18 +85,23 @@ describe('the event catalogue', () => {
     expect(raw).toContain('api.request');
   });
 
-  it('the logs endpoints\' descriptions carry every type', () => {
+  it("the logs endpoints' descriptions carry every type", () => {
     for (const type of Object.keys(catalogue)) expect(CATALOGUE_SECTION).toContain(`\`${type}\``);
   });
 
   it('external-service helpers: masked recipients, error classes without text, status classes', () => {
     expect(maskAddress('jane.doe@example.com')).toBe('j***@example.com');
     expect(maskAddress('nobody')).toBe('***');
-    const bridge = new ProblemError('BAD_GATEWAY', { detail: 'ldaps://10.0.0.5 refused', extensions: { cause: 'DIRECTORY_UNAVAILABLE' } });
+    const bridge = new ProblemError('BAD_GATEWAY', {
+      detail: 'ldaps://10.0.0.5 refused',
+      extensions: { cause: 'DIRECTORY_UNAVAILABLE' },
+    });
     expect(errorClassOf(bridge)).toBe('DIRECTORY_UNAVAILABLE');
     expect(errorClassOf(new ProblemError('GATEWAY_TIMEOUT', { detail: 'x' }))).toBe('BRIDGE_TIMEOUT');
     expect(errorClassOf(new ProblemError('SERVICE_UNAVAILABLE', { detail: 'x' }))).toBe('BRIDGE_UNAVAILABLE');
-    expect(errorClassOf(new ProblemError('BAD_GATEWAY', { detail: 'x', extensions: { cause: 'secret text here' } }))).toBe('BAD_GATEWAY');
+    expect(
+      errorClassOf(new ProblemError('BAD_GATEWAY', { detail: 'x', extensions: { cause: 'secret text here' } })),
+    ).toBe('BAD_GATEWAY');
     expect(errorClassOf(new Error('boom'))).toBe('ERROR');
     expect(statusClass(201)).toBe('2xx');
     expect(statusClass(400)).toBe('4xx');
@@ -102,14 +118,28 @@ describe('what the service writes is catalogued (in-process run)', () => {
   it('every event written by a run of logins, changes and API requests has a catalogued type and stream', async () => {
     const admin = basic(ADMIN.login, ADMIN.password);
     const req = (path: string, auth: string, init: RequestInit = {}) =>
-      t.app.request(`/api/auth${path}`, { ...init, headers: { Authorization: auth, 'Content-Type': 'application/json' } });
-    expect((await req('/v4/users', admin, { method: 'POST', body: JSON.stringify({ login: 'cat', password: 'Str0ng$pass' }) })).status).toBe(201);
+      t.app.request(`/api/auth${path}`, {
+        ...init,
+        headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      });
+    expect(
+      (
+        await req('/v4/users', admin, {
+          method: 'POST',
+          body: JSON.stringify({ login: 'cat', password: 'Str0ng$pass' }),
+        })
+      ).status,
+    ).toBe(201);
     expect((await req('/v3/login_without_session', basic('cat', 'Wr0ng$pass'), { method: 'POST' })).status).toBe(401);
     expect((await req('/v3/login_without_session', basic('cat', 'Str0ng$pass'), { method: 'POST' })).status).toBe(200);
-    expect((await req('/v4/users/me/tokens', basic('cat', 'Str0ng$pass'), { method: 'POST', body: '{"name":"n"}' })).status).toBe(201);
+    expect(
+      (await req('/v4/users/me/tokens', basic('cat', 'Str0ng$pass'), { method: 'POST', body: '{"name":"n"}' })).status,
+    ).toBe(201);
     await t.service.apiAccess.flush();
     const rows = await t.db.select({ stream: auditOutbox.stream, type: auditOutbox.type }).from(auditOutbox);
-    expect(rows.map((r) => r.type)).toEqual(expect.arrayContaining(['user.created', 'login.failure', 'login.success', 'token.issued', 'api.request']));
+    expect(rows.map((r) => r.type)).toEqual(
+      expect.arrayContaining(['user.created', 'login.failure', 'login.success', 'token.issued', 'api.request']),
+    );
     for (const r of rows) expect(catalogue[r.type]?.streams, `${r.stream} ${r.type}`).toContain(r.stream);
   });
 });

@@ -36,17 +36,29 @@ afterAll(async () => {
 });
 
 type Answer = { status: number; body: string; cookie?: string } | { error: string };
-const acked = (a: Answer): a is { status: number; body: string; cookie?: string } => 'status' in a && a.status >= 200 && a.status < 300;
+const acked = (a: Answer): a is { status: number; body: string; cookie?: string } =>
+  'status' in a && a.status >= 200 && a.status < 300;
 
 /** One request; a cut connection (the kill) is an answer of its own, never acknowledged. */
-async function send(base: string, path: string, init: { method: string; auth?: string; json?: unknown }): Promise<Answer> {
+async function send(
+  base: string,
+  path: string,
+  init: { method: string; auth?: string; json?: unknown },
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (init.auth) headers.Authorization = init.auth;
   if (init.json !== undefined) headers['Content-Type'] = 'application/json';
   try {
-    const res = await fetch(`${base}${path}`, { method: init.method, headers, body: init.json === undefined ? undefined : JSON.stringify(init.json) });
+    const res = await fetch(`${base}${path}`, {
+      method: init.method,
+      headers,
+      body: init.json === undefined ? undefined : JSON.stringify(init.json),
+    });
     const body = await res.text();
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('auth_session='))?.split(';')[0];
+    const cookie = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('auth_session='))
+      ?.split(';')[0];
     return { status: res.status, body, ...(cookie ? { cookie } : {}) };
   } catch (e) {
     return { error: String(e) };
@@ -73,7 +85,8 @@ function runHost(env: Record<string, string>): Promise<{ code: number | null; ou
 }
 
 describe('the Node host killed with SIGKILL during 200 parallel requests', () => {
-  it('restarted with the same SESSION_SECRET_KEY: every acknowledged write is there, the file and its rows are sound', async () => {
+  it('restarted with the same SESSION_SECRET_KEY: every acknowledged write is there, the file and its ' +
+    'rows are sound', async () => {
     const first = await startNodeTestHost(ENV, { database: dbPath });
     hosts.push(first);
     const users = {
@@ -83,7 +96,13 @@ describe('the Node host killed with SIGKILL during 200 parallel requests', () =>
     };
     const all = [...users.session, ...users.password, ...users.token];
     for (let i = 0; i < all.length; i += 8) {
-      const made = await Promise.all(all.slice(i, i + 8).map((login) => send(first.url, '/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })));
+      const made = await Promise.all(
+        all
+          .slice(i, i + 8)
+          .map((login) =>
+            send(first.url, '/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } }),
+          ),
+      );
       for (const m of made) expect('status' in m && m.status, JSON.stringify(m)).toBe(201);
     }
 
@@ -100,8 +119,16 @@ describe('the Node host killed with SIGKILL during 200 parallel requests', () =>
         r.kind === 'session'
           ? send(first.url, '/v3/login', { method: 'POST', json: { login: r.login, password: PASSWORD } })
           : r.kind === 'password'
-            ? send(first.url, '/v4/users/me/password', { method: 'PUT', auth: basic(r.login, PASSWORD), json: { oldPassword: PASSWORD, newPassword: NEW_PASSWORD } })
-            : send(first.url, '/v4/users/me/tokens', { method: 'POST', auth: basic(r.login, PASSWORD), json: { name: `t-${Math.random().toString(36).slice(2)}` } });
+            ? send(first.url, '/v4/users/me/password', {
+                method: 'PUT',
+                auth: basic(r.login, PASSWORD),
+                json: { oldPassword: PASSWORD, newPassword: NEW_PASSWORD },
+              })
+            : send(first.url, '/v4/users/me/tokens', {
+                method: 'POST',
+                auth: basic(r.login, PASSWORD),
+                json: { name: `t-${Math.random().toString(36).slice(2)}` },
+              });
       r.answer = await call;
       answered++;
     });
@@ -112,7 +139,9 @@ describe('the Node host killed with SIGKILL during 200 parallel requests', () =>
     const ok = reqs.filter((r) => acked(r.answer!));
     const cut = reqs.filter((r) => 'error' in r.answer!);
     // Some were acknowledged, some cut by the kill; none failed otherwise.
-    for (const r of reqs) if (!acked(r.answer!) && !('error' in r.answer!)) throw new Error(`${r.kind} ${r.login}: ${JSON.stringify(r.answer)}`);
+    for (const r of reqs)
+      if (!acked(r.answer!) && !('error' in r.answer!))
+        throw new Error(`${r.kind} ${r.login}: ${JSON.stringify(r.answer)}`);
     expect(ok.length).toBeGreaterThanOrEqual(30);
     expect(cut.length).toBeGreaterThan(0);
 
@@ -120,7 +149,8 @@ describe('the Node host killed with SIGKILL during 200 parallel requests', () =>
     const second = await startNodeTestHost(ENV, { database: dbPath });
     hosts.push(second);
     db = createClient({ url: `file:${dbPath}` });
-    const rows = async (sqlText: string, args: Array<string | number> = []) => (await db!.execute({ sql: sqlText, args })).rows;
+    const rows = async (sqlText: string, args: Array<string | number> = []) =>
+      (await db!.execute({ sql: sqlText, args })).rows;
 
     // The file.
     expect((await rows('PRAGMA integrity_check')).map((r) => r[0])).toEqual(['ok']);
@@ -136,30 +166,53 @@ describe('the Node host killed with SIGKILL during 200 parallel requests', () =>
     // Every acknowledged token works.
     for (const r of ok.filter((q) => q.kind === 'token')) {
       const { token } = JSON.parse((r.answer as { body: string }).body) as { token: string };
-      expect((await fetch(`${second.url}/v4/users/me`, { headers: { Authorization: `Bearer ${token}` } })).status, r.login).toBe(200);
+      expect(
+        (await fetch(`${second.url}/v4/users/me`, { headers: { Authorization: `Bearer ${token}` } })).status,
+        r.login,
+      ).toBe(200);
     }
     // A password change is all or nothing: acknowledged, the new password; cut, exactly one of the two.
     const works = async (login: string, password: string) =>
-      (await send(second.url, '/v3/login_without_session', { method: 'POST', auth: basic(login, password) })) as { status: number };
+      (await send(second.url, '/v3/login_without_session', { method: 'POST', auth: basic(login, password) })) as {
+        status: number;
+      };
     for (const r of reqs.filter((q) => q.kind === 'password')) {
-      const [oldOk, newOk] = [(await works(r.login, PASSWORD)).status === 200, (await works(r.login, NEW_PASSWORD)).status === 200];
-      if (acked(r.answer!)) expect({ login: r.login, oldOk, newOk }).toEqual({ login: r.login, oldOk: false, newOk: true });
+      const [oldOk, newOk] = [
+        (await works(r.login, PASSWORD)).status === 200,
+        (await works(r.login, NEW_PASSWORD)).status === 200,
+      ];
+      if (acked(r.answer!))
+        expect({ login: r.login, oldOk, newOk }).toEqual({ login: r.login, oldOk: false, newOk: true });
       else expect(oldOk !== newOk, `${r.login}: old ${oldOk}, new ${newOk}`).toBe(true);
     }
 
     // The service's invariants.
     // - every local account has a well-formed argon2id hash, and live logins are unique;
-    const accounts = await rows(`select login, login_key, password_hash from users where source = 'local' and deleted_at is null`);
-    for (const a of accounts) expect(String(a.password_hash), String(a.login)).toMatch(/^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/);
+    const accounts = await rows(
+      `select login, login_key, password_hash from users where source = 'local' and deleted_at is null`,
+    );
+    for (const a of accounts)
+      expect(String(a.password_hash), String(a.login)).toMatch(
+        /^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/,
+      );
     expect(new Set(accounts.map((a) => a.login_key)).size).toBe(accounts.length);
     // - sessions and tokens belong to live accounts and are consistent in time;
-    expect(await rows('select id from sessions where created_at > expires_at or last_seen_at < created_at')).toEqual([]);
-    expect(await rows('select s.id from sessions s left join users u on u.id = s.user_id where u.id is null')).toEqual([]);
-    expect(await rows('select t.id from api_tokens t left join users u on u.id = t.user_id where u.id is null')).toEqual([]);
+    expect(await rows('select id from sessions where created_at > expires_at or last_seen_at < created_at')).toEqual(
+      [],
+    );
+    expect(await rows('select s.id from sessions s left join users u on u.id = s.user_id where u.id is null')).toEqual(
+      [],
+    );
+    expect(
+      await rows('select t.id from api_tokens t left join users u on u.id = t.user_id where u.id is null'),
+    ).toEqual([]);
     // - each acknowledged login has its audit event (written in the same transaction as the session);
     for (const login of users.session) {
       const n = ok.filter((q) => q.kind === 'session' && q.login === login).length;
-      const [{ c }] = (await rows(`select count(*) as c from audit_outbox where type = 'login.success' and subject_login = ?`, [login])) as unknown as [{ c: number }];
+      const [{ c }] = (await rows(
+        `select count(*) as c from audit_outbox where type = 'login.success' and subject_login = ?`,
+        [login],
+      )) as unknown as [{ c: number }];
       expect(c, login).toBeGreaterThanOrEqual(n);
     }
     // - a login cut by the kill may leave the attempt it had reserved (the verdict never came): at
@@ -176,7 +229,12 @@ describe('the Node host killed with SIGKILL during 200 parallel requests', () =>
     const before = (await db.execute('select count(*) as c from users')).rows[0]!.c;
     await hosts.pop()?.stop();
     const port = await freePort();
-    const { code, out } = await runHost({ LIBSQL_URL: `file:${dbPath}`, AUTH_DB_SCHEMA: 'another_tenant', AUTH_BIND_PORT: String(port), AUTH_BIND_HOST: '127.0.0.1' });
+    const { code, out } = await runHost({
+      LIBSQL_URL: `file:${dbPath}`,
+      AUTH_DB_SCHEMA: 'another_tenant',
+      AUTH_BIND_PORT: String(port),
+      AUTH_BIND_HOST: '127.0.0.1',
+    });
     expect(code).toBe(1);
     expect(out).toContain('CRITICAL');
     expect(out).toContain('stamped with DB_SCHEMA \\"auth\\"');

@@ -42,7 +42,10 @@ function injectClient(bridge: FastifyInstance): BridgeClient {
 
 async function appWith(env: Record<string, string>, bridge?: FastifyInstance): Promise<TestApp> {
   // No shipping of the app's own events into the store: it holds only what a test seeds.
-  const t = await createTestApp({ OUTBOX_CONTEXT_DETACH: 'False', ...env }, bridge ? { bridge: injectClient(bridge) } : {});
+  const t = await createTestApp(
+    { OUTBOX_CONTEXT_DETACH: 'False', ...env },
+    bridge ? { bridge: injectClient(bridge) } : {},
+  );
   apps.push(t);
   await settings(t, { LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_TIMEOUT: 2 });
   return t;

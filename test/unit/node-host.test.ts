@@ -59,7 +59,11 @@ describe('Node host start', () => {
     const LIBSQL_URL = `file:${join(dir, 'a.db')}`;
     const first = await startNodeTestHost({ LIBSQL_URL, AUTH_DB_SCHEMA: 'tenant_a' });
     await first.stop();
-    const { code, out } = await run({ LIBSQL_URL, AUTH_DB_SCHEMA: 'tenant_b', AUTH_BIND_PORT: String(await freePort()) });
+    const { code, out } = await run({
+      LIBSQL_URL,
+      AUTH_DB_SCHEMA: 'tenant_b',
+      AUTH_BIND_PORT: String(await freePort()),
+    });
     expect(code).toBe(1);
     expect(out).toContain('stamped with DB_SCHEMA \\"tenant_a\\"');
   });
@@ -68,15 +72,26 @@ describe('Node host start', () => {
     const host = await startNodeTestHost({ AUTH_LOG_LEVEL: 'DEBUG', AUTH_ACCESS_LOG_LEVEL: 'INFO' });
     const password = 'Adm1n$ecret';
     const auth = `Basic ${btoa(`root-admin:${password}`)}`;
-    const tokenRes = await fetch(`${host.url}/v4/users/me/tokens`, { method: 'POST', headers: { Authorization: auth, 'Content-Type': 'application/json', Cookie: 'auth_session=cookie-value-123' }, body: '{"name":"log-test"}' });
+    const tokenRes = await fetch(`${host.url}/v4/users/me/tokens`, {
+      method: 'POST',
+      headers: { Authorization: auth, 'Content-Type': 'application/json', Cookie: 'auth_session=cookie-value-123' },
+      body: '{"name":"log-test"}',
+    });
     const { token } = (await tokenRes.json()) as { token: string };
-    await fetch(`${host.url}/v3/api_token_login?access_token=${token}`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
-    await fetch(`${host.url}/v3/login_without_session`, { method: 'POST', headers: { Authorization: `Basic ${btoa('root-admin:Wr0ng$guess')}` } });
+    await fetch(`${host.url}/v3/api_token_login?access_token=${token}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    await fetch(`${host.url}/v3/login_without_session`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${btoa('root-admin:Wr0ng$guess')}` },
+    });
     await host.stop();
     const lines = host.output().trim().split('\n');
     const json = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(json.filter((l) => l.logger === 'access').length).toBeGreaterThanOrEqual(3);
-    for (const secret of [password, 'Wr0ng$guess', token, 'cookie-value-123', auth, 'Bearer ']) expect(host.output()).not.toContain(secret);
+    for (const secret of [password, 'Wr0ng$guess', token, 'cookie-value-123', auth, 'Bearer '])
+      expect(host.output()).not.toContain(secret);
     expect(host.output()).not.toMatch(/authorization/i);
   });
 
@@ -94,7 +109,11 @@ describe('Node host start', () => {
         return items.find((i) => i.name === 'AUTH_FAILED_COUNT')!.value;
       };
       expect(await get(b)).toBe(3);
-      const res = await fetch(`${a.url}/v3/settings`, { method: 'PATCH', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: '{"values":{"AUTH_FAILED_COUNT":7}}' });
+      const res = await fetch(`${a.url}/v3/settings`, {
+        method: 'PATCH',
+        headers: { Authorization: auth, 'Content-Type': 'application/json' },
+        body: '{"values":{"AUTH_FAILED_COUNT":7}}',
+      });
       expect(res.status).toBe(200);
       await expect.poll(() => get(b), { timeout: 5000, interval: 250 }).toBe(7);
     } finally {
@@ -114,38 +133,58 @@ describe('Node host start', () => {
     await host.stop();
   });
 
-  it('npm start runs the development bridge over mutual TLS (certificates made at the first start); WORKERS=2 share it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'auth-embedded-bridge-'));
-    dirs.push(dir);
-    const certs = { AUTH_BRIDGE_EMBEDDED: 'True', AUTH_BRIDGE_TLS_CERT: join(dir, 'worker-client.pem'), AUTH_BRIDGE_TLS_KEY: join(dir, 'worker-client.key'), AUTH_BRIDGE_TLS_CA: join(dir, 'dev-ca.pem') };
-    const host = await startNodeTestHost({ ...certs, AUTH_WORKERS: '2' });
-    try {
-      expect(host.output()).toMatch(/development bridge on https:\/\/127\.0\.0\.1:\d+/);
-      for (let i = 0; i < 4; i++) {
-        const ready = (await (await fetch(`${host.url}/health/ready`, { headers: { connection: 'close' } })).json()) as { checks: { bridge: string } };
-        expect(ready.checks.bridge).toBe('ok');
+  it(
+    'npm start runs the development bridge over mutual TLS (certificates made at the first start); ' +
+      'WORKERS=2 share it',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'auth-embedded-bridge-'));
+      dirs.push(dir);
+      const certs = {
+        AUTH_BRIDGE_EMBEDDED: 'True',
+        AUTH_BRIDGE_TLS_CERT: join(dir, 'worker-client.pem'),
+        AUTH_BRIDGE_TLS_KEY: join(dir, 'worker-client.key'),
+        AUTH_BRIDGE_TLS_CA: join(dir, 'dev-ca.pem'),
+      };
+      const host = await startNodeTestHost({ ...certs, AUTH_WORKERS: '2' });
+      try {
+        expect(host.output()).toMatch(/development bridge on https:\/\/127\.0\.0\.1:\d+/);
+        for (let i = 0; i < 4; i++) {
+          const ready = (await (
+            await fetch(`${host.url}/health/ready`, { headers: { connection: 'close' } })
+          ).json()) as { checks: { bridge: string } };
+          expect(ready.checks.bridge).toBe('ok');
+        }
+        expect(readFileSync(join(dir, 'bridge-server.pem'), 'utf8')).toContain('BEGIN CERTIFICATE');
+      } finally {
+        await host.stop();
       }
-      expect(readFileSync(join(dir, 'bridge-server.pem'), 'utf8')).toContain('BEGIN CERTIFICATE');
-    } finally {
-      await host.stop();
-    }
-  });
+    },
+  );
 
-  it('a development bridge that cannot start (no certificates can be made) leaves the service running, with a warning', async () => {
-    // The certificates' folder would be below a plain file: it cannot be made.
-    const dir = mkdtempSync(join(tmpdir(), 'auth-no-bridge-'));
-    dirs.push(dir);
-    writeFileSync(join(dir, 'file'), '');
-    const under = join(dir, 'file', 'certs');
-    const host = await startNodeTestHost({ AUTH_BRIDGE_EMBEDDED: 'True', AUTH_BRIDGE_TLS_CERT: join(under, 'worker-client.pem'), AUTH_BRIDGE_TLS_KEY: join(under, 'worker-client.key'), AUTH_BRIDGE_TLS_CA: join(under, 'dev-ca.pem') });
-    try {
-      expect(host.output()).toContain('no development bridge (LDAP logins will answer 503)');
-      const ready = (await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } };
-      expect(ready.checks.bridge).toBe('not-configured');
-    } finally {
-      await host.stop();
-    }
-  });
+  it(
+    'a development bridge that cannot start (no certificates can be made) leaves the service running, ' +
+      'with a warning',
+    async () => {
+      // The certificates' folder would be below a plain file: it cannot be made.
+      const dir = mkdtempSync(join(tmpdir(), 'auth-no-bridge-'));
+      dirs.push(dir);
+      writeFileSync(join(dir, 'file'), '');
+      const under = join(dir, 'file', 'certs');
+      const host = await startNodeTestHost({
+        AUTH_BRIDGE_EMBEDDED: 'True',
+        AUTH_BRIDGE_TLS_CERT: join(under, 'worker-client.pem'),
+        AUTH_BRIDGE_TLS_KEY: join(under, 'worker-client.key'),
+        AUTH_BRIDGE_TLS_CA: join(under, 'dev-ca.pem'),
+      });
+      try {
+        expect(host.output()).toContain('no development bridge (LDAP logins will answer 503)');
+        const ready = (await (await fetch(`${host.url}/health/ready`)).json()) as { checks: { bridge: string } };
+        expect(ready.checks.bridge).toBe('not-configured');
+      } finally {
+        await host.stop();
+      }
+    },
+  );
 
   it('WORKERS=2: two processes serve one port and stop together', async () => {
     const host = await startNodeTestHost({ AUTH_WORKERS: '2' });

@@ -129,7 +129,7 @@ function expectOperatorEvent(events: (typeof auditOutbox.$inferSelect)[], subjec
 }
 
 describe.each([
-  ['the Node host\'s database file', async () => fileDatabase()],
+  ["the Node host's database file", async () => fileDatabase()],
   ['a remote database (libSQL over HTTP)', remoteDatabase],
 ])('npm run ops on %s', (_name, database) => {
   it('a locked-out only administrator: unlock', async () => {
@@ -175,7 +175,7 @@ describe.each([
   });
 });
 
-describe('npm run ops: the other commands (Node host\'s database file)', () => {
+describe("npm run ops: the other commands (Node host's database file)", () => {
   it('unblock: an only administrator blocked by inactivity', async () => {
     const s = await service(fileDatabase());
     // Today's rule never blocks the last active administrator for inactivity; a database from before

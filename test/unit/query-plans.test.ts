@@ -27,11 +27,15 @@ let raw: InstanceType<typeof Database>;
 
 /** The embedded client, remembering every statement sent through it. */
 function recording(inner: Client): Client {
-  const note = (s: InStatement) => (typeof s === 'string' ? sent.push({ sql: s, args: [] }) : sent.push({ sql: s.sql, args: (s.args ?? []) as unknown[] }));
+  const note = (s: InStatement) =>
+    typeof s === 'string'
+      ? sent.push({ sql: s, args: [] })
+      : sent.push({ sql: s.sql, args: (s.args ?? []) as unknown[] });
   return new Proxy(inner, {
     get(target, key) {
       if (key === 'execute') return (s: InStatement) => (note(s), target.execute(s));
-      if (key === 'batch') return (stmts: InStatement[], mode?: 'write') => (stmts.forEach(note), target.batch(stmts, mode));
+      if (key === 'batch')
+        return (stmts: InStatement[], mode?: 'write') => (stmts.forEach(note), target.batch(stmts, mode));
       const v = Reflect.get(target, key) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
@@ -50,7 +54,8 @@ const TABLES = /\b(users|sessions|api_tokens|login_attempts|login_locks)\b/;
 function expectIndexed(steps: string[]): void {
   const touching = steps.filter((s) => TABLES.test(s));
   expect(touching.length, steps.join('\n')).toBeGreaterThan(0);
-  for (const step of touching) expect(step, steps.join('\n')).toMatch(/^SEARCH .* USING (COVERING |INTEGER PRIMARY KEY|INDEX|PRIMARY KEY)/);
+  for (const step of touching)
+    expect(step, steps.join('\n')).toMatch(/^SEARCH .* USING (COVERING |INTEGER PRIMARY KEY|INDEX|PRIMARY KEY)/);
 }
 
 beforeAll(async () => {

@@ -20,7 +20,10 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const eventsOf = (type: string, requestId: string) =>
-  t.db.select().from(auditOutbox).where(and(eq(auditOutbox.type, type), eq(auditOutbox.requestId, requestId)));
+  t.db
+    .select()
+    .from(auditOutbox)
+    .where(and(eq(auditOutbox.type, type), eq(auditOutbox.requestId, requestId)));
 
 describe('request scope', () => {
   it('an audit event written during a request carries its id, client address, User-Agent and instance', async () => {

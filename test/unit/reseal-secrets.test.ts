@@ -28,7 +28,13 @@ const ldapRow = async (name: string) => (await t.db.select().from(ldapServers).w
 describe('re-sealing stored secrets', () => {
   it('the periodic job re-seals every record sealed with the previous key, and only those', async () => {
     const now = Date.now();
-    const base = { urls: ['ldap://127.0.0.1:1'], baseDn: 'dc=example,dc=com', bindDn: 'cn=svc', createdAt: now, updatedAt: now };
+    const base = {
+      urls: ['ldap://127.0.0.1:1'],
+      baseDn: 'dc=example,dc=com',
+      bindDn: 'cn=svc',
+      createdAt: now,
+      updatedAt: now,
+    };
     await t.db.insert(ldapServers).values([
       { ...base, name: 'old-ldap', bindPasswordEnc: await sealSecret(before, 'ldap-password') },
       { ...base, name: 'new-ldap', bindPasswordEnc: await sealSecret(after, 'other-password') },

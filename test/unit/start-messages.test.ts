@@ -112,7 +112,7 @@ describe('the bootstrap variables', () => {
     expect(second.output().split(said)).toHaveLength(2);
   });
 
-  it('while no administrator exists, the start says how to get one, the first-run page\'s URL first', async () => {
+  it("while no administrator exists, the start says how to get one, the first-run page's URL first", async () => {
     const host = await startNodeTestHost({ AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '' });
     const said = `no administrator exists yet: open ${host.url}/first-run in a browser`;
     await expect.poll(() => host.output()).toContain(said);
@@ -145,7 +145,9 @@ describe('configuration errors', () => {
   it('on a terminal: readable lines, one per bad variable (no JSON, no \\n escapes)', async () => {
     const cwd = tempDir();
     // `script` runs the host on a pseudo-terminal, as a person's shell does.
-    const command = node('worker/node/main.ts').map((a) => `'${a}'`).join(' ');
+    const command = node('worker/node/main.ts')
+      .map((a) => `'${a}'`)
+      .join(' ');
     const env = { AUTH_BIND_PORT: 'http', AUTH_FAILED_COUNT: '0', AUTH_BRIDGE_EMBEDDED: 'False' };
     const { out } = await run(['script', '-qec', command, '/dev/null'], env, cwd);
     const lines = out.replace(/\r/g, '').trim().split('\n');

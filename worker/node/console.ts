@@ -28,10 +28,14 @@ export function say(level: StartLevel, message: string): void {
 
 /** Thrown when a port to listen on is taken; the message names the variable that sets it. */
 export class PortInUseError extends Error {
-  constructor(readonly port: number, readonly variable: string, what: string) {
+  constructor(
+    readonly port: number,
+    readonly variable: string,
+    what: string,
+  ) {
     super(
-      `port ${port} is already in use, so ${what} cannot listen there (${variable}). `
-        + `Stop what listens on it (another start of this service?), or set ${variable} to a free port.`,
+      `port ${port} is already in use, so ${what} cannot listen there (${variable}). ` +
+        `Stop what listens on it (another start of this service?), or set ${variable} to a free port.`,
     );
     this.name = 'PortInUseError';
   }

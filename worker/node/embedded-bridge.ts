@@ -24,12 +24,25 @@ export async function startEmbeddedBridge(config: ConfigSnapshot): Promise<Embed
   if (config.get('BRIDGE_URL') !== '' || !config.get('BRIDGE_EMBEDDED')) return undefined;
   const dir = dirname(config.get('BRIDGE_TLS_CERT'));
   const server = { key: join(dir, 'bridge-server.key'), cert: join(dir, 'bridge-server.pem') };
-  const needed = [config.get('BRIDGE_TLS_CERT'), config.get('BRIDGE_TLS_KEY'), config.get('BRIDGE_TLS_CA'), server.key, server.cert];
+  const needed = [
+    config.get('BRIDGE_TLS_CERT'),
+    config.get('BRIDGE_TLS_KEY'),
+    config.get('BRIDGE_TLS_CA'),
+    server.key,
+    server.cert,
+  ];
   if (!needed.every((p) => existsSync(p))) {
     const made = makeDevCertificates(resolve(dir));
     const same = (a: string, b: string) => resolve(a) === resolve(b);
-    if (!same(made.client.cert, config.get('BRIDGE_TLS_CERT')) || !same(made.client.key, config.get('BRIDGE_TLS_KEY')) || !same(made.ca.cert, config.get('BRIDGE_TLS_CA'))) {
-      throw new Error(`BRIDGE_EMBEDDED: made development certificates in ${dir}, but BRIDGE_TLS_CERT/KEY/CA name other files; point them at ${dir} or set BRIDGE_URL`);
+    if (
+      !same(made.client.cert, config.get('BRIDGE_TLS_CERT')) ||
+      !same(made.client.key, config.get('BRIDGE_TLS_KEY')) ||
+      !same(made.ca.cert, config.get('BRIDGE_TLS_CA'))
+    ) {
+      throw new Error(
+        `BRIDGE_EMBEDDED: made development certificates in ${dir}, but BRIDGE_TLS_CERT/KEY/CA name other files; ` +
+          `point them at ${dir} or set BRIDGE_URL`,
+      );
     }
   }
   // The log store's CA and credentials, as the on-prem bridge reads them (LOGSTORE_CA_FILE, ...).
@@ -48,7 +61,11 @@ export async function startEmbeddedBridge(config: ConfigSnapshot): Promise<Embed
       throw new Error(`cannot read MAIL_CA_FILE (${path})`);
     }
   });
-  const mtls = { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(config.get('BRIDGE_TLS_CA')) };
+  const mtls = {
+    key: readFileSync(server.key),
+    cert: readFileSync(server.cert),
+    ca: readFileSync(config.get('BRIDGE_TLS_CA')),
+  };
   const app = buildBridge({ server: { logger: false }, logstore, mail, mtls });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };

@@ -60,11 +60,14 @@ export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
   const embedded = url.startsWith('file:');
   if (embedded) {
     const path = url.slice('file:'.length).split('?')[0]!;
-    if (path !== '' && path !== ':memory:') mkdirSync(dirname(path.startsWith('//') ? fileURLToPath(url) : path), { recursive: true });
+    if (path !== '' && path !== ':memory:')
+      mkdirSync(dirname(path.startsWith('//') ? fileURLToPath(url) : path), { recursive: true });
   }
   const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
   // Embedded: statements prepared once and reused (sqlite-client.ts); remote: libSQL over HTTP.
-  const client = embedded ? createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS }) : createClient({ url, authToken });
+  const client = embedded
+    ? createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS })
+    : createClient({ url, authToken });
   const db = createDb(client);
   // ':memory:' is one database per connection: everything goes through the main one there.
   const separate = embedded && !['', ':memory:'].includes(embeddedPath(url));
@@ -190,7 +193,12 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const address = bindAddress(env);
   const root = env.get('ROOT_PATH');
   const server = await new Promise<ServerType>((resolveListening, reject) => {
-    const options = { fetch: app.fetch, port: env.get('BIND_PORT'), hostname: address, serverOptions: SLOW_CLIENT_LIMITS };
+    const options = {
+      fetch: app.fetch,
+      port: env.get('BIND_PORT'),
+      hostname: address,
+      serverOptions: SLOW_CLIENT_LIMITS,
+    };
     const s = serve(options, () => resolveListening(s));
     s.once('error', (err) => reject(describeListenError(err, env.get('BIND_PORT'), 'AUTH_BIND_PORT', 'the service')));
   });

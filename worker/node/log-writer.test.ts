@@ -30,8 +30,12 @@ describe('batched log writer', () => {
     const loader = pathToFileURL(join(process.cwd(), 'node_modules/tsx/dist/loader.mjs')).href;
     const module = pathToFileURL(join(import.meta.dirname, 'log-writer.ts')).href;
     for (const ending of ['process.exit(0)', 'throw new Error("boom")']) {
-      const script = `import { createBatchedLogWriter } from '${module}'; const w = createBatchedLogWriter(); for (let i = 0; i < 1000; i++) w.write('line ' + i); ${ending};`;
-      const r = spawnSync(process.execPath, ['--import', loader, '--input-type=module', '-e', script], { encoding: 'utf8' });
+      const script =
+        `import { createBatchedLogWriter } from '${module}'; const w = createBatchedLogWriter(); for ` +
+        `(let i = 0; i < 1000; i++) w.write('line ' + i); ${ending};`;
+      const r = spawnSync(process.execPath, ['--import', loader, '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+      });
       const lines = r.stdout.trim().split('\n');
       expect(lines).toHaveLength(1000);
       expect(lines[999]).toBe('line 999');

@@ -12,9 +12,10 @@
 const MAX_BUFFERED = 64 * 1024;
 
 /** A line writer batching to `out` (default: stdout). */
-export function createBatchedLogWriter(
-  out: { write(text: string): unknown } = process.stdout,
-): { write(line: string): void; flush(): void } {
+export function createBatchedLogWriter(out: { write(text: string): unknown } = process.stdout): {
+  write(line: string): void;
+  flush(): void;
+} {
   let buffered: string[] = [];
   let size = 0;
   let scheduled = false;

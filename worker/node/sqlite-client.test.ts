@@ -59,7 +59,14 @@ async function same(f: (c: Client) => Promise<ResultSet | ResultSet[]>) {
       return { ok: Array.isArray(r) ? r.map(observe) : observe(r) };
     } catch (e) {
       const err = e as LibsqlError & { statementIndex?: number };
-      return { error: { type: e instanceof LibsqlBatchError ? 'batch' : e instanceof LibsqlError ? 'libsql' : (e as Error).name, code: err.code, index: err.statementIndex, message: err.message } };
+      return {
+        error: {
+          type: e instanceof LibsqlBatchError ? 'batch' : e instanceof LibsqlError ? 'libsql' : (e as Error).name,
+          code: err.code,
+          index: err.statementIndex,
+          message: err.message,
+        },
+      };
     }
   };
   const [a, b] = [await run(ours), await run(reference)];
@@ -68,15 +75,20 @@ async function same(f: (c: Client) => Promise<ResultSet | ResultSet[]>) {
 }
 
 describe('embedded client with prepared statements', () => {
-  it('reads rows as @libsql/client does: by index and by name, integers, reals, blobs, nulls, duplicate names', async () => {
-    await same((c) => c.execute('select id, name, price, data, flag from t where id = 1'));
-    await same((c) => c.execute({ sql: 'select t.id, u.id, u.name from t join u on u.t_id = t.id where t.name = ?', args: ['a'] }));
-    await same((c) => c.execute({ sql: 'select * from t where id = :id', args: { id: 1 } }));
-    await same((c) => c.execute('select count(*) as n, sum(qty) is null as none from t where id > 5'));
-    const blob = (await ours.execute('select data from t where id = 1')).rows[0]!.data;
-    expect(blob).toBeInstanceOf(ArrayBuffer);
-    expect([...new Uint8Array(blob as ArrayBuffer)]).toEqual([0, 255, 16]);
-  });
+  it(
+    'reads rows as @libsql/client does: by index and by name, integers, reals, blobs, nulls, duplicate ' + 'names',
+    async () => {
+      await same((c) => c.execute('select id, name, price, data, flag from t where id = 1'));
+      await same((c) =>
+        c.execute({ sql: 'select t.id, u.id, u.name from t join u on u.t_id = t.id where t.name = ?', args: ['a'] }),
+      );
+      await same((c) => c.execute({ sql: 'select * from t where id = :id', args: { id: 1 } }));
+      await same((c) => c.execute('select count(*) as n, sum(qty) is null as none from t where id > 5'));
+      const blob = (await ours.execute('select data from t where id = 1')).rows[0]!.data;
+      expect(blob).toBeInstanceOf(ArrayBuffer);
+      expect([...new Uint8Array(blob as ArrayBuffer)]).toEqual([0, 255, 16]);
+    },
+  );
 
   it('refuses integers past 2^53 as @libsql/client does (RangeError)', async () => {
     const r = await same((c) => c.execute('select qty from t where id = 2'));
@@ -84,36 +96,67 @@ describe('embedded client with prepared statements', () => {
   });
 
   it('reports writes (rowsAffected, lastInsertRowid) and binds booleans, dates, bigints and blobs', async () => {
-    await same((c) => c.execute({ sql: 'insert into t (id, name, qty, flag, data) values (?, ?, ?, ?, ?)', args: [3, 'c', 7n, true, new Uint8Array([1, 2])] }));
+    await same((c) =>
+      c.execute({
+        sql: 'insert into t (id, name, qty, flag, data) values (?, ?, ?, ?, ?)',
+        args: [3, 'c', 7n, true, new Uint8Array([1, 2])],
+      }),
+    );
     await same((c) => c.execute({ sql: 'update t set qty = ? where id >= ?', args: [new Date(5000), 2] }));
     await same((c) => c.execute('select id, qty, flag, hex(data) as h from t order by id'));
   });
 
-  it('maps engine errors to LibsqlError codes, and a failed batch to LibsqlBatchError with its index, rolled back', async () => {
-    const dup = await same((c) => c.execute("insert into t (id, name) values (4, 'a')"));
-    expect(dup.error).toMatchObject({ type: 'libsql', code: 'SQLITE_CONSTRAINT' });
-    const failed = await same((c) => c.batch(["insert into t (id, name) values (5, 'e')", "insert into t (id, name) values (6, 'a')"]));
-    expect(failed.error).toMatchObject({ type: 'batch', index: 1, code: 'SQLITE_CONSTRAINT' });
-    await same((c) => c.execute('select count(*) as n from t where id = 5'));
-    expect((await ours.execute('select count(*) as n from t where id = 5')).rows[0]!.n).toBe(0);
-    await same((c) => c.execute('select nope from t'));
-  });
+  it(
+    'maps engine errors to LibsqlError codes, and a failed batch to LibsqlBatchError with its index, ' + 'rolled back',
+    async () => {
+      const dup = await same((c) => c.execute("insert into t (id, name) values (4, 'a')"));
+      expect(dup.error).toMatchObject({ type: 'libsql', code: 'SQLITE_CONSTRAINT' });
+      const failed = await same((c) =>
+        c.batch(["insert into t (id, name) values (5, 'e')", "insert into t (id, name) values (6, 'a')"]),
+      );
+      expect(failed.error).toMatchObject({ type: 'batch', index: 1, code: 'SQLITE_CONSTRAINT' });
+      await same((c) => c.execute('select count(*) as n from t where id = 5'));
+      expect((await ours.execute('select count(*) as n from t where id = 5')).rows[0]!.n).toBe(0);
+      await same((c) => c.execute('select nope from t'));
+    },
+  );
 
   it('runs a batch in one transaction and returns each result', async () => {
-    await same((c) => c.batch([{ sql: 'insert into u (id, t_id, name) values (?, ?, ?)', args: [11, 2, 'u-b'] }, 'select count(*) as n from u', ['update u set name = ? where id = ?', ['u-b2', 11]]], 'write'));
+    await same((c) =>
+      c.batch(
+        [
+          { sql: 'insert into u (id, t_id, name) values (?, ?, ?)', args: [11, 2, 'u-b'] },
+          'select count(*) as n from u',
+          ['update u set name = ? where id = ?', ['u-b2', 11]],
+        ],
+        'write',
+      ),
+    );
   });
 
   it('gives drizzle the same rows (selects with joins, raw sql, batches with changes())', async () => {
-    const t = sqliteTable('t', { id: integer('id').primaryKey(), name: text('name'), flag: integer('flag', { mode: 'boolean' }) });
+    const t = sqliteTable('t', {
+      id: integer('id').primaryKey(),
+      name: text('name'),
+      flag: integer('flag', { mode: 'boolean' }),
+    });
     const u = sqliteTable('u', { id: integer('id').primaryKey(), tId: integer('t_id'), name: text('name') });
     const query = async (c: Client) => {
       const db = drizzle(c);
-      const prepared = db.select({ t, uName: u.name }).from(t).innerJoin(u, eq(u.tId, t.id)).where(eq(t.name, sql.placeholder('name'))).prepare();
+      const prepared = db
+        .select({ t, uName: u.name })
+        .from(t)
+        .innerJoin(u, eq(u.tId, t.id))
+        .where(eq(t.name, sql.placeholder('name')))
+        .prepare();
       return {
         joined: await prepared.all({ name: 'a' }),
         one: await prepared.get({ name: 'b' }),
         raw: await db.all(sql`select name, flag from t order by id`),
-        batch: await db.batch([db.update(t).set({ flag: false }).where(eq(t.id, 1)), db.select().from(t).where(eq(t.id, 1))]),
+        batch: await db.batch([
+          db.update(t).set({ flag: false }).where(eq(t.id, 1)),
+          db.select().from(t).where(eq(t.id, 1)),
+        ]),
       };
     };
     const [a, b] = [await query(ours), await query(reference)];
@@ -161,23 +204,32 @@ describe('embedded client with prepared statements', () => {
     await expect(c.execute('select 1')).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
   });
 
-  it('lazyDurability: commits without fsync (synchronous NORMAL) in WAL mode only, visible to the other connection', async () => {
-    const file = join(dir, 'lazy.db');
-    const main = createEmbeddedClient(file);
-    // Before WAL mode: a rollback journal keeps FULL (NORMAL could corrupt it on a power failure).
-    const early = createEmbeddedClient(file, { lazyDurability: true });
-    expect((await early.execute('PRAGMA synchronous')).rows[0]![0]).toBe(2);
-    early.close();
-    await main.execute('PRAGMA journal_mode = WAL');
-    await main.execute('create table ev (id text primary key)');
-    const lazy = createEmbeddedClient(file, { lazyDurability: true });
-    expect((await lazy.execute('PRAGMA synchronous')).rows[0]![0]).toBe(1);
-    expect((await main.execute('PRAGMA synchronous')).rows[0]![0]).toBe(2);
-    await lazy.batch([{ sql: 'insert into ev values (?)', args: ['a'] }, { sql: 'insert into ev values (?)', args: ['b'] }], 'write');
-    expect((await main.execute('select count(*) from ev')).rows[0]![0]).toBe(2);
-    lazy.close();
-    main.close();
-  });
+  it(
+    'lazyDurability: commits without fsync (synchronous NORMAL) in WAL mode only, visible to the other ' + 'connection',
+    async () => {
+      const file = join(dir, 'lazy.db');
+      const main = createEmbeddedClient(file);
+      // Before WAL mode: a rollback journal keeps FULL (NORMAL could corrupt it on a power failure).
+      const early = createEmbeddedClient(file, { lazyDurability: true });
+      expect((await early.execute('PRAGMA synchronous')).rows[0]![0]).toBe(2);
+      early.close();
+      await main.execute('PRAGMA journal_mode = WAL');
+      await main.execute('create table ev (id text primary key)');
+      const lazy = createEmbeddedClient(file, { lazyDurability: true });
+      expect((await lazy.execute('PRAGMA synchronous')).rows[0]![0]).toBe(1);
+      expect((await main.execute('PRAGMA synchronous')).rows[0]![0]).toBe(2);
+      await lazy.batch(
+        [
+          { sql: 'insert into ev values (?)', args: ['a'] },
+          { sql: 'insert into ev values (?)', args: ['b'] },
+        ],
+        'write',
+      );
+      expect((await main.execute('select count(*) from ev')).rows[0]![0]).toBe(2);
+      lazy.close();
+      main.close();
+    },
+  );
 });
 
 describe('another connection holding the lock (issue 18, fault drills)', () => {
@@ -212,7 +264,9 @@ describe('another connection holding the lock (issue 18, fault drills)', () => {
     const { client, release } = await lockedClient();
     const insert = { sql: 'insert into w (v) values (?)', args: ['y'] };
     await expect(client.execute(insert)).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
-    await expect(client.batch([insert, 'select count(*) from w'], 'deferred')).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    await expect(client.batch([insert, 'select count(*) from w'], 'deferred')).rejects.toMatchObject({
+      code: 'SQLITE_BUSY',
+    });
     release();
     // The statements that met the lock do not hold up later commits ("SQL statements in progress").
     await client.batch([{ sql: "insert into w (v) values ('z')", args: [] }, 'select count(*) from w'], 'deferred');

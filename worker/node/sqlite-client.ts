@@ -172,12 +172,34 @@ function toArgs(args: InArgs | undefined): SqlValue[] | Record<string, SqlValue>
 }
 
 const BASE_CODES: Record<number, string> = {
-  1: 'SQLITE_ERROR', 2: 'SQLITE_INTERNAL', 3: 'SQLITE_PERM', 4: 'SQLITE_ABORT', 5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED',
-  7: 'SQLITE_NOMEM', 8: 'SQLITE_READONLY', 9: 'SQLITE_INTERRUPT', 10: 'SQLITE_IOERR', 11: 'SQLITE_CORRUPT',
-  12: 'SQLITE_NOTFOUND', 13: 'SQLITE_FULL', 14: 'SQLITE_CANTOPEN', 15: 'SQLITE_PROTOCOL', 16: 'SQLITE_EMPTY',
-  17: 'SQLITE_SCHEMA', 18: 'SQLITE_TOOBIG', 19: 'SQLITE_CONSTRAINT', 20: 'SQLITE_MISMATCH', 21: 'SQLITE_MISUSE',
-  22: 'SQLITE_NOLFS', 23: 'SQLITE_AUTH', 24: 'SQLITE_FORMAT', 25: 'SQLITE_RANGE', 26: 'SQLITE_NOTADB',
-  27: 'SQLITE_NOTICE', 28: 'SQLITE_WARNING',
+  1: 'SQLITE_ERROR',
+  2: 'SQLITE_INTERNAL',
+  3: 'SQLITE_PERM',
+  4: 'SQLITE_ABORT',
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  7: 'SQLITE_NOMEM',
+  8: 'SQLITE_READONLY',
+  9: 'SQLITE_INTERRUPT',
+  10: 'SQLITE_IOERR',
+  11: 'SQLITE_CORRUPT',
+  12: 'SQLITE_NOTFOUND',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  15: 'SQLITE_PROTOCOL',
+  16: 'SQLITE_EMPTY',
+  17: 'SQLITE_SCHEMA',
+  18: 'SQLITE_TOOBIG',
+  19: 'SQLITE_CONSTRAINT',
+  20: 'SQLITE_MISMATCH',
+  21: 'SQLITE_MISUSE',
+  22: 'SQLITE_NOLFS',
+  23: 'SQLITE_AUTH',
+  24: 'SQLITE_FORMAT',
+  25: 'SQLITE_RANGE',
+  26: 'SQLITE_NOTADB',
+  27: 'SQLITE_NOTICE',
+  28: 'SQLITE_WARNING',
 };
 
 /** An engine error as @libsql/client reports it (LibsqlError with the base and extended codes). */
@@ -251,7 +273,13 @@ class CachedConnection {
         const raw = p.stmt.all(bound) as unknown[][];
         // Another process changed the table under a cached `select *`: read its columns again.
         if (raw.length > 0 && raw[0]!.length !== p.columns.length) describeColumns(p);
-        return new Result(p.columns, p.columnTypes!, raw.map((r) => makeRow(p, r)), 0, undefined);
+        return new Result(
+          p.columns,
+          p.columnTypes!,
+          raw.map((r) => makeRow(p, r)),
+          0,
+          undefined,
+        );
       }
       const info = p.stmt.run(bound);
       if (DDL.test(sql)) this.forget();
@@ -365,16 +393,20 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
       return whileBusy(waitMs, () => live().batch(stmts, BEGIN[mode]), renewMain);
     },
     async migrate(stmts) {
-      return whileBusy(waitMs, () => {
-        const c = live();
-        c.execute('PRAGMA foreign_keys=off');
-        try {
-          return c.batch(stmts, BEGIN.deferred);
-        } finally {
-          c.execute('PRAGMA foreign_keys=on');
-          c.forget();
-        }
-      }, renewMain);
+      return whileBusy(
+        waitMs,
+        () => {
+          const c = live();
+          c.execute('PRAGMA foreign_keys=off');
+          try {
+            return c.batch(stmts, BEGIN.deferred);
+          } finally {
+            c.execute('PRAGMA foreign_keys=on');
+            c.forget();
+          }
+        },
+        renewMain,
+      );
     },
     async transaction(mode: TransactionMode = 'write'): Promise<Transaction> {
       live();

@@ -64,13 +64,20 @@ function toProblem(err: unknown): ProblemError {
     const headers: Record<string, string> = {};
     const auth = err.getResponse().headers.get('WWW-Authenticate');
     if (auth) headers['WWW-Authenticate'] = auth;
-    return new ProblemError(code, { detail: err.status < 500 ? err.message || undefined : undefined, headers, cause: err });
+    return new ProblemError(code, {
+      detail: err.status < 500 ? err.message || undefined : undefined,
+      headers,
+      cause: err,
+    });
   }
   return new ProblemError('INTERNAL', { cause: err });
 }
 
 /** Turns zod issues into the `errors` list of a validation problem. */
-function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): FieldError[] {
+function fieldErrors(
+  target: string,
+  error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> },
+): FieldError[] {
   return error.issues.map((i) => ({ location: target, path: i.path.map(String).join('.'), message: i.message }));
 }
 
@@ -82,7 +89,9 @@ function fieldErrors(target: string, error: { issues: ReadonlyArray<{ path: Read
  */
 function readVarsInPlace(c: Context<AppEnv>): void {
   type Vars = AppEnv['Variables'];
-  const view = new Proxy({} as Vars, { get: (_, key) => (typeof key === 'string' ? c.get(key as keyof Vars) : undefined) });
+  const view = new Proxy({} as Vars, {
+    get: (_, key) => (typeof key === 'string' ? c.get(key as keyof Vars) : undefined),
+  });
   Object.defineProperty(c, 'var', { value: view, configurable: true });
 }
 
@@ -103,16 +112,27 @@ export function createApp(hostDeps: AppDeps): App {
   // After the response: the notifications of the events the request may have written.
   const kickNotifications = createNotificationKicker();
   const debug = env.get('DEBUG');
-  const levels: { log: Level; access: Level } = { log: toLevel(env.get('LOG_LEVEL')), access: toLevel(env.get('ACCESS_LOG_LEVEL')) };
+  const levels: { log: Level; access: Level } = {
+    log: toLevel(env.get('LOG_LEVEL')),
+    access: toLevel(env.get('ACCESS_LOG_LEVEL')),
+  };
   let levelsOf: ConfigSnapshot | undefined;
   const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
-  const accessLogger = createLogger({ threshold: () => levels.access, write: deps.writeLog, now: deps.clock, fields: { logger: 'access' } });
+  const accessLogger = createLogger({
+    threshold: () => levels.access,
+    write: deps.writeLog,
+    now: deps.clock,
+    fields: { logger: 'access' },
+  });
 
   const app: App = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
         const errors = fieldErrors(result.target, result.error);
-        throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.location}${e.path ? `.${e.path}` : ''}: ${e.message}`).join('; '), extensions: { errors } });
+        throw new ProblemError('VALIDATION', {
+          detail: errors.map((e) => `${e.location}${e.path ? `.${e.path}` : ''}: ${e.message}`).join('; '),
+          extensions: { errors },
+        });
       }
     },
   });
@@ -172,22 +192,44 @@ export function createApp(hostDeps: AppDeps): App {
   });
   // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
   const tunnelPath = `${root}/v3/sentry-tunnel`;
-  app.use('*', limitBody({
-    max: env.get('MAX_BODY_SIZE'),
-    variable: 'AUTH_MAX_BODY_SIZE',
-    exempt: (path) => path === tunnelPath,
-  }));
-  app.use('*', secureHeaders({ contentSecurityPolicy: undefined, crossOriginEmbedderPolicy: false, xFrameOptions: 'DENY' }));
-  app.use('*', methodNotAllowed({
-    app,
-    onMethodNotAllowed: (c, methods) =>
-      render(c, new ProblemError('METHOD_NOT_ALLOWED', { detail: `${c.req.method} is not allowed on this path; allowed: ${methods.join(', ')}`, headers: { Allow: methods.join(', ') } })),
-  }));
+  app.use(
+    '*',
+    limitBody({
+      max: env.get('MAX_BODY_SIZE'),
+      variable: 'AUTH_MAX_BODY_SIZE',
+      exempt: (path) => path === tunnelPath,
+    }),
+  );
+  app.use(
+    '*',
+    secureHeaders({ contentSecurityPolicy: undefined, crossOriginEmbedderPolicy: false, xFrameOptions: 'DENY' }),
+  );
+  app.use(
+    '*',
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        render(
+          c,
+          new ProblemError('METHOD_NOT_ALLOWED', {
+            detail: `${c.req.method} is not allowed on this path; allowed: ${methods.join(', ')}`,
+            headers: { Allow: methods.join(', ') },
+          }),
+        ),
+    }),
+  );
 
   const render = (c: Context<AppEnv>, problem: ProblemError): Response => {
     // No Basic challenge for a page's script: the browser would prompt (credentials.ts).
     const challenge = problem.headers['WWW-Authenticate'];
-    const headers: Record<string, string> = challenge ? { 'WWW-Authenticate': challengeForCaller(challenge, { fetchDest: c.req.header('Sec-Fetch-Dest'), requestedWith: c.req.header('X-Requested-With') }) } : {};
+    const headers: Record<string, string> = challenge
+      ? {
+          'WWW-Authenticate': challengeForCaller(challenge, {
+            fetchDest: c.req.header('Sec-Fetch-Dest'),
+            requestedWith: c.req.header('X-Requested-With'),
+          }),
+        }
+      : {};
     const res = problemResponse(problem, c.req.path, c.var.requestId, headers);
     // Responses built here replace c.res, so the request id header is set again, and cookies set
     // before the failure are kept (e.g. a used OIDC flow cookie is still cleared when the flow fails).
@@ -209,7 +251,10 @@ export function createApp(hostDeps: AppDeps): App {
       }
       // 5xx bodies stay generic; the cause is in the log under the request id (or here when DEBUG).
       if (debug && problem.code === 'INTERNAL' && err instanceof Error) {
-        return render(c, new ProblemError('INTERNAL', { detail: `${err.name}: ${err.message}`, extensions: { stack: err.stack } }));
+        return render(
+          c,
+          new ProblemError('INTERNAL', { detail: `${err.name}: ${err.message}`, extensions: { stack: err.stack } }),
+        );
       }
     }
     return render(c, problem);

@@ -21,7 +21,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { FilterParser, ResultCodeError, type Entry } from 'ldapts';
-import type { LdapAuthenticateResponse, LdapConnection, LdapProfile, LdapTestResponse } from '../../../schema/bridge/index.js';
+import type {
+  LdapAuthenticateResponse,
+  LdapConnection,
+  LdapProfile,
+  LdapTestResponse,
+} from '../../../schema/bridge/index.js';
 import { adBindOutcome } from './ad-bind.js';
 import { guidString, normalizeDn, userFilterFor } from './escape.js';
 import { classify, DirectoryError, openFirst, openSession, type Session, type StepRunner } from './session.js';
@@ -46,7 +51,13 @@ export async function bindService(s: Session, conn: LdapConnection): Promise<'an
     await s.op('service bind', (c) => c.bind(bindDn, bindPassword));
   } catch (err) {
     if (err instanceof ResultCodeError) {
-      throw new DirectoryError('DIRECTORY_ERROR', err.code === INVALID_CREDENTIALS ? "the service account's bind was refused" : `the service account's bind failed (${err.name})`, { cause: err });
+      throw new DirectoryError(
+        'DIRECTORY_ERROR',
+        err.code === INVALID_CREDENTIALS
+          ? "the service account's bind was refused"
+          : `the service account's bind failed (${err.name})`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -56,7 +67,9 @@ export async function bindService(s: Session, conn: LdapConnection): Promise<'an
 /** Whether the root DSE lists the Active Directory signature; an unreadable root DSE is not AD. */
 export async function detectActiveDirectory(s: Session, conn: LdapConnection): Promise<boolean> {
   try {
-    const { searchEntries } = await s.op('root DSE', (c) => c.search('', { scope: 'base', filter: '(objectClass=*)', attributes: ['supportedCapabilities'] }));
+    const { searchEntries } = await s.op('root DSE', (c) =>
+      c.search('', { scope: 'base', filter: '(objectClass=*)', attributes: ['supportedCapabilities'] }),
+    );
     return values(searchEntries[0], 'supportedCapabilities').includes(conn.directorySignature);
   } catch (err) {
     if (err instanceof ResultCodeError) return false;
@@ -88,7 +101,10 @@ export function loginAttribute(filter: string): string | null {
 }
 
 /** admin / auditor / user from the role attribute: a role name, or group DNs matched to roleGroups. */
-export function mapRole(roleValues: readonly string[], groups: LdapConnection['roleGroups']): 'admin' | 'auditor' | 'user' {
+export function mapRole(
+  roleValues: readonly string[],
+  groups: LdapConnection['roleGroups'],
+): 'admin' | 'auditor' | 'user' {
   const found = new Set<string>();
   const admin = groups.admin ? normalizeDn(groups.admin) : null;
   const auditor = groups.auditor ? normalizeDn(groups.auditor) : null;
@@ -105,7 +121,11 @@ export function mapRole(roleValues: readonly string[], groups: LdapConnection['r
 }
 
 /** The profile of the user's entry (see LdapProfileSchema). */
-export function toProfile(entry: Entry, conn: LdapConnection, o: { activeDirectory: boolean; loginAttr: string | null; login: string }): LdapProfile {
+export function toProfile(
+  entry: Entry,
+  conn: LdapConnection,
+  o: { activeDirectory: boolean; loginAttr: string | null; login: string },
+): LdapProfile {
   const first = (attr: string | null) => (attr ? (values(entry, attr)[0] ?? null) : null);
   const logins = o.loginAttr ? values(entry, o.loginAttr) : [];
   const login = logins.find((l) => l.toLowerCase() === o.login.toLowerCase()) ?? logins[0] ?? o.login;
@@ -129,7 +149,8 @@ export function effectiveUserFilter(conn: LdapConnection, activeDirectory: boole
 
 /** Checks a filter template: it must hold `{login}` and parse once filled in. */
 export function checkUserFilter(template: string): void {
-  if (!template.includes('{login}')) throw new DirectoryError('DIRECTORY_ERROR', 'the user filter has no {login} placeholder');
+  if (!template.includes('{login}'))
+    throw new DirectoryError('DIRECTORY_ERROR', 'the user filter has no {login} placeholder');
   try {
     FilterParser.parseString(userFilterFor(template, 'x'));
   } catch {
@@ -141,8 +162,14 @@ export function checkUserFilter(template: string): void {
 export class BlankPasswordError extends Error {}
 
 /** Finds the user's entry and binds as it (see the file comment). */
-export async function authenticate(conn: LdapConnection, login: string, password: string, log?: FastifyBaseLogger): Promise<LdapAuthenticateResponse> {
-  if (password.trim() === '') throw new BlankPasswordError('an empty or whitespace-only password is refused before any bind');
+export async function authenticate(
+  conn: LdapConnection,
+  login: string,
+  password: string,
+  log?: FastifyBaseLogger,
+): Promise<LdapAuthenticateResponse> {
+  if (password.trim() === '')
+    throw new BlankPasswordError('an empty or whitespace-only password is refused before any bind');
   const service = await openFirst(conn);
   let activeDirectory: boolean;
   let loginAttr: string | null;
@@ -153,16 +180,35 @@ export async function authenticate(conn: LdapConnection, login: string, password
     const template = effectiveUserFilter(conn, activeDirectory);
     checkUserFilter(template);
     loginAttr = activeDirectory ? 'sAMAccountName' : loginAttribute(template);
-    const attrs = [loginAttr, conn.attributes.displayName, conn.attributes.email, conn.attributes.role, 'entryUUID', ...(activeDirectory ? ['objectGUID', 'userAccountControl'] : [])];
+    const attrs = [
+      loginAttr,
+      conn.attributes.displayName,
+      conn.attributes.email,
+      conn.attributes.role,
+      'entryUUID',
+      ...(activeDirectory ? ['objectGUID', 'userAccountControl'] : []),
+    ];
     const attributes = [...new Set(attrs.filter((a): a is string => !!a))];
     const filter = userFilterFor(template, login);
     try {
       // Two are enough to know the match is not unique.
       ({ searchEntries: entries } = await service.op('user search', (c) =>
-        c.search(conn.baseDn, { scope: 'sub', filter, attributes, sizeLimit: 2, timeLimit: Math.ceil(conn.searchTimeoutMs / 1000), explicitBufferAttributes: activeDirectory ? ['objectGUID'] : [] }),
+        c.search(conn.baseDn, {
+          scope: 'sub',
+          filter,
+          attributes,
+          sizeLimit: 2,
+          timeLimit: Math.ceil(conn.searchTimeoutMs / 1000),
+          explicitBufferAttributes: activeDirectory ? ['objectGUID'] : [],
+        }),
       ));
     } catch (err) {
-      if (err instanceof ResultCodeError && err.code === NO_SUCH_OBJECT) throw new DirectoryError('DIRECTORY_ERROR', 'the base DN was not found (or the service account cannot see it)', { cause: err });
+      if (err instanceof ResultCodeError && err.code === NO_SUCH_OBJECT)
+        throw new DirectoryError(
+          'DIRECTORY_ERROR',
+          'the base DN was not found (or the service account cannot see it)',
+          { cause: err },
+        );
       throw err instanceof ResultCodeError ? classify(err, 'user search') : err;
     }
   } finally {
@@ -228,20 +274,40 @@ export async function testConnection(conn: LdapConnection): Promise<LdapTestResp
     s = await openFirst(conn, step);
     result.url = s.url;
     const session = s;
-    await step('bind', () => bindService(session, conn), (who) => who);
-    const activeDirectory = await step('rootDse', () => detectActiveDirectory(session, conn), (ad) => (ad ? 'Active Directory' : 'not Active Directory'));
+    await step(
+      'bind',
+      () => bindService(session, conn),
+      (who) => who,
+    );
+    const activeDirectory = await step(
+      'rootDse',
+      () => detectActiveDirectory(session, conn),
+      (ad) => (ad ? 'Active Directory' : 'not Active Directory'),
+    );
     result.activeDirectory = activeDirectory;
     await step(
       'baseDn',
       () =>
-        session.op('base DN', (c) => c.search(conn.baseDn, { scope: 'base', filter: '(objectClass=*)', attributes: ['1.1'] })).catch((err: unknown) => {
-          if (err instanceof ResultCodeError && err.code === NO_SUCH_OBJECT) throw new DirectoryError('DIRECTORY_ERROR', 'the base DN was not found (or the service account cannot see it)');
-          throw err;
-        }),
+        session
+          .op('base DN', (c) =>
+            c.search(conn.baseDn, { scope: 'base', filter: '(objectClass=*)', attributes: ['1.1'] }),
+          )
+          .catch((err: unknown) => {
+            if (err instanceof ResultCodeError && err.code === NO_SUCH_OBJECT)
+              throw new DirectoryError(
+                'DIRECTORY_ERROR',
+                'the base DN was not found (or the service account cannot see it)',
+              );
+            throw err;
+          }),
       () => conn.baseDn,
     );
     const template = effectiveUserFilter(conn, activeDirectory);
-    await step('userFilter', async () => checkUserFilter(template), () => template);
+    await step(
+      'userFilter',
+      async () => checkUserFilter(template),
+      () => template,
+    );
     result.ok = true;
   } catch {
     // recorded in the steps
@@ -250,4 +316,3 @@ export async function testConnection(conn: LdapConnection): Promise<LdapTestResp
   }
   return result;
 }
-

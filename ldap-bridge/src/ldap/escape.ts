@@ -62,4 +62,3 @@ export function guidString(b: Uint8Array): string {
   const h = (idx: number[]) => idx.map((n) => b[n]!.toString(16).padStart(2, '0')).join('');
   return `${h([3, 2, 1, 0])}-${h([5, 4])}-${h([7, 6])}-${h([8, 9])}-${h([10, 11, 12, 13, 14, 15])}`;
 }
-

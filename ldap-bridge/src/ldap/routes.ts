@@ -13,10 +13,12 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendProblem(reply, status, 'BAD_REQUEST', err.message ?? 'bad request');
     req.log.error({ err }, 'ldap route failed');
-    return reply
-      .code(500)
-      .type('application/problem+json')
-      .send({ type: 'urn:auth-service:problem:internal', title: 'Internal error', status: 500, detail: 'the bridge failed; see its log' });
+    return reply.code(500).type('application/problem+json').send({
+      type: 'urn:auth-service:problem:internal',
+      title: 'Internal error',
+      status: 500,
+      detail: 'the bridge failed; see its log',
+    });
   });
 
   const fail = (reply: FastifyReply, log: FastifyBaseLogger, err: unknown, what: string) => {
@@ -24,7 +26,10 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
     // Every directory failure arrives classified; anything else is a bug of ours: a 500.
     if (!(err instanceof DirectoryError)) throw err;
     const e = err;
-    log.warn({ code: e.code, detail: e.detail, cause: e.cause instanceof Error ? e.cause.message.split('\n')[0] : undefined }, `ldap ${what}: directory failure`);
+    log.warn(
+      { code: e.code, detail: e.detail, cause: e.cause instanceof Error ? e.cause.message.split('\n')[0] : undefined },
+      `ldap ${what}: directory failure`,
+    );
     return sendProblem(reply, e.status, e.code, e.detail);
   };
 
@@ -37,7 +42,10 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
       const res = await authenticate(connection, login, password, req.log);
       const reason = 'reason' in res ? res.reason : undefined;
       const activeDirectory = res.outcome === 'ok' ? res.activeDirectory : undefined;
-      req.log.info({ outcome: res.outcome, reason, activeDirectory, ms: Math.round(performance.now() - t0) }, 'ldap authenticate');
+      req.log.info(
+        { outcome: res.outcome, reason, activeDirectory, ms: Math.round(performance.now() - t0) },
+        'ldap authenticate',
+      );
       return res;
     } catch (err) {
       return fail(reply, req.log, err, 'authenticate');
@@ -52,4 +60,3 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
     return res;
   });
 };
-

@@ -36,16 +36,32 @@ function isTlsError(err: unknown): boolean {
 /** Turns a socket, TLS or protocol failure into a DirectoryError (already-classified ones pass). */
 export function classify(err: unknown, what: string): DirectoryError {
   if (err instanceof DirectoryError) return err;
-  if (isTlsError(err)) return new DirectoryError('DIRECTORY_TLS', `${what}: TLS verification failed (${(err as Error).message})`, { cause: err });
-  if (err instanceof ResultCodeError) return new DirectoryError('DIRECTORY_ERROR', `${what}: the directory answered ${err.name} (${err.code})`, { cause: err });
+  if (isTlsError(err))
+    return new DirectoryError('DIRECTORY_TLS', `${what}: TLS verification failed (${(err as Error).message})`, {
+      cause: err,
+    });
+  if (err instanceof ResultCodeError)
+    return new DirectoryError('DIRECTORY_ERROR', `${what}: the directory answered ${err.name} (${err.code})`, {
+      cause: err,
+    });
   const code = (err as { code?: unknown })?.code;
-  if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|ETIMEDOUT|EADDRNOTAVAIL)$/.test(code)) {
+  if (
+    typeof code === 'string' &&
+    /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|ETIMEDOUT|EADDRNOTAVAIL)$/.test(code)
+  ) {
     return new DirectoryError('DIRECTORY_UNAVAILABLE', `${what}: ${code}`, { cause: err });
   }
-  if (err instanceof Error && /Connection closed|Socket error|connection was closed|socket hang up/i.test(err.message)) {
+  if (
+    err instanceof Error &&
+    /Connection closed|Socket error|connection was closed|socket hang up/i.test(err.message)
+  ) {
     return new DirectoryError('DIRECTORY_UNAVAILABLE', `${what}: the directory closed the connection`, { cause: err });
   }
-  return new DirectoryError('DIRECTORY_ERROR', `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, { cause: err });
+  return new DirectoryError(
+    'DIRECTORY_ERROR',
+    `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    { cause: err },
+  );
 }
 
 /** Rejects with DIRECTORY_TIMEOUT after `ms` (calling `onTimeout`, which closes the connection). */
@@ -126,7 +142,8 @@ export async function openSession(url: string, conn: LdapConnection, step: StepR
   const client = new Client({
     url,
     createConnection: handOver as unknown as typeof netConnect,
-    createSecureConnection: ((...args: Parameters<typeof tlsConnect>) => (secure ? handOver() : tlsConnect(...args))) as typeof tlsConnect,
+    createSecureConnection: ((...args: Parameters<typeof tlsConnect>) =>
+      secure ? handOver() : tlsConnect(...args)) as typeof tlsConnect,
   });
   socket.on('error', () => {}); // ldapts listens too; this only keeps a late error from being unhandled
   const destroy = () => socket.destroy();
@@ -153,7 +170,10 @@ export async function openSession(url: string, conn: LdapConnection, step: StepR
       await step('starttls', () =>
         withTimeout(
           client.startTLS(tlsOptions(conn, host)).catch((err: unknown) => {
-            if (err instanceof ResultCodeError) throw new DirectoryError('DIRECTORY_TLS', `${url}: the directory refused StartTLS (${err.name})`, { cause: err });
+            if (err instanceof ResultCodeError)
+              throw new DirectoryError('DIRECTORY_TLS', `${url}: the directory refused StartTLS (${err.name})`, {
+                cause: err,
+              });
             throw classify(err, `${url} StartTLS`);
           }),
           conn.connectTimeoutMs,
@@ -181,4 +201,3 @@ export async function openFirst(conn: LdapConnection, step: StepRunner = unrecor
   }
   throw classify(last, 'connect');
 }
-

@@ -50,13 +50,18 @@ export function fieldValues(doc: Doc, field: string): unknown[] {
 }
 
 /** Lower-case word tokens, as the standard analyser makes them. */
-const tokens = (v: unknown): string[] => String(v).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+const tokens = (v: unknown): string[] =>
+  String(v)
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 
 /** `field.keyword` addresses the unanalysed value of `field`, as in the default dynamic mapping. */
 const baseField = (field: string) => (field.endsWith('.keyword') ? field.slice(0, -'.keyword'.length) : field);
 
 function single(q: unknown, name: string): [string, unknown] {
-  if (!isObject(q) || Object.keys(q).length !== 1) throw new StoreError(400, 'parsing_exception', `[${name}] query malformed, expected one field`);
+  if (!isObject(q) || Object.keys(q).length !== 1)
+    throw new StoreError(400, 'parsing_exception', `[${name}] query malformed, expected one field`);
   const [field, spec] = Object.entries(q)[0]!;
   return [field, spec];
 }
@@ -120,7 +125,8 @@ export function matches(doc: Doc, id: string, q: Query, now = Date.now()): boole
       if (!isObject(spec)) throw new StoreError(400, 'parsing_exception', '[terms] query malformed');
       const entries = Object.entries(spec).filter(([k]) => k !== 'boost');
       const [field, values] = entries[0] ?? [];
-      if (!field || !Array.isArray(values)) throw new StoreError(400, 'parsing_exception', '[terms] query requires an array of values');
+      if (!field || !Array.isArray(values))
+        throw new StoreError(400, 'parsing_exception', '[terms] query requires an array of values');
       const wanted = new Set(values.map(String));
       return fieldValues(doc, baseField(field)).some((v) => wanted.has(String(v)));
     }
@@ -136,11 +142,13 @@ export function matches(doc: Doc, id: string, q: Query, now = Date.now()): boole
       });
     }
     case 'exists': {
-      if (!isObject(spec) || typeof spec.field !== 'string') throw new StoreError(400, 'parsing_exception', '[exists] requires a field');
+      if (!isObject(spec) || typeof spec.field !== 'string')
+        throw new StoreError(400, 'parsing_exception', '[exists] requires a field');
       return fieldValues(doc, baseField(spec.field)).length > 0;
     }
     case 'ids': {
-      if (!isObject(spec) || !Array.isArray(spec.values)) throw new StoreError(400, 'parsing_exception', '[ids] requires values');
+      if (!isObject(spec) || !Array.isArray(spec.values))
+        throw new StoreError(400, 'parsing_exception', '[ids] requires values');
       return spec.values.map(String).includes(id);
     }
     case 'bool': {
@@ -154,7 +162,8 @@ export function matches(doc: Doc, id: string, q: Query, now = Date.now()): boole
       const should = list('should');
       if (!must.every((c) => matches(doc, id, c, now))) return false;
       if (list('must_not').some((c) => matches(doc, id, c, now))) return false;
-      const minimum = spec.minimum_should_match !== undefined ? Number(spec.minimum_should_match) : must.length > 0 ? 0 : 1;
+      const minimum =
+        spec.minimum_should_match !== undefined ? Number(spec.minimum_should_match) : must.length > 0 ? 0 : 1;
       if (should.length > 0 && should.filter((c) => matches(doc, id, c, now)).length < minimum) return false;
       return true;
     }
@@ -189,9 +198,19 @@ function sortValue(d: StoredDoc, field: string): unknown {
 function pickSource(source: Doc, filter: unknown): Doc | undefined {
   if (filter === false) return undefined;
   if (filter === undefined || filter === true) return source;
-  const includes = Array.isArray(filter) || typeof filter === 'string' ? [filter].flat() : isObject(filter) ? [filter.includes ?? []].flat() : [];
+  const includes =
+    Array.isArray(filter) || typeof filter === 'string'
+      ? [filter].flat()
+      : isObject(filter)
+        ? [filter.includes ?? []].flat()
+        : [];
   const excludes = isObject(filter) ? [filter.excludes ?? []].flat() : [];
-  const pattern = (p: unknown) => new RegExp(`^${String(p).replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}(\\..*)?$`);
+  const pattern = (p: unknown) =>
+    new RegExp(
+      `^${String(p)
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')}(\\..*)?$`,
+    );
   const out: Doc = {};
   const walk = (obj: Doc, prefix: string, target: Doc) => {
     for (const [k, v] of Object.entries(obj)) {
@@ -210,7 +229,14 @@ function pickSource(source: Doc, filter: unknown): Doc | undefined {
   return out;
 }
 
-const INTERVALS: Record<string, number> = { minute: 60_000, '1m': 60_000, hour: 3_600_000, '1h': 3_600_000, day: 86_400_000, '1d': 86_400_000 };
+const INTERVALS: Record<string, number> = {
+  minute: 60_000,
+  '1m': 60_000,
+  hour: 3_600_000,
+  '1h': 3_600_000,
+  day: 86_400_000,
+  '1d': 86_400_000,
+};
 
 function aggregate(docs: StoredDoc[], aggs: unknown): Record<string, unknown> {
   if (!isObject(aggs)) throw new StoreError(400, 'parsing_exception', 'aggregations must be an object');
@@ -221,7 +247,9 @@ function aggregate(docs: StoredDoc[], aggs: unknown): Record<string, unknown> {
       const field = String(spec.terms.field);
       const size = Number(spec.terms.size ?? 10);
       const counts = new Map<string, number>();
-      for (const d of docs) for (const v of new Set(fieldValues(d.source, baseField(field)).map(String))) counts.set(v, (counts.get(v) ?? 0) + 1);
+      for (const d of docs)
+        for (const v of new Set(fieldValues(d.source, baseField(field)).map(String)))
+          counts.set(v, (counts.get(v) ?? 0) + 1);
       const buckets = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
       const shown = buckets.slice(0, size);
       out[name] = {
@@ -231,7 +259,9 @@ function aggregate(docs: StoredDoc[], aggs: unknown): Record<string, unknown> {
       };
     } else if (isObject(spec.date_histogram)) {
       const field = String(spec.date_histogram.field);
-      const interval = String(spec.date_histogram.calendar_interval ?? spec.date_histogram.fixed_interval ?? spec.date_histogram.interval);
+      const interval = String(
+        spec.date_histogram.calendar_interval ?? spec.date_histogram.fixed_interval ?? spec.date_histogram.interval,
+      );
       const step = INTERVALS[interval];
       if (!step) throw new StoreError(400, 'illegal_argument_exception', `unsupported interval [${interval}]`);
       const counts = new Map<number, number>();
@@ -242,7 +272,9 @@ function aggregate(docs: StoredDoc[], aggs: unknown): Record<string, unknown> {
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
       out[name] = {
-        buckets: [...counts].sort((a, b) => a[0] - b[0]).map(([key, doc_count]) => ({ key_as_string: new Date(key).toISOString(), key, doc_count })),
+        buckets: [...counts]
+          .sort((a, b) => a[0] - b[0])
+          .map(([key, doc_count]) => ({ key_as_string: new Date(key).toISOString(), key, doc_count })),
       };
     } else {
       throw new StoreError(400, 'parsing_exception', `unknown aggregation type in [${name}]`);
@@ -255,7 +287,8 @@ const KNOWN = new Set(['match_all', 'match', 'match_phrase', 'term', 'terms', 'r
 
 /** Refuses an unknown query type anywhere in the tree, as the store does before running anything. */
 function validateQuery(q: unknown): void {
-  if (!isObject(q) || Object.keys(q).length !== 1) throw new StoreError(400, 'parsing_exception', 'a query must have exactly one type');
+  if (!isObject(q) || Object.keys(q).length !== 1)
+    throw new StoreError(400, 'parsing_exception', 'a query must have exactly one type');
   const [type, spec] = Object.entries(q)[0]!;
   if (!KNOWN.has(type)) throw new StoreError(400, 'parsing_exception', `unknown query [${type}]`);
   if (type === 'bool' && isObject(spec)) {
@@ -298,10 +331,20 @@ export function search(docs: StoredDoc[], body: Record<string, unknown>, now = D
   }
   const from = Number(body.from ?? 0);
   const size = Number(body.size ?? 10);
-  if (from + size > 10_000) throw new StoreError(400, 'illegal_argument_exception', 'Result window is too large, from + size must be less than or equal to: [10000]');
+  if (from + size > 10_000)
+    throw new StoreError(
+      400,
+      'illegal_argument_exception',
+      'Result window is too large, from + size must be less than or equal to: [10000]',
+    );
   const page = hits.slice(from, from + size);
   const track = body.track_total_hits;
-  const totalHits = track === false ? undefined : typeof track === 'number' && total > track ? { value: track, relation: 'gte' } : { value: total, relation: 'eq' };
+  const totalHits =
+    track === false
+      ? undefined
+      : typeof track === 'number' && total > track
+        ? { value: track, relation: 'gte' }
+        : { value: total, relation: 'eq' };
   return {
     took: 1,
     timed_out: false,
@@ -331,7 +374,15 @@ function typeOf(v: unknown): string {
 
 /** Answers `_field_caps` for `fields` (comma-separated, `*` wildcards) over `docs`. */
 export function fieldCaps(docs: StoredDoc[], indices: string[], fields: string): Record<string, unknown> {
-  const wanted = fields.split(',').map((f) => new RegExp(`^${f.trim().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`));
+  const wanted = fields.split(',').map(
+    (f) =>
+      new RegExp(
+        `^${f
+          .trim()
+          .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')}$`,
+      ),
+  );
   const types = new Map<string, Set<string>>();
   const visit = (obj: Doc, prefix: string) => {
     for (const [k, v] of Object.entries(obj)) {
@@ -353,7 +404,9 @@ export function fieldCaps(docs: StoredDoc[], indices: string[], fields: string):
   for (const d of docs) visit(d.source, '');
   const out: Record<string, unknown> = {};
   for (const [field, set] of [...types].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    out[field] = Object.fromEntries([...set].map((t) => [t, { type: t, searchable: true, aggregatable: t !== 'text' }]));
+    out[field] = Object.fromEntries(
+      [...set].map((t) => [t, { type: t, searchable: true, aggregatable: t !== 'text' }]),
+    );
   }
   return { indices, fields: out };
 }

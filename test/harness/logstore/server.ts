@@ -108,7 +108,10 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
     res.end(JSON.stringify(body));
   };
   const storeError = (res: ServerResponse, e: StoreError) =>
-    send(res, e.status, { error: { root_cause: [{ type: e.type, reason: e.message }], type: e.type, reason: e.message }, status: e.status });
+    send(res, e.status, {
+      error: { root_cause: [{ type: e.type, reason: e.message }], type: e.type, reason: e.message },
+      status: e.status,
+    });
 
   const authorized = (req: IncomingMessage): boolean => {
     if (!o.basic && !o.apiKey) return true;
@@ -128,7 +131,8 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
     for (let i = 0; i < lines.length; i += 2) {
       const action = JSON.parse(lines[i]!) as Record<string, { _index?: string; _id?: string }>;
       const [op, meta] = Object.entries(action)[0] ?? [];
-      if ((op !== 'create' && op !== 'index') || !meta) throw new StoreError(400, 'illegal_argument_exception', `Malformed action/metadata line [${i + 1}]`);
+      if ((op !== 'create' && op !== 'index') || !meta)
+        throw new StoreError(400, 'illegal_argument_exception', `Malformed action/metadata line [${i + 1}]`);
       const index = meta._index ?? defaultIndex;
       const id = meta._id ?? crypto.randomUUID();
       const raw = lines[i + 1];
@@ -149,7 +153,9 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
       }
       const forced = store.itemStatus?.({ index, id, source });
       if (forced === 400) {
-        item(400, { error: { type: 'mapper_parsing_exception', reason: 'failed to parse field (refused by the test store)' } });
+        item(400, {
+          error: { type: 'mapper_parsing_exception', reason: 'failed to parse field (refused by the test store)' },
+        });
         continue;
       }
       if (forced === 429) {
@@ -158,7 +164,12 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
       }
       const existing = indices.get(index)?.get(id);
       if (op === 'create' && existing) {
-        item(409, { error: { type: 'version_conflict_engine_exception', reason: `[${id}]: version conflict, document already exists` } });
+        item(409, {
+          error: {
+            type: 'version_conflict_engine_exception',
+            reason: `[${id}]: version conflict, document already exists`,
+          },
+        });
         continue;
       }
       put(index, id, source);
@@ -172,12 +183,25 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
     const method = req.method ?? 'GET';
     const json = () => (body.trim() === '' ? {} : (JSON.parse(body) as Record<string, unknown>));
     if (parts.length === 0 && (method === 'GET' || method === 'HEAD')) {
-      return [200, { name: 'test-node', cluster_name: 'test-logstore', version: { distribution: 'opensearch', number: '2.19.0' }, tagline: 'The OpenSearch Project: https://opensearch.org/' }];
+      return [
+        200,
+        {
+          name: 'test-node',
+          cluster_name: 'test-logstore',
+          version: { distribution: 'opensearch', number: '2.19.0' },
+          tagline: 'The OpenSearch Project: https://opensearch.org/',
+        },
+      ];
     }
     const action = parts.at(-1);
     const target = parts.length === 2 ? parts[0]! : undefined;
-    if (action === '_bulk' && (method === 'POST' || method === 'PUT') && parts.length <= 2) return [200, bulk(body, target)];
-    if ((action === '_search' || action === '_field_caps') && (method === 'GET' || method === 'POST') && parts.length <= 2) {
+    if (action === '_bulk' && (method === 'POST' || method === 'PUT') && parts.length <= 2)
+      return [200, bulk(body, target)];
+    if (
+      (action === '_search' || action === '_field_caps') &&
+      (method === 'GET' || method === 'POST') &&
+      parts.length <= 2
+    ) {
       const pattern = target ?? '_all';
       const concrete = pattern.split(',').filter((p) => !p.includes('*') && p !== '_all');
       const missing = concrete.find((p) => !indices.has(p));
@@ -187,7 +211,11 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
       const fields = url.searchParams.get('fields') ?? (json().fields as string[] | undefined)?.join(',') ?? '*';
       return [200, fieldCaps(docs, [...new Set(docs.map((d) => d.index))].sort(), fields)];
     }
-    throw new StoreError(400, 'illegal_argument_exception', `no handler found for uri [${url.pathname}] and method [${method}]`);
+    throw new StoreError(
+      400,
+      'illegal_argument_exception',
+      `no handler found for uri [${url.pathname}] and method [${method}]`,
+    );
   }
 
   const requests: RecordedRequest[] = [];
@@ -201,17 +229,37 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'https://store.invalid');
       const body = Buffer.concat(chunks).toString('utf8');
-      requests.push({ node: n, method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body });
+      requests.push({
+        node: n,
+        method: req.method ?? '',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+      });
       const node = nodes[n]!;
       const answer = () => {
-        if (node.mode === 'status') return storeError(res, new StoreError(node.status, node.status === 429 ? 'es_rejected_execution_exception' : 'test_store_failure', `failure injected on node ${n}`));
-        if (!authorized(req)) return storeError(res, new StoreError(401, 'security_exception', 'missing or wrong authentication credentials'));
+        if (node.mode === 'status')
+          return storeError(
+            res,
+            new StoreError(
+              node.status,
+              node.status === 429 ? 'es_rejected_execution_exception' : 'test_store_failure',
+              `failure injected on node ${n}`,
+            ),
+          );
+        if (!authorized(req))
+          return storeError(
+            res,
+            new StoreError(401, 'security_exception', 'missing or wrong authentication credentials'),
+          );
         try {
           const [status, out] = route(req, body, url);
           send(res, status, out);
         } catch (e) {
           if (e instanceof StoreError) storeError(res, e);
-          else if (e instanceof SyntaxError) storeError(res, new StoreError(400, 'parse_exception', `failed to parse the request body: ${e.message}`));
+          else if (e instanceof SyntaxError)
+            storeError(res, new StoreError(400, 'parse_exception', `failed to parse the request body: ${e.message}`));
           else storeError(res, new StoreError(500, 'exception', String(e)));
         }
       };
@@ -220,18 +268,20 @@ export async function startTestLogStore(o: LogStoreOptions = {}): Promise<TestLo
     });
   };
 
-  const listen = (server: Server, port = 0) => new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
+  const listen = (server: Server, port = 0) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve((server.address() as AddressInfo).port);
+      });
     });
-  });
-  const close = (server: Server) => new Promise<void>((resolve) => {
-    for (const s of sockets) if ((s as Socket & { server?: Server }).server === server) s.destroy();
-    server.close(() => resolve());
-    server.closeAllConnections?.();
-  });
+  const close = (server: Server) =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) if ((s as Socket & { server?: Server }).server === server) s.destroy();
+      server.close(() => resolve());
+      server.closeAllConnections?.();
+    });
 
   for (let n = 0; n < (o.nodes ?? 1); n++) {
     const make = () => {

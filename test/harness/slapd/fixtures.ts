@@ -47,28 +47,162 @@ interface UserSpec {
 }
 
 const PLAIN: UserSpec[] = [
-  { key: 'alice', login: 'alice', cn: 'Alice Admin', password: 'alice-Secret-1', displayName: 'Alice Admin', email: 'alice@example.test', role: 'admin' },
-  { key: 'bob', login: 'bob', cn: 'Bob Auditor', password: 'bob-Secret-2', displayName: 'Bob Auditor', email: 'bob@example.test', role: 'auditor' },
+  {
+    key: 'alice',
+    login: 'alice',
+    cn: 'Alice Admin',
+    password: 'alice-Secret-1',
+    displayName: 'Alice Admin',
+    email: 'alice@example.test',
+    role: 'admin',
+  },
+  {
+    key: 'bob',
+    login: 'bob',
+    cn: 'Bob Auditor',
+    password: 'bob-Secret-2',
+    displayName: 'Bob Auditor',
+    email: 'bob@example.test',
+    role: 'auditor',
+  },
   // Leading and trailing blanks are part of a password (only an all-blank one is refused).
-  { key: 'carol', login: 'Carol', cn: 'Carol User', password: '  carol pass  ', displayName: 'Carol User', email: 'carol@example.test', role: 'user' },
-  { key: 'special', login: 'sp*cial(x)\\y', cn: 'Special Chars', password: 'special-Secret-3', displayName: 'Special (Chars)', email: null, role: 'user' },
-  { key: 'comma', login: 'doe, john', cn: 'John Doe', password: 'comma-Secret-4', displayName: 'Doe, John', email: 'jdoe@example.test', role: 'user' },
-  { key: 'jose', login: 'josé', cn: 'José Núñez', password: 'contraseña-5', displayName: 'José Núñez', email: 'jose@example.test', role: 'user' },
+  {
+    key: 'carol',
+    login: 'Carol',
+    cn: 'Carol User',
+    password: '  carol pass  ',
+    displayName: 'Carol User',
+    email: 'carol@example.test',
+    role: 'user',
+  },
+  {
+    key: 'special',
+    login: 'sp*cial(x)\\y',
+    cn: 'Special Chars',
+    password: 'special-Secret-3',
+    displayName: 'Special (Chars)',
+    email: null,
+    role: 'user',
+  },
+  {
+    key: 'comma',
+    login: 'doe, john',
+    cn: 'John Doe',
+    password: 'comma-Secret-4',
+    displayName: 'Doe, John',
+    email: 'jdoe@example.test',
+    role: 'user',
+  },
+  {
+    key: 'jose',
+    login: 'josé',
+    cn: 'José Núñez',
+    password: 'contraseña-5',
+    displayName: 'José Núñez',
+    email: 'jose@example.test',
+    role: 'user',
+  },
   { key: 'nopass', login: 'nopass', cn: 'No Password', password: null, displayName: null, email: null, role: 'user' },
-  { key: 'twin1', login: 'twin', cn: 'Twin One', password: 'twin-Secret-6', displayName: 'Twin One', email: null, role: 'user' },
-  { key: 'twin2', login: 'twin', cn: 'Twin Two', password: 'twin-Secret-6', displayName: 'Twin Two', email: null, role: 'user', ou: 'contractors' },
+  {
+    key: 'twin1',
+    login: 'twin',
+    cn: 'Twin One',
+    password: 'twin-Secret-6',
+    displayName: 'Twin One',
+    email: null,
+    role: 'user',
+  },
+  {
+    key: 'twin2',
+    login: 'twin',
+    cn: 'Twin Two',
+    password: 'twin-Secret-6',
+    displayName: 'Twin Two',
+    email: null,
+    role: 'user',
+    ou: 'contractors',
+  },
   // Directory logins the service's login rule refuses (a new line, an invisible character, markup).
-  { key: 'newline', login: 'new\nline', cn: 'New Line', password: 'newline-Secret-7', displayName: 'New Line', email: null, role: 'user' },
-  { key: 'zerowidth', login: 'zero\u200Bwidth', cn: 'Zero Width', password: 'zerowidth-Secret-8', displayName: 'Zero Width', email: null, role: 'user' },
-  { key: 'markup', login: '<b>bold</b>', cn: 'Markup Login', password: 'markup-Secret-9', displayName: 'Markup Login', email: null, role: 'user' },
+  {
+    key: 'newline',
+    login: 'new\nline',
+    cn: 'New Line',
+    password: 'newline-Secret-7',
+    displayName: 'New Line',
+    email: null,
+    role: 'user',
+  },
+  {
+    key: 'zerowidth',
+    login: 'zero\u200Bwidth',
+    cn: 'Zero Width',
+    password: 'zerowidth-Secret-8',
+    displayName: 'Zero Width',
+    email: null,
+    role: 'user',
+  },
+  {
+    key: 'markup',
+    login: '<b>bold</b>',
+    cn: 'Markup Login',
+    password: 'markup-Secret-9',
+    displayName: 'Markup Login',
+    email: null,
+    role: 'user',
+  },
 ];
 
 const AD: UserSpec[] = [
-  { key: 'ada', login: 'ada', cn: 'Ada Lovelace', password: 'ada-Secret-1', displayName: 'Ada Lovelace', email: 'ada@example.test', role: 'admin', userAccountControl: 0x200 },
-  { key: 'brian', login: 'brian', cn: 'Brian Kernighan', password: 'brian-Secret-2', displayName: 'Brian Kernighan', email: 'bwk@example.test', role: 'auditor', userAccountControl: 0x200 },
-  { key: 'ken', login: 'kthompson', cn: 'Thompson, Ken', password: 'ken-Secret-3', displayName: 'Ken Thompson', email: 'ken@example.test', role: 'user', userAccountControl: 0x200 },
-  { key: 'grace', login: 'grace', cn: 'Grace Hopper', password: 'grace-Secret-4', displayName: 'Grace Hopper', email: 'grace@example.test', role: 'user', userAccountControl: 0x202 },
-  { key: 'linus', login: 'linus', cn: 'Linus Torvalds', password: 'linus-Secret-5', displayName: 'Linus Torvalds', email: 'linus@example.test', role: 'user', userAccountControl: 0x210 },
+  {
+    key: 'ada',
+    login: 'ada',
+    cn: 'Ada Lovelace',
+    password: 'ada-Secret-1',
+    displayName: 'Ada Lovelace',
+    email: 'ada@example.test',
+    role: 'admin',
+    userAccountControl: 0x200,
+  },
+  {
+    key: 'brian',
+    login: 'brian',
+    cn: 'Brian Kernighan',
+    password: 'brian-Secret-2',
+    displayName: 'Brian Kernighan',
+    email: 'bwk@example.test',
+    role: 'auditor',
+    userAccountControl: 0x200,
+  },
+  {
+    key: 'ken',
+    login: 'kthompson',
+    cn: 'Thompson, Ken',
+    password: 'ken-Secret-3',
+    displayName: 'Ken Thompson',
+    email: 'ken@example.test',
+    role: 'user',
+    userAccountControl: 0x200,
+  },
+  {
+    key: 'grace',
+    login: 'grace',
+    cn: 'Grace Hopper',
+    password: 'grace-Secret-4',
+    displayName: 'Grace Hopper',
+    email: 'grace@example.test',
+    role: 'user',
+    userAccountControl: 0x202,
+  },
+  {
+    key: 'linus',
+    login: 'linus',
+    cn: 'Linus Torvalds',
+    password: 'linus-Secret-5',
+    displayName: 'Linus Torvalds',
+    email: 'linus@example.test',
+    role: 'user',
+    userAccountControl: 0x210,
+  },
 ];
 
 /** RFC 4514 §2.4: escapes an attribute value for use in a DN (control characters as hex pairs). */
@@ -95,7 +229,11 @@ export function adGuidString(b: Uint8Array): string {
 
 /** RFC 2849: a SAFE-STRING value as is, anything else base64 (`attr:: ...`). */
 function ldifLine(attr: string, value: string | Uint8Array): string {
-  if (typeof value === 'string' && /^[\x01-\x09\x0b\x0c\x0e-\x1f\x21-\x39\x3b\x3d-\x7f][\x01-\x09\x0b\x0c\x0e-\x7f]*$/.test(value) && !value.endsWith(' ')) {
+  if (
+    typeof value === 'string' &&
+    /^[\x01-\x09\x0b\x0c\x0e-\x1f\x21-\x39\x3b\x3d-\x7f][\x01-\x09\x0b\x0c\x0e-\x7f]*$/.test(value) &&
+    !value.endsWith(' ')
+  ) {
     return `${attr}: ${value}`;
   }
   return `${attr}:: ${Buffer.from(value).toString('base64')}`;
@@ -115,29 +253,64 @@ export function buildFixtures(o: { activeDirectory: boolean; servicePassword: st
   const ad = o.activeDirectory;
   const entries: string[] = [];
   const add = (dn: string, attrs: [string, string | Uint8Array][]) => entries.push(ldifEntry(dn, attrs));
-  add(BASE_DN, [['objectClass', 'dcObject'], ['objectClass', 'organization'], ['o', 'Example Test'], ['dc', 'example']]);
-  for (const ou of ['people', 'groups', 'services', 'contractors']) add(`ou=${ou},${BASE_DN}`, [['objectClass', 'organizationalUnit'], ['ou', ou]]);
-  add(SERVICE_DN, [['objectClass', 'applicationProcess'], ['objectClass', 'simpleSecurityObject'], ['cn', 'auth-service'], ['userPassword', sshaHash(o.servicePassword)]]);
+  add(BASE_DN, [
+    ['objectClass', 'dcObject'],
+    ['objectClass', 'organization'],
+    ['o', 'Example Test'],
+    ['dc', 'example'],
+  ]);
+  for (const ou of ['people', 'groups', 'services', 'contractors'])
+    add(`ou=${ou},${BASE_DN}`, [
+      ['objectClass', 'organizationalUnit'],
+      ['ou', ou],
+    ]);
+  add(SERVICE_DN, [
+    ['objectClass', 'applicationProcess'],
+    ['objectClass', 'simpleSecurityObject'],
+    ['cn', 'auth-service'],
+    ['userPassword', sshaHash(o.servicePassword)],
+  ]);
 
   const users: Record<string, DirectoryUser> = {};
   const members: Record<'admin' | 'auditor', string[]> = { admin: [], auditor: [] };
   for (const u of ad ? AD : PLAIN) {
     // AD names entries by cn (CN=Thompson\, Ken,...); OpenLDAP setups usually by uid.
-    const dn = ad ? `cn=${escapeDnValue(u.cn)},ou=${u.ou ?? 'people'},${BASE_DN}` : `uid=${escapeDnValue(u.login)},ou=${u.ou ?? 'people'},${BASE_DN}`;
+    const dn = ad
+      ? `cn=${escapeDnValue(u.cn)},ou=${u.ou ?? 'people'},${BASE_DN}`
+      : `uid=${escapeDnValue(u.login)},ou=${u.ou ?? 'people'},${BASE_DN}`;
     const groups = u.role === 'admin' ? [ADMIN_GROUP_DN] : u.role === 'auditor' ? [AUDITOR_GROUP_DN] : [];
     if (u.role !== 'user') members[u.role].push(dn);
     const attrs: [string, string | Uint8Array][] = ad
-      ? [['objectClass', 'user'], ['objectClass', 'securityPrincipal'], ['sAMAccountName', u.login], ['userPrincipalName', `${u.login}@${UPN_DOMAIN}`]]
-      : [['objectClass', 'inetOrgPerson'], ['uid', u.login]];
+      ? [
+          ['objectClass', 'user'],
+          ['objectClass', 'securityPrincipal'],
+          ['sAMAccountName', u.login],
+          ['userPrincipalName', `${u.login}@${UPN_DOMAIN}`],
+        ]
+      : [
+          ['objectClass', 'inetOrgPerson'],
+          ['uid', u.login],
+        ];
     attrs.push(['cn', u.cn], ['sn', u.cn.split(/[ ,]+/).pop()!], ['employeeType', u.role]);
     if (u.displayName !== null) attrs.push(['displayName', u.displayName]);
     if (u.email !== null) attrs.push(['mail', u.email]);
     if (u.password !== null) attrs.push(['userPassword', sshaHash(u.password)]);
-    const user: DirectoryUser = { login: u.login, dn, password: u.password, displayName: u.displayName, email: u.email, role: u.role };
+    const user: DirectoryUser = {
+      login: u.login,
+      dn,
+      password: u.password,
+      displayName: u.displayName,
+      email: u.email,
+      role: u.role,
+    };
     if (ad) {
       const guid = randomBytes(16);
       attrs.push(['userAccountControl', String(u.userAccountControl ?? 0x200)], ['objectGUID', guid]);
-      Object.assign(user, { upn: `${u.login}@${UPN_DOMAIN}`, userAccountControl: u.userAccountControl ?? 0x200, objectGuid: adGuidString(guid) });
+      Object.assign(user, {
+        upn: `${u.login}@${UPN_DOMAIN}`,
+        userAccountControl: u.userAccountControl ?? 0x200,
+        objectGuid: adGuidString(guid),
+      });
     }
     // memberOf is kept by the memberof overlay for later changes; slapadd bypasses overlays, so
     // the initial values are written here.
@@ -145,10 +318,23 @@ export function buildFixtures(o: { activeDirectory: boolean; servicePassword: st
     add(dn, attrs);
     users[u.key] = user;
   }
-  for (const [role, dn] of [['admin', ADMIN_GROUP_DN], ['auditor', AUDITOR_GROUP_DN]] as const) {
+  for (const [role, dn] of [
+    ['admin', ADMIN_GROUP_DN],
+    ['auditor', AUDITOR_GROUP_DN],
+  ] as const) {
     const cn = dn.slice(3, dn.indexOf(','));
     const member = members[role].length > 0 ? members[role] : [SERVICE_DN];
-    add(dn, ad ? [['objectClass', 'group'], ['cn', cn], ['groupType', '-2147483646'], ...member.map((m): [string, string] => ['member', m])] : [['objectClass', 'groupOfNames'], ['cn', cn], ...member.map((m): [string, string] => ['member', m])]);
+    add(
+      dn,
+      ad
+        ? [
+            ['objectClass', 'group'],
+            ['cn', cn],
+            ['groupType', '-2147483646'],
+            ...member.map((m): [string, string] => ['member', m]),
+          ]
+        : [['objectClass', 'groupOfNames'], ['cn', cn], ...member.map((m): [string, string] => ['member', m])],
+    );
   }
   return { ldif: `${entries.join('\n\n')}\n`, users };
 }

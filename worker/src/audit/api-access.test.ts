@@ -28,7 +28,13 @@ describe('API-access recorder', () => {
   it('writes nothing per request: a batch is written in one transaction when it is full or old enough', async () => {
     const clock = { now: 0 };
     const started: Promise<unknown>[] = [];
-    const rec = createApiAccessRecorder({ db: () => t.db, host: 'node-1', maxEvents: 5, maxDelayMs: 1_000, clock: () => clock.now });
+    const rec = createApiAccessRecorder({
+      db: () => t.db,
+      host: 'node-1',
+      maxEvents: 5,
+      maxDelayMs: 1_000,
+      clock: () => clock.now,
+    });
     for (let n = 0; n < 4; n++) rec.record(event(n), (p) => started.push(p));
     expect(started).toHaveLength(0);
     expect(rec.pending()).toBe(4);
@@ -38,8 +44,21 @@ describe('API-access recorder', () => {
     await Promise.all(started);
     const rows = await apiRows();
     expect(rows).toHaveLength(5);
-    expect(rows.find((r) => r.requestId === 'r3')).toMatchObject({ outcome: 'failure', actorLogin: 'user3', sourceIp: '10.1.2.3', userAgent: 'curl/8', host: 'node-1', type: 'api.request' });
-    expect(rows.find((r) => r.requestId === 'r0')!.data).toEqual({ method: 'bearer', httpMethod: 'GET', path: '/api/auth/v4/users/me', status: 200, tokenId: 't0' });
+    expect(rows.find((r) => r.requestId === 'r3')).toMatchObject({
+      outcome: 'failure',
+      actorLogin: 'user3',
+      sourceIp: '10.1.2.3',
+      userAgent: 'curl/8',
+      host: 'node-1',
+      type: 'api.request',
+    });
+    expect(rows.find((r) => r.requestId === 'r0')!.data).toEqual({
+      method: 'bearer',
+      httpMethod: 'GET',
+      path: '/api/auth/v4/users/me',
+      status: 200,
+      tokenId: 't0',
+    });
     // Age: one event, then another a second later, flushes both.
     rec.record(event(10), (p) => started.push(p));
     clock.now += 1_000;
@@ -55,7 +74,13 @@ describe('API-access recorder', () => {
     await rec.flush();
     expect((await apiRows()).length).toBe(7 + 1_200);
     const lost: number[] = [];
-    const broken = createApiAccessRecorder({ db: () => { throw new Error('database gone'); }, host: 'h', onError: (_e, n) => lost.push(n) });
+    const broken = createApiAccessRecorder({
+      db: () => {
+        throw new Error('database gone');
+      },
+      host: 'h',
+      onError: (_e, n) => lost.push(n),
+    });
     broken.record(event(1), () => {});
     await broken.flush();
     expect(lost).toEqual([1]);
@@ -75,7 +100,12 @@ describe('API-access recorder', () => {
     // Each event keeps its own values (no shifted parameters between rows of one statement).
     for (const r of rows) expect(r.actorLogin).toBe(`user${Number(r.requestId!.slice(3)) + 5_000}`);
     const byRequest = new Map(rows.map((r) => [r.requestId, r]));
-    expect(byRequest.get('odd84')).toMatchObject({ actorId: 'u5084', actorLogin: 'user5084', at: 1_000, handledAt: 1_000 });
+    expect(byRequest.get('odd84')).toMatchObject({
+      actorId: 'u5084',
+      actorLogin: 'user5084',
+      at: 1_000,
+      handledAt: 1_000,
+    });
   });
 
   it('event ids: ordered by time, then by sequence within a batch, and unique across batches', () => {

@@ -27,11 +27,16 @@ export interface EventTypeSpec {
   readonly data: Readonly<Record<string, string>>;
 }
 
-const SOURCE = { source: 'local, ldap or oidc', server: 'the LDAP server record', provider: 'the OIDC provider record' };
+const SOURCE = {
+  source: 'local, ldap or oidc',
+  server: 'the LDAP server record',
+  provider: 'the OIDC provider record',
+};
 const EXT = {
   durationMs: 'how long the call took',
   errorClass:
-    "on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text",
+    "on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, " +
+    'PROVIDER_UNREACHABLE, SMTP_4XX...; never its text',
 };
 
 /** Every audit event type (sorted by stream, then name). */
@@ -140,7 +145,12 @@ export const EVENT_CATALOGUE = {
     streams: ['crud_admin'],
     outcomes: ['unknown'],
     description: 'an account created: by an administrator, the bootstrap, the operator, or a first external login',
-    data: { role: 'its role', via: 'bootstrap, first-run, operator, ...', source: 'ldap or oidc', sourceName: 'the record' },
+    data: {
+      role: 'its role',
+      via: 'bootstrap, first-run, operator, ...',
+      source: 'ldap or oidc',
+      sourceName: 'the record',
+    },
   },
   'user.updated': {
     streams: ['crud_admin'],
@@ -194,7 +204,12 @@ export const EVENT_CATALOGUE = {
     streams: ['crud_admin'],
     outcomes: ['unknown'],
     description: 'a setting saved through the API (secrets shown as ***)',
-    data: { name: 'the variable', before: 'its value before', beforeSource: 'where it came from', after: 'its new value' },
+    data: {
+      name: 'the variable',
+      before: 'its value before',
+      beforeSource: 'where it came from',
+      after: 'its new value',
+    },
   },
   'setting.reset': {
     streams: ['crud_admin'],
@@ -253,7 +268,13 @@ export const EVENT_CATALOGUE = {
     streams: ['api_access'],
     outcomes: ['success', 'failure'],
     description: 'a request authenticated with Basic or Bearer (failure: status 400 or more)',
-    data: { method: 'basic or bearer', httpMethod: 'GET, POST, ...', path: 'the path', status: 'the HTTP status', tokenId: 'the API token' },
+    data: {
+      method: 'basic or bearer',
+      httpMethod: 'GET, POST, ...',
+      path: 'the path',
+      status: 'the HTTP status',
+      tokenId: 'the API token',
+    },
   },
   'ldap.authenticate': {
     streams: ['ext_service_access'],
@@ -328,8 +349,14 @@ const cell = (s: string) => s.replaceAll('|', '\\|');
 /** The catalogue as a markdown table (architecture.md §5.1 and the logs endpoints' descriptions). */
 export function catalogueMarkdown(): string {
   const rows = (Object.entries(EVENT_CATALOGUE) as [AuditEventType, EventTypeSpec][]).map(([type, s]) => {
-    const data = Object.entries(s.data).map(([k, v]) => `\`${k}\`: ${v}`).join('; ') || '-';
-    return `| \`${type}\` | ${s.streams.join(', ')} | ${s.outcomes.join(', ')} | ${cell(s.description)} | ${cell(data)} |`;
+    const data =
+      Object.entries(s.data)
+        .map(([k, v]) => `\`${k}\`: ${v}`)
+        .join('; ') || '-';
+    return (
+      `| \`${type}\` | ${s.streams.join(', ')} | ${s.outcomes.join(', ')} | ${cell(s.description)} | ` +
+      `${cell(data)} |`
+    );
   });
   return ['| type | stream | outcome | description | data |', '|---|---|---|---|---|', ...rows].join('\n');
 }

@@ -41,11 +41,16 @@ export function splitAuthorization(header: string | undefined): { scheme: string
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Decodes a Basic credential into login and password, or throws a 401 naming what is wrong. */
-export function parseBasic(header: string, schemes: readonly Scheme[] = ['Basic']): { login: string; password: string } {
+export function parseBasic(
+  header: string,
+  schemes: readonly Scheme[] = ['Basic'],
+): { login: string; password: string } {
   if (header.length > MAX_HEADER_LENGTH) throw malformed('the Authorization header is too long', schemes);
   const parts = splitAuthorization(header);
-  if (!parts || parts.scheme.toLowerCase() !== 'basic' || parts.value === '') throw malformed('expected "Authorization: Basic <base64(login:password)>"', schemes);
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(parts.value) || parts.value.length % 4 !== 0) throw malformed('the Basic credential is not valid base64', schemes);
+  if (!parts || parts.scheme.toLowerCase() !== 'basic' || parts.value === '')
+    throw malformed('expected "Authorization: Basic <base64(login:password)>"', schemes);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(parts.value) || parts.value.length % 4 !== 0)
+    throw malformed('the Basic credential is not valid base64', schemes);
   let text: string;
   try {
     const binary = atob(parts.value);
@@ -60,8 +65,10 @@ export function parseBasic(header: string, schemes: readonly Scheme[] = ['Basic'
   if (login.trim() === '') throw malformed('the login is empty', schemes);
   if (password === '') throw malformed('the password is empty', schemes);
   if (/[\p{Cc}]/u.test(login)) throw malformed('the login contains control characters', schemes);
-  if ([...login].length > MAX_LOGIN_LENGTH) throw malformed(`the login is longer than ${MAX_LOGIN_LENGTH} characters`, schemes);
-  if ([...password].length > MAX_PASSWORD_LENGTH) throw malformed(`the password is longer than ${MAX_PASSWORD_LENGTH} characters`, schemes);
+  if ([...login].length > MAX_LOGIN_LENGTH)
+    throw malformed(`the login is longer than ${MAX_LOGIN_LENGTH} characters`, schemes);
+  if ([...password].length > MAX_PASSWORD_LENGTH)
+    throw malformed(`the password is longer than ${MAX_PASSWORD_LENGTH} characters`, schemes);
   return { login, password };
 }
 
@@ -69,9 +76,11 @@ export function parseBasic(header: string, schemes: readonly Scheme[] = ['Basic'
 export function parseBearer(header: string, schemes: readonly Scheme[] = ['Bearer']): string {
   if (header.length > MAX_HEADER_LENGTH) throw malformed('the Authorization header is too long', schemes);
   const parts = splitAuthorization(header);
-  if (!parts || parts.scheme.toLowerCase() !== 'bearer' || parts.value === '') throw malformed('expected "Authorization: Bearer <token>"', schemes);
+  if (!parts || parts.scheme.toLowerCase() !== 'bearer' || parts.value === '')
+    throw malformed('expected "Authorization: Bearer <token>"', schemes);
   // RFC 6750 b64token syntax.
-  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(parts.value) || parts.value.length > 512) throw malformed('the Bearer token is malformed', schemes);
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(parts.value) || parts.value.length > 512)
+    throw malformed('the Bearer token is malformed', schemes);
   return parts.value;
 }
 
@@ -89,6 +98,9 @@ export { loginKey } from '../users/login-name.js';
 export function challengeForCaller(challenge: string, request: { fetchDest?: string; requestedWith?: string }): string {
   const script = request.fetchDest === 'empty' || request.requestedWith?.toLowerCase() === 'xmlhttprequest';
   if (!script || !challenge.includes(CHALLENGES.Basic)) return challenge;
-  const rest = challenge.split(CHALLENGES.Basic).map((part) => part.replace(/^[\s,]+|[\s,]+$/g, '')).filter((part) => part !== '');
+  const rest = challenge
+    .split(CHALLENGES.Basic)
+    .map((part) => part.replace(/^[\s,]+|[\s,]+$/g, ''))
+    .filter((part) => part !== '');
   return rest.length > 0 ? rest.join(', ') : CHALLENGES.Bearer;
 }

@@ -13,7 +13,15 @@ import { explainEndedSession, signedSessionClaims, type SessionEnd } from '../se
 import { clearAuthCookie, readAuthCookie } from '../http/cookies.js';
 import { assertNotCrossSite } from '../http/csrf.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
-import { CHALLENGES, challengeFor, malformed, parseBasic, parseBearer, splitAuthorization, type Scheme } from './credentials.js';
+import {
+  CHALLENGES,
+  challengeFor,
+  malformed,
+  parseBasic,
+  parseBearer,
+  splitAuthorization,
+  type Scheme,
+} from './credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
 import { accountOfToken, touchToken } from './tokens.js';
 
@@ -32,7 +40,13 @@ function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemErro
   return new ProblemError('INVALID_CREDENTIALS', {
     detail: end?.detail ?? 'the token is unknown, expired or revoked, or its account cannot log in',
     ...(end ? { extensions: { reason: end.reason } } : {}),
-    headers: { 'WWW-Authenticate': [...new Set(schemes.map((s) => (s === 'Basic' ? CHALLENGES.Basic : `${CHALLENGES.Bearer}, error="invalid_token"`)))].join(', ') },
+    headers: {
+      'WWW-Authenticate': [
+        ...new Set(
+          schemes.map((s) => (s === 'Basic' ? CHALLENGES.Basic : `${CHALLENGES.Bearer}, error="invalid_token"`)),
+        ),
+      ].join(', '),
+    },
   });
 }
 
@@ -92,7 +106,11 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
 
     if (!header || !parts) {
       const cookie = accepts('Cookie') ? readAuthCookie(c) : undefined;
-      if (!cookie) throw new ProblemError('UNAUTHENTICATED', { detail: `send credentials: ${o.schemes.join(' or ')}`, headers: { 'WWW-Authenticate': challenge } });
+      if (!cookie)
+        throw new ProblemError('UNAUTHENTICATED', {
+          detail: `send credentials: ${o.schemes.join(' or ')}`,
+          headers: { 'WWW-Authenticate': challenge },
+        });
       // Cookies ride along on cross-site requests: unsafe methods must prove they are same-site.
       assertNotCrossSite(c);
       const principal = await fromSession(c, cookie, o);

@@ -16,7 +16,14 @@ import { loginLocks, users } from '../../../schema/index.js';
 import { endSessionsStatement } from '../sessions/store.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
-import { clearAttempts, lockedUntil, lockIfExhausted, reserveAttempt, throttleKey, throttlePolicy } from './throttle.js';
+import {
+  clearAttempts,
+  lockedUntil,
+  lockIfExhausted,
+  reserveAttempt,
+  throttleKey,
+  throttlePolicy,
+} from './throttle.js';
 import type { RequestMeta } from '../http/scope.js';
 import { countLockedAttempt, loginMethod, lockouts } from '../metrics/process.js';
 
@@ -53,7 +60,11 @@ export function liveLocalUser(db: Db, key: string) {
  * INVALID_CREDENTIALS (unknown login or wrong password: one answer), or, only after a correct
  * password, ACCOUNT_BLOCKED. Returns the account, flagging an expired password.
  */
-export async function authenticateLocalPassword(ctx: LoginContext, login: string, password: string): Promise<LoginResult> {
+export async function authenticateLocalPassword(
+  ctx: LoginContext,
+  login: string,
+  password: string,
+): Promise<LoginResult> {
   const { db, config, now } = ctx;
   const lk = loginKey(login);
   const key = throttleKey(lk);
@@ -90,7 +101,10 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
   await assertMayLogIn(ctx, user, { source: 'local' }, [clearAttempts(db, key)]);
   const passwordExpired = isPasswordExpired(user, config, now);
   if (passwordExpired) {
-    await db.batch([clearAttempts(db, key), auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject })]);
+    await db.batch([
+      clearAttempts(db, key),
+      auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject }),
+    ]);
     return { user, passwordExpired };
   }
 
@@ -100,7 +114,13 @@ export async function authenticateLocalPassword(ctx: LoginContext, login: string
       .update(users)
       .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
       .where(eq(users.id, user.id)),
-    auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.success', subject, data: { source: 'local' } }),
+    auditInsert(db, now, {
+      ...audit,
+      stream: 'user_activity',
+      type: 'login.success',
+      subject,
+      data: { source: 'local' },
+    }),
   ]);
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
 }
@@ -130,7 +150,10 @@ export async function lockedProblem(ctx: LoginContext, key: string): Promise<Pro
   const until = (await lockedUntil(ctx.db, key, ctx.now)) ?? ctx.now + 1000;
   return new ProblemError('ACCOUNT_LOCKED', {
     detail: 'too many failed logins; try again later',
-    headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': String(Math.max(1, Math.ceil((until - ctx.now) / 1000))) },
+    headers: {
+      'WWW-Authenticate': ctx.challenge,
+      'Retry-After': String(Math.max(1, Math.ceil((until - ctx.now) / 1000))),
+    },
   });
 }
 
@@ -139,7 +162,14 @@ export async function lockedProblem(ctx: LoginContext, key: string): Promise<Pro
  * key locks once the window holds AUTH_FAILED_COUNT of them, both audited in one batch (with `also`:
  * an LDAP login's directory-call event). Returns the one 401 answer of every wrong login.
  */
-export async function failedLogin(ctx: LoginContext, key: string, login: string, user: UserRow | null, data: Record<string, unknown>, also: BatchItem<'sqlite'>[] = []): Promise<ProblemError> {
+export async function failedLogin(
+  ctx: LoginContext,
+  key: string,
+  login: string,
+  user: UserRow | null,
+  data: Record<string, unknown>,
+  also: BatchItem<'sqlite'>[] = [],
+): Promise<ProblemError> {
   const { db, now } = ctx;
   const policy = throttlePolicy(ctx.config);
   const lockUntil = now + policy.windowMs;
@@ -147,11 +177,19 @@ export async function failedLogin(ctx: LoginContext, key: string, login: string,
   const [locked] = await db.batch([
     lockIfExhausted(db, key, now, policy),
     auditInsert(db, now, { ...audit, type: 'login.failure', data }),
-    auditInsertWhen(db, now, { ...audit, type: 'account.locked', data: { ...data, until: new Date(lockUntil).toISOString() } }, sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`),
+    auditInsertWhen(
+      db,
+      now,
+      { ...audit, type: 'account.locked', data: { ...data, until: new Date(lockUntil).toISOString() } },
+      sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`,
+    ),
     ...also,
   ]);
   if (locked.rowsAffected > 0) lockouts.inc([loginMethod(data.source)]);
-  return new ProblemError('INVALID_CREDENTIALS', { detail: 'wrong login or password', headers: { 'WWW-Authenticate': ctx.challenge } });
+  return new ProblemError('INVALID_CREDENTIALS', {
+    detail: 'wrong login or password',
+    headers: { 'WWW-Authenticate': ctx.challenge },
+  });
 }
 
 /** The 403 of a blocked account (the account rule's). */
@@ -159,5 +197,7 @@ export const blocked = blockedProblem;
 
 /** The 403 of an expired password. */
 export function passwordExpiredProblem(): ProblemError {
-  return new ProblemError('PASSWORD_EXPIRED', { detail: 'the password has expired: change it (the old password is required)' });
+  return new ProblemError('PASSWORD_EXPIRED', {
+    detail: 'the password has expired: change it (the old password is required)',
+  });
 }

@@ -16,7 +16,8 @@ const P: PasswordPolicy = {
 const P2: PasswordPolicy = { ...P, specialMin: 2, digitMin: 2, lowerMin: 2, upperMin: 2 };
 const ONLY = '(only letters, digits and $ @ # %)';
 
-const rules = (password: string, policy: PasswordPolicy = P): PolicyRule[] => checkPassword(password, policy).map((v) => v.rule);
+const rules = (password: string, policy: PasswordPolicy = P): PolicyRule[] =>
+  checkPassword(password, policy).map((v) => v.rule);
 
 describe('passwordPolicy: reads the effective configuration', () => {
   it('defaults of the registry', () => {
@@ -35,7 +36,15 @@ describe('passwordPolicy: reads the effective configuration', () => {
         USER_PASSWORD_UPPER_MIN: '4',
       }),
     );
-    expect(policy).toEqual({ minLength: 10, maxLength: 12, specialSymbols: ['!', '?'], specialMin: 2, digitMin: 3, lowerMin: 0, upperMin: 4 });
+    expect(policy).toEqual({
+      minLength: 10,
+      maxLength: 12,
+      specialSymbols: ['!', '?'],
+      specialMin: 2,
+      digitMin: 3,
+      lowerMin: 0,
+      upperMin: 4,
+    });
     expect(checkPassword('ABCD123!?', policy).map((v) => [v.rule, v.actual])).toEqual([['min_length', 9]]);
     expect(checkPassword('ABCD123!?$', policy).map((v) => [v.rule, v.actual])).toEqual([['disallowed_character', 1]]);
   });
@@ -54,13 +63,17 @@ describe('length', () => {
   const of = (n: number): string => 'Aa1$' + 'a'.repeat(n - 4);
 
   it('min-1 fails, min passes', () => {
-    expect(checkPassword(of(7), P)).toEqual([{ rule: 'min_length', required: 8, actual: 7, message: 'at least 8 characters' }]);
+    expect(checkPassword(of(7), P)).toEqual([
+      { rule: 'min_length', required: 8, actual: 7, message: 'at least 8 characters' },
+    ]);
     expect(checkPassword(of(8), P)).toEqual([]);
   });
 
   it('max passes, max+1 fails', () => {
     expect(checkPassword(of(20), P)).toEqual([]);
-    expect(checkPassword(of(21), P)).toEqual([{ rule: 'max_length', required: 20, actual: 21, message: 'at most 20 characters' }]);
+    expect(checkPassword(of(21), P)).toEqual([
+      { rule: 'max_length', required: 20, actual: 21, message: 'at most 20 characters' },
+    ]);
   });
 
   it('counts code points: a supplementary-plane letter counts 1 (and as upper-case)', () => {
@@ -74,7 +87,9 @@ describe('length', () => {
 
   it('an emoji counts 1 toward the length (and is disallowed)', () => {
     const pw = 'Abcdef1$😀'; // 9 code points, 10 UTF-16 units
-    expect(checkPassword(pw, { ...P, maxLength: 9 }).map((v) => [v.rule, v.actual])).toEqual([['disallowed_character', 1]]);
+    expect(checkPassword(pw, { ...P, maxLength: 9 }).map((v) => [v.rule, v.actual])).toEqual([
+      ['disallowed_character', 1],
+    ]);
   });
 });
 
@@ -149,9 +164,16 @@ describe('disallowed characters', () => {
     const noSpecials = { ...P, specialSymbols: [], specialMin: 0 };
     expect(rules('Passw0rd', noSpecials)).toEqual([]);
     expect(checkPassword('Passw0rd$', noSpecials)).toEqual([
-      { rule: 'disallowed_character', required: 0, actual: 1, message: '1 character is not allowed (only letters and digits)' },
+      {
+        rule: 'disallowed_character',
+        required: 0,
+        actual: 1,
+        message: '1 character is not allowed (only letters and digits)',
+      },
     ]);
-    expect(checkPassword('Passw0rd', { ...noSpecials, specialMin: 1 })[0]?.message).toBe('at least 1 special character');
+    expect(checkPassword('Passw0rd', { ...noSpecials, specialMin: 1 })[0]?.message).toBe(
+      'at least 1 special character',
+    );
   });
 });
 
@@ -164,7 +186,12 @@ describe('special symbols list changed to ["!"]', () => {
 
   it("'$' is disallowed and does not count", () => {
     expect(checkPassword('Passw0rd$', bang)).toEqual([
-      { rule: 'disallowed_character', required: 0, actual: 1, message: '1 character is not allowed (only letters, digits and !)' },
+      {
+        rule: 'disallowed_character',
+        required: 0,
+        actual: 1,
+        message: '1 character is not allowed (only letters, digits and !)',
+      },
       { rule: 'special_min', required: 1, actual: 0, message: 'at least 1 special character from !' },
     ]);
   });
@@ -192,8 +219,12 @@ describe('letters of any script count by case', () => {
 
   it('caseless letters are allowed but count toward no class', () => {
     expect(checkPassword('中中中中1$aA', P)).toEqual([]);
-    expect(checkPassword('中文ー中中1$a', P)).toEqual([{ rule: 'upper_min', required: 1, actual: 0, message: 'at least 1 upper-case letter' }]);
-    expect(checkPassword('中中中中1$aA', { ...P, lowerMin: 2 }).map((v) => [v.rule, v.actual])).toEqual([['lower_min', 1]]);
+    expect(checkPassword('中文ー中中1$a', P)).toEqual([
+      { rule: 'upper_min', required: 1, actual: 0, message: 'at least 1 upper-case letter' },
+    ]);
+    expect(checkPassword('中中中中1$aA', { ...P, lowerMin: 2 }).map((v) => [v.rule, v.actual])).toEqual([
+      ['lower_min', 1],
+    ]);
   });
 
   it('decimal digits of any script count as digits', () => {
@@ -211,7 +242,13 @@ describe('several broken rules', () => {
       { rule: 'digit_min', required: 1, actual: 0, message: 'at least 1 digit' },
       { rule: 'upper_min', required: 1, actual: 0, message: 'at least 1 upper-case letter' },
     ]);
-    expect(rules('A'.repeat(21) + '\t\t', P)).toEqual(['max_length', 'disallowed_character', 'special_min', 'digit_min', 'lower_min']);
+    expect(rules('A'.repeat(21) + '\t\t', P)).toEqual([
+      'max_length',
+      'disallowed_character',
+      'special_min',
+      'digit_min',
+      'lower_min',
+    ]);
   });
 
   it('the empty password breaks every rule that has a minimum', () => {

@@ -33,7 +33,10 @@ export interface PolicyViolation {
   message: string;
 }
 
-/** Reads the policy from the effective configuration (at request time, so a settings change applies to the next request). */
+/**
+ * Reads the policy from the effective configuration (at request time, so a settings change applies to the next
+ * request).
+ */
 export function passwordPolicy(config: ConfigSnapshot): PasswordPolicy {
   return {
     minLength: config.get('USER_PASSWORD_MIN_LENGTH'),
@@ -85,19 +88,44 @@ export function checkPassword(password: string, policy: PasswordPolicy): PolicyV
     out.push({ rule, required, actual, message });
   };
   const length = chars.length;
-  if (length < policy.minLength) add('min_length', policy.minLength, length, `at least ${plural(policy.minLength, 'character', 'characters')}`);
-  if (length > policy.maxLength) add('max_length', policy.maxLength, length, `at most ${plural(policy.maxLength, 'character', 'characters')}`);
+  if (length < policy.minLength)
+    add('min_length', policy.minLength, length, `at least ${plural(policy.minLength, 'character', 'characters')}`);
+  if (length > policy.maxLength)
+    add('max_length', policy.maxLength, length, `at most ${plural(policy.maxLength, 'character', 'characters')}`);
   if (disallowed > 0) {
     // Security: say how many characters are refused, never which ones (no password text in messages or logs).
     const allowed = list ? `letters, digits and ${list}` : 'letters and digits';
-    add('disallowed_character', 0, disallowed, `${plural(disallowed, 'character is', 'characters are')} not allowed (only ${allowed})`);
+    add(
+      'disallowed_character',
+      0,
+      disallowed,
+      `${plural(disallowed, 'character is', 'characters are')} not allowed (only ${allowed})`,
+    );
   }
   if (special < policy.specialMin) {
     const from = list ? ` from ${list}` : '';
-    add('special_min', policy.specialMin, special, `at least ${plural(policy.specialMin, 'special character', 'special characters')}${from}`);
+    add(
+      'special_min',
+      policy.specialMin,
+      special,
+      `at least ${plural(policy.specialMin, 'special character', 'special characters')}${from}`,
+    );
   }
-  if (digit < policy.digitMin) add('digit_min', policy.digitMin, digit, `at least ${plural(policy.digitMin, 'digit', 'digits')}`);
-  if (lower < policy.lowerMin) add('lower_min', policy.lowerMin, lower, `at least ${plural(policy.lowerMin, 'lower-case letter', 'lower-case letters')}`);
-  if (upper < policy.upperMin) add('upper_min', policy.upperMin, upper, `at least ${plural(policy.upperMin, 'upper-case letter', 'upper-case letters')}`);
+  if (digit < policy.digitMin)
+    add('digit_min', policy.digitMin, digit, `at least ${plural(policy.digitMin, 'digit', 'digits')}`);
+  if (lower < policy.lowerMin)
+    add(
+      'lower_min',
+      policy.lowerMin,
+      lower,
+      `at least ${plural(policy.lowerMin, 'lower-case letter', 'lower-case letters')}`,
+    );
+  if (upper < policy.upperMin)
+    add(
+      'upper_min',
+      policy.upperMin,
+      upper,
+      `at least ${plural(policy.upperMin, 'upper-case letter', 'upper-case letters')}`,
+    );
   return out;
 }

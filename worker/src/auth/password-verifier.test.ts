@@ -10,7 +10,11 @@ describe('password verifier', () => {
   it('an unknown account costs exactly one verification, against the dummy hash, and fails', async () => {
     const calls: string[] = [];
     const real = createNobleHasher();
-    const counting: PasswordHasher = { name: 'counting', hash: (p) => real.hash(p), verify: async (phc, p) => (calls.push(phc), real.verify(phc, p)) };
+    const counting: PasswordHasher = {
+      name: 'counting',
+      hash: (p) => real.hash(p),
+      verify: async (phc, p) => (calls.push(phc), real.verify(phc, p)),
+    };
     const v = createPasswordVerifier(counting);
     expect(await v.verify(null, 'anything')).toBe(false);
     expect(calls).toEqual([DUMMY_HASH]);

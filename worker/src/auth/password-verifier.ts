@@ -10,7 +10,8 @@ import { needsRehash, type PasswordHasher } from './password-hash/index.js';
  * at first use) so that no request ever waits on work started by another one (Workers forbid it).
  * Its parameters must stay those of DEFAULT_ARGON2_PARAMS (a test checks), or timing would differ.
  */
-export const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$l3vozBOfHYhlr9NENYdCwQ$zquDS1yqsPNSPQJpvcoWrTdQxRJZc6q4k85eGavrQkA';
+export const DUMMY_HASH =
+  '$argon2id$v=19$m=19456,t=2,p=1$l3vozBOfHYhlr9NENYdCwQ$zquDS1yqsPNSPQJpvcoWrTdQxRJZc6q4k85eGavrQkA';
 
 export interface PasswordVerifier {
   hasher: PasswordHasher;

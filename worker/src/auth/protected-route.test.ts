@@ -33,7 +33,11 @@ describe('protectedRoute', () => {
     expect(describeAccess(adminOnly(superAccess.refused('x')))).toBe(
       'Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).',
     );
-    const auditors = { schemes: ['Bearer'] as const, roles: ['admin', 'auditor'] as const, superAccess: superAccess.allowed };
+    const auditors = {
+      schemes: ['Bearer'] as const,
+      roles: ['admin', 'auditor'] as const,
+      superAccess: superAccess.allowed,
+    };
     expect(describeAccess(auditors)).toBe('Bearer. Roles: admin, auditor. Super-access: allowed.');
     const route = protectedRoute(ANYONE, {
       method: 'get',

@@ -35,11 +35,21 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** Public shape of a token (never its hash). */
 export function toPublicToken(t: TokenRow): z.infer<typeof TokenSchema> {
-  return { id: t.id, name: t.name, prefix: t.prefix, createdAt: iso(t.createdAt)!, lastUsedAt: iso(t.lastUsedAt), expiresAt: iso(t.expiresAt) };
+  return {
+    id: t.id,
+    name: t.name,
+    prefix: t.prefix,
+    createdAt: iso(t.createdAt)!,
+    lastUsedAt: iso(t.lastUsedAt),
+    expiresAt: iso(t.expiresAt),
+  };
 }
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
 }
 
 /**
@@ -87,13 +97,24 @@ export async function listTokens(db: Db, userId: string, now: number) {
   const rows = await db
     .select()
     .from(apiTokens)
-    .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt), or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now))))
+    .where(
+      and(
+        eq(apiTokens.userId, userId),
+        isNull(apiTokens.revokedAt),
+        or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
+      ),
+    )
     .orderBy(desc(apiTokens.createdAt));
   return rows.map(toPublicToken);
 }
 
 /** Revokes one token of a user; false when there is no such live token. */
-export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { now: number; actor: { id: string | null; login: string }; request?: RequestMeta }): Promise<boolean> {
+export async function revokeToken(
+  db: Db,
+  user: UserRow,
+  tokenId: string,
+  o: { now: number; actor: { id: string | null; login: string }; request?: RequestMeta },
+): Promise<boolean> {
   const [result] = await db.batch([
     db
       .update(apiTokens)
@@ -103,7 +124,14 @@ export async function revokeToken(db: Db, user: UserRow, tokenId: string, o: { n
     auditInsertWhen(
       db,
       o.now,
-      { stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin', type: 'token.revoked', actor: o.actor, subject: user, request: o.request, data: { tokenId } },
+      {
+        stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin',
+        type: 'token.revoked',
+        actor: o.actor,
+        subject: user,
+        request: o.request,
+        data: { tokenId },
+      },
       sql`changes() > 0`,
     ),
   ]);
@@ -180,7 +208,11 @@ const tokenLookup = preparedPerDb((db) => {
  * blocking), at most once a minute; the caller runs it off the request's critical path. `t` is
  * the (cached) lookup: its `lastUsedAt` moves at once, so concurrent requests do not touch again.
  */
-export function touchToken(db: Db, t: { tokenId: string; userId: string; lastUsedAt: number | null }, now: number): Promise<unknown> | undefined {
+export function touchToken(
+  db: Db,
+  t: { tokenId: string; userId: string; lastUsedAt: number | null },
+  now: number,
+): Promise<unknown> | undefined {
   if (t.lastUsedAt !== null && now - t.lastUsedAt < 60_000) return undefined;
   t.lastUsedAt = now;
   return db.batch([

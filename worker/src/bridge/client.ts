@@ -21,7 +21,12 @@ export interface BridgeClient {
   call<S extends z.ZodType>(path: string, body: unknown, schema: S, timeoutMs: number): Promise<z.infer<S>>;
 }
 
-const BY_STATUS: Record<number, ProblemCode> = { 400: 'BAD_GATEWAY', 502: 'BAD_GATEWAY', 503: 'SERVICE_UNAVAILABLE', 504: 'GATEWAY_TIMEOUT' };
+const BY_STATUS: Record<number, ProblemCode> = {
+  400: 'BAD_GATEWAY',
+  502: 'BAD_GATEWAY',
+  503: 'SERVICE_UNAVAILABLE',
+  504: 'GATEWAY_TIMEOUT',
+};
 
 /** Builds the client over a transport. */
 export function createBridgeClient(send: BridgeFetch): BridgeClient {
@@ -39,22 +44,34 @@ export function createBridgeClient(send: BridgeFetch): BridgeClient {
       let res: Response;
       let text: string;
       try {
-        res = await send(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), timeoutMs });
+        res = await send(path, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+          timeoutMs,
+        });
         text = await res.text();
       } catch (err) {
         const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-        throw new ProblemError(timedOut ? 'GATEWAY_TIMEOUT' : 'SERVICE_UNAVAILABLE', { detail: timedOut ? 'the bridge did not answer in time' : 'the bridge is unreachable', cause: err });
+        throw new ProblemError(timedOut ? 'GATEWAY_TIMEOUT' : 'SERVICE_UNAVAILABLE', {
+          detail: timedOut ? 'the bridge did not answer in time' : 'the bridge is unreachable',
+          cause: err,
+        });
       }
       const json = parseJson(text);
       if (!res.ok) {
         const problem = BridgeProblemSchema.safeParse(json);
         if (problem.success) {
-          throw new ProblemError(BY_STATUS[problem.data.status] ?? 'BAD_GATEWAY', { detail: problem.data.detail, extensions: { cause: problem.data.code } });
+          throw new ProblemError(BY_STATUS[problem.data.status] ?? 'BAD_GATEWAY', {
+            detail: problem.data.detail,
+            extensions: { cause: problem.data.code },
+          });
         }
         throw new ProblemError('BAD_GATEWAY', { detail: `the bridge answered ${res.status}` });
       }
       const parsed = schema.safeParse(json);
-      if (!parsed.success) throw new ProblemError('BAD_GATEWAY', { detail: `the bridge answered ${path} outside its contract` });
+      if (!parsed.success)
+        throw new ProblemError('BAD_GATEWAY', { detail: `the bridge answered ${path} outside its contract` });
       return parsed.data;
     },
   };

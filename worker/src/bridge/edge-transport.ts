@@ -19,7 +19,10 @@ export function edgeBridgeTransport(baseUrl: string, binding: Fetcher | undefine
   const base = baseUrl.replace(/\/+$/, '');
   const send = binding ? binding.fetch.bind(binding) : LOOPBACK_HTTP.test(base) ? fetch : undefined;
   return async (path, { timeoutMs, ...init }) => {
-    if (!send) throw new BridgeBindingMissingError(`BRIDGE_URL ${base} needs the mtls_certificates binding BRIDGE_MTLS (see README)`);
+    if (!send)
+      throw new BridgeBindingMissingError(
+        `BRIDGE_URL ${base} needs the mtls_certificates binding BRIDGE_MTLS (see README)`,
+      );
     return send(`${base}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) } as RequestInit);
   };
 }

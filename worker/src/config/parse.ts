@@ -65,7 +65,10 @@ function parseRaw(def: VarDef, raw: string): Parsed<unknown> {
       return fail();
     }
     case 'list': {
-      const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const items = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       for (const item of items) {
         const problem = def.checkItem?.(item);
         if (problem) return fail(problem);

@@ -33,7 +33,10 @@ function specRows(): SpecRow[] {
 }
 
 // Environment names the specification leaves "not shown" (architecture.md §4).
-const NOT_SHOWN_ENV: Record<string, string> = { STATIC_DIR: 'AUTH_STATIC_DIR', DEBUG_COUNTDOWN_USER_SU: 'AUTH_DEBUG_COUNTDOWN_USER_SU' };
+const NOT_SHOWN_ENV: Record<string, string> = {
+  STATIC_DIR: 'AUTH_STATIC_DIR',
+  DEBUG_COUNTDOWN_USER_SU: 'AUTH_DEBUG_COUNTDOWN_USER_SU',
+};
 
 /** Defaults the specification describes in words, and what satisfies the description. */
 const DESCRIBED: Record<string, (v: unknown) => boolean> = {
@@ -93,7 +96,34 @@ describe('registry against the specification', () => {
     const specNames = new Set(rows.map((r) => r.name));
     const extra = VAR_NAMES.filter((n) => !specNames.has(n));
     for (const n of extra) expect(REGISTRY[n].group, n).toBe('Deployment');
-    expect(extra.sort()).toEqual(['AUDIT_API_ACCESS_ENABLED', 'AUTH_BOOTSTRAP_ADMIN_LOGIN', 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', 'BRIDGE_EMBEDDED', 'BRIDGE_TLS_CA', 'BRIDGE_TLS_CERT', 'BRIDGE_TLS_KEY', 'BRIDGE_URL', 'LIBSQL_AUTH_TOKEN', 'LIBSQL_URL', 'MAIL_LANGUAGE', 'MAX_BODY_SIZE', 'METRICS_TOKEN', 'OUTBOX_RETENTION_DAY', 'PASSWORD_EXPIRY_NOTICE_DAY', 'PASSWORD_HASH_CONCURRENCY', 'PASSWORD_HASH_QUEUE', 'PASSWORD_RESET_TTL_MIN', 'SECRETS_ENCRYPTION_KEY', 'SECRETS_ENCRYPTION_KEY_PREVIOUS', 'SESSION_ABSOLUTE_TIMEOUT_HOURS', 'SESSION_IDLE_TIMEOUT_MIN', 'SESSION_SECRET_KEY_PREVIOUS', 'TEST_CLOCK_CONTROL', 'TRUSTED_PROXIES', 'WELCOME_LINK_TTL_HOURS']);
+    expect(extra.sort()).toEqual([
+      'AUDIT_API_ACCESS_ENABLED',
+      'AUTH_BOOTSTRAP_ADMIN_LOGIN',
+      'AUTH_BOOTSTRAP_ADMIN_PASSWORD',
+      'BRIDGE_EMBEDDED',
+      'BRIDGE_TLS_CA',
+      'BRIDGE_TLS_CERT',
+      'BRIDGE_TLS_KEY',
+      'BRIDGE_URL',
+      'LIBSQL_AUTH_TOKEN',
+      'LIBSQL_URL',
+      'MAIL_LANGUAGE',
+      'MAX_BODY_SIZE',
+      'METRICS_TOKEN',
+      'OUTBOX_RETENTION_DAY',
+      'PASSWORD_EXPIRY_NOTICE_DAY',
+      'PASSWORD_HASH_CONCURRENCY',
+      'PASSWORD_HASH_QUEUE',
+      'PASSWORD_RESET_TTL_MIN',
+      'SECRETS_ENCRYPTION_KEY',
+      'SECRETS_ENCRYPTION_KEY_PREVIOUS',
+      'SESSION_ABSOLUTE_TIMEOUT_HOURS',
+      'SESSION_IDLE_TIMEOUT_MIN',
+      'SESSION_SECRET_KEY_PREVIOUS',
+      'TEST_CLOCK_CONTROL',
+      'TRUSTED_PROXIES',
+      'WELCOME_LINK_TTL_HOURS',
+    ]);
   });
 
   it('environment names are unique', () => {
@@ -103,6 +133,15 @@ describe('registry against the specification', () => {
 
   it('marks the secrets', () => {
     const secrets = VAR_NAMES.filter((n) => REGISTRY[n].secret).sort();
-    expect(secrets).toEqual(['AUTH_BOOTSTRAP_ADMIN_PASSWORD', 'EMAIL_HOST_PASSWORD', 'LIBSQL_AUTH_TOKEN', 'METRICS_TOKEN', 'SECRETS_ENCRYPTION_KEY', 'SECRETS_ENCRYPTION_KEY_PREVIOUS', 'SESSION_SECRET_KEY', 'SESSION_SECRET_KEY_PREVIOUS']);
+    expect(secrets).toEqual([
+      'AUTH_BOOTSTRAP_ADMIN_PASSWORD',
+      'EMAIL_HOST_PASSWORD',
+      'LIBSQL_AUTH_TOKEN',
+      'METRICS_TOKEN',
+      'SECRETS_ENCRYPTION_KEY',
+      'SECRETS_ENCRYPTION_KEY_PREVIOUS',
+      'SESSION_SECRET_KEY',
+      'SESSION_SECRET_KEY_PREVIOUS',
+    ]);
   });
 });

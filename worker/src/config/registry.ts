@@ -4,16 +4,7 @@
  * name, type or default: the resolver reads them from here, and so do the README table and tests.
  */
 import { checkProxyRange } from '../http/ip-ranges.js';
-import type {
-  BooleanVar,
-  EnumVar,
-  IntegerVar,
-  ListVar,
-  NumberVar,
-  StringVar,
-  VarDef,
-  VarGroup,
-} from './types.js';
+import type { BooleanVar, EnumVar, IntegerVar, ListVar, NumberVar, StringVar, VarDef, VarGroup } from './types.js';
 
 type Common = { env?: string; secret?: boolean; restart?: boolean };
 
@@ -41,10 +32,26 @@ function str(
   const format = o.format ?? (o.check ? (o.check('\0') ?? o.check('') ?? undefined) : undefined);
   return { ...base(group, env, description, o), type: 'string', default: dflt, check: o.check, format, oneOf: o.oneOf };
 }
-function int(group: VarGroup, env: string, dflt: number, min: number, max: number, description: string, o: Common = {}): IntegerVar {
+function int(
+  group: VarGroup,
+  env: string,
+  dflt: number,
+  min: number,
+  max: number,
+  description: string,
+  o: Common = {},
+): IntegerVar {
   return { ...base(group, env, description, o), type: 'integer', default: dflt, min, max };
 }
-function num(group: VarGroup, env: string, dflt: number, min: number, max: number, description: string, o: Common = {}): NumberVar {
+function num(
+  group: VarGroup,
+  env: string,
+  dflt: number,
+  min: number,
+  max: number,
+  description: string,
+  o: Common = {},
+): NumberVar {
   return { ...base(group, env, description, o), type: 'number', default: dflt, min, max };
 }
 function bool(group: VarGroup, env: string, dflt: boolean, description: string, o: Common = {}): BooleanVar {
@@ -59,7 +66,14 @@ function list(
 ): ListVar {
   return { ...base(group, env, description, o), type: 'list', default: dflt, checkItem: o.checkItem, format: o.format };
 }
-function enumeration(group: VarGroup, env: string, dflt: string, values: readonly string[], description: string, o: Common = {}): EnumVar {
+function enumeration(
+  group: VarGroup,
+  env: string,
+  dflt: string,
+  values: readonly string[],
+  description: string,
+  o: Common = {},
+): EnumVar {
   return { ...base(group, env, description, o), type: 'enumeration', default: dflt, values };
 }
 
@@ -132,41 +146,164 @@ export const REGISTRY = {
   LOG_LEVEL: str(A, 'AUTH_LOG_LEVEL', 'INFO', 'logging level of the service', { oneOf: LOG_LEVELS }),
   ACCESS_LOG_LEVEL: str(A, 'AUTH_ACCESS_LOG_LEVEL', 'INFO', 'logging level of API access', { oneOf: LOG_LEVELS }),
   NOTIFICATION_EXPIRATION: int(A, 'AUTH_NOTIFICATION_EXPIRATION', 10, 1, 3650, 'days the notification history is kept'),
-  AUDIT_CRUD_USER_LOGS_PATTERN: str(A, 'AUDIT_CRUD_USER_LOGS_PATTERN', 'svc-sec-crud-user-logs-*', "index pattern of the log of users' CRUD operations", { check: nonEmpty }),
-  AUDIT_CRUD_ADMIN_LOGS_PATTERN: str(A, 'AUDIT_CRUD_ADMIN_LOGS_PATTERN', 'svc-sec-crud-admin-logs-*', "index pattern of the log of administrators' CRUD operations", { check: nonEmpty }),
-  AUDIT_EXT_SERVICE_ACCESS_PATTERN: str(A, 'AUDIT_EXT_SERVICE_ACCESS_PATTERN', 'svc-sec-ext-service-access-*', 'index pattern of the log of access to corporate services', { check: nonEmpty }),
-  AUDIT_API_ACCESS_PATTERN: str(A, 'AUDIT_API_ACCESS_PATTERN', 'svc-sec-api-access-*', 'index pattern of the log of access to the system API', { check: nonEmpty }),
-  AUDIT_USER_ACTIVITY_PATTERN: str(A, 'AUDIT_USER_ACTIVITY_PATTERN', 'svc-sec-user-activity-*', 'index pattern of the user activity log', { check: nonEmpty }),
-  AUDIT_DATA_LIFECYCLE_PATTERN: str(A, 'AUDIT_DATA_LIFECYCLE_PATTERN', 'svc-sec-data-lifecycle-*', 'index pattern of the monitoring data lifecycle log', { check: nonEmpty }),
-  LOGSTORE_URLS: str(A, 'LOGSTORE_URLS', LOGSTORE_PLACEHOLDER, 'addresses of the search and log store nodes, separated by semicolons', { check: logstoreUrls }),
-  LOGSTORE_TIMEOUT: int(A, 'LOGSTORE_TIMEOUT', 10, 1, 300, 'timeout, in seconds, of requests to the search and log store'),
+  AUDIT_CRUD_USER_LOGS_PATTERN: str(
+    A,
+    'AUDIT_CRUD_USER_LOGS_PATTERN',
+    'svc-sec-crud-user-logs-*',
+    "index pattern of the log of users' CRUD operations",
+    { check: nonEmpty },
+  ),
+  AUDIT_CRUD_ADMIN_LOGS_PATTERN: str(
+    A,
+    'AUDIT_CRUD_ADMIN_LOGS_PATTERN',
+    'svc-sec-crud-admin-logs-*',
+    "index pattern of the log of administrators' CRUD operations",
+    { check: nonEmpty },
+  ),
+  AUDIT_EXT_SERVICE_ACCESS_PATTERN: str(
+    A,
+    'AUDIT_EXT_SERVICE_ACCESS_PATTERN',
+    'svc-sec-ext-service-access-*',
+    'index pattern of the log of access to corporate services',
+    { check: nonEmpty },
+  ),
+  AUDIT_API_ACCESS_PATTERN: str(
+    A,
+    'AUDIT_API_ACCESS_PATTERN',
+    'svc-sec-api-access-*',
+    'index pattern of the log of access to the system API',
+    { check: nonEmpty },
+  ),
+  AUDIT_USER_ACTIVITY_PATTERN: str(
+    A,
+    'AUDIT_USER_ACTIVITY_PATTERN',
+    'svc-sec-user-activity-*',
+    'index pattern of the user activity log',
+    { check: nonEmpty },
+  ),
+  AUDIT_DATA_LIFECYCLE_PATTERN: str(
+    A,
+    'AUDIT_DATA_LIFECYCLE_PATTERN',
+    'svc-sec-data-lifecycle-*',
+    'index pattern of the monitoring data lifecycle log',
+    { check: nonEmpty },
+  ),
+  LOGSTORE_URLS: str(
+    A,
+    'LOGSTORE_URLS',
+    LOGSTORE_PLACEHOLDER,
+    'addresses of the search and log store nodes, separated by semicolons',
+    { check: logstoreUrls },
+  ),
+  LOGSTORE_TIMEOUT: int(
+    A,
+    'LOGSTORE_TIMEOUT',
+    10,
+    1,
+    300,
+    'timeout, in seconds, of requests to the search and log store',
+  ),
 
   // Group Security (environment names not shown by the specification: their own names, architecture.md §4)
-  DEFAULT_FRONTEND_URL: str(S, 'DEFAULT_FRONTEND_URL', 'http://localhost', 'default page to go to after successful authorization', { check: httpUrl }),
-  DEFAULT_FRONTEND_MERGE_URL: str(S, 'DEFAULT_FRONTEND_MERGE_URL', 'http://localhost/conflict', 'default page to go to when accounts with the same login conflict', { check: httpUrl }),
-  LDAP_SERVER_CONNECT_TIMEOUT: int(S, 'LDAP_SERVER_CONNECT_TIMEOUT', 5, 1, 120, 'seconds, timeout of connecting to the LDAP server'),
-  LDAP_SERVER_SEARCHING_TIMEOUT: int(S, 'LDAP_SERVER_SEARCHING_TIMEOUT', 5, 1, 120, 'seconds, timeout of a search on the LDAP server'),
+  DEFAULT_FRONTEND_URL: str(
+    S,
+    'DEFAULT_FRONTEND_URL',
+    'http://localhost',
+    'default page to go to after successful authorization',
+    { check: httpUrl },
+  ),
+  DEFAULT_FRONTEND_MERGE_URL: str(
+    S,
+    'DEFAULT_FRONTEND_MERGE_URL',
+    'http://localhost/conflict',
+    'default page to go to when accounts with the same login conflict',
+    { check: httpUrl },
+  ),
+  LDAP_SERVER_CONNECT_TIMEOUT: int(
+    S,
+    'LDAP_SERVER_CONNECT_TIMEOUT',
+    5,
+    1,
+    120,
+    'seconds, timeout of connecting to the LDAP server',
+  ),
+  LDAP_SERVER_SEARCHING_TIMEOUT: int(
+    S,
+    'LDAP_SERVER_SEARCHING_TIMEOUT',
+    5,
+    1,
+    120,
+    'seconds, timeout of a search on the LDAP server',
+  ),
   DIRECTORY_SIGNATURE: str(S, 'DIRECTORY_SIGNATURE', '1.2.840.113556.1.4.800', 'signature of the directory service', {
     check: (v) => (/^\d+(\.\d+)+$/.test(v) ? null : 'an OID such as 1.2.840.113556.1.4.800'),
   }),
-  AUTH_FAILED_TIMEOUT_MIN: int(S, 'AUTH_FAILED_TIMEOUT_MIN', 15, 1, 1440, 'minutes, the interval in which failed authorization attempts are counted'),
-  AUTH_FAILED_COUNT: int(S, 'AUTH_FAILED_COUNT', 3, 1, 100, 'number of failed attempts after which a restriction applies'),
+  AUTH_FAILED_TIMEOUT_MIN: int(
+    S,
+    'AUTH_FAILED_TIMEOUT_MIN',
+    15,
+    1,
+    1440,
+    'minutes, the interval in which failed authorization attempts are counted',
+  ),
+  AUTH_FAILED_COUNT: int(
+    S,
+    'AUTH_FAILED_COUNT',
+    3,
+    1,
+    100,
+    'number of failed attempts after which a restriction applies',
+  ),
   AUTH_SESSIONS_MAX_COUNT: int(S, 'AUTH_SESSIONS_MAX_COUNT', 5, 1, 100, 'maximum number of sessions of a user'),
   AUTH_SESSIONS_DEFAULT_COUNT: int(S, 'AUTH_SESSIONS_DEFAULT_COUNT', 1, 1, 100, 'default number of sessions of a user'),
-  USER_INACTIVE_TIMEOUT_DAY: int(S, 'USER_INACTIVE_TIMEOUT_DAY', 45, 1, 3650, 'days of inactivity after which the account is blocked'),
+  USER_INACTIVE_TIMEOUT_DAY: int(
+    S,
+    'USER_INACTIVE_TIMEOUT_DAY',
+    45,
+    1,
+    3650,
+    'days of inactivity after which the account is blocked',
+  ),
   USER_LOGIN_REUSE_DAY: int(S, 'USER_LOGIN_REUSE_DAY', 1095, 0, 36500, 'days after which a login may be reused'),
   USER_PASSWORD_MIN_LENGTH: int(S, 'USER_PASSWORD_MIN_LENGTH', 8, 1, 128, 'minimum password length'),
   USER_PASSWORD_MAX_LENGTH: int(S, 'USER_PASSWORD_MAX_LENGTH', 20, 1, 1024, 'maximum password length'),
-  USER_PASSWORD_SPECIAL_SYM: list(S, 'USER_PASSWORD_SPECIAL_SYM', ['$', '@', '#', '%'], 'allowed special characters in a password', {
-    checkItem: specialSymbol,
-    format: 'comma-separated single characters',
-  }),
-  USER_PASSWORD_SPECIAL_SYM_MIN: int(S, 'USER_PASSWORD_SPECIAL_SYM_MIN', 1, 0, 128, 'minimum count of special characters'),
+  USER_PASSWORD_SPECIAL_SYM: list(
+    S,
+    'USER_PASSWORD_SPECIAL_SYM',
+    ['$', '@', '#', '%'],
+    'allowed special characters in a password',
+    {
+      checkItem: specialSymbol,
+      format: 'comma-separated single characters',
+    },
+  ),
+  USER_PASSWORD_SPECIAL_SYM_MIN: int(
+    S,
+    'USER_PASSWORD_SPECIAL_SYM_MIN',
+    1,
+    0,
+    128,
+    'minimum count of special characters',
+  ),
   USER_PASSWORD_DIGITAL_MIN: int(S, 'USER_PASSWORD_DIGITAL_MIN', 1, 0, 128, 'minimum count of digits'),
   USER_PASSWORD_LOWER_MIN: int(S, 'USER_PASSWORD_LOWER_MIN', 1, 0, 128, 'minimum count of lower-case letters'),
   USER_PASSWORD_UPPER_MIN: int(S, 'USER_PASSWORD_UPPER_MIN', 1, 0, 128, 'minimum count of upper-case letters'),
-  USER_PASSWORD_HISTORY_DEPTH: int(S, 'USER_PASSWORD_HISTORY_DEPTH', 3, 0, 100, 'number of previous passwords that may not be reused'),
-  USER_PASSWORD_EXPIRATION_DAY: int(S, 'USER_PASSWORD_EXPIRATION_DAY', 60, 0, 3650, 'password lifetime in days (0: passwords never expire)'),
+  USER_PASSWORD_HISTORY_DEPTH: int(
+    S,
+    'USER_PASSWORD_HISTORY_DEPTH',
+    3,
+    0,
+    100,
+    'number of previous passwords that may not be reused',
+  ),
+  USER_PASSWORD_EXPIRATION_DAY: int(
+    S,
+    'USER_PASSWORD_EXPIRATION_DAY',
+    60,
+    0,
+    3650,
+    'password lifetime in days (0: passwords never expire)',
+  ),
 
   // Group Mail (placeholders are obviously fake: sending refuses while EMAIL_HOST is the placeholder)
   EMAIL_HOST: str(M, 'EMAIL_HOST', 'mail.example.com', 'address of the mail server', { check: nonEmpty }),
@@ -180,9 +317,15 @@ export const REGISTRY = {
   PROFILE: bool(E, 'AUTH_PROFILE', false, 'enables profiling through the error-tracking system', { restart: true }),
 
   // Hidden: database connection
-  DB_SCHEMA: str(DB, 'AUTH_DB_SCHEMA', 'auth', 'database schema used by the service (libSQL: the name the database is stamped with)', {
-    check: (v) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(v) ? null : 'an identifier of letters, digits and "_"'),
-  }),
+  DB_SCHEMA: str(
+    DB,
+    'AUTH_DB_SCHEMA',
+    'auth',
+    'database schema used by the service (libSQL: the name the database is stamped with)',
+    {
+      check: (v) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(v) ? null : 'an identifier of letters, digits and "_"'),
+    },
+  ),
   DB_POOL: bool(DB, 'AUTH_DB_POOL', true, 'use a connection pool'),
   DB_POOL_SIZE: int(DB, 'AUTH_DB_POOL_CONNECT', 20, 1, 1000, 'pool size'),
   DB_POOL_OVERFLOW: int(DB, 'AUTH_DB_POOL_OVERFLOW', 10, 0, 1000, 'extra connections beyond the pool size'),
@@ -190,7 +333,12 @@ export const REGISTRY = {
   // Hidden: general parameters
   PROJECT_NAME: str(G, 'AUTH_PROJECT_NAME', 'AUTH', 'service name', { check: nonEmpty }),
   PROJECT_DESCRIPTION: str(G, 'AUTH_PROJECT_DESCRIPTION', 'Сервис авторизации', 'service description'),
-  USE_CONTAINER_IP_FOR_BIND: bool(G, 'AUTH_USE_CONTAINER_IP_FOR_BIND', true, 'use the container IP as the bind address'),
+  USE_CONTAINER_IP_FOR_BIND: bool(
+    G,
+    'AUTH_USE_CONTAINER_IP_FOR_BIND',
+    true,
+    'use the container IP as the bind address',
+  ),
   BIND_HOST: str(G, 'AUTH_BIND_HOST', '', 'address on which the service accepts connections'),
   BIND_PORT: int(G, 'AUTH_BIND_PORT', 8001, 0, 65535, 'port of incoming connections (0: any free port)'),
   ROOT_PATH: str(G, 'AUTH_ROOT_PATH', '/api/auth', 'root path of the published API', { check: urlPath(true) }),
@@ -210,99 +358,330 @@ export const REGISTRY = {
   SRM_HOST: str(I, 'SRM_HOST', 'localhost', 'internal address of the SRM service', { check: nonEmpty }),
   SRM_PORT: int(I, 'SRM_PORT', 8002, 1, 65535, 'internal port of the SRM service'),
   SRM_VERSION_PREFIX: str(I, 'SRM_VERSION_PREFIX', '/v3', 'version prefix of its API', { check: urlPath(false) }),
-  MONITORING_HOST: str(I, 'MONITORING_HOST', 'localhost', 'internal address of the monitoring service', { check: nonEmpty }),
+  MONITORING_HOST: str(I, 'MONITORING_HOST', 'localhost', 'internal address of the monitoring service', {
+    check: nonEmpty,
+  }),
   MONITORING_PORT: int(I, 'MONITORING_PORT', 8004, 1, 65535, 'internal port of the monitoring service'),
-  MONITORING_VERSION_PREFIX: str(I, 'MONITORING_VERSION_PREFIX', '/v3', 'version prefix of its API', { check: urlPath(false) }),
+  MONITORING_VERSION_PREFIX: str(I, 'MONITORING_VERSION_PREFIX', '/v3', 'version prefix of its API', {
+    check: urlPath(false),
+  }),
 
   // Hidden: sessions and background processing
-  SESSION_SECRET_KEY: str(SB, 'SESSION_SECRET_KEY', '', 'secret key for user sessions (empty: generated automatically at start)', {
-    secret: true,
-    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
-  }),
-  OUTBOX_CONTEXT_DETACH: bool(SB, 'OUTBOX_CONTEXT_DETACH', true, 'controls detaching of context when outbox messages are processed'),
+  SESSION_SECRET_KEY: str(
+    SB,
+    'SESSION_SECRET_KEY',
+    '',
+    'secret key for user sessions (empty: generated automatically at start)',
+    {
+      secret: true,
+      check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+    },
+  ),
+  OUTBOX_CONTEXT_DETACH: bool(
+    SB,
+    'OUTBOX_CONTEXT_DETACH',
+    true,
+    'controls detaching of context when outbox messages are processed',
+  ),
   OUTBOX_BATCH_SIZE: int(SB, 'OUTBOX_BATCH_SIZE', 20, 1, 1000, 'batch size of outbox message processing'),
-  BACKGROUND_TYPE: enumeration(SB, 'BACKGROUND_TYPE', 'MEMORY', ['MEMORY'], 'type of the background-processing mechanism'),
-  IN_APP_SCHEDULER_ENABLED: bool(SB, 'IN_APP_SCHEDULER_ENABLED', true, 'enables the built-in scheduler of background tasks'),
+  BACKGROUND_TYPE: enumeration(
+    SB,
+    'BACKGROUND_TYPE',
+    'MEMORY',
+    ['MEMORY'],
+    'type of the background-processing mechanism',
+  ),
+  IN_APP_SCHEDULER_ENABLED: bool(
+    SB,
+    'IN_APP_SCHEDULER_ENABLED',
+    true,
+    'enables the built-in scheduler of background tasks',
+  ),
   DEBUG_COUNTDOWN_USER_SU: int(SB, 'AUTH_DEBUG_COUNTDOWN_USER_SU', 20, 1, 1440, 'minutes the super-access lasts'),
 
   // Hidden: search and log store integration
   LOGSTORE_VERIFY_CERTS: bool(L, 'LOGSTORE_VERIFY_CERTS', false, "verify the store's TLS certificates on connect"),
-  LOGSTORE_USER_ROLE_ATTRIBUTE: str(L, 'LOGSTORE_USER_ROLE_ATTRIBUTE', 'role', 'name of the user attribute whose value serves as the role in the integration', { check: nonEmpty }),
+  LOGSTORE_USER_ROLE_ATTRIBUTE: str(
+    L,
+    'LOGSTORE_USER_ROLE_ATTRIBUTE',
+    'role',
+    'name of the user attribute whose value serves as the role in the integration',
+    { check: nonEmpty },
+  ),
 
   // Hidden: error-tracking integration
-  ERRTRACK_DSN: str(ET, 'AUTH_ERRTRACK_DSN', '', 'DSN for sending events of the authorization service', { check: dsnCheck }),
-  SENDER_ERRTRACK_DSN: str(ET, 'SENDER_ERRTRACK_DSN', '', 'DSN for sending events related to sending messages', { check: dsnCheck }),
+  ERRTRACK_DSN: str(ET, 'AUTH_ERRTRACK_DSN', '', 'DSN for sending events of the authorization service', {
+    check: dsnCheck,
+  }),
+  SENDER_ERRTRACK_DSN: str(ET, 'SENDER_ERRTRACK_DSN', '', 'DSN for sending events related to sending messages', {
+    check: dsnCheck,
+  }),
   ERRTRACK_ENV: str(ET, 'ERRTRACK_ENV', '', 'environment name attached to events; while empty, no events are sent'),
-  ERRTRACK_CA: str(ET, 'ERRTRACK_CA', '', 'root certificate (PEM) that verifies the TLS connection to the error-tracking system', { check: pem }),
-  FRONTEND_ERRTRACK_DSN: str(ET, 'FRONTEND_ERRTRACK_DSN', '', 'DSN for events of the web interface; while empty, error tracking is off in the browser', { check: dsnCheck }),
-  FRONTEND_ERRTRACK_TUNNEL: bool(ET, 'FRONTEND_ERRTRACK_TUNNEL', false, 'send web-interface events through the authorization service'),
-  FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE: num(ET, 'FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', 1.0, 0, 1, 'share of traced web-interface transactions'),
-  FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE: num(ET, 'FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE', 0.1, 0, 1, 'share of user sessions for which a session replay is recorded'),
-  FRONTEND_ERRTRACK_TUNNEL_TIMEOUT: num(ET, 'FRONTEND_ERRTRACK_TUNNEL_TIMEOUT', 5.0, 0.1, 120, 'seconds, timeout of relaying an event from the browser'),
-  FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE: int(ET, 'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE', 2097152, 1024, 104857600, 'bytes, maximum size of an event accepted from the browser for relaying'),
+  ERRTRACK_CA: str(
+    ET,
+    'ERRTRACK_CA',
+    '',
+    'root certificate (PEM) that verifies the TLS connection to the error-tracking system',
+    { check: pem },
+  ),
+  FRONTEND_ERRTRACK_DSN: str(
+    ET,
+    'FRONTEND_ERRTRACK_DSN',
+    '',
+    'DSN for events of the web interface; while empty, error tracking is off in the browser',
+    { check: dsnCheck },
+  ),
+  FRONTEND_ERRTRACK_TUNNEL: bool(
+    ET,
+    'FRONTEND_ERRTRACK_TUNNEL',
+    false,
+    'send web-interface events through the authorization service',
+  ),
+  FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE: num(
+    ET,
+    'FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE',
+    1.0,
+    0,
+    1,
+    'share of traced web-interface transactions',
+  ),
+  FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE: num(
+    ET,
+    'FRONTEND_ERRTRACK_REPLAYS_SAMPLE_RATE',
+    0.1,
+    0,
+    1,
+    'share of user sessions for which a session replay is recorded',
+  ),
+  FRONTEND_ERRTRACK_TUNNEL_TIMEOUT: num(
+    ET,
+    'FRONTEND_ERRTRACK_TUNNEL_TIMEOUT',
+    5.0,
+    0.1,
+    120,
+    'seconds, timeout of relaying an event from the browser',
+  ),
+  FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE: int(
+    ET,
+    'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE',
+    2097152,
+    1024,
+    104857600,
+    'bytes, maximum size of an event accepted from the browser for relaying',
+  ),
 
   // Deployment variables added by this implementation (architecture.md §1, §4); not in the specification
-  LIBSQL_URL: str(D, 'LIBSQL_URL', 'file:data/auth.db', 'libSQL database: file: (Node host) or http(s)://, libsql:// (sqld, Turso)', {
-    check: (v) => (/^(file:|https?:\/\/|libsql:\/\/|wss?:\/\/)/.test(v) ? null : 'a file:, http(s)://, libsql:// or ws(s):// URL'),
-  }),
+  LIBSQL_URL: str(
+    D,
+    'LIBSQL_URL',
+    'file:data/auth.db',
+    'libSQL database: file: (Node host) or http(s)://, libsql:// (sqld, Turso)',
+    {
+      check: (v) =>
+        /^(file:|https?:\/\/|libsql:\/\/|wss?:\/\/)/.test(v) ? null : 'a file:, http(s)://, libsql:// or ws(s):// URL',
+    },
+  ),
   LIBSQL_AUTH_TOKEN: str(D, 'LIBSQL_AUTH_TOKEN', '', 'auth token of the libSQL server (sqld, Turso)', { secret: true }),
-  AUTH_BOOTSTRAP_ADMIN_LOGIN: str(D, 'AUTH_BOOTSTRAP_ADMIN_LOGIN', '', 'login of the first administrator, created while no administrator exists'),
-  AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(D, 'AUTH_BOOTSTRAP_ADMIN_PASSWORD', '', 'password of the first administrator (must pass the password policy)', { secret: true }),
-  BRIDGE_URL: str(D, 'AUTH_BRIDGE_URL', '', 'base URL of the ldap-bridge (https://host:port); empty: no bridge. Locally the edge host may name the mTLS binding emulator (http://127.0.0.1:port)', {
-    check: (v) => (v === '' || /^https:\/\/[^/]+$/.test(v) || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(v) ? null : 'an https:// origin such as https://bridge.internal:8443 (or the local emulator http://127.0.0.1:port)'),
-  }),
-  BRIDGE_EMBEDDED: bool(D, 'AUTH_BRIDGE_EMBEDDED', true, 'Node host: while BRIDGE_URL is empty, run a development bridge on loopback inside the host, over mutual TLS with the BRIDGE_TLS_* development certificates (made with openssl at the first start when absent). Production runs the bridge on-prem instead'),
-  BRIDGE_TLS_CERT: str(D, 'AUTH_BRIDGE_TLS_CERT', 'data/certs/worker-client.pem', 'Node host: file of the client certificate presented to the bridge'),
-  BRIDGE_TLS_KEY: str(D, 'AUTH_BRIDGE_TLS_KEY', 'data/certs/worker-client.key', 'Node host: file of the key of that certificate'),
-  BRIDGE_TLS_CA: str(D, 'AUTH_BRIDGE_TLS_CA', 'data/certs/dev-ca.pem', "Node host: file of the CA that signs the bridge's server certificate"),
-  SECRETS_ENCRYPTION_KEY: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY', '',
+  AUTH_BOOTSTRAP_ADMIN_LOGIN: str(
+    D,
+    'AUTH_BOOTSTRAP_ADMIN_LOGIN',
+    '',
+    'login of the first administrator, created while no administrator exists',
+  ),
+  AUTH_BOOTSTRAP_ADMIN_PASSWORD: str(
+    D,
+    'AUTH_BOOTSTRAP_ADMIN_PASSWORD',
+    '',
+    'password of the first administrator (must pass the password policy)',
+    { secret: true },
+  ),
+  BRIDGE_URL: str(
+    D,
+    'AUTH_BRIDGE_URL',
+    '',
+    'base URL of the ldap-bridge (https://host:port); empty: no bridge. Locally the edge host may name the mTLS ' +
+      'binding emulator (http://127.0.0.1:port)',
+    {
+      check: (v) =>
+        v === '' || /^https:\/\/[^/]+$/.test(v) || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(v)
+          ? null
+          : 'an https:// origin such as https://bridge.internal:8443 (or the local emulator http://127.0.0.1:port)',
+    },
+  ),
+  BRIDGE_EMBEDDED: bool(
+    D,
+    'AUTH_BRIDGE_EMBEDDED',
+    true,
+    'Node host: while BRIDGE_URL is empty, run a development bridge on loopback inside the host, over mutual ' +
+      'TLS with the BRIDGE_TLS_* development certificates (made with openssl at the first start when absent). ' +
+      'Production runs the bridge on-prem instead',
+  ),
+  BRIDGE_TLS_CERT: str(
+    D,
+    'AUTH_BRIDGE_TLS_CERT',
+    'data/certs/worker-client.pem',
+    'Node host: file of the client certificate presented to the bridge',
+  ),
+  BRIDGE_TLS_KEY: str(
+    D,
+    'AUTH_BRIDGE_TLS_KEY',
+    'data/certs/worker-client.key',
+    'Node host: file of the key of that certificate',
+  ),
+  BRIDGE_TLS_CA: str(
+    D,
+    'AUTH_BRIDGE_TLS_CA',
+    'data/certs/dev-ca.pem',
+    "Node host: file of the CA that signs the bridge's server certificate",
+  ),
+  SECRETS_ENCRYPTION_KEY: str(
+    D,
+    'AUTH_SECRETS_ENCRYPTION_KEY',
+    '',
     'key that encrypts stored secrets (LDAP service passwords, OIDC client secrets); ' +
-      'empty: derived from SESSION_SECRET_KEY', {
-    secret: true,
-    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
-  }),
-  AUDIT_API_ACCESS_ENABLED: bool(D, 'AUTH_AUDIT_API_ACCESS', true,
+      'empty: derived from SESSION_SECRET_KEY',
+    {
+      secret: true,
+      check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+    },
+  ),
+  AUDIT_API_ACCESS_ENABLED: bool(
+    D,
+    'AUTH_AUDIT_API_ACCESS',
+    true,
     'record an api_access audit event for every request authenticated with Basic or Bearer ' +
-      '(buffered, written within a second)'),
-  OUTBOX_RETENTION_DAY: int(D, 'AUTH_OUTBOX_RETENTION_DAY', 7, 1, 3650, 'days audit events are kept in the outbox after their delivery to the log store'),
-  SESSION_IDLE_TIMEOUT_MIN: int(D, 'AUTH_SESSION_IDLE_TIMEOUT_MIN', 120, 1, 10080, 'minutes without a request after which a session ends'),
-  SESSION_ABSOLUTE_TIMEOUT_HOURS: int(D, 'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS', 24, 1, 720, 'hours after which a session ends, however active'),
-  TEST_CLOCK_CONTROL: bool(D, 'AUTH_TEST_CLOCK_CONTROL', false, 'test suites only: POST ROOT_PATH/__test__/clock shifts the service clock; never enable in production'),
-  SESSION_SECRET_KEY_PREVIOUS: str(D, 'SESSION_SECRET_KEY_PREVIOUS', '', 'previous session key, still accepted to verify cookies during a rotation', {
-    secret: true,
-    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
-  }),
-  SECRETS_ENCRYPTION_KEY_PREVIOUS: str(D, 'AUTH_SECRETS_ENCRYPTION_KEY_PREVIOUS', '',
+      '(buffered, written within a second)',
+  ),
+  OUTBOX_RETENTION_DAY: int(
+    D,
+    'AUTH_OUTBOX_RETENTION_DAY',
+    7,
+    1,
+    3650,
+    'days audit events are kept in the outbox after their delivery to the log store',
+  ),
+  SESSION_IDLE_TIMEOUT_MIN: int(
+    D,
+    'AUTH_SESSION_IDLE_TIMEOUT_MIN',
+    120,
+    1,
+    10080,
+    'minutes without a request after which a session ends',
+  ),
+  SESSION_ABSOLUTE_TIMEOUT_HOURS: int(
+    D,
+    'AUTH_SESSION_ABSOLUTE_TIMEOUT_HOURS',
+    24,
+    1,
+    720,
+    'hours after which a session ends, however active',
+  ),
+  TEST_CLOCK_CONTROL: bool(
+    D,
+    'AUTH_TEST_CLOCK_CONTROL',
+    false,
+    'test suites only: POST ROOT_PATH/__test__/clock shifts the service clock; never enable in production',
+  ),
+  SESSION_SECRET_KEY_PREVIOUS: str(
+    D,
+    'SESSION_SECRET_KEY_PREVIOUS',
+    '',
+    'previous session key, still accepted to verify cookies during a rotation',
+    {
+      secret: true,
+      check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+    },
+  ),
+  SECRETS_ENCRYPTION_KEY_PREVIOUS: str(
+    D,
+    'AUTH_SECRETS_ENCRYPTION_KEY_PREVIOUS',
+    '',
     'previous AUTH_SECRETS_ENCRYPTION_KEY, still accepted to decrypt stored secrets during a rotation ' +
-      '(they are re-encrypted with the current key)', {
-    secret: true,
-    check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
-  }),
-  MAX_BODY_SIZE: int(D, 'AUTH_MAX_BODY_SIZE', 65536, 1024, 10485760,
+      '(they are re-encrypted with the current key)',
+    {
+      secret: true,
+      check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
+    },
+  ),
+  MAX_BODY_SIZE: int(
+    D,
+    'AUTH_MAX_BODY_SIZE',
+    65536,
+    1024,
+    10485760,
     'bytes, largest request body accepted (413 beyond, refused before it is buffered); ' +
-      'the Sentry tunnel has its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'),
-  TRUSTED_PROXIES: list(D, 'AUTH_TRUSTED_PROXIES', [],
+      'the Sentry tunnel has its own FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE',
+  ),
+  TRUSTED_PROXIES: list(
+    D,
+    'AUTH_TRUSTED_PROXIES',
+    [],
     'Node host: IP addresses or CIDR ranges of the reverse proxies whose X-Forwarded-Proto and ' +
-      'X-Forwarded-For are believed (empty: none). The edge host never believes forwarded headers', {
-    checkItem: checkProxyRange,
-    format: 'comma-separated IP addresses or CIDR ranges',
-  }),
-  PASSWORD_HASH_CONCURRENCY: int(D, 'AUTH_PASSWORD_HASH_CONCURRENCY', 2, 1, 64,
+      'X-Forwarded-For are believed (empty: none). The edge host never believes forwarded headers',
+    {
+      checkItem: checkProxyRange,
+      format: 'comma-separated IP addresses or CIDR ranges',
+    },
+  ),
+  PASSWORD_HASH_CONCURRENCY: int(
+    D,
+    'AUTH_PASSWORD_HASH_CONCURRENCY',
+    2,
+    1,
+    64,
     'password checks and hashes (argon2id) run at once per process (edge: per isolate); ' +
-      'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)'),
-  PASSWORD_HASH_QUEUE: int(D, 'AUTH_PASSWORD_HASH_QUEUE', 32, 0, 10000,
-    'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)'),
-  MAIL_LANGUAGE: enumeration(D, 'AUTH_MAIL_LANGUAGE', 'ru', ['ru', 'en'], 'language of the mails the service sends (notifications, password reset)'),
-  PASSWORD_EXPIRY_NOTICE_DAY: int(D, 'AUTH_PASSWORD_EXPIRY_NOTICE_DAY', 7, 0, 365,
-    'days before a password expires when its owner is told by mail, once per password (0: never)'),
-  PASSWORD_RESET_TTL_MIN: int(D, 'AUTH_PASSWORD_RESET_TTL_MIN', 30, 5, 1440, 'minutes a password-reset link (sent by mail) stays valid'),
-  WELCOME_LINK_TTL_HOURS: int(D, 'AUTH_WELCOME_LINK_TTL_HOURS', 72, 1, 720,
-    "hours the link of a new account's mail (to set its first password) stays valid"),
-  METRICS_TOKEN: str(D, 'AUTH_METRICS_TOKEN', '',
-    'Bearer token of GET ROOT_PATH/metrics (Prometheus scrapes); empty: the endpoint answers 404', {
-    secret: true,
-    check: (v) => (v === '' || /^[\x21-\x7e]{32,}$/.test(v) ? null : 'at least 32 printable ASCII characters, no spaces'),
-  }),
+      'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)',
+  ),
+  PASSWORD_HASH_QUEUE: int(
+    D,
+    'AUTH_PASSWORD_HASH_QUEUE',
+    32,
+    0,
+    10000,
+    'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)',
+  ),
+  MAIL_LANGUAGE: enumeration(
+    D,
+    'AUTH_MAIL_LANGUAGE',
+    'ru',
+    ['ru', 'en'],
+    'language of the mails the service sends (notifications, password reset)',
+  ),
+  PASSWORD_EXPIRY_NOTICE_DAY: int(
+    D,
+    'AUTH_PASSWORD_EXPIRY_NOTICE_DAY',
+    7,
+    0,
+    365,
+    'days before a password expires when its owner is told by mail, once per password (0: never)',
+  ),
+  PASSWORD_RESET_TTL_MIN: int(
+    D,
+    'AUTH_PASSWORD_RESET_TTL_MIN',
+    30,
+    5,
+    1440,
+    'minutes a password-reset link (sent by mail) stays valid',
+  ),
+  WELCOME_LINK_TTL_HOURS: int(
+    D,
+    'AUTH_WELCOME_LINK_TTL_HOURS',
+    72,
+    1,
+    720,
+    "hours the link of a new account's mail (to set its first password) stays valid",
+  ),
+  METRICS_TOKEN: str(
+    D,
+    'AUTH_METRICS_TOKEN',
+    '',
+    'Bearer token of GET ROOT_PATH/metrics (Prometheus scrapes); empty: the endpoint answers 404',
+    {
+      secret: true,
+      check: (v) =>
+        v === '' || /^[\x21-\x7e]{32,}$/.test(v) ? null : 'at least 32 printable ASCII characters, no spaces',
+    },
+  ),
 } as const satisfies Record<string, VarDef>;
 
 export type Registry = typeof REGISTRY;

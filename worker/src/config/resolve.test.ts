@@ -8,14 +8,16 @@ describe('parsing by type', () => {
     expect(parseValue('AUTH_FAILED_COUNT', '1')).toEqual({ ok: true, value: 1 });
     expect(parseValue('AUTH_FAILED_COUNT', '100')).toEqual({ ok: true, value: 100 });
     expect(parseValue('AUTH_FAILED_COUNT', ' 7 ')).toEqual({ ok: true, value: 7 });
-    for (const bad of ['0', '101', '3.5', 'abc', '', '1e2', '0x10']) expect(parseValue('AUTH_FAILED_COUNT', bad).ok, bad).toBe(false);
+    for (const bad of ['0', '101', '3.5', 'abc', '', '1e2', '0x10'])
+      expect(parseValue('AUTH_FAILED_COUNT', bad).ok, bad).toBe(false);
   });
 
   it('number: range 0.0..1.0 for sample rates', () => {
     expect(parseValue('FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', '0.25')).toEqual({ ok: true, value: 0.25 });
     expect(parseValue('FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', '0')).toEqual({ ok: true, value: 0 });
     expect(parseValue('FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', '1.0')).toEqual({ ok: true, value: 1 });
-    for (const bad of ['1.01', '-0.1', 'NaN', 'Infinity', 'half', '']) expect(parseValue('FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', bad).ok, bad).toBe(false);
+    for (const bad of ['1.01', '-0.1', 'NaN', 'Infinity', 'half', ''])
+      expect(parseValue('FRONTEND_ERRTRACK_TRACES_SAMPLE_RATE', bad).ok, bad).toBe(false);
   });
 
   it('boolean: True/False/true/false/1/0', () => {
@@ -58,7 +60,8 @@ describe('error messages', () => {
   it('name the variable, the expected type and the value received', () => {
     const r = parseValue('BIND_PORT', 'eighty');
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.issue.message).toBe('AUTH_BIND_PORT (BIND_PORT): expected integer in 0..65535, received "eighty"');
+    if (!r.ok)
+      expect(r.issue.message).toBe('AUTH_BIND_PORT (BIND_PORT): expected integer in 0..65535, received "eighty"');
   });
 
   it('mask secrets', () => {
@@ -85,7 +88,12 @@ describe('error messages', () => {
 });
 
 describe('priority: UI → environment → default', () => {
-  const env = parseEnvironment({ AUTH_FAILED_COUNT: '7', USER_PASSWORD_MIN_LENGTH: '10', AUTH_DB_SCHEMA: 'envschema', AUTH_PROFILE: 'False' });
+  const env = parseEnvironment({
+    AUTH_FAILED_COUNT: '7',
+    USER_PASSWORD_MIN_LENGTH: '10',
+    AUTH_DB_SCHEMA: 'envschema',
+    AUTH_PROFILE: 'False',
+  });
 
   it('default when nothing is set, environment over default', () => {
     expect(env.get('AUTH_SESSIONS_MAX_COUNT')).toBe(5);

@@ -74,7 +74,12 @@ function languageSwitch(r: PageRender) {
 }
 
 /** The complete document of a page. */
-export async function renderPage(r: PageRender, page: ConsolePage, pages: readonly ConsolePage[], o: { title: string; staticBase: string }) {
+export async function renderPage(
+  r: PageRender,
+  page: ConsolePage,
+  pages: readonly ConsolePage[],
+  o: { title: string; staticBase: string },
+) {
   const title = r.t(page.title);
   const body = await page.body(r);
   return html`<!doctype html>

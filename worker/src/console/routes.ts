@@ -24,7 +24,13 @@ export function registerConsole(app: App): void {
       // The language switch's choice is kept in a cookie of the console's path (a preference only).
       const chosen = c.req.query('lang');
       if (isLang(chosen)) {
-        setCookie(c, LANG_COOKIE, chosen, { path: base, sameSite: 'Lax', httpOnly: true, maxAge: YEAR_S, secure: new URL(c.req.url).protocol === 'https:' });
+        setCookie(c, LANG_COOKIE, chosen, {
+          path: base,
+          sameSite: 'Lax',
+          httpOnly: true,
+          maxAge: YEAR_S,
+          secure: new URL(c.req.url).protocol === 'https:',
+        });
       }
       const lang = chooseLang(isLang(chosen) ? chosen : getCookie(c, LANG_COOKIE), c.req.header('Accept-Language'));
       const r: PageRender = {
@@ -36,7 +42,10 @@ export function registerConsole(app: App): void {
         config: c.var.config,
         db: c.var.db,
       };
-      const doc = await renderPage(r, page, CONSOLE_PAGES, { title: env.get('PROJECT_NAME'), staticBase: `${root}${env.get('STATIC_PATH')}` });
+      const doc = await renderPage(r, page, CONSOLE_PAGES, {
+        title: env.get('PROJECT_NAME'),
+        staticBase: `${root}${env.get('STATIC_PATH')}`,
+      });
       return c.html(doc, 200, {
         'Content-Security-Policy': browserPageCsp(env),
         // Pages carry no personal data (the script fetches it), but their language varies.

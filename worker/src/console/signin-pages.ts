@@ -12,7 +12,8 @@ import { newPasswordFields } from './policy.js';
 /** A console path for after the sign-in: only below the console itself (never an open redirect). */
 export function safeNext(r: PageRender, next: string | undefined): string {
   const home = `${r.base}/`;
-  if (!next?.startsWith(home) || next.includes('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next)) return home;
+  if (!next?.startsWith(home) || next.includes('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next))
+    return home;
   return next;
 }
 
@@ -42,17 +43,27 @@ const signIn: ConsolePage = {
   auth: 'none',
   async body(r) {
     const [servers, providers] = await Promise.all([
-      r.db.select({ name: ldapServers.name }).from(ldapServers).where(eq(ldapServers.enabled, true)).orderBy(asc(ldapServers.name)),
-      r.db.select({ name: identityProviders.name }).from(identityProviders).where(eq(identityProviders.enabled, true)).orderBy(asc(identityProviders.name)),
+      r.db
+        .select({ name: ldapServers.name })
+        .from(ldapServers)
+        .where(eq(ldapServers.enabled, true))
+        .orderBy(asc(ldapServers.name)),
+      r.db
+        .select({ name: identityProviders.name })
+        .from(identityProviders)
+        .where(eq(identityProviders.enabled, true))
+        .orderBy(asc(identityProviders.name)),
     ]);
     const next = safeNext(r, r.url.searchParams.get('next') ?? undefined);
-    const serverChoice = servers.length === 0
-      ? ''
-      : html`<p class="field"><label for="signin-server">${r.t('signin.server')}</label>
+    const serverChoice =
+      servers.length === 0
+        ? ''
+        : html`<p class="field"><label for="signin-server">${r.t('signin.server')}</label>
 <select id="signin-server" name="ldapServer"><option value="">${r.t('signin.local')}</option>${servers.map((s) => html`<option value="${s.name}">LDAP: ${s.name}</option>`)}</select></p>`;
-    const oidc = providers.length === 0
-      ? ''
-      : html`<section class="providers" aria-labelledby="signin-oidc-title"><h2 id="signin-oidc-title">${r.t('signin.oidc')}</h2>
+    const oidc =
+      providers.length === 0
+        ? ''
+        : html`<section class="providers" aria-labelledby="signin-oidc-title"><h2 id="signin-oidc-title">${r.t('signin.oidc')}</h2>
 <ul>${providers.map((p) => html`<li><a class="button secondary" href="${r.root}/v3/oidc/login/${encodeURIComponent(p.name)}?next=${encodeURIComponent(next)}">${r.t('signin.oidcButton', { name: p.name })}</a></li>`)}</ul></section>`;
     return html`<form id="signin-form" class="card" data-next="${next}">
 <p class="field"><label for="signin-login">${r.t('signin.login')}</label>

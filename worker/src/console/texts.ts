@@ -16,9 +16,9 @@ const en = {
   'nav.signout': 'Sign out',
   'nav.signin': 'Sign in',
   'lang.label': 'Language',
-  'skip': 'Skip to content',
-  'loading': 'Loading…',
-  'saving': 'Working…',
+  skip: 'Skip to content',
+  loading: 'Loading…',
+  saving: 'Working…',
   'error.network': 'The service cannot be reached. Check the connection and try again.',
   'error.generic': 'Something went wrong ({status}).',
   'error.requestId': 'Request id: {id}',
@@ -44,12 +44,16 @@ const en = {
   'time.minutes': '{n} min',
   'time.seconds': '{n} s',
   'merge.title': 'Link your accounts',
-  'merge.intro': 'The login you used already belongs to an account of this service. Enter the password of that account to link the two; afterwards both ways of signing in lead to the same account.',
+  'merge.intro':
+    'The login you used already belongs to an account of this service. Enter the password of that account to ' +
+    'link the two; afterwards both ways of signing in lead to the same account.',
   'merge.password': 'Password of the existing account',
   'merge.submit': 'Link and sign in',
   'merge.none': 'There is nothing to link (the request expired or was made in another browser). Sign in again.',
   'reset.title': 'Reset your password',
-  'reset.intro': 'Give your login or your e-mail address. If an account matches, a link to set a new password is sent to its address.',
+  'reset.intro':
+    'Give your login or your e-mail address. If an account matches, a link to set a new password is sent to its ' +
+    'address.',
   'reset.login': 'Login or e-mail address',
   'reset.submit': 'Send the link',
   'reset.sent': 'If an account matches, a mail with a link is on its way. The link is valid for a limited time.',
@@ -117,7 +121,8 @@ const en = {
   'method.oidc': 'identity provider',
   'method.unknown': 'unknown',
   'tokens.title': 'API tokens',
-  'tokens.intro': 'An API token lets a program act as you (Authorization: Bearer). Its secret is shown once, when it is issued.',
+  'tokens.intro':
+    'An API token lets a program act as you (Authorization: Bearer). Its secret is shown once, when it is issued.',
   'tokens.caption': 'Your API tokens',
   'tokens.name': 'Name',
   'tokens.prefix': 'Starts with',
@@ -159,9 +164,9 @@ const ru: Record<TextKey, string> = {
   'nav.signout': 'Выйти',
   'nav.signin': 'Войти',
   'lang.label': 'Язык',
-  'skip': 'К содержимому',
-  'loading': 'Загрузка…',
-  'saving': 'Выполняется…',
+  skip: 'К содержимому',
+  loading: 'Загрузка…',
+  saving: 'Выполняется…',
   'error.network': 'Сервис недоступен. Проверьте соединение и попробуйте ещё раз.',
   'error.generic': 'Что-то пошло не так ({status}).',
   'error.requestId': 'Идентификатор запроса: {id}',
@@ -180,19 +185,24 @@ const ru: Record<TextKey, string> = {
   'signin.blocked': 'Учётная запись заблокирована. Обратитесь к администратору.',
   'signin.expired': 'Срок действия пароля истёк. Смените его, чтобы войти.',
   'signin.expiredLdap': 'Срок действия пароля в каталоге истёк: смените его в каталоге.',
-  'signin.conflict': 'Этот логин уже принадлежит другой внешней учётной записи. Конфликт должен разрешить администратор.',
+  'signin.conflict':
+    'Этот логин уже принадлежит другой внешней учётной записи. Конфликт должен разрешить администратор.',
   'signin.notAllowed': 'Этот логин здесь не допускается.',
   'signin.ok': 'Вход выполнен.',
   'signin.providerError': 'Вход не завершён: {code}.',
   'time.minutes': '{n} мин',
   'time.seconds': '{n} с',
   'merge.title': 'Объединение учётных записей',
-  'merge.intro': 'Логин, с которым вы вошли, уже принадлежит учётной записи этого сервиса. Введите пароль этой учётной записи, чтобы связать их; после этого оба способа входа ведут в одну учётную запись.',
+  'merge.intro':
+    'Логин, с которым вы вошли, уже принадлежит учётной записи этого сервиса. Введите пароль этой учётной ' +
+    'записи, чтобы связать их; после этого оба способа входа ведут в одну учётную запись.',
   'merge.password': 'Пароль существующей учётной записи',
   'merge.submit': 'Связать и войти',
   'merge.none': 'Связывать нечего (запрос устарел или был сделан в другом браузере). Войдите снова.',
   'reset.title': 'Сброс пароля',
-  'reset.intro': 'Укажите логин или адрес электронной почты. Если учётная запись найдётся, на её адрес придёт ссылка для установки нового пароля.',
+  'reset.intro':
+    'Укажите логин или адрес электронной почты. Если учётная запись найдётся, на её адрес придёт ссылка для ' +
+    'установки нового пароля.',
   'reset.login': 'Логин или адрес электронной почты',
   'reset.submit': 'Отправить ссылку',
   'reset.sent': 'Если учётная запись найдена, письмо со ссылкой уже отправлено. Ссылка действует ограниченное время.',
@@ -260,7 +270,9 @@ const ru: Record<TextKey, string> = {
   'method.oidc': 'поставщик удостоверений',
   'method.unknown': 'неизвестно',
   'tokens.title': 'API-токены',
-  'tokens.intro': 'API-токен позволяет программе действовать от вашего имени (Authorization: Bearer). Секрет показывается один раз, при выпуске.',
+  'tokens.intro':
+    'API-токен позволяет программе действовать от вашего имени (Authorization: Bearer). Секрет показывается ' +
+    'один раз, при выпуске.',
   'tokens.caption': 'Ваши API-токены',
   'tokens.name': 'Название',
   'tokens.prefix': 'Начало',

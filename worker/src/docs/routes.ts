@@ -99,8 +99,9 @@ const PASSWORD_BODIES = new Set([
   'post /v4/users',
   'post /v4/users/{userId}/password',
 ]);
-const HASHING_BUSY = 'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, '
-  + 'AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
+const HASHING_BUSY =
+  'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, ' +
+  'AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
 
 /** Documents the 503 of a full password-hashing queue on every operation that may hash a password. */
 function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D {
@@ -116,8 +117,9 @@ function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D 
   return doc;
 }
 
-const DATABASE_BUSY = 'the database is busy (locked by another connection past the 5 s wait): '
-  + 'retry after Retry-After; nothing was written or counted';
+const DATABASE_BUSY =
+  'the database is busy (locked by another connection past the 5 s wait): ' +
+  'retry after Retry-After; nothing was written or counted';
 
 /** Documents the 503 of a busy database (README, Fault drills) on every operation: any may meet the lock. */
 function withDatabaseBusy<D extends { paths?: object }>(doc: D): D {
@@ -125,8 +127,10 @@ function withDatabaseBusy<D extends { paths?: object }>(doc: D): D {
     for (const op of Object.values(ops) as BodyOperation[]) {
       if (!op.responses) continue;
       const existing = op.responses['503'] as { description?: string } | undefined;
-      if (!existing) op.responses['503'] = { description: `Service unavailable: ${DATABASE_BUSY}`, content: PROBLEM_CONTENT };
-      else if (existing.description !== undefined) existing.description = `${existing.description}; or ${DATABASE_BUSY}`;
+      if (!existing)
+        op.responses['503'] = { description: `Service unavailable: ${DATABASE_BUSY}`, content: PROBLEM_CONTENT };
+      else if (existing.description !== undefined)
+        existing.description = `${existing.description}; or ${DATABASE_BUSY}`;
     }
   }
   return doc;
@@ -147,7 +151,11 @@ export function registerDocs(app: App, o: DocsOptions): void {
     scheme: 'basic',
     description: 'login:password; add the header X-LDAP-Name for an account of an LDAP server',
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API token, or the access token of a session (/v3/oauth_login)' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'an API token, or the access token of a session (/v3/oauth_login)',
+  });
   // The docs page's Authorize button: the password grant of /v3/oauth_login.
   app.openAPIRegistry.registerComponent('securitySchemes', 'oauth2', {
     type: 'oauth2',
@@ -178,7 +186,13 @@ export function registerDocs(app: App, o: DocsOptions): void {
     // Hono has already percent-decoded the path (an encoded "/" stays encoded and matches no file).
     const rel = c.req.path.slice(staticBase.length + 1);
     // Only plain relative paths: no parent segments, no backslashes, no absolute or empty paths.
-    if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.includes('\0') || rel.split('/').some((seg) => seg === '..' || seg === '.' || seg === '')) {
+    if (
+      rel === '' ||
+      rel.startsWith('/') ||
+      rel.includes('\\') ||
+      rel.includes('\0') ||
+      rel.split('/').some((seg) => seg === '..' || seg === '.' || seg === '')
+    ) {
       throw new ProblemError('NOT_FOUND', { detail: `no static file at ${c.req.path}` });
     }
     const res = await c.var.deps.staticFiles(rel);

@@ -11,7 +11,13 @@ const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/compo
 /** Shared responses by status: their name in components.responses and what they mean. */
 const SHARED: Record<number, { name: string; description: string }> = {
   400: { name: 'MalformedRequest', description: 'Malformed request: the body is not valid JSON or form data' },
-  401: { name: 'Unauthenticated', description: 'Missing, wrong, expired or revoked credentials (`code` says which); WWW-Authenticate names the accepted schemes, without Basic for a page\'s script (Sec-Fetch-Dest: empty or X-Requested-With: XMLHttpRequest), which browsers would answer with their login prompt' },
+  401: {
+    name: 'Unauthenticated',
+    description:
+      'Missing, wrong, expired or revoked credentials (`code` says which); WWW-Authenticate names the accepted ' +
+      "schemes, without Basic for a page's script (Sec-Fetch-Dest: empty or X-Requested-With: XMLHttpRequest), " +
+      'which browsers would answer with their login prompt',
+  },
   403: {
     name: 'Forbidden',
     description:
@@ -19,7 +25,9 @@ const SHARED: Record<number, { name: string; description: string }> = {
   },
   413: {
     name: 'PayloadTooLarge',
-    description: 'The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered',
+    description:
+      'The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: ' +
+      'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered',
   },
   415: { name: 'UnsupportedMediaType', description: "The Content-Type is not one of the request body's media types" },
   422: {

@@ -9,10 +9,20 @@ export const SentryConfigSchema = z
     tracesSampleRate: z.number().min(0).max(1),
     replaysSessionSampleRate: z.number().min(0).max(1),
     replaysOnErrorSampleRate: z.number().min(0).max(1),
-    tunnel: z.string().nullable().openapi({ description: 'path of sentry-tunnel when FRONTEND_ERRTRACK_TUNNEL, else null (Direct mode)' }),
-    profileSessionSampleRate: z.number().min(0).max(1).optional().openapi({
-      description: 'present (1.0: every page session) only while PROFILE is True: browsers with the JS Self-Profiling API (Chromium) then profile while traces run',
-    }),
+    tunnel: z
+      .string()
+      .nullable()
+      .openapi({ description: 'path of sentry-tunnel when FRONTEND_ERRTRACK_TUNNEL, else null (Direct mode)' }),
+    profileSessionSampleRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .openapi({
+        description:
+          'present (1.0: every page session) only while PROFILE is True: browsers with the JS Self-Profiling API ' +
+          '(Chromium) then profile while traces run',
+      }),
   })
   .openapi('SentryConfig');
 

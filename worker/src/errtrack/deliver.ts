@@ -37,9 +37,17 @@ export function toBase64(bytes: Uint8Array): string {
 export async function deliverEnvelope(path: DeliveryPath, d: Delivery): Promise<ErrtrackRelayResponse> {
   if (path.ca !== '') {
     if (!path.bridge) {
-      throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'ERRTRACK_CA is set, so events are relayed through the bridge, but no bridge is configured (AUTH_BRIDGE_URL)' });
+      throw new ProblemError('SERVICE_UNAVAILABLE', {
+        detail:
+          'ERRTRACK_CA is set, so events are relayed through the bridge, but no bridge is configured (AUTH_BRIDGE_URL)',
+      });
     }
-    return path.bridge.call('/v1/errtrack/relay', { url: d.url, envelope: toBase64(d.bytes), caCert: path.ca, timeoutMs: d.timeoutMs }, ErrtrackRelayResponseSchema, d.timeoutMs + BRIDGE_MARGIN_MS);
+    return path.bridge.call(
+      '/v1/errtrack/relay',
+      { url: d.url, envelope: toBase64(d.bytes), caCert: path.ca, timeoutMs: d.timeoutMs },
+      ErrtrackRelayResponseSchema,
+      d.timeoutMs + BRIDGE_MARGIN_MS,
+    );
   }
   let res: Response;
   try {
@@ -55,9 +63,15 @@ export async function deliverEnvelope(path: DeliveryPath, d: Delivery): Promise<
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
     throw new ProblemError(timedOut ? 'GATEWAY_TIMEOUT' : 'BAD_GATEWAY', {
-      detail: timedOut ? 'the error-tracking system did not answer in time' : 'the error-tracking system is unreachable',
+      detail: timedOut
+        ? 'the error-tracking system did not answer in time'
+        : 'the error-tracking system is unreachable',
       cause: err,
     });
   }
-  return { status: res.status, retryAfter: res.headers.get('Retry-After'), rateLimits: res.headers.get('X-Sentry-Rate-Limits') };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('Retry-After'),
+    rateLimits: res.headers.get('X-Sentry-Rate-Limits'),
+  };
 }

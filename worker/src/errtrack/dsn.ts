@@ -22,10 +22,17 @@ export function parseDsn(value: string): Dsn | null {
   } catch {
     return null;
   }
-  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username === '' || u.search !== '' || u.hash !== '') return null;
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username === '' || u.search !== '' || u.hash !== '')
+    return null;
   const m = /^(.*)\/(\d+)\/?$/.exec(u.pathname);
   if (!m) return null;
-  return { protocol: u.protocol === 'https:' ? 'https' : 'http', publicKey: decodeURIComponent(u.username), host: u.host, pathPrefix: m[1]!, projectId: m[2]! };
+  return {
+    protocol: u.protocol === 'https:' ? 'https' : 'http',
+    publicKey: decodeURIComponent(u.username),
+    host: u.host,
+    pathPrefix: m[1]!,
+    projectId: m[2]!,
+  };
 }
 
 /** Whether two DSNs name the same project: same host (with port) and project id. */

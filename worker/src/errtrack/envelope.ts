@@ -26,7 +26,8 @@ function jsonObjectAt(bytes: Uint8Array, start: number, end: number, what: strin
   } catch {
     throw new MalformedEnvelopeError(`the ${what} is not JSON`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new MalformedEnvelopeError(`the ${what} is not a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new MalformedEnvelopeError(`the ${what} is not a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -45,14 +46,17 @@ export function readEnvelope(bytes: Uint8Array): EnvelopeSummary {
     const end = lineEnd(bytes, pos);
     if (end === pos && end === bytes.length - 1) break; // one trailing newline
     const item = jsonObjectAt(bytes, pos, end, 'item header');
-    if (typeof item.type !== 'string' || item.type === '') throw new MalformedEnvelopeError('an item header has no type');
+    if (typeof item.type !== 'string' || item.type === '')
+      throw new MalformedEnvelopeError('an item header has no type');
     itemTypes.push(item.type);
     pos = end + 1;
     if (item.length !== undefined) {
-      if (typeof item.length !== 'number' || !Number.isSafeInteger(item.length) || item.length < 0) throw new MalformedEnvelopeError('an item length is not a byte count');
+      if (typeof item.length !== 'number' || !Number.isSafeInteger(item.length) || item.length < 0)
+        throw new MalformedEnvelopeError('an item length is not a byte count');
       if (pos + item.length > bytes.length) throw new MalformedEnvelopeError('an item is shorter than its length');
       pos += item.length;
-      if (pos < bytes.length && bytes[pos] !== NL) throw new MalformedEnvelopeError('an item is longer than its length');
+      if (pos < bytes.length && bytes[pos] !== NL)
+        throw new MalformedEnvelopeError('an item is longer than its length');
       pos += 1;
     } else {
       pos = lineEnd(bytes, pos) + 1;

@@ -13,7 +13,10 @@ import { parseDsn } from './dsn.js';
  */
 export function browserPageCsp(env: ConfigSnapshot, formAction: "'none'" | "'self'" = "'none'"): string {
   const dsn = parseDsn(env.get('FRONTEND_ERRTRACK_DSN'));
-  const direct = dsn && env.get('ERRTRACK_ENV') !== '' && !env.get('FRONTEND_ERRTRACK_TUNNEL') ? `${dsn.protocol}://${dsn.host}` : null;
+  const direct =
+    dsn && env.get('ERRTRACK_ENV') !== '' && !env.get('FRONTEND_ERRTRACK_TUNNEL')
+      ? `${dsn.protocol}://${dsn.host}`
+      : null;
   return [
     "default-src 'none'",
     "script-src 'self'",

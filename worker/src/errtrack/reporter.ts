@@ -8,7 +8,15 @@
  * request id; never headers, cookies, bodies or query strings, and every value of a secret
  * configuration variable, credential-looking text and API token is masked in the message and stack.
  */
-import { createEventEnvelope, dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth, serializeEnvelope, uuid4, type Event, type StackFrame } from '@sentry/core';
+import {
+  createEventEnvelope,
+  dsnFromString,
+  getEnvelopeEndpointWithUrlEncodedAuth,
+  serializeEnvelope,
+  uuid4,
+  type Event,
+  type StackFrame,
+} from '@sentry/core';
 import type { BridgeClient } from '../bridge/client.js';
 import { REGISTRY, VAR_NAMES, type ConfigSnapshot } from '../config/index.js';
 import { deliverEnvelope } from './deliver.js';
@@ -54,7 +62,10 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   return out
     .replace(/\b(Basic|Bearer)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${MASK}`)
     .replace(/\bast_[A-Za-z0-9_-]+/g, MASK)
-    .replace(/\b(password|passwd|secret|token|authorization|cookie)(["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&]+)/gi, `$1$2${MASK}`);
+    .replace(
+      /\b(password|passwd|secret|token|authorization|cookie)(["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&]+)/gi,
+      `$1$2${MASK}`,
+    );
 }
 
 /** V8 stack lines ("at fn (file:line:col)" / "at file:line:col") as Sentry frames, oldest first. */
@@ -64,13 +75,23 @@ function framesOf(stack: string | undefined, secrets: readonly string[]): StackF
   for (const line of stack.split('\n').slice(1, 51)) {
     const m = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?\s*$/.exec(line);
     if (!m) continue;
-    frames.push({ function: m[1] ? maskSecrets(m[1], secrets) : '?', filename: maskSecrets(m[2]!, secrets), lineno: Number(m[3]), colno: Number(m[4]), in_app: !m[2]!.includes('node_modules') });
+    frames.push({
+      function: m[1] ? maskSecrets(m[1], secrets) : '?',
+      filename: maskSecrets(m[2]!, secrets),
+      lineno: Number(m[3]),
+      colno: Number(m[4]),
+      in_app: !m[2]!.includes('node_modules'),
+    });
   }
   return frames.reverse();
 }
 
 /** The event of an error. */
-export function errorEvent(err: unknown, o: Pick<ReporterOptions, 'environment' | 'secrets' | 'logger' | 'clock'>, ctx: ErrorContext): Event {
+export function errorEvent(
+  err: unknown,
+  o: Pick<ReporterOptions, 'environment' | 'secrets' | 'logger' | 'clock'>,
+  ctx: ErrorContext,
+): Event {
   const e = err instanceof Error ? err : new Error(typeof err === 'string' ? err : 'a non-Error value was thrown');
   const frames = framesOf(e.stack, o.secrets);
   return {
@@ -90,7 +111,9 @@ export function errorEvent(err: unknown, o: Pick<ReporterOptions, 'environment' 
         },
       ],
     },
-    ...(ctx.method || ctx.url ? { request: { ...(ctx.method ? { method: ctx.method } : {}), ...(ctx.url ? { url: ctx.url } : {}) } } : {}),
+    ...(ctx.method || ctx.url
+      ? { request: { ...(ctx.method ? { method: ctx.method } : {}), ...(ctx.url ? { url: ctx.url } : {}) } }
+      : {}),
     ...(ctx.requestId ? { tags: { request_id: ctx.requestId } } : {}),
   };
 }
@@ -110,6 +133,7 @@ export async function reportError(o: ReporterOptions, err: unknown, ctx: ErrorCo
     { ca: o.ca, bridge: o.bridge, fetch: o.fetch },
     { url: getEnvelopeEndpointWithUrlEncodedAuth(dsn, undefined, SDK), bytes, timeoutMs: o.timeoutMs ?? 10_000 },
   );
-  if (answer.status < 200 || answer.status >= 300) throw new Error(`the error-tracking system answered ${answer.status}`);
+  if (answer.status < 200 || answer.status >= 300)
+    throw new Error(`the error-tracking system answered ${answer.status}`);
   return event.event_id ?? null;
 }

@@ -11,8 +11,11 @@ const route = createRoute({
   tags: ['errtrack'],
   summary: 'Browser error-tracking configuration',
   description:
-    'No authentication. Requested by the web interface at page load. `{"sentry": null}` while FRONTEND_ERRTRACK_DSN or ERRTRACK_ENV is empty. Changes to these variables apply after a restart.',
-  responses: { 200: { description: 'the configuration', content: { 'application/json': { schema: ClientConfigSchema } } } },
+    'No authentication. Requested by the web interface at page load. `{"sentry": null}` while ' +
+    'FRONTEND_ERRTRACK_DSN or ERRTRACK_ENV is empty. Changes to these variables apply after a restart.',
+  responses: {
+    200: { description: 'the configuration', content: { 'application/json': { schema: ClientConfigSchema } } },
+  },
 });
 
 /** Registers the error-tracking endpoints. */

@@ -18,10 +18,16 @@ import { readBodyLimited } from './read-limited.js';
 /** The body's media types; a body without Content-Type (the SDK's binary envelopes) passes too. */
 const ENVELOPE_TYPES = ['application/x-sentry-envelope', 'text/plain'];
 
-const Envelope = z.string().openapi({ format: 'binary', description: 'a Sentry envelope whose header carries the `dsn` of FRONTEND_ERRTRACK_DSN' });
+const Envelope = z.string().openapi({
+  format: 'binary',
+  description: 'a Sentry envelope whose header carries the `dsn` of FRONTEND_ERRTRACK_DSN',
+});
 
 export const TunnelResultSchema = z
-  .object({ relayed: z.literal(true), status: z.number().int().openapi({ description: "the error-tracking system's status (2xx)" }) })
+  .object({
+    relayed: z.literal(true),
+    status: z.number().int().openapi({ description: "the error-tracking system's status (2xx)" }),
+  })
   .openapi('SentryTunnelResult');
 
 export const tunnelRoute = createRoute({
@@ -30,13 +36,25 @@ export const tunnelRoute = createRoute({
   tags: ['errtrack'],
   summary: 'Relay a browser error-tracking envelope',
   description: [
-    'No authentication; any role. Used by the web interface only when FRONTEND_ERRTRACK_TUNNEL is True (404 otherwise, and while FRONTEND_ERRTRACK_DSN or ERRTRACK_ENV is empty).',
-    "The envelope's header `dsn` must name the project of FRONTEND_ERRTRACK_DSN (same host, port and project id): 403 otherwise; a body that is not an envelope: 400; a Content-Type other than text/plain or application/x-sentry-envelope (none is accepted): 415; over FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE bytes: 413 (checked while reading).",
-    'The envelope goes, byte for byte, to the ingest endpoint of FRONTEND_ERRTRACK_DSN, through the bridge (which verifies TLS with ERRTRACK_CA) when ERRTRACK_CA is set, else directly. The answer carries the system\'s status only, never its body: 200 when it accepted the event, 429 with its Retry-After and X-Sentry-Rate-Limits when it rate-limits, 502 for any other refusal or when it is unreachable or its certificate is not verified, 503 when the bridge is needed but not configured or unreachable, 504 past FRONTEND_ERRTRACK_TUNNEL_TIMEOUT.',
+    'No authentication; any role. Used by the web interface only when FRONTEND_ERRTRACK_TUNNEL is True (404 ' +
+      'otherwise, and while FRONTEND_ERRTRACK_DSN or ERRTRACK_ENV is empty).',
+    "The envelope's header `dsn` must name the project of FRONTEND_ERRTRACK_DSN (same host, port and project " +
+      'id): 403 otherwise; a body that is not an envelope: 400; a Content-Type other than text/plain or ' +
+      'application/x-sentry-envelope (none is accepted): 415; over FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE bytes: 413 ' +
+      '(checked while reading).',
+    'The envelope goes, byte for byte, to the ingest endpoint of FRONTEND_ERRTRACK_DSN, through the bridge ' +
+      '(which verifies TLS with ERRTRACK_CA) when ERRTRACK_CA is set, else directly. The answer carries the ' +
+      "system's status only, never its body: 200 when it accepted the event, 429 with its Retry-After and " +
+      'X-Sentry-Rate-Limits when it rate-limits, 502 for any other refusal or when it is unreachable or its ' +
+      'certificate is not verified, 503 when the bridge is needed but not configured or unreachable, 504 past ' +
+      'FRONTEND_ERRTRACK_TUNNEL_TIMEOUT.',
   ].join('\n\n'),
   security: [],
   request: {
-    body: { required: true, content: { 'application/x-sentry-envelope': { schema: Envelope }, 'text/plain': { schema: Envelope } } },
+    body: {
+      required: true,
+      content: { 'application/x-sentry-envelope': { schema: Envelope }, 'text/plain': { schema: Envelope } },
+    },
   },
   responses: {
     200: { description: 'relayed and accepted', content: { 'application/json': { schema: TunnelResultSchema } } },
@@ -52,9 +70,17 @@ export function registerSentryTunnel(app: App): void {
     const headers: Record<string, string> = {};
     if (answer.rateLimits) headers['X-Sentry-Rate-Limits'] = answer.rateLimits;
     if (answer.retryAfter) headers['Retry-After'] = answer.retryAfter;
-    if (answer.status >= 200 && answer.status < 300) return c.json({ relayed: true as const, status: answer.status }, 200, headers);
-    if (answer.status === 429) throw new ProblemError('TOO_MANY_REQUESTS', { detail: 'the error-tracking system rate-limits these events', headers });
-    throw new ProblemError('BAD_GATEWAY', { detail: `the error-tracking system refused the event (status ${answer.status})`, extensions: { upstreamStatus: answer.status } });
+    if (answer.status >= 200 && answer.status < 300)
+      return c.json({ relayed: true as const, status: answer.status }, 200, headers);
+    if (answer.status === 429)
+      throw new ProblemError('TOO_MANY_REQUESTS', {
+        detail: 'the error-tracking system rate-limits these events',
+        headers,
+      });
+    throw new ProblemError('BAD_GATEWAY', {
+      detail: `the error-tracking system refused the event (status ${answer.status})`,
+      extensions: { upstreamStatus: answer.status },
+    });
   });
 }
 
@@ -64,28 +90,40 @@ async function relayEnvelope(c: Context<AppEnv>): Promise<ErrtrackRelayResponse>
   const env = c.var.deps.config.env;
   const configured = parseDsn(env.get('FRONTEND_ERRTRACK_DSN'));
   if (!env.get('FRONTEND_ERRTRACK_TUNNEL') || !configured || env.get('ERRTRACK_ENV') === '') {
-    throw new ProblemError('NOT_FOUND', { detail: 'the sentry tunnel is off (FRONTEND_ERRTRACK_TUNNEL, FRONTEND_ERRTRACK_DSN, ERRTRACK_ENV)' });
+    throw new ProblemError('NOT_FOUND', {
+      detail: 'the sentry tunnel is off (FRONTEND_ERRTRACK_TUNNEL, FRONTEND_ERRTRACK_DSN, ERRTRACK_ENV)',
+    });
   }
   const bytes = await readBodyLimited(c.req.raw, env.get('FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'));
   // Checked after reading, so the connection stays usable (read-limited.ts).
   const type = c.req.header('content-type');
   if (type !== undefined && !ENVELOPE_TYPES.includes(type.split(';')[0]!.trim().toLowerCase())) {
-    throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: `send the envelope as ${ENVELOPE_TYPES.join(' or ')} (Content-Type)` });
+    throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', {
+      detail: `send the envelope as ${ENVELOPE_TYPES.join(' or ')} (Content-Type)`,
+    });
   }
   let header: Record<string, unknown>;
   try {
     header = readEnvelope(bytes).header;
   } catch (err) {
-    if (err instanceof MalformedEnvelopeError) throw new ProblemError('MALFORMED_REQUEST', { detail: `not a Sentry envelope: ${err.message}` });
+    if (err instanceof MalformedEnvelopeError)
+      throw new ProblemError('MALFORMED_REQUEST', { detail: `not a Sentry envelope: ${err.message}` });
     throw err;
   }
   const claimed = typeof header.dsn === 'string' ? parseDsn(header.dsn) : null;
   if (!claimed) throw new ProblemError('MALFORMED_REQUEST', { detail: 'the envelope header has no valid dsn' });
   // Only the project of FRONTEND_ERRTRACK_DSN: the tunnel must not become an open relay.
-  if (!sameProject(claimed, configured)) throw new ProblemError('FORBIDDEN', { detail: 'the envelope is addressed to another project than FRONTEND_ERRTRACK_DSN' });
+  if (!sameProject(claimed, configured))
+    throw new ProblemError('FORBIDDEN', {
+      detail: 'the envelope is addressed to another project than FRONTEND_ERRTRACK_DSN',
+    });
 
   return deliverEnvelope(
     { ca: env.get('ERRTRACK_CA'), bridge: c.var.deps.bridge },
-    { url: envelopeEndpoint(configured), bytes, timeoutMs: Math.round(env.get('FRONTEND_ERRTRACK_TUNNEL_TIMEOUT') * 1000) },
+    {
+      url: envelopeEndpoint(configured),
+      bytes,
+      timeoutMs: Math.round(env.get('FRONTEND_ERRTRACK_TUNNEL_TIMEOUT') * 1000),
+    },
   );
 }

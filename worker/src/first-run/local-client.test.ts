@@ -37,7 +37,7 @@ describe('the first-run page decides who is local', () => {
     }
   });
 
-  it('not local: another site\'s name resolving to loopback (DNS rebinding)', () => {
+  it("not local: another site's name resolving to loopback (DNS rebinding)", () => {
     expect(isLocalRequest(req('http://attacker.example:8001/x'), '127.0.0.1')).toBe(false);
   });
 });

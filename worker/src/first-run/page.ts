@@ -24,7 +24,9 @@ code { background: #eee; padding: 0 .2rem; }
 /** The password policy in words: what a new password needs. */
 export function policyInWords(policy: PasswordPolicy): string[] {
   // The violations of an empty password are exactly the minimums of the policy.
-  const minimums = checkPassword('', policy).filter((v) => v.rule !== 'min_length').map((v) => v.message);
+  const minimums = checkPassword('', policy)
+    .filter((v) => v.rule !== 'min_length')
+    .map((v) => v.message);
   return [`${policy.minLength} to ${policy.maxLength} characters`, ...minimums];
 }
 

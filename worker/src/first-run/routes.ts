@@ -41,7 +41,7 @@ const Form = z
 const DESCRIPTION = [
   'While no administrator exists, creates the first one: no login needed, so only a client on the',
   "service's machine may use it: the client address must be loopback (Node host: the socket's peer;",
-  'edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL\'s host a',
+  "edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a",
   'loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host,',
   'X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way',
   'back to a locked-out or forgotten one).',
@@ -92,8 +92,9 @@ async function assertOffered(c: Context<AppEnv>): Promise<void> {
     throw new ProblemError('NOT_FOUND', { detail });
   }
   if (!isLocal(c)) {
-    const detail = "the first-run page answers only on the service's own machine: open it from a browser there, "
-      + 'through 127.0.0.1 or localhost, without a proxy';
+    const detail =
+      "the first-run page answers only on the service's own machine: open it from a browser there, " +
+      'through 127.0.0.1 or localhost, without a proxy';
     throw new ProblemError('FORBIDDEN', { detail });
   }
 }

@@ -11,7 +11,9 @@ const Ready = z
     status: z.literal('ok'),
     checks: z.object({
       database: z.literal('ok'),
-      bridge: z.enum(['ok', 'down', 'not-configured']).openapi({ description: 'reported, not required: the service answers without the bridge' }),
+      bridge: z
+        .enum(['ok', 'down', 'not-configured'])
+        .openapi({ description: 'reported, not required: the service answers without the bridge' }),
     }),
     auditPipeline: z
       .object({ depth: z.number().int(), oldestUndeliveredAgeSeconds: z.number().int().nullable() })

@@ -96,7 +96,8 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     // without touching `body`, which spares the Node host building a full Request (issue 15).
     const method = c.req.method;
     const readOnly = method === 'GET' || method === 'HEAD';
-    if (readOnly && c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined) return next();
+    if (readOnly && c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined)
+      return next();
     const body = c.req.raw.body;
     if (!body || o.exempt(c.req.path)) return next();
     const length = declaredLength(c.req.raw.headers);
@@ -108,7 +109,9 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     // A GET or HEAD Request cannot carry a body (the constructor throws: a 500 on workerd, where a
     // chunked GET arrives with one): counted and bounded above, then dropped, as no handler reads it.
     const raw = c.req.raw;
-    c.req.raw = readOnly ? new Request(raw.url, { method, headers: raw.headers, signal: raw.signal }) : new Request(raw, { body: bytes });
+    c.req.raw = readOnly
+      ? new Request(raw.url, { method, headers: raw.headers, signal: raw.signal })
+      : new Request(raw, { body: bytes });
     return next();
   };
 }

@@ -52,7 +52,13 @@ export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
  */
 export function setHostCookie(c: Context<AppEnv>, base: string, value: string, expiresAt: number): void {
   const expires = new Date(expiresAt);
-  setCookie(c, hostCookieName(c, base), value, { httpOnly: true, secure: true, sameSite: 'Strict', path: '/', expires });
+  setCookie(c, hostCookieName(c, base), value, {
+    httpOnly: true,
+    secure: true,
+    sameSite: 'Strict',
+    path: '/',
+    expires,
+  });
 }
 
 /** Reads a cookie set by setHostCookie. */

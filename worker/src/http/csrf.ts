@@ -15,7 +15,11 @@ export function requestOrigin(c: Context<AppEnv>): string {
 
 /** Origins allowed to send cookie-authenticated unsafe requests: ours and the front end's. */
 function allowedOrigins(c: Context<AppEnv>): Set<string> {
-  return new Set([requestOrigin(c), new URL(c.req.url).origin, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).origin]);
+  return new Set([
+    requestOrigin(c),
+    new URL(c.req.url).origin,
+    new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).origin,
+  ]);
 }
 
 /**
@@ -28,11 +32,17 @@ export function assertNotCrossSite(c: Context<AppEnv>): void {
   const origin = c.req.header('Origin');
   if (origin !== undefined) {
     if (allowedOrigins(c).has(origin)) return;
-    throw new ProblemError('FORBIDDEN', { detail: `cross-site request refused (Origin ${origin})`, extensions: { reason: 'csrf' } });
+    throw new ProblemError('FORBIDDEN', {
+      detail: `cross-site request refused (Origin ${origin})`,
+      extensions: { reason: 'csrf' },
+    });
   }
   const site = c.req.header('Sec-Fetch-Site');
   if (site === 'same-origin' || site === 'none') return;
-  throw new ProblemError('FORBIDDEN', { detail: 'cross-site request refused: send the Origin header', extensions: { reason: 'csrf' } });
+  throw new ProblemError('FORBIDDEN', {
+    detail: 'cross-site request refused: send the Origin header',
+    extensions: { reason: 'csrf' },
+  });
 }
 
 /**
@@ -41,6 +51,8 @@ export function assertNotCrossSite(c: Context<AppEnv>): void {
  */
 export function refuseCrossSiteLogin(c: Context<AppEnv>): void {
   const origin = c.req.header('Origin');
-  const crossSite = origin !== undefined ? !allowedOrigins(c).has(origin) : c.req.header('Sec-Fetch-Site') === 'cross-site';
-  if (crossSite) throw new ProblemError('FORBIDDEN', { detail: 'cross-site login refused', extensions: { reason: 'csrf' } });
+  const crossSite =
+    origin !== undefined ? !allowedOrigins(c).has(origin) : c.req.header('Sec-Fetch-Site') === 'cross-site';
+  if (crossSite)
+    throw new ProblemError('FORBIDDEN', { detail: 'cross-site login refused', extensions: { reason: 'csrf' } });
 }

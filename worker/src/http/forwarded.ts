@@ -41,7 +41,10 @@ export function clientIp(c: Context<AppEnv>): string | null {
   const peer = deps.peerAddress(c);
   const trusted = trustedProxy(c);
   if (!peer || !trusted(peer)) return peer ?? null;
-  const hops = (c.req.header('X-Forwarded-For') ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  const hops = (c.req.header('X-Forwarded-For') ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) if (!trusted(hops[i])) return hops[i]!;
   // Every hop is a trusted proxy: the first one is the nearest to the client that we know.
   return hops[0] ?? peer;

@@ -7,14 +7,17 @@ describe('IP ranges (AUTH_TRUSTED_PROXIES)', () => {
     expect(parseIp('::ffff:10.1.2.3')).toEqual([10, 1, 2, 3]);
     expect(parseIp('::1')).toEqual([...Array(15).fill(0), 1]);
     expect(parseIp('fe80::1%eth0')).toHaveLength(16);
-    expect(parseIp('2001:db8::8a2e:370:7334')).toEqual([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0x8a, 0x2e, 0x03, 0x70, 0x73, 0x34]);
+    expect(parseIp('2001:db8::8a2e:370:7334')).toEqual([
+      0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0x8a, 0x2e, 0x03, 0x70, 0x73, 0x34,
+    ]);
     const bad = ['', '10.1.2', '10.1.2.256', '1.2.3.4.5', '::1::', '12345::', 'localhost', '1:2:3:4:5:6:7:8:9'];
     for (const b of bad) expect(parseIp(b), b).toBeNull();
   });
 
   it('matches addresses and CIDR ranges of both families, and nothing else', () => {
     const trusted = ipMatcher(['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1']);
-    for (const yes of ['10.255.0.1', '::ffff:10.0.0.9', '192.168.1.7', 'fd12:3456::1', '::1']) expect(trusted(yes), yes).toBe(true);
+    for (const yes of ['10.255.0.1', '::ffff:10.0.0.9', '192.168.1.7', 'fd12:3456::1', '::1'])
+      expect(trusted(yes), yes).toBe(true);
     for (const no of ['11.0.0.1', '192.168.1.8', 'fe80::1', '127.0.0.1', 'garbage', undefined]) {
       expect(trusted(no), String(no)).toBe(false);
     }

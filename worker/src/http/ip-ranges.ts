@@ -78,7 +78,7 @@ export function checkProxyRange(item: string): string | null {
 function inRange(ip: number[], r: Range): boolean {
   if (ip.length !== r.bytes.length) return false;
   for (let bit = 0; bit < r.prefix; bit++) {
-    const mask = 0x80 >> bit % 8;
+    const mask = 0x80 >> (bit % 8);
     if ((ip[bit >> 3]! & mask) !== (r.bytes[bit >> 3]! & mask)) return false;
   }
   return true;

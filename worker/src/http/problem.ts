@@ -24,7 +24,10 @@ export const PROBLEM_CODES = {
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   CONFLICT: { status: 409, title: 'Conflict' },
   MERGE_REQUIRED: { status: 409, title: 'The login belongs to a local account: merge required' },
-  LOGIN_CONFLICT: { status: 409, title: 'The login belongs to another external account: an administrator must resolve it' },
+  LOGIN_CONFLICT: {
+    status: 409,
+    title: 'The login belongs to another external account: an administrator must resolve it',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   VALIDATION: { status: 422, title: 'Validation failed' },
@@ -96,7 +99,12 @@ export function problemBody(e: ProblemError, instance: string, requestId: string
 }
 
 /** Renders a problem as a Response; `headers` replace the problem's own of the same name. */
-export function problemResponse(e: ProblemError, instance: string, requestId: string | undefined, headers: Record<string, string> = {}): Response {
+export function problemResponse(
+  e: ProblemError,
+  instance: string,
+  requestId: string | undefined,
+  headers: Record<string, string> = {},
+): Response {
   return new Response(JSON.stringify(problemBody(e, instance, requestId)), {
     status: e.status,
     headers: { 'content-type': 'application/problem+json', ...e.headers, ...headers },
@@ -123,10 +131,16 @@ export const ProblemSchema = z
 
 /** The shared error responses every route declares, by status. */
 export function problemResponses<S extends number>(...statuses: S[]) {
-  const out = {} as Record<S, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }>;
+  const out = {} as Record<
+    S,
+    { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }
+  >;
   for (const s of statuses) {
     const entry = Object.values(PROBLEM_CODES).find((p) => p.status === s);
-    out[s] = { description: entry?.title ?? 'Error', content: { 'application/problem+json': { schema: ProblemSchema } } };
+    out[s] = {
+      description: entry?.title ?? 'Error',
+      content: { 'application/problem+json': { schema: ProblemSchema } },
+    };
   }
   return out;
 }

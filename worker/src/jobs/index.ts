@@ -5,7 +5,12 @@ import { acquireLease, releaseLease } from './lease.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
 import { purgeAuditOutbox, shipAuditOutbox } from '../logs/jobs.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
-import { deliverNotifications, handleNotificationEvents, passwordExpiryNotices, purgeNotifications } from '../notifications/jobs.js';
+import {
+  deliverNotifications,
+  handleNotificationEvents,
+  passwordExpiryNotices,
+  purgeNotifications,
+} from '../notifications/jobs.js';
 
 export type { Job, JobContext } from './job.js';
 
@@ -14,8 +19,16 @@ export type { Job, JobContext } from './job.js';
  * write events (inactivity blocks), and delivery after the jobs that make mails.
  */
 export const JOBS: Job[] = [
-  shipAuditOutbox, blockInactiveAccounts, endSuperAccess, purgeLoginThrottle, purgeAuditOutbox, resealSecretsJob,
-  handleNotificationEvents, passwordExpiryNotices, deliverNotifications, purgeNotifications,
+  shipAuditOutbox,
+  blockInactiveAccounts,
+  endSuperAccess,
+  purgeLoginThrottle,
+  purgeAuditOutbox,
+  resealSecretsJob,
+  handleNotificationEvents,
+  passwordExpiryNotices,
+  deliverNotifications,
+  purgeNotifications,
 ];
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
@@ -25,14 +38,21 @@ const DEFAULT_EVERY_MS = 4 * 60_000;
 /** A job context whose logger may be left out (jobs then log JSON lines to the console at INFO). */
 export type JobInput = Omit<JobContext, 'logger'> & { logger?: Logger };
 
-const withLogger = (o: JobInput): JobContext => ({ ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }) });
+const withLogger = (o: JobInput): JobContext => ({
+  ...o,
+  logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: () => o.now }),
+});
 
 /**
  * Runs one job under its lease, and logs the run with its duration and counts: `ran`, `skipped`
  * (another run holds the lease, or the job ran less than `everyMs` ago: `ignorePace` leaves that
  * out, for runs kicked by a request) or `failed`.
  */
-export async function runJob(o: JobInput, job: Job, opts: { holder?: string; ignorePace?: boolean } = {}): Promise<'ran' | 'skipped' | 'failed'> {
+export async function runJob(
+  o: JobInput,
+  job: Job,
+  opts: { holder?: string; ignorePace?: boolean } = {},
+): Promise<'ran' | 'skipped' | 'failed'> {
   const ctx = withLogger(o);
   const holder = opts.holder ?? crypto.randomUUID();
   const every = opts.ignorePace ? 0 : (job.everyMs ?? DEFAULT_EVERY_MS);

@@ -15,7 +15,9 @@ afterAll(() => t.close());
 describe('job leases', () => {
   it('of many racers for a free lease exactly one wins; the lease is taken over once it expires', async () => {
     const now = 1_000_000;
-    const wins = await Promise.all(Array.from({ length: 8 }, (_, i) => acquireLease(t.db, 'race', `h${i}`, now, 60_000)));
+    const wins = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => acquireLease(t.db, 'race', `h${i}`, now, 60_000)),
+    );
     expect(wins.filter(Boolean)).toHaveLength(1);
     // The holder crashed (never released): nobody gets it before it expires, the next run after.
     expect(await acquireLease(t.db, 'race', 'late', now + 59_999, 60_000)).toBe(false);

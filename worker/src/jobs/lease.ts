@@ -12,7 +12,14 @@ import { jobLeases } from '../../../schema/index.js';
  * Takes the lease of `name` for `ttlMs` when it is free or expired and the job's last run is at least
  * `everyMs` ago (so a job runs at its own pace whoever fires the schedule); true when this holder has it.
  */
-export async function acquireLease(db: Db, name: string, holder: string, now: number, ttlMs: number, everyMs = 0): Promise<boolean> {
+export async function acquireLease(
+  db: Db,
+  name: string,
+  holder: string,
+  now: number,
+  ttlMs: number,
+  everyMs = 0,
+): Promise<boolean> {
   const res = await db.run(sql`
     insert into ${jobLeases} (name, holder, until) values (${name}, ${holder}, ${now + ttlMs})
     on conflict (name) do update set holder = excluded.holder, until = excluded.until

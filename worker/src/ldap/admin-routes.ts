@@ -18,12 +18,19 @@ import { sealSecret } from '../store/secret-box.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { bridgeTimeoutMs, connectionOf, DEFAULT_USER_FILTER, ldapServerByName, type LdapServerRow } from './records.js';
 
-const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');
+const Name = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');
 // No i or s flags: the OpenAPI description publishes these as patterns, which carry no flags.
-const Url = z.string().regex(/^[Ll][Dd][Aa][Pp][Ss]?:\/\/[^\s/?#]+\/?$/, 'an ldap:// or ldaps:// URL (host and optional port, no path)');
+const Url = z
+  .string()
+  .regex(/^[Ll][Dd][Aa][Pp][Ss]?:\/\/[^\s/?#]+\/?$/, 'an ldap:// or ldaps:// URL (host and optional port, no path)');
 const Attr = z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'an attribute name');
 const Dn = z.string().min(1).max(1024);
-const Pem = z.string().max(65_536).regex(/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/, 'PEM certificate(s)');
+const Pem = z
+  .string()
+  .max(65_536)
+  .regex(/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/, 'PEM certificate(s)');
 const Filter = z
   .string()
   .max(1024)
@@ -31,16 +38,32 @@ const Filter = z
   .refine((f) => f.includes('{login}'), 'must contain {login}, where the escaped login goes');
 
 const Fields = {
-  urls: z.array(Url).min(1).max(8).openapi({ description: 'tried in order until one connects', example: ['ldaps://ldap.example.com'] }),
+  urls: z
+    .array(Url)
+    .min(1)
+    .max(8)
+    .openapi({ description: 'tried in order until one connects', example: ['ldaps://ldap.example.com'] }),
   startTls: z.boolean().openapi({ description: 'upgrade ldap:// connections with StartTLS before any bind' }),
-  caCert: Pem.nullable().openapi({ description: "PEM CA certificate(s) verifying the directory's TLS; null: the bridge's system roots" }),
-  bindDn: Dn.nullable().openapi({ description: "the service account that finds users' entries; null: anonymous search" }),
+  caCert: Pem.nullable().openapi({
+    description: "PEM CA certificate(s) verifying the directory's TLS; null: the bridge's system roots",
+  }),
+  bindDn: Dn.nullable().openapi({
+    description: "the service account that finds users' entries; null: anonymous search",
+  }),
   bindPassword: z.string().min(1).max(1024).nullable().openapi({ description: 'stored encrypted; never returned' }),
   baseDn: Dn.openapi({ example: 'ou=people,dc=example,dc=com' }),
-  userFilter: Filter.nullable().openapi({ description: `search filter with {login}; null: ${DEFAULT_USER_FILTER}, or (|(sAMAccountName={login})(userPrincipalName={login})) on Active Directory` }),
+  userFilter: Filter.nullable().openapi({
+    description:
+      `search filter with {login}; null: ${DEFAULT_USER_FILTER}, or ` +
+      `(|(sAMAccountName={login})(userPrincipalName={login})) on Active Directory`,
+  }),
   attrDisplayName: Attr.nullable(),
   attrEmail: Attr.nullable(),
-  attrRole: Attr.nullable().openapi({ description: 'an attribute holding admin, auditor or user, or group DNs (e.g. memberOf) matched with roleAdminGroup and roleAuditorGroup; null: new accounts are users' }),
+  attrRole: Attr.nullable().openapi({
+    description:
+      'an attribute holding admin, auditor or user, or group DNs (e.g. memberOf) matched with roleAdminGroup ' +
+      'and roleAuditorGroup; null: new accounts are users',
+  }),
   roleAdminGroup: Dn.nullable(),
   roleAuditorGroup: Dn.nullable(),
   enabled: z.boolean(),
@@ -88,7 +111,12 @@ const NameParam = z.object({ name: Name });
 
 function toPublic(r: LdapServerRow): z.infer<typeof Public> {
   const { bindPasswordEnc, createdAt, updatedAt, ...rest } = r;
-  return { ...rest, bindPasswordSet: bindPasswordEnc !== null, createdAt: new Date(createdAt).toISOString(), updatedAt: new Date(updatedAt).toISOString() };
+  return {
+    ...rest,
+    bindPasswordSet: bindPasswordEnc !== null,
+    createdAt: new Date(createdAt).toISOString(),
+    updatedAt: new Date(updatedAt).toISOString(),
+  };
 }
 
 /** A bind DN without a password would bind anonymously-or-fail; refuse the pair half set. */
@@ -96,7 +124,15 @@ function assertBindPair(bindDn: string | null, bindPasswordSet: boolean): void {
   if ((bindDn === null) !== !bindPasswordSet) {
     throw new ProblemError('VALIDATION', {
       detail: 'bindDn and bindPassword go together: set both (a service account) or neither (anonymous search)',
-      extensions: { errors: [{ location: 'body', path: bindDn === null ? 'bindDn' : 'bindPassword', message: 'set together with its pair' }] },
+      extensions: {
+        errors: [
+          {
+            location: 'body',
+            path: bindDn === null ? 'bindDn' : 'bindPassword',
+            message: 'set together with its pair',
+          },
+        ],
+      },
     });
   }
 }
@@ -111,13 +147,15 @@ function passwordDestinationChanges(before: LdapServerRow, patch: z.infer<typeof
   const urls = patch.urls ?? before.urls;
   const reasons: string[] = [];
   if (patch.urls?.some((u) => !before.urls.includes(u))) reasons.push('urls names a new server');
-  if (patch.startTls === false && before.startTls && urls.some((u) => /^ldap:/i.test(u))) reasons.push('startTls turned off');
+  if (patch.startTls === false && before.startTls && urls.some((u) => /^ldap:/i.test(u)))
+    reasons.push('startTls turned off');
   if (patch.caCert !== undefined && patch.caCert !== before.caCert) reasons.push('caCert changed');
   return reasons;
 }
 
 const PATCH_DESCRIPTION =
-  'Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in ' +
+  'Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL ' +
+  'not in ' +
   'the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: ' +
   'otherwise 422 naming bindPassword, and nothing changes.';
 
@@ -126,25 +164,84 @@ const path = '/v3/settings/ldap-servers';
 
 // Admin only: the record decides where the service password goes and which roles logins get.
 const base = { tags: ['settings'] };
-const listRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path, summary: 'LDAP server records', description: 'Service passwords are never returned.', responses: { 200: { description: 'the records', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } } } });
-const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP server records')), { ...base, method: 'post', path, summary: 'Add an LDAP server record', description: 'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 409, 422) } });
-const getRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path: `${path}/{name}`, summary: 'Read an LDAP server record', description: 'Service passwords are never returned.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(404) } });
-const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP server records')), { ...base, method: 'patch', path: `${path}/{name}`, summary: 'Change an LDAP server record', description: PATCH_DESCRIPTION, request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: one, ...problemResponses(400, 404, 422) } });
-const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP server records')), { ...base, method: 'delete', path: `${path}/{name}`, summary: 'Remove an LDAP server record', description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(404) } });
+const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  ...base,
+  method: 'get',
+  path,
+  summary: 'LDAP server records',
+  description: 'Service passwords are never returned.',
+  responses: {
+    200: {
+      description: 'the records',
+      content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } },
+    },
+  },
+});
+const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP server records')), {
+  ...base,
+  method: 'post',
+  path,
+  summary: 'Add an LDAP server record',
+  description:
+    'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
+    'one), so it must reveal nothing secret. 409 when the name is taken.',
+  request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
+  responses: { 201: one, ...problemResponses(400, 409, 422) },
+});
+const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  ...base,
+  method: 'get',
+  path: `${path}/{name}`,
+  summary: 'Read an LDAP server record',
+  description: 'Service passwords are never returned.',
+  request: { params: NameParam },
+  responses: { 200: one, ...problemResponses(404) },
+});
+const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP server records')), {
+  ...base,
+  method: 'patch',
+  path: `${path}/{name}`,
+  summary: 'Change an LDAP server record',
+  description: PATCH_DESCRIPTION,
+  request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+  responses: { 200: one, ...problemResponses(400, 404, 422) },
+});
+const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP server records')), {
+  ...base,
+  method: 'delete',
+  path: `${path}/{name}`,
+  summary: 'Remove an LDAP server record',
+  description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.',
+  request: { params: NameParam },
+  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+});
 const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections')), {
   ...base,
   method: 'post',
   path: `${path}/{name}/test`,
   summary: 'Test the connection to an LDAP server',
-  description: 'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an `ldap.test` audit event (ext_service_access).',
+  description:
+    'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the ' +
+    'root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, ' +
+    '`ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an ' +
+    '`ldap.test` audit event (ext_service_access).',
   request: { params: NameParam },
-  responses: { 200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } }, ...problemResponses(404, 502, 503, 504) },
+  responses: {
+    200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } },
+    ...problemResponses(404, 502, 503, 504),
+  },
 });
 
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
   const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
-    auditInsert(c.var.db, c.var.deps.clock(), { stream: 'crud_admin', type, actor: c.var.principal.user, request: c.var.scope.request, data });
+    auditInsert(c.var.db, c.var.deps.clock(), {
+      stream: 'crud_admin',
+      type,
+      actor: c.var.principal.user,
+      request: c.var.scope.request,
+      data,
+    });
 
   app.openapi(listRoute, async (c) => {
     const rows = await c.var.db.select().from(ldapServers).orderBy(asc(ldapServers.name));
@@ -155,17 +252,28 @@ export function registerLdapServerAdmin(app: App): void {
     const { bindPassword, ...rest } = validated(c, 'json', Create);
     assertBindPair(rest.bindDn, bindPassword !== null);
     const now = c.var.deps.clock();
-    const row: LdapServerRow = { ...rest, bindPasswordEnc: bindPassword === null ? null : await sealSecret(c.var.config, bindPassword), createdAt: now, updatedAt: now };
+    const row: LdapServerRow = {
+      ...rest,
+      bindPasswordEnc: bindPassword === null ? null : await sealSecret(c.var.config, bindPassword),
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
-      await c.var.db.batch([c.var.db.insert(ldapServers).values(row), audit(c, 'ldap_server.created', { name: row.name, urls: row.urls, baseDn: row.baseDn })]);
+      await c.var.db.batch([
+        c.var.db.insert(ldapServers).values(row),
+        audit(c, 'ldap_server.created', { name: row.name, urls: row.urls, baseDn: row.baseDn }),
+      ]);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `an LDAP server named ${row.name} exists` });
+      if (isUniqueViolation(err))
+        throw new ProblemError('CONFLICT', { detail: `an LDAP server named ${row.name} exists` });
       throw err;
     }
     return c.json(toPublic(row), 201);
   });
 
-  app.openapi(getRoute, async (c) => c.json(toPublic(await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name)), 200));
+  app.openapi(getRoute, async (c) =>
+    c.json(toPublic(await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name)), 200),
+  );
 
   app.openapi(patchRoute, async (c) => {
     const before = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
@@ -174,15 +282,26 @@ export function registerLdapServerAdmin(app: App): void {
     const moved = passwordDestinationChanges(before, rest);
     if (bindPassword === undefined && bindDn !== null && before.bindPasswordEnc !== null && moved.length > 0) {
       const message = `required again when the stored service password would go somewhere new (${moved.join(', ')})`;
-      throw new ProblemError('VALIDATION', { detail: `bindPassword: ${message}`, extensions: { errors: [{ location: 'body', path: 'bindPassword', message }] } });
+      throw new ProblemError('VALIDATION', {
+        detail: `bindPassword: ${message}`,
+        extensions: { errors: [{ location: 'body', path: 'bindPassword', message }] },
+      });
     }
     // Clearing the DN clears the password with it; a new password replaces the stored one.
-    const bindPasswordEnc = bindPassword === null || bindDn === null ? null : bindPassword !== undefined ? await sealSecret(c.var.config, bindPassword) : before.bindPasswordEnc;
+    const bindPasswordEnc =
+      bindPassword === null || bindDn === null
+        ? null
+        : bindPassword !== undefined
+          ? await sealSecret(c.var.config, bindPassword)
+          : before.bindPasswordEnc;
     assertBindPair(bindDn, bindPasswordEnc !== null);
     const now = c.var.deps.clock();
     const changed = Object.keys(rest).concat(bindPassword !== undefined ? ['bindPassword'] : []);
     await c.var.db.batch([
-      c.var.db.update(ldapServers).set({ ...rest, bindPasswordEnc, updatedAt: now }).where(eq(ldapServers.name, before.name)),
+      c.var.db
+        .update(ldapServers)
+        .set({ ...rest, bindPasswordEnc, updatedAt: now })
+        .where(eq(ldapServers.name, before.name)),
       audit(c, 'ldap_server.updated', { name: before.name, changed }),
     ]);
     return c.json(toPublic(await ldapServerByName(c.var.db, before.name)), 200);
@@ -190,19 +309,35 @@ export function registerLdapServerAdmin(app: App): void {
 
   app.openapi(deleteRoute, async (c) => {
     const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
-    await c.var.db.batch([c.var.db.delete(ldapServers).where(eq(ldapServers.name, row.name)), audit(c, 'ldap_server.deleted', { name: row.name })]);
+    await c.var.db.batch([
+      c.var.db.delete(ldapServers).where(eq(ldapServers.name, row.name)),
+      audit(c, 'ldap_server.deleted', { name: row.name }),
+    ]);
     return c.body(null, 204);
   });
 
   app.openapi(testRoute, async (c) => {
     const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
     const bridge = c.var.deps.bridge;
-    if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached' });
+    if (!bridge)
+      throw new ProblemError('SERVICE_UNAVAILABLE', {
+        detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached',
+      });
     const connection = await connectionOf(c.var.scope, row);
     // The directory call is recorded (ext_service_access) on its own: it changes nothing here.
-    const call = { type: 'ldap.test', at: c.var.deps.clock(), actor: c.var.principal.user, request: c.var.scope.request } as const;
+    const call = {
+      type: 'ldap.test',
+      at: c.var.deps.clock(),
+      actor: c.var.principal.user,
+      request: c.var.scope.request,
+    } as const;
     const done = (ok: boolean, data: Record<string, unknown>) =>
-      extServiceInsert(c.var.db, { ...call, ok, durationMs: c.var.deps.clock() - call.at, data: { server: row.name, ...data } })();
+      extServiceInsert(c.var.db, {
+        ...call,
+        ok,
+        durationMs: c.var.deps.clock() - call.at,
+        data: { server: row.name, ...data },
+      })();
     let answer: LdapTestResponse;
     try {
       answer = await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection));

@@ -32,7 +32,9 @@ export type LdapLoginOutcome = { user: UserRow } | { merge: PendingMerge };
 async function enabledServer(db: Db, name: string): Promise<LdapServerRow> {
   const row = await findLdapServer(db, name);
   if (row?.enabled) return row;
-  throw new ProblemError('UNKNOWN_LDAP_SERVER', { detail: `no enabled LDAP server record named ${JSON.stringify(name)} (the value of X-LDAP-Name or ldapServer)` });
+  throw new ProblemError('UNKNOWN_LDAP_SERVER', {
+    detail: `no enabled LDAP server record named ${JSON.stringify(name)} (the value of X-LDAP-Name or ldapServer)`,
+  });
 }
 
 /**
@@ -49,10 +51,17 @@ export async function authenticateLdapPassword(
   challenge: string,
 ): Promise<LdapLoginOutcome> {
   // An empty or blank password would make the user's bind an unauthenticated (anonymous) bind.
-  if (password.trim() === '') throw new ProblemError('INVALID_CREDENTIALS', { detail: 'an empty password is never accepted', headers: { 'WWW-Authenticate': challenge } });
+  if (password.trim() === '')
+    throw new ProblemError('INVALID_CREDENTIALS', {
+      detail: 'an empty password is never accepted',
+      headers: { 'WWW-Authenticate': challenge },
+    });
   const server = await enabledServer(scope.db, serverName);
   const bridge = scope.bridge;
-  if (!bridge) throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'no bridge is configured (AUTH_BRIDGE_URL): LDAP accounts cannot log in' });
+  if (!bridge)
+    throw new ProblemError('SERVICE_UNAVAILABLE', {
+      detail: 'no bridge is configured (AUTH_BRIDGE_URL): LDAP accounts cannot log in',
+    });
 
   const { db, config, verifier, logger, request } = scope;
   const now = scope.now();
@@ -68,7 +77,12 @@ export async function authenticateLdapPassword(
   let directory: ReturnType<typeof extServiceInsert>;
   try {
     const connection = await connectionOf(scope, server);
-    result = await bridge.call('/v1/ldap/authenticate', { connection, login, password }, LdapAuthenticateResponseSchema, bridgeTimeoutMs(connection));
+    result = await bridge.call(
+      '/v1/ldap/authenticate',
+      { connection, login, password },
+      LdapAuthenticateResponseSchema,
+      bridgeTimeoutMs(connection),
+    );
   } catch (err) {
     const data = { server: server.name, result: 'error', errorClass: errorClassOf(err) };
     directory = extServiceInsert(db, { ...call, ok: false, durationMs: scope.now() - call.at, data });
@@ -77,10 +91,19 @@ export async function authenticateLdapPassword(
   }
   const ad = result.outcome === 'ok' ? { activeDirectory: result.activeDirectory } : {};
   const callData = { server: server.name, result: result.outcome, ...ad };
-  directory = extServiceInsert(db, { ...call, ok: result.outcome === 'ok', durationMs: scope.now() - call.at, data: callData });
+  directory = extServiceInsert(db, {
+    ...call,
+    ok: result.outcome === 'ok',
+    durationMs: scope.now() - call.at,
+    data: callData,
+  });
   const source = { source: 'ldap', server: server.name };
   if (result.outcome === 'invalid-credentials') {
-    const known = await db.select().from(users).where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name))).limit(1);
+    const known = await db
+      .select()
+      .from(users)
+      .where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name)))
+      .limit(1);
     throw await failedLogin(ctx, key, login, known[0] ?? null, source, [directory()]);
   }
   const refused = (type: AuditEventType, data: Record<string, unknown>) =>
@@ -95,7 +118,11 @@ export async function authenticateLdapPassword(
   // The directory locked the account out (AD 775) before checking the password: not a wrong
   // password, so not counted; not a right one, so earlier failures stay.
   if (result.outcome === 'locked-out') {
-    await db.batch([releaseAttempt(db, attempt), refused('login.refused', { reason: 'locked-in-directory' }), directory()]);
+    await db.batch([
+      releaseAttempt(db, attempt),
+      refused('login.refused', { reason: 'locked-in-directory' }),
+      directory(),
+    ]);
     throw directoryLockedProblem(challenge);
   }
   // The password is right from here on: the caller may learn the account's state.
@@ -105,7 +132,11 @@ export async function authenticateLdapPassword(
     throw directoryBlockedProblem(result.reason);
   }
   if (result.outcome === 'password-expired') {
-    await db.batch([clearAttempts(db, key), refused('login.password_expired', { directoryReason: result.reason }), directory()]);
+    await db.batch([
+      clearAttempts(db, key),
+      refused('login.password_expired', { directoryReason: result.reason }),
+      directory(),
+    ]);
     throw directoryPasswordExpiredProblem(result.reason);
   }
 
@@ -131,7 +162,14 @@ export async function authenticateLdapPassword(
   }
   const user = outcome.user;
   await assertMayLogIn(scope, user, { source: 'ldap', sourceName: server.name }, also());
-  return { user: await recordLogin(scope, user, { source: 'ldap', sourceName: server.name }, { also: also(), data: { activeDirectory: result.activeDirectory } }) };
+  return {
+    user: await recordLogin(
+      scope,
+      user,
+      { source: 'ldap', sourceName: server.name },
+      { also: also(), data: { activeDirectory: result.activeDirectory } },
+    ),
+  };
 }
 
 const DIRECTORY_DETAILS: Record<string, string> = {
@@ -150,13 +188,22 @@ function publicDirectoryProblem(logger: Logger, serverName: string, err: unknown
   const cause = err instanceof ProblemError ? err.extensions.cause : undefined;
   if (!(err instanceof ProblemError) || typeof cause !== 'string' || !(cause in DIRECTORY_DETAILS)) return err;
   logger.warning('LDAP directory failure', { server: serverName, cause, detail: err.detail });
-  return new ProblemError(err.code, { detail: `the directory of LDAP server ${serverName} ${DIRECTORY_DETAILS[cause]}`, extensions: { cause } });
+  return new ProblemError(err.code, {
+    detail: `the directory of LDAP server ${serverName} ${DIRECTORY_DETAILS[cause]}`,
+    extensions: { cause },
+  });
 }
 
 /** The 409 of a login without a session that collides with a local account. */
 export function mergeRequiredProblem(config: ConfigSnapshot, merge: PendingMerge): ProblemError {
   return new ProblemError('MERGE_REQUIRED', {
-    detail: `the login ${merge.login} of LDAP server ${merge.sourceName} belongs to a local account: log in with a session (/v3/login) to merge the two, proving the local password`,
-    extensions: { login: merge.login, ldapServer: merge.sourceName, mergeUrl: new URL(config.get('DEFAULT_FRONTEND_MERGE_URL')).href },
+    detail:
+      `the login ${merge.login} of LDAP server ${merge.sourceName} belongs to a local account: log in with a ` +
+      `session (/v3/login) to merge the two, proving the local password`,
+    extensions: {
+      login: merge.login,
+      ldapServer: merge.sourceName,
+      mergeUrl: new URL(config.get('DEFAULT_FRONTEND_MERGE_URL')).href,
+    },
   });
 }

@@ -34,8 +34,13 @@ export function toLogDocument(row: OutboxRow): Record<string, unknown> {
     event: { id: row.id, type: row.type, stream: row.stream, outcome: eventOutcome(row) },
     service: { name: 'auth-service' },
   };
-  if (row.actorId || row.actorLogin) doc.actor = { ...(row.actorId ? { id: row.actorId } : {}), ...(row.actorLogin ? { login: row.actorLogin } : {}) };
-  if (row.subjectId || row.subjectLogin) doc.subject = { ...(row.subjectId ? { id: row.subjectId } : {}), ...(row.subjectLogin ? { login: row.subjectLogin } : {}) };
+  if (row.actorId || row.actorLogin)
+    doc.actor = { ...(row.actorId ? { id: row.actorId } : {}), ...(row.actorLogin ? { login: row.actorLogin } : {}) };
+  if (row.subjectId || row.subjectLogin)
+    doc.subject = {
+      ...(row.subjectId ? { id: row.subjectId } : {}),
+      ...(row.subjectLogin ? { login: row.subjectLogin } : {}),
+    };
   if (row.sourceIp) doc.source = { ip: row.sourceIp };
   if (row.userAgent) doc.user_agent = { original: row.userAgent };
   if (row.requestId) doc.request = { id: row.requestId };

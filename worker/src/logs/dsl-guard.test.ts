@@ -9,7 +9,10 @@ describe('checkSearchBody', () => {
       checkSearchBody({
         query: {
           bool: {
-            filter: [{ term: { 'event.outcome': 'failure' } }, { range: { '@timestamp': { gte: 'now-1d', lt: 'now' } } }],
+            filter: [
+              { term: { 'event.outcome': 'failure' } },
+              { range: { '@timestamp': { gte: 'now-1d', lt: 'now' } } },
+            ],
             must: { match: { 'actor.login': { query: 'alice', operator: 'and' } } },
             should: [{ terms: { 'event.type': ['login.failed', 'login.locked'] } }, { exists: { field: 'source.ip' } }],
             must_not: [{ match_phrase: { 'data.reason': 'admin' } }],
@@ -23,7 +26,10 @@ describe('checkSearchBody', () => {
         track_total_hits: true,
         search_after: ['2026-11-26T10:00:00Z', 'e1'],
         aggs: {
-          per_type: { terms: { field: 'event.type', size: 20 }, aggs: { per_day: { date_histogram: { field: '@timestamp', calendar_interval: 'day' } } } },
+          per_type: {
+            terms: { field: 'event.type', size: 20 },
+            aggs: { per_day: { date_histogram: { field: '@timestamp', calendar_interval: 'day' } } },
+          },
           users: { cardinality: { field: 'actor.login' } },
         },
       }),
@@ -38,12 +44,24 @@ describe('checkSearchBody', () => {
     [{ query: { function_score: {} } }, 'query.function_score', 'scripts'],
     [{ query: { bool: { filter: [{ script: {} }] } } }, 'query.bool.filter.0.script', 'scripts'],
     [{ query: { terms: { user: { index: 'secrets', id: '1', path: 'x' } } } }, 'query.terms.user', 'other indices'],
-    [{ query: { more_like_this: { like: [{ _index: 'secrets', _id: '1' }] } } }, 'query.more_like_this', 'other indices'],
+    [
+      { query: { more_like_this: { like: [{ _index: 'secrets', _id: '1' }] } } },
+      'query.more_like_this',
+      'other indices',
+    ],
     [{ query: { percolate: { field: 'q', index: 'secrets', id: '1' } } }, 'query.percolate', 'other indices'],
-    [{ query: { geo_shape: { location: { indexed_shape: { index: 'shapes', id: '1' } } } } }, 'query.geo_shape', 'indexed shape'],
+    [
+      { query: { geo_shape: { location: { indexed_shape: { index: 'shapes', id: '1' } } } } },
+      'query.geo_shape',
+      'indexed shape',
+    ],
     [{ query: { wrapper: { query: 'eyJtYXRjaF9hbGwiOnt9fQ==' } } }, 'query.wrapper', 'wrapper'],
     [{ aggs: { x: { scripted_metric: {} } } }, 'aggs.x.scripted_metric', 'scripted'],
-    [{ aggs: { x: { terms: { field: 'a' }, aggs: { y: { bucket_script: {} } } } } }, 'aggs.x.aggs.y.bucket_script', 'scripted'],
+    [
+      { aggs: { x: { terms: { field: 'a' }, aggs: { y: { bucket_script: {} } } } } },
+      'aggs.x.aggs.y.bucket_script',
+      'scripted',
+    ],
     [{ aggs: { x: { terms: { field: 'a', script: 'x' } } } }, 'aggs.x.terms.script', 'scripts'],
     [{ sort: [{ _script: { script: 'x' } }] }, 'sort.0._script', 'script sorts'],
     [{ pit: { id: 'x' } }, 'pit', 'point-in-time'],
@@ -69,16 +87,21 @@ describe('checkSearchBody', () => {
     expect(paths({ from: 9_990, size: 10 })).toEqual([]);
     expect(paths({ aggs: { a: { terms: { field: 'x', size: 100_000 } } } })).toEqual(['aggs.a.terms.size']);
     expect(paths({ aggs: { a: { top_hits: { size: 500 } } } })).toEqual(['aggs.a.top_hits.size']);
-    const deep = { a: { terms: { field: 'x' }, aggs: { b: { terms: { field: 'y' }, aggs: { c: { terms: { field: 'z' }, aggs: { d: { terms: { field: 'w' } } } } } } } } };
+    const deep = {
+      a: {
+        terms: { field: 'x' },
+        aggs: {
+          b: { terms: { field: 'y' }, aggs: { c: { terms: { field: 'z' }, aggs: { d: { terms: { field: 'w' } } } } } },
+        },
+      },
+    };
     expect(paths({ aggs: deep })).toEqual(['aggs.a.aggs.b.aggs.c.aggs']);
   });
 
   it('reports every refused key at once', () => {
-    expect(paths({ script_fields: {}, pit: {}, query: { bool: { must: [{ percolate: {} }, { term: { a: 1 } }] } } })).toEqual([
-      'script_fields',
-      'pit',
-      'query.bool.must.0.percolate',
-    ]);
+    expect(
+      paths({ script_fields: {}, pit: {}, query: { bool: { must: [{ percolate: {} }, { term: { a: 1 } }] } } }),
+    ).toEqual(['script_fields', 'pit', 'query.bool.must.0.percolate']);
   });
 });
 

@@ -47,7 +47,18 @@ const REASONS: Record<string, string> = {
   indices_boost: 'indices_boost names other indices: not allowed',
 };
 
-const SEARCH_KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'aggs', 'aggregations', 'track_total_hits', 'search_after', 'post_filter']);
+const SEARCH_KEYS = new Set([
+  'query',
+  'from',
+  'size',
+  'sort',
+  '_source',
+  'aggs',
+  'aggregations',
+  'track_total_hits',
+  'search_after',
+  'post_filter',
+]);
 const FIELD_CAPS_KEYS = new Set(['index_filter']);
 
 type Check = (spec: unknown, path: string) => void;
@@ -89,7 +100,24 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
     if (!FIELD.test(field)) g.refuse(join(p, field), 'not a field name');
     if (isObject(value)) {
       for (const k of Object.keys(value)) {
-        if (!['query', 'value', 'operator', 'boost', 'case_insensitive', 'gte', 'gt', 'lte', 'lt', 'format', 'time_zone', 'minimum_should_match', 'slop', 'fuzziness'].includes(k)) {
+        if (
+          ![
+            'query',
+            'value',
+            'operator',
+            'boost',
+            'case_insensitive',
+            'gte',
+            'gt',
+            'lte',
+            'lt',
+            'format',
+            'time_zone',
+            'minimum_should_match',
+            'slop',
+            'fuzziness',
+          ].includes(k)
+        ) {
           g.unknown(join(join(p, field), k), k, 'option');
         }
       }
@@ -118,17 +146,21 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
       for (const [k, v] of Object.entries(spec)) {
         if (k === 'boost') continue;
         // A terms lookup ({"index": ..., "id": ..., "path": ...}) reads a document of another index.
-        if (!Array.isArray(v)) g.refuse(join(at, k), 'terms takes an array of values (terms lookup reads other indices: not allowed)');
+        if (!Array.isArray(v))
+          g.refuse(join(at, k), 'terms takes an array of values (terms lookup reads other indices: not allowed)');
         else if (v.length > 1024) g.refuse(join(at, k), 'at most 1024 values');
-        else if (v.some((x) => isObject(x) || Array.isArray(x))) g.refuse(join(at, k), 'values must be strings, numbers or booleans');
+        else if (v.some((x) => isObject(x) || Array.isArray(x)))
+          g.refuse(join(at, k), 'values must be strings, numbers or booleans');
       }
       return;
     }
     case 'exists':
-      if (!isObject(spec) || typeof spec.field !== 'string' || Object.keys(spec).length !== 1) g.refuse(at, 'takes {"field": name}');
+      if (!isObject(spec) || typeof spec.field !== 'string' || Object.keys(spec).length !== 1)
+        g.refuse(at, 'takes {"field": name}');
       return;
     case 'ids':
-      if (!isObject(spec) || !Array.isArray(spec.values) || Object.keys(spec).length !== 1) g.refuse(at, 'takes {"values": [...]}');
+      if (!isObject(spec) || !Array.isArray(spec.values) || Object.keys(spec).length !== 1)
+        g.refuse(at, 'takes {"values": [...]}');
       return;
     case 'multi_match':
     case 'simple_query_string': {
@@ -136,7 +168,18 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
         g.refuse(at, 'expected an object');
         return;
       }
-      const allowed = ['query', 'fields', 'operator', 'default_operator', 'type', 'minimum_should_match', 'boost', 'flags', 'analyze_wildcard', 'lenient'];
+      const allowed = [
+        'query',
+        'fields',
+        'operator',
+        'default_operator',
+        'type',
+        'minimum_should_match',
+        'boost',
+        'flags',
+        'analyze_wildcard',
+        'lenient',
+      ];
       for (const k of Object.keys(spec)) if (!allowed.includes(k)) g.unknown(join(at, k), k, 'option');
       if (typeof spec.query !== 'string') g.refuse(join(at, 'query'), 'a string');
       return;
@@ -149,7 +192,8 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
       for (const [k, v] of Object.entries(spec)) {
         if (['must', 'filter', 'should', 'must_not'].includes(k)) {
           const list = Array.isArray(v) ? v : [v];
-          for (const [i, c] of list.entries()) checkQuery(g, c, Array.isArray(v) ? join(join(at, k), i) : join(at, k), depth + 1);
+          for (const [i, c] of list.entries())
+            checkQuery(g, c, Array.isArray(v) ? join(join(at, k), i) : join(at, k), depth + 1);
         } else if (!['minimum_should_match', 'boost'].includes(k)) g.unknown(join(at, k), k, 'bool option');
       }
       return;
@@ -168,7 +212,8 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
         g.refuse(at, 'takes {"queries": [...]}');
         return;
       }
-      for (const k of Object.keys(spec)) if (!['queries', 'tie_breaker', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
+      for (const k of Object.keys(spec))
+        if (!['queries', 'tie_breaker', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
       for (const [i, c] of spec.queries.entries()) checkQuery(g, c, join(join(at, 'queries'), i), depth + 1);
       return;
     }
@@ -178,8 +223,41 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
 }
 
 const METRICS = new Set(['min', 'max', 'avg', 'sum', 'value_count', 'stats', 'cardinality', 'missing']);
-const BUCKETS = new Set(['terms', 'date_histogram', 'histogram', 'range', 'date_range', 'filter', 'filters', 'top_hits', 'composite']);
-const AGG_OPTIONS = new Set(['field', 'size', 'order', 'min_doc_count', 'missing', 'format', 'calendar_interval', 'fixed_interval', 'interval', 'time_zone', 'extended_bounds', 'ranges', 'keyed', 'offset', 'precision_threshold', 'sources', 'after', '_source', 'sort', 'include', 'exclude', 'shard_size']);
+const BUCKETS = new Set([
+  'terms',
+  'date_histogram',
+  'histogram',
+  'range',
+  'date_range',
+  'filter',
+  'filters',
+  'top_hits',
+  'composite',
+]);
+const AGG_OPTIONS = new Set([
+  'field',
+  'size',
+  'order',
+  'min_doc_count',
+  'missing',
+  'format',
+  'calendar_interval',
+  'fixed_interval',
+  'interval',
+  'time_zone',
+  'extended_bounds',
+  'ranges',
+  'keyed',
+  'offset',
+  'precision_threshold',
+  'sources',
+  'after',
+  '_source',
+  'sort',
+  'include',
+  'exclude',
+  'shard_size',
+]);
 
 function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
   if (depth > MAX_AGG_DEPTH) {
@@ -214,15 +292,25 @@ function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
     else {
       for (const k of Object.keys(spec)) if (!AGG_OPTIONS.has(k)) g.unknown(join(tat, k), k, 'aggregation option');
       const limit = type === 'top_hits' ? MAX_TOP_HITS : MAX_AGG_SIZE;
-      if (spec.size !== undefined && !(Number.isInteger(spec.size) && (spec.size as number) >= 0 && (spec.size as number) <= limit)) {
+      if (
+        spec.size !== undefined &&
+        !(Number.isInteger(spec.size) && (spec.size as number) >= 0 && (spec.size as number) <= limit)
+      ) {
         g.refuse(join(tat, 'size'), `an integer in 0..${limit}`);
       }
       if (type === 'composite' && Array.isArray(spec.sources)) {
         for (const [i, src] of spec.sources.entries()) {
           for (const [n, s] of Object.entries(isObject(src) ? src : {})) {
             const [t, o] = Object.entries(isObject(s) ? s : {})[0] ?? [];
-            if (!t || !['terms', 'date_histogram', 'histogram'].includes(t)) g.refuse(join(join(join(tat, 'sources'), i), n), 'composite sources are terms, date_histogram or histogram');
-            else for (const k of Object.keys(isObject(o) ? o : {})) if (!AGG_OPTIONS.has(k)) g.unknown(join(join(join(tat, 'sources'), i), `${n}.${t}.${k}`), k, 'aggregation option');
+            if (!t || !['terms', 'date_histogram', 'histogram'].includes(t))
+              g.refuse(
+                join(join(join(tat, 'sources'), i), n),
+                'composite sources are terms, date_histogram or histogram',
+              );
+            else
+              for (const k of Object.keys(isObject(o) ? o : {}))
+                if (!AGG_OPTIONS.has(k))
+                  g.unknown(join(join(join(tat, 'sources'), i), `${n}.${t}.${k}`), k, 'aggregation option');
           }
         }
       }
@@ -257,7 +345,9 @@ function checkSort(g: Guard, sort: unknown, path: string): void {
     if (typeof spec === 'string') {
       if (spec !== 'asc' && spec !== 'desc') g.refuse(join(at, field), 'asc or desc');
     } else if (isObject(spec)) {
-      for (const k of Object.keys(spec)) if (!['order', 'missing', 'unmapped_type', 'format', 'mode'].includes(k)) g.unknown(join(join(at, field), k), k, 'sort option');
+      for (const k of Object.keys(spec))
+        if (!['order', 'missing', 'unmapped_type', 'format', 'mode'].includes(k))
+          g.unknown(join(join(at, field), k), k, 'sort option');
     } else g.refuse(join(at, field), 'asc, desc or {order: ...}');
   });
 }
@@ -271,7 +361,8 @@ function checkSource(g: Guard, source: unknown, path: string): void {
   if (isObject(source)) {
     for (const [k, v] of Object.entries(source)) {
       if (k !== 'includes' && k !== 'excludes') g.unknown(join(path, k), k, '_source option');
-      else if (!(typeof v === 'string' || (Array.isArray(v) && v.every((s) => typeof s === 'string')))) g.refuse(join(path, k), 'a list of field names');
+      else if (!(typeof v === 'string' || (Array.isArray(v) && v.every((s) => typeof s === 'string'))))
+        g.refuse(join(path, k), 'a list of field names');
     }
     return;
   }
@@ -306,16 +397,22 @@ export function checkSearchBody(body: Record<string, unknown>): FieldError[] {
         if (!Number.isInteger(value) || (value as number) < 0) g.refuse(key, 'a non-negative integer');
         break;
       case 'track_total_hits':
-        if (typeof value !== 'boolean' && !(Number.isInteger(value) && (value as number) >= 0)) g.refuse(key, 'true, false or a non-negative integer');
+        if (typeof value !== 'boolean' && !(Number.isInteger(value) && (value as number) >= 0))
+          g.refuse(key, 'true, false or a non-negative integer');
         break;
       case 'search_after':
-        if (!Array.isArray(value) || value.length > 8 || value.some((v) => isObject(v) || Array.isArray(v))) g.refuse(key, 'a list of at most 8 sort values');
+        if (!Array.isArray(value) || value.length > 8 || value.some((v) => isObject(v) || Array.isArray(v)))
+          g.refuse(key, 'a list of at most 8 sort values');
         break;
     }
   }
   const from = Number.isInteger(body.from) ? (body.from as number) : 0;
   const size = Number.isInteger(body.size) ? (body.size as number) : 10;
-  if (from + size > MAX_RESULT_WINDOW) g.refuse(body.from !== undefined ? 'from' : 'size', `from + size must be at most ${MAX_RESULT_WINDOW}; page further with search_after`);
+  if (from + size > MAX_RESULT_WINDOW)
+    g.refuse(
+      body.from !== undefined ? 'from' : 'size',
+      `from + size must be at most ${MAX_RESULT_WINDOW}; page further with search_after`,
+    );
   return g.errors;
 }
 

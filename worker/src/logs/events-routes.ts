@@ -78,11 +78,13 @@ const eventsRoute = protectedRoute(READERS, {
   path: '/v3/logs/{audit_log_type}/events',
   middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'size', 'cursor'])],
   summary: 'Find audit events (simple form)',
-  description: [
-    `${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
-    `at most ${MAX_EVENTS_PAGE}); \`nextCursor\` continues after the page's last event (search_after), so pages never`,
-    `skip or repeat an event. A cursor this service did not make: 422. ${FAILURES}`,
-  ].join(' ') + CATALOGUE_SECTION,
+  description:
+    [
+      `${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
+      `at most ${MAX_EVENTS_PAGE}); \`nextCursor\` continues after the page's last event (search_after), so ` +
+        `pages never`,
+      `skip or repeat an event. A cursor this service did not make: 422. ${FAILURES}`,
+    ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, query: EventsQuery },
   responses: {
     200: { description: 'a page of events', content: { 'application/json': { schema: EventsPageSchema } } },
@@ -96,14 +98,15 @@ const exportRoute = protectedRoute(READERS, {
   path: '/v3/logs/{audit_log_type}/export',
   middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'format'])],
   summary: 'Export audit events (NDJSON or CSV)',
-  description: [
-    `${FORM} Every matching event, newest first, streamed as an attachment (pages of`,
-    `${EXPORT_PAGE_SIZE} through the store): \`format=ndjson\` (default; one event per line, as stored) or \`csv\``,
-    `(columns ${CSV_COLUMNS.map(([h]) => `\`${h}\``).join(', ')}; \`document\` is the whole event as JSON; cells`,
-    `starting with = + - @ get a leading apostrophe). At most ${EXPORT_MAX_EVENTS} events: more matches are refused`,
-    `with 422 before anything is sent (narrow \`from\`/\`to\`). A failure after the first page aborts the transfer,`,
-    `so a partial file is never complete-looking. ${FAILURES}`,
-  ].join(' ') + CATALOGUE_SECTION,
+  description:
+    [
+      `${FORM} Every matching event, newest first, streamed as an attachment (pages of`,
+      `${EXPORT_PAGE_SIZE} through the store): \`format=ndjson\` (default; one event per line, as stored) or \`csv\``,
+      `(columns ${CSV_COLUMNS.map(([h]) => `\`${h}\``).join(', ')}; \`document\` is the whole event as JSON; cells`,
+      `starting with = + - @ get a leading apostrophe). At most ${EXPORT_MAX_EVENTS} events: more matches are refused`,
+      `with 422 before anything is sent (narrow \`from\`/\`to\`). A failure after the first page aborts the transfer,`,
+      `so a partial file is never complete-looking. ${FAILURES}`,
+    ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, query: ExportQuery },
   responses: {
     200: {

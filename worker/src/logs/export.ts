@@ -77,7 +77,10 @@ export async function exportEvents(
   form: SimpleForm,
   format: 'ndjson' | 'csv',
 ): Promise<Response> {
-  const first = await eventsPage(scope, caller, stream, form, { size: EXPORT_PAGE_SIZE, trackTotal: EXPORT_MAX_EVENTS + 1 });
+  const first = await eventsPage(scope, caller, stream, form, {
+    size: EXPORT_PAGE_SIZE,
+    trackTotal: EXPORT_MAX_EVENTS + 1,
+  });
   if (first.total && first.total.value > EXPORT_MAX_EVENTS) {
     throw new ProblemError('VALIDATION', {
       detail: `the filters match more than ${EXPORT_MAX_EVENTS} events; narrow them (from, to) and export in parts`,

@@ -28,12 +28,18 @@ export const purgeAuditOutbox: Job = {
   name: 'purge-audit-outbox',
   async run({ db, config, now }) {
     const days = config.get('OUTBOX_RETENTION_DAY');
-    const old = and(isNotNull(auditOutbox.shippedAt), lt(auditOutbox.shippedAt, now - days * DAY_MS), isNotNull(auditOutbox.handledAt));
-    const [purged] = await db.batch([
-      db.delete(auditOutbox).where(old).returning({ id: auditOutbox.id }),
-    ]);
+    const old = and(
+      isNotNull(auditOutbox.shippedAt),
+      lt(auditOutbox.shippedAt, now - days * DAY_MS),
+      isNotNull(auditOutbox.handledAt),
+    );
+    const [purged] = await db.batch([db.delete(auditOutbox).where(old).returning({ id: auditOutbox.id })]);
     if (purged.length > 0) {
-      await auditInsert(db, now, { stream: 'data_lifecycle', type: 'outbox.purged', data: { events: purged.length, retentionDays: days } });
+      await auditInsert(db, now, {
+        stream: 'data_lifecycle',
+        type: 'outbox.purged',
+        data: { events: purged.length, retentionDays: days },
+      });
     }
     return { purged: purged.length };
   },

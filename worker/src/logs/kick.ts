@@ -20,7 +20,8 @@ export function outboxKicker(minIntervalMs = 1_000): (c: Context<AppEnv>) => voi
   return (c) => {
     const { config, deps } = c.var;
     // Unsafe methods change things (logins, changes); per-request credentials write API-access events.
-    const mayHaveEvents = !SAFE.has(c.req.method) || c.var.principal?.method === 'basic' || c.var.principal?.method === 'bearer';
+    const mayHaveEvents =
+      !SAFE.has(c.req.method) || c.var.principal?.method === 'basic' || c.var.principal?.method === 'bearer';
     if (!mayHaveEvents || !deps.bridge || !config.get('OUTBOX_CONTEXT_DETACH') || !config.get('EVENT_HANDLING')) return;
     if (!logstoreTarget(config) || Date.now() - last < minIntervalMs) return;
     last = Date.now();

@@ -28,11 +28,14 @@ const AuditLogType = z
         z
           .object({
             type: z.string().openapi({ example: 'login.failure' }),
-            outcomes: z.array(z.enum(['success', 'failure', 'unknown'])).openapi({ description: '`event.outcome` values' }),
+            outcomes: z
+              .array(z.enum(['success', 'failure', 'unknown']))
+              .openapi({ description: '`event.outcome` values' }),
             description: z.string(),
-            data: z
-              .record(z.string(), z.string())
-              .openapi({ description: 'the fields of `data`, each with its meaning', example: { source: 'local, ldap or oidc' } }),
+            data: z.record(z.string(), z.string()).openapi({
+              description: 'the fields of `data`, each with its meaning',
+              example: { source: 'local, ldap or oidc' },
+            }),
           })
           .openapi('AuditEventTypeDescription'),
       )
@@ -164,10 +167,11 @@ const typesRoute = protectedRoute(READERS, {
   method: 'get',
   path: '/v3/logs/audit_log_types',
   summary: 'Audit log types',
-  description: [
-    `One type per AUDIT_*_PATTERN variable, with its effective index pattern, what it`,
-    `records, and its event types (\`eventTypes\`: outcomes, description, \`data\` fields).`,
-  ].join(' ') + CATALOGUE_SECTION,
+  description:
+    [
+      `One type per AUDIT_*_PATTERN variable, with its effective index pattern, what it`,
+      `records, and its event types (\`eventTypes\`: outcomes, description, \`data\` fields).`,
+    ].join(' ') + CATALOGUE_SECTION,
   responses: {
     200: { description: 'the types', content: { 'application/json': { schema: AuditLogTypes } } },
   },
@@ -179,10 +183,11 @@ const searchRoute = protectedRoute(READERS, {
   path: '/v3/logs/{audit_log_type}/search',
   middleware: queryMiddleware,
   summary: 'Search an audit log (query DSL)',
-  description: [
-    `${COMMON} The worker adds a server-side \`timeout\` (80% of LOGSTORE_TIMEOUT; the answer then says`,
-    `\`timed_out\`). ${FAILURES}`,
-  ].join(' ') + CATALOGUE_SECTION,
+  description:
+    [
+      `${COMMON} The worker adds a server-side \`timeout\` (80% of LOGSTORE_TIMEOUT; the answer then says`,
+      `\`timed_out\`). ${FAILURES}`,
+    ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: SearchBody } } } },
   responses: {
     200: { description: "the store's search answer", content: { 'application/json': { schema: StoreAnswer } } },
@@ -196,10 +201,11 @@ const fieldCapsRoute = protectedRoute(READERS, {
   path: '/v3/logs/{audit_log_type}/field_caps',
   middleware: queryMiddleware,
   summary: 'Field capabilities of an audit log',
-  description: [
-    `${COMMON} \`fields\` goes in the body (a list, or a comma-separated string; default \`*\`), with an optional`,
-    `\`index_filter\` query. ${FAILURES}`,
-  ].join(' ') + CATALOGUE_SECTION,
+  description:
+    [
+      `${COMMON} \`fields\` goes in the body (a list, or a comma-separated string; default \`*\`), with an optional`,
+      `\`index_filter\` query. ${FAILURES}`,
+    ].join(' ') + CATALOGUE_SECTION,
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: FieldCapsBody } } } },
   responses: {
     200: { description: "the store's field_caps answer", content: { 'application/json': { schema: FieldCapsAnswer } } },
@@ -247,7 +253,9 @@ export function registerLogQueries(app: App): void {
               .split(',')
               .map((f) => f.trim())
               .join(',');
-    const answer = storeAnswer(await queryStore(c.var.scope, c.var.principal, streamOf(c), { operation: 'field_caps', body, fields: list }));
+    const answer = storeAnswer(
+      await queryStore(c.var.scope, c.var.principal, streamOf(c), { operation: 'field_caps', body, fields: list }),
+    );
     return c.json(answer.body, 200);
   });
 }

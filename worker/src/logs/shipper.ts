@@ -68,7 +68,13 @@ export async function shipOutbox(s: ShipScope): Promise<ShipResult> {
 }
 
 /** Ships one batch of `stream`; true when a full batch went through and more may be waiting. */
-async function shipBatch(s: ShipScope, stream: StreamName, size: number, target: NonNullable<ReturnType<typeof logstoreTarget>>, result: ShipResult): Promise<boolean> {
+async function shipBatch(
+  s: ShipScope,
+  stream: StreamName,
+  size: number,
+  target: NonNullable<ReturnType<typeof logstoreTarget>>,
+  result: ShipResult,
+): Promise<boolean> {
   const { db, now } = s;
   const pending = await db
     .select()
@@ -89,7 +95,10 @@ async function shipBatch(s: ShipScope, stream: StreamName, size: number, target:
   try {
     answer = await s.bridge!.call(
       '/v1/logstore/bulk',
-      { ...target, items: due.map((row) => ({ index: datedIndex(pattern, row.at), id: row.id, document: toLogDocument(row) })) },
+      {
+        ...target,
+        items: due.map((row) => ({ index: datedIndex(pattern, row.at), id: row.id, document: toLogDocument(row) })),
+      },
       LogstoreBulkResponseSchema,
       target.timeoutMs * Math.max(1, target.urls.length) + 5_000,
     );
@@ -98,7 +107,11 @@ async function shipBatch(s: ShipScope, stream: StreamName, size: number, target:
     // The bridge or the store could not be reached: the whole batch waits, in order.
     result.unreachable++;
     await postpone(s, due, `${err.status} ${err.detail ?? err.title}`);
-    s.logger?.warning('audit shipping: the log store could not be reached; the events wait in the outbox', { stream, events: due.length, status: err.status });
+    s.logger?.warning('audit shipping: the log store could not be reached; the events wait in the outbox', {
+      stream,
+      events: due.length,
+      status: err.status,
+    });
     return false;
   }
 
@@ -111,17 +124,40 @@ async function shipBatch(s: ShipScope, stream: StreamName, size: number, target:
     const status = item?.status ?? 502;
     if (delivered(status)) done.push(row.id);
     else if (retryable(status) || !item) retry.push(row);
-    else dead.push({ id: row.id, error: `${status} ${item.error?.type ?? ''}: ${item.error?.reason ?? ''}`.slice(0, 1000) });
+    else
+      dead.push({
+        id: row.id,
+        error: `${status} ${item.error?.type ?? ''}: ${item.error?.reason ?? ''}`.slice(0, 1000),
+      });
   }
   const writes = [];
-  if (done.length) writes.push(db.update(auditOutbox).set({ shippedAt: now, lastError: null }).where(inArray(auditOutbox.id, done)));
-  for (const d of dead) writes.push(db.update(auditOutbox).set({ deadAt: now, lastError: d.error, attempts: sql`${auditOutbox.attempts} + 1` }).where(eq(auditOutbox.id, d.id)));
-  if (writes.length) await db.batch(writes as [typeof writes[0], ...typeof writes]);
-  if (retry.length) await postpone(s, retry, retry.map((r) => `${byId.get(r.id)?.status ?? 'missing'}`).join(',').slice(0, 200));
+  if (done.length)
+    writes.push(db.update(auditOutbox).set({ shippedAt: now, lastError: null }).where(inArray(auditOutbox.id, done)));
+  for (const d of dead)
+    writes.push(
+      db
+        .update(auditOutbox)
+        .set({ deadAt: now, lastError: d.error, attempts: sql`${auditOutbox.attempts} + 1` })
+        .where(eq(auditOutbox.id, d.id)),
+    );
+  if (writes.length) await db.batch(writes as [(typeof writes)[0], ...typeof writes]);
+  if (retry.length)
+    await postpone(
+      s,
+      retry,
+      retry
+        .map((r) => `${byId.get(r.id)?.status ?? 'missing'}`)
+        .join(',')
+        .slice(0, 200),
+    );
   result.delivered += done.length;
   result.dead += dead.length;
   result.retried += retry.length;
-  if (dead.length) s.logger?.warning('audit shipping: events refused by the log store for good (dead letters)', { stream, events: dead.length });
+  if (dead.length)
+    s.logger?.warning('audit shipping: events refused by the log store for good (dead letters)', {
+      stream,
+      events: dead.length,
+    });
   return retry.length === 0 && due.length === size;
 }
 
@@ -130,8 +166,12 @@ async function postpone(s: ShipScope, rows: OutboxRow[], error: string): Promise
   const writes = rows.map((row) =>
     s.db
       .update(auditOutbox)
-      .set({ attempts: row.attempts + 1, nextAttemptAt: s.now + backoffMs(BACKOFF, row.attempts + 1, s.random), lastError: error })
+      .set({
+        attempts: row.attempts + 1,
+        nextAttemptAt: s.now + backoffMs(BACKOFF, row.attempts + 1, s.random),
+        lastError: error,
+      })
       .where(eq(auditOutbox.id, row.id)),
   );
-  if (writes.length) await s.db.batch(writes as [typeof writes[0], ...typeof writes]);
+  if (writes.length) await s.db.batch(writes as [(typeof writes)[0], ...typeof writes]);
 }

@@ -4,7 +4,11 @@ import { checkSearchBody } from './dsl-guard.js';
 import { SIMPLE_SORT, simpleQuery } from './simple-query.js';
 import { datedIndex, isStream, STREAMS } from './streams.js';
 
-const event = (id: string, at: string, o: { actor?: string; subject?: string; ip?: string; outcome?: string; type: string }) => ({
+const event = (
+  id: string,
+  at: string,
+  o: { actor?: string; subject?: string; ip?: string; outcome?: string; type: string },
+) => ({
   '@timestamp': at,
   event: { id, type: o.type, outcome: o.outcome ?? 'success' },
   ...(o.actor ? { actor: { login: o.actor } } : {}),
@@ -12,16 +16,26 @@ const event = (id: string, at: string, o: { actor?: string; subject?: string; ip
   ...(o.ip ? { source: { ip: o.ip } } : {}),
 });
 const docs: StoredDoc[] = [
-  event('e1', '2026-11-24T10:00:00.000Z', { subject: 'alice', ip: '10.0.0.1', outcome: 'failure', type: 'login.failed' }),
+  event('e1', '2026-11-24T10:00:00.000Z', {
+    subject: 'alice',
+    ip: '10.0.0.1',
+    outcome: 'failure',
+    type: 'login.failed',
+  }),
   event('e2', '2026-11-25T10:00:00.000Z', { actor: 'alice', ip: '10.0.0.2', type: 'token.issued' }),
   event('e3', '2026-11-25T10:00:00.000Z', { actor: 'admin', subject: 'bob', ip: '10.0.0.1', type: 'account.blocked' }),
-  event('e4', '2026-11-26T10:00:00.000Z', { subject: 'Alice2', ip: '10.0.0.1', outcome: 'failure', type: 'login.failed' }),
+  event('e4', '2026-11-26T10:00:00.000Z', {
+    subject: 'Alice2',
+    ip: '10.0.0.1',
+    outcome: 'failure',
+    type: 'login.failed',
+  }),
 ].map((source, seq) => ({ index: 'svc-x-1', id: String(source.event.id), source, seq }));
 
 const run = (form: Parameters<typeof simpleQuery>[0]) => {
   const body = { query: simpleQuery(form), sort: SIMPLE_SORT, size: 100 };
   expect(checkSearchBody(body)).toEqual([]);
-  return ((search(docs, body) as { hits: { hits: Array<{ _id: string }> } }).hits.hits).map((h) => h._id);
+  return (search(docs, body) as { hits: { hits: Array<{ _id: string }> } }).hits.hits.map((h) => h._id);
 };
 
 describe('simpleQuery', () => {
@@ -45,7 +59,11 @@ describe('streams', () => {
   });
 
   it('are the six AUDIT_* patterns; nothing else is a log type', () => {
-    expect(Object.values(STREAMS).map((s) => s.variable).sort()).toEqual([
+    expect(
+      Object.values(STREAMS)
+        .map((s) => s.variable)
+        .sort(),
+    ).toEqual([
       'AUDIT_API_ACCESS_PATTERN',
       'AUDIT_CRUD_ADMIN_LOGS_PATTERN',
       'AUDIT_CRUD_USER_LOGS_PATTERN',
@@ -54,6 +72,7 @@ describe('streams', () => {
       'AUDIT_USER_ACTIVITY_PATTERN',
     ]);
     for (const name of ['user_activity', 'api_access']) expect(isStream(name)).toBe(true);
-    for (const name of ['*', '_all', 'toString', '__proto__', '..', 'user_activity,crud_admin']) expect(isStream(name)).toBe(false);
+    for (const name of ['*', '_all', 'toString', '__proto__', '..', 'user_activity,crud_admin'])
+      expect(isStream(name)).toBe(false);
   });
 });

@@ -28,7 +28,10 @@ export function simpleQuery(f: SimpleForm): Record<string, unknown> {
   const filter: Record<string, unknown>[] = [];
   if (f.user) {
     filter.push({
-      bool: { should: [{ term: { 'actor.login.keyword': f.user } }, { term: { 'subject.login.keyword': f.user } }], minimum_should_match: 1 },
+      bool: {
+        should: [{ term: { 'actor.login.keyword': f.user } }, { term: { 'subject.login.keyword': f.user } }],
+        minimum_should_match: 1,
+      },
     });
   }
   if (f.ip) filter.push({ term: { 'source.ip.keyword': f.ip } });

@@ -81,7 +81,12 @@ export async function queryStore(
     ...proxyIdentity(caller, config.get('LOGSTORE_USER_ROLE_ATTRIBUTE'), scope.now()),
   };
   // The bridge tries every node in turn, each within LOGSTORE_TIMEOUT: wait for all of them.
-  return bridge.call('/v1/logstore/query', request, LogstoreQueryResponseSchema, target.timeoutMs * target.urls.length + 2000);
+  return bridge.call(
+    '/v1/logstore/query',
+    request,
+    LogstoreQueryResponseSchema,
+    target.timeoutMs * target.urls.length + 2000,
+  );
 }
 
 /** The store's error type and reason, from its usual `{error: {type, reason, root_cause}}` body. */

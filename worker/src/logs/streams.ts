@@ -18,7 +18,9 @@ export const STREAMS = {
   },
   crud_admin: {
     variable: 'AUDIT_CRUD_ADMIN_LOGS_PATTERN',
-    description: "administrators' changes: accounts, roles, blocks, settings (before and after), LDAP and identity-provider records, super-access",
+    description:
+      "administrators' changes: accounts, roles, blocks, settings (before and after), LDAP and " +
+      'identity-provider records, super-access',
   },
   api_access: {
     variable: 'AUDIT_API_ACCESS_PATTERN',

@@ -7,7 +7,10 @@ export function logstoreTarget(config: ConfigSnapshot): LogstoreTarget | null {
   const urls = config.get('LOGSTORE_URLS').trim();
   if (urls === LOGSTORE_PLACEHOLDER) return null;
   return {
-    urls: urls.split(';').map((u) => u.trim()).filter(Boolean),
+    urls: urls
+      .split(';')
+      .map((u) => u.trim())
+      .filter(Boolean),
     timeoutMs: config.get('LOGSTORE_TIMEOUT') * 1000,
     verifyCerts: config.get('LOGSTORE_VERIFY_CERTS'),
   };

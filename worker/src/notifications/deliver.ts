@@ -98,7 +98,13 @@ async function causesOf(db: Db, rows: NotificationRow[]): Promise<Map<string, Re
   const ids = rows.map((r) => r.eventId).filter((id): id is string => id !== null);
   if (ids.length === 0) return new Map();
   const found = await db
-    .select({ id: auditOutbox.id, requestId: auditOutbox.requestId, ip: auditOutbox.sourceIp, userAgent: auditOutbox.userAgent, host: auditOutbox.host })
+    .select({
+      id: auditOutbox.id,
+      requestId: auditOutbox.requestId,
+      ip: auditOutbox.sourceIp,
+      userAgent: auditOutbox.userAgent,
+      host: auditOutbox.host,
+    })
     .from(auditOutbox)
     .where(and(inArray(auditOutbox.id, ids), isNotNull(auditOutbox.requestId)));
   return new Map(found.map((f) => [f.id, { id: f.requestId!, ip: f.ip, userAgent: f.userAgent, host: f.host ?? '' }]));
@@ -188,7 +194,12 @@ async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer
     // A recipient address the bridge refuses (its contract) will never be accepted.
     if (err.status === 502 && /invalid request body/.test(err.detail ?? ''))
       return { status: 'given_up', error: `${cause}${err.detail}`.slice(0, 500), tried: true, ...failed };
-    return { status: 'retry', error: `${err.status} ${cause}${err.detail ?? err.title}`.slice(0, 500), tried: true, ...failed };
+    return {
+      status: 'retry',
+      error: `${err.status} ${cause}${err.detail ?? err.title}`.slice(0, 500),
+      tried: true,
+      ...failed,
+    };
   }
 }
 

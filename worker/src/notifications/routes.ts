@@ -88,8 +88,7 @@ const ownList = protectedRoute(ANYONE, {
   path: '/v4/users/me/notifications',
   tags: ['notifications'],
   summary: "The caller's own notifications",
-  description:
-    `The mails about the caller's account only, filtered by status and kind. ${history}`,
+  description: `The mails about the caller's account only, filtered by status and kind. ${history}`,
   request: { query: OwnQuery },
   responses: {
     200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },

@@ -20,7 +20,11 @@ const Fields = {
   issuer: z.url().max(500).openapi({ description: 'the issuer; its /.well-known/openid-configuration is used' }),
   clientId: z.string().min(1).max(300),
   clientSecret: z.string().min(1).max(1000).openapi({ description: 'stored encrypted; never returned' }),
-  scopes: z.string().min(1).max(500).regex(/(^|\s)openid(\s|$)/, 'must include openid'),
+  scopes: z
+    .string()
+    .min(1)
+    .max(500)
+    .regex(/(^|\s)openid(\s|$)/, 'must include openid'),
   claimLogin: Claim,
   claimDisplayName: Claim,
   claimEmail: Claim,
@@ -28,7 +32,16 @@ const Fields = {
   enabled: z.boolean(),
 };
 const Create = z
-  .object({ name: Name, ...Fields, scopes: Fields.scopes.default('openid profile email'), claimLogin: Claim.default('preferred_username'), claimDisplayName: Claim.default('name'), claimEmail: Claim.default('email'), claimRole: Claim.nullable().default(null), enabled: z.boolean().default(true) })
+  .object({
+    name: Name,
+    ...Fields,
+    scopes: Fields.scopes.default('openid profile email'),
+    claimLogin: Claim.default('preferred_username'),
+    claimDisplayName: Claim.default('name'),
+    claimEmail: Claim.default('email'),
+    claimRole: Claim.nullable().default(null),
+    enabled: z.boolean().default(true),
+  })
   .strict()
   .openapi('IdentityProviderCreate');
 const Patch = z
@@ -36,14 +49,30 @@ const Patch = z
     ...Fields,
     relinkIdentities: z.boolean().openapi({
       description:
-        'with a new `issuer` only. true: the identities linked through this record under the old issuer move to the new one (you confirm that its subjects are the same people, e.g. the provider moved to another URL). Absent or false: they stay under the old issuer and log in no more.',
+        'with a new `issuer` only. true: the identities linked through this record under the old issuer move to ' +
+        'the new one (you confirm that its subjects are the same people, e.g. the provider moved to another ' +
+        'URL). Absent or false: they stay under the old issuer and log in no more.',
     }),
   })
   .partial()
   .strict()
   .openapi('IdentityProviderPatch');
 const Public = z
-  .object({ name: z.string(), issuer: z.string(), clientId: z.string(), clientSecretSet: z.boolean(), scopes: z.string(), claimLogin: z.string(), claimDisplayName: z.string(), claimEmail: z.string(), claimRole: z.string().nullable(), enabled: z.boolean(), loginPath: z.string(), createdAt: z.string(), updatedAt: z.string() })
+  .object({
+    name: z.string(),
+    issuer: z.string(),
+    clientId: z.string(),
+    clientSecretSet: z.boolean(),
+    scopes: z.string(),
+    claimLogin: z.string(),
+    claimDisplayName: z.string(),
+    claimEmail: z.string(),
+    claimRole: z.string().nullable(),
+    enabled: z.boolean(),
+    loginPath: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
   .openapi('IdentityProvider');
 const NameParam = z.object({ name: Name });
 
@@ -69,17 +98,74 @@ const PATCH_DESCRIPTION =
   'Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is ' +
   'sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.';
 const one = { description: 'the provider', content: { 'application/json': { schema: Public } } };
-const Patched = Public.extend({ relinkedIdentities: z.number().int().optional().openapi({ description: 'when the issuer changed: how many linked identities moved to it' }) }).openapi('IdentityProviderPatched');
+const Patched = Public.extend({
+  relinkedIdentities: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: 'when the issuer changed: how many linked identities moved to it' }),
+}).openapi('IdentityProviderPatched');
 
 const RELINK_DESCRIPTION =
-  'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).';
+  'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` ' +
+  'therefore leaves the identities linked under the old one behind: their accounts no longer log in through ' +
+  'this record (a local account that had linked one is offered the merge again, with its password; an account ' +
+  'created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move ' +
+  'to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer ' +
+  '(nothing changes).';
 // Admin only: a provider record decides which accounts log in, with which roles (claimRole).
 const base = { tags: ['settings'] };
-const listRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path: '/v3/settings/identity-providers', summary: 'OIDC identity providers', description: 'Client secrets are never returned.', responses: { 200: { description: 'the providers', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } } } });
-const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identity providers')), { ...base, method: 'post', path: '/v3/settings/identity-providers', summary: 'Add an OIDC identity provider', description: '409 when the name is taken.', request: { body: { required: true, content: { 'application/json': { schema: Create } } } }, responses: { 201: one, ...problemResponses(400, 409, 422) } });
-const getRoute = protectedRoute(adminOnly(superAccess.allowed), { ...base, method: 'get', path: '/v3/settings/identity-providers/{name}', summary: 'Read an OIDC identity provider', description: 'Client secrets are never returned.', request: { params: NameParam }, responses: { 200: one, ...problemResponses(404) } });
-const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity providers')), { ...base, method: 'patch', path: '/v3/settings/identity-providers/{name}', summary: 'Change an OIDC identity provider', description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`, request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } }, responses: { 200: { description: 'the provider', content: { 'application/json': { schema: Patched } } }, ...problemResponses(400, 404, 409, 422) } });
-const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove identity providers')), { ...base, method: 'delete', path: '/v3/settings/identity-providers/{name}', summary: 'Remove an OIDC identity provider', request: { params: NameParam }, responses: { 204: { description: 'removed' }, ...problemResponses(404) } });
+const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  ...base,
+  method: 'get',
+  path: '/v3/settings/identity-providers',
+  summary: 'OIDC identity providers',
+  description: 'Client secrets are never returned.',
+  responses: {
+    200: {
+      description: 'the providers',
+      content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } },
+    },
+  },
+});
+const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identity providers')), {
+  ...base,
+  method: 'post',
+  path: '/v3/settings/identity-providers',
+  summary: 'Add an OIDC identity provider',
+  description: '409 when the name is taken.',
+  request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
+  responses: { 201: one, ...problemResponses(400, 409, 422) },
+});
+const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
+  ...base,
+  method: 'get',
+  path: '/v3/settings/identity-providers/{name}',
+  summary: 'Read an OIDC identity provider',
+  description: 'Client secrets are never returned.',
+  request: { params: NameParam },
+  responses: { 200: one, ...problemResponses(404) },
+});
+const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity providers')), {
+  ...base,
+  method: 'patch',
+  path: '/v3/settings/identity-providers/{name}',
+  summary: 'Change an OIDC identity provider',
+  description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`,
+  request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+  responses: {
+    200: { description: 'the provider', content: { 'application/json': { schema: Patched } } },
+    ...problemResponses(400, 404, 409, 422),
+  },
+});
+const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove identity providers')), {
+  ...base,
+  method: 'delete',
+  path: '/v3/settings/identity-providers/{name}',
+  summary: 'Remove an OIDC identity provider',
+  request: { params: NameParam },
+  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+});
 
 async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
   const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
@@ -100,32 +186,58 @@ export function registerIdentityProviderAdmin(app: App): void {
     const body = validated(c, 'json', Create);
     const now = c.var.deps.clock();
     const { clientSecret, ...rest } = body;
-    const row: ProviderRow = { ...rest, clientSecretEnc: await sealSecret(c.var.config, clientSecret), createdAt: now, updatedAt: now };
+    const row: ProviderRow = {
+      ...rest,
+      clientSecretEnc: await sealSecret(c.var.config, clientSecret),
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
       await c.var.db.batch([
         c.var.db.insert(identityProviders).values(row),
-        auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.created', actor: c.var.principal.user, request: c.var.scope.request, data: { name: row.name, issuer: row.issuer, clientId: row.clientId } }),
+        auditInsert(c.var.db, now, {
+          stream: 'crud_admin',
+          type: 'identity_provider.created',
+          actor: c.var.principal.user,
+          request: c.var.scope.request,
+          data: { name: row.name, issuer: row.issuer, clientId: row.clientId },
+        }),
       ]);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: `an identity provider named ${row.name} exists` });
+      if (isUniqueViolation(err))
+        throw new ProblemError('CONFLICT', { detail: `an identity provider named ${row.name} exists` });
       throw err;
     }
     return c.json(toPublic(row, root(c)), 201);
   });
 
-  app.openapi(getRoute, async (c) => c.json(toPublic(await find(c, validated(c, 'param', NameParam).name), root(c)), 200));
+  app.openapi(getRoute, async (c) =>
+    c.json(toPublic(await find(c, validated(c, 'param', NameParam).name), root(c)), 200),
+  );
 
   app.openapi(patchRoute, async (c) => {
     const before = await find(c, validated(c, 'param', NameParam).name);
     const { clientSecret, relinkIdentities, ...rest } = validated(c, 'json', Patch);
     // The stored secret goes to the token endpoint of whatever issuer is set: whoever may edit the
     // record must not be able to point it at their own server and receive a secret never returned.
-    if (rest.issuer !== undefined && rest.issuer !== before.issuer && clientSecret === undefined && before.clientSecretEnc !== '') {
+    if (
+      rest.issuer !== undefined &&
+      rest.issuer !== before.issuer &&
+      clientSecret === undefined &&
+      before.clientSecretEnc !== ''
+    ) {
       const message = 'required again when the issuer changes (the stored secret is sent to the issuer)';
-      throw new ProblemError('VALIDATION', { detail: `clientSecret: ${message}`, extensions: { errors: [{ location: 'body', path: 'clientSecret', message }] } });
+      throw new ProblemError('VALIDATION', {
+        detail: `clientSecret: ${message}`,
+        extensions: { errors: [{ location: 'body', path: 'clientSecret', message }] },
+      });
     }
     const now = c.var.deps.clock();
-    const set = { ...rest, ...(clientSecret ? { clientSecretEnc: await sealSecret(c.var.config, clientSecret) } : {}), updatedAt: now };
+    const set = {
+      ...rest,
+      ...(clientSecret ? { clientSecretEnc: await sealSecret(c.var.config, clientSecret) } : {}),
+      updatedAt: now,
+    };
     const newIssuer = rest.issuer !== undefined && rest.issuer !== before.issuer ? rest.issuer : undefined;
     const db = c.var.db;
     // Moving the links is the admin's explicit confirmation that the new issuer's subjects are the
@@ -135,11 +247,15 @@ export function registerIdentityProviderAdmin(app: App): void {
       eq(userIdentities.sourceName, before.name),
       eq(userIdentities.issuer, before.issuer),
     );
-    const relink = newIssuer !== undefined && relinkIdentities === true
-      ? db.update(userIdentities).set({ issuer: newIssuer }).where(ofThisIssuer).returning({ id: userIdentities.id })
-      : undefined;
+    const relink =
+      newIssuer !== undefined && relinkIdentities === true
+        ? db.update(userIdentities).set({ issuer: newIssuer }).where(ofThisIssuer).returning({ id: userIdentities.id })
+        : undefined;
     const changed = Object.keys(rest).concat(clientSecret ? ['clientSecret'] : []);
-    const issuerData = newIssuer !== undefined ? { issuer: { from: before.issuer, to: newIssuer }, relinkIdentities: relink !== undefined } : {};
+    const issuerData =
+      newIssuer !== undefined
+        ? { issuer: { from: before.issuer, to: newIssuer }, relinkIdentities: relink !== undefined }
+        : {};
     const audit = {
       stream: 'crud_admin',
       type: 'identity_provider.updated',
@@ -168,7 +284,13 @@ export function registerIdentityProviderAdmin(app: App): void {
     const now = c.var.deps.clock();
     await c.var.db.batch([
       c.var.db.delete(identityProviders).where(eq(identityProviders.name, p.name)),
-      auditInsert(c.var.db, now, { stream: 'crud_admin', type: 'identity_provider.deleted', actor: c.var.principal.user, request: c.var.scope.request, data: { name: p.name } }),
+      auditInsert(c.var.db, now, {
+        stream: 'crud_admin',
+        type: 'identity_provider.deleted',
+        actor: c.var.principal.user,
+        request: c.var.scope.request,
+        data: { name: p.name },
+      }),
     ]);
     return c.body(null, 204);
   });

@@ -28,14 +28,20 @@ const TIMEOUT_MS = 5000;
 function insecureAllowed(url: URL): boolean {
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 }
-const requestOptions = (issuer: URL) => ({ [oauth.allowInsecureRequests]: insecureAllowed(issuer), signal: AbortSignal.timeout(TIMEOUT_MS) });
+const requestOptions = (issuer: URL) => ({
+  [oauth.allowInsecureRequests]: insecureAllowed(issuer),
+  signal: AbortSignal.timeout(TIMEOUT_MS),
+});
 
 // Caches hold values, never promises: on Workers a request must not wait on another's I/O.
 const discovery = new Map<string, { as: oauth.AuthorizationServer; at: number }>();
 const jwks = new Map<string, oauth.JWKSCacheInput>();
 
 function unreachable(provider: ProviderRow, err: unknown): ProblemError {
-  return new ProblemError('BAD_GATEWAY', { detail: `the identity provider ${provider.name} is unreachable or misconfigured`, cause: err });
+  return new ProblemError('BAD_GATEWAY', {
+    detail: `the identity provider ${provider.name} is unreachable or misconfigured`,
+    cause: err,
+  });
 }
 
 /** The provider's metadata (discovery), cached for an hour. */
@@ -56,7 +62,8 @@ export async function authorizationServer(provider: ProviderRow, now: number): P
 /** The enabled provider `name`, or 404. */
 export async function enabledProvider(db: Db, name: string): Promise<ProviderRow> {
   const rows = await db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
-  if (!rows[0] || !rows[0].enabled) throw new ProblemError('NOT_FOUND', { detail: `no identity provider named ${name}` });
+  if (!rows[0] || !rows[0].enabled)
+    throw new ProblemError('NOT_FOUND', { detail: `no identity provider named ${name}` });
   return rows[0];
 }
 
@@ -125,7 +132,14 @@ export async function completeLogin(
   const now = scope.now();
   const token = o.flowToken;
   const flow = token ? await verifyClaims(await scope.sessionKeys(), token, FLOW_AUDIENCE, now) : undefined;
-  if (!flow || flow.idp !== provider.name || typeof flow.state !== 'string' || typeof flow.nonce !== 'string' || typeof flow.verifier !== 'string' || typeof flow.redirectUri !== 'string') {
+  if (
+    !flow ||
+    flow.idp !== provider.name ||
+    typeof flow.state !== 'string' ||
+    typeof flow.nonce !== 'string' ||
+    typeof flow.verifier !== 'string' ||
+    typeof flow.redirectUri !== 'string'
+  ) {
     throw new ProblemError('MALFORMED_REQUEST', { detail: 'no OIDC login in progress (or it expired): start again' });
   }
   const as = await authorizationServer(provider, now);
@@ -135,7 +149,9 @@ export async function completeLogin(
     params = oauth.validateAuthResponse(as, client, o.responseUrl, flow.state);
   } catch (err) {
     if (err instanceof oauth.AuthorizationResponseError) return { ok: false, error: err.error };
-    throw new ProblemError('MALFORMED_REQUEST', { detail: `the authorization response is refused: ${(err as Error).message}` });
+    throw new ProblemError('MALFORMED_REQUEST', {
+      detail: `the authorization response is refused: ${(err as Error).message}`,
+    });
   }
   const issuer = new URL(provider.issuer);
   // Sealed with a previous key (a rotation): re-sealed with the current one as it is read.
@@ -156,7 +172,15 @@ export async function completeLogin(
     });
   let response: Response;
   try {
-    response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, flow.redirectUri, flow.verifier, requestOptions(issuer));
+    response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth,
+      params,
+      flow.redirectUri,
+      flow.verifier,
+      requestOptions(issuer),
+    );
   } catch (err) {
     await call(false, scope.now() - started, { errorClass: 'PROVIDER_UNREACHABLE' })();
     throw unreachable(provider, err);
@@ -164,9 +188,15 @@ export async function completeLogin(
   const took = scope.now() - started;
   const status = { statusClass: statusClass(response.status) };
   try {
-    const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: flow.nonce, requireIdToken: true });
+    const result = await oauth.processAuthorizationCodeResponse(as, client, response, {
+      expectedNonce: flow.nonce,
+      requireIdToken: true,
+    });
     const cache = jwks.get(provider.issuer) ?? {};
-    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(issuer), [oauth.jwksCache]: cache });
+    await oauth.validateApplicationLevelSignature(as, response, {
+      ...requestOptions(issuer),
+      [oauth.jwksCache]: cache,
+    });
     jwks.set(provider.issuer, cache);
     const claims = oauth.getValidatedIdTokenClaims(result)!;
     const exchange = call(true, took, status, identityOfClaims(provider, claims).login);
@@ -174,7 +204,8 @@ export async function completeLogin(
   } catch (err) {
     const error = err instanceof oauth.ResponseBodyError ? oauthError(err.error) : 'id_token_invalid';
     await call(false, took, { ...status, error })();
-    if (err instanceof oauth.ResponseBodyError) throw new ProblemError('MALFORMED_REQUEST', { detail: `the provider refused the code: ${err.error}` });
+    if (err instanceof oauth.ResponseBodyError)
+      throw new ProblemError('MALFORMED_REQUEST', { detail: `the provider refused the code: ${err.error}` });
     if (err instanceof ProblemError) throw err;
     throw new ProblemError('MALFORMED_REQUEST', { detail: `the ID token is refused: ${(err as Error).message}` });
   }

@@ -11,15 +11,25 @@ import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/externa
 import { pendingMergeOf } from '../users/identity-merge.js';
 import { FLOW_COOKIE, completeLogin, enabledProvider, identityOfClaims, startLogin } from './flow.js';
 
-const Params = z.object({ idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }) });
-const Next = z.object({ next: z.string().max(2048).optional().openapi({ description: 'where to go after the login: a same-origin path or a front-end URL' }) });
+const Params = z.object({
+  idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }),
+});
+const Next = z.object({
+  next: z
+    .string()
+    .max(2048)
+    .optional()
+    .openapi({ description: 'where to go after the login: a same-origin path or a front-end URL' }),
+});
 
 const login = createRoute({
   method: 'get',
   path: '/v3/oidc/login/{idp_name}',
   tags: ['auths'],
   summary: 'Log in through an OIDC identity provider',
-  description: 'Redirects the browser to the provider (authorization code flow with PKCE, state and nonce). No authentication; any role. 404 for an unknown provider, 502 when it is unreachable or misconfigured.',
+  description:
+    'Redirects the browser to the provider (authorization code flow with PKCE, state and nonce). No ' +
+    'authentication; any role. 404 for an unknown provider, 502 when it is unreachable or misconfigured.',
   request: { params: Params, query: Next },
   responses: { 302: { description: 'to the provider' }, ...problemResponses(404, 422, 502) },
 });
@@ -30,9 +40,23 @@ const callback = createRoute({
   tags: ['auths'],
   summary: 'Where the OIDC provider sends the browser back',
   description: [
-    'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without the code or the tokens.',
-    'Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).',
-    'A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
+    'Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, ' +
+      'expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or ' +
+      'DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without ' +
+      'the code or the tokens.',
+    'Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its ' +
+      'logins reach none of the accounts linked under the old issuer (unless an admin moved the links, ' +
+      '`relinkIdentities`).',
+    'A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for ' +
+      '/v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or ' +
+      'OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, ' +
+      'nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a ' +
+      'blocked account (the same account rule as password logins: blocked by an administrator, or for ' +
+      'inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login ' +
+      'claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, ' +
+      'invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no ' +
+      'account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` ' +
+      'naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
   ].join('\n\n'),
   request: { params: Params },
   responses: { 303: { description: 'to the front end' }, ...problemResponses(400, 404, 502) },

@@ -174,7 +174,6 @@ export async function requestReset(scope: RequestScope, ask: { login?: string; e
   await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
 }
 
-
 const invalid = () =>
   new ProblemError('INVALID_RESET_TOKEN', {
     detail: 'the link is invalid, was used already, or has expired: ask for a new one',

@@ -43,16 +43,14 @@ export interface TokenRecord {
 
 /** The insert of a token's hash (in the caller's batch). */
 export function tokenInsert(db: Db, t: TokenRecord) {
-  return db
-    .insert(passwordResetTokens)
-    .values({
-      id: t.id,
-      userId: t.userId,
-      tokenHash: hashResetToken(t.token),
-      purpose: t.purpose,
-      createdAt: t.now,
-      expiresAt: t.expiresAt,
-    });
+  return db.insert(passwordResetTokens).values({
+    id: t.id,
+    userId: t.userId,
+    tokenHash: hashResetToken(t.token),
+    purpose: t.purpose,
+    createdAt: t.now,
+    expiresAt: t.expiresAt,
+  });
 }
 
 /**

@@ -15,7 +15,10 @@ export interface SessionKeys {
 
 /** Imports a secret once as an HMAC key (importing it at every verification costs more than the HMAC). */
 function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+  return crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
 }
 
 /** Resolves the keys; `generated` is the Node host's key of this start, when it made one. */
@@ -51,7 +54,12 @@ function remember(token: string, entry: { payload: JWTPayload; audience: string;
 }
 
 /** Signs claims with the current key. */
-export async function signClaims(keys: SessionKeys, claims: JWTPayload, expiresAt: number, audience: string): Promise<string> {
+export async function signClaims(
+  keys: SessionKeys,
+  claims: JWTPayload,
+  expiresAt: number,
+  audience: string,
+): Promise<string> {
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()
@@ -65,7 +73,12 @@ export async function signClaims(keys: SessionKeys, claims: JWTPayload, expiresA
  * algorithm allowlist: no "none", no confusion with asymmetric keys). Any failure (tampered,
  * expired, foreign key, garbage) is undefined, never an exception.
  */
-export async function verifyClaims(keys: SessionKeys, token: string, audience: string, now: number): Promise<JWTPayload | undefined> {
+export async function verifyClaims(
+  keys: SessionKeys,
+  token: string,
+  audience: string,
+  now: number,
+): Promise<JWTPayload | undefined> {
   const cached = verified.get(token);
   if (cached && cached.audience === audience && cached.keys === keys) {
     return typeof cached.payload.exp === 'number' && cached.payload.exp * 1000 > now ? cached.payload : undefined;

@@ -16,8 +16,17 @@ export const LoginBody = z
   .object({
     login: z.string().min(1).max(MAX_LOGIN_LENGTH),
     password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
-    ldapServer: z.string().min(1).max(100).optional().openapi({ description: 'the LDAP server record, as X-LDAP-Name; omitted: a local account' }),
-    next: z.string().max(2048).optional().openapi({ description: 'form posts: where to go after the login (same-origin path or front-end URL only)' }),
+    ldapServer: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .openapi({ description: 'the LDAP server record, as X-LDAP-Name; omitted: a local account' }),
+    next: z
+      .string()
+      .max(2048)
+      .optional()
+      .openapi({ description: 'form posts: where to go after the login (same-origin path or front-end URL only)' }),
   })
   .openapi('LoginRequest');
 

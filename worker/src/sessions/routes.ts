@@ -6,7 +6,14 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
 import { isFormPost, readBody } from '../http/body.js';
-import { clearAuthCookie, clearHostCookie, readAuthCookie, readHostCookie, setAuthCookie, setHostCookie } from '../http/cookies.js';
+import {
+  clearAuthCookie,
+  clearHostCookie,
+  readAuthCookie,
+  readHostCookie,
+  setAuthCookie,
+  setHostCookie,
+} from '../http/cookies.js';
 import { refuseCrossSiteLogin } from '../http/csrf.js';
 import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { mergeRequiredProblem } from '../ldap/login.js';
@@ -29,10 +36,21 @@ const login = createRoute({
   summary: 'Log in with a session (signed cookie)',
   description: [
     'JSON or an HTML form: `login`, `password`, optional `ldapServer` (form: `ldap_server`) and, for forms, `next`.',
-    'Creates a session and sets the HttpOnly, Secure, SameSite=Lax cookie `auth_session` (`__Secure-auth_session` over HTTPS), Path=ROOT_PATH. Beyond the user\'s session limit the oldest session ends.',
-    'JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.',
-    'With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account\'s, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account\'s (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.',
-    'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
+    'Creates a session and sets the HttpOnly, Secure, SameSite=Lax cookie `auth_session` ' +
+      "(`__Secure-auth_session` over HTTPS), Path=ROOT_PATH. Beyond the user's session limit the oldest session " +
+      'ends.',
+    'JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or ' +
+      'DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.',
+    'With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; ' +
+      "created at its first login). When its login is a local account's, nothing logs in: a short-lived " +
+      'pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) ' +
+      'or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another ' +
+      "external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 " +
+      'LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.',
+    'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule ' +
+      'refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, ' +
+      'without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the ' +
+      'bridge fails (never counted as a wrong password). Any role.',
   ].join('\n\n'),
   request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
   responses: {
@@ -74,11 +92,18 @@ const oauth = createRoute({
   tags: ['auths'],
   summary: 'OAuth 2.0 password grant: a session, its cookie and an access token',
   description:
-    'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415. Any role.',
-  request: { body: { required: false, content: { "application/x-www-form-urlencoded": { schema: OAuthForm } } } }, // errors in the OAuth shape, by the handler
+    'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of ' +
+    'these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). ' +
+    'Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form ' +
+    '(multipart too): 415. Any role.',
+  // errors in the OAuth shape, by the handler
+  request: { body: { required: false, content: { 'application/x-www-form-urlencoded': { schema: OAuthForm } } } },
   responses: {
     200: { description: 'the token', content: { 'application/json': { schema: OAuthToken } } },
-    400: { description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)', content: { 'application/json': { schema: OAuthError } } },
+    400: {
+      description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)',
+      content: { 'application/json': { schema: OAuthError } },
+    },
   },
 });
 
@@ -88,7 +113,12 @@ const union = createRoute({
   tags: ['auths'],
   summary: 'Complete a pending merge of an external identity with the local account of the same login',
   description:
-    'Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.',
+    'Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie ' +
+    '`auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login ' +
+    'collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge ' +
+    'completes only in the browser that logged in. The user proves the local password (JSON or form ' +
+    '`password`); the identity is linked to the local account, both cookies are cleared and a session starts. ' +
+    '401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.',
   request: { body: { required: false, content: formAndJson(MergeBody) } },
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
@@ -97,34 +127,40 @@ const union = createRoute({
   },
 });
 
-const logout = protectedRoute({ schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true }, {
-  method: 'post',
-  path: '/v3/logout',
-  tags: ['auths'],
-  summary: 'End the current session',
-  description: [
-    'The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.',
-    'Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a ' +
-      'newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.',
-    'No credential, or a token we did not sign: 401. An API token is not a session: 400.',
-  ].join('\n\n'),
-  responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400) },
-});
+const logout = protectedRoute(
+  { schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true },
+  {
+    method: 'post',
+    path: '/v3/logout',
+    tags: ['auths'],
+    summary: 'End the current session',
+    description: [
+      'The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.',
+      'Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a ' +
+        'newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.',
+      'No credential, or a token we did not sign: 401. An API token is not a session: 400.',
+    ].join('\n\n'),
+    responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400) },
+  },
+);
 
-const logoutAll = protectedRoute({ ...ANYONE, endedSessionIsLoggedOut: true }, {
-  method: 'post',
-  path: '/v3/logout/all',
-  tags: ['auths'],
-  summary: 'End every session of the caller',
-  description: [
-    'Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their ' +
-      'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.',
-    'Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 ' +
-      'and ends nothing (an ended session is no proof of who the caller is).',
-    'No credential, a token we did not sign, or wrong Basic credentials: 401.',
-  ].join('\n\n'),
-  responses: { 204: { description: 'ended, or already ended' } },
-});
+const logoutAll = protectedRoute(
+  { ...ANYONE, endedSessionIsLoggedOut: true },
+  {
+    method: 'post',
+    path: '/v3/logout/all',
+    tags: ['auths'],
+    summary: 'End every session of the caller',
+    description: [
+      'Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their ' +
+        'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.',
+      'Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 ' +
+        'and ends nothing (an ended session is no proof of who the caller is).',
+      'No credential, a token we did not sign, or wrong Basic credentials: 401.',
+    ].join('\n\n'),
+    responses: { 204: { description: 'ended, or already ended' } },
+  },
+);
 
 /** Opens a session for `user` and sets its cookie (the session logins and the OIDC callback). */
 export async function startSession(
@@ -146,7 +182,12 @@ export async function startPendingMerge(c: Context<AppEnv>, merge: PendingMerge)
 }
 
 /** A local or LDAP login for a session; a collision with a local account starts a pending merge (409). */
-async function sessionLogin(c: Context<AppEnv>, login: string, password: string, ldapServer?: string): Promise<UserRow> {
+async function sessionLogin(
+  c: Context<AppEnv>,
+  login: string,
+  password: string,
+  ldapServer?: string,
+): Promise<UserRow> {
   const outcome = await checkPasswordForSession(c.var.scope, login, password, ldapServer);
   if ('user' in outcome) return outcome.user;
   // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
@@ -156,26 +197,39 @@ async function sessionLogin(c: Context<AppEnv>, login: string, password: string,
 }
 
 /** Answers a session login: JSON 200, or 303 for a form post. */
-async function answerLogin(c: Context<AppEnv>, run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>) {
+async function answerLogin(
+  c: Context<AppEnv>,
+  run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>,
+) {
   const fallback = new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href;
   if (!isFormPost(c)) {
     const { session } = await run();
     const user = c.var.principal.user;
-    return c.json({ user: toPublicUser(user, c.var.config), expiresAt: new Date(session.expiresAt).toISOString() }, 200);
+    return c.json(
+      { user: toPublicUser(user, c.var.config), expiresAt: new Date(session.expiresAt).toISOString() },
+      200,
+    );
   }
   try {
     const { next } = await run();
     return c.redirect(safeRedirect(c, next, fallback), 303);
   } catch (err) {
-    if (err instanceof ProblemError && err.code === 'MERGE_REQUIRED') return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
-    if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION') return c.redirect(frontendWithError(c.var.config, err.code), 303);
+    if (err instanceof ProblemError && err.code === 'MERGE_REQUIRED')
+      return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
+    if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION')
+      return c.redirect(frontendWithError(c.var.config, err.code), 303);
     throw err;
   }
 }
 
 /** Registers the session endpoints. */
 export function registerSessionRoutes(app: App): void {
-  app.openAPIRegistry.registerComponent('securitySchemes', 'cookie', { type: 'apiKey', in: 'cookie', name: 'auth_session', description: 'the session cookie (same-origin requests only for unsafe methods)' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'cookie', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'auth_session',
+    description: 'the session cookie (same-origin requests only for unsafe methods)',
+  });
 
   app.openapi(login, async (c) =>
     answerLogin(c, async () => {
@@ -193,7 +247,11 @@ export function registerSessionRoutes(app: App): void {
       refuseCrossSiteLogin(c);
       const body = await readBody(c, MergeBody);
       // Single use: the identity, once linked, cannot be linked again (a replay is 409).
-      const merge = await verifyPendingMerge(c.var.scope, readAuthCookie(c, MERGE_COOKIE), readHostCookie(c, BINDING_COOKIE));
+      const merge = await verifyPendingMerge(
+        c.var.scope,
+        readAuthCookie(c, MERGE_COOKIE),
+        readHostCookie(c, BINDING_COOKIE),
+      );
       const user = await sessionLogin(c, merge.login, body.password);
       await linkPendingMerge(c.var.scope, merge, user);
       clearAuthCookie(c, MERGE_COOKIE);
@@ -208,29 +266,46 @@ export function registerSessionRoutes(app: App): void {
       c.json({ error, error_description: description }, 400, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
     let form: Record<string, string>;
     try {
-      form = Object.fromEntries(Object.entries(await c.req.parseBody()).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      form = Object.fromEntries(
+        Object.entries(await c.req.parseBody()).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      );
     } catch {
       return oauthError('invalid_request', 'send an application/x-www-form-urlencoded body');
     }
-    if (form.grant_type !== 'password') return oauthError('unsupported_grant_type', 'only grant_type=password is supported');
+    if (form.grant_type !== 'password')
+      return oauthError('unsupported_grant_type', 'only grant_type=password is supported');
     if (!form.username || !form.password) return oauthError('invalid_request', 'username and password are required');
     try {
       refuseCrossSiteLogin(c);
       const user = await sessionLogin(c, form.username, form.password);
       const { session, token } = await startSession(c, user, 'oauth', 'local_password');
       const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
-      return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+      return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, {
+        'Cache-Control': 'no-store',
+        Pragma: 'no-cache',
+      });
     } catch (err) {
-      if (err instanceof ProblemError && err.status < 500) return oauthError(err.status === 401 || err.status === 403 ? 'invalid_grant' : 'invalid_request', err.detail ?? err.title);
+      if (err instanceof ProblemError && err.status < 500)
+        return oauthError(
+          err.status === 401 || err.status === 403 ? 'invalid_grant' : 'invalid_request',
+          err.detail ?? err.title,
+        );
       throw err;
     }
   });
 
   app.openapi(logout, async (c) => {
     const { user, method, sessionId } = c.var.principal;
-    if (method !== 'session' || !sessionId) throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
+    if (method !== 'session' || !sessionId)
+      throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
     const now = c.var.deps.clock();
-    await revokeSessions(c.var.db, user, { id: sessionId, now, actor: user, reason: 'logout', request: c.var.scope.request });
+    await revokeSessions(c.var.db, user, {
+      id: sessionId,
+      now,
+      actor: user,
+      reason: 'logout',
+      request: c.var.scope.request,
+    });
     clearAuthCookie(c);
     return c.body(null, 204);
   });

@@ -8,7 +8,12 @@ export const SESSION_AUDIENCE = 'auth-session';
 
 /** Signs the token of a session (expires with the session's absolute end). */
 export async function sessionToken(scope: RequestScope, session: SessionRow): Promise<string> {
-  return signClaims(await scope.sessionKeys(), { sid: session.id, sub: session.userId }, session.expiresAt, SESSION_AUDIENCE);
+  return signClaims(
+    await scope.sessionKeys(),
+    { sid: session.id, sub: session.userId },
+    session.expiresAt,
+    SESSION_AUDIENCE,
+  );
 }
 
 /**

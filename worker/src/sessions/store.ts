@@ -17,7 +17,10 @@ export interface SessionPolicy {
 
 /** Idle and absolute lifetimes, read at request time. */
 export function sessionPolicy(config: ConfigSnapshot): SessionPolicy {
-  return { idleMs: config.get('SESSION_IDLE_TIMEOUT_MIN') * 60_000, absoluteMs: config.get('SESSION_ABSOLUTE_TIMEOUT_HOURS') * 3_600_000 };
+  return {
+    idleMs: config.get('SESSION_IDLE_TIMEOUT_MIN') * 60_000,
+    absoluteMs: config.get('SESSION_ABSOLUTE_TIMEOUT_HOURS') * 3_600_000,
+  };
 }
 
 /** The user's session limit: their own (at most AUTH_SESSIONS_MAX_COUNT) or AUTH_SESSIONS_DEFAULT_COUNT. */
@@ -49,7 +52,9 @@ export async function createSession(
 ): Promise<SessionRow> {
   const p = sessionPolicy(o.config);
   const limit = sessionLimit(user, o.config);
-  const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24)))).replaceAll('+', '-').replaceAll('/', '_');
+  const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24))))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_');
   const row: SessionRow = {
     id,
     userId: user.id,
@@ -91,7 +96,12 @@ const sessionCache = new CredentialCache<{ user: UserRow; session: SessionRow }>
  * cached (any revocation made here is seen at once; one made elsewhere within the cache's bound).
  * The absolute and idle timeouts are checked at every use, cached or not.
  */
-export async function sessionAccount(db: Db, id: string, now: number, p: SessionPolicy): Promise<{ user: UserRow; session: SessionRow } | undefined> {
+export async function sessionAccount(
+  db: Db,
+  id: string,
+  now: number,
+  p: SessionPolicy,
+): Promise<{ user: UserRow; session: SessionRow } | undefined> {
   const idleSince = now - p.idleMs;
   const live = (f: { session: SessionRow }) => f.session.expiresAt > now && f.session.lastSeenAt > idleSince;
   return sessionCache.get(id, now, live, async () => {
@@ -137,7 +147,11 @@ export function touchSession(db: Db, s: SessionRow, now: number): Promise<unknow
 
 /** The live sessions of a user, newest first. */
 export async function listSessions(db: Db, userId: string, now: number, p: SessionPolicy): Promise<SessionRow[]> {
-  return db.select().from(sessions).where(and(eq(sessions.userId, userId), live(now, p))).orderBy(desc(sessions.createdAt));
+  return db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.userId, userId), live(now, p)))
+    .orderBy(desc(sessions.createdAt));
 }
 
 /**
@@ -164,7 +178,11 @@ export async function revokeSessions(
   user: UserRow,
   o: { id?: string; now: number; actor: UserRow; reason: SessionEndReason; request?: RequestMeta },
 ): Promise<number> {
-  const where = and(eq(sessions.userId, user.id), isNull(sessions.revokedAt), o.id === undefined ? undefined : eq(sessions.id, o.id));
+  const where = and(
+    eq(sessions.userId, user.id),
+    isNull(sessions.revokedAt),
+    o.id === undefined ? undefined : eq(sessions.id, o.id),
+  );
   const [result] = await db.batch([
     db.update(sessions).set({ revokedAt: o.now, revokedReason: o.reason }).where(where),
     // Audited only when the update above ended a session (changes() reads the previous statement).

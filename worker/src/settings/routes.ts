@@ -10,7 +10,18 @@ import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import { REGISTRY, VAR_NAMES, describeExpected, findConflicts, formatValue, isVarName, parseValue, type ConfigSnapshot, type ValueReader, type VarName } from '../config/index.js';
+import {
+  REGISTRY,
+  VAR_NAMES,
+  describeExpected,
+  findConflicts,
+  formatValue,
+  isVarName,
+  parseValue,
+  type ConfigSnapshot,
+  type ValueReader,
+  type VarName,
+} from '../config/index.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -58,7 +69,12 @@ function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof 
   const def = REGISTRY[name];
   const value = config.get(name);
   const bounds = def.type === 'integer' || def.type === 'number' ? { min: def.min, max: def.max } : {};
-  const values = def.type === 'enumeration' ? { values: [...def.values] } : def.type === 'string' && def.oneOf ? { values: [...def.oneOf] } : {};
+  const values =
+    def.type === 'enumeration'
+      ? { values: [...def.values] }
+      : def.type === 'string' && def.oneOf
+        ? { values: [...def.oneOf] }
+        : {};
   return {
     name,
     env: def.env,
@@ -78,23 +94,48 @@ function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof 
 // Admin only; settings hold the security policy (lockout, passwords), so lent rights only read them.
 
 const list = protectedRoute(adminOnly(superAccess.allowed), {
-  method: 'get', path: '/v3/settings', tags: ['settings'], summary: 'The UI-editable settings',
-  description: 'Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
+  method: 'get',
+  path: '/v3/settings',
+  tags: ['settings'],
+  summary: 'The UI-editable settings',
+  description:
+    'Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, ' +
+    'env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
 const update = protectedRoute(adminOnly(superAccess.refused('change settings')), {
-  method: 'patch', path: '/v3/settings', tags: ['settings'], summary: 'Change one or many settings, atomically',
+  method: 'patch',
+  path: '/v3/settings',
+  tags: ['settings'],
+  summary: 'Change one or many settings, atomically',
   description:
-    'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).',
+    'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY ' +
+    '(409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after ' +
+    'the change (saved, environment and default values): the pairs min ≤ max, and a password policy some ' +
+    'password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters ' +
+    'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
+    'USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad ' +
+    'variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable ' +
+    'PROFILE after a restart).',
   request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
-  responses: { 200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } }, ...problemResponses(400, 409, 422) },
+  responses: {
+    200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } },
+    ...problemResponses(400, 409, 422),
+  },
 });
 const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
-  method: 'delete', path: '/v3/settings/{name}', tags: ['settings'], summary: 'Reset a setting to its environment or default value',
+  method: 'delete',
+  path: '/v3/settings/{name}',
+  tags: ['settings'],
+  summary: 'Reset a setting to its environment or default value',
   description:
-    'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.',
+    'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment ' +
+    'or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.',
   request: { params: NameParam },
-  responses: { 200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } }, ...problemResponses(404, 422) },
+  responses: {
+    200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } },
+    ...problemResponses(404, 422),
+  },
 });
 
 /** The text form of a submitted value (numbers and booleans as JSON gives them, lists joined). */
@@ -110,11 +151,16 @@ function asText(value: string | number | boolean | string[]): string {
 function conflictErrors(after: ValueReader, changed: readonly VarName[]): FieldError[] {
   return findConflicts(after)
     .filter((c) => c.names.some((n) => changed.includes(n)))
-    .map((c) => ({ location: 'json', path: `values.${c.names.find((n) => changed.includes(n))!}`, message: c.message }));
+    .map((c) => ({
+      location: 'json',
+      path: `values.${c.names.find((n) => changed.includes(n))!}`,
+      message: c.message,
+    }));
 }
 
 function uiName(name: string): VarName {
-  if (!isVarName(name) || !REGISTRY[name].ui) throw new ProblemError('NOT_FOUND', { detail: `no UI-editable setting named ${name}` });
+  if (!isVarName(name) || !REGISTRY[name].ui)
+    throw new ProblemError('NOT_FOUND', { detail: `no UI-editable setting named ${name}` });
   return name;
 }
 
@@ -141,14 +187,23 @@ export function registerSettings(app: App): void {
       const text = asText(value);
       const r = parseValue(name, text, 'ui');
       if (r.ok) parsed.set(name, { text, value: r.value });
-      else errors.push({ location: 'json', path: `values.${name}`, message: `expected ${r.issue.expected}, received ${r.issue.received}` });
+      else
+        errors.push({
+          location: 'json',
+          path: `values.${name}`,
+          message: `expected ${r.issue.expected}, received ${r.issue.received}`,
+        });
     }
-    if (parsed.size === 0 && errors.length === 0) errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
+    if (parsed.size === 0 && errors.length === 0)
+      errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
     // The stored values as of now (the request's snapshot may be up to the cache TTL old).
     const before = await current(c);
     errors.push(...conflictErrors((n) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n)), [...parsed.keys()]));
     if (errors.length > 0) {
-      throw new ProblemError('VALIDATION', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), extensions: { errors } });
+      throw new ProblemError('VALIDATION', {
+        detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
+        extensions: { errors },
+      });
     }
 
     // Secrets (EMAIL_HOST_PASSWORD) are stored sealed, so a database dump does not reveal them; the
@@ -161,13 +216,21 @@ export function registerSettings(app: App): void {
     const actor = c.var.principal.user;
     const shown = (n: VarName, v: unknown) => (REGISTRY[n].secret ? '***' : formatValue(REGISTRY[n], v));
     const writes = [...parsed].flatMap(([name, { text, value }]) => [
-      db.insert(settings).values({ name, value: text, updatedAt: now, updatedBy: actor.id }).onConflictDoUpdate({ target: settings.name, set: { value: text, updatedAt: now, updatedBy: actor.id } }),
+      db
+        .insert(settings)
+        .values({ name, value: text, updatedAt: now, updatedBy: actor.id })
+        .onConflictDoUpdate({ target: settings.name, set: { value: text, updatedAt: now, updatedBy: actor.id } }),
       auditInsert(db, now, {
         stream: 'crud_admin',
         type: 'setting.changed',
         actor,
         request: c.var.scope.request,
-        data: { name, before: shown(name, before.get(name)), beforeSource: before.source(name), after: shown(name, value) },
+        data: {
+          name,
+          before: shown(name, before.get(name)),
+          beforeSource: before.source(name),
+          after: shown(name, value),
+        },
       }),
     ]);
     await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
@@ -184,7 +247,10 @@ export function registerSettings(app: App): void {
     const env = c.var.deps.config.env;
     const errors = conflictErrors((n) => (n === name ? env.get(n) : before.get(n)), [name]);
     if (errors.length > 0) {
-      throw new ProblemError('VALIDATION', { detail: `resetting ${name} to its ${env.source(name)} value: ${errors.map((e) => e.message).join('; ')}`, extensions: { errors } });
+      throw new ProblemError('VALIDATION', {
+        detail: `resetting ${name} to its ${env.source(name)} value: ${errors.map((e) => e.message).join('; ')}`,
+        extensions: { errors },
+      });
     }
     await db.batch([
       db.delete(settings).where(inArray(settings.name, [name])),
@@ -193,7 +259,11 @@ export function registerSettings(app: App): void {
         type: 'setting.reset',
         actor: c.var.principal.user,
         request: c.var.scope.request,
-        data: { name, before: REGISTRY[name].secret ? '***' : formatValue(REGISTRY[name], before.get(name)), beforeSource: before.source(name) },
+        data: {
+          name,
+          before: REGISTRY[name].secret ? '***' : formatValue(REGISTRY[name], before.get(name)),
+          beforeSource: before.source(name),
+        },
       }),
     ]);
     return c.json(describeSetting(name, await current(c)), 200);

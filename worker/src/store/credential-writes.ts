@@ -52,7 +52,11 @@ async function watched<T>(write: boolean, run: () => Promise<T>): Promise<T> {
 export function watchCredentialWrites(client: Client): Client {
   const watchTransaction = (tx: Transaction): Transaction => ({
     execute: (stmt: InStatement) => watched(isCredentialWrite(sqlOf(stmt)), () => tx.execute(stmt)),
-    batch: (stmts: InStatement[]) => watched(stmts.some((s) => isCredentialWrite(sqlOf(s))), () => tx.batch(stmts)),
+    batch: (stmts: InStatement[]) =>
+      watched(
+        stmts.some((s) => isCredentialWrite(sqlOf(s))),
+        () => tx.batch(stmts),
+      ),
     executeMultiple: (sql: string) => watched(true, () => tx.executeMultiple(sql)),
     rollback: () => watched(true, () => tx.rollback()),
     commit: () => watched(true, () => tx.commit()),
@@ -70,7 +74,11 @@ export function watchCredentialWrites(client: Client): Client {
       const run = () => (typeof stmtOrSql === 'string' ? client.execute(stmtOrSql, args) : client.execute(stmtOrSql));
       return watched(isCredentialWrite(text), run);
     }) as Client['execute'],
-    batch: (stmts, mode) => watched(stmts.some((s) => isCredentialWrite(sqlOf(s))), () => client.batch(stmts, mode)),
+    batch: (stmts, mode) =>
+      watched(
+        stmts.some((s) => isCredentialWrite(sqlOf(s))),
+        () => client.batch(stmts, mode),
+      ),
     migrate: (stmts) => watched(true, () => client.migrate(stmts)),
     transaction: (async (mode?: TransactionMode) => {
       bumpCredentialEpoch();

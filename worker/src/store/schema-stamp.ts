@@ -11,8 +11,14 @@ export const SCHEMA_STAMP_KEY = 'db_schema';
 
 /** Thrown when the database belongs to another DB_SCHEMA. */
 export class SchemaMismatchError extends Error {
-  constructor(readonly expected: string, readonly found: string) {
-    super(`the database is stamped with DB_SCHEMA "${found}", but this service uses DB_SCHEMA "${expected}" (AUTH_DB_SCHEMA)`);
+  constructor(
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super(
+      `the database is stamped with DB_SCHEMA "${found}", but this service uses DB_SCHEMA "${expected}" ` +
+        `(AUTH_DB_SCHEMA)`,
+    );
     this.name = 'SchemaMismatchError';
   }
 }

@@ -33,17 +33,21 @@ describe('secret box: key rotation', () => {
   const NEW = 'new-session-secret-key-0123456789abcdefgh';
   const DEDICATED = 'dedicated-encryption-key-0123456789abcdef';
 
-  it('SESSION_SECRET_KEY rotated with the old one in SESSION_SECRET_KEY_PREVIOUS: opens, and re-seals with the new key', async () => {
-    const sealed = await sealSecret(config({ SESSION_SECRET_KEY: OLD }), 'ldap-bind-password');
-    const rotated = config({ SESSION_SECRET_KEY: NEW, SESSION_SECRET_KEY_PREVIOUS: OLD });
-    const resealed: string[] = [];
-    expect(await openSecret(rotated, sealed, async (fresh) => resealed.push(fresh))).toBe('ldap-bind-password');
-    expect(resealed).toHaveLength(1);
-    // The re-sealed value needs no previous key any more; the old one does.
-    const newOnly = config({ SESSION_SECRET_KEY: NEW });
-    expect(await openSecret(newOnly, resealed[0]!)).toBe('ldap-bind-password');
-    await expect(openSecret(newOnly, sealed)).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
-  });
+  it(
+    'SESSION_SECRET_KEY rotated with the old one in SESSION_SECRET_KEY_PREVIOUS: opens, and re-seals ' +
+      'with the new key',
+    async () => {
+      const sealed = await sealSecret(config({ SESSION_SECRET_KEY: OLD }), 'ldap-bind-password');
+      const rotated = config({ SESSION_SECRET_KEY: NEW, SESSION_SECRET_KEY_PREVIOUS: OLD });
+      const resealed: string[] = [];
+      expect(await openSecret(rotated, sealed, async (fresh) => resealed.push(fresh))).toBe('ldap-bind-password');
+      expect(resealed).toHaveLength(1);
+      // The re-sealed value needs no previous key any more; the old one does.
+      const newOnly = config({ SESSION_SECRET_KEY: NEW });
+      expect(await openSecret(newOnly, resealed[0]!)).toBe('ldap-bind-password');
+      await expect(openSecret(newOnly, sealed)).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
+    },
+  );
 
   it('a value sealed with the current key is not re-sealed', async () => {
     const rotated = config({ SESSION_SECRET_KEY: NEW, SESSION_SECRET_KEY_PREVIOUS: OLD });
@@ -54,14 +58,20 @@ describe('secret box: key rotation', () => {
     expect(await resealIfStale(rotated, sealed)).toBeNull();
   });
 
-  it('AUTH_SECRETS_ENCRYPTION_KEY set after values were sealed with the session key: they open and move to it', async () => {
-    const sealed = await sealSecret(config({ SESSION_SECRET_KEY: OLD }), 'client-secret');
-    const fresh = await resealIfStale(config({ SESSION_SECRET_KEY: OLD, AUTH_SECRETS_ENCRYPTION_KEY: DEDICATED }), sealed);
-    expect(fresh).not.toBeNull();
-    // From then on the session key can rotate freely: the dedicated key alone opens it.
-    const later = config({ SESSION_SECRET_KEY: NEW, AUTH_SECRETS_ENCRYPTION_KEY: DEDICATED });
-    expect(await openSecret(later, fresh!)).toBe('client-secret');
-  });
+  it(
+    'AUTH_SECRETS_ENCRYPTION_KEY set after values were sealed with the session key: they open and move ' + 'to it',
+    async () => {
+      const sealed = await sealSecret(config({ SESSION_SECRET_KEY: OLD }), 'client-secret');
+      const fresh = await resealIfStale(
+        config({ SESSION_SECRET_KEY: OLD, AUTH_SECRETS_ENCRYPTION_KEY: DEDICATED }),
+        sealed,
+      );
+      expect(fresh).not.toBeNull();
+      // From then on the session key can rotate freely: the dedicated key alone opens it.
+      const later = config({ SESSION_SECRET_KEY: NEW, AUTH_SECRETS_ENCRYPTION_KEY: DEDICATED });
+      expect(await openSecret(later, fresh!)).toBe('client-secret');
+    },
+  );
 
   it('AUTH_SECRETS_ENCRYPTION_KEY rotated with AUTH_SECRETS_ENCRYPTION_KEY_PREVIOUS', async () => {
     const sealed = await sealSecret(config({ AUTH_SECRETS_ENCRYPTION_KEY: DEDICATED }), 'y');

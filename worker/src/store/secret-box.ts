@@ -32,7 +32,10 @@ async function deriveKey(secret: string): Promise<CryptoKey> {
 /** The key that seals: SECRETS_ENCRYPTION_KEY, else SESSION_SECRET_KEY; refuses when neither is set. */
 function sealingSecret(config: ConfigSnapshot): string {
   const secret = config.get('SECRETS_ENCRYPTION_KEY') || config.get('SESSION_SECRET_KEY');
-  if (!secret) throw new ProblemError('CONFLICT', { detail: 'set AUTH_SECRETS_ENCRYPTION_KEY (or SESSION_SECRET_KEY) to store secrets' });
+  if (!secret)
+    throw new ProblemError('CONFLICT', {
+      detail: 'set AUTH_SECRETS_ENCRYPTION_KEY (or SESSION_SECRET_KEY) to store secrets',
+    });
   return secret;
 }
 

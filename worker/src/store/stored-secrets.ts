@@ -42,8 +42,13 @@ export async function resealStoredSecrets(db: Db, config: ConfigSnapshot): Promi
     .select({ name: ldapServers.name, sealed: ldapServers.bindPasswordEnc })
     .from(ldapServers)
     .where(isNotNull(ldapServers.bindPasswordEnc));
-  const oidc = await db.select({ name: identityProviders.name, sealed: identityProviders.clientSecretEnc }).from(identityProviders);
-  const saved = await db.select({ name: settings.name, sealed: settings.value }).from(settings).where(inArray(settings.name, SECRET_SETTINGS));
+  const oidc = await db
+    .select({ name: identityProviders.name, sealed: identityProviders.clientSecretEnc })
+    .from(identityProviders);
+  const saved = await db
+    .select({ name: settings.name, sealed: settings.value })
+    .from(settings)
+    .where(inArray(settings.name, SECRET_SETTINGS));
   const rows = [
     ...saved.filter((r) => isSealed(r.sealed)).map((r) => ({ ...r, store: resealSetting })),
     ...ldap.map((r) => ({ ...r, store: resealLdapPassword })),

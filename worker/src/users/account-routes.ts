@@ -34,7 +34,13 @@ const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid
 const one = { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } };
 
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(20).openapi({ description: `page size, at most ${MAX_PAGE}` }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE)
+    .default(20)
+    .openapi({ description: `page size, at most ${MAX_PAGE}` }),
   offset: z.coerce.number().int().min(0).default(0),
   login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
   role: z.enum(['admin', 'auditor', 'user']).optional(),
@@ -43,7 +49,12 @@ const ListQuery = z.object({
   sort: z.enum(['login', '-login', 'createdAt', '-createdAt', 'lastLoginAt', '-lastLoginAt']).default('login'),
 });
 const UserPage = z
-  .object({ items: z.array(PublicUserSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .object({
+    items: z.array(PublicUserSchema),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
   .openapi('UserPage');
 
 const Patch = z
@@ -55,9 +66,14 @@ const Patch = z
   })
   .strict()
   .openapi('UserPatch');
-const Reset = z.object({ password: z.string().min(1).max(1024), mustChangePassword: z.boolean().default(true) }).strict().openapi('PasswordReset');
+const Reset = z
+  .object({ password: z.string().min(1).max(1024), mustChangePassword: z.boolean().default(true) })
+  .strict()
+  .openapi('PasswordReset');
 const SuperAccess = z
-  .object({ minutes: z.number().int().min(1).max(1440).optional().openapi({ description: 'default DEBUG_COUNTDOWN_USER_SU' }) })
+  .object({
+    minutes: z.number().int().min(1).max(1440).optional().openapi({ description: 'default DEBUG_COUNTDOWN_USER_SU' }),
+  })
   .strict()
   .openapi('SuperAccessRequest');
 
@@ -92,7 +108,9 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'List accounts',
-  description: 'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).',
+  description:
+    'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, ' +
+    'creation or last login (prefix `-` for descending).',
   request: { query: ListQuery },
   responses: {
     200: { description: 'a page of accounts', content: { 'application/json': { schema: UserPage } } },
@@ -112,7 +130,9 @@ const patchRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('change'
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
   summary: 'Update an account',
-  description: 'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.',
+  description:
+    'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot ' +
+    'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.',
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
   responses: { ...one, ...problemResponses(400, 404, 409, 422) },
 });
@@ -121,7 +141,9 @@ const deleteRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('delete
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
   summary: 'Delete an account',
-  description: 'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).',
+  description:
+    'Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last ' +
+    'active administrator (409).',
   request: { params: UserParam },
   responses: { 204: { description: 'deleted' }, ...problemResponses(404, 409) },
 });
@@ -139,7 +161,7 @@ const blockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('block')
 });
 const UNBLOCK_DESCRIPTION =
   'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
-  '(an administrator\'s password reset revokes them all) work again.';
+  "(an administrator's password reset revokes them all) work again.";
 const unblockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unblock')), {
   method: 'post',
   path: '/v4/users/{userId}/unblock',
@@ -175,7 +197,9 @@ const grantRoute = protectedRoute(adminOnly(superAccess.refused('grant super-acc
   path: '/v4/users/{userId}/super-access',
   tags: ['user_v4'],
   summary: 'Grant temporary super-access',
-  description: `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`,
+  description:
+    `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU ` +
+    `minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`,
   request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
   responses: { ...one, ...problemResponses(400, 404, 422) },
 });
@@ -195,7 +219,10 @@ const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
   description: 'Never the secrets.',
   request: { params: UserParam },
   responses: {
-    200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } },
+    200: {
+      description: 'the tokens',
+      content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } },
+    },
     ...problemResponses(404),
   },
 });
@@ -255,14 +282,25 @@ export function registerAccountAdmin(app: App): void {
       db
         .select({ user: users, lockedUntil: loginLocks.until })
         .from(users)
-        .leftJoin(loginLocks, and(eq(loginLocks.throttleKey, sql`'local:' || ${users.loginKey}`), gt(loginLocks.until, now)))
+        .leftJoin(
+          loginLocks,
+          and(eq(loginLocks.throttleKey, sql`'local:' || ${users.loginKey}`), gt(loginLocks.until, now)),
+        )
         .where(where)
         .orderBy(...SORTS[q.sort])
         .limit(q.limit)
         .offset(q.offset),
       db.select({ n: sql<number>`count(*)` }).from(users).where(where),
     ]);
-    return c.json({ items: rows.map((r) => toPublicUser(r.user, c.var.config, r.lockedUntil)), total: Number(count[0]?.n ?? 0), limit: q.limit, offset: q.offset }, 200);
+    return c.json(
+      {
+        items: rows.map((r) => toPublicUser(r.user, c.var.config, r.lockedUntil)),
+        total: Number(count[0]?.n ?? 0),
+        limit: q.limit,
+        offset: q.offset,
+      },
+      200,
+    );
   });
 
   app.openapi(getRoute, async (c) => answer(c, (await target(c)).id));
@@ -277,10 +315,21 @@ export function registerAccountAdmin(app: App): void {
     if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(c.var.principal.user);
     const max = c.var.config.get('AUTH_SESSIONS_MAX_COUNT');
     if (body.sessionLimit && body.sessionLimit > max) {
-      throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
+      throw new ProblemError('VALIDATION', {
+        detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`,
+        extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] },
+      });
     }
-    const before = { displayName: user.displayName, email: user.email, role: user.role, sessionLimit: user.sessionLimit };
-    await updateAccount(ctx, user, body, { audit: { type: 'user.updated', data: { before, after: body } }, change: { role: body.role } });
+    const before = {
+      displayName: user.displayName,
+      email: user.email,
+      role: user.role,
+      sessionLimit: user.sessionLimit,
+    };
+    await updateAccount(ctx, user, body, {
+      audit: { type: 'user.updated', data: { before, after: body } },
+      change: { role: body.role },
+    });
     return answer(c, user.id);
   });
 
@@ -294,11 +343,16 @@ export function registerAccountAdmin(app: App): void {
     const ctx = adminContext(c);
     // Sessions end for good (an unblock must not revive an unattended browser); API tokens are
     // only refused while blocked (README, "What ends what").
-    await updateAccount(ctx, user, { status: 'blocked', blockedReason: 'admin' }, {
-      audit: { type: 'account.blocked', data: { reason: 'admin' } },
-      change: { status: 'blocked' },
-      extra: (happened) => [endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened })],
-    });
+    await updateAccount(
+      ctx,
+      user,
+      { status: 'blocked', blockedReason: 'admin' },
+      {
+        audit: { type: 'account.blocked', data: { reason: 'admin' } },
+        change: { status: 'blocked' },
+        extra: (happened) => [endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened })],
+      },
+    );
     return answer(c, user.id);
   });
 
@@ -337,29 +391,43 @@ export function registerAccountAdmin(app: App): void {
 
   app.openapi(grantRoute, async (c) => {
     const user = await target(c);
-    const body = (c.req.header('Content-Type') ?? '').startsWith('application/json') ? validated(c, 'json', SuperAccess) : {};
+    const body = (c.req.header('Content-Type') ?? '').startsWith('application/json')
+      ? validated(c, 'json', SuperAccess)
+      : {};
     const ctx = adminContext(c);
     assertMayGrantAdmin(ctx.actor);
     const minutes = body.minutes ?? c.var.config.get('DEBUG_COUNTDOWN_USER_SU');
     const until = ctx.now + minutes * 60_000;
-    await updateAccount(ctx, user, { superAccessUntil: until }, { audit: { type: 'super_access.granted', data: { until: new Date(until).toISOString(), minutes } } });
+    await updateAccount(
+      ctx,
+      user,
+      { superAccessUntil: until },
+      { audit: { type: 'super_access.granted', data: { until: new Date(until).toISOString(), minutes } } },
+    );
     return answer(c, user.id);
   });
 
   app.openapi(revokeSuRoute, async (c) => {
     const user = await target(c);
-    await updateAccount(adminContext(c), user, { superAccessUntil: null }, { audit: { type: 'super_access.ended', data: { by: 'admin' } } });
+    await updateAccount(
+      adminContext(c),
+      user,
+      { superAccessUntil: null },
+      { audit: { type: 'super_access.ended', data: { by: 'admin' } } },
+    );
     return answer(c, user.id);
   });
 
-  app.openapi(tokensRoute, async (c) => c.json({ items: await listTokens(c.var.db, (await target(c)).id, c.var.deps.clock()) }, 200));
+  app.openapi(tokensRoute, async (c) =>
+    c.json({ items: await listTokens(c.var.db, (await target(c)).id, c.var.deps.clock()) }, 200),
+  );
 
   app.openapi(revokeTokenRoute, async (c) => {
     const p = validated(c, 'param', TokenParam);
     const user = await liveAccount(c.var.db, p.userId);
     const ctx = adminContext(c);
-    if (!(await revokeToken(ctx.db, user, p.tokenId, ctx))) throw new ProblemError('NOT_FOUND', { detail: 'no such live token' });
+    if (!(await revokeToken(ctx.db, user, p.tokenId, ctx)))
+      throw new ProblemError('NOT_FOUND', { detail: 'no such live token' });
     return c.body(null, 204);
   });
 }
-

@@ -35,7 +35,8 @@ export interface AdminContext {
  * account or role) nor super-access, or it would outlive DEBUG_COUNTDOWN_USER_SU.
  */
 export function assertMayGrantAdmin(actor: Pick<UserRow, 'role'>): void {
-  if (actor.role !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot grant administrator rights or super-access' });
+  if (actor.role !== 'admin')
+    throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot grant administrator rights or super-access' });
 }
 
 /**
@@ -43,7 +44,8 @@ export function assertMayGrantAdmin(actor: Pick<UserRow, 'role'>): void {
  * super-access neither gives nor changes them.
  */
 export function assertMayChangeRole(actor: UserRow): void {
-  if (actor.role !== 'admin') throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot give or change roles' });
+  if (actor.role !== 'admin')
+    throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot give or change roles' });
 }
 
 /** SQL: another live, active administrator than `id` exists. */
@@ -53,7 +55,11 @@ function anotherAdmin(id: string): SQL {
 
 /** Whether a change takes an administrator's admin rights away (then another must remain). */
 function removesAdmin(user: UserRow, change: { role?: Role; status?: 'blocked'; deleted?: boolean }): boolean {
-  return user.role === 'admin' && user.status === 'active' && (change.status === 'blocked' || change.deleted === true || (change.role !== undefined && change.role !== 'admin'));
+  return (
+    user.role === 'admin' &&
+    user.status === 'active' &&
+    (change.status === 'blocked' || change.deleted === true || (change.role !== undefined && change.role !== 'admin'))
+  );
 }
 
 /**
@@ -64,43 +70,78 @@ export async function updateAccount(
   ctx: AdminContext,
   user: UserRow,
   set: Partial<UserRow>,
-  o: { audit: { type: AuditEventType; data?: Record<string, unknown> }; extra?: (happened: SQL) => BatchItem<'sqlite'>[]; change?: { role?: Role; status?: 'blocked'; deleted?: boolean } },
+  o: {
+    audit: { type: AuditEventType; data?: Record<string, unknown> };
+    extra?: (happened: SQL) => BatchItem<'sqlite'>[];
+    change?: { role?: Role; status?: 'blocked'; deleted?: boolean };
+  },
 ): Promise<void> {
   const guard = removesAdmin(user, o.change ?? {}) ? anotherAdmin(user.id) : sql`1 = 1`;
   // The audit event and any extra statement run in the same transaction, only if the update did.
   const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${ctx.now})`;
   const [result] = await ctx.db.batch([
-    ctx.db.update(users).set({ ...set, updatedAt: ctx.now }).where(and(eq(users.id, user.id), isNull(users.deletedAt), guard)),
-    auditInsertWhen(ctx.db, ctx.now, { stream: 'crud_admin', type: o.audit.type, actor: ctx.actor, subject: user, request: ctx.request, data: o.audit.data ?? {} }, happened),
+    ctx.db
+      .update(users)
+      .set({ ...set, updatedAt: ctx.now })
+      .where(and(eq(users.id, user.id), isNull(users.deletedAt), guard)),
+    auditInsertWhen(
+      ctx.db,
+      ctx.now,
+      {
+        stream: 'crud_admin',
+        type: o.audit.type,
+        actor: ctx.actor,
+        subject: user,
+        request: ctx.request,
+        data: o.audit.data ?? {},
+      },
+      happened,
+    ),
     ...(o.extra?.(happened) ?? []),
   ]);
   if (result.rowsAffected === 0) {
-    throw new ProblemError('CONFLICT', { detail: 'the last active administrator cannot be deleted, blocked or demoted' });
+    throw new ProblemError('CONFLICT', {
+      detail: 'the last active administrator cannot be deleted, blocked or demoted',
+    });
   }
 }
 
 /** Deletes an account (kept as a tombstone) and reserves its login for USER_LOGIN_REUSE_DAY days. */
 export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays: number): Promise<void> {
   const until = ctx.now + reuseDays * DAY_MS;
-  await updateAccount(ctx, user, { deletedAt: ctx.now }, {
-    audit: { type: 'user.deleted', data: { loginReservedUntil: new Date(until).toISOString() } },
-    change: { deleted: true },
-    extra: (happened) =>
-      reuseDays > 0
-        ? [
-            ctx.db.run(sql`
+  await updateAccount(
+    ctx,
+    user,
+    { deletedAt: ctx.now },
+    {
+      audit: { type: 'user.deleted', data: { loginReservedUntil: new Date(until).toISOString() } },
+      change: { deleted: true },
+      extra: (happened) =>
+        reuseDays > 0
+          ? [
+              ctx.db.run(sql`
               insert into ${loginReservations} (login_key, until) select ${loginKey(user.login)}, ${until} where ${happened}
               on conflict (login_key) do update set until = excluded.until`),
-          ]
-        : [],
-  });
+            ]
+          : [],
+    },
+  );
 }
 
 /** Ends a failed-login lock of a local account. */
 export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
   await ctx.db.batch([
-    ...unlockStatements(ctx.db, throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined)),
-    auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', type: 'account.unlocked', actor: ctx.actor, subject: user, request: ctx.request }),
+    ...unlockStatements(
+      ctx.db,
+      throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined),
+    ),
+    auditInsert(ctx.db, ctx.now, {
+      stream: 'crud_admin',
+      type: 'account.unlocked',
+      actor: ctx.actor,
+      subject: user,
+      request: ctx.request,
+    }),
   ]);
 }
 
@@ -119,10 +160,12 @@ export async function endExpiredSuperAccess(db: Db, now: number): Promise<number
     .limit(500);
   for (const u of ended) {
     await db.batch([
-      db.update(users).set({ superAccessUntil: null }).where(and(eq(users.id, u.id), sql`${users.superAccessUntil} <= ${now}`)),
+      db
+        .update(users)
+        .set({ superAccessUntil: null })
+        .where(and(eq(users.id, u.id), sql`${users.superAccessUntil} <= ${now}`)),
       auditInsert(db, now, { stream: 'crud_admin', type: 'super_access.ended', subject: u }),
     ]);
   }
   return ended.length;
 }
-

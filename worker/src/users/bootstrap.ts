@@ -15,17 +15,27 @@ import { createLocalUser } from './create.js';
 export type BootstrapResult = 'created' | 'admin-exists' | 'not-configured';
 
 /** Creates the first admin when none exists; throws naming what is wrong with the variables. */
-export async function bootstrapAdmin(db: Db, config: ConfigSnapshot, hasher: PasswordHasher, now: number): Promise<BootstrapResult> {
+export async function bootstrapAdmin(
+  db: Db,
+  config: ConfigSnapshot,
+  hasher: PasswordHasher,
+  now: number,
+): Promise<BootstrapResult> {
   const login = normaliseLogin(config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN').trim());
   const password = config.get('AUTH_BOOTSTRAP_ADMIN_PASSWORD');
   if (await adminExists(db)) return 'admin-exists';
   if (login === '' && password === '') return 'not-configured';
-  if (login === '' || password === '') throw new Error('set both AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD to create the first administrator');
+  if (login === '' || password === '')
+    throw new Error(
+      'set both AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD to create the first administrator',
+    );
   const badLogin = loginViolation(login);
   if (badLogin) throw new Error(`AUTH_BOOTSTRAP_ADMIN_LOGIN does not pass the login rule: ${badLogin}`);
   const violations = checkPassword(password, passwordPolicy(config));
   if (violations.length > 0) {
-    throw new Error(`AUTH_BOOTSTRAP_ADMIN_PASSWORD does not pass the password policy: ${violations.map((v) => v.message).join('; ')}`);
+    throw new Error(
+      `AUTH_BOOTSTRAP_ADMIN_PASSWORD does not pass the password policy: ${violations.map((v) => v.message).join('; ')}`,
+    );
   }
   const user = await createLocalUser(db, {
     login,
@@ -33,7 +43,14 @@ export async function bootstrapAdmin(db: Db, config: ConfigSnapshot, hasher: Pas
     role: 'admin',
     passwordHash: await hasher.hash(password),
     now,
-    extra: (created) => [auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: created, data: { role: 'admin', via: 'bootstrap' } })],
+    extra: (created) => [
+      auditInsert(db, now, {
+        stream: 'crud_admin',
+        type: 'user.created',
+        subject: created,
+        data: { role: 'admin', via: 'bootstrap' },
+      }),
+    ],
   });
   return user ? 'created' : 'admin-exists';
 }
@@ -58,16 +75,16 @@ export function bootstrapNotice(
     return {
       level: 'WARNING',
       msg:
-        'an administrator exists, so AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD are ignored (they '
-        + 'only create the first one). For a locked-out or forgotten administrator: npm run ops -- unlock <login>, '
-        + 'or npm run ops -- reset-password <login>',
+        'an administrator exists, so AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD are ignored (they ' +
+        'only create the first one). For a locked-out or forgotten administrator: npm run ops -- unlock <login>, ' +
+        'or npm run ops -- reset-password <login>',
     };
   }
   const page = firstRunUrl ? `open ${firstRunUrl} in a browser on this machine, or ` : '';
   return {
     level: 'WARNING',
     msg:
-      `no administrator exists yet: ${page}set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD `
-      + 'and restart, or run npm run ops -- create-admin <login>',
+      `no administrator exists yet: ${page}set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD ` +
+      'and restart, or run npm run ops -- create-admin <login>',
   };
 }

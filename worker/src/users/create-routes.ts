@@ -17,8 +17,17 @@ const CreateUser = z
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
     role: z.enum(['admin', 'auditor', 'user']).default('user'),
-    sessionLimit: z.number().int().min(1).nullable().optional().openapi({ description: 'at most AUTH_SESSIONS_MAX_COUNT; null: the default count' }),
-    mustChangePassword: z.boolean().default(false).openapi({ description: 'the user must change the password at first login' }),
+    sessionLimit: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .optional()
+      .openapi({ description: 'at most AUTH_SESSIONS_MAX_COUNT; null: the default count' }),
+    mustChangePassword: z
+      .boolean()
+      .default(false)
+      .openapi({ description: 'the user must change the password at first login' }),
   })
   .strict()
   .openapi('CreateUser');
@@ -28,7 +37,11 @@ const create = protectedRoute(adminOnly(superAccess.allowed), {
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',
-  description: 'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).',
+  description:
+    'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the ' +
+    'login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and ' +
+    'width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the ' +
+    'role user only (403 for admin or auditor).',
   request: { body: { required: true, content: { 'application/json': { schema: CreateUser } } } },
   responses: {
     201: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
@@ -47,7 +60,10 @@ export function registerAccountCreation(app: App): void {
     const now = clock();
     const max = config.get('AUTH_SESSIONS_MAX_COUNT');
     if (body.sessionLimit && body.sessionLimit > max) {
-      throw new ProblemError('VALIDATION', { detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`, extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] } });
+      throw new ProblemError('VALIDATION', {
+        detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`,
+        extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] },
+      });
     }
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
     // One hashing slot (503 when busy) for the new account's hash.

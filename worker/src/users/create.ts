@@ -52,7 +52,10 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
   const why = loginViolation(a.login);
   if (why) {
     const message = why;
-    throw new ProblemError('VALIDATION', { detail: `login: ${message}`, extensions: { errors: [{ location: 'body', path: 'login', message }] } });
+    throw new ProblemError('VALIDATION', {
+      detail: `login: ${message}`,
+      extensions: { errors: [{ location: 'body', path: 'login', message }] },
+    });
   }
   assertPasswordPolicy(a.password, o.config);
   const reserved = await o.db

@@ -51,16 +51,33 @@ export async function accountOfIdentity(
     .select({ user: users })
     .from(userIdentities)
     .innerJoin(users, eq(users.id, userIdentities.userId))
-    .where(and(eq(userIdentities.source, source), eq(userIdentities.sourceName, sourceName), eq(userIdentities.issuer, issuer), eq(userIdentities.externalId, externalId), isNull(users.deletedAt)))
+    .where(
+      and(
+        eq(userIdentities.source, source),
+        eq(userIdentities.sourceName, sourceName),
+        eq(userIdentities.issuer, issuer),
+        eq(userIdentities.externalId, externalId),
+        isNull(users.deletedAt),
+      ),
+    )
     .limit(1);
   const found = linked[0]?.user;
   if (found) {
     // External accounts follow their source's profile; a merged local account keeps its own.
     const role = identity.refreshRole && identity.role ? identity.role : found.role;
-    if (found.source === source && (found.displayName !== displayName || found.email !== email || found.role !== role)) {
+    if (
+      found.source === source &&
+      (found.displayName !== displayName || found.email !== email || found.role !== role)
+    ) {
       await db.batch([
         db.update(users).set({ displayName, email, role, updatedAt: now }).where(eq(users.id, found.id)),
-        auditInsert(db, now, { stream: 'crud_admin', type: 'user.refreshed', subject: found, request: scope.request, data: { source, sourceName, ...(role !== found.role ? { role } : {}) } }),
+        auditInsert(db, now, {
+          stream: 'crud_admin',
+          type: 'user.refreshed',
+          subject: found,
+          request: scope.request,
+          data: { source, sourceName, ...(role !== found.role ? { role } : {}) },
+        }),
       ]);
       return { user: { ...found, displayName, email, role } };
     }
@@ -94,8 +111,16 @@ export async function accountOfIdentity(
   try {
     await db.batch([
       db.insert(users).values(row),
-      db.insert(userIdentities).values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, issuer, externalId, createdAt: now }),
-      auditInsert(db, now, { stream: 'crud_admin', type: 'user.created', subject: row, request: scope.request, data: { source, sourceName } }),
+      db
+        .insert(userIdentities)
+        .values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, issuer, externalId, createdAt: now }),
+      auditInsert(db, now, {
+        stream: 'crud_admin',
+        type: 'user.created',
+        subject: row,
+        request: scope.request,
+        data: { source, sourceName },
+      }),
     ]);
   } catch (err) {
     // The login belongs to another account (local, or another source's): a merge, not a login.
@@ -164,7 +189,13 @@ export async function recordLogin(
   const db = scope.db;
   await db.batch([
     db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
-    auditInsert(db, now, { stream: 'user_activity', type: 'login.success', subject: user, request: scope.request, data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName, ...o.data } }),
+    auditInsert(db, now, {
+      stream: 'user_activity',
+      type: 'login.success',
+      subject: user,
+      request: scope.request,
+      data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName, ...o.data },
+    }),
     ...(o.also ?? []),
   ]);
   return { ...user, lastLoginAt: now, lastActivityAt: now };

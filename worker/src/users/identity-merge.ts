@@ -38,7 +38,8 @@ export async function pendingMergeOf(scope: RequestScope, identity: ExternalIden
   const db = scope.db;
   const live = and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt));
   const other = (await db.select().from(users).where(live).limit(1))[0];
-  if (other?.source === 'local' && other.passwordHash !== null) return { login, source, sourceName, issuer, externalId };
+  if (other?.source === 'local' && other.passwordHash !== null)
+    return { login, source, sourceName, issuer, externalId };
   const key = and(
     eq(userIdentities.source, source),
     eq(userIdentities.sourceName, sourceName),
@@ -86,11 +87,17 @@ export async function linkPendingMerge(scope: RequestScope, merge: PendingMerge,
         actor: user,
         subject: user,
         request: scope.request,
-        data: { source: merge.source, sourceName: merge.sourceName, issuer: merge.issuer, externalId: merge.externalId },
+        data: {
+          source: merge.source,
+          sourceName: merge.sourceName,
+          issuer: merge.issuer,
+          externalId: merge.externalId,
+        },
       }),
     ]);
   } catch (err) {
-    if (isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: 'this external identity is already linked to an account' });
+    if (isUniqueViolation(err))
+      throw new ProblemError('CONFLICT', { detail: 'this external identity is already linked to an account' });
     throw err;
   }
 }

@@ -179,7 +179,10 @@ export async function blockIdleAccounts(ctx: Omit<RuleContext, 'request'>): Prom
       blocked += 1;
     } else if (u.role === 'admin') {
       // Spared as the last active administrator, unless it was used or blocked meanwhile.
-      const still = await db.select({ id: users.id }).from(users).where(and(eq(users.id, u.id), idleSince(cutoff)));
+      const still = await db
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, u.id), idleSince(cutoff)));
       if (still.length > 0) warnLastAdmin(ctx.logger, u, ctx.config, 'job');
     }
   }

@@ -7,7 +7,11 @@ import type { UserRow } from './model.js';
 
 /** The live account `id`, or undefined. */
 export async function findLiveAccount(db: Db, id: string): Promise<UserRow | undefined> {
-  const rows = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  const rows = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, id), isNull(users.deletedAt)))
+    .limit(1);
   return rows[0];
 }
 

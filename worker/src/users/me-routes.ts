@@ -11,7 +11,6 @@ import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
 import { setPassword } from './password.js';
 
-
 const me = protectedRoute(ANYONE, {
   method: 'get',
   path: '/v4/users/me',
@@ -23,27 +22,41 @@ const me = protectedRoute(ANYONE, {
 const TokenRequest = z
   .object({
     name: z.string().trim().min(1).max(100).openapi({ example: 'ci-pipeline' }),
-    expiresInDays: z.number().int().min(1).max(3650).optional().openapi({ description: 'omitted: the token does not expire' }),
+    expiresInDays: z
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .optional()
+      .openapi({ description: 'omitted: the token does not expire' }),
   })
   .strict()
   .openapi('ApiTokenRequest');
 
-const issue = protectedRoute({ schemes: ['Cookie', 'Basic'], roles: ANY_ROLE }, {
-  method: 'post',
-  path: '/v4/users/me/tokens',
-  tags: ['user_v4'],
-  summary: 'Issue an API token for the caller',
-  description: [
-    'Needs a recent proof of the password: Basic, or the cookie of a session started by a password login ' +
-      `(/v3/login with a local or LDAP password, /v3/login/union) at most ${RECENT_PASSWORD_LOGIN_MS / 60_000} ` +
-      'minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, ' +
-      'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
-      'never may; an API token or the OAuth access token as Bearer is 401.',
-    'The secret is in this response only; it is stored as a hash.',
-  ].join('\n\n'),
-  request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
-  responses: { 201: { description: 'the token, with its secret', content: { 'application/json': { schema: IssuedTokenSchema } } } },
-});
+const issue = protectedRoute(
+  { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE },
+  {
+    method: 'post',
+    path: '/v4/users/me/tokens',
+    tags: ['user_v4'],
+    summary: 'Issue an API token for the caller',
+    description: [
+      'Needs a recent proof of the password: Basic, or the cookie of a session started by a password login ' +
+        `(/v3/login with a local or LDAP password, /v3/login/union) at most ${RECENT_PASSWORD_LOGIN_MS / 60_000} ` +
+        'minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, ' +
+        'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
+        'never may; an API token or the OAuth access token as Bearer is 401.',
+      'The secret is in this response only; it is stored as a hash.',
+    ].join('\n\n'),
+    request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
+    responses: {
+      201: {
+        description: 'the token, with its secret',
+        content: { 'application/json': { schema: IssuedTokenSchema } },
+      },
+    },
+  },
+);
 
 const list = protectedRoute(ANYONE, {
   method: 'get',
@@ -51,7 +64,12 @@ const list = protectedRoute(ANYONE, {
   tags: ['user_v4'],
   summary: "The caller's live API tokens",
   description: 'Never returns secrets.',
-  responses: { 200: { description: 'the tokens', content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } } } },
+  responses: {
+    200: {
+      description: 'the tokens',
+      content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } },
+    },
+  },
 });
 
 const RevokeParams = z.object({ tokenId: z.uuid() });
@@ -71,13 +89,14 @@ const PasswordChange = z
   .strict()
   .openapi('PasswordChange');
 
-const changePassword = protectedRoute({ ...ANYONE, allowExpiredPassword: true }, {
-  method: 'put',
-  path: '/v4/users/me/password',
-  tags: ['user_v4'],
-  summary: "Change the caller's password",
-  description:
-    [
+const changePassword = protectedRoute(
+  { ...ANYONE, allowExpiredPassword: true },
+  {
+    method: 'put',
+    path: '/v4/users/me/password',
+    tags: ['user_v4'],
+    summary: "Change the caller's password",
+    description: [
       'The old password in the body. Allowed while the password is expired (the only thing allowed then).',
       'The old password is checked like a login, on the same failed-login count: a wrong one is 401 ' +
         'INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the ' +
@@ -89,9 +108,10 @@ const changePassword = protectedRoute({ ...ANYONE, allowExpiredPassword: true },
       '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
         'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
     ].join('\n\n'),
-  request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
-  responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422) },
-});
+    request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
+    responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422) },
+  },
+);
 
 /** Registers /v4/users/me and its tokens. */
 export function registerMe(app: App): void {
@@ -128,7 +148,15 @@ export function registerMe(app: App): void {
       // The old password is required even after Basic: a stolen token alone cannot change it. It is
       // counted like a login, or a stolen session or token would be an unthrottled password oracle.
       const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
-      const loginCtx = { db, config: c.var.config, verifier, now, request: c.var.scope.request, logger: c.var.logger, challenge };
+      const loginCtx = {
+        db,
+        config: c.var.config,
+        verifier,
+        now,
+        request: c.var.scope.request,
+        logger: c.var.logger,
+        challenge,
+      };
       await verifyCurrentPassword(loginCtx, user, body.oldPassword);
       await setPassword(user, body.newPassword, {
         db,
@@ -144,11 +172,17 @@ export function registerMe(app: App): void {
     return c.body(null, 204);
   });
 
-  app.openapi(list, async (c) => c.json({ items: await listTokens(c.var.db, c.var.principal.user.id, c.var.deps.clock()) }, 200));
+  app.openapi(list, async (c) =>
+    c.json({ items: await listTokens(c.var.db, c.var.principal.user.id, c.var.deps.clock()) }, 200),
+  );
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, { now: c.var.deps.clock(), actor: user, request: c.var.scope.request });
+    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, {
+      now: c.var.deps.clock(),
+      actor: user,
+      request: c.var.scope.request,
+    });
     if (!done) throw new ProblemError('NOT_FOUND', { detail: 'no such live token of yours' });
     return c.body(null, 204);
   });

@@ -19,7 +19,10 @@ export const PublicUserSchema = z
     email: z.string().nullable(),
     role: z.enum(['admin', 'auditor', 'user']),
     source: z.enum(['local', 'ldap', 'oidc']),
-    sourceName: z.string().nullable().openapi({ description: 'LDAP server record or OIDC provider of an external account' }),
+    sourceName: z
+      .string()
+      .nullable()
+      .openapi({ description: 'LDAP server record or OIDC provider of an external account' }),
     status: z.enum(['active', 'blocked']),
     blockedReason: z.enum(['admin', 'inactivity']).nullable(),
     lockedUntil: z.string().nullable().openapi({ description: 'set while failed logins lock the account' }),

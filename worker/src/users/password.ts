@@ -17,12 +17,21 @@ import type { RequestMeta } from '../http/scope.js';
 export function assertPasswordPolicy(password: string, config: ConfigSnapshot): void {
   const violations = checkPassword(password, passwordPolicy(config));
   if (violations.length > 0) {
-    throw new ProblemError('PASSWORD_POLICY', { detail: violations.map((v) => v.message).join('; '), extensions: { violations } });
+    throw new ProblemError('PASSWORD_POLICY', {
+      detail: violations.map((v) => v.message).join('; '),
+      extensions: { violations },
+    });
   }
 }
 
 /** Whether `password` is one of the last `depth` passwords of the account (the current one included). */
-async function inHistory(db: Db, verifier: PasswordVerifier, userId: string, password: string, depth: number): Promise<boolean> {
+async function inHistory(
+  db: Db,
+  verifier: PasswordVerifier,
+  userId: string,
+  password: string,
+  depth: number,
+): Promise<boolean> {
   if (depth === 0) return false;
   const rows = await db
     .select({ hash: passwordHistory.passwordHash })
@@ -57,19 +66,34 @@ export interface SetPasswordOptions {
  * `o.ends` names, in one transaction.
  */
 export async function setPassword(user: UserRow, password: string, o: SetPasswordOptions): Promise<void> {
-  if (user.source !== 'local') throw new ProblemError('CONFLICT', { detail: 'the password of an external account is managed by its directory or provider' });
+  if (user.source !== 'local')
+    throw new ProblemError('CONFLICT', {
+      detail: 'the password of an external account is managed by its directory or provider',
+    });
   assertPasswordPolicy(password, o.config);
   const depth = o.config.get('USER_PASSWORD_HISTORY_DEPTH');
   if (await inHistory(o.db, o.verifier, user.id, password, depth)) {
     throw new ProblemError('PASSWORD_POLICY', {
       detail: `the password was used recently: the last ${depth} passwords cannot be reused`,
-      extensions: { violations: [{ rule: 'history', required: depth, actual: 1, message: `not one of the last ${depth} passwords` }] },
+      extensions: {
+        violations: [
+          { rule: 'history', required: depth, actual: 1, message: `not one of the last ${depth} passwords` },
+        ],
+      },
     });
   }
   const hash = await o.verifier.hasher.hash(password);
   const self = o.actor.id === user.id;
   await o.db.batch([
-    o.db.update(users).set({ passwordHash: hash, passwordChangedAt: o.now, mustChangePassword: o.mustChange ?? false, updatedAt: o.now }).where(eq(users.id, user.id)),
+    o.db
+      .update(users)
+      .set({
+        passwordHash: hash,
+        passwordChangedAt: o.now,
+        mustChangePassword: o.mustChange ?? false,
+        updatedAt: o.now,
+      })
+      .where(eq(users.id, user.id)),
     o.db.insert(passwordHistory).values({ userId: user.id, passwordHash: hash, createdAt: o.now }),
     endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
     ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),
@@ -79,7 +103,11 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
       actor: o.actor,
       subject: user,
       request: o.request,
-      data: { sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others', tokensRevoked: o.ends.tokens, ...o.auditData },
+      data: {
+        sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others',
+        tokensRevoked: o.ends.tokens,
+        ...o.auditData,
+      },
     }),
   ]);
 }

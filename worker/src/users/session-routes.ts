@@ -17,13 +17,18 @@ const SessionSchema = z
     kind: z.enum(['cookie', 'oauth']),
     createdAt: z.string(),
     lastSeenAt: z.string().openapi({ description: 'updated at most once a minute' }),
-    expiresAt: z.string().openapi({ description: 'absolute end; the session also ends after SESSION_IDLE_TIMEOUT_MIN idle' }),
+    expiresAt: z
+      .string()
+      .openapi({ description: 'absolute end; the session also ends after SESSION_IDLE_TIMEOUT_MIN idle' }),
     userAgent: z.string().nullable(),
     authMethod: z
       .enum(['local_password', 'ldap_password', 'oidc'])
       .nullable()
       .openapi({ description: 'how the login was proven (null: a session from before this was recorded)' }),
-    authenticatedAt: z.string().nullable().openapi({ description: 'when; issuing API tokens needs a recent password login' }),
+    authenticatedAt: z
+      .string()
+      .nullable()
+      .openapi({ description: 'when; issuing API tokens needs a recent password login' }),
     current: z.boolean().openapi({ description: 'the session of this request' }),
   })
   .openapi('Session');
@@ -48,29 +53,48 @@ const UserParams = z.object({ userId: z.string().min(1).max(64) });
 const UserSessionParams = z.object({ userId: z.string().min(1).max(64), sessionId: SessionId });
 
 const listMine = protectedRoute(ANYONE, {
-  method: 'get', path: '/v4/users/me/sessions', tags: ['user_v4'], summary: "The caller's live sessions",
+  method: 'get',
+  path: '/v4/users/me/sessions',
+  tags: ['user_v4'],
+  summary: "The caller's live sessions",
   responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } } },
 });
 const revokeMine = protectedRoute(ANYONE, {
-  method: 'delete', path: '/v4/users/me/sessions/{sessionId}', tags: ['user_v4'], summary: 'End one of the caller’s sessions',
+  method: 'delete',
+  path: '/v4/users/me/sessions/{sessionId}',
+  tags: ['user_v4'],
+  summary: 'End one of the caller’s sessions',
   description: 'The session is refused at once.',
   request: { params: MeParams },
   responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
 const listUser = protectedRoute(adminOnly(superAccess.allowed), {
-  method: 'get', path: '/v4/users/{userId}/sessions', tags: ['user_v4'], summary: "A user's live sessions",
+  method: 'get',
+  path: '/v4/users/{userId}/sessions',
+  tags: ['user_v4'],
+  summary: "A user's live sessions",
   request: { params: UserParams },
-  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } }, ...problemResponses(404) },
+  responses: {
+    200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } },
+    ...problemResponses(404),
+  },
 });
 const revokeUser = protectedRoute(adminOnly(superAccess.nonAdminTargets('end the sessions of')), {
-  method: 'delete', path: '/v4/users/{userId}/sessions/{sessionId}', tags: ['user_v4'], summary: "End one of a user's sessions",
+  method: 'delete',
+  path: '/v4/users/{userId}/sessions/{sessionId}',
+  tags: ['user_v4'],
+  summary: "End one of a user's sessions",
   description: 'The session is refused at once.',
   request: { params: UserSessionParams },
   responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
 
 async function liveUser(c: Context<AppEnv>, id: string): Promise<UserRow> {
-  const rows = await c.var.db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  const rows = await c.var.db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, id), isNull(users.deletedAt)))
+    .limit(1);
   if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
   return rows[0];
 }
@@ -84,7 +108,13 @@ async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
   const actor = c.var.principal.user;
   const reason = actor.id === user.id ? 'user' : 'admin';
   const now = c.var.deps.clock();
-  const ended = await revokeSessions(c.var.db, user, { id: sessionId, now, actor, reason, request: c.var.scope.request });
+  const ended = await revokeSessions(c.var.db, user, {
+    id: sessionId,
+    now,
+    actor,
+    reason,
+    request: c.var.scope.request,
+  });
   if (ended === 0) throw new ProblemError('NOT_FOUND', { detail: 'no such live session' });
   return c.body(null, 204);
 }

@@ -36,7 +36,10 @@ const PHC_RE = /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-
 const SLOW = 60_000; // noble at OWASP parameters is ~0.3-0.5 s per derivation
 
 /** Rewrites one part of a PHC string (for tampering tests). */
-function tamper(phc: string, change: { salt?: (b: Uint8Array) => void; hash?: (b: Uint8Array) => void; params?: string }): string {
+function tamper(
+  phc: string,
+  change: { salt?: (b: Uint8Array) => void; hash?: (b: Uint8Array) => void; params?: string },
+): string {
   const fields = phc.split('$');
   const salt = decodeB64(fields[4]!);
   const hash = decodeB64(fields[5]!);
@@ -67,11 +70,15 @@ describe('3x3 backend matrix at OWASP parameters', () => {
 
   for (const producer of ['noble', 'node-native', 'wasm']) {
     for (const verifier of hashers) {
-      it(`${verifier.name} verifies ${producer}'s hash; wrong password is false`, async () => {
-        const phc = hashes.get(producer)!;
-        expect(await verifier.verify(phc, password)).toBe(true);
-        expect(await verifier.verify(phc, password + ' ')).toBe(false);
-      }, SLOW);
+      it(
+        `${verifier.name} verifies ${producer}'s hash; wrong password is false`,
+        async () => {
+          const phc = hashes.get(producer)!;
+          expect(await verifier.verify(phc, password)).toBe(true);
+          expect(await verifier.verify(phc, password + ' ')).toBe(false);
+        },
+        SLOW,
+      );
     }
   }
 
@@ -82,31 +89,44 @@ describe('3x3 backend matrix at OWASP parameters', () => {
     }
   });
 
-  it("every backend verifies the argon2 package's own PHC output (m,p,t order)", async () => {
-    const phc = await nativePackageHash(password, { type: nativeType, memoryCost: 19456, timeCost: 2, parallelism: 1 });
-    expect(phc).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
-    expect(needsRehash(phc)).toBe(false);
-    for (const h of hashers) expect(await h.verify(phc, password)).toBe(true);
-    expect(await hashers[0]!.verify(phc, 'nope')).toBe(false);
-  }, SLOW);
+  it(
+    "every backend verifies the argon2 package's own PHC output (m,p,t order)",
+    async () => {
+      const phc = await nativePackageHash(password, {
+        type: nativeType,
+        memoryCost: 19456,
+        timeCost: 2,
+        parallelism: 1,
+      });
+      expect(phc).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+      expect(needsRehash(phc)).toBe(false);
+      for (const h of hashers) expect(await h.verify(phc, password)).toBe(true);
+      expect(await hashers[0]!.verify(phc, 'nope')).toBe(false);
+    },
+    SLOW,
+  );
 
-  it('tampered PHC strings are rejected by every backend', async () => {
-    for (const h of hashers) {
-      const phc = hashes.get(h.name)!;
-      const tampered = [
-        tamper(phc, { hash: (b) => void (b[0]! ^= 0x01) }),
-        tamper(phc, { hash: (b) => void (b[31]! ^= 0x80) }),
-        tamper(phc, { salt: (b) => void (b[5]! ^= 0x10) }),
-        tamper(phc, { params: 'm=19456,t=3,p=1' }),
-        tamper(phc, { params: 'm=19464,t=2,p=1' }),
-        tamper(phc, { params: 'm=19456,t=2,p=2' }),
-      ];
-      for (const bad of tampered) {
-        expect(bad).not.toBe(phc);
-        expect(await h.verify(bad, password), `${h.name}: ${bad}`).toBe(false);
+  it(
+    'tampered PHC strings are rejected by every backend',
+    async () => {
+      for (const h of hashers) {
+        const phc = hashes.get(h.name)!;
+        const tampered = [
+          tamper(phc, { hash: (b) => void (b[0]! ^= 0x01) }),
+          tamper(phc, { hash: (b) => void (b[31]! ^= 0x80) }),
+          tamper(phc, { salt: (b) => void (b[5]! ^= 0x10) }),
+          tamper(phc, { params: 'm=19456,t=3,p=1' }),
+          tamper(phc, { params: 'm=19464,t=2,p=1' }),
+          tamper(phc, { params: 'm=19456,t=2,p=2' }),
+        ];
+        for (const bad of tampered) {
+          expect(bad).not.toBe(phc);
+          expect(await h.verify(bad, password), `${h.name}: ${bad}`).toBe(false);
+        }
       }
-    }
-  }, SLOW);
+    },
+    SLOW,
+  );
 
   it('each hash uses a fresh random salt', async () => {
     const wasm = hashers[2]!;
@@ -167,9 +187,21 @@ describe('password encoding: UTF-8 bytes of the string as given, no normalisatio
   it('matches the argon2 package fed with the UTF-8 bytes (known answer)', async () => {
     const salt = new Uint8Array(16).fill(7);
     const raw = await nativePackageHash(Buffer.from(nfc, 'utf8'), {
-      raw: true, type: nativeType, salt: Buffer.from(salt), memoryCost: FAST.memoryCost, timeCost: 1, parallelism: 1, hashLength: 32,
+      raw: true,
+      type: nativeType,
+      salt: Buffer.from(salt),
+      memoryCost: FAST.memoryCost,
+      timeCost: 1,
+      parallelism: 1,
+      hashLength: 32,
     });
-    const phc = encodePhc({ memoryCost: FAST.memoryCost, timeCost: 1, parallelism: 1, salt, hash: new Uint8Array(raw) });
+    const phc = encodePhc({
+      memoryCost: FAST.memoryCost,
+      timeCost: 1,
+      parallelism: 1,
+      salt,
+      hash: new Uint8Array(raw),
+    });
     for (const h of backends(FAST)) expect(await h.verify(phc, nfc)).toBe(true);
   });
 
@@ -206,7 +238,13 @@ describe('password encoding: UTF-8 bytes of the string as given, no normalisatio
 });
 
 describe('needsRehash', () => {
-  const phc = encodePhc({ memoryCost: 19456, timeCost: 2, parallelism: 1, salt: new Uint8Array(16), hash: new Uint8Array(32) });
+  const phc = encodePhc({
+    memoryCost: 19456,
+    timeCost: 2,
+    parallelism: 1,
+    salt: new Uint8Array(16),
+    hash: new Uint8Array(32),
+  });
 
   it('is false for the current parameters', () => {
     expect(needsRehash(phc)).toBe(false);
@@ -243,7 +281,7 @@ describe('parsePhc', () => {
   });
 
   const bad: Record<string, string> = {
-    'empty': '',
+    empty: '',
     'no leading $': ok.slice(1),
     'wrong algorithm argon2i': ok.replace('argon2id', 'argon2i'),
     'wrong algorithm argon2d': ok.replace('argon2id', 'argon2d'),
@@ -265,7 +303,7 @@ describe('parsePhc', () => {
     'data param': ok.replace('p=1', 'p=1,data=AAAA'),
     'spaces in params': ok.replace('m=19456,t=2', 'm=19456, t=2'),
     'leading zero': ok.replace('m=19456', 'm=019456'),
-    'sign': ok.replace('t=2', 't=+2'),
+    sign: ok.replace('t=2', 't=+2'),
     'hex number': ok.replace('t=2', 't=0x2'),
     'm=0': ok.replace('m=19456', 'm=0'),
     'm below 8*p': ok.replace('m=19456,t=2,p=1', 'm=15,t=2,p=2'),
@@ -301,8 +339,12 @@ describe('parsePhc', () => {
     expect(() => parsePhc(at('m=8,t=1,p=1'))).not.toThrow();
     expect(() => parsePhc(at('m=262144,t=32,p=16'))).not.toThrow();
     expect(() => parsePhc(at('m=128,t=1,p=16'))).not.toThrow();
-    expect(() => parsePhc(at('m=8,t=1,p=1', encodeB64(new Uint8Array(8)), encodeB64(new Uint8Array(16))))).not.toThrow();
-    expect(() => parsePhc(at('m=8,t=1,p=1', encodeB64(new Uint8Array(64)), encodeB64(new Uint8Array(64))))).not.toThrow();
+    expect(() =>
+      parsePhc(at('m=8,t=1,p=1', encodeB64(new Uint8Array(8)), encodeB64(new Uint8Array(16)))),
+    ).not.toThrow();
+    expect(() =>
+      parsePhc(at('m=8,t=1,p=1', encodeB64(new Uint8Array(64)), encodeB64(new Uint8Array(64)))),
+    ).not.toThrow();
   });
 });
 
@@ -328,7 +370,9 @@ describe('helpers', () => {
   it('factories reject parameters outside the limits', () => {
     expect(() => createNobleHasher({ params: { ...DEFAULT_ARGON2_PARAMS, memoryCost: 4 } })).toThrow(RangeError);
     expect(() => createNodeNativeHasher({ params: { ...DEFAULT_ARGON2_PARAMS, timeCost: 0 } })).toThrow(RangeError);
-    expect(() => createWasmHasher(wasmModule, { params: { ...DEFAULT_ARGON2_PARAMS, saltLength: 4 } })).toThrow(RangeError);
+    expect(() => createWasmHasher(wasmModule, { params: { ...DEFAULT_ARGON2_PARAMS, saltLength: 4 } })).toThrow(
+      RangeError,
+    );
     expect(() => createNobleHasher({ params: { ...DEFAULT_ARGON2_PARAMS, parallelism: 1.5 } })).toThrow(RangeError);
   });
 });

@@ -11,12 +11,7 @@
  *
  * Runtime-neutral: Web APIs only (crypto.getRandomValues, TextEncoder).
  */
-import type {
-  Argon2DeriveInput,
-  Argon2Params,
-  Argon2idDerive,
-  PasswordHasher,
-} from './types.js';
+import type { Argon2DeriveInput, Argon2Params, Argon2idDerive, PasswordHasher } from './types.js';
 
 /**
  * OWASP Password Storage Cheat Sheet minimum for argon2id: 19 MiB, 2 passes,
@@ -59,9 +54,7 @@ export class PhcParseError extends Error {
 }
 
 const B64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-const B64_LOOKUP: ReadonlyMap<string, number> = new Map(
-  Array.from(B64_ALPHABET, (ch, i) => [ch, i] as const),
-);
+const B64_LOOKUP: ReadonlyMap<string, number> = new Map(Array.from(B64_ALPHABET, (ch, i) => [ch, i] as const));
 
 /** Standard base64 alphabet without padding, as PHC prescribes. */
 export function encodeB64(bytes: Uint8Array): string {
@@ -69,7 +62,8 @@ export function encodeB64(bytes: Uint8Array): string {
   let i = 0;
   for (; i + 2 < bytes.length; i += 3) {
     const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out += B64_ALPHABET[n >>> 18]! + B64_ALPHABET[(n >>> 12) & 63]! + B64_ALPHABET[(n >>> 6) & 63]! + B64_ALPHABET[n & 63]!;
+    out +=
+      B64_ALPHABET[n >>> 18]! + B64_ALPHABET[(n >>> 12) & 63]! + B64_ALPHABET[(n >>> 6) & 63]! + B64_ALPHABET[n & 63]!;
   }
   const rest = bytes.length - i;
   if (rest === 1) {
