@@ -136,11 +136,12 @@ export async function edgeCpu(
     // A login verifies an argon2id hash (m=19 MiB, t=2): tens of ms. Far less means the CPU was
     // spent in processes we did not watch, e.g. a workerd restarted unnoticed.
     const implausible = perLoginMs < 5;
+    const flag = implausible ? 'MEASUREMENT INVALID (implausibly low: the CPU went to processes not measured): ' : '';
     return {
       scenario: 'edge-cpu',
       status: implausible ? 'flagged' : 'ok',
       message:
-        `${implausible ? 'MEASUREMENT INVALID (implausibly low: the CPU went to processes not measured): ' : ''}workerd CPU per login ${details.cpuPerLoginMs} ms ` +
+        `${flag}workerd CPU per login ${details.cpuPerLoginMs} ms ` +
         `(±${details.resolutionMs}; target <= 50), per Bearer request ${details.cpuPerBearerMs} ms ` +
         `(±${details.bearerResolutionMs}; target <= 1), ` +
         `after ${details.cpuPerLivenessMs} ms per liveness probe as the baseline; wall ` +

@@ -83,13 +83,14 @@ export async function memoryPerSessions(
     await settle();
     const after = rssKiB(pid);
     const non2xx = warm.non2xx + measured.non2xx;
+    const flag = non2xx > 0 ? `MEASUREMENT INVALID: ${non2xx} non-2xx (${JSON.stringify(measured.statusCodes)}); ` : '';
     const perTenK =
       before !== undefined && after !== undefined ? ((after - before) * 10_000) / SESSION_SWEEP : undefined;
     return {
       scenario: 'memory',
       status: non2xx > 0 ? 'flagged' : 'ok',
       message:
-        `${non2xx > 0 ? `MEASUREMENT INVALID: ${non2xx} non-2xx (${JSON.stringify(measured.statusCodes)}); ` : ''}RSS idle ${mib(idle)} MiB; ` +
+        `${flag}RSS idle ${mib(idle)} MiB; ` +
         `after ${WARMUP_SESSIONS} sessions used twice ${mib(before)} MiB; after ${SESSION_SWEEP} more used ` +
         `twice ${mib(after)} MiB ` +
         `(peak ${mib(peak)}): ${mib(perTenK)} MiB per 10,000 live sessions`,

@@ -35,6 +35,11 @@ async function rate(inFlight: number, s: number): Promise<{ perSec: number; cpuM
 await rate(concurrency, warmupSeconds);
 const sequential = await rate(1, seconds);
 const concurrent = await rate(concurrency, seconds);
-process.stdout.write(
-  `${JSON.stringify({ sequentialPerSec: sequential.perSec, concurrentPerSec: concurrent.perSec, concurrency, cpuMsPerHash: concurrent.cpuMs, cpuMsPerHashSequential: sequential.cpuMs })}\n`,
-);
+const result = {
+  sequentialPerSec: sequential.perSec,
+  concurrentPerSec: concurrent.perSec,
+  concurrency,
+  cpuMsPerHash: concurrent.cpuMs,
+  cpuMsPerHashSequential: sequential.cpuMs,
+};
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -54,13 +54,14 @@ export function seedAccounts(
     const args = [offset + 1, offset + n];
     db.transaction(() => {
       db.prepare(
-        `${seq} insert into users (id, login, login_key, display_name, role, source, status, password_hash, password_changed_at,
-           must_change_password, last_login_at, last_activity_at, created_at, updated_at)
-         select ${userId}, printf('seed%08d', i), printf('seed%08d', i), printf('Seeded %d', i), 'user', 'local', 'active', ?, ?,
-           0, ?, ?, ?, ? from seq`,
+        `${seq} insert into users (id, login, login_key, display_name, role, source, status, password_hash,
+           password_changed_at, must_change_password, last_login_at, last_activity_at, created_at, updated_at)
+         select ${userId}, printf('seed%08d', i), printf('seed%08d', i), printf('Seeded %d', i), 'user', 'local',
+           'active', ?, ?, 0, ?, ?, ?, ? from seq`,
       ).run(...args, o.passwordHash, o.now, o.now, o.now, o.now, o.now);
       db.prepare(
-        `${seq} insert into sessions (id, user_id, kind, created_at, last_seen_at, expires_at, user_agent, auth_method, authenticated_at)
+        `${seq} insert into sessions (id, user_id, kind, created_at, last_seen_at, expires_at, user_agent, auth_method,
+           authenticated_at)
          select lower(hex(randomblob(24))), ${userId}, 'cookie', ?, ?, ?, 'bench', 'local_password', ? from seq`,
       ).run(...args, o.now, o.now, o.now + DAY_MS, o.now);
       db.prepare(
@@ -107,5 +108,6 @@ export async function sessionCookie(
     false,
     ['sign', 'verify'],
   );
-  return `auth_session=${await signClaims({ current: key, previous: undefined }, { sid: sessionId, sub: userId }, expiresAt, SESSION_AUDIENCE)}`;
+  const claims = { sid: sessionId, sub: userId };
+  return `auth_session=${await signClaims({ current: key, previous: undefined }, claims, expiresAt, SESSION_AUDIENCE)}`;
 }

@@ -144,7 +144,12 @@ describe('super-access (lent admin rights) × every protected route', () => {
   beforeAll(async () => {
     const h = await createSuperAccessHolder();
     holder.basic = h.auth;
-    holder.bearer = `Bearer ${(await callJson<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: h.auth, json: { name: 'su' } })).body.token}`;
+    const issued = await callJson<{ token: string }>('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: h.auth,
+      json: { name: 'su' },
+    });
+    holder.bearer = `Bearer ${issued.body.token}`;
     // A second administrator, so that a wrongly allowed change can never hit the suites' own admin.
     targetAdminId = await createUser(uniqueLogin('sutarget'), PASSWORD, { role: 'admin' });
   });

@@ -330,10 +330,8 @@ describe('POST /v3/login/union', () => {
     // A genuine pending merge without its binding cookie (or with another browser's): 401.
     for (const binding of [undefined, 'c'.repeat(64)]) {
       const nb = new Browser(origin());
-      await nb.jar.setCookie(
-        `auth_pending_merge=${await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' })}; Path=${root()}`,
-        url('/v3/login/union'),
-      );
+      const claim = await pending({ login, source: 'ldap', sourceName: 'corp', issuer: '', externalId: 'x' });
+      await nb.jar.setCookie(`auth_pending_merge=${claim}; Path=${root()}`, url('/v3/login/union'));
       if (binding) await nb.jar.setCookie(`auth_merge_binding=${binding}; Path=/`, url('/v3/login/union'));
       expect((await nb.postJson(url('/v3/login/union'), { password: PASSWORD })).status).toBe(401);
     }

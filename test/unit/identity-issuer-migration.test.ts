@@ -61,7 +61,8 @@ describe('migration: identities keyed by issuer', () => {
         },
         {
           sql: `insert into user_identities (id, user_id, source, source_name, external_id, created_at) values
-          ('i1', 'u1', 'oidc', 'sso', 'sub-ann', ?), ('i2', 'u2', 'oidc', 'sso', 'sub-ben', ?), ('i3', 'u3', 'ldap', 'corp', 'uuid-cy', ?), ('i4', 'u4', 'oidc', 'gone', 'sub-dee', ?)`,
+          ('i1', 'u1', 'oidc', 'sso', 'sub-ann', ?), ('i2', 'u2', 'oidc', 'sso', 'sub-ben', ?),
+          ('i3', 'u3', 'ldap', 'corp', 'uuid-cy', ?), ('i4', 'u4', 'oidc', 'gone', 'sub-dee', ?)`,
           args: [now, now, now, now],
         },
       ]);

@@ -29,7 +29,8 @@ export function reserveAttempt(db: Db, key: string, now: number, p: ThrottlePoli
     insert into ${loginAttempts} (id, throttle_key, at)
     select ${id}, ${key}, ${now}
     where not exists (select 1 from ${loginLocks} where throttle_key = ${key} and until > ${now})
-      and (select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${now - p.windowMs}) < ${p.count}`);
+      and (select count(*) from ${loginAttempts}
+           where throttle_key = ${key} and at > ${now - p.windowMs}) < ${p.count}`);
 }
 
 /**

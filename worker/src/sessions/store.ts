@@ -75,7 +75,8 @@ export async function createSession(
       update ${sessions} set revoked_at = ${o.now}, revoked_reason = 'limit'
       where id in (
         select id from ${sessions}
-        where user_id = ${user.id} and revoked_at is null and expires_at > ${o.now} and last_seen_at > ${o.now - p.idleMs}
+        where user_id = ${user.id} and revoked_at is null and expires_at > ${o.now}
+          and last_seen_at > ${o.now - p.idleMs}
         order by created_at desc, rowid desc limit -1 offset ${limit})`),
     auditInsert(db, o.now, {
       stream: 'user_activity',

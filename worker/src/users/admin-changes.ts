@@ -50,7 +50,8 @@ export function assertMayChangeRole(actor: UserRow): void {
 
 /** SQL: another live, active administrator than `id` exists. */
 function anotherAdmin(id: string): SQL {
-  return sql`(select count(*) from ${users} where role = 'admin' and status = 'active' and deleted_at is null and id <> ${id}) > 0`;
+  return sql`(select count(*) from ${users}
+    where role = 'admin' and status = 'active' and deleted_at is null and id <> ${id}) > 0`;
 }
 
 /** Whether a change takes an administrator's admin rights away (then another must remain). */
@@ -120,7 +121,8 @@ export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays:
         reuseDays > 0
           ? [
               ctx.db.run(sql`
-              insert into ${loginReservations} (login_key, until) select ${loginKey(user.login)}, ${until} where ${happened}
+              insert into ${loginReservations} (login_key, until)
+              select ${loginKey(user.login)}, ${until} where ${happened}
               on conflict (login_key) do update set until = excluded.until`),
             ]
           : [],

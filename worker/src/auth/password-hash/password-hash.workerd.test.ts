@@ -40,7 +40,12 @@ export default {
     const h = body.backend === 'fallback' ? fallback : hasher;
     switch (body.op) {
       case 'info':
-        return Response.json({ name: hasher.name, fallbackName: fallback.name, wasmError, isModule: argon2Wasm instanceof WebAssembly.Module });
+        return Response.json({
+          name: hasher.name,
+          fallbackName: fallback.name,
+          wasmError,
+          isModule: argon2Wasm instanceof WebAssembly.Module,
+        });
       case 'hash':
         return Response.json({ name: h.name, phc: await h.hash(body.password) });
       case 'verify':
