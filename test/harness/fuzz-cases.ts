@@ -217,7 +217,9 @@ function queryOf(ctx: FuzzContext, op: JsonObject): fc.Arbitrary<string> {
     const all = [...chosen.filter((c) => c !== null), ...(more ?? [])];
     if (all.length === 0) return '';
     // `%zz` stays a malformed escape on purpose; everything else is encoded.
-    return `?${all.map(([k, v]) => (k === '%zz' ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)).join('&')}`;
+    const pair = ([k, v]: readonly [string, string]) =>
+      k === '%zz' ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
+    return `?${all.map(pair).join('&')}`;
   });
 }
 

@@ -169,7 +169,8 @@ describe('console sign-in: local accounts', () => {
     expect(await tab.page.textContent('#signin-message')).toContain('This account is blocked');
     expect(new URL(tab.page.url()).searchParams.get('next')).toBe(new URL(ui()).pathname);
     await tab.page.goto(
-      `${ui('login')}?auth_error=login_not_allowed&auth_error_description=${encodeURIComponent('the login claim has markup')}`,
+      `${ui('login')}?auth_error=login_not_allowed&auth_error_description=` +
+        encodeURIComponent('the login claim has markup'),
     );
     await waitReady(tab.page);
     expect(await tab.page.textContent('#signin-message')).toContain('the login claim has markup');

@@ -430,10 +430,10 @@ describe('fixed cases of every operation', () => {
         );
       const query = params.filter((p) => p.in === 'query');
       if (query.length > 0) {
-        const bad = query.map(
-          (p) =>
-            `${p.name as string}=${typeof (p.schema as JsonObject).maxLength === 'number' ? 'x'.repeat(((p.schema as JsonObject).maxLength as number) + 1) : 'x'}`,
-        );
+        const bad = query.map((p) => {
+          const max = (p.schema as JsonObject).maxLength;
+          return `${p.name as string}=${typeof max === 'number' ? 'x'.repeat(max + 1) : 'x'}`;
+        });
         await run('malformed query', auth, undefined, `${fill(false)}?${bad.join('&')}`);
       }
       const body = o.op.requestBody as JsonObject | undefined;

@@ -59,9 +59,14 @@ export function pageHref(base: string, page: Pick<ConsolePage, 'path'>): string 
 
 function navigation(r: PageRender, pages: readonly ConsolePage[], current: ConsolePage) {
   const items = pages.filter((p) => p.nav);
-  const item = (p: ConsolePage) =>
-    html`<li${p.nav!.group === 'self' ? '' : html` data-role="${p.nav!.group === 'audit' ? 'admin auditor' : 'admin'}" hidden`}><a href="${pageHref(r.base, p)}"${p.id === current.id ? html` aria-current="page"` : ''}>${r.t(p.nav!.label)}</a></li>`;
-  return html`<nav class="sections" id="console-nav" aria-label="${r.t('nav.label')}"${current.auth === 'none' ? html` hidden` : ''}>
+  const item = (p: ConsolePage) => {
+    const roles = p.nav!.group === 'audit' ? 'admin auditor' : 'admin';
+    const mark = p.id === current.id ? html` aria-current="page"` : '';
+    return html`<li${p.nav!.group === 'self' ? '' : html` data-role="${roles}" hidden`}
+><a href="${pageHref(r.base, p)}"${mark}>${r.t(p.nav!.label)}</a></li>`;
+  };
+  return html`<nav class="sections" id="console-nav" aria-label="${r.t('nav.label')}"
+${current.auth === 'none' ? html` hidden` : ''}>
 <ul>${items.map(item)}</ul>
 </nav>`;
 }
@@ -69,7 +74,8 @@ function navigation(r: PageRender, pages: readonly ConsolePage[], current: Conso
 function languageSwitch(r: PageRender) {
   const names: Record<Lang, string> = { ru: 'Русский', en: 'English' };
   const link = (l: Lang) =>
-    html`<li><a href="?lang=${l}" lang="${l}" hreflang="${l}"${l === r.lang ? html` aria-current="true"` : ''}>${names[l]}</a></li>`;
+    html`<li><a href="?lang=${l}" lang="${l}" hreflang="${l}"
+${l === r.lang ? html` aria-current="true"` : ''}>${names[l]}</a></li>`;
   return html`<nav class="languages" aria-label="${r.t('lang.label')}"><ul>${LANGS.map(link)}</ul></nav>`;
 }
 
@@ -106,7 +112,8 @@ ${languageSwitch(r)}
 <div id="page-message" class="message" hidden></div>
 ${body}
 </main>
-<footer class="bottom"><p>${text(r.lang, 'app.title')} · <button type="button" id="errtrack-show-dsn" class="link">${r.t('errtrack.title')}</button> (Ctrl+Shift+I)</p></footer>
+<footer class="bottom"><p>${text(r.lang, 'app.title')} · <button type="button" id="errtrack-show-dsn"
+class="link">${r.t('errtrack.title')}</button> (Ctrl+Shift+I)</p></footer>
 ${errtrackDialog({
   title: r.t('errtrack.title'),
   dsn: r.t('errtrack.dsn'),

@@ -26,16 +26,20 @@ export function policyList(r: PageRender, id: string) {
   const p = passwordPolicy(r.config);
   const symbols = p.specialSymbols.join(' ');
   const item = (x: { rule: PolicyRule; n: number }) =>
-    html`<li data-rule="${x.rule}">${r.t(`policy.${x.rule}`, { n: x.n, symbols })}<span class="visually-hidden rule-state"></span></li>`;
+    html`<li data-rule="${x.rule}">${r.t(`policy.${x.rule}`, { n: x.n, symbols })}<span
+class="visually-hidden rule-state"></span></li>`;
   return html`<div class="policy"><p id="${id}-title">${r.t('password.policy')}</p>
-<ul id="${id}" class="policy-rules" aria-labelledby="${id}-title" data-policy="${JSON.stringify(p)}">${policyRules(r).map(item)}<li data-rule="disallowed_character">${r.t('policy.disallowed_character')}<span class="visually-hidden rule-state"></span></li></ul></div>`;
+<ul id="${id}" class="policy-rules" aria-labelledby="${id}-title" data-policy="${JSON.stringify(p)}"
+>${policyRules(r).map(item)}<li data-rule="disallowed_character">${r.t('policy.disallowed_character')}<span
+class="visually-hidden rule-state"></span></li></ul></div>`;
 }
 
 /** The new password and its repetition, with the policy shown; ids `${prefix}-new`, `${prefix}-repeat`. */
 export function newPasswordFields(r: PageRender, prefix: string) {
   return html`${policyList(r, `${prefix}-policy`)}
 <p class="field"><label for="${prefix}-new">${r.t('password.new')}</label>
-<input id="${prefix}-new" name="newPassword" type="password" autocomplete="new-password" required aria-describedby="${prefix}-policy-title ${prefix}-policy"></p>
+<input id="${prefix}-new" name="newPassword" type="password" autocomplete="new-password" required
+aria-describedby="${prefix}-policy-title ${prefix}-policy"></p>
 <p class="field"><label for="${prefix}-repeat">${r.t('password.repeat')}</label>
 <input id="${prefix}-repeat" name="repeat" type="password" autocomplete="new-password" required></p>`;
 }

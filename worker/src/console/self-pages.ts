@@ -64,7 +64,8 @@ const tokens: ConsolePage = {
 <p id="token-issued-text" role="status"></p>
 <p class="field"><label for="token-secret">${r.t('tokens.secret')}</label>
 <input id="token-secret" readonly class="secret" spellcheck="false"></p>
-<p class="actions"><button type="button" id="token-copy">${r.t('tokens.copy')}</button> <span id="token-copy-state" role="status"></span></p>
+<p class="actions"><button type="button" id="token-copy">${r.t('tokens.copy')}</button> <span id="token-copy-state"
+role="status"></span></p>
 </div>
 <div id="tokens-region"></div>`,
 };

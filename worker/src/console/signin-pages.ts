@@ -33,7 +33,8 @@ function authErrorMessage(r: PageRender) {
   const description = r.url.searchParams.get('auth_error_description');
   const key = AUTH_ERRORS[code];
   const message = key && key !== 'signin.locked' ? r.t(key) : r.t('signin.providerError', { code });
-  return html`<div id="signin-message" class="message message-error" role="alert"><p>${message}</p>${description ? html`<p>${description}</p>` : ''}</div>`;
+  const more = description ? html`<p>${description}</p>` : '';
+  return html`<div id="signin-message" class="message message-error" role="alert"><p>${message}</p>${more}</div>`;
 }
 
 const signIn: ConsolePage = {
@@ -59,12 +60,19 @@ const signIn: ConsolePage = {
       servers.length === 0
         ? ''
         : html`<p class="field"><label for="signin-server">${r.t('signin.server')}</label>
-<select id="signin-server" name="ldapServer"><option value="">${r.t('signin.local')}</option>${servers.map((s) => html`<option value="${s.name}">LDAP: ${s.name}</option>`)}</select></p>`;
+<select id="signin-server" name="ldapServer"><option value="">${r.t('signin.local')}</option>${servers.map(
+            (s) => html`<option value="${s.name}">LDAP: ${s.name}</option>`,
+          )}</select></p>`;
     const oidc =
       providers.length === 0
         ? ''
-        : html`<section class="providers" aria-labelledby="signin-oidc-title"><h2 id="signin-oidc-title">${r.t('signin.oidc')}</h2>
-<ul>${providers.map((p) => html`<li><a class="button secondary" href="${r.root}/v3/oidc/login/${encodeURIComponent(p.name)}?next=${encodeURIComponent(next)}">${r.t('signin.oidcButton', { name: p.name })}</a></li>`)}</ul></section>`;
+        : html`<section class="providers" aria-labelledby="signin-oidc-title"><h2
+id="signin-oidc-title">${r.t('signin.oidc')}</h2>
+<ul>${providers.map((p) => {
+            const href = `${r.root}/v3/oidc/login/${encodeURIComponent(p.name)}?next=${encodeURIComponent(next)}`;
+            const label = r.t('signin.oidcButton', { name: p.name });
+            return html`<li><a class="button secondary" href="${href}">${label}</a></li>`;
+          })}</ul></section>`;
     return html`<form id="signin-form" class="card" data-next="${next}">
 <p class="field"><label for="signin-login">${r.t('signin.login')}</label>
 <input id="signin-login" name="login" autocomplete="username" autocapitalize="none" spellcheck="false" required></p>

@@ -43,7 +43,8 @@ export interface ErrtrackDialogLabels {
 
 /** The dialog Ctrl+Shift+I opens; `data-*` hold the texts the client module writes in it. */
 export function errtrackDialog(l: ErrtrackDialogLabels) {
-  return html`<dialog id="errtrack-dialog" aria-labelledby="errtrack-dialog-title" data-off="${l.off}" data-nowhere="${l.nowhere}">
+  return html`<dialog id="errtrack-dialog" aria-labelledby="errtrack-dialog-title" data-off="${l.off}"
+data-nowhere="${l.nowhere}">
 <h2 id="errtrack-dialog-title">${l.title}</h2>
 <p>${l.dsn}: <output id="errtrack-dsn">${l.off}</output></p>
 <p>${l.route}: <output id="errtrack-route">${l.nowhere}</output></p>

@@ -24,7 +24,14 @@ function pageHtml(title: string, root: string, staticBase: string) {
 <button type="button" id="errtrack-test" disabled>Send a test error</button>
 </p>
 </main>
-${errtrackDialog({ title: 'Error tracking', dsn: 'Effective DSN', route: 'Events go', off: 'error tracking off', nowhere: 'nowhere (error tracking off)', close: 'Close' })}
+${errtrackDialog({
+  title: 'Error tracking',
+  dsn: 'Effective DSN',
+  route: 'Events go',
+  off: 'error tracking off',
+  nowhere: 'nowhere (error tracking off)',
+  close: 'Close',
+})}
 <script src="${staticBase}/vendor/sentry/sentry.min.js"></script>
 <script src="${staticBase}/console/errtrack-page.js"></script>`,
   });
