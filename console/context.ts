@@ -28,3 +28,13 @@ export interface PageContext {
 
 /** A page's script: wires the page's markup; may load data (its loading and error states included). */
 export type PageScript = (ctx: PageContext) => void | Promise<void>;
+
+/** An API token as the token lists answer it (the secret is never listed). */
+export interface TokenItem {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+}

@@ -24,3 +24,13 @@ export function formatDuration(seconds: number): string {
     ? t('time.minutes', { n: Math.ceil(seconds / 60) })
     : t('time.seconds', { n: Math.max(1, Math.ceil(seconds)) });
 }
+
+/** The column heads of a sessions table: the user's own (sessions page) and a user's (administrator). */
+export function sessionColumns(): string[] {
+  return ['started', 'lastSeen', 'expires', 'agent', 'method', 'actions'].map((k) => t(`sessions.${k}`));
+}
+
+/** The column heads of an API tokens table: the user's own (tokens page) and a user's (administrator). */
+export function tokenColumns(): string[] {
+  return ['name', 'prefix', 'created', 'lastUsed', 'expires', 'actions'].map((k) => t(`tokens.${k}`));
+}

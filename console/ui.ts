@@ -128,7 +128,7 @@ export async function loading<T>(region: HTMLElement, work: () => Promise<T>): P
  * A list as a table: a caption, column headers with scope, and rows of cells (each labelled with its
  * column, which the phone layout shows before the cell's content).
  */
-export function table(caption: string, heads: string[], rows: Node[][]): HTMLTableElement {
+export function table(caption: string, heads: string[], rows: Array<Array<Node | string>>): HTMLTableElement {
   return el(
     'table',
     { class: 'list' },

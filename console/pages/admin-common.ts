@@ -1,20 +1,7 @@
 /** Helpers shared by the administrator pages' scripts (console/pages/admin-*.ts). */
 import { byId, el } from '../ui.js';
 
-/** A table with a caption, header cells with scope, and rows (cells labelled for the phone layout). */
-export function table(caption: string, heads: string[], rows: Array<Array<Node | string>>): HTMLTableElement {
-  return el(
-    'table',
-    { class: 'list' },
-    el('caption', {}, caption),
-    el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col' }, h)))),
-    el(
-      'tbody',
-      {},
-      ...rows.map((cells) => el('tr', {}, ...cells.map((c, i) => el('td', { 'data-label': heads[i] }, c)))),
-    ),
-  );
-}
+export { table } from '../ui.js';
 
 /** A definition list's terms and descriptions. */
 export function facts(pairs: Array<[string, Node | string]>): Node[] {
@@ -33,4 +20,16 @@ export function given(input: HTMLInputElement | HTMLSelectElement): string | und
  */
 export function selectById(id: string): HTMLSelectElement {
   return byId(id) as unknown as HTMLSelectElement;
+}
+
+/** Enables the previous and next buttons of an offset-paged list as the page allows; hides both if neither. */
+export function showPager(
+  page: { offset: number; total: number; items: unknown[] },
+  prev: HTMLButtonElement,
+  next: HTMLButtonElement,
+  pager: HTMLElement,
+): void {
+  prev.disabled = page.offset === 0;
+  next.disabled = page.offset + page.items.length >= page.total;
+  pager.hidden = prev.disabled && next.disabled;
 }

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
 import { add, byId, el, loading, onSubmit, whileBusy } from '../ui.js';
-import { given, table } from './admin-common.js';
+import { given, showPager, table } from './admin-common.js';
 
 interface Notification {
   id: string;
@@ -71,9 +71,7 @@ const notifications: PageScript = async () => {
         rows,
       ),
     );
-    prev.disabled = page.offset === 0;
-    next.disabled = page.offset + page.items.length >= page.total;
-    pager.hidden = prev.disabled && next.disabled;
+    showPager(page, prev, next, pager);
   };
   onSubmit(byId<HTMLFormElement>('notif-search'), byId('notif-message'), async () => {
     offset = 0;

@@ -5,10 +5,10 @@
  */
 import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
-import type { Me, PageScript } from '../context.js';
-import { formatDate, t } from '../i18n.js';
+import type { Me, PageScript, TokenItem } from '../context.js';
+import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
 import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
-import { facts, given, selectById, table } from './admin-common.js';
+import { facts, given, selectById, showPager, table } from './admin-common.js';
 
 /** An account as the admin API answers (the API's `User`). */
 interface User extends Me {
@@ -108,9 +108,7 @@ const list: PageScript = async (ctx) => {
         rows,
       ),
     );
-    prev.disabled = page.offset === 0;
-    next.disabled = page.offset + page.items.length >= page.total;
-    pager.hidden = prev.disabled && next.disabled;
+    showPager(page, prev, next, pager);
   };
   onSubmit(form, message, async () => {
     offset = 0;
@@ -161,15 +159,6 @@ interface SessionItem {
   expiresAt: string;
   userAgent: string | null;
   authMethod: string | null;
-}
-
-interface TokenItem {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
 }
 
 /** A button that runs `action` while busy, its failure shown in `region`. */
@@ -368,21 +357,7 @@ const one: PageScript = async (ctx) => {
         end,
       ];
     });
-    add(
-      sessionsRegion,
-      table(
-        t('user.sessions'),
-        [
-          t('sessions.started'),
-          t('sessions.lastSeen'),
-          t('sessions.expires'),
-          t('sessions.agent'),
-          t('sessions.method'),
-          t('sessions.actions'),
-        ],
-        rows,
-      ),
-    );
+    add(sessionsRegion, table(t('user.sessions'), sessionColumns(), rows));
   };
 
   const tokensRegion = byId('user-tokens');
@@ -412,21 +387,7 @@ const one: PageScript = async (ctx) => {
         revoke,
       ];
     });
-    add(
-      tokensRegion,
-      table(
-        t('user.tokens'),
-        [
-          t('tokens.name'),
-          t('tokens.prefix'),
-          t('tokens.created'),
-          t('tokens.lastUsed'),
-          t('tokens.expires'),
-          t('tokens.actions'),
-        ],
-        rows,
-      ),
-    );
+    add(tokensRegion, table(t('user.tokens'), tokenColumns(), rows));
   };
 
   const delMessage = byId('user-delete-message');

@@ -1,7 +1,7 @@
 /** Scripts of the self-service pages (worker/src/console/self-pages.ts): profile, password, sessions, tokens. */
 import { ApiError, api } from '../api.js';
-import type { PageContext, PageScript } from '../context.js';
-import { formatDate, t } from '../i18n.js';
+import type { PageContext, PageScript, TokenItem } from '../context.js';
+import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
 import { add, byId, el, loading, onSubmit, showError, showMessage, table, whileBusy } from '../ui.js';
 import { showLoginRefusal } from './signin.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
@@ -135,21 +135,7 @@ const sessions: PageScript = async (ctx) => {
         action,
       ];
     });
-    add(
-      region,
-      table(
-        t('sessions.caption'),
-        [
-          t('sessions.started'),
-          t('sessions.lastSeen'),
-          t('sessions.expires'),
-          t('sessions.agent'),
-          t('sessions.method'),
-          t('sessions.actions'),
-        ],
-        rows,
-      ),
-    );
+    add(region, table(t('sessions.caption'), sessionColumns(), rows));
   };
   const endAll = byId<HTMLButtonElement>('sessions-end-all');
   endAll.addEventListener(
@@ -166,15 +152,6 @@ const sessions: PageScript = async (ctx) => {
   );
   await render();
 };
-
-interface TokenItem {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-}
 
 /** Copies the secret: the Clipboard API, else the selection (older browsers, insecure origins). */
 async function copySecret(input: HTMLInputElement): Promise<void> {
@@ -224,21 +201,7 @@ const tokens: PageScript = async (ctx: PageContext) => {
         revoke,
       ];
     });
-    add(
-      region,
-      table(
-        t('tokens.caption'),
-        [
-          t('tokens.name'),
-          t('tokens.prefix'),
-          t('tokens.created'),
-          t('tokens.lastUsed'),
-          t('tokens.expires'),
-          t('tokens.actions'),
-        ],
-        rows,
-      ),
-    );
+    add(region, table(t('tokens.caption'), tokenColumns(), rows));
   };
 
   const issued = byId('token-issued');

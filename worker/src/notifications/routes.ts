@@ -7,11 +7,11 @@ import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
+import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
 import { validated } from '../http/validated.js';
 import { listNotifications, toPublicNotification } from './store.js';
 import { NOTIFICATION_KINDS } from './templates.js';
 
-const MAX_PAGE = 100;
 const STATUSES = ['pending', 'sent', 'failed', 'given_up'] as const;
 
 const NotificationSchema = z
@@ -39,24 +39,10 @@ const NotificationSchema = z
   })
   .openapi('Notification');
 
-const NotificationList = z
-  .object({
-    items: z.array(NotificationSchema),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-  })
-  .openapi('NotificationList');
+const NotificationList = pageOf(NotificationSchema, 'NotificationList');
 
 const page = {
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE)
-    .default(20)
-    .openapi({ description: `page size, at most ${MAX_PAGE}` }),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageQuery,
   status: z.enum(STATUSES).optional(),
   kind: z.enum(NOTIFICATION_KINDS).optional(),
 };

@@ -22,40 +22,25 @@ import {
   type AdminContext,
 } from './admin-changes.js';
 import { liveAccount } from './lookup.js';
+import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
 import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 import { endSessionsStatement } from '../sessions/store.js';
-
-export const MAX_PAGE = 100;
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
 const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid() });
 const one = { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } };
 
 const ListQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE)
-    .default(20)
-    .openapi({ description: `page size, at most ${MAX_PAGE}` }),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageQuery,
   login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
   role: z.enum(['admin', 'auditor', 'user']).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
   sort: z.enum(['login', '-login', 'createdAt', '-createdAt', 'lastLoginAt', '-lastLoginAt']).default('login'),
 });
-const UserPage = z
-  .object({
-    items: z.array(PublicUserSchema),
-    total: z.number().int(),
-    limit: z.number().int(),
-    offset: z.number().int(),
-  })
-  .openapi('UserPage');
+const UserPage = pageOf(PublicUserSchema, 'UserPage');
 
 const Patch = z
   .object({
