@@ -11,11 +11,10 @@
 //   - A trailing `// comment` that makes a code line too long moves above the line, at the code's indentation.
 // Comments are found with the TypeScript scanner, so `//` inside strings, templates and regexes is never touched.
 // Usage: node scripts/format/rewrap-comments.mjs [--check] [file ...]   (no file: every checked file)
-import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { selectFiles } from './source-files.mjs';
+import { runFormatPass } from './source-files.mjs';
 
 const MAX = 120;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -211,26 +210,7 @@ export function rewrapText(fileName, text) {
 }
 
 function main() {
-  const args = process.argv.slice(2);
-  const check = args.includes('--check');
-  const files = selectFiles(
-    ROOT,
-    args.filter((a) => a !== '--check'),
-  );
-  const changed = [];
-  for (const f of files) {
-    const path = resolve(ROOT, f);
-    const text = readFileSync(path, 'utf8');
-    const next = rewrapText(f, text);
-    if (next === text) continue;
-    changed.push(f);
-    if (!check) writeFileSync(path, next);
-  }
-  if (check && changed.length > 0) {
-    console.error(`comments to rewrap (npm run format):\n${changed.map((f) => `  ${f}`).join('\n')}`);
-    process.exit(1);
-  }
-  if (!check && changed.length > 0) console.log(`rewrapped comments in ${changed.length} file(s)`);
+  runFormatPass(ROOT, rewrapText, 'comments to rewrap');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

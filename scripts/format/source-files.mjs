@@ -1,7 +1,7 @@
 // The files the 120-column rule covers: the TypeScript and JavaScript we write. Shared by the comment rewrap and
 // the line-length check so both see the same set; biome.json's "files.includes" names the same folders.
-import { readdirSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
 
 /** Folders walked, and single files at the root. */
 const ROOTS = ['worker', 'console', 'ldap-bridge', 'schema', 'scripts', 'test', 'static'];
@@ -36,4 +36,31 @@ export function listSourceFiles(root) {
 export function selectFiles(root, args) {
   if (args.length === 0) return listSourceFiles(root);
   return args.map((a) => relative(root, a).split(sep).join('/'));
+}
+
+/**
+ * The command line of a formatting pass: applies `transform(file, text)` to the named files (or every
+ * checked file) under `root` and writes what changed; with `--check`, writes nothing and exits 1
+ * naming the files it would change (`what` says what they need).
+ */
+export function runFormatPass(root, transform, what) {
+  const args = process.argv.slice(2);
+  const check = args.includes('--check');
+  const changed = [];
+  for (const f of selectFiles(
+    root,
+    args.filter((a) => a !== '--check'),
+  )) {
+    const path = resolve(root, f);
+    const text = readFileSync(path, 'utf8');
+    const next = transform(f, text);
+    if (next === text) continue;
+    changed.push(f);
+    if (!check) writeFileSync(path, next);
+  }
+  if (check && changed.length > 0) {
+    console.error(`${what} (npm run format):\n${changed.map((f) => `  ${f}`).join('\n')}`);
+    process.exit(1);
+  }
+  if (!check && changed.length > 0) console.log(`${what}: ${changed.length} file(s) done`);
 }

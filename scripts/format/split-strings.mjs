@@ -5,11 +5,10 @@
 // line longer than 120 columns is touched (so a second run changes nothing). Left alone, for a hand fix: tagged
 // templates (sql`...`), multi-line literals, literals in type positions, property names, imports and directives.
 // Usage: node scripts/format/split-strings.mjs [--check] [file ...]   (no file: every checked file)
-import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { selectFiles } from './source-files.mjs';
+import { runFormatPass } from './source-files.mjs';
 
 const MAX = 120;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -129,26 +128,7 @@ export function splitText(fileName, text) {
 }
 
 function main() {
-  const args = process.argv.slice(2);
-  const check = args.includes('--check');
-  const files = selectFiles(
-    ROOT,
-    args.filter((a) => a !== '--check'),
-  );
-  const changed = [];
-  for (const f of files) {
-    const path = resolve(ROOT, f);
-    const text = readFileSync(path, 'utf8');
-    const next = splitText(f, text);
-    if (next === text) continue;
-    changed.push(f);
-    if (!check) writeFileSync(path, next);
-  }
-  if (check && changed.length > 0) {
-    console.error(`long literals to split (npm run format):\n${changed.map((f) => `  ${f}`).join('\n')}`);
-    process.exit(1);
-  }
-  if (!check && changed.length > 0) console.log(`split long literals in ${changed.length} file(s)`);
+  runFormatPass(ROOT, splitText, 'long literals to split');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

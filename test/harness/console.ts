@@ -16,7 +16,7 @@ export const WIDTHS = [1280, 360] as const;
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts/console');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** Starts headless chromium (as the other browser suites do). */
+/** Starts Debian's headless chromium: the one launch of every browser suite (console, docs, error tracking). */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (see .ci/run)`);
   return chromium.launch({

@@ -4,15 +4,14 @@
  * uncaught error that arrives at the ingest server through the service and the bridge. Off mode
  * (the shared host): nothing is initialised and nothing is sent. Ctrl+Shift+I shows the DSN.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { baseUrl } from '../harness/client.js';
+import { launchChromium } from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startIngestServer, type IngestServer, type ReceivedRequest } from '../harness/ingest-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const kind = inject('hostKind');
 
 let browser: Browser;
@@ -22,24 +21,7 @@ let tunnel: RunningHost;
 let dsn: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (see .ci/run)`);
-  [ingest, bridge, browser] = await Promise.all([
-    startIngestServer(),
-    startTestBridge(),
-    chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    }),
-  ]);
+  [ingest, bridge, browser] = await Promise.all([startIngestServer(), startTestBridge(), launchChromium()]);
   dsn = `https://browserkey@127.0.0.1:${new URL(ingest.origin).port}/42`;
   tunnel = await startTestHost(kind, {
     ...bridge.env,
