@@ -27,6 +27,10 @@ interface Outcome {
   status?: number;
   body?: string;
   contentType?: string;
+  /** Headers every answer carries (http/response-headers.ts). */
+  requestId?: string;
+  nosniff?: string;
+  cacheControl?: string;
   /** The connection failed before an answer (the service cut the upload off). */
   error?: string;
   /** Bytes of the body written when the exchange ended. */
@@ -64,7 +68,16 @@ function upload(agent: Agent, u: Upload): Promise<Outcome> {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
-      res.on('end', () => finish({ status: res.statusCode, body: text, contentType: res.headers['content-type'] }));
+      res.on('end', () =>
+        finish({
+          status: res.statusCode,
+          body: text,
+          contentType: res.headers['content-type'],
+          requestId: res.headers['x-request-id'] as string | undefined,
+          nosniff: res.headers['x-content-type-options'] as string | undefined,
+          cacheControl: res.headers['cache-control'],
+        }),
+      );
       res.on('error', (err) => finish({ error: err.message }));
       // Answered before the body was all sent: stop uploading, and drop that connection.
       if (sent < u.total) res.once('end', () => req.destroy());
@@ -127,6 +140,10 @@ function expect413(o: Outcome): void {
   const body = JSON.parse(o.body!) as Record<string, unknown>;
   expect(body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: 413, maxBytes: MAX });
   expect(body.detail).toContain('AUTH_MAX_BODY_SIZE');
+  // Refused before any route ran, and still answered with the headers of every answer.
+  expect(o.requestId).toBe(body.requestId);
+  expect(o.nosniff).toBe('nosniff');
+  expect(o.cacheControl).toBe('no-store');
 }
 
 describe('request body limit', () => {

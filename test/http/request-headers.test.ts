@@ -5,7 +5,7 @@
  * `clientRequestId` beside the service's own id, never adopted.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ADMIN, baseUrl } from '../harness/client.js';
+import { ADMIN, basic, baseUrl, call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
@@ -104,5 +104,53 @@ describe('X-Request-Id', () => {
       .split('\n')
       .find((l) => l.includes('"msg":"request"') && l.includes(id))!;
     expect(line).not.toContain('clientRequestId');
+  });
+});
+
+describe('the headers of every answer', () => {
+  const SECURITY = {
+    'strict-transport-security': 'max-age=15552000; includeSubDomains',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'cross-origin-resource-policy': 'same-origin',
+    'cross-origin-opener-policy': 'same-origin',
+  };
+
+  /** The request id (ours, a UUID) and every security header; returns the Cache-Control. */
+  function expectFrameHeaders(res: Response): string | null {
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    for (const [name, value] of Object.entries(SECURITY)) expect(res.headers.get(name), name).toBe(value);
+    return res.headers.get('cache-control');
+  }
+
+  it('API answers, success or problem, carry them and are never stored by a cache', async () => {
+    const answers = [
+      await call('/v4/users/me', { auth: basic(ADMIN.login, ADMIN.password) }), // 200
+      await call('/v4/users/me'), // 401
+      await call('/v3/nothing-here'), // 404
+      await call('/v3/client-config', { method: 'DELETE' }), // 405
+    ];
+    // (A 413 of the body limit, refused before any route ran: body-limit.test.ts.)
+    expect(answers.map((r) => r.status)).toEqual([200, 401, 404, 405]);
+    for (const res of answers) expect(expectFrameHeaders(res)).toBe('no-store');
+  });
+
+  it('a page keeps its own Cache-Control and still carries them', async () => {
+    const res = await fetch(`${baseUrl()}/docs`);
+    expect(res.status).toBe(200);
+    expect(expectFrameHeaders(res)).toBe('no-cache');
+  });
+
+  it('legacy headers with no effect in current browsers are not sent', async () => {
+    const res = await call('/health/live');
+    for (const name of [
+      'x-xss-protection',
+      'x-download-options',
+      'x-dns-prefetch-control',
+      'origin-agent-cluster',
+      'x-permitted-cross-domain-policies',
+    ])
+      expect(res.headers.has(name), name).toBe(false);
   });
 });

@@ -5,7 +5,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
 import { challengeForCaller } from './auth/credentials.js';
@@ -21,7 +20,8 @@ import type { App, AppDeps, AppEnv } from './http/context.js';
 import type { ConfigSnapshot } from './config/index.js';
 import { limitBody } from './http/body-limit.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
-import { assignRequestId } from './http/request-id.js';
+import { acceptedClientRequestId } from './http/request-id.js';
+import { setResponseHeaders } from './http/response-headers.js';
 import { inBackground } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
@@ -137,9 +137,66 @@ export function createApp(hostDeps: AppDeps): App {
     },
   });
 
-  app.use('*', assignRequestId());
+  // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
+  const tunnelPath = `${root}/v3/sentry-tunnel`;
+  const bodyLimit = limitBody({
+    max: env.get('MAX_BODY_SIZE'),
+    variable: 'AUTH_MAX_BODY_SIZE',
+    exempt: (path) => path === tunnelPath,
+  });
+  // 405 for a known path asked with another method (called on 404s only, below).
+  const notAllowed = methodNotAllowed({
+    app,
+    onMethodNotAllowed: (c, methods) =>
+      render(
+        c,
+        new ProblemError('METHOD_NOT_ALLOWED', {
+          detail: `${c.req.method} is not allowed on this path; allowed: ${methods.join(', ')}`,
+          headers: { Allow: methods.join(', ') },
+        }),
+      ),
+  });
+
+  // The frame of every request, one middleware step (each step costs on the hot path, issue 15):
+  // the request ids and the per-request context before the route; after it, 405, the response
+  // headers, metrics, background kicks and the access log line, for every answer (an error of the
+  // frame's own steps, such as the body limit's 413 or an unreadable configuration, included).
   app.use('*', async (c, next) => {
     readVarsInPlace(c);
+    const requestId = crypto.randomUUID();
+    c.set('requestId', requestId);
+    const client = acceptedClientRequestId(c.req.header('X-Request-Id'));
+    if (client) c.set('clientRequestId', client);
+    const ids = { requestId, ...(client ? { clientRequestId: client } : {}) };
+    const started = deps.clock();
+    const startedAt = performance.now();
+    try {
+      await setRequestContext(c, ids);
+      await bodyLimit(c, next);
+    } catch (err) {
+      c.error = err instanceof Error ? err : new Error(String(err));
+      c.res = handleError(err, c);
+    }
+    if (c.res.status === 404 && !c.error) await notAllowed(c, async () => {});
+    setResponseHeaders(c.res.headers, requestId);
+    observeRequest(c, startedAt);
+    if (c.var.config) {
+      kickOutbox(c);
+      kickNotifications.afterResponse(c);
+    }
+    const status = c.res.status;
+    // Only the path: query strings may carry codes or tokens, and headers are never logged.
+    accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
+      ...ids,
+      method: c.req.method,
+      path: c.req.path,
+      status,
+      durationMs: deps.clock() - started,
+    });
+  });
+
+  /** The per-request context: database, configuration snapshot, logger and the request scope. */
+  const setRequestContext = async (c: Context<AppEnv>, ids: { requestId: string; clientRequestId?: string }) => {
     const db = deps.db();
     c.set('db', db);
     c.set('sessionKeys', () => resolveSessionKeys(db));
@@ -152,8 +209,6 @@ export function createApp(hostDeps: AppDeps): App {
     }
     c.set('config', config);
     c.set('deps', deps);
-    const client = c.var.clientRequestId;
-    const ids = { requestId: c.var.requestId, ...(client ? { clientRequestId: client } : {}) };
     const logger = baseLogger.child(ids);
     c.set('logger', logger);
     c.set('scope', {
@@ -162,8 +217,8 @@ export function createApp(hostDeps: AppDeps): App {
       config,
       now: deps.clock,
       request: {
-        id: c.var.requestId,
-        ...(client ? { clientRequestId: client } : {}),
+        id: ids.requestId,
+        ...(ids.clientRequestId ? { clientRequestId: ids.clientRequestId } : {}),
         ip: clientIp(c),
         userAgent: c.req.header('User-Agent') ?? null,
         host: deps.hostName,
@@ -174,50 +229,7 @@ export function createApp(hostDeps: AppDeps): App {
       sessionKeys: c.var.sessionKeys,
       inBackground: (work) => inBackground(c, work),
     });
-    const started = deps.clock();
-    const startedAt = performance.now();
-    await next();
-    observeRequest(c, startedAt);
-    kickOutbox(c);
-    kickNotifications.afterResponse(c);
-    const status = c.res.status;
-    // Only the path: query strings may carry codes or tokens, and headers are never logged.
-    accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
-      ...ids,
-      method: c.req.method,
-      path: c.req.path,
-      status,
-      durationMs: deps.clock() - started,
-    });
-  });
-  // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
-  const tunnelPath = `${root}/v3/sentry-tunnel`;
-  app.use(
-    '*',
-    limitBody({
-      max: env.get('MAX_BODY_SIZE'),
-      variable: 'AUTH_MAX_BODY_SIZE',
-      exempt: (path) => path === tunnelPath,
-    }),
-  );
-  app.use(
-    '*',
-    secureHeaders({ contentSecurityPolicy: undefined, crossOriginEmbedderPolicy: false, xFrameOptions: 'DENY' }),
-  );
-  app.use(
-    '*',
-    methodNotAllowed({
-      app,
-      onMethodNotAllowed: (c, methods) =>
-        render(
-          c,
-          new ProblemError('METHOD_NOT_ALLOWED', {
-            detail: `${c.req.method} is not allowed on this path; allowed: ${methods.join(', ')}`,
-            headers: { Allow: methods.join(', ') },
-          }),
-        ),
-    }),
-  );
+  };
 
   const render = (c: Context<AppEnv>, problem: ProblemError): Response => {
     // No Basic challenge for a page's script: the browser would prompt (credentials.ts).
@@ -231,14 +243,13 @@ export function createApp(hostDeps: AppDeps): App {
         }
       : {};
     const res = problemResponse(problem, c.req.path, c.var.requestId, headers);
-    // Responses built here replace c.res, so the request id header is set again, and cookies set
-    // before the failure are kept (e.g. a used OIDC flow cookie is still cleared when the flow fails).
-    if (c.var.requestId) res.headers.set('X-Request-Id', c.var.requestId);
+    // Responses built here replace c.res: cookies set before the failure are kept (e.g. a used OIDC
+    // flow cookie is still cleared when the flow fails).
     for (const cookie of c.res.headers.getSetCookie()) res.headers.append('Set-Cookie', cookie);
     return res;
   };
 
-  app.onError((err, c) => {
+  const handleError = (err: unknown, c: Context<AppEnv>): Response => {
     const problem = toProblem(err);
     if (problem.status >= 500) {
       (c.var.logger ?? baseLogger).error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
@@ -258,7 +269,8 @@ export function createApp(hostDeps: AppDeps): App {
       }
     }
     return render(c, problem);
-  });
+  };
+  app.onError(handleError);
   app.notFound((c) => render(c, new ProblemError('NOT_FOUND', { detail: `no endpoint at ${c.req.path}` })));
 
   const api = root === '' ? app : (app.basePath(root) as App);
