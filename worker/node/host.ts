@@ -2,14 +2,14 @@
 import { mkdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostname, networkInterfaces } from 'node:os';
+import { availableParallelism, hostname, networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { createNodeNativeHasher } from '../src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
 import { assembleService } from '../src/service.js';
@@ -159,6 +159,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     openDb: () => db,
     openLazyDb: database.lazyDb,
     hasher: createNodeNativeHasher(),
+    // WORKERS processes share the cores.
+    hashConcurrency: nativeHashConcurrency(Math.max(1, Math.floor(availableParallelism() / env.get('WORKERS')))),
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     clock,

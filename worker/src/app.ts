@@ -8,7 +8,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
 import { challengeForCaller } from './auth/credentials.js';
-import { createHashSlots } from './auth/hash-slots.js';
+import { createHashSlots, hashConcurrency } from './auth/hash-slots.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
@@ -101,7 +101,7 @@ export function createApp(hostDeps: AppDeps): App {
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
   // One bound on concurrent password hashing per process (edge: per isolate), for every request.
   const slots = createHashSlots({
-    concurrency: env.get('PASSWORD_HASH_CONCURRENCY'),
+    concurrency: hashConcurrency(env, hostDeps.hashConcurrency),
     queue: env.get('PASSWORD_HASH_QUEUE'),
   });
   const bounded: AppDeps = { ...hostDeps, verifier: withHashSlots(hostDeps.verifier, slots) };

@@ -29,6 +29,8 @@ export interface HostParts {
    */
   openLazyDb?: () => Db;
   hasher: PasswordHasher;
+  /** The host's default of PASSWORD_HASH_CONCURRENCY (AppDeps.hashConcurrency). */
+  hashConcurrency?: number;
   staticFiles: StaticFiles;
   /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
   hostName: string;
@@ -86,6 +88,7 @@ export function assembleService(parts: HostParts): Service {
     staticFiles: parts.staticFiles,
     apiAccess,
     ...(parts.openLazyDb ? { lazyDb: parts.openLazyDb } : {}),
+    ...(parts.hashConcurrency ? { hashConcurrency: parts.hashConcurrency } : {}),
     ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
     ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
     ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),

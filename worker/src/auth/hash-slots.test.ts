@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createHashSlots } from './hash-slots.js';
+import { parseEnvironment } from '../config/index.js';
+import { createHashSlots, hashConcurrency } from './hash-slots.js';
+import { nativeHashConcurrency } from './password-hash/node-native.js';
 
 /** A piece of work that finishes when told to. */
 function gate() {
@@ -49,5 +51,22 @@ describe('hash slots', () => {
     await expect(slots.run(async () => 'x')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     now = 31_000;
     expect(await slots.run(async () => 'ok')).toBe('ok');
+  });
+});
+
+describe('the bound in force', () => {
+  it('unset: the host default; set: the variable, even when it equals the registry default', () => {
+    expect(hashConcurrency(parseEnvironment({}), 1)).toBe(1);
+    expect(hashConcurrency(parseEnvironment({}), undefined)).toBe(2);
+    expect(hashConcurrency(parseEnvironment({ AUTH_PASSWORD_HASH_CONCURRENCY: '2' }), 1)).toBe(2);
+    expect(hashConcurrency(parseEnvironment({ AUTH_PASSWORD_HASH_CONCURRENCY: '6' }), 1)).toBe(6);
+  });
+
+  it("the Node host's default: one per core, at most the libuv threads but two, at least one", () => {
+    expect(nativeHashConcurrency(1, 4)).toBe(1);
+    expect(nativeHashConcurrency(2, 4)).toBe(2);
+    expect(nativeHashConcurrency(16, 4)).toBe(2);
+    expect(nativeHashConcurrency(16, 16)).toBe(14);
+    expect(nativeHashConcurrency(8, 2)).toBe(1);
   });
 });

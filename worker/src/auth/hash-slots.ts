@@ -10,6 +10,7 @@
  * the queue held longer than LEASE_MS is taken back (its request was cancelled, as Workers do when
  * the client goes away, without running its `finally`), so a lost request never shrinks the bound.
  */
+import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 
 /** How long a slot or a waiting place may be held before it is considered lost (and a waiter gives up). */
@@ -33,6 +34,16 @@ export interface HashSlots {
 }
 
 /** The 503 of a full queue. It is not a login failure: nothing was checked. */
+/**
+ * The bound in force: AUTH_PASSWORD_HASH_CONCURRENCY when set (environment or settings), else the
+ * host's own default (the Node host's cores, node-native.ts), else the registry's default.
+ */
+export function hashConcurrency(config: ConfigSnapshot, hostDefault: number | undefined): number {
+  return config.source('PASSWORD_HASH_CONCURRENCY') === 'default' && hostDefault
+    ? hostDefault
+    : config.get('PASSWORD_HASH_CONCURRENCY');
+}
+
 export function hashingBusy(): ProblemError {
   return new ProblemError('SERVICE_UNAVAILABLE', {
     detail: 'too many password checks at once; try again shortly',

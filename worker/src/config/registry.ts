@@ -629,8 +629,9 @@ export const REGISTRY = {
     2,
     1,
     64,
-    'password checks and hashes (argon2id) run at once per process (edge: per isolate); ' +
-      'the Node host runs them on libuv threads (UV_THREADPOOL_SIZE, 4 by default)',
+    'password checks and hashes (argon2id) run at once per process (edge: per isolate). Unset on the Node host: ' +
+      'one per core the process may use (divided among WORKERS), at most UV_THREADPOOL_SIZE (4 by default) minus 2, ' +
+      'at least 1; the host runs them on those libuv threads',
   ),
   PASSWORD_HASH_QUEUE: int(
     D,

@@ -33,6 +33,12 @@ export interface AppDeps {
   staticFiles: StaticFiles;
   /** Password hashing and verification (native argon2 on Node, WebAssembly on the edge). */
   verifier: PasswordVerifier;
+  /**
+   * How many password hashes the host runs at once without slowing each other down, the default of
+   * PASSWORD_HASH_CONCURRENCY when the variable is unset (Node: the cores the process may use, at
+   * most its spare libuv threads). Absent: the registry's default.
+   */
+  hashConcurrency?: number;
   /** Where JSON log lines go (default console.log). */
   writeLog?: (line: string) => void;
   /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */

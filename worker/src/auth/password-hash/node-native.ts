@@ -10,6 +10,7 @@
  * own PHC output is the same format; the tests check both directions).
  */
 import { Buffer } from 'node:buffer';
+import { availableParallelism } from 'node:os';
 import { argon2id, hash as argon2Hash } from 'argon2';
 import { DEFAULT_ARGON2_PARAMS, createArgon2idHasher } from './phc.js';
 import type { Argon2DeriveInput, HasherOptions, PasswordHasher } from './types.js';
@@ -30,4 +31,18 @@ export async function nativeArgon2id(input: Argon2DeriveInput): Promise<Uint8Arr
 
 export function createNodeNativeHasher(options: HasherOptions = {}): PasswordHasher {
   return createArgon2idHasher('node-native', nativeArgon2id, options.params ?? DEFAULT_ARGON2_PARAMS);
+}
+
+/**
+ * How many hashes to run at once: one per core the process may use (its CPU affinity, e.g. a
+ * container's or `taskset`'s), and at most libuv's threads but two, which file access and WebCrypto
+ * share (UV_THREADPOOL_SIZE, 4 by default). More than one per core only makes them take turns: each
+ * argon2id pass walks 19 MiB, and two on one core evict each other from the cache, so each costs
+ * more CPU (on one core, 22 ms one at a time against 26 ms two at a time: issue 15).
+ */
+export function nativeHashConcurrency(
+  cores = availableParallelism(),
+  threads = Number(process.env.UV_THREADPOOL_SIZE) || 4,
+): number {
+  return Math.max(1, Math.min(cores, threads - 2));
 }
