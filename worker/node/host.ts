@@ -161,6 +161,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     hasher: createNodeNativeHasher(),
     // WORKERS processes share the cores.
     hashConcurrency: nativeHashConcurrency(Math.max(1, Math.floor(availableParallelism() / env.get('WORKERS')))),
+    crossRequestWaits: true,
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     clock,

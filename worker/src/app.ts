@@ -102,6 +102,7 @@ export function createApp(hostDeps: AppDeps): App {
   // One bound on concurrent password hashing per process (edge: per isolate), for every request.
   const slots = createHashSlots({
     concurrency: hashConcurrency(env, hostDeps.hashConcurrency),
+    handOver: hostDeps.crossRequestWaits === true,
     queue: env.get('PASSWORD_HASH_QUEUE'),
   });
   const bounded: AppDeps = { ...hostDeps, verifier: withHashSlots(hostDeps.verifier, slots) };

@@ -31,6 +31,8 @@ export interface HostParts {
   hasher: PasswordHasher;
   /** The host's default of PASSWORD_HASH_CONCURRENCY (AppDeps.hashConcurrency). */
   hashConcurrency?: number;
+  /** AppDeps.crossRequestWaits (Node host). */
+  crossRequestWaits?: boolean;
   staticFiles: StaticFiles;
   /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
   hostName: string;
@@ -89,6 +91,7 @@ export function assembleService(parts: HostParts): Service {
     apiAccess,
     ...(parts.openLazyDb ? { lazyDb: parts.openLazyDb } : {}),
     ...(parts.hashConcurrency ? { hashConcurrency: parts.hashConcurrency } : {}),
+    ...(parts.crossRequestWaits ? { crossRequestWaits: true } : {}),
     ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
     ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
     ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseEnvironment } from '../config/index.js';
 import { createHashSlots, hashConcurrency } from './hash-slots.js';
 import { nativeHashConcurrency } from './password-hash/node-native.js';
@@ -51,6 +51,63 @@ describe('hash slots', () => {
     await expect(slots.run(async () => 'x')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     now = 31_000;
     expect(await slots.run(async () => 'ok')).toBe('ok');
+  });
+});
+
+describe('waiters', () => {
+  for (const handOver of [false, true]) {
+    it(`are served first come, first served, before requests that arrive later (handOver ${handOver})`, async () => {
+      const slots = createHashSlots({ concurrency: 1, queue: 10, handOver });
+      const started: string[] = [];
+      const first = gate();
+      const running = slots.run(async () => {
+        started.push('first');
+        await first.work();
+      });
+      const waiters = ['a', 'b', 'c'].map((name) =>
+        slots.run(async () => {
+          started.push(name);
+        }),
+      );
+      // The slot frees while a latecomer arrives: the oldest waiter gets it, the latecomer queues last.
+      first.open();
+      await running;
+      const late = slots.run(async () => {
+        started.push('late');
+      });
+      await Promise.all([...waiters, late]);
+      expect(started).toEqual(['first', 'a', 'b', 'c', 'late']);
+    });
+  }
+
+  it('with handOver, a waiter starts as soon as the slot is free, without waiting for its next look', async () => {
+    // Timers stand still: the waiter's own look (every 5 ms) never comes, only the hand-over wakes it.
+    vi.useFakeTimers();
+    try {
+      const slots = createHashSlots({ concurrency: 1, queue: 1, handOver: true });
+      const first = gate();
+      const running = slots.run(first.work);
+      let started = false;
+      const waiter = slots.run(async () => {
+        started = true;
+      });
+      await Promise.resolve();
+      expect(started).toBe(false);
+      first.open();
+      await Promise.all([running, waiter]);
+      expect(started).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a waiter that waited past the lease gives up with a 503', async () => {
+    let now = 0;
+    const slots = createHashSlots({ concurrency: 1, queue: 1, now: () => now });
+    void slots.run(() => new Promise<never>(() => {}));
+    const waiting = slots.run(async () => 'x');
+    now = 31_000;
+    await expect(waiting).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   });
 });
 

@@ -5,10 +5,13 @@
  * Retry-After at once. Without it, a burst of logins would hold every libuv thread on Node (which
  * WebCrypto and file access share) and queue without limit.
  *
- * Waiting is polling on the waiter's own timer, never a promise another request resolves: Workers
- * cancel a request that waits on another request's work. For the same reason a slot or a place in
- * the queue held longer than LEASE_MS is taken back (its request was cancelled, as Workers do when
- * the client goes away, without running its `finally`), so a lost request never shrinks the bound.
+ * Waiters are served first come, first served: a freed slot goes to the oldest waiter, never to a
+ * request that arrives meanwhile (which waited behind the queue otherwise, and made a few logins
+ * wait seconds under load). On the edge, waiting is polling on the waiter's own timer, never a
+ * promise another request resolves: Workers cancel a request that waits on another request's work;
+ * the Node host wakes the waiter at once (`handOver`). A slot or a place in the queue held longer
+ * than LEASE_MS is taken back (its request was cancelled, as Workers do when the client goes away,
+ * without running its `finally`), so a lost request never shrinks the bound.
  */
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
@@ -25,6 +28,12 @@ export interface HashSlotsOptions {
   concurrency: number;
   queue: number;
   now?: () => number;
+  /**
+   * A finishing piece of work wakes the waiter it gives its slot to (Node). Without it (the edge:
+   * Workers cancel a request that waits on another request's promise) the waiter finds the slot
+   * at its next look, within POLL_MS.
+   */
+  handOver?: boolean;
 }
 
 /** A process-wide (edge: isolate-wide) bound on concurrent password work. */
@@ -56,39 +65,51 @@ export function hashingBusy(): ProblemError {
 export function createHashSlots(o: HashSlotsOptions): HashSlots {
   const now = o.now ?? Date.now;
   const running = new Map<number, number>();
-  const waiting = new Map<number, number>();
+  /** Waiters, oldest first: a freed slot goes to the oldest (first come, first served). */
+  const queue: Array<{ id: number; since: number; wake?: () => void }> = [];
   let nextId = 0;
-  const forgetLost = (held: Map<number, number>, t: number) => {
-    for (const [id, since] of held) if (t - since > LEASE_MS) held.delete(id);
+  const forgetLost = (t: number) => {
+    for (const [id, since] of running) if (t - since > LEASE_MS) running.delete(id);
+    while (queue.length > 0 && t - queue[0]!.since > LEASE_MS) queue.shift();
   };
-  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  /** Gives free slots to the oldest waiters; with handOver, wakes them at once. */
+  const pump = () => {
+    while (running.size < o.concurrency && queue.length > 0) {
+      const next = queue.shift()!;
+      running.set(next.id, now());
+      if (o.handOver) next.wake?.();
+    }
+  };
 
   return {
     async run(work) {
       const id = nextId++;
-      let t = now();
-      forgetLost(running, t);
-      forgetLost(waiting, t);
-      if (running.size >= o.concurrency) {
-        if (waiting.size >= o.queue) throw hashingBusy();
-        const since = t;
-        waiting.set(id, since);
-        try {
-          while (running.size >= o.concurrency) {
-            await sleep(POLL_MS);
-            t = now();
-            if (t - since > LEASE_MS) throw hashingBusy();
-            forgetLost(running, t);
-          }
-        } finally {
-          waiting.delete(id);
+      forgetLost(now());
+      if (running.size >= o.concurrency || queue.length > 0) {
+        if (queue.length >= o.queue) throw hashingBusy();
+        const entry: { id: number; since: number; wake?: () => void } = { id, since: now() };
+        queue.push(entry);
+        while (!running.has(id)) {
+          if (!queue.includes(entry)) throw hashingBusy(); // waited past the lease
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, POLL_MS);
+            entry.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          entry.wake = undefined;
+          forgetLost(now());
+          pump();
         }
+      } else {
+        running.set(id, now());
       }
-      running.set(id, now());
       try {
         return await work();
       } finally {
         running.delete(id);
+        pump();
       }
     },
   };

@@ -39,6 +39,11 @@ export interface AppDeps {
    * most its spare libuv threads). Absent: the registry's default.
    */
   hashConcurrency?: number;
+  /**
+   * A request may wait on a promise another request resolves (Node host), so a finished password
+   * check hands its slot straight to the next waiter. Absent on the edge: Workers cancel such waits.
+   */
+  crossRequestWaits?: boolean;
   /** Where JSON log lines go (default console.log). */
   writeLog?: (line: string) => void;
   /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */
