@@ -11,6 +11,7 @@ import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
+import { isoOrNull } from '../http/iso-time.js';
 
 const TOKEN_PREFIX = 'ast_';
 
@@ -31,17 +32,15 @@ export const IssuedTokenSchema = TokenSchema.extend({
 
 type TokenRow = typeof apiTokens.$inferSelect;
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 /** Public shape of a token (never its hash). */
 export function toPublicToken(t: TokenRow): z.infer<typeof TokenSchema> {
   return {
     id: t.id,
     name: t.name,
     prefix: t.prefix,
-    createdAt: iso(t.createdAt)!,
-    lastUsedAt: iso(t.lastUsedAt),
-    expiresAt: iso(t.expiresAt),
+    createdAt: isoOrNull(t.createdAt)!,
+    lastUsedAt: isoOrNull(t.lastUsedAt),
+    expiresAt: isoOrNull(t.expiresAt),
   };
 }
 
@@ -86,7 +85,7 @@ export async function issueToken(
       actor: o.actor,
       subject: user,
       request: o.request,
-      data: { tokenId: row.id, name: row.name, prefix: row.prefix, expiresAt: iso(row.expiresAt) },
+      data: { tokenId: row.id, name: row.name, prefix: row.prefix, expiresAt: isoOrNull(row.expiresAt) },
     }),
   ]);
   return { ...toPublicToken(row), token };

@@ -2,6 +2,8 @@
  * Structured JSON logs, one object per line. Fields whose names suggest credentials are never
  * written (defence in depth: callers are expected not to pass them in the first place).
  */
+import { isoTime } from './iso-time.js';
+
 export const LEVELS = { DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40, CRITICAL: 50 } as const;
 export type Level = keyof typeof LEVELS;
 
@@ -26,17 +28,6 @@ function scrub(value: unknown, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = SENSITIVE.test(k) ? '[redacted]' : scrub(v, depth + 1);
   return out;
-}
-
-/** The ISO time of the last line's millisecond, kept: requests come many to a millisecond under load. */
-let lastMs = Number.NaN;
-let lastIso = '';
-function isoTime(ms: number): string {
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
 }
 
 /** Normalises a LOG_LEVEL value (WARN is WARNING). */

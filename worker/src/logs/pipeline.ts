@@ -7,6 +7,7 @@ import { eq, sql } from 'drizzle-orm';
 import { auditOutbox, jobLeases } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
 import { STREAMS, type StreamName } from './streams.js';
+import { isoOrNull } from '../http/iso-time.js';
 
 /** The lease name of the job that ships the outbox. */
 export const SHIPPING_JOB = 'ship-audit-outbox' as const;
@@ -31,7 +32,6 @@ export interface ShippingJobRun {
   running: boolean;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const ageSeconds = (now: number, at: number | null) =>
   at === null ? null : Math.max(0, Math.floor((now - at) / 1000));
 
@@ -66,7 +66,7 @@ export async function streamPipelines(db: Db, now: number): Promise<StreamPipeli
     return {
       stream,
       depth: Number(r?.depth ?? 0),
-      oldestUndeliveredAt: iso(oldest),
+      oldestUndeliveredAt: isoOrNull(oldest),
       oldestUndeliveredAgeSeconds: ageSeconds(now, oldest),
       deadLetters: Number(r?.dead ?? 0),
       lastError: errorOf.get(stream) ?? null,
@@ -89,7 +89,12 @@ export async function shippingJobRun(db: Db, now: number): Promise<ShippingJobRu
   const running =
     row.until > now &&
     (row.lastRunAt === null || row.lastDurationMs === null || row.until !== row.lastRunAt + row.lastDurationMs);
-  return { lastRunAt: iso(row.lastRunAt), lastDurationMs: row.lastDurationMs, lastResult: result ?? null, running };
+  return {
+    lastRunAt: isoOrNull(row.lastRunAt),
+    lastDurationMs: row.lastDurationMs,
+    lastResult: result ?? null,
+    running,
+  };
 }
 
 /** The summary /health/ready reports: every stream together. */

@@ -6,6 +6,7 @@ import { sealSecret } from '../store/secret-box.js';
 import type { UserRow } from '../users/model.js';
 import { notifications } from '../../../schema/index.js';
 import type { Language, NotificationKind, TemplateData } from './templates.js';
+import { isoOrNull } from '../http/iso-time.js';
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type NotificationStatus = NotificationRow['status'];
@@ -58,7 +59,6 @@ export function notificationInsert(db: Db, row: NotificationRow) {
 
 /** A notification as the lists show it (never the link or its token). */
 export function toPublicNotification(r: NotificationRow) {
-  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   return {
     id: r.id,
     kind: r.kind,
@@ -70,9 +70,9 @@ export function toPublicNotification(r: NotificationRow) {
     status: r.status,
     attempts: r.attempts,
     lastError: r.lastError,
-    createdAt: iso(r.createdAt)!,
-    sentAt: iso(r.sentAt),
-    nextAttemptAt: r.status === 'pending' || r.status === 'failed' ? iso(r.nextAttemptAt) : null,
+    createdAt: isoOrNull(r.createdAt)!,
+    sentAt: isoOrNull(r.sentAt),
+    nextAttemptAt: r.status === 'pending' || r.status === 'failed' ? isoOrNull(r.nextAttemptAt) : null,
   };
 }
 

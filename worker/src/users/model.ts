@@ -3,13 +3,12 @@ import { z } from '@hono/zod-openapi';
 import type { InferSelectModel } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { users } from '../../../schema/index.js';
+import { isoOrNull } from '../http/iso-time.js';
 
 export type UserRow = InferSelectModel<typeof users>;
 export type Role = UserRow['role'];
 
 export const DAY_MS = 86_400_000;
-
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 export const PublicUserSchema = z
   .object({
@@ -58,15 +57,15 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     sourceName: user.sourceName,
     status: user.status,
     blockedReason: user.blockedReason,
-    lockedUntil: iso(lockedUntil),
-    passwordChangedAt: iso(user.passwordChangedAt),
-    passwordExpiresAt: iso(passwordExpiresAt(user, config)),
+    lockedUntil: isoOrNull(lockedUntil),
+    passwordChangedAt: isoOrNull(user.passwordChangedAt),
+    passwordExpiresAt: isoOrNull(passwordExpiresAt(user, config)),
     mustChangePassword: user.mustChangePassword,
-    lastLoginAt: iso(user.lastLoginAt),
+    lastLoginAt: isoOrNull(user.lastLoginAt),
     sessionLimit: user.sessionLimit,
-    superAccessUntil: iso(user.superAccessUntil),
-    createdAt: iso(user.createdAt)!,
-    updatedAt: iso(user.updatedAt)!,
+    superAccessUntil: isoOrNull(user.superAccessUntil),
+    createdAt: isoOrNull(user.createdAt)!,
+    updatedAt: isoOrNull(user.updatedAt)!,
   };
 }
 

@@ -10,6 +10,7 @@ import { validated } from '../http/validated.js';
 import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '../sessions/store.js';
 import { users } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
+import { isoTime } from '../http/iso-time.js';
 
 const SessionSchema = z
   .object({
@@ -34,16 +35,15 @@ const SessionSchema = z
   .openapi('Session');
 const SessionList = z.object({ items: z.array(SessionSchema) }).openapi('SessionList');
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const toPublic = (s: SessionRow, currentId: string | undefined) => ({
   id: s.id,
   kind: s.kind,
-  createdAt: iso(s.createdAt),
-  lastSeenAt: iso(s.lastSeenAt),
-  expiresAt: iso(s.expiresAt),
+  createdAt: isoTime(s.createdAt),
+  lastSeenAt: isoTime(s.lastSeenAt),
+  expiresAt: isoTime(s.expiresAt),
   userAgent: s.userAgent,
   authMethod: s.authMethod,
-  authenticatedAt: s.authenticatedAt === null ? null : iso(s.authenticatedAt),
+  authenticatedAt: s.authenticatedAt === null ? null : isoTime(s.authenticatedAt),
   current: s.id === currentId,
 });
 
