@@ -55,30 +55,49 @@ describe('hash slots', () => {
 });
 
 describe('waiters', () => {
-  for (const handOver of [false, true]) {
-    it(`are served first come, first served, before requests that arrive later (handOver ${handOver})`, async () => {
-      const slots = createHashSlots({ concurrency: 1, queue: 10, handOver });
-      const started: string[] = [];
-      const first = gate();
-      const running = slots.run(async () => {
-        started.push('first');
-        await first.work();
-      });
-      const waiters = ['a', 'b', 'c'].map((name) =>
-        slots.run(async () => {
-          started.push(name);
-        }),
-      );
-      // The slot frees while a latecomer arrives: the oldest waiter gets it, the latecomer queues last.
-      first.open();
-      await running;
-      const late = slots.run(async () => {
-        started.push('late');
-      });
-      await Promise.all([...waiters, late]);
-      expect(started).toEqual(['first', 'a', 'b', 'c', 'late']);
+  it('with handOver (Node), are served first come, first served, before requests that arrive later', async () => {
+    const slots = createHashSlots({ concurrency: 1, queue: 10, handOver: true });
+    const started: string[] = [];
+    const first = gate();
+    const running = slots.run(async () => {
+      started.push('first');
+      await first.work();
     });
-  }
+    const waiters = ['a', 'b', 'c'].map((name) =>
+      slots.run(async () => {
+        started.push(name);
+      }),
+    );
+    // The slot frees while a latecomer arrives: the oldest waiter gets it, the latecomer queues last.
+    first.open();
+    await running;
+    const late = slots.run(async () => {
+      started.push('late');
+    });
+    await Promise.all([...waiters, late]);
+    expect(started).toEqual(['first', 'a', 'b', 'c', 'late']);
+  });
+
+  it('without handOver (edge), a waiter takes a freed slot at its own look; none is set aside for it', async () => {
+    const slots = createHashSlots({ concurrency: 1, queue: 10 });
+    const started: string[] = [];
+    const first = gate();
+    const running = slots.run(async () => {
+      started.push('first');
+      await first.work();
+    });
+    const waiter = slots.run(async () => {
+      started.push('waiter');
+    });
+    first.open();
+    await running;
+    // The slot is free until the waiter looks again: a request arriving now takes it.
+    await slots.run(async () => {
+      started.push('late');
+    });
+    await waiter;
+    expect(started).toEqual(['first', 'late', 'waiter']);
+  });
 
   it('with handOver, a waiter starts as soon as the slot is free, without waiting for its next look', async () => {
     // Timers stand still: the waiter's own look (every 5 ms) never comes, only the hand-over wakes it.

@@ -5,13 +5,15 @@
  * Retry-After at once. Without it, a burst of logins would hold every libuv thread on Node (which
  * WebCrypto and file access share) and queue without limit.
  *
- * Waiters are served first come, first served: a freed slot goes to the oldest waiter, never to a
- * request that arrives meanwhile (which waited behind the queue otherwise, and made a few logins
- * wait seconds under load). On the edge, waiting is polling on the waiter's own timer, never a
- * promise another request resolves: Workers cancel a request that waits on another request's work;
- * the Node host wakes the waiter at once (`handOver`). A slot or a place in the queue held longer
- * than LEASE_MS is taken back (its request was cancelled, as Workers do when the client goes away,
- * without running its `finally`), so a lost request never shrinks the bound.
+ * On the Node host (`handOver`) waiters are served first come, first served: a finishing check
+ * gives its slot to the oldest waiter and wakes it at once, and a request that arrives meanwhile
+ * queues behind (before, latecomers took freed slots while waiters slept, and a few logins waited
+ * seconds under load). On the edge, waiting is polling on the waiter's own timer, never a promise
+ * another request resolves: Workers cancel a request that waits on another request's work, and a
+ * slot set aside for a cancelled waiter would be lost; there a waiter takes a free slot at its own
+ * look. A slot or a place in the queue held longer than LEASE_MS is taken back (its request was
+ * cancelled, as Workers do when the client goes away, without running its `finally`), so a lost
+ * request never shrinks the bound.
  */
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
@@ -65,19 +67,19 @@ export function hashingBusy(): ProblemError {
 export function createHashSlots(o: HashSlotsOptions): HashSlots {
   const now = o.now ?? Date.now;
   const running = new Map<number, number>();
-  /** Waiters, oldest first: a freed slot goes to the oldest (first come, first served). */
+  /** Waiters, oldest first. */
   const queue: Array<{ id: number; since: number; wake?: () => void }> = [];
   let nextId = 0;
   const forgetLost = (t: number) => {
     for (const [id, since] of running) if (t - since > LEASE_MS) running.delete(id);
     while (queue.length > 0 && t - queue[0]!.since > LEASE_MS) queue.shift();
   };
-  /** Gives free slots to the oldest waiters; with handOver, wakes them at once. */
-  const pump = () => {
-    while (running.size < o.concurrency && queue.length > 0) {
+  /** handOver: gives free slots to the oldest waiters, and wakes them. */
+  const handOver = () => {
+    while (o.handOver && running.size < o.concurrency && queue.length > 0) {
       const next = queue.shift()!;
       running.set(next.id, now());
-      if (o.handOver) next.wake?.();
+      next.wake?.();
     }
   };
 
@@ -85,7 +87,8 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     async run(work) {
       const id = nextId++;
       forgetLost(now());
-      if (running.size >= o.concurrency || queue.length > 0) {
+      // With handOver, a latecomer queues behind the waiters even when a slot is free this instant.
+      if (running.size >= o.concurrency || (o.handOver && queue.length > 0)) {
         if (queue.length >= o.queue) throw hashingBusy();
         const entry: { id: number; since: number; wake?: () => void } = { id, since: now() };
         queue.push(entry);
@@ -100,7 +103,13 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
           });
           entry.wake = undefined;
           forgetLost(now());
-          pump();
+          if (o.handOver) handOver();
+          else if (running.size < o.concurrency && queue.includes(entry)) {
+            // Without handOver (edge) a slot is only ever taken by a live request, at its own look:
+            // a slot set aside for a waiter whose request Workers cancelled would stay lost.
+            queue.splice(queue.indexOf(entry), 1);
+            running.set(id, now());
+          }
         }
       } else {
         running.set(id, now());
@@ -109,7 +118,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
         return await work();
       } finally {
         running.delete(id);
-        pump();
+        handOver();
       }
     },
   };
