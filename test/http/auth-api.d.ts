@@ -196,7 +196,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Account blocked */
+                /** @description Forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -541,7 +541,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Account blocked */
+                /** @description Forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -569,7 +569,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -675,7 +675,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Account blocked */
+                /** @description Forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -703,7 +703,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1152,7 +1152,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1250,7 +1250,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1319,7 +1319,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1422,7 +1422,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1885,7 +1885,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2178,7 +2178,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2285,7 +2285,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2472,7 +2472,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2627,7 +2627,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2715,7 +2715,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2839,7 +2839,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3036,7 +3036,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3157,7 +3157,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3345,7 +3345,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3503,7 +3503,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3897,7 +3897,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4074,7 +4074,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4243,7 +4243,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4412,7 +4412,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4509,7 +4509,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4577,7 +4577,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4654,7 +4654,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4736,7 +4736,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Account blocked */
+                /** @description Forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4747,7 +4747,7 @@ export interface paths {
                 };
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4871,7 +4871,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Account blocked */
+                /** @description Forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4937,7 +4937,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Account blocked */
+                /** @description Forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4974,7 +4974,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Password refused by the password policy */
+                /** @description Validation failed */
                 422: {
                     headers: {
                         [name: string]: unknown;

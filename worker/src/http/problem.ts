@@ -129,6 +129,20 @@ export const ProblemSchema = z
   .passthrough()
   .openapi('Problem', { description: 'RFC 9457 problem details' });
 
+/**
+ * The code that names a status in general where several codes share it: a route declaring 403 or
+ * 422 is described as "Forbidden" and "Validation failed", not by the first code of that status in
+ * the table ("Account blocked", "Password refused by the password policy").
+ */
+const GENERAL_CODE: Partial<Record<number, ProblemCode>> = {
+  400: 'MALFORMED_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  409: 'CONFLICT',
+  422: 'VALIDATION',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
 /** The shared error responses every route declares, by status. */
 export function problemResponses<S extends number>(...statuses: S[]) {
   const out = {} as Record<
@@ -136,7 +150,8 @@ export function problemResponses<S extends number>(...statuses: S[]) {
     { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }
   >;
   for (const s of statuses) {
-    const entry = Object.values(PROBLEM_CODES).find((p) => p.status === s);
+    const general = GENERAL_CODE[s];
+    const entry = general ? PROBLEM_CODES[general] : Object.values(PROBLEM_CODES).find((p) => p.status === s);
     out[s] = {
       description: entry?.title ?? 'Error',
       content: { 'application/problem+json': { schema: ProblemSchema } },
