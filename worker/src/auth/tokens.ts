@@ -11,7 +11,7 @@ import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
-import { isoOrNull } from '../http/iso-time.js';
+import { isoOrNull, isoTime } from '../http/iso-time.js';
 
 const TOKEN_PREFIX = 'ast_';
 
@@ -38,7 +38,7 @@ export function toPublicToken(t: TokenRow): z.infer<typeof TokenSchema> {
     id: t.id,
     name: t.name,
     prefix: t.prefix,
-    createdAt: isoOrNull(t.createdAt)!,
+    createdAt: isoTime(t.createdAt),
     lastUsedAt: isoOrNull(t.lastUsedAt),
     expiresAt: isoOrNull(t.expiresAt),
   };

@@ -6,7 +6,7 @@ import { sealSecret } from '../store/secret-box.js';
 import type { UserRow } from '../users/model.js';
 import { notifications } from '../../../schema/index.js';
 import type { Language, NotificationKind, TemplateData } from './templates.js';
-import { isoOrNull } from '../http/iso-time.js';
+import { isoOrNull, isoTime } from '../http/iso-time.js';
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type NotificationStatus = NotificationRow['status'];
@@ -70,7 +70,7 @@ export function toPublicNotification(r: NotificationRow) {
     status: r.status,
     attempts: r.attempts,
     lastError: r.lastError,
-    createdAt: isoOrNull(r.createdAt)!,
+    createdAt: isoTime(r.createdAt),
     sentAt: isoOrNull(r.sentAt),
     nextAttemptAt: r.status === 'pending' || r.status === 'failed' ? isoOrNull(r.nextAttemptAt) : null,
   };

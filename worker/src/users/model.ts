@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import type { InferSelectModel } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { users } from '../../../schema/index.js';
-import { isoOrNull } from '../http/iso-time.js';
+import { isoOrNull, isoTime } from '../http/iso-time.js';
 
 export type UserRow = InferSelectModel<typeof users>;
 export type Role = UserRow['role'];
@@ -64,8 +64,8 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     lastLoginAt: isoOrNull(user.lastLoginAt),
     sessionLimit: user.sessionLimit,
     superAccessUntil: isoOrNull(user.superAccessUntil),
-    createdAt: isoOrNull(user.createdAt)!,
-    updatedAt: isoOrNull(user.updatedAt)!,
+    createdAt: isoTime(user.createdAt),
+    updatedAt: isoTime(user.updatedAt),
   };
 }
 
