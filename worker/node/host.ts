@@ -9,6 +9,7 @@ import { createClient, type Client } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import type { NodeMessages } from '../src/http/node-messages.js';
 import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
@@ -175,6 +176,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     },
     // The socket's peer: forwarded headers are believed only from AUTH_TRUSTED_PROXIES.
     peerAddress: (c) => getConnInfo(c).remote.address,
+    // ...and the Node response as env.outgoing: the hot path's headers are read and set on them.
+    nodeMessages: (c) => c.env as NodeMessages,
   });
   const { app, logger } = service;
   let bootstrap: BootstrapResult;

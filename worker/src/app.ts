@@ -22,6 +22,8 @@ import { limitBody } from './http/body-limit.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { acceptedClientRequestId } from './http/request-id.js';
 import { setResponseHeaders } from './http/response-headers.js';
+import { RememberingRouter } from './http/router.js';
+import { requestHeader } from './http/node-messages.js';
 import { inBackground } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
@@ -127,6 +129,7 @@ export function createApp(hostDeps: AppDeps): App {
   });
 
   const app: App = new OpenAPIHono<AppEnv>({
+    router: new RememberingRouter(),
     defaultHook: (result) => {
       if (!result.success) {
         const errors = fieldErrors(result.target, result.error);
@@ -164,9 +167,10 @@ export function createApp(hostDeps: AppDeps): App {
   // frame's own steps, such as the body limit's 413 or an unreadable configuration, included).
   app.use('*', async (c, next) => {
     readVarsInPlace(c);
+    c.set('deps', deps);
     const requestId = crypto.randomUUID();
     c.set('requestId', requestId);
-    const client = acceptedClientRequestId(c.req.header('X-Request-Id'));
+    const client = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));
     if (client) c.set('clientRequestId', client);
     const ids = { requestId, ...(client ? { clientRequestId: client } : {}) };
     const started = deps.clock();
@@ -179,7 +183,7 @@ export function createApp(hostDeps: AppDeps): App {
       c.res = handleError(err, c);
     }
     if (c.res.status === 404 && !c.error) await notAllowed(c, async () => {});
-    setResponseHeaders(c.res.headers, requestId);
+    setResponseHeaders(c, requestId);
     observeRequest(c, startedAt);
     if (c.var.config) {
       kickOutbox(c);
@@ -209,7 +213,6 @@ export function createApp(hostDeps: AppDeps): App {
       levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
     }
     c.set('config', config);
-    c.set('deps', deps);
     const logger = baseLogger.child(ids);
     c.set('logger', logger);
     c.set('scope', {
@@ -221,7 +224,7 @@ export function createApp(hostDeps: AppDeps): App {
         id: ids.requestId,
         ...(ids.clientRequestId ? { clientRequestId: ids.clientRequestId } : {}),
         ip: clientIp(c),
-        userAgent: c.req.header('User-Agent') ?? null,
+        userAgent: requestHeader(c, 'User-Agent') ?? null,
         host: deps.hostName,
       },
       logger,
@@ -238,8 +241,8 @@ export function createApp(hostDeps: AppDeps): App {
     const headers: Record<string, string> = challenge
       ? {
           'WWW-Authenticate': challengeForCaller(challenge, {
-            fetchDest: c.req.header('Sec-Fetch-Dest'),
-            requestedWith: c.req.header('X-Requested-With'),
+            fetchDest: requestHeader(c, 'Sec-Fetch-Dest'),
+            requestedWith: requestHeader(c, 'X-Requested-With'),
           }),
         }
       : {};

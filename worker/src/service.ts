@@ -45,6 +45,7 @@ export interface HostParts {
   writeLog?: (line: string) => void;
   clientAddress?: AppDeps['clientAddress'];
   peerAddress?: AppDeps['peerAddress'];
+  nodeMessages?: AppDeps['nodeMessages'];
   /** How long saved settings are cached (default 2 s; tests: 0). */
   settingsTtlMs?: number;
 }
@@ -95,6 +96,7 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
     ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
     ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),
+    ...(parts.nodeMessages ? { nodeMessages: parts.nodeMessages } : {}),
     ...(bridge ? { bridge } : {}),
   });
   return {

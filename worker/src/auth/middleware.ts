@@ -24,6 +24,7 @@ import {
 } from './credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
 import { accountOfToken, touchToken } from './tokens.js';
+import { requestHeader } from '../http/node-messages.js';
 
 export interface AuthenticateOptions {
   schemes: readonly Scheme[];
@@ -98,7 +99,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
   const challenge = challengeFor(o.schemes);
   const accepts = (s: Scheme) => o.schemes.includes(s);
   return createMiddleware<AppEnv>(async (c, next) => {
-    const header = c.req.header('Authorization');
+    const header = requestHeader(c, 'Authorization');
     const parts = splitAuthorization(header);
     const { verifier, clock } = c.var.deps;
     const db = c.var.db;
@@ -122,7 +123,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
 
     if (scheme === 'Basic') {
       const { login, password } = parseBasic(header, o.schemes);
-      const ldapServer = c.req.header('X-LDAP-Name');
+      const ldapServer = requestHeader(c, 'X-LDAP-Name');
       if (ldapServer !== undefined) {
         // Without a session a collision with a local account cannot become a merge: 409.
         const outcome = await authenticateLdapPassword(c.var.scope, ldapServer, login, password, challenge);

@@ -3,12 +3,14 @@
  * the visitor's language, whose one script calls the public API with the session cookie. Not API
  * operations, so not in the OpenAPI description (README, "Web console").
  */
-import { getCookie, setCookie } from 'hono/cookie';
+import { setCookie } from 'hono/cookie';
 import { browserPageCsp } from '../errtrack/page-csp.js';
 import type { App } from '../http/context.js';
 import { CONSOLE_PATH, renderPage, type PageRender } from './page.js';
 import { CONSOLE_PAGES } from './pages.js';
 import { chooseLang, isLang, text } from './texts.js';
+import { requestHeader } from '../http/node-messages.js';
+import { readCookie } from '../http/cookies.js';
 
 const LANG_COOKIE = 'auth_console_lang';
 const YEAR_S = 365 * 86_400;
@@ -32,7 +34,10 @@ export function registerConsole(app: App): void {
           secure: new URL(c.req.url).protocol === 'https:',
         });
       }
-      const lang = chooseLang(isLang(chosen) ? chosen : getCookie(c, LANG_COOKIE), c.req.header('Accept-Language'));
+      const lang = chooseLang(
+        isLang(chosen) ? chosen : readCookie(c, LANG_COOKIE),
+        requestHeader(c, 'Accept-Language'),
+      );
       const r: PageRender = {
         lang,
         t: (key, vars) => text(lang, key, vars),

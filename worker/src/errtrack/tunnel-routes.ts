@@ -14,6 +14,7 @@ import { deliverEnvelope } from './deliver.js';
 import { envelopeEndpoint, parseDsn, sameProject } from './dsn.js';
 import { MalformedEnvelopeError, readEnvelope } from './envelope.js';
 import { readBodyLimited } from './read-limited.js';
+import { requestHeader } from '../http/node-messages.js';
 
 /** The body's media types; a body without Content-Type (the SDK's binary envelopes) passes too. */
 const ENVELOPE_TYPES = ['application/x-sentry-envelope', 'text/plain'];
@@ -96,7 +97,7 @@ async function relayEnvelope(c: Context<AppEnv>): Promise<ErrtrackRelayResponse>
   }
   const bytes = await readBodyLimited(c.req.raw, env.get('FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE'));
   // Checked after reading, so the connection stays usable (read-limited.ts).
-  const type = c.req.header('content-type');
+  const type = requestHeader(c, 'content-type');
   if (type !== undefined && !ENVELOPE_TYPES.includes(type.split(';')[0]!.trim().toLowerCase())) {
     throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', {
       detail: `send the envelope as ${ENVELOPE_TYPES.join(' or ')} (Content-Type)`,

@@ -18,6 +18,7 @@ import { PublicUserSchema, toPublicUser } from '../users/model.js';
 import { isLocalRequest } from './local-client.js';
 import { CONSOLE_PATH } from '../console/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
+import { requestHeader } from '../http/node-messages.js';
 
 /**
  * The page ROOT_PATH and `/` send a browser to once an administrator exists, below ROOT_PATH: the
@@ -105,8 +106,8 @@ function isLocal(c: Context<AppEnv>): boolean {
 
 /** A same-origin form post only (CSRF): the browser's Origin, else its Sec-Fetch-Site. */
 function assertSameOrigin(c: Context<AppEnv>): void {
-  const origin = c.req.header('Origin');
-  const site = c.req.header('Sec-Fetch-Site');
+  const origin = requestHeader(c, 'Origin');
+  const site = requestHeader(c, 'Sec-Fetch-Site');
   const own = new URL(c.req.url).origin;
   const sameSite = site === undefined || site === 'same-origin' || site === 'none';
   const crossSite = origin !== undefined ? origin !== own : !sameSite;
@@ -123,7 +124,7 @@ function invalid(errors: FieldError[]): ProblemError {
 
 const PAGE_HEADERS = { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control': 'no-store' };
 
-const wantsHtml = (c: Context<AppEnv>) => (c.req.header('Accept') ?? '').includes('text/html');
+const wantsHtml = (c: Context<AppEnv>) => (requestHeader(c, 'Accept') ?? '').includes('text/html');
 
 function messagesOf(err: ProblemError): string[] {
   const list = (err.extensions.violations ?? err.extensions.errors) as { message: string; path?: string }[] | undefined;
@@ -153,7 +154,7 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
   api.post(FIRST_RUN_PATH, async (c) => {
     await assertOffered(c);
     assertSameOrigin(c);
-    const type = c.req.header('Content-Type') ?? '';
+    const type = requestHeader(c, 'Content-Type') ?? '';
     if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) {
       const detail = 'send the form as application/x-www-form-urlencoded';
       throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail });

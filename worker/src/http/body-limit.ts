@@ -13,6 +13,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './context.js';
 import { ProblemError } from './problem.js';
+import { requestHeader } from './node-messages.js';
 
 /** The 413 problem of a body over `max` bytes; `variable` names the setting that sets the limit. */
 export function bodyTooLarge(max: number, variable: string): ProblemError {
@@ -96,7 +97,11 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     // without touching `body`, which spares the Node host building a full Request (issue 15).
     const method = c.req.method;
     const readOnly = method === 'GET' || method === 'HEAD';
-    if (readOnly && c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined)
+    if (
+      readOnly &&
+      requestHeader(c, 'content-length') === undefined &&
+      requestHeader(c, 'transfer-encoding') === undefined
+    )
       return next();
     const body = c.req.raw.body;
     if (!body || o.exempt(c.req.path)) return next();

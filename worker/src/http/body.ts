@@ -3,10 +3,11 @@ import type { Context } from 'hono';
 import type { z } from '@hono/zod-openapi';
 import type { AppEnv } from './context.js';
 import { ProblemError } from './problem.js';
+import { requestHeader } from './node-messages.js';
 
 /** Whether the request is a browser form post (answered with redirects rather than JSON). */
 export function isFormPost(c: Context<AppEnv>): boolean {
-  const type = c.req.header('Content-Type') ?? '';
+  const type = requestHeader(c, 'Content-Type') ?? '';
   return type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data');
 }
 
@@ -24,7 +25,7 @@ export async function readBody<S extends z.ZodType>(
     const form = await c.req.parseBody();
     const fields = Object.entries(form).filter(([, v]) => typeof v === 'string');
     raw = Object.fromEntries(fields.map(([k, v]) => [rename[k] ?? k, v]));
-  } else if ((c.req.header('Content-Type') ?? '').startsWith('application/json')) {
+  } else if ((requestHeader(c, 'Content-Type') ?? '').startsWith('application/json')) {
     raw = await c.req.json().catch(() => {
       throw new ProblemError('MALFORMED_REQUEST', { detail: 'malformed JSON in the request body' });
     });

@@ -9,6 +9,7 @@ import type { SessionKeys } from '../sessions/keys.js';
 import type { SessionRow } from '../sessions/store.js';
 import type { Logger } from './logger.js';
 import type { RequestScope } from './scope.js';
+import type { NodeMessages } from './node-messages.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
 export type StaticFiles = (relativePath: string) => Promise<Response | null>;
@@ -60,6 +61,11 @@ export interface AppDeps {
    * forwarded headers are believed. Absent on the edge, where they never are.
    */
   peerAddress?: (c: Context<AppEnv>) => string | undefined;
+  /**
+   * The Node request and response of a request (Node host), whose headers the hot path reads and
+   * writes directly (http/node-messages.ts). Absent on the edge.
+   */
+  nodeMessages?: (c: Context<AppEnv>) => NodeMessages | undefined;
 }
 
 /** The authenticated caller of a request. */

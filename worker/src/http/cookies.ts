@@ -3,9 +3,11 @@
  * ROOT_PATH (the session, the pending merge, the OIDC flow) and `__Host-` binding cookies.
  */
 import type { Context } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import { parse } from 'hono/utils/cookie';
 import type { AppEnv } from './context.js';
 import { isHttpsRequest } from './forwarded.js';
+import { requestHeader } from './node-messages.js';
 
 /** The session cookie's name (before the `__Secure-` prefix of HTTPS). */
 const BASE_NAME = 'auth_session';
@@ -33,9 +35,15 @@ export function setAuthCookie(c: Context<AppEnv>, value: string, expiresAt: numb
   });
 }
 
+/** A request cookie by name (hono/cookie's getCookie, with the header read by requestHeader). */
+export function readCookie(c: Context<AppEnv>, name: string): string | undefined {
+  const header = requestHeader(c, 'Cookie');
+  return header ? parse(header, name)[name] : undefined;
+}
+
 /** Reads a cookie set by setAuthCookie. */
 export function readAuthCookie(c: Context<AppEnv>, base = BASE_NAME): string | undefined {
-  return getCookie(c, cookieName(c, base));
+  return readCookie(c, cookieName(c, base));
 }
 
 /** Clears a cookie set by setAuthCookie. */
@@ -63,7 +71,7 @@ export function setHostCookie(c: Context<AppEnv>, base: string, value: string, e
 
 /** Reads a cookie set by setHostCookie. */
 export function readHostCookie(c: Context<AppEnv>, base: string): string | undefined {
-  return getCookie(c, hostCookieName(c, base));
+  return readCookie(c, hostCookieName(c, base));
 }
 
 /** Clears a cookie set by setHostCookie. */

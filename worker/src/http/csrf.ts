@@ -6,6 +6,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
 import { isHttpsRequest } from './forwarded.js';
 import { ProblemError } from './problem.js';
+import { requestHeader } from './node-messages.js';
 
 /** Our origin as the client sees it (https behind a TLS-terminating proxy). */
 export function requestOrigin(c: Context<AppEnv>): string {
@@ -29,7 +30,7 @@ function allowedOrigins(c: Context<AppEnv>): Set<string> {
  */
 export function assertNotCrossSite(c: Context<AppEnv>): void {
   if (['GET', 'HEAD', 'OPTIONS'].includes(c.req.method)) return;
-  const origin = c.req.header('Origin');
+  const origin = requestHeader(c, 'Origin');
   if (origin !== undefined) {
     if (allowedOrigins(c).has(origin)) return;
     throw new ProblemError('FORBIDDEN', {
@@ -37,7 +38,7 @@ export function assertNotCrossSite(c: Context<AppEnv>): void {
       extensions: { reason: 'csrf' },
     });
   }
-  const site = c.req.header('Sec-Fetch-Site');
+  const site = requestHeader(c, 'Sec-Fetch-Site');
   if (site === 'same-origin' || site === 'none') return;
   throw new ProblemError('FORBIDDEN', {
     detail: 'cross-site request refused: send the Origin header',
@@ -50,9 +51,9 @@ export function assertNotCrossSite(c: Context<AppEnv>): void {
  * account. Browsers send Origin (or Sec-Fetch-Site) on such posts; API clients send neither.
  */
 export function refuseCrossSiteLogin(c: Context<AppEnv>): void {
-  const origin = c.req.header('Origin');
+  const origin = requestHeader(c, 'Origin');
   const crossSite =
-    origin !== undefined ? !allowedOrigins(c).has(origin) : c.req.header('Sec-Fetch-Site') === 'cross-site';
+    origin !== undefined ? !allowedOrigins(c).has(origin) : requestHeader(c, 'Sec-Fetch-Site') === 'cross-site';
   if (crossSite)
     throw new ProblemError('FORBIDDEN', { detail: 'cross-site login refused', extensions: { reason: 'csrf' } });
 }

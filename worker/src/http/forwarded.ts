@@ -12,6 +12,7 @@
 import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
 import { ipMatcher } from './ip-ranges.js';
+import { requestHeader } from './node-messages.js';
 
 const matchers = new WeakMap<readonly string[], (address: string | undefined) => boolean>();
 
@@ -41,7 +42,7 @@ export function clientIp(c: Context<AppEnv>): string | null {
   const peer = deps.peerAddress(c);
   const trusted = trustedProxy(c);
   if (!peer || !trusted(peer)) return peer ?? null;
-  const hops = (c.req.header('X-Forwarded-For') ?? '')
+  const hops = (requestHeader(c, 'X-Forwarded-For') ?? '')
     .split(',')
     .map((h) => h.trim())
     .filter(Boolean);
@@ -57,7 +58,7 @@ export function clientIp(c: Context<AppEnv>): string | null {
 export function isHttpsRequest(c: Context<AppEnv>): boolean {
   // The scheme of the request URL, read without parsing the whole URL (every cookie read asks).
   if (c.req.url.startsWith('https:')) return true;
-  const proto = c.req.header('X-Forwarded-Proto');
+  const proto = requestHeader(c, 'X-Forwarded-Proto');
   if (!proto || !fromTrustedProxy(c)) return false;
   return proto.split(',').pop()!.trim().toLowerCase() === 'https';
 }

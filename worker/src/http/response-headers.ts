@@ -12,8 +12,10 @@
  * embed none), X-Permitted-Cross-Domain-Policies (Flash and Acrobat cross-domain files; we serve
  * none). Pages set their own Content-Security-Policy (docs, console, error tracking, first run).
  */
+import type { Context } from 'hono';
+import type { AppEnv } from './context.js';
 
-/** Always set (a route's own value is replaced). */
+/** Set on every answer; a route's own value wins (none sets a different one today). */
 const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
   // Browsers reach us over HTTPS only, once they have seen us over HTTPS (ignored over http:).
   ['Strict-Transport-Security', 'max-age=15552000; includeSubDomains'],
@@ -35,9 +37,22 @@ const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
  */
 const DEFAULT_CACHE_CONTROL = 'no-store';
 
-/** Sets the request id and the security headers on an answer, and no-store unless it says otherwise. */
-export function setResponseHeaders(headers: Headers, requestId: string): void {
+/**
+ * Sets the request id and the security headers on an answer, and no-store unless it says otherwise.
+ * On the Node host they go on the Node response, which merges them with the route's own headers
+ * (the route's win) when it writes the head (node-messages.ts); elsewhere on the Fetch response.
+ */
+export function setResponseHeaders(c: Context<AppEnv>, requestId: string): void {
+  const node = c.var.deps?.nodeMessages?.(c);
+  if (node) {
+    const out = node.outgoing;
+    out.setHeader('X-Request-Id', requestId);
+    for (const [name, value] of SECURITY_HEADERS) out.setHeader(name, value);
+    out.setHeader('Cache-Control', DEFAULT_CACHE_CONTROL);
+    return;
+  }
+  const headers = c.res.headers;
   headers.set('X-Request-Id', requestId);
-  for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
+  for (const [name, value] of SECURITY_HEADERS) if (!headers.has(name)) headers.set(name, value);
   if (!headers.has('Cache-Control')) headers.set('Cache-Control', DEFAULT_CACHE_CONTROL);
 }

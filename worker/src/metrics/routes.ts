@@ -12,6 +12,7 @@ import { constantTimeEqual } from '../auth/password-hash/phc.js';
 import { collectScrapeMetrics } from './collect.js';
 import { noteProcessStart, processRegistry, recordRequest } from './process.js';
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from './registry.js';
+import { requestHeader } from '../http/node-messages.js';
 
 /** The route label of requests that matched no endpoint (404, 405): one label, however many paths. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -99,7 +100,7 @@ export function registerMetrics(app: App): void {
     const token = c.var.config.get('METRICS_TOKEN');
     if (token === '')
       throw new ProblemError('NOT_FOUND', { detail: 'metrics are disabled: AUTH_METRICS_TOKEN is not set' });
-    if (!(await holdsToken(c.req.header('Authorization'), token))) {
+    if (!(await holdsToken(requestHeader(c, 'Authorization'), token))) {
       throw new ProblemError('UNAUTHENTICATED', {
         detail: 'GET /metrics needs Authorization: Bearer with the scrape token (AUTH_METRICS_TOKEN)',
         headers: { 'WWW-Authenticate': CHALLENGE },

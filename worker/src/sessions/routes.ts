@@ -22,6 +22,7 @@ import type { UserRow } from '../users/model.js';
 import { LoginBody, checkPasswordForSession, openSession } from './login.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
 import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
+import { requestHeader } from '../http/node-messages.js';
 
 const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
 const formAndJson = <S extends z.ZodType>(schema: S) => ({
@@ -79,7 +80,7 @@ const OAuthError = z.object({ error: z.string(), error_description: z.string().o
  * multipart bodies, and answer a malformed one with a problem instead of an OAuth error: 415.
  */
 const urlencodedOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (/^\s*multipart\//i.test(c.req.header('Content-Type') ?? '')) {
+  if (/^\s*multipart\//i.test(requestHeader(c, 'Content-Type') ?? '')) {
     throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: 'send the grant as application/x-www-form-urlencoded' });
   }
   await next();

@@ -27,6 +27,7 @@ import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 import { endSessionsStatement } from '../sessions/store.js';
+import { requestHeader } from '../http/node-messages.js';
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
 const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid() });
@@ -376,7 +377,7 @@ export function registerAccountAdmin(app: App): void {
 
   app.openapi(grantRoute, async (c) => {
     const user = await target(c);
-    const body = (c.req.header('Content-Type') ?? '').startsWith('application/json')
+    const body = (requestHeader(c, 'Content-Type') ?? '').startsWith('application/json')
       ? validated(c, 'json', SuperAccess)
       : {};
     const ctx = adminContext(c);
