@@ -39,6 +39,11 @@ export const auditOutbox = sqliteTable(
      * for events no handler reads, by the handlers for the others.
      */
     handledAt: integer('handled_at'),
+    /**
+     * How many events the row holds: 1, or the size of a batch of API-access events, kept as one
+     * row (their list in `data.events`; worker/src/audit/api-access.ts).
+     */
+    events: integer('events').notNull().default(1),
   },
   (t) => [
     index('audit_outbox_unshipped').on(t.shippedAt, t.at),

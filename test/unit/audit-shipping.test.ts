@@ -13,6 +13,8 @@ import { auditInsert, type AuditEventType, type AuditStream } from '../../worker
 import { createBridgeClient, type BridgeClient, type BridgeFetch } from '../../worker/src/bridge/client.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { shipOutbox } from '../../worker/src/logs/shipper.js';
+import { streamPipelines } from '../../worker/src/logs/pipeline.js';
+import { createApiAccessRecorder, outboxEvents } from '../../worker/src/audit/api-access.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
 
@@ -220,6 +222,81 @@ describe('shipping the audit outbox', () => {
       await store.nodes[0]!.set('refuse');
       expect((await ship(T0 + 3_600_000)).delivered).toBe(3);
       expect(store.requests.every((r) => r.node === 1)).toBe(true);
+    },
+  );
+
+  it(
+    'a batch of API-access events (one row) ships as one document per event, in bulks of ' +
+      'OUTBOX_BATCH_SIZE; a refused event becomes a dead letter of its own; a 429 holds the batch',
+    async () => {
+      const recorder = createApiAccessRecorder({ db: () => t.db, host: 'node-1', maxEvents: 10_000 });
+      for (let i = 0; i < 450; i++)
+        recorder.record(
+          {
+            at: T0 + i,
+            user: { id: 'u1', login: 'alice' },
+            method: 'bearer',
+            httpMethod: 'GET',
+            path: '/api/auth/v4/users/me',
+            status: i === 7 ? 403 : 200,
+            requestId: `req-${i}`,
+            sourceIp: '203.0.113.9',
+            userAgent: 'curl/8',
+            tokenId: 'tok-1',
+          },
+          () => {},
+        );
+      await recorder.flush();
+      const [row] = await t.db.select().from(auditOutbox);
+      expect(row).toMatchObject({ stream: 'api_access', events: 450 });
+      const events = outboxEvents(row!);
+      const poisoned = events[100]!.id;
+      const busy = events[300]!.id;
+      let busyTimes = 1;
+      store.itemStatus = ({ id }) => (id === poisoned ? 400 : id === busy && busyTimes-- > 0 ? 429 : undefined);
+      const pipeline = async () => (await streamPipelines(t.db, T0)).find((p) => p.stream === 'api_access');
+      expect(await pipeline()).toMatchObject({ depth: 450, deadLetters: 0 });
+
+      // One event asked to wait: the whole batch waits (the rest was accepted, and will be 409s).
+      const first = await ship(T0 + 1000, { OUTBOX_BATCH_SIZE: '200' });
+      expect(first).toMatchObject({ delivered: 0, dead: 0, retried: 450 });
+      expect(store.requests.filter((r) => r.path === '/_bulk')).toHaveLength(3);
+      expect((await t.db.select().from(auditOutbox))[0]).toMatchObject({ shippedAt: null, attempts: 1 });
+
+      const later = await ship(T0 + 3_600_000, { OUTBOX_BATCH_SIZE: '200' });
+      expect(later).toMatchObject({ delivered: 449, dead: 1, retried: 0 });
+      const docs = store.documents('svc-sec-api-access-*');
+      expect(docs).toHaveLength(449);
+      expect(new Set(docs.map((d) => d.id))).toEqual(new Set(events.map((e) => e.id).filter((id) => id !== poisoned)));
+      expect(docs.find((d) => d.id === events[7]!.id)!.source).toEqual({
+        '@timestamp': new Date(T0 + 7).toISOString(),
+        event: { id: events[7]!.id, type: 'api.request', stream: 'api_access', outcome: 'failure' },
+        service: { name: 'auth-service' },
+        actor: { id: 'u1', login: 'alice' },
+        source: { ip: '203.0.113.9' },
+        user_agent: { original: 'curl/8' },
+        request: { id: 'req-7' },
+        host: { name: 'node-1' },
+        data: { method: 'bearer', httpMethod: 'GET', path: '/api/auth/v4/users/me', status: 403, tokenId: 'tok-1' },
+      });
+      // The batch is delivered; its refused event is kept as a dead letter of its own.
+      const rows = await t.db.select().from(auditOutbox).orderBy(asc(auditOutbox.at));
+      expect(rows.find((r) => r.id === row!.id)).toMatchObject({ shippedAt: T0 + 3_600_000, deadAt: null });
+      expect(rows.find((r) => r.id === poisoned)).toMatchObject({
+        stream: 'api_access',
+        type: 'api.request',
+        requestId: 'req-100',
+        actorLogin: 'alice',
+        events: 1,
+        shippedAt: null,
+        deadAt: T0 + 3_600_000,
+        lastError: expect.stringContaining('400 mapper_parsing_exception'),
+      });
+      expect(await pipeline()).toMatchObject({ depth: 0, deadLetters: 1 });
+      // Nothing more is sent: the dead letter is never retried.
+      const sent = store.requests.length;
+      expect(await ship(T0 + 7_200_000)).toMatchObject({ delivered: 0, dead: 0 });
+      expect(store.requests).toHaveLength(sent);
     },
   );
 });

@@ -72,17 +72,16 @@ describe('the event catalogue', () => {
   });
 
   it('the types the handlers read and the raw SQL inserts of audit_outbox are catalogued with their stream', () => {
+    // (The API-access batches are written through drizzle, their stream and type checked by the
+    // typecheck: api-access.ts declares them as catalogue names.)
     for (const type of HANDLED_EVENT_TYPES) expect(catalogue[type], type).toBeDefined();
-    const raw: string[] = [];
     for (const file of sourceFiles(new URL('worker/src', root).pathname)) {
       const text = readFileSync(file, 'utf8');
       if (!text.includes('insert into "audit_outbox"')) continue;
       for (const m of text.matchAll(/'([a-z_]+)', '([a-z_]+\.[a-z_]+)'/g)) {
-        raw.push(m[2]!);
         expect(catalogue[m[2]!]?.streams, `${file}: ${m[2]}`).toContain(m[1]);
       }
     }
-    expect(raw).toContain('api.request');
   });
 
   it("the logs endpoints' descriptions carry every type", () => {

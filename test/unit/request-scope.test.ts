@@ -6,6 +6,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditOutbox, users } from '../../schema/index.js';
+import { outboxEvents } from '../../worker/src/audit/api-access.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { recordLogin } from '../../worker/src/users/external.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
@@ -61,9 +62,13 @@ describe('request scope', () => {
     const res = await t.app.request('/api/auth/v4/users/me', { headers });
     expect(res.status).toBe(200);
     const id = res.headers.get('X-Request-Id')!;
-    expect(await eventsOf('api.request', id)).toEqual([]);
+    const apiAccess = async () =>
+      (await t.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'api_access')))
+        .flatMap(outboxEvents)
+        .filter((e) => e.requestId === id);
+    expect(await apiAccess()).toEqual([]);
     await t.service.apiAccess.flush();
-    const [event] = await eventsOf('api.request', id);
+    const [event] = await apiAccess();
     const recorded = { stream: 'api_access', actorLogin: ADMIN.login, sourceIp: '203.0.113.44', host: 'test-host' };
     expect(event).toMatchObject(recorded);
   });

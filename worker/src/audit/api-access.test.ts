@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness/app.js';
 import { auditOutbox } from '../../../schema/index.js';
-import { batchEventIds, createApiAccessRecorder, type ApiAccessEvent } from './api-access.js';
+import { batchEventIds, createApiAccessRecorder, outboxEvents, type ApiAccessEvent } from './api-access.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,9 +23,11 @@ const event = (n: number, at = 1_000): ApiAccessEvent => ({
   ...(n % 2 ? {} : { tokenId: `t${n}` }),
 });
 const apiRows = () => t.db.select().from(auditOutbox).where(eq(auditOutbox.stream, 'api_access'));
+/** The events of the API-access rows, one per request (a row holds a batch). */
+const apiEvents = async () => (await apiRows()).flatMap(outboxEvents);
 
 describe('API-access recorder', () => {
-  it('writes nothing per request: a batch is written in one transaction when it is full or old enough', async () => {
+  it('writes nothing per request: a batch is written as one row when it is full or old enough', async () => {
     const clock = { now: 0 };
     const started: Promise<unknown>[] = [];
     const rec = createApiAccessRecorder({
@@ -42,7 +44,8 @@ describe('API-access recorder', () => {
     rec.record(event(4), (p) => started.push(p));
     expect(started).toHaveLength(1);
     await Promise.all(started);
-    const rows = await apiRows();
+    expect(await apiRows()).toMatchObject([{ events: 5, type: 'api.request', host: 'node-1', handledAt: 1_000 }]);
+    const rows = await apiEvents();
     expect(rows).toHaveLength(5);
     expect(rows.find((r) => r.requestId === 'r3')).toMatchObject({
       outcome: 'failure',
@@ -64,7 +67,8 @@ describe('API-access recorder', () => {
     clock.now += 1_000;
     rec.record(event(11), (p) => started.push(p));
     await Promise.all(started);
-    expect(await apiRows()).toHaveLength(7);
+    expect(await apiRows()).toHaveLength(2);
+    expect(await apiEvents()).toHaveLength(7);
     expect(rec.pending()).toBe(0);
   });
 
@@ -72,7 +76,9 @@ describe('API-access recorder', () => {
     const rec = createApiAccessRecorder({ db: () => t.db, host: 'h', maxEvents: 10_000 });
     for (let n = 0; n < 1_200; n++) rec.record(event(n + 100), () => {});
     await rec.flush();
-    expect((await apiRows()).length).toBe(7 + 1_200);
+    expect((await apiEvents()).length).toBe(7 + 1_200);
+    // 500 events per row at most: 500 + 500 + 200.
+    expect((await apiRows()).slice(2).map((r) => r.events)).toEqual([500, 500, 200]);
     const lost: number[] = [];
     const broken = createApiAccessRecorder({
       db: () => {
@@ -86,18 +92,17 @@ describe('API-access recorder', () => {
     expect(lost).toEqual([1]);
   });
 
-  it('writes every event of an odd-sized batch once, each with its own time-ordered UUID', async () => {
-    const before = (await apiRows()).length;
+  it('writes every event of a batch once, each with its own time-ordered UUID and its own values', async () => {
+    const before = (await apiEvents()).length;
     const rec = createApiAccessRecorder({ db: () => t.db, host: 'h', maxEvents: 10_000 });
-    // 85 = 64 + 16 + 4 + 1: every statement size of the recorder.
     for (let n = 0; n < 85; n++) rec.record({ ...event(n + 5_000), requestId: `odd${n}` }, () => {});
     await rec.flush();
-    const rows = (await apiRows()).filter((r) => r.requestId?.startsWith('odd'));
+    const rows = (await apiEvents()).filter((r) => r.requestId?.startsWith('odd'));
     expect(rows).toHaveLength(85);
-    expect((await apiRows()).length).toBe(before + 85);
-    expect(new Set(rows.map((r) => r.id)).size).toBe(85);
+    expect((await apiEvents()).length).toBe(before + 85);
+    const ids = new Set([...rows.map((r) => r.id), ...(await apiRows()).map((r) => r.id)]);
+    expect(ids.size).toBe(85 + (await apiRows()).length);
     for (const r of rows) expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    // Each event keeps its own values (no shifted parameters between rows of one statement).
     for (const r of rows) expect(r.actorLogin).toBe(`user${Number(r.requestId!.slice(3)) + 5_000}`);
     const byRequest = new Map(rows.map((r) => [r.requestId, r]));
     expect(byRequest.get('odd84')).toMatchObject({
@@ -105,7 +110,18 @@ describe('API-access recorder', () => {
       actorLogin: 'user5084',
       at: 1_000,
       handledAt: 1_000,
+      stream: 'api_access',
+      type: 'api.request',
+      host: 'h',
+      events: 1,
     });
+  });
+
+  it('outboxEvents: a row of one event is itself', async () => {
+    const [row] = await apiRows();
+    const single = { ...row!, stream: 'user_activity', data: { events: 3 }, events: 1 };
+    expect(outboxEvents(single)).toEqual([single]);
+    expect(outboxEvents(single)[0]).toBe(single);
   });
 
   it('event ids: ordered by time, then by sequence within a batch, and unique across batches', () => {

@@ -5,6 +5,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
+
+/** A row of the audit outbox: one event, or a batch of API-access events (api-access.ts). */
+export type OutboxRow = typeof auditOutbox.$inferSelect;
 import type { RequestMeta } from '../http/scope.js';
 import type { AuditEventType, AuditStream } from './catalogue.js';
 import { handledAtFor } from './handled-types.js';

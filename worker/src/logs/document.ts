@@ -16,10 +16,9 @@
  *   service.name        "auth-service"
  *   data                the event's own details (never a secret: see audit/events.ts)
  */
-import type { auditOutbox } from '../../../schema/index.js';
-import { outcomeOfType } from '../audit/events.js';
+import { outcomeOfType, type OutboxRow } from '../audit/events.js';
 
-export type OutboxRow = typeof auditOutbox.$inferSelect;
+export type { OutboxRow };
 
 /** The outcome of an event: its own, else what its type says. */
 export function eventOutcome(row: Pick<OutboxRow, 'outcome' | 'type'>): 'success' | 'failure' | 'unknown' {

@@ -33,14 +33,16 @@ export const purgeAuditOutbox: Job = {
       lt(auditOutbox.shippedAt, now - days * DAY_MS),
       isNotNull(auditOutbox.handledAt),
     );
-    const [purged] = await db.batch([db.delete(auditOutbox).where(old).returning({ id: auditOutbox.id })]);
-    if (purged.length > 0) {
+    const [purged] = await db.batch([db.delete(auditOutbox).where(old).returning({ events: auditOutbox.events })]);
+    // Events, not rows: a row of batched API-access events holds many.
+    const events = purged.reduce((n, row) => n + row.events, 0);
+    if (events > 0) {
       await auditInsert(db, now, {
         stream: 'data_lifecycle',
         type: 'outbox.purged',
-        data: { events: purged.length, retentionDays: days },
+        data: { events, retentionDays: days },
       });
     }
-    return { purged: purged.length };
+    return { purged: events };
   },
 };

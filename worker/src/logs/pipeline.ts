@@ -1,7 +1,8 @@
 /**
  * Health of the audit pipeline (issue 14.7): per stream, what waits in the outbox for the log store
  * (undelivered and not dead), how old the oldest such event is, how many dead letters the store
- * refused for good, and the last delivery error; and the last run of the shipping job.
+ * refused for good, and the last delivery error; and the last run of the shipping job. Counts are
+ * of events: a row of batched API-access events counts its `events`.
  */
 import { eq, sql } from 'drizzle-orm';
 import { auditOutbox, jobLeases } from '../../../schema/index.js';
@@ -40,9 +41,9 @@ export async function streamPipelines(db: Db, now: number): Promise<StreamPipeli
   const counts = await db
     .select({
       stream: auditOutbox.stream,
-      depth: sql<number>`sum(case when ${auditOutbox.deadAt} is null then 1 else 0 end)`,
+      depth: sql<number>`sum(case when ${auditOutbox.deadAt} is null then ${auditOutbox.events} else 0 end)`,
       oldest: sql<number | null>`min(case when ${auditOutbox.deadAt} is null then ${auditOutbox.at} end)`,
-      dead: sql<number>`sum(case when ${auditOutbox.deadAt} is not null then 1 else 0 end)`,
+      dead: sql<number>`sum(case when ${auditOutbox.deadAt} is not null then ${auditOutbox.events} else 0 end)`,
     })
     .from(auditOutbox)
     // Shipped rows never count (the rows read here are the undelivered ones, dead or not).
@@ -103,7 +104,10 @@ export async function pipelineSummary(
   now: number,
 ): Promise<{ depth: number; oldestUndeliveredAgeSeconds: number | null }> {
   const [row] = await db
-    .select({ depth: sql<number>`count(*)`, oldest: sql<number | null>`min(${auditOutbox.at})` })
+    .select({
+      depth: sql<number>`coalesce(sum(${auditOutbox.events}), 0)`,
+      oldest: sql<number | null>`min(${auditOutbox.at})`,
+    })
     .from(auditOutbox)
     .where(sql`${auditOutbox.shippedAt} is null and ${auditOutbox.deadAt} is null`);
   const oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);

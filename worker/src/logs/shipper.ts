@@ -22,6 +22,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { LogstoreBulkResponseSchema, type LogstoreBulkResponse } from '../../../schema/bridge/index.js';
+import { outboxEvents } from '../audit/api-access.js';
 import { toLogDocument, type OutboxRow } from './document.js';
 import { datedIndex, STREAMS, streamPattern, type StreamName } from './streams.js';
 import { logstoreTarget } from './target.js';
@@ -67,7 +68,16 @@ export async function shipOutbox(s: ShipScope): Promise<ShipResult> {
   return result;
 }
 
-/** Ships one batch of `stream`; true when a full batch went through and more may be waiting. */
+type BulkItem = LogstoreBulkResponse['items'][number];
+
+/**
+ * Ships the rows due of `stream` (at most `size`), their events in bulk requests of at most `size`
+ * documents (a row of batched API-access events holds many: audit/api-access.ts). A row is
+ * delivered when all its events are; it waits for a retry when one of them may still get through
+ * (429, 5xx, no answer); otherwise its refused events are dead letters: a one-event row itself, or
+ * for a batch, each refused event as a row of its own (the rest of the batch is delivered). True
+ * when a full set of rows went through and more may be waiting.
+ */
 async function shipBatch(
   s: ShipScope,
   stream: StreamName,
@@ -82,7 +92,7 @@ async function shipBatch(
     .where(and(eq(auditOutbox.stream, stream), isNull(auditOutbox.shippedAt), isNull(auditOutbox.deadAt)))
     .orderBy(asc(auditOutbox.at), sql`rowid`)
     .limit(size);
-  // Order per stream: only the run of events that are due, from the oldest on.
+  // Order per stream: only the run of rows that are due, from the oldest on.
   const due: OutboxRow[] = [];
   for (const row of pending) {
     if (row.nextAttemptAt !== null && row.nextAttemptAt > now) break;
@@ -91,68 +101,86 @@ async function shipBatch(
   if (due.length === 0) return false;
 
   const pattern = streamPattern(s.config, stream);
-  let answer: LogstoreBulkResponse;
-  try {
-    answer = await s.bridge!.call(
-      '/v1/logstore/bulk',
-      {
-        ...target,
-        items: due.map((row) => ({ index: datedIndex(pattern, row.at), id: row.id, document: toLogDocument(row) })),
-      },
-      LogstoreBulkResponseSchema,
-      target.timeoutMs * Math.max(1, target.urls.length) + 5_000,
-    );
-  } catch (err) {
-    if (!(err instanceof ProblemError)) throw err;
-    // The bridge or the store could not be reached: the whole batch waits, in order.
-    result.unreachable++;
-    await postpone(s, due, `${err.status} ${err.detail ?? err.title}`);
-    s.logger?.warning('audit shipping: the log store could not be reached; the events wait in the outbox', {
-      stream,
-      events: due.length,
-      status: err.status,
-    });
-    return false;
+  const eventsOf = new Map(due.map((row) => [row, outboxEvents(row)]));
+  const documents = [...eventsOf.values()].flat();
+  const answered = new Map<string, BulkItem>();
+  let unreachable: string | undefined;
+  for (let i = 0; i < documents.length && unreachable === undefined; i += size) {
+    const chunk = documents.slice(i, i + size);
+    try {
+      const answer = await s.bridge!.call(
+        '/v1/logstore/bulk',
+        {
+          ...target,
+          items: chunk.map((e) => ({ index: datedIndex(pattern, e.at), id: e.id, document: toLogDocument(e) })),
+        },
+        LogstoreBulkResponseSchema,
+        target.timeoutMs * Math.max(1, target.urls.length) + 5_000,
+      );
+      for (const item of answer.items) answered.set(item.id, item);
+    } catch (err) {
+      if (!(err instanceof ProblemError)) throw err;
+      // The bridge or the store could not be reached: what was not answered waits, in order.
+      result.unreachable++;
+      unreachable = `${err.status} ${err.detail ?? err.title}`;
+      s.logger?.warning('audit shipping: the log store could not be reached; the events wait in the outbox', {
+        stream,
+        events: documents.length - i,
+        status: err.status,
+      });
+    }
   }
 
-  const byId = new Map(answer.items.map((i) => [i.id, i]));
   const done: string[] = [];
-  const dead: Array<{ id: string; error: string }> = [];
+  const dead: Array<{ row: OutboxRow; event: OutboxRow; error: string }> = [];
   const retry: OutboxRow[] = [];
-  for (const row of due) {
-    const item = byId.get(row.id);
-    const status = item?.status ?? 502;
-    if (delivered(status)) done.push(row.id);
-    else if (retryable(status) || !item) retry.push(row);
-    else
-      dead.push({
-        id: row.id,
-        error: `${status} ${item.error?.type ?? ''}: ${item.error?.reason ?? ''}`.slice(0, 1000),
-      });
+  const retryStatus: string[] = [];
+  let deliveredEvents = 0;
+  let retriedEvents = 0;
+  for (const [row, events] of eventsOf) {
+    const items = events.map((e) => answered.get(e.id));
+    const waiting = items.findIndex((item) => !item || retryable(item.status));
+    if (waiting >= 0) {
+      retry.push(row);
+      retryStatus.push(`${items[waiting]?.status ?? 'missing'}`);
+      // Asked to retry (429, 5xx, an item missing from the answer), not merely unreachable.
+      if (items[waiting] || unreachable === undefined) retriedEvents += events.length;
+      continue;
+    }
+    let refused = 0;
+    events.forEach((event, i) => {
+      const item = items[i]!;
+      if (delivered(item.status)) deliveredEvents++;
+      else {
+        refused++;
+        const error = `${item.status} ${item.error?.type ?? ''}: ${item.error?.reason ?? ''}`.slice(0, 1000);
+        dead.push({ row, event, error });
+      }
+    });
+    // A one-event row refused for good is itself the dead letter; any other row is delivered.
+    const isDeadLetter = refused > 0 && events.length === 1 && events[0] === row;
+    if (!isDeadLetter) done.push(row.id);
   }
   const writes = [];
   if (done.length)
     writes.push(db.update(auditOutbox).set({ shippedAt: now, lastError: null }).where(inArray(auditOutbox.id, done)));
-  for (const d of dead)
+  for (const d of dead) {
+    const lastError = d.error;
+    const attempts = d.row.attempts + 1;
     writes.push(
-      db
-        .update(auditOutbox)
-        .set({ deadAt: now, lastError: d.error, attempts: sql`${auditOutbox.attempts} + 1` })
-        .where(eq(auditOutbox.id, d.id)),
+      d.event === d.row
+        ? db.update(auditOutbox).set({ deadAt: now, lastError, attempts }).where(eq(auditOutbox.id, d.row.id))
+        : db
+            .insert(auditOutbox)
+            .values({ ...d.event, shippedAt: null, nextAttemptAt: null, deadAt: now, lastError, attempts })
+            .onConflictDoNothing({ target: auditOutbox.id }),
     );
+  }
   if (writes.length) await db.batch(writes as [(typeof writes)[0], ...typeof writes]);
-  if (retry.length)
-    await postpone(
-      s,
-      retry,
-      retry
-        .map((r) => `${byId.get(r.id)?.status ?? 'missing'}`)
-        .join(',')
-        .slice(0, 200),
-    );
-  result.delivered += done.length;
+  if (retry.length) await postpone(s, retry, unreachable ?? retryStatus.join(',').slice(0, 200));
+  result.delivered += deliveredEvents;
   result.dead += dead.length;
-  result.retried += retry.length;
+  result.retried += retriedEvents;
   if (dead.length)
     s.logger?.warning('audit shipping: events refused by the log store for good (dead letters)', {
       stream,

@@ -1,0 +1,1 @@
+ALTER TABLE `audit_outbox` ADD `events` integer DEFAULT 1 NOT NULL;
