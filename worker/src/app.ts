@@ -28,7 +28,7 @@ import { inBackground } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
-import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings } from './store/index.js';
+import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
 import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
@@ -170,13 +170,15 @@ export function createApp(hostDeps: AppDeps): App {
     c.set('deps', deps);
     const requestId = crypto.randomUUID();
     c.set('requestId', requestId);
-    const client = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));
-    if (client) c.set('clientRequestId', client);
-    const ids = { requestId, ...(client ? { clientRequestId: client } : {}) };
+    const clientRequestId = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));
+    if (clientRequestId) c.set('clientRequestId', clientRequestId);
     const started = deps.clock();
     const startedAt = performance.now();
     try {
-      await setRequestContext(c, ids);
+      const db = deps.db();
+      // Saved settings are cached for 2 s: only a request past that waits for their read.
+      const config = deps.config.fresh() ?? (await deps.config.current(() => loadSavedSettings(db)));
+      setRequestContext(c, db, config, requestId, clientRequestId);
       await bodyLimit(c, next);
     } catch (err) {
       c.error = err instanceof Error ? err : new Error(String(err));
@@ -190,9 +192,11 @@ export function createApp(hostDeps: AppDeps): App {
       kickNotifications.afterResponse(c);
     }
     const status = c.res.status;
-    // Only the path: query strings may carry codes or tokens, and headers are never logged.
+    // Only the path: query strings may carry codes or tokens, and headers are never logged. (An
+    // undefined clientRequestId is left out of the line, as JSON leaves out undefined values.)
     accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
-      ...ids,
+      requestId,
+      clientRequestId,
       method: c.req.method,
       path: c.req.path,
       status,
@@ -201,11 +205,16 @@ export function createApp(hostDeps: AppDeps): App {
   });
 
   /** The per-request context: database, configuration snapshot, logger and the request scope. */
-  const setRequestContext = async (c: Context<AppEnv>, ids: { requestId: string; clientRequestId?: string }) => {
-    const db = deps.db();
+  const setRequestContext = (
+    c: Context<AppEnv>,
+    db: Db,
+    config: ConfigSnapshot,
+    requestId: string,
+    clientRequestId: string | undefined,
+  ) => {
     c.set('db', db);
-    c.set('sessionKeys', () => resolveSessionKeys(db));
-    const config = await deps.config.current(() => loadSavedSettings(db));
+    const sessionKeys = () => resolveSessionKeys(db);
+    c.set('sessionKeys', sessionKeys);
     if (config !== levelsOf) {
       // A new snapshot (a settings change, or its refresh every 2 s): read the levels again.
       levelsOf = config;
@@ -213,24 +222,24 @@ export function createApp(hostDeps: AppDeps): App {
       levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
     }
     c.set('config', config);
-    const logger = baseLogger.child(ids);
+    const logger = baseLogger.child({ requestId, clientRequestId });
     c.set('logger', logger);
     c.set('scope', {
       db,
-      ...(deps.lazyDb ? { lazyDb: deps.lazyDb() } : {}),
+      lazyDb: deps.lazyDb?.(),
       config,
       now: deps.clock,
       request: {
-        id: ids.requestId,
-        ...(ids.clientRequestId ? { clientRequestId: ids.clientRequestId } : {}),
+        id: requestId,
+        clientRequestId,
         ip: clientIp(c),
         userAgent: requestHeader(c, 'User-Agent') ?? null,
         host: deps.hostName,
       },
       logger,
-      ...(deps.bridge ? { bridge: deps.bridge } : {}),
+      bridge: deps.bridge,
       verifier: deps.verifier,
-      sessionKeys: c.var.sessionKeys,
+      sessionKeys,
       inBackground: (work) => inBackground(c, work),
     });
   };

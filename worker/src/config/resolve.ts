@@ -122,9 +122,13 @@ export class ConfigService {
    * never shared between requests: on Workers a request must not wait on another request's I/O.
    */
   async current(load: UiValueLoader = this.load): Promise<ConfigSnapshot> {
+    return this.fresh() ?? this.refresh(load);
+  }
+
+  /** The snapshot `current()` would give without reading the store, or undefined when it must. */
+  fresh(): ConfigSnapshot | undefined {
     const c = this.cached;
-    if (c && this.now() - c.at < this.ttlMs) return c.snapshot;
-    return this.refresh(load);
+    return c && this.now() - c.at < this.ttlMs ? c.snapshot : undefined;
   }
 
   /** Forgets the cached UI values, so the next `current()` reads the store (after a local write). */

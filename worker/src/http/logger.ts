@@ -21,12 +21,24 @@ export interface Logger {
 
 const SENSITIVE = /authorization|cookie|password|passwd|secret|token|api[-_]?key|credential/i;
 
+/** Field names seen so far and whether they are sensitive (a few dozen names; a line per request). */
+const sensitiveNames = new Map<string, boolean>();
+function isSensitive(name: string): boolean {
+  let sensitive = sensitiveNames.get(name);
+  if (sensitive === undefined) {
+    sensitive = SENSITIVE.test(name);
+    // Bounded, should callers ever build field names from data.
+    if (sensitiveNames.size < 1_000) sensitiveNames.set(name, sensitive);
+  }
+  return sensitive;
+}
+
 function scrub(value: unknown, depth = 0): unknown {
   if (depth > 4 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
   if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SENSITIVE.test(k) ? '[redacted]' : scrub(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = isSensitive(k) ? '[redacted]' : scrub(v, depth + 1);
   return out;
 }
 
@@ -62,8 +74,8 @@ class JsonLogger implements Logger {
     if (LEVELS[level] < LEVELS[this.threshold()]) return;
     const entry: LogFields = { time: isoTime(this.now()), level, msg };
     // Later keys win, as in { ...base, ...fields }; every value scrubbed.
-    for (const k in this.base) entry[k] = SENSITIVE.test(k) ? '[redacted]' : scrub(this.base[k], 1);
-    if (fields) for (const k in fields) entry[k] = SENSITIVE.test(k) ? '[redacted]' : scrub(fields[k], 1);
+    for (const k in this.base) entry[k] = isSensitive(k) ? '[redacted]' : scrub(this.base[k], 1);
+    if (fields) for (const k in fields) entry[k] = isSensitive(k) ? '[redacted]' : scrub(fields[k], 1);
     this.write(JSON.stringify(entry));
   }
 
