@@ -9,7 +9,7 @@ import { createClient, type Client } from '@libsql/client';
 import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import type { NodeMessages } from '../src/http/node-messages.js';
+import type { NodeMessages } from '../src/http/context.js';
 import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';

@@ -9,13 +9,21 @@ import type { SessionKeys } from '../sessions/keys.js';
 import type { SessionRow } from '../sessions/store.js';
 import type { Logger } from './logger.js';
 import type { RequestScope } from './scope.js';
-import type { NodeMessages } from './node-messages.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
 export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
 import type { BridgeClient } from '../bridge/client.js';
 import type { ApiAccessRecorder } from '../audit/api-access.js';
+
+/**
+ * What of the Node request and response the app uses on the Node host (http.IncomingMessage,
+ * http.ServerResponse): their headers, read and set directly on the hot path (node-messages.ts).
+ */
+export interface NodeMessages {
+  incoming: { rawHeaders: string[] };
+  outgoing: { setHeader(name: string, value: string): unknown };
+}
 
 /** What a host hands to the app factory. Nothing in routes asks which host it runs on. */
 export interface AppDeps {

@@ -14,12 +14,6 @@
 import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
 
-/** What of the Node request and response the app uses (http.IncomingMessage, http.ServerResponse). */
-export interface NodeMessages {
-  incoming: { rawHeaders: string[] };
-  outgoing: { setHeader(name: string, value: string): unknown };
-}
-
 /**
  * A request header, as `c.req.header(name)` gives it: repeated fields joined with ", " (Cookie with
  * "; ", as Fetch does), surrounding spaces and tabs removed; undefined when absent.
