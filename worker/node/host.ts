@@ -177,7 +177,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     // The socket's peer: forwarded headers are believed only from AUTH_TRUSTED_PROXIES.
     peerAddress: (c) => getConnInfo(c).remote.address,
     // ...and the Node response as env.outgoing: the hot path's headers are read and set on them.
-    nodeMessages: (c) => c.env as NodeMessages,
+    nodeMessages: (c) => ((c.env as Partial<NodeMessages> | undefined)?.incoming ? (c.env as NodeMessages) : undefined),
   });
   const { app, logger } = service;
   let bootstrap: BootstrapResult;

@@ -18,8 +18,6 @@
  */
 import { outcomeOfType, type OutboxRow } from '../audit/events.js';
 
-export type { OutboxRow };
-
 /** The outcome of an event: its own, else what its type says. */
 export function eventOutcome(row: Pick<OutboxRow, 'outcome' | 'type'>): 'success' | 'failure' | 'unknown' {
   // Rows written before the outcome was recorded at insert: the same rule, from the type.

@@ -23,7 +23,8 @@ import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { LogstoreBulkResponseSchema, type LogstoreBulkResponse } from '../../../schema/bridge/index.js';
 import { outboxEvents } from '../audit/api-access.js';
-import { toLogDocument, type OutboxRow } from './document.js';
+import type { OutboxRow } from '../audit/events.js';
+import { toLogDocument } from './document.js';
 import { datedIndex, STREAMS, streamPattern, type StreamName } from './streams.js';
 import { logstoreTarget } from './target.js';
 
@@ -164,18 +165,18 @@ async function shipBatch(
   const writes = [];
   if (done.length)
     writes.push(db.update(auditOutbox).set({ shippedAt: now, lastError: null }).where(inArray(auditOutbox.id, done)));
-  for (const d of dead) {
-    const lastError = d.error;
-    const attempts = d.row.attempts + 1;
+  for (const { row, event, error } of dead)
     writes.push(
-      d.event === d.row
-        ? db.update(auditOutbox).set({ deadAt: now, lastError, attempts }).where(eq(auditOutbox.id, d.row.id))
+      event === row
+        ? db
+            .update(auditOutbox)
+            .set({ deadAt: now, lastError: error, attempts: sql`${auditOutbox.attempts} + 1` })
+            .where(eq(auditOutbox.id, row.id))
         : db
             .insert(auditOutbox)
-            .values({ ...d.event, shippedAt: null, nextAttemptAt: null, deadAt: now, lastError, attempts })
+            .values({ ...event, nextAttemptAt: null, deadAt: now, lastError: error, attempts: row.attempts + 1 })
             .onConflictDoNothing({ target: auditOutbox.id }),
     );
-  }
   if (writes.length) await db.batch(writes as [(typeof writes)[0], ...typeof writes]);
   if (retry.length) await postpone(s, retry, unreachable ?? retryStatus.join(',').slice(0, 200));
   result.delivered += deliveredEvents;
