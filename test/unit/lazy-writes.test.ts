@@ -1,14 +1,15 @@
 /**
  * The Node host's lazy connection (worker/node/host.ts `lazyDb`, architecture.md §6): API-access
- * events and login-attempt reservations commit there without an fsync; everything else, the outcome
- * of each login included, on the main connection with one. Lockout counting stays atomic across both.
+ * events, login-attempt reservations and a successful login's record commit there without waiting
+ * for the disk; everything else, a failed login included, on the main connection with an fsync.
+ * Lockout counting stays atomic across both.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { auditOutbox } from '../../schema/index.js';
+import { auditOutbox, loginAttempts, users } from '../../schema/index.js';
 import { outboxEvents } from '../../worker/src/audit/api-access.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
@@ -61,14 +62,31 @@ describe('lazy connection (Node, embedded file)', () => {
     expect(await synchronous(database.db)).toBe(2);
   });
 
-  it("a login's attempt is reserved on it, its outcome written on the main connection", async () => {
+  it("a login's attempt is reserved on it, and a success is recorded on it too", async () => {
     const lazyBatch = vi.spyOn(database.lazyDb(), 'batch');
     const mainBatch = vi.spyOn(database.db, 'batch');
+    const before = Date.now();
     expect((await login(ADMIN.password)).status).toBe(200);
-    expect(lazyBatch).toHaveBeenCalledTimes(1);
-    expect(mainBatch).toHaveBeenCalled();
+    expect(lazyBatch).toHaveBeenCalledTimes(2); // the reservation, then the success's record
+    expect(mainBatch).not.toHaveBeenCalled();
     lazyBatch.mockRestore();
     mainBatch.mockRestore();
+    // ...and read back on the main connection: the event and the account's last login.
+    const events = await database.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'login.success'));
+    expect(events.some((e) => e.at >= before && e.subjectLogin === ADMIN.login)).toBe(true);
+    const [admin] = await database.db.select().from(users).where(eq(users.login, ADMIN.login));
+    expect(admin!.lastLoginAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it('a wrong password is recorded on the main connection (with its fsync) before the 401', async () => {
+    const mainBatch = vi.spyOn(database.db, 'batch');
+    expect((await login('Wr0ng$pass')).status).toBe(401);
+    expect(mainBatch).toHaveBeenCalledTimes(1);
+    mainBatch.mockRestore();
+    // The success before it forgot the earlier failures: this one is the only attempt counted.
+    const attempts = await database.db.select().from(loginAttempts);
+    expect(attempts).toHaveLength(1);
+    await login(ADMIN.password); // forgotten again, for the lockout test below
   });
 
   it('lockout still counts every attempt: 3 wrong passwords lock, then even the right one is refused', async () => {

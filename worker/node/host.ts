@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { NodeMessages } from '../src/http/context.js';
+import type { Logger } from '../src/http/logger.js';
 import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
@@ -55,8 +56,13 @@ export interface OpenedDatabase {
   embedded: boolean;
 }
 
+export interface OpenDatabaseOptions {
+  /** A failed flush of the lazy connection's commits to the disk (sqlite-client.ts `onFlushError`). */
+  onLazyFlushError?: (err: unknown) => void;
+}
+
 /** Opens the libSQL database named by LIBSQL_URL (creating the folder of a file: database). */
-export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
+export function openDatabase(config: ConfigSnapshot, o: OpenDatabaseOptions = {}): OpenedDatabase {
   const url = config.get('LIBSQL_URL');
   const embedded = url.startsWith('file:');
   if (embedded) {
@@ -79,6 +85,7 @@ export function openDatabase(config: ConfigSnapshot): OpenedDatabase {
       const c = createEmbeddedClient(embeddedPath(url), {
         busyTimeoutMs: BUSY_TIMEOUT_MS,
         lazyDurability: true,
+        onFlushError: o.onLazyFlushError,
       });
       append = { client: c, db: createDb(c) };
     }
@@ -152,7 +159,11 @@ function servedUrls(address: string | undefined, port: number, root: string): st
 export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const env = parseEnvironment(o.env);
   const clock = o.clock ?? Date.now;
-  const database = openDatabase(env);
+  // The service's logger, once it exists (the lazy connection opens after it).
+  let flushLog: Logger | undefined;
+  const database = openDatabase(env, {
+    onLazyFlushError: (err) => flushLog?.error('lazy commits could not be flushed to the disk', { err }),
+  });
   const { db } = database;
   const transport = nodeBridgeTransport(env);
   const service = assembleService({
@@ -180,6 +191,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     nodeMessages: (c) => ((c.env as Partial<NodeMessages> | undefined)?.incoming ? (c.env as NodeMessages) : undefined),
   });
   const { app, logger } = service;
+  flushLog = logger;
   let bootstrap: BootstrapResult;
   try {
     if (database.embedded) await prepareEmbedded(db);

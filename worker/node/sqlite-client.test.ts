@@ -3,6 +3,7 @@
  * embedded client does, for everything drizzle and the service use; and it does reuse statements.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, LibsqlBatchError, LibsqlError, type Client, type ResultSet } from '@libsql/client';
@@ -230,6 +231,63 @@ describe('embedded client with prepared statements', () => {
       main.close();
     },
   );
+});
+
+describe('lazyDurability: the WAL reaches the disk within flushAfterMs', () => {
+  /** Counts fdatasync calls made through fs/promises file handles (how the client flushes). */
+  const spyDatasync = async () => {
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+    await probe.close();
+    return vi.spyOn(proto, 'datasync');
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const wal = async (name: string) => {
+    const file = join(dir, name);
+    const main = createEmbeddedClient(file);
+    await main.execute('PRAGMA journal_mode = WAL');
+    await main.execute('create table ev (id text primary key)');
+    return { file, main };
+  };
+
+  it('one flush, off the event loop, covers the commits made before it; none for a FULL connection', async () => {
+    const { file, main } = await wal('flush.db');
+    const datasync = await spyDatasync();
+    const lazy = createEmbeddedClient(file, { lazyDurability: true, flushAfterMs: 100 });
+    await lazy.execute({ sql: 'insert into ev values (?)', args: ['a'] });
+    await lazy.batch([{ sql: 'insert into ev values (?)', args: ['b'] }], 'write');
+    expect(datasync).not.toHaveBeenCalled(); // the commits did not wait for the disk
+    await vi.waitFor(() => expect(datasync).toHaveBeenCalledTimes(1), { timeout: 2_000 });
+    await sleep(250);
+    expect(datasync).toHaveBeenCalledTimes(1); // nothing new to flush: no timer left
+    await lazy.execute({ sql: 'insert into ev values (?)', args: ['c'] });
+    await vi.waitFor(() => expect(datasync).toHaveBeenCalledTimes(2), { timeout: 2_000 });
+    await main.execute({ sql: 'insert into ev values (?)', args: ['d'] });
+    await sleep(250);
+    expect(datasync).toHaveBeenCalledTimes(2); // FULL commits wait for the disk themselves
+    datasync.mockRestore();
+    lazy.close();
+    main.close();
+  });
+
+  it('close() flushes what is pending at once: no flush is left behind', async () => {
+    const { file, main } = await wal('flush-close.db');
+    const datasync = await spyDatasync();
+    const errors: unknown[] = [];
+    const lazy = createEmbeddedClient(file, {
+      lazyDurability: true,
+      flushAfterMs: 100,
+      onFlushError: (e) => errors.push(e),
+    });
+    await lazy.execute({ sql: 'insert into ev values (?)', args: ['a'] });
+    lazy.close(); // synchronous fdatasync of the WAL, and the timer cleared
+    await sleep(250);
+    expect(datasync).not.toHaveBeenCalled();
+    expect(errors).toEqual([]);
+    expect((await main.execute('select count(*) from ev')).rows[0]![0]).toBe(1);
+    datasync.mockRestore();
+    main.close();
+  });
 });
 
 describe('another connection holding the lock (issue 18, fault drills)', () => {

@@ -25,6 +25,8 @@
  * the edge host's HTTP client.
  */
 import { Buffer } from 'node:buffer';
+import { closeSync, fdatasyncSync, openSync } from 'node:fs';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
 import {
   LibsqlBatchError,
   LibsqlError,
@@ -322,12 +324,65 @@ export interface EmbeddedClientOptions {
   busyTimeoutMs?: number;
   /**
    * Commit without waiting for the disk (PRAGMA synchronous = NORMAL) when the database is in WAL
-   * mode (otherwise the default, FULL, stays): a commit survives a crash of the process, and reaches
-   * the disk with the next checkpoint or the next commit of a FULL connection. For writes whose loss
-   * on a power failure is accepted (API-access events, architecture.md §5.1, §6), so that they never
-   * hold the event loop for an fsync.
+   * mode (otherwise the default, FULL, stays): a commit survives a crash of the process at once, and
+   * reaches the disk within LAZY_FLUSH_MS: the client flushes the WAL file (fdatasync, on libuv's
+   * thread pool, never on the event loop) that long after its first commit not yet flushed, unless a
+   * checkpoint or a commit of a FULL connection got there first. For writes whose loss on a power
+   * failure within that window is accepted (architecture.md §6), so that they never hold the event
+   * loop for an fsync.
    */
   lazyDurability?: boolean;
+  /** A failed flush of lazyDurability (the commits stay in the WAL; the next flush tries again). */
+  onFlushError?: (err: unknown) => void;
+  /** How long a commit of lazyDurability waits for the disk at most (ms); default LAZY_FLUSH_MS. */
+  flushAfterMs?: number;
+}
+
+/** The longest a commit of a lazyDurability client waits for the disk (ms). */
+export const LAZY_FLUSH_MS = 1000;
+
+/**
+ * Flushes the WAL file `walPath` to the disk within `afterMs` of each `written()`: one fdatasync (any
+ * descriptor of the file flushes its pages) covers every commit made before it started.
+ */
+function walFlusher(walPath: string, afterMs: number, onError: (err: unknown) => void) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = async () => {
+    timer = undefined; // a commit from now on is covered by the next flush
+    let file: FileHandle | undefined;
+    try {
+      file = await openFile(walPath, 'r');
+      await file.datasync();
+    } catch (err) {
+      // No WAL file: a checkpoint that truncated it, or the last connection closed, did the work.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') onError(err);
+    } finally {
+      await file?.close().catch(() => {});
+    }
+  };
+  return {
+    written(): void {
+      if (timer) return;
+      timer = setTimeout(() => void flush(), afterMs);
+      timer.unref();
+    },
+    /** At close: whatever is pending goes to the disk now. */
+    flushNow(): void {
+      if (!timer) return;
+      clearTimeout(timer);
+      timer = undefined;
+      try {
+        const fd = openSync(walPath, 'r');
+        try {
+          fdatasyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') onError(err);
+      }
+    },
+  };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -366,9 +421,13 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
     // Only in WAL mode: with a rollback journal, NORMAL could corrupt the file on a power failure.
     // (libsql's pragma() ignores better-sqlite3's `simple` option: always rows.)
     const journal = () => (db.pragma('journal_mode') as Array<{ journal_mode?: string }>)[0]?.journal_mode;
-    if (o.lazyDurability && journal() === 'wal') db.pragma('synchronous = NORMAL');
+    if (o.lazyDurability && journal() === 'wal') {
+      db.pragma('synchronous = NORMAL');
+      flusher ??= walFlusher(`${path}-wal`, o.flushAfterMs ?? LAZY_FLUSH_MS, o.onFlushError ?? (() => {}));
+    }
     return new CachedConnection(db);
   };
+  let flusher: ReturnType<typeof walFlusher> | undefined;
   let main: CachedConnection | undefined = open();
   const live = (): CachedConnection => {
     if (!main) throw new LibsqlError('The client is closed', 'CLIENT_CLOSED');
@@ -387,10 +446,14 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
     },
     async execute(stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> {
       const stmt = typeof stmtOrSql === 'string' ? { sql: stmtOrSql, args: args ?? [] } : stmtOrSql;
-      return whileBusy(waitMs, () => live().execute(stmt), renewMain);
+      const result = await whileBusy(waitMs, () => live().execute(stmt), renewMain);
+      flusher?.written();
+      return result;
     },
     async batch(stmts, mode = 'deferred') {
-      return whileBusy(waitMs, () => live().batch(stmts, BEGIN[mode]), renewMain);
+      const results = await whileBusy(waitMs, () => live().batch(stmts, BEGIN[mode]), renewMain);
+      flusher?.written();
+      return results;
     },
     async migrate(stmts) {
       return whileBusy(
@@ -406,7 +469,7 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
           }
         },
         renewMain,
-      );
+      ).finally(() => flusher?.written());
     },
     async transaction(mode: TransactionMode = 'write'): Promise<Transaction> {
       live();
@@ -422,7 +485,7 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
         c.close();
         throw e;
       }
-      return embeddedTransaction(c);
+      return embeddedTransaction(c, () => flusher?.written());
     },
     async executeMultiple(sql) {
       const c = live();
@@ -432,12 +495,14 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
         throw mapError(e);
       } finally {
         c.forget();
+        flusher?.written();
       }
     },
     async sync() {
       throw new LibsqlError('sync() is for embedded replicas, which this client does not open', 'SYNC_NOT_SUPPORTED');
     },
     close() {
+      flusher?.flushNow();
       main?.close();
       main = undefined;
     },
@@ -449,7 +514,7 @@ export function createEmbeddedClient(path: string, o: EmbeddedClientOptions = {}
   return client;
 }
 
-function embeddedTransaction(c: CachedConnection): Transaction {
+function embeddedTransaction(c: CachedConnection, committed: () => void): Transaction {
   let settled = false;
   const use = () => {
     if (settled || !c.db.inTransaction) throw new LibsqlError('The transaction is closed', 'TRANSACTION_CLOSED');
@@ -488,6 +553,7 @@ function embeddedTransaction(c: CachedConnection): Transaction {
     async commit() {
       try {
         use().execute('COMMIT');
+        committed();
       } finally {
         settle();
       }

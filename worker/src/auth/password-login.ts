@@ -13,7 +13,6 @@ import type { Db } from '../store/index.js';
 import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../users/login-rule.js';
 import type { UserRow } from '../users/model.js';
 import { loginLocks, users } from '../../../schema/index.js';
-import { endSessionsStatement } from '../sessions/store.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import {
@@ -29,7 +28,7 @@ import { countLockedAttempt, loginMethod, lockouts } from '../metrics/process.js
 
 export interface LoginContext {
   db: Db;
-  /** Where the attempt is reserved (RequestScope.lazyDb); default db. */
+  /** Where the attempt is reserved and a success recorded (RequestScope.lazyDb); default db. */
   lazyDb?: Db;
   config: ConfigSnapshot;
   verifier: PasswordVerifier;
@@ -74,10 +73,9 @@ export async function authenticateLocalPassword(
   // waiting place is taken, the 503 comes before anything is counted (never a failed login).
   const checked = await ctx.verifier.limit(async () => {
     // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
-    // connection the commit does not wait for the disk (one fsync less per login, issue 15): atomicity
-    // is the same, a crash of the process keeps it, and the attempt's outcome (success or failure) is
-    // committed with an fsync, which makes this reservation durable too, before any answer is sent. A
-    // power failure in between forgets an attempt that was never answered.
+    // connection the commit does not wait for the disk (issue 15): atomicity is the same, a crash of
+    // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
+    // is then committed with an fsync before its answer, which makes this reservation durable too.
     const rdb = ctx.lazyDb ?? db;
     const [reserved, rows] = await rdb.batch([reserveAttempt(rdb, key, now, policy), liveLocalUser(rdb, lk)]);
     if (reserved.rowsAffected === 0) return null;
@@ -108,13 +106,18 @@ export async function authenticateLocalPassword(
     return { user, passwordExpired };
   }
 
-  await db.batch([
-    clearAttempts(db, key),
-    db
+  // A success's bookkeeping (the failures forgotten, the last login, its event, a new hash of the
+  // same password) also commits on the lazy connection, in the same order as the reservation: a power
+  // failure within the second before it reaches the disk loses the login's record and its
+  // reservation together, as if it never happened; failures, locks and refusals keep their fsync.
+  const ldb = ctx.lazyDb ?? db;
+  await ldb.batch([
+    clearAttempts(ldb, key),
+    ldb
       .update(users)
       .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
       .where(eq(users.id, user.id)),
-    auditInsert(db, now, {
+    auditInsert(ldb, now, {
       ...audit,
       stream: 'user_activity',
       type: 'login.success',

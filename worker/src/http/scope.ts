@@ -27,8 +27,9 @@ export interface RequestMeta {
 export interface RequestScope {
   db: Db;
   /**
-   * Node, embedded database: a connection whose commits do not wait for the disk, for writes a power
-   * failure may lose (login-attempt reservations: architecture.md §6). Absent: use `db`.
+   * Node, embedded database: a connection whose commits reach the disk within a second instead of
+   * before the answer, for writes a power failure may lose (login-attempt reservations and a
+   * successful login's record: architecture.md §6). Absent: use `db`.
    */
   lazyDb?: Db;
   /** The configuration snapshot of this request (saved settings over environment and defaults). */
