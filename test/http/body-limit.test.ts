@@ -5,6 +5,7 @@
  * once cut, the next one) serves the next request. Its own host, whose memory is measured.
  */
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, uniqueLogin } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
@@ -230,6 +231,41 @@ describe('request body limit', () => {
       }
     },
   );
+
+  it('a POST with no body (neither Content-Length nor Transfer-Encoding) reaches its route', async () => {
+    // Written on a bare socket: node:http's client would announce an empty chunked body.
+    const bare = (path: string, headers: string) =>
+      new Promise<string>((resolve, reject) => {
+        const u = new URL(`${host.url}${path}`);
+        let answer = '';
+        const s = connect(Number(u.port), u.hostname, () =>
+          s.write(`POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n${headers}Connection: close\r\n\r\n`),
+        );
+        // Done when the body announced by Content-Length is in (a proxy may keep the socket open).
+        const complete = () => {
+          const head = answer.indexOf('\r\n\r\n');
+          const length = /\r\ncontent-length: *(\d+)/i.exec(answer.slice(0, head));
+          return head >= 0 && length !== null && Buffer.byteLength(answer.slice(head + 4)) >= Number(length[1]);
+        };
+        s.on('data', (d) => {
+          answer += d.toString();
+          if (complete()) {
+            s.destroy();
+            resolve(answer);
+          }
+        });
+        s.on('end', () => resolve(answer));
+        s.on('error', reject);
+      });
+    // Basic login reads no body: 200, and the profile.
+    const ok = await bare('/v3/login_without_session', `Authorization: ${basic(ADMIN.login, ADMIN.password)}\r\n`);
+    expect(ok).toMatch(/^HTTP\/1\.1 200 /);
+    expect(ok).toContain(`"login":"${ADMIN.login}"`);
+    // A route that reads a JSON body finds it empty: its 400 names the body (not a 413, not a 500).
+    const empty = await bare('/v3/login', 'Content-Type: application/json\r\n');
+    expect(empty).toMatch(/^HTTP\/1\.1 400 /);
+    expect(empty).toContain('application/problem+json');
+  });
 
   it('the OpenAPI description gives every operation with a body its 413', async () => {
     type Response = { description?: string; $ref?: string };

@@ -13,7 +13,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './context.js';
 import { ProblemError } from './problem.js';
-import { requestHeader } from './node-messages.js';
+import { isNodeHttp1, requestHeader } from './node-messages.js';
 
 /** The 413 problem of a body over `max` bytes; `variable` names the setting that sets the limit. */
 export function bodyTooLarge(max: number, variable: string): ProblemError {
@@ -93,16 +93,17 @@ export interface BodyLimitOptions {
  */
 export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    // A GET or HEAD without a body (no Content-Length, no Transfer-Encoding: the usual case) passes
-    // without touching `body`, which spares the Node host building a full Request (issue 15).
+    // A request without a body passes without touching `body`, which spares the Node host building
+    // a full Request, with its stream and its abort signal (issue 15). Without Content-Length and
+    // Transfer-Encoding, an HTTP/1.1 request has no body (RFC 9112 §6.3): every request the Node
+    // host gets (node:http speaks HTTP/1.1). The edge may get HTTP/2 bodies, which announce neither,
+    // so there only a GET or HEAD passes that way (no handler reads their bodies). Content-Length: 0
+    // is an empty body on both.
     const method = c.req.method;
     const readOnly = method === 'GET' || method === 'HEAD';
-    if (
-      readOnly &&
-      requestHeader(c, 'content-length') === undefined &&
-      requestHeader(c, 'transfer-encoding') === undefined
-    )
-      return next();
+    const announced = requestHeader(c, 'content-length');
+    const chunked = requestHeader(c, 'transfer-encoding') !== undefined;
+    if (!chunked && (announced === '0' || (announced === undefined && (readOnly || isNodeHttp1(c))))) return next();
     const body = c.req.raw.body;
     if (!body || o.exempt(c.req.path)) return next();
     const length = declaredLength(c.req.raw.headers);
