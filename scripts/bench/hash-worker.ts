@@ -5,7 +5,12 @@
  * verifications in flight (the libuv thread pool runs them, on the same pinned core). Prints one
  * JSON line: verifications per second of each, and the CPU time per verification (a figure that
  * another load on the machine disturbs less than the rate).
+ *
+ * With BENCH_HASH_SERVE=1 it waits instead for lines "IN_FLIGHT SECONDS" on stdin and answers each
+ * with one JSON line ({ perSec, cpuMs }): the login scenarios alternate such runs with their own
+ * (hash-rate.ts `startHashWorker`), so that both are measured under the same conditions.
  */
+import { createInterface } from 'node:readline';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 
 const seconds = Number(process.env.BENCH_HASH_SECONDS ?? 5);
@@ -32,14 +37,23 @@ async function rate(inFlight: number, s: number): Promise<{ perSec: number; cpuM
   return { perSec: done / ((performance.now() - start) / 1000), cpuMs: (cpu.user + cpu.system) / 1000 / done };
 }
 
-await rate(concurrency, warmupSeconds);
-const sequential = await rate(1, seconds);
-const concurrent = await rate(concurrency, seconds);
-const result = {
-  sequentialPerSec: sequential.perSec,
-  concurrentPerSec: concurrent.perSec,
-  concurrency,
-  cpuMsPerHash: concurrent.cpuMs,
-  cpuMsPerHashSequential: sequential.cpuMs,
-};
-process.stdout.write(`${JSON.stringify(result)}\n`);
+if (process.env.BENCH_HASH_SERVE === '1') {
+  process.stdout.write('READY\n');
+  for await (const line of createInterface({ input: process.stdin })) {
+    const [inFlight, s] = line.trim().split(/\s+/).map(Number);
+    if (!(inFlight! > 0 && s! > 0)) throw new Error(`expected "IN_FLIGHT SECONDS", got "${line}"`);
+    process.stdout.write(`${JSON.stringify(await rate(inFlight!, s!))}\n`);
+  }
+} else {
+  await rate(concurrency, warmupSeconds);
+  const sequential = await rate(1, seconds);
+  const concurrent = await rate(concurrency, seconds);
+  const result = {
+    sequentialPerSec: sequential.perSec,
+    concurrentPerSec: concurrent.perSec,
+    concurrency,
+    cpuMsPerHash: concurrent.cpuMs,
+    cpuMsPerHashSequential: sequential.cpuMs,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

@@ -201,6 +201,19 @@ export function cpuMeter(pid: number): { start(): void; stop(): CpuShare } {
   };
 }
 
+/**
+ * Resolves once `pid` has used less than `maxPercent` of a core over `windowMs` (or after `timeoutMs`):
+ * e.g. when a closed-loop load stops, the requests it left queued at the server still run.
+ */
+export async function untilQuiet(pid: number, maxPercent = 5, windowMs = 200, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const meter = cpuMeter(pid);
+    await new Promise((r) => setTimeout(r, windowMs));
+    if (meter.stop().processCpuPercent < maxPercent) return;
+  }
+}
+
 /** Resident set size of a process in KiB (VmRSS from /proc/<pid>/status); undefined when gone. */
 export function rssKiB(pid: number): number | undefined {
   try {
