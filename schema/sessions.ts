@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { users } from './users.js';
 
@@ -50,7 +51,12 @@ export const sessions = sqliteTable(
     /** When that authentication happened (issuing API tokens needs a recent password). */
     authenticatedAt: integer('authenticated_at'),
   },
-  (t) => [index('sessions_user').on(t.userId, t.createdAt)],
+  (t) => [
+    index('sessions_user').on(t.userId, t.createdAt),
+    // The live sessions of a user (the session limit at every login, logout-all, listings): ended
+    // ones are never deleted, so without it each login read the user's whole history (issue 15).
+    index('sessions_user_live').on(t.userId, t.createdAt).where(sql`revoked_at is null`),
+  ],
 );
 
 /**

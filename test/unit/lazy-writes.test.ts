@@ -1,7 +1,7 @@
 /**
  * The Node host's lazy connection (worker/node/host.ts `lazyDb`, architecture.md §6): API-access
- * events, login-attempt reservations and a successful login's record commit there without waiting
- * for the disk; everything else, a failed login included, on the main connection with an fsync.
+ * events, login-attempt reservations, a successful login's record and a new session commit there
+ * without waiting for the disk; everything else, a failed login included, on the main connection with an fsync.
  * Lockout counting stays atomic across both.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -76,6 +76,25 @@ describe('lazy connection (Node, embedded file)', () => {
     expect(events.some((e) => e.at >= before && e.subjectLogin === ADMIN.login)).toBe(true);
     const [admin] = await database.db.select().from(users).where(eq(users.login, ADMIN.login));
     expect(admin!.lastLoginAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it('a session login writes its session on it too; the cookie works at once (read on the main one)', async () => {
+    const lazyBatch = vi.spyOn(database.lazyDb(), 'batch');
+    const mainBatch = vi.spyOn(database.db, 'batch');
+    const res = await service.app.request('/api/auth/v3/login', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ login: ADMIN.login, password: ADMIN.password }),
+    });
+    expect(res.status).toBe(200);
+    expect(lazyBatch).toHaveBeenCalledTimes(3); // the reservation, the success's record, the session
+    expect(mainBatch).not.toHaveBeenCalled();
+    lazyBatch.mockRestore();
+    mainBatch.mockRestore();
+    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    const me = await service.app.request('/api/auth/v4/users/me', { headers: { Cookie: cookie } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { login: string }).login).toBe(ADMIN.login);
   });
 
   it('a wrong password is recorded on the main connection (with its fsync) before the 401', async () => {

@@ -14,7 +14,8 @@ import { accountOfToken } from '../../worker/src/auth/tokens.js';
 import { liveLocalUser } from '../../worker/src/auth/password-login.js';
 import { reserveAttempt, throttleKey } from '../../worker/src/auth/throttle.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { sessionAccount } from '../../worker/src/sessions/store.js';
+import { createSession, sessionAccount } from '../../worker/src/sessions/store.js';
+import type { UserRow } from '../../worker/src/users/model.js';
 import { createDb } from '../../worker/src/store/index.js';
 import { createEmbeddedClient } from '../../worker/node/sqlite-client.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
@@ -95,5 +96,20 @@ describe('query plans of the hot path', () => {
     expect(plan(account.sql, account.params).join('\n')).toMatch(/users USING INDEX users_live_login_key/);
     const q = reserveAttempt(d, throttleKey('someone'), Date.now(), { count: 5, windowMs: 60_000 }).getQuery();
     expectIndexed(plan(q.sql, q.params));
+  });
+
+  it("a new session's limit reads only the user's live sessions (the partial index), not their history", async () => {
+    const user = { id: 'u-plans', login: 'plans' } as UserRow;
+    const config = parseEnvironment({});
+    sent = [];
+    // The user does not exist: the insert fails on its foreign key, after the plan is known.
+    await createSession(db(), user, { kind: 'cookie', authMethod: 'local_password', now: Date.now(), config }).catch(
+      () => {},
+    );
+    const limit = sent.find((s) => /^\s*update "sessions" set revoked_at/.test(s.sql));
+    expect(limit, sent.map((s) => s.sql).join('\n')).toBeDefined();
+    const steps = plan(limit!.sql, limit!.args);
+    expectIndexed(steps);
+    expect(steps.join('\n')).toMatch(/sessions USING INDEX sessions_user_live/);
   });
 });

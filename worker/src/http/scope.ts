@@ -29,7 +29,7 @@ export interface RequestScope {
   /**
    * Node, embedded database: a connection whose commits reach the disk within a second instead of
    * before the answer, for writes a power failure may lose (login-attempt reservations and a
-   * successful login's record: architecture.md §6). Absent: use `db`.
+   * successful login's record and its session: architecture.md §6). Absent: use `db`.
    */
   lazyDb?: Db;
   /** The configuration snapshot of this request (saved settings over environment and defaults). */

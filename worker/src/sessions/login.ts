@@ -58,6 +58,9 @@ export async function checkPasswordForSession(
 /**
  * Opens a session for `user` (the oldest ends beyond the user's limit); returns it with its token.
  * `authMethod` records how the login was proven (issuing API tokens needs a recent password).
+ * Written, like the login's own record, on the lazy connection (Node: reaches the disk within a
+ * second, architecture.md §6): a power failure before that loses the session, its event and the
+ * ends it caused together, and the client logs in again.
  */
 export async function openSession(
   scope: RequestScope,
@@ -65,7 +68,7 @@ export async function openSession(
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
 ): Promise<{ session: SessionRow; token: string }> {
-  const session = await createSession(scope.db, user, {
+  const session = await createSession(scope.lazyDb ?? scope.db, user, {
     kind,
     authMethod,
     now: scope.now(),

@@ -1,0 +1,1 @@
+CREATE INDEX `sessions_user_live` ON `sessions` (`user_id`,`created_at`) WHERE revoked_at is null;
