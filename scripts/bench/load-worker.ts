@@ -42,6 +42,7 @@ function runLoad(job: LoadJob): Promise<LoadResult> {
     cpu0 = process.cpuUsage();
     process.stdout.write(`${MEASURING}\n`);
   };
+  let warmup: ReturnType<typeof setTimeout> | undefined;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -71,7 +72,7 @@ function runLoad(job: LoadJob): Promise<LoadResult> {
         });
       },
     );
-    const warmup = setTimeout(startMeasuring, job.warmupSeconds * 1000);
+    warmup = setTimeout(startMeasuring, job.warmupSeconds * 1000);
     instance.on('response', (_client, status, _bytes, ms) => {
       if (!measuring) return;
       latencies.push(ms);
