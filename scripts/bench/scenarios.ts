@@ -3,7 +3,7 @@
  * endpoint answers as expected (so a missing endpoint or a wrong credential fails with a clear
  * message instead of measuring error responses), then hands the load to the pinned load process.
  */
-import { startHashWorker, type RawHashRun } from './hash-rate.js';
+import { startHashWorker, type RawHashRun } from './raw-hash.js';
 import { runJob } from './load.js';
 import { ADMIN_LOGIN } from './node-host.js';
 import { cpuMeter, rssSampler, untilQuiet, type CpuShare } from './processes.js';
