@@ -2,30 +2,21 @@
  * hash-rate: the raw argon2id verification rate on the host's core, one at a time and with as
  * many in flight as the load has connections: the limit that password logins are compared with.
  */
-import { resolve } from 'node:path';
-import { HOST_CORE, ROOT } from './node-host.js';
-import { captureOutput, spawnPinned, stopProcess, tail } from './processes.js';
+import { captureOutput, stopProcess, tail } from './processes.js';
+import { spawnHashWorker } from './raw-hash.js';
 import type { ScenarioResult } from './report.js';
 import type { BenchConfig } from './scenarios.js';
 import { round } from './stats.js';
 
-/** Runs scripts/bench/hash-worker.ts pinned to HOST_CORE. */
+/** Runs the hash worker once (raw-hash.ts). */
 export async function hashRate(config: BenchConfig): Promise<ScenarioResult> {
-  const child = spawnPinned(
-    HOST_CORE,
-    process.execPath,
-    ['--import', 'tsx', resolve(ROOT, 'scripts/bench/hash-worker.ts')],
+  const child = spawnHashWorker(
     {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        BENCH_HASH_SECONDS: String(config.durationSeconds),
-        BENCH_HASH_WARMUP: String(config.warmupSeconds),
-        BENCH_HASH_CONCURRENCY: String(config.connections),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      BENCH_HASH_SECONDS: String(config.durationSeconds),
+      BENCH_HASH_WARMUP: String(config.warmupSeconds),
+      BENCH_HASH_CONCURRENCY: String(config.connections),
     },
+    'ignore',
   );
   const output = captureOutput(child);
   try {

@@ -1,7 +1,9 @@
 /**
- * A hash worker kept running (scripts/bench/hash-worker.ts in its serve mode, pinned to the host's
- * core) for the login scenarios, which alternate raw argon2id runs with their own (scenarios.ts).
+ * The raw argon2id worker (scripts/bench/hash-worker.ts) pinned to the host's core: spawned for one
+ * measure (hash-rate.ts), or kept running in its serve mode for the login scenarios, which alternate
+ * raw runs with their own (scenarios.ts).
  */
+import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { HOST_CORE, ROOT } from './node-host.js';
@@ -20,18 +22,18 @@ export interface HashWorker {
   stop(): Promise<void>;
 }
 
+/** Spawns scripts/bench/hash-worker.ts pinned to HOST_CORE, with `env` (its BENCH_HASH_* settings). */
+export function spawnHashWorker(env: Record<string, string>, stdin: 'pipe' | 'ignore'): ChildProcess {
+  return spawnPinned(HOST_CORE, process.execPath, ['--import', 'tsx', resolve(ROOT, 'scripts/bench/hash-worker.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: [stdin, 'pipe', 'pipe'],
+  });
+}
+
 /** Starts scripts/bench/hash-worker.ts in its serve mode (BENCH_HASH_SERVE=1), pinned to HOST_CORE. */
 export async function startHashWorker(): Promise<HashWorker> {
-  const child = spawnPinned(
-    HOST_CORE,
-    process.execPath,
-    ['--import', 'tsx', resolve(ROOT, 'scripts/bench/hash-worker.ts')],
-    {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_HASH_SERVE: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawnHashWorker({ BENCH_HASH_SERVE: '1' }, 'pipe');
   const output = captureOutput(child);
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async (what: string): Promise<string> => {
