@@ -126,12 +126,20 @@ describe('error-tracking page: Tunnel', () => {
             .filter((l) => l.startsWith('{"type":'))
             .map((l) => (JSON.parse(l) as { type: string }).type),
         );
-      // The page-load trace ends when the page goes away (the SDK flushes on visibility change);
-      // its profile travels as a profile_chunk item, next to the trace's spans.
+      // The page-load trace ends when the page is hidden (the SDK ends it and flushes on visibility
+      // change); its profile travels as a profile_chunk item, next to the trace's spans. The page is
+      // hidden rather than closed, so that no envelope in flight is cancelled with it.
       await page.waitForTimeout(1500);
-      await page.close({ runBeforeUnload: true });
-      await expect.poll(() => items(), { timeout: 20_000, interval: 250 }).toContain('profile_chunk');
-      expect(items()).toContain('span');
+      await page.evaluate(() => {
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+        document.dispatchEvent(new Event('visibilitychange'));
+      });
+      // The two travel in separate envelopes, in either order: wait for both.
+      await expect
+        .poll(() => ['profile_chunk', 'span'].filter((t) => items().includes(t)), { timeout: 20_000, interval: 250 })
+        .toEqual(['profile_chunk', 'span']);
+      await page.close();
     },
   );
 
