@@ -37,6 +37,11 @@ export interface LoginContext {
   request?: RequestMeta;
   /** WWW-Authenticate challenge for 401 answers. */
   challenge: string;
+  /**
+   * Statements committed with a success's record, in its transaction (a session login's new
+   * session: sessions/login.ts); not run when the login fails or the password has expired.
+   */
+  alsoOnSuccess?: (db: Db, user: UserRow) => BatchItem<'sqlite'>[];
 }
 
 export interface LoginResult {
@@ -107,7 +112,8 @@ export async function authenticateLocalPassword(
   }
 
   // A success's bookkeeping (the failures forgotten, the last login, its event, a new hash of the
-  // same password) also commits on the lazy connection, in the same order as the reservation: a power
+  // same password, and `alsoOnSuccess`: a session login's session) commits in one transaction, also
+  // on the lazy connection, in the same order as the reservation: a power
   // failure within the second before it reaches the disk loses the login's record and its
   // reservation together, as if it never happened; failures, locks and refusals keep their fsync.
   const ldb = ctx.lazyDb ?? db;
@@ -124,6 +130,7 @@ export async function authenticateLocalPassword(
       subject,
       data: { source: 'local' },
     }),
+    ...(ctx.alsoOnSuccess?.(ldb, user) ?? []),
   ]);
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
 }

@@ -10,7 +10,7 @@
  * fail the next request on it. A longer body is cut off (the stream is cancelled): the service stops
  * reading, and the host closes the connection.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './context.js';
 import { ProblemError } from './problem.js';
 import { isNodeHttp1, requestHeader } from './node-messages.js';
@@ -49,6 +49,17 @@ async function refuseDeclared(body: ReadableStream<Uint8Array>, length: number, 
   throw bodyTooLarge(max, variable);
 }
 
+/** `chunks` (of `size` bytes in all) as one array. */
+function joinChunks(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
 /** The body's bytes, or a 413 problem past `max` bytes (counted while reading). */
 export async function readBodyLimited(req: Request, max: number, variable: string): Promise<Uint8Array<ArrayBuffer>> {
   const length = declaredLength(req.headers);
@@ -67,13 +78,7 @@ export async function readBodyLimited(req: Request, max: number, variable: strin
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return joinChunks(chunks, size);
 }
 
 /** What limitBody bounds, and which paths it leaves to their own limit. */
@@ -87,9 +92,38 @@ export interface BodyLimitOptions {
 }
 
 /**
+ * The Node host's body of an announced length within the limit, read from the Node request itself
+ * (node:http stops at Content-Length): building the Fetch Request, its stream and its abort signal
+ * only to read a login's few bytes cost more than the rest of the request (issue 15).
+ */
+async function readAnnounced(incoming: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of incoming) {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+    }
+  } catch {
+    throw new ProblemError('MALFORMED_REQUEST', { detail: 'the body ended before its Content-Length' });
+  }
+  return joinChunks(chunks, size);
+}
+
+/** Hands a body read here to the handler through Hono's body cache (c.req.json, text, parseBody...). */
+function keepBody(c: Context<AppEnv>, bytes: Uint8Array<ArrayBuffer>): void {
+  // The cache holds promises (HonoRequest calls `.then` on its entries), whatever its type says.
+  const cache = c.req.bodyCache as Record<string, Promise<unknown>>;
+  cache.arrayBuffer = Promise.resolve(bytes.buffer);
+  // Decoded as Response.text() does (UTF-8, a leading BOM dropped), once, for JSON and forms.
+  cache.text = Promise.resolve(new TextDecoder().decode(bytes));
+}
+
+/**
  * Bounds every request body before a handler sees it. A body with a Content-Length within the
- * limit passes untouched (the runtime enforces the announced length); a chunked one is read here,
- * counted, and handed on as bytes.
+ * limit passes untouched on the edge (the runtime enforces the announced length), and is read here
+ * from the Node request on Node (readAnnounced); a chunked one is read here, counted, and handed on
+ * as bytes.
  */
 export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -104,8 +138,14 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     const announced = requestHeader(c, 'content-length');
     const chunked = requestHeader(c, 'transfer-encoding') !== undefined;
     if (!chunked && (announced === '0' || (announced === undefined && (readOnly || isNodeHttp1(c))))) return next();
+    if (o.exempt(c.req.path)) return next();
+    const node = c.var.deps?.nodeMessages?.(c);
+    if (node && !chunked && announced !== undefined && /^\d+$/.test(announced) && Number(announced) <= o.max) {
+      keepBody(c, await readAnnounced(node.incoming));
+      return next();
+    }
     const body = c.req.raw.body;
-    if (!body || o.exempt(c.req.path)) return next();
+    if (!body) return next();
     const length = declaredLength(c.req.raw.headers);
     if (length !== null) {
       if (length > o.max) await refuseDeclared(body, length, o.max, o.variable);

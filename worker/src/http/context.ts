@@ -21,7 +21,8 @@ import type { ApiAccessRecorder } from '../audit/api-access.js';
  * http.ServerResponse): their headers, read and set directly on the hot path (node-messages.ts).
  */
 export interface NodeMessages {
-  incoming: { rawHeaders: string[] };
+  /** The request: its raw header list, and its body as it streams in. */
+  incoming: { rawHeaders: string[] } & AsyncIterable<Uint8Array>;
   outgoing: { setHeader(name: string, value: string): unknown };
 }
 

@@ -5,12 +5,13 @@
  */
 import { z } from '@hono/zod-openapi';
 import { CHALLENGES, MAX_LOGIN_LENGTH, MAX_PASSWORD_LENGTH } from '../auth/credentials.js';
-import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
+import { authenticateLocalPassword, passwordExpiredProblem, type LoginContext } from '../auth/password-login.js';
 import type { RequestScope } from '../http/scope.js';
-import { authenticateLdapPassword, type LdapLoginOutcome } from '../ldap/login.js';
+import { authenticateLdapPassword } from '../ldap/login.js';
 import type { UserRow } from '../users/model.js';
 import { sessionToken } from './session-token.js';
-import { createSession, type SessionAuthMethod, type SessionRow } from './store.js';
+import type { PendingMerge } from '../users/identity-merge.js';
+import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from './store.js';
 
 export const LoginBody = z
   .object({
@@ -32,33 +33,77 @@ export const LoginBody = z
 
 export type LoginInput = z.infer<typeof LoginBody>;
 
+/** A session that a login opened, with its signed token (the cookie, or the OAuth access token). */
+export interface OpenedSession {
+  session: SessionRow;
+  token: string;
+}
+
+/** What a session login gave: the account and its new session, or a pending merge (no session). */
+export type SessionLoginOutcome = ({ user: UserRow } & OpenedSession) | { merge: PendingMerge };
+
+/** How a new session is recorded: its kind, how the login was proven, when, and from where. */
+function newSession(scope: RequestScope, kind: SessionRow['kind'], authMethod: SessionAuthMethod): NewSession {
+  const { config, request } = scope;
+  return { kind, authMethod, now: scope.now(), config, userAgent: request.userAgent ?? undefined, request };
+}
+
 /**
- * Checks a login and password on the shared path. An LDAP login whose login is a local account's
- * becomes a pending merge (`merge`): never a silent login. An expired local password is 403 with
- * the way to change it.
+ * A session login on the shared password path: checks the login and password, then opens a session
+ * of `kind`. A local account's session is written in the transaction of the login's own record (one
+ * commit for both); an LDAP account's after it. An LDAP login whose login is a local account's
+ * becomes a pending merge (`merge`, no session): never a silent login. An expired local password is
+ * 403 with the way to change it.
  */
-export async function checkPasswordForSession(
+export async function logInWithSession(
   scope: RequestScope,
+  kind: SessionRow['kind'],
   login: string,
   password: string,
   ldapServer?: string,
-): Promise<LdapLoginOutcome> {
-  if (ldapServer !== undefined) return authenticateLdapPassword(scope, ldapServer, login, password, CHALLENGES.Basic);
+): Promise<SessionLoginOutcome> {
+  if (ldapServer !== undefined) {
+    const outcome = await authenticateLdapPassword(scope, ldapServer, login, password, CHALLENGES.Basic);
+    if ('merge' in outcome) return outcome;
+    return { user: outcome.user, ...(await openSession(scope, outcome.user, kind, 'ldap_password')) };
+  }
+  let session: SessionRow | undefined;
+  const user = await checkLocalPassword(scope, login, password, (db, account) => {
+    const { row, writes } = sessionWrites(db, account, newSession(scope, kind, 'local_password'));
+    session = row;
+    return writes;
+  });
+  if (!session) throw new Error('the login succeeded without writing its session');
+  return { user, session, token: await sessionToken(scope, session) };
+}
+
+/**
+ * Checks a local login and password (a session login's, or the local password of a pending merge);
+ * `alsoOnSuccess` commits with the success's record. An expired password is 403 with the way to
+ * change it.
+ */
+export async function checkLocalPassword(
+  scope: RequestScope,
+  login: string,
+  password: string,
+  alsoOnSuccess?: LoginContext['alsoOnSuccess'],
+): Promise<UserRow> {
   const { db, lazyDb, config, verifier, logger, request } = scope;
-  const ctx = { db, lazyDb, config, verifier, now: scope.now(), logger, request, challenge: CHALLENGES.Basic };
+  const now = scope.now();
+  const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge: CHALLENGES.Basic, alsoOnSuccess };
   const result = await authenticateLocalPassword(ctx, login, password);
   if (result.passwordExpired) {
     const problem = passwordExpiredProblem();
     problem.extensions.changePassword = `${config.get('ROOT_PATH')}/v4/users/me/password`;
     throw problem;
   }
-  return { user: result.user };
+  return result.user;
 }
 
 /**
  * Opens a session for `user` (the oldest ends beyond the user's limit); returns it with its token.
  * `authMethod` records how the login was proven (issuing API tokens needs a recent password).
- * Written, like the login's own record, on the lazy connection (Node: reaches the disk within a
+ * Written, like a login's own record, on the lazy connection (Node: reaches the disk within a
  * second, architecture.md §6): a power failure before that loses the session, its event and the
  * ends it caused together, and the client logs in again.
  */
@@ -67,14 +112,7 @@ export async function openSession(
   user: UserRow,
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
-): Promise<{ session: SessionRow; token: string }> {
-  const session = await createSession(scope.lazyDb ?? scope.db, user, {
-    kind,
-    authMethod,
-    now: scope.now(),
-    config: scope.config,
-    userAgent: scope.request.userAgent ?? undefined,
-    request: scope.request,
-  });
+): Promise<OpenedSession> {
+  const session = await createSession(scope.lazyDb ?? scope.db, user, newSession(scope, kind, authMethod));
   return { session, token: await sessionToken(scope, session) };
 }

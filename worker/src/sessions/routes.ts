@@ -19,7 +19,7 @@ import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { mergeRequiredProblem } from '../ldap/login.js';
 import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
 import type { UserRow } from '../users/model.js';
-import { LoginBody, checkPasswordForSession, openSession } from './login.js';
+import { LoginBody, checkLocalPassword, logInWithSession, openSession, type OpenedSession } from './login.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
 import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
 import { requestHeader } from '../http/node-messages.js';
@@ -182,19 +182,26 @@ export async function startPendingMerge(c: Context<AppEnv>, merge: PendingMerge)
   setHostCookie(c, BINDING_COOKIE, cookies.binding, cookies.expiresAt);
 }
 
-/** A local or LDAP login for a session; a collision with a local account starts a pending merge (409). */
+/**
+ * A local or LDAP login that opens a session of `kind` and sets its cookie; a collision with a local
+ * account starts a pending merge (409) instead.
+ */
 async function sessionLogin(
   c: Context<AppEnv>,
+  kind: SessionRow['kind'],
   login: string,
   password: string,
   ldapServer?: string,
-): Promise<UserRow> {
-  const outcome = await checkPasswordForSession(c.var.scope, login, password, ldapServer);
-  if ('user' in outcome) return outcome.user;
-  // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
-  // for forms); /v3/login/union completes it.
-  await startPendingMerge(c, outcome.merge);
-  throw mergeRequiredProblem(c.var.config, outcome.merge);
+): Promise<{ user: UserRow } & OpenedSession> {
+  const outcome = await logInWithSession(c.var.scope, kind, login, password, ldapServer);
+  if ('merge' in outcome) {
+    // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
+    // for forms); /v3/login/union completes it.
+    await startPendingMerge(c, outcome.merge);
+    throw mergeRequiredProblem(c.var.config, outcome.merge);
+  }
+  setAuthCookie(c, outcome.token, outcome.session.expiresAt);
+  return outcome;
 }
 
 /** Answers a session login: JSON 200, or 303 for a form post. */
@@ -236,10 +243,9 @@ export function registerSessionRoutes(app: App): void {
     answerLogin(c, async () => {
       refuseCrossSiteLogin(c);
       const body = await readBody(c, LoginBody, { ldap_server: 'ldapServer' });
-      const user = await sessionLogin(c, body.login, body.password, body.ldapServer);
-      c.set('principal', { user, method: 'session' });
-      const method = body.ldapServer === undefined ? 'local_password' : 'ldap_password';
-      return { ...(await startSession(c, user, 'cookie', method)), next: body.next };
+      const opened = await sessionLogin(c, 'cookie', body.login, body.password, body.ldapServer);
+      c.set('principal', { user: opened.user, method: 'session' });
+      return { ...opened, next: body.next };
     }),
   );
 
@@ -253,7 +259,7 @@ export function registerSessionRoutes(app: App): void {
         readAuthCookie(c, MERGE_COOKIE),
         readHostCookie(c, BINDING_COOKIE),
       );
-      const user = await sessionLogin(c, merge.login, body.password);
+      const user = await checkLocalPassword(c.var.scope, merge.login, body.password);
       await linkPendingMerge(c.var.scope, merge, user);
       clearAuthCookie(c, MERGE_COOKIE);
       clearHostCookie(c, BINDING_COOKIE);
@@ -278,8 +284,7 @@ export function registerSessionRoutes(app: App): void {
     if (!form.username || !form.password) return oauthError('invalid_request', 'username and password are required');
     try {
       refuseCrossSiteLogin(c);
-      const user = await sessionLogin(c, form.username, form.password);
-      const { session, token } = await startSession(c, user, 'oauth', 'local_password');
+      const { session, token } = await sessionLogin(c, 'oauth', form.username, form.password);
       const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
       return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, {
         'Cache-Control': 'no-store',

@@ -1,5 +1,6 @@
 /** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
 import { and, desc, eq, gt, isNull, ne, sql, type SQL } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
@@ -34,22 +35,26 @@ function live(now: number, p: SessionPolicy) {
   return and(isNull(sessions.revokedAt), gt(sessions.expiresAt, now), gt(sessions.lastSeenAt, now - p.idleMs));
 }
 
+/** What a new session is: its kind, how the login was proven, when, and from where. */
+export interface NewSession {
+  kind: SessionRow['kind'];
+  authMethod: SessionAuthMethod;
+  now: number;
+  config: ConfigSnapshot;
+  userAgent?: string;
+  request?: RequestMeta;
+}
+
 /**
- * Creates a session and, in the same transaction, ends the user's oldest live sessions beyond
- * their limit, with the audit events.
+ * The statements that create a session and end the user's oldest live sessions beyond their
+ * limit, with the audit event: to run in one transaction (createSession), or within a login's own
+ * (a local password login, auth/password-login.ts `alsoOnSuccess`).
  */
-export async function createSession(
+export function sessionWrites(
   db: Db,
   user: UserRow,
-  o: {
-    kind: SessionRow['kind'];
-    authMethod: SessionAuthMethod;
-    now: number;
-    config: ConfigSnapshot;
-    userAgent?: string;
-    request?: RequestMeta;
-  },
-): Promise<SessionRow> {
+  o: NewSession,
+): { row: SessionRow; writes: [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] } {
   const p = sessionPolicy(o.config);
   const limit = sessionLimit(user, o.config);
   const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24))))
@@ -68,7 +73,7 @@ export async function createSession(
     authMethod: o.authMethod,
     authenticatedAt: o.now,
   };
-  await db.batch([
+  const writes: [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] = [
     db.insert(sessions).values(row),
     // Keep the newest `limit` live sessions (the new one included); end the rest.
     db.run(sql`
@@ -85,7 +90,14 @@ export async function createSession(
       request: o.request,
       data: { kind: o.kind, authMethod: o.authMethod, limit },
     }),
-  ]);
+  ];
+  return { row, writes };
+}
+
+/** Creates a session within the user's limit (sessionWrites, in one transaction). */
+export async function createSession(db: Db, user: UserRow, o: NewSession): Promise<SessionRow> {
+  const { row, writes } = sessionWrites(db, user, o);
+  await db.batch(writes);
   return row;
 }
 
