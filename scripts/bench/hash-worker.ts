@@ -8,7 +8,7 @@
  *
  * With BENCH_HASH_SERVE=1 it waits instead for lines "IN_FLIGHT SECONDS" on stdin and answers each
  * with one JSON line ({ perSec, cpuMs }): the login scenarios alternate such runs with their own
- * (hash-rate.ts `startHashWorker`), so that both are measured under the same conditions.
+ * (raw-hash.ts `startHashWorker`), so that both are measured under the same conditions.
  */
 import { createInterface } from 'node:readline';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';

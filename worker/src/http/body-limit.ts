@@ -13,7 +13,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './context.js';
 import { ProblemError } from './problem.js';
-import { isNodeHttp1, requestHeader } from './node-messages.js';
+import { requestHeader } from './node-messages.js';
 
 /** The 413 problem of a body over `max` bytes; `variable` names the setting that sets the limit. */
 export function bodyTooLarge(max: number, variable: string): ProblemError {
@@ -22,10 +22,9 @@ export function bodyTooLarge(max: number, variable: string): ProblemError {
 }
 
 /** The announced length, when Content-Length is present, well-formed and not overridden by chunking. */
-function declaredLength(headers: Headers): number | null {
-  const declared = headers.get('content-length');
-  if (declared === null || headers.has('transfer-encoding') || !/^\d+$/.test(declared)) return null;
-  return Number(declared);
+function declaredLength(contentLength: string | null | undefined, chunked: boolean): number | null {
+  if (contentLength == null || chunked || !/^\d+$/.test(contentLength)) return null;
+  return Number(contentLength);
 }
 
 /** Reads and drops up to `budget` more bytes; cancels the stream if it goes on beyond that. */
@@ -62,7 +61,7 @@ function joinChunks(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer>
 
 /** The body's bytes, or a 413 problem past `max` bytes (counted while reading). */
 export async function readBodyLimited(req: Request, max: number, variable: string): Promise<Uint8Array<ArrayBuffer>> {
-  const length = declaredLength(req.headers);
+  const length = declaredLength(req.headers.get('content-length'), req.headers.has('transfer-encoding'));
   if (!req.body) return new Uint8Array(0);
   if (length !== null && length > max) await refuseDeclared(req.body, length, max, variable);
   const reader = req.body.getReader();
@@ -135,18 +134,18 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     // is an empty body on both.
     const method = c.req.method;
     const readOnly = method === 'GET' || method === 'HEAD';
+    const node = c.var.deps?.nodeMessages?.(c);
     const announced = requestHeader(c, 'content-length');
     const chunked = requestHeader(c, 'transfer-encoding') !== undefined;
-    if (!chunked && (announced === '0' || (announced === undefined && (readOnly || isNodeHttp1(c))))) return next();
+    const length = declaredLength(announced, chunked);
+    if (length === 0 || (announced === undefined && !chunked && (readOnly || node))) return next();
     if (o.exempt(c.req.path)) return next();
-    const node = c.var.deps?.nodeMessages?.(c);
-    if (node && !chunked && announced !== undefined && /^\d+$/.test(announced) && Number(announced) <= o.max) {
+    if (node && length !== null && length <= o.max) {
       keepBody(c, await readAnnounced(node.incoming));
       return next();
     }
     const body = c.req.raw.body;
     if (!body) return next();
-    const length = declaredLength(c.req.raw.headers);
     if (length !== null) {
       if (length > o.max) await refuseDeclared(body, length, o.max, o.variable);
       return next();

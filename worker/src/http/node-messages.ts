@@ -23,11 +23,6 @@ export function requestHeader(c: Context<AppEnv>, name: string): string | undefi
   return node ? rawHeader(node.incoming.rawHeaders, name) : c.req.header(name);
 }
 
-/** Whether the request came through the Node host's HTTP/1.1 server (its own messages are at hand). */
-export function isNodeHttp1(c: Context<AppEnv>): boolean {
-  return c.var.deps?.nodeMessages?.(c) !== undefined;
-}
-
 /** `name`'s value in Node's raw header list (names in any case, values as received). */
 export function rawHeader(raw: readonly string[], name: string): string | undefined {
   const wanted = name.toLowerCase();

@@ -169,7 +169,7 @@ export async function startSession(
   user: UserRow,
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
-): Promise<{ session: SessionRow; token: string }> {
+): Promise<OpenedSession> {
   const opened = await openSession(c.var.scope, user, kind, authMethod);
   setAuthCookie(c, opened.token, opened.session.expiresAt);
   return opened;
