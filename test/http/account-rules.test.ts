@@ -264,7 +264,7 @@ describe('look-alike logins are refused, for local accounts, LDAP and OIDC alike
     expect(await accountsNamed([`z${CYRILLIC_E}d-${suffix}`, `\u1D22ed-${suffix}`])).toEqual([]);
   });
 
-  it('LDAP first logins: a look-alike of a live or a reserved login, a compatibility digit: 403, no account', async () => {
+  it('LDAP first logins: look-alikes of live or reserved logins, a compatibility digit: 403', async () => {
     const id = await createLocal('zed-gone');
     expect((await api(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);
     const cases = [
@@ -287,7 +287,7 @@ describe('look-alike logins are refused, for local accounts, LDAP and OIDC alike
     expect(reasons).toContain('login-not-allowed:look-alike');
   });
 
-  it('OIDC first logins: a look-alike of a live or a reserved login, a compatibility digit: login_not_allowed', async () => {
+  it('OIDC first logins: look-alikes of live or reserved logins, a compatibility digit: refused', async () => {
     const suffix = uniqueLogin('');
     const id = await createLocal(`zed-${suffix}`);
     expect((await api(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);

@@ -32,7 +32,8 @@ const legacy = (login: string, createdAt: number, deletedAt: number | null = nul
 describe('loginSkeleton', () => {
   it('is one for logins that look alike (UTS #39 confusables, case folded), another for other logins', () => {
     const admin = loginSkeleton('admin');
-    for (const alike of ['ADMIN', 'ａｄｍｉｎ', '\u0430dmin', 'adm\u0131n', 'adrnin']) expect(loginSkeleton(alike)).toBe(admin);
+    for (const alike of ['ADMIN', 'ａｄｍｉｎ', '\u0430dmin', 'adm\u0131n', 'adrnin'])
+      expect(loginSkeleton(alike)).toBe(admin);
     expect(loginSkeleton('admin1')).toBe(loginSkeleton('adminl'));
     expect(loginSkeleton('admin1')).toBe(loginSkeleton('admin\u{1D7CF}'));
     expect(loginSkeleton('z\u0435d')).toBe(loginSkeleton('zed'));

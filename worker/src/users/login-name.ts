@@ -71,17 +71,22 @@ const KEY_CHARS = /^[\p{L}\p{Nd}._@-]+$/u;
  * or digits alone (`İ` folds to `i` and a combining dot) would make a key that breaks the rule.
  */
 function identifierViolation(login: string): string | undefined {
+  const precis = ' (PRECIS IdentifierClass, RFC 8264)';
   for (const ch of mapWidth(login)) {
     const compat = ch.normalize('NFKC');
-    const precis = ' (PRECIS IdentifierClass, RFC 8264)';
     let why: string | undefined;
     if (compat !== ch) {
       const plain = KEY_CHARS.test(compat) ? ` "${compat}"` : '';
       why = `a compatibility form of${plain || ' another character'}${precis}; write${plain || ' that'} instead`;
-    } else if (/\p{Lt}/u.test(ch)) why = `a title-case letter${precis}`;
-    else if (OLD_HANGUL_JAMO.test(ch)) why = `an old Hangul jamo${precis}`;
-    else if (PHONETIC.test(ch)) why = 'a phonetic letter (small capital, ...) of no language (Unicode TR #39: technical)';
-    else if (!KEY_CHARS.test(loginKey(ch))) why = 'a letter whose lower case adds a combining mark (`İ` is `i̇`)';
+    } else if (/\p{Lt}/u.test(ch)) {
+      why = `a title-case letter${precis}`;
+    } else if (OLD_HANGUL_JAMO.test(ch)) {
+      why = `an old Hangul jamo${precis}`;
+    } else if (PHONETIC.test(ch)) {
+      why = 'a phonetic letter (small capital, ...) of no language (Unicode TR #39: technical)';
+    } else if (!KEY_CHARS.test(loginKey(ch))) {
+      why = 'a letter whose lower case adds a combining mark (as `İ`)';
+    }
     if (why) return `the login holds ${describeChar(ch)}, ${why}`;
   }
   return undefined;
