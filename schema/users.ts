@@ -4,6 +4,9 @@ import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqli
 /**
  * Accounts: local (password hash) or external (an LDAP server record or an OIDC provider, named by
  * `sourceName`). `loginKey` is the case-folded login; it is unique among live (not deleted) accounts.
+ * `loginSkeleton` is the key's confusable skeleton (README, Accounts: look-alike logins), unique among live
+ * accounts too; null until the start fills it, and left null on the newer of two live accounts that already
+ * looked alike before skeletons existed (reported at every start until an administrator resolves it).
  */
 export const users = sqliteTable(
   'users',
@@ -11,6 +14,7 @@ export const users = sqliteTable(
     id: text('id').primaryKey(),
     login: text('login').notNull(),
     loginKey: text('login_key').notNull(),
+    loginSkeleton: text('login_skeleton'),
     displayName: text('display_name').notNull().default(''),
     email: text('email'),
     role: text('role', { enum: ['admin', 'auditor', 'user'] })
@@ -42,6 +46,7 @@ export const users = sqliteTable(
   },
   (t) => [
     uniqueIndex('users_live_login_key').on(t.loginKey).where(sql`${t.deletedAt} is null`),
+    uniqueIndex('users_live_login_skeleton').on(t.loginSkeleton).where(sql`${t.deletedAt} is null`),
     index('users_role_status').on(t.role, t.status),
   ],
 );
@@ -60,8 +65,16 @@ export const passwordHistory = sqliteTable(
   (t) => [index('password_history_user').on(t.userId, t.createdAt)],
 );
 
-/** Logins of deleted accounts, reserved until `until` (USER_LOGIN_REUSE_DAY). */
-export const loginReservations = sqliteTable('login_reservations', {
-  loginKey: text('login_key').primaryKey(),
-  until: integer('until').notNull(),
-});
+/**
+ * Logins of deleted accounts, reserved until `until` (USER_LOGIN_REUSE_DAY), with their skeleton: a
+ * look-alike of a reserved login is reserved too (null until the start fills it).
+ */
+export const loginReservations = sqliteTable(
+  'login_reservations',
+  {
+    loginKey: text('login_key').primaryKey(),
+    until: integer('until').notNull(),
+    skeleton: text('skeleton'),
+  },
+  (t) => [index('login_reservations_skeleton').on(t.skeleton)],
+);

@@ -214,6 +214,100 @@ describe('external logins follow the login rule of every account', () => {
   });
 });
 
+// Look-alike logins (README, Accounts): a character PRECIS IdentifierClass refuses makes an invalid
+// login, 422 whatever else exists; a valid login that looks like a live or reserved one (the same
+// Unicode TR #39 skeleton) is in conflict with that account, 409; LDAP and OIDC first logins: 403.
+describe('look-alike logins are refused, for local accounts, LDAP and OIDC alike', () => {
+  const create = (login: string) => post('/v4/users', { auth: admin, json: { login, password: PASSWORD } });
+  const CYRILLIC_A = '\u0430';
+  const CYRILLIC_E = '\u0435';
+
+  it('local: аdmin (Cyrillic а) 409; ᴀdmin, ADMİN and admin𝟏 beside admin1 422, each naming the rule', async () => {
+    const suffix = uniqueLogin('');
+    const base = `admin-${suffix}`;
+    await createLocal(base);
+    await createLocal(`${base}1`);
+
+    const cyrillic = await create(`${CYRILLIC_A}dmin-${suffix}`);
+    expect(cyrillic.status, JSON.stringify(cyrillic.body)).toBe(409);
+    expect(cyrillic.body).toMatchObject({ code: 'CONFLICT', reason: 'look-alike' });
+    expect(String(cyrillic.body.detail)).toContain(`looks like the login "${base}"`);
+
+    const invalid = [
+      { login: `\u1D00dmin-${suffix}`, names: 'U+1D00', rule: /phonetic letter/ },
+      { login: `ADM\u0130N-${suffix.toUpperCase()}`, names: 'U+0130', rule: /lower case adds a combining mark/ },
+      { login: `${base}\u{1D7CF}`, names: 'U+1D7CF', rule: /compatibility form of "1" \(PRECIS IdentifierClass/ },
+    ];
+    for (const { login, names, rule } of invalid) {
+      const r = await create(login);
+      expect(r.status, `${login}: ${JSON.stringify(r.body)}`).toBe(422);
+      expect(r.body.code).toBe('VALIDATION');
+      const message = String((r.body.errors as { message: string }[])[0]!.message);
+      expect(message).toContain(names);
+      expect(message).toMatch(rule);
+    }
+    const tried = [`${CYRILLIC_A}dmin-${suffix}`, ...invalid.map((c) => c.login.normalize('NFC'))];
+    expect(await accountsNamed(tried)).toEqual([]);
+  });
+
+  it('the reuse quarantine holds the look-alikes of a deleted login: zеd (Cyrillic е) 409, ᴢed 422', async () => {
+    const suffix = uniqueLogin('');
+    const id = await createLocal(`zed-${suffix}`);
+    expect((await api(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);
+    const cyrillic = await create(`z${CYRILLIC_E}d-${suffix}`);
+    expect(cyrillic.status, JSON.stringify(cyrillic.body)).toBe(409);
+    expect(cyrillic.body).toMatchObject({ code: 'CONFLICT', reason: 'reserved' });
+    expect(String(cyrillic.body.detail)).toMatch(/looks like, the login of a deleted account, reserved until/);
+    const phonetic = await create(`\u1D22ed-${suffix}`);
+    expect(phonetic.status, JSON.stringify(phonetic.body)).toBe(422);
+    expect(JSON.stringify(phonetic.body.errors)).toContain('U+1D22');
+    expect(await accountsNamed([`z${CYRILLIC_E}d-${suffix}`, `\u1D22ed-${suffix}`])).toEqual([]);
+  });
+
+  it('LDAP first logins: look-alikes of live or reserved logins, a compatibility digit: 403', async () => {
+    const id = await createLocal('zed-gone');
+    expect((await api(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);
+    const cases = [
+      { key: 'lookalike', reason: 'look-alike', detail: /looks like the login of another account/ },
+      { key: 'quarantined', reason: 'reserved', detail: /looks like, the login of a deleted account, reserved/ },
+      { key: 'compat', reason: 'characters', detail: /U\+1D7CF, a compatibility form of "1"/ },
+    ];
+    for (const { key, reason, detail } of cases) {
+      const u = slapd.user(key);
+      const r = await ldapLogin(u.login, u.password!);
+      expect(r.status, `${key}: ${JSON.stringify(r.body)}`).toBe(403);
+      expect(r.body).toMatchObject({ type: 'urn:auth-service:problem:login-not-allowed', reason });
+      expect(String(r.body.detail)).toMatch(detail);
+      // The other account's login is not named to whoever logs in.
+      expect(String(r.body.detail)).not.toContain(ADMIN.login);
+    }
+    expect(await accountsNamed(cases.map((c) => slapd.user(c.key).login))).toEqual([]);
+    const events = await database.db.select().from(auditOutbox).where(eq(auditOutbox.type, 'login.refused'));
+    const reasons = events.map((e) => (e.data as { reason?: string }).reason);
+    expect(reasons).toContain('login-not-allowed:look-alike');
+  });
+
+  it('OIDC first logins: look-alikes of live or reserved logins, a compatibility digit: refused', async () => {
+    const suffix = uniqueLogin('');
+    const id = await createLocal(`zed-${suffix}`);
+    expect((await api(`/v4/users/${id}`, { method: 'DELETE', auth: admin })).status).toBe(204);
+    const cases = [
+      { login: `r\u043E\u043Et-admin`, detail: /looks like the login of another account/ },
+      { login: `z${CYRILLIC_E}d-${suffix}`, detail: /looks like, the login of a deleted account, reserved/ },
+      { login: `oidc-${suffix}\u{1D7CF}`, detail: /U\+1D7CF, a compatibility form of "1"/ },
+    ];
+    for (const { login, detail } of cases) {
+      const { res, b } = await oidcLogin(login);
+      expect(res.status).toBe(303);
+      const to = new URL(res.headers.get('location')!);
+      expect(to.searchParams.get('auth_error'), login).toBe('login_not_allowed');
+      expect(to.searchParams.get('auth_error_description')).toMatch(detail);
+      expect((await b.fetch(`${host.url}/v4/users/me`)).status).toBe(401);
+    }
+    expect(await accountsNamed(cases.map((c) => c.login))).toEqual([]);
+  });
+});
+
 // Last: the clock moves by months, and the bootstrap administrator ends blocked.
 describe('the last active administrator is never blocked for inactivity', () => {
   it('the only administrator, idle past the limit, logs in (warning); of two, the idle one is blocked', async () => {

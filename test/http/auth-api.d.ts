@@ -3554,7 +3554,7 @@ export interface paths {
          *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *
-         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
+         *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters, markup or compatibility characters), is still reserved after a deletion (USER_LOGIN_REUSE_DAY) or looks like another live or reserved login (Unicode TR #39 confusables) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
          */
         get: {
             parameters: {
@@ -5162,7 +5162,7 @@ export interface components {
         };
         CreateUser: {
             /**
-             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit. Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).
+             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit; no compatibility characters (`𝟏`, `ﬁ`) or phonetic letters (`ᴀ`). Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login), and a login that looks like another live or reserved one (`аdmin` with a Cyrillic `а`, Unicode TR #39 skeleton) is refused with 409.
              * @example j.doe
              */
             login: string;
@@ -5745,7 +5745,7 @@ export interface components {
         };
         FirstRunForm: {
             /**
-             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit. Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).
+             * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit; no compatibility characters (`𝟏`, `ﬁ`) or phonetic letters (`ᴀ`). Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login), and a login that looks like another live or reserved one (`аdmin` with a Cyrillic `а`, Unicode TR #39 skeleton) is refused with 409.
              * @example j.doe
              */
             login: string;

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../src/http/logger.js';
 import type { Db } from '../src/store/db.js';
 import { ensureSchemaStamp } from '../src/store/schema-stamp.js';
 import { readMeta, SCHEMA_STAMP_KEY } from '../src/store/index.js';
+import { fillLoginSkeletons } from '../src/users/login-skeletons.js';
 import { rekeyLogins } from '../src/users/rekey-logins.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url));
@@ -26,5 +27,11 @@ export async function migrateDatabase(
   // Login keys are data, not schema: recomputed when their definition changes (README, Accounts).
   for (const login of await rekeyLogins(db)) {
     logger.warning('login key left unchanged: another live account has the new key; rename or delete one', { login });
+  }
+  // Look-alike logins (README, Accounts): skeletons are filled here, never by SQL; accounts that already
+  // looked alike are reported at every start, never changed.
+  for (const { login, other } of await fillLoginSkeletons(db)) {
+    const msg = 'login looks like another live account login (same confusable skeleton): delete one of the two';
+    logger.warning(msg, { login, other });
   }
 }

@@ -150,6 +150,35 @@ const PLAIN: UserSpec[] = [
     email: null,
     role: 'user',
   },
+  // Look-alike logins: of the bootstrap administrator `root-admin` (Cyrillic о), a compatibility digit
+  // (PRECIS refuses it), and of `zed-gone` (Cyrillic е), a login the tests delete to reserve it.
+  {
+    key: 'lookalike',
+    login: 'r\u043E\u043Et-admin',
+    cn: 'Look Alike',
+    password: 'lookalike-Secret-10',
+    displayName: 'Look Alike',
+    email: null,
+    role: 'user',
+  },
+  {
+    key: 'compat',
+    login: 'compat\u{1D7CF}',
+    cn: 'Compat Digit',
+    password: 'compat-Secret-11',
+    displayName: 'Compat Digit',
+    email: null,
+    role: 'user',
+  },
+  {
+    key: 'quarantined',
+    login: 'z\u0435d-gone',
+    cn: 'Quarantined Zed',
+    password: 'quarantined-Secret-12',
+    displayName: 'Quarantined Zed',
+    email: null,
+    role: 'user',
+  },
 ];
 
 const AD: UserSpec[] = [

@@ -54,7 +54,8 @@ const callback = createRoute({
       'blocked account (the same account rule as password logins: blocked by an administrator, or for ' +
       'inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login ' +
       'claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, ' +
-      'invisible characters or markup) or is still reserved after a deletion (USER_LOGIN_REUSE_DAY) creates no ' +
+      'invisible characters, markup or compatibility characters), is still reserved after a deletion ' +
+      '(USER_LOGIN_REUSE_DAY) or looks like another live or reserved login (Unicode TR #39 confusables) creates no ' +
       'account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` ' +
       'naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.',
   ].join('\n\n'),

@@ -7,6 +7,7 @@ import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
+import { loginSkeleton } from './confusables.js';
 import { throttleKey, unlockStatements } from '../auth/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
@@ -107,7 +108,10 @@ export async function updateAccount(
   }
 }
 
-/** Deletes an account (kept as a tombstone) and reserves its login for USER_LOGIN_REUSE_DAY days. */
+/**
+ * Deletes an account (kept as a tombstone) and reserves its login for USER_LOGIN_REUSE_DAY days, with
+ * its look-alikes (the reservation keeps the login's confusable skeleton).
+ */
 export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays: number): Promise<void> {
   const until = ctx.now + reuseDays * DAY_MS;
   await updateAccount(
@@ -121,9 +125,9 @@ export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays:
         reuseDays > 0
           ? [
               ctx.db.run(sql`
-              insert into ${loginReservations} (login_key, until)
-              select ${loginKey(user.login)}, ${until} where ${happened}
-              on conflict (login_key) do update set until = excluded.until`),
+              insert into ${loginReservations} (login_key, until, skeleton)
+              select ${loginKey(user.login)}, ${until}, ${loginSkeleton(user.login)} where ${happened}
+              on conflict (login_key) do update set until = excluded.until, skeleton = excluded.skeleton`),
             ]
           : [],
     },

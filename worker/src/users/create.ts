@@ -3,16 +3,17 @@
  * first-run page and the operator command (`npm run ops -- create-admin`), and the insert below it
  * (also used by the bootstrap of the first administrator).
  */
-import { and, eq, gt } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { loginReservations, passwordHistory, users } from '../../../schema/index.js';
+import { passwordHistory, users } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
+import { loginSkeleton } from './confusables.js';
 import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { lookAlikeOf, reservedUntil } from './login-skeletons.js';
 import type { Role, UserRow } from './model.js';
 import { assertPasswordPolicy } from './password.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
@@ -43,9 +44,11 @@ export interface CreateAccountOptions {
 }
 
 /**
- * Checks the login rule (on the NFC form, which is stored), the password policy and the login
- * reservations of deleted accounts, then creates the account with its audit event in one
- * transaction. 422 VALIDATION or PASSWORD_POLICY, 409 when the login is taken or reserved.
+ * Checks the login rule (on the NFC form, which is stored), the password policy, the login
+ * reservations of deleted accounts and look-alikes of live accounts (by confusable skeleton), then
+ * creates the account with its audit event in one transaction. 422 VALIDATION (a character the rule
+ * refuses, whatever else exists) or PASSWORD_POLICY; 409 CONFLICT when the login is taken, reserved,
+ * or looks like another live account's (a valid login, but in conflict with another account).
  */
 export async function createLocalAccount(input: NewAccount, o: CreateAccountOptions): Promise<UserRow> {
   const a = { ...input, login: normaliseLogin(input.login) };
@@ -58,14 +61,16 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
     });
   }
   assertPasswordPolicy(a.password, o.config);
-  const reserved = await o.db
-    .select({ until: loginReservations.until })
-    .from(loginReservations)
-    .where(and(eq(loginReservations.loginKey, loginKey(a.login)), gt(loginReservations.until, o.now)));
-  if (reserved[0]) {
-    const until = new Date(reserved[0].until).toISOString();
-    const detail = `the login belonged to a deleted account and is reserved until ${until}`;
-    throw new ProblemError('CONFLICT', { detail });
+  const reserved = await reservedUntil(o.db, a.login, o.now);
+  if (reserved !== undefined) {
+    const until = new Date(reserved).toISOString();
+    const detail = `the login is, or looks like, the login of a deleted account, reserved until ${until}`;
+    throw new ProblemError('CONFLICT', { detail, extensions: { reason: 'reserved' } });
+  }
+  const other = await lookAlikeOf(o.db, a.login);
+  if (other !== undefined) {
+    const detail = `the login looks like the login "${other}" of another account (Unicode TR #39 confusables)`;
+    throw new ProblemError('CONFLICT', { detail, extensions: { reason: 'look-alike' } });
   }
   const user = await createLocalUser(o.db, {
     login: a.login,
@@ -88,7 +93,9 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
       ...(o.extra?.(u) ?? []),
     ],
   });
-  if (!user) throw new ProblemError('CONFLICT', { detail: 'the login is taken' });
+  if (!user) {
+    throw new ProblemError('CONFLICT', { detail: 'the login is taken', extensions: { reason: 'taken' } });
+  }
   return user;
 }
 
@@ -107,13 +114,15 @@ export interface NewLocalUser {
 
 /**
  * Inserts a local account with its first password in the history. Returns undefined when the login
- * is taken by a live account (the unique index decides, so concurrent creations cannot both win).
+ * is taken by a live account, or looks like one's (the unique indexes on the key and the skeleton
+ * decide, so concurrent creations cannot both win).
  */
 export async function createLocalUser(db: Db, u: NewLocalUser): Promise<UserRow | undefined> {
   const row: UserRow = {
     id: crypto.randomUUID(),
     login: u.login,
     loginKey: loginKey(u.login),
+    loginSkeleton: loginSkeleton(u.login),
     displayName: u.displayName ?? '',
     email: u.email ?? null,
     role: u.role,

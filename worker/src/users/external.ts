@@ -4,16 +4,18 @@
  * account is never logged in silently: it becomes a pending merge that /v3/login/union completes
  * (a local account), or is refused (another external account): users/identity-merge.ts.
  */
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert } from '../audit/events.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
+import { loginSkeleton } from './confusables.js';
 import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { lookAlikeOf, reservedUntil } from './login-skeletons.js';
 import { assertMayLogIn as assertAccountMayLogIn, sourceData } from './login-rule.js';
 import type { Role, UserRow } from './model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
-import { loginReservations, userIdentities, users } from '../../../schema/index.js';
+import { userIdentities, users } from '../../../schema/index.js';
 
 export interface ExternalIdentity {
   source: 'ldap' | 'oidc';
@@ -36,8 +38,9 @@ export type Outcome = { user: UserRow } | { collision: { login: string; external
 
 /**
  * Finds, refreshes or creates the account of `identity`. A new account's login must pass the login
- * rule and not be reserved: else 403 LOGIN_NOT_ALLOWED (audited with `also`, e.g. forgetting the
- * failed attempts), and no account is created.
+ * rule, not be reserved and not look like another live account's login (another key, the same
+ * confusable skeleton): else 403 LOGIN_NOT_ALLOWED (audited with `also`, e.g. forgetting the failed
+ * attempts), and no account is created. The same login (the same key) is a collision: a merge.
  */
 export async function accountOfIdentity(
   scope: RequestScope,
@@ -89,6 +92,7 @@ export async function accountOfIdentity(
     id: crypto.randomUUID(),
     login,
     loginKey: loginKey(login),
+    loginSkeleton: loginSkeleton(login),
     displayName,
     email,
     role: identity.role ?? 'user',
@@ -123,17 +127,24 @@ export async function accountOfIdentity(
       }),
     ]);
   } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // A look-alike created meanwhile (the skeleton's index): refused as it would have been before.
+    if ((await lookAlikeOf(db, login)) !== undefined) {
+      return refuseLogin(scope, identity, login, LOOK_ALIKE, 'look-alike', o.also ?? []);
+    }
     // The login belongs to another account (local, or another source's): a merge, not a login.
-    if (isUniqueViolation(err)) return { collision: { login, externalId } };
-    throw err;
+    return { collision: { login, externalId } };
   }
   return { user: row };
 }
 
+const LOOK_ALIKE = 'the login looks like the login of another account (Unicode TR #39 confusables)';
+
 /**
  * The login rule for a new external account: the source's login, in NFC, must pass the rule of
- * every login (no new lines, invisible characters or markup) and not be reserved after a deletion
- * (USER_LOGIN_REUSE_DAY). It is refused, never altered. Returns the login to store.
+ * every login (no new lines, invisible characters, markup or compatibility characters), not be (or
+ * look like) a login reserved after a deletion (USER_LOGIN_REUSE_DAY), and not look like another
+ * live account's login. It is refused, never altered. Returns the login to store.
  */
 async function assertLoginAllowed(
   scope: RequestScope,
@@ -141,19 +152,33 @@ async function assertLoginAllowed(
   also: BatchItem<'sqlite'>[],
 ): Promise<string> {
   const db = scope.db;
-  const now = scope.now();
   const login = normaliseLogin(identity.login);
-  let why = loginViolation(login);
-  let reason = 'characters';
-  if (!why) {
-    const reserved = await db
-      .select({ until: loginReservations.until })
-      .from(loginReservations)
-      .where(and(eq(loginReservations.loginKey, loginKey(login)), gt(loginReservations.until, now)));
-    if (!reserved[0]) return login;
-    why = `the login belonged to a deleted account and is reserved until ${new Date(reserved[0].until).toISOString()}`;
-    reason = 'reserved';
+  const why = loginViolation(login);
+  if (why) return refuseLogin(scope, identity, login, why, 'characters', also);
+  const reserved = await reservedUntil(db, login, scope.now());
+  if (reserved !== undefined) {
+    const until = new Date(reserved).toISOString();
+    const detail = `the login is, or looks like, the login of a deleted account, reserved until ${until}`;
+    return refuseLogin(scope, identity, login, detail, 'reserved', also);
   }
+  // The other account's login is not named: the person logging in may not know it.
+  if ((await lookAlikeOf(db, login)) !== undefined) {
+    return refuseLogin(scope, identity, login, LOOK_ALIKE, 'look-alike', also);
+  }
+  return login;
+}
+
+/** Audits and logs the refusal of an external login's login, then throws 403 LOGIN_NOT_ALLOWED. */
+async function refuseLogin(
+  scope: RequestScope,
+  identity: ExternalIdentity,
+  login: string,
+  why: string,
+  reason: 'characters' | 'reserved' | 'look-alike',
+  also: BatchItem<'sqlite'>[],
+): Promise<never> {
+  const db = scope.db;
+  const now = scope.now();
   const source = sourceData(identity);
   const data = { reason: `login-not-allowed:${reason}`, ...source };
   const event = { stream: 'user_activity', type: 'login.refused', subjectLogin: login, data } as const;

@@ -60,4 +60,15 @@ describe('loginViolation', () => {
     // Judged after width mapping, as the key is: a full-width "<" is a "<".
     expect(loginViolation('ａ＜ｂ＞')).toMatch(/U\+FF1C/);
   });
+
+  it('refuses what PRECIS IdentifierClass refuses, phonetic letters and letters whose lower case adds a mark', () => {
+    expect(loginViolation('admin\u{1D7CF}')).toMatch(/U\+1D7CF, a compatibility form of "1" \(PRECIS/);
+    expect(loginViolation('\uFB01le')).toMatch(/U\+FB01, a compatibility form of "fi"/);
+    expect(loginViolation('\u1F88x')).toMatch(/U\+1F88, a title-case letter/);
+    expect(loginViolation('\u1100\u1161\u11A8\u11FA')).toMatch(/old Hangul jamo/);
+    expect(loginViolation('\u1D00dmin')).toMatch(/U\+1D00, a phonetic letter/);
+    expect(loginViolation('ADM\u0130N')).toMatch(/U\+0130, a letter whose lower case adds a combining mark/);
+    // Width forms are mapped first (RFC 8265), so they are not compatibility characters here.
+    for (const login of ['ＡＤＭＩＮ', 'ｶﾞｷ', 'Straße', '한국어']) expect(loginViolation(login)).toBeUndefined();
+  });
 });

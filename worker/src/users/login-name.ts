@@ -41,17 +41,55 @@ function mapWidth(text: string): string {
  * Why `login` (normalised with normaliseLogin) is not allowed, or undefined when it is: 1 to 150
  * characters, letters of any script, digits and . _ - @, starting with a letter or digit, judged
  * after width mapping as the key is (so `ＲＯＯＴ－ＡＤＭＩＮ` passes and `＜` does not). This keeps out
- * new lines, invisible characters and markup, whatever the source.
+ * new lines, invisible characters and markup, whatever the source; then the PRECIS IdentifierClass
+ * checks of identifierViolation.
  */
 export function loginViolation(login: string): string | undefined {
   const chars = [...login];
   if (chars.length === 0) return 'the login is empty';
   if (chars.length > LOGIN_MAX_LENGTH) return `the login is longer than ${LOGIN_MAX_LENGTH} characters`;
-  if (ALLOWED.test(mapWidth(login))) return undefined;
+  if (ALLOWED.test(mapWidth(login))) return identifierViolation(login);
   const first = chars[0]!;
   if (!FIRST.test(mapWidth(first))) return `the login starts with ${describeChar(first)}; allowed: ${LOGIN_RULE}`;
   const bad = chars.find((ch) => !NEXT.test(mapWidth(ch)));
   return `the login holds ${bad ? describeChar(bad) : 'a character that is not allowed'}; allowed: ${LOGIN_RULE}`;
+}
+
+// Conjoining Hangul jamo left over after NFC (old Hangul): PRECIS's OldHangulJamo, disallowed.
+const OLD_HANGUL_JAMO = /[\u1100-\u11FF\uA960-\uA97F\uD7B0-\uD7FF]/u;
+// Phonetic Extensions (and their supplement): small capitals and other phonetic letters (`ᴀ`, `ᴢ`), of
+// Identifier_Type Technical in Unicode TR #39, written in no language's names and many of them absent
+// from confusables.txt although they look like Latin letters.
+const PHONETIC = /[\u1D00-\u1DBF]/u;
+const KEY_CHARS = /^[\p{L}\p{Nd}._@-]+$/u;
+
+/**
+ * Why a login already made of allowed characters is still refused (README, Accounts: look-alike
+ * logins): PRECIS IdentifierClass (RFC 8264 §4.2, as RFC 8265 applies it after width mapping) refuses
+ * compatibility characters (NFKC changes them: `𝟏`, `ﬁ`, `ſ`), title-case letters and old Hangul
+ * jamo; phonetic letters are refused as technical; and a character whose case folding is not letters
+ * or digits alone (`İ` folds to `i` and a combining dot) would make a key that breaks the rule.
+ */
+function identifierViolation(login: string): string | undefined {
+  const precis = ' (PRECIS IdentifierClass, RFC 8264)';
+  for (const ch of mapWidth(login)) {
+    const compat = ch.normalize('NFKC');
+    let why: string | undefined;
+    if (compat !== ch) {
+      const plain = KEY_CHARS.test(compat) ? ` "${compat}"` : '';
+      why = `a compatibility form of${plain || ' another character'}${precis}; write${plain || ' that'} instead`;
+    } else if (/\p{Lt}/u.test(ch)) {
+      why = `a title-case letter${precis}`;
+    } else if (OLD_HANGUL_JAMO.test(ch)) {
+      why = `an old Hangul jamo${precis}`;
+    } else if (PHONETIC.test(ch)) {
+      why = 'a phonetic letter (small capital, ...) of no language (Unicode TR #39: technical)';
+    } else if (!KEY_CHARS.test(loginKey(ch))) {
+      why = 'a letter whose lower case adds a combining mark (as `İ`)';
+    }
+    if (why) return `the login holds ${describeChar(ch)}, ${why}`;
+  }
+  return undefined;
 }
 
 // Characters a directory's matching rules ignore (RFC 4518 §2.2 maps them to nothing): soft hyphen,
@@ -87,6 +125,8 @@ export const LoginSchema = z
     minLength: 1,
     maxLength: LOGIN_MAX_LENGTH,
     description:
-      `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}. Stored in NFC; unique ignoring case and width ` +
-      '(`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login).',
+      `1 to ${LOGIN_MAX_LENGTH} characters: ${LOGIN_RULE}; no compatibility characters (\`𝟏\`, \`ﬁ\`) or ` +
+      'phonetic letters (`ᴀ`). Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are ' +
+      'one login), and a login that looks like another live or reserved one (`аdmin` with a Cyrillic `а`, ' +
+      'Unicode TR #39 skeleton) is refused with 409.',
   });

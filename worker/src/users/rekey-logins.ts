@@ -21,7 +21,8 @@ export async function rekeyLogins(db: Db): Promise<string[]> {
     const key = loginKey(row.login);
     if (key === row.key) continue;
     try {
-      await db.update(users).set({ loginKey: key }).where(sql`${users.id} = ${row.id}`);
+      // The skeleton follows the key: filled again by fillLoginSkeletons, which runs next.
+      await db.update(users).set({ loginKey: key, loginSkeleton: null }).where(sql`${users.id} = ${row.id}`);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       conflicts.push(row.login);
@@ -33,7 +34,7 @@ export async function rekeyLogins(db: Db): Promise<string[]> {
     if (key === r.loginKey) continue;
     await db.batch([
       db.run(sql`insert into ${loginReservations} (login_key, until) values (${key}, ${r.until})
-                 on conflict (login_key) do update set until = max(until, excluded.until)`),
+                 on conflict (login_key) do update set until = max(until, excluded.until), skeleton = null`),
       db.delete(loginReservations).where(sql`${loginReservations.loginKey} = ${r.loginKey}`),
     ]);
   }
