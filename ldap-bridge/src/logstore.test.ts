@@ -180,19 +180,22 @@ describe('POST /v1/logstore/query', () => {
     expect(caps.body.body.fields.outcome).toHaveProperty('text');
   });
 
-  it("refuses patterns that could reach other indices (commas, _all, outside the service's svc-sec- prefix)", async () => {
-    for (const index of ['svc-sec-*,secret-*', '_all', '../x', 'A*', 'o*', '*', 'svc*', 'svc-sec*', 'other-index']) {
-      const res = await post('/v1/logstore/query', {
-        ...target(),
-        operation: 'search',
-        index,
-        body: {},
-        proxyUser: null,
-        proxyRoles: [],
-      });
-      expect(res.status, index).toBe(400);
-    }
-  });
+  it(
+    "refuses patterns that could reach other indices (commas, _all, outside the service's svc-sec- " + 'prefix)',
+    async () => {
+      for (const index of ['svc-sec-*,secret-*', '_all', '../x', 'A*', 'o*', '*', 'svc*', 'svc-sec*', 'other-index']) {
+        const res = await post('/v1/logstore/query', {
+          ...target(),
+          operation: 'search',
+          index,
+          body: {},
+          proxyUser: null,
+          proxyRoles: [],
+        });
+        expect(res.status, index).toBe(400);
+      }
+    },
+  );
 });
 
 describe("the store's nodes: only those of the bridge's own LOGSTORE_ALLOWED_URLS", () => {
@@ -258,16 +261,19 @@ describe("the store's nodes: only those of the bridge's own LOGSTORE_ALLOWED_URL
     }
   });
 
-  it('reads LOGSTORE_ALLOWED_URLS from the environment; refuses http:// entries while credentials are set', async () => {
-    const { logstoreCredentialsFromEnv } = await import('./logstore.js');
-    const read = () => '';
-    expect(
-      logstoreCredentialsFromEnv({ LOGSTORE_ALLOWED_URLS: ' https://a:9200 ; https://b:9200 ' }, read).allowedUrls,
-    ).toEqual(['https://a:9200', 'https://b:9200']);
-    expect(logstoreCredentialsFromEnv({}, read).allowedUrls).toBeUndefined();
-    expect(() =>
-      logstoreCredentialsFromEnv({ LOGSTORE_USERNAME: 'u', LOGSTORE_ALLOWED_URLS: 'http://a:9200' }, read),
-    ).toThrow(/http:\/\//);
-    expect(() => logstoreCredentialsFromEnv({ LOGSTORE_ALLOWED_URLS: 'ftp://a' }, read)).toThrow(/not an http/);
-  });
+  it(
+    'reads LOGSTORE_ALLOWED_URLS from the environment; refuses http:// entries while credentials are ' + 'set',
+    async () => {
+      const { logstoreCredentialsFromEnv } = await import('./logstore.js');
+      const read = () => '';
+      expect(
+        logstoreCredentialsFromEnv({ LOGSTORE_ALLOWED_URLS: ' https://a:9200 ; https://b:9200 ' }, read).allowedUrls,
+      ).toEqual(['https://a:9200', 'https://b:9200']);
+      expect(logstoreCredentialsFromEnv({}, read).allowedUrls).toBeUndefined();
+      expect(() =>
+        logstoreCredentialsFromEnv({ LOGSTORE_USERNAME: 'u', LOGSTORE_ALLOWED_URLS: 'http://a:9200' }, read),
+      ).toThrow(/http:\/\//);
+      expect(() => logstoreCredentialsFromEnv({ LOGSTORE_ALLOWED_URLS: 'ftp://a' }, read)).toThrow(/not an http/);
+    },
+  );
 });

@@ -101,7 +101,9 @@ export function logstoreCredentialsFromEnv(
   for (const u of creds.allowedUrls ?? []) {
     if (originOf(u) === null) throw new Error(`LOGSTORE_ALLOWED_URLS: ${JSON.stringify(u)} is not an http(s) URL`);
     if (hasCredentials(creds) && !u.toLowerCase().startsWith('https://'))
-      throw new Error('LOGSTORE_ALLOWED_URLS: http:// nodes are refused while LOGSTORE_USERNAME or LOGSTORE_API_KEY is set');
+      throw new Error(
+        'LOGSTORE_ALLOWED_URLS: http:// nodes are refused while LOGSTORE_USERNAME or LOGSTORE_API_KEY is set',
+      );
   }
   return creds;
 }

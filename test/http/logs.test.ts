@@ -3,8 +3,8 @@
  * binding emulator) → the bridge over mutual TLS → the TEST LOG STORE (test/harness/logstore: a
  * protocol-level stand-in, two HTTPS nodes with their own test CA, since no OpenSearch or
  * Elasticsearch can be installed here). The bridge holds the store's CA and credentials (as
- * LOGSTORE_CA_FILE, LOGSTORE_USERNAME/PASSWORD and LOGSTORE_ALLOWED_URLS would give it), and the host verifies the store's
- * certificate (LOGSTORE_VERIFY_CERTS=True). Its own host, so settings changes touch no other suite.
+ * LOGSTORE_CA_FILE, LOGSTORE_USERNAME/PASSWORD and LOGSTORE_ALLOWED_URLS would give it), and the host verifies the
+ * store's certificate (LOGSTORE_VERIFY_CERTS=True). Its own host, so settings changes touch no other suite.
  */
 import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -379,34 +379,41 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
     expect(store.requests.length).toBe(before);
   });
 
-  it('refuses JSON nested deeper than 64 levels with 422 naming the limit, on every endpoint (never a 503)', async () => {
-    const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
-    const raw = (path: string, method: string, body: string) =>
-      fetch(`${host.url}${path}`, {
-        method,
-        headers: { Authorization: admin, 'Content-Type': 'application/json' },
-        body,
-      });
-    const before = store.requests.length;
-    for (const [path, method, body] of [
-      ['/v3/logs/user_activity/search', 'POST', `{"aggs":{"m":{"min":{"field":"n"},"meta":{"x":${nested(20_000)}}}}}`],
-      ['/v3/logs/user_activity/search', 'POST', `{"query":{"ids":{"values":${nested(30_000)}}}}`],
-      ['/v3/logs/user_activity/field_caps', 'POST', `{"index_filter":${nested(65)}}`],
-      ['/v3/settings', 'PATCH', `{"values":{"LOGSTORE_TIMEOUT":${nested(20_000)}}}`],
-      ['/v4/users', 'POST', `{"login":"deep","password":${nested(20_000)}}`],
-    ] as const) {
-      const r = await raw(path, method, body);
-      const problem = (await r.json()) as Json;
-      expect(r.status, `${path} ${body.slice(0, 40)}`).toBe(422);
-      expect(problem).toMatchObject({ code: 'VALIDATION', errors: [{ location: 'body', path: '' }] });
-      expect(problem.detail).toContain('64');
-    }
-    expect(store.requests.length).toBe(before);
-    // Exactly 64 levels pass the depth check and reach the allow-list (which refuses nested sort values).
-    const ok = await raw('/v3/logs/user_activity/search', 'POST', `{"search_after":${nested(63)}}`);
-    expect(ok.status).toBe(422);
-    expect(((await ok.json()) as Json).errors).toEqual([expect.objectContaining({ path: 'search_after' })]);
-  });
+  it(
+    'refuses JSON nested deeper than 64 levels with 422 naming the limit, on every endpoint (never a ' + '503)',
+    async () => {
+      const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+      const raw = (path: string, method: string, body: string) =>
+        fetch(`${host.url}${path}`, {
+          method,
+          headers: { Authorization: admin, 'Content-Type': 'application/json' },
+          body,
+        });
+      const before = store.requests.length;
+      for (const [path, method, body] of [
+        [
+          '/v3/logs/user_activity/search',
+          'POST',
+          `{"aggs":{"m":{"min":{"field":"n"},"meta":{"x":${nested(20_000)}}}}}`,
+        ],
+        ['/v3/logs/user_activity/search', 'POST', `{"query":{"ids":{"values":${nested(30_000)}}}}`],
+        ['/v3/logs/user_activity/field_caps', 'POST', `{"index_filter":${nested(65)}}`],
+        ['/v3/settings', 'PATCH', `{"values":{"LOGSTORE_TIMEOUT":${nested(20_000)}}}`],
+        ['/v4/users', 'POST', `{"login":"deep","password":${nested(20_000)}}`],
+      ] as const) {
+        const r = await raw(path, method, body);
+        const problem = (await r.json()) as Json;
+        expect(r.status, `${path} ${body.slice(0, 40)}`).toBe(422);
+        expect(problem).toMatchObject({ code: 'VALIDATION', errors: [{ location: 'body', path: '' }] });
+        expect(problem.detail).toContain('64');
+      }
+      expect(store.requests.length).toBe(before);
+      // Exactly 64 levels pass the depth check and reach the allow-list (which refuses nested sort values).
+      const ok = await raw('/v3/logs/user_activity/search', 'POST', `{"search_after":${nested(63)}}`);
+      expect(ok.status).toBe(422);
+      expect(((await ok.json()) as Json).errors).toEqual([expect.objectContaining({ path: 'search_after' })]);
+    },
+  );
 
   it('refuses every query-string parameter by name (the store is queried with the body only)', async () => {
     const before = store.requests.length;

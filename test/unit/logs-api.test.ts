@@ -146,9 +146,7 @@ describe('AUDIT_*_PATTERN that could reach other indices', () => {
       expect(await res.text()).toContain('svc-sec-');
     }
     // A row written before the rule (or by hand) is reported and skipped: the default pattern runs.
-    await t.db.run(
-      sql`INSERT INTO settings (name, value, updated_at) VALUES ('AUDIT_USER_ACTIVITY_PATTERN', 'o*', 0)`,
-    );
+    await t.db.run(sql`INSERT INTO settings (name, value, updated_at) VALUES ('AUDIT_USER_ACTIVITY_PATTERN', 'o*', 0)`);
     const res = await search(t);
     expect(res.status).not.toBe(503);
     expect(store.requests.map((r) => r.path)).toEqual(['/svc-sec-user-activity-*/_search']);

@@ -128,8 +128,8 @@ async function boundJson(c: Context<AppEnv>): Promise<void> {
 }
 
 /**
- * Bounds every request body before a handler sees it (and the nesting of a JSON one). A body with a Content-Length within the
- * limit passes untouched on the edge (the runtime enforces the announced length), and is read here
+ * Bounds every request body before a handler sees it (and the nesting of a JSON one). A body with a Content-Length
+ * within the limit passes untouched on the edge (the runtime enforces the announced length), and is read here
  * from the Node request on Node (readAnnounced); a chunked one is read here, counted, and handed on
  * as bytes.
  */

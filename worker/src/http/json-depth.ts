@@ -28,7 +28,8 @@ export function jsonNestsDeeper(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // a backslash escapes the next character
+      if (ch === 0x5c)
+        i++; // a backslash escapes the next character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) inString = true;
     else if (ch === 0x5b || ch === 0x7b) {
