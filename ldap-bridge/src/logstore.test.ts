@@ -11,7 +11,9 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   store = await startTestLogStore({ nodes: 2, basic: { username: 'bridge', password: 'St0re-pass' } });
-  app = buildBridge({ logstore: { ca: store.caPem, username: 'bridge', password: 'St0re-pass' } });
+  app = buildBridge({
+    logstore: { ca: store.caPem, username: 'bridge', password: 'St0re-pass', allowedUrls: store.urls },
+  });
   await app.ready();
 });
 afterAll(async () => {
@@ -95,7 +97,9 @@ describe('POST /v1/logstore/bulk', () => {
       });
       expect(slow).toMatchObject({ status: 504, body: { code: 'STORE_TIMEOUT' } });
       await store.nodes[0]!.set('up');
-      const plain = buildBridge({ logstore: { username: 'bridge', password: 'St0re-pass' } });
+      const plain = buildBridge({
+        logstore: { username: 'bridge', password: 'St0re-pass', allowedUrls: store.urls },
+      });
       try {
         const res = await plain.inject({
           method: 'POST',
@@ -156,18 +160,18 @@ describe('POST /v1/logstore/query', () => {
     const bad = await post('/v1/logstore/query', {
       ...target(),
       operation: 'search',
-      index: 'svc-*',
+      index: 'svc-sec-*',
       body: { query: { nope: {} } },
       proxyUser: null,
       proxyRoles: [],
     });
     expect(bad.body.status).toBe(400);
     expect(bad.body.body.error.type).toBe('parsing_exception');
-    store.seed('svc-a-1', [{ outcome: 'success' }]);
+    store.seed('svc-sec-a-1', [{ outcome: 'success' }]);
     const caps = await post('/v1/logstore/query', {
       ...target(),
       operation: 'field_caps',
-      index: 'svc-a-*',
+      index: 'svc-sec-a-*',
       fields: '*',
       body: {},
       proxyUser: null,
@@ -176,17 +180,100 @@ describe('POST /v1/logstore/query', () => {
     expect(caps.body.body.fields.outcome).toHaveProperty('text');
   });
 
-  it('refuses patterns that could reach other indices (commas, _all)', async () => {
-    for (const index of ['svc-*,secret-*', '_all', '../x', 'A*']) {
-      const res = await post('/v1/logstore/query', {
-        ...target(),
-        operation: 'search',
-        index,
-        body: {},
-        proxyUser: null,
-        proxyRoles: [],
-      });
-      expect(res.status, index).toBe(400);
+  it(
+    "refuses patterns that could reach other indices (commas, _all, outside the service's svc-sec- " + 'prefix)',
+    async () => {
+      for (const index of ['svc-sec-*,secret-*', '_all', '../x', 'A*', 'o*', '*', 'svc*', 'svc-sec*', 'other-index']) {
+        const res = await post('/v1/logstore/query', {
+          ...target(),
+          operation: 'search',
+          index,
+          body: {},
+          proxyUser: null,
+          proxyRoles: [],
+        });
+        expect(res.status, index).toBe(400);
+      }
+    },
+  );
+});
+
+describe("the store's nodes: only those of the bridge's own LOGSTORE_ALLOWED_URLS", () => {
+  const query = (urls: string[]) => ({
+    ...target({ urls }),
+    operation: 'search',
+    index: 'svc-sec-user-activity-*',
+    body: {},
+    proxyUser: null,
+    proxyRoles: [],
+  });
+
+  it('refuses, before any request, a node outside the list or over http://; bulk and query alike', async () => {
+    const { createServer } = await import('node:http');
+    const heard: Array<string | undefined> = [];
+    const listener = createServer((req, res) => {
+      heard.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const port = (listener.address() as { port: number }).port;
+    try {
+      for (const urls of [
+        [`http://127.0.0.1:${port}`],
+        [`https://127.0.0.1:${port}`],
+        [store.urls[0]!, `http://127.0.0.1:${port}`],
+        [store.urls[0]!.replace('https:', 'http:')],
+      ]) {
+        const q = await post('/v1/logstore/query', query(urls));
+        expect(q.status, urls.join(';')).toBe(503);
+        expect(q.body.code).toBe('LOGSTORE_URL_NOT_ALLOWED');
+        const b = await post('/v1/logstore/bulk', { ...target({ urls }), items: [item('x')] });
+        expect(b).toMatchObject({ status: 503, body: { code: 'LOGSTORE_URL_NOT_ALLOWED' } });
+      }
+      expect(heard).toEqual([]);
+      expect(store.requests).toEqual([]);
+      // The list's own nodes, written with other case or a trailing slash, are the same origins.
+      const ok = await post('/v1/logstore/query', query([`${store.urls[1]!.toUpperCase()}/`]));
+      expect(ok.status).toBe(200);
+    } finally {
+      listener.close();
     }
   });
+
+  it('with credentials and no list, no node at all; without credentials, any node', async () => {
+    const unlisted = buildBridge({ logstore: { ca: store.caPem, username: 'bridge', password: 'St0re-pass' } });
+    const keyOnly = buildBridge({ logstore: { ca: store.caPem, apiKey: 'k' } });
+    const anonymous = buildBridge({ logstore: { ca: store.caPem } });
+    try {
+      for (const bridge of [unlisted, keyOnly]) {
+        const res = await bridge.inject({ method: 'POST', url: '/v1/logstore/query', payload: query(store.urls) });
+        expect(res.statusCode).toBe(503);
+        expect(res.json()).toMatchObject({
+          code: 'LOGSTORE_URL_NOT_ALLOWED',
+          detail: expect.stringContaining('LOGSTORE_ALLOWED_URLS is not set'),
+        });
+      }
+      expect(store.requests).toEqual([]);
+      const res = await anonymous.inject({ method: 'POST', url: '/v1/logstore/query', payload: query(store.urls) });
+      expect(res.json()).toMatchObject({ status: 401 });
+    } finally {
+      await Promise.all([unlisted.close(), keyOnly.close(), anonymous.close()]);
+    }
+  });
+
+  it(
+    'reads LOGSTORE_ALLOWED_URLS from the environment; refuses http:// entries while credentials are ' + 'set',
+    async () => {
+      const { logstoreCredentialsFromEnv } = await import('./logstore.js');
+      const read = () => '';
+      expect(
+        logstoreCredentialsFromEnv({ LOGSTORE_ALLOWED_URLS: ' https://a:9200 ; https://b:9200 ' }, read).allowedUrls,
+      ).toEqual(['https://a:9200', 'https://b:9200']);
+      expect(logstoreCredentialsFromEnv({}, read).allowedUrls).toBeUndefined();
+      expect(() =>
+        logstoreCredentialsFromEnv({ LOGSTORE_USERNAME: 'u', LOGSTORE_ALLOWED_URLS: 'http://a:9200' }, read),
+      ).toThrow(/http:\/\//);
+      expect(() => logstoreCredentialsFromEnv({ LOGSTORE_ALLOWED_URLS: 'ftp://a' }, read)).toThrow(/not an http/);
+    },
+  );
 });

@@ -10,7 +10,11 @@
  *   retry strategy; a 500 is the cluster's answer to the query, the same from any node, so it is not
  *   retried). Only when every node failed is the call a 502/504 problem.
  * - The store's credentials (Basic or an API key) and CA come from the bridge's own environment
- *   (`LogstoreCredentials`), never from the worker.
+ *   (`LogstoreCredentials`), never from the worker. LOGSTORE_URLS is the worker's (UI-editable), so
+ *   the bridge itself checks every node against its own LOGSTORE_ALLOWED_URLS before any request:
+ *   an administrator can choose among the operator's stores, never send the credentials elsewhere
+ *   (README "Audit logs"). With credentials, no allow-list means no store, and http:// is refused.
+ * - Only the service's own indices (AUDIT_INDEX_PREFIX, checked by the request schemas).
  * - The caller's query string never reaches the store: the bridge builds each request itself.
  */
 import { Client, errors } from '@opensearch-project/opensearch';
@@ -33,6 +37,49 @@ export interface LogstoreCredentials {
   password?: string;
   /** An API key (sent as `Authorization: ApiKey <key>`); wins over username and password. */
   apiKey?: string;
+  /**
+   * LOGSTORE_ALLOWED_URLS: the only store nodes (origins) the bridge talks to. Required when it holds
+   * credentials; without credentials and without the list, any node (the bridge then sends nothing
+   * of its own).
+   */
+  allowedUrls?: string[];
+}
+
+/** The origin of a store URL (`https://host:port`, lower case, default port dropped), or null. */
+function originOf(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the bridge holds credentials of its own for the store. */
+const hasCredentials = (c: LogstoreCredentials) => Boolean(c.apiKey || c.username);
+
+/**
+ * Why the bridge refuses to send a request to the nodes `urls`, or null when they may be used:
+ * with credentials, every node must be https:// and in LOGSTORE_ALLOWED_URLS; without, in the list
+ * when there is one.
+ */
+export function refusedNodes(creds: LogstoreCredentials, urls: readonly string[]): string | null {
+  const withCreds = hasCredentials(creds);
+  if (withCreds && urls.some((u) => !u.toLowerCase().startsWith('https://')))
+    return 'the bridge sends its log-store credentials over https:// only: LOGSTORE_URLS names an http:// node';
+  if (!creds.allowedUrls) {
+    return withCreds
+      ? "LOGSTORE_ALLOWED_URLS is not set in the bridge's environment: it sends its log-store credentials to no node"
+      : null;
+  }
+  const allowed = new Set(creds.allowedUrls.map(originOf));
+  const outside = urls.filter((u) => {
+    const origin = originOf(u);
+    return origin === null || !allowed.has(origin);
+  });
+  return outside.length > 0
+    ? `LOGSTORE_URLS names ${outside.length} node(s) outside the bridge's LOGSTORE_ALLOWED_URLS`
+    : null;
 }
 
 /** Reads the store's credentials from the bridge's environment. */
@@ -40,12 +87,25 @@ export function logstoreCredentialsFromEnv(
   env: NodeJS.ProcessEnv,
   readFile: (path: string) => string,
 ): LogstoreCredentials {
-  return {
+  const allowed = env.LOGSTORE_ALLOWED_URLS?.split(';')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  const creds: LogstoreCredentials = {
     ca: env.LOGSTORE_CA_FILE ? readFile(env.LOGSTORE_CA_FILE) : undefined,
     username: env.LOGSTORE_USERNAME || undefined,
     password: env.LOGSTORE_PASSWORD || undefined,
     apiKey: env.LOGSTORE_API_KEY || undefined,
+    allowedUrls: allowed && allowed.length > 0 ? allowed : undefined,
   };
+  // A contradictory environment stops the start rather than failing every call later.
+  for (const u of creds.allowedUrls ?? []) {
+    if (originOf(u) === null) throw new Error(`LOGSTORE_ALLOWED_URLS: ${JSON.stringify(u)} is not an http(s) URL`);
+    if (hasCredentials(creds) && !u.toLowerCase().startsWith('https://'))
+      throw new Error(
+        'LOGSTORE_ALLOWED_URLS: http:// nodes are refused while LOGSTORE_USERNAME or LOGSTORE_API_KEY is set',
+      );
+  }
+  return creds;
 }
 
 /** Large enough for a batch of 5,000 events of a few KiB each. */
@@ -116,6 +176,8 @@ export async function logstorePlugin(
   app.post('/v1/logstore/bulk', { bodyLimit: BULK_BODY_LIMIT }, async (req, reply) => {
     const parsed = LogstoreBulkRequestSchema.safeParse(req.body);
     if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
+    const refused = refusedNodes(creds, parsed.data.urls);
+    if (refused) return sendProblem(reply, 503, 'LOGSTORE_URL_NOT_ALLOWED', refused);
     const { items } = parsed.data;
     const body = items.flatMap((i) => [{ create: { _index: i.index, _id: i.id } }, i.document]);
     try {
@@ -150,6 +212,8 @@ export async function logstorePlugin(
     const parsed = LogstoreQueryRequestSchema.safeParse(req.body);
     if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
     const q = parsed.data;
+    const refused = refusedNodes(creds, q.urls);
+    if (refused) return sendProblem(reply, 503, 'LOGSTORE_URL_NOT_ALLOWED', refused);
     // OpenSearch Security proxy authentication: the store maps these to roles and document-level
     // security (the bridge's address must be among its internalProxies).
     const headers: Record<string, string> = {};

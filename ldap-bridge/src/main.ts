@@ -4,7 +4,8 @@
  * the CA of the allowed clients); BRIDGE_ALLOWED_CLIENTS optionally pins client certificate CNs
  * (comma-separated). `npm run certs:dev` makes development certificates in data/certs. The log store's
  * CA and credentials: LOGSTORE_CA_FILE (a PEM file), LOGSTORE_USERNAME and LOGSTORE_PASSWORD, or
- * LOGSTORE_API_KEY. The mail server's CA: MAIL_CA_FILE (a PEM file; else the system's roots).
+ * LOGSTORE_API_KEY, and LOGSTORE_ALLOWED_URLS (the only store nodes they are sent to, https://,
+ * separated by ";"). The mail server's CA: MAIL_CA_FILE (a PEM file; else the system's roots).
  */
 import { readFileSync } from 'node:fs';
 import { buildBridge } from './app.js';

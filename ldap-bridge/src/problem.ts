@@ -14,6 +14,7 @@ const TITLES: Record<BridgeProblem['code'], string> = {
   STORE_UNAVAILABLE: 'Log store unavailable',
   STORE_TIMEOUT: 'Log store timeout',
   STORE_TLS: 'Log store TLS failure',
+  LOGSTORE_URL_NOT_ALLOWED: "Log store URL outside the bridge's LOGSTORE_ALLOWED_URLS",
   MAIL_UNAVAILABLE: 'Mail server unavailable',
   MAIL_TIMEOUT: 'Mail server timeout',
   MAIL_TLS: 'Mail server TLS failure',

@@ -130,6 +130,7 @@ export const BridgeProblemSchema = z.object({
     'STORE_UNAVAILABLE',
     'STORE_TIMEOUT',
     'STORE_TLS',
+    'LOGSTORE_URL_NOT_ALLOWED',
     'MAIL_UNAVAILABLE',
     'MAIL_TIMEOUT',
     'MAIL_TLS',

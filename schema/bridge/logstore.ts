@@ -11,17 +11,30 @@
  */
 import { z } from 'zod';
 
-/** A concrete index name as the store accepts it (lower case, no wildcard, no separator). */
+/**
+ * Every index the service reads or writes starts with this prefix (README "Audit logs"): the
+ * AUDIT_*_PATTERN values are refused without it when saved, and the bridge refuses any other index,
+ * so a changed setting can never make the bridge's store credentials read or write another index.
+ */
+export const AUDIT_INDEX_PREFIX = 'svc-sec-';
+
+/** A concrete index name of the service (the prefix, then lower case, no wildcard, no separator). */
 export const IndexNameSchema = z
   .string()
   .max(255)
-  .regex(/^[a-z0-9][a-z0-9._+-]*$/, 'a concrete index name (lower case letters, digits, . _ + -)');
+  .regex(/^svc-sec-[a-z0-9][a-z0-9._+-]*$/, 'a concrete index name: svc-sec- then lower case letters, digits, . _ + -');
 
-/** An index pattern of one stream (AUDIT_*_PATTERN): a name with `*` wildcards, no commas, no `_all`. */
+/**
+ * An index pattern of one stream (AUDIT_*_PATTERN): the prefix, then a name with `*` wildcards; no
+ * commas, no `_all`, no wildcard in the prefix (`*`, `s*` or `svc*` would reach other indices).
+ */
 export const IndexPatternSchema = z
   .string()
   .max(255)
-  .regex(/^[a-z0-9][a-z0-9._+*-]*$/, 'an index pattern (lower case letters, digits, . _ + - and *)');
+  .regex(
+    /^svc-sec-[a-z0-9*][a-z0-9._+*-]*$/,
+    'an index pattern: svc-sec- then lower case letters, digits, . _ + - and *',
+  );
 
 /** Where and how the store is reached: the worker's effective LOGSTORE_* values. */
 export const LogstoreTargetSchema = z.object({

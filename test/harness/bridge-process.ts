@@ -28,6 +28,8 @@ export async function startBridgeProcess(logstore: {
   ca: string;
   username?: string;
   password?: string;
+  /** LOGSTORE_ALLOWED_URLS (required by the bridge with credentials). */
+  allowedUrls?: string[];
 }): Promise<BridgeProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'bridge-proc-'));
   const certs = makeDevCertificates(dir);
@@ -51,6 +53,7 @@ export async function startBridgeProcess(logstore: {
         BRIDGE_TLS_CA: certs.ca.cert,
         LOGSTORE_CA_FILE: caFile,
         ...(logstore.username ? { LOGSTORE_USERNAME: logstore.username, LOGSTORE_PASSWORD: logstore.password } : {}),
+        ...(logstore.allowedUrls ? { LOGSTORE_ALLOWED_URLS: logstore.allowedUrls.join(';') } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

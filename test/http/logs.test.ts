@@ -3,10 +3,10 @@
  * binding emulator) → the bridge over mutual TLS → the TEST LOG STORE (test/harness/logstore: a
  * protocol-level stand-in, two HTTPS nodes with their own test CA, since no OpenSearch or
  * Elasticsearch can be installed here). The bridge holds the store's CA and credentials (as
- * LOGSTORE_CA_FILE and LOGSTORE_USERNAME/PASSWORD would give it), and the host verifies the store's
- * certificate (LOGSTORE_VERIFY_CERTS=True). Its own host, so settings changes touch no other suite.
+ * LOGSTORE_CA_FILE, LOGSTORE_USERNAME/PASSWORD and LOGSTORE_ALLOWED_URLS would give it), and the host verifies the
+ * store's certificate (LOGSTORE_VERIFY_CERTS=True). Its own host, so settings changes touch no other suite.
  */
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
@@ -74,7 +74,7 @@ const ORDERED = [...ALL]
 
 beforeAll(async () => {
   store = await startTestLogStore({ nodes: 2, basic: STORE_USER });
-  bridge = await startTestBridge({ logstore: { ca: store.caPem, ...STORE_USER } });
+  bridge = await startTestBridge({ logstore: { ca: store.caPem, ...STORE_USER, allowedUrls: store.urls } });
   // The store holds only the seeded events here: the service's own events are not shipped to it
   // (test/http/audit-trail.test.ts covers shipping).
   const noShipping = { OUTBOX_CONTEXT_DETACH: 'False', IN_APP_SCHEDULER_ENABLED: 'False' };
@@ -224,6 +224,57 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
     expect(everything.body.hits.hits).toEqual([]);
   });
 
+  it("never sends the bridge's store credentials outside its LOGSTORE_ALLOWED_URLS (503, nothing sent)", async () => {
+    // An administrator points LOGSTORE_URLS at a listener of their own: it must hear nothing.
+    const heard: Array<string | undefined> = [];
+    const listener = createServer((req, res) => {
+      heard.push(req.headers.authorization);
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"hits":{"hits":[]}}');
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const port = (listener.address() as { port: number }).port;
+    try {
+      for (const urls of [
+        `http://127.0.0.1:${port}`,
+        `https://127.0.0.1:${port}`,
+        `${store.urls[0]};http://127.0.0.1:${port}`,
+      ]) {
+        await settings({ LOGSTORE_URLS: urls });
+        for (const r of [
+          await search('user_activity', { query: { match_all: {} } }),
+          await api('/v3/logs/user_activity/events', { auth: auditor }),
+        ]) {
+          expect(r.status, urls).toBe(503);
+          expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', cause: 'LOGSTORE_URL_NOT_ALLOWED' });
+        }
+      }
+      expect(heard).toEqual([]);
+    } finally {
+      listener.close();
+      await settings({ LOGSTORE_URLS: store.urls.join(';') });
+    }
+    expect((await search('user_activity', { size: 1 })).status).toBe(200);
+  });
+
+  it('refuses (422) an AUDIT_*_PATTERN outside the svc-sec- prefix; other indices stay unread', async () => {
+    for (const pattern of ['o*', '*', 'other-secret-*', 'svc*', 'svc-sec*', 'svc-sec-x-*,other-secret-*']) {
+      const r = await api('/v3/settings', {
+        method: 'PATCH',
+        auth: admin,
+        json: { values: { AUDIT_DATA_LIFECYCLE_PATTERN: pattern } },
+      });
+      expect(r.status, pattern).toBe(422);
+      expect(r.body.code).toBe('VALIDATION');
+      expect(r.body.detail).toContain('AUDIT_DATA_LIFECYCLE_PATTERN');
+      expect(r.body.detail).toContain('svc-sec-');
+    }
+    const types = await api<{ items: Json[] }>('/v3/logs/audit_log_types', { auth: auditor });
+    expect(types.body.items.find((t) => t.name === 'data_lifecycle')!.pattern).toBe('svc-sec-data-lifecycle-*');
+    const r = await search('data_lifecycle', { query: { match_all: {} } });
+    expect(JSON.stringify(r.body)).not.toContain('secret');
+  });
+
   it('field_caps: fields from the body, on the pattern', async () => {
     const from = store.requests.length;
     const r = await api('/v3/logs/user_activity/field_caps', {
@@ -278,7 +329,40 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
       [{ aggs: { x: { scripted_metric: {} } } }, ['aggs.x.scripted_metric']],
       [{ sort: [{ _script: { script: 'x' } }] }, ['sort.0._script']],
       [{ query: { wrapper: { query: 'eyJtYXRjaF9hbGwiOnt9fQ==' } } }, ['query.wrapper']],
+      // Every value is looked into: both spellings of sub-aggregations, a composite source's second
+      // type, a range's script, an order by script, extra keys beside `filters`, anything in `meta`.
+      [{ aggs: { x: { terms: { field: 'a' }, aggs: {}, aggregations: { c: { scripted_metric: {} } } } } }, ['aggs.x']],
+      [{ aggs: { x: { min: { field: 'a' } } }, aggregations: { y: { scripted_metric: {} } } }, ['aggregations']],
+      [
+        { aggs: { c: { composite: { sources: [{ s: { terms: { field: 'a' }, histogram: { script: 'x' } } }] } } } },
+        ['aggs.c.composite.sources.0.s'],
+      ],
+      [
+        { aggs: { r: { range: { field: 'n', ranges: [{ from: 1, script: 'x' }] } } } },
+        ['aggs.r.range.ranges.0.script'],
+      ],
+      [{ aggs: { t: { terms: { field: 'a', order: { _script: 'asc' } } } } }, ['aggs.t.terms.order._script']],
+      [{ aggs: { f: { filters: { filters: { a: { match_all: {} } }, script: 'x' } } } }, ['aggs.f.filters.script']],
+      [{ aggs: { m: { min: { field: 'n' }, meta: { a: { script: 'x' } } } } }, ['aggs.m.meta.a']],
+      [
+        { aggs: { h: { histogram: { field: 'n', interval: 1, extended_bounds: { script: 'x' } } } } },
+        ['aggs.h.histogram.extended_bounds.script'],
+      ],
+      [{ query: { match: { 'event.type': { query: { script: 'x' } } } } }, ['query.match.event.type.query']],
     ];
+    // Reasons are looked up among own properties: no prototype member answers for a key.
+    for (const key of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const r = await search('user_activity', JSON.parse(`{"query":{"${key}":{}}}`));
+      expect(r.status, key).toBe(422);
+      expect(r.body.errors.map((e: Json) => e.path)).toEqual([`query.${key}`]);
+      expect(r.body.detail).toContain(`query type "${key}" is not allowed`);
+      expect(JSON.stringify(r.body)).not.toContain('native code');
+    }
+    const top = await search('user_activity', { constructor: 1, toString: 1 });
+    expect(top.body.errors.map((e: Json) => [e.path, e.message])).toEqual([
+      ['constructor', 'search option "constructor" is not allowed'],
+      ['toString', 'search option "toString" is not allowed'],
+    ]);
     const before = store.requests.length;
     for (const [body, paths] of cases) {
       const r = await search('user_activity', body);
@@ -294,6 +378,42 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
     expect(both.body.errors.map((e: Json) => e.path)).toEqual(['script_fields', 'pit']);
     expect(store.requests.length).toBe(before);
   });
+
+  it(
+    'refuses JSON nested deeper than 64 levels with 422 naming the limit, on every endpoint (never a ' + '503)',
+    async () => {
+      const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+      const raw = (path: string, method: string, body: string) =>
+        fetch(`${host.url}${path}`, {
+          method,
+          headers: { Authorization: admin, 'Content-Type': 'application/json' },
+          body,
+        });
+      const before = store.requests.length;
+      for (const [path, method, body] of [
+        [
+          '/v3/logs/user_activity/search',
+          'POST',
+          `{"aggs":{"m":{"min":{"field":"n"},"meta":{"x":${nested(20_000)}}}}}`,
+        ],
+        ['/v3/logs/user_activity/search', 'POST', `{"query":{"ids":{"values":${nested(30_000)}}}}`],
+        ['/v3/logs/user_activity/field_caps', 'POST', `{"index_filter":${nested(65)}}`],
+        ['/v3/settings', 'PATCH', `{"values":{"LOGSTORE_TIMEOUT":${nested(20_000)}}}`],
+        ['/v4/users', 'POST', `{"login":"deep","password":${nested(20_000)}}`],
+      ] as const) {
+        const r = await raw(path, method, body);
+        const problem = (await r.json()) as Json;
+        expect(r.status, `${path} ${body.slice(0, 40)}`).toBe(422);
+        expect(problem).toMatchObject({ code: 'VALIDATION', errors: [{ location: 'body', path: '' }] });
+        expect(problem.detail).toContain('64');
+      }
+      expect(store.requests.length).toBe(before);
+      // Exactly 64 levels pass the depth check and reach the allow-list (which refuses nested sort values).
+      const ok = await raw('/v3/logs/user_activity/search', 'POST', `{"search_after":${nested(63)}}`);
+      expect(ok.status).toBe(422);
+      expect(((await ok.json()) as Json).errors).toEqual([expect.objectContaining({ path: 'search_after' })]);
+    },
+  );
 
   it('refuses every query-string parameter by name (the store is queried with the body only)', async () => {
     const before = store.requests.length;

@@ -4,6 +4,7 @@
  * name, type or default: the resolver reads them from here, and so do the README table and tests.
  */
 import { checkProxyRange } from '../http/ip-ranges.js';
+import { AUDIT_INDEX_PREFIX, IndexPatternSchema } from '../../../schema/bridge/index.js';
 import type { BooleanVar, EnumVar, IntegerVar, ListVar, NumberVar, StringVar, VarDef, VarGroup } from './types.js';
 
 type Common = { env?: string; secret?: boolean; restart?: boolean };
@@ -117,6 +118,12 @@ function pem(value: string): string | null {
     ? null
     : 'PEM certificate content (-----BEGIN CERTIFICATE----- ...)';
 }
+/** AUDIT_*_PATTERN: one pattern under the service's own prefix (README "Audit logs"), never another index. */
+function auditPattern(value: string): string | null {
+  return IndexPatternSchema.safeParse(value).success
+    ? null
+    : `an index pattern starting with ${AUDIT_INDEX_PREFIX} (then lower case letters, digits, . _ + - and *)`;
+}
 function nonEmpty(value: string): string | null {
   return value.trim() === '' ? 'a non-empty string' : null;
 }
@@ -151,42 +158,42 @@ export const REGISTRY = {
     'AUDIT_CRUD_USER_LOGS_PATTERN',
     'svc-sec-crud-user-logs-*',
     "index pattern of the log of users' CRUD operations",
-    { check: nonEmpty },
+    { check: auditPattern },
   ),
   AUDIT_CRUD_ADMIN_LOGS_PATTERN: str(
     A,
     'AUDIT_CRUD_ADMIN_LOGS_PATTERN',
     'svc-sec-crud-admin-logs-*',
     "index pattern of the log of administrators' CRUD operations",
-    { check: nonEmpty },
+    { check: auditPattern },
   ),
   AUDIT_EXT_SERVICE_ACCESS_PATTERN: str(
     A,
     'AUDIT_EXT_SERVICE_ACCESS_PATTERN',
     'svc-sec-ext-service-access-*',
     'index pattern of the log of access to corporate services',
-    { check: nonEmpty },
+    { check: auditPattern },
   ),
   AUDIT_API_ACCESS_PATTERN: str(
     A,
     'AUDIT_API_ACCESS_PATTERN',
     'svc-sec-api-access-*',
     'index pattern of the log of access to the system API',
-    { check: nonEmpty },
+    { check: auditPattern },
   ),
   AUDIT_USER_ACTIVITY_PATTERN: str(
     A,
     'AUDIT_USER_ACTIVITY_PATTERN',
     'svc-sec-user-activity-*',
     'index pattern of the user activity log',
-    { check: nonEmpty },
+    { check: auditPattern },
   ),
   AUDIT_DATA_LIFECYCLE_PATTERN: str(
     A,
     'AUDIT_DATA_LIFECYCLE_PATTERN',
     'svc-sec-data-lifecycle-*',
     'index pattern of the monitoring data lifecycle log',
-    { check: nonEmpty },
+    { check: auditPattern },
   ),
   LOGSTORE_URLS: str(
     A,

@@ -32,7 +32,9 @@ const SHARED: Record<number, { name: string; description: string }> = {
   415: { name: 'UnsupportedMediaType', description: "The Content-Type is not one of the request body's media types" },
   422: {
     name: 'ValidationFailed',
-    description: 'Validation failed: `errors` lists every bad field (body, path or query)',
+    description:
+      'Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper ' +
+      'than 64 levels (`maxDepth`) is refused as a whole',
   },
   500: {
     name: 'InternalError',

@@ -9,11 +9,15 @@
  * makes the connection unusable, and proxies in front of the worker (wrangler dev's, for one) then
  * fail the next request on it. A longer body is cut off (the stream is cancelled): the service stops
  * reading, and the host closes the connection.
+ *
+ * A JSON body within the limit is also measured for its nesting (json-depth.ts) here, the one place
+ * every body passes before a handler parses it.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './context.js';
 import { ProblemError } from './problem.js';
 import { requestHeader } from './node-messages.js';
+import { checkJsonDepth, isJsonType } from './json-depth.js';
 
 /** The 413 problem of a body over `max` bytes; `variable` names the setting that sets the limit. */
 export function bodyTooLarge(max: number, variable: string): ProblemError {
@@ -118,9 +122,14 @@ function keepBody(c: Context<AppEnv>, bytes: Uint8Array<ArrayBuffer>): void {
   cache.text = Promise.resolve(new TextDecoder().decode(bytes));
 }
 
+/** Refuses a JSON body nested too deep; its text stays in Hono's body cache for the handler. */
+async function boundJson(c: Context<AppEnv>): Promise<void> {
+  if (isJsonType(requestHeader(c, 'content-type'))) checkJsonDepth(await c.req.text());
+}
+
 /**
- * Bounds every request body before a handler sees it. A body with a Content-Length within the
- * limit passes untouched on the edge (the runtime enforces the announced length), and is read here
+ * Bounds every request body before a handler sees it (and the nesting of a JSON one). A body with a Content-Length
+ * within the limit passes untouched on the edge (the runtime enforces the announced length), and is read here
  * from the Node request on Node (readAnnounced); a chunked one is read here, counted, and handed on
  * as bytes.
  */
@@ -142,12 +151,14 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     if (o.exempt(c.req.path)) return next();
     if (node && length !== null && length <= o.max) {
       keepBody(c, await readAnnounced(node.incoming));
+      await boundJson(c);
       return next();
     }
     const body = c.req.raw.body;
     if (!body) return next();
     if (length !== null) {
       if (length > o.max) await refuseDeclared(body, length, o.max, o.variable);
+      if (!readOnly) await boundJson(c);
       return next();
     }
     const bytes = await readBodyLimited(c.req.raw, o.max, o.variable);
@@ -157,6 +168,7 @@ export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
     c.req.raw = readOnly
       ? new Request(raw.url, { method, headers: raw.headers, signal: raw.signal })
       : new Request(raw, { body: bytes });
+    if (!readOnly) await boundJson(c);
     return next();
   };
 }

@@ -4,6 +4,47 @@ import { checkFieldCapsBody, checkSearchBody } from './dsl-guard.js';
 const paths = (body: Record<string, unknown>) => checkSearchBody(body).map((e) => e.path);
 
 describe('checkSearchBody', () => {
+  it('looks into every value: both spellings, second composite types, ranges, order, filters, meta, options', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ aggs: { x: { terms: { field: 'a' }, aggs: {}, aggregations: { c: { scripted_metric: {} } } } } }, 'aggs.x'],
+      [{ aggs: { x: { min: { field: 'a' } } }, aggregations: { y: { min: { field: 'b' } } } }, 'aggregations'],
+      [
+        { aggs: { c: { composite: { sources: [{ s: { terms: { field: 'a' }, histogram: { script: 'x' } } }] } } } },
+        'aggs.c.composite.sources.0.s',
+      ],
+      [
+        { aggs: { c: { composite: { sources: [{ s: { terms: { field: 'a', script: 'x' } } }] } } } },
+        'aggs.c.composite.sources.0.s.terms.script',
+      ],
+      [{ aggs: { r: { range: { field: 'n', ranges: [{ from: 1, script: 'x' }] } } } }, 'aggs.r.range.ranges.0.script'],
+      [{ aggs: { t: { terms: { field: 'a', order: { _script: 'asc' } } } } }, 'aggs.t.terms.order._script'],
+      [{ aggs: { t: { terms: { field: 'a', order: [{ _count: { script: 'x' } }] } } } }, 'aggs.t.terms.order.0._count'],
+      [{ aggs: { f: { filters: { filters: { a: { match_all: {} } }, script: 'x' } } } }, 'aggs.f.filters.script'],
+      [{ aggs: { m: { min: { field: 'n' }, meta: { a: { script: 'x' } } } } }, 'aggs.m.meta.a'],
+      [{ aggs: { m: { min: { field: { script: 'x' } } } } }, 'aggs.m.min.field'],
+      [{ aggs: { m: { terms: { field: 'a', include: { script: 'x' } } } } }, 'aggs.m.terms.include'],
+      [{ query: { match: { f: { query: { script: 'x' } } } } }, 'query.match.f.query'],
+      [{ query: { ids: { values: [['x']] } } }, 'query.ids.values'],
+      [
+        { query: { constant_score: { filter: { match_all: {} }, boost: { script: 'x' } } } },
+        'query.constant_score.boost',
+      ],
+      [{ sort: [{ f: { order: 'asc', missing: { script: 'x' } } }] }, 'sort.0.f.missing'],
+    ];
+    for (const [body, path] of cases) expect(paths(body), JSON.stringify(body)).toEqual([path]);
+  });
+
+  it('looks reasons up among own properties only (no prototype member answers)', () => {
+    for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const errors = checkSearchBody(JSON.parse(`{"query":{"${key}":{}},"${key}":1}`));
+      expect(errors.map((e) => e.message)).toEqual([
+        `query type "${key}" is not allowed`,
+        `search option "${key}" is not allowed`,
+      ]);
+    }
+    expect(checkSearchBody({ query: { constant_score: {} } }).map((e) => e.path)).toEqual(['query.constant_score']);
+  });
+
   it('lets an auditor query through: bool, term(s), match, range, exists, sort, paging, _source, aggregations', () => {
     expect(
       checkSearchBody({

@@ -10,6 +10,11 @@
  * that read other indices (terms lookup, `more_like_this`, `percolate`, indexed shapes); `pit`, `knn`,
  * `suggest`, `rescore`, `profile`, `explain`, `slice`, `stored_fields`, `docvalue_fields`; `wrapper`
  * (a base64 query that would hide everything else from this check).
+ *
+ * Every value is looked into, not only the keys the store is known to read: an option takes a
+ * string, number or boolean unless it is one of the structured ones checked here (ranges, order,
+ * bounds, ...); `aggs` and `aggregations` together are refused (the store reads one of them); a
+ * key's reason is looked up among own properties only (`constructor` is just an unknown key).
  */
 import type { FieldError } from '../http/problem.js';
 
@@ -21,7 +26,7 @@ export const MAX_TOP_HITS = 100;
 /** Aggregations nest at most this deep. */
 export const MAX_AGG_DEPTH = 3;
 
-const REASONS: Record<string, string> = {
+const REASONS: Readonly<Record<string, string>> = {
   script: 'scripts are not allowed',
   _script: 'script sorts are not allowed',
   script_fields: 'scripts are not allowed',
@@ -63,6 +68,11 @@ const FIELD_CAPS_KEYS = new Set(['index_filter']);
 
 type Check = (spec: unknown, path: string) => void;
 
+/** The reason a key is refused on purpose, if it has one (own properties only: never Object.prototype's). */
+function reasonOf(key: string): string | undefined {
+  return Object.hasOwn(REASONS, key) ? REASONS[key] : undefined;
+}
+
 class Guard {
   readonly errors: FieldError[] = [];
   refuse(path: string, message: string): void {
@@ -70,12 +80,30 @@ class Guard {
   }
   /** A key outside the allow-list: its own reason when we have one. */
   unknown(path: string, key: string, what: string): void {
-    this.refuse(path, REASONS[key] ?? `${what} "${key}" is not allowed`);
+    this.refuse(path, reasonOf(key) ?? `${what} "${key}" is not allowed`);
   }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+/** A plain value: what every option takes unless it is one of the structured ones. */
+const isScalar = (v: unknown): v is string | number | boolean | null =>
+  v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+const SCALAR = 'a string, number or boolean';
+
+/** Refuses every key of `spec` but `allowed`, and every value of those that is not a plain value. */
+function scalarOptions(
+  g: Guard,
+  spec: Record<string, unknown>,
+  path: string,
+  allowed: readonly string[],
+  what: string,
+) {
+  for (const [k, v] of Object.entries(spec)) {
+    if (!allowed.includes(k)) g.unknown(join(path, k), k, what);
+    else if (!isScalar(v)) g.refuse(join(path, k), SCALAR);
+  }
+}
 
 /** A field name: no wildcards into other documents' metadata, and a sane length. */
 const FIELD = /^[\p{L}\p{N}@_.\-*]{1,256}$/u;
@@ -98,8 +126,10 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
     }
     const [field, value] = Object.entries(s)[0]!;
     if (!FIELD.test(field)) g.refuse(join(p, field), 'not a field name');
-    if (isObject(value)) {
-      for (const k of Object.keys(value)) {
+    if (!isObject(value)) {
+      if (!isScalar(value)) g.refuse(join(p, field), SCALAR);
+    } else {
+      for (const [k, v] of Object.entries(value)) {
         if (
           ![
             'query',
@@ -119,14 +149,15 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
           ].includes(k)
         ) {
           g.unknown(join(join(p, field), k), k, 'option');
-        }
+        } else if (!isScalar(v)) g.refuse(join(join(p, field), k), SCALAR);
       }
     }
   };
   switch (type) {
     case 'match_all':
     case 'match_none':
-      if (!isObject(spec) || Object.keys(spec).some((k) => k !== 'boost')) g.refuse(at, 'takes no options but boost');
+      if (!isObject(spec) || Object.entries(spec).some(([k, v]) => k !== 'boost' || typeof v !== 'number'))
+        g.refuse(at, 'takes no options but boost');
       return;
     case 'match':
     case 'match_phrase':
@@ -144,13 +175,15 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
         return;
       }
       for (const [k, v] of Object.entries(spec)) {
-        if (k === 'boost') continue;
+        if (k === 'boost') {
+          if (typeof v !== 'number') g.refuse(join(at, k), 'a number');
+          continue;
+        }
         // A terms lookup ({"index": ..., "id": ..., "path": ...}) reads a document of another index.
         if (!Array.isArray(v))
           g.refuse(join(at, k), 'terms takes an array of values (terms lookup reads other indices: not allowed)');
         else if (v.length > 1024) g.refuse(join(at, k), 'at most 1024 values');
-        else if (v.some((x) => isObject(x) || Array.isArray(x)))
-          g.refuse(join(at, k), 'values must be strings, numbers or booleans');
+        else if (!v.every(isScalar)) g.refuse(join(at, k), 'values must be strings, numbers or booleans');
       }
       return;
     }
@@ -161,6 +194,8 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
     case 'ids':
       if (!isObject(spec) || !Array.isArray(spec.values) || Object.keys(spec).length !== 1)
         g.refuse(at, 'takes {"values": [...]}');
+      else if (spec.values.length > 1024 || !spec.values.every((v) => typeof v === 'string'))
+        g.refuse(join(at, 'values'), 'at most 1024 ids (strings)');
       return;
     case 'multi_match':
     case 'simple_query_string': {
@@ -180,7 +215,14 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
         'analyze_wildcard',
         'lenient',
       ];
-      for (const k of Object.keys(spec)) if (!allowed.includes(k)) g.unknown(join(at, k), k, 'option');
+      const { fields, ...rest } = spec;
+      scalarOptions(g, rest, at, allowed, 'option');
+      if (
+        fields !== undefined &&
+        typeof fields !== 'string' &&
+        !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))
+      )
+        g.refuse(join(at, 'fields'), 'a list of field names');
       if (typeof spec.query !== 'string') g.refuse(join(at, 'query'), 'a string');
       return;
     }
@@ -195,16 +237,18 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
           for (const [i, c] of list.entries())
             checkQuery(g, c, Array.isArray(v) ? join(join(at, k), i) : join(at, k), depth + 1);
         } else if (!['minimum_should_match', 'boost'].includes(k)) g.unknown(join(at, k), k, 'bool option');
+        else if (!isScalar(v)) g.refuse(join(at, k), SCALAR);
       }
       return;
     }
     case 'constant_score': {
-      if (!isObject(spec) || !('filter' in spec)) {
+      if (!isObject(spec) || !Object.hasOwn(spec, 'filter')) {
         g.refuse(at, 'takes {"filter": query}');
         return;
       }
-      for (const k of Object.keys(spec)) if (!['filter', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
-      checkQuery(g, spec.filter, join(at, 'filter'), depth + 1);
+      const { filter, ...rest } = spec;
+      scalarOptions(g, rest, at, ['boost'], 'option');
+      checkQuery(g, filter, join(at, 'filter'), depth + 1);
       return;
     }
     case 'dis_max': {
@@ -212,9 +256,9 @@ function checkQuery(g: Guard, q: unknown, path: string, depth = 0): void {
         g.refuse(at, 'takes {"queries": [...]}');
         return;
       }
-      for (const k of Object.keys(spec))
-        if (!['queries', 'tie_breaker', 'boost'].includes(k)) g.unknown(join(at, k), k, 'option');
-      for (const [i, c] of spec.queries.entries()) checkQuery(g, c, join(join(at, 'queries'), i), depth + 1);
+      const { queries, ...rest } = spec;
+      scalarOptions(g, rest, at, ['tie_breaker', 'boost'], 'option');
+      for (const [i, c] of (queries as unknown[]).entries()) checkQuery(g, c, join(join(at, 'queries'), i), depth + 1);
       return;
     }
     default:
@@ -259,6 +303,117 @@ const AGG_OPTIONS = new Set([
   'shard_size',
 ]);
 
+/** Options that take a structure rather than a plain value, each checked by its own shape. */
+const STRUCTURED_OPTIONS = new Set(['order', 'extended_bounds', 'ranges', 'sources', 'after', '_source', 'sort']);
+const ORDER_KEY = /^(_count|_key|_term|[\p{L}\p{N}@_.>\-[\]]{1,256})$/u;
+
+/** `terms.order` and the like: {key: asc|desc} or a list of them; keys are _count, _key or a sub-aggregation. */
+function checkOrder(g: Guard, order: unknown, path: string): void {
+  const list = Array.isArray(order) ? order : [order];
+  list.forEach((o, i) => {
+    const at = Array.isArray(order) ? join(path, i) : path;
+    if (!isObject(o)) {
+      g.refuse(at, 'an order is {"_count" | "_key" | sub-aggregation: "asc" | "desc"}');
+      return;
+    }
+    for (const [k, v] of Object.entries(o)) {
+      if (!ORDER_KEY.test(k) || (k.startsWith('_') && !['_count', '_key', '_term'].includes(k)))
+        g.unknown(join(at, k), k, 'order key');
+      else if (v !== 'asc' && v !== 'desc') g.refuse(join(at, k), 'asc or desc');
+    }
+  });
+}
+
+/** Each key of `spec` (an aggregation's body) against the allow-list, and each value against its shape. */
+function checkAggOptions(g: Guard, type: string, spec: Record<string, unknown>, path: string): void {
+  for (const [k, v] of Object.entries(spec)) {
+    const at = join(path, k);
+    if (!AGG_OPTIONS.has(k)) {
+      g.unknown(at, k, 'aggregation option');
+      continue;
+    }
+    if (!STRUCTURED_OPTIONS.has(k)) {
+      if (k === 'include' || k === 'exclude') {
+        const ok =
+          isScalar(v) ||
+          (Array.isArray(v) && v.every(isScalar)) ||
+          (isObject(v) &&
+            Object.entries(v).every(
+              ([pk, pv]) => ['partition', 'num_partitions'].includes(pk) && typeof pv === 'number',
+            ));
+        if (!ok) g.refuse(at, 'a pattern, a list of values or {partition, num_partitions}');
+      } else if (!isScalar(v)) g.refuse(at, SCALAR);
+      continue;
+    }
+    switch (k) {
+      case 'order':
+        checkOrder(g, v, at);
+        break;
+      case 'extended_bounds':
+        if (!isObject(v)) g.refuse(at, 'takes {"min": ..., "max": ...}');
+        else scalarOptions(g, v, at, ['min', 'max'], 'bound');
+        break;
+      case 'ranges':
+        if (!Array.isArray(v) || v.length > 100) g.refuse(at, 'a list of at most 100 ranges');
+        else
+          v.forEach((r, i) => {
+            if (!isObject(r)) g.refuse(join(at, i), 'a range is {"from", "to", "key"}');
+            else scalarOptions(g, r, join(at, i), ['from', 'to', 'key', 'mask'], 'range option');
+          });
+        break;
+      case 'after':
+        if (!isObject(v)) g.refuse(at, 'the after_key of a previous page');
+        else for (const [ak, av] of Object.entries(v)) if (!isScalar(av)) g.refuse(join(at, ak), SCALAR);
+        break;
+      case '_source':
+        checkSource(g, v, at);
+        break;
+      case 'sort':
+        checkSort(g, v, at);
+        break;
+      case 'sources':
+        if (type !== 'composite') g.refuse(at, 'sources belong to a composite aggregation');
+        else checkCompositeSources(g, v, at);
+        break;
+    }
+  }
+}
+
+/** A composite's sources: a list of {name: {type: options}}, one name and one type each. */
+function checkCompositeSources(g: Guard, sources: unknown, path: string): void {
+  if (!Array.isArray(sources) || sources.length > 16) {
+    g.refuse(path, 'a list of at most 16 sources');
+    return;
+  }
+  sources.forEach((src, i) => {
+    const at = join(path, i);
+    if (!isObject(src) || Object.keys(src).length !== 1) {
+      g.refuse(at, 'a source is {name: {terms | date_histogram | histogram: {...}}}');
+      return;
+    }
+    const [name, s] = Object.entries(src)[0]!;
+    const nat = join(at, name);
+    if (!isObject(s) || Object.keys(s).length !== 1) {
+      g.refuse(nat, 'a source has exactly one type: terms, date_histogram or histogram');
+      return;
+    }
+    const [t, o] = Object.entries(s)[0]!;
+    if (!['terms', 'date_histogram', 'histogram'].includes(t))
+      g.refuse(nat, 'composite sources are terms, date_histogram or histogram');
+    else if (!isObject(o)) g.refuse(join(nat, t), 'expected an object');
+    else checkAggOptions(g, t, o, join(nat, t));
+  });
+}
+
+/** An aggregation's `meta`: returned as it is by the store; plain values only. */
+function checkMeta(g: Guard, meta: unknown, path: string): void {
+  if (!isObject(meta)) {
+    g.refuse(path, 'meta is an object of plain values');
+    return;
+  }
+  for (const [k, v] of Object.entries(meta)) if (!isScalar(v)) g.refuse(join(path, k), SCALAR);
+}
+
 function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
   if (depth > MAX_AGG_DEPTH) {
     g.refuse(path, `aggregations nest at most ${MAX_AGG_DEPTH} levels deep`);
@@ -274,6 +429,10 @@ function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
       g.refuse(at, 'an aggregation is an object');
       continue;
     }
+    if (Object.hasOwn(agg, 'aggs') && Object.hasOwn(agg, 'aggregations')) {
+      g.refuse(at, 'aggs and aggregations together: use one of them');
+      continue;
+    }
     const types = Object.keys(agg).filter((k) => k !== 'aggs' && k !== 'aggregations' && k !== 'meta');
     if (types.length !== 1) {
       g.refuse(at, 'an aggregation has exactly one type');
@@ -286,11 +445,15 @@ function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
     else if (type === 'filter') checkQuery(g, spec, tat);
     else if (type === 'filters') {
       const filters = isObject(spec) ? spec.filters : undefined;
-      if (!isObject(filters) && !Array.isArray(filters)) g.refuse(tat, 'takes {"filters": {...}}');
-      else for (const [k, q] of Object.entries(filters)) checkQuery(g, q, join(join(tat, 'filters'), k));
+      if (!isObject(spec) || (!isObject(filters) && !Array.isArray(filters))) g.refuse(tat, 'takes {"filters": {...}}');
+      else {
+        const { filters: _, ...rest } = spec;
+        scalarOptions(g, rest, tat, ['other_bucket', 'other_bucket_key'], 'filters option');
+        for (const [k, q] of Object.entries(filters)) checkQuery(g, q, join(join(tat, 'filters'), k));
+      }
     } else if (!isObject(spec)) g.refuse(tat, 'expected an object');
     else {
-      for (const k of Object.keys(spec)) if (!AGG_OPTIONS.has(k)) g.unknown(join(tat, k), k, 'aggregation option');
+      checkAggOptions(g, type, spec, tat);
       const limit = type === 'top_hits' ? MAX_TOP_HITS : MAX_AGG_SIZE;
       if (
         spec.size !== undefined &&
@@ -298,26 +461,10 @@ function checkAggs(g: Guard, aggs: unknown, path: string, depth: number): void {
       ) {
         g.refuse(join(tat, 'size'), `an integer in 0..${limit}`);
       }
-      if (type === 'composite' && Array.isArray(spec.sources)) {
-        for (const [i, src] of spec.sources.entries()) {
-          for (const [n, s] of Object.entries(isObject(src) ? src : {})) {
-            const [t, o] = Object.entries(isObject(s) ? s : {})[0] ?? [];
-            if (!t || !['terms', 'date_histogram', 'histogram'].includes(t))
-              g.refuse(
-                join(join(join(tat, 'sources'), i), n),
-                'composite sources are terms, date_histogram or histogram',
-              );
-            else
-              for (const k of Object.keys(isObject(o) ? o : {}))
-                if (!AGG_OPTIONS.has(k))
-                  g.unknown(join(join(join(tat, 'sources'), i), `${n}.${t}.${k}`), k, 'aggregation option');
-          }
-        }
-      }
-      if (type === 'top_hits' && spec.sort !== undefined) checkSort(g, spec.sort, join(tat, 'sort'));
     }
-    const sub = agg.aggs ?? agg.aggregations;
-    if (sub !== undefined) checkAggs(g, sub, join(at, agg.aggs !== undefined ? 'aggs' : 'aggregations'), depth + 1);
+    if (Object.hasOwn(agg, 'meta')) checkMeta(g, agg.meta, join(at, 'meta'));
+    if (Object.hasOwn(agg, 'aggs')) checkAggs(g, agg.aggs, join(at, 'aggs'), depth + 1);
+    else if (Object.hasOwn(agg, 'aggregations')) checkAggs(g, agg.aggregations, join(at, 'aggregations'), depth + 1);
   }
 }
 
@@ -345,9 +492,7 @@ function checkSort(g: Guard, sort: unknown, path: string): void {
     if (typeof spec === 'string') {
       if (spec !== 'asc' && spec !== 'desc') g.refuse(join(at, field), 'asc or desc');
     } else if (isObject(spec)) {
-      for (const k of Object.keys(spec))
-        if (!['order', 'missing', 'unmapped_type', 'format', 'mode'].includes(k))
-          g.unknown(join(join(at, field), k), k, 'sort option');
+      scalarOptions(g, spec, join(at, field), ['order', 'missing', 'unmapped_type', 'format', 'mode'], 'sort option');
     } else g.refuse(join(at, field), 'asc, desc or {order: ...}');
   });
 }
@@ -384,7 +529,10 @@ export function checkSearchBody(body: Record<string, unknown>): FieldError[] {
         break;
       case 'aggs':
       case 'aggregations':
-        checkAggs(g, value, key, 1);
+        // The store reads one of them: both would leave the other unchecked by the store's choice.
+        if (key === 'aggregations' && Object.hasOwn(body, 'aggs'))
+          g.refuse(key, 'aggs and aggregations together: use one');
+        else checkAggs(g, value, key, 1);
         break;
       case 'sort':
         checkSort(g, value, key);

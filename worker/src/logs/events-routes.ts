@@ -68,7 +68,8 @@ const FORM = [
 ].join(' ');
 const FAILURES = [
   `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured`,
-  `(LOGSTORE_URLS the placeholder) or the bridge not configured or unreachable: 503.`,
+  `(LOGSTORE_URLS the placeholder), a node outside the bridge's LOGSTORE_ALLOWED_URLS (\`cause\``,
+  `LOGSTORE_URL_NOT_ALLOWED), or the bridge not configured or unreachable: 503.`,
 ].join(' ');
 const base = { tags: ['logs'] };
 

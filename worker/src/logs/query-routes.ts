@@ -148,14 +148,15 @@ const FAILURES = [
   `The store's own refusal of the query is 400 QUERY_REJECTED with its reason (\`storeError\`); its 403 (the proxy`,
   `role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed,`,
   `the store's certificate was not verified, or it answered another error (\`upstreamStatus\`); 503 while`,
-  `LOGSTORE_URLS is the placeholder (\`cause\` LOGSTORE_NOT_CONFIGURED) or the bridge is not configured or`,
+  `LOGSTORE_URLS is the placeholder (\`cause\` LOGSTORE_NOT_CONFIGURED), names a node outside the bridge's`,
+  `LOGSTORE_ALLOWED_URLS (\`cause\` LOGSTORE_URL_NOT_ALLOWED), or the bridge is not configured or`,
   `unreachable; 504 past LOGSTORE_TIMEOUT on every node.`,
 ].join(' ');
 const COMMON = [
   `The query runs on the type's configured index pattern only (404 for any other type), as`,
   `the caller: the login goes to the store as \`x-proxy-user\`, the value of the account attribute named by`,
   `LOGSTORE_USER_ROLE_ATTRIBUTE as \`x-proxy-roles\`. No query parameters (422 naming each). Bodies over`,
-  `AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered.`,
+  `AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered; nested deeper than 64 levels: 422.`,
 ].join(' ');
 
 const queryMiddleware = [knownStream, allowQueryParameters([])];

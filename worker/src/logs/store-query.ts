@@ -5,6 +5,7 @@
  * store's answer into the endpoint's: 2xx passed back as it is, anything else one problem.
  */
 import {
+  AUDIT_INDEX_PREFIX,
   IndexPatternSchema,
   LogstoreQueryResponseSchema,
   type LogstoreQueryRequest,
@@ -37,10 +38,12 @@ export interface StoreQuery {
 /** The index pattern of a stream, refused (503) when the configured value could reach other indices. */
 function patternOf(config: ConfigSnapshot, stream: StreamName): string {
   const pattern = streamPattern(config, stream);
-  // AUDIT_*_PATTERN only has to be non-empty; commas, `_all` or upper case never leave the worker.
+  // Saved values are checked when saved; one from before the prefix rule never leaves the worker.
   if (!IndexPatternSchema.safeParse(pattern).success) {
     throw new ProblemError('SERVICE_UNAVAILABLE', {
-      detail: `${STREAMS[stream].variable} is not a single index pattern (lower case letters, digits, . _ + - and *)`,
+      detail:
+        `${STREAMS[stream].variable} is not a single index pattern starting with ${AUDIT_INDEX_PREFIX} ` +
+        '(lower case letters, digits, . _ + - and *)',
       extensions: { cause: 'LOGSTORE_MISCONFIGURED' },
     });
   }
