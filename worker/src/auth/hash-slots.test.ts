@@ -3,6 +3,8 @@ import { parseEnvironment } from '../config/index.js';
 import { createHashSlots, hashConcurrency } from './hash-slots.js';
 import { nativeHashConcurrency } from './password-hash/node-native.js';
 
+const A = '192.0.2.1';
+
 /** A piece of work that finishes when told to. */
 function gate() {
   let open!: () => void;
@@ -24,33 +26,33 @@ describe('hash slots', () => {
         await g.work();
         running -= 1;
       };
-      const first = gates.map((g) => slots.run(tracked(g)));
+      const first = gates.map((g) => slots.run(A, tracked(g)));
       // Two run, one waits: a fourth finds neither a slot nor a waiting place.
       const refused = { code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' } };
-      await expect(slots.run(async () => 'never')).rejects.toMatchObject(refused);
+      await expect(slots.run(A, async () => 'never')).rejects.toMatchObject(refused);
       gates[0]!.open();
       gates[1]!.open();
       gates[2]!.open();
       await Promise.all(first);
       expect(peak).toBe(2);
       // Free again.
-      expect(await slots.run(async () => 'ok')).toBe('ok');
+      expect(await slots.run(A, async () => 'ok')).toBe('ok');
     },
   );
 
   it('a failing piece of work frees its slot', async () => {
     const slots = createHashSlots({ concurrency: 1, queue: 0 });
-    await expect(slots.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(await slots.run(async () => 'ok')).toBe('ok');
+    await expect(slots.run(A, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await slots.run(A, async () => 'ok')).toBe('ok');
   });
 
   it('a slot held past the lease (its request was cancelled and never released it) is taken back', async () => {
     let now = 0;
     const slots = createHashSlots({ concurrency: 1, queue: 0, now: () => now });
-    void slots.run(() => new Promise<never>(() => {}));
-    await expect(slots.run(async () => 'x')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    void slots.run(A, () => new Promise<never>(() => {}));
+    await expect(slots.run(A, async () => 'x')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     now = 31_000;
-    expect(await slots.run(async () => 'ok')).toBe('ok');
+    expect(await slots.run(A, async () => 'ok')).toBe('ok');
   });
 });
 
@@ -59,19 +61,19 @@ describe('waiters', () => {
     const slots = createHashSlots({ concurrency: 1, queue: 10, handOver: true });
     const started: string[] = [];
     const first = gate();
-    const running = slots.run(async () => {
+    const running = slots.run(A, async () => {
       started.push('first');
       await first.work();
     });
     const waiters = ['a', 'b', 'c'].map((name) =>
-      slots.run(async () => {
+      slots.run(A, async () => {
         started.push(name);
       }),
     );
     // The slot frees while a latecomer arrives: the oldest waiter gets it, the latecomer queues last.
     first.open();
     await running;
-    const late = slots.run(async () => {
+    const late = slots.run(A, async () => {
       started.push('late');
     });
     await Promise.all([...waiters, late]);
@@ -82,17 +84,17 @@ describe('waiters', () => {
     const slots = createHashSlots({ concurrency: 1, queue: 10 });
     const started: string[] = [];
     const first = gate();
-    const running = slots.run(async () => {
+    const running = slots.run(A, async () => {
       started.push('first');
       await first.work();
     });
-    const waiter = slots.run(async () => {
+    const waiter = slots.run(A, async () => {
       started.push('waiter');
     });
     first.open();
     await running;
     // The slot is free until the waiter looks again: a request arriving now takes it.
-    await slots.run(async () => {
+    await slots.run(A, async () => {
       started.push('late');
     });
     await waiter;
@@ -105,9 +107,9 @@ describe('waiters', () => {
     try {
       const slots = createHashSlots({ concurrency: 1, queue: 1, handOver: true });
       const first = gate();
-      const running = slots.run(first.work);
+      const running = slots.run(A, first.work);
       let started = false;
-      const waiter = slots.run(async () => {
+      const waiter = slots.run(A, async () => {
         started = true;
       });
       await Promise.resolve();
@@ -123,8 +125,8 @@ describe('waiters', () => {
   it('a waiter that waited past the lease gives up with a 503', async () => {
     let now = 0;
     const slots = createHashSlots({ concurrency: 1, queue: 1, now: () => now });
-    void slots.run(() => new Promise<never>(() => {}));
-    const waiting = slots.run(async () => 'x');
+    void slots.run(A, () => new Promise<never>(() => {}));
+    const waiting = slots.run(A, async () => 'x');
     now = 31_000;
     await expect(waiting).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   });
