@@ -67,7 +67,10 @@ describe('password hashing bound', () => {
     const addresses = Array.from({ length: BURST }, (_, i) => `127.0.1.${i + 1}`);
     const answers = await Promise.all(addresses.map((from) => loginWithoutSession(uniqueLogin('d'), 'Wrong$1', from)));
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s !== 401 && s !== 503), JSON.stringify(statuses)).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 401 && s !== 503),
+      JSON.stringify(statuses),
+    ).toEqual([]);
     const busy = answers.filter((a) => a.status === 503);
     expect(busy.length).toBeGreaterThan(0);
     for (const a of busy) {

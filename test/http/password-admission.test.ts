@@ -91,7 +91,10 @@ describe('password admission per client address', () => {
 
     expect(legit).toEqual([200, 200, 200, 200, 200]);
     const statuses = flood.map((a) => a.status);
-    expect(statuses.filter((s) => s !== 401 && s !== 429), JSON.stringify(statuses)).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 401 && s !== 429),
+      JSON.stringify(statuses),
+    ).toEqual([]);
     // The address's burst at most was checked; the rest was refused unchecked.
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(BURST);
     const throttled = flood.filter((a) => a.status === 429);
@@ -126,34 +129,37 @@ describe('password admission per client address', () => {
     expect((await refusedTotal()) - before).toBe(5);
   });
 
-  it('every login variant is admitted: /v3/login (JSON, form), /v3/oauth_login, LDAP, the password change', async () => {
-    const login = await createAccount();
-    const from = '127.0.0.7';
-    // The address's budget, spent on wrong passwords.
-    for (let i = 0; i < BURST; i++) expect((await basicLogin(from, login, 'Wrong$pass1')).status).toBe(401);
-    expectThrottled(await api('/v3/login', { method: 'POST', json: { login, password: PASSWORD }, from }));
-    // A form post is sent to the front end with the code.
-    const form = await call('/v3/login', {
-      base: host.url,
-      method: 'POST',
-      form: { login, password: PASSWORD },
-      from,
-      redirect: 'manual',
-    });
-    expect(form.status).toBe(303);
-    expect(form.headers.get('location')).toContain('auth_error=password_checks_throttled');
-    const grant = { grant_type: 'password', username: login, password: PASSWORD };
-    expectThrottled(await api('/v3/oauth_login', { method: 'POST', form: grant, from }));
-    expectThrottled(await basicLogin(from, login, PASSWORD, { 'X-LDAP-Name': 'no-such-server' }));
-    expectThrottled(
-      await api('/v4/users/me/password', {
-        method: 'PUT',
-        auth: basic(login, PASSWORD),
-        json: { oldPassword: PASSWORD, newPassword: 'N3w$password-x' },
+  it(
+    'every login variant is admitted: /v3/login (JSON, form), /v3/oauth_login, LDAP, the password ' + 'change',
+    async () => {
+      const login = await createAccount();
+      const from = '127.0.0.7';
+      // The address's budget, spent on wrong passwords.
+      for (let i = 0; i < BURST; i++) expect((await basicLogin(from, login, 'Wrong$pass1')).status).toBe(401);
+      expectThrottled(await api('/v3/login', { method: 'POST', json: { login, password: PASSWORD }, from }));
+      // A form post is sent to the front end with the code.
+      const form = await call('/v3/login', {
+        base: host.url,
+        method: 'POST',
+        form: { login, password: PASSWORD },
         from,
-      }),
-    );
-  });
+        redirect: 'manual',
+      });
+      expect(form.status).toBe(303);
+      expect(form.headers.get('location')).toContain('auth_error=password_checks_throttled');
+      const grant = { grant_type: 'password', username: login, password: PASSWORD };
+      expectThrottled(await api('/v3/oauth_login', { method: 'POST', form: grant, from }));
+      expectThrottled(await basicLogin(from, login, PASSWORD, { 'X-LDAP-Name': 'no-such-server' }));
+      expectThrottled(
+        await api('/v4/users/me/password', {
+          method: 'PUT',
+          auth: basic(login, PASSWORD),
+          json: { oldPassword: PASSWORD, newPassword: 'N3w$password-x' },
+          from,
+        }),
+      );
+    },
+  );
 });
 
 describe('the OpenAPI description', () => {

@@ -199,7 +199,10 @@ describe('per client address', () => {
     const a1 = slots.run(A, async () => 'a1');
     const a2 = slots.run(A, async () => 'a2');
     const b1 = slots.run(B, async () => 'b1');
-    await expect(a2).rejects.toMatchObject({ code: 'PASSWORD_CHECKS_THROTTLED', extensions: { reason: 'address-queue' } });
+    await expect(a2).rejects.toMatchObject({
+      code: 'PASSWORD_CHECKS_THROTTLED',
+      extensions: { reason: 'address-queue' },
+    });
     // A further attempt of A is placed no better than anyone waiting: refused with 429 too.
     await expect(slots.run(A, async () => 'never')).rejects.toMatchObject({ code: 'PASSWORD_CHECKS_THROTTLED' });
     first.open();
