@@ -1,4 +1,5 @@
 /** Small HTTP helpers for the cross-host suites. */
+import { Agent, fetch as undiciFetch } from 'undici';
 import { inject } from 'vitest';
 
 export const ADMIN = { login: 'root-admin', password: 'Adm1n$ecret' };
@@ -19,7 +20,25 @@ export interface Call {
   method?: string;
   auth?: string;
   json?: unknown;
+  /** An application/x-www-form-urlencoded body (instead of `json`). */
+  form?: Record<string, string>;
   headers?: Record<string, string>;
+  /** 'manual': a redirect is answered as is (a form post's 303), not followed. */
+  redirect?: 'manual';
+  /**
+   * The local address to send from (another loopback address such as 127.0.0.2: another client as
+   * the service sees it, on both hosts; `wrangler dev` sets CF-Connecting-IP from the socket).
+   */
+  from?: string;
+}
+
+/** One connection pool per local address the suites send from. */
+const agents = new Map<string, Agent>();
+
+function agentFrom(localAddress: string): Agent {
+  let agent = agents.get(localAddress);
+  if (!agent) agents.set(localAddress, (agent = new Agent({ localAddress })));
+  return agent;
 }
 
 /** Calls `path` below the base URL. */
@@ -27,11 +46,18 @@ export async function call(path: string, o: Call = {}): Promise<Response> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.auth) headers.Authorization = o.auth;
   if (o.json !== undefined) headers['Content-Type'] = 'application/json';
-  return fetch(`${o.base ?? baseUrl()}${path}`, {
+  if (o.form !== undefined) headers['Content-Type'] = 'application/x-www-form-urlencoded';
+  const url = `${o.base ?? baseUrl()}${path}`;
+  const body = o.form !== undefined ? new URLSearchParams(o.form).toString() : JSON.stringify(o.json);
+  const init = {
     method: o.method ?? 'GET',
     headers,
-    body: o.json === undefined ? undefined : JSON.stringify(o.json),
-  });
+    body: o.json === undefined && !o.form ? undefined : body,
+    ...(o.redirect ? { redirect: o.redirect } : {}),
+  };
+  if (o.from === undefined) return fetch(url, init);
+  // undici's own fetch: its Agent is the one that binds the local address.
+  return (await undiciFetch(url, { ...init, dispatcher: agentFrom(o.from) })) as unknown as Response;
 }
 
 /** Calls and parses the JSON (or problem) body. */

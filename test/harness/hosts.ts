@@ -126,6 +126,11 @@ export const BASE_TEST_ENV: Record<string, string> = {
   AUTH_BOOTSTRAP_ADMIN_LOGIN: 'root-admin',
   AUTH_BOOTSTRAP_ADMIN_PASSWORD: 'Adm1n$ecret',
   SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
+  // Every suite sends from 127.0.0.1: the per-address bound on password checks would throttle the
+  // suites themselves. password-admission.test.ts and hash-concurrency.test.ts set their own.
+  AUTH_PASSWORD_ADDRESS_IN_FLIGHT: '1000',
+  AUTH_PASSWORD_ADDRESS_RATE: '100000',
+  AUTH_PASSWORD_ADDRESS_BURST: '100000',
 };
 
 export interface TestHostOptions {

@@ -334,6 +334,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
                 /** @description Bad gateway */
                 502: {
@@ -344,7 +353,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -578,6 +587,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
                 /** @description Bad gateway */
                 502: {
@@ -588,7 +606,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -712,8 +730,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -741,7 +768,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth 2.0 password grant: a session, its cookie and an access token
-         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415. Any role.
+         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role.
          */
         post: {
             parameters: {
@@ -777,8 +804,17 @@ export interface paths {
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -896,8 +932,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -945,8 +990,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1000,8 +1054,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1066,8 +1129,17 @@ export interface paths {
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1186,8 +1258,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1259,8 +1340,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1328,8 +1418,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1449,8 +1548,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1498,8 +1606,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1564,8 +1681,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1624,8 +1750,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1691,8 +1826,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1751,8 +1895,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1810,8 +1963,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1894,8 +2056,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1964,8 +2135,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2029,8 +2209,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2092,8 +2281,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2187,8 +2385,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2294,8 +2501,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2342,8 +2558,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2406,8 +2631,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2481,8 +2715,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2531,8 +2774,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2654,8 +2906,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2724,8 +2985,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2776,8 +3046,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2848,8 +3127,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2911,8 +3199,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2959,8 +3256,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3045,8 +3351,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3094,8 +3409,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3166,8 +3490,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3229,8 +3562,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3279,8 +3621,17 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3354,8 +3705,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3425,6 +3785,15 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
                 /** @description Bad gateway */
                 502: {
@@ -3435,7 +3804,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3656,8 +4025,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3754,8 +4132,17 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3906,7 +4293,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3925,7 +4312,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4083,7 +4470,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4102,7 +4489,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4252,7 +4639,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4271,7 +4658,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4421,7 +4808,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4440,7 +4827,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Service unavailable; or too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description Service unavailable; or too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4518,8 +4905,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4586,8 +4982,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4756,8 +5161,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
-                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
                     headers: {
                         [name: string]: unknown;

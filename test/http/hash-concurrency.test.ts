@@ -1,8 +1,10 @@
 /**
  * The bound on concurrent password hashing, on each host: with one slot and no waiting place
- * (AUTH_PASSWORD_HASH_CONCURRENCY=1, AUTH_PASSWORD_HASH_QUEUE=0), a burst of parallel logins gets
- * some 503 problems with Retry-After and no other 5xx, and the 503s are never counted as failed
- * logins. Its own host, so the tiny bound and the failure count touch no other suite.
+ * (AUTH_PASSWORD_HASH_CONCURRENCY=1, AUTH_PASSWORD_HASH_QUEUE=0), a burst of parallel logins from
+ * one address gets some 429 problems with Retry-After (that address's excess, never a 503), a burst
+ * of first attempts from distinct addresses some 503s (the service at capacity), no other 5xx, and
+ * neither is ever counted as a failed login. Its own host, so the tiny bound and the failure count
+ * touch no other suite.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, callJson, uniqueLogin } from '../harness/client.js';
@@ -24,13 +26,13 @@ afterAll(async () => {
   await host?.stop();
 });
 
-const loginWithoutSession = (login: string, password: string) =>
-  callJson('/v3/login_without_session', { base: host.url, method: 'POST', auth: basic(login, password) });
+const loginWithoutSession = (login: string, password: string, from?: string) =>
+  callJson('/v3/login_without_session', { base: host.url, method: 'POST', auth: basic(login, password), from });
 
 describe('password hashing bound', () => {
   it(
-    'a burst of parallel logins: some 503 with Retry-After, no other 5xx, and the 503s are not counted ' +
-      'as failures',
+    'a burst of parallel logins from one address: some 429 with Retry-After, no 5xx, and the 429s are not ' +
+      'counted as failures',
     async () => {
       const login = uniqueLogin('burst');
       const password = 'Burst$pass1';
@@ -39,14 +41,14 @@ describe('password hashing bound', () => {
       expect(created.status, JSON.stringify(created.body)).toBe(201);
 
       const answers = await Promise.all(Array.from({ length: BURST }, () => loginWithoutSession(login, 'Wrong$pass1')));
-      const busy = answers.filter((a) => a.status === 503);
+      const busy = answers.filter((a) => a.status === 429);
       const refused = answers.filter((a) => a.status === 401);
       expect(busy.length + refused.length, JSON.stringify(answers.map((a) => a.status))).toBe(BURST);
       expect(busy.length).toBeGreaterThan(0);
       expect(refused.length).toBeGreaterThan(0);
       for (const a of busy) {
         expect(a.res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect(a.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'password-hashing-busy' });
+        expect(a.body).toMatchObject({ code: 'PASSWORD_CHECKS_THROTTLED' });
         expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }
       for (const a of refused) expect(a.body.code).toBe('INVALID_CREDENTIALS');
@@ -60,6 +62,22 @@ describe('password hashing bound', () => {
       expect(right.status, JSON.stringify(right.body)).toBe(200);
     },
   );
+
+  it('first attempts of distinct addresses at once: some 503 (the service at capacity), no other 5xx', async () => {
+    const addresses = Array.from({ length: BURST }, (_, i) => `127.0.1.${i + 1}`);
+    const answers = await Promise.all(addresses.map((from) => loginWithoutSession(uniqueLogin('d'), 'Wrong$1', from)));
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s !== 401 && s !== 503),
+      JSON.stringify(statuses),
+    ).toEqual([]);
+    const busy = answers.filter((a) => a.status === 503);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const a of busy) {
+      expect(a.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'password-hashing-busy' });
+      expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+  });
 
   it('sequential logins are never refused', async () => {
     for (let i = 0; i < 3; i++) expect((await loginWithoutSession(ADMIN.login, ADMIN.password)).status).toBe(200);

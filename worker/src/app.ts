@@ -8,7 +8,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
 import { challengeForCaller } from './auth/credentials.js';
-import { createHashSlots, hashConcurrency } from './auth/hash-slots.js';
+import { addressBound, createHashSlots, hashConcurrency } from './auth/hash-slots.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs } from './docs/routes.js';
@@ -101,11 +101,13 @@ function readVarsInPlace(c: Context<AppEnv>): void {
 export function createApp(hostDeps: AppDeps): App {
   const env = hostDeps.config.env;
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
-  // One bound on concurrent password hashing per process (edge: per isolate), for every request.
+  // One bound on concurrent password hashing per process (edge: per isolate), for every request,
+  // admitted per client address (README, "Password checks under load").
   const slots = createHashSlots({
     concurrency: hashConcurrency(env, hostDeps.hashConcurrency),
     handOver: hostDeps.crossRequestWaits === true,
     queue: env.get('PASSWORD_HASH_QUEUE'),
+    perAddress: addressBound(env),
   });
   const bounded: AppDeps = { ...hostDeps, verifier: withHashSlots(hostDeps.verifier, slots) };
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;

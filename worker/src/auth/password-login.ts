@@ -76,7 +76,7 @@ export async function authenticateLocalPassword(
 
   // The check holds a hashing slot from before the attempt is reserved: when every slot and
   // waiting place is taken, the 503 comes before anything is counted (never a failed login).
-  const checked = await ctx.verifier.limit(async () => {
+  const checked = await ctx.verifier.limit(ctx.request?.ip ?? null, async () => {
     // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
     // connection the commit does not wait for the disk (issue 15): atomicity is the same, a crash of
     // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure

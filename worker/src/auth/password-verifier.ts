@@ -20,16 +20,20 @@ export interface PasswordVerifier {
   /** Whether a stored hash should be replaced by one with the current parameters. */
   needsRehash(phc: string): boolean;
   /**
-   * Runs password work (checks, hashes) in one of the bounded hashing slots (hash-slots.ts), or
-   * throws its 503. Every request-time hashing goes through it, never nested.
+   * Runs password work (checks, hashes) admitted for the client at `ip` (the request's trusted
+   * address, http/forwarded.ts) in one of the bounded hashing slots (hash-slots.ts), or throws its
+   * 429 or 503 before anything ran. Every request-time hashing goes through it, never nested.
    */
-  limit<T>(work: () => Promise<T>): Promise<T>;
+  limit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
+  /** Runs a password check done elsewhere (an LDAP bind at the bridge) admitted for `ip`, without a slot. */
+  admit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
 }
 
 /** Wraps a hasher with the dummy-hash rule and, when given, a bound on concurrent hashing. */
 export function createPasswordVerifier(hasher: PasswordHasher, slots: HashSlots = UNBOUNDED): PasswordVerifier {
   return {
-    limit: (work) => slots.run(work),
+    limit: (ip, work) => slots.run(ip, work),
+    admit: (ip, work) => slots.admit(ip, work),
     hasher,
     async verify(phc, password) {
       if (phc) return hasher.verify(phc, password);
@@ -42,5 +46,5 @@ export function createPasswordVerifier(hasher: PasswordHasher, slots: HashSlots 
 
 /** The same verifier with its work bounded by `slots`. */
 export function withHashSlots(verifier: PasswordVerifier, slots: HashSlots): PasswordVerifier {
-  return { ...verifier, limit: (work) => slots.run(work) };
+  return { ...verifier, limit: (ip, work) => slots.run(ip, work), admit: (ip, work) => slots.admit(ip, work) };
 }

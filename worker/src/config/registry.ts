@@ -646,7 +646,35 @@ export const REGISTRY = {
     32,
     0,
     10000,
-    'password checks that may wait for a free slot; beyond, 503 with Retry-After (never counted as a failed login)',
+    'password checks that may wait for a free slot, served fairly across client addresses; when full, the most ' +
+      "queued address's last one gets 429, or a newcomer placed no better gets 429 (503 when every waiter is " +
+      "another address's first attempt); never counted as a failed login",
+  ),
+  PASSWORD_ADDRESS_IN_FLIGHT: int(
+    D,
+    'AUTH_PASSWORD_ADDRESS_IN_FLIGHT',
+    4,
+    1,
+    1000,
+    'password checks and hashes one client address (IPv4 /32, IPv6 /64) may have running or waiting at once, ' +
+      'per process (edge: per isolate); beyond, 429 PASSWORD_CHECKS_THROTTLED with Retry-After, nothing checked',
+  ),
+  PASSWORD_ADDRESS_RATE: int(
+    D,
+    'AUTH_PASSWORD_ADDRESS_RATE',
+    60,
+    1,
+    100000,
+    'password checks and hashes per minute one client address (IPv4 /32, IPv6 /64) may start, per process ' +
+      '(edge: per isolate), refilled continuously; beyond, 429 PASSWORD_CHECKS_THROTTLED with Retry-After',
+  ),
+  PASSWORD_ADDRESS_BURST: int(
+    D,
+    'AUTH_PASSWORD_ADDRESS_BURST',
+    20,
+    1,
+    100000,
+    'password checks and hashes an idle client address may start at once before AUTH_PASSWORD_ADDRESS_RATE applies',
   ),
   MAIL_LANGUAGE: enumeration(
     D,

@@ -98,12 +98,21 @@ const PASSWORD_BODIES = new Set([
   'put /v4/users/me/password',
   'post /v4/users',
   'post /v4/users/{userId}/password',
+  'post /v3/password_reset/confirm',
 ]);
 const HASHING_BUSY =
-  'too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, ' +
+  'too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, ' +
   'AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
+const ADDRESS_THROTTLED =
+  'PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond ' +
+  'AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of ' +
+  'AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was ' +
+  'checked or counted, whether the login exists or not';
 
-/** Documents the 503 of a full password-hashing queue on every operation that may hash a password. */
+/**
+ * Documents the 429 of an address beyond its bound and the 503 of a full password-hashing queue on
+ * every operation that may hash a password.
+ */
 function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D {
   for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, object][]) {
     for (const [method, op] of Object.entries(ops) as [string, Operation & BodyOperation][]) {
@@ -112,6 +121,9 @@ function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D 
       const existing = op.responses['503'] as { description: string } | undefined;
       if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
       else op.responses['503'] = { description: HASHING_BUSY, content: PROBLEM_CONTENT };
+      const limited = op.responses['429'] as { description: string } | undefined;
+      if (limited) limited.description = `${limited.description}; or ${ADDRESS_THROTTLED}`;
+      else op.responses['429'] = { description: ADDRESS_THROTTLED, content: PROBLEM_CONTENT };
     }
   }
   return doc;

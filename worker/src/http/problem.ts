@@ -32,6 +32,7 @@ export const PROBLEM_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   VALIDATION: { status: 422, title: 'Validation failed' },
   TOO_MANY_REQUESTS: { status: 429, title: 'Too many requests' },
+  PASSWORD_CHECKS_THROTTLED: { status: 429, title: 'Too many password checks from this address: retry later' },
   INTERNAL: { status: 500, title: 'Internal server error' },
   NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },
   BAD_GATEWAY: { status: 502, title: 'Bad gateway' },
@@ -140,6 +141,7 @@ const GENERAL_CODE: Partial<Record<number, ProblemCode>> = {
   403: 'FORBIDDEN',
   409: 'CONFLICT',
   422: 'VALIDATION',
+  429: 'TOO_MANY_REQUESTS',
   503: 'SERVICE_UNAVAILABLE',
 };
 

@@ -56,6 +56,19 @@ export async function authenticateLdapPassword(
       detail: 'an empty password is never accepted',
       headers: { 'WWW-Authenticate': challenge },
     });
+  // Admitted per client address like a local password check (auth/hash-slots.ts), before the
+  // attempt is reserved: a refusal (429) reads, writes and binds nothing.
+  return scope.verifier.admit(scope.request.ip, () => bindAtServer(scope, serverName, login, password, challenge));
+}
+
+/** authenticateLdapPassword once admitted: the attempt reserved, the bind at the bridge, its outcome. */
+async function bindAtServer(
+  scope: RequestScope,
+  serverName: string,
+  login: string,
+  password: string,
+  challenge: string,
+): Promise<LdapLoginOutcome> {
   const server = await enabledServer(scope.db, serverName);
   const bridge = scope.bridge;
   if (!bridge)

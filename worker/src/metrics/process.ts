@@ -96,6 +96,15 @@ export const lockouts = processRegistry.counter(
   ['method'],
 );
 
+/** Password work refused before anything was hashed (auth/hash-slots.ts), by reason. */
+export const admissionsRefused = processRegistry.counter(
+  'auth_password_admissions_refused_total',
+  'password checks and hashes refused before any hashing: reason rate, in_flight or queue (one client ' +
+    'address beyond AUTH_PASSWORD_ADDRESS_RATE / _BURST / _IN_FLIGHT or queued out: 429), or busy (the queue ' +
+    'is full of distinct addresses: 503)',
+  ['reason'],
+);
+
 const METHODS = new Set(['local', 'ldap', 'oidc']);
 const OUTCOMES: Record<string, string> = {
   'login.success': 'success',

@@ -196,7 +196,7 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
   assertPasswordPolicy(newPassword, s.config);
   if (!(await claimToken(db, link.id, now))) throw invalid();
   try {
-    await s.verifier.limit(() =>
+    await s.verifier.limit(s.request.ip, () =>
       setPassword(user, newPassword, {
         db,
         config: s.config,

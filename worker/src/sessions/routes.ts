@@ -96,7 +96,7 @@ const oauth = createRoute({
     'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of ' +
     'these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). ' +
     'Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form ' +
-    '(multipart too): 415. Any role.',
+    '(multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role.',
   // errors in the OAuth shape, by the handler
   request: { body: { required: false, content: { 'application/x-www-form-urlencoded': { schema: OAuthForm } } } },
   responses: {
@@ -291,7 +291,8 @@ export function registerSessionRoutes(app: App): void {
         Pragma: 'no-cache',
       });
     } catch (err) {
-      if (err instanceof ProblemError && err.status < 500)
+      // A throttled address gets the 429 problem with Retry-After (RFC 6749 has no error for it).
+      if (err instanceof ProblemError && err.status < 500 && err.status !== 429)
         return oauthError(
           err.status === 401 || err.status === 403 ? 'invalid_grant' : 'invalid_request',
           err.detail ?? err.title,

@@ -360,7 +360,7 @@ export function registerAccountAdmin(app: App): void {
     const ctx = adminContext(c);
     // An administrator's reset is incident response: every session and every API token ends.
     const verifier = c.var.deps.verifier;
-    await verifier.limit(() =>
+    await verifier.limit(ctx.request?.ip ?? null, () =>
       setPassword(user, body.password, {
         db: ctx.db,
         config: c.var.config,

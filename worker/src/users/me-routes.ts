@@ -143,7 +143,7 @@ export function registerMe(app: App): void {
     }
     // One hashing slot for the whole change (old password, history, new hash): 503 when busy, taken
     // before the attempt is reserved, so a 503 is never counted as a failure.
-    await verifier.limit(async () => {
+    await verifier.limit(c.var.scope.request.ip, async () => {
       const now = clock();
       // The old password is required even after Basic: a stolen token alone cannot change it. It is
       // counted like a login, or a stolen session or token would be an unthrottled password oracle.
