@@ -56,6 +56,18 @@ export interface ProblemOptions {
   extensions?: Record<string, unknown>;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * The service log's line for an expected failure of a dependency (5xx other than INTERNAL): one
+   * WARNING line without a stack, written by the app's error handler; never sent. `false`: the
+   * thrower logged it already. Absent: the handler logs the code, cause and detail.
+   */
+  log?: ProblemLog | false;
+}
+
+/** A problem's log line (msg and fields, never secrets). */
+export interface ProblemLog {
+  msg: string;
+  fields?: Record<string, unknown>;
 }
 
 /** A failure meant for the caller; thrown anywhere, rendered by the app's error handler. */
@@ -66,6 +78,7 @@ export class ProblemError extends Error {
   readonly detail: string | undefined;
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
+  readonly log: ProblemLog | false | undefined;
 
   constructor(code: ProblemCode, o: ProblemOptions = {}) {
     super(o.detail ?? PROBLEM_CODES[code].title, { cause: o.cause });
@@ -76,6 +89,7 @@ export class ProblemError extends Error {
     this.detail = o.detail;
     this.extensions = o.extensions ?? {};
     this.headers = o.headers ?? {};
+    this.log = o.log;
   }
 }
 
