@@ -194,7 +194,9 @@ export function createApp(hostDeps: AppDeps): App {
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged. (An
     // undefined clientRequestId is left out of the line, as JSON leaves out undefined values.)
-    accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
+    // ERROR for a defect (500) only: a 502/503/504 is a dependency's expected failure (its cause is on
+    // the WARNING line the error handler wrote).
+    accessLogger.log(status === 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
       requestId,
       clientRequestId,
       method: c.req.method,
