@@ -207,6 +207,33 @@ describe('bridge failures: a documented cause and one WARNING line naming the br
   }, 60_000);
 });
 
+describe('a login while another attempt holds the reservation', () => {
+  it('is told that another attempt is in progress (not "too many failed logins"), with Retry-After', async () => {
+    await board.set({ kind: 'silent' });
+    const settings = (values: Json) => api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+    expect((await settings({ AUTH_FAILED_COUNT: 1 })).status).toBe(200);
+    try {
+      // The first attempt holds the login's only reservation while the bridge does not answer.
+      const first = ldapLogin();
+      await new Promise((r) => setTimeout(r, 1500));
+      const second = await ldapLogin();
+      expect(second.status, JSON.stringify(second.body)).toBe(401);
+      expect(second.body).toMatchObject({
+        code: 'ACCOUNT_LOCKED',
+        detail: 'another login attempt for this login is in progress; retry in a moment',
+      });
+      expect(second.body.title).not.toMatch(/failed/);
+      expect(second.res.headers.get('Retry-After')).toBe('1');
+      expect((await first).status).toBe(504);
+      // Nothing was counted: the released reservation leaves the login free.
+      await board.set({ kind: 'forward', port: Number(new URL(bridge.url).port) });
+      expect((await ldapLogin()).body).toMatchObject({ cause: 'DIRECTORY_UNAVAILABLE' });
+    } finally {
+      expect((await settings({ AUTH_FAILED_COUNT: 3 })).status).toBe(200);
+    }
+  }, 60_000);
+});
+
 describe('expected failures behind a healthy bridge: one WARNING line, no ERROR, no stack', () => {
   it('a directory that is down: 502 DIRECTORY_UNAVAILABLE', async () => {
     await board.set({ kind: 'forward', port: Number(new URL(bridge.url).port) });

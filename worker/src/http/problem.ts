@@ -12,7 +12,7 @@ export const PROBLEM_CODES = {
   QUERY_REJECTED: { status: 400, title: 'The log store rejected the query' },
   UNAUTHENTICATED: { status: 401, title: 'Authentication required' },
   INVALID_CREDENTIALS: { status: 401, title: 'Invalid credentials' },
-  ACCOUNT_LOCKED: { status: 401, title: 'Too many failed logins: try again later' },
+  ACCOUNT_LOCKED: { status: 401, title: 'Too many login attempts: try again later' },
   ACCOUNT_BLOCKED: { status: 403, title: 'Account blocked' },
   PASSWORD_EXPIRED: { status: 403, title: 'Password expired' },
   REAUTHENTICATION_REQUIRED: { status: 403, title: 'Re-authentication with the password required' },
