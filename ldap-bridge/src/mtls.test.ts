@@ -114,7 +114,7 @@ describe('bridge mutual TLS', () => {
       'client certificate expired (CERT_HAS_EXPIRED)',
       'client certificate CN "intruder" is not in BRIDGE_ALLOWED_CLIENTS',
     ]);
-    for (const l of refusals) expect(l.client, JSON.stringify(l)).toBe("127.0.0.1");
+    for (const l of refusals) expect(l.client, JSON.stringify(l)).toBe('127.0.0.1');
     // An accepted client is not a refusal.
     await get(open, certs.client);
     expect(logged.filter((l) => l.level === 40)).toHaveLength(4);

@@ -72,7 +72,10 @@ export function logRefusedHandshakes(app: FastifyInstance, limit: ReturnType<typ
     const code = (socket as TLSSocket & { authorizationError?: string }).authorizationError ?? err.code;
     const reason = handshakeReason(code);
     limit((suppressedBefore) =>
-      app.log.warn({ client, reason, ...(suppressedBefore ? { suppressedBefore } : {}) }, `refused a TLS client: ${reason}`),
+      app.log.warn(
+        { client, reason, ...(suppressedBefore ? { suppressedBefore } : {}) },
+        `refused a TLS client: ${reason}`,
+      ),
     );
   });
 }
@@ -113,7 +116,10 @@ export function pinSubjects(
       const client = req.raw.socket.remoteAddress ?? 'unknown';
       const reason = `client certificate CN ${JSON.stringify(subject ?? '')} is not in BRIDGE_ALLOWED_CLIENTS`;
       limit((suppressedBefore) =>
-        req.log.warn({ client, reason, ...(suppressedBefore ? { suppressedBefore } : {}) }, `refused a client: ${reason}`),
+        req.log.warn(
+          { client, reason, ...(suppressedBefore ? { suppressedBefore } : {}) },
+          `refused a client: ${reason}`,
+        ),
       );
       await reply.code(403).type('application/problem+json').send({
         type: 'urn:auth-service:problem:forbidden',

@@ -150,7 +150,8 @@ function expectOneWarning(log: string, cause: string): string {
 
 describe('bridge failures: a documented cause and one WARNING line naming the bridge and the reason', () => {
   it('the start line (Node) and readiness name the bridge', async () => {
-    if (!edge()) expect(host.output()).toMatch(new RegExp(`"msg":"serving [^"]*bridge: https://127\\.0\\.0\\.1:${board.port}\\)`));
+    if (!edge())
+      expect(host.output()).toMatch(new RegExp(`"msg":"serving [^"]*bridge: https://127\\.0\\.0\\.1:${board.port}\\)`));
     const r = await api('/health/ready');
     expect(r.status).toBe(200);
     expect(r.body.checks.bridge).toBe('ok');

@@ -110,7 +110,9 @@ describe('bridge client', () => {
       status: 503,
       extensions: { cause: 'BRIDGE_CLIENT_CERT_REFUSED' },
     });
-    expect((err as ProblemError).log).toMatchObject({ fields: { bridge: bridgeUrl, cause: 'BRIDGE_CLIENT_CERT_REFUSED' } });
+    expect((err as ProblemError).log).toMatchObject({
+      fields: { bridge: bridgeUrl, cause: 'BRIDGE_CLIENT_CERT_REFUSED' },
+    });
   });
 
   it('a bridge that never answers: 504 BRIDGE_TIMEOUT after the timeout, never a hang', async () => {

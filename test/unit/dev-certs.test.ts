@@ -13,7 +13,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 let clone: string;
 
 const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8' });
-const x509 = (file: string) => openssl('x509', '-in', file, '-noout', '-subject', '-ext', 'subjectAltName,extendedKeyUsage');
+const x509 = (file: string) =>
+  openssl('x509', '-in', file, '-noout', '-subject', '-ext', 'subjectAltName,extendedKeyUsage');
 const run = (cmd: string, args: string[]) =>
   spawnSync(cmd, args, { cwd: clone, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
 

@@ -173,7 +173,12 @@ export function createBridgeClient(send: BridgeFetch, url = '(bridge)'): BridgeC
         }
         const failure = NOT_THE_BRIDGES[res.status];
         if (failure === 'BRIDGE_CLIENT_CERT_REFUSED' && res.status === 403)
-          throw failureProblem(shown, path, failure, 'answered 403: the client certificate CN is not in BRIDGE_ALLOWED_CLIENTS');
+          throw failureProblem(
+            shown,
+            path,
+            failure,
+            'answered 403: the client certificate CN is not in BRIDGE_ALLOWED_CLIENTS',
+          );
         if (failure) throw failureProblem(shown, path, failure, `answered ${res.status} (Cloudflare: origin error)`);
         throw new ProblemError('BAD_GATEWAY', { detail: `the bridge answered ${res.status}` });
       }

@@ -18,11 +18,14 @@ const Ready = z
     bridge: z
       .object({
         url: z.string().openapi({ description: 'the bridge the service uses (AUTH_BRIDGE_URL, without credentials)' }),
-        cause: z.string().nullable().openapi({
-          description:
-            'while down, why: BRIDGE_DOWN, BRIDGE_CERT_UNTRUSTED, BRIDGE_CLIENT_CERT_REFUSED, BRIDGE_TIMEOUT, ' +
-            'BRIDGE_UNREACHABLE (the host cannot tell) or BRIDGE_NOT_HEALTHY; null while ok',
-        }),
+        cause: z
+          .string()
+          .nullable()
+          .openapi({
+            description:
+              'while down, why: BRIDGE_DOWN, BRIDGE_CERT_UNTRUSTED, BRIDGE_CLIENT_CERT_REFUSED, BRIDGE_TIMEOUT, ' +
+              'BRIDGE_UNREACHABLE (the host cannot tell) or BRIDGE_NOT_HEALTHY; null while ok',
+          }),
       })
       .nullable()
       .openapi({ description: 'null when no bridge is configured' }),
