@@ -10,7 +10,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyServerOptions,
 } from 'fastify';
-import { httpsOptions, pinSubjects, type MtlsOptions } from './mtls.js';
+import { httpsOptions, logRefusedHandshakes, pinSubjects, refusalLimiter, type MtlsOptions } from './mtls.js';
 import { sendProblem } from './problem.js';
 import { errtrackPlugin } from './errtrack.js';
 import { ldapPlugin } from './ldap/index.js';
@@ -39,7 +39,10 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
         https: httpsOptions(o.mtls),
       }) as unknown as FastifyInstance)
     : Fastify({ logger: false, ...o.server });
-  pinSubjects(app, o.mtls?.allowedSubjects);
+  // One bound for both kinds of refusal: a flood of bad clients never floods the log.
+  const limit = refusalLimiter();
+  if (o.mtls) logRefusedHandshakes(app, limit);
+  pinSubjects(app, o.mtls?.allowedSubjects, limit);
   app.get('/health', async () => ({ status: 'ok', service: 'ldap-bridge', version: o.version ?? '0.1.0' }));
   void app.register(errtrackPlugin);
   void app.register(ldapPlugin);

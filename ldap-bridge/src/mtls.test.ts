@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCert, makeCa, makeDevCertificates, type Issued } from '../../scripts/dev-certs.js';
 import { buildBridge } from './app.js';
+import { refusalLimiter } from './mtls.js';
 
 let dir: string;
 let certs: ReturnType<typeof makeDevCertificates>;
@@ -19,8 +20,13 @@ let pinned: FastifyInstance;
 
 const read = (p: string) => readFileSync(p);
 
+/** The bridges' log lines (JSON, as `npm run bridge` writes them). */
+const logged: Array<Record<string, unknown>> = [];
+const logger = { level: 'info', stream: { write: (line: string) => logged.push(JSON.parse(line)) } };
+
 async function start(allowedSubjects?: string[]): Promise<FastifyInstance> {
   const app = buildBridge({
+    server: { logger },
     mtls: { key: read(certs.server.key), cert: read(certs.server.cert), ca: read(certs.ca.cert), allowedSubjects },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -92,5 +98,38 @@ describe('bridge mutual TLS', () => {
   it('pinned subjects: the right CA but another subject gets 403; the allowed one 200', async () => {
     expect((await get(pinned, intruder)).status).toBe(403);
     expect((await get(pinned, certs.client)).status).toBe(200);
+  });
+
+  it('each refused client is logged at WARNING with its address and the reason', async () => {
+    logged.length = 0;
+    await get(open, undefined);
+    await get(open, otherCaClient);
+    await get(open, expiredClient);
+    await get(pinned, intruder);
+    await expect.poll(() => logged.filter((l) => l.level === 40).length).toBe(4);
+    const refusals = logged.filter((l) => l.level === 40);
+    expect(refusals.map((l) => l.reason)).toEqual([
+      'no client certificate',
+      'client certificate not signed by BRIDGE_TLS_CA (UNABLE_TO_VERIFY_LEAF_SIGNATURE)',
+      'client certificate expired (CERT_HAS_EXPIRED)',
+      'client certificate CN "intruder" is not in BRIDGE_ALLOWED_CLIENTS',
+    ]);
+    for (const l of refusals) expect(l.client, JSON.stringify(l)).toBe('127.0.0.1');
+    // An accepted client is not a refusal.
+    await get(open, certs.client);
+    expect(logged.filter((l) => l.level === 40)).toHaveLength(4);
+  });
+});
+
+describe('refusal log rate', () => {
+  it('at most the limit a minute; the first line after says how many were left out', () => {
+    let t = 0;
+    const limit = refusalLimiter(2, () => t);
+    const lines: number[] = [];
+    for (let i = 0; i < 5; i++) limit((suppressed) => lines.push(suppressed));
+    expect(lines).toEqual([0, 0]);
+    t = 60_000;
+    limit((suppressed) => lines.push(suppressed));
+    expect(lines).toEqual([0, 0, 3]);
   });
 });

@@ -5435,6 +5435,13 @@ export interface components {
                  */
                 bridge: "ok" | "down" | "not-configured";
             };
+            /** @description null when no bridge is configured */
+            bridge: {
+                /** @description the bridge the service uses (AUTH_BRIDGE_URL, without credentials) */
+                url: string;
+                /** @description while down, why: BRIDGE_DOWN, BRIDGE_CERT_UNTRUSTED, BRIDGE_CLIENT_CERT_REFUSED, BRIDGE_TIMEOUT, BRIDGE_UNREACHABLE (the host cannot tell) or BRIDGE_NOT_HEALTHY; null while ok */
+                cause: string | null;
+            } | null;
             /** @description reported, never failing readiness: audit events waiting for the log store (all streams), the age of the oldest; null when unreadable. Details: GET /v3/logs/pipeline */
             auditPipeline: {
                 depth: number;

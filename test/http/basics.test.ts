@@ -80,6 +80,8 @@ describe('health', () => {
     expect(await res.json()).toEqual({
       status: 'ok',
       checks: { database: 'ok', bridge: 'not-configured' },
+      // Which bridge, and why it is down: none configured here.
+      bridge: null,
       // Reported, never required: audit events waiting for the log store.
       auditPipeline: {
         depth: expect.any(Number),

@@ -12,7 +12,8 @@ import { issueCert, makeCa, makeDevCertificates } from '../../scripts/dev-certs.
 import { createBridgeClient } from '../../worker/src/bridge/client.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { nodeBridgeTransport } from '../../worker/node/bridge-transport.js';
-import { startEdgeTestHost, startNodeTestHost } from '../harness/hosts.js';
+import type { ProblemError } from '../../worker/src/http/problem.js';
+import { freePort, startEdgeTestHost, startNodeTestHost } from '../harness/hosts.js';
 import { edgeBridgeTransport } from '../../worker/src/bridge/edge-transport.js';
 
 let dir: string;
@@ -101,20 +102,89 @@ describe('bridge client', () => {
   it('a client certificate of another CA is refused by the bridge: down, and a 503 problem for calls', async () => {
     const otherCa = makeCa(join(dir, 'other'), 'other-ca');
     const foreign = issueCert(join(dir, 'other'), otherCa, 'foreign', { cn: 'auth-worker', usage: 'client' });
-    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl, foreign)))!);
-    expect(await client.status()).toBe('down');
-    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({
+    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(bridgeUrl, foreign)))!, bridgeUrl);
+    expect(await client.probe!()).toEqual({ state: 'down', cause: 'BRIDGE_CLIENT_CERT_REFUSED' });
+    const err = await client.call('/v1/ldap/test', {}, z.unknown(), 2000).catch((e: ProblemError) => e);
+    expect(err).toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
       status: 503,
+      extensions: { cause: 'BRIDGE_CLIENT_CERT_REFUSED' },
+    });
+    expect((err as ProblemError).log).toMatchObject({
+      fields: { bridge: bridgeUrl, cause: 'BRIDGE_CLIENT_CERT_REFUSED' },
     });
   });
 
-  it('a bridge that never answers: 504 after the timeout, never a hang', async () => {
-    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(silentUrl)))!);
+  it('a bridge that never answers: 504 BRIDGE_TIMEOUT after the timeout, never a hang', async () => {
+    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(silentUrl)))!, silentUrl);
     await expect(client.call('/v1/ldap/test', {}, z.unknown(), 300)).rejects.toMatchObject({
       code: 'GATEWAY_TIMEOUT',
       status: 504,
+      extensions: { cause: 'BRIDGE_TIMEOUT' },
+      log: { msg: `bridge ${silentUrl}: no answer within the timeout` },
     });
+  });
+
+  it('a closed port: 503 BRIDGE_DOWN, the log line names the URL and "connection refused"', async () => {
+    const port = await freePort();
+    const url = `https://127.0.0.1:${port}`;
+    const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(url)))!, url);
+    expect(await client.probe!()).toEqual({ state: 'down', cause: 'BRIDGE_DOWN' });
+    await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({
+      status: 503,
+      extensions: { cause: 'BRIDGE_DOWN' },
+      log: { msg: `bridge ${url}: connection refused (ECONNREFUSED)` },
+    });
+  });
+
+  it('a bridge certificate of another CA: 503 BRIDGE_CERT_UNTRUSTED', async () => {
+    const otherCa = makeCa(join(dir, 'other-server'), 'other-server-ca');
+    const server = issueCert(join(dir, 'other-server'), otherCa, 'srv', { cn: 'ldap-bridge', usage: 'server' });
+    const impostor = buildBridge({
+      mtls: { key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(certs.ca.cert) },
+    });
+    await impostor.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const url = `https://127.0.0.1:${(impostor.server.address() as AddressInfo).port}`;
+      const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(url)))!, url);
+      expect(await client.probe!()).toEqual({ state: 'down', cause: 'BRIDGE_CERT_UNTRUSTED' });
+      await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({
+        status: 503,
+        extensions: { cause: 'BRIDGE_CERT_UNTRUSTED' },
+        log: { fields: { reason: expect.stringContaining('UNABLE_TO_VERIFY_LEAF_SIGNATURE') } },
+      });
+    } finally {
+      await impostor.close();
+    }
+  });
+
+  it("a bridge whose BRIDGE_ALLOWED_CLIENTS leaves out the service's CN: 503 BRIDGE_CLIENT_CERT_REFUSED", async () => {
+    const pinned = buildBridge({
+      mtls: {
+        key: readFileSync(certs.server.key),
+        cert: readFileSync(certs.server.cert),
+        ca: readFileSync(certs.ca.cert),
+        allowedSubjects: ['someone-else'],
+      },
+    });
+    await pinned.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const url = `https://127.0.0.1:${(pinned.server.address() as AddressInfo).port}`;
+      const client = createBridgeClient(nodeBridgeTransport(parseEnvironment(clientEnv(url)))!, url);
+      expect(await client.probe!()).toEqual({ state: 'down', cause: 'BRIDGE_CLIENT_CERT_REFUSED' });
+      await expect(client.call('/v1/ldap/test', {}, z.unknown(), 2000)).rejects.toMatchObject({
+        status: 503,
+        extensions: { cause: 'BRIDGE_CLIENT_CERT_REFUSED' },
+        log: { fields: { reason: expect.stringContaining('BRIDGE_ALLOWED_CLIENTS') } },
+      });
+    } finally {
+      await pinned.close();
+    }
+  });
+
+  it('a missing client certificate file names the service variable AUTH_BRIDGE_TLS_CERT', () => {
+    const env = { ...clientEnv(bridgeUrl), AUTH_BRIDGE_TLS_CERT: join(dir, 'no-such.pem') };
+    expect(() => nodeBridgeTransport(parseEnvironment(env))).toThrow(/^cannot read AUTH_BRIDGE_TLS_CERT /);
   });
 
   it('an unknown path of a healthy bridge: 502', async () => {

@@ -222,7 +222,12 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   });
   const port = (server.address() as AddressInfo).port;
   const urls = servedUrls(address, port, root);
-  logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')})`, { urls });
+  // The bridge is named at start (without credentials), so an operator sees which one this instance uses.
+  const bridge = service.bridge?.url ?? null;
+  logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')}; bridge: ${bridge ?? 'none'})`, {
+    urls,
+    bridge,
+  });
   // Said once, after the URL is known; the first-run page answers loopback clients only.
   const onLoopback = /^http:\/\/(127\.|\[::1\]|localhost)/.test(urls[0]!);
   const notice = bootstrapNotice(bootstrap, env, onLoopback ? `${urls[0]}${FIRST_RUN_PATH}` : undefined);

@@ -196,7 +196,9 @@ export function createApp(hostDeps: AppDeps): App {
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged. (An
     // undefined clientRequestId is left out of the line, as JSON leaves out undefined values.)
-    accessLogger.log(status >= 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
+    // ERROR for a defect (500) only: a 502/503/504 is a dependency's expected failure (its cause is on
+    // the WARNING line the error handler wrote).
+    accessLogger.log(status === 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
       requestId,
       clientRequestId,
       method: c.req.method,
@@ -266,17 +268,28 @@ export function createApp(hostDeps: AppDeps): App {
 
   const handleError = (err: unknown, c: Context<AppEnv>): Response => {
     const problem = toProblem(err);
-    if (problem.status >= 500) {
-      (c.var.logger ?? baseLogger).error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
+    const logger = c.var.logger ?? baseLogger;
+    if (problem.status >= 500 && problem.code !== 'INTERNAL' && problem.log !== false) {
+      // An expected failure of a dependency (the bridge, the directory, the log store, the database):
+      // one WARNING line naming the cause, no stack; ERROR and stacks are for defects.
+      const { cause } = problem.extensions;
+      logger.warning(problem.log ? problem.log.msg : `${problem.code}: ${problem.detail ?? problem.title}`, {
+        requestId: c.var.requestId,
+        status: problem.status,
+        code: problem.code,
+        ...(typeof cause === 'string' ? { cause } : {}),
+        ...problem.log?.fields,
+      });
+    }
+    if (problem.code === 'INTERNAL') {
+      logger.error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
       // Unhandled errors only (not the deliberate 502/503/504 problems), after the response.
-      if (problem.code === 'INTERNAL') {
-        const background = (work: Promise<unknown>) => inBackground(c, work);
-        const own = { env, bridge: deps.bridge, clock: deps.clock, logger: c.var.logger, background };
-        const request = { method: c.req.method, url: new URL(c.req.url), requestId: c.var.requestId };
-        reportUnhandled(own, request, problem.cause ?? err);
-      }
+      const background = (work: Promise<unknown>) => inBackground(c, work);
+      const own = { env, bridge: deps.bridge, clock: deps.clock, logger: c.var.logger, background };
+      const request = { method: c.req.method, url: new URL(c.req.url), requestId: c.var.requestId };
+      reportUnhandled(own, request, problem.cause ?? err);
       // 5xx bodies stay generic; the cause is in the log under the request id (or here when DEBUG).
-      if (debug && problem.code === 'INTERNAL' && err instanceof Error) {
+      if (debug && err instanceof Error) {
         return render(
           c,
           new ProblemError('INTERNAL', { detail: `${err.name}: ${err.message}`, extensions: { stack: err.stack } }),

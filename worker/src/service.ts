@@ -75,7 +75,9 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.settingsTtlMs !== undefined ? { ttlMs: parts.settingsTtlMs } : {}),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
-  const bridge = parts.bridge ?? (parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport) : undefined);
+  const bridge =
+    parts.bridge ??
+    (parts.bridgeTransport ? createBridgeClient(parts.bridgeTransport, env.get('BRIDGE_URL')) : undefined);
   const apiAccess = createApiAccessRecorder({
     db: parts.openLazyDb ?? openDb,
     host: parts.hostName,

@@ -157,12 +157,17 @@ export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, pa
 /** The 401 of a locked throttle key (the password was not checked), with Retry-After. */
 export async function lockedProblem(ctx: LoginContext, key: string): Promise<ProblemError> {
   countLockedAttempt(key);
-  const until = (await lockedUntil(ctx.db, key, ctx.now)) ?? ctx.now + 1000;
+  const until = await lockedUntil(ctx.db, key, ctx.now);
+  // No lock: the window is full of attempts still in flight (another request holds the reservation).
+  // Neither answer depends on this request's password, which was not checked: no oracle.
   return new ProblemError('ACCOUNT_LOCKED', {
-    detail: 'too many failed logins; try again later',
+    detail:
+      until === null
+        ? 'another login attempt for this login is in progress; retry in a moment'
+        : 'too many failed logins; try again later',
     headers: {
       'WWW-Authenticate': ctx.challenge,
-      'Retry-After': String(Math.max(1, Math.ceil((until - ctx.now) / 1000))),
+      'Retry-After': String(until === null ? 1 : Math.max(1, Math.ceil((until - ctx.now) / 1000))),
     },
   });
 }

@@ -15,6 +15,20 @@ const Ready = z
         .enum(['ok', 'down', 'not-configured'])
         .openapi({ description: 'reported, not required: the service answers without the bridge' }),
     }),
+    bridge: z
+      .object({
+        url: z.string().openapi({ description: 'the bridge the service uses (AUTH_BRIDGE_URL, without credentials)' }),
+        cause: z
+          .string()
+          .nullable()
+          .openapi({
+            description:
+              'while down, why: BRIDGE_DOWN, BRIDGE_CERT_UNTRUSTED, BRIDGE_CLIENT_CERT_REFUSED, BRIDGE_TIMEOUT, ' +
+              'BRIDGE_UNREACHABLE (the host cannot tell) or BRIDGE_NOT_HEALTHY; null while ok',
+          }),
+      })
+      .nullable()
+      .openapi({ description: 'null when no bridge is configured' }),
     auditPipeline: z
       .object({ depth: z.number().int(), oldestUndeliveredAgeSeconds: z.number().int().nullable() })
       .nullable()
@@ -59,11 +73,20 @@ export function registerHealth(app: App): void {
       c.var.logger.error('readiness: database check failed', { err });
       throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'the database does not answer' });
     }
-    const bridge: 'ok' | 'down' | 'not-configured' = bridgeClient ? await bridgeClient.status() : 'not-configured';
+    const probe = bridgeClient
+      ? bridgeClient.probe
+        ? await bridgeClient.probe()
+        : { state: await bridgeClient.status() }
+      : undefined;
+    const bridge: 'ok' | 'down' | 'not-configured' = probe ? probe.state : 'not-configured';
+    const named = bridgeClient ? { url: bridgeClient.url ?? '(bridge)', cause: probe?.cause ?? null } : null;
     const auditPipeline = await pipelineSummary(db, c.var.deps.clock()).catch((err: unknown) => {
       c.var.logger.warning('readiness: audit pipeline unreadable', { err });
       return null;
     });
-    return c.json({ status: 'ok' as const, checks: { database: 'ok' as const, bridge }, auditPipeline }, 200);
+    return c.json(
+      { status: 'ok' as const, checks: { database: 'ok' as const, bridge }, bridge: named, auditPipeline },
+      200,
+    );
   });
 }

@@ -12,7 +12,7 @@ export const PROBLEM_CODES = {
   QUERY_REJECTED: { status: 400, title: 'The log store rejected the query' },
   UNAUTHENTICATED: { status: 401, title: 'Authentication required' },
   INVALID_CREDENTIALS: { status: 401, title: 'Invalid credentials' },
-  ACCOUNT_LOCKED: { status: 401, title: 'Too many failed logins: try again later' },
+  ACCOUNT_LOCKED: { status: 401, title: 'Too many login attempts: try again later' },
   ACCOUNT_BLOCKED: { status: 403, title: 'Account blocked' },
   PASSWORD_EXPIRED: { status: 403, title: 'Password expired' },
   REAUTHENTICATION_REQUIRED: { status: 403, title: 'Re-authentication with the password required' },
@@ -57,6 +57,18 @@ export interface ProblemOptions {
   extensions?: Record<string, unknown>;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * The service log's line for an expected failure of a dependency (5xx other than INTERNAL): one
+   * WARNING line without a stack, written by the app's error handler; never sent. `false`: the
+   * thrower logged it already. Absent: the handler logs the code, cause and detail.
+   */
+  log?: ProblemLog | false;
+}
+
+/** A problem's log line (msg and fields, never secrets). */
+export interface ProblemLog {
+  msg: string;
+  fields?: Record<string, unknown>;
 }
 
 /** A failure meant for the caller; thrown anywhere, rendered by the app's error handler. */
@@ -67,6 +79,7 @@ export class ProblemError extends Error {
   readonly detail: string | undefined;
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
+  readonly log: ProblemLog | false | undefined;
 
   constructor(code: ProblemCode, o: ProblemOptions = {}) {
     super(o.detail ?? PROBLEM_CODES[code].title, { cause: o.cause });
@@ -77,6 +90,7 @@ export class ProblemError extends Error {
     this.detail = o.detail;
     this.extensions = o.extensions ?? {};
     this.headers = o.headers ?? {};
+    this.log = o.log;
   }
 }
 

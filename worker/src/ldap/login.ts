@@ -17,7 +17,6 @@ import { loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
 import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin, type ExternalIdentity } from '../users/external.js';
@@ -100,7 +99,7 @@ async function bindAtServer(
     const data = { server: server.name, result: 'error', errorClass: errorClassOf(err) };
     directory = extServiceInsert(db, { ...call, ok: false, durationMs: scope.now() - call.at, data });
     await db.batch([releaseAttempt(db, attempt), directory()]);
-    throw publicDirectoryProblem(logger, server.name, err);
+    throw publicDirectoryProblem(server.name, err);
   }
   const ad = result.outcome === 'ok' ? { activeDirectory: result.activeDirectory } : {};
   const callData = { server: server.name, result: result.outcome, ...ad };
@@ -197,13 +196,14 @@ const DIRECTORY_DETAILS: Record<string, string> = {
  * bridge's detail, which names internal hosts and TLS errors; that goes to the log (and to admins
  * through "test connection").
  */
-function publicDirectoryProblem(logger: Logger, serverName: string, err: unknown): unknown {
+function publicDirectoryProblem(serverName: string, err: unknown): unknown {
   const cause = err instanceof ProblemError ? err.extensions.cause : undefined;
   if (!(err instanceof ProblemError) || typeof cause !== 'string' || !(cause in DIRECTORY_DETAILS)) return err;
-  logger.warning('LDAP directory failure', { server: serverName, cause, detail: err.detail });
+  // The one WARNING line of this failure, written by the app's error handler (no stack).
   return new ProblemError(err.code, {
     detail: `the directory of LDAP server ${serverName} ${DIRECTORY_DETAILS[cause]}`,
     extensions: { cause },
+    log: { msg: 'LDAP directory failure', fields: { server: serverName, cause, detail: err.detail } },
   });
 }
 
