@@ -79,6 +79,21 @@ const OPEN_REDIRECTS = [
   `http://${new URL(FRONTEND).host}:1@evil.example/`,
   'http://[::1]:1/',
   '/%0d%0aLocation:%20https://evil.example',
+  // Dot segments that resolve to `//host` or `/\host` (the check must look at what is returned).
+  '/..//evil.example/phish',
+  '/.//evil.example/phish',
+  '/%2e%2e//evil.example/phish',
+  '/%2E%2E//evil.example/phish',
+  '/.%2e//evil.example/phish',
+  '/%2e//evil.example/phish',
+  '/x/..//evil.example/phish',
+  '/x/y/../..//evil.example/phish',
+  '/x/%2e%2e//evil.example/phish',
+  '/../\\evil.example/phish',
+  '/x/../\\evil.example/phish',
+  '/..\\/evil.example/phish',
+  '/.\n./\t/evil.example/phish',
+  '/x/..//%2Fevil.example/phish',
 ];
 
 /** Where a redirect leads, resolved as a browser does. */
