@@ -13,7 +13,8 @@ import { requestHeader } from './node-messages.js';
 import type { ProblemError } from './problem.js';
 
 /** No script, no form, nothing from elsewhere. */
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const TEXTS: Record<Lang, { title: string; why: string; next: string; link: string }> = {
   en: {
