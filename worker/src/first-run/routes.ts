@@ -49,9 +49,8 @@ const DESCRIPTION = [
   "service's machine may use it: the client address must be loopback (Node host: the socket's peer;",
   "edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a",
   'loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host,',
-  'X-Real-IP, True-Client-IP, X-Client-IP, CF-Connecting-IP on Node, ...) present. Otherwise 403. 404 once an ' +
-    'administrator exists (then `npm run ops` is the way',
-  'back to a locked-out or forgotten one).',
+  'X-Real-IP, True-Client-IP, X-Client-IP, CF-Connecting-IP on Node, ...) present. Otherwise 403. 404',
+  'once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).',
 ].join(' ');
 
 // Documented in the OpenAPI description; served by plain handlers (HTML or JSON by Accept, and the
@@ -80,9 +79,8 @@ const postRoute = createRoute({
     "Chromium sends under the page's no-referrer policy, else Sec-Fetch-Site; a client that sends none,",
     "such as curl, is no browser and cannot be led into a cross-site post); a browser's refused post gets",
     'an HTML page. It must carry the one-time code printed at start (403 when missing or wrong, nothing',
-    `changed; 429 after ${FIRST_RUN_CODE_TRIES} wrong codes, until a restart issues a new one). The password ` +
-      `must pass the`,
-    'password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
+    `changed; 429 after ${FIRST_RUN_CODE_TRIES} wrong codes, until a restart issues a new one).`,
+    'The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
     'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
   ].join(' '),
   security: [],
