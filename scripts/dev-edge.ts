@@ -11,6 +11,7 @@ import { parseEnv } from 'node:util';
 import { parseEnvironment } from '../worker/src/config/index.js';
 import { adminExists } from '../worker/src/users/lookup.js';
 import { FIRST_RUN_PATH } from '../worker/src/users/bootstrap.js';
+import { issueFirstRunCode } from '../worker/src/first-run/code.js';
 import { assertPortFree, describeListenError } from '../worker/node/console.js';
 import { loadNodeEnv } from '../worker/node/env.js';
 import { openDatabase } from '../worker/node/host.js';
@@ -37,14 +38,14 @@ function portFrom(env: Record<string, string | undefined>, name: string, fallbac
 }
 
 /** What to do while the database has no administrator (the worker reads .dev.vars, not .env). */
-function noAdminHint(firstRunUrl: string, libsqlUrl: string): string {
+function noAdminHint(firstRunUrl: string, libsqlUrl: string, code: string): string {
   const vars = existsSync('.dev.vars') ? parseEnv(readFileSync('.dev.vars', 'utf8')) : {};
   if (vars.AUTH_BOOTSTRAP_ADMIN_LOGIN && vars.AUTH_BOOTSTRAP_ADMIN_PASSWORD) {
     const login = vars.AUTH_BOOTSTRAP_ADMIN_LOGIN;
     return `no administrator yet: the worker creates "${login}" (AUTH_BOOTSTRAP_ADMIN_* in .dev.vars) at first request`;
   }
   return [
-    `no administrator yet: open ${firstRunUrl} in a browser on this machine,`,
+    `no administrator yet: open ${firstRunUrl} in a browser on this machine and enter the one-time code ${code},`,
     'or set AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD in .dev.vars',
     '(the worker creates it at its first request),',
     `or run LIBSQL_URL=${libsqlUrl} npm run ops -- create-admin <login> while this runs`,
@@ -69,10 +70,12 @@ const config = parseEnvironment({ LIBSQL_URL: sqld.url });
 const database = openDatabase(config);
 await migrateDatabase(database.db, config.get('DB_SCHEMA'));
 const hasAdmin = await adminExists(database.db);
+// The first-run page's one-time code (first-run/code.ts): a new one at each start, as npm start does.
+const code = hasAdmin ? '' : await issueFirstRunCode(database.db);
 database.close();
 console.log(`libSQL dev server on ${sqld.url} (data/edge.db), migrated`);
 if (!hasAdmin) {
-  console.log(noAdminHint(`http://127.0.0.1:${edgePort}${config.get('ROOT_PATH')}${FIRST_RUN_PATH}`, sqld.url));
+  console.log(noAdminHint(`http://127.0.0.1:${edgePort}${config.get('ROOT_PATH')}${FIRST_RUN_PATH}`, sqld.url, code));
 }
 // The development bridge (mutual TLS, data/certs) and the binding emulator in front of it.
 const bridge = await startEmbeddedBridge(parseEnvironment(process.env as Record<string, string>));

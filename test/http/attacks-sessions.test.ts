@@ -79,6 +79,21 @@ const OPEN_REDIRECTS = [
   `http://${new URL(FRONTEND).host}:1@evil.example/`,
   'http://[::1]:1/',
   '/%0d%0aLocation:%20https://evil.example',
+  // Dot segments that resolve to `//host` or `/\host` (the check must look at what is returned).
+  '/..//evil.example/phish',
+  '/.//evil.example/phish',
+  '/%2e%2e//evil.example/phish',
+  '/%2E%2E//evil.example/phish',
+  '/.%2e//evil.example/phish',
+  '/%2e//evil.example/phish',
+  '/x/..//evil.example/phish',
+  '/x/y/../..//evil.example/phish',
+  '/x/%2e%2e//evil.example/phish',
+  '/../\\evil.example/phish',
+  '/x/../\\evil.example/phish',
+  '/..\\/evil.example/phish',
+  '/.\n./\t/evil.example/phish',
+  '/x/..//%2Fevil.example/phish',
 ];
 
 /** Where a redirect leads, resolved as a browser does. */
@@ -197,6 +212,9 @@ describe('attacks on sessions and browsers', () => {
       ['another Origin', { Origin: 'https://evil.example' }],
       ['a look-alike Origin', { Origin: `${origin()}.evil.example` }],
       ['Origin null', { Origin: 'null' }],
+      // A sandboxed frame, or a post after a cross-site redirect: Origin null, and Fetch Metadata says so.
+      ['Origin null, Sec-Fetch-Site cross-site', { Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }],
+      ['Origin null, Sec-Fetch-Site same-site', { Origin: 'null', 'Sec-Fetch-Site': 'same-site' }],
       ['Sec-Fetch-Site cross-site, no Origin', { 'Sec-Fetch-Site': 'cross-site' }],
       ['Sec-Fetch-Site same-site, no Origin', { 'Sec-Fetch-Site': 'same-site' }],
       ['neither', {}],
@@ -225,8 +243,27 @@ describe('attacks on sessions and browsers', () => {
     const settings = await callJson<{ items: { name: string; value: unknown }[] }>('/v3/settings', { auth: admin });
     expect(settings.body.items.find((s) => s.name === 'AUTH_FAILED_COUNT')?.value).not.toBe(99);
     expect((await callJson('/v4/users/me', { auth: basic(victim, PASSWORD) })).status).toBe(200);
-    // The same browser, same-origin, is let through (the refusals were CSRF, not the route).
-    expect((await b.fetch(url('/v3/logout'), { method: 'POST' })).status).toBe(204);
+    // A browser's refused form post gets a page with the next step, not JSON (fetch here cannot send
+    // Sec-Fetch-Mode navigate: a form that asks for HTML is the other sign of one).
+    const navigation = await b.fetch(url('/v3/logout'), {
+      method: 'POST',
+      origin: null,
+      headers: {
+        Origin: 'https://evil.example',
+        'Sec-Fetch-Site': 'cross-site',
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Accept: 'text/html,application/xhtml+xml',
+        'Accept-Language': 'en',
+      },
+      body: '',
+    });
+    expect(navigation.status).toBe(403);
+    expect(navigation.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await navigation.text()).toContain(`href="${root()}/ui/"`);
+    // The same browser, same-origin, is let through (the refusals were CSRF, not the route): also with
+    // the Origin hidden (`null`) by a no-referrer page, as Fetch Metadata still says same-origin.
+    const hidden = { Origin: 'null', 'Sec-Fetch-Site': 'same-origin' };
+    expect((await b.fetch(url('/v3/logout'), { method: 'POST', origin: null, headers: hidden })).status).toBe(204);
   });
 
   it(

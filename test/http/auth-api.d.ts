@@ -5265,7 +5265,7 @@ export interface paths {
         };
         /**
          * First-run page: the form that creates the first administrator
-         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).
+         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP, True-Client-IP, X-Client-IP, CF-Connecting-IP on Node, ...) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).
          */
         get: {
             parameters: {
@@ -5318,7 +5318,7 @@ export interface paths {
         put?: never;
         /**
          * Create the first administrator (first-run form post)
-         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one). The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such as curl, is no browser and cannot be led into a cross-site post). The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run). A browser (Accept: text/html) gets HTML pages, other clients JSON.
+         * @description While no administrator exists, creates the first one: no login needed, so only a client on the service's machine may use it: the client address must be loopback (Node host: the socket's peer; edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host, X-Real-IP, True-Client-IP, X-Client-IP, CF-Connecting-IP on Node, ...) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one). The form post must be same-origin (Origin, or `Origin: null` with `Sec-Fetch-Site: same-origin` as Chromium sends under the page's no-referrer policy, else Sec-Fetch-Site; a client that sends none, such as curl, is no browser and cannot be led into a cross-site post); a browser's refused post gets an HTML page. It must carry the one-time code printed at start (403 when missing or wrong, nothing changed; 429 after 10 wrong codes, until a restart issues a new one). The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run). A browser (Accept: text/html) gets HTML pages, other clients JSON.
          */
         post: {
             parameters: {
@@ -5390,6 +5390,15 @@ export interface paths {
                 };
                 /** @description Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6165,6 +6174,8 @@ export interface components {
             newPassword: string;
         };
         FirstRunForm: {
+            /** @description the one-time code that `npm start` (or `npm run dev:edge`) printed at start (README, First run) */
+            code: string;
             /**
              * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit; no compatibility characters (`𝟏`, `ﬁ`) or phonetic letters (`ᴀ`). Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login), and a login that looks like another live or reserved one (`аdmin` with a Cyrillic `а`, Unicode TR #39 skeleton) is refused with 409.
              * @example j.doe

@@ -4,19 +4,31 @@
  * for a client on the service's machine only (Node: the socket's peer; edge: the CF-Connecting-IP
  * that wrangler dev sets), same-origin, policy-checked and audited, then is gone.
  */
+import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
-import { networkInterfaces } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { auditOutbox } from '../../schema/index.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { openDatabase } from '../../worker/node/host.js';
+import { FIRST_RUN_CODE_TRIES, issueFirstRunCode } from '../../worker/src/first-run/code.js';
 import { basic, baseUrl } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
 const PASSWORD = 'F1rst@dmin';
 let host: RunningHost;
+/** The host's database file, kept across a restart of the host. */
+const database = join(mkdtempSync(join(tmpdir(), 'first-run-')), 'auth.db');
+// No bootstrap administrator; the Node host listens on every interface, so that a client can
+// reach it from a non-loopback address of the same machine.
+const hostEnv = {
+  AUTH_BOOTSTRAP_ADMIN_LOGIN: '',
+  AUTH_BOOTSTRAP_ADMIN_PASSWORD: '',
+  ...(kind === 'node' ? { AUTH_BIND_HOST: '0.0.0.0' } : {}),
+};
 
 /** An IPv4 address of this machine that is not loopback (the Node host is reached through it). */
 const otherAddress = Object.values(networkInterfaces())
@@ -24,22 +36,51 @@ const otherAddress = Object.values(networkInterfaces())
   .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
 
 beforeAll(async () => {
-  // No bootstrap administrator; the Node host listens on every interface, so that a client can
-  // reach it from a non-loopback address of the same machine.
-  const bind: Record<string, string> = kind === 'node' ? { AUTH_BIND_HOST: '0.0.0.0' } : {};
-  host = await startTestHost(kind, { AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '', ...bind });
+  host = await startTestHost(kind, hostEnv, { database });
 });
 afterAll(async () => host?.stop());
 
 const page = () => `${host.url}/first-run`;
 const root = () => new URL(host.url).pathname;
 
+/**
+ * The one-time code of the running host: what `npm start` printed (Node), or a new one issued the
+ * way `npm run dev:edge` issues one before it starts wrangler (edge).
+ */
+async function currentCode(): Promise<string> {
+  if (kind === 'node') {
+    for (let i = 0; i < 100 && !/one-time code [A-Z0-9-]{20,}/.test(host.output()); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const said = [...host.output().matchAll(/one-time code ([A-Z0-9-]{20,})/g)].at(-1)?.[1];
+    if (!said) throw new Error(`no one-time code in the start messages:\n${host.output()}`);
+    return said;
+  }
+  const db = openDatabase(parseEnvironment({ LIBSQL_URL: host.libsqlUrl }));
+  try {
+    return await issueFirstRunCode(db.db);
+  } finally {
+    db.close();
+  }
+}
+let code = '';
+
+/**
+ * Posts the form as Chromium posts this page's form (see first-run-browser.test.ts): the page's
+ * Referrer-Policy (no-referrer) makes the Origin `null`, and Fetch Metadata says same-origin.
+ */
 function form(fields: Record<string, string>, headers: Record<string, string> = {}) {
   return fetch(page(), {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: host.origin, ...headers },
-    body: new URLSearchParams(fields),
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Origin: 'null',
+      'Sec-Fetch-Site': 'same-origin',
+      'Sec-Fetch-Mode': 'navigate',
+      ...headers,
+    },
+    body: new URLSearchParams({ code, ...fields }),
   });
 }
 
@@ -58,6 +99,10 @@ function rawGet(address: string, path: string, headers: Record<string, string>) 
 }
 
 describe('while no administrator exists', () => {
+  beforeAll(async () => {
+    code = await currentCode();
+  });
+
   it('ROOT_PATH, ROOT_PATH/ and / redirect to the first-run page', async () => {
     for (const path of [root(), `${root()}/`, '/']) {
       const res = await fetch(`${host.origin}${path}`, { redirect: 'manual' });
@@ -103,6 +148,9 @@ describe('while no administrator exists', () => {
       { 'X-Forwarded-For': '192.0.2.9' },
       { Forwarded: 'for=192.0.2.9' },
       { 'X-Real-IP': '192.0.2.9' },
+      { 'True-Client-IP': '192.0.2.9' },
+      { 'X-Client-IP': '192.0.2.9' },
+      ...(kind === 'node' ? [{ 'CF-Connecting-IP': '127.0.0.1' }] : []),
     ];
     for (const headers of proxied) {
       const res = await fetch(page(), { headers });
@@ -114,12 +162,77 @@ describe('while no administrator exists', () => {
   });
 
   it('a cross-site form post is refused and creates nothing', async () => {
-    const res = await form({ login: 'intruder', password: PASSWORD }, { Origin: 'http://attacker.example' });
+    const fields = { login: 'intruder', password: PASSWORD, passwordRepeat: PASSWORD };
+    const res = await form(fields, { Origin: 'http://attacker.example', 'Sec-Fetch-Site': 'cross-site' });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { reason: string }).reason).toBe('csrf');
-    const site = await form({ login: 'intruder', password: PASSWORD }, { Origin: '', 'Sec-Fetch-Site': 'cross-site' });
-    expect(site.status).toBe(403);
+    // A sandboxed frame of another site posts with Origin null and Sec-Fetch-Site cross-site; an old
+    // browser (or a privacy extension) sends Origin null without Fetch Metadata: neither is same-origin.
+    for (const headers of [{ 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, {}]) {
+      const init = { Origin: 'null', 'Sec-Fetch-Site': '', 'Sec-Fetch-Mode': '', ...headers };
+      const sent = Object.fromEntries(Object.entries(init).filter(([, v]) => v !== ''));
+      const r = await fetch(page(), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...sent },
+        body: new URLSearchParams({ code, ...fields }),
+      });
+      expect(r.status, JSON.stringify(sent)).toBe(403);
+      expect(((await r.json()) as { reason: string }).reason).toBe('csrf');
+    }
+    // A browser's refused form post gets a page in its language with the next step, not JSON.
+    const ru = await form(fields, {
+      Origin: 'http://attacker.example',
+      'Sec-Fetch-Site': 'cross-site',
+      Accept: 'text/html',
+      'Accept-Language': 'ru-RU,ru;q=0.9',
+    });
+    expect(ru.status).toBe(403);
+    expect(ru.headers.get('content-type')).toMatch(/^text\/html/);
+    const text = await ru.text();
+    expect(text).toContain('lang="ru"');
+    expect(text).toContain('другого сайта');
     expect((await fetch(page())).status).toBe(200);
+  });
+
+  it('the form asks for the one-time code; a missing or wrong one changes nothing', async () => {
+    expect(await (await fetch(page())).text()).toContain('name="code"');
+    const fields = { login: 'guess', password: PASSWORD, passwordRepeat: PASSWORD };
+    const missing = await form({ ...fields, code: '' });
+    expect(missing.status).toBe(403);
+    expect(((await missing.json()) as { reason: string }).reason).toBe('first_run_code');
+    const wrong = await form({ ...fields, code: 'AAAA-BBBB-CCCC-DDDD-EEEE' }, { Accept: 'text/html' });
+    expect(wrong.status).toBe(403);
+    const page403 = await wrong.text();
+    expect(page403).toContain('one-time code');
+    expect(page403).toContain('value="guess"');
+    expect((await fetch(page())).status).toBe(200);
+    const login = await fetch(`${host.url}/v3/login_without_session`, {
+      method: 'POST',
+      headers: { Authorization: basic('guess', PASSWORD) },
+    });
+    expect(login.status).toBe(401);
+  });
+
+  it(`after ${FIRST_RUN_CODE_TRIES} wrong codes even the right one is refused until a new code is issued`, async () => {
+    const fields = { login: 'guess', password: PASSWORD, passwordRepeat: PASSWORD };
+    // Each wrong try counts (the two of the test before too), also when sent in parallel.
+    const tries = Array.from({ length: FIRST_RUN_CODE_TRIES }, (_, i) =>
+      form({ ...fields, code: `WRONG-${String(i).padStart(4, '0')}-CODE-XXXX-YYYY` }),
+    );
+    const statuses = (await Promise.all(tries)).map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(FIRST_RUN_CODE_TRIES - 2).fill(403), 429, 429]);
+    const right = await form(fields);
+    expect(right.status).toBe(429);
+    expect(((await right.json()) as { detail: string }).detail).toContain('new one-time code');
+    // A restart (Node: npm start; edge: npm run dev:edge) issues a new code, and the old one is void.
+    const old = code;
+    if (kind === 'node') {
+      await host.stop();
+      host = await startTestHost(kind, hostEnv, { database });
+    }
+    code = await currentCode();
+    expect(code).not.toBe(old);
+    expect((await form({ ...fields, code: old })).status).toBe(403);
   });
 
   it(

@@ -13,6 +13,7 @@ import type { NodeMessages } from '../src/http/context.js';
 import type { Logger } from '../src/http/logger.js';
 import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
+import { issueFirstRunCode } from '../src/first-run/code.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
 import { assembleService } from '../src/service.js';
 import { createDb, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
@@ -230,7 +231,13 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   });
   // Said once, after the URL is known; the first-run page answers loopback clients only.
   const onLoopback = /^http:\/\/(127\.|\[::1\]|localhost)/.test(urls[0]!);
-  const notice = bootstrapNotice(bootstrap, env, onLoopback ? `${urls[0]}${FIRST_RUN_PATH}` : undefined);
+  // A new one-time code at each start while no administrator exists (first-run/code.ts); in a
+  // cluster, the announcing process issues it for all.
+  const firstRun =
+    bootstrap === 'not-configured' && onLoopback && (o.announce ?? true)
+      ? { url: `${urls[0]}${FIRST_RUN_PATH}`, code: await issueFirstRunCode(db) }
+      : undefined;
+  const notice = bootstrapNotice(bootstrap, env, firstRun);
   if (notice && (o.announce ?? true)) logger.log(notice.level, notice.msg);
 
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 30 seconds; each

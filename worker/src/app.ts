@@ -42,6 +42,9 @@ import { createTestClock, registerTestClock } from './http/test-clock-routes.js'
 import { registerTestJobs } from './jobs/test-routes.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
+import { csrfRefusalPage } from './http/refusal-page.js';
+import { CONSOLE_PATH } from './console/page.js';
+import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
@@ -296,7 +299,10 @@ export function createApp(hostDeps: AppDeps): App {
         );
       }
     }
-    return render(c, problem);
+    // A browser's refused form post: a page with the next step (the form's page, else the console).
+    const firstRun = `${root}${FIRST_RUN_PATH}`;
+    const refused = csrfRefusalPage(c, problem, c.req.path === firstRun ? firstRun : `${root}${CONSOLE_PATH}/`);
+    return refused ?? render(c, problem);
   };
   app.onError(handleError);
   app.notFound((c) => render(c, new ProblemError('NOT_FOUND', { detail: `no endpoint at ${c.req.path}` })));

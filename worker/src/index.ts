@@ -62,6 +62,7 @@ function build(env: Env): Instance {
     // Cloudflare sets CF-Connecting-IP to the real client (never loopback); `wrangler dev` sets it
     // from its socket (keeping one a client sent, which is why dev:edge listens on loopback only).
     clientAddress: (request) => request.headers.get('CF-Connecting-IP') ?? undefined,
+    clientAddressHeader: 'CF-Connecting-IP',
     ...(transport ? { bridgeTransport: transport } : {}),
   });
   const logger = service.logger;

@@ -44,6 +44,7 @@ export interface HostParts {
   /** Where JSON log lines go (default console.log). */
   writeLog?: (line: string) => void;
   clientAddress?: AppDeps['clientAddress'];
+  clientAddressHeader?: AppDeps['clientAddressHeader'];
   peerAddress?: AppDeps['peerAddress'];
   nodeMessages?: AppDeps['nodeMessages'];
   /** How long saved settings are cached (default 2 s; tests: 0). */
@@ -97,6 +98,7 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.crossRequestWaits ? { crossRequestWaits: true } : {}),
     ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
     ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
+    ...(parts.clientAddressHeader ? { clientAddressHeader: parts.clientAddressHeader } : {}),
     ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),
     ...(parts.nodeMessages ? { nodeMessages: parts.nodeMessages } : {}),
     ...(bridge ? { bridge } : {}),

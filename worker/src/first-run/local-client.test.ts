@@ -37,6 +37,20 @@ describe('the first-run page decides who is local', () => {
     }
   });
 
+  it('not local: any header naming a client (True-Client-IP, X-Client-IP, CF-Connecting-IP on Node...)', () => {
+    const headers = ['True-Client-IP', 'X-Client-IP', 'CF-Connecting-IP', 'X-Cluster-Client-IP', 'Fastly-Client-IP'];
+    for (const h of headers) {
+      expect(isLocalRequest(req('http://127.0.0.1:8001/x', { [h]: '127.0.0.1' }), '127.0.0.1'), h).toBe(false);
+    }
+  });
+
+  it("the edge host's own address header (CF-Connecting-IP) is its client address, not a proxy's", () => {
+    const edge = req('http://127.0.0.1:8787/x', { 'CF-Connecting-IP': '127.0.0.1' });
+    expect(isLocalRequest(edge, '127.0.0.1', 'CF-Connecting-IP')).toBe(true);
+    const proxied = req('http://127.0.0.1:8787/x', { 'CF-Connecting-IP': '127.0.0.1', 'True-Client-IP': '192.0.2.1' });
+    expect(isLocalRequest(proxied, '127.0.0.1', 'CF-Connecting-IP')).toBe(false);
+  });
+
   it("not local: another site's name resolving to loopback (DNS rebinding)", () => {
     expect(isLocalRequest(req('http://attacker.example:8001/x'), '127.0.0.1')).toBe(false);
   });

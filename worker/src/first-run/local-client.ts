@@ -22,19 +22,35 @@ export function isLoopbackHostname(hostname: string): boolean {
   return h === 'localhost' || h === '[::1]' || isLoopbackAddress(h);
 }
 
-/** Headers that a proxy adds: their presence means the socket's peer is not the client. */
-const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip'];
+/**
+ * Headers that a proxy or a CDN adds to name the client: their presence means the socket's peer is
+ * not the client. The edge host's own client-address header (CF-Connecting-IP) is left out there.
+ */
+const FORWARDING_HEADERS = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-real-ip',
+  'true-client-ip',
+  'x-client-ip',
+  'cf-connecting-ip',
+  'x-cluster-client-ip',
+  'fastly-client-ip',
+];
 
 /**
  * A request is local when all three hold:
  * - the client address (from the host) is loopback;
  * - no forwarding header is present: a reverse proxy on the same machine connects from loopback
- *   on behalf of remote clients, so its requests must not count as local;
+ *   on behalf of remote clients, so its requests must not count as local (`addressHeader`, the
+ *   header the host itself reads the client address from, excepted);
  * - the URL's host is a loopback name: a page of another site that a browser reaches through DNS
  *   rebinding (its name resolving to 127.0.0.1) carries that site's name, not a loopback one.
+ * A proxy that adds none of these headers still passes: the one-time code (code.ts) guards that case.
  */
-export function isLocalRequest(request: Request, clientAddress: string | undefined): boolean {
+export function isLocalRequest(request: Request, clientAddress: string | undefined, addressHeader?: string): boolean {
   if (!isLoopbackAddress(clientAddress)) return false;
-  if (FORWARDING_HEADERS.some((h) => request.headers.has(h))) return false;
+  const own = addressHeader?.toLowerCase();
+  if (FORWARDING_HEADERS.some((h) => h !== own && request.headers.has(h))) return false;
   return isLoopbackHostname(new URL(request.url).hostname);
 }

@@ -49,6 +49,10 @@ export function firstRunForm(o: FormOptions) {
 <p>No administrator exists yet. This page answers only on this machine, and disappears once an administrator exists.</p>
 ${errors.length > 0 ? html`<ul class="errors" role="alert">${errors.map((e) => html`<li>${e}</li>`)}</ul>` : ''}
 <form method="post" action="${o.action}">
+<label>One-time code <input name="code" required maxlength="100" autocomplete="off" spellcheck="false"
+ aria-describedby="code-hint"></label>
+<p id="code-hint">Printed by <code>npm start</code> (or <code>npm run dev:edge</code>) in its terminal when it started:
+it proves that you are at this machine.</p>
 <label>Login <input name="login" required maxlength="150" autocomplete="username" value="${o.login ?? ''}"></label>
 <label>Password <input name="password" type="password" required autocomplete="new-password"></label>
 <label>Repeat the password <input name="passwordRepeat" type="password" required autocomplete="new-password"></label>

@@ -16,6 +16,8 @@ import { FIRST_RUN_PATH } from '../users/bootstrap.js';
 import { createLocalAccount } from '../users/create.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
 import { isLocalRequest } from './local-client.js';
+import { FIRST_RUN_CODE_TRIES, checkFirstRunCode, dropFirstRunCode } from './code.js';
+import { isHiddenSameOrigin } from '../http/csrf.js';
 import { CONSOLE_PATH } from '../console/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 import { requestHeader } from '../http/node-messages.js';
@@ -33,6 +35,9 @@ const CLAIM_KEY = 'first_admin';
 
 const Form = z
   .object({
+    code: z.string().max(100).openapi({
+      description: 'the one-time code that `npm start` (or `npm run dev:edge`) printed at start (README, First run)',
+    }),
     login: LoginSchema,
     password: z.string().min(1).max(1024),
     passwordRepeat: z.string().max(1024).optional().openapi({ description: 'when sent, must equal password' }),
@@ -44,8 +49,8 @@ const DESCRIPTION = [
   "service's machine may use it: the client address must be loopback (Node host: the socket's peer;",
   "edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a",
   'loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host,',
-  'X-Real-IP) present. Otherwise 403. 404 once an administrator exists (then `npm run ops` is the way',
-  'back to a locked-out or forgotten one).',
+  'X-Real-IP, True-Client-IP, X-Client-IP, CF-Connecting-IP on Node, ...) present. Otherwise 403. 404',
+  'once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).',
 ].join(' ');
 
 // Documented in the OpenAPI description; served by plain handlers (HTML or JSON by Accept, and the
@@ -70,9 +75,12 @@ const postRoute = createRoute({
   summary: 'Create the first administrator (first-run form post)',
   description: [
     DESCRIPTION,
-    'The form post must be same-origin (Origin, else Sec-Fetch-Site; a client that sends neither, such',
-    'as curl, is no browser and cannot be led into a cross-site post). The password must pass the',
-    'password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
+    'The form post must be same-origin (Origin, or `Origin: null` with `Sec-Fetch-Site: same-origin` as',
+    "Chromium sends under the page's no-referrer policy, else Sec-Fetch-Site; a client that sends none,",
+    "such as curl, is no browser and cannot be led into a cross-site post); a browser's refused post gets",
+    'an HTML page. It must carry the one-time code printed at start (403 when missing or wrong, nothing',
+    `changed; 429 after ${FIRST_RUN_CODE_TRIES} wrong codes, until a restart issues a new one).`,
+    'The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
     'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
   ].join(' '),
   security: [],
@@ -82,7 +90,7 @@ const postRoute = createRoute({
       description: 'the administrator (HTML page for a browser)',
       content: { 'application/json': { schema: PublicUserSchema } },
     },
-    ...problemResponses(400, 403, 404, 409, 415, 422),
+    ...problemResponses(400, 403, 404, 409, 415, 422, 429),
   },
 });
 
@@ -101,19 +109,41 @@ async function assertOffered(c: Context<AppEnv>): Promise<void> {
 }
 
 function isLocal(c: Context<AppEnv>): boolean {
-  return isLocalRequest(c.req.raw, c.var.deps.clientAddress?.(c.req.raw, c.env));
+  const deps = c.var.deps;
+  return isLocalRequest(c.req.raw, deps.clientAddress?.(c.req.raw, c.env), deps.clientAddressHeader);
 }
 
-/** A same-origin form post only (CSRF): the browser's Origin, else its Sec-Fetch-Site. */
+/**
+ * A same-origin form post only (CSRF): the browser's Origin (`null` with Sec-Fetch-Site same-origin
+ * is what Chromium sends for this page's form, csrf.ts), else its Sec-Fetch-Site.
+ */
 function assertSameOrigin(c: Context<AppEnv>): void {
   const origin = requestHeader(c, 'Origin');
   const site = requestHeader(c, 'Sec-Fetch-Site');
   const own = new URL(c.req.url).origin;
   const sameSite = site === undefined || site === 'same-origin' || site === 'none';
-  const crossSite = origin !== undefined ? origin !== own : !sameSite;
+  const crossSite = origin !== undefined ? origin !== own && !isHiddenSameOrigin(c, origin) : !sameSite;
   if (crossSite) {
     throw new ProblemError('FORBIDDEN', { detail: 'cross-site form post refused', extensions: { reason: 'csrf' } });
   }
+}
+
+/** Refuses the post unless it carries the current one-time code (code.ts); nothing else is read before. */
+async function assertCode(c: Context<AppEnv>, given: string): Promise<void> {
+  const outcome = await checkFirstRunCode(c.var.db, given);
+  if (outcome === 'right') return;
+  const extensions = { reason: 'first_run_code' };
+  if (outcome === 'used-up') {
+    const detail =
+      `${FIRST_RUN_CODE_TRIES} wrong one-time codes: this code is used up. Restart the service (npm start, or ` +
+      'npm run dev:edge) for a new one-time code in its terminal';
+    throw new ProblemError('TOO_MANY_REQUESTS', { detail, extensions });
+  }
+  const detail =
+    outcome === 'none'
+      ? 'no one-time code was issued: start the service with npm start (or npm run dev:edge), which prints one'
+      : 'the one-time code is missing or wrong: copy it from the terminal (or log) where the service was started';
+  throw new ProblemError('FORBIDDEN', { detail, extensions });
 }
 
 /** The form's errors as a validation problem. */
@@ -162,6 +192,7 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
     const raw = Object.fromEntries(Object.entries(await c.req.parseBody()).filter(([, v]) => typeof v === 'string'));
     const login = typeof raw.login === 'string' ? raw.login : '';
     try {
+      await assertCode(c, typeof raw.code === 'string' ? raw.code : '');
       const parsed = Form.safeParse(raw);
       if (!parsed.success) {
         const path = (i: { path: readonly PropertyKey[] }) => i.path.map(String).join('.');
@@ -207,7 +238,7 @@ async function createFirstAdmin(c: Context<AppEnv>, login: string, password: str
         actor: null,
         request: c.var.scope.request,
         via: 'first-run',
-        extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id })],
+        extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id }), dropFirstRunCode(db)],
       },
     );
   } catch (err) {

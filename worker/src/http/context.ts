@@ -65,6 +65,8 @@ export interface AppDeps {
    * for the first-run page, which answers loopback clients only. Absent: no client is local.
    */
   clientAddress?: (request: Request, env: unknown) => string | undefined;
+  /** The request header clientAddress reads (edge: CF-Connecting-IP); absent when it reads the socket. */
+  clientAddressHeader?: string;
   /**
    * The address of the connection's peer (Node host), checked against AUTH_TRUSTED_PROXIES before
    * forwarded headers are believed. Absent on the edge, where they never are.

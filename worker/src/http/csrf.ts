@@ -14,6 +14,17 @@ export function requestOrigin(c: Context<AppEnv>): string {
   return isHttpsRequest(c) && url.protocol === 'http:' ? `https://${url.host}` : url.origin;
 }
 
+/**
+ * A same-origin request whose Origin the browser hid: a page with `Referrer-Policy: no-referrer`
+ * (ours) makes Chromium post its forms with `Origin: null`, and Fetch Metadata, which no page can
+ * set, still says `same-origin`. Other senders of `null` are not accepted: a sandboxed frame or a
+ * page after a cross-site redirect (Sec-Fetch-Site cross-site), an old browser without Fetch
+ * Metadata (none at all).
+ */
+export function isHiddenSameOrigin(c: Context<AppEnv>, origin: string | undefined): boolean {
+  return origin === 'null' && requestHeader(c, 'Sec-Fetch-Site') === 'same-origin';
+}
+
 /** Origins allowed to send cookie-authenticated unsafe requests: ours and the front end's. */
 function allowedOrigins(c: Context<AppEnv>): Set<string> {
   return new Set([
@@ -32,7 +43,7 @@ export function assertNotCrossSite(c: Context<AppEnv>): void {
   if (['GET', 'HEAD', 'OPTIONS'].includes(c.req.method)) return;
   const origin = requestHeader(c, 'Origin');
   if (origin !== undefined) {
-    if (allowedOrigins(c).has(origin)) return;
+    if (allowedOrigins(c).has(origin) || isHiddenSameOrigin(c, origin)) return;
     throw new ProblemError('FORBIDDEN', {
       detail: `cross-site request refused (Origin ${origin})`,
       extensions: { reason: 'csrf' },
@@ -53,7 +64,9 @@ export function assertNotCrossSite(c: Context<AppEnv>): void {
 export function refuseCrossSiteLogin(c: Context<AppEnv>): void {
   const origin = requestHeader(c, 'Origin');
   const crossSite =
-    origin !== undefined ? !allowedOrigins(c).has(origin) : requestHeader(c, 'Sec-Fetch-Site') === 'cross-site';
+    origin !== undefined
+      ? !allowedOrigins(c).has(origin) && !isHiddenSameOrigin(c, origin)
+      : requestHeader(c, 'Sec-Fetch-Site') === 'cross-site';
   if (crossSite)
     throw new ProblemError('FORBIDDEN', { detail: 'cross-site login refused', extensions: { reason: 'csrf' } });
 }

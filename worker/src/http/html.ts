@@ -8,9 +8,9 @@ type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
  * A complete HTML document. Every interpolated value is escaped by `html` (only the `head` and
  * `body` fragments, themselves built with `html`, go in as markup).
  */
-export function htmlDocument(o: { title: string; head: Html; body: Html; root?: string }): Html {
+export function htmlDocument(o: { title: string; head: Html; body: Html; root?: string; lang?: string }): Html {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${o.lang ?? 'en'}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

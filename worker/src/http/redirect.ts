@@ -3,25 +3,44 @@ import type { Context } from 'hono';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { AppEnv } from './context.js';
 
+/** Backslashes (browsers read them as `/`) and control characters (browsers strip tabs and newlines). */
+const SUSPECT = /[\\\u0000-\u001f\u007f]/;
+
+/**
+ * Whether `path`, sent as a Location, keeps a browser on this origin: it starts with one `/` and
+ * neither it nor its percent-decoded form starts with `//` or `/\` (a network-path reference).
+ */
+function isOwnPath(path: string): boolean {
+  if (!path.startsWith('/') || SUSPECT.test(path) || /^\/[/\\]/.test(path)) return false;
+  try {
+    return !/^\/[/\\]/.test(decodeURIComponent(path));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Where to send the browser after a login: `next` only when it is a same-origin path (or a URL of
  * the front end's origin); anything else (absolute URLs elsewhere, `//host`, `/\host`, encoded
- * tricks, control characters) falls back to DEFAULT_FRONTEND_URL. Never an open redirect.
+ * tricks, control characters) falls back to DEFAULT_FRONTEND_URL. Never an open redirect. The
+ * path returned is the resolved one (dot segments removed), so it is checked after resolution too:
+ * `/..//host` and `/%2e%2e//host` resolve to `//host`.
  */
 export function safeRedirect(c: Context<AppEnv>, next: string | undefined, fallback: string): string {
-  if (!next || next.length > 2048 || /[\\\u0000-\u001f\u007f]/.test(next)) return fallback;
+  if (!next || next.length > 2048 || SUSPECT.test(next)) return fallback;
   let decoded = next;
   try {
     decoded = decodeURIComponent(next);
   } catch {
     return fallback;
   }
-  if (/[\\\u0000-\u001f\u007f]/.test(decoded)) return fallback;
+  if (SUSPECT.test(decoded)) return fallback;
   const frontend = new URL(fallback);
   const base = new URL(c.req.url);
-  if (next.startsWith('/') && !next.startsWith('//') && !decoded.startsWith('//')) {
+  if (isOwnPath(next)) {
     const target = new URL(next, base);
-    return target.origin === base.origin ? target.pathname + target.search + target.hash : fallback;
+    const path = target.pathname + target.search + target.hash;
+    return target.origin === base.origin && isOwnPath(path) ? path : fallback;
   }
   try {
     const target = new URL(next);

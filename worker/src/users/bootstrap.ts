@@ -66,7 +66,7 @@ export const FIRST_RUN_PATH = '/first-run';
 export function bootstrapNotice(
   result: BootstrapResult,
   config: ConfigSnapshot,
-  firstRunUrl?: string,
+  firstRun?: { url: string; code: string },
 ): { level: 'INFO' | 'WARNING'; msg: string } | undefined {
   const login = config.get('AUTH_BOOTSTRAP_ADMIN_LOGIN').trim();
   if (result === 'created') return { level: 'INFO', msg: `created the first administrator "${login}"` };
@@ -80,7 +80,9 @@ export function bootstrapNotice(
         'or npm run ops -- reset-password <login>',
     };
   }
-  const page = firstRunUrl ? `open ${firstRunUrl} in a browser on this machine, or ` : '';
+  const page = firstRun
+    ? `open ${firstRun.url} in a browser on this machine and enter the one-time code ${firstRun.code}, or `
+    : '';
   return {
     level: 'WARNING',
     msg:
