@@ -20,6 +20,7 @@ import { mergeRequiredProblem } from '../ldap/login.js';
 import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
 import type { UserRow } from '../users/model.js';
 import { LoginBody, checkLocalPassword, logInWithSession, openSession, type OpenedSession } from './login.js';
+import { readDeviceClaim, setDeviceCookie } from './device-cookie.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
 import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
 import { requestHeader } from '../http/node-messages.js';
@@ -193,7 +194,9 @@ async function sessionLogin(
   password: string,
   ldapServer?: string,
 ): Promise<{ user: UserRow } & OpenedSession> {
-  const outcome = await logInWithSession(c.var.scope, kind, login, password, ldapServer);
+  // A local login presenting a device cookie uses that device's own failure budget (device-cookie.ts).
+  const device = ldapServer === undefined ? await readDeviceClaim(c) : undefined;
+  const outcome = await logInWithSession(c.var.scope, kind, login, password, ldapServer, device);
   if ('merge' in outcome) {
     // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
     // for forms); /v3/login/union completes it.
@@ -201,6 +204,7 @@ async function sessionLogin(
     throw mergeRequiredProblem(c.var.config, outcome.merge);
   }
   setAuthCookie(c, outcome.token, outcome.session.expiresAt);
+  if (outcome.device) await setDeviceCookie(c, c.var.scope, outcome.user.id, outcome.device);
   return outcome;
 }
 
