@@ -1,4 +1,5 @@
 /** Small HTTP helpers for the cross-host suites. */
+import { request } from 'node:http';
 import { inject } from 'vitest';
 
 export const ADMIN = { login: 'root-admin', password: 'Adm1n$ecret' };
@@ -20,6 +21,32 @@ export interface Call {
   auth?: string;
   json?: unknown;
   headers?: Record<string, string>;
+  /**
+   * The loopback source address to connect from (127.0.0.2, 127.0.0.3, ...): another client
+   * address as the hosts see it (the Node socket's peer; wrangler's CF-Connecting-IP).
+   */
+  localAddress?: string;
+}
+
+/** A plain-HTTP request from `localAddress` (fetch cannot choose its source address). */
+function callFrom(url: string, localAddress: string, init: { method: string; headers: Record<string, string>; body?: string }) {
+  return new Promise<Response>((resolve, reject) => {
+    const req = request(url, { method: init.method, headers: init.headers, localAddress }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) {
+          for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, item);
+        }
+        const body = [204, 304].includes(res.statusCode!) ? null : Buffer.concat(chunks);
+        resolve(new Response(body, { status: res.statusCode, headers }));
+      });
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
 }
 
 /** Calls `path` below the base URL. */
@@ -27,6 +54,10 @@ export async function call(path: string, o: Call = {}): Promise<Response> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.auth) headers.Authorization = o.auth;
   if (o.json !== undefined) headers['Content-Type'] = 'application/json';
+  if (o.localAddress) {
+    const body = o.json === undefined ? undefined : JSON.stringify(o.json);
+    return callFrom(`${o.base ?? baseUrl()}${path}`, o.localAddress, { method: o.method ?? 'GET', headers, body });
+  }
   return fetch(`${o.base ?? baseUrl()}${path}`, {
     method: o.method ?? 'GET',
     headers,
