@@ -29,7 +29,11 @@ export interface Call {
 }
 
 /** A plain-HTTP request from `localAddress` (fetch cannot choose its source address). */
-function callFrom(url: string, localAddress: string, init: { method: string; headers: Record<string, string>; body?: string }) {
+function callFrom(
+  url: string,
+  localAddress: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+) {
   return new Promise<Response>((resolve, reject) => {
     const req = request(url, { method: init.method, headers: init.headers, localAddress }, (res) => {
       const chunks: Buffer[] = [];

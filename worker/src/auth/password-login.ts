@@ -243,7 +243,11 @@ export async function failedLogin(
   const iso = (t: number) => new Date(t).toISOString();
   const [locked, , lockEvent, totalEvent, addressEvent] = await db.batch([
     lockIfExhausted(db, plan, now),
-    auditInsert(db, now, { ...audit, type: 'login.failure', data: { ...data, ...(plan.device ? { device: true } : {}) } }),
+    auditInsert(db, now, {
+      ...audit,
+      type: 'login.failure',
+      data: { ...data, ...(plan.device ? { device: true } : {}) },
+    }),
     auditInsertWhen(
       db,
       now,
@@ -253,7 +257,11 @@ export async function failedLogin(
     auditInsertWhen(
       db,
       now,
-      { ...audit, type: 'account.locked', data: { ...data, restriction: 'all-clients', until: iso(now + TOTAL_WINDOW_MS) } },
+      {
+        ...audit,
+        type: 'account.locked',
+        data: { ...data, restriction: 'all-clients', until: iso(now + TOTAL_WINDOW_MS) },
+      },
       totalJustFilled(plan, now),
     ),
     auditInsertWhen(

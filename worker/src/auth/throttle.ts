@@ -76,7 +76,11 @@ export function attemptPlan(
   const policy = throttlePolicy(config);
   return {
     main: { id, key: device ? `device:${device}` : accountKey, policy },
-    total: { id: `${id}.all`, key: `all:${accountKey}`, policy: { count: TOTAL_FAILED_COUNT, windowMs: TOTAL_WINDOW_MS } },
+    total: {
+      id: `${id}.all`,
+      key: `all:${accountKey}`,
+      policy: { count: TOTAL_FAILED_COUNT, windowMs: TOTAL_WINDOW_MS },
+    },
     ...(ip ? { address: { id: `${id}.addr`, key: `addr:${addressBucket(ip)}`, policy: addressPolicy(config) } } : {}),
     ...(device ? { device } : {}),
   };
@@ -106,7 +110,9 @@ export function reserveAttempt(db: Db, plan: AttemptPlan, now: number) {
     ),
     sql` and `,
   );
-  return db.run(sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${allowed}`);
+  return db.run(
+    sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${allowed}`,
+  );
 }
 
 /**
@@ -135,7 +141,12 @@ export function addressJustFilled(plan: AttemptPlan, now: number) {
 
 /** Releases a reserved attempt that judged nothing (the directory or the bridge failed). */
 export function releaseAttempt(db: Db, plan: AttemptPlan) {
-  return db.delete(loginAttempts).where(inArray(loginAttempts.id, budgets(plan).map((b) => b.id)));
+  return db.delete(loginAttempts).where(
+    inArray(
+      loginAttempts.id,
+      budgets(plan).map((b) => b.id),
+    ),
+  );
 }
 
 /**

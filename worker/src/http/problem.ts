@@ -141,6 +141,7 @@ const GENERAL_CODE: Partial<Record<number, ProblemCode>> = {
   403: 'FORBIDDEN',
   409: 'CONFLICT',
   422: 'VALIDATION',
+  429: 'ADDRESS_THROTTLED',
   503: 'SERVICE_UNAVAILABLE',
 };
 

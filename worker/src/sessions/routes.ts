@@ -49,6 +49,10 @@ const login = createRoute({
       'or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another ' +
       "external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 " +
       'LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.',
+    'A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, ' +
+      'SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for ' +
+      'its account has its own failure budget, so that failures of other clients do not lock this browser out ' +
+      '(architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.',
     'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule ' +
       'refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, ' +
       'without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the ' +
@@ -58,7 +62,7 @@ const login = createRoute({
   responses: {
     200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
     303: { description: 'form post: to the front end' },
-    ...problemResponses(400, 401, 403, 409, 415, 422, 502, 503, 504),
+    ...problemResponses(400, 401, 403, 409, 415, 422, 429, 502, 503, 504),
   },
 });
 
@@ -106,6 +110,7 @@ const oauth = createRoute({
       description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)',
       content: { 'application/json': { schema: OAuthError } },
     },
+    ...problemResponses(429),
   },
 });
 
@@ -125,7 +130,7 @@ const union = createRoute({
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
     303: { description: 'form post: to the front end' },
-    ...problemResponses(400, 401, 403, 409, 415, 422),
+    ...problemResponses(400, 401, 403, 409, 415, 422, 429),
   },
 });
 
@@ -295,6 +300,8 @@ export function registerSessionRoutes(app: App): void {
         Pragma: 'no-cache',
       });
     } catch (err) {
+      // A throttled address is no wrong grant: the problem itself, 429 with Retry-After.
+      if (err instanceof ProblemError && err.code === 'ADDRESS_THROTTLED') throw err;
       if (err instanceof ProblemError && err.status < 500)
         return oauthError(
           err.status === 401 || err.status === 403 ? 'invalid_grant' : 'invalid_request',
