@@ -116,12 +116,15 @@ describe('device cookies', () => {
     const login = uniqueLogin('rev');
     const id = await createUser(login, PASSWORD);
     const owner = await loggedInBrowser(baseUrl(), login, PASSWORD);
-    expect((await owner.fetch(`${baseUrl()}/v3/logout/all`, { method: 'POST' })).status).toBe(204);
     await lockForOthers(login);
+    expect((await sessionLogin(owner, login, PASSWORD)).status).toBe(200);
+    expect((await owner.fetch(`${baseUrl()}/v3/logout/all`, { method: 'POST' })).status).toBe(204);
     expect((await sessionLogin(owner, login, PASSWORD)).body.code).toBe('ACCOUNT_LOCKED');
 
     expect((await call(`/v4/users/${id}/unlock`, { method: 'POST', auth: admin })).status).toBeLessThan(300);
     const again = await loggedInBrowser(baseUrl(), login, PASSWORD);
+    await lockForOthers(login);
+    expect((await sessionLogin(again, login, PASSWORD)).status).toBe(200);
     const reset = await call(`/v4/users/${id}/password`, {
       method: 'POST',
       auth: admin,
