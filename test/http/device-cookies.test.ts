@@ -33,7 +33,7 @@ const sessionLogin = async (b: Browser, login: string, password: string) => {
 const deviceCookie = (b: Browser) => b.cookie(`${new URL(baseUrl()).origin}/`, 'auth_device');
 
 describe('device cookies', () => {
-  it('a session login sets a signed device cookie bound to the account, for the whole host, never a session', async () => {
+  it('a session login sets a signed device cookie bound to the account, host-wide, never a session', async () => {
     const login = uniqueLogin('dev');
     const id = await createUser(login, PASSWORD);
     const res = await call('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
@@ -112,7 +112,7 @@ describe('device cookies', () => {
     expect((await sessionLogin(browser, a, PASSWORD)).status).toBe(200);
   });
 
-  it('"sign out everywhere" and a password reset revoke the device cookies; the administrator unlock lifts the lock', async () => {
+  it('"sign out everywhere" and a password reset revoke device cookies; the admin unlock lifts the lock', async () => {
     const login = uniqueLogin('rev');
     const id = await createUser(login, PASSWORD);
     const owner = await loggedInBrowser(baseUrl(), login, PASSWORD);
