@@ -224,7 +224,7 @@ export interface paths {
                     };
                 };
                 415: components["responses"]["UnsupportedMediaType"];
-                /** @description Too many requests */
+                /** @description Too many failed logins from this address: try again later */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -286,7 +286,7 @@ export interface paths {
          *
          *     Creates no session and sets no cookie.
          *
-         *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.
+         *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password, for every client without a device cookie of the login: Basic clients carry none (a browser that logged in through /v3/login keeps its own budget); 100 failures within a day lock it for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.
          *
          *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
@@ -327,6 +327,15 @@ export interface paths {
                 403: components["responses"]["Forbidden"];
                 /** @description Conflict */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many failed logins from this address: try again later */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -441,6 +450,8 @@ export interface paths {
          *     JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.
          *
          *     With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account's, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.
+         *
+         *     A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for its account has its own failure budget, so that failures of other clients do not lock this browser out (architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.
          *
          *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          */
@@ -571,6 +582,15 @@ export interface paths {
                 };
                 /** @description Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many failed logins from this address: try again later */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -712,6 +732,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Too many failed logins from this address: try again later */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -777,6 +806,15 @@ export interface paths {
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
+                /** @description Too many failed logins from this address: try again later */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -896,6 +934,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -945,6 +984,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1000,6 +1040,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1066,6 +1107,7 @@ export interface paths {
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1098,7 +1140,7 @@ export interface paths {
          *
          *     The old password in the body. Allowed while the password is expired (the only thing allowed then).
          *
-         *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
+         *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password. The client address counts as for a login (429 ADDRESS_THROTTLED).
          *
          *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them).
          *
@@ -1186,6 +1228,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Too many failed logins from this address: try again later */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1259,6 +1310,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1328,6 +1380,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1449,6 +1502,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1498,6 +1552,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1564,6 +1619,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1624,6 +1680,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1691,6 +1748,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1751,6 +1809,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1810,6 +1869,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1894,6 +1954,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -1964,6 +2025,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2029,6 +2091,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2092,6 +2155,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2187,6 +2251,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2294,6 +2359,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2342,6 +2408,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2406,6 +2473,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2481,6 +2549,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2531,6 +2600,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2654,6 +2724,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2724,6 +2795,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2776,6 +2848,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2848,6 +2921,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2911,6 +2985,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -2959,6 +3034,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3045,6 +3121,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3094,6 +3171,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3166,6 +3244,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3229,6 +3308,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3279,6 +3359,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3354,6 +3435,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3425,6 +3507,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description Bad gateway */
                 502: {
@@ -3656,6 +3739,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3698,7 +3782,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -3754,6 +3839,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -3798,7 +3884,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -3906,7 +3993,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many failed logins from this address: try again later */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3975,7 +4062,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4083,7 +4171,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many failed logins from this address: try again later */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4150,7 +4238,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4252,7 +4341,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many failed logins from this address: try again later */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4321,7 +4410,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4421,7 +4511,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many failed logins from this address: try again later */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4518,6 +4608,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -4586,6 +4677,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                429: components["responses"]["AddressThrottled"];
                 500: components["responses"]["InternalError"];
                 /** @description too many password checks at once (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
                 503: {
@@ -4663,7 +4755,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests */
+                /** @description Too many failed logins from this address: try again later */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5802,6 +5894,15 @@ export interface components {
         };
         /** @description Validation failed: `errors` lists every bad field (body, path or query) */
         ValidationFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After */
+        AddressThrottled: {
             headers: {
                 [name: string]: unknown;
             };
