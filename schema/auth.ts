@@ -40,3 +40,21 @@ export const loginLocks = sqliteTable('login_locks', {
   throttleKey: text('throttle_key').primaryKey(),
   until: integer('until').notNull(),
 });
+
+/**
+ * Devices whose browser holds a device cookie of the account (architecture.md §4, "Device
+ * cookies"): a signed cookie is trusted only while its row lives. Deleted by a password change or
+ * reset, a block and "sign out everywhere"; unused for the cookie's lifetime, purged.
+ */
+export const devices = sqliteTable(
+  'devices',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at').notNull(),
+  },
+  (t) => [index('devices_user').on(t.userId)],
+);

@@ -27,6 +27,11 @@ export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unk
       vars = { time: formatDuration(retry) };
       break;
     }
+    case 'ADDRESS_THROTTLED':
+      // Too many failures from this address (across logins): Retry-After is the time left.
+      key = 'signin.throttled';
+      vars = { time: formatDuration(Number(err.headers.get('Retry-After'))) };
+      break;
     case 'ACCOUNT_BLOCKED':
       key = 'signin.blocked';
       break;

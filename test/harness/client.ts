@@ -30,6 +30,8 @@ export interface Call {
    * the service sees it, on both hosts; `wrangler dev` sets CF-Connecting-IP from the socket).
    */
   from?: string;
+  /** The same as `from`. */
+  localAddress?: string;
 }
 
 /** One connection pool per local address the suites send from. */
@@ -55,9 +57,10 @@ export async function call(path: string, o: Call = {}): Promise<Response> {
     body: o.json === undefined && !o.form ? undefined : body,
     ...(o.redirect ? { redirect: o.redirect } : {}),
   };
-  if (o.from === undefined) return fetch(url, init);
+  const from = o.from ?? o.localAddress;
+  if (from === undefined) return fetch(url, init);
   // undici's own fetch: its Agent is the one that binds the local address.
-  return (await undiciFetch(url, { ...init, dispatcher: agentFrom(o.from) })) as unknown as Response;
+  return (await undiciFetch(url, { ...init, dispatcher: agentFrom(from) })) as unknown as Response;
 }
 
 /** Calls and parses the JSON (or problem) body. */

@@ -12,7 +12,7 @@ import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountOfToken } from '../../worker/src/auth/tokens.js';
 import { liveLocalUser } from '../../worker/src/auth/password-login.js';
-import { reserveAttempt, throttleKey } from '../../worker/src/auth/throttle.js';
+import { attemptPlan, reserveAttempt, throttleKey } from '../../worker/src/auth/throttle.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { createSession, sessionAccount } from '../../worker/src/sessions/store.js';
 import type { UserRow } from '../../worker/src/users/model.js';
@@ -94,7 +94,8 @@ describe('query plans of the hot path', () => {
     const account = liveLocalUser(d, 'someone').toSQL();
     expectIndexed(plan(account.sql, account.params));
     expect(plan(account.sql, account.params).join('\n')).toMatch(/users USING INDEX users_live_login_key/);
-    const q = reserveAttempt(d, throttleKey('someone'), Date.now(), { count: 5, windowMs: 60_000 }).getQuery();
+    const attempt = attemptPlan(parseEnvironment({}), throttleKey('someone'), '10.0.0.1', 'a-device');
+    const q = reserveAttempt(d, attempt, Date.now()).getQuery();
     expectIndexed(plan(q.sql, q.params));
   });
 

@@ -73,8 +73,20 @@ export const EVENT_CATALOGUE = {
   'account.locked': {
     streams: ['user_activity'],
     outcomes: ['failure'],
-    description: 'AUTH_FAILED_COUNT failures locked the login',
-    data: { ...SOURCE, until: 'the end of the lock (ISO 8601)' },
+    description: 'failed logins restricted the login (a restriction applied: architecture.md §4)',
+    data: {
+      ...SOURCE,
+      restriction:
+        'untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), ' +
+        'device (one device spent its own budget) or all-clients (the 100 failures a day of the account)',
+      until: 'the end of the lock (ISO 8601)',
+    },
+  },
+  'address.throttled': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429',
+    data: { ...SOURCE, until: 'the end of the restriction, unless older failures leave the window first (ISO 8601)' },
   },
   'account.blocked': {
     streams: ['user_activity', 'crud_admin'],

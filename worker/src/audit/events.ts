@@ -41,7 +41,7 @@ export interface AuditEvent {
  * login.failure, login.refused, ...); other events (a logout, a change) are no attempt: null.
  */
 export function outcomeOfType(type: string): 'success' | 'failure' | null {
-  if (/\.(failure|failed|refused|locked|denied|password_expired)$/.test(type)) return 'failure';
+  if (/\.(failure|failed|refused|locked|throttled|denied|password_expired)$/.test(type)) return 'failure';
   if (/\.(success|succeeded)$/.test(type)) return 'success';
   return null;
 }

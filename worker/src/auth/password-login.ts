@@ -12,19 +12,29 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../users/login-rule.js';
 import type { UserRow } from '../users/model.js';
-import { loginLocks, users } from '../../../schema/index.js';
+import { devices, loginLocks, users } from '../../../schema/index.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import {
-  clearAttempts,
-  lockedUntil,
+  TOTAL_WINDOW_MS,
+  addressJustFilled,
+  attemptPlan,
   lockIfExhausted,
+  refusalOf,
   reserveAttempt,
+  successStatements,
   throttleKey,
-  throttlePolicy,
+  totalJustFilled,
+  type AttemptPlan,
 } from './throttle.js';
 import type { RequestMeta } from '../http/scope.js';
-import { countLockedAttempt, loginMethod, lockouts } from '../metrics/process.js';
+import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
+
+/** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
+export interface DeviceClaim {
+  id: string;
+  userId: string;
+}
 
 export interface LoginContext {
   db: Db;
@@ -39,15 +49,43 @@ export interface LoginContext {
   challenge: string;
   /**
    * Statements committed with a success's record, in its transaction (a session login's new
-   * session: sessions/login.ts); not run when the login fails or the password has expired.
+   * session and device: sessions/login.ts); not run when the login fails or the password has
+   * expired. `device`: the device whose valid cookie this login presented.
    */
-  alsoOnSuccess?: (db: Db, user: UserRow) => BatchItem<'sqlite'>[];
+  alsoOnSuccess?: (db: Db, user: UserRow, device: string | undefined) => BatchItem<'sqlite'>[];
+  /** The device cookie the client presented (session logins only: Basic and API clients are untrusted). */
+  device?: DeviceClaim;
 }
 
 export interface LoginResult {
   user: UserRow;
   /** The password is right but expired (or must be changed): only a password change is allowed. */
   passwordExpired: boolean;
+  /** The device whose valid cookie the login presented (its own budget was used). */
+  device?: string;
+}
+
+/**
+ * The device of a presented device cookie, when it is still a device of the live local account of
+ * login key `lk` (not revoked, not another login's): then the attempt uses the device's own budget.
+ */
+async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
+  if (!claim) return undefined;
+  const rows = await db
+    .select({ id: devices.id })
+    .from(devices)
+    .innerJoin(users, eq(users.id, devices.userId))
+    .where(
+      and(
+        eq(devices.id, claim.id),
+        eq(devices.userId, claim.userId),
+        eq(users.loginKey, lk),
+        isNull(users.deletedAt),
+        eq(users.source, 'local'),
+      ),
+    )
+    .limit(1);
+  return rows[0]?.id;
 }
 
 /** Finds the live local account of a login (case-insensitive). */
@@ -72,7 +110,12 @@ export async function authenticateLocalPassword(
   const { db, config, now } = ctx;
   const lk = loginKey(login);
   const key = throttleKey(lk);
-  const policy = throttlePolicy(config);
+  const ip = ctx.request?.ip;
+  // A valid device cookie of this login: the device's own budget first; once that is spent (or
+  // refused), the device counts as untrusted (auth/throttle.ts).
+  const device = await trustedDevice(db, ctx.device, lk);
+  const untrusted = attemptPlan(config, key, ip);
+  const plans: AttemptPlan[] = device ? [attemptPlan(config, key, ip, device), untrusted] : [untrusted];
 
   // The check holds a hashing slot from before the attempt is reserved: when every slot and
   // waiting place is taken, the 503 comes before anything is counted (never a failed login).
@@ -82,30 +125,35 @@ export async function authenticateLocalPassword(
     // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
     // is then committed with an fsync before its answer, which makes this reservation durable too.
     const rdb = ctx.lazyDb ?? db;
-    const [reserved, rows] = await rdb.batch([reserveAttempt(rdb, key, now, policy), liveLocalUser(rdb, lk)]);
-    if (reserved.rowsAffected === 0) return null;
+    let plan = plans[0]!;
+    let [reserved, rows] = await rdb.batch([reserveAttempt(rdb, plan, now), liveLocalUser(rdb, lk)]);
+    if (reserved.rowsAffected === 0 && plans[1]) {
+      plan = plans[1];
+      reserved = await reserveAttempt(rdb, plan, now);
+    }
+    if (reserved.rowsAffected === 0) return { refused: true as const, plan };
     const user = rows[0];
     const ok = await ctx.verifier.verify(user?.passwordHash, password);
     // The new hash of an outdated one is made in the same slot; it is stored only after a login.
     const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
     const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
-    return { user, ok, rehash };
+    return { refused: false as const, user, ok, rehash, plan };
   });
-  // Locked, or every attempt of the window is in flight: the password is not checked, so right
-  // and wrong passwords get this same answer and the lock is no oracle.
-  if (!checked) throw await lockedProblem(ctx, key);
+  // Locked, throttled, or every attempt of the window is in flight: the password is not checked,
+  // so right and wrong passwords get this same answer and the lock is no oracle.
+  if (checked.refused) throw await lockedProblem(ctx, checked.plan);
 
-  const { user, ok, rehash } = checked;
+  const { user, ok, rehash, plan } = checked;
   const audit = { request: ctx.request };
-  if (!user || !ok) throw await failedLogin(ctx, key, login, user ?? null, { source: 'local' });
+  if (!user || !ok) throw await failedLogin(ctx, plan, login, user ?? null, { source: 'local' });
 
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
-  await assertMayLogIn(ctx, user, { source: 'local' }, [clearAttempts(db, key)]);
+  await assertMayLogIn(ctx, user, { source: 'local' }, [...successStatements(db, plan)]);
   const passwordExpired = isPasswordExpired(user, config, now);
   if (passwordExpired) {
     await db.batch([
-      clearAttempts(db, key),
+      ...successStatements(db, plan),
       auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject }),
     ]);
     return { user, passwordExpired };
@@ -118,7 +166,7 @@ export async function authenticateLocalPassword(
   // reservation together, as if it never happened; failures, locks and refusals keep their fsync.
   const ldb = ctx.lazyDb ?? db;
   await ldb.batch([
-    clearAttempts(ldb, key),
+    ...successStatements(ldb, plan),
     ldb
       .update(users)
       .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
@@ -130,9 +178,9 @@ export async function authenticateLocalPassword(
       subject,
       data: { source: 'local' },
     }),
-    ...(ctx.alsoOnSuccess?.(ldb, user) ?? []),
+    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device) ?? []),
   ]);
-  return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired };
+  return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired, device: plan.device };
 }
 
 /**
@@ -143,64 +191,101 @@ export async function authenticateLocalPassword(
  * the failures are forgotten, as after a login.
  */
 export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, password: string): Promise<void> {
-  const key = throttleKey(loginKey(user.login));
-  const reserved = await reserveAttempt(ctx.db, key, ctx.now, throttlePolicy(ctx.config));
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
+  const plan = attemptPlan(ctx.config, throttleKey(loginKey(user.login)), ctx.request?.ip);
+  const reserved = await reserveAttempt(ctx.db, plan, ctx.now);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
   if (!(await ctx.verifier.verify(user.passwordHash, password))) {
-    await failedLogin(ctx, key, user.login, user, { source: 'local', via: 'password_change' });
+    await failedLogin(ctx, plan, user.login, user, { source: 'local', via: 'password_change' });
     const headers = { 'WWW-Authenticate': ctx.challenge };
     throw new ProblemError('INVALID_CREDENTIALS', { detail: 'oldPassword is wrong', headers });
   }
-  await clearAttempts(ctx.db, key);
+  await ctx.db.batch([...successStatements(ctx.db, plan)]);
 }
 
-/** The 401 of a locked throttle key (the password was not checked), with Retry-After. */
-export async function lockedProblem(ctx: LoginContext, key: string): Promise<ProblemError> {
-  countLockedAttempt(key);
-  const until = await lockedUntil(ctx.db, key, ctx.now);
-  // No lock: the window is full of attempts still in flight (another request holds the reservation).
-  // Neither answer depends on this request's password, which was not checked: no oracle.
+/**
+ * The answer to a refused reservation (the password was not checked), with Retry-After: 429
+ * ADDRESS_THROTTLED when the client's address spent its budget, else 401 ACCOUNT_LOCKED.
+ */
+export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promise<ProblemError> {
+  const refusal = await refusalOf(ctx.db, plan, ctx.now);
+  countLockedAttempt(plan.main.key, refusal.kind === 'address' ? 'throttled' : 'locked');
+  const retryAfter = String(Math.max(1, Math.ceil((refusal.until - ctx.now) / 1000)));
+  if (refusal.kind === 'address') {
+    return new ProblemError('ADDRESS_THROTTLED', {
+      detail: 'too many failed logins from this address; try again later',
+      headers: { 'Retry-After': retryAfter },
+    });
+  }
+  // In flight: another request holds the reservation. Neither answer depends on this request's
+  // password, which was not checked: no oracle.
   return new ProblemError('ACCOUNT_LOCKED', {
     detail:
-      until === null
+      refusal.kind === 'in-flight'
         ? 'another login attempt for this login is in progress; retry in a moment'
         : 'too many failed logins; try again later',
-    headers: {
-      'WWW-Authenticate': ctx.challenge,
-      'Retry-After': String(until === null ? 1 : Math.max(1, Math.ceil((until - ctx.now) / 1000))),
-    },
+    headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': retryAfter },
   });
 }
 
 /**
- * Records a wrong password (or unknown login) for `key`: the reserved attempt stays counted, the
- * key locks once the window holds AUTH_FAILED_COUNT of them, both audited in one batch (with `also`:
- * an LDAP login's directory-call event). Returns the one 401 answer of every wrong login.
+ * Records a wrong password (or unknown login) for `plan`: the reserved attempts stay counted, the
+ * main budget locks once its window holds AUTH_FAILED_COUNT of them; the lock, a filled account
+ * total and a filled address budget are each audited (restrictions applied) in the same batch
+ * (with `also`: an LDAP login's directory-call event). Returns the one 401 answer of every wrong login.
  */
 export async function failedLogin(
   ctx: LoginContext,
-  key: string,
+  plan: AttemptPlan,
   login: string,
   user: UserRow | null,
   data: Record<string, unknown>,
   also: BatchItem<'sqlite'>[] = [],
 ): Promise<ProblemError> {
   const { db, now } = ctx;
-  const policy = throttlePolicy(ctx.config);
-  const lockUntil = now + policy.windowMs;
+  const lockUntil = now + plan.main.policy.windowMs;
   const audit = { request: ctx.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
-  const [locked] = await db.batch([
-    lockIfExhausted(db, key, now, policy),
-    auditInsert(db, now, { ...audit, type: 'login.failure', data }),
+  const restriction = plan.device ? 'device' : 'untrusted-clients';
+  const iso = (t: number) => new Date(t).toISOString();
+  const [locked, , lockEvent, totalEvent, addressEvent] = await db.batch([
+    lockIfExhausted(db, plan, now),
+    auditInsert(db, now, {
+      ...audit,
+      type: 'login.failure',
+      data: { ...data, ...(plan.device ? { device: true } : {}) },
+    }),
     auditInsertWhen(
       db,
       now,
-      { ...audit, type: 'account.locked', data: { ...data, until: new Date(lockUntil).toISOString() } },
-      sql`exists (select 1 from ${loginLocks} where throttle_key = ${key} and until = ${lockUntil})`,
+      { ...audit, type: 'account.locked', data: { ...data, restriction, until: iso(lockUntil) } },
+      sql`exists (select 1 from ${loginLocks} where throttle_key = ${plan.main.key} and until = ${lockUntil})`,
+    ),
+    auditInsertWhen(
+      db,
+      now,
+      {
+        ...audit,
+        type: 'account.locked',
+        data: { ...data, restriction: 'all-clients', until: iso(now + TOTAL_WINDOW_MS) },
+      },
+      totalJustFilled(plan, now),
+    ),
+    auditInsertWhen(
+      db,
+      now,
+      {
+        request: ctx.request,
+        stream: 'user_activity',
+        type: 'address.throttled',
+        data: { ...data, until: iso(now + (plan.address?.policy.windowMs ?? 0)) },
+      },
+      addressJustFilled(plan, now),
     ),
     ...also,
   ]);
   if (locked.rowsAffected > 0) lockouts.inc([loginMethod(data.source)]);
+  if (lockEvent.rowsAffected > 0) restrictions.inc([restriction]);
+  if (totalEvent.rowsAffected > 0) restrictions.inc(['all-clients']);
+  if (addressEvent.rowsAffected > 0) restrictions.inc(['address']);
   return new ProblemError('INVALID_CREDENTIALS', {
     detail: 'wrong login or password',
     headers: { 'WWW-Authenticate': ctx.challenge },

@@ -17,7 +17,10 @@ const basicLogin = protectedRoute(
       'Creates no session and sets no cookie.',
       `401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within ` +
         `AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), ` +
-        `whatever the password.`,
+        `whatever the password, for every client without a device cookie of the login: Basic clients carry none ` +
+        `(a browser that logged in through /v3/login keeps its own budget); 100 failures within a day lock it ` +
+        `for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within ` +
+        `AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.`,
       'Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with ' +
         '`directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in ' +
         'the directory); neither is counted as a failure. The last active administrator is never blocked for ' +
@@ -36,7 +39,7 @@ const basicLogin = protectedRoute(
     ].join('\n\n'),
     responses: {
       200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
-      ...problemResponses(400, 409, 502, 503, 504),
+      ...problemResponses(400, 409, 429, 502, 503, 504),
     },
   },
 );

@@ -1,81 +1,245 @@
 /**
- * Lockout counting (architecture.md §4), atomic by construction: a password is checked only after a
- * single conditional INSERT has reserved an attempt, and that INSERT succeeds only while the key is
- * not locked and fewer than AUTH_FAILED_COUNT attempts lie in the sliding window. SQLite runs each
- * statement atomically, so however many requests race, at most AUTH_FAILED_COUNT passwords are
- * checked per window. Unknown logins are throttled the same way, so a lock reveals nothing.
+ * Failed-login restrictions (architecture.md §4, "Failed logins"), atomic by construction: a
+ * password is checked only after a single conditional INSERT has reserved an attempt in every budget
+ * the attempt counts against, and that INSERT succeeds only while none of them is locked or full.
+ * SQLite runs each statement atomically, so however many requests race across instances, no budget
+ * admits more passwords than its count per window. The budgets of one attempt:
+ * - the login's, for untrusted clients (`local:…`, `ldap:…`): AUTH_FAILED_COUNT within
+ *   AUTH_FAILED_TIMEOUT_MIN, then locked for that long for untrusted clients only;
+ * - or, for a browser presenting a valid device cookie of that login, the device's own (`device:…`),
+ *   same count and window, locked for that device only (it then counts as untrusted);
+ * - the account's total (`all:…`): at most TOTAL_FAILED_COUNT failures within a day for every
+ *   client, trusted or not (NIST SP 800-63B: at most 100 consecutive failures per account);
+ * - the client address's (`addr:…`, IPv4 /32, IPv6 /64): AUTH_ADDRESS_FAILED_COUNT failures across
+ *   all logins within AUTH_ADDRESS_FAILED_WINDOW_MIN, then 429 for every login from it.
+ * Unknown logins are throttled the same way, so a lock reveals nothing.
  */
-import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
+import { addressBucket } from '../http/ip-ranges.js';
 import type { Db } from '../store/index.js';
-import { loginAttempts, loginLocks } from '../../../schema/index.js';
+import { devices, loginAttempts, loginLocks } from '../../../schema/index.js';
 
 export interface ThrottlePolicy {
   count: number;
   windowMs: number;
 }
 
+/** NIST SP 800-63B's bound on consecutive failures per account, for every client. */
+export const TOTAL_FAILED_COUNT = 100;
+/** The window of that bound (also the horizon of the housekeeping of attempts). */
+export const TOTAL_WINDOW_MS = 1440 * 60_000;
+
 /** AUTH_FAILED_COUNT and AUTH_FAILED_TIMEOUT_MIN, read at request time. */
 export function throttlePolicy(config: ConfigSnapshot): ThrottlePolicy {
   return { count: config.get('AUTH_FAILED_COUNT'), windowMs: config.get('AUTH_FAILED_TIMEOUT_MIN') * 60_000 };
 }
 
-/**
- * The statement reserving one attempt; it inserts a row (rowsAffected 1) only when allowed. `id`
- * names the row, so that an attempt the directory could not judge can be released.
- */
-export function reserveAttempt(db: Db, key: string, now: number, p: ThrottlePolicy, id: string = crypto.randomUUID()) {
-  return db.run(sql`
-    insert into ${loginAttempts} (id, throttle_key, at)
-    select ${id}, ${key}, ${now}
-    where not exists (select 1 from ${loginLocks} where throttle_key = ${key} and until > ${now})
-      and (select count(*) from ${loginAttempts}
-           where throttle_key = ${key} and at > ${now - p.windowMs}) < ${p.count}`);
+/** AUTH_ADDRESS_FAILED_COUNT and AUTH_ADDRESS_FAILED_WINDOW_MIN, read at request time. */
+export function addressPolicy(config: ConfigSnapshot): ThrottlePolicy {
+  return {
+    count: config.get('ADDRESS_FAILED_COUNT'),
+    windowMs: config.get('ADDRESS_FAILED_WINDOW_MIN') * 60_000,
+  };
+}
+
+/** One budget an attempt counts against: its row is `id`. */
+interface Budget {
+  id: string;
+  key: string;
+  policy: ThrottlePolicy;
+}
+
+/** The budgets of one password attempt, reserved together or not at all. */
+export interface AttemptPlan {
+  /** The budget whose failures lock (the login's for untrusted clients, or the device's). */
+  main: Budget;
+  /** The account's total, for every client. */
+  total: Budget;
+  /** The client address's; absent when the host cannot tell the address. */
+  address?: Budget;
+  /** The device whose own budget this is (a valid device cookie of the login). */
+  device?: string;
 }
 
 /**
- * The statement that locks `key` after a wrong password once AUTH_FAILED_COUNT attempts lie in the
- * window (the reserved attempt stays counted as a failure). Returns the lock row when it locked.
+ * The budgets of an attempt on `accountKey` (throttleKey's) from `ip`, by a device (its id) or an
+ * untrusted client.
  */
-export function lockIfExhausted(db: Db, key: string, now: number, p: ThrottlePolicy) {
+export function attemptPlan(
+  config: ConfigSnapshot,
+  accountKey: string,
+  ip: string | null | undefined,
+  device?: string,
+  id: string = crypto.randomUUID(),
+): AttemptPlan {
+  const policy = throttlePolicy(config);
+  return {
+    main: { id, key: device ? `device:${device}` : accountKey, policy },
+    total: {
+      id: `${id}.all`,
+      key: `all:${accountKey}`,
+      policy: { count: TOTAL_FAILED_COUNT, windowMs: TOTAL_WINDOW_MS },
+    },
+    ...(ip ? { address: { id: `${id}.addr`, key: `addr:${addressBucket(ip)}`, policy: addressPolicy(config) } } : {}),
+    ...(device ? { device } : {}),
+  };
+}
+
+function budgets(plan: AttemptPlan): Budget[] {
+  return plan.address ? [plan.main, plan.total, plan.address] : [plan.main, plan.total];
+}
+
+const windowCount = (key: string, now: number, p: ThrottlePolicy) =>
+  sql`(select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${now - p.windowMs})`;
+
+/**
+ * The one statement reserving an attempt in every budget of `plan`: it inserts a row per budget
+ * (rowsAffected > 0) only when none is locked or full, and nothing otherwise.
+ */
+export function reserveAttempt(db: Db, plan: AttemptPlan, now: number) {
+  const all = budgets(plan);
+  const rows = sql.join(
+    all.map((b) => sql`select ${b.id} as id, ${b.key} as k`),
+    sql` union all `,
+  );
+  const allowed = sql.join(
+    all.map(
+      (b) => sql`not exists (select 1 from ${loginLocks} where throttle_key = ${b.key} and until > ${now})
+        and ${windowCount(b.key, now, b.policy)} < ${b.policy.count}`,
+    ),
+    sql` and `,
+  );
+  return db.run(
+    sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${allowed}`,
+  );
+}
+
+/**
+ * The statement that locks the plan's main budget after a wrong password once its count lies in
+ * the window (the reserved attempt stays counted as a failure, in every budget).
+ */
+export function lockIfExhausted(db: Db, plan: AttemptPlan, now: number) {
+  const { key, policy } = plan.main;
   return db.run(sql`
     insert into ${loginLocks} (throttle_key, until)
-    select ${key}, ${now + p.windowMs}
-    where (select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${now - p.windowMs}) >= ${p.count}
+    select ${key}, ${now + policy.windowMs}
+    where ${windowCount(key, now, policy)} >= ${policy.count}
     on conflict (throttle_key) do update set until = excluded.until`);
 }
 
-/** Releases a reserved attempt that judged nothing (the directory or the bridge failed). */
-export function releaseAttempt(db: Db, id: string) {
-  return db.delete(loginAttempts).where(eq(loginAttempts.id, id));
+/** Whether this failure filled the account's total (an SQL condition, read in the failure's batch). */
+export function totalJustFilled(plan: AttemptPlan, now: number) {
+  return sql`${windowCount(plan.total.key, now, plan.total.policy)} = ${plan.total.policy.count}`;
 }
 
-/** After a correct password: the failures of `key` are forgotten. */
+/** Whether this failure filled the address's budget (an SQL condition, read in the failure's batch). */
+export function addressJustFilled(plan: AttemptPlan, now: number) {
+  const a = plan.address;
+  return a ? sql`${windowCount(a.key, now, a.policy)} = ${a.policy.count}` : sql`0`;
+}
+
+/** Releases a reserved attempt that judged nothing (the directory or the bridge failed). */
+export function releaseAttempt(db: Db, plan: AttemptPlan) {
+  return db.delete(loginAttempts).where(
+    inArray(
+      loginAttempts.id,
+      budgets(plan).map((b) => b.id),
+    ),
+  );
+}
+
+/**
+ * After a correct password: the failures of the main budget and of the account's total are
+ * forgotten, and this attempt no longer counts against the address (only failures do). A device's
+ * success leaves the untrusted budget as it is: the owner's login lifts nothing for others.
+ */
+export function successStatements(db: Db, plan: AttemptPlan) {
+  return [
+    clearAttempts(db, plan.main.key),
+    clearAttempts(db, plan.total.key),
+    ...(plan.address ? [db.delete(loginAttempts).where(eq(loginAttempts.id, plan.address.id))] : []),
+  ] as const;
+}
+
+/** Forgets the failures of `key`. */
 export function clearAttempts(db: Db, key: string) {
   return db.delete(loginAttempts).where(eq(loginAttempts.throttleKey, key));
 }
 
-/** Admin unlock: removes the lock and the counted failures. */
-export function unlockStatements(db: Db, key: string) {
-  return [db.delete(loginLocks).where(eq(loginLocks.throttleKey, key)), clearAttempts(db, key)] as const;
+/**
+ * Admin unlock (and a password reset): removes the lock and the counted failures of the login, its
+ * account's total and, given the account, the locks of its devices.
+ */
+export function unlockStatements(db: Db, key: string, userId?: string) {
+  const deviceKeys = sql`(select 'device:' || id from ${devices} where user_id = ${userId ?? ''})`;
+  return [
+    db.delete(loginLocks).where(eq(loginLocks.throttleKey, key)),
+    clearAttempts(db, key),
+    clearAttempts(db, `all:${key}`),
+    db.delete(loginLocks).where(sql`throttle_key in ${deviceKeys}`),
+  ] as const;
 }
 
-/** The end of the lock of `key`, if locked now. */
+/** The end of the lock of `key` (for untrusted clients, or for every client once its total is full), if any. */
 export async function lockedUntil(db: Db, key: string, now: number): Promise<number | null> {
-  const rows = await db
-    .select({ until: loginLocks.until })
-    .from(loginLocks)
-    .where(and(eq(loginLocks.throttleKey, key), gt(loginLocks.until, now)));
-  return rows[0]?.until ?? null;
+  const [locks, total] = await db.batch([
+    db
+      .select({ until: loginLocks.until })
+      .from(loginLocks)
+      .where(and(eq(loginLocks.throttleKey, key), gt(loginLocks.until, now))),
+    oldestInWindow(db, `all:${key}`, now, TOTAL_WINDOW_MS, TOTAL_FAILED_COUNT),
+  ]);
+  const totalUntil = total[0] ? total[0].at + TOTAL_WINDOW_MS : null;
+  const lock = locks[0]?.until ?? null;
+  return lock === null ? totalUntil : totalUntil === null ? lock : Math.max(lock, totalUntil);
 }
 
-/** Housekeeping: attempts older than the longest window and expired locks. */
+/** The `count`-th newest attempt of `key` in the window (present only when the window is full). */
+function oldestInWindow(db: Db, key: string, now: number, windowMs: number, count: number) {
+  return db
+    .select({ at: loginAttempts.at })
+    .from(loginAttempts)
+    .where(and(eq(loginAttempts.throttleKey, key), gt(loginAttempts.at, now - windowMs)))
+    .orderBy(sql`${loginAttempts.at} desc`)
+    .limit(1)
+    .offset(count - 1);
+}
+
+/**
+ * Why a plan was refused, until when: its address is throttled (429), the login is restricted (401), or
+ * no restriction holds but every attempt of the window is still in flight (401, retry in a second).
+ */
+export type Refusal = { kind: 'address' | 'locked' | 'in-flight'; until: number };
+
+/** Tells why `plan`'s reservation was refused, with the end of the restriction. */
+export async function refusalOf(db: Db, plan: AttemptPlan, now: number): Promise<Refusal> {
+  const a = plan.address;
+  const [addr, lock, total] = await db.batch([
+    a ? oldestInWindow(db, a.key, now, a.policy.windowMs, a.policy.count) : oldestInWindow(db, '', now, 1, 1),
+    db
+      .select({ until: loginLocks.until })
+      .from(loginLocks)
+      .where(and(eq(loginLocks.throttleKey, plan.main.key), gt(loginLocks.until, now))),
+    oldestInWindow(db, plan.total.key, now, TOTAL_WINDOW_MS, TOTAL_FAILED_COUNT),
+  ]);
+  if (a && addr[0]) return { kind: 'address', until: addr[0].at + a.policy.windowMs };
+  if (total[0]) return { kind: 'locked', until: total[0].at + TOTAL_WINDOW_MS };
+  if (lock[0]) return { kind: 'locked', until: lock[0].until };
+  return { kind: 'in-flight', until: now + 1000 };
+}
+
+/** Housekeeping: attempts older than the longest window, expired locks, devices unused for a cookie's life. */
 export async function purgeThrottle(db: Db, now: number): Promise<void> {
   await db.batch([
-    db.delete(loginAttempts).where(lt(loginAttempts.at, now - 1440 * 60_000)),
+    db.delete(loginAttempts).where(lt(loginAttempts.at, now - TOTAL_WINDOW_MS)),
     db.delete(loginLocks).where(lt(loginLocks.until, now)),
+    db.delete(devices).where(lt(devices.lastUsedAt, now - DEVICE_COOKIE_MS)),
   ]);
 }
+
+/** How long a device cookie lives (renewed at each login with it). */
+export const DEVICE_COOKIE_MS = 365 * 86_400_000;
 
 /** The throttle key of a local login, or of a login at an LDAP server record. */
 export function throttleKey(loginKey: string, ldapServer?: string): string {

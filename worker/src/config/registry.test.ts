@@ -97,6 +97,8 @@ describe('registry against the specification', () => {
     const extra = VAR_NAMES.filter((n) => !specNames.has(n));
     for (const n of extra) expect(REGISTRY[n].group, n).toBe('Deployment');
     expect(extra.sort()).toEqual([
+      'ADDRESS_FAILED_COUNT',
+      'ADDRESS_FAILED_WINDOW_MIN',
       'AUDIT_API_ACCESS_ENABLED',
       'AUTH_BOOTSTRAP_ADMIN_LOGIN',
       'AUTH_BOOTSTRAP_ADMIN_PASSWORD',

@@ -610,6 +610,23 @@ export const REGISTRY = {
       check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
     },
   ),
+  ADDRESS_FAILED_COUNT: int(
+    D,
+    'AUTH_ADDRESS_FAILED_COUNT',
+    30,
+    1,
+    1_000_000,
+    'failed logins from one client address (IPv4 /32, IPv6 /64), across all logins, within ' +
+      'AUTH_ADDRESS_FAILED_WINDOW_MIN, after which that address gets 429 for every password login',
+  ),
+  ADDRESS_FAILED_WINDOW_MIN: int(
+    D,
+    'AUTH_ADDRESS_FAILED_WINDOW_MIN',
+    15,
+    1,
+    1440,
+    'minutes, the interval in which the failed logins of one client address are counted',
+  ),
   MAX_BODY_SIZE: int(
     D,
     'AUTH_MAX_BODY_SIZE',

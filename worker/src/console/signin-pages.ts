@@ -24,6 +24,7 @@ const AUTH_ERRORS: Record<string, string> = {
   login_not_allowed: 'signin.notAllowed',
   invalid_credentials: 'signin.invalid',
   account_locked: 'signin.locked',
+  address_throttled: 'signin.throttledLater',
   password_expired: 'signin.expired',
 };
 

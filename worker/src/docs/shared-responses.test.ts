@@ -25,8 +25,9 @@ describe('sharedStatuses', () => {
     expect(sharedStatuses({ parameters: [] })).toEqual([500]);
   });
 
-  it('security: 401 and 403; `security: []` is none', () => {
-    expect(sharedStatuses({ security: [{ basic: [] }, { bearer: [] }] })).toEqual([401, 403, 500]);
+  it('security: 401 and 403, and 429 with Basic (a password login); `security: []` is none', () => {
+    expect(sharedStatuses({ security: [{ basic: [] }, { bearer: [] }] })).toEqual([401, 403, 429, 500]);
+    expect(sharedStatuses({ security: [{ bearer: [] }] })).toEqual([401, 403, 500]);
     expect(sharedStatuses({ security: [] })).toEqual([500]);
   });
 });

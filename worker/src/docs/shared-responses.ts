@@ -36,6 +36,12 @@ const SHARED: Record<number, { name: string; description: string }> = {
       'Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper ' +
       'than 64 levels (`maxDepth`) is refused as a whole',
   },
+  429: {
+    name: 'AddressThrottled',
+    description:
+      'ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT ' +
+      'within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After',
+  },
   500: {
     name: 'InternalError',
     description: 'Unexpected failure (for one, the database does not answer); the cause is logged under the request id',
@@ -59,6 +65,8 @@ export function sharedStatuses(op: OperationEntry): number[] {
     statuses.add(401);
     statuses.add(403);
   }
+  // A Basic password is a password login: its client address may be throttled (auth/throttle.ts).
+  if (op.security?.some((requirement) => 'basic' in requirement)) statuses.add(429);
   return [...statuses].sort((a, b) => a - b);
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkProxyRange, ipMatcher, parseIp } from './ip-ranges.js';
+import { addressBucket, checkProxyRange, ipMatcher, parseIp } from './ip-ranges.js';
 
 describe('IP ranges (AUTH_TRUSTED_PROXIES)', () => {
   it('parses IPv4, IPv6 and IPv4-mapped IPv6 (as Node reports IPv4 peers on a dual-stack socket)', () => {
@@ -31,5 +31,15 @@ describe('IP ranges (AUTH_TRUSTED_PROXIES)', () => {
     for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/1', 'proxy.internal', '10.0.0.0/x']) {
       expect(checkProxyRange(bad), bad).not.toBeNull();
     }
+  });
+});
+
+describe('address buckets (the per-address login throttle)', () => {
+  it('IPv4 /32 (mapped too), IPv6 /64 (any spelling of it)', () => {
+    expect(addressBucket('10.1.2.3')).toBe('10.1.2.3');
+    expect(addressBucket('::ffff:10.1.2.3')).toBe('10.1.2.3');
+    expect(addressBucket('2001:db8:0:1::7')).toBe('2001:db8:0:1::/64');
+    expect(addressBucket('2001:0db8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64');
+    expect(addressBucket('2001:db8:0:2::7')).not.toBe(addressBucket('2001:db8:0:1::7'));
   });
 });

@@ -92,3 +92,17 @@ export function ipMatcher(ranges: readonly string[]): (address: string | undefin
     return ip !== null && parsed.some((r) => inRange(ip, r));
   };
 }
+
+/**
+ * The bucket a client address counts in (the per-address login throttle, architecture.md §4): an
+ * IPv4 address itself (/32), an IPv6 address's /64 (one subscriber usually holds a whole /64), or
+ * the text itself when it is no address.
+ */
+export function addressBucket(address: string): string {
+  const ip = parseIp(address);
+  if (!ip) return address;
+  if (ip.length === 4) return ip.join('.');
+  const groups = [];
+  for (let i = 0; i < 8; i += 2) groups.push(((ip[i]! << 8) | ip[i + 1]!).toString(16));
+  return `${groups.join(':')}::/64`;
+}

@@ -33,6 +33,7 @@ export const PROBLEM_CODES = {
   VALIDATION: { status: 422, title: 'Validation failed' },
   TOO_MANY_REQUESTS: { status: 429, title: 'Too many requests' },
   PASSWORD_CHECKS_THROTTLED: { status: 429, title: 'Too many password checks from this address: retry later' },
+  ADDRESS_THROTTLED: { status: 429, title: 'Too many failed logins from this address: try again later' },
   INTERNAL: { status: 500, title: 'Internal server error' },
   NOT_IMPLEMENTED: { status: 501, title: 'Not implemented' },
   BAD_GATEWAY: { status: 502, title: 'Bad gateway' },

@@ -15,7 +15,7 @@ import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
-import { clearAttempts, releaseAttempt, reserveAttempt, throttleKey, throttlePolicy } from '../auth/throttle.js';
+import { attemptPlan, releaseAttempt, reserveAttempt, successStatements, throttleKey } from '../auth/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
@@ -79,9 +79,10 @@ async function bindAtServer(
   const now = scope.now();
   const ctx: LoginContext = { db, config, verifier, now, logger, request, challenge };
   const key = throttleKey(loginKey(login), server.name);
-  const attempt = crypto.randomUUID();
-  const reserved = await reserveAttempt(db, key, now, throttlePolicy(ctx.config), attempt);
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, key);
+  // LDAP logins get no device cookie: the login's budget, its total and the address's (auth/throttle.ts).
+  const plan = attemptPlan(config, key, request.ip);
+  const reserved = await reserveAttempt(db, plan, now);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
 
   let result: LdapAuthenticateResponse;
   // The directory call's event (ext_service_access) joins the batch its outcome leads to (§5.1).
@@ -98,7 +99,7 @@ async function bindAtServer(
   } catch (err) {
     const data = { server: server.name, result: 'error', errorClass: errorClassOf(err) };
     directory = extServiceInsert(db, { ...call, ok: false, durationMs: scope.now() - call.at, data });
-    await db.batch([releaseAttempt(db, attempt), directory()]);
+    await db.batch([releaseAttempt(db, plan), directory()]);
     throw publicDirectoryProblem(server.name, err);
   }
   const ad = result.outcome === 'ok' ? { activeDirectory: result.activeDirectory } : {};
@@ -116,7 +117,7 @@ async function bindAtServer(
       .from(users)
       .where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name)))
       .limit(1);
-    throw await failedLogin(ctx, key, login, known[0] ?? null, source, [directory()]);
+    throw await failedLogin(ctx, plan, login, known[0] ?? null, source, [directory()]);
   }
   const refused = (type: AuditEventType, data: Record<string, unknown>) =>
     auditInsert(db, now, {
@@ -131,7 +132,7 @@ async function bindAtServer(
   // password, so not counted; not a right one, so earlier failures stay.
   if (result.outcome === 'locked-out') {
     await db.batch([
-      releaseAttempt(db, attempt),
+      releaseAttempt(db, plan),
       refused('login.refused', { reason: 'locked-in-directory' }),
       directory(),
     ]);
@@ -140,12 +141,12 @@ async function bindAtServer(
   // The password is right from here on: the caller may learn the account's state.
   if (result.outcome === 'disabled') {
     const data = { reason: 'disabled-in-directory', ...(result.reason ? { directoryReason: result.reason } : {}) };
-    await db.batch([clearAttempts(db, key), refused('login.refused', data), directory()]);
+    await db.batch([...successStatements(db, plan), refused('login.refused', data), directory()]);
     throw directoryBlockedProblem(result.reason);
   }
   if (result.outcome === 'password-expired') {
     await db.batch([
-      clearAttempts(db, key),
+      ...successStatements(db, plan),
       refused('login.password_expired', { directoryReason: result.reason }),
       directory(),
     ]);
@@ -166,7 +167,7 @@ async function bindAtServer(
     refreshRole: server.attrRole !== null,
   };
   // Each batch this login can end with carries the directory call's event (written once: fixed id).
-  const also = (): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] => [clearAttempts(db, key), directory()];
+  const also = (): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] => [...successStatements(db, plan), directory()];
   const outcome = await accountOfIdentity(scope, identity, { also: also() });
   if ('collision' in outcome) {
     await db.batch(also());

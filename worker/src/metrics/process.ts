@@ -85,7 +85,8 @@ export function recordRequest(method: string, route: string, status: number, sec
 export const logins = processRegistry.counter(
   'auth_logins_total',
   'login attempts, as audited: method local, ldap or oidc; outcome success, failure (wrong login or password), ' +
-    'refused (blocked, not allowed), password_expired, or locked (refused unchecked while locked out)',
+    'refused (blocked, not allowed), password_expired, locked (refused unchecked while locked out) or throttled ' +
+    '(refused unchecked: the address spent its budget)',
   ['method', 'outcome'],
 );
 
@@ -103,6 +104,17 @@ export const admissionsRefused = processRegistry.counter(
     'address beyond AUTH_PASSWORD_ADDRESS_RATE / _BURST / _IN_FLIGHT or queued out: 429), or busy (the queue ' +
     'is full of distinct addresses: 503)',
   ['reason'],
+);
+
+/**
+ * Failed-login restrictions applied (auth/throttle.ts): untrusted-clients (the login locked for
+ * clients without its device cookie), device (one device's own budget spent), all-clients (the
+ * account's total of consecutive failures reached) and address (a client address throttled).
+ */
+export const restrictions = processRegistry.counter(
+  'auth_restrictions_total',
+  'failed-login restrictions applied: kind untrusted-clients, device, all-clients or address',
+  ['kind'],
 );
 
 const METHODS = new Set(['local', 'ldap', 'oidc']);
@@ -127,7 +139,10 @@ export function countLoginEvent(type: string, data: Record<string, unknown> | un
   if (outcome) logins.inc([loginMethod(data?.source), outcome]);
 }
 
-/** Counts a login refused unchecked because its throttle key is locked (key local:… or ldap:…). */
-export function countLockedAttempt(throttleKey: string): void {
-  logins.inc([throttleKey.startsWith('ldap:') ? 'ldap' : 'local', 'locked']);
+/**
+ * Counts a login refused unchecked: `locked` (its login is restricted) or `throttled` (its address
+ * is); the method from its throttle key (ldap:… or otherwise local).
+ */
+export function countLockedAttempt(throttleKey: string, outcome: 'locked' | 'throttled' = 'locked'): void {
+  logins.inc([throttleKey.startsWith('ldap:') ? 'ldap' : 'local', outcome]);
 }

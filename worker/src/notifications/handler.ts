@@ -45,6 +45,8 @@ export function plannedNotification(
   const data = (row.data ?? {}) as Record<string, unknown>;
   switch (row.type) {
     case 'account.locked':
+      // One device spending its own budget is the owner's own typing: nothing to tell.
+      if (data.restriction === 'device') return null;
       return {
         ...base,
         kind: 'account_locked',

@@ -213,5 +213,8 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
     await releaseToken(db, link.id, now);
     throw err;
   }
-  await db.batch([...unlockStatements(db, throttleKey(loginKey(user.login))), endUserTokens(db, user.id, now)]);
+  await db.batch([
+    ...unlockStatements(db, throttleKey(loginKey(user.login)), user.id),
+    endUserTokens(db, user.id, now),
+  ]);
 }

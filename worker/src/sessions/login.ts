@@ -5,10 +5,16 @@
  */
 import { z } from '@hono/zod-openapi';
 import { CHALLENGES, MAX_LOGIN_LENGTH, MAX_PASSWORD_LENGTH } from '../auth/credentials.js';
-import { authenticateLocalPassword, passwordExpiredProblem, type LoginContext } from '../auth/password-login.js';
+import {
+  authenticateLocalPassword,
+  passwordExpiredProblem,
+  type DeviceClaim,
+  type LoginContext,
+} from '../auth/password-login.js';
 import type { RequestScope } from '../http/scope.js';
 import { authenticateLdapPassword } from '../ldap/login.js';
 import type { UserRow } from '../users/model.js';
+import { deviceWrites } from './device-cookie.js';
 import { sessionToken } from './session-token.js';
 import type { PendingMerge } from '../users/identity-merge.js';
 import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from './store.js';
@@ -39,8 +45,11 @@ export interface OpenedSession {
   token: string;
 }
 
-/** What a session login gave: the account and its new session, or a pending merge (no session). */
-export type SessionLoginOutcome = ({ user: UserRow } & OpenedSession) | { merge: PendingMerge };
+/**
+ * What a session login gave: the account and its new session (a local login: with the device for
+ * the device cookie), or a pending merge (no session).
+ */
+export type SessionLoginOutcome = ({ user: UserRow; device?: string } & OpenedSession) | { merge: PendingMerge };
 
 /** How a new session is recorded: its kind, how the login was proven, when, and from where. */
 function newSession(scope: RequestScope, kind: SessionRow['kind'], authMethod: SessionAuthMethod): NewSession {
@@ -61,6 +70,7 @@ export async function logInWithSession(
   login: string,
   password: string,
   ldapServer?: string,
+  device?: DeviceClaim,
 ): Promise<SessionLoginOutcome> {
   if (ldapServer !== undefined) {
     const outcome = await authenticateLdapPassword(scope, ldapServer, login, password, CHALLENGES.Basic);
@@ -68,13 +78,17 @@ export async function logInWithSession(
     return { user: outcome.user, ...(await openSession(scope, outcome.user, kind, 'ldap_password')) };
   }
   let session: SessionRow | undefined;
-  const user = await checkLocalPassword(scope, login, password, (db, account) => {
+  let deviceId: string | undefined;
+  const alsoOnSuccess: LoginContext['alsoOnSuccess'] = (db, account, trusted) => {
     const { row, writes } = sessionWrites(db, account, newSession(scope, kind, 'local_password'));
     session = row;
-    return writes;
-  });
+    const d = deviceWrites(db, account, trusted, scope.now());
+    deviceId = d.id;
+    return [...writes, ...d.writes];
+  };
+  const user = await checkLocalPassword(scope, login, password, alsoOnSuccess, device);
   if (!session) throw new Error('the login succeeded without writing its session');
-  return { user, session, token: await sessionToken(scope, session) };
+  return { user, session, token: await sessionToken(scope, session), device: deviceId };
 }
 
 /**
@@ -87,10 +101,12 @@ export async function checkLocalPassword(
   login: string,
   password: string,
   alsoOnSuccess?: LoginContext['alsoOnSuccess'],
+  device?: DeviceClaim,
 ): Promise<UserRow> {
   const { db, lazyDb, config, verifier, logger, request } = scope;
   const now = scope.now();
-  const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge: CHALLENGES.Basic, alsoOnSuccess };
+  const challenge = CHALLENGES.Basic;
+  const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge, alsoOnSuccess, device };
   const result = await authenticateLocalPassword(ctx, login, password);
   if (result.passwordExpired) {
     const problem = passwordExpiredProblem();

@@ -20,6 +20,7 @@ import { mergeRequiredProblem } from '../ldap/login.js';
 import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
 import type { UserRow } from '../users/model.js';
 import { LoginBody, checkLocalPassword, logInWithSession, openSession, type OpenedSession } from './login.js';
+import { readDeviceClaim, setDeviceCookie } from './device-cookie.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
 import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
 import { requestHeader } from '../http/node-messages.js';
@@ -48,6 +49,10 @@ const login = createRoute({
       'or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another ' +
       "external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 " +
       'LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.',
+    'A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, ' +
+      'SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for ' +
+      'its account has its own failure budget, so that failures of other clients do not lock this browser out ' +
+      '(architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.',
     'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule ' +
       'refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, ' +
       'without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the ' +
@@ -57,7 +62,7 @@ const login = createRoute({
   responses: {
     200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
     303: { description: 'form post: to the front end' },
-    ...problemResponses(400, 401, 403, 409, 415, 422, 502, 503, 504),
+    ...problemResponses(400, 401, 403, 409, 415, 422, 429, 502, 503, 504),
   },
 });
 
@@ -105,6 +110,7 @@ const oauth = createRoute({
       description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)',
       content: { 'application/json': { schema: OAuthError } },
     },
+    ...problemResponses(429),
   },
 });
 
@@ -124,7 +130,7 @@ const union = createRoute({
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
     303: { description: 'form post: to the front end' },
-    ...problemResponses(400, 401, 403, 409, 415, 422),
+    ...problemResponses(400, 401, 403, 409, 415, 422, 429),
   },
 });
 
@@ -193,7 +199,9 @@ async function sessionLogin(
   password: string,
   ldapServer?: string,
 ): Promise<{ user: UserRow } & OpenedSession> {
-  const outcome = await logInWithSession(c.var.scope, kind, login, password, ldapServer);
+  // A local login presenting a device cookie uses that device's own failure budget (device-cookie.ts).
+  const device = ldapServer === undefined ? await readDeviceClaim(c) : undefined;
+  const outcome = await logInWithSession(c.var.scope, kind, login, password, ldapServer, device);
   if ('merge' in outcome) {
     // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
     // for forms); /v3/login/union completes it.
@@ -201,6 +209,7 @@ async function sessionLogin(
     throw mergeRequiredProblem(c.var.config, outcome.merge);
   }
   setAuthCookie(c, outcome.token, outcome.session.expiresAt);
+  if (outcome.device) await setDeviceCookie(c, c.var.scope, outcome.user.id, outcome.device);
   return outcome;
 }
 
@@ -291,7 +300,8 @@ export function registerSessionRoutes(app: App): void {
         Pragma: 'no-cache',
       });
     } catch (err) {
-      // A throttled address gets the 429 problem with Retry-After (RFC 6749 has no error for it).
+      // A throttled address (too many password checks, or too many failures) is no wrong grant: the
+      // problem itself, 429 with Retry-After (RFC 6749 has no error for it).
       if (err instanceof ProblemError && err.status < 500 && err.status !== 429)
         return oauthError(
           err.status === 401 || err.status === 403 ? 'invalid_grant' : 'invalid_request',

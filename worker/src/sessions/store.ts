@@ -5,7 +5,7 @@ import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
-import { sessions, users, type SessionEndReason } from '../../../schema/index.js';
+import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -185,6 +185,15 @@ export function endSessionsStatement(
     .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), except, o.when));
 }
 
+/**
+ * The statement revoking every device cookie of an account (sessions/device-cookie.ts), only when
+ * `when` holds (for batches conditioned on a change): with a password change or reset, a block and
+ * "sign out everywhere", whose devices then count as untrusted until their next login.
+ */
+export function revokeDevicesStatement(db: Db, userId: string, when?: SQL) {
+  return db.delete(devices).where(and(eq(devices.userId, userId), when));
+}
+
 /** Revokes one session of a user (or all when `id` is undefined); returns how many ended. */
 export async function revokeSessions(
   db: Db,
@@ -212,6 +221,8 @@ export async function revokeSessions(
       },
       sql`changes() > 0`,
     ),
+    // "Sign out everywhere" also ends the account's device cookies.
+    ...(o.id === undefined ? [revokeDevicesStatement(db, user.id)] : []),
   ]);
   return result.rowsAffected;
 }

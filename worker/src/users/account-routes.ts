@@ -26,7 +26,7 @@ import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
 import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
-import { endSessionsStatement } from '../sessions/store.js';
+import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
 import { requestHeader } from '../http/node-messages.js';
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
@@ -336,7 +336,10 @@ export function registerAccountAdmin(app: App): void {
       {
         audit: { type: 'account.blocked', data: { reason: 'admin' } },
         change: { status: 'blocked' },
-        extra: (happened) => [endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened })],
+        extra: (happened) => [
+          endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened }),
+          revokeDevicesStatement(ctx.db, user.id, happened),
+        ],
       },
     );
     return answer(c, user.id);

@@ -140,6 +140,7 @@ export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<v
     ...unlockStatements(
       ctx.db,
       throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined),
+      user.id,
     ),
     auditInsert(ctx.db, ctx.now, {
       stream: 'crud_admin',

@@ -14,7 +14,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { endSessionsStatement } from '../sessions/store.js';
+import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -95,6 +95,7 @@ function inactivityBlock(
     ...(audit.refused ? [event('login.refused', { reason: 'blocked:inactivity', ...audit.refused })] : []),
     // A block ends the sessions for good, whoever blocks (README, "What ends what").
     endSessionsStatement(db, subject.id, now, 'block', { when: blockable }),
+    revokeDevicesStatement(db, subject.id, blockable),
     db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(target),
   ];
 }

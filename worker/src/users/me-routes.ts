@@ -101,7 +101,7 @@ const changePassword = protectedRoute(
       'The old password is checked like a login, on the same failed-login count: a wrong one is 401 ' +
         'INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the ' +
         'account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking ' +
-        'the password.',
+        'the password. The client address counts as for a login (429 ADDRESS_THROTTLED).',
       'A change ends every other session of the user (their OAuth access tokens too): a change made with a session ' +
         'keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists ' +
         'and revokes them).',
@@ -109,7 +109,7 @@ const changePassword = protectedRoute(
         'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
     ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
-    responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422) },
+    responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422, 429) },
   },
 );
 

@@ -6,7 +6,7 @@ import { revokeAllTokensStatement } from '../auth/tokens.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
-import { endSessionsStatement } from '../sessions/store.js';
+import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
@@ -96,6 +96,7 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
       .where(eq(users.id, user.id)),
     o.db.insert(passwordHistory).values({ userId: user.id, passwordHash: hash, createdAt: o.now }),
     endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
+    revokeDevicesStatement(o.db, user.id),
     ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),
     auditInsert(o.db, o.now, {
       stream: self ? 'crud_user' : 'crud_admin',
