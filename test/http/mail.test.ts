@@ -303,6 +303,103 @@ describe('password reset by mail', () => {
   });
 });
 
+describe('links end with a password change, a block and an e-mail change', () => {
+  const RESET_SUBJECT = 'Восстановление пароля';
+  /** Asks for a reset link of `u` and returns its token (once its mail is there). */
+  async function resetLinkOf(u: { login: string; email: string }): Promise<string> {
+    const resets = () => smtp.received.filter((m) => m.to.includes(u.email) && m.parsed.subject === RESET_SUBJECT);
+    const before = resets().length;
+    expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+    await expect.poll(() => resets().length, { timeout: 20_000 }).toBe(before + 1);
+    return tokenOf(resets().at(-1)!)!;
+  }
+  const confirm = (token: string, newPassword = 'L1nk#passw0rd') =>
+    api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword } });
+  const expectEnded = async (token: string) =>
+    expect((await confirm(token)).body).toMatchObject({ status: 400, code: 'INVALID_RESET_TOKEN' });
+  const ownChange = (u: { login: string }, oldPassword: string, newPassword: string) =>
+    api('/v4/users/me/password', {
+      method: 'PUT',
+      auth: basic(u.login, oldPassword),
+      json: { oldPassword, newPassword },
+    });
+
+  // Past the other tests' reset requests (throttled per client address).
+  beforeAll(() => moveClock(6 * 60 * MINUTE));
+  afterAll(() => moveClock(0));
+
+  it("a new account's welcome link ends when the user changes the password the administrator set", async () => {
+    const u = await newUser();
+    const [welcome] = await mailsTo(u.email);
+    const token = tokenOf(welcome!)!;
+    expect((await ownChange(u, PASSWORD, 'My0wn#pass')).status).toBe(204);
+    await expectEnded(token);
+    expect((await api('/v4/users/me', { auth: basic(u.login, 'My0wn#pass') })).status).toBe(200);
+  });
+
+  it('a reset link requested before an own password change ends with it', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    expect((await ownChange(u, PASSWORD, 'My0wn#pass')).status).toBe(204);
+    await expectEnded(token);
+    // A link asked for after the change works.
+    expect((await confirm(await resetLinkOf(u))).status).toBe(204);
+  });
+
+  it("a reset link ends with an administrator's reset", async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    const reset = await api(`/v4/users/${u.id}/password`, {
+      method: 'POST',
+      auth: admin,
+      json: { password: 'Adm1n#set' },
+    });
+    expect(reset.status).toBe(204);
+    await expectEnded(token);
+  });
+
+  it('a reset link ends with a block: block, reset, unblock leaves it ended', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    expect((await api(`/v4/users/${u.id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+    const reset = await api(`/v4/users/${u.id}/password`, {
+      method: 'POST',
+      auth: admin,
+      json: { password: 'Adm1n#set' },
+    });
+    expect(reset.status).toBe(204);
+    expect((await api(`/v4/users/${u.id}/unblock`, { method: 'POST', auth: admin })).status).toBe(200);
+    await expectEnded(token);
+  });
+
+  it('a block alone ends the links: they stay ended after the unblock', async () => {
+    const u = await newUser();
+    const [welcome] = await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    expect((await api(`/v4/users/${u.id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+    expect((await api(`/v4/users/${u.id}/unblock`, { method: 'POST', auth: admin })).status).toBe(200);
+    await expectEnded(token);
+    await expectEnded(tokenOf(welcome!)!);
+  });
+
+  it('an e-mail change ends the links mailed to the old address', async () => {
+    const u = await newUser();
+    const [welcome] = await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    const patched = await api(`/v4/users/${u.id}`, {
+      method: 'PATCH',
+      auth: admin,
+      json: { email: `new-${u.email}` },
+    });
+    expect(patched.status).toBe(200);
+    await expectEnded(token);
+    await expectEnded(tokenOf(welcome!)!);
+  });
+});
+
 describe('notification lists and settings', () => {
   it("administrators filter everyone's; a user sees only their own", async () => {
     const u = await newUser();
