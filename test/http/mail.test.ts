@@ -5,6 +5,7 @@
  * password reset by mail, the notification lists, settings applied to the next mail, the
  * placeholder host, header injection through account data, and retention with a moved clock.
  */
+import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, DAY, MINUTE, uniqueLogin, type Call } from '../harness/client.js';
@@ -427,7 +428,8 @@ describe('notification lists and settings', () => {
     const patch = (values: Record<string, unknown>) =>
       api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
     try {
-      expect((await patch({ EMAIL_HOST: 'mail.example.com' })).status).toBe(200);
+      // A new host needs the password again (else 422 EMAIL_HOST_PASSWORD: see the test below).
+      expect((await patch({ EMAIL_HOST: 'mail.example.com', EMAIL_HOST_PASSWORD: 'M@il-pass' })).status).toBe(200);
       const a = await newUser();
       await expect.poll(async () => (await notificationsOf(a.email))[0]?.status, { timeout: 20_000 }).toBe('given_up');
       expect((await notificationsOf(a.email))[0]!.lastError).toMatch(/^mail is not configured/);
@@ -450,6 +452,79 @@ describe('notification lists and settings', () => {
       await api('/v3/settings/EMAIL_HOST', { method: 'DELETE', auth: admin });
       await api('/v3/settings/EMAIL_HOST_PASSWORD', { method: 'DELETE', auth: admin });
       await moveClock(0);
+    }
+  });
+
+  it('the stored mail password never follows a changed host, port or TLS off; never sent without TLS', async () => {
+    // An attacker's server: plain SMTP offering AUTH, recording every line it is sent.
+    const lines: string[] = [];
+    const listener: Server = createServer((socket) => {
+      socket.setEncoding('utf8');
+      socket.write('220 evil.test ESMTP\r\n');
+      let data = false;
+      let buffered = '';
+      socket.on('data', (chunk: string) => {
+        buffered += chunk;
+        for (let i = buffered.indexOf('\r\n'); i >= 0; i = buffered.indexOf('\r\n')) {
+          const line = buffered.slice(0, i);
+          buffered = buffered.slice(i + 2);
+          lines.push(line);
+          if (data) {
+            if (line === '.') (data = false), socket.write('250 queued\r\n');
+            continue;
+          }
+          const verb = line.slice(0, 4).toUpperCase();
+          if (verb === 'EHLO') socket.write('250-evil.test\r\n250 AUTH PLAIN LOGIN\r\n');
+          else if (verb === 'AUTH') socket.write('235 ok\r\n');
+          else if (verb === 'DATA') (data = true), socket.write('354 go on\r\n');
+          else if (verb === 'QUIT') socket.end('221 bye\r\n');
+          else socket.write('250 ok\r\n');
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const port = (listener.address() as { port: number }).port;
+    const patch = (values: Record<string, unknown>) =>
+      api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+    const mailSettings = async () =>
+      Object.fromEntries(
+        (await api<{ items: Array<Record<string, any>> }>('/v3/settings', { auth: admin })).body.items
+          .filter((i) => String(i.name).startsWith('EMAIL_'))
+          .map((i) => [i.name, i.value ?? i.isSet]),
+      );
+    try {
+      // The password saved through the settings API (the environment holds one too).
+      expect((await patch({ EMAIL_HOST_USER: 'mailer', EMAIL_HOST_PASSWORD: 'M@il-pass' })).status).toBe(200);
+      const saved = await mailSettings();
+      for (const values of [
+        { EMAIL_HOST: '127.0.0.1', EMAIL_PORT: port, EMAIL_USE_TLS: false },
+        { EMAIL_HOST: 'localhost' },
+        { EMAIL_PORT: port },
+        { EMAIL_USE_TLS: false },
+      ]) {
+        const r = await patch(values);
+        expect(r.status, JSON.stringify(values)).toBe(422);
+        expect(r.body.errors.map((e: { path: string }) => e.path)).toContain('values.EMAIL_HOST_PASSWORD');
+        expect(await mailSettings()).toEqual(saved);
+      }
+      // Given again, TLS still cannot be turned off while credentials are set: they would go in clear.
+      const clear = await patch({ EMAIL_PORT: port, EMAIL_USE_TLS: false, EMAIL_HOST_PASSWORD: 'M@il-pass' });
+      expect(clear.status).toBe(422);
+      expect(clear.body.errors.map((e: { path: string }) => e.path)).toContain('values.EMAIL_USE_TLS');
+      expect(await mailSettings()).toEqual(saved);
+
+      // A reset request: its mail goes to the real server, and the listener saw nothing.
+      const u = await newUser();
+      await mailsTo(u.email);
+      expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+      await mailsTo(u.email, 2);
+      expect(lines.filter((l) => /^AUTH/i.test(l))).toEqual([]);
+      expect(lines.join('\n')).not.toContain(Buffer.from('\0mailer\0M@il-pass').toString('base64'));
+    } finally {
+      for (const name of ['EMAIL_HOST', 'EMAIL_PORT', 'EMAIL_USE_TLS', 'EMAIL_HOST_USER', 'EMAIL_HOST_PASSWORD'])
+        await api(`/v3/settings/${name}`, { method: 'DELETE', auth: admin });
+      await new Promise((r) => listener.close(r));
     }
   });
 
