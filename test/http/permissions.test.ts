@@ -214,28 +214,31 @@ describe('super-access (lent admin rights) × every protected route', () => {
     expect(read.body).toMatchObject({ status: 'active', role });
   });
 
-  it("an auditor's account cannot be taken over: no password reset, no new address, so no token as the auditor", async () => {
-    const login = uniqueLogin('auditee');
-    const id = await createUser(login, PASSWORD, { role: 'auditor' });
-    const reset = await callJson(`/v4/users/${id}/password`, {
-      method: 'POST',
-      auth: holder.basic,
-      json: { password: 'T4ken#over', mustChangePassword: false },
-    });
-    expect(reset.body).toMatchObject({ status: 403 });
-    const patched = await callJson(`/v4/users/${id}`, {
-      method: 'PATCH',
-      auth: holder.basic,
-      json: { email: 'holder@example.com' },
-    });
-    expect(patched.body).toMatchObject({ status: 403 });
-    const asAuditor = await callJson('/v4/users/me/tokens', {
-      method: 'POST',
-      auth: basic(login, 'T4ken#over'),
-      json: { name: 'kept' },
-    });
-    expect(asAuditor.status).toBe(401);
-    const read = await callJson<{ email: string | null }>(`/v4/users/${id}`, { auth: holder.basic });
-    expect(read.body.email).not.toBe('holder@example.com');
-  });
+  it(
+    "an auditor's account cannot be taken over: no password reset, no new address, so no token as the " + 'auditor',
+    async () => {
+      const login = uniqueLogin('auditee');
+      const id = await createUser(login, PASSWORD, { role: 'auditor' });
+      const reset = await callJson(`/v4/users/${id}/password`, {
+        method: 'POST',
+        auth: holder.basic,
+        json: { password: 'T4ken#over', mustChangePassword: false },
+      });
+      expect(reset.body).toMatchObject({ status: 403 });
+      const patched = await callJson(`/v4/users/${id}`, {
+        method: 'PATCH',
+        auth: holder.basic,
+        json: { email: 'holder@example.com' },
+      });
+      expect(patched.body).toMatchObject({ status: 403 });
+      const asAuditor = await callJson('/v4/users/me/tokens', {
+        method: 'POST',
+        auth: basic(login, 'T4ken#over'),
+        json: { name: 'kept' },
+      });
+      expect(asAuditor.status).toBe(401);
+      const read = await callJson<{ email: string | null }>(`/v4/users/${id}`, { auth: holder.basic });
+      expect(read.body.email).not.toBe('holder@example.com');
+    },
+  );
 });

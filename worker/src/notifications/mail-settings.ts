@@ -23,7 +23,10 @@ export function mailNotConfigured(config: ConfigSnapshot): string | null {
   if (!senderOf(config)) return 'mail is not configured (EMAIL_FROM is not an address)';
   // Settings from the environment are not checked as a write is (settings/mail-secret.ts): refuse here.
   if (!config.get('EMAIL_USE_TLS') && mailCredentialsSet(config))
-    return 'mail is not configured (EMAIL_HOST_USER and EMAIL_HOST_PASSWORD are set while EMAIL_USE_TLS is off: credentials never go without TLS)';
+    return (
+      'mail is not configured (EMAIL_HOST_USER and EMAIL_HOST_PASSWORD are set while EMAIL_USE_TLS is off: ' +
+      'credentials never go without TLS)'
+    );
   return null;
 }
 
