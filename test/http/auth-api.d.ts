@@ -1100,7 +1100,7 @@ export interface paths {
          *
          *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
          *
-         *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them).
+         *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them). Reset and welcome links mailed before end.
          *
          *     409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.
          */
@@ -1828,7 +1828,7 @@ export interface paths {
          * Update an account
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.
+         *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome links mailed before.
          */
         patch: {
             parameters: {
@@ -1921,7 +1921,7 @@ export interface paths {
          * Block an account
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
+         *     Its sessions and its reset and welcome links end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
          */
         post: {
             parameters: {
@@ -2123,7 +2123,7 @@ export interface paths {
          * Reset a password
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account.
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
          */
         post: {
             parameters: {

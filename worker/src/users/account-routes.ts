@@ -121,7 +121,8 @@ const patchRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('cha
   summary: 'Update an account',
   description:
     'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot ' +
-    'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.',
+    'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome ' +
+    'links mailed before.',
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
   responses: { ...one, ...problemResponses(400, 404, 409, 422) },
 });
@@ -137,8 +138,8 @@ const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('de
   responses: { 204: { description: 'deleted' }, ...problemResponses(404, 409) },
 });
 const BLOCK_DESCRIPTION =
-  'Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it ' +
-  'stays blocked. Not the last active administrator (409).';
+  'Its sessions and its reset and welcome links end for good (an unblock does not revive them) and its API tokens ' +
+  'are refused at once, while it stays blocked. Not the last active administrator (409).';
 const blockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('block')), {
   method: 'post',
   path: '/v4/users/{userId}/block',
@@ -170,8 +171,8 @@ const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('un
 });
 const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
-  'OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an ' +
-  'LDAP or OIDC account.';
+  'OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the ' +
+  'same transaction. 409 for an LDAP or OIDC account.';
 const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('reset the password of')), {
   method: 'post',
   path: '/v4/users/{userId}/password',
