@@ -97,6 +97,18 @@ describe('POST /v1/mail/send', () => {
     expect(plain.received.length).toBe(before);
   });
 
+  it('credentials without EMAIL_USE_TLS are refused before connecting: never AUTH over plain text', async () => {
+    const before = plain.received.length;
+    const res = await send(app, {
+      ...message(plain),
+      server: server(plain, { useTls: false, user: 'mailer', password: 'M@il-pass' }),
+    });
+    expect(res.status).toBe(502);
+    expect(res.body.code).toBe('MAIL_TLS');
+    expect(JSON.stringify(res.body)).not.toContain('M@il-pass');
+    expect(plain.received.length).toBe(before);
+  });
+
   it('STARTTLS with the test CA (MAIL_CA_FILE) and AUTH PLAIN; without the CA the certificate is refused', async () => {
     const creds = { useTls: true, user: 'mailer', password: 'M@il-pass' };
     const res = await send(withCa, { ...message(starttls), server: server(starttls, creds) });

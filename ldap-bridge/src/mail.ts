@@ -6,6 +6,7 @@
  *   on any other port, so a server that does not offer STARTTLS (or a man in the middle that strips
  *   it) fails the send instead of carrying it in plain text. The certificate is verified, with the CA
  *   of MAIL_CA_FILE (the bridge's environment) or the system's roots.
+ * - Credentials (a user) without TLS are refused before connecting: never AUTH over plain text.
  * - Connection, greeting and socket timeouts bound every send.
  * - Credentials are never logged: nodemailer's own logger is off, and failures are logged by code.
  * - Connections are pooled per server settings (a change of settings is a new pool; the old one is
@@ -127,6 +128,11 @@ export async function mailPlugin(app: FastifyInstance, o: { options?: MailOption
     const parsed = MailSendRequestSchema.safeParse(req.body);
     if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
     const m = parsed.data;
+    // Credentials never go in clear, whatever the caller asks: no plain connection with AUTH at all.
+    if (!m.server.useTls && m.server.user !== '') {
+      req.log.warn({ code: 'MAIL_TLS' }, 'mail refused: credentials without TLS');
+      return sendProblem(reply, 502, 'MAIL_TLS', 'credentials are never sent without TLS: EMAIL_USE_TLS is off');
+    }
     try {
       const info = await poolFor(m.server).sendMail({
         from: m.from.name ? { name: m.from.name, address: m.from.address } : m.from.address,

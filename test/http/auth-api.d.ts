@@ -1172,7 +1172,7 @@ export interface paths {
          *
          *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
          *
-         *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them).
+         *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them). Reset and welcome links mailed before end.
          *
          *     409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.
          */
@@ -1791,7 +1791,7 @@ export interface paths {
         post?: never;
         /**
          * End one of a user's sessions
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     The session is refused at once.
          */
@@ -1920,7 +1920,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).
          */
@@ -1988,9 +1988,9 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.
+         *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome links mailed before.
          */
         patch: {
             parameters: {
@@ -2090,9 +2090,9 @@ export interface paths {
         put?: never;
         /**
          * Block an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
+         *     Its sessions and its reset and welcome links end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
          */
         post: {
             parameters: {
@@ -2173,7 +2173,7 @@ export interface paths {
         put?: never;
         /**
          * Unblock an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again.
          */
@@ -2247,7 +2247,7 @@ export interface paths {
         put?: never;
         /**
          * End a failed-login lock
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          */
         post: {
             parameters: {
@@ -2319,9 +2319,9 @@ export interface paths {
         put?: never;
         /**
          * Reset a password
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an LDAP or OIDC account.
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
          */
         post: {
             parameters: {
@@ -2428,13 +2428,14 @@ export interface paths {
          *     The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.
          *
          *     Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and
-         *     `x-super-access-target: non-admin` where the account must not hold administrator rights):
+         *     `x-super-access-target: unprivileged` where the account must hold neither administrator rights nor the
+         *     auditor role):
          *
          *     | Operation | Super-access |
          *     |---|---|
          *     | list and read accounts, their sessions and API tokens (administrators included) | allowed |
          *     | create an account | role `user` only |
-         *     | update, delete, block, unblock, unlock, reset the password, end a session, revoke a token | on accounts without administrator rights (neither the admin role nor super-access of their own) |
+         *     | update, delete, block, unblock, unlock, reset the password, end a session, revoke a token | on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access of their own) |
          *     | change a role | refused |
          *     | grant or end super-access | refused |
          *     | identity providers, LDAP servers: read | allowed |
@@ -2672,7 +2673,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a user's API token
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     It stops working at once.
          */
@@ -2805,6 +2806,8 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
          *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).
+         *
+         *     The mail password follows no new server: a change of EMAIL_HOST or EMAIL_PORT, or EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set (else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go without TLS).
          */
         patch: {
             parameters: {
@@ -2943,7 +2946,7 @@ export interface paths {
          * Reset a setting to its environment or default value
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
-         *     Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.
+         *     Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.
          */
         delete: {
             parameters: {

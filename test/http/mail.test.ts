@@ -5,6 +5,7 @@
  * password reset by mail, the notification lists, settings applied to the next mail, the
  * placeholder host, header injection through account data, and retention with a moved clock.
  */
+import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, DAY, MINUTE, uniqueLogin, type Call } from '../harness/client.js';
@@ -303,6 +304,103 @@ describe('password reset by mail', () => {
   });
 });
 
+describe('links end with a password change, a block and an e-mail change', () => {
+  const RESET_SUBJECT = 'Восстановление пароля';
+  /** Asks for a reset link of `u` and returns its token (once its mail is there). */
+  async function resetLinkOf(u: { login: string; email: string }): Promise<string> {
+    const resets = () => smtp.received.filter((m) => m.to.includes(u.email) && m.parsed.subject === RESET_SUBJECT);
+    const before = resets().length;
+    expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+    await expect.poll(() => resets().length, { timeout: 20_000 }).toBe(before + 1);
+    return tokenOf(resets().at(-1)!)!;
+  }
+  const confirm = (token: string, newPassword = 'L1nk#passw0rd') =>
+    api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword } });
+  const expectEnded = async (token: string) =>
+    expect((await confirm(token)).body).toMatchObject({ status: 400, code: 'INVALID_RESET_TOKEN' });
+  const ownChange = (u: { login: string }, oldPassword: string, newPassword: string) =>
+    api('/v4/users/me/password', {
+      method: 'PUT',
+      auth: basic(u.login, oldPassword),
+      json: { oldPassword, newPassword },
+    });
+
+  // Past the other tests' reset requests (throttled per client address).
+  beforeAll(() => moveClock(6 * 60 * MINUTE));
+  afterAll(() => moveClock(0));
+
+  it("a new account's welcome link ends when the user changes the password the administrator set", async () => {
+    const u = await newUser();
+    const [welcome] = await mailsTo(u.email);
+    const token = tokenOf(welcome!)!;
+    expect((await ownChange(u, PASSWORD, 'My0wn#pass')).status).toBe(204);
+    await expectEnded(token);
+    expect((await api('/v4/users/me', { auth: basic(u.login, 'My0wn#pass') })).status).toBe(200);
+  });
+
+  it('a reset link requested before an own password change ends with it', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    expect((await ownChange(u, PASSWORD, 'My0wn#pass')).status).toBe(204);
+    await expectEnded(token);
+    // A link asked for after the change works.
+    expect((await confirm(await resetLinkOf(u))).status).toBe(204);
+  });
+
+  it("a reset link ends with an administrator's reset", async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    const reset = await api(`/v4/users/${u.id}/password`, {
+      method: 'POST',
+      auth: admin,
+      json: { password: 'Adm1n#set' },
+    });
+    expect(reset.status).toBe(204);
+    await expectEnded(token);
+  });
+
+  it('a reset link ends with a block: block, reset, unblock leaves it ended', async () => {
+    const u = await newUser();
+    await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    expect((await api(`/v4/users/${u.id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+    const reset = await api(`/v4/users/${u.id}/password`, {
+      method: 'POST',
+      auth: admin,
+      json: { password: 'Adm1n#set' },
+    });
+    expect(reset.status).toBe(204);
+    expect((await api(`/v4/users/${u.id}/unblock`, { method: 'POST', auth: admin })).status).toBe(200);
+    await expectEnded(token);
+  });
+
+  it('a block alone ends the links: they stay ended after the unblock', async () => {
+    const u = await newUser();
+    const [welcome] = await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    expect((await api(`/v4/users/${u.id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+    expect((await api(`/v4/users/${u.id}/unblock`, { method: 'POST', auth: admin })).status).toBe(200);
+    await expectEnded(token);
+    await expectEnded(tokenOf(welcome!)!);
+  });
+
+  it('an e-mail change ends the links mailed to the old address', async () => {
+    const u = await newUser();
+    const [welcome] = await mailsTo(u.email);
+    const token = await resetLinkOf(u);
+    const patched = await api(`/v4/users/${u.id}`, {
+      method: 'PATCH',
+      auth: admin,
+      json: { email: `new-${u.email}` },
+    });
+    expect(patched.status).toBe(200);
+    await expectEnded(token);
+    await expectEnded(tokenOf(welcome!)!);
+  });
+});
+
 describe('notification lists and settings', () => {
   it("administrators filter everyone's; a user sees only their own", async () => {
     const u = await newUser();
@@ -330,7 +428,8 @@ describe('notification lists and settings', () => {
     const patch = (values: Record<string, unknown>) =>
       api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
     try {
-      expect((await patch({ EMAIL_HOST: 'mail.example.com' })).status).toBe(200);
+      // A new host needs the password again (else 422 EMAIL_HOST_PASSWORD: see the test below).
+      expect((await patch({ EMAIL_HOST: 'mail.example.com', EMAIL_HOST_PASSWORD: 'M@il-pass' })).status).toBe(200);
       const a = await newUser();
       await expect.poll(async () => (await notificationsOf(a.email))[0]?.status, { timeout: 20_000 }).toBe('given_up');
       expect((await notificationsOf(a.email))[0]!.lastError).toMatch(/^mail is not configured/);
@@ -353,6 +452,79 @@ describe('notification lists and settings', () => {
       await api('/v3/settings/EMAIL_HOST', { method: 'DELETE', auth: admin });
       await api('/v3/settings/EMAIL_HOST_PASSWORD', { method: 'DELETE', auth: admin });
       await moveClock(0);
+    }
+  });
+
+  it('the stored mail password never follows a changed host, port or TLS off; never sent without TLS', async () => {
+    // An attacker's server: plain SMTP offering AUTH, recording every line it is sent.
+    const lines: string[] = [];
+    const listener: Server = createServer((socket) => {
+      socket.setEncoding('utf8');
+      socket.write('220 evil.test ESMTP\r\n');
+      let data = false;
+      let buffered = '';
+      socket.on('data', (chunk: string) => {
+        buffered += chunk;
+        for (let i = buffered.indexOf('\r\n'); i >= 0; i = buffered.indexOf('\r\n')) {
+          const line = buffered.slice(0, i);
+          buffered = buffered.slice(i + 2);
+          lines.push(line);
+          if (data) {
+            if (line === '.') (data = false), socket.write('250 queued\r\n');
+            continue;
+          }
+          const verb = line.slice(0, 4).toUpperCase();
+          if (verb === 'EHLO') socket.write('250-evil.test\r\n250 AUTH PLAIN LOGIN\r\n');
+          else if (verb === 'AUTH') socket.write('235 ok\r\n');
+          else if (verb === 'DATA') (data = true), socket.write('354 go on\r\n');
+          else if (verb === 'QUIT') socket.end('221 bye\r\n');
+          else socket.write('250 ok\r\n');
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const port = (listener.address() as { port: number }).port;
+    const patch = (values: Record<string, unknown>) =>
+      api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+    const mailSettings = async () =>
+      Object.fromEntries(
+        (await api<{ items: Array<Record<string, any>> }>('/v3/settings', { auth: admin })).body.items
+          .filter((i) => String(i.name).startsWith('EMAIL_'))
+          .map((i) => [i.name, i.value ?? i.isSet]),
+      );
+    try {
+      // The password saved through the settings API (the environment holds one too).
+      expect((await patch({ EMAIL_HOST_USER: 'mailer', EMAIL_HOST_PASSWORD: 'M@il-pass' })).status).toBe(200);
+      const saved = await mailSettings();
+      for (const values of [
+        { EMAIL_HOST: '127.0.0.1', EMAIL_PORT: port, EMAIL_USE_TLS: false },
+        { EMAIL_HOST: 'localhost' },
+        { EMAIL_PORT: port },
+        { EMAIL_USE_TLS: false },
+      ]) {
+        const r = await patch(values);
+        expect(r.status, JSON.stringify(values)).toBe(422);
+        expect(r.body.errors.map((e: { path: string }) => e.path)).toContain('values.EMAIL_HOST_PASSWORD');
+        expect(await mailSettings()).toEqual(saved);
+      }
+      // Given again, TLS still cannot be turned off while credentials are set: they would go in clear.
+      const clear = await patch({ EMAIL_PORT: port, EMAIL_USE_TLS: false, EMAIL_HOST_PASSWORD: 'M@il-pass' });
+      expect(clear.status).toBe(422);
+      expect(clear.body.errors.map((e: { path: string }) => e.path)).toContain('values.EMAIL_USE_TLS');
+      expect(await mailSettings()).toEqual(saved);
+
+      // A reset request: its mail goes to the real server, and the listener saw nothing.
+      const u = await newUser();
+      await mailsTo(u.email);
+      expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+      await mailsTo(u.email, 2);
+      expect(lines.filter((l) => /^AUTH/i.test(l))).toEqual([]);
+      expect(lines.join('\n')).not.toContain(Buffer.from('\0mailer\0M@il-pass').toString('base64'));
+    } finally {
+      for (const name of ['EMAIL_HOST', 'EMAIL_PORT', 'EMAIL_USE_TLS', 'EMAIL_HOST_USER', 'EMAIL_HOST_PASSWORD'])
+        await api(`/v3/settings/${name}`, { method: 'DELETE', auth: admin });
+      await new Promise((r) => listener.close(r));
     }
   });
 

@@ -2,8 +2,9 @@
  * One permission table over every protected route of the OpenAPI description: each route declares
  * its roles (`x-required-roles`) and security schemes; anonymous callers get 401, roles outside the
  * list 403, roles inside it neither. Admin-only routes also declare what super-access (lent admin
- * rights) may do (`x-super-access`, and `x-super-access-target: non-admin` where the target account
- * must not hold admin rights): a super-access holder walks every route against that declaration.
+ * rights) may do (`x-super-access`, and `x-super-access-target: unprivileged` where the target account
+ * must hold neither admin rights nor the auditor role): a super-access holder walks every route
+ * against that declaration, on an administrator's and on an auditor's account.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -140,6 +141,7 @@ describe('super-access (lent admin rights) × every protected route', () => {
   const adminOnly = () => operations.filter((op) => !op.roles.includes('user') && op.roles.includes('admin'));
   const holder = { basic: '', bearer: '' };
   let targetAdminId = '';
+  let targetAuditorId = '';
 
   beforeAll(async () => {
     const h = await createSuperAccessHolder();
@@ -152,6 +154,8 @@ describe('super-access (lent admin rights) × every protected route', () => {
     holder.bearer = `Bearer ${issued.body.token}`;
     // A second administrator, so that a wrongly allowed change can never hit the suites' own admin.
     targetAdminId = await createUser(uniqueLogin('sutarget'), PASSWORD, { role: 'admin' });
+    // An auditor reads the audit trail that records what super-access did: as protected as an administrator.
+    targetAuditorId = await createUser(uniqueLogin('suaudit'), PASSWORD, { role: 'auditor' });
   });
   // Other suites count the active administrators: leave only the ones they know.
   afterAll(async () => {
@@ -163,7 +167,8 @@ describe('super-access (lent admin rights) × every protected route', () => {
     expect(adminOnly().length).toBeGreaterThanOrEqual(20);
     for (const op of adminOnly()) {
       expect(typeof op.superAccess, `${op.method} ${op.path} x-super-access`).toBe('boolean');
-      expect([undefined, 'non-admin'], `${op.method} ${op.path} x-super-access-target`).toContain(op.superAccessTarget);
+      const target = op.superAccessTarget;
+      expect([undefined, 'unprivileged'], `${op.method} ${op.path} x-super-access-target`).toContain(target);
       if (op.superAccessTarget !== undefined) expect(op.path, `${op.method} ${op.path}`).toContain('{userId}');
     }
   });
@@ -184,25 +189,56 @@ describe('super-access (lent admin rights) × every protected route', () => {
     expect(failures).toEqual([]);
   });
 
-  it('on an administrator account: reading is allowed, every change refused where declared', async () => {
+  it.each([
+    ['an administrator', 'admin', () => targetAdminId],
+    ['an auditor', 'auditor', () => targetAuditorId],
+  ] as const)('on %s account: reading is allowed, every change refused where declared', async (_n, role, id) => {
     const failures: string[] = [];
     const onAccounts = adminOnly().filter((o) => o.path.includes('{userId}') && o.superAccess === true);
-    // PATCH, DELETE, block, unblock, unlock, password, a session, a token: refused on administrators.
-    expect(onAccounts.filter((o) => o.superAccessTarget === 'non-admin').length).toBeGreaterThanOrEqual(8);
+    // PATCH, DELETE, block, unblock, unlock, password, a session, a token: refused on protected accounts.
+    expect(onAccounts.filter((o) => o.superAccessTarget === 'unprivileged').length).toBeGreaterThanOrEqual(8);
     for (const op of onAccounts) {
       const auth = op.security.includes('basic') ? holder.basic : holder.bearer;
-      const { status, detail } = await sendFor(op, auth, targetAdminId);
-      if (op.superAccessTarget === 'non-admin') {
-        if (status !== 403 || !/^super-access cannot .*administrator/.test(detail))
+      const { status, detail } = await sendFor(op, auth, id());
+      if (op.superAccessTarget === 'unprivileged') {
+        if (status !== 403 || !/^super-access cannot .*administrator or auditor/.test(detail))
           failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403`);
       } else if (status === 401 || status === 403) {
         failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected access`);
       }
     }
     expect(failures).toEqual([]);
-    // Reads of an administrator remain allowed, and nothing of it changed.
-    const read = await callJson<{ status: string; role: string }>(`/v4/users/${targetAdminId}`, { auth: holder.basic });
+    // Reads of the account remain allowed, and nothing of it changed.
+    const read = await callJson<{ status: string; role: string }>(`/v4/users/${id()}`, { auth: holder.basic });
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ status: 'active', role: 'admin' });
+    expect(read.body).toMatchObject({ status: 'active', role });
   });
+
+  it(
+    "an auditor's account cannot be taken over: no password reset, no new address, so no token as the " + 'auditor',
+    async () => {
+      const login = uniqueLogin('auditee');
+      const id = await createUser(login, PASSWORD, { role: 'auditor' });
+      const reset = await callJson(`/v4/users/${id}/password`, {
+        method: 'POST',
+        auth: holder.basic,
+        json: { password: 'T4ken#over', mustChangePassword: false },
+      });
+      expect(reset.body).toMatchObject({ status: 403 });
+      const patched = await callJson(`/v4/users/${id}`, {
+        method: 'PATCH',
+        auth: holder.basic,
+        json: { email: 'holder@example.com' },
+      });
+      expect(patched.body).toMatchObject({ status: 403 });
+      const asAuditor = await callJson('/v4/users/me/tokens', {
+        method: 'POST',
+        auth: basic(login, 'T4ken#over'),
+        json: { name: 'kept' },
+      });
+      expect(asAuditor.status).toBe(401);
+      const read = await callJson<{ email: string | null }>(`/v4/users/${id}`, { auth: holder.basic });
+      expect(read.body.email).not.toBe('holder@example.com');
+    },
+  );
 });

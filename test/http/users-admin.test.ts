@@ -245,7 +245,7 @@ describe('administrators', () => {
       });
       expect(attack.status).toBe(403);
       expect(String(attack.body.detail)).toMatch(
-        /^super-access cannot reset the password of an account with administrator rights/,
+        /^super-access cannot reset the password of an account with administrator or auditor rights/,
       );
       expect((await login('T4ken$over')).status).toBe(401);
       expect((await login(PASSWORD)).status).toBe(200);

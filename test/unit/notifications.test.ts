@@ -242,6 +242,23 @@ describe('delivery through the bridge', () => {
   });
 
   it(
+    'credentials from the environment with EMAIL_USE_TLS off: nothing is attempted (never AUTH in ' + 'clear)',
+    async () => {
+      const [u] = await makeUsers(1);
+      await lockEvents([u!]);
+      const c = config({ EMAIL_USE_TLS: 'False' });
+      let calls = 0;
+      const counting: BridgeClient = { status: bridge.status, call: (...a) => (calls++, bridge.call(...a)) };
+      await handleEvents({ db: t.db, config: c, now: T0 });
+      await deliverDue({ db: t.db, config: c, now: T0, bridge: counting });
+      const [row] = await t.db.select().from(notifications);
+      expect(row).toMatchObject({ status: 'given_up', attempts: 0 });
+      expect(row!.lastError).toMatch(/^mail is not configured .*EMAIL_USE_TLS is off/);
+      expect(calls).toBe(0);
+    },
+  );
+
+  it(
     'a permanent refusal (unknown recipient) is given up at once; ' + 'a wrong password is retried with backoff',
     async () => {
       const [u, v] = await makeUsers(2);

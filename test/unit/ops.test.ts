@@ -11,10 +11,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { auditOutbox, users } from '../../schema/index.js';
+import { auditOutbox, passwordResetTokens, users } from '../../schema/index.js';
 import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
+import { hashResetToken, mintToken } from '../../worker/src/password-reset/tokens.js';
 import { assembleService } from '../../worker/src/service.js';
 import type { Db } from '../../worker/src/store/index.js';
 import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';
@@ -157,8 +158,27 @@ describe.each([
     expect(weak.err).toContain('at least 8 characters');
     expect(await s.events('password.reset')).toHaveLength(0);
 
+    // A reset link mailed before (as /v3/password_reset/request stores it): the operator's reset ends it.
+    const [admin] = await s.db.select().from(users).where(eq(users.login, ADMIN.login));
+    const link = mintToken();
+    const now = Date.now();
+    await s.db.insert(passwordResetTokens).values({
+      id: crypto.randomUUID(),
+      userId: admin!.id,
+      tokenHash: hashResetToken(link),
+      purpose: 'reset',
+      createdAt: now,
+      expiresAt: now + 30 * 60_000,
+    });
+
     const run = await ops(s.url, ['reset-password', 'admin'], 'N3w@pass\n');
     expect(run.code, run.err).toBe(0);
+    const confirm = await s.call('/v3/password_reset/confirm', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: link, newPassword: 'L1nk@pass' }),
+    });
+    expect(confirm.status).toBe(400);
     expect(run.out).toContain('must change the password at the next login');
     expect(run.out + run.err).not.toContain('N3w@pass');
     expect((await s.login(ADMIN.login, ADMIN.password)).code).toBe('INVALID_CREDENTIALS');

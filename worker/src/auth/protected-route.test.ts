@@ -4,11 +4,11 @@ import { superAccess } from './roles.js';
 
 describe('protectedRoute', () => {
   it('derives security, middleware, roles and the super-access extensions from one declaration', () => {
-    const d = accessDeclaration(adminOnly(superAccess.nonAdminTargets('block')));
+    const d = accessDeclaration(adminOnly(superAccess.unprivilegedTargets('block')));
     expect(d.security).toEqual([{ cookie: [] }, { basic: [] }, { bearer: [] }]);
     expect(d['x-required-roles']).toEqual(['admin']);
     expect(d['x-super-access']).toBe(true);
-    expect(d['x-super-access-target']).toBe('non-admin');
+    expect(d['x-super-access-target']).toBe('unprivileged');
     // authenticate, then the role check with the super-access rule
     expect(d.middleware).toHaveLength(2);
   });

@@ -86,8 +86,8 @@ export function accessDeclaration(a: Access) {
     middleware,
     'x-required-roles': [...roles],
     ...(superAccess ? { 'x-super-access': superAccess.allowed } : {}),
-    ...(superAccess?.allowed && superAccess.nonAdminTarget !== undefined
-      ? { 'x-super-access-target': 'non-admin' }
+    ...(superAccess?.allowed && superAccess.unprivilegedTarget !== undefined
+      ? { 'x-super-access-target': 'unprivileged' }
       : {}),
   };
 }

@@ -6,25 +6,35 @@ import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import { effectiveRole, type Role } from '../users/model.js';
+import { effectiveRole, type Role, type UserRow } from '../users/model.js';
 import { findLiveAccount } from '../users/lookup.js';
 
 /**
- * What super-access may do with an admin operation: everything (`allowed`), only on accounts
- * without administrator rights (`nonAdminTargets`, the `{userId}` of the path), or nothing.
+ * What super-access may do with an admin operation: everything (`allowed`), only on unprivileged
+ * accounts (`unprivilegedTargets`, the `{userId}` of the path: see `isProtectedTarget`), or nothing.
  */
 export type SuperAccessRule =
-  | { allowed: true; nonAdminTarget?: undefined }
-  | { allowed: true; nonAdminTarget: string }
+  | { allowed: true; unprivilegedTarget?: undefined }
+  | { allowed: true; unprivilegedTarget: string }
   | { allowed: false; refusal: string };
 
 /** Rules of `protectedRoute`'s `superAccess`; the refusal texts complete "super-access cannot ...". */
 export const superAccess = {
   allowed: { allowed: true } as SuperAccessRule,
-  /** `verb` completes "super-access cannot <verb> an account with administrator rights". */
-  nonAdminTargets: (verb: string): SuperAccessRule => ({ allowed: true, nonAdminTarget: verb }),
+  /** `verb` completes "super-access cannot <verb> an account with administrator or auditor rights". */
+  unprivilegedTargets: (verb: string): SuperAccessRule => ({ allowed: true, unprivilegedTarget: verb }),
   refused: (what: string): SuperAccessRule => ({ allowed: false, refusal: what }),
 };
+
+/**
+ * Accounts lent rights may not change (README, "Super-access"): those with administrator rights (the
+ * role, or super-access of their own) and auditors, who read the audit trail that records what
+ * super-access did. A holder who could reset their password or change their address could keep the
+ * account (and mint API tokens as it) after the loan ends.
+ */
+export function isProtectedTarget(target: UserRow, now: number): boolean {
+  return effectiveRole(target, now) === 'admin' || target.role === 'auditor';
+}
 
 /**
  * Middleware admitting only principals whose role is one of `roles` (after `authenticate`). A
@@ -32,8 +42,8 @@ export const superAccess = {
  * declares no rule stays closed to them.
  *
  * Lent rights exist to help users, never to make themselves lasting: an account that holds admin
- * rights (its role, or super-access of its own) could otherwise be taken over (a password reset)
- * and used after the loan ends, and another holder's account would pass the loan on.
+ * rights (its role, or super-access of its own) or the auditor role could otherwise be taken over
+ * (a password reset) and used after the loan ends, and another holder's account would pass the loan on.
  */
 export function authorize(roles: readonly Role[], rule?: SuperAccessRule): MiddlewareHandler<AppEnv> {
   if (roles.length === 0) throw new TypeError('authorize: name at least one role');
@@ -46,11 +56,11 @@ export function authorize(roles: readonly Role[], rule?: SuperAccessRule): Middl
     }
     if (!rule) throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
     if (!rule.allowed) throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.refusal}` });
-    if (rule.nonAdminTarget !== undefined) {
+    if (rule.unprivilegedTarget !== undefined) {
       // An unknown account passes: the route answers 404 as it would to an administrator.
       const target = await findLiveAccount(c.var.db, c.req.param('userId') ?? '');
-      if (target && effectiveRole(target, now) === 'admin') {
-        const detail = `super-access cannot ${rule.nonAdminTarget} an account with administrator rights`;
+      if (target && isProtectedTarget(target, now)) {
+        const detail = `super-access cannot ${rule.unprivilegedTarget} an account with administrator or auditor rights`;
         throw new ProblemError('FORBIDDEN', { detail });
       }
     }
@@ -61,8 +71,8 @@ export function authorize(roles: readonly Role[], rule?: SuperAccessRule): Middl
 /** The sentence of an operation's OpenAPI description that states its super-access rule. */
 export function describeSuperAccess(rule: SuperAccessRule): string {
   if (!rule.allowed) return 'Super-access: refused (403).';
-  if (rule.nonAdminTarget !== undefined) {
-    return 'Super-access: allowed, except on an account with administrator rights (403).';
+  if (rule.unprivilegedTarget !== undefined) {
+    return 'Super-access: allowed, except on an account with administrator or auditor rights (403).';
   }
   return 'Super-access: allowed.';
 }

@@ -13,6 +13,7 @@ import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
+import { assertSecretGivenAgain } from '../http/secret-again.js';
 import { validated } from '../http/validated.js';
 import { sealSecret } from '../store/secret-box.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
@@ -280,13 +281,14 @@ export function registerLdapServerAdmin(app: App): void {
     const { bindPassword, ...rest } = validated(c, 'json', Patch);
     const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
     const moved = passwordDestinationChanges(before, rest);
-    if (bindPassword === undefined && bindDn !== null && before.bindPasswordEnc !== null && moved.length > 0) {
-      const message = `required again when the stored service password would go somewhere new (${moved.join(', ')})`;
-      throw new ProblemError('VALIDATION', {
-        detail: `bindPassword: ${message}`,
-        extensions: { errors: [{ location: 'body', path: 'bindPassword', message }] },
-      });
-    }
+    assertSecretGivenAgain({
+      location: 'body',
+      path: 'bindPassword',
+      what: 'service password',
+      reasons: moved,
+      stored: bindDn !== null && before.bindPasswordEnc !== null,
+      given: bindPassword !== undefined,
+    });
     // Clearing the DN clears the password with it; a new password replaces the stored one.
     const bindPasswordEnc =
       bindPassword === null || bindDn === null

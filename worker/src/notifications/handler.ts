@@ -114,13 +114,17 @@ async function handleBatch(s: HandleScope, rows: OutboxRow[], result: HandleResu
     const plan = plannedNotification(row, user, config, now);
     if (!plan) continue;
     let link: string | undefined;
-    if (plan.kind === 'account_created' && user.email) {
+    // A link only while the account still has the password it was created with (a change since, a
+    // block, ended the links and must not be followed by one: README, "What ends what").
+    const unchanged = user.status === 'active' && (user.passwordChangedAt ?? 0) <= row.at;
+    if (plan.kind === 'account_created' && user.email && unchanged) {
       const token = mintToken();
       const expiresAt = Date.parse(String(plan.data.expiresAt));
       writes.push(
         tokenInsertUnlessNotified(
           db,
           { id: crypto.randomUUID(), userId: user.id, token, purpose: 'welcome', now, expiresAt },
+          user,
           plan.dedupeKey,
         ),
       );

@@ -2,12 +2,14 @@
  * The Mail settings as one send needs them, read when the mail is sent (so a change through
  * /v3/settings applies to the next mail). EMAIL_HOST_PASSWORD saved through the settings API is
  * stored sealed (secret-box) and opened here, for that call only; one from the environment is used
- * as it is. While EMAIL_HOST is the placeholder nothing is attempted.
+ * as it is. While EMAIL_HOST is the placeholder nothing is attempted, nor while credentials are set
+ * with EMAIL_USE_TLS off (they never go in clear).
  */
 import { and, eq } from 'drizzle-orm';
 import { REGISTRY, type ConfigSnapshot } from '../config/index.js';
 import { isSealed, openSecret } from '../store/secret-box.js';
 import type { Db } from '../store/index.js';
+import { mailCredentialsSet } from '../settings/mail-secret.js';
 import { settings } from '../../../schema/index.js';
 import type { Mailbox, MailServer } from '../../../schema/bridge/index.js';
 
@@ -19,6 +21,12 @@ export function mailNotConfigured(config: ConfigSnapshot): string | null {
   if (config.get('EMAIL_HOST') === REGISTRY.EMAIL_HOST.default)
     return 'mail is not configured (EMAIL_HOST is the placeholder)';
   if (!senderOf(config)) return 'mail is not configured (EMAIL_FROM is not an address)';
+  // Settings from the environment are not checked as a write is (settings/mail-secret.ts): refuse here.
+  if (!config.get('EMAIL_USE_TLS') && mailCredentialsSet(config))
+    return (
+      'mail is not configured (EMAIL_HOST_USER and EMAIL_HOST_PASSWORD are set while EMAIL_USE_TLS is off: ' +
+      'credentials never go without TLS)'
+    );
   return null;
 }
 
@@ -38,12 +46,14 @@ export function senderOf(config: ConfigSnapshot): Mailbox | null {
 
 /** The server settings for the bridge, with the password opened for this call. */
 export async function mailServerOf(db: Db, config: ConfigSnapshot): Promise<MailServer> {
+  const useTls = config.get('EMAIL_USE_TLS');
+  // Without TLS no credentials at all (only the placeholder ones can be left here: see mailNotConfigured).
   return {
     host: config.get('EMAIL_HOST'),
     port: config.get('EMAIL_PORT'),
-    useTls: config.get('EMAIL_USE_TLS'),
-    user: config.get('EMAIL_HOST_USER'),
-    password: await mailPassword(db, config),
+    useTls,
+    user: useTls ? config.get('EMAIL_HOST_USER') : '',
+    password: useTls ? await mailPassword(db, config) : '',
     ...MAIL_TIMEOUTS,
   };
 }

@@ -7,6 +7,7 @@ import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
+import { assertSecretGivenAgain } from '../http/secret-again.js';
 import { validated } from '../http/validated.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { identityProviders, userIdentities } from '../../../schema/index.js';
@@ -220,18 +221,14 @@ export function registerIdentityProviderAdmin(app: App): void {
     const { clientSecret, relinkIdentities, ...rest } = validated(c, 'json', Patch);
     // The stored secret goes to the token endpoint of whatever issuer is set: whoever may edit the
     // record must not be able to point it at their own server and receive a secret never returned.
-    if (
-      rest.issuer !== undefined &&
-      rest.issuer !== before.issuer &&
-      clientSecret === undefined &&
-      before.clientSecretEnc !== ''
-    ) {
-      const message = 'required again when the issuer changes (the stored secret is sent to the issuer)';
-      throw new ProblemError('VALIDATION', {
-        detail: `clientSecret: ${message}`,
-        extensions: { errors: [{ location: 'body', path: 'clientSecret', message }] },
-      });
-    }
+    assertSecretGivenAgain({
+      location: 'body',
+      path: 'clientSecret',
+      what: 'client secret (it is sent to the issuer)',
+      reasons: rest.issuer !== undefined && rest.issuer !== before.issuer ? ['issuer changed'] : [],
+      stored: before.clientSecretEnc !== '',
+      given: clientSecret !== undefined,
+    });
     const now = c.var.deps.clock();
     const set = {
       ...rest,

@@ -12,7 +12,8 @@
  *   (the notification is recorded as given up).
  * - Confirming applies the password policy and history, ends every session, revokes every API token
  *   (whoever resets may be recovering from a compromise, as after an administrator's reset), ends
- *   a failed-login lock and the account's other links, and is audited.
+ *   a failed-login lock and the account's other links, and is audited. Every other password change, a
+ *   block and an e-mail change end the account's links too (README, "What ends what").
  */
 import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
@@ -30,7 +31,6 @@ import { notificationInsert, notificationRow } from '../notifications/store.js';
 import { passwordResetRequests, users } from '../../../schema/index.js';
 import {
   claimToken,
-  endUserTokens,
   findLiveToken,
   hashResetToken,
   mintToken,
@@ -130,7 +130,7 @@ export async function requestReset(scope: RequestScope, ask: { login?: string; e
     const eventId = crypto.randomUUID();
     const token = mode === 'link' && user.email ? mintToken() : null;
     if (token)
-      writes.push(tokenInsert(db, { id, userId: user.id, token, purpose: 'reset', now, expiresAt: now + ttl }));
+      writes.push(tokenInsert(db, { id, userId: user.id, token, purpose: 'reset', now, expiresAt: now + ttl }, user));
     const row = await notificationRow(config, {
       kind: 'password_reset',
       user,
@@ -213,8 +213,6 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
     await releaseToken(db, link.id, now);
     throw err;
   }
-  await db.batch([
-    ...unlockStatements(db, throttleKey(loginKey(user.login)), user.id),
-    endUserTokens(db, user.id, now),
-  ]);
+  // The account's other links ended with the change (setPassword).
+  await db.batch(unlockStatements(db, throttleKey(loginKey(user.login)), user.id));
 }

@@ -1,13 +1,15 @@
 /**
  * Single-use links that set a password (a reset requested by mail, a new account's first password):
  * 256 random bits, shown only in the mail (sealed in the notification until it is sent), stored only
- * as a SHA-256, expiring, and used at most once.
+ * as a SHA-256, expiring, and used at most once. Every password change, a block and an e-mail change
+ * end the account's outstanding links in their own transaction (README, "What ends what"), and a
+ * link is stored only while the account is as it was read (so none is minted across such a change).
  */
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { tokenHash } from '../auth/tokens.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
-import { notifications, passwordResetTokens } from '../../../schema/index.js';
+import { notifications, passwordResetTokens, users } from '../../../schema/index.js';
 
 /** The front end's page that reads the token from the fragment and posts it to /v3/password_reset/confirm. */
 export const RESET_PAGE_PATH = '/reset-password';
@@ -41,27 +43,40 @@ export interface TokenRecord {
   expiresAt: number;
 }
 
-/** The insert of a token's hash (in the caller's batch). */
-export function tokenInsert(db: Db, t: TokenRecord) {
-  return db.insert(passwordResetTokens).values({
-    id: t.id,
-    userId: t.userId,
-    tokenHash: hashResetToken(t.token),
-    purpose: t.purpose,
-    createdAt: t.now,
-    expiresAt: t.expiresAt,
-  });
+/** The account as it was read when a link was decided on (what a change of it would alter). */
+export interface LinkAccount {
+  email: string | null;
+  passwordChangedAt: number | null;
+}
+
+/**
+ * SQL: the account of `userId` is still live, active, at `account.email`, and its password unchanged
+ * since `account` was read (a change in between ended the links already; none may follow it).
+ */
+function accountUnchanged(userId: string, account: LinkAccount): SQL {
+  return sql`exists (select 1 from ${users} where id = ${userId} and deleted_at is null and status = 'active'
+    and email is ${account.email} and password_changed_at is ${account.passwordChangedAt})`;
+}
+
+/** The insert of a token's hash (in the caller's batch), only while the account is as `account` was read. */
+export function tokenInsert(db: Db, t: TokenRecord, account: LinkAccount) {
+  return db.run(sql`
+    insert into ${passwordResetTokens} (id, user_id, token_hash, purpose, created_at, expires_at)
+    select ${t.id}, ${t.userId}, ${hashResetToken(t.token)}, ${t.purpose}, ${t.now}, ${t.expiresAt}
+    where ${accountUnchanged(t.userId, account)}`);
 }
 
 /**
  * The insert of a token's hash only while no notification has `dedupeKey` yet: a handler that runs
  * twice for one event makes no second token (the notification's own insert is skipped then too).
+ * Also only while the account is as `account` was read.
  */
-export function tokenInsertUnlessNotified(db: Db, t: TokenRecord, dedupeKey: string) {
+export function tokenInsertUnlessNotified(db: Db, t: TokenRecord, account: LinkAccount, dedupeKey: string) {
   return db.run(sql`
     insert into ${passwordResetTokens} (id, user_id, token_hash, purpose, created_at, expires_at)
     select ${t.id}, ${t.userId}, ${hashResetToken(t.token)}, ${t.purpose}, ${t.now}, ${t.expiresAt}
-    where not exists (select 1 from ${notifications} where dedupe_key = ${dedupeKey})`);
+    where not exists (select 1 from ${notifications} where dedupe_key = ${dedupeKey})
+      and ${accountUnchanged(t.userId, account)}`);
 }
 
 /** The live token of `token` (unused, unexpired), if any. */
@@ -91,10 +106,13 @@ export function releaseToken(db: Db, id: string, claimedAt: number) {
     .where(and(eq(passwordResetTokens.id, id), eq(passwordResetTokens.usedAt, claimedAt)));
 }
 
-/** Ends every other live token of a user (after a password was set with one). */
-export function endUserTokens(db: Db, userId: string, now: number) {
+/**
+ * Ends every outstanding link of a user (in the batch of a password change, a block or an e-mail
+ * change; `when`: only if that change happened).
+ */
+export function endUserLinks(db: Db, userId: string, now: number, when?: SQL) {
   return db
     .update(passwordResetTokens)
     .set({ usedAt: now })
-    .where(and(eq(passwordResetTokens.userId, userId), isNull(passwordResetTokens.usedAt)));
+    .where(and(eq(passwordResetTokens.userId, userId), isNull(passwordResetTokens.usedAt), when));
 }

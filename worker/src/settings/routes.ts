@@ -27,6 +27,7 @@ import { ProblemError, problemResponses, type FieldError } from '../http/problem
 import { validated } from '../http/validated.js';
 import { loadSavedSettings } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
+import { mailSecretErrors, type SettingsView } from './mail-secret.js';
 import { settings } from '../../../schema/index.js';
 
 const UI_NAMES = VAR_NAMES.filter((n) => REGISTRY[n].ui);
@@ -116,7 +117,10 @@ const update = protectedRoute(adminOnly(superAccess.refused('change settings')),
     'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
     'USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad ' +
     'variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable ' +
-    'PROFILE after a restart).',
+    'PROFILE after a restart).\n\nThe mail password follows no new server: a change of EMAIL_HOST or EMAIL_PORT, or ' +
+    'EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set ' +
+    '(else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go ' +
+    'without TLS).',
   request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
   responses: {
     200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } },
@@ -130,7 +134,9 @@ const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
   summary: 'Reset a setting to its environment or default value',
   description:
     'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment ' +
-    'or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first.',
+    'or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. ' +
+    'The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the ' +
+    "environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.",
   request: { params: NameParam },
   responses: {
     200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } },
@@ -198,7 +204,13 @@ export function registerSettings(app: App): void {
       errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
     // The stored values as of now (the request's snapshot may be up to the cache TTL old).
     const before = await current(c);
-    errors.push(...conflictErrors((n) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n)), [...parsed.keys()]));
+    const changed = [...parsed.keys()];
+    const after: SettingsView = {
+      get: ((n: VarName) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n))) as SettingsView['get'],
+      source: (n) => (parsed.has(n) ? 'ui' : before.source(n)),
+    };
+    errors.push(...conflictErrors(after.get, changed));
+    errors.push(...mailSecretErrors(before, after, changed, c.var.deps.config.env));
     if (errors.length > 0) {
       throw new ProblemError('VALIDATION', {
         detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
@@ -245,7 +257,11 @@ export function registerSettings(app: App): void {
     const before = await current(c);
     // The value the reset falls back to (restart-only variables included: it is what a restart gives).
     const env = c.var.deps.config.env;
-    const errors = conflictErrors((n) => (n === name ? env.get(n) : before.get(n)), [name]);
+    const after: SettingsView = {
+      get: ((n: VarName) => (n === name ? env.get(n) : before.get(n))) as SettingsView['get'],
+      source: (n) => (n === name ? env.source(n) : before.source(n)),
+    };
+    const errors = [...conflictErrors(after.get, [name]), ...mailSecretErrors(before, after, [name], env)];
     if (errors.length > 0) {
       throw new ProblemError('VALIDATION', {
         detail: `resetting ${name} to its ${env.source(name)} value: ${errors.map((e) => e.message).join('; ')}`,

@@ -27,6 +27,7 @@ import { loginKey } from './login-name.js';
 import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
 import { setPassword } from './password.js';
 import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
+import { endUserLinks } from '../password-reset/tokens.js';
 import { requestHeader } from '../http/node-messages.js';
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
@@ -69,14 +70,16 @@ const SuperAccess = z
  */
 const LENT_RIGHTS = [
   'Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and',
-  '`x-super-access-target: non-admin` where the account must not hold administrator rights):',
+  '`x-super-access-target: unprivileged` where the account must hold neither administrator rights nor the',
+  'auditor role):',
   '',
   '| Operation | Super-access |',
   '|---|---|',
   '| list and read accounts, their sessions and API tokens (administrators included) | allowed |',
   '| create an account | role `user` only |',
   '| update, delete, block, unblock, unlock, reset the password, end a session, revoke a token |' +
-    ' on accounts without administrator rights (neither the admin role nor super-access of their own) |',
+    ' on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access' +
+    ' of their own) |',
   '| change a role | refused |',
   '| grant or end super-access | refused |',
   '| identity providers, LDAP servers: read | allowed |',
@@ -111,18 +114,19 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: UserParam },
   responses: { ...one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('change')), {
+const patchRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('change')), {
   method: 'patch',
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
   summary: 'Update an account',
   description:
     'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot ' +
-    'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT.',
+    'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome ' +
+    'links mailed before.',
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
   responses: { ...one, ...problemResponses(400, 404, 409, 422) },
 });
-const deleteRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('delete')), {
+const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('delete')), {
   method: 'delete',
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
@@ -134,9 +138,9 @@ const deleteRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('delete
   responses: { 204: { description: 'deleted' }, ...problemResponses(404, 409) },
 });
 const BLOCK_DESCRIPTION =
-  'Its sessions end for good (an unblock does not revive them) and its API tokens are refused at once, while it ' +
-  'stays blocked. Not the last active administrator (409).';
-const blockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('block')), {
+  'Its sessions and its reset and welcome links end for good (an unblock does not revive them) and its API tokens ' +
+  'are refused at once, while it stays blocked. Not the last active administrator (409).';
+const blockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('block')), {
   method: 'post',
   path: '/v4/users/{userId}/block',
   tags: ['user_v4'],
@@ -148,7 +152,7 @@ const blockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('block')
 const UNBLOCK_DESCRIPTION =
   'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
   "(an administrator's password reset revokes them all) work again.";
-const unblockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unblock')), {
+const unblockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unblock')), {
   method: 'post',
   path: '/v4/users/{userId}/unblock',
   tags: ['user_v4'],
@@ -157,7 +161,7 @@ const unblockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unblo
   request: { params: UserParam },
   responses: { ...one, ...problemResponses(404) },
 });
-const unlockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unlock')), {
+const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unlock')), {
   method: 'post',
   path: '/v4/users/{userId}/unlock',
   tags: ['user_v4'],
@@ -167,9 +171,9 @@ const unlockRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('unlock
 });
 const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
-  'OAuth access tokens too) and revokes every API token of the account, in the same transaction. 409 for an ' +
-  'LDAP or OIDC account.';
-const resetRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('reset the password of')), {
+  'OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the ' +
+  'same transaction. 409 for an LDAP or OIDC account.';
+const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('reset the password of')), {
   method: 'post',
   path: '/v4/users/{userId}/password',
   tags: ['user_v4'],
@@ -212,7 +216,7 @@ const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
     ...problemResponses(404),
   },
 });
-const revokeTokenRoute = protectedRoute(adminOnly(superAccess.nonAdminTargets('revoke the tokens of')), {
+const revokeTokenRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('revoke the tokens of')), {
   method: 'delete',
   path: '/v4/users/{userId}/tokens/{tokenId}',
   tags: ['user_v4'],
@@ -312,9 +316,12 @@ export function registerAccountAdmin(app: App): void {
       role: user.role,
       sessionLimit: user.sessionLimit,
     };
+    // A new address ends the links mailed to the old one (README, "What ends what").
+    const newAddress = body.email !== undefined && body.email !== user.email;
     await updateAccount(ctx, user, body, {
       audit: { type: 'user.updated', data: { before, after: body } },
       change: { role: body.role },
+      extra: (happened) => (newAddress ? [endUserLinks(ctx.db, user.id, ctx.now, happened)] : []),
     });
     return answer(c, user.id);
   });
@@ -327,8 +334,8 @@ export function registerAccountAdmin(app: App): void {
   app.openapi(blockRoute, async (c) => {
     const user = await target(c);
     const ctx = adminContext(c);
-    // Sessions end for good (an unblock must not revive an unattended browser); API tokens are
-    // only refused while blocked (README, "What ends what").
+    // Sessions and reset/welcome links end for good (an unblock must not revive an unattended
+    // browser or an old mail); API tokens are only refused while blocked (README, "What ends what").
     await updateAccount(
       ctx,
       user,
@@ -339,6 +346,7 @@ export function registerAccountAdmin(app: App): void {
         extra: (happened) => [
           endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened }),
           revokeDevicesStatement(ctx.db, user.id, happened),
+          endUserLinks(ctx.db, user.id, ctx.now, happened),
         ],
       },
     );

@@ -15,6 +15,7 @@ import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
+import { endUserLinks } from '../password-reset/tokens.js';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -93,9 +94,10 @@ function inactivityBlock(
   return [
     event('account.blocked', { reason: 'inactivity', ...audit.data }),
     ...(audit.refused ? [event('login.refused', { reason: 'blocked:inactivity', ...audit.refused })] : []),
-    // A block ends the sessions for good, whoever blocks (README, "What ends what").
+    // A block ends the sessions and reset/welcome links for good, whoever blocks (README, "What ends what").
     endSessionsStatement(db, subject.id, now, 'block', { when: blockable }),
     revokeDevicesStatement(db, subject.id, blockable),
+    endUserLinks(db, subject.id, now, blockable),
     db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(target),
   ];
 }

@@ -104,7 +104,7 @@ const changePassword = protectedRoute(
         'the password. The client address counts as for a login (429 ADDRESS_THROTTLED).',
       'A change ends every other session of the user (their OAuth access tokens too): a change made with a session ' +
         'keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists ' +
-        'and revokes them).',
+        'and revokes them). Reset and welcome links mailed before end.',
       '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
         'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
     ].join('\n\n'),

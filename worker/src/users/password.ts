@@ -7,6 +7,7 @@ import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
+import { endUserLinks } from '../password-reset/tokens.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
@@ -63,7 +64,7 @@ export interface SetPasswordOptions {
 
 /**
  * Checks policy and history, then stores the new hash and its history entry, and ends what
- * `o.ends` names, in one transaction.
+ * `o.ends` names and every outstanding reset or welcome link, in one transaction.
  */
 export async function setPassword(user: UserRow, password: string, o: SetPasswordOptions): Promise<void> {
   if (user.source !== 'local')
@@ -98,6 +99,8 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
     endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
     revokeDevicesStatement(o.db, user.id),
     ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),
+    // Whoever changes it, the reset and welcome links of the old password end (README, "What ends what").
+    endUserLinks(o.db, user.id, o.now),
     auditInsert(o.db, o.now, {
       stream: self ? 'crud_user' : 'crud_admin',
       type: self ? 'password.changed' : 'password.reset',

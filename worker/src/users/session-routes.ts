@@ -79,7 +79,7 @@ const listUser = protectedRoute(adminOnly(superAccess.allowed), {
     ...problemResponses(404),
   },
 });
-const revokeUser = protectedRoute(adminOnly(superAccess.nonAdminTargets('end the sessions of')), {
+const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end the sessions of')), {
   method: 'delete',
   path: '/v4/users/{userId}/sessions/{sessionId}',
   tags: ['user_v4'],
