@@ -80,7 +80,8 @@ const postRoute = createRoute({
     "such as curl, is no browser and cannot be led into a cross-site post); a browser's refused post gets",
     'an HTML page. It must carry the one-time code printed at start (403 when missing or wrong, nothing',
     `changed; 429 after ${FIRST_RUN_CODE_TRIES} wrong codes, until a restart issues a new one).`,
-    'The password must pass the password policy (422 PASSWORD_POLICY). The creation is audited (user.created, via first-run).',
+    'The password must pass the password policy (422 PASSWORD_POLICY). ' +
+      'The creation is audited (user.created, via first-run).',
     'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
   ].join(' '),
   security: [],

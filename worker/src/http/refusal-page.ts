@@ -54,7 +54,9 @@ export function csrfRefusalPage(c: Context<AppEnv>, problem: ProblemError, page:
   const doc = htmlDocument({
     title: t.title,
     lang,
-    head: html`<style>body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 3rem auto; padding: 0 1rem; }</style>`,
+    head: html`<style>
+      body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 3rem auto; padding: 0 1rem; }
+    </style>`,
     body: html`<h1>${t.title}</h1>
 <p>${t.why}</p>
 <p>${t.next} <a href="${page}">${t.link}</a>.</p>`,
