@@ -286,7 +286,7 @@ export interface paths {
          *
          *     Creates no session and sets no cookie.
          *
-         *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password.
+         *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password, for every client without a device cookie of the login: Basic clients carry none (a browser that logged in through /v3/login keeps its own budget); 100 failures within a day lock it for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.
          *
          *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
@@ -334,7 +334,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -450,6 +450,8 @@ export interface paths {
          *     JSON: 200 with the profile. Form: 303 to `next` (a same-origin path or a front-end URL only) or DEFAULT_FRONTEND_URL; a failed form login goes to DEFAULT_FRONTEND_URL with `auth_error`.
          *
          *     With `ldapServer` the account is an LDAP account of that server record (checked through the bridge; created at its first login). When its login is a local account's, nothing logs in: a short-lived pending-merge cookie (and its browser-binding cookie) is set and the answer is 409 MERGE_REQUIRED (JSON) or a 303 to DEFAULT_FRONTEND_MERGE_URL (form); /v3/login/union completes the merge. When it is another external account's (another LDAP record, or OIDC), nothing is linked and no merge is offered: 409 LOGIN_CONFLICT (form: `auth_error=login_conflict`); an administrator must resolve it.
+         *
+         *     A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for its account has its own failure budget, so that failures of other clients do not lock this browser out (architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.
          *
          *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          */
@@ -587,7 +589,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -730,7 +732,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -804,7 +806,7 @@ export interface paths {
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -932,7 +934,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -990,7 +992,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1054,7 +1056,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1129,7 +1131,7 @@ export interface paths {
                 413: components["responses"]["PayloadTooLarge"];
                 415: components["responses"]["UnsupportedMediaType"];
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1170,7 +1172,7 @@ export interface paths {
          *
          *     The old password in the body. Allowed while the password is expired (the only thing allowed then).
          *
-         *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password.
+         *     The old password is checked like a login, on the same failed-login count: a wrong one is 401 INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking the password. The client address counts as for a login (429 ADDRESS_THROTTLED).
          *
          *     A change ends every other session of the user (their OAuth access tokens too): a change made with a session keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists and revokes them). Reset and welcome links mailed before end.
          *
@@ -1258,7 +1260,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1340,7 +1342,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1418,7 +1420,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1548,7 +1550,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1606,7 +1608,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1681,7 +1683,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1750,7 +1752,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1826,7 +1828,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1895,7 +1897,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1963,7 +1965,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2056,7 +2058,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2135,7 +2137,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2209,7 +2211,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2281,7 +2283,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2385,7 +2387,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2502,7 +2504,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2559,7 +2561,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2632,7 +2634,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2716,7 +2718,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2775,7 +2777,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2909,7 +2911,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2988,7 +2990,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3049,7 +3051,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3130,7 +3132,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3202,7 +3204,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3259,7 +3261,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3354,7 +3356,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3412,7 +3414,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3493,7 +3495,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3565,7 +3567,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3624,7 +3626,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3708,7 +3710,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3788,7 +3790,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["ValidationFailed"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4028,7 +4030,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4079,7 +4081,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4135,7 +4138,7 @@ export interface paths {
                 };
                 401: components["responses"]["Unauthenticated"];
                 403: components["responses"]["Forbidden"];
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4188,7 +4191,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4296,7 +4300,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4365,7 +4369,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4473,7 +4478,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4540,7 +4545,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4642,7 +4648,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4711,7 +4717,8 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
-         *     | `account.locked` | user_activity | failure | AUTH_FAILED_COUNT failures locked the login | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the lock (ISO 8601) |
+         *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
+         *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4811,7 +4818,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Too many requests; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4908,7 +4915,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4985,7 +4992,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6237,6 +6244,15 @@ export interface components {
         };
         /** @description Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper than 64 levels (`maxDepth`) is refused as a whole */
         ValidationFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After */
+        AddressThrottled: {
             headers: {
                 [name: string]: unknown;
             };

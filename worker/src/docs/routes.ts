@@ -9,7 +9,7 @@ import { htmlDocument } from '../http/html.js';
 import type { ApiDocument } from './document.js';
 import { addExamples } from './examples.js';
 import { normalizePatterns } from './patterns.js';
-import { addSharedResponses } from './shared-responses.js';
+import { ADDRESS_FAILURES_THROTTLED, addSharedResponses } from './shared-responses.js';
 
 export const API_TAGS = [
   { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
@@ -121,9 +121,12 @@ function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D 
       const existing = op.responses['503'] as { description: string } | undefined;
       if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
       else op.responses['503'] = { description: HASHING_BUSY, content: PROBLEM_CONTENT };
-      const limited = op.responses['429'] as { description: string } | undefined;
-      if (limited) limited.description = `${limited.description}; or ${ADDRESS_THROTTLED}`;
-      else op.responses['429'] = { description: ADDRESS_THROTTLED, content: PROBLEM_CONTENT };
+      // A 429 already there (the route's own, or the shared one of Basic) is the failed-login budget of
+      // the address; both budgets answer 429 with their own code.
+      const description = op.responses['429']
+        ? `${ADDRESS_FAILURES_THROTTLED}; or ${ADDRESS_THROTTLED}`
+        : ADDRESS_THROTTLED;
+      op.responses['429'] = { description, content: PROBLEM_CONTENT };
     }
   }
   return doc;

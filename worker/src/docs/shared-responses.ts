@@ -8,6 +8,11 @@ import { listOperations, type ApiDocument, type OperationEntry } from './documen
 
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
+/** The 429 of a client address past its budget of failed password logins (auth/throttle.ts). */
+export const ADDRESS_FAILURES_THROTTLED =
+  'ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT ' +
+  'within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After';
+
 /** Shared responses by status: their name in components.responses and what they mean. */
 const SHARED: Record<number, { name: string; description: string }> = {
   400: { name: 'MalformedRequest', description: 'Malformed request: the body is not valid JSON or form data' },
@@ -36,12 +41,7 @@ const SHARED: Record<number, { name: string; description: string }> = {
       'Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper ' +
       'than 64 levels (`maxDepth`) is refused as a whole',
   },
-  429: {
-    name: 'AddressThrottled',
-    description:
-      'ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT ' +
-      'within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After',
-  },
+  429: { name: 'AddressThrottled', description: ADDRESS_FAILURES_THROTTLED },
   500: {
     name: 'InternalError',
     description: 'Unexpected failure (for one, the database does not answer); the cause is logged under the request id',
