@@ -350,6 +350,13 @@ export const REGISTRY = {
   EVENT_HANDLING: bool(G, 'AUTH_EVENT_HANDLING', true, 'event handling inside the service'),
   STATIC_PATH: str(G, 'AUTH_STATIC_PATH', '/docs', 'path of static files', { check: urlPath(false) }),
   STATIC_DIR: str(G, 'AUTH_STATIC_DIR', 'static', 'directory of static files', { check: nonEmpty }),
+  PASSWORD_BLOCKLIST_FILE: str(
+    G,
+    'AUTH_PASSWORD_BLOCKLIST_FILE',
+    '',
+    "the operator's password filter (npm run blocklist:compile), refused besides the bundled common passwords; " +
+      'the edge reads it from the static assets, so it must lie in STATIC_DIR (empty: the bundled list only)',
+  ),
 
   // Hidden: internal service addresses
   AUTH_HOST: str(I, 'AUTH_HOST', 'localhost', 'internal address of the authorization service', { check: nonEmpty }),

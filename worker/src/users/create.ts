@@ -57,7 +57,7 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
       extensions: { errors: [{ location: 'body', path: 'login', message }] },
     });
   }
-  assertPasswordPolicy(a.password, o.config);
+  assertPasswordPolicy(a.password, o.config, a.login);
   const reserved = await o.db
     .select({ until: loginReservations.until })
     .from(loginReservations)

@@ -27,3 +27,26 @@ export function useOperatorBlocklist(bytes: Uint8Array | undefined): BloomFilter
 export const passwordBlocklist: PasswordSet = {
   has: (password) => bundledBlocklist().has(password) || (operator?.has(password) ?? false),
 };
+
+/** What a host says at start about the operator's filter. */
+export function describeBlocklist(filter: BloomFilter | undefined, path: string): string | undefined {
+  if (!filter) return undefined;
+  const rate = filter.falsePositiveRate.toExponential(1);
+  return `password blocklist ${path}: ${filter.n} passwords, ${filter.bytes.length} bytes, false-positive rate ${rate}`;
+}
+
+/** The file extension of a compiled filter; the static-file route never serves one (README, "Password blocklist"). */
+export const FILTER_EXTENSION = '.pwbf';
+
+/**
+ * The edge's view of AUTH_PASSWORD_BLOCKLIST_FILE: the path of the filter inside the static assets
+ * (STATIC_DIR, deployed with the worker), so that one value serves both hosts; an error when it lies outside.
+ */
+export function assetPathOf(file: string, staticDir: string): string {
+  const strip = (p: string) => p.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  const dir = `${strip(staticDir)}/`;
+  const path = strip(file);
+  if (!path.startsWith(dir) || path.length === dir.length)
+    throw new Error(`the edge reads it from the static assets: it must lie in STATIC_DIR (${staticDir})`);
+  return path.slice(dir.length);
+}
