@@ -91,10 +91,13 @@ describe('the login and the service name', () => {
     expect(r.body.violations[0]?.message).toBe('not containing the login');
   });
 
-  it('a password containing AUTH_PROJECT_NAME ("AUTH" by default, any case) is refused as contains_service_name', async () => {
-    const r = await create(uniqueLogin(), 'My#auth2024');
-    expect(refusedRules(r)).toEqual(['contains_service_name']);
-  });
+  it(
+    'a password containing AUTH_PROJECT_NAME ("AUTH" by default, any case) is refused as ' + 'contains_service_name',
+    async () => {
+      const r = await create(uniqueLogin(), 'My#auth2024');
+      expect(refusedRules(r)).toEqual(['contains_service_name']);
+    },
+  );
 
   it('the refusal lists the blocklist rules with the composition rules', async () => {
     const r = await create(uniqueLogin(), 'auth$');

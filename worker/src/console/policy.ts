@@ -41,7 +41,9 @@ function blocklistItems(r: PageRender, serviceName: string) {
   const state = html`<span class="visually-hidden rule-state"></span>`;
   const name = [...serviceName].length >= CONTEXT_WORD_MIN ? serviceName : '';
   return html`<li data-rule="contains_login">${r.t('policy.contains_login')}${state}</li>${
-    name ? html`<li data-rule="contains_service_name">${r.t('policy.contains_service_name', { name })}${state}</li>` : ''
+    name
+      ? html`<li data-rule="contains_service_name">${r.t('policy.contains_service_name', { name })}${state}</li>`
+      : ''
   }<li data-rule="common_password" data-on-send>${r.t('policy.common_password')}${state}</li>`;
 }
 

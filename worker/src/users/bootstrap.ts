@@ -1,7 +1,8 @@
 /**
  * The first administrator (architecture.md §4): created from AUTH_BOOTSTRAP_ADMIN_LOGIN and
  * AUTH_BOOTSTRAP_ADMIN_PASSWORD only while no live administrator exists. The password must pass
- * the password policy (its blocklist rules included), the login the login rule of every account. No default password anywhere.
+ * the password policy (its blocklist rules included), the login the login rule of every account. No default password
+ * anywhere.
  */
 import { auditInsert } from '../audit/events.js';
 import { passwordBlocklist } from '../auth/blocklist/index.js';
