@@ -111,6 +111,7 @@ describe('registry against the specification', () => {
       'MAX_BODY_SIZE',
       'METRICS_TOKEN',
       'OUTBOX_RETENTION_DAY',
+      'PASSWORD_BLOCKLIST_FILE',
       'PASSWORD_EXPIRY_NOTICE_DAY',
       'PASSWORD_HASH_CONCURRENCY',
       'PASSWORD_HASH_QUEUE',

@@ -350,13 +350,6 @@ export const REGISTRY = {
   EVENT_HANDLING: bool(G, 'AUTH_EVENT_HANDLING', true, 'event handling inside the service'),
   STATIC_PATH: str(G, 'AUTH_STATIC_PATH', '/docs', 'path of static files', { check: urlPath(false) }),
   STATIC_DIR: str(G, 'AUTH_STATIC_DIR', 'static', 'directory of static files', { check: nonEmpty }),
-  PASSWORD_BLOCKLIST_FILE: str(
-    G,
-    'AUTH_PASSWORD_BLOCKLIST_FILE',
-    '',
-    "the operator's password filter (npm run blocklist:compile), refused besides the bundled common passwords; " +
-      'the edge reads it from the static assets, so it must lie in STATIC_DIR (empty: the bundled list only)',
-  ),
 
   // Hidden: internal service addresses
   AUTH_HOST: str(I, 'AUTH_HOST', 'localhost', 'internal address of the authorization service', { check: nonEmpty }),
@@ -639,6 +632,13 @@ export const REGISTRY = {
     'password checks and hashes (argon2id) run at once per process (edge: per isolate). Unset on the Node host: ' +
       'one per core the process may use (divided among WORKERS), at most UV_THREADPOOL_SIZE (4 by default) minus 2, ' +
       'at least 1; the host runs them on those libuv threads',
+  ),
+  PASSWORD_BLOCKLIST_FILE: str(
+    D,
+    'AUTH_PASSWORD_BLOCKLIST_FILE',
+    '',
+    "the operator's password filter (npm run blocklist:compile), refused besides the bundled common passwords; " +
+      'the edge reads it from the static assets, so it must lie in STATIC_DIR (empty: the bundled list only)',
   ),
   PASSWORD_HASH_QUEUE: int(
     D,
