@@ -7,10 +7,12 @@ import { createNodeNativeHasher } from '../worker/src/auth/password-hash/node-na
 import { ConfigError, parseEnvironment } from '../worker/src/config/index.js';
 import { bootstrapAdmin } from '../worker/src/users/bootstrap.js';
 import { loadNodeEnv } from '../worker/node/env.js';
+import { loadOperatorBlocklist } from '../worker/node/blocklist.js';
 import { openDatabase } from '../worker/node/host.js';
 
 try {
   const config = parseEnvironment(loadNodeEnv());
+  loadOperatorBlocklist(config);
   const database = openDatabase(config);
   try {
     const result = await bootstrapAdmin(database.db, config, createNodeNativeHasher(), Date.now());

@@ -21,6 +21,7 @@ import {
 } from '../worker/src/ops/commands.js';
 import { loadSavedSettings, readMeta, SCHEMA_STAMP_KEY } from '../worker/src/store/index.js';
 import { loadNodeEnv } from '../worker/node/env.js';
+import { loadOperatorBlocklist } from '../worker/node/blocklist.js';
 import { openDatabase, prepareEmbedded } from '../worker/node/host.js';
 import { readPassword } from './ops-password.js';
 
@@ -95,6 +96,7 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   const env = parseEnvironment(loadNodeEnv());
+  loadOperatorBlocklist(env);
   assertDatabaseExists(env.get('LIBSQL_URL'));
   const database = openDatabase(env);
   try {

@@ -7,13 +7,25 @@ import { ApiError } from '../api.js';
 import { t } from '../i18n.js';
 import { byId, el, showError, showMessage } from '../ui.js';
 
-/** Marks each rule of the list met or not as `input` changes; returns whether the password passes. */
-export function watchPolicy(listId: string, input: HTMLInputElement): () => boolean {
+/**
+ * Marks each rule of the list met or not as `input` changes; returns whether the password passes. `login`
+ * is the account's login when the page knows it (else contains_login, like common_password, which only
+ * the service can check, stays unmarked until the service answers).
+ */
+export function watchPolicy(listId: string, input: HTMLInputElement, login?: () => string): () => boolean {
   const list = byId(listId);
   const policy = JSON.parse(list.dataset.policy ?? '{}') as PasswordPolicy;
   const update = (): boolean => {
-    const broken = new Set(checkPassword(input.value, policy).map((v) => v.rule));
+    const known = login?.() ?? '';
+    const broken = new Set(checkPassword(input.value, policy, { login: known }).map((v) => v.rule));
     for (const item of list.querySelectorAll<HTMLElement>('li[data-rule]')) {
+      const unchecked = item.dataset.onSend !== undefined || (item.dataset.rule === 'contains_login' && known === '');
+      if (unchecked) {
+        item.classList.remove('unmet');
+        const state = item.querySelector('.rule-state');
+        if (state) state.textContent = '';
+        continue;
+      }
       const met = input.value !== '' && !broken.has(item.dataset.rule as never);
       item.classList.toggle('met', met);
       item.classList.toggle('unmet', input.value !== '' && !met);
@@ -37,7 +49,15 @@ export function repeatMatches(newInput: HTMLInputElement, repeat: HTMLInputEleme
 /** Shows a PASSWORD_POLICY problem: its detail and each broken rule's message. */
 export function showPolicyProblem(region: HTMLElement, err: unknown): void {
   if (err instanceof ApiError && err.code === 'PASSWORD_POLICY') {
-    const violations = (err.problem.violations as Array<{ message: string }> | undefined) ?? [];
+    const violations = (err.problem.violations as Array<{ rule: string; message: string }> | undefined) ?? [];
+    // The rules only the service checks are marked by its answer (until the password is typed again).
+    const broken = new Set(violations.map((v) => v.rule));
+    for (const item of document.querySelectorAll<HTMLElement>('li[data-rule][data-on-send]')) {
+      const unmet = broken.has(item.dataset.rule ?? '');
+      item.classList.toggle('unmet', unmet);
+      const state = item.querySelector('.rule-state');
+      if (state) state.textContent = unmet ? ` (${t('policy.unmet')})` : '';
+    }
     showMessage(region, 'error', err.message, [el('ul', {}, ...violations.map((v) => el('li', {}, v.message)))]);
     return;
   }

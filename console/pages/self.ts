@@ -48,7 +48,7 @@ const password: PageScript = (ctx) => {
   } else if (ctx.me?.source !== 'local') {
     showMessage(region, 'info', t('password.external'));
   }
-  watchPolicy('password-policy', newInput);
+  watchPolicy('password-policy', newInput, () => ctx.me?.login ?? loginInput.value.trim());
   onSubmit(form, region, async () => {
     if (!repeatMatches(newInput, repeat, region)) return;
     const headers: Record<string, string> = expired ? { Authorization: basic(loginInput.value, oldInput.value) } : {};

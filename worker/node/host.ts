@@ -12,6 +12,8 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { NodeMessages } from '../src/http/context.js';
 import type { Logger } from '../src/http/logger.js';
 import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
+import { loadOperatorBlocklist } from './blocklist.js';
+import { describeBlocklist } from '../src/auth/blocklist/index.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { issueFirstRunCode } from '../src/first-run/code.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
@@ -159,6 +161,7 @@ function servedUrls(address: string | undefined, port: number, root: string): st
 /** Starts the Node host. Throws ConfigError on a bad environment. */
 export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const env = parseEnvironment(o.env);
+  const blocklist = loadOperatorBlocklist(env);
   const clock = o.clock ?? Date.now;
   // The service's logger, once it exists (the lazy connection opens after it).
   let flushLog: Logger | undefined;
@@ -229,6 +232,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     urls,
     bridge,
   });
+  const blocklistNote = describeBlocklist(blocklist, env.get('PASSWORD_BLOCKLIST_FILE'));
+  if (blocklistNote) logger.info(blocklistNote);
   // Said once, after the URL is known; the first-run page answers loopback clients only.
   const onLoopback = /^http:\/\/(127\.|\[::1\]|localhost)/.test(urls[0]!);
   // A new one-time code at each start while no administrator exists (first-run/code.ts); in a

@@ -7,6 +7,7 @@ import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
 import { edgeBridgeTransport } from './bridge/edge-transport.js';
 import { createEdgeHasher } from './auth/password-hash/index.js';
+import { assetPathOf, describeBlocklist, useOperatorBlocklist } from './auth/blocklist/index.js';
 import { bootstrapNotice } from './users/bootstrap.js';
 import { parseEnvironment } from './config/index.js';
 import type { StaticFiles } from './http/context.js';
@@ -28,6 +29,8 @@ interface Instance {
   bootstrap: () => Promise<void>;
   /** The DB_SCHEMA check, until it has completed once in this isolate: the refusal, if any. */
   refusal: () => Promise<ProblemError | undefined>;
+  /** Loads the operator's password filter once per isolate: the refusal when it cannot be loaded. */
+  blocklist: () => Promise<ProblemError | undefined>;
 }
 
 let instance: Instance | undefined;
@@ -106,7 +109,29 @@ function build(env: Env): Instance {
     }
     return stamp.refusal;
   };
-  return { service, bootstrap, refusal };
+  // AUTH_PASSWORD_BLOCKLIST_FILE (README, "Password blocklist"): workerd reads no files, so the filter is a
+  // static asset deployed with the worker. Where the Node host would refuse to start, every request is refused.
+  let operatorList: { refusal: ProblemError | undefined } | undefined;
+  const blocklist = async () => {
+    if (operatorList) return operatorList.refusal;
+    const file = config.get('PASSWORD_BLOCKLIST_FILE');
+    try {
+      if (file !== '') {
+        const rel = assetPathOf(file, config.get('STATIC_DIR'));
+        const res = await env.ASSETS?.fetch(new Request(`https://assets.invalid/${rel}`));
+        if (!res?.ok) throw new Error(`no static asset ${rel}: compile it into STATIC_DIR before deploying`);
+        const note = describeBlocklist(useOperatorBlocklist(new Uint8Array(await res.arrayBuffer())), file);
+        if (note) logger.info(note);
+      }
+      operatorList = { refusal: undefined };
+    } catch (err) {
+      logger.error(`refusing requests: AUTH_PASSWORD_BLOCKLIST_FILE (${file}): ${(err as Error).message}`);
+      const detail = 'the password blocklist could not be loaded: this service refuses requests (see its log)';
+      operatorList = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
+    }
+    return operatorList.refusal;
+  };
+  return { service, bootstrap, refusal, blocklist };
 }
 
 function instanceFor(env: Env): Instance {
@@ -116,8 +141,8 @@ function instanceFor(env: Env): Instance {
 
 export default {
   async fetch(request, env, ctx) {
-    const { service, bootstrap, refusal } = instanceFor(env);
-    const refused = await refusal();
+    const { service, bootstrap, refusal, blocklist } = instanceFor(env);
+    const refused = (await refusal()) ?? (await blocklist());
     if (refused) return problemResponse(refused, new URL(request.url).pathname, undefined);
     await bootstrap();
     return service.app.fetch(request, env, ctx);

@@ -1,7 +1,9 @@
 /** Password composition policy: config wiring, every rule at its boundaries, Unicode classes, no echo. */
 import { describe, expect, it } from 'vitest';
 import { overlayUiValues, parseEnvironment } from '../config/index.js';
-import { checkPassword, passwordPolicy } from './password-policy.js';
+import { BloomFilter } from './blocklist/filter.js';
+import { bundledBlocklist } from './blocklist/index.js';
+import { CONTEXT_WORD_MIN, checkPassword, passwordPolicy } from './password-policy.js';
 import type { PasswordPolicy, PolicyRule } from './password-policy.js';
 
 const P: PasswordPolicy = {
@@ -12,6 +14,7 @@ const P: PasswordPolicy = {
   digitMin: 1,
   lowerMin: 1,
   upperMin: 1,
+  serviceName: 'AUTH',
 };
 const P2: PasswordPolicy = { ...P, specialMin: 2, digitMin: 2, lowerMin: 2, upperMin: 2 };
 const ONLY = '(only letters, digits and $ @ # %)';
@@ -44,6 +47,7 @@ describe('passwordPolicy: reads the effective configuration', () => {
       digitMin: 3,
       lowerMin: 0,
       upperMin: 4,
+      serviceName: 'AUTH',
     });
     expect(checkPassword('ABCD123!?', policy).map((v) => [v.rule, v.actual])).toEqual([['min_length', 9]]);
     expect(checkPassword('ABCD123!?$', policy).map((v) => [v.rule, v.actual])).toEqual([['disallowed_character', 1]]);
@@ -265,5 +269,56 @@ describe('messages', () => {
     for (const { message } of violations) {
       for (const ch of secret) expect(message.includes(ch), `${JSON.stringify(ch)} in ${message}`).toBe(false);
     }
+  });
+});
+
+describe('blocklist rules: common passwords, the login, the service name (case-insensitive)', () => {
+  const blocklist = bundledBlocklist();
+
+  it('a common password that passes every composition rule is refused as common_password', () => {
+    for (const p of ['P@ssw0rd', 'Pa$$w0rd', 'Tr@nsf3r', 'G00dpa$$w0rd']) {
+      expect(rules(p), p).toEqual([]);
+      expect(checkPassword(p, P, { blocklist }), p).toEqual([
+        { rule: 'common_password', required: 0, actual: 1, message: 'not one of the most common passwords' },
+      ]);
+    }
+    expect(checkPassword('k7#Vq9$mXz2@', P, { blocklist })).toEqual([]);
+  });
+
+  it('the list is checked only when given (the browser has none) and alongside the other rules', () => {
+    expect(rules('P@ssw0rd')).toEqual([]);
+    const own = BloomFilter.compile(['zebra$lamp42'], 0.001);
+    expect(checkPassword('ZEBRA$LAMP42', P, { blocklist: own }).map((v) => v.rule)).toEqual([
+      'lower_min',
+      'common_password',
+    ]);
+  });
+
+  it('contains_login: the login anywhere, in any case; the name part of an e-mail login', () => {
+    const login = (password: string, l: string) => checkPassword(password, P, { login: l }).map((v) => v.rule);
+    expect(login('Xy#1jdoe2024', 'jdoe')).toEqual(['contains_login']);
+    expect(login('Xy#1JDoe2024', 'JDOE')).toEqual(['contains_login']);
+    expect(login('Xy#1JSmith99', 'jsmith@example.com')).toEqual(['contains_login']);
+    expect(login('Xy#1jdo2024e', 'jdoe')).toEqual([]);
+    expect(checkPassword('Xy#1jdoe2024', P, { login: 'jdoe' })[0]?.message).toBe('not containing the login');
+  });
+
+  it(`contains_login and contains_service_name apply from ${CONTEXT_WORD_MIN} code points`, () => {
+    expect(CONTEXT_WORD_MIN).toBe(4);
+    expect(checkPassword('Xy#1bob2024a', P, { login: 'bob' })).toEqual([]);
+    expect(checkPassword('Xy#1boba2024', P, { login: 'boba' }).map((v) => v.rule)).toEqual(['contains_login']);
+    expect(rules('Xy#1Ops2024a', { ...P, serviceName: 'OPS' })).toEqual([]);
+  });
+
+  it('contains_service_name: AUTH_PROJECT_NAME in any case', () => {
+    expect(checkPassword('My#Auth2024', P)).toEqual([
+      { rule: 'contains_service_name', required: 0, actual: 1, message: 'not containing the name of the service' },
+    ]);
+    expect(rules('Zz#Portal2024', { ...P, serviceName: 'Portal' })).toEqual(['contains_service_name']);
+  });
+
+  it('names no password text in a message', () => {
+    const v = checkPassword('P@ssw0rdjdoe', P, { login: 'jdoe', blocklist });
+    for (const m of v.map((x) => x.message)) expect(m).not.toMatch(/ssw0rd|jdoe/i);
   });
 });

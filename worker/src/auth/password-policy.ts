@@ -1,8 +1,11 @@
 /**
  * Password composition policy (specification, "Password policy"): length bounds and minimum
- * counts of special characters, digits, lower- and upper-case letters. Pure: no I/O, no runtime APIs.
+ * counts of special characters, digits, lower- and upper-case letters; and the blocklist rules (README,
+ * "Password blocklist"): not a common password, not containing the login or the service name. Pure: no
+ * I/O, no runtime APIs (the console runs it in the browser, without the blocklist).
  */
 import type { ConfigSnapshot } from '../config/index.js';
+import type { PasswordSet } from './blocklist/filter.js';
 
 export interface PasswordPolicy {
   minLength: number;
@@ -13,7 +16,23 @@ export interface PasswordPolicy {
   digitMin: number;
   lowerMin: number;
   upperMin: number;
+  /** The service's name (AUTH_PROJECT_NAME), which a password must not contain. */
+  serviceName: string;
 }
+
+/** What a password is checked against besides the policy. */
+export interface PasswordContext {
+  /** The account's login, which the password must not contain. */
+  login?: string;
+  /** The common passwords (absent in the browser: the API checks them when the password is sent). */
+  blocklist?: PasswordSet;
+}
+
+/**
+ * The shortest login (or service name) a password must not contain, in code points: a shorter one
+ * ("al", "bob") is a fragment of too many unrelated passwords to refuse them all (README, "Password blocklist").
+ */
+export const CONTEXT_WORD_MIN = 4;
 
 export type PolicyRule =
   | 'min_length'
@@ -22,7 +41,10 @@ export type PolicyRule =
   | 'digit_min'
   | 'lower_min'
   | 'upper_min'
-  | 'disallowed_character';
+  | 'disallowed_character'
+  | 'common_password'
+  | 'contains_login'
+  | 'contains_service_name';
 
 export interface PolicyViolation {
   rule: PolicyRule;
@@ -46,6 +68,7 @@ export function passwordPolicy(config: ConfigSnapshot): PasswordPolicy {
     digitMin: config.get('USER_PASSWORD_DIGITAL_MIN'),
     lowerMin: config.get('USER_PASSWORD_LOWER_MIN'),
     upperMin: config.get('USER_PASSWORD_UPPER_MIN'),
+    serviceName: config.get('PROJECT_NAME'),
   };
 }
 
@@ -60,13 +83,18 @@ const plural = (n: number, one: string, many: string): string => `${n} ${n === 1
 
 /**
  * Every rule the password breaks (empty when it passes), in the order min_length, max_length,
- * disallowed_character, special_min, digit_min, lower_min, upper_min.
+ * disallowed_character, special_min, digit_min, lower_min, upper_min, common_password, contains_login,
+ * contains_service_name. The last three ignore case; common_password is checked only with a blocklist.
  *
  * The password is NOT normalised: the caller decides (e.g. NFC), so 'e' + U+0301 is a lower-case
  * letter plus a disallowed combining mark, while the precomposed 'é' is one lower-case letter.
  * Length counts Unicode code points, so an emoji or a supplementary-plane letter counts 1.
  */
-export function checkPassword(password: string, policy: PasswordPolicy): PolicyViolation[] {
+export function checkPassword(
+  password: string,
+  policy: PasswordPolicy,
+  context: PasswordContext = {},
+): PolicyViolation[] {
   const chars = [...password]; // code points; an unpaired surrogate is one element (and disallowed)
   const specials = new Set(policy.specialSymbols);
   let special = 0;
@@ -127,5 +155,22 @@ export function checkPassword(password: string, policy: PasswordPolicy): PolicyV
       upper,
       `at least ${plural(policy.upperMin, 'upper-case letter', 'upper-case letters')}`,
     );
+  if (password !== '' && context.blocklist?.has(password))
+    add('common_password', 0, 1, 'not one of the most common passwords');
+  const folded = password.toLowerCase();
+  if (contextWords(context.login ?? '').some((w) => folded.includes(w)))
+    add('contains_login', 0, 1, 'not containing the login');
+  if (contextWords(policy.serviceName ?? '').some((w) => folded.includes(w)))
+    add('contains_service_name', 0, 1, 'not containing the name of the service');
   return out;
+}
+
+/**
+ * The lower-cased words a password must not contain: the login (or name) itself and, for a login like
+ * "name@example.com", its part before "@"; each only from CONTEXT_WORD_MIN code points.
+ */
+function contextWords(name: string): string[] {
+  const whole = name.trim().toLowerCase();
+  const words = [whole, whole.split('@')[0] ?? ''];
+  return [...new Set(words)].filter((w) => [...w].length >= CONTEXT_WORD_MIN);
 }

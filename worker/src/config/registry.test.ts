@@ -116,6 +116,7 @@ describe('registry against the specification', () => {
       'PASSWORD_ADDRESS_BURST',
       'PASSWORD_ADDRESS_IN_FLIGHT',
       'PASSWORD_ADDRESS_RATE',
+      'PASSWORD_BLOCKLIST_FILE',
       'PASSWORD_EXPIRY_NOTICE_DAY',
       'PASSWORD_HASH_CONCURRENCY',
       'PASSWORD_HASH_QUEUE',

@@ -657,6 +657,13 @@ export const REGISTRY = {
       'one per core the process may use (divided among WORKERS), at most UV_THREADPOOL_SIZE (4 by default) minus 2, ' +
       'at least 1; the host runs them on those libuv threads',
   ),
+  PASSWORD_BLOCKLIST_FILE: str(
+    D,
+    'AUTH_PASSWORD_BLOCKLIST_FILE',
+    '',
+    "the operator's password filter (npm run blocklist:compile), refused besides the bundled common passwords; " +
+      'the edge reads it from the static assets, so it must lie in STATIC_DIR (empty: the bundled list only)',
+  ),
   PASSWORD_HASH_QUEUE: int(
     D,
     'AUTH_PASSWORD_HASH_QUEUE',

@@ -1,10 +1,12 @@
 /**
  * The password policy as a page shows it: one list item per rule in force, and the policy itself in
  * `data-policy` (JSON) so the page's script checks a new password as it is typed with the same
- * function the service uses (auth/password-policy.ts, checkPassword).
+ * function the service uses (auth/password-policy.ts, checkPassword). The list of common passwords is
+ * too large for a page (README, "Password blocklist"): its rule is listed, marked `data-on-send`, and
+ * checked by the service when the password is sent; a refusal names it in words.
  */
 import { html } from 'hono/html';
-import { passwordPolicy, type PolicyRule } from '../auth/password-policy.js';
+import { CONTEXT_WORD_MIN, passwordPolicy, type PolicyRule } from '../auth/password-policy.js';
 import type { PageRender } from './page.js';
 
 /** The rules of the policy in force with their limits (rules with a limit of 0 are not shown). */
@@ -31,7 +33,18 @@ class="visually-hidden rule-state"></span></li>`;
   return html`<div class="policy"><p id="${id}-title">${r.t('password.policy')}</p>
 <ul id="${id}" class="policy-rules" aria-labelledby="${id}-title" data-policy="${JSON.stringify(p)}"
 >${policyRules(r).map(item)}<li data-rule="disallowed_character">${r.t('policy.disallowed_character')}<span
-class="visually-hidden rule-state"></span></li></ul></div>`;
+class="visually-hidden rule-state"></span></li>${blocklistItems(r, p.serviceName)}</ul></div>`;
+}
+
+/** The blocklist rules: the login, the service name (checked as typed) and the common passwords (when sent). */
+function blocklistItems(r: PageRender, serviceName: string) {
+  const state = html`<span class="visually-hidden rule-state"></span>`;
+  const name = [...serviceName].length >= CONTEXT_WORD_MIN ? serviceName : '';
+  return html`<li data-rule="contains_login">${r.t('policy.contains_login')}${state}</li>${
+    name
+      ? html`<li data-rule="contains_service_name">${r.t('policy.contains_service_name', { name })}${state}</li>`
+      : ''
+  }<li data-rule="common_password" data-on-send>${r.t('policy.common_password')}${state}</li>`;
 }
 
 /** The new password and its repetition, with the policy shown; ids `${prefix}-new`, `${prefix}-repeat`. */

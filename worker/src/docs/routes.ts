@@ -3,6 +3,7 @@
  * ROOT_PATH + STATIC_PATH (copied from swagger-ui-dist at install), never from a CDN.
  */
 import type { App } from '../http/context.js';
+import { FILTER_EXTENSION } from '../auth/blocklist/index.js';
 import { ProblemError } from '../http/problem.js';
 import { html } from 'hono/html';
 import { htmlDocument } from '../http/html.js';
@@ -206,7 +207,9 @@ export function registerDocs(app: App, o: DocsOptions): void {
       rel.startsWith('/') ||
       rel.includes('\\') ||
       rel.includes('\0') ||
-      rel.split('/').some((seg) => seg === '..' || seg === '.' || seg === '')
+      rel.split('/').some((seg) => seg === '..' || seg === '.' || seg === '') ||
+      // The operator's password filter may lie in STATIC_DIR (the edge reads it from there): never served.
+      rel.toLowerCase().endsWith(FILTER_EXTENSION)
     ) {
       throw new ProblemError('NOT_FOUND', { detail: `no static file at ${c.req.path}` });
     }

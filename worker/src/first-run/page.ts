@@ -1,6 +1,6 @@
 /** The HTML of the first-run page: the form, its errors, and what to do once the administrator exists. */
 import { html } from 'hono/html';
-import { checkPassword, type PasswordPolicy } from '../auth/password-policy.js';
+import { CONTEXT_WORD_MIN, checkPassword, type PasswordPolicy } from '../auth/password-policy.js';
 import { htmlDocument } from '../http/html.js';
 
 /** No script at all; forms post to this page only. */
@@ -27,7 +27,9 @@ export function policyInWords(policy: PasswordPolicy): string[] {
   const minimums = checkPassword('', policy)
     .filter((v) => v.rule !== 'min_length')
     .map((v) => v.message);
-  return [`${policy.minLength} to ${policy.maxLength} characters`, ...minimums];
+  const name = [...policy.serviceName].length >= CONTEXT_WORD_MIN ? ` or "${policy.serviceName}"` : '';
+  const blocklist = `not one of the most common passwords, and not containing the login${name}`;
+  return [`${policy.minLength} to ${policy.maxLength} characters`, ...minimums, blocklist];
 }
 
 export interface FormOptions {

@@ -117,6 +117,21 @@ export const restrictions = processRegistry.counter(
   ['kind'],
 );
 
+/** New passwords refused by a blocklist rule (README, "Password blocklist"), by rule. */
+export const blocklistRefusals = processRegistry.counter(
+  'auth_password_blocklist_refusals_total',
+  'new passwords refused by a blocklist rule: common_password (the bundled or the operator list), contains_login ' +
+    'or contains_service_name',
+  ['rule'],
+);
+
+const BLOCKLIST_RULES = new Set(['common_password', 'contains_login', 'contains_service_name']);
+
+/** Counts the blocklist rules among the rules a refused password broke. */
+export function countBlocklistRefusals(rules: readonly string[]): void {
+  for (const rule of rules) if (BLOCKLIST_RULES.has(rule)) blocklistRefusals.inc([rule]);
+}
+
 const METHODS = new Set(['local', 'ldap', 'oidc']);
 const OUTCOMES: Record<string, string> = {
   'login.success': 'success',

@@ -193,7 +193,7 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
       extensions: { reason: user.blockedReason ?? 'admin' },
     });
   // The policy first: a refused password leaves the link usable, without a claim and a release.
-  assertPasswordPolicy(newPassword, s.config);
+  assertPasswordPolicy(newPassword, s.config, user.login);
   if (!(await claimToken(db, link.id, now))) throw invalid();
   try {
     await s.verifier.limit(s.request.ip, () =>

@@ -1,9 +1,11 @@
 /**
  * The first administrator (architecture.md §4): created from AUTH_BOOTSTRAP_ADMIN_LOGIN and
  * AUTH_BOOTSTRAP_ADMIN_PASSWORD only while no live administrator exists. The password must pass
- * the password policy, the login the login rule of every account. No default password anywhere.
+ * the password policy (its blocklist rules included), the login the login rule of every account. No default password
+ * anywhere.
  */
 import { auditInsert } from '../audit/events.js';
+import { passwordBlocklist } from '../auth/blocklist/index.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
@@ -31,7 +33,7 @@ export async function bootstrapAdmin(
     );
   const badLogin = loginViolation(login);
   if (badLogin) throw new Error(`AUTH_BOOTSTRAP_ADMIN_LOGIN does not pass the login rule: ${badLogin}`);
-  const violations = checkPassword(password, passwordPolicy(config));
+  const violations = checkPassword(password, passwordPolicy(config), { login, blocklist: passwordBlocklist });
   if (violations.length > 0) {
     throw new Error(
       `AUTH_BOOTSTRAP_ADMIN_PASSWORD does not pass the password policy: ${violations.map((v) => v.message).join('; ')}`,

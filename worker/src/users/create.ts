@@ -60,7 +60,7 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
       extensions: { errors: [{ location: 'body', path: 'login', message }] },
     });
   }
-  assertPasswordPolicy(a.password, o.config);
+  assertPasswordPolicy(a.password, o.config, a.login);
   const reserved = await reservedUntil(o.db, a.login, o.now);
   if (reserved !== undefined) {
     const until = new Date(reserved).toISOString();

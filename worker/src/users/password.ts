@@ -3,9 +3,11 @@ import { desc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
 import { revokeAllTokensStatement } from '../auth/tokens.js';
+import { passwordBlocklist } from '../auth/blocklist/index.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
+import { countBlocklistRefusals } from '../metrics/process.js';
 import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
 import { endUserLinks } from '../password-reset/tokens.js';
 import type { Db } from '../store/index.js';
@@ -14,10 +16,14 @@ import type { Actor } from './admin-changes.js';
 import type { UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
 
-/** 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`. */
-export function assertPasswordPolicy(password: string, config: ConfigSnapshot): void {
-  const violations = checkPassword(password, passwordPolicy(config));
+/**
+ * 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`: the composition rules
+ * and the blocklist rules (the common passwords, the account's `login`, the service name).
+ */
+export function assertPasswordPolicy(password: string, config: ConfigSnapshot, login: string): void {
+  const violations = checkPassword(password, passwordPolicy(config), { login, blocklist: passwordBlocklist });
   if (violations.length > 0) {
+    countBlocklistRefusals(violations.map((v) => v.rule));
     throw new ProblemError('PASSWORD_POLICY', {
       detail: violations.map((v) => v.message).join('; '),
       extensions: { violations },
@@ -71,7 +77,7 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
     throw new ProblemError('CONFLICT', {
       detail: 'the password of an external account is managed by its directory or provider',
     });
-  assertPasswordPolicy(password, o.config);
+  assertPasswordPolicy(password, o.config, user.login);
   const depth = o.config.get('USER_PASSWORD_HISTORY_DEPTH');
   if (await inHistory(o.db, o.verifier, user.id, password, depth)) {
     throw new ProblemError('PASSWORD_POLICY', {
