@@ -59,13 +59,15 @@ export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
  * site's requests need it.
  */
 export function setHostCookie(c: Context<AppEnv>, base: string, value: string, expiresAt: number): void {
-  const expires = new Date(expiresAt);
+  // Max-Age, counted from the service clock: an absolute Expires would be judged against the real
+  // clock (Hono refuses one beyond 400 days), which the test clock may be ahead of.
+  const maxAge = Math.max(0, Math.floor((expiresAt - c.var.scope.now()) / 1000));
   setCookie(c, hostCookieName(c, base), value, {
     httpOnly: true,
     secure: true,
     sameSite: 'Strict',
     path: '/',
-    expires,
+    maxAge,
   });
 }
 
