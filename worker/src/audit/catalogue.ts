@@ -88,6 +88,14 @@ export const EVENT_CATALOGUE = {
     description: 'AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429',
     data: { ...SOURCE, until: 'the end of the restriction, unless older failures leave the window first (ISO 8601)' },
   },
+  'device.added': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description:
+      "a session login from a client without a device cookie of the account (a new device): the owner is told " +
+      'by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4)',
+    data: { via: 'cookie (/v3/login) or oauth (/v3/oauth_login)' },
+  },
   'account.blocked': {
     streams: ['user_activity', 'crud_admin'],
     outcomes: ['unknown'],
@@ -189,10 +197,12 @@ export const EVENT_CATALOGUE = {
     data: {},
   },
   'account.unlocked': {
-    streams: ['crud_admin'],
+    streams: ['crud_admin', 'user_activity'],
     outcomes: ['unknown'],
-    description: "a login's lock lifted by an administrator or the operator",
-    data: {},
+    description:
+      "a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset " +
+      'through the mailed link (user_activity); a lock that ends by itself writes none',
+    data: { via: 'reset_link when a reset lifted it' },
   },
   'password.reset': {
     streams: ['crud_admin'],

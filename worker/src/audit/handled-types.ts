@@ -6,6 +6,7 @@
 export const HANDLED_EVENT_TYPES: ReadonlySet<string> = new Set([
   'account.locked',
   'account.blocked',
+  'device.added',
   'password.changed',
   'password.reset',
   'user.created',

@@ -50,9 +50,11 @@ export interface LoginContext {
   /**
    * Statements committed with a success's record, in its transaction (a session login's new
    * session and device: sessions/login.ts); not run when the login fails or the password has
-   * expired. `device`: the device whose valid cookie this login presented.
+   * expired. `device`: the device whose valid cookie this login presented, when its budget was used;
+   * `known`: whether the client presented a valid cookie of a live device of the account at all (its
+   * budget spent or not: not a new device, architecture.md §4).
    */
-  alsoOnSuccess?: (db: Db, user: UserRow, device: string | undefined) => BatchItem<'sqlite'>[];
+  alsoOnSuccess?: (db: Db, user: UserRow, device: string | undefined, known: boolean) => BatchItem<'sqlite'>[];
   /** The device cookie the client presented (session logins only: Basic and API clients are untrusted). */
   device?: DeviceClaim;
 }
@@ -178,7 +180,7 @@ export async function authenticateLocalPassword(
       subject,
       data: { source: 'local' },
     }),
-    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device) ?? []),
+    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, device !== undefined) ?? []),
   ]);
   return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired, device: plan.device };
 }

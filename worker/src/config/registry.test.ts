@@ -112,6 +112,7 @@ describe('registry against the specification', () => {
       'MAIL_LANGUAGE',
       'MAX_BODY_SIZE',
       'METRICS_TOKEN',
+      'NEW_DEVICE_MAIL',
       'OUTBOX_RETENTION_DAY',
       'PASSWORD_ADDRESS_BURST',
       'PASSWORD_ADDRESS_IN_FLIGHT',

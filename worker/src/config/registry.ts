@@ -7,18 +7,20 @@ import { checkProxyRange } from '../http/ip-ranges.js';
 import { AUDIT_INDEX_PREFIX, IndexPatternSchema } from '../../../schema/bridge/index.js';
 import type { BooleanVar, EnumVar, IntegerVar, ListVar, NumberVar, StringVar, VarDef, VarGroup } from './types.js';
 
-type Common = { env?: string; secret?: boolean; restart?: boolean };
+/** `ui`: editable in the console although its group is not (a deployment variable that is policy). */
+type Common = { env?: string; secret?: boolean; restart?: boolean; ui?: boolean };
 
 const UI = new Set<VarGroup>(['API', 'Security', 'Mail', 'Error tracking']);
 
 function base(group: VarGroup, env: string, description: string, o: Common) {
+  const ui = o.ui ?? UI.has(group);
   return {
     env: o.env ?? env,
     group,
     description,
-    ui: UI.has(group),
+    ui,
     secret: o.secret ?? false,
-    restart: o.restart ?? !UI.has(group),
+    restart: o.restart ?? !ui,
   };
 }
 
@@ -626,6 +628,14 @@ export const REGISTRY = {
     1,
     1440,
     'minutes, the interval in which the failed logins of one client address are counted',
+  ),
+  NEW_DEVICE_MAIL: bool(
+    D,
+    'AUTH_NEW_DEVICE_MAIL',
+    true,
+    "mail the owner when a session login comes from a client without the account's device cookie (time, " +
+      'address, browser; Basic and API logins never do); UI-editable',
+    { ui: true },
   ),
   MAX_BODY_SIZE: int(
     D,

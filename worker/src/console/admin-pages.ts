@@ -240,6 +240,7 @@ const KINDS = [
   'password_changed',
   'account_created',
   'password_reset',
+  'new_device',
 ];
 
 const notifications: ConsolePage = {

@@ -15,6 +15,7 @@ import type { Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { auditOutbox, users } from '../../../schema/index.js';
 import { mintToken, resetLink, tokenInsertUnlessNotified } from '../password-reset/tokens.js';
+import { describeUserAgent, MAX_SHOWN_USER_AGENT } from './user-agent.js';
 import { notificationInsert, notificationRow, type NewNotification } from './store.js';
 
 type OutboxRow = typeof auditOutbox.$inferSelect;
@@ -52,6 +53,24 @@ export function plannedNotification(
         kind: 'account_locked',
         data: { until: typeof data.until === 'string' ? data.until : undefined },
       };
+    case 'device.added': {
+      // A login from a new device (architecture.md §4): told while AUTH_NEW_DEVICE_MAIL is on, and only
+      // to an account with an address (no given-up row for each login of an account without one).
+      if (!config.get('NEW_DEVICE_MAIL') || !user.email?.trim()) return null;
+      const client = describeUserAgent(row.userAgent);
+      const named = client.browser !== undefined || client.system !== undefined;
+      return {
+        ...base,
+        kind: 'new_device',
+        data: {
+          at: new Date(row.at).toISOString(),
+          address: row.sourceIp ?? undefined,
+          ...client,
+          userAgent: named ? undefined : (row.userAgent?.slice(0, MAX_SHOWN_USER_AGENT) ?? undefined),
+          consoleUrl: config.get('DEFAULT_FRONTEND_URL'),
+        },
+      };
+    }
     case 'account.blocked':
       // An administrator's block is the administrator's to tell; inactivity is told by mail.
       if (data.reason !== 'inactivity') return null;

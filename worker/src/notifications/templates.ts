@@ -20,6 +20,7 @@ export const NOTIFICATION_KINDS = [
   'password_changed',
   'account_created',
   'password_reset',
+  'new_device',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -39,6 +40,13 @@ export interface TemplateData {
   /** ldap or oidc, for the external mode. */
   source?: string;
   serviceName?: string;
+  /** new_device: the client address, the browser and system in words, the User-Agent when neither was recognised. */
+  address?: string;
+  browser?: string;
+  system?: string;
+  userAgent?: string;
+  /** new_device: where to change the password and sign out everywhere (DEFAULT_FRONTEND_URL). */
+  consoleUrl?: string;
 }
 
 export interface RenderedMail {
@@ -131,7 +139,25 @@ const RU: Record<NotificationKind, Texts> = {
               ['Учётная запись заблокирована, поэтому пароль не восстанавливается: обратитесь к администратору.'],
             ],
   }),
+  new_device: (d) => ({
+    subject: 'Вход в учётную запись с нового устройства',
+    lines: [
+      [`${formatTime(d.at)} в учётную запись ${who(d)} вошли с устройства или браузера, с которого раньше не входили.`],
+      [`Адрес: ${d.address || 'неизвестен'}. Браузер и система: ${clientLine(d, 'не определены')}.`],
+      ['Если это были вы, ничего делать не нужно.'],
+      [
+        'Если это были не вы, немедленно смените пароль и завершите все сеансы («Выйти везде»)',
+        ...(d.consoleUrl ? [' в консоли: ', { link: d.consoleUrl }] : ['.']),
+      ],
+    ],
+  }),
 };
+
+/** new_device: the client, in words; the raw User-Agent only when nothing in it was recognised. */
+function clientLine(d: TemplateData, unknown: string): string {
+  const named = [d.browser, d.system].filter(Boolean).join(', ');
+  return named || (d.userAgent ? `"${d.userAgent}"` : unknown);
+}
 
 function byRu(by: string | undefined): string {
   if (by === 'admin') return ' администратором';
@@ -202,6 +228,18 @@ const EN: Record<NotificationKind, Texts> = {
               [`A password reset was requested for the account ${who(d)}.`],
               ['The account is blocked, so its password cannot be reset: ask your administrator.'],
             ],
+  }),
+  new_device: (d) => ({
+    subject: 'A login to your account from a new device',
+    lines: [
+      [`On ${formatTime(d.at)} someone logged in to the account ${who(d)} from a device or browser not used before.`],
+      [`Address: ${d.address || 'unknown'}. Browser and system: ${clientLine(d, 'not recognised')}.`],
+      ['If it was you, there is nothing to do.'],
+      [
+        'If it was not you, change your password at once and sign out everywhere',
+        ...(d.consoleUrl ? [' in the console: ', { link: d.consoleUrl }] : ['.']),
+      ],
+    ],
   }),
 };
 

@@ -13,7 +13,9 @@ import type { DeviceClaim } from '../auth/password-login.js';
 import { DEVICE_COOKIE_MS } from '../auth/throttle.js';
 import type { AppEnv } from '../http/context.js';
 import { readHostCookie, setHostCookie } from '../http/cookies.js';
-import type { RequestScope } from '../http/scope.js';
+import type { RequestMeta, RequestScope } from '../http/scope.js';
+import { auditInsert } from '../audit/events.js';
+import type { SessionRow } from './store.js';
 import type { Db } from '../store/index.js';
 import type { UserRow } from '../users/model.js';
 import { devices } from '../../../schema/index.js';
@@ -35,14 +37,26 @@ export async function readDeviceClaim(c: Context<AppEnv>): Promise<DeviceClaim |
 
 /**
  * The writes of a successful session login for its device: the device it presented is touched; a
- * client without one gets a new device. Returns the device id for the cookie.
+ * client without one gets a new device. `added`: the client presented no valid cookie of a live
+ * device of the account at all, so the login comes from a new device: its `device.added` event
+ * (the new-device mail, architecture.md §4) joins the writes. Returns the device id for the cookie.
  */
-export function deviceWrites(db: Db, user: UserRow, device: string | undefined, now: number) {
+export function deviceWrites(
+  db: Db,
+  user: UserRow,
+  device: string | undefined,
+  now: number,
+  added?: { request: RequestMeta; via: SessionRow['kind'] },
+) {
   if (device) {
     return { id: device, writes: [db.update(devices).set({ lastUsedAt: now }).where(eq(devices.id, device))] };
   }
   const id = crypto.randomUUID();
-  return { id, writes: [db.insert(devices).values({ id, userId: user.id, createdAt: now, lastUsedAt: now })] };
+  const insert = db.insert(devices).values({ id, userId: user.id, createdAt: now, lastUsedAt: now });
+  if (!added) return { id, writes: [insert] };
+  const subject = { id: user.id, login: user.login };
+  const event = { stream: 'user_activity', type: 'device.added', subject, request: added.request } as const;
+  return { id, writes: [insert, auditInsert(db, now, { ...event, data: { via: added.via } })] };
 }
 
 /** Sets (or renews) the device cookie of `deviceId` for the account `userId`. */

@@ -79,10 +79,10 @@ export async function logInWithSession(
   }
   let session: SessionRow | undefined;
   let deviceId: string | undefined;
-  const alsoOnSuccess: LoginContext['alsoOnSuccess'] = (db, account, trusted) => {
+  const alsoOnSuccess: LoginContext['alsoOnSuccess'] = (db, account, trusted, known) => {
     const { row, writes } = sessionWrites(db, account, newSession(scope, kind, 'local_password'));
     session = row;
-    const d = deviceWrites(db, account, trusted, scope.now());
+    const d = deviceWrites(db, account, trusted, scope.now(), known ? undefined : { request: scope.request, via: kind });
     deviceId = d.id;
     return [...writes, ...d.writes];
   };
