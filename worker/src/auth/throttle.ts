@@ -14,7 +14,7 @@
  *   all logins within AUTH_ADDRESS_FAILED_WINDOW_MIN, then 429 for every login from it.
  * Unknown logins are throttled the same way, so a lock reveals nothing.
  */
-import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import { addressBucket } from '../http/ip-ranges.js';
 import type { Db } from '../store/index.js';
@@ -179,6 +179,16 @@ export function unlockStatements(db: Db, key: string, userId?: string) {
     clearAttempts(db, `all:${key}`),
     db.delete(loginLocks).where(sql`throttle_key in ${deviceKeys}`),
   ] as const;
+}
+
+/**
+ * Whether the login of `key` is restricted at `now` (SQL, to condition the event of a lift in the
+ * batch that lifts it): locked for untrusted clients, or its account's total of failures full.
+ */
+export function restrictedSql(key: string, now: number): SQL {
+  return sql`(exists (select 1 from ${loginLocks} where ${loginLocks.throttleKey} = ${key} and ${loginLocks.until} > ${now})
+    or (select count(*) from ${loginAttempts} where ${loginAttempts.throttleKey} = ${`all:${key}`}
+        and ${loginAttempts.at} > ${now - TOTAL_WINDOW_MS}) >= ${TOTAL_FAILED_COUNT})`;
 }
 
 /** The end of the lock of `key` (for untrusted clients, or for every client once its total is full), if any. */

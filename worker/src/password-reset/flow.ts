@@ -16,8 +16,8 @@
  *   block and an e-mail change end the account's links too (README, "What ends what").
  */
 import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
-import { auditInsert } from '../audit/events.js';
-import { throttleKey, unlockStatements } from '../auth/throttle.js';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import { restrictedSql, throttleKey, unlockStatements } from '../auth/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestMeta, RequestScope } from '../http/scope.js';
@@ -213,6 +213,12 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
     await releaseToken(db, link.id, now);
     throw err;
   }
-  // The account's other links ended with the change (setPassword).
-  await db.batch(unlockStatements(db, throttleKey(loginKey(user.login)), user.id));
+  // The account's other links ended with the change (setPassword). The reset lifts the login's
+  // restrictions; when there was one, that is audited like an administrator's unlock (architecture.md §4).
+  const key = throttleKey(loginKey(user.login));
+  const lifted = { stream: 'user_activity', type: 'account.unlocked', subject: user, request: s.request } as const;
+  await db.batch([
+    auditInsertWhen(db, now, { ...lifted, data: { via: 'reset_link' } }, restrictedSql(key, now)),
+    ...unlockStatements(db, key, user.id),
+  ]);
 }
