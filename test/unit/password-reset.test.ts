@@ -2,11 +2,14 @@
  * Password reset requests for the accounts the HTTP suites cannot make (LDAP, OIDC, blocked), and
  * the templates of every kind in both languages.
  */
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notifications, passwordResetTokens, users } from '../../schema/index.js';
+import { auditOutbox, loginLocks, notifications, passwordResetTokens, users } from '../../schema/index.js';
+import { throttleKey } from '../../worker/src/auth/throttle.js';
+import { loginKey } from '../../worker/src/users/login-name.js';
+import { mintToken, tokenInsert } from '../../worker/src/password-reset/tokens.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { requestReset } from '../../worker/src/password-reset/flow.js';
+import { confirmReset, requestReset } from '../../worker/src/password-reset/flow.js';
 import { NOTIFICATION_KINDS, renderMail } from '../../worker/src/notifications/templates.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { testScope } from '../harness/scope.js';
@@ -37,6 +40,28 @@ async function account(o: Partial<typeof users.$inferInsert>) {
   await t.db.insert(users).values(row);
   return row;
 }
+
+describe('a reset through the link lifts the restrictions', () => {
+  it('of a locked login: audited as account.unlocked (via reset_link); of an unrestricted one: no event', async () => {
+    for (const locked of [true, false]) {
+      const u = await account({ passwordChangedAt: null });
+      const token = mintToken();
+      const record = { id: crypto.randomUUID(), userId: u.id, token, purpose: 'reset' as const, now: NOW };
+      await t.db.batch([tokenInsert(t.db, { ...record, expiresAt: NOW + 3_600_000 }, { ...u, passwordChangedAt: null })]);
+      const key = throttleKey(loginKey(u.login));
+      if (locked) await t.db.insert(loginLocks).values({ throttleKey: key, until: NOW + 900_000 });
+      await confirmReset(testScope(t.db, config, { now: NOW }), token, 'N3w#Passw0rd9x');
+      const events = await t.db
+        .select()
+        .from(auditOutbox)
+        .where(and(eq(auditOutbox.subjectId, u.id), eq(auditOutbox.type, 'account.unlocked')));
+      expect(events.map((e) => [e.stream, e.data, e.sourceIp])).toEqual(
+        locked ? [['user_activity', { via: 'reset_link' }, '192.0.2.1']] : [],
+      );
+      expect(await t.db.select().from(loginLocks).where(eq(loginLocks.throttleKey, key))).toHaveLength(0);
+    }
+  });
+});
 
 describe('reset requests', () => {
   it(
