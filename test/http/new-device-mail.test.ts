@@ -56,8 +56,7 @@ async function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<Rece
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-const alerts = (address: string) =>
-  smtp.received.filter((m) => m.to.includes(address) && m.parsed.subject === SUBJECT);
+const alerts = (address: string) => smtp.received.filter((m) => m.to.includes(address) && m.parsed.subject === SUBJECT);
 
 /** A new account with an address (its welcome mail already received), or without one. */
 async function newUser(withEmail = true) {
@@ -77,7 +76,8 @@ async function newUser(withEmail = true) {
 function browser(userAgent = FIREFOX) {
   const b = new Browser(new URL(host.url).origin);
   const send = b.fetch.bind(b);
-  b.fetch = (url, init = {}) => send(url, { ...init, headers: { ...(init.headers as object), 'User-Agent': userAgent } });
+  b.fetch = (url, init = {}) =>
+    send(url, { ...init, headers: { ...(init.headers as object), 'User-Agent': userAgent } });
   return b;
 }
 const jsonLogin = async (b: Browser, login: string) =>
@@ -169,7 +169,11 @@ describe('new-device mail', () => {
   });
 
   it('AUTH_NEW_DEVICE_MAIL off (a UI setting) sends none; on again, the next new client is told', async () => {
-    const off = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values: { NEW_DEVICE_MAIL: false } } });
+    const off = await api('/v3/settings', {
+      method: 'PATCH',
+      auth: admin,
+      json: { values: { NEW_DEVICE_MAIL: false } },
+    });
     expect(off.status).toBe(200);
     try {
       const u = await newUser();

@@ -47,7 +47,9 @@ describe('a reset through the link lifts the restrictions', () => {
       const u = await account({ passwordChangedAt: null });
       const token = mintToken();
       const record = { id: crypto.randomUUID(), userId: u.id, token, purpose: 'reset' as const, now: NOW };
-      await t.db.batch([tokenInsert(t.db, { ...record, expiresAt: NOW + 3_600_000 }, { ...u, passwordChangedAt: null })]);
+      await t.db.batch([
+        tokenInsert(t.db, { ...record, expiresAt: NOW + 3_600_000 }, { ...u, passwordChangedAt: null }),
+      ]);
       const key = throttleKey(loginKey(u.login));
       if (locked) await t.db.insert(loginLocks).values({ throttleKey: key, until: NOW + 900_000 });
       await confirmReset(testScope(t.db, config, { now: NOW }), token, 'N3w#Passw0rd9x');

@@ -92,7 +92,7 @@ export const EVENT_CATALOGUE = {
     streams: ['user_activity'],
     outcomes: ['unknown'],
     description:
-      "a session login from a client without a device cookie of the account (a new device): the owner is told " +
+      'a session login from a client without a device cookie of the account (a new device): the owner is told ' +
       'by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4)',
     data: { via: 'cookie (/v3/login) or oauth (/v3/oauth_login)' },
   },

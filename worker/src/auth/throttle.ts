@@ -186,7 +186,8 @@ export function unlockStatements(db: Db, key: string, userId?: string) {
  * batch that lifts it): locked for untrusted clients, or its account's total of failures full.
  */
 export function restrictedSql(key: string, now: number): SQL {
-  return sql`(exists (select 1 from ${loginLocks} where ${loginLocks.throttleKey} = ${key} and ${loginLocks.until} > ${now})
+  return sql`(exists (select 1 from ${loginLocks}
+                      where ${loginLocks.throttleKey} = ${key} and ${loginLocks.until} > ${now})
     or (select count(*) from ${loginAttempts} where ${loginAttempts.throttleKey} = ${`all:${key}`}
         and ${loginAttempts.at} > ${now - TOTAL_WINDOW_MS}) >= ${TOTAL_FAILED_COUNT})`;
 }

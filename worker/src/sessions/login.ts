@@ -82,7 +82,13 @@ export async function logInWithSession(
   const alsoOnSuccess: LoginContext['alsoOnSuccess'] = (db, account, trusted, known) => {
     const { row, writes } = sessionWrites(db, account, newSession(scope, kind, 'local_password'));
     session = row;
-    const d = deviceWrites(db, account, trusted, scope.now(), known ? undefined : { request: scope.request, via: kind });
+    const d = deviceWrites(
+      db,
+      account,
+      trusted,
+      scope.now(),
+      known ? undefined : { request: scope.request, via: kind },
+    );
     deviceId = d.id;
     return [...writes, ...d.writes];
   };

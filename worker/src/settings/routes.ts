@@ -100,7 +100,8 @@ const list = protectedRoute(adminOnly(superAccess.allowed), {
   tags: ['settings'],
   summary: 'The UI-editable settings',
   description:
-    'Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, ' +
+    'Every variable of the groups API, Security, Mail and Error tracking (and AUTH_NEW_DEVICE_MAIL) with its ' +
+    'effective value, source (ui, ' +
     'env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
