@@ -2755,7 +2755,7 @@ export interface paths {
          * The UI-editable settings
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          *
-         *     Every variable of the groups API, Security, Mail and Error tracking with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.
+         *     Every variable of the groups API, Security, Mail and Error tracking (and AUTH_NEW_DEVICE_MAIL) with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.
          */
         get: {
             parameters: {
@@ -4083,6 +4083,7 @@ export interface paths {
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
+         *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4097,7 +4098,7 @@ export interface paths {
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
-         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
          *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
          *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
          *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
@@ -4193,6 +4194,7 @@ export interface paths {
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
+         *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4207,7 +4209,7 @@ export interface paths {
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
-         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
          *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
          *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
          *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
@@ -4371,6 +4373,7 @@ export interface paths {
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
+         *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4385,7 +4388,7 @@ export interface paths {
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
-         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
          *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
          *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
          *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
@@ -4547,6 +4550,7 @@ export interface paths {
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
+         *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4561,7 +4565,7 @@ export interface paths {
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
-         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
          *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
          *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
          *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
@@ -4719,6 +4723,7 @@ export interface paths {
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
+         *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
          *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
@@ -4733,7 +4738,7 @@ export interface paths {
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
-         *     | `account.unlocked` | crud_admin | unknown | a login's lock lifted by an administrator or the operator | - |
+         *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
          *     | `password.reset` | crud_admin | unknown | an account's password set by an administrator or the operator | `sessionsEnded`: all; `tokensRevoked`: whether the API tokens were revoked |
          *     | `super_access.granted` | crud_admin | unknown | super-access lent to an account | `until`: its end (ISO 8601); `minutes`: its length |
          *     | `super_access.ended` | crud_admin | unknown | super-access ended: by an administrator, or at its end (by the job) | `by`: admin (absent when the job ended it) |
@@ -4885,7 +4890,7 @@ export interface paths {
                     limit?: number;
                     offset?: number | null;
                     status?: "pending" | "sent" | "failed" | "given_up";
-                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
                     /** @description the address, ignoring case */
                     recipient?: string;
                 };
@@ -4964,7 +4969,7 @@ export interface paths {
                     limit?: number;
                     offset?: number | null;
                     status?: "pending" | "sent" | "failed" | "given_up";
-                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
                 };
                 header?: never;
                 path?: never;
@@ -6144,7 +6149,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset";
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
             /** @description the account the mail is about */
             userId: string | null;
             userLogin: string | null;
