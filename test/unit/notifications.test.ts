@@ -16,6 +16,8 @@ import { runScheduledJobs } from '../../worker/src/jobs/index.js';
 import { acquireLease } from '../../worker/src/jobs/lease.js';
 import { deliverDue, MAX_ATTEMPTS } from '../../worker/src/notifications/deliver.js';
 import { handleEvents } from '../../worker/src/notifications/handler.js';
+import { renderMail } from '../../worker/src/notifications/templates.js';
+import { describeUserAgent } from '../../worker/src/notifications/user-agent.js';
 import {
   deliverNotifications,
   handleNotificationEvents,
@@ -393,4 +395,41 @@ describe('jobs', () => {
       expect(event).toMatchObject({ stream: 'data_lifecycle', data: { notifications: 1, retentionDays: 10 } });
     },
   );
+});
+
+describe('new-device mail: the client in words', () => {
+  it('names browsers that also say Chrome or Safari by their own name, and the system', () => {
+    const chrome =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+    expect(describeUserAgent(chrome)).toEqual({ browser: 'Chrome 126', system: 'Linux' });
+    expect(describeUserAgent(`${chrome.replace('X11; Linux x86_64', 'Windows NT 10.0')} Edg/126.0.2592.56`)).toEqual({
+      browser: 'Edge 126',
+      system: 'Windows',
+    });
+    const android =
+      'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0 Mobile';
+    expect(describeUserAgent(android)).toEqual({ browser: 'Chrome 125', system: 'Android' });
+    expect(describeUserAgent('')).toEqual({ browser: undefined, system: undefined });
+  });
+
+  it('an unrecognised client is shown as its User-Agent, escaped in HTML; the subject holds no data', () => {
+    const mail = renderMail(
+      'new_device',
+      'en',
+      {
+        login: 'bob',
+        at: '2026-11-26T10:00:00.000Z',
+        address: '192.0.2.7',
+        userAgent: '<x>',
+        consoleUrl: 'https://c/',
+      },
+      null,
+    );
+    expect(mail.subject).toBe('A login to your account from a new device');
+    expect(mail.text).toContain('On 2026-11-26 10:00 UTC someone logged in to the account bob');
+    expect(mail.text).toContain('Address: 192.0.2.7. Browser and system: "<x>".');
+    expect(mail.text).toContain('change your password at once and sign out everywhere in the console: https://c/');
+    expect(mail.html).toContain('&quot;&lt;x&gt;&quot;');
+    expect(mail.html).not.toContain('<x>');
+  });
 });
