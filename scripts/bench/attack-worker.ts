@@ -125,9 +125,7 @@ function runAttack(job: AttackJob): Promise<StreamResult[]> {
     if (lane.victims) {
       const n = st.sent;
       const login =
-        n % 2 === 0
-          ? lane.victims[(n / 2) % lane.victims.length]!
-          : `ghost${String(++unknownLogins).padStart(7, '0')}`;
+        n % 2 === 0 ? lane.victims[(n / 2) % lane.victims.length]! : `ghost${String(++unknownLogins).padStart(7, '0')}`;
       body = JSON.stringify({ login, password: `Wr0ng#guess${n}` });
     } else if (lane.login !== undefined) {
       body = JSON.stringify({ login: lane.login, password: lane.password });

@@ -352,7 +352,9 @@ async function main(): Promise<number> {
       );
     }
     if (selected.includes('attack')) {
-      console.log('> attack (a Node host behind a trusted proxy; 4 runs: without and with an attack, direct and proxied)');
+      console.log(
+        '> attack (a Node host behind a trusted proxy; 4 runs: without and with an attack, direct and proxied)',
+      );
       push(await attack(config, adminPassword, register).catch((err: unknown) => failed('attack', err)));
     }
     if (selected.includes('growth'))
