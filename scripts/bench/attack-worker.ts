@@ -68,6 +68,8 @@ export interface StreamResult {
   statusCodes: Record<string, number>;
   /** 429 answers without Retry-After (whole run) */
   missingRetryAfter: number;
+  /** seconds from the first request to the last answer (a slow host answers after the load's end) */
+  runSeconds: number;
   lanes: LaneResult[];
 }
 
@@ -112,6 +114,7 @@ function runAttack(job: AttackJob): Promise<StreamResult[]> {
       p99Ms: 0,
       statusCodes: {},
       missingRetryAfter: 0,
+      runSeconds: 0,
       lanes: s.lanes.map(() => ({ answers: 0, not429: 0 })),
     } as StreamResult,
   }));
@@ -205,6 +208,7 @@ function runAttack(job: AttackJob): Promise<StreamResult[]> {
       }
       void (async () => {
         while (pending.size > 0) await Promise.allSettled([...pending]);
+        const runSeconds = (performance.now() - start) / 1000;
         await Promise.allSettled([...agents.values()].map((a) => a.close()));
         resolve(
           streams.map((st) => {
@@ -214,6 +218,7 @@ function runAttack(job: AttackJob): Promise<StreamResult[]> {
               requestsPerSec: st.r.responses / job.durationSeconds,
               p50Ms: percentile(st.latencies, 50),
               p99Ms: percentile(st.latencies, 99),
+              runSeconds,
             };
           }),
         );

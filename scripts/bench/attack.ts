@@ -289,7 +289,8 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
     const burst = setting(overrides, 'PASSWORD_ADDRESS_BURST');
     const perMinute = setting(overrides, 'PASSWORD_ADDRESS_RATE');
     const inFlight = setting(overrides, 'PASSWORD_ADDRESS_IN_FLIGHT');
-    const attackerBudget = Math.ceil(burst + (perMinute * (warmupSeconds + durationSeconds)) / 60 + inFlight);
+    // The bucket refills while the host still works through the load: over the run's whole span.
+    const budget = (seconds: number) => Math.ceil(burst + (perMinute * seconds) / 60 + inFlight);
     const figures: Record<string, AttackFigures> = {};
     for (const [i, run] of runs.entries()) {
       if (!run.spec.attack) continue;
@@ -302,6 +303,7 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
       const deviceSuccess = ratio(device.ok, device.due);
       const bearerRatio = ratio(s.bearer!.requestsPerSec, base.bearer!.requestsPerSec);
       const cookieRatio = ratio(s.cookie!.requestsPerSec, base.cookie!.requestsPerSec);
+      const attackerBudget = budget(attacker.runSeconds);
       const maxNot429 = Math.max(...attacker.lanes.map((l) => l.not429));
       const over = attacker.lanes.filter((l) => l.not429 > attackerBudget).length;
       const got429 = attacker.lanes.every((l) => l.answers > l.not429);
