@@ -64,7 +64,7 @@ export interface StreamResult {
   requestsPerSec: number;
   p50Ms: number;
   p99Ms: number;
-  /** "status CODE" (problem code when there is one) -> count, measured part */
+  /** "status CODE/reason" (problem code and reason when there are) -> count, measured part */
   statusCodes: Record<string, number>;
   /** 429 answers without Retry-After (whole run) */
   missingRetryAfter: number;
@@ -162,7 +162,8 @@ function runAttack(job: AttackJob): Promise<StreamResult[]> {
         let code = '';
         if (res.statusCode >= 400) {
           try {
-            code = String((JSON.parse(text) as { code?: unknown }).code ?? '');
+            const problem = JSON.parse(text) as { code?: unknown; reason?: unknown };
+            code = `${String(problem.code ?? '')}${typeof problem.reason === 'string' ? `/${problem.reason}` : ''}`;
           } catch {
             // not a problem document
           }

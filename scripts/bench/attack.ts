@@ -323,6 +323,7 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
         bearerP99Ms: round(s.bearer!.p99Ms),
         cookieP99Ms: round(s.cookie!.p99Ms),
         hostCpuPercent: run.hostCpuPercent,
+        // Negative when other processes took more of the core during the attack run than before.
         cpuPerAttackerAnswerUs: Math.round(
           ((run.hostCpuPercent - runs[i - 1]!.hostCpuPercent) * 1e4) / Math.max(1, attacker.requestsPerSec),
         ),
