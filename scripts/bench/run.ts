@@ -23,6 +23,11 @@
  *                 POST /v1/ldap/authenticate over mutual TLS (test slapd)
  *   ldap-login    LDAP login, sequential: direct ldapts vs the bridge over mTLS vs the HTTP Basic
  *                 login with X-LDAP-Name through the Node host configured with that bridge
+ *   attack        abuse resistance (attack.ts): an attacker sends logins at 10 times the raw argon2id
+ *                 rate from one address, then from 50 behind a trusted proxy, while legitimate users
+ *                 log in at 10 % of it, a browser with a device cookie logs in to an attacked account,
+ *                 and Bearer and cookie requests run at a fixed rate (compared with a run without the
+ *                 attack); each target met or MISSED
  *   growth        10,000 / 100,000 / 1,000,000 seeded accounts (with sessions and tokens): Bearer and
  *                 cookie requests/s, login p50, database size, RSS idle and under load, per size
  *
@@ -47,12 +52,15 @@
  *                          second host with them off: bearer-no-audit, cookie-no-audit)
  *   BENCH_HOST=dist        how our Node host runs: dist (compiled by scripts/build-node.mjs, as `npm start`
  *                          runs it) or tsx (the TypeScript sources under tsx, as before)
+ *   BENCH_ATTACK_SETTINGS=AUTH_ADDRESS_FAILED_COUNT=60,...   throttle settings of attack's host
+ *                          (AUTH_PASSWORD_ADDRESS_*, AUTH_ADDRESS_FAILED_*, AUTH_FAILED_*; default: theirs)
  *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { attack } from './attack.js';
 import { edgeCpu } from './edge-cpu.js';
 import { ldapBridge } from './ldap-bridge.js';
 import { ldapLogin } from './ldap-login.js';
@@ -132,6 +140,7 @@ const ALL = [
   'edge-cpu',
   'ldap-bridge',
   'ldap-login',
+  'attack',
   'growth',
 ];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
@@ -246,6 +255,18 @@ async function runNodeScenarios(
   }
 }
 
+/** The attack scenario's targets, per attack run (`attack-1addr.legitSuccess`, ...), for bench-results.json. */
+function attackTargets(results: readonly ScenarioResult[]): Record<string, boolean> {
+  const figures = results.find((r) => r.scenario === 'attack')?.details?.figures as
+    | Record<string, { targets: Record<string, boolean> }>
+    | undefined;
+  return Object.fromEntries(
+    Object.entries(figures ?? {}).flatMap(([run, f]) =>
+      Object.entries(f.targets).map(([name, ok]) => [`attack.${run}.${name}`, ok]),
+    ),
+  );
+}
+
 async function main(): Promise<number> {
   const pinned = canPin();
   console.log(
@@ -330,6 +351,12 @@ async function main(): Promise<number> {
         results,
       );
     }
+    if (selected.includes('attack')) {
+      console.log(
+        '> attack (a Node host behind a trusted proxy; 4 runs: without and with an attack, direct and proxied)',
+      );
+      push(await attack(config, adminPassword, register).catch((err: unknown) => failed('attack', err)));
+    }
     if (selected.includes('growth'))
       await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));
   } finally {
@@ -364,7 +391,7 @@ async function main(): Promise<number> {
     pinned,
     machineBusyBefore,
     config: { ...config, apiAudit: audit.mode },
-    targets: comparison.targets,
+    targets: { ...comparison.targets, ...attackTargets(results) },
     results,
   });
   console.log(`\nwrote ${output}`);
