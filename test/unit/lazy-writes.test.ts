@@ -91,10 +91,11 @@ describe('lazy connection (Node, embedded file)', () => {
       });
       expect(res.status).toBe(200);
       // The reservation, then one transaction: the success's record (4 statements: the login's and the
-      // account's failures forgotten, the last login, its event), the device cookie's row, and the
-      // session's (its row, the ends beyond the limit, its event).
+      // account's failures forgotten, the last login, its event), the new device (its row and its
+      // device.added event, which the new-device mail follows), and the session's (its row, the ends
+      // beyond the limit, its event).
       expect(lazyBatch).toHaveBeenCalledTimes(2);
-      expect(lazyBatch.mock.calls[1]![0]).toHaveLength(8);
+      expect(lazyBatch.mock.calls[1]![0]).toHaveLength(9);
       expect(mainBatch).not.toHaveBeenCalled();
       lazyBatch.mockRestore();
       mainBatch.mockRestore();
