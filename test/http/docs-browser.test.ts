@@ -37,8 +37,10 @@ describe('docs page in a browser', () => {
 
   it('Authorize (password grant) and then "Try it out" on GET /v4/users/me', async () => {
     const page = await browser.newPage();
-    await page.goto(`${baseUrl()}/docs`);
-    await page.waitForSelector('.swagger-ui .opblock-tag', { timeout: 20_000 });
+    // The document is enough: the selector below waits for Swagger UI itself (a loaded machine can take
+    // longer than goto's 30 s to fire "load" for every asset).
+    await page.goto(`${baseUrl()}/docs`, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('.swagger-ui .opblock-tag', { timeout: 45_000 });
     await page.click('.scheme-container button.authorize');
     // The dialog lists every scheme; the oauth2 one has the username and password fields.
     const oauth = page.locator('.auth-container', { has: page.locator('#oauth_username') });
