@@ -17,7 +17,7 @@
  *                  127.0.0.1, the client in X-Forwarded-For)
  *   attack-50addr  the same, while the attacker comes through the proxy from 50 addresses
  *
- * Targets (issue 29, point 6), per attack run: legitimate logins succeed >= 99 % with p99 <= 1 s; every
+ * Targets (README, "Performance"), per attack run: legitimate logins succeed >= 99 % with p99 <= 1 s; every
  * attacker address gets 429 (with Retry-After) once its budget is spent (answers other than 429 per
  * address at most AUTH_PASSWORD_ADDRESS_BURST + the rate's refill over the run +
  * AUTH_PASSWORD_ADDRESS_IN_FLIGHT); the browser with the device cookie logs in every time (>= 99 %);
