@@ -181,8 +181,11 @@ export function createApp(hostDeps: AppDeps): App {
     const startedAt = performance.now();
     try {
       const db = deps.db();
-      // Saved settings are cached for 2 s: only a request past that waits for their read.
-      const config = deps.config.fresh() ?? (await deps.config.current(() => loadSavedSettings(db)));
+      // Saved settings are served from the cache and refreshed in the background; a request waits
+      // for their read only when there is no snapshot younger than 5 s (docs/architecture.md §3).
+      const loadSaved = () => loadSavedSettings(db);
+      const config =
+        deps.config.served(loadSaved, (work) => inBackground(c, work)) ?? (await deps.config.current(loadSaved));
       setRequestContext(c, db, config, requestId, clientRequestId);
       await bodyLimit(c, next);
     } catch (err) {

@@ -47,7 +47,7 @@ export interface HostParts {
   clientAddressHeader?: AppDeps['clientAddressHeader'];
   peerAddress?: AppDeps['peerAddress'];
   nodeMessages?: AppDeps['nodeMessages'];
-  /** How long saved settings are cached (default 2 s; tests: 0). */
+  /** How long saved settings are served without a refresh and at most (default 2 s and 5 s; tests: 0). */
   settingsTtlMs?: number;
 }
 
@@ -73,7 +73,7 @@ export function assembleService(parts: HostParts): Service {
   const config = new ConfigService({
     env,
     load: () => loadSavedSettings(openDb()),
-    ...(parts.settingsTtlMs !== undefined ? { ttlMs: parts.settingsTtlMs } : {}),
+    ...(parts.settingsTtlMs !== undefined ? { ttlMs: parts.settingsTtlMs, staleMs: parts.settingsTtlMs } : {}),
     onIssue: (issue) => logger.warning('ignoring a bad saved setting', { setting: issue.name, problem: issue.message }),
   });
   const bridge =

@@ -149,6 +149,54 @@ describe('priority: UI → environment → default', () => {
     expect(loads).toBe(1);
   });
 
+  it('a request never waits while the snapshot is younger than staleMs: the refresh runs in the background', async () => {
+    let now = 0;
+    let saved: Record<string, string> = { AUTH_FAILED_COUNT: '9' };
+    let loads = 0;
+    const svc = new ConfigService({ env, ttlMs: 1000, staleMs: 5000, now: () => now, load: async () => saved });
+    const load = async () => {
+      loads++;
+      return saved;
+    };
+    const background: Promise<unknown>[] = [];
+    const later = (work: Promise<unknown>) => void background.push(work);
+    expect(svc.served(load, later)).toBeUndefined(); // nothing loaded yet: the first request waits
+    await svc.current(load);
+    saved = { AUTH_FAILED_COUNT: '2' };
+    now = 999;
+    expect(svc.served(load, later)?.get('AUTH_FAILED_COUNT')).toBe(9);
+    expect(background).toHaveLength(0);
+    now = 1000;
+    // Old enough to refresh: the old values at once, one refresh in the background, not one per request.
+    expect(svc.served(load, later)?.get('AUTH_FAILED_COUNT')).toBe(9);
+    expect(svc.served(load, later)?.get('AUTH_FAILED_COUNT')).toBe(9);
+    expect(background).toHaveLength(1);
+    await Promise.all(background);
+    expect(svc.served(load, later)?.get('AUTH_FAILED_COUNT')).toBe(2);
+    expect(loads).toBe(2);
+    // The bound: a snapshot read 5 s ago or more is not served; the request waits for current().
+    now = 1000 + 5000;
+    expect(svc.served(load, later)).toBeUndefined();
+  });
+
+  it("a background read that started before a local write does not overwrite the write's values", async () => {
+    let now = 0;
+    let saved: Record<string, string> = { AUTH_FAILED_COUNT: '9' };
+    let release: () => void = () => {};
+    const slow = () => new Promise<Record<string, string>>((r) => (release = () => r({ AUTH_FAILED_COUNT: '9' })));
+    const svc = new ConfigService({ env, ttlMs: 1000, staleMs: 5000, now: () => now, load: async () => saved });
+    await svc.current();
+    now = 2000;
+    const background: Promise<unknown>[] = [];
+    svc.served(slow, (work) => void background.push(work)); // reads the old values, slowly
+    saved = { AUTH_FAILED_COUNT: '3' };
+    svc.invalidate(); // a PATCH on this instance
+    expect((await svc.current()).get('AUTH_FAILED_COUNT')).toBe(3);
+    release();
+    await Promise.all(background);
+    expect(svc.served(slow, () => {})?.get('AUTH_FAILED_COUNT')).toBe(3);
+  });
+
   it('restart-only variables (PROFILE) keep the value saved at start', async () => {
     let now = 0;
     let saved: Record<string, string> = { PROFILE: 'True' };

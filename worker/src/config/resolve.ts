@@ -90,8 +90,13 @@ export interface ConfigServiceOptions {
   env: ConfigSnapshot;
   /** The default loader; `current()` may be given the request's own. */
   load: UiValueLoader;
-  /** Milliseconds a loaded set of UI values is reused (changes reach every instance within it). */
+  /** Milliseconds a loaded set of UI values is served as it is (default 2 s). */
   ttlMs?: number;
+  /**
+   * Milliseconds a loaded set is still served, while a refresh runs in the background (default 5 s; at
+   * least `ttlMs`): the bound on how old a setting may be, so changes reach every instance within it.
+   */
+  staleMs?: number;
   now?: () => number;
   onIssue?: (issue: ConfigIssue) => void;
 }
@@ -104,15 +109,21 @@ export class ConfigService {
   readonly env: ConfigSnapshot;
   private readonly load: UiValueLoader;
   private readonly ttlMs: number;
+  private readonly staleMs: number;
   private readonly now: () => number;
   private readonly onIssue: (issue: ConfigIssue) => void;
   private cached: { at: number; snapshot: ConfigSnapshot } | undefined;
+  /** When the background refresh in flight started (one at a time; a stuck one is retried after `staleMs`). */
+  private refreshingSince: number | undefined;
+  /** Bumped by `invalidate()`: a read that started before a local write must not overwrite its result. */
+  private generation = 0;
   private atStart: Readonly<Record<string, string>> | undefined;
 
   constructor(o: ConfigServiceOptions) {
     this.env = o.env;
     this.load = o.load;
     this.ttlMs = o.ttlMs ?? 2000;
+    this.staleMs = Math.max(this.ttlMs, o.staleMs ?? 5000);
     this.now = o.now ?? Date.now;
     this.onIssue = o.onIssue ?? (() => {});
   }
@@ -131,19 +142,46 @@ export class ConfigService {
     return c && this.now() - c.at < this.ttlMs ? c.snapshot : undefined;
   }
 
+  /**
+   * The snapshot a request may use without waiting (docs/architecture.md §3, "The frame"): the
+   * cached one while it is younger than `ttlMs`; while younger than `staleMs`, the same one, with a
+   * refresh handed to `background` (the edge's `waitUntil`) so that the next request sees the new
+   * values. Undefined when the request must wait for `current()` (no snapshot, or one too old).
+   */
+  served(load: UiValueLoader, background: (work: Promise<unknown>) => void): ConfigSnapshot | undefined {
+    const c = this.cached;
+    if (!c) return undefined;
+    const now = this.now();
+    const age = now - c.at;
+    if (age < this.ttlMs) return c.snapshot;
+    if (age >= this.staleMs) return undefined;
+    if (this.refreshingSince === undefined || now - this.refreshingSince >= this.staleMs) {
+      this.refreshingSince = now;
+      background(
+        this.refresh(load).finally(() => {
+          if (this.refreshingSince === now) this.refreshingSince = undefined;
+        }),
+      );
+    }
+    return c.snapshot;
+  }
+
   /** Forgets the cached UI values, so the next `current()` reads the store (after a local write). */
   invalidate(): void {
     this.cached = undefined;
+    this.generation++;
   }
 
   private async refresh(load: UiValueLoader): Promise<ConfigSnapshot> {
+    const generation = this.generation;
+    const readAt = this.now();
     const saved = await load();
     this.atStart ??= saved;
     const startValues = this.atStart;
     const live = overlayUiValues(this.env, saved, (n) => !REGISTRY[n].restart, this.onIssue);
     // Restart-only variables: the value saved when this instance started.
     const snapshot = overlayUiValues(live, startValues, (n) => REGISTRY[n].restart, this.onIssue);
-    this.cached = { at: this.now(), snapshot };
+    if (generation === this.generation) this.cached = { at: readAt, snapshot };
     return snapshot;
   }
 }
