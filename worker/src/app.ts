@@ -115,6 +115,7 @@ export function createApp(hostDeps: AppDeps): App {
   const bounded: AppDeps = { ...hostDeps, verifier: withHashSlots(hostDeps.verifier, slots) };
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
+  const livePath = `${root}/health/live`;
   const resolveSessionKeys = sessionKeyResolver(env);
   const kickOutbox = outboxKicker();
   // After the response: the notifications of the events the request may have written.
@@ -183,9 +184,11 @@ export function createApp(hostDeps: AppDeps): App {
       const db = deps.db();
       // Saved settings are served from the cache and refreshed in the background; a request waits
       // for their read only when there is no snapshot younger than 5 s (docs/architecture.md §3).
+      // Liveness reads nothing: without a snapshot it answers on the environment's values.
       const loadSaved = () => loadSavedSettings(db);
       const config =
-        deps.config.served(loadSaved, (work) => inBackground(c, work)) ?? (await deps.config.current(loadSaved));
+        deps.config.served(loadSaved, (work) => inBackground(c, work)) ??
+        (c.req.path === livePath ? deps.config.env : await deps.config.current(loadSaved));
       setRequestContext(c, db, config, requestId, clientRequestId);
       await bodyLimit(c, next);
     } catch (err) {

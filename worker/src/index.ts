@@ -13,7 +13,16 @@ import { parseEnvironment } from './config/index.js';
 import type { StaticFiles } from './http/context.js';
 import { ProblemError, problemResponse } from './http/problem.js';
 import { assembleService, type Service } from './service.js';
-import { createDb, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError } from './store/index.js';
+import {
+  createDb,
+  metaQuery,
+  readMeta,
+  savedSettingsQuery,
+  savedValues,
+  SCHEMA_STAMP_KEY,
+  SchemaMismatchError,
+} from './store/index.js';
+import { adminExistsQuery } from './users/lookup.js';
 
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {
@@ -25,12 +34,15 @@ export interface Env {
 
 interface Instance {
   service: Service;
-  /** Runs the first-admin bootstrap inside a request until it has completed once in this isolate. */
-  bootstrap: () => Promise<void>;
-  /** The DB_SCHEMA check, until it has completed once in this isolate: the refusal, if any. */
+  /**
+   * What a request needs before the app, until it has completed once in this isolate: the DB_SCHEMA
+   * check, the operator's password filter, the first-admin bootstrap and the saved settings, with
+   * one database round trip (one batch) when an administrator exists. The refusal, if any.
+   */
+  ready: () => Promise<ProblemError | undefined>;
+  /** The DB_SCHEMA check alone (the scheduled jobs): the refusal, if any. */
   refusal: () => Promise<ProblemError | undefined>;
-  /** Loads the operator's password filter once per isolate: the refusal when it cannot be loaded. */
-  blocklist: () => Promise<ProblemError | undefined>;
+  isLiveness: (request: Request) => boolean;
 }
 
 let instance: Instance | undefined;
@@ -75,10 +87,10 @@ function build(env: Env): Instance {
   // Each request awaits only its own work (Workers cancel a request waiting on another's I/O), so
   // concurrent first requests may each try; the unique login index lets only one create the admin.
   let bootstrapped = false;
-  const bootstrap = async () => {
+  const bootstrap = async (adminExists: boolean) => {
     if (bootstrapped) return;
     try {
-      const result = await service.bootstrap();
+      const result = adminExists ? 'admin-exists' : await service.bootstrap();
       // Once per isolate: the edge host has no start of its own. The first-run page is offered
       // only under `wrangler dev` on loopback, so production is pointed to the other ways.
       const notice = bootstrapNotice(result, config);
@@ -91,14 +103,7 @@ function build(env: Env): Instance {
   // DB_SCHEMA (architecture.md §4): the Node host refuses to start on a database stamped with another
   // DB_SCHEMA; the edge has no start, so each request is refused with a 503, and the cause logged once.
   let stamp: { refusal: ProblemError | undefined } | undefined;
-  const refusal = async () => {
-    if (stamp) return stamp.refusal;
-    let found: string | undefined;
-    try {
-      found = await readMeta(openDb(), SCHEMA_STAMP_KEY);
-    } catch {
-      return undefined; // not migrated yet, or unreachable: the request meets that by itself
-    }
+  const checkStamp = (found: string | undefined) => {
     if (found === undefined || found === config.get('DB_SCHEMA')) {
       stamp = { refusal: undefined };
     } else {
@@ -108,6 +113,14 @@ function build(env: Env): Instance {
       stamp = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
     }
     return stamp.refusal;
+  };
+  const refusal = async () => {
+    if (stamp) return stamp.refusal;
+    try {
+      return checkStamp(await readMeta(openDb(), SCHEMA_STAMP_KEY));
+    } catch {
+      return undefined; // not migrated yet, or unreachable: the request meets that by itself
+    }
   };
   // AUTH_PASSWORD_BLOCKLIST_FILE (README, "Password blocklist"): workerd reads no files, so the filter is a
   // static asset deployed with the worker. Where the Node host would refuse to start, every request is refused.
@@ -131,7 +144,37 @@ function build(env: Env): Instance {
     }
     return operatorList.refusal;
   };
-  return { service, bootstrap, refusal, blocklist };
+  // The first request's reads in one batch (one round trip, architecture.md §6): the stamp, whether an
+  // administrator exists, the saved settings (handed to the configuration, so the frame does not read
+  // them again). Unreadable (not migrated yet, or unreachable): each step reads for itself as before.
+  const firstReads = async () => {
+    const db = openDb();
+    try {
+      const [meta, admin, saved] = await db.batch([
+        metaQuery(db, SCHEMA_STAMP_KEY),
+        adminExistsQuery(db),
+        savedSettingsQuery(db),
+      ]);
+      return { stamp: meta[0]?.value, adminExists: admin.length > 0, saved: savedValues(saved) };
+    } catch {
+      return undefined;
+    }
+  };
+  let readyDone = false;
+  const ready = async () => {
+    if (readyDone) return undefined;
+    if (stamp?.refusal) return stamp.refusal;
+    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(), blocklist()]);
+    const refused = (reads ? checkStamp(reads.stamp) : await refusal()) ?? listRefusal;
+    if (refused) return refused;
+    if (reads) await service.config.current(async () => reads.saved);
+    await bootstrap(reads?.adminExists ?? false);
+    readyDone = stamp !== undefined && bootstrapped;
+    return undefined;
+  };
+  // Liveness says that the isolate answers: it waits for none of that, and reads nothing.
+  const livePath = `${config.get('ROOT_PATH')}/health/live`;
+  return { service, ready, refusal, isLiveness: (request) => new URL(request.url).pathname === livePath };
 }
 
 function instanceFor(env: Env): Instance {
@@ -141,10 +184,9 @@ function instanceFor(env: Env): Instance {
 
 export default {
   async fetch(request, env, ctx) {
-    const { service, bootstrap, refusal, blocklist } = instanceFor(env);
-    const refused = (await refusal()) ?? (await blocklist());
+    const { service, ready, isLiveness } = instanceFor(env);
+    const refused = isLiveness(request) ? undefined : await ready();
     if (refused) return problemResponse(refused, new URL(request.url).pathname, undefined);
-    await bootstrap();
     return service.app.fetch(request, env, ctx);
   },
   async scheduled(controller, env) {

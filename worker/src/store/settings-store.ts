@@ -3,16 +3,25 @@ import { eq } from 'drizzle-orm';
 import type { Db } from './db.js';
 import { serviceMeta, settings } from '../../../schema/index.js';
 
+/** The query of every UI-saved value (name, raw text); `savedValues` reads its rows. */
+export const savedSettingsQuery = (db: Db) => db.select({ name: settings.name, value: settings.value }).from(settings);
+
+/** UI-saved values as name → raw text, from the rows of `savedSettingsQuery`. */
+export const savedValues = (rows: { name: string; value: string }[]): Record<string, string> =>
+  Object.fromEntries(rows.map((r) => [r.name, r.value]));
+
 /** All UI-saved values as name → raw text. */
 export async function loadSavedSettings(db: Db): Promise<Record<string, string>> {
-  const rows = await db.select({ name: settings.name, value: settings.value }).from(settings);
-  return Object.fromEntries(rows.map((r) => [r.name, r.value]));
+  return savedValues(await savedSettingsQuery(db));
 }
+
+/** The query of one service_meta value (no row: absent). */
+export const metaQuery = (db: Db, key: string) =>
+  db.select({ value: serviceMeta.value }).from(serviceMeta).where(eq(serviceMeta.key, key));
 
 /** Reads one service_meta value. */
 export async function readMeta(db: Db, key: string): Promise<string | undefined> {
-  const rows = await db.select({ value: serviceMeta.value }).from(serviceMeta).where(eq(serviceMeta.key, key));
-  return rows[0]?.value;
+  return (await metaQuery(db, key))[0]?.value;
 }
 
 /** Stores a service_meta value only if the key is absent; returns the value now stored (atomic). */

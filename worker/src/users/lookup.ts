@@ -22,12 +22,15 @@ export async function liveAccount(db: Db, id: string): Promise<UserRow> {
   return row;
 }
 
-/** Whether a live administrator account exists (active or blocked). */
-export async function adminExists(db: Db): Promise<boolean> {
-  const rows = await db
+/** The query behind `adminExists` (a row: a live administrator account exists). */
+export const adminExistsQuery = (db: Db) =>
+  db
     .select({ id: users.id })
     .from(users)
     .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
     .limit(1);
-  return rows.length > 0;
+
+/** Whether a live administrator account exists (active or blocked). */
+export async function adminExists(db: Db): Promise<boolean> {
+  return (await adminExistsQuery(db)).length > 0;
 }
