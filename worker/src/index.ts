@@ -109,7 +109,7 @@ function build(env: Env): Instance {
     }
     return stamp.refusal;
   };
-  // AUTH_PASSWORD_BLOCKLIST_FILE (README, "Password blocklist"): workerd reads no files, so the filter is a
+  // AUTH_PASSWORD_BLOCKLIST_FILE (docs/security.md, "Password blocklist"): workerd reads no files, so the filter is a
   // static asset deployed with the worker. Where the Node host would refuse to start, every request is refused.
   let operatorList: { refusal: ProblemError | undefined } | undefined;
   const blocklist = async () => {
