@@ -54,7 +54,7 @@ export const sessions = sqliteTable(
   (t) => [
     index('sessions_user').on(t.userId, t.createdAt),
     // The live sessions of a user (the session limit at every login, logout-all, listings): ended
-    // ones are never deleted, so without it each login read the user's whole history (issue 15).
+    // ones are never deleted, so without it each login read the user's whole history (architecture.md §6).
     index('sessions_user_live').on(t.userId, t.createdAt).where(sql`revoked_at is null`),
   ],
 );

@@ -4,7 +4,7 @@ import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqli
 /**
  * Accounts: local (password hash) or external (an LDAP server record or an OIDC provider, named by
  * `sourceName`). `loginKey` is the case-folded login; it is unique among live (not deleted) accounts.
- * `loginSkeleton` is the key's confusable skeleton (README, Accounts: look-alike logins), unique among live
+ * `loginSkeleton` is the key's confusable skeleton (docs/security.md, "Look-alike logins"), unique among live
  * accounts too; null until the start fills it, and left null on the newer of two live accounts that already
  * looked alike before skeletons existed (reported at every start until an administrator resolves it).
  */

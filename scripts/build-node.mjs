@@ -1,7 +1,7 @@
 // `npm run build` (run by `npm start` first, as `prestart`): the Node host compiled into one ES module,
 // dist/node/main.js, with esbuild. The packages stay external (node_modules, native bindings). Running
 // compiled JavaScript spares the host tsx's compile at start and its per-closure name helpers on the
-// hot path (issue 15; architecture.md §6). dist/node sits two folders deep like worker/node, so paths
+// hot path (architecture.md §6). dist/node sits two folders deep like worker/node, so paths
 // built from import.meta.url (the migrations folder) resolve the same from both.
 import { build } from 'esbuild';
 

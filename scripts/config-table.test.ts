@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { REGISTRY, VAR_NAMES } from '../worker/src/config/index.js';
-import { renderConfigTable, withConfigTable } from './config-table.js';
+import { CONFIG_DOC, renderConfigTable, withConfigTable } from './config-table.js';
 
-describe('README configuration table', () => {
+describe('the configuration table of docs/configuration.md', () => {
   it('is the one generated from the registry (run npm run docs:config after a change)', () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    expect(withConfigTable(readme)).toBe(readme);
+    const doc = readFileSync(CONFIG_DOC, 'utf8');
+    expect(withConfigTable(doc)).toBe(doc);
   });
 
   it('lists every variable with its environment name, and no secret default', () => {

@@ -1,6 +1,6 @@
 /**
- * Renders the README's table of configuration variables from the registry, so it cannot drift.
- * `npm run docs:config` rewrites the block between the config markers in README.md.
+ * Renders the table of configuration variables in docs/configuration.md from the registry, so it cannot
+ * drift. `npm run docs:config` rewrites the block between the config markers there.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -39,16 +39,18 @@ export function renderConfigTable(): string {
   return `${START}\n${lines.join('\n').trim()}\n${END}`;
 }
 
-/** README text with the generated block replaced. */
-export function withConfigTable(readme: string): string {
-  const a = readme.indexOf(START);
-  const b = readme.indexOf(END);
-  if (a < 0 || b < a) throw new Error('README.md has no config markers');
-  return readme.slice(0, a) + renderConfigTable() + readme.slice(b + END.length);
+/** The page that holds the table. */
+export const CONFIG_DOC = new URL('../docs/configuration.md', import.meta.url);
+
+/** The page's text with the generated block replaced. */
+export function withConfigTable(doc: string): string {
+  const a = doc.indexOf(START);
+  const b = doc.indexOf(END);
+  if (a < 0 || b < a) throw new Error('docs/configuration.md has no config markers');
+  return doc.slice(0, a) + renderConfigTable() + doc.slice(b + END.length);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const path = new URL('../README.md', import.meta.url);
-  writeFileSync(path, withConfigTable(readFileSync(path, 'utf8')));
-  console.log('README.md configuration table updated');
+  writeFileSync(CONFIG_DOC, withConfigTable(readFileSync(CONFIG_DOC, 'utf8')));
+  console.log('docs/configuration.md configuration table updated');
 }

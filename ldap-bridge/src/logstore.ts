@@ -13,7 +13,7 @@
  *   (`LogstoreCredentials`), never from the worker. LOGSTORE_URLS is the worker's (UI-editable), so
  *   the bridge itself checks every node against its own LOGSTORE_ALLOWED_URLS before any request:
  *   an administrator can choose among the operator's stores, never send the credentials elsewhere
- *   (README "Audit logs"). With credentials, no allow-list means no store, and http:// is refused.
+ *   (docs/audit-logs.md). With credentials, no allow-list means no store, and http:// is refused.
  * - Only the service's own indices (AUDIT_INDEX_PREFIX, checked by the request schemas).
  * - The caller's query string never reaches the store: the bridge builds each request itself.
  */

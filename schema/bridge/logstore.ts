@@ -12,7 +12,7 @@
 import { z } from 'zod';
 
 /**
- * Every index the service reads or writes starts with this prefix (README "Audit logs"): the
+ * Every index the service reads or writes starts with this prefix (docs/audit-logs.md): the
  * AUDIT_*_PATTERN values are refused without it when saved, and the bridge refuses any other index,
  * so a changed setting can never make the bridge's store credentials read or write another index.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of two builds of the Node host (issue 15): both run at once, pinned to core 0, each on its own
+# A/B of two builds of the Node host (docs/performance.md): both run at once, pinned to core 0, each on its own
 # fresh database; autocannon (core 1) alternates short runs between them, and each run's CPU per
 # request is read from /proc. Alternating cancels most of the drift of a shared machine, which
 # moves one-after-the-other runs by more than the changes measured. Prints min and median per build.

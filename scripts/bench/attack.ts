@@ -1,5 +1,5 @@
 /**
- * attack: abuse resistance under load (README, "Performance"). Our Node host on the host core with
+ * attack: abuse resistance under load (docs/performance.md). Our Node host on the host core with
  * AUTH_TRUSTED_PROXIES=127.0.0.1 and the production defaults of every throttle (AUTH_FAILED_COUNT
  * too, which the other scenarios raise), seeded accounts; the load (attack-worker.ts) on the load
  * core, open loop at fixed rates. The capacity is the raw argon2id rate on the host core (the hash
@@ -17,7 +17,7 @@
  *                  127.0.0.1, the client in X-Forwarded-For)
  *   attack-50addr  the same, while the attacker comes through the proxy from 50 addresses
  *
- * Targets (README, "Performance"), per attack run: legitimate logins succeed >= 99 % with p99 <= 1 s; every
+ * Targets (docs/performance.md), per attack run: legitimate logins succeed >= 99 % with p99 <= 1 s; every
  * attacker address gets 429 (with Retry-After) once its budget is spent (answers other than 429 per
  * address at most AUTH_PASSWORD_ADDRESS_BURST + the rate's refill over the run +
  * AUTH_PASSWORD_ADDRESS_IN_FLIGHT); the browser with the device cookie logs in every time (>= 99 %);

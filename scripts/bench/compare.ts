@@ -1,6 +1,6 @@
 /**
  * The side-by-side summary of `npm run bench`: our Node host, the reference peer (better-auth),
- * the bare Hono route and the raw argon2id rate, with ratios and the targets of issue 15.
+ * the bare Hono route and the raw argon2id rate, with ratios and the targets of docs/performance.md.
  */
 import type { ScenarioResult } from './report.js';
 import { round } from './stats.js';
@@ -159,7 +159,7 @@ export function formatComparison(results: readonly ScenarioResult[]): {
     body,
   );
 
-  // Targets (issue 15), per core, on the Node host.
+  // Targets (docs/performance.md), per core, on the Node host.
   const notes: string[] = [];
   const check = (name: string, r: ScenarioResult | undefined, peer: ScenarioResult | undefined) => {
     const v = rate(r);

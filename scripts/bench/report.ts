@@ -30,7 +30,7 @@ export interface BenchReport {
   /** CPU of the whole machine, in percent of all cores, during 1 s before anything started */
   machineBusyBefore: number;
   config: Record<string, unknown>;
-  /** the targets of issue 15 and whether this run met them */
+  /** the targets of docs/performance.md and whether this run met them */
   targets?: Record<string, boolean | undefined>;
   results: ScenarioResult[];
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The 120-column rule (docs/architecture.md §2), checked: lists file:line of every line longer than 120 characters
 // in the files of scripts/format/source-files.mjs and exits 1 if there is one. `npm run format` fixes most (Biome
-// for code, rewrap-comments.mjs for comments); what remains is split by hand (long strings with `+`, see README).
-// Usage: node scripts/format/check-line-length.mjs [file ...]   (no file: every checked file)
+// for code, rewrap-comments.mjs for comments); what remains is split by hand (long strings with `+`, see
+// docs/development.md). Usage: node scripts/format/check-line-length.mjs [file ...]   (no file: every checked file)
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

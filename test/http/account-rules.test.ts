@@ -214,7 +214,7 @@ describe('external logins follow the login rule of every account', () => {
   });
 });
 
-// Look-alike logins (README, Accounts): a character PRECIS IdentifierClass refuses makes an invalid
+// Look-alike logins (docs/security.md, "Logins"): a character PRECIS IdentifierClass refuses makes an invalid
 // login, 422 whatever else exists; a valid login that looks like a live or reserved one (the same
 // Unicode TR #39 skeleton) is in conflict with that account, 409; LDAP and OIDC first logins: 403.
 describe('look-alike logins are refused, for local accounts, LDAP and OIDC alike', () => {

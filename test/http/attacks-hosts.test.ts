@@ -1,6 +1,6 @@
 /**
- * Hostile suite (issue 18), attacks that need two hosts on one database: two instances of the
- * suite's kind (two Node processes on one database file; two workerd instances on one libSQL
+ * Hostile suite (docs/testing.md, "The hostile suite"), attacks that need two hosts on one database: two instances of
+ * the suite's kind (two Node processes on one database file; two workerd instances on one libSQL
  * server), as a deployment behind a load balancer runs them. Each `it` is one attack.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +15,7 @@ const kind = inject('hostKind');
 const PASSWORD = 'Tw0$hosts';
 const WRONG = 'Wr0ng$pass';
 const admin = basic(ADMIN.login, ADMIN.password);
-/** The documented staleness bound of the per-instance credential cache (README, "What ends what"). */
+/** The documented staleness bound of the per-instance credential cache (docs/security.md, "What ends what"). */
 const CACHE_BOUND_MS = 1000;
 
 let a: RunningHost;

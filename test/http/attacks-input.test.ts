@@ -1,6 +1,6 @@
 /**
- * Hostile suite (issue 18), attacks with what a request carries and how it is sent: the Sentry
- * tunnel as an SSRF proxy, bodies too large or of the wrong type on every endpoint that reads one
+ * Hostile suite (docs/testing.md, "The hostile suite"), attacks with what a request carries and how it is sent: the
+ * Sentry tunnel as an SSRF proxy, bodies too large or of the wrong type on every endpoint that reads one
  * (from the OpenAPI description), slow and partial requests. Each `it` is one attack.
  */
 import { createServer, type Server } from 'node:http';

@@ -1,6 +1,6 @@
 /**
- * Hostile suite (issue 18), LDAP attacks: the worker → the bridge (mutual TLS) → a real OpenLDAP
- * slapd. Its own host with a bridge, so that locks and settings touch no other suite. Each `it` is
+ * Hostile suite (docs/testing.md, "The hostile suite"), LDAP attacks: the worker → the bridge (mutual TLS) → a real
+ * OpenLDAP slapd. Its own host with a bridge, so that locks and settings touch no other suite. Each `it` is
  * one attack.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
- * Hostile suite (issue 18), attacks on password logins, on the shared host of each kind: login
- * variants, the lock as an oracle, the session limit, timing. Each `it` is one attack. The LDAP
+ * Hostile suite (docs/testing.md, "The hostile suite"), attacks on password logins, on the shared host of each kind:
+ * login variants, the lock as an oracle, the session limit, timing. Each `it` is one attack. The LDAP
  * side of these is in attacks-ldap.test.ts, the split across two hosts in attacks-hosts.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';

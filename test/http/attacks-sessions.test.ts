@@ -1,6 +1,6 @@
 /**
- * Hostile suite (issue 18), attacks on sessions and browsers, on the shared host of each kind:
- * open redirects, session fixation, CSRF, forged session tokens. The endpoints are read from the
+ * Hostile suite (docs/testing.md, "The hostile suite"), attacks on sessions and browsers, on the shared host of each
+ * kind: open redirects, session fixation, CSRF, forged session tokens. The endpoints are read from the
  * OpenAPI description, so that a new redirecting or cookie-authenticated route is attacked too.
  * Each `it` is one attack.
  */

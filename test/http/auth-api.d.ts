@@ -5212,7 +5212,7 @@ export interface paths {
         };
         /**
          * Metrics for operators (Prometheus text format)
-         * @description The Prometheus text exposition format 0.0.4, for scraping (README, "Metrics"). Credential: `Authorization: Bearer <AUTH_METRICS_TOKEN>`; while AUTH_METRICS_TOKEN is unset the endpoint answers 404 (disabled). Counted by the process (edge: the isolate) that answers: `auth_http_requests_total{method,route,status}` and `auth_http_request_duration_seconds` (route patterns, never raw paths), `auth_logins_total{method,outcome}`, `auth_lockouts_total{method}`. Read from the database at each scrape, so the same from every instance: `auth_sessions_active{kind}`, `auth_outbox_depth{stream}`, `auth_outbox_oldest_age_seconds{stream}`, `auth_outbox_dead_letters{stream}`, `auth_job_runs_total{job}`, `auth_job_failures_total{job}` and the last run of each job. Health as this instance sees it: `auth_database_up`, `auth_bridge_configured`, `auth_bridge_up`. No label carries a user, a login, an address or a secret.
+         * @description The Prometheus text exposition format 0.0.4, for scraping (docs/operations.md, "Metrics"). Credential: `Authorization: Bearer <AUTH_METRICS_TOKEN>`; while AUTH_METRICS_TOKEN is unset the endpoint answers 404 (disabled). Counted by the process (edge: the isolate) that answers: `auth_http_requests_total{method,route,status}` and `auth_http_request_duration_seconds` (route patterns, never raw paths), `auth_logins_total{method,outcome}`, `auth_lockouts_total{method}`. Read from the database at each scrape, so the same from every instance: `auth_sessions_active{kind}`, `auth_outbox_depth{stream}`, `auth_outbox_oldest_age_seconds{stream}`, `auth_outbox_dead_letters{stream}`, `auth_job_runs_total{job}`, `auth_job_failures_total{job}` and the last run of each job. Health as this instance sees it: `auth_database_up`, `auth_bridge_configured`, `auth_bridge_up`. No label carries a user, a login, an address or a secret.
          */
         get: {
             parameters: {
@@ -6016,7 +6016,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description The store's _search query DSL, checked against the allow-list (README, "Audit logs"): query, post_filter, from, size (from + size ≤ 10000), sort, _source, aggs, track_total_hits, search_after. Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile, explain, slice, stored_fields, docvalue_fields, timeout and anything unlisted.
+         * @description The store's _search query DSL, checked against the allow-list (docs/audit-logs.md): query, post_filter, from, size (from + size ≤ 10000), sort, _source, aggs, track_total_hits, search_after. Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile, explain, slice, stored_fields, docvalue_fields, timeout and anything unlisted.
          * @example {
          *       "query": {
          *         "bool": {
@@ -6189,7 +6189,7 @@ export interface components {
             newPassword: string;
         };
         FirstRunForm: {
-            /** @description the one-time code that `npm start` (or `npm run dev:edge`) printed at start (README, First run) */
+            /** @description the one-time code that `npm start` (or `npm run dev:edge`) printed at start (docs/security.md, "First administrator") */
             code: string;
             /**
              * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit; no compatibility characters (`𝟏`, `ﬁ`) or phonetic letters (`ᴀ`). Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login), and a login that looks like another live or reserved one (`аdmin` with a Cyrillic `а`, Unicode TR #39 skeleton) is refused with 409.

@@ -1,5 +1,5 @@
 /**
- * What ends what (README, "What ends what"): password changes, admin resets and blocks end
+ * What ends what (docs/security.md, "What ends what"): password changes, admin resets and blocks end
  * sessions and tokens; issuing an API token needs a recent password; why a session ended; logout
  * is idempotent. On both hosts.
  */

@@ -1,6 +1,6 @@
 /**
- * Fault drills (issue 18), on both hosts: the bridge killed (SIGKILL of its process) while LDAP
- * logins and an audit shipping batch are in flight, and the database locked by another connection
+ * Fault drills (docs/operations.md, "Fault drills"), on both hosts: the bridge killed (SIGKILL of its process) while
+ * LDAP logins and an audit shipping batch are in flight, and the database locked by another connection
  * (`BEGIN EXCLUSIVE` on the same file; on the edge, the file behind the libSQL dev server). Each
  * answer must be a clean problem+json 503 (the database: with Retry-After), never a 500 or a hang;
  * nothing half-written, nothing counted as a wrong password, the outbox intact and drained without

@@ -1,6 +1,6 @@
 /**
  * The first run on both hosts: ROOT_PATH and `/` lead somewhere (the first-run page while no
- * administrator exists, the docs after), and the first-run page creates the first administrator
+ * administrator exists, the web console after), and the first-run page creates the first administrator
  * for a client on the service's machine only (Node: the socket's peer; edge: the CF-Connecting-IP
  * that wrangler dev sets), same-origin, policy-checked and audited, then is gone.
  */
@@ -320,11 +320,16 @@ async function openapi(): Promise<{ paths: Record<string, Record<string, Operati
 }
 
 describe('the shared host (an administrator exists)', () => {
-  it('/ and ROOT_PATH redirect to the docs, which answer', async () => {
-    const res = await fetch(`${new URL(baseUrl()).origin}/`, { redirect: 'manual' });
-    expect(res.status).toBe(302);
-    const docs = await fetch(new URL(res.headers.get('location')!, baseUrl()));
-    expect(docs.status).toBe(200);
+  it('/ and ROOT_PATH redirect to the web console (not the docs), which answers a browser', async () => {
+    const { origin, pathname } = new URL(baseUrl());
+    for (const path of ['/', pathname, `${pathname}/`]) {
+      const res = await fetch(`${origin}${path}`, { redirect: 'manual' });
+      expect(res.status, path).toBe(302);
+      expect(res.headers.get('location'), path).toBe(`${pathname}/ui/`);
+    }
+    const ui = await fetch(`${baseUrl()}/ui/`, { headers: { Accept: 'text/html' } });
+    expect(ui.status).toBe(200);
+    expect(ui.headers.get('content-type')).toMatch(/^text\/html/);
     expect((await fetch(`${baseUrl()}/first-run`)).status).toBe(404);
   });
 

@@ -1,6 +1,6 @@
 /**
- * Schema-driven fuzz of every operation of the served OpenAPI description (issue 18), on a host of
- * its own (its settings, lockouts and deleted accounts stay here). For each operation, FUZZ_RUNS
+ * Schema-driven fuzz of every operation of the served OpenAPI description (docs/testing.md, "The fuzz suite"), on a
+ * host of its own (its settings, lockouts and deleted accounts stay here). For each operation, FUZZ_RUNS
  * (default 1000) requests from fast-check with a fixed seed (FUZZ_SEED), valid per the schemas
  * or not (test/harness/fuzz-cases.ts), as anonymous, user, auditor and admin, sent concurrently in
  * batches. Checked: no 500 (and a 502/503/504 only where documented, from a dependency); every

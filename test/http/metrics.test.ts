@@ -1,5 +1,5 @@
 /**
- * GET ROOT_PATH/metrics (issue 18.4) on both hosts: the scrape token, the Prometheus text format
+ * GET ROOT_PATH/metrics (docs/operations.md, "Metrics") on both hosts: the scrape token, the Prometheus text format
  * (a strict grammar check and the parse-prometheus-text-format parser), and each family moving with
  * what it counts. Its own host (token set, a real bridge and slapd, no background shipping, so the outbox
  * only grows); the shared host has no token and shows the disabled endpoint.

@@ -1,5 +1,5 @@
 /**
- * New-device alerts (architecture.md §4, "Passwords and lockout"; README, "Mail and notifications"),
+ * New-device alerts (architecture.md §4, "Passwords and lockout"; docs/mail.md),
  * on both hosts, through the bridge and a real SMTP server: a session login (/v3/login JSON or form,
  * /v3/oauth_login) from a client without the account's device cookie mails the owner the time, the
  * client address, the browser and system, and what to do; a login with the cookie, a Basic login,

@@ -1,5 +1,5 @@
 /**
- * Password checks are admitted per client address before anything is hashed (README, "Password
+ * Password checks are admitted per client address before anything is hashed (docs/security.md, "Password
  * checks under load"), on each host: several clients are played from loopback addresses 127.0.0.x
  * (Node: the socket's peer; edge: the CF-Connecting-IP that `wrangler dev` sets from the socket).
  * A flood from one address gets 429 PASSWORD_CHECKS_THROTTLED with Retry-After, never 503, while

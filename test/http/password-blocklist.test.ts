@@ -1,5 +1,5 @@
 /**
- * The password blocklist (README, "Password blocklist") on both hosts: the bundled common passwords, the
+ * The password blocklist (docs/security.md, "Password blocklist") on both hosts: the bundled common passwords, the
  * login and the service name refused on every API path that sets a password (422 PASSWORD_POLICY naming the
  * rule, nothing changed), and the operator's own list compiled with `npm run blocklist:compile` and loaded
  * by a host started with AUTH_PASSWORD_BLOCKLIST_FILE (the edge reads it as a static asset of STATIC_DIR).

@@ -14,7 +14,7 @@ describe('password policy on account creation', () => {
     });
     expect(r.status).toBe(422);
     expect(r.body.code).toBe('PASSWORD_POLICY');
-    // "short" is on the bundled list of common passwords too (README, "Password blocklist").
+    // "short" is on the bundled list of common passwords too (docs/security.md, "Password blocklist").
     expect(r.body.violations.map((v) => v.rule)).toEqual([
       'min_length',
       'special_min',

@@ -1,11 +1,12 @@
 /**
- * The README's examples, run as written: every ```sh block marked `<!-- example:NAME -->` in
- * README.md runs with bash, in order, against a host started with the quick start's administrator
- * (read from the README too), only the address changed to the test host's. So the examples a
- * newcomer pastes cannot drift from what the service does.
+ * The documentation's examples, run as written: every ```sh block marked `<!-- example:NAME -->` in
+ * README.md and in the pages of docs/ runs with bash, in order (README first, then docs/ by name),
+ * against a host started with the quick start's administrator (read from the README too), only the
+ * address changed to the test host's. So the examples a newcomer pastes cannot drift from what the
+ * service does.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,10 +15,20 @@ import { startTestHost, type RunningHost } from '../harness/hosts.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const README_ORIGIN = 'http://127.0.0.1:8001';
+/** README.md, then every page of docs/: wherever an example moves, it is still found. */
+const PAGES = [
+  { file: 'README.md', text: README },
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => ({ file: `docs/${f}`, text: readFileSync(join(ROOT, 'docs', f), 'utf8') })),
+];
 
-/** The marked examples, in README order. */
+/** The marked examples, in the order of PAGES. */
 const MARKED = /<!-- example:([\w-]+) -->\n```sh\n([\s\S]*?)\n```/g;
-const examples = [...README.matchAll(MARKED)].map((m) => ({ name: m[1]!, script: m[2]! }));
+const examples = PAGES.flatMap((p) =>
+  [...p.text.matchAll(MARKED)].map((m) => ({ name: m[1]!, script: m[2]!, file: p.file })),
+);
 
 /** The quick start's first administrator, as its command sets it. */
 const quickStart = README.match(/AUTH_BOOTSTRAP_ADMIN_LOGIN=(\S+) AUTH_BOOTSTRAP_ADMIN_PASSWORD='([^']+)' npm start/);
@@ -80,9 +91,9 @@ function bash(script: string): Promise<{ code: number | null; out: string; err: 
   });
 }
 
-describe('README examples', () => {
+describe('documentation examples', () => {
   it('are marked, and each has a check', () => {
-    expect(examples.map((e) => e.name)).toEqual(Object.keys(CHECKS));
+    expect(examples.map((e) => e.name).sort()).toEqual(Object.keys(CHECKS).sort());
     // curl examples name the quick start's address (which the test replaces by its host's).
     for (const e of examples.filter((x) => x.script.includes('curl'))) {
       expect(e.script, e.name).toContain(`${README_ORIGIN}/api/auth/`);

@@ -1,6 +1,6 @@
 /**
- * Fault drill (issue 18): the Node host (`worker/node/main.ts` on a file database) killed with
- * SIGKILL in the middle of 200 parallel requests (session logins, password changes, API token
+ * Fault drill (docs/operations.md, "Fault drills"): the Node host (`worker/node/main.ts` on a file database) killed
+ * with SIGKILL in the middle of 200 parallel requests (session logins, password changes, API token
  * issues), then started again with the same SESSION_SECRET_KEY. Every write the host acknowledged
  * (a 2xx answer) is there and works; the file passes `PRAGMA integrity_check` and
  * `foreign_key_check`; the service's own invariants hold (below). Then a start with another

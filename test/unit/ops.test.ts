@@ -156,7 +156,7 @@ describe.each([
     expect(weak.code).toBe(1);
     expect(weak.err).toContain('refused by the password policy');
     expect(weak.err).toContain('at least 8 characters');
-    // The blocklist too (README, "Password blocklist"): a common password that passes the composition rules.
+    // The blocklist too (docs/security.md, "Password blocklist"): a common password that passes the composition rules.
     const common = await ops(s.url, ['reset-password', 'admin'], 'P@ssw0rd\n');
     expect(common.code).toBe(1);
     expect(common.err).toContain('not one of the most common passwords');

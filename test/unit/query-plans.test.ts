@@ -1,6 +1,6 @@
 /**
- * The lookups of every authenticated request and of every login use indexes (issue 15: the cost
- * per request must not grow with the number of accounts): EXPLAIN QUERY PLAN of the statements
+ * The lookups of every authenticated request and of every login use indexes (docs/performance.md, the growth scenario:
+ * the cost per request must not grow with the number of accounts): EXPLAIN QUERY PLAN of the statements
  * the service really sends, over a migrated database, shows no SCAN of users, sessions,
  * api_tokens or the lockout tables.
  */

@@ -1,5 +1,5 @@
 /**
- * The Node side of the operator's password blocklist (README, "Password blocklist"): the filter file
+ * The Node side of the operator's password blocklist (docs/security.md, "Password blocklist"): the filter file
  * named by AUTH_PASSWORD_BLOCKLIST_FILE, read once at start (the host, `npm run ops`, the bootstrap script).
  * A file that cannot be read or is not a filter stops the start: a blocklist silently missing would let
  * through what the operator meant to refuse.

@@ -1,8 +1,9 @@
 /**
- * `npm start` out of the box (issue 6): while BRIDGE_URL is empty and BRIDGE_EMBEDDED is on, the
- * Node host runs a development bridge on loopback, over the same mutual TLS as production, with
- * the development certificates beside BRIDGE_TLS_CERT (made with openssl when absent). LDAP then
- * works as soon as an LDAP server record exists. Production runs the bridge on-prem (README).
+ * `npm
+ * start` out of the box (docs/operations-bridge.md, "In short"): while BRIDGE_URL is empty and BRIDGE_EMBEDDED is on,
+ * the Node host runs a development bridge on loopback, over the same mutual TLS as production, with the development
+ * certificates beside BRIDGE_TLS_CERT (made with openssl when absent). LDAP then works as soon as an LDAP server record
+ * exists. Production runs the bridge on-prem (docs/operations-bridge.md).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';

@@ -52,7 +52,7 @@ export interface OpenedDatabase {
    * The handle of writes that need not wait for the disk: API-access events and the reservation of a
    * login attempt (architecture.md §6). Embedded file: a second connection, opened at its first use
    * (after prepareEmbedded), that commits without fsync (sqlite-client.ts `lazyDurability`), so these
-   * commits no longer hold the event loop on the disk (issue 15). Otherwise `db`.
+   * commits no longer hold the event loop on the disk (architecture.md §6). Otherwise `db`.
    */
   lazyDb(): Db;
   close(): void;

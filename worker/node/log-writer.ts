@@ -1,7 +1,7 @@
 /**
  * The Node host's log output: JSON lines on stdout, written in batches. A line per request (the
  * access log) written with console.log costs a system call and console's formatting each time,
- * about a tenth of an authenticated request's CPU (issue 15); here the lines of one turn of the
+ * about a tenth of an authenticated request's CPU (architecture.md §6); here the lines of one turn of the
  * event loop go out in one write, at the latest after the current I/O callbacks (setImmediate).
  * Writes to stdout are synchronous for files and pipes on Linux, so nothing is lost on a normal
  * exit or a crash: the buffer is flushed on `exit` (which uncaught exceptions and process.exit

@@ -24,11 +24,11 @@ export async function migrateDatabase(
   if (stamped !== undefined && stamped !== schemaName) await ensureSchemaStamp(db, schemaName);
   await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
   await ensureSchemaStamp(db, schemaName);
-  // Login keys are data, not schema: recomputed when their definition changes (README, Accounts).
+  // Login keys are data, not schema: recomputed when their definition changes (docs/security.md, "Logins").
   for (const login of await rekeyLogins(db)) {
     logger.warning('login key left unchanged: another live account has the new key; rename or delete one', { login });
   }
-  // Look-alike logins (README, Accounts): skeletons are filled here, never by SQL; accounts that already
+  // Look-alike logins (docs/security.md, "Logins"): skeletons are filled here, never by SQL; accounts that already
   // looked alike are reported at every start, never changed.
   for (const { login, other } of await fillLoginSkeletons(db)) {
     const msg = 'login looks like another live account login (same confusable skeleton): delete one of the two';

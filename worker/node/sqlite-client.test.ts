@@ -290,7 +290,7 @@ describe('lazyDurability: the WAL reaches the disk within flushAfterMs', () => {
   });
 });
 
-describe('another connection holding the lock (issue 18, fault drills)', () => {
+describe('another connection holding the lock (docs/operations.md, "Fault drills")', () => {
   const lockedClient = async () => {
     const path = join(dir, `locked-${Math.random().toString(36).slice(2)}.db`);
     const client = createEmbeddedClient(path, { busyTimeoutMs: 400 });

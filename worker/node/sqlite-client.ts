@@ -5,7 +5,7 @@
  *
  * Why not @libsql/client's own embedded client: it prepares every statement again at every call
  * and asks the engine for its columns twice, which made up a third of the CPU of an authenticated
- * request (issue 15); it also opens a connection per concurrent call (up to 20), each with its own
+ * request (architecture.md §6); it also opens a connection per concurrent call (up to 20), each with its own
  * page cache and without the busy timeout set on the first. Here:
  * - statements are cached by SQL text (drizzle builds the same text for the same query), at most
  *   STATEMENT_CACHE_SIZE, least recently used out first;

@@ -62,7 +62,7 @@ const STATUS_CODES: Record<number, ProblemCode> = {
 
 function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
-  // A database locked beyond the busy wait: 503 with Retry-After, not a 500 (README, Fault drills).
+  // A database locked beyond the busy wait: 503 with Retry-After, not a 500 (docs/operations.md, "Fault drills").
   if (isDatabaseBusy(err)) return databaseBusyProblem(err);
   if (err instanceof HTTPException) {
     const code = STATUS_CODES[err.status] ?? (err.status >= 500 ? 'INTERNAL' : 'MALFORMED_REQUEST');
@@ -89,7 +89,7 @@ function fieldErrors(
 /**
  * Makes `c.var` read the request's variables in place. Hono's `c.var` copies every variable into a
  * new object at each access (Object.fromEntries), and the code reads `c.var.x` a dozen times per
- * request: that copying was a measurable share of an authenticated request's CPU (issue 15). The
+ * request: that copying was a measurable share of an authenticated request's CPU (architecture.md §6). The
  * view reads through `c.get`, so it always shows the current values; it is read-only, as before.
  */
 function readVarsInPlace(c: Context<AppEnv>): void {
@@ -105,7 +105,7 @@ export function createApp(hostDeps: AppDeps): App {
   const env = hostDeps.config.env;
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
   // One bound on concurrent password hashing per process (edge: per isolate), for every request,
-  // admitted per client address (README, "Password checks under load").
+  // admitted per client address (docs/security.md, "Password checks under load").
   const slots = createHashSlots({
     concurrency: hashConcurrency(env, hostDeps.hashConcurrency),
     handOver: hostDeps.crossRequestWaits === true,
@@ -167,7 +167,7 @@ export function createApp(hostDeps: AppDeps): App {
       ),
   });
 
-  // The frame of every request, one middleware step (each step costs on the hot path, issue 15):
+  // The frame of every request, one middleware step (each step costs on the hot path, architecture.md §6):
   // the request ids and the per-request context before the route; after it, 405, the response
   // headers, metrics, background kicks and the access log line, for every answer (an error of the
   // frame's own steps, such as the body limit's 413 or an unreadable configuration, included).

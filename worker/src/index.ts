@@ -122,7 +122,7 @@ function build(env: Env): Instance {
       return undefined; // not migrated yet, or unreachable: the request meets that by itself
     }
   };
-  // AUTH_PASSWORD_BLOCKLIST_FILE (README, "Password blocklist"): workerd reads no files, so the filter is a
+  // AUTH_PASSWORD_BLOCKLIST_FILE (docs/security.md, "Password blocklist"): workerd reads no files, so the filter is a
   // static asset deployed with the worker. Where the Node host would refuse to start, every request is refused.
   let operatorList: { refusal: ProblemError | undefined } | undefined;
   const blocklist = async () => {

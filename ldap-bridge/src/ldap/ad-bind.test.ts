@@ -24,7 +24,7 @@ describe('AD bind sub-codes', () => {
     expect(adBindSubCode('invalid metadata 533')).toBeNull();
   });
 
-  it('maps each sub-code to the outcome the worker answers (see README, Active Directory)', () => {
+  it('maps each sub-code to the outcome the worker answers (docs/ldap.md, "Active Directory")', () => {
     const cases: [string, unknown][] = [
       ['533', { outcome: 'disabled', reason: 'account-disabled' }],
       ['701', { outcome: 'disabled', reason: 'account-expired' }],

@@ -5,7 +5,7 @@
  * of the request that fills or ages the batch; Node: a timer), a batch as ONE outbox row (its
  * events listed in `data.events`, their number in `events`). A row per event cost about 15 µs of
  * SQLite work per Bearer request (four B-trees: the table, its key and two indexes), a sixth of the
- * request (issue 15); a row per batch costs a fraction of a microsecond per event. The shipper
+ * request (architecture.md §6); a row per batch costs a fraction of a microsecond per event. The shipper
  * sends each event of a batch as its own document with its own id (`outboxEvents`), so the log
  * store, the logs endpoints and the dead letters still see one event per request.
  *
@@ -82,7 +82,7 @@ type BatchedEvent = [
 /**
  * Event ids for one batch, time-ordered (UUIDv7 layout: the batch's time in ms, then a sequence number
  * within the batch, then 48 random bits per batch). Random UUIDs land all over the outbox's primary
- * key index; these are appended at its end, which halved the cost of writing an event (issue 15).
+ * key index; these are appended at its end, which halved the cost of writing an event (architecture.md §6).
  * Unique: two batches differ by time or by their random bits, two events of a batch by sequence.
  */
 export function batchEventIds(now: number): () => string {

@@ -1,5 +1,5 @@
 /**
- * Admission of password work (README, "Password checks under load"; architecture.md §4): every
+ * Admission of password work (docs/security.md, "Password checks under load"; architecture.md §4): every
  * password check or hash of a request is admitted per client address before anything is hashed,
  * read or written, then runs in one of a bounded number of hashing slots.
  *
@@ -43,7 +43,7 @@ const RETRY_AFTER_S = 1;
 const SWEEP_EVERY_MS = 1_000;
 const SWEEP_ABOVE = 1_000;
 
-/** The per-address bound (README, "Password checks under load"). */
+/** The per-address bound (docs/security.md, "Password checks under load"). */
 export interface AddressBound {
   /** Pieces of work one address may have running or waiting at once. */
   inFlight: number;

@@ -123,7 +123,7 @@ export async function authenticateLocalPassword(
   // waiting place is taken, the 503 comes before anything is counted (never a failed login).
   const checked = await ctx.verifier.limit(ctx.request?.ip ?? null, async () => {
     // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
-    // connection the commit does not wait for the disk (issue 15): atomicity is the same, a crash of
+    // connection the commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of
     // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
     // is then committed with an fsync before its answer, which makes this reservation durable too.
     const rdb = ctx.lazyDb ?? db;

@@ -1,8 +1,8 @@
 /**
  * Password composition policy (specification, "Password policy"): length bounds and minimum
- * counts of special characters, digits, lower- and upper-case letters; and the blocklist rules (README,
- * "Password blocklist"): not a common password, not containing the login or the service name. Pure: no
- * I/O, no runtime APIs (the console runs it in the browser, without the blocklist).
+ * counts of special characters, digits, lower- and upper-case letters; and the blocklist rules
+ * (docs/security.md, "Password blocklist"): not a common password, not containing the login or the service name. Pure:
+ * no I/O, no runtime APIs (the console runs it in the browser, without the blocklist).
  */
 import type { ConfigSnapshot } from '../config/index.js';
 import type { PasswordSet } from './blocklist/filter.js';
@@ -30,7 +30,8 @@ export interface PasswordContext {
 
 /**
  * The shortest login (or service name) a password must not contain, in code points: a shorter one
- * ("al", "bob") is a fragment of too many unrelated passwords to refuse them all (README, "Password blocklist").
+ * ("al", "bob") is a fragment of too many unrelated passwords to refuse them all (docs/security.md, "Password
+ * blocklist").
  */
 export const CONTEXT_WORD_MIN = 4;
 

@@ -1,5 +1,5 @@
 /**
- * Issuing an API token needs a recent proof of the password (issue 19): a token outlives sessions
+ * Issuing an API token needs a recent proof of the password (docs/security.md, "API tokens"): a token outlives sessions
  * and password changes, so it must not be minted by whatever holds a session cookie for long, by
  * an OAuth access token (it leaks more easily: docs pages, scripts) or by an OIDC login (the
  * provider, not the password, vouched for it).

@@ -27,7 +27,7 @@ export const superAccess = {
 };
 
 /**
- * Accounts lent rights may not change (README, "Super-access"): those with administrator rights (the
+ * Accounts lent rights may not change (docs/security.md, "Super-access"): those with administrator rights (the
  * role, or super-access of their own) and auditors, who read the audit trail that records what
  * super-access did. A holder who could reset their password or change their address could keep the
  * account (and mint API tokens as it) after the loan ends.

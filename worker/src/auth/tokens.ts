@@ -65,7 +65,7 @@ const nodeHash = (
  * Hex SHA-256 of a token, the only form stored. Synchronous: on Node, WebCrypto's digest goes
  * through the thread pool, which costs more than hashing 47 bytes. Node's one-shot `hash` where
  * there is one (0.3 µs), else @noble/hashes (about 2 µs: the edge). Every Bearer request hashes
- * its token before its cached lookup (issue 15).
+ * its token before its cached lookup (architecture.md §6).
  */
 export function tokenHash(token: string): string {
   return nodeHash ? nodeHash('sha256', token) : bytesToHex(sha256(utf8ToBytes(token)));

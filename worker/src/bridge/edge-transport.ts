@@ -21,7 +21,7 @@ export function edgeBridgeTransport(baseUrl: string, binding: Fetcher | undefine
   return async (path, { timeoutMs, ...init }) => {
     if (!send)
       throw new BridgeBindingMissingError(
-        `BRIDGE_URL ${base} needs the mtls_certificates binding BRIDGE_MTLS (see README)`,
+        `BRIDGE_URL ${base} needs the mtls_certificates binding BRIDGE_MTLS (docs/operations-bridge.md §5)`,
       );
     return send(`${base}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) } as RequestInit);
   };

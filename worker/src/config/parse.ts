@@ -24,7 +24,7 @@ export class ConfigError extends Error {
 const TRUE = new Set(['true', '1']);
 const FALSE = new Set(['false', '0']);
 
-/** What a definition expects, in words, for error messages and the README. */
+/** What a definition expects, in words, for error messages and docs/configuration.md. */
 export function describeExpected(def: VarDef): string {
   switch (def.type) {
     case 'integer':
@@ -122,7 +122,7 @@ export function parseValue<K extends VarName>(
   return { ok: false, issue: configIssue(name, raw, result.expected, origin) };
 }
 
-/** Renders a typed value back to the text form the parser accepts (for the UI and the README). */
+/** Renders a typed value back to the text form the parser accepts (for the UI and docs/configuration.md). */
 export function formatValue(def: VarDef, value: unknown): string {
   if (def.type === 'list') return (value as readonly string[]).join(',');
   if (def.type === 'boolean') return value ? 'True' : 'False';

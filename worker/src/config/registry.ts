@@ -1,7 +1,7 @@
 /**
  * The registry of every configuration variable of the specification (and the few deployment
  * variables this implementation adds). Nothing else in the code knows a variable's environment
- * name, type or default: the resolver reads them from here, and so do the README table and tests.
+ * name, type or default: the resolver reads them from here, and so do the table of docs/configuration.md and tests.
  */
 import { checkProxyRange } from '../http/ip-ranges.js';
 import { AUDIT_INDEX_PREFIX, IndexPatternSchema } from '../../../schema/bridge/index.js';
@@ -120,7 +120,7 @@ function pem(value: string): string | null {
     ? null
     : 'PEM certificate content (-----BEGIN CERTIFICATE----- ...)';
 }
-/** AUDIT_*_PATTERN: one pattern under the service's own prefix (README "Audit logs"), never another index. */
+/** AUDIT_*_PATTERN: one pattern under the service's own prefix (docs/audit-logs.md), never another index. */
 function auditPattern(value: string): string | null {
   return IndexPatternSchema.safeParse(value).success
     ? null

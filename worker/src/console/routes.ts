@@ -1,7 +1,7 @@
 /**
  * The web console's pages, ROOT_PATH + /ui/... (architecture.md §8): HTML shells rendered here in
  * the visitor's language, whose one script calls the public API with the session cookie. Not API
- * operations, so not in the OpenAPI description (README, "Web console").
+ * operations, so not in the OpenAPI description (docs/console.md).
  */
 import { setCookie } from 'hono/cookie';
 import { browserPageCsp } from '../errtrack/page-csp.js';

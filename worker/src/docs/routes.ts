@@ -137,7 +137,9 @@ const DATABASE_BUSY =
   'the database is busy (locked by another connection past the 5 s wait): ' +
   'retry after Retry-After; nothing was written or counted';
 
-/** Documents the 503 of a busy database (README, Fault drills) on every operation: any may meet the lock. */
+/**
+ * Documents the 503 of a busy database (docs/operations.md, "Fault drills") on every operation: any may meet the lock.
+ */
 function withDatabaseBusy<D extends { paths?: object }>(doc: D): D {
   for (const ops of Object.values(doc.paths ?? {}) as object[]) {
     for (const op of Object.values(ops) as BodyOperation[]) {

@@ -1,5 +1,5 @@
 /**
- * The first-run page's one-time code (README "First run"): a loopback client is not proof enough
+ * The first-run page's one-time code (docs/security.md, "First administrator"): a loopback client is not proof enough
  * that the person is on this machine (a reverse proxy there that adds no forwarding header makes
  * every client look local), so the form also asks for a code that only the service's terminal or
  * log shows, as Jupyter's token and Grafana's first run do. `npm start` issues a new one at each

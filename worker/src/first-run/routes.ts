@@ -35,9 +35,14 @@ const CLAIM_KEY = 'first_admin';
 
 const Form = z
   .object({
-    code: z.string().max(100).openapi({
-      description: 'the one-time code that `npm start` (or `npm run dev:edge`) printed at start (README, First run)',
-    }),
+    code: z
+      .string()
+      .max(100)
+      .openapi({
+        description:
+          'the one-time code that `npm start` (or `npm run dev:edge`) printed at start (docs/security.md, "First ' +
+          'administrator")',
+      }),
     login: LoginSchema,
     password: z.string().min(1).max(1024),
     passwordRepeat: z.string().max(1024).optional().openapi({ description: 'when sent, must equal password' }),

@@ -97,7 +97,7 @@ export interface BodyLimitOptions {
 /**
  * The Node host's body of an announced length within the limit, read from the Node request itself
  * (node:http stops at Content-Length): building the Fetch Request, its stream and its abort signal
- * only to read a login's few bytes cost more than the rest of the request (issue 15).
+ * only to read a login's few bytes cost more than the rest of the request (architecture.md §6).
  */
 async function readAnnounced(incoming: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Uint8Array[] = [];
@@ -136,7 +136,7 @@ async function boundJson(c: Context<AppEnv>): Promise<void> {
 export function limitBody(o: BodyLimitOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // A request without a body passes without touching `body`, which spares the Node host building
-    // a full Request, with its stream and its abort signal (issue 15). Without Content-Length and
+    // a full Request, with its stream and its abort signal (architecture.md §6). Without Content-Length and
     // Transfer-Encoding, an HTTP/1.1 request has no body (RFC 9112 §6.3): every request the Node
     // host gets (node:http speaks HTTP/1.1). The edge may get HTTP/2 bodies, which announce neither,
     // so there only a GET or HEAD passes that way (no handler reads their bodies). Content-Length: 0

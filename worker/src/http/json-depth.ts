@@ -1,5 +1,5 @@
 /**
- * The nesting bound of JSON request bodies (README "Request bodies"). A body within the size limit
+ * The nesting bound of JSON request bodies (docs/api.md, "Request bodies"). A body within the size limit
  * can still nest 30,000 arrays deep; code that walks a parsed value recursively (validation, the
  * serialisation of a call to the bridge) would then overflow the stack. Every JSON body is therefore
  * measured once, on its text and without recursion, before any handler parses it: deeper than

@@ -1,6 +1,6 @@
 /**
  * Request headers read, and the frame's response headers written, on the Node host's own
- * messages instead of through Fetch `Headers` (issue 15; architecture.md §6).
+ * messages instead of through Fetch `Headers` (architecture.md §6).
  *
  * @hono/node-server hands the app the Node request and response (AppDeps.nodeMessages). Reading one
  * header through `c.req.header` first builds a Fetch `Headers` of every request header (each name

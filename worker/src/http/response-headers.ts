@@ -3,7 +3,7 @@
  * the request id and the security headers below. They are fixed strings, built once, and set in
  * one loop on the response's headers: Hono's `secureHeaders` middleware set eleven, one more
  * middleware step per request, and was about a sixth of the CPU of an unauthenticated request
- * (issue 15; architecture.md §6).
+ * (architecture.md §6).
  *
  * The set is what an API and its few pages need (OWASP's REST security and HTTP headers cheat
  * sheets). Left out, as having no effect in today's browsers for this service: X-XSS-Protection

@@ -5,7 +5,7 @@
  * same place (`/v4/users/me/tokens/:tokenId` beside `/v4/users/:userId/...`, both fixed by the
  * specification) make its single regular expression ambiguous, so Hono falls back to the
  * TrieRouter, which splits the path and walks the trie on every request: about 3 % of an
- * authenticated request's CPU (issue 15). A match depends on nothing but the method and the path
+ * authenticated request's CPU (architecture.md §6). A match depends on nothing but the method and the path
  * once the routes are added, so it is kept here, keyed by both, and handed out again (as Hono's
  * RegExpRouter hands out its static matches; Hono only reads them).
  *

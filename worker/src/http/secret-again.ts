@@ -1,5 +1,5 @@
 /**
- * The rule every stored secret follows (README, "LDAP accounts" and "Mail and notifications"): a change that would
+ * The rule every stored secret follows (docs/ldap.md and docs/mail.md): a change that would
  * send a stored secret somewhere it did not go before (another server, the clear, another CA) must
  * carry the secret again in the same request, or whoever may edit the record or setting could point
  * it at their own server and read a secret that is "never returned". Used by the LDAP server and

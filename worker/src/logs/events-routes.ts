@@ -1,6 +1,6 @@
 /**
- * The simple form (issue 14.6): GET /v3/logs/{audit_log_type}/events finds events by user, client
- * IP, outcome, event types and time range without query DSL, a page at a time; /export streams
+ * The simple form (docs/audit-logs.md, "Simple form"): GET /v3/logs/{audit_log_type}/events finds events by user,
+ * client IP, outcome, event types and time range without query DSL, a page at a time; /export streams
  * every match as NDJSON or CSV.
  */
 import { z } from '@hono/zod-openapi';

@@ -1,5 +1,5 @@
 /**
- * The simple form of the logs endpoints (issue 14.6): events by user, client IP, outcome, event
+ * The simple form of the logs endpoints (docs/audit-logs.md, "Simple form"): events by user, client IP, outcome, event
  * types and time range, newest first, paged with an opaque cursor (the last event's sort values,
  * base64url JSON, for `search_after`), and the pages that the export streams.
  */

@@ -1,6 +1,6 @@
 /**
- * The export of the simple form (issue 14.6): every matching event, newest first, as NDJSON or CSV,
- * streamed page by page through the store with `search_after`, never held whole in memory. Bounded:
+ * The export of the simple form (docs/audit-logs.md, "Simple form"): every matching event, newest first, as NDJSON or
+ * CSV, streamed page by page through the store with `search_after`, never held whole in memory. Bounded:
  * a form matching more than EXPORT_MAX_EVENTS events is refused before anything is sent (narrow the
  * time range), so an export is never silently cut short.
  */

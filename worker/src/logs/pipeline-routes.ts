@@ -1,4 +1,7 @@
-/** GET /v3/logs/pipeline (issue 14.7): the audit outbox per stream and the shipping job's last run. */
+/**
+ * GET /v3/logs/pipeline (docs/audit-logs.md, "Pipeline health"): the audit outbox per stream and the shipping job's
+ * last run.
+ */
 import { z } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';

@@ -1,6 +1,6 @@
 /**
- * Health of the audit pipeline (issue 14.7): per stream, what waits in the outbox for the log store
- * (undelivered and not dead), how old the oldest such event is, how many dead letters the store
+ * Health of the audit pipeline (docs/audit-logs.md, "Pipeline health"): per stream, what waits in the outbox for the
+ * log store (undelivered and not dead), how old the oldest such event is, how many dead letters the store
  * refused for good, and the last delivery error; and the last run of the shipping job. Counts are
  * of events: a row of batched API-access events counts its `events`.
  */

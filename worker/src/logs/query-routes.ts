@@ -73,7 +73,7 @@ const AuditLogTypes = z
 
 const SearchBody = z.record(z.string(), z.unknown()).openapi('LogSearchBody', {
   description: [
-    `The store's _search query DSL, checked against the allow-list (README, "Audit logs"): query, post_filter,`,
+    `The store's _search query DSL, checked against the allow-list (docs/audit-logs.md): query, post_filter,`,
     `from, size (from + size ≤ ${MAX_RESULT_WINDOW}), sort, _source, aggs, track_total_hits, search_after.`,
     `Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile,`,
     `explain, slice,`,

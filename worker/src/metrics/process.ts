@@ -117,7 +117,7 @@ export const restrictions = processRegistry.counter(
   ['kind'],
 );
 
-/** New passwords refused by a blocklist rule (README, "Password blocklist"), by rule. */
+/** New passwords refused by a blocklist rule (docs/security.md, "Password blocklist"), by rule. */
 export const blocklistRefusals = processRegistry.counter(
   'auth_password_blocklist_refusals_total',
   'new passwords refused by a blocklist rule: common_password (the bundled or the operator list), contains_login ' +

@@ -1,5 +1,5 @@
 /**
- * GET ROOT_PATH/metrics (issue 18.4): Prometheus text format for operators, behind the Bearer
+ * GET ROOT_PATH/metrics (docs/operations.md, "Metrics"): Prometheus text format for operators, behind the Bearer
  * token AUTH_METRICS_TOKEN (unset: 404). The per-request instrumentation (`observeRequest`) is
  * called by app.ts after each response. architecture.md §7.
  */
@@ -59,7 +59,7 @@ const metricsRoute = createRoute({
   tags: ['health'],
   summary: 'Metrics for operators (Prometheus text format)',
   description: [
-    'The Prometheus text exposition format 0.0.4, for scraping (README, "Metrics").',
+    'The Prometheus text exposition format 0.0.4, for scraping (docs/operations.md, "Metrics").',
     'Credential: `Authorization: Bearer <AUTH_METRICS_TOKEN>`; while AUTH_METRICS_TOKEN is unset the endpoint',
     'answers 404 (disabled). Counted by the process (edge: the isolate) that answers:',
     '`auth_http_requests_total{method,route,status}` and `auth_http_request_duration_seconds` (route patterns,',

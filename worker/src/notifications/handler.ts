@@ -134,7 +134,7 @@ async function handleBatch(s: HandleScope, rows: OutboxRow[], result: HandleResu
     if (!plan) continue;
     let link: string | undefined;
     // A link only while the account still has the password it was created with (a change since, a
-    // block, ended the links and must not be followed by one: README, "What ends what").
+    // block, ended the links and must not be followed by one: docs/security.md, "What ends what").
     const unchanged = user.status === 'active' && (user.passwordChangedAt ?? 0) <= row.at;
     if (plan.kind === 'account_created' && user.email && unchanged) {
       const token = mintToken();

@@ -12,7 +12,7 @@ export function escapeHtml(text: string): string {
 
 export type Language = 'ru' | 'en';
 
-/** The kinds of notification (README, "Mail and notifications"). */
+/** The kinds of notification (docs/mail.md). */
 export const NOTIFICATION_KINDS = [
   'account_locked',
   'account_blocked_inactivity',

@@ -1,5 +1,5 @@
 /**
- * Password reset by mail (README, "Mail and notifications"):
+ * Password reset by mail (docs/mail.md):
  *
  * - A request names a login or an e-mail address and is answered alike whatever it finds (202, the
  *   same body): the same work is done either way (a token is minted, hashed and its link sealed),
@@ -13,7 +13,7 @@
  * - Confirming applies the password policy and history, ends every session, revokes every API token
  *   (whoever resets may be recovering from a compromise, as after an administrator's reset), ends
  *   a failed-login lock and the account's other links, and is audited. Every other password change, a
- *   block and an e-mail change end the account's links too (README, "What ends what").
+ *   block and an e-mail change end the account's links too (docs/security.md, "What ends what").
  */
 import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';

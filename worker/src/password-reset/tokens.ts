@@ -2,7 +2,7 @@
  * Single-use links that set a password (a reset requested by mail, a new account's first password):
  * 256 random bits, shown only in the mail (sealed in the notification until it is sent), stored only
  * as a SHA-256, expiring, and used at most once. Every password change, a block and an e-mail change
- * end the account's outstanding links in their own transaction (README, "What ends what"), and a
+ * end the account's outstanding links in their own transaction (docs/security.md, "What ends what"), and a
  * link is stored only while the account is as it was read (so none is minted across such a change).
  */
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';

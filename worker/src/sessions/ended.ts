@@ -1,5 +1,5 @@
 /**
- * Why a session token no longer authenticates (issue 20): told only to whoever holds a token that
+ * Why a session token no longer authenticates (docs/security.md, "Sessions"): told only to whoever holds a token that
  * we signed, since the session's row (and its reason) is looked up only after the signature is
  * verified. Anything else, or a deleted account, keeps the generic answer.
  */

@@ -1,5 +1,5 @@
 /**
- * Where the mail password may go (README, "Mail and notifications"): the LDAP/OIDC rule of
+ * Where the mail password may go (docs/mail.md): the LDAP/OIDC rule of
  * http/secret-again.ts for the Mail settings. A change of EMAIL_HOST or EMAIL_PORT, or EMAIL_USE_TLS
  * turned off, needs EMAIL_HOST_PASSWORD in the same request; the environment's password never goes
  * to a server set through the settings API; and credentials never travel without TLS. Checked on

@@ -1,5 +1,5 @@
 /**
- * A small in-process cache of the lookups behind every authenticated request (issue 15): an API
+ * A small in-process cache of the lookups behind every authenticated request (architecture.md §6): an API
  * token's account, a session's row and account. Without it, every Bearer or cookie request costs
  * a database query; with it, at most one per credential per second.
  *

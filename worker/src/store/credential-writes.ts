@@ -1,5 +1,5 @@
 /**
- * Which writes can change who a credential authenticates (issue 15): any statement that inserts,
+ * Which writes can change who a credential authenticates (architecture.md §6): any statement that inserts,
  * updates or deletes rows of `users`, `sessions` or `api_tokens`, except the touches that only
  * record activity (last use of a token, last request of a session, last activity of an account).
  * The database handle (createDb) counts them, in this process or isolate, in `credentialEpoch`:

@@ -1,8 +1,8 @@
 /**
  * Recognising a database that is there but cannot serve now: locked by another connection beyond
  * the busy wait (SQLITE_BUSY, SQLITE_LOCKED; the embedded engine and libSQL over HTTP report the
- * same codes). Such a failure is the caller's 503 with Retry-After, never a 500 (issue 18): nothing
- * was written, and the same request may succeed a moment later.
+ * same codes). Such a failure is the caller's 503 with Retry-After, never a 500 (docs/operations.md, "Fault drills"):
+ * nothing was written, and the same request may succeed a moment later.
  */
 import { ProblemError } from '../http/problem.js';
 

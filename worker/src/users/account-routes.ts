@@ -316,7 +316,7 @@ export function registerAccountAdmin(app: App): void {
       role: user.role,
       sessionLimit: user.sessionLimit,
     };
-    // A new address ends the links mailed to the old one (README, "What ends what").
+    // A new address ends the links mailed to the old one (docs/security.md, "What ends what").
     const newAddress = body.email !== undefined && body.email !== user.email;
     await updateAccount(ctx, user, body, {
       audit: { type: 'user.updated', data: { before, after: body } },
@@ -335,7 +335,7 @@ export function registerAccountAdmin(app: App): void {
     const user = await target(c);
     const ctx = adminContext(c);
     // Sessions and reset/welcome links end for good (an unblock must not revive an unattended
-    // browser or an old mail); API tokens are only refused while blocked (README, "What ends what").
+    // browser or an old mail); API tokens are only refused while blocked (docs/security.md, "What ends what").
     await updateAccount(
       ctx,
       user,

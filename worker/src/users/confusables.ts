@@ -1,5 +1,5 @@
 /**
- * The confusable skeleton of a login (README, Accounts: look-alike logins): two logins with the same
+ * The confusable skeleton of a login (docs/security.md, "Look-alike logins"): two logins with the same
  * skeleton look alike (`admin`, `аdmin` with a Cyrillic а), whatever their keys. Unicode TR #39's
  * skeleton (NFD, each character mapped to its prototype by confusables.txt, NFD) of the login key,
  * case-folded again with the key's folding since confusables.txt's prototypes keep their case

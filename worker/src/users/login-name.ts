@@ -64,7 +64,7 @@ const PHONETIC = /[\u1D00-\u1DBF]/u;
 const KEY_CHARS = /^[\p{L}\p{Nd}._@-]+$/u;
 
 /**
- * Why a login already made of allowed characters is still refused (README, Accounts: look-alike
+ * Why a login already made of allowed characters is still refused (docs/security.md, "Look-alike
  * logins): PRECIS IdentifierClass (RFC 8264 §4.2, as RFC 8265 applies it after width mapping) refuses
  * compatibility characters (NFKC changes them: `𝟏`, `ﬁ`, `ſ`), title-case letters and old Hangul
  * jamo; phonetic letters are refused as technical; and a character whose case folding is not letters

@@ -94,7 +94,7 @@ function inactivityBlock(
   return [
     event('account.blocked', { reason: 'inactivity', ...audit.data }),
     ...(audit.refused ? [event('login.refused', { reason: 'blocked:inactivity', ...audit.refused })] : []),
-    // A block ends the sessions and reset/welcome links for good, whoever blocks (README, "What ends what").
+    // A block ends the sessions and reset/welcome links for good, whoever blocks (docs/security.md, "What ends what").
     endSessionsStatement(db, subject.id, now, 'block', { when: blockable }),
     revokeDevicesStatement(db, subject.id, blockable),
     endUserLinks(db, subject.id, now, blockable),

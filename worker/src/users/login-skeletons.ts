@@ -1,5 +1,5 @@
 /**
- * Look-alike logins (README, Accounts): the checks by confusable skeleton (users/confusables.ts) of a
+ * Look-alike logins (docs/security.md, "Logins"): the checks by confusable skeleton (users/confusables.ts) of a
  * new account's login against the live accounts and the reservations of deleted logins, and the
  * start's filling of the skeleton columns (after the migrations, which cannot compute them).
  */

@@ -165,7 +165,8 @@ export function registerMe(app: App): void {
         now,
         actor: user,
         request: c.var.scope.request,
-        // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (README).
+        // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (docs/security.md, "What ends
+        // what").
         ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
       });
     });

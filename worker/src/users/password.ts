@@ -60,7 +60,7 @@ export interface SetPasswordOptions {
   /** Set by an admin reset: the user must change it at the next login. */
   mustChange?: boolean;
   /**
-   * What the change ends in the same transaction (README, "What ends what"): the user's sessions
+   * What the change ends in the same transaction (docs/security.md, "What ends what"): the user's sessions
    * except `keepSession` (the session a user changed their password with), and the API tokens.
    */
   ends: { reason: 'password_change' | 'admin_reset' | 'password_reset'; keepSession?: string; tokens: boolean };
@@ -105,7 +105,7 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
     endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
     revokeDevicesStatement(o.db, user.id),
     ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),
-    // Whoever changes it, the reset and welcome links of the old password end (README, "What ends what").
+    // Whoever changes it, the reset and welcome links of the old password end (docs/security.md, "What ends what").
     endUserLinks(o.db, user.id, o.now),
     auditInsert(o.db, o.now, {
       stream: self ? 'crud_user' : 'crud_admin',

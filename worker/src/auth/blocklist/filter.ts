@@ -1,5 +1,5 @@
 /**
- * The compact form of a password blocklist (README, "Password blocklist"): a Bloom filter over the
+ * The compact form of a password blocklist (docs/security.md, "Password blocklist"): a Bloom filter over the
  * lower-cased UTF-8 passwords, so that a list of any size costs a fixed number of bits per entry and a
  * lookup costs `k` bit tests. A filter never misses a listed password; an unlisted one is reported as
  * listed with the false-positive rate chosen at compile time (`npm run blocklist:compile`), which only

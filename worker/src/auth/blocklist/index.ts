@@ -1,5 +1,5 @@
 /**
- * The password blocklist a host checks new passwords against (README, "Password blocklist"): the bundled
+ * The password blocklist a host checks new passwords against (docs/security.md, "Password blocklist"): the bundled
  * filter of common passwords, plus the operator's filter when the host loaded one at start
  * (AUTH_PASSWORD_BLOCKLIST_FILE). One per process (Node) or isolate (edge), like the bundled code itself.
  */
@@ -35,7 +35,10 @@ export function describeBlocklist(filter: BloomFilter | undefined, path: string)
   return `password blocklist ${path}: ${filter.n} passwords, ${filter.bytes.length} bytes, false-positive rate ${rate}`;
 }
 
-/** The file extension of a compiled filter; the static-file route never serves one (README, "Password blocklist"). */
+/**
+ * The file extension of a compiled filter; the static-file route never serves one (docs/security.md, "Password
+ * blocklist").
+ */
 export const FILTER_EXTENSION = '.pwbf';
 
 /**
