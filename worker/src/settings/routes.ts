@@ -117,8 +117,9 @@ const update = protectedRoute(adminOnly(superAccess.refused('change settings')),
     'password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters ' +
     'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
     'USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad ' +
-    'variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds (the error-tracking ' +
-    'variable PROFILE after a restart).\n\nThe mail password follows no new server: a change of EMAIL_HOST or EMAIL_PORT, or ' +
+    'variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds ' +
+    '(the error-tracking variable PROFILE after a restart).\n\nThe mail password follows no new server: a ' +
+    'change of EMAIL_HOST or EMAIL_PORT, or ' +
     'EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set ' +
     '(else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go ' +
     'without TLS).',
