@@ -149,7 +149,7 @@ describe('priority: UI → environment → default', () => {
     expect(loads).toBe(1);
   });
 
-  it('a request never waits while the snapshot is younger than staleMs: the refresh runs in the background', async () => {
+  it('no request waits while the snapshot is younger than staleMs: it is refreshed in the background', async () => {
     let now = 0;
     let saved: Record<string, string> = { AUTH_FAILED_COUNT: '9' };
     let loads = 0;
