@@ -4,7 +4,7 @@
  * dev server). Each host gets its own temporary database.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -227,6 +227,11 @@ export async function startEdgeTestHost(
 
   const port = await freePort();
   const inspector = await freePort();
+  // Its own copy of the static assets: `wrangler dev` watches its assets folder and restarts the
+  // worker on any change there, and other suites write into static/ while this host runs (a test's
+  // blocklist filter, the console build of the other HTTP project when both run at once).
+  const assets = join(dir, 'static');
+  cpSync(join(ROOT, 'static'), assets, { recursive: true });
   const args = [
     'wrangler',
     'dev',
@@ -236,6 +241,8 @@ export async function startEdgeTestHost(
     String(port),
     '--inspector-port',
     String(inspector),
+    '--assets',
+    assets,
     '--show-interactive-dev-session=false',
     '--log-level',
     o.workerLogs ? 'log' : 'info',
