@@ -18,7 +18,7 @@ afterEach(async () => {
   await new Promise((r) => server?.close(r));
 });
 
-/** A server that holds the requests `held` picks by number (no answer until their client leaves); the others get 200. */
+/** A server that holds the requests `held` picks by number (no answer until the client leaves); others get 200. */
 async function serve(held: (n: number) => boolean): Promise<{ origin: string; seen: () => number }> {
   let n = 0;
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
