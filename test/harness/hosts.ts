@@ -172,7 +172,9 @@ export async function startNodeTestHost(
   const out = capture(child);
   let m: RegExpMatchArray;
   try {
-    m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 30_000);
+    // As long as the edge host's wait: with both HTTP projects at once (.ci/run), hosts start while the
+    // other project's host starts or runs, and a start took more than 30 s on a loaded machine.
+    m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 90_000);
   } catch (err) {
     // A host that did not start must not outlive the test (it would load the machine).
     await stopChild(child);
