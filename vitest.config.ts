@@ -7,7 +7,9 @@ const http = (host: 'node' | 'edge') => ({
     globalSetup: ['test/harness/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // One host per project; files share it, so run them one after another.
+    // One host per project; files share it, so run them one after another. Projects of one vitest
+    // run share its workers (one on a 2-core machine): .ci/run runs the two HTTP projects as two
+    // processes at once (docs/architecture.md, "Testing").
     fileParallelism: false,
   },
 });

@@ -4,7 +4,7 @@
  * dev server). Each host gets its own temporary database.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -172,7 +172,9 @@ export async function startNodeTestHost(
   const out = capture(child);
   let m: RegExpMatchArray;
   try {
-    m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 30_000);
+    // As long as the edge host's wait: with both HTTP projects at once (.ci/run), hosts start while the
+    // other project's host starts or runs, and a start took more than 30 s on a loaded machine.
+    m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 90_000);
   } catch (err) {
     // A host that did not start must not outlive the test (it would load the machine).
     await stopChild(child);
@@ -227,6 +229,11 @@ export async function startEdgeTestHost(
 
   const port = await freePort();
   const inspector = await freePort();
+  // Its own copy of the static assets: `wrangler dev` watches its assets folder and restarts the
+  // worker on any change there, and other suites write into static/ while this host runs (a test's
+  // blocklist filter, the console build of the other HTTP project when both run at once).
+  const assets = join(dir, 'static');
+  cpSync(join(ROOT, 'static'), assets, { recursive: true });
   const args = [
     'wrangler',
     'dev',
@@ -236,6 +243,8 @@ export async function startEdgeTestHost(
     String(port),
     '--inspector-port',
     String(inspector),
+    '--assets',
+    assets,
     '--show-interactive-dev-session=false',
     '--log-level',
     o.workerLogs ? 'log' : 'info',
