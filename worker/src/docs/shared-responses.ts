@@ -4,6 +4,7 @@
  * clients know every status an operation can answer. A route's own entry for a status (with a
  * more specific description) is kept.
  */
+import { SELF_LIMITED_BODIES } from '../http/body-limit.js';
 import { listOperations, type ApiDocument, type OperationEntry } from './document.js';
 
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
@@ -31,8 +32,8 @@ const SHARED: Record<number, { name: string; description: string }> = {
   413: {
     name: 'PayloadTooLarge',
     description:
-      'The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: ' +
-      'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered',
+      'The body is larger than AUTH_MAX_BODY_SIZE, announced or counted while reading: refused before it is ' +
+      'buffered. Any request is bounded, whatever its method, also one to an operation that takes no body',
   },
   415: { name: 'UnsupportedMediaType', description: "The Content-Type is not one of the request body's media types" },
   422: {
@@ -53,10 +54,12 @@ const VALIDATED_BODY = /^(application\/([a-z.-]+\+)?json|application\/x-www-form
 
 /** The statuses an operation can answer because of its shape alone. */
 export function sharedStatuses(op: OperationEntry): number[] {
-  const statuses = new Set<number>([500]);
-  // A body is malformed (400), too large (413) or of another media type (415); JSON and form bodies
-  // are validated against their schema (422), other media types (the Sentry tunnel's) are not.
-  if (op.requestBody) for (const s of [400, 413, 415]) statuses.add(s);
+  // Any request may carry a body, and the body limit bounds every one before its route runs (413:
+  // http/body-limit.ts), so an operation without a request body answers it too.
+  const statuses = new Set<number>([413, 500]);
+  // A body is malformed (400) or of another media type (415); JSON and form bodies are validated
+  // against their schema (422), other media types (the Sentry tunnel's) are not.
+  if (op.requestBody) for (const s of [400, 415]) statuses.add(s);
   if (Object.keys(op.requestBody?.content ?? {}).some((type) => VALIDATED_BODY.test(type))) statuses.add(422);
   // Declared parameters (path, query, header, cookie) are validated before the handler runs.
   if (op.parameters?.length) statuses.add(422);
@@ -76,8 +79,14 @@ export function addSharedResponses<D extends ApiDocument>(doc: D): D {
   const responses = (components.responses ??= {});
   for (const { name, description } of Object.values(SHARED))
     responses[name] = { description, content: PROBLEM_CONTENT };
-  for (const { op } of listOperations(doc)) {
+  for (const { path, op } of listOperations(doc)) {
     const declared = (op.responses ??= {});
+    // A path that bounds its body itself: its 413 names its own limit.
+    const ownLimit = SELF_LIMITED_BODIES[path];
+    if (ownLimit) {
+      const description = `The body is larger than ${ownLimit}, announced or counted while reading`;
+      declared['413'] = { description, content: PROBLEM_CONTENT };
+    }
     for (const status of sharedStatuses(op)) {
       declared[String(status)] ??= { $ref: `#/components/responses/${SHARED[status]!.name}` };
     }
