@@ -88,6 +88,15 @@ describe('the document', () => {
     });
   });
 
+  it('gives every operation a success answer: a 2xx, or the redirects of the OIDC browser flow', () => {
+    // The one check Redocly's operation-2xx-response would make, with its exception (redocly.yaml).
+    for (const { method, path, op } of operationsOf(doc)) {
+      const success = Object.keys(op.responses as JsonObject).filter((s) => /^2/.test(s));
+      if (path.startsWith('/v3/oidc/')) expect(success, `${method} ${path}`).toEqual([]);
+      else expect(success.length, `${method.toUpperCase()} ${path}`).toBeGreaterThan(0);
+    }
+  });
+
   it('declares the security of every operation: none (`[]`) on the public ones', () => {
     for (const { method, path, op } of operationsOf(doc)) {
       expect(Array.isArray(op.security), `${method.toUpperCase()} ${path}`).toBe(true);
@@ -148,6 +157,21 @@ const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = 
   '^\\([\\s\\S]*\\)$': { valid: ['(uid={login})', '(&(objectClass=person)\n(uid={login}))'], invalid: ['uid={login}'] },
   '^[A-Za-z][A-Za-z0-9-]{0,63}$': { valid: ['uid', 'sAMAccountName', 'mail'], invalid: ['1uid', 'a_b'] },
 };
+
+describe('statuses answered', () => {
+  it('documents the 405 of a path parameter sent as a dot segment, which reaches another path', async () => {
+    const admin = { Authorization: basic(ADMIN.login, ADMIN.password) };
+    // fetch resolves the dot segment: POST /v4/users/block, which GET /v4/users/{userId} fits.
+    const res = await fetch(`${baseUrl()}/v4/users/./block`, { method: 'POST', headers: admin });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('Allow')).toContain('GET');
+    const paths = doc.paths as Record<string, Record<string, JsonObject>>;
+    expect(responseOf(doc, paths['/v4/users/{userId}/block']!.post!, 405)?.content).toBeDefined();
+    expect(responseOf(doc, paths['/v3/settings/ldap-servers/{name}/test']!.post!, 405)).toBeDefined();
+    // Where no other path is reached, no 405 is documented.
+    expect(responseOf(doc, paths['/v4/users/{userId}']!.get!, 405)).toBeUndefined();
+  });
+});
 
 describe('patterns', () => {
   it('are ECMA-262 regular expressions (u flag) that accept real values', () => {

@@ -10,7 +10,7 @@ import { htmlDocument } from '../http/html.js';
 import type { ApiDocument } from './document.js';
 import { addExamples } from './examples.js';
 import { normalizePatterns } from './patterns.js';
-import { ADDRESS_FAILURES_THROTTLED, addSharedResponses } from './shared-responses.js';
+import { ADDRESS_FAILURES_THROTTLED, addSharedResponses, dropUnusedResponses } from './shared-responses.js';
 
 export const API_TAGS = [
   { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
@@ -192,7 +192,8 @@ export function apiDocument(app: App, o: Pick<DocsOptions, 'root' | 'title' | 'd
   const info = { title: o.title, description: o.description, version: '1.0.0', license: LICENSE };
   const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
   const mounted = mountedAt(generated as unknown as ApiDocument, o.root);
-  return withDatabaseBusy(withHashingBusy(addExamples(addSharedResponses(normalizePatterns(mounted)))));
+  const shaped = addExamples(addSharedResponses(normalizePatterns(mounted)));
+  return dropUnusedResponses(withDatabaseBusy(withHashingBusy(shaped)));
 }
 
 /** Registers the OpenAPI JSON, the docs page and the static files. */

@@ -42,6 +42,12 @@ const SHARED: Record<number, { name: string; description: string }> = {
       'Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper ' +
       'than 64 levels (`maxDepth`) is refused as a whole',
   },
+  405: {
+    name: 'MethodNotAllowed',
+    description:
+      'A path parameter that is a dot segment (`.` or `..`, which URL parsers resolve) addressed another path, ' +
+      'which does not take this method: Allow names the methods it does',
+  },
   429: { name: 'AddressThrottled', description: ADDRESS_FAILURES_THROTTLED },
   500: {
     name: 'InternalError',
@@ -73,13 +79,47 @@ export function sharedStatuses(op: OperationEntry): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
+/** Whether a concrete path's segments fit a path template's (a parameter fits any non-empty segment). */
+function fits(segments: string[], template: string[]): boolean {
+  return (
+    segments.length === template.length &&
+    template.every((t, i) => t === segments[i] || (t.startsWith('{') && segments[i] !== ''))
+  );
+}
+
+/**
+ * Whether a path parameter of the operation, sent as a dot segment, reaches another path of the
+ * document that lacks `method`: the router then answers 405 (app.ts). Clients and the URL parser
+ * resolve `.` and `..` before the router sees the path, so `/v4/users/./block` is `/v4/users/block`,
+ * which `/v4/users/{userId}` fits.
+ */
+function dotSegmentMeets405(doc: ApiDocument, method: string, path: string): boolean {
+  const segments = path.split('/');
+  const templates = Object.keys(doc.paths ?? {}).map((p) => [p, p.split('/')] as const);
+  for (const [i, segment] of segments.entries()) {
+    if (!segment.startsWith('{')) continue;
+    // `.` drops the segment, `..` also the one before it.
+    // A last dot segment leaves a trailing slash (RFC 3986 §5.2.4), which no route takes (404).
+    const rest = i === segments.length - 1 ? [''] : segments.slice(i + 1);
+    const dot = [...segments.slice(0, i), ...rest];
+    const dotDot = [...segments.slice(0, i - 1), ...rest];
+    for (const resolved of [dot, dotDot]) {
+      const concrete = resolved.map((s) => (s.startsWith('{') ? 'x' : s));
+      for (const [other, template] of templates) {
+        if (fits(concrete, template) && !(method in doc.paths![other]!)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** Adds the shared error responses to every operation that lacks them (amends `doc`). */
 export function addSharedResponses<D extends ApiDocument>(doc: D): D {
   const components = (doc.components ??= {});
   const responses = (components.responses ??= {});
   for (const { name, description } of Object.values(SHARED))
     responses[name] = { description, content: PROBLEM_CONTENT };
-  for (const { path, op } of listOperations(doc)) {
+  for (const { method, path, op } of listOperations(doc)) {
     const declared = (op.responses ??= {});
     // A path that bounds its body itself: its 413 names its own limit.
     const ownLimit = SELF_LIMITED_BODIES[path];
@@ -87,9 +127,24 @@ export function addSharedResponses<D extends ApiDocument>(doc: D): D {
       const description = `The body is larger than ${ownLimit}, announced or counted while reading`;
       declared['413'] = { description, content: PROBLEM_CONTENT };
     }
-    for (const status of sharedStatuses(op)) {
+    const statuses = sharedStatuses(op);
+    if (dotSegmentMeets405(doc, method, path)) statuses.push(405);
+    for (const status of statuses) {
       declared[String(status)] ??= { $ref: `#/components/responses/${SHARED[status]!.name}` };
     }
+  }
+  return doc;
+}
+
+/**
+ * Drops the shared responses no operation refers to (amends `doc`): a later step may have replaced
+ * one everywhere (the 429 of Basic, with the password-check bounds: docs/routes.ts).
+ */
+export function dropUnusedResponses<D extends ApiDocument>(doc: D): D {
+  const used = JSON.stringify(doc.paths ?? {});
+  const responses = doc.components?.responses ?? {};
+  for (const name of Object.keys(responses)) {
+    if (!used.includes(`"#/components/responses/${name}"`)) delete responses[name];
   }
   return doc;
 }
