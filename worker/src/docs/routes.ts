@@ -177,7 +177,9 @@ function mountedAt<D extends ApiDocument>(doc: D, root: string): D {
     if (!path.startsWith(`${root}/`)) throw new Error(`the operation path ${path} is outside ROOT_PATH ${root}`);
     paths[path.slice(root.length)] = item;
   }
-  const servers = [{ url: root || '/', description: 'This service (ROOT_PATH), on the origin that serves this document' }];
+  const servers = [
+    { url: root || '/', description: 'This service (ROOT_PATH), on the origin that serves this document' },
+  ];
   return { ...doc, servers, paths };
 }
 
