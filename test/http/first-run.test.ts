@@ -335,7 +335,7 @@ describe('the shared host (an administrator exists)', () => {
 
   it('the OpenAPI description lists the first-run page without security or roles', async () => {
     const doc = await openapi();
-    const op = doc.paths[`${new URL(baseUrl()).pathname}/first-run`]!;
+    const op = doc.paths['/first-run']!;
     expect(op.post!.security).toEqual([]);
     expect(op.post!['x-required-roles']).toBeUndefined();
     expect(Object.keys(op.post!.responses)).toEqual(expect.arrayContaining(['201', '403', '404', '422']));
@@ -348,9 +348,8 @@ describe('the shared host (an administrator exists)', () => {
         .filter(([, op]) => !op.security || op.security.length === 0)
         .map(([m, op]) => ({ at: `${m} ${path}`, roles: op['x-required-roles'] })),
     );
-    const root = new URL(baseUrl()).pathname;
     const logins = ['post /v3/login', 'post /v3/oauth_login', 'post /v3/login/union', 'get /v3/oidc/login/{idp_name}'];
-    const expected = [...logins, 'post /v3/sentry-tunnel'].map((o) => o.replace(' ', ` ${root}`));
+    const expected = [...logins, 'post /v3/sentry-tunnel'];
     expect(open.map((o) => o.at)).toEqual(expect.arrayContaining(expected));
     expect(open.filter((o) => o.roles !== undefined).map((o) => o.at)).toEqual([]);
   });

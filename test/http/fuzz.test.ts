@@ -72,7 +72,10 @@ beforeAll(async () => {
   db = createClient({ url: host.libsqlUrl });
   const r = await api<JsonObject>('/openapi.json');
   expect(r.status).toBe(200);
-  doc = r.body;
+  // The requests go to the origin: each path with its server, the mount (ROOT_PATH), in front.
+  const server = ((r.body.servers as JsonObject[])[0]!.url as string).replace(/\/$/, '');
+  const paths = Object.entries(r.body.paths as JsonObject).map(([path, item]) => [`${server}${path}`, item]);
+  doc = { ...r.body, paths: Object.fromEntries(paths) };
   const token = await api<{ token: string }>('/v4/users/me/tokens', {
     method: 'POST',
     auth: basic(ADMIN.login, ADMIN.password),

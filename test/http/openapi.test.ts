@@ -63,12 +63,58 @@ describe('the document', () => {
     for (const { where, schema } of roots) expect(() => compile(schema), where).not.toThrow();
   });
 
+  it('names the mount as its server (paths below it) and its licence', () => {
+    // Relative to the document's origin: the base path it is served under (ROOT_PATH).
+    expect(doc.servers).toEqual([expect.objectContaining({ url: new URL(baseUrl()).pathname })]);
+    expect(Object.keys(doc.paths as JsonObject)).toContain('/v3/login');
+    expect((doc.info as JsonObject).license).toMatchObject({ name: expect.any(String) });
+  });
+
+  it('gives every operation a unique camelCase operationId', () => {
+    const ids = operationsOf(doc).map(({ method, path, op }) => {
+      expect(op.operationId, `${method.toUpperCase()} ${path}`).toMatch(/^[a-z][A-Za-z0-9]*$/);
+      return op.operationId as string;
+    });
+    expect(ids.length).toBeGreaterThan(60);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Stable names clients already call: renaming one breaks every generated client.
+    const byRoute = Object.fromEntries(operationsOf(doc).map((o) => [`${o.method} ${o.path}`, o.op.operationId]));
+    expect(byRoute).toMatchObject({
+      'post /v3/login': 'login',
+      'post /v3/login_without_session': 'loginWithoutSession',
+      'get /v4/users': 'listUsers',
+      'get /v4/users/me': 'getCurrentUser',
+      'post /v4/users/{userId}/block': 'blockUser',
+    });
+  });
+
+  it('gives every operation a success answer: a 2xx, or the redirects of the OIDC browser flow', () => {
+    // The one check Redocly's operation-2xx-response would make, with its exception (redocly.yaml).
+    for (const { method, path, op } of operationsOf(doc)) {
+      const success = Object.keys(op.responses as JsonObject).filter((s) => /^2/.test(s));
+      if (path.startsWith('/v3/oidc/')) expect(success, `${method} ${path}`).toEqual([]);
+      else expect(success.length, `${method.toUpperCase()} ${path}`).toBeGreaterThan(0);
+    }
+  });
+
+  it('declares the security of every operation: none (`[]`) on the public ones', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      expect(Array.isArray(op.security), `${method.toUpperCase()} ${path}`).toBe(true);
+    }
+    const open = operationsOf(doc).filter((o) => (o.op.security as JsonObject[]).length === 0);
+    expect(open.map((o) => `${o.method} ${o.path}`)).toEqual(
+      expect.arrayContaining(['get /health/live', 'post /v3/login', 'post /v3/password_reset/request']),
+    );
+  });
+
   it('documents the shared error responses of each operation from its shape', () => {
     for (const { method, path, op } of operationsOf(doc)) {
       const at = `${method.toUpperCase()} ${path}`;
       const statuses = Object.keys(op.responses as JsonObject).map(Number);
       expect(statuses, at).toContain(500);
-      if (op.requestBody) expect(statuses, at).toEqual(expect.arrayContaining([400, 413, 415]));
+      // The body limit bounds every request, also one to an operation that takes no body.
+      expect(statuses, at).toContain(413);
+      if (op.requestBody) expect(statuses, at).toEqual(expect.arrayContaining([400, 415]));
       const bodyTypes = Object.keys(
         ((op.requestBody as JsonObject | undefined)?.content as JsonObject | undefined) ?? {},
       );
@@ -112,6 +158,21 @@ const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = 
   '^[A-Za-z][A-Za-z0-9-]{0,63}$': { valid: ['uid', 'sAMAccountName', 'mail'], invalid: ['1uid', 'a_b'] },
 };
 
+describe('statuses answered', () => {
+  it('documents the 405 of a path parameter sent as a dot segment, which reaches another path', async () => {
+    const admin = { Authorization: basic(ADMIN.login, ADMIN.password) };
+    // fetch resolves the dot segment: POST /v4/users/block, which GET /v4/users/{userId} fits.
+    const res = await fetch(`${baseUrl()}/v4/users/./block`, { method: 'POST', headers: admin });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('Allow')).toContain('GET');
+    const paths = doc.paths as Record<string, Record<string, JsonObject>>;
+    expect(responseOf(doc, paths['/v4/users/{userId}/block']!.post!, 405)?.content).toBeDefined();
+    expect(responseOf(doc, paths['/v3/settings/ldap-servers/{name}/test']!.post!, 405)).toBeDefined();
+    // Where no other path is reached, no 405 is documented.
+    expect(responseOf(doc, paths['/v4/users/{userId}']!.get!, 405)).toBeUndefined();
+  });
+});
+
 describe('patterns', () => {
   it('are ECMA-262 regular expressions (u flag) that accept real values', () => {
     const sites = schemasOf(doc).filter((s) => typeof s.schema.pattern === 'string');
@@ -148,9 +209,8 @@ describe('examples', () => {
 
   it('the main operations carry request and answer examples', () => {
     const paths = doc.paths as Record<string, Record<string, JsonObject>>;
-    const root = new URL(baseUrl()).pathname;
     const media = (method: string, path: string, where: 'request' | number, type = 'application/json') => {
-      const op = paths[`${root}${path}`]![method]!;
+      const op = paths[path]![method]!;
       const content =
         where === 'request' ? (op.requestBody as JsonObject).content : responseOf(doc, op, where)!.content;
       return (content as JsonObject)[type] as JsonObject;
@@ -173,24 +233,53 @@ describe('examples', () => {
 });
 
 describe('a client generated from the description', () => {
-  it('creates a user, reads it, and gets a 422 typed as a problem', async () => {
-    const client = createClient<paths>({
-      baseUrl: new URL(baseUrl()).origin,
-      headers: { Authorization: basic(ADMIN.login, ADMIN.password) },
+  /** A client as generated code uses it: the served `servers` entry on the host's origin as its base URL. */
+  const clientFor = (headers: Record<string, string> = {}) =>
+    createClient<paths>({
+      baseUrl: new URL((doc.servers as JsonObject[])[0]!.url as string, baseUrl()).href,
+      headers,
     });
+
+  it('logs in with a session (POST /v3/login) and lists users (GET /v4/users) with its cookie', async () => {
+    const client = clientFor();
+    const login = await client.POST('/v3/login', { body: { login: ADMIN.login, password: ADMIN.password } });
+    expect(login.response.status).toBe(200);
+    expectTypeOf(login.data).not.toBeAny();
+    expect(login.data?.user.login).toBe(ADMIN.login);
+    const cookie = login.response.headers.getSetCookie().map((c) => c.split(';')[0]!);
+    expect(cookie.length).toBeGreaterThan(0);
+
+    const listed = await client.GET('/v4/users', {
+      params: { query: { limit: 5 } },
+      headers: { Cookie: cookie.join('; ') },
+    });
+    expect(listed.response.status).toBe(200);
+    expectTypeOf(listed.data).not.toBeAny();
+    expect(listed.data?.items.length).toBeGreaterThan(0);
+    expect(listed.data?.items.length).toBeLessThanOrEqual(5);
+    expect(listed.data?.items.every((u) => typeof u.login === 'string')).toBe(true);
+
+    // A wrong password: the typed problem of the documented 401.
+    const refused = await client.POST('/v3/login', { body: { login: ADMIN.login, password: 'Wr0ng$password' } });
+    expect(refused.response.status).toBe(401);
+    expect(refused.error?.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('creates a user, reads it, and gets a 422 typed as a problem', async () => {
+    const client = clientFor({ Authorization: basic(ADMIN.login, ADMIN.password) });
     const login = uniqueLogin('oa');
-    const created = await client.POST('/api/auth/v4/users', {
+    const created = await client.POST('/v4/users', {
       body: { login, password: 'Chang3$me', displayName: 'Open API' },
     });
     expect(created.response.status).toBe(201);
     expectTypeOf(created.data).toEqualTypeOf<components['schemas']['User'] | undefined>();
     expect(created.data?.login).toBe(login);
 
-    const read = await client.GET('/api/auth/v4/users/{userId}', { params: { path: { userId: created.data!.id } } });
+    const read = await client.GET('/v4/users/{userId}', { params: { path: { userId: created.data!.id } } });
     expect(read.response.status).toBe(200);
     expect(read.data).toEqual(created.data);
 
-    const refused = await client.POST('/api/auth/v4/users', { body: { login: 'not a login', password: 'Chang3$me' } });
+    const refused = await client.POST('/v4/users', { body: { login: 'not a login', password: 'Chang3$me' } });
     expect(refused.response.status).toBe(422);
     // The error is typed as the problem shape, both ways assignable (not unknown, not any).
     type Problem = components['schemas']['Problem'];
@@ -201,24 +290,21 @@ describe('a client generated from the description', () => {
     expect(refused.error?.errors?.map((e) => e.path)).toEqual(['login']);
 
     // @ts-expect-error: the description requires a password, so the generated client does too.
-    const _unsent = () => client.POST('/api/auth/v4/users', { body: { login } });
+    const _unsent = () => client.POST('/v4/users', { body: { login } });
   });
 
   it('sends a typed JSON body to PATCH /v3/settings and reads the typed answer', async () => {
-    const client = createClient<paths>({
-      baseUrl: new URL(baseUrl()).origin,
-      headers: { Authorization: basic(ADMIN.login, ADMIN.password) },
-    });
-    const current = await client.GET('/api/auth/v3/settings');
+    const client = clientFor({ Authorization: basic(ADMIN.login, ADMIN.password) });
+    const current = await client.GET('/v3/settings');
     const before = current.data?.items.find((s) => s.name === 'AUTH_FAILED_COUNT')?.value;
     expect(typeof before).toBe('number');
-    const changed = await client.PATCH('/api/auth/v3/settings', {
+    const changed = await client.PATCH('/v3/settings', {
       body: { values: { AUTH_FAILED_COUNT: before as number } },
     });
     expect(changed.response.status).toBe(200);
     expect(changed.data?.items.find((s) => s.name === 'AUTH_FAILED_COUNT')?.value).toBe(before);
     // Back to the environment's value, as other suites expect.
-    const reset = await client.DELETE('/api/auth/v3/settings/{name}', {
+    const reset = await client.DELETE('/v3/settings/{name}', {
       params: { path: { name: 'AUTH_FAILED_COUNT' } },
     });
     expect(reset.response.status).toBe(200);

@@ -43,7 +43,6 @@ beforeAll(async () => {
   const doc = (await (await fetch(`${baseUrl()}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, OpenApiOperation>>;
   };
-  const root = new URL(baseUrl()).pathname;
   publicWithRoles = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops)
       .filter(([, op]) => !op.security?.length && op['x-required-roles'] !== undefined)
@@ -55,7 +54,7 @@ beforeAll(async () => {
       .filter(([, op]) => op.security?.some((s) => !('metricsToken' in s)))
       .map(([method, op]) => ({
         method: method.toUpperCase(),
-        path: path.slice(root.length),
+        path,
         roles: op['x-required-roles'] ?? [],
         security: op.security!.flatMap((s) => Object.keys(s)),
         superAccess: op['x-super-access'],

@@ -11,14 +11,15 @@ import { challengeForCaller } from './auth/credentials.js';
 import { addressBound, createHashSlots, hashConcurrency } from './auth/hash-slots.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
-import { registerDocs } from './docs/routes.js';
+import { apiDocument, registerDocs } from './docs/routes.js';
+import type { ApiDocument } from './docs/document.js';
 import { registerConsole } from './console/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
 import type { App, AppDeps, AppEnv } from './http/context.js';
 import type { ConfigSnapshot } from './config/index.js';
-import { limitBody } from './http/body-limit.js';
+import { limitBody, SELF_LIMITED_BODIES } from './http/body-limit.js';
 import { createLogger, toLevel, type Level } from './http/logger.js';
 import { acceptedClientRequestId } from './http/request-id.js';
 import { setResponseHeaders } from './http/response-headers.js';
@@ -102,6 +103,14 @@ function readVarsInPlace(c: Context<AppEnv>): void {
 
 /** Builds the service's Hono app from its dependencies. */
 export function createApp(hostDeps: AppDeps): App {
+  return buildApp(hostDeps).app;
+}
+
+/**
+ * The app and its OpenAPI document, built as `GET /openapi.json` serves it (scripts/openapi-lint.ts
+ * lints it without a server).
+ */
+export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiDocument } {
   const env = hostDeps.config.env;
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
   // One bound on concurrent password hashing per process (edge: per isolate), for every request,
@@ -148,11 +157,11 @@ export function createApp(hostDeps: AppDeps): App {
   });
 
   // Every body is bounded before anything buffers it; the tunnel reads its own, larger limit.
-  const tunnelPath = `${root}/v3/sentry-tunnel`;
+  const selfLimited = new Set(Object.keys(SELF_LIMITED_BODIES).map((path) => `${root}${path}`));
   const bodyLimit = limitBody({
     max: env.get('MAX_BODY_SIZE'),
     variable: 'AUTH_MAX_BODY_SIZE',
-    exempt: (path) => path === tunnelPath,
+    exempt: (path) => selfLimited.has(path),
   });
   // 405 for a known path asked with another method (called on 404s only, below).
   const notAllowed = methodNotAllowed({
@@ -336,12 +345,13 @@ export function createApp(hostDeps: AppDeps): App {
     registerTestJobs(api);
   }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
-  registerDocs(api, {
+  const docs = {
     root,
     docsPrefix: env.get('DOCS_PREFIX'),
     staticPath: env.get('STATIC_PATH'),
     title: env.get('PROJECT_NAME'),
     description: env.get('PROJECT_DESCRIPTION'),
-  });
-  return app;
+  };
+  registerDocs(api, docs);
+  return { app, apiDocument: () => apiDocument(api, docs) };
 }

@@ -41,6 +41,7 @@ describe('protectedRoute', () => {
     expect(describeAccess(auditors)).toBe('Bearer. Roles: admin, auditor. Super-access: allowed.');
     const route = protectedRoute(ANYONE, {
       method: 'get',
+      operationId: 'readX',
       path: '/x',
       description: 'More.',
       responses: { 204: { description: 'none' } },

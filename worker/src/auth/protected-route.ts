@@ -8,7 +8,9 @@
  * - `x-required-roles`, `x-super-access`, `x-super-access-target`, read by the permission table
  *   (test/http/permissions.test.ts);
  * - the first paragraph of the description, saying the same in words.
- * Public routes use `createRoute` and declare none of it.
+ * Public routes use `publicRoute`, which declares `security: []` (no credential) and nothing else.
+ * Both require an `operationId`: the camelCase verb phrase that generated clients name their methods
+ * by (docs/architecture.md, "The API description").
  */
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
@@ -92,10 +94,13 @@ export function accessDeclaration(a: Access) {
   };
 }
 
+/** What every route declares: its operationId, stable once published (clients' method names). */
+type Identified = { operationId: string };
+
 type ProtectedConfig = Omit<RouteConfig, 'security' | 'middleware'> & {
   /** The route's own middleware, run after authentication and the role check. */
   middleware?: MiddlewareHandler<AppEnv>[];
-};
+} & Identified;
 
 /** `createRoute` for a protected route: the route's own configuration plus what `access` implies. */
 export function protectedRoute<R extends ProtectedConfig>(access: Access, route: R) {
@@ -103,4 +108,9 @@ export function protectedRoute<R extends ProtectedConfig>(access: Access, route:
   const declared = accessDeclaration(access);
   const middleware = [...declared.middleware, ...(route.middleware ?? [])];
   return createRoute({ ...route, description, ...declared, middleware });
+}
+
+/** `createRoute` for a public route: no credential (`security: []`), so no 401 or 403 either. */
+export function publicRoute<R extends Omit<RouteConfig, 'security'> & Identified>(route: R) {
+  return createRoute({ ...route, security: [] });
 }

@@ -8,6 +8,7 @@ const basicLogin = protectedRoute(
   { schemes: ['Basic'], roles: ANY_ROLE },
   {
     method: 'post',
+    operationId: 'loginWithoutSession',
     path: '/v3/login_without_session',
     tags: ['auths'],
     summary: 'Log in with login and password, without a session',
@@ -48,6 +49,7 @@ const tokenLogin = protectedRoute(
   { schemes: ['Bearer'], roles: ANY_ROLE },
   {
     method: 'post',
+    operationId: 'loginWithApiToken',
     path: '/v3/api_token_login',
     tags: ['auths'],
     summary: 'Log in with an API token, without a session',

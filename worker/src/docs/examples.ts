@@ -148,10 +148,10 @@ function onlyMediaType(content: Record<string, MediaTypeEntry> | undefined, wher
 }
 
 /** Adds OPERATION_EXAMPLES to the document (amends `doc`); throws when an example has no place. */
-export function addExamples<D extends ApiDocument>(doc: D, root: string): D {
+export function addExamples<D extends ApiDocument>(doc: D): D {
   for (const [key, examples] of Object.entries(OPERATION_EXAMPLES)) {
     const [method, path] = key.split(' ') as [string, string];
-    const op = doc.paths?.[`${root}${path}`]?.[method.toLowerCase()];
+    const op = doc.paths?.[path]?.[method.toLowerCase()];
     if (!op) throw new Error(`example for ${key}: no such operation`);
     for (const [type, example] of Object.entries(examples.request ?? {})) {
       const media = op.requestBody?.content?.[type];

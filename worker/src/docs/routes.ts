@@ -10,7 +10,7 @@ import { htmlDocument } from '../http/html.js';
 import type { ApiDocument } from './document.js';
 import { addExamples } from './examples.js';
 import { normalizePatterns } from './patterns.js';
-import { ADDRESS_FAILURES_THROTTLED, addSharedResponses } from './shared-responses.js';
+import { ADDRESS_FAILURES_THROTTLED, addSharedResponses, dropUnusedResponses } from './shared-responses.js';
 
 export const API_TAGS = [
   { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
@@ -114,11 +114,11 @@ const ADDRESS_THROTTLED =
  * Documents the 429 of an address beyond its bound and the 503 of a full password-hashing queue on
  * every operation that may hash a password.
  */
-function withHashingBusy<D extends { paths?: object }>(doc: D, root: string): D {
+function withHashingBusy<D extends { paths?: object }>(doc: D): D {
   for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, object][]) {
     for (const [method, op] of Object.entries(ops) as [string, Operation & BodyOperation][]) {
       const basic = op.security?.some((s) => 'basic' in s) ?? false;
-      if (!op.responses || (!basic && !PASSWORD_BODIES.has(`${method} ${path.slice(root.length)}`))) continue;
+      if (!op.responses || (!basic && !PASSWORD_BODIES.has(`${method} ${path}`))) continue;
       const existing = op.responses['503'] as { description: string } | undefined;
       if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
       else op.responses['503'] = { description: HASHING_BUSY, content: PROBLEM_CONTENT };
@@ -162,6 +162,44 @@ export interface DocsOptions {
   description: string;
 }
 
+/**
+ * The API's licence in the description (`info.license`): the service is not published under an open
+ * licence (package.json: private), so the document says so.
+ */
+const LICENSE = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
+
+/**
+ * The paths below ROOT_PATH, which the one server names (a URL relative to the document's origin):
+ * a client generated from the description takes the mount as its base URL and the paths as they are
+ * (POST /v3/login), whatever ROOT_PATH a deployment chose.
+ */
+function mountedAt<D extends ApiDocument>(doc: D, root: string): D {
+  const paths: NonNullable<ApiDocument['paths']> = {};
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    if (!path.startsWith(`${root}/`)) throw new Error(`the operation path ${path} is outside ROOT_PATH ${root}`);
+    paths[path.slice(root.length)] = item;
+  }
+  const servers = [
+    { url: root || '/', description: 'This service (ROOT_PATH), on the origin that serves this document' },
+  ];
+  return { ...doc, servers, paths };
+}
+
+/**
+ * The served OpenAPI document of `app` (every route registered), its paths below ROOT_PATH.
+ * Operations that take a Bearer credential also list oauth2, so the docs page's Authorize button's
+ * token is sent to them. Every operation gets the error responses its shape implies
+ * (shared-responses.ts), patterns lose the flags of regex literals (patterns.ts), and the examples
+ * are added (examples.ts).
+ */
+export function apiDocument(app: App, o: Pick<DocsOptions, 'root' | 'title' | 'description'>): ApiDocument {
+  const info = { title: o.title, description: o.description, version: '1.0.0', license: LICENSE };
+  const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
+  const mounted = mountedAt(generated as unknown as ApiDocument, o.root);
+  const shaped = addExamples(addSharedResponses(normalizePatterns(mounted)));
+  return dropUnusedResponses(withDatabaseBusy(withHashingBusy(shaped)));
+}
+
 /** Registers the OpenAPI JSON, the docs page and the static files. */
 export function registerDocs(app: App, o: DocsOptions): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'basic', {
@@ -181,20 +219,9 @@ export function registerDocs(app: App, o: DocsOptions): void {
     flows: { password: { tokenUrl: `${o.root}/v3/oauth_login`, scopes: {} } },
   });
 
-  // Built once, at the first request (every route is registered by then). Operations that take a
-  // Bearer credential also list oauth2, so the Authorize button's token is sent to them. Every
-  // operation gets the error responses its shape implies (shared-responses.ts), patterns lose the
-  // flags of regex literals (patterns.ts), and the examples are added (examples.ts).
+  // Built once, at the first request (every route is registered by then).
   let document: unknown;
-  app.get('/openapi.json', (c) => {
-    if (document === undefined) {
-      const info = { title: o.title, description: o.description, version: '1.0.0' };
-      const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
-      const shaped = addSharedResponses(normalizePatterns(generated as unknown as ApiDocument));
-      document = withDatabaseBusy(withHashingBusy(addExamples(shaped, o.root), o.root));
-    }
-    return c.json(document);
-  });
+  app.get('/openapi.json', (c) => c.json((document ??= apiDocument(app, o))));
 
   const staticBase = `${o.root}${o.staticPath}`;
   const html = docsHtml(o.title, staticBase, `${o.root}/openapi.json`);

@@ -4,6 +4,7 @@
  * clients know every status an operation can answer. A route's own entry for a status (with a
  * more specific description) is kept.
  */
+import { SELF_LIMITED_BODIES } from '../http/body-limit.js';
 import { listOperations, type ApiDocument, type OperationEntry } from './document.js';
 
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
@@ -31,8 +32,8 @@ const SHARED: Record<number, { name: string; description: string }> = {
   413: {
     name: 'PayloadTooLarge',
     description:
-      'The body is larger than the limit (AUTH_MAX_BODY_SIZE; the Sentry tunnel: ' +
-      'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE), announced or counted while reading: refused before it is buffered',
+      'The body is larger than AUTH_MAX_BODY_SIZE, announced or counted while reading: refused before it is ' +
+      'buffered. Any request is bounded, whatever its method, also one to an operation that takes no body',
   },
   415: { name: 'UnsupportedMediaType', description: "The Content-Type is not one of the request body's media types" },
   422: {
@@ -40,6 +41,12 @@ const SHARED: Record<number, { name: string; description: string }> = {
     description:
       'Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper ' +
       'than 64 levels (`maxDepth`) is refused as a whole',
+  },
+  405: {
+    name: 'MethodNotAllowed',
+    description:
+      'A path parameter that is a dot segment (`.` or `..`, which URL parsers resolve) addressed another path, ' +
+      'which does not take this method: Allow names the methods it does',
   },
   429: { name: 'AddressThrottled', description: ADDRESS_FAILURES_THROTTLED },
   500: {
@@ -53,10 +60,12 @@ const VALIDATED_BODY = /^(application\/([a-z.-]+\+)?json|application\/x-www-form
 
 /** The statuses an operation can answer because of its shape alone. */
 export function sharedStatuses(op: OperationEntry): number[] {
-  const statuses = new Set<number>([500]);
-  // A body is malformed (400), too large (413) or of another media type (415); JSON and form bodies
-  // are validated against their schema (422), other media types (the Sentry tunnel's) are not.
-  if (op.requestBody) for (const s of [400, 413, 415]) statuses.add(s);
+  // Any request may carry a body, and the body limit bounds every one before its route runs (413:
+  // http/body-limit.ts), so an operation without a request body answers it too.
+  const statuses = new Set<number>([413, 500]);
+  // A body is malformed (400) or of another media type (415); JSON and form bodies are validated
+  // against their schema (422), other media types (the Sentry tunnel's) are not.
+  if (op.requestBody) for (const s of [400, 415]) statuses.add(s);
   if (Object.keys(op.requestBody?.content ?? {}).some((type) => VALIDATED_BODY.test(type))) statuses.add(422);
   // Declared parameters (path, query, header, cookie) are validated before the handler runs.
   if (op.parameters?.length) statuses.add(422);
@@ -70,17 +79,72 @@ export function sharedStatuses(op: OperationEntry): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
+/** Whether a concrete path's segments fit a path template's (a parameter fits any non-empty segment). */
+function fits(segments: string[], template: string[]): boolean {
+  return (
+    segments.length === template.length &&
+    template.every((t, i) => t === segments[i] || (t.startsWith('{') && segments[i] !== ''))
+  );
+}
+
+/**
+ * Whether a path parameter of the operation, sent as a dot segment, reaches another path of the
+ * document that lacks `method`: the router then answers 405 (app.ts). Clients and the URL parser
+ * resolve `.` and `..` before the router sees the path, so `/v4/users/./block` is `/v4/users/block`,
+ * which `/v4/users/{userId}` fits.
+ */
+function dotSegmentMeets405(doc: ApiDocument, method: string, path: string): boolean {
+  const segments = path.split('/');
+  const templates = Object.keys(doc.paths ?? {}).map((p) => [p, p.split('/')] as const);
+  for (const [i, segment] of segments.entries()) {
+    if (!segment.startsWith('{')) continue;
+    // `.` drops the segment, `..` also the one before it.
+    // A last dot segment leaves a trailing slash (RFC 3986 §5.2.4), which no route takes (404).
+    const rest = i === segments.length - 1 ? [''] : segments.slice(i + 1);
+    const dot = [...segments.slice(0, i), ...rest];
+    const dotDot = [...segments.slice(0, i - 1), ...rest];
+    for (const resolved of [dot, dotDot]) {
+      const concrete = resolved.map((s) => (s.startsWith('{') ? 'x' : s));
+      for (const [other, template] of templates) {
+        if (fits(concrete, template) && !(method in doc.paths![other]!)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** Adds the shared error responses to every operation that lacks them (amends `doc`). */
 export function addSharedResponses<D extends ApiDocument>(doc: D): D {
   const components = (doc.components ??= {});
   const responses = (components.responses ??= {});
   for (const { name, description } of Object.values(SHARED))
     responses[name] = { description, content: PROBLEM_CONTENT };
-  for (const { op } of listOperations(doc)) {
+  for (const { method, path, op } of listOperations(doc)) {
     const declared = (op.responses ??= {});
-    for (const status of sharedStatuses(op)) {
+    // A path that bounds its body itself: its 413 names its own limit.
+    const ownLimit = SELF_LIMITED_BODIES[path];
+    if (ownLimit) {
+      const description = `The body is larger than ${ownLimit}, announced or counted while reading`;
+      declared['413'] = { description, content: PROBLEM_CONTENT };
+    }
+    const statuses = sharedStatuses(op);
+    if (dotSegmentMeets405(doc, method, path)) statuses.push(405);
+    for (const status of statuses) {
       declared[String(status)] ??= { $ref: `#/components/responses/${SHARED[status]!.name}` };
     }
+  }
+  return doc;
+}
+
+/**
+ * Drops the shared responses no operation refers to (amends `doc`): a later step may have replaced
+ * one everywhere (the 429 of Basic, with the password-check bounds: docs/routes.ts).
+ */
+export function dropUnusedResponses<D extends ApiDocument>(doc: D): D {
+  const used = JSON.stringify(doc.paths ?? {});
+  const responses = doc.components?.responses ?? {};
+  for (const name of Object.keys(responses)) {
+    if (!used.includes(`"#/components/responses/${name}"`)) delete responses[name];
   }
   return doc;
 }

@@ -1,12 +1,13 @@
 /** The error-tracking endpoints: GET /v3/client-config, POST /v3/sentry-tunnel, and the page. */
-import { createRoute } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
 import { ClientConfigSchema, clientConfig } from './client-config.js';
 import { registerErrtrackPage } from './page-routes.js';
 import { registerSentryTunnel } from './tunnel-routes.js';
+import { publicRoute } from '../auth/protected-route.js';
 
-const route = createRoute({
+const route = publicRoute({
   method: 'get',
+  operationId: 'getClientConfig',
   path: '/v3/client-config',
   tags: ['errtrack'],
   summary: 'Browser error-tracking configuration',

@@ -5,7 +5,7 @@
  * FRONTEND_ERRTRACK_DSN (403 otherwise), and it is relayed to the ingest URL computed from
  * FRONTEND_ERRTRACK_DSN alone, so a caller can never choose where the relay connects.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ErrtrackRelayResponse } from '../../../schema/bridge/index.js';
 import type { App, AppEnv } from '../http/context.js';
@@ -15,6 +15,7 @@ import { envelopeEndpoint, parseDsn, sameProject } from './dsn.js';
 import { MalformedEnvelopeError, readEnvelope } from './envelope.js';
 import { readBodyLimited } from './read-limited.js';
 import { requestHeader } from '../http/node-messages.js';
+import { publicRoute } from '../auth/protected-route.js';
 
 /** The body's media types; a body without Content-Type (the SDK's binary envelopes) passes too. */
 const ENVELOPE_TYPES = ['application/x-sentry-envelope', 'text/plain'];
@@ -31,8 +32,9 @@ export const TunnelResultSchema = z
   })
   .openapi('SentryTunnelResult');
 
-export const tunnelRoute = createRoute({
+export const tunnelRoute = publicRoute({
   method: 'post',
+  operationId: 'relayErrorEnvelope',
   path: '/v3/sentry-tunnel',
   tags: ['errtrack'],
   summary: 'Relay a browser error-tracking envelope',
@@ -50,7 +52,6 @@ export const tunnelRoute = createRoute({
       'certificate is not verified, 503 when the bridge is needed but not configured or unreachable, 504 past ' +
       'FRONTEND_ERRTRACK_TUNNEL_TIMEOUT.',
   ].join('\n\n'),
-  security: [],
   request: {
     body: {
       required: true,

@@ -3,7 +3,7 @@
  * administrator exists, a person on the service's machine creates the first one in a browser; the
  * page is refused (403) to any other client and gone (404) once an administrator exists.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { passwordPolicy } from '../auth/password-policy.js';
@@ -21,6 +21,7 @@ import { isHiddenSameOrigin } from '../http/csrf.js';
 import { CONSOLE_PATH } from '../console/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 import { requestHeader } from '../http/node-messages.js';
+import { publicRoute } from '../auth/protected-route.js';
 
 /**
  * The page ROOT_PATH and `/` send a browser to once an administrator exists, below ROOT_PATH: the
@@ -60,21 +61,22 @@ const DESCRIPTION = [
 
 // Documented in the OpenAPI description; served by plain handlers (HTML or JSON by Accept, and the
 // form checked by the handler so that a browser gets the form back with what to fix).
-const getRoute = createRoute({
+const getRoute = publicRoute({
   method: 'get',
+  operationId: 'getFirstRunPage',
   path: FIRST_RUN_PATH,
   tags: ['user_v4'],
   summary: 'First-run page: the form that creates the first administrator',
   description: DESCRIPTION,
-  security: [],
   responses: {
     200: { description: 'the form (HTML)', content: { 'text/html': { schema: z.string() } } },
     ...problemResponses(403, 404),
   },
 });
 
-const postRoute = createRoute({
+const postRoute = publicRoute({
   method: 'post',
+  operationId: 'createFirstAdmin',
   path: FIRST_RUN_PATH,
   tags: ['user_v4'],
   summary: 'Create the first administrator (first-run form post)',
@@ -89,7 +91,6 @@ const postRoute = createRoute({
       'The creation is audited (user.created, via first-run).',
     'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
   ].join(' '),
-  security: [],
   request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: Form } } } },
   responses: {
     201: {

@@ -1,9 +1,10 @@
 /** Liveness and readiness probes. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { pipelineSummary } from '../logs/pipeline.js';
+import { publicRoute } from '../auth/protected-route.js';
 
 const Live = z.object({ status: z.literal('ok') }).openapi('Liveness');
 const Ready = z
@@ -40,8 +41,9 @@ const Ready = z
   })
   .openapi('Readiness');
 
-const live = createRoute({
+const live = publicRoute({
   method: 'get',
+  operationId: 'getLiveness',
   path: '/health/live',
   tags: ['health'],
   summary: 'Liveness: the process answers',
@@ -49,8 +51,9 @@ const live = createRoute({
   responses: { 200: { description: 'alive', content: { 'application/json': { schema: Live } } } },
 });
 
-const ready = createRoute({
+const ready = publicRoute({
   method: 'get',
+  operationId: 'getReadiness',
   path: '/health/ready',
   tags: ['health'],
   summary: 'Readiness: the database answers',

@@ -84,6 +84,16 @@ export async function readBodyLimited(req: Request, max: number, variable: strin
   return joinChunks(chunks, size);
 }
 
+/**
+ * The paths (below ROOT_PATH) that bound their bodies themselves, by the variable that sets their
+ * limit: limitBody leaves them alone, and the OpenAPI description documents their 413 with it
+ * (docs/shared-responses.ts). Every other request, whatever its method and whether its operation
+ * takes a body or not, is bounded by AUTH_MAX_BODY_SIZE.
+ */
+export const SELF_LIMITED_BODIES: Readonly<Record<string, string>> = {
+  '/v3/sentry-tunnel': 'FRONTEND_ERRTRACK_TUNNEL_MAX_SIZE',
+};
+
 /** What limitBody bounds, and which paths it leaves to their own limit. */
 export interface BodyLimitOptions {
   /** Bytes. */

@@ -168,6 +168,7 @@ const base = { tags: ['settings'] };
 const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
+  operationId: 'listLdapServers',
   path,
   summary: 'LDAP server records',
   description: 'Service passwords are never returned.',
@@ -181,6 +182,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
 const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP server records')), {
   ...base,
   method: 'post',
+  operationId: 'createLdapServer',
   path,
   summary: 'Add an LDAP server record',
   description:
@@ -192,6 +194,7 @@ const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP se
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
+  operationId: 'getLdapServer',
   path: `${path}/{name}`,
   summary: 'Read an LDAP server record',
   description: 'Service passwords are never returned.',
@@ -201,6 +204,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
 const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP server records')), {
   ...base,
   method: 'patch',
+  operationId: 'updateLdapServer',
   path: `${path}/{name}`,
   summary: 'Change an LDAP server record',
   description: PATCH_DESCRIPTION,
@@ -210,6 +214,7 @@ const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP ser
 const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP server records')), {
   ...base,
   method: 'delete',
+  operationId: 'deleteLdapServer',
   path: `${path}/{name}`,
   summary: 'Remove an LDAP server record',
   description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.',
@@ -219,6 +224,7 @@ const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP se
 const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections')), {
   ...base,
   method: 'post',
+  operationId: 'testLdapServer',
   path: `${path}/{name}/test`,
   summary: 'Test the connection to an LDAP server',
   description:

@@ -76,6 +76,7 @@ const base = { tags: ['logs'] };
 const eventsRoute = protectedRoute(READERS, {
   ...base,
   method: 'get',
+  operationId: 'findAuditEvents',
   path: '/v3/logs/{audit_log_type}/events',
   middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'size', 'cursor'])],
   summary: 'Find audit events (simple form)',
@@ -96,6 +97,7 @@ const eventsRoute = protectedRoute(READERS, {
 const exportRoute = protectedRoute(READERS, {
   ...base,
   method: 'get',
+  operationId: 'exportAuditEvents',
   path: '/v3/logs/{audit_log_type}/export',
   middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'format'])],
   summary: 'Export audit events (NDJSON or CSV)',

@@ -62,6 +62,7 @@ const Pipeline = z
 
 const pipelineRoute = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'getAuditPipelineHealth',
   path: '/v3/logs/pipeline',
   tags: ['logs'],
   summary: 'Health of the audit pipeline',

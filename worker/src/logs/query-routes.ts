@@ -166,6 +166,7 @@ const errors = problemResponses(400, 404, 413, 415, 422, 429, 502, 503, 504);
 const typesRoute = protectedRoute(READERS, {
   ...base,
   method: 'get',
+  operationId: 'listAuditLogTypes',
   path: '/v3/logs/audit_log_types',
   summary: 'Audit log types',
   description:
@@ -181,6 +182,7 @@ const typesRoute = protectedRoute(READERS, {
 const searchRoute = protectedRoute(READERS, {
   ...base,
   method: 'post',
+  operationId: 'searchAuditLog',
   path: '/v3/logs/{audit_log_type}/search',
   middleware: queryMiddleware,
   summary: 'Search an audit log (query DSL)',
@@ -199,6 +201,7 @@ const searchRoute = protectedRoute(READERS, {
 const fieldCapsRoute = protectedRoute(READERS, {
   ...base,
   method: 'post',
+  operationId: 'getAuditLogFieldCaps',
   path: '/v3/logs/{audit_log_type}/field_caps',
   middleware: queryMiddleware,
   summary: 'Field capabilities of an audit log',

@@ -55,6 +55,7 @@ const CHALLENGE = 'Bearer realm="metrics"';
 
 const metricsRoute = createRoute({
   method: 'get',
+  operationId: 'getMetrics',
   path: '/metrics',
   tags: ['health'],
   summary: 'Metrics for operators (Prometheus text format)',

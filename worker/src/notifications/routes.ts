@@ -56,6 +56,7 @@ const history = 'Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a 
 
 const adminList = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'listNotifications',
   path: '/v4/notifications',
   tags: ['notifications'],
   summary: 'The notification history (mails)',
@@ -71,6 +72,7 @@ const adminList = protectedRoute(adminOnly(superAccess.allowed), {
 
 const ownList = protectedRoute(ANYONE, {
   method: 'get',
+  operationId: 'listOwnNotifications',
   path: '/v4/users/me/notifications',
   tags: ['notifications'],
   summary: "The caller's own notifications",

@@ -119,6 +119,7 @@ const base = { tags: ['settings'] };
 const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
+  operationId: 'listIdentityProviders',
   path: '/v3/settings/identity-providers',
   summary: 'OIDC identity providers',
   description: 'Client secrets are never returned.',
@@ -132,6 +133,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
 const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identity providers')), {
   ...base,
   method: 'post',
+  operationId: 'createIdentityProvider',
   path: '/v3/settings/identity-providers',
   summary: 'Add an OIDC identity provider',
   description: '409 when the name is taken.',
@@ -141,6 +143,7 @@ const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identit
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
+  operationId: 'getIdentityProvider',
   path: '/v3/settings/identity-providers/{name}',
   summary: 'Read an OIDC identity provider',
   description: 'Client secrets are never returned.',
@@ -150,6 +153,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
 const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity providers')), {
   ...base,
   method: 'patch',
+  operationId: 'updateIdentityProvider',
   path: '/v3/settings/identity-providers/{name}',
   summary: 'Change an OIDC identity provider',
   description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`,
@@ -162,6 +166,7 @@ const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity
 const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove identity providers')), {
   ...base,
   method: 'delete',
+  operationId: 'deleteIdentityProvider',
   path: '/v3/settings/identity-providers/{name}',
   summary: 'Remove an OIDC identity provider',
   request: { params: NameParam },

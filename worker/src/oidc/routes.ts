@@ -1,5 +1,5 @@
 /** GET /v3/oidc/login/{idp_name} and its callback: login with a session through an OIDC provider. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
 import { clearAuthCookie, readAuthCookie, setAuthCookie } from '../http/cookies.js';
 import { requestOrigin } from '../http/csrf.js';
@@ -10,6 +10,7 @@ import { startPendingMerge, startSession } from '../sessions/routes.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
 import { pendingMergeOf } from '../users/identity-merge.js';
 import { FLOW_COOKIE, completeLogin, enabledProvider, identityOfClaims, startLogin } from './flow.js';
+import { publicRoute } from '../auth/protected-route.js';
 
 const Params = z.object({
   idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }),
@@ -22,8 +23,9 @@ const Next = z.object({
     .openapi({ description: 'where to go after the login: a same-origin path or a front-end URL' }),
 });
 
-const login = createRoute({
+const login = publicRoute({
   method: 'get',
+  operationId: 'loginWithOidc',
   path: '/v3/oidc/login/{idp_name}',
   tags: ['auths'],
   summary: 'Log in through an OIDC identity provider',
@@ -34,8 +36,9 @@ const login = createRoute({
   responses: { 302: { description: 'to the provider' }, ...problemResponses(404, 422, 502) },
 });
 
-const callback = createRoute({
+const callback = publicRoute({
   method: 'get',
+  operationId: 'completeOidcLogin',
   path: '/v3/oidc/callback/{idp_name}',
   tags: ['auths'],
   summary: 'Where the OIDC provider sends the browser back',

@@ -1,10 +1,11 @@
 /** POST /v3/password_reset/request and /v3/password_reset/confirm (no authentication). */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { RESET_LIMITS, THROTTLE_WINDOW_MS, confirmReset, requestReset } from './flow.js';
 import { RESET_PAGE_PATH } from './tokens.js';
+import { publicRoute } from '../auth/protected-route.js';
 
 const ResetRequest = z
   .object({
@@ -36,8 +37,9 @@ const ResetConfirm = z
 
 const windowMin = THROTTLE_WINDOW_MS / 60_000;
 
-const request = createRoute({
+const request = publicRoute({
   method: 'post',
+  operationId: 'requestPasswordReset',
   path: '/v3/password_reset/request',
   tags: ['auths'],
   summary: 'Ask for a password-reset mail',
@@ -61,8 +63,9 @@ const request = createRoute({
   },
 });
 
-const confirm = createRoute({
+const confirm = publicRoute({
   method: 'post',
+  operationId: 'confirmPasswordReset',
   path: '/v3/password_reset/confirm',
   tags: ['auths'],
   summary: 'Set a new password with a reset link',

@@ -1,7 +1,7 @@
 /** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union; /v3/logout and /v3/logout/all. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
+import { ANYONE, ANY_ROLE, protectedRoute, publicRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { PublicUserSchema, toPublicUser } from '../users/model.js';
@@ -31,8 +31,9 @@ const formAndJson = <S extends z.ZodType>(schema: S) => ({
   'application/x-www-form-urlencoded': { schema },
 });
 
-const login = createRoute({
+const login = publicRoute({
   method: 'post',
+  operationId: 'login',
   path: '/v3/login',
   tags: ['auths'],
   summary: 'Log in with a session (signed cookie)',
@@ -91,8 +92,9 @@ const urlencodedOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-const oauth = createRoute({
+const oauth = publicRoute({
   method: 'post',
+  operationId: 'oauthLogin',
   path: '/v3/oauth_login',
   middleware: [urlencodedOnly] as const,
   tags: ['auths'],
@@ -114,8 +116,9 @@ const oauth = createRoute({
   },
 });
 
-const union = createRoute({
+const union = publicRoute({
   method: 'post',
+  operationId: 'completeLoginUnion',
   path: '/v3/login/union',
   tags: ['auths'],
   summary: 'Complete a pending merge of an external identity with the local account of the same login',
@@ -138,6 +141,7 @@ const logout = protectedRoute(
   { schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true },
   {
     method: 'post',
+    operationId: 'logout',
     path: '/v3/logout',
     tags: ['auths'],
     summary: 'End the current session',
@@ -155,6 +159,7 @@ const logoutAll = protectedRoute(
   { ...ANYONE, endedSessionIsLoggedOut: true },
   {
     method: 'post',
+    operationId: 'logoutAll',
     path: '/v3/logout/all',
     tags: ['auths'],
     summary: 'End every session of the caller',

@@ -96,6 +96,7 @@ function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof 
 
 const list = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'listSettings',
   path: '/v3/settings',
   tags: ['settings'],
   summary: 'The UI-editable settings',
@@ -107,6 +108,7 @@ const list = protectedRoute(adminOnly(superAccess.allowed), {
 });
 const update = protectedRoute(adminOnly(superAccess.refused('change settings')), {
   method: 'patch',
+  operationId: 'updateSettings',
   path: '/v3/settings',
   tags: ['settings'],
   summary: 'Change one or many settings, atomically',
@@ -131,6 +133,7 @@ const update = protectedRoute(adminOnly(superAccess.refused('change settings')),
 });
 const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
   method: 'delete',
+  operationId: 'resetSetting',
   path: '/v3/settings/{name}',
   tags: ['settings'],
   summary: 'Reset a setting to its environment or default value',

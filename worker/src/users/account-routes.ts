@@ -94,6 +94,7 @@ const LENT_RIGHTS = [
 
 const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'listUsers',
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'List accounts',
@@ -108,6 +109,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
 });
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'getUser',
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
   summary: 'Read an account',
@@ -116,6 +118,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
 });
 const patchRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('change')), {
   method: 'patch',
+  operationId: 'updateUser',
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
   summary: 'Update an account',
@@ -128,6 +131,7 @@ const patchRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('cha
 });
 const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('delete')), {
   method: 'delete',
+  operationId: 'deleteUser',
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
   summary: 'Delete an account',
@@ -142,6 +146,7 @@ const BLOCK_DESCRIPTION =
   'are refused at once, while it stays blocked. Not the last active administrator (409).';
 const blockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('block')), {
   method: 'post',
+  operationId: 'blockUser',
   path: '/v4/users/{userId}/block',
   tags: ['user_v4'],
   summary: 'Block an account',
@@ -154,6 +159,7 @@ const UNBLOCK_DESCRIPTION =
   "(an administrator's password reset revokes them all) work again.";
 const unblockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unblock')), {
   method: 'post',
+  operationId: 'unblockUser',
   path: '/v4/users/{userId}/unblock',
   tags: ['user_v4'],
   summary: 'Unblock an account',
@@ -163,6 +169,7 @@ const unblockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('u
 });
 const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unlock')), {
   method: 'post',
+  operationId: 'unlockUser',
   path: '/v4/users/{userId}/unlock',
   tags: ['user_v4'],
   summary: 'End a failed-login lock',
@@ -175,6 +182,7 @@ const RESET_DESCRIPTION =
   'same transaction. 409 for an LDAP or OIDC account.';
 const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('reset the password of')), {
   method: 'post',
+  operationId: 'resetUserPassword',
   path: '/v4/users/{userId}/password',
   tags: ['user_v4'],
   summary: 'Reset a password',
@@ -184,6 +192,7 @@ const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('res
 });
 const grantRoute = protectedRoute(adminOnly(superAccess.refused('grant super-access')), {
   method: 'post',
+  operationId: 'grantSuperAccess',
   path: '/v4/users/{userId}/super-access',
   tags: ['user_v4'],
   summary: 'Grant temporary super-access',
@@ -195,6 +204,7 @@ const grantRoute = protectedRoute(adminOnly(superAccess.refused('grant super-acc
 });
 const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-access')), {
   method: 'delete',
+  operationId: 'endSuperAccess',
   path: '/v4/users/{userId}/super-access',
   tags: ['user_v4'],
   summary: 'End super-access now',
@@ -203,6 +213,7 @@ const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-ac
 });
 const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'listUserTokens',
   path: '/v4/users/{userId}/tokens',
   tags: ['user_v4'],
   summary: "A user's live API tokens",
@@ -218,6 +229,7 @@ const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
 });
 const revokeTokenRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('revoke the tokens of')), {
   method: 'delete',
+  operationId: 'revokeUserToken',
   path: '/v4/users/{userId}/tokens/{tokenId}',
   tags: ['user_v4'],
   summary: "Revoke a user's API token",

@@ -34,6 +34,7 @@ const CreateUser = z
 
 const create = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'post',
+  operationId: 'createUser',
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',

@@ -13,6 +13,7 @@ import { setPassword } from './password.js';
 
 const me = protectedRoute(ANYONE, {
   method: 'get',
+  operationId: 'getCurrentUser',
   path: '/v4/users/me',
   tags: ['user_v4'],
   summary: "The caller's own account",
@@ -37,6 +38,7 @@ const issue = protectedRoute(
   { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE },
   {
     method: 'post',
+    operationId: 'createOwnToken',
     path: '/v4/users/me/tokens',
     tags: ['user_v4'],
     summary: 'Issue an API token for the caller',
@@ -60,6 +62,7 @@ const issue = protectedRoute(
 
 const list = protectedRoute(ANYONE, {
   method: 'get',
+  operationId: 'listOwnTokens',
   path: '/v4/users/me/tokens',
   tags: ['user_v4'],
   summary: "The caller's live API tokens",
@@ -76,6 +79,7 @@ const RevokeParams = z.object({ tokenId: z.uuid() });
 
 const revoke = protectedRoute(ANYONE, {
   method: 'delete',
+  operationId: 'revokeOwnToken',
   path: '/v4/users/me/tokens/{tokenId}',
   tags: ['user_v4'],
   summary: 'Revoke one of the caller’s API tokens',
@@ -93,6 +97,7 @@ const changePassword = protectedRoute(
   { ...ANYONE, allowExpiredPassword: true },
   {
     method: 'put',
+    operationId: 'changeOwnPassword',
     path: '/v4/users/me/password',
     tags: ['user_v4'],
     summary: "Change the caller's password",

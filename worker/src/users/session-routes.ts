@@ -54,6 +54,7 @@ const UserSessionParams = z.object({ userId: z.string().min(1).max(64), sessionI
 
 const listMine = protectedRoute(ANYONE, {
   method: 'get',
+  operationId: 'listOwnSessions',
   path: '/v4/users/me/sessions',
   tags: ['user_v4'],
   summary: "The caller's live sessions",
@@ -61,6 +62,7 @@ const listMine = protectedRoute(ANYONE, {
 });
 const revokeMine = protectedRoute(ANYONE, {
   method: 'delete',
+  operationId: 'endOwnSession',
   path: '/v4/users/me/sessions/{sessionId}',
   tags: ['user_v4'],
   summary: 'End one of the caller’s sessions',
@@ -70,6 +72,7 @@ const revokeMine = protectedRoute(ANYONE, {
 });
 const listUser = protectedRoute(adminOnly(superAccess.allowed), {
   method: 'get',
+  operationId: 'listUserSessions',
   path: '/v4/users/{userId}/sessions',
   tags: ['user_v4'],
   summary: "A user's live sessions",
@@ -81,6 +84,7 @@ const listUser = protectedRoute(adminOnly(superAccess.allowed), {
 });
 const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end the sessions of')), {
   method: 'delete',
+  operationId: 'endUserSession',
   path: '/v4/users/{userId}/sessions/{sessionId}',
   tags: ['user_v4'],
   summary: "End one of a user's sessions",
