@@ -31,7 +31,7 @@ import { assertMayLogIn } from '../users/login-rule.js';
 import type { UserRow } from '../users/model.js';
 import { CEREMONY_TIMEOUT_MS, issueChallenge } from './challenge.js';
 import type { RelyingParty } from './relying-party.js';
-import { passkeyByCredential } from './store.js';
+import { listPasskeys, passkeyByCredential } from './store.js';
 import { verifyPasskeyAssertion } from './verify.js';
 
 /**
@@ -159,4 +159,24 @@ export async function signInWithPasskey(
     token: await sessionToken(scope, session),
     device: d.id,
   };
+}
+
+/**
+ * The options of a passkey assertion as a second factor of `userId` (after its password): the
+ * account's passkeys listed, user verification preferred (the password was the first factor). The
+ * answer goes to verifyPasskeyAssertion with purpose `second-factor` and the same `userId`.
+ */
+export async function secondFactorOptions(
+  scope: RequestScope,
+  rp: RelyingParty,
+  userId: string,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const own = await listPasskeys(scope.db, userId);
+  return generateAuthenticationOptions({
+    rpID: rp.id,
+    challenge: await issueChallenge(scope, 'second-factor', userId),
+    timeout: CEREMONY_TIMEOUT_MS,
+    allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    userVerification: 'preferred',
+  });
 }
