@@ -106,13 +106,13 @@ async function passkeysOf(login: string): Promise<Array<{ id: string; name: stri
 describe('passkeys in the console', () => {
   it('register a passkey, sign out, sign in with it; the other sessions ended; rename and remove it', async () => {
     const login = uniqueLogin('pk');
-    await createUser(login, PASSWORD, { displayName: 'Passkey Person' });
-    // Another session of the account, elsewhere: adding a passkey ends it.
-    const other = new CookieBrowser(new URL(baseUrl()).origin);
-    expect((await other.postJson(`${baseUrl()}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
-
+    await createUser(login, PASSWORD, { displayName: 'Passkey Person', sessionLimit: 5 });
     const tab = await tabWithAuthenticator();
     await signIn(tab, base(), login, PASSWORD);
+    // Another session of the account, elsewhere (within its limit of 5): adding a passkey ends it.
+    const other = new CookieBrowser(new URL(baseUrl()).origin);
+    expect((await other.postJson(`${baseUrl()}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
+    expect((await other.fetch(`${baseUrl()}/v4/users/me`)).status).toBe(200);
     await registerInConsole(tab.page, 'Laptop');
     await checkPage(tab, kind, 'passkeys');
     expect((await other.fetch(`${baseUrl()}/v4/users/me`)).status).toBe(401);
@@ -138,10 +138,15 @@ describe('passkeys in the console', () => {
     await tab.page.waitForSelector('#passkeys-region td:text-is("Work laptop")');
     expect((await passkeysOf(login)).map((p) => p.name)).toEqual(['Work laptop']);
 
-    // Remove it: it no longer signs in (the browser's authenticator still holds the key).
+    // Remove it: the other sessions end again, and it no longer signs in (the browser's
+    // authenticator still holds the key).
+    const again = new CookieBrowser(new URL(baseUrl()).origin);
+    expect((await again.postJson(`${baseUrl()}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
     await tab.page.click('#passkeys-region button:text-is("Remove")');
     await tab.page.waitForSelector('#passkeys-region p:text-is("No passkeys.")');
     expect(await passkeysOf(login)).toEqual([]);
+    expect((await again.fetch(`${baseUrl()}/v4/users/me`)).status).toBe(401);
+    expect(await tab.page.evaluate(async (r) => (await fetch(`${r}/v4/users/me`)).status, root())).toBe(200);
     await signOut(tab.page);
     await tab.page.click('#signin-passkey');
     expect(await messageOf(tab.page, '#signin-message')).toContain('The passkey was not accepted.');

@@ -62,7 +62,7 @@ export const EVENT_CATALOGUE = {
       via: 'password_change when the current password of a change was wrong',
       method: 'passkey for a passkey sign-in',
       reason:
-        'passkey: unknown-credential, user-handle (the credential is not that account\'s), counter (it did not ' +
+        "passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not " +
         'grow: a cloned authenticator?), verification, user-verification or challenge',
       passkeyId: 'the passkey, when known',
     },

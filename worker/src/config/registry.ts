@@ -138,7 +138,9 @@ function specialSymbol(item: string): string | null {
 
 /** A WebAuthn relying-party id: a host name (no scheme, port or path), or empty. */
 function webauthnRpId(value: string): string | null {
-  const ok = value === '' || /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value);
+  const ok =
+    value === '' ||
+    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value);
   return ok ? null : 'a lower-case host name such as example.com (no scheme, port or path), or empty';
 }
 /** An http(s) origin: scheme, host and optional port, nothing more. */

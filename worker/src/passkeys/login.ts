@@ -38,7 +38,10 @@ import { verifyPasskeyAssertion } from './verify.js';
  * The options of a passwordless sign-in: no credentials listed (the authenticator offers the
  * discoverable ones it holds for the relying party), user verification required.
  */
-export async function signInOptions(scope: RequestScope, rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
+export async function signInOptions(
+  scope: RequestScope,
+  rp: RelyingParty,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
   return generateAuthenticationOptions({
     rpID: rp.id,
     challenge: await issueChallenge(scope, 'login'),

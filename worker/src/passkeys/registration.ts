@@ -85,7 +85,7 @@ export async function registerPasskey(
     const detail = 'the response does not answer an unused registration challenge of this account: start again';
     return refuse(scope, user, 'challenge', new ProblemError('MALFORMED_REQUEST', { detail }));
   }
-  let info;
+  let info: NonNullable<Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo']>;
   try {
     const verified = await verifyRegistrationResponse({
       response,
@@ -103,7 +103,12 @@ export async function registerPasskey(
     const detail = uv
       ? 'the authenticator did not verify the user (PIN or biometrics): user verification is required'
       : 'the registration response did not verify (origin, relying party or signature)';
-    return refuse(scope, user, uv ? 'user-verification' : 'verification', new ProblemError('MALFORMED_REQUEST', { detail }));
+    return refuse(
+      scope,
+      user,
+      uv ? 'user-verification' : 'verification',
+      new ProblemError('MALFORMED_REQUEST', { detail }),
+    );
   }
 
   const [{ n }] = (await scope.db.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user.id))) as [

@@ -83,7 +83,10 @@ const RequestOptions = z
   });
 
 const PasskeyName = z.string().trim().min(1).max(MAX_NAME_LENGTH).openapi({ example: 'laptop' });
-const RegisterBody = z.object({ name: PasskeyName, response: AttestationSchema }).strict().openapi('PasskeyRegistration');
+const RegisterBody = z
+  .object({ name: PasskeyName, response: AttestationSchema })
+  .strict()
+  .openapi('PasskeyRegistration');
 const RenameBody = z.object({ name: PasskeyName }).strict().openapi('PasskeyRename');
 const PasskeyParams = z.object({ passkeyId: z.uuid() });
 const SignInBody = z.object({ response: AssertionSchema }).strict().openapi('PasskeySignIn');
@@ -117,7 +120,7 @@ const register = protectedRoute(OWN, {
   tags: ['user_v4'],
   summary: 'Register a passkey for the caller (the answer to the registration options)',
   description: [
-    'The browser’s response to the options of /v4/users/me/passkeys/registration-options, and a name. ' + ENDS,
+    `The browser’s response to the options of /v4/users/me/passkeys/registration-options, and a name. ${ENDS}`,
     '400 MALFORMED_REQUEST when the response does not answer an unused registration challenge of this account, ' +
       'or does not verify (origin, relying party, signature, user verification); 409 when the passkey is ' +
       'registered already or the account holds 20; 422 for a malformed body. Each refusal is audited ' +
@@ -218,9 +221,7 @@ function ownSession(c: Context<AppEnv>): string | undefined {
 
 /** Registers the passkey endpoints. */
 export function registerPasskeyRoutes(app: App): void {
-  app.openapi(options, async (c) =>
-    c.json(await registrationOptions(c.var.scope, rpOf(c), c.var.principal.user), 200),
-  );
+  app.openapi(options, async (c) => c.json(await registrationOptions(c.var.scope, rpOf(c), c.var.principal.user), 200));
 
   app.openapi(register, async (c) => {
     const body = validated(c, 'json', RegisterBody);
