@@ -165,7 +165,7 @@ export const EVENT_CATALOGUE = {
   },
   'passkey.registered': {
     streams: ['crud_user'],
-    outcomes: ['success'],
+    outcomes: ['unknown'],
     description:
       "a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner " +
       'is told by mail',
