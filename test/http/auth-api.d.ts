@@ -1368,6 +1368,481 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/v4/users/me/passkeys/registration-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey for the caller
+         * @description Session cookie. Any role.
+         *
+         *     The options of a WebAuthn registration: a discoverable credential (a passkey: it can sign in without the login) with user verification required, none of the account’s passkeys again, no attestation. Its challenge is valid for 5 minutes, once. The relying party: AUTH_WEBAUTHN_RP_ID and AUTH_WEBAUTHN_ORIGINS (docs/security-passkeys.md).
+         *
+         *     Only with the session cookie: a passkey is a way to sign in, so an API token or an OAuth access token cannot add one.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the options */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PasskeyCreationOptions"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's passkeys
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     Names, dates and flags; never a key or a credential id.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the passkeys, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Passkey"][];
+                        };
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a passkey for the caller (the answer to the registration options)
+         * @description Session cookie. Any role.
+         *
+         *     The browser’s response to the options of /v4/users/me/passkeys/registration-options, and a name. Adding or removing a passkey ends the account's other sessions (their OAuth access tokens too; the session of this request stays) and mails the owner.
+         *
+         *     400 MALFORMED_REQUEST when the response does not answer an unused registration challenge of this account, or does not verify (origin, relying party, signature, user verification); 409 when the passkey is registered already or the account holds 20; 422 for a malformed body. Each refusal is audited (passkey.refused).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasskeyRegistration"];
+                };
+            };
+            responses: {
+                /** @description registered */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Passkey"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of the caller's passkeys
+         * @description Session cookie. Any role.
+         *
+         *     It no longer signs in. Adding or removing a passkey ends the account's other sessions (their OAuth access tokens too; the session of this request stays) and mails the owner. 404 when it is not one of the caller's passkeys.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    passkeyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Rename one of the caller's passkeys
+         * @description Session cookie. Any role.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    passkeyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasskeyRename"];
+                };
+            };
+            responses: {
+                /** @description renamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Passkey"];
+                    };
+                };
+                400: components["responses"]["MalformedRequest"];
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/auth/v3/login/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a passwordless sign-in with a passkey
+         * @description The options of a WebAuthn authentication: no credentials listed (the authenticator offers the passkeys it holds for this relying party), user verification required. Its challenge is valid for 5 minutes, once. Nothing is stored. Any role.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the options */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PasskeyRequestOptions"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v3/login/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey (no password)
+         * @description The browser’s response to the options of /v3/login/passkey/options. Opens a session as /v3/login does: the session cookie, the device cookie (a new device is mailed about), login.success with method passkey.
+         *
+         *     A refused assertion (an unknown passkey, one whose user handle is not its account’s, a signature that does not verify, no user verification, a signature counter that did not grow, a used or expired challenge) is 401 INVALID_CREDENTIALS and counts as a failed login of that account on the budgets of a wrong password (device, account, client address); a restricted login is 401 ACCOUNT_LOCKED (429 ADDRESS_THROTTLED) before anything is checked. A blocked account: 403 ACCOUNT_BLOCKED. An LDAP or OIDC account’s passkey does not sign in without its directory or provider: 403 LOGIN_NOT_ALLOWED. A cross-site request: 403. Any role.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasskeySignIn"];
+                };
+            };
+            responses: {
+                /** @description signed in */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SessionLogin"];
+                    };
+                };
+                400: components["responses"]["MalformedRequest"];
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/v4/users": {
         parameters: {
             query?: never;
@@ -4077,8 +4552,8 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `method`: passkey for a passkey sign-in (/v3/login/passkey); absent for a password; `passkeyId`: the passkey used |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
@@ -4091,6 +4566,10 @@ export interface paths {
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
          *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
          *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `passkey.registered` | crud_user | unknown | a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name; `backupEligible`: whether it may be synced (a multi-device passkey); `backupState`: whether it is synced; `aaguid`: the authenticator's model |
+         *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
+         *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
+         *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
@@ -4188,8 +4667,8 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `method`: passkey for a passkey sign-in (/v3/login/passkey); absent for a password; `passkeyId`: the passkey used |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
@@ -4202,6 +4681,10 @@ export interface paths {
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
          *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
          *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `passkey.registered` | crud_user | unknown | a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name; `backupEligible`: whether it may be synced (a multi-device passkey); `backupState`: whether it is synced; `aaguid`: the authenticator's model |
+         *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
+         *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
+         *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
@@ -4367,8 +4850,8 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `method`: passkey for a passkey sign-in (/v3/login/passkey); absent for a password; `passkeyId`: the passkey used |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
@@ -4381,6 +4864,10 @@ export interface paths {
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
          *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
          *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `passkey.registered` | crud_user | unknown | a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name; `backupEligible`: whether it may be synced (a multi-device passkey); `backupState`: whether it is synced; `aaguid`: the authenticator's model |
+         *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
+         *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
+         *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
@@ -4544,8 +5031,8 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `method`: passkey for a passkey sign-in (/v3/login/passkey); absent for a password; `passkeyId`: the passkey used |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
@@ -4558,6 +5045,10 @@ export interface paths {
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
          *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
          *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `passkey.registered` | crud_user | unknown | a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name; `backupEligible`: whether it may be synced (a multi-device passkey); `backupState`: whether it is synced; `aaguid`: the authenticator's model |
+         *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
+         *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
+         *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
@@ -4717,8 +5208,8 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `method`: passkey for a passkey sign-in (/v3/login/passkey); absent for a password; `passkeyId`: the passkey used |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
@@ -4731,6 +5222,10 @@ export interface paths {
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
          *     | `password_reset.requested` | user_activity | unknown | a password reset was asked for (one per matching account, or one with found: false) | `by`: login or email; `mode`: link, external or blocked; `mailed`: whether a mail was queued; `found`: false when no account matched; `email`: the address asked for, when none matched |
          *     | `password.changed` | crud_user | unknown | a user changed their own password (or set it through a reset link) | `sessionsEnded`: all or others; `tokensRevoked`: whether the API tokens were revoked; `via`: reset_link; `purpose`: reset link: reset or invite |
+         *     | `passkey.registered` | crud_user | unknown | a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name; `backupEligible`: whether it may be synced (a multi-device passkey); `backupState`: whether it is synced; `aaguid`: the authenticator's model |
+         *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
+         *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
+         *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
@@ -4890,7 +5385,7 @@ export interface paths {
                     limit?: number;
                     offset?: number | null;
                     status?: "pending" | "sent" | "failed" | "given_up";
-                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed";
                     /** @description the address, ignoring case */
                     recipient?: string;
                 };
@@ -4969,7 +5464,7 @@ export interface paths {
                     limit?: number;
                     offset?: number | null;
                     status?: "pending" | "sent" | "failed" | "given_up";
-                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed";
                 };
                 header?: never;
                 path?: never;
@@ -5605,6 +6100,96 @@ export interface components {
             oldPassword: string;
             newPassword: string;
         };
+        /** @description PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3): hand it to navigator.credentials.create (PublicKeyCredential.parseCreationOptionsFromJSON, or @simplewebauthn/browser startRegistration) */
+        PasskeyCreationOptions: {
+            challenge: string;
+            rp: {
+                id?: string;
+                name: string;
+            };
+            user: {
+                id: string;
+                name: string;
+                displayName: string;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        Passkey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUsedAt: string | null;
+            /** @description whether it may be synced (a multi-device passkey) */
+            backupEligible: boolean;
+            /** @description whether it was synced when last seen */
+            backupState: boolean;
+            /** @description as the browser reported them (internal, hybrid, usb...) */
+            transports: string[];
+        };
+        PasskeyRegistration: {
+            /** @example laptop */
+            name: string;
+            response: components["schemas"]["PasskeyAttestation"];
+        };
+        /** @description The browser's new PublicKeyCredential as JSON (WebAuthn Level 3 toJSON(); @simplewebauthn/browser) */
+        PasskeyAttestation: {
+            id: string;
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            response: {
+                clientDataJSON: string;
+                attestationObject: string;
+                authenticatorData?: string;
+                transports?: string[];
+                publicKeyAlgorithm?: number;
+                publicKey?: string;
+            };
+            /** @default {} */
+            clientExtensionResults?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+        };
+        PasskeyRename: {
+            /** @example laptop */
+            name: string;
+        };
+        /** @description PublicKeyCredentialRequestOptionsJSON (WebAuthn Level 3): hand it to navigator.credentials.get (PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser startAuthentication) */
+        PasskeyRequestOptions: {
+            challenge: string;
+            rpId?: string;
+            userVerification?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PasskeySignIn: {
+            response: components["schemas"]["PasskeyAssertion"];
+        };
+        /** @description The browser's PublicKeyCredential as JSON (WebAuthn Level 3 toJSON(); @simplewebauthn/browser) */
+        PasskeyAssertion: {
+            id: string;
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            response: {
+                clientDataJSON: string;
+                authenticatorData: string;
+                signature: string;
+                userHandle?: string;
+            };
+            /** @default {} */
+            clientExtensionResults?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+        };
         CreateUser: {
             /**
              * @description 1 to 150 characters: letters, digits and . _ - @, starting with a letter or digit; no compatibility characters (`𝟏`, `ﬁ`) or phonetic letters (`ᴀ`). Stored in NFC; unique ignoring case and width (`Admin`, `ADMIN` and `ＡＤＭＩＮ` are one login), and a login that looks like another live or reserved one (`аdmin` with a Cyrillic `а`, Unicode TR #39 skeleton) is refused with 409.
@@ -5645,7 +6230,7 @@ export interface components {
              * @description how the login was proven (null: a session from before this was recorded)
              * @enum {string|null}
              */
-            authMethod: "local_password" | "ldap_password" | "oidc" | null;
+            authMethod: "local_password" | "ldap_password" | "oidc" | "passkey" | null;
             /** @description when; issuing API tokens needs a recent password login */
             authenticatedAt: string | null;
             /** @description the session of this request */
@@ -6149,7 +6734,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed";
             /** @description the account the mail is about */
             userId: string | null;
             userLogin: string | null;
