@@ -6,6 +6,7 @@ import type { PageScript } from './context.js';
 import { AUDIT_SCRIPTS } from './pages/admin-audit.js';
 import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
 import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
+import { PASSKEY_SCRIPTS } from './pages/passkeys.js';
 import { SETTINGS_SCRIPTS } from './pages/admin-settings.js';
 import { USERS_SCRIPTS } from './pages/admin-users.js';
 import { SELF_SCRIPTS } from './pages/self.js';
@@ -13,6 +14,7 @@ import { SIGNIN_SCRIPTS } from './pages/signin.js';
 
 export const PAGE_SCRIPTS: Record<string, PageScript> = {
   ...SELF_SCRIPTS,
+  ...PASSKEY_SCRIPTS,
   ...USERS_SCRIPTS,
   ...SETTINGS_SCRIPTS,
   ...DIRECTORIES_SCRIPTS,

@@ -6,7 +6,7 @@ import { users } from './users.js';
  * Why a session ended: logout, logout_all (/v3/logout/all), limit (a newer login beyond the
  * session limit), password_change (the user's own), admin_reset, password_reset (a reset through a
  * link sent by mail), block, user (ended from another session of the user), admin (ended by an
- * administrator).
+ * administrator), passkey_change (the user added or removed a passkey).
  */
 export const SESSION_END_REASONS = [
   'logout',
@@ -18,6 +18,7 @@ export const SESSION_END_REASONS = [
   'block',
   'user',
   'admin',
+  'passkey_change',
 ] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
@@ -44,10 +45,11 @@ export const sessions = sqliteTable(
     userAgent: text('user_agent'),
     /**
      * How the session was authenticated: a local password (/v3/login, /v3/oauth_login,
-     * /v3/login/union), an LDAP password (/v3/login with ldapServer) or an OIDC provider. Null for
-     * sessions started before it was recorded (treated as not password-authenticated).
+     * /v3/login/union), an LDAP password (/v3/login with ldapServer), an OIDC provider or a passkey
+     * (/v3/login/passkey). Null for sessions started before it was recorded (treated as not
+     * password-authenticated).
      */
-    authMethod: text('auth_method', { enum: ['local_password', 'ldap_password', 'oidc'] }),
+    authMethod: text('auth_method', { enum: ['local_password', 'ldap_password', 'oidc', 'passkey'] }),
     /** When that authentication happened (issuing API tokens needs a recent password). */
     authenticatedAt: integer('authenticated_at'),
   },

@@ -1,8 +1,10 @@
 /** Scripts of the sign-in pages (worker/src/console/signin-pages.ts): sign-in, merge, password reset. */
+import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript } from '../context.js';
 import { formatDuration, t } from '../i18n.js';
-import { byId, el, onSubmit, showError, showMessage } from '../ui.js';
+import { byId, el, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { cancelledCeremony } from './passkeys.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
 /**
@@ -83,7 +85,47 @@ const signin: PageScript = async (ctx) => {
     showMessage(region, 'success', t('signin.ok'));
     location.assign(form.dataset.next ?? `${ctx.base}/`);
   });
+  wirePasskeySignIn(ctx, form, region);
 };
+
+/** "Sign in with a passkey": a discoverable credential of this browser's authenticators, no login typed. */
+function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTMLElement): void {
+  const button = byId<HTMLButtonElement>('signin-passkey');
+  if (!browserSupportsWebAuthn()) {
+    button.hidden = true;
+    return;
+  }
+  button.addEventListener(
+    'click',
+    () =>
+      void whileBusy(button, async () => {
+        showMessage(region, null);
+        try {
+          const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
+            '/v3/login/passkey/options',
+            { method: 'POST' },
+          );
+          let response: Awaited<ReturnType<typeof startAuthentication>>;
+          try {
+            response = await startAuthentication({ optionsJSON });
+          } catch (err) {
+            if (cancelledCeremony(err)) return showMessage(region, 'error', t('signin.passkeyCancelled'));
+            throw err;
+          }
+          await api('/v3/login/passkey', { method: 'POST', json: { response } });
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
+            showMessage(region, 'error', t('signin.passkeyFailed'), [el('p', { class: 'detail' }, err.message)]);
+          } else if (err instanceof ApiError && err.code === 'LOGIN_NOT_ALLOWED') {
+            showMessage(region, 'error', t('signin.passkeyNotLocal'), [el('p', { class: 'detail' }, err.message)]);
+          } else showLoginRefusal(ctx, region, err, '');
+          return;
+        }
+        showMessage(region, 'success', t('signin.ok'));
+        location.assign(form.dataset.next ?? `${ctx.base}/`);
+      }),
+  );
+}
 
 const merge: PageScript = (ctx) => {
   const form = byId<HTMLFormElement>('merge-form');

@@ -150,6 +150,11 @@ const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = 
     valid: ['ldaps://ldap.example.com', 'ldap://10.0.0.5:389/', 'LDAPS://DC1.corp.local:636'],
     invalid: ['http://ldap.example.com', 'ldaps://host/dc=corp', 'ldap:// host'],
   },
+  // WebAuthn responses (passkeys): base64url, padded or not
+  '^[A-Za-z0-9_-]*={0,2}$': {
+    valid: ['', 'AAAA', 'q83vEjRWeJA', 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0=='],
+    invalid: ['a+b', 'a/b', 'a b', 'A==='],
+  },
   '-----BEGIN CERTIFICATE-----[\\s\\S]+-----END CERTIFICATE-----': {
     valid: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'],
     invalid: ['MIIB'],

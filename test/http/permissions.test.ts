@@ -7,6 +7,7 @@
  * against that declaration, on an administrator's and on an auditor's account.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loggedInBrowser, type Browser } from '../harness/browser.js';
 import {
   ADMIN,
   basic,
@@ -34,7 +35,14 @@ type OpenApiOperation = {
 };
 
 const PASSWORD = 'Str0ng$pass';
-const creds: Record<Role, { basic: string; bearer: string }> = {} as never;
+/** A caller's credentials: Basic, an API token, and the password for a session (cookie-only routes). */
+interface Creds {
+  basic: string;
+  bearer: string;
+  login: string;
+  password: string;
+}
+const creds: Record<Role, Creds> = {} as never;
 let operations: Operation[] = [];
 /** Operations without a security requirement that still declare roles (there must be none). */
 let publicWithRoles: string[] = [];
@@ -73,7 +81,8 @@ beforeAll(async () => {
         json: { name: `perm-${role}` },
       })
     ).body.token;
-    creds[role] = { basic: b, bearer: `Bearer ${token}` };
+    const password = role === 'admin' ? ADMIN.password : PASSWORD;
+    creds[role] = { basic: b, bearer: `Bearer ${token}`, login: logins[role], password };
   }
 });
 
@@ -89,13 +98,33 @@ function concrete(path: string, userId = '00000000-0000-4000-8000-000000000000')
   );
 }
 
-async function sendFor(op: Operation, auth?: string, userId?: string): Promise<{ status: number; detail: string }> {
+/**
+ * The credential a route takes: Basic where it may, else an API token, else (cookie only) a session
+ * opened for the call (a route walked before, /v3/logout/all, ends the caller's sessions).
+ */
+async function credential(op: Operation, c: Creds): Promise<{ auth?: string; browser?: Browser }> {
+  if (op.security.includes('basic')) return { auth: c.basic };
+  if (op.security.includes('bearer')) return { auth: c.bearer };
+  return { browser: await loggedInBrowser(baseUrl(), c.login, c.password) };
+}
+
+async function sendFor(
+  op: Operation,
+  cred: { auth?: string; browser?: Browser } = {},
+  userId?: string,
+): Promise<{ status: number; detail: string }> {
   const body = ['POST', 'PUT', 'PATCH'].includes(op.method) ? '{}' : undefined;
-  const res = await fetch(`${baseUrl()}${concrete(op.path, userId)}`, {
+  const url = `${baseUrl()}${concrete(op.path, userId)}`;
+  const init = {
     method: op.method,
-    headers: { ...(auth ? { Authorization: auth } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    headers: {
+      ...(cred.auth ? { Authorization: cred.auth } : {}),
+      ...(body ? { 'Content-Type': 'application/json' } : {}),
+    },
     body,
-  });
+  };
+  // A session goes as a browser sends it: its cookie, and its Origin on unsafe methods.
+  const res = cred.browser ? await cred.browser.fetch(url, init) : await fetch(url, init);
   const text = await res.text();
   const detail =
     res.headers.get('Content-Type')?.includes('json') && text
@@ -104,8 +133,8 @@ async function sendFor(op: Operation, auth?: string, userId?: string): Promise<{
   return { status: res.status, detail };
 }
 
-async function send(op: Operation, auth?: string) {
-  return (await sendFor(op, auth)).status;
+async function send(op: Operation, cred?: { auth?: string; browser?: Browser }) {
+  return (await sendFor(op, cred)).status;
 }
 
 describe('permission table', () => {
@@ -124,8 +153,7 @@ describe('permission table', () => {
       const anonymous = await send(op);
       if (anonymous !== 401) failures.push(`${op.method} ${op.path} anonymous: ${anonymous}`);
       for (const role of ['admin', 'auditor', 'user'] as const) {
-        const auth = op.security.includes('basic') ? creds[role].basic : creds[role].bearer;
-        const status = await send(op, auth);
+        const status = await send(op, await credential(op, creds[role]));
         const allowed = op.roles.includes(role);
         if (allowed && (status === 401 || status === 403))
           failures.push(`${op.method} ${op.path} ${role}: ${status}, expected access`);
@@ -138,7 +166,7 @@ describe('permission table', () => {
 
 describe('super-access (lent admin rights) × every protected route', () => {
   const adminOnly = () => operations.filter((op) => !op.roles.includes('user') && op.roles.includes('admin'));
-  const holder = { basic: '', bearer: '' };
+  const holder: Creds = { basic: '', bearer: '', login: '', password: '' };
   let targetAdminId = '';
   let targetAuditorId = '';
 
@@ -151,6 +179,9 @@ describe('super-access (lent admin rights) × every protected route', () => {
       json: { name: 'su' },
     });
     holder.bearer = `Bearer ${issued.body.token}`;
+    const [login, password] = Buffer.from(h.auth.slice('Basic '.length), 'base64').toString('utf8').split(':');
+    holder.login = login!;
+    holder.password = password!;
     // A second administrator, so that a wrongly allowed change can never hit the suites' own admin.
     targetAdminId = await createUser(uniqueLogin('sutarget'), PASSWORD, { role: 'admin' });
     // An auditor reads the audit trail that records what super-access did: as protected as an administrator.
@@ -175,8 +206,7 @@ describe('super-access (lent admin rights) × every protected route', () => {
   it('a super-access holder is allowed or refused (403 naming super-access) exactly as declared', async () => {
     const failures: string[] = [];
     for (const op of operations) {
-      const auth = op.security.includes('basic') ? holder.basic : holder.bearer;
-      const { status, detail } = await sendFor(op, auth);
+      const { status, detail } = await sendFor(op, await credential(op, holder));
       const lent = !op.roles.includes('user') && op.roles.includes('admin');
       const allowed = op.roles.includes('user') || (lent && op.superAccess === true);
       const refusal = lent ? /^super-access cannot / : /./;
@@ -197,8 +227,7 @@ describe('super-access (lent admin rights) × every protected route', () => {
     // PATCH, DELETE, block, unblock, unlock, password, a session, a token: refused on protected accounts.
     expect(onAccounts.filter((o) => o.superAccessTarget === 'unprivileged').length).toBeGreaterThanOrEqual(8);
     for (const op of onAccounts) {
-      const auth = op.security.includes('basic') ? holder.basic : holder.bearer;
-      const { status, detail } = await sendFor(op, auth, id());
+      const { status, detail } = await sendFor(op, await credential(op, holder), id());
       if (op.superAccessTarget === 'unprivileged') {
         if (status !== 403 || !/^super-access cannot .*administrator or auditor/.test(detail))
           failures.push(`${op.method} ${op.path}: ${status} ${detail}, expected 403`);

@@ -29,6 +29,7 @@ import { inBackground } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
+import { registerPasskeyRoutes } from './passkeys/routes.js';
 import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
 import { registerAccountCreation } from './users/create-routes.js';
@@ -328,6 +329,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
   registerSessionlessLogins(api);
   registerSessionRoutes(api);
   registerMe(api);
+  registerPasskeyRoutes(api);
   registerAccountCreation(api);
   registerUserSessions(api);
   registerAccountAdmin(api);

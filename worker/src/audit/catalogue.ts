@@ -45,13 +45,27 @@ export const EVENT_CATALOGUE = {
     streams: ['user_activity'],
     outcomes: ['success'],
     description: 'a login with the right credentials',
-    data: { ...SOURCE, activeDirectory: 'LDAP: whether the directory is Active Directory' },
+    data: {
+      ...SOURCE,
+      activeDirectory: 'LDAP: whether the directory is Active Directory',
+      method: 'passkey for a passkey sign-in (/v3/login/passkey); absent for a password',
+      passkeyId: 'the passkey used',
+    },
   },
   'login.failure': {
     streams: ['user_activity'],
     outcomes: ['failure'],
-    description: 'a wrong password or an unknown login (subject.login: the login as given)',
-    data: { ...SOURCE, via: 'password_change when the current password of a change was wrong' },
+    description:
+      'a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused',
+    data: {
+      ...SOURCE,
+      via: 'password_change when the current password of a change was wrong',
+      method: 'passkey for a passkey sign-in',
+      reason:
+        "passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not " +
+        'grow: a cloned authenticator?), verification, user-verification or challenge',
+      passkeyId: 'the passkey, when known',
+    },
   },
   'login.refused': {
     streams: ['user_activity'],
@@ -148,6 +162,38 @@ export const EVENT_CATALOGUE = {
       via: 'reset_link',
       purpose: 'reset link: reset or invite',
     },
+  },
+  'passkey.registered': {
+    streams: ['crud_user'],
+    outcomes: ['unknown'],
+    description:
+      "a user registered a passkey (docs/security-passkeys.md): the account's other sessions end and the owner " +
+      'is told by mail',
+    data: {
+      passkeyId: 'the passkey',
+      name: 'its name',
+      backupEligible: 'whether it may be synced (a multi-device passkey)',
+      backupState: 'whether it is synced',
+      aaguid: "the authenticator's model",
+    },
+  },
+  'passkey.refused': {
+    streams: ['crud_user'],
+    outcomes: ['failure'],
+    description: 'a passkey registration refused (the response did not verify, or the passkey is registered)',
+    data: { reason: 'challenge, verification, user-verification or registered' },
+  },
+  'passkey.renamed': {
+    streams: ['crud_user'],
+    outcomes: ['unknown'],
+    description: 'a user renamed one of their passkeys',
+    data: { passkeyId: 'the passkey', name: 'its new name' },
+  },
+  'passkey.removed': {
+    streams: ['crud_user'],
+    outcomes: ['unknown'],
+    description: "a user removed one of their passkeys: the account's other sessions end and the owner is told by mail",
+    data: { passkeyId: 'the passkey', name: 'its name' },
   },
   'token.issued': {
     streams: ['crud_user', 'crud_admin'],

@@ -71,7 +71,7 @@ export interface LoginResult {
  * The device of a presented device cookie, when it is still a device of the live local account of
  * login key `lk` (not revoked, not another login's): then the attempt uses the device's own budget.
  */
-async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
+export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
   if (!claim) return undefined;
   const rows = await db
     .select({ id: devices.id })

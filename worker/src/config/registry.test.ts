@@ -129,6 +129,8 @@ describe('registry against the specification', () => {
       'SESSION_SECRET_KEY_PREVIOUS',
       'TEST_CLOCK_CONTROL',
       'TRUSTED_PROXIES',
+      'WEBAUTHN_ORIGINS',
+      'WEBAUTHN_RP_ID',
       'WELCOME_LINK_TTL_HOURS',
     ]);
   });

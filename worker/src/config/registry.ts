@@ -136,6 +136,23 @@ function specialSymbol(item: string): string | null {
     : 'single characters that are neither letters, digits nor spaces';
 }
 
+/** A WebAuthn relying-party id: a host name (no scheme, port or path), or empty. */
+function webauthnRpId(value: string): string | null {
+  const ok =
+    value === '' ||
+    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value);
+  return ok ? null : 'a lower-case host name such as example.com (no scheme, port or path), or empty';
+}
+/** An http(s) origin: scheme, host and optional port, nothing more. */
+function webOrigin(value: string): string | null {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === value ? null : 'an origin';
+  } catch {
+    return 'an origin such as https://auth.example.com';
+  }
+}
+
 // ---- the registry -------------------------------------------------------------------------
 
 const A = 'API' as const;
@@ -656,6 +673,23 @@ export const REGISTRY = {
       checkItem: checkProxyRange,
       format: 'comma-separated IP addresses or CIDR ranges',
     },
+  ),
+  WEBAUTHN_RP_ID: str(
+    D,
+    'AUTH_WEBAUTHN_RP_ID',
+    '',
+    "passkeys' relying-party id: the service's host name or a registrable domain it lies in (passkeys are bound " +
+      "to it: changing it makes every registered passkey unusable). Empty: the host name of the service's public " +
+      'origin, as the request reached it (docs/security-passkeys.md)',
+    { check: webauthnRpId },
+  ),
+  WEBAUTHN_ORIGINS: list(
+    D,
+    'AUTH_WEBAUTHN_ORIGINS',
+    [],
+    'origins whose pages may register and use passkeys (the console, a front end); each must lie within ' +
+      "AUTH_WEBAUTHN_RP_ID. Empty: the service's public origin, as the request reached it",
+    { checkItem: webOrigin, format: 'comma-separated origins such as https://auth.example.com' },
   ),
   PASSWORD_HASH_CONCURRENCY: int(
     D,

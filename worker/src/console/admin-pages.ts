@@ -241,6 +241,7 @@ const KINDS = [
   'account_created',
   'password_reset',
   'new_device',
+  'passkey_changed',
 ];
 
 const notifications: ConsolePage = {

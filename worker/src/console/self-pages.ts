@@ -1,7 +1,8 @@
 /**
  * The console's pages for every signed-in user: the profile (the console's home), the password
- * change (also for an expired password, without a session), the user's sessions and API tokens.
- * Their scripts: console/pages/self.ts. The content is fetched by the script from /v4/users/me/...
+ * change (also for an expired password, without a session), the user's sessions, API tokens and
+ * passkeys. Their scripts: console/pages/self.ts and console/pages/passkeys.ts. The content is
+ * fetched by the script from /v4/users/me/...
  */
 import { html } from 'hono/html';
 import type { ConsolePage } from './page.js';
@@ -70,5 +71,28 @@ role="status"></span></p>
 <div id="tokens-region"></div>`,
 };
 
+const passkeys: ConsolePage = {
+  id: 'passkeys',
+  path: 'passkeys',
+  title: 'passkeys.title',
+  auth: 'required',
+  nav: { label: 'nav.passkeys', group: 'self' },
+  body: (r) => html`<p>${r.t('passkeys.intro')}</p>
+<form id="passkey-form" class="card">
+<p class="field"><label for="passkey-name">${r.t('passkeys.name')}</label>
+<input id="passkey-name" name="name" maxlength="100" required></p>
+<div id="passkey-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('passkeys.add')}</button></p>
+</form>
+<form id="passkey-rename-form" class="card" hidden>
+<p class="field"><label for="passkey-rename-name" id="passkey-rename-label"></label>
+<input id="passkey-rename-name" name="name" maxlength="100" required></p>
+<div id="passkey-rename-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('passkeys.save')}</button>
+<button type="button" id="passkey-rename-cancel" class="secondary">${r.t('passkeys.cancel')}</button></p>
+</form>
+<div id="passkeys-region"></div>`,
+};
+
 /** The self-service pages, in navigation order. */
-export const SELF_PAGES: readonly ConsolePage[] = [profile, password, sessions, tokens];
+export const SELF_PAGES: readonly ConsolePage[] = [profile, password, sessions, tokens, passkeys];

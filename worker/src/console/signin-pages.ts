@@ -83,6 +83,7 @@ ${serverChoice}
 ${authErrorMessage(r)}
 <p class="actions"><button type="submit">${r.t('signin.submit')}</button></p>
 </form>
+<p class="actions"><button type="button" id="signin-passkey" class="secondary">${r.t('signin.passkey')}</button></p>
 <p><a href="${r.base}/reset-password">${r.t('signin.forgot')}</a></p>
 ${oidc}`;
   },

@@ -1,5 +1,6 @@
 /** Periodic security jobs: inactivity blocking (architecture.md §4) and throttle housekeeping. */
 import { purgeThrottle } from '../auth/throttle.js';
+import { purgeUsedChallenges } from '../passkeys/challenge.js';
 import { endExpiredSuperAccess } from '../users/admin-changes.js';
 import { blockIdleAccounts } from '../users/login-rule.js';
 import type { Job } from './job.js';
@@ -19,8 +20,11 @@ export const endSuperAccess: Job = {
   run: async ({ db, now }) => void (await endExpiredSuperAccess(db, now)),
 };
 
-/** Forgets old login attempts and expired locks. */
+/** Forgets old login attempts and expired locks, and passkey challenges that can no longer be answered. */
 export const purgeLoginThrottle: Job = {
   name: 'purge-login-throttle',
-  run: ({ db, now }) => purgeThrottle(db, now),
+  run: async ({ db, now }) => {
+    await purgeThrottle(db, now);
+    await purgeUsedChallenges(db, now);
+  },
 };

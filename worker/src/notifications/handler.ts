@@ -87,6 +87,17 @@ export function plannedNotification(
         kind: 'password_changed',
         data: { at: new Date(row.at).toISOString(), by: row.actorId === null ? 'operator' : 'admin' },
       };
+    case 'passkey.registered':
+    case 'passkey.removed':
+      return {
+        ...base,
+        kind: 'passkey_changed',
+        data: {
+          at: new Date(row.at).toISOString(),
+          change: row.type === 'passkey.removed' ? 'removed' : 'added',
+          name: typeof data.name === 'string' ? data.name : undefined,
+        },
+      };
     case 'user.created': {
       // External accounts are created by their first login: nothing to tell.
       if (user.source !== 'local') return null;

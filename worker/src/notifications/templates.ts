@@ -21,6 +21,7 @@ export const NOTIFICATION_KINDS = [
   'account_created',
   'password_reset',
   'new_device',
+  'passkey_changed',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -47,6 +48,9 @@ export interface TemplateData {
   userAgent?: string;
   /** new_device: where to change the password and sign out everywhere (DEFAULT_FRONTEND_URL). */
   consoleUrl?: string;
+  /** passkey_changed: added or removed, and the passkey's name. */
+  change?: string;
+  name?: string;
 }
 
 export interface RenderedMail {
@@ -151,6 +155,19 @@ const RU: Record<NotificationKind, Texts> = {
       ],
     ],
   }),
+  passkey_changed: (d) => ({
+    subject: d.change === 'removed' ? 'Ключ доступа удалён' : 'Добавлен ключ доступа',
+    lines: [
+      [
+        d.change === 'removed'
+          ? `${formatTime(d.at)} из учётной записи ${who(d)} удалён ключ доступа (passkey) «${d.name ?? ''}».`
+          : `${formatTime(d.at)} к учётной записи ${who(d)} добавлен ключ доступа (passkey) «${d.name ?? ''}»: ` +
+            'с ним можно входить без пароля.',
+      ],
+      ['Другие сеансы учётной записи завершены.'],
+      ['Если это сделали не вы, немедленно сообщите администратору.'],
+    ],
+  }),
 };
 
 /** new_device: the client, in words; the raw User-Agent only when nothing in it was recognised. */
@@ -239,6 +256,19 @@ const EN: Record<NotificationKind, Texts> = {
         'If it was not you, change your password at once and sign out everywhere',
         ...(d.consoleUrl ? [' in the console: ', { link: d.consoleUrl }] : ['.']),
       ],
+    ],
+  }),
+  passkey_changed: (d) => ({
+    subject: d.change === 'removed' ? 'A passkey was removed from your account' : 'A passkey was added to your account',
+    lines: [
+      [
+        d.change === 'removed'
+          ? `On ${formatTime(d.at)} the passkey "${d.name ?? ''}" was removed from the account ${who(d)}.`
+          : `On ${formatTime(d.at)} the passkey "${d.name ?? ''}" was added to the account ${who(d)}: ` +
+            'it signs in without the password.',
+      ],
+      ["The account's other sessions were ended."],
+      ['If it was not you, tell your administrator at once.'],
     ],
   }),
 };

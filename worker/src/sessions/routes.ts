@@ -25,7 +25,8 @@ import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendin
 import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
 import { requestHeader } from '../http/node-messages.js';
 
-const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
+/** The answer of a session login (JSON). */
+export const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
 const formAndJson = <S extends z.ZodType>(schema: S) => ({
   'application/json': { schema },
   'application/x-www-form-urlencoded': { schema },

@@ -23,7 +23,7 @@ const SessionSchema = z
       .openapi({ description: 'absolute end; the session also ends after SESSION_IDLE_TIMEOUT_MIN idle' }),
     userAgent: z.string().nullable(),
     authMethod: z
-      .enum(['local_password', 'ldap_password', 'oidc'])
+      .enum(['local_password', 'ldap_password', 'oidc', 'passkey'])
       .nullable()
       .openapi({ description: 'how the login was proven (null: a session from before this was recorded)' }),
     authenticatedAt: z

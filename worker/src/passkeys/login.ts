@@ -1,0 +1,185 @@
+/**
+ * The passwordless sign-in with a passkey (docs/security-passkeys.md, "Sign-in"): a discoverable
+ * credential with user verification, which opens a session exactly as a password login does (the
+ * session and its cookie, the device cookie, login.success and session.created, a new device's
+ * device.added). A refused assertion counts as a failed login on the same budgets as a wrong
+ * password (auth/throttle.ts): the account's, or the device's own when the browser presents the
+ * account's device cookie, the account's daily total and the client address's; an unknown credential
+ * counts on a budget of its own and the address's. A restricted login is refused before the
+ * assertion is checked, as a password is.
+ */
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { generateAuthenticationOptions } from '@simplewebauthn/server';
+import { eq } from 'drizzle-orm';
+import { users } from '../../../schema/index.js';
+import { auditInsert } from '../audit/events.js';
+import { CHALLENGES } from '../auth/credentials.js';
+import {
+  failedLogin,
+  lockedProblem,
+  trustedDevice,
+  type DeviceClaim,
+  type LoginContext,
+} from '../auth/password-login.js';
+import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../auth/throttle.js';
+import { ProblemError } from '../http/problem.js';
+import type { RequestScope } from '../http/scope.js';
+import { deviceWrites } from '../sessions/device-cookie.js';
+import { sessionToken } from '../sessions/session-token.js';
+import { sessionWrites, type SessionRow } from '../sessions/store.js';
+import { assertMayLogIn } from '../users/login-rule.js';
+import type { UserRow } from '../users/model.js';
+import { CEREMONY_TIMEOUT_MS, issueChallenge } from './challenge.js';
+import type { RelyingParty } from './relying-party.js';
+import { listPasskeys, passkeyByCredential } from './store.js';
+import { verifyPasskeyAssertion } from './verify.js';
+
+/**
+ * The options of a passwordless sign-in: no credentials listed (the authenticator offers the
+ * discoverable ones it holds for the relying party), user verification required.
+ */
+export async function signInOptions(
+  scope: RequestScope,
+  rp: RelyingParty,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return generateAuthenticationOptions({
+    rpID: rp.id,
+    challenge: await issueChallenge(scope, 'login'),
+    timeout: CEREMONY_TIMEOUT_MS,
+    userVerification: 'required',
+  });
+}
+
+/** A passkey sign-in that opened a session. */
+export interface PasskeySignIn {
+  user: UserRow;
+  session: SessionRow;
+  token: string;
+  /** The device for the device cookie. */
+  device: string;
+}
+
+/**
+ * Checks a passwordless assertion and opens a session of `kind` for the passkey's account (a local
+ * account; an external account's passkey is a second factor only: 403 LOGIN_NOT_ALLOWED).
+ */
+export async function signInWithPasskey(
+  scope: RequestScope,
+  rp: RelyingParty,
+  response: AuthenticationResponseJSON,
+  kind: SessionRow['kind'],
+  deviceClaim?: DeviceClaim,
+): Promise<PasskeySignIn> {
+  const { db, config, request } = scope;
+  const now = scope.now();
+  const ctx: LoginContext = {
+    db,
+    lazyDb: scope.lazyDb,
+    config,
+    verifier: scope.verifier,
+    now,
+    logger: scope.logger,
+    request,
+    challenge: CHALLENGES.Basic,
+  };
+  // The budgets: those of the account the credential names (a password login's), else the
+  // credential's own; the device's first when the browser presents the account's device cookie.
+  const owner = (await passkeyByCredential(db, response.id))?.user;
+  const key =
+    owner?.source === 'local' ? throttleKey(owner.loginKey) : `passkey:${owner?.id ?? response.id.slice(0, 200)}`;
+  const device = owner?.source === 'local' ? await trustedDevice(db, deviceClaim, owner.loginKey) : undefined;
+  const untrusted = attemptPlan(config, key, request.ip);
+  const plans: AttemptPlan[] = device ? [attemptPlan(config, key, request.ip, device), untrusted] : [untrusted];
+  const rdb = scope.lazyDb ?? db;
+  let plan = plans[0]!;
+  let reserved = await reserveAttempt(rdb, plan, now);
+  if (reserved.rowsAffected === 0 && plans[1]) {
+    plan = plans[1];
+    reserved = await reserveAttempt(rdb, plan, now);
+  }
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
+
+  const result = await verifyPasskeyAssertion(scope, rp, response, { purpose: 'login', requireUserVerification: true });
+  if (!result.ok) {
+    const user = result.user ?? null;
+    const data = { source: 'local', method: 'passkey', reason: result.reason, passkeyId: result.passkey?.id };
+    await failedLogin(ctx, plan, user?.login ?? '', user, data);
+    throw new ProblemError('INVALID_CREDENTIALS', {
+      detail:
+        result.reason === 'challenge'
+          ? 'the passkey response does not answer an unused, unexpired sign-in challenge: start again'
+          : 'the passkey was not accepted',
+    });
+  }
+
+  const { user, passkey } = result;
+  const subject = { id: user.id, login: user.login };
+  if (user.source !== 'local') {
+    await db.batch([
+      ...successStatements(db, plan),
+      auditInsert(db, now, {
+        stream: 'user_activity',
+        type: 'login.refused',
+        subject,
+        request,
+        data: { source: user.source, method: 'passkey', reason: 'passkey-external-account' },
+      }),
+    ]);
+    throw new ProblemError('LOGIN_NOT_ALLOWED', {
+      detail:
+        'a passkey signs in without a password only to a local account; an LDAP or OIDC account signs in ' +
+        'through its directory or provider',
+    });
+  }
+  await assertMayLogIn(ctx, user, { source: 'local' }, [...successStatements(db, plan)]);
+
+  const ldb = scope.lazyDb ?? db;
+  const { row: session, writes } = sessionWrites(ldb, user, {
+    kind,
+    authMethod: 'passkey',
+    now,
+    config,
+    userAgent: request.userAgent ?? undefined,
+    request,
+  });
+  const d = deviceWrites(ldb, user, plan.device, now, device === undefined ? { request, via: kind } : undefined);
+  await ldb.batch([
+    ...successStatements(ldb, plan),
+    ldb.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+    auditInsert(ldb, now, {
+      request,
+      stream: 'user_activity',
+      type: 'login.success',
+      subject,
+      data: { source: 'local', method: 'passkey', passkeyId: passkey.id },
+    }),
+    ...writes,
+    ...d.writes,
+  ]);
+  return {
+    user: { ...user, lastLoginAt: now, lastActivityAt: now },
+    session,
+    token: await sessionToken(scope, session),
+    device: d.id,
+  };
+}
+
+/**
+ * The options of a passkey assertion as a second factor of `userId` (after its password): the
+ * account's passkeys listed, user verification preferred (the password was the first factor). The
+ * answer goes to verifyPasskeyAssertion with purpose `second-factor` and the same `userId`.
+ */
+export async function secondFactorOptions(
+  scope: RequestScope,
+  rp: RelyingParty,
+  userId: string,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const own = await listPasskeys(scope.db, userId);
+  return generateAuthenticationOptions({
+    rpID: rp.id,
+    challenge: await issueChallenge(scope, 'second-factor', userId),
+    timeout: CEREMONY_TIMEOUT_MS,
+    allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    userVerification: 'preferred',
+  });
+}

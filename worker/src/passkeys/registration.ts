@@ -1,0 +1,217 @@
+/**
+ * Registering, renaming and removing a user's own passkeys (docs/security-passkeys.md). Adding or
+ * removing one ends the account's other sessions (ASVS 5.0 V7.4.3, as a password change does) in the
+ * same transaction as the change and its audit event, whose handler mails the owner.
+ */
+import {
+  generateRegistrationOptions,
+  verifyRegistrationResponse,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { and, count, eq } from 'drizzle-orm';
+import { passkeys } from '../../../schema/index.js';
+import { auditInsert } from '../audit/events.js';
+import { ProblemError } from '../http/problem.js';
+import type { RequestScope } from '../http/scope.js';
+import { endSessionsStatement } from '../sessions/store.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
+import type { UserRow } from '../users/model.js';
+import { CEREMONY_TIMEOUT_MS, challengeOf, checkChallenge, consumeChallenge, issueChallenge } from './challenge.js';
+import type { RelyingParty } from './relying-party.js';
+import { MAX_PASSKEYS, listPasskeys, passkeyOf, userHandleOf, type PasskeyRow } from './store.js';
+
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+
+/**
+ * The options of a registration for `user`: a discoverable credential (so it can sign in without a
+ * login) with user verification required, none of the account's passkeys again, no attestation.
+ */
+export async function registrationOptions(
+  scope: RequestScope,
+  rp: RelyingParty,
+  user: UserRow,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const existing = await listPasskeys(scope.db, user.id);
+  return generateRegistrationOptions({
+    rpName: rp.name,
+    rpID: rp.id,
+    userName: user.login,
+    userDisplayName: user.displayName || user.login,
+    userID: userHandleOf(user.id),
+    challenge: await issueChallenge(scope, 'register', user.id),
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestationType: 'none',
+    excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+  });
+}
+
+/** A refused registration: audited (passkey.refused), then the problem. */
+async function refuse(scope: RequestScope, user: UserRow, reason: string, problem: ProblemError): Promise<never> {
+  const now = scope.now();
+  await scope.db.batch([
+    auditInsert(scope.db, now, {
+      stream: 'crud_user',
+      type: 'passkey.refused',
+      actor: user,
+      subject: user,
+      request: scope.request,
+      data: { reason },
+    }),
+  ]);
+  throw problem;
+}
+
+/**
+ * Verifies a registration response of `user` (to a registration challenge made for that account,
+ * used up here) and stores the passkey as `name`; the account's sessions but `keepSession` end.
+ */
+export async function registerPasskey(
+  scope: RequestScope,
+  rp: RelyingParty,
+  user: UserRow,
+  name: string,
+  response: RegistrationResponseJSON,
+  keepSession: string | undefined,
+): Promise<PasskeyRow> {
+  const challenge = challengeOf(response.response.clientDataJSON);
+  const checked = challenge ? await checkChallenge(scope, challenge, 'register', user.id) : undefined;
+  if (!checked || !(await consumeChallenge(scope.db, checked))) {
+    const detail = 'the response does not answer an unused registration challenge of this account: start again';
+    return refuse(scope, user, 'challenge', new ProblemError('MALFORMED_REQUEST', { detail }));
+  }
+  let info: NonNullable<Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo']>;
+  try {
+    const verified = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: (c) => c === challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    });
+    if (!verified.verified) throw new Error('not verified');
+    info = verified.registrationInfo;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : '';
+    const uv = /user could not be verified|user verification/i.test(message);
+    scope.logger.info('passkey registration refused', { reason: message.slice(0, 200) });
+    const detail = uv
+      ? 'the authenticator did not verify the user (PIN or biometrics): user verification is required'
+      : 'the registration response did not verify (origin, relying party or signature)';
+    return refuse(
+      scope,
+      user,
+      uv ? 'user-verification' : 'verification',
+      new ProblemError('MALFORMED_REQUEST', { detail }),
+    );
+  }
+
+  const [{ n }] = (await scope.db.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user.id))) as [
+    { n: number },
+  ];
+  if (n >= MAX_PASSKEYS) {
+    const detail = `an account holds at most ${MAX_PASSKEYS} passkeys: remove one first`;
+    throw new ProblemError('CONFLICT', { detail });
+  }
+  const now = scope.now();
+  const row: PasskeyRow = {
+    id: crypto.randomUUID(),
+    userId: user.id,
+    credentialId: info.credential.id,
+    publicKey: b64url(info.credential.publicKey),
+    counter: info.credential.counter,
+    transports: info.credential.transports ?? response.response.transports ?? [],
+    aaguid: info.aaguid,
+    backupEligible: info.credentialDeviceType === 'multiDevice',
+    backupState: info.credentialBackedUp,
+    name,
+    createdAt: now,
+    lastUsedAt: null,
+  };
+  try {
+    await scope.db.batch([
+      scope.db.insert(passkeys).values(row),
+      endSessionsStatement(scope.db, user.id, now, 'passkey_change', { except: keepSession }),
+      auditInsert(scope.db, now, {
+        stream: 'crud_user',
+        type: 'passkey.registered',
+        actor: user,
+        subject: user,
+        request: scope.request,
+        data: {
+          passkeyId: row.id,
+          name,
+          backupEligible: row.backupEligible,
+          backupState: row.backupState,
+          aaguid: row.aaguid,
+        },
+      }),
+    ]);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const detail = 'this passkey is registered already';
+    return refuse(scope, user, 'registered', new ProblemError('CONFLICT', { detail }));
+  }
+  return row;
+}
+
+/** Renames one of `user`'s passkeys; undefined when it is not theirs. */
+export async function renamePasskey(
+  scope: RequestScope,
+  user: UserRow,
+  id: string,
+  name: string,
+): Promise<PasskeyRow | undefined> {
+  const now = scope.now();
+  const [updated] = await scope.db.batch([
+    scope.db
+      .update(passkeys)
+      .set({ name })
+      .where(and(eq(passkeys.id, id), eq(passkeys.userId, user.id))),
+  ]);
+  if (updated.rowsAffected === 0) return undefined;
+  await scope.db.batch([
+    auditInsert(scope.db, now, {
+      stream: 'crud_user',
+      type: 'passkey.renamed',
+      actor: user,
+      subject: user,
+      request: scope.request,
+      data: { passkeyId: id, name },
+    }),
+  ]);
+  return passkeyOf(scope.db, user.id, id);
+}
+
+/**
+ * Removes one of `user`'s passkeys, ending the account's sessions but `keepSession`; false when it
+ * is not theirs (nothing ended).
+ */
+export async function removePasskey(
+  scope: RequestScope,
+  user: UserRow,
+  id: string,
+  keepSession: string | undefined,
+): Promise<boolean> {
+  const passkey = await passkeyOf(scope.db, user.id, id);
+  if (!passkey) return false;
+  const now = scope.now();
+  const [deleted] = await scope.db.batch([
+    scope.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, user.id))),
+    endSessionsStatement(scope.db, user.id, now, 'passkey_change', { except: keepSession }),
+    auditInsert(scope.db, now, {
+      stream: 'crud_user',
+      type: 'passkey.removed',
+      actor: user,
+      subject: user,
+      request: scope.request,
+      data: { passkeyId: id, name: passkey.name },
+    }),
+  ]);
+  return deleted.rowsAffected > 0;
+}

@@ -1,0 +1,116 @@
+/**
+ * Checking a passkey assertion (docs/security-passkeys.md, "Assertions"): the one function both
+ * uses call, the passwordless sign-in (passkeys/login.ts) and the second step of a two-step login.
+ * It judges the assertion and records the use (the counter); what a refusal costs (the failed-login
+ * budgets) and what a success opens is the caller's.
+ */
+import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { and, eq, lt, or, sql } from 'drizzle-orm';
+import { passkeys } from '../../../schema/index.js';
+import type { RequestScope } from '../http/scope.js';
+import type { UserRow } from '../users/model.js';
+import { challengeOf, checkChallenge, consumeChallenge, fromBase64Url, type ChallengePurpose } from './challenge.js';
+import type { RelyingParty } from './relying-party.js';
+import { passkeyByCredential, userHandleOf, type PasskeyRow } from './store.js';
+
+/** Why an assertion was refused (the `reason` of its login.failure event). */
+export type AssertionRefusal =
+  | 'challenge'
+  | 'unknown-credential'
+  | 'user-handle'
+  | 'verification'
+  | 'user-verification'
+  | 'counter';
+
+export type AssertionResult =
+  | { ok: true; passkey: PasskeyRow; user: UserRow }
+  | { ok: false; reason: AssertionRefusal; passkey?: PasskeyRow; user?: UserRow };
+
+export interface AssertionOptions {
+  /** The purpose the challenge was issued for. */
+  purpose: ChallengePurpose;
+  /** The account the assertion must be of (a second factor: the account whose password was right). */
+  userId?: string;
+  /** User verification (PIN, biometrics) required: always for a passwordless sign-in. */
+  requireUserVerification: boolean;
+}
+
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+
+/**
+ * Checks `response` against one of our unexpired, unused challenges of `o.purpose` (used up by this
+ * check, whatever its outcome), a registered passkey of a live account (of `o.userId` when given,
+ * and of the user handle the authenticator returned), the relying party's id and origins, the
+ * signature, user verification when required, and a signature counter that grows (a counter that
+ * does not is a cloned authenticator, or a replay: refused). A success records the new counter,
+ * backup state and time of use, atomically against a concurrent assertion of the same counter.
+ */
+export async function verifyPasskeyAssertion(
+  scope: RequestScope,
+  rp: RelyingParty,
+  response: AuthenticationResponseJSON,
+  o: AssertionOptions,
+): Promise<AssertionResult> {
+  const challenge = challengeOf(response.response.clientDataJSON);
+  const checked = challenge ? await checkChallenge(scope, challenge, o.purpose, o.userId) : undefined;
+  if (!checked || !(await consumeChallenge(scope.db, checked))) return { ok: false, reason: 'challenge' };
+
+  const found = await passkeyByCredential(scope.db, response.id);
+  if (!found) return { ok: false, reason: 'unknown-credential' };
+  const { passkey, user } = found;
+  const refuse = (reason: AssertionRefusal): AssertionResult => ({ ok: false, reason, passkey, user });
+  // The credential must be the expected account's, and the account the authenticator names (the user
+  // handle, not covered by the signature) must be the credential's own: never someone else's login.
+  if (o.userId !== undefined && passkey.userId !== o.userId) return refuse('user-handle');
+  const handle = response.response.userHandle;
+  if (handle !== undefined && handle !== b64url(userHandleOf(passkey.userId))) return refuse('user-handle');
+  if (handle === undefined && o.purpose === 'login') return refuse('user-handle');
+
+  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: (c) => c === challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.id,
+      credential: {
+        id: passkey.credentialId,
+        publicKey: fromBase64Url(passkey.publicKey) as Uint8Array<ArrayBuffer>,
+        counter: passkey.counter,
+        transports: passkey.transports,
+      },
+      requireUserVerification: o.requireUserVerification,
+    });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : '';
+    if (/counter/i.test(message)) return refuse('counter');
+    if (/user could not be verified|user verification/i.test(message)) return refuse('user-verification');
+    scope.logger.info('passkey assertion refused', { reason: message.slice(0, 200) });
+    return refuse('verification');
+  }
+  if (!verified.verified) return refuse('verification');
+
+  const info = verified.authenticationInfo;
+  const now = scope.now();
+  // The counter only grows (or stays 0 for authenticators without one): one of two concurrent
+  // assertions with the same counter wins.
+  const recorded = await scope.db
+    .update(passkeys)
+    .set({ counter: info.newCounter, lastUsedAt: now, backupState: info.credentialBackedUp })
+    .where(
+      and(
+        eq(passkeys.id, passkey.id),
+        or(lt(passkeys.counter, info.newCounter), sql`(${passkeys.counter} = 0 and ${info.newCounter} = 0)`),
+      ),
+    );
+  if (recorded.rowsAffected === 0) return refuse('counter');
+  return {
+    ok: true,
+    passkey: { ...passkey, counter: info.newCounter, lastUsedAt: now, backupState: info.credentialBackedUp },
+    user,
+  };
+}
