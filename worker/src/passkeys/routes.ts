@@ -2,10 +2,10 @@
  * Passkey endpoints (docs/security-passkeys.md): the caller's own passkeys under
  * /v4/users/me/passkeys, and the passwordless sign-in /v3/login/passkey.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Context } from 'hono';
-import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
+import { ANYONE, ANY_ROLE, protectedRoute, publicRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { setAuthCookie } from '../http/cookies.js';
 import { refuseCrossSiteLogin, requestOrigin } from '../http/csrf.js';
@@ -99,6 +99,7 @@ const ENDS =
 const options = protectedRoute(OWN, {
   method: 'post',
   path: '/v4/users/me/passkeys/registration-options',
+  operationId: 'startOwnPasskeyRegistration',
   tags: ['user_v4'],
   summary: 'Start registering a passkey for the caller',
   description: [
@@ -117,6 +118,7 @@ const options = protectedRoute(OWN, {
 const register = protectedRoute(OWN, {
   method: 'post',
   path: '/v4/users/me/passkeys',
+  operationId: 'registerOwnPasskey',
   tags: ['user_v4'],
   summary: 'Register a passkey for the caller (the answer to the registration options)',
   description: [
@@ -136,6 +138,7 @@ const register = protectedRoute(OWN, {
 const list = protectedRoute(ANYONE, {
   method: 'get',
   path: '/v4/users/me/passkeys',
+  operationId: 'listOwnPasskeys',
   tags: ['user_v4'],
   summary: "The caller's passkeys",
   description: 'Names, dates and flags; never a key or a credential id.',
@@ -150,6 +153,7 @@ const list = protectedRoute(ANYONE, {
 const rename = protectedRoute(OWN, {
   method: 'patch',
   path: '/v4/users/me/passkeys/{passkeyId}',
+  operationId: 'renameOwnPasskey',
   tags: ['user_v4'],
   summary: "Rename one of the caller's passkeys",
   request: {
@@ -165,6 +169,7 @@ const rename = protectedRoute(OWN, {
 const remove = protectedRoute(OWN, {
   method: 'delete',
   path: '/v4/users/me/passkeys/{passkeyId}',
+  operationId: 'removeOwnPasskey',
   tags: ['user_v4'],
   summary: "Remove one of the caller's passkeys",
   description: `It no longer signs in. ${ENDS} 404 when it is not one of the caller's passkeys.`,
@@ -172,9 +177,10 @@ const remove = protectedRoute(OWN, {
   responses: { 204: { description: 'removed' }, ...problemResponses(404, 422) },
 });
 
-const signInOptionsRoute = createRoute({
+const signInOptionsRoute = publicRoute({
   method: 'post',
   path: '/v3/login/passkey/options',
+  operationId: 'startPasskeyLogin',
   tags: ['auths'],
   summary: 'Start a passwordless sign-in with a passkey',
   description:
@@ -186,9 +192,10 @@ const signInOptionsRoute = createRoute({
   },
 });
 
-const signIn = createRoute({
+const signIn = publicRoute({
   method: 'post',
   path: '/v3/login/passkey',
+  operationId: 'loginWithPasskey',
   tags: ['auths'],
   summary: 'Sign in with a passkey (no password)',
   description: [
