@@ -8,3 +8,4 @@ export * from './identity-providers.js';
 export * from './ldap-servers.js';
 export * from './jobs.js';
 export * from './notifications.js';
+export * from './mfa.js';
