@@ -51,7 +51,49 @@ export const EVENT_CATALOGUE = {
     streams: ['user_activity'],
     outcomes: ['failure'],
     description: 'a wrong password or an unknown login (subject.login: the login as given)',
-    data: { ...SOURCE, via: 'password_change when the current password of a change was wrong' },
+    data: {
+      ...SOURCE,
+      via:
+        'password_change when the current password of a change was wrong; totp or recovery_code for a wrong ' +
+        'second-factor code (docs/security-mfa.md)',
+    },
+  },
+  'login.second_factor_required': {
+    streams: ['user_activity'],
+    outcomes: ['success'],
+    description: 'a right password of an account with a second factor: a pending login, no session yet',
+    data: { ...SOURCE, factors: 'the confirmed factor kinds (totp, ...)' },
+  },
+  'mfa.verified': {
+    streams: ['user_activity'],
+    outcomes: ['success'],
+    description: 'a second factor passed: the second step of a login, or a step-up of a session',
+    data: { method: 'totp or recovery_code', via: 'login, oauth_login or step_up', left: 'recovery codes left' },
+  },
+  'mfa.failure': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'a wrong, replayed or unknown second-factor code (counted as a failed login)',
+    data: { method: 'totp or recovery_code', via: 'login, oauth_login, step_up or enrolment' },
+  },
+  'mfa.factor_added': {
+    streams: ['user_activity'],
+    outcomes: ['success'],
+    description: "a second factor confirmed (the account's other sessions end; the user is told by mail)",
+    data: { factor: 'totp' },
+  },
+  'mfa.factor_removed': {
+    streams: ['user_activity', 'crud_admin'],
+    outcomes: ['success'],
+    description:
+      'a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail)',
+    data: { factor: 'totp, or all (every factor and the recovery codes)', by: 'self, admin or operator' },
+  },
+  'mfa.recovery_codes_generated': {
+    streams: ['user_activity'],
+    outcomes: ['success'],
+    description: "new recovery codes (the account's earlier ones no longer work)",
+    data: { count: 'how many' },
   },
   'login.refused': {
     streams: ['user_activity'],
@@ -106,7 +148,12 @@ export const EVENT_CATALOGUE = {
     streams: ['user_activity'],
     outcomes: ['unknown'],
     description: 'a session started',
-    data: { kind: 'cookie or bearer', authMethod: 'how the login was proven', limit: 'the session limit applied' },
+    data: {
+      kind: 'cookie or bearer',
+      authMethod: 'how the login was proven',
+      limit: 'the session limit applied',
+      secondFactor: 'true when the login passed a second factor',
+    },
   },
   'session.revoked': {
     streams: ['user_activity', 'crud_admin'],

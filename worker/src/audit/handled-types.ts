@@ -7,6 +7,8 @@ export const HANDLED_EVENT_TYPES: ReadonlySet<string> = new Set([
   'account.locked',
   'account.blocked',
   'device.added',
+  'mfa.factor_added',
+  'mfa.factor_removed',
   'password.changed',
   'password.reset',
   'user.created',

@@ -241,6 +241,7 @@ const KINDS = [
   'account_created',
   'password_reset',
   'new_device',
+  'second_factor_changed',
 ];
 
 const notifications: ConsolePage = {

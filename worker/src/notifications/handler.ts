@@ -87,6 +87,17 @@ export function plannedNotification(
         kind: 'password_changed',
         data: { at: new Date(row.at).toISOString(), by: row.actorId === null ? 'operator' : 'admin' },
       };
+    case 'mfa.factor_added':
+    case 'mfa.factor_removed':
+      return {
+        ...base,
+        kind: 'second_factor_changed',
+        data: {
+          at: new Date(row.at).toISOString(),
+          change: row.type === 'mfa.factor_added' ? 'added' : 'removed',
+          by: typeof data.by === 'string' && data.by !== 'self' ? data.by : undefined,
+        },
+      };
     case 'user.created': {
       // External accounts are created by their first login: nothing to tell.
       if (user.source !== 'local') return null;

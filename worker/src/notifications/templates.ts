@@ -21,6 +21,7 @@ export const NOTIFICATION_KINDS = [
   'account_created',
   'password_reset',
   'new_device',
+  'second_factor_changed',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -47,6 +48,8 @@ export interface TemplateData {
   userAgent?: string;
   /** new_device: where to change the password and sign out everywhere (DEFAULT_FRONTEND_URL). */
   consoleUrl?: string;
+  /** second_factor_changed: added or removed. */
+  change?: string;
 }
 
 export interface RenderedMail {
@@ -151,6 +154,17 @@ const RU: Record<NotificationKind, Texts> = {
       ],
     ],
   }),
+  second_factor_changed: (d) => ({
+    subject: d.change === 'added' ? 'Добавлен второй фактор входа' : 'Удалён второй фактор входа',
+    lines: [
+      [
+        `${d.change === 'added' ? 'К учётной записи' : 'У учётной записи'} ${who(d)} ${formatTime(d.at)} ` +
+          `${d.change === 'added' ? 'добавлен' : 'удалён'} второй фактор входа${byRu(d.by)}; ` +
+          'другие сеансы завершены.',
+      ],
+      ['Если это сделали не вы, немедленно сообщите администратору.'],
+    ],
+  }),
 };
 
 /** new_device: the client, in words; the raw User-Agent only when nothing in it was recognised. */
@@ -239,6 +253,16 @@ const EN: Record<NotificationKind, Texts> = {
         'If it was not you, change your password at once and sign out everywhere',
         ...(d.consoleUrl ? [' in the console: ', { link: d.consoleUrl }] : ['.']),
       ],
+    ],
+  }),
+  second_factor_changed: (d) => ({
+    subject: d.change === 'added' ? 'A second factor was added to your account' : 'A second factor was removed',
+    lines: [
+      [
+        `On ${formatTime(d.at)} a second sign-in factor was ${d.change === 'added' ? 'added to' : 'removed from'} ` +
+          `the account ${who(d)}${byEn(d.by)}; its other sessions were ended.`,
+      ],
+      ['If it was not you, tell your administrator at once.'],
     ],
   }),
 };

@@ -23,6 +23,7 @@ const DETAILS: Record<Exclude<SessionEndReason, 'limit'>, string> = {
   block: 'this session was ended by an administrator',
   admin: 'this session was ended by an administrator',
   user: 'this session was ended from another session of the account',
+  second_factor: 'this session was ended because a second factor of the account was added or removed: log in again',
 };
 
 const TIMEOUT_DETAILS = {
