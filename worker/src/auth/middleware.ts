@@ -51,6 +51,19 @@ function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemErro
   });
 }
 
+/**
+ * Basic for an account with a second factor (docs/security-mfa.md): a password alone never
+ * authenticates it. Told only after the right password (as the two-step login tells it).
+ */
+function basicWithSecondFactor(root: string): ProblemError {
+  return new ProblemError('SECOND_FACTOR_NOT_ALLOWED_HERE', {
+    detail:
+      'this account has a second factor: Basic cannot carry it. Log in with a session (/v3/login, then ' +
+      `${root}/v3/login/second-factor) and issue an API token (POST ${root}/v4/users/me/tokens) for scripts`,
+    extensions: { apiTokens: `${root}/v4/users/me/tokens`, login: `${root}/v3/login` },
+  });
+}
+
 /** The principal of a live session token; a Response when `o` lets an ended session log out again. */
 async function fromSession(c: Context<AppEnv>, token: string, o: AuthenticateOptions): Promise<Principal | Response> {
   const found = await sessionFromToken(c.var.scope, token, SESSION_AUDIENCE);
@@ -128,12 +141,14 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         // Without a session a collision with a local account cannot become a merge: 409.
         const outcome = await authenticateLdapPassword(c.var.scope, ldapServer, login, password, challenge);
         if ('merge' in outcome) throw mergeRequiredProblem(c.var.config, outcome.merge);
+        if (outcome.secondFactor) throw basicWithSecondFactor(c.var.config.get('ROOT_PATH'));
         return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic');
       }
       const { config, logger, request, lazyDb } = c.var.scope;
       const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge };
       const result = await authenticateLocalPassword(ctx, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
+      if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic');
     }
 
