@@ -28,6 +28,7 @@ import { inBackground } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
+import { registerMfa } from './mfa/routes.js';
 import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
 import { registerAccountCreation } from './users/create-routes.js';
@@ -313,6 +314,7 @@ export function createApp(hostDeps: AppDeps): App {
   registerSessionlessLogins(api);
   registerSessionRoutes(api);
   registerMe(api);
+  registerMfa(api);
   registerAccountCreation(api);
   registerUserSessions(api);
   registerAccountAdmin(api);

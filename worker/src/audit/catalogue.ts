@@ -60,13 +60,13 @@ export const EVENT_CATALOGUE = {
   },
   'login.second_factor_required': {
     streams: ['user_activity'],
-    outcomes: ['success'],
+    outcomes: ['unknown'],
     description: 'a right password of an account with a second factor: a pending login, no session yet',
     data: { ...SOURCE, factors: 'the confirmed factor kinds (totp, ...)' },
   },
   'mfa.verified': {
     streams: ['user_activity'],
-    outcomes: ['success'],
+    outcomes: ['unknown'],
     description: 'a second factor passed: the second step of a login, or a step-up of a session',
     data: { method: 'totp or recovery_code', via: 'login, oauth_login or step_up', left: 'recovery codes left' },
   },
@@ -78,20 +78,20 @@ export const EVENT_CATALOGUE = {
   },
   'mfa.factor_added': {
     streams: ['user_activity'],
-    outcomes: ['success'],
+    outcomes: ['unknown'],
     description: "a second factor confirmed (the account's other sessions end; the user is told by mail)",
     data: { factor: 'totp' },
   },
   'mfa.factor_removed': {
     streams: ['user_activity', 'crud_admin'],
-    outcomes: ['success'],
+    outcomes: ['unknown'],
     description:
       'a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail)',
     data: { factor: 'totp, or all (every factor and the recovery codes)', by: 'self, admin or operator' },
   },
   'mfa.recovery_codes_generated': {
     streams: ['user_activity'],
-    outcomes: ['success'],
+    outcomes: ['unknown'],
     description: "new recovery codes (the account's earlier ones no longer work)",
     data: { count: 'how many' },
   },

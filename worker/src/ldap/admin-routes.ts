@@ -178,7 +178,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
     },
   },
 });
-const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP server records')), {
+const createRouteDef = protectedRoute({ ...adminOnly(superAccess.refused('add LDAP server records')), stepUp: true }, {
   ...base,
   method: 'post',
   path,
@@ -198,7 +198,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: NameParam },
   responses: { 200: one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP server records')), {
+const patchRoute = protectedRoute({ ...adminOnly(superAccess.refused('change LDAP server records')), stepUp: true }, {
   ...base,
   method: 'patch',
   path: `${path}/{name}`,
@@ -207,7 +207,7 @@ const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP ser
   request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
   responses: { 200: one, ...problemResponses(400, 404, 422) },
 });
-const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP server records')), {
+const deleteRoute = protectedRoute({ ...adminOnly(superAccess.refused('remove LDAP server records')), stepUp: true }, {
   ...base,
   method: 'delete',
   path: `${path}/{name}`,

@@ -129,7 +129,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
     },
   },
 });
-const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identity providers')), {
+const createRouteDef = protectedRoute({ ...adminOnly(superAccess.refused('add identity providers')), stepUp: true }, {
   ...base,
   method: 'post',
   path: '/v3/settings/identity-providers',
@@ -147,7 +147,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: NameParam },
   responses: { 200: one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity providers')), {
+const patchRoute = protectedRoute({ ...adminOnly(superAccess.refused('change identity providers')), stepUp: true }, {
   ...base,
   method: 'patch',
   path: '/v3/settings/identity-providers/{name}',
@@ -159,7 +159,7 @@ const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity
     ...problemResponses(400, 404, 409, 422),
   },
 });
-const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove identity providers')), {
+const deleteRoute = protectedRoute({ ...adminOnly(superAccess.refused('remove identity providers')), stepUp: true }, {
   ...base,
   method: 'delete',
   path: '/v3/settings/identity-providers/{name}',

@@ -189,7 +189,7 @@ const secondStep = createRoute({
 });
 
 const logout = protectedRoute(
-  { schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true },
+  { schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true, enrolment: true },
   {
     method: 'post',
     path: '/v3/logout',
@@ -206,7 +206,7 @@ const logout = protectedRoute(
 );
 
 const logoutAll = protectedRoute(
-  { ...ANYONE, endedSessionIsLoggedOut: true },
+  { ...ANYONE, endedSessionIsLoggedOut: true, enrolment: true },
   {
     method: 'post',
     path: '/v3/logout/all',

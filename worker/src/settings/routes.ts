@@ -105,7 +105,7 @@ const list = protectedRoute(adminOnly(superAccess.allowed), {
     'env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
-const update = protectedRoute(adminOnly(superAccess.refused('change settings')), {
+const update = protectedRoute({ ...adminOnly(superAccess.refused('change settings')), stepUp: true }, {
   method: 'patch',
   path: '/v3/settings',
   tags: ['settings'],
@@ -128,7 +128,7 @@ const update = protectedRoute(adminOnly(superAccess.refused('change settings')),
     ...problemResponses(400, 409, 422),
   },
 });
-const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
+const reset = protectedRoute({ ...adminOnly(superAccess.refused('reset settings')), stepUp: true }, {
   method: 'delete',
   path: '/v3/settings/{name}',
   tags: ['settings'],

@@ -114,7 +114,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: UserParam },
   responses: { ...one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('change')), {
+const patchRoute = protectedRoute({ ...adminOnly(superAccess.unprivilegedTargets('change')), stepUp: true }, {
   method: 'patch',
   path: '/v4/users/{userId}',
   tags: ['user_v4'],
@@ -173,7 +173,7 @@ const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the ' +
   'same transaction. 409 for an LDAP or OIDC account.';
-const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('reset the password of')), {
+const resetRoute = protectedRoute({ ...adminOnly(superAccess.unprivilegedTargets('reset the password of')), stepUp: true }, {
   method: 'post',
   path: '/v4/users/{userId}/password',
   tags: ['user_v4'],
@@ -182,7 +182,7 @@ const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('res
   request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
   responses: { 204: { description: 'reset' }, ...problemResponses(400, 404, 409, 422) },
 });
-const grantRoute = protectedRoute(adminOnly(superAccess.refused('grant super-access')), {
+const grantRoute = protectedRoute({ ...adminOnly(superAccess.refused('grant super-access')), stepUp: true }, {
   method: 'post',
   path: '/v4/users/{userId}/super-access',
   tags: ['user_v4'],

@@ -11,7 +11,7 @@ import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
 import { setPassword } from './password.js';
 
-const me = protectedRoute(ANYONE, {
+const me = protectedRoute({ ...ANYONE, enrolment: true }, {
   method: 'get',
   path: '/v4/users/me',
   tags: ['user_v4'],
@@ -34,7 +34,7 @@ const TokenRequest = z
   .openapi('ApiTokenRequest');
 
 const issue = protectedRoute(
-  { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE },
+  { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE, stepUp: true },
   {
     method: 'post',
     path: '/v4/users/me/tokens',
@@ -90,7 +90,7 @@ const PasswordChange = z
   .openapi('PasswordChange');
 
 const changePassword = protectedRoute(
-  { ...ANYONE, allowExpiredPassword: true },
+  { ...ANYONE, allowExpiredPassword: true, stepUp: true },
   {
     method: 'put',
     path: '/v4/users/me/password',
