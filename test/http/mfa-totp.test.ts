@@ -7,7 +7,17 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
-import { ADMIN, MINUTE, basic, baseUrl, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import {
+  ADMIN,
+  MINUTE,
+  basic,
+  baseUrl,
+  call,
+  callJson,
+  createUser,
+  setClockOffset,
+  uniqueLogin,
+} from '../harness/client.js';
 
 const PASSWORD = 'Str0ng$pass';
 const url = (path: string) => `${baseUrl()}${path}`;

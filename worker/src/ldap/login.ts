@@ -206,7 +206,9 @@ async function bindAtServer(
   );
   // The account found by the identity may differ from the one looked up by login (a merged identity).
   const accountFactors = existing?.id === user.id ? factors : await factorsOf(db, user.id);
-  return accountFactors.length > 0 ? { user: recorded, secondFactor: { factors: accountFactors, plan } } : { user: recorded };
+  return accountFactors.length > 0
+    ? { user: recorded, secondFactor: { factors: accountFactors, plan } }
+    : { user: recorded };
 }
 
 const DIRECTORY_DETAILS: Record<string, string> = {

@@ -39,6 +39,9 @@ export const requireStepUp = createMiddleware<AppEnv>(async (c, next) => {
     detail:
       `this operation needs a second-factor verification of this session within ${windowMs / 60_000} minutes: ` +
       `POST a code to ${root}/v4/users/me/second-factor with the session, then retry`,
-    extensions: { reason: p.method === 'session' ? 'stale_second_factor' : 'not_a_session', stepUp: `${root}/v4/users/me/second-factor` },
+    extensions: {
+      reason: p.method === 'session' ? 'stale_second_factor' : 'not_a_session',
+      stepUp: `${root}/v4/users/me/second-factor`,
+    },
   });
 });

@@ -52,10 +52,20 @@ const TotpStart = z
     qrSvg: z.string().openapi({ description: 'the same URI as a QR code (SVG)' }),
   })
   .openapi('TotpEnrolment');
-const CodeBody = z.object({ code: z.string().regex(/^\d{6}$/).openapi({ example: '123456' }) }).openapi('TotpCode');
+const CodeBody = z
+  .object({
+    code: z
+      .string()
+      .regex(/^\d{6}$/)
+      .openapi({ example: '123456' }),
+  })
+  .openapi('TotpCode');
 const VerifyBody = z
   .object({
-    code: z.string().regex(/^\d{6}$/).optional(),
+    code: z
+      .string()
+      .regex(/^\d{6}$/)
+      .optional(),
     recoveryCode: z.string().min(1).max(64).optional(),
   })
   .openapi('SecondFactorVerification');
@@ -174,9 +184,9 @@ const removeUser = protectedRoute(
     method: 'delete',
     path: '/v4/users/{userId}/second-factors',
     tags: ['user_v4'],
-    summary: "Remove every second factor of a user (a lost authenticator), with the recovery codes",
+    summary: 'Remove every second factor of a user (a lost authenticator), with the recovery codes',
     description:
-      "Audited (mfa.factor_removed, crud_admin); every session of the user ends; the user is told by mail. 404 " +
+      'Audited (mfa.factor_removed, crud_admin); every session of the user ends; the user is told by mail. 404 ' +
       'for an unknown user; 204 also when there was nothing to remove.',
     request: { params: UserParams },
     responses: { 204: { description: 'removed' }, ...problemResponses(404) },

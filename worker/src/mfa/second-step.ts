@@ -143,7 +143,13 @@ export async function completePendingLogin(
   });
   const local = pending.authMethod === 'local_password';
   const d = local
-    ? deviceWrites(db, user, pending.device, now, pending.known ? undefined : { request: scope.request, via: pending.kind })
+    ? deviceWrites(
+        db,
+        user,
+        pending.device,
+        now,
+        pending.known ? undefined : { request: scope.request, via: pending.kind },
+      )
     : undefined;
   try {
     await db.batch([

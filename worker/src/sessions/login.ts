@@ -119,7 +119,8 @@ export async function logInWithSession(
     return [...writes, ...d.writes];
   };
   const checked = await checkLocalPassword(scope, login, password, alsoOnSuccess, device);
-  if ('secondStep' in checked) return { secondStep: { ...checked.secondStep, pending: { ...checked.secondStep.pending, kind } } };
+  if ('secondStep' in checked)
+    return { secondStep: { ...checked.secondStep, pending: { ...checked.secondStep.pending, kind } } };
   const user = checked.user;
   if (!session) throw new Error('the login succeeded without writing its session');
   return { user, session, token: await sessionToken(scope, session), device: deviceId };

@@ -11,13 +11,16 @@ import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
 import { setPassword } from './password.js';
 
-const me = protectedRoute({ ...ANYONE, enrolment: true }, {
-  method: 'get',
-  path: '/v4/users/me',
-  tags: ['user_v4'],
-  summary: "The caller's own account",
-  responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } },
-});
+const me = protectedRoute(
+  { ...ANYONE, enrolment: true },
+  {
+    method: 'get',
+    path: '/v4/users/me',
+    tags: ['user_v4'],
+    summary: "The caller's own account",
+    responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } },
+  },
+);
 
 const TokenRequest = z
   .object({
