@@ -263,25 +263,6 @@ export const REGISTRY = {
     100,
     'number of failed attempts after which a restriction applies',
   ),
-  MFA_REQUIRED_ROLES: list(
-    S,
-    'AUTH_MFA_REQUIRED_ROLES',
-    [],
-    'roles whose accounts must use a second factor; a session of such an account without one may only enrol ' +
-      '(docs/security-mfa.md)',
-    {
-      checkItem: (item) => (['admin', 'auditor', 'user'].includes(item) ? null : 'roles: admin, auditor, user'),
-      format: 'comma-separated roles (admin, auditor, user)',
-    },
-  ),
-  MFA_STEP_UP_MIN: int(
-    S,
-    'AUTH_MFA_STEP_UP_MIN',
-    15,
-    1,
-    1440,
-    'minutes a second-factor verification of a session lets it do sensitive operations (step-up)',
-  ),
   AUTH_SESSIONS_MAX_COUNT: int(S, 'AUTH_SESSIONS_MAX_COUNT', 5, 1, 100, 'maximum number of sessions of a user'),
   AUTH_SESSIONS_DEFAULT_COUNT: int(S, 'AUTH_SESSIONS_DEFAULT_COUNT', 1, 1, 100, 'default number of sessions of a user'),
   USER_INACTIVE_TIMEOUT_DAY: int(
@@ -630,6 +611,27 @@ export const REGISTRY = {
       secret: true,
       check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
     },
+  ),
+  MFA_REQUIRED_ROLES: list(
+    D,
+    'AUTH_MFA_REQUIRED_ROLES',
+    [],
+    'roles whose accounts must use a second factor; a session of such an account without one may only enrol ' +
+      '(docs/security-mfa.md)',
+    {
+      checkItem: (item) => (['admin', 'auditor', 'user'].includes(item) ? null : 'roles: admin, auditor, user'),
+      format: 'comma-separated roles (admin, auditor, user)',
+      ui: true,
+    },
+  ),
+  MFA_STEP_UP_MIN: int(
+    D,
+    'AUTH_MFA_STEP_UP_MIN',
+    15,
+    1,
+    1440,
+    'minutes a second-factor verification of a session lets it do sensitive operations (step-up)',
+    { ui: true },
   ),
   ADDRESS_FAILED_COUNT: int(
     D,
