@@ -454,6 +454,8 @@ export interface paths {
          *     A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for its account has its own failure budget, so that failures of other clients do not lock this browser out (architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.
          *
          *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *
+         *     An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 SECOND_FACTOR_REQUIRED with `factors` (totp, recovery_code), `pendingToken`, `expiresAt` (5 minutes) and `secondStep` (POST /v3/login/second-factor); the token is also set as the HttpOnly cookie `auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.
          */
         post: {
             parameters: {
@@ -645,7 +647,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a pending merge of an external identity with the local account of the same login
-         * @description Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.
+         * @description Needs the short-lived (10 minutes) signed cookie `auth_pending_merge` and its binding cookie `auth_merge_binding` (`__Host-auth_merge_binding` over HTTPS), both set when an LDAP or OIDC login collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge completes only in the browser that logged in. The user proves the local password (JSON or form `password`); the identity is linked to the local account, both cookies are cleared and a session starts. 401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role. A local account with a second factor: the identity is linked, then 401 SECOND_FACTOR_REQUIRED as for /v3/login (the session opens at POST /v3/login/second-factor).
          */
         post: {
             parameters: {
@@ -759,6 +761,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/v3/login/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The second step of a login: a TOTP code or a recovery code opens the session
+         * @description JSON or an HTML form: the `pendingToken` of the 401 SECOND_FACTOR_REQUIRED of /v3/login or /v3/login/union (omitted: the cookie `auth_pending_login`), and exactly one of `code` (TOTP, 6 digits) and `recoveryCode`. Opens the session exactly as the password login would (cookie, device cookie, events) and clears the pending cookie. A pending login completes at most one login, within 5 minutes (docs/security-mfa.md).
+         *
+         *     A wrong, replayed or used code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. Neither or both of code and recoveryCode: 422. Any role.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["SecondStepRequest"];
+                    "application/x-www-form-urlencoded": components["schemas"]["SecondStepRequest"];
+                };
+            };
+            responses: {
+                /** @description logged in */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SessionLogin"];
+                    };
+                };
+                /** @description form post: to the front end */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Authentication required */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/v3/oauth_login": {
         parameters: {
             query?: never;
@@ -770,7 +890,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth 2.0 password grant: a session, its cookie and an access token
-         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role.
+         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role. An account with a second factor (docs/security-mfa.md) sends its TOTP code or a recovery code as `otp` with the grant; without it: 400 `insufficient_user_authentication` (the error of RFC 9470), a wrong code: 400 `invalid_grant` (counted as a failed login).
          */
         post: {
             parameters: {
@@ -794,7 +914,7 @@ export interface paths {
                         "application/json": components["schemas"]["OAuthToken"];
                     };
                 };
-                /** @description OAuth error (invalid_request, invalid_grant, unsupported_grant_type) */
+                /** @description OAuth error (invalid_request, invalid_grant, unsupported_grant_type, insufficient_user_authentication) */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1080,7 +1200,7 @@ export interface paths {
         put?: never;
         /**
          * Issue an API token for the caller
-         * @description Session cookie or Basic. Any role.
+         * @description Session cookie or Basic. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
          *
@@ -1168,7 +1288,7 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     The old password in the body. Allowed while the password is expired (the only thing allowed then).
          *
@@ -1342,6 +1462,575 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/second-factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's second factors (never their secrets) and recovery codes left
+         * @description Session cookie, Basic or Bearer. Any role.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the factors */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SecondFactors"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description started */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TotpEnrolment"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Remove the caller's TOTP factor
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     404 without one. The account's other sessions end and the user is told by mail. The recovery codes stay (they work again only once a factor is confirmed).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a TOTP enrolment with a valid code
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 409 without a started enrolment. The factor is then required at every login; the account's other sessions end (this one, if a session, counts as verified now) and the user is told by mail.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TotpCode"];
+                };
+            };
+            responses: {
+                /** @description confirmed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate 10 recovery codes (the earlier ones stop working)
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Shown once. 409 without a confirmed second factor.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the codes */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RecoveryCodes"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/me/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Step-up: verify a second factor for this session
+         * @description Session cookie or Bearer. Any role.
+         *
+         *     The session cookie or its OAuth access token, and exactly one of `code` and `recoveryCode`. Records the verification on the session: for MFA_STEP_UP_MIN minutes it may do sensitive operations. A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 400 when not a session; 409 when the account has no second factor; 422: neither or both.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SecondFactorVerification"];
+                };
+            };
+            responses: {
+                /** @description verified */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                413: components["responses"]["PayloadTooLarge"];
+                415: components["responses"]["UnsupportedMediaType"];
+                /** @description Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/v4/users/{userId}/second-factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's second factors (never their secrets)
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the factors */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SecondFactors"];
+                    };
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                422: components["responses"]["ValidationFailed"];
+                /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                500: components["responses"]["InternalError"];
+                /** @description too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Remove every second factor of a user (a lost authenticator), with the recovery codes
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Audited (mfa.factor_removed, crud_admin); every session of the user ends; the user is told by mail. 404 for an unknown user; 204 also when there was nothing to remove.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                401: components["responses"]["Unauthenticated"];
+                403: components["responses"]["Forbidden"];
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                422: components["responses"]["ValidationFailed"];
                 /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was checked or counted, whether the login exists or not */
                 429: {
                     headers: {
@@ -1990,7 +2679,7 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome links mailed before.
          */
@@ -2321,7 +3010,7 @@ export interface paths {
         put?: never;
         /**
          * Reset a password
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
          */
@@ -2425,7 +3114,7 @@ export interface paths {
         put?: never;
         /**
          * Grant temporary super-access
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.
          *
@@ -2805,7 +3494,7 @@ export interface paths {
         head?: never;
         /**
          * Change one or many settings, atomically
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies on every instance within 2 seconds (the error-tracking variable PROFILE after a restart).
          *
@@ -2946,7 +3635,7 @@ export interface paths {
         post?: never;
         /**
          * Reset a setting to its environment or default value
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.
          */
@@ -3075,7 +3764,7 @@ export interface paths {
         put?: never;
         /**
          * Add an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     409 when the name is taken.
          */
@@ -3229,7 +3918,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          */
         delete: {
             parameters: {
@@ -3286,7 +3975,7 @@ export interface paths {
         head?: never;
         /**
          * Change an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
          *
@@ -3438,7 +4127,7 @@ export interface paths {
         put?: never;
         /**
          * Add an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.
          */
@@ -3592,7 +4281,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Accounts of this server stay, but cannot log in until a record of the same name exists again.
          */
@@ -3651,7 +4340,7 @@ export interface paths {
         head?: never;
         /**
          * Change an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes.
          */
@@ -4078,14 +4767,20 @@ export interface paths {
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
          *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
+         *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
+         *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
+         *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
+         *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
-         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied; `secondFactor`: true when the login passed a second factor |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
          *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
@@ -4189,14 +4884,20 @@ export interface paths {
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
          *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
+         *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
+         *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
+         *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
+         *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
-         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied; `secondFactor`: true when the login passed a second factor |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
          *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
@@ -4368,14 +5069,20 @@ export interface paths {
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
          *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
+         *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
+         *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
+         *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
+         *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
-         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied; `secondFactor`: true when the login passed a second factor |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
          *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
@@ -4545,14 +5252,20 @@ export interface paths {
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
          *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
+         *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
+         *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
+         *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
+         *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
-         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied; `secondFactor`: true when the login passed a second factor |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
          *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
@@ -4718,14 +5431,20 @@ export interface paths {
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
          *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
-         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong |
+         *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
+         *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
+         *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
+         *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
+         *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
          *     | `login.refused` | user_activity | failure | a login refused for another reason than the password (blocked, conflict, not allowed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `reason`: blocked:REASON, login-not-allowed:REASON, login-conflict, locked-in-directory, disabled-in-directory; `directoryReason`: LDAP: what the directory said; `heldBy`: login-conflict: the source of the account that holds the login |
          *     | `login.password_expired` | user_activity | failure | the right password, but expired (or must be changed) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `directoryReason`: LDAP: password-expired or must-change |
          *     | `account.locked` | user_activity | failure | failed logins restricted the login (a restriction applied: architecture.md §4) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `restriction`: untrusted-clients (AUTH_FAILED_COUNT failures: clients without a device cookie of the login), device (one device spent its own budget) or all-clients (the 100 failures a day of the account); `until`: the end of the lock (ISO 8601) |
          *     | `address.throttled` | user_activity | failure | AUTH_ADDRESS_FAILED_COUNT failures from one client address: its password logins get 429 | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `until`: the end of the restriction, unless older failures leave the window first (ISO 8601) |
          *     | `device.added` | user_activity | unknown | a session login from a client without a device cookie of the account (a new device): the owner is told by mail while AUTH_NEW_DEVICE_MAIL is on (architecture.md §4) | `via`: cookie (/v3/login) or oauth (/v3/oauth_login) |
          *     | `account.blocked` | user_activity, crud_admin | unknown | an account blocked: for inactivity (user_activity) or by an administrator (crud_admin) | `reason`: inactivity or admin; `by`: inactivity: login or job; `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record |
-         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied |
+         *     | `session.created` | user_activity | unknown | a session started | `kind`: cookie or bearer; `authMethod`: how the login was proven; `limit`: the session limit applied; `secondFactor`: true when the login passed a second factor |
          *     | `session.revoked` | user_activity, crud_admin | unknown | one session ended: by its user (logout) or by an administrator | `sessionId`: the session; `reason`: logout, user or admin |
          *     | `session.revoked_all` | user_activity, crud_admin | unknown | all sessions of an account ended: by its user or by an administrator | `reason`: logout_all |
          *     | `identity.linked` | user_activity | unknown | an external identity linked to a local account after its password was proven | `source`: ldap or oidc; `sourceName`: the record; `issuer`: the OIDC issuer; `externalId`: the identity |
@@ -4890,7 +5609,7 @@ export interface paths {
                     limit?: number;
                     offset?: number | null;
                     status?: "pending" | "sent" | "failed" | "given_up";
-                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "second_factor_changed";
                     /** @description the address, ignoring case */
                     recipient?: string;
                 };
@@ -4969,7 +5688,7 @@ export interface paths {
                     limit?: number;
                     offset?: number | null;
                     status?: "pending" | "sent" | "failed" | "given_up";
-                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
+                    kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "second_factor_changed";
                 };
                 header?: never;
                 path?: never;
@@ -5559,6 +6278,19 @@ export interface components {
             password: string;
             next?: string;
         };
+        SecondStepRequest: {
+            /** @description the pendingToken of the 401 (omitted: the auth_pending_login cookie) */
+            pendingToken?: string;
+            /**
+             * @description a TOTP code (6 digits)
+             * @example 123456
+             */
+            code?: string;
+            /** @description one unused recovery code (instead of `code`) */
+            recoveryCode?: string;
+            /** @description form posts: where to go after the login */
+            next?: string;
+        };
         OAuthToken: {
             access_token: string;
             /** @enum {string} */
@@ -5580,6 +6312,8 @@ export interface components {
             /** @description required */
             password?: string;
             scope?: string;
+            /** @description accounts with a second factor: a TOTP code or a recovery code (docs/security-mfa.md) */
+            otp?: string;
         };
         IssuedApiToken: components["schemas"]["ApiToken"] & {
             /** @description the secret: shown only in this response */
@@ -5604,6 +6338,39 @@ export interface components {
         PasswordChange: {
             oldPassword: string;
             newPassword: string;
+        };
+        SecondFactors: {
+            factors: {
+                /** @enum {string} */
+                kind: "totp";
+                confirmedAt: string;
+                lastUsedAt: string | null;
+            }[];
+            /** @description a TOTP enrolment was started and not confirmed yet */
+            totpPending: boolean;
+            recoveryCodes: {
+                left: number;
+                /** @description fewer than 3 left while a factor is confirmed */
+                low: boolean;
+            };
+        };
+        TotpEnrolment: {
+            /** @description the secret, once: otpauth://totp/... for an authenticator app */
+            otpauthUri: string;
+            /** @description the same URI as a QR code (SVG) */
+            qrSvg: string;
+        };
+        TotpCode: {
+            /** @example 123456 */
+            code: string;
+        };
+        RecoveryCodes: {
+            /** @description 10 single-use codes, shown once */
+            codes: string[];
+        };
+        SecondFactorVerification: {
+            code?: string;
+            recoveryCode?: string;
         };
         CreateUser: {
             /**
@@ -6149,7 +6916,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device";
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "second_factor_changed";
             /** @description the account the mail is about */
             userId: string | null;
             userLogin: string | null;
