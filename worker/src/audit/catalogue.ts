@@ -45,7 +45,11 @@ export const EVENT_CATALOGUE = {
     streams: ['user_activity'],
     outcomes: ['success'],
     description: 'a login with the right credentials',
-    data: { ...SOURCE, activeDirectory: 'LDAP: whether the directory is Active Directory' },
+    data: {
+      ...SOURCE,
+      activeDirectory: 'LDAP: whether the directory is Active Directory',
+      secondFactor: 'true when a local login completed its second step (docs/security-mfa.md)',
+    },
   },
   'login.failure': {
     streams: ['user_activity'],

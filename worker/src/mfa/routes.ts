@@ -354,7 +354,7 @@ export function registerMfa(app: App): void {
     if ((await factorsOf(scope.db, user.id)).length === 0)
       throw new ProblemError('CONFLICT', { detail: 'this account has no second factor to verify' });
     const plan = attemptPlan(c.var.config, accountThrottleKey(user), scope.request.ip);
-    const { success } = await checkSecondFactor(scope, user, plan, input, 'step_up');
+    const { success } = await checkSecondFactor(scope, user, plan, input, 'step_up', user.source);
     const now = c.var.deps.clock();
     await scope.db.batch([
       scope.db.update(sessions).set({ secondFactorAt: now }).where(eq(sessions.id, sessionId)),

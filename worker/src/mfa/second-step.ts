@@ -69,6 +69,7 @@ export async function checkSecondFactor(
   plan: AttemptPlan,
   input: SecondFactorInput,
   via: SecondStepVia,
+  source: UserRow['source'] = 'local',
 ): Promise<{ method: SecondStepMethod; success: BatchItem<'sqlite'>[] }> {
   const ctx = loginContext(scope);
   const method: SecondStepMethod = input.code !== undefined ? 'totp' : 'recovery_code';
@@ -87,7 +88,7 @@ export async function checkSecondFactor(
       request: scope.request,
       data: { method, via },
     });
-    await failedLogin(ctx, plan, user.login, user as UserRow, { source: 'local', via: method }, [event]);
+    await failedLogin(ctx, plan, user.login, user as UserRow, { source, via: method }, [event]);
     throw new ProblemError('INVALID_CREDENTIALS', {
       detail: `the ${method === 'totp' ? 'code' : 'recovery code'} is wrong, expired or already used`,
       headers: { 'WWW-Authenticate': ctx.challenge },
@@ -102,6 +103,11 @@ export async function checkSecondFactor(
     data: { method, via, ...(left !== undefined ? { left } : {}) },
   });
   return { method, success: [...successStatements(scope.db, plan), verified] };
+}
+
+/** The source of the account of a pending login (for its events). */
+export function pendingSource(p: PendingLogin): UserRow['source'] {
+  return p.authMethod === 'ldap_password' ? 'ldap' : 'local';
 }
 
 /** A completed pending login: the account, its new session with its token, the device for the cookie. */

@@ -39,7 +39,7 @@ import {
   secondFactorInput,
   secondStepRequired,
 } from '../mfa/login-answers.js';
-import { checkSecondFactor, completePendingLogin, secondStepPlan } from '../mfa/second-step.js';
+import { checkSecondFactor, completePendingLogin, pendingSource, secondStepPlan } from '../mfa/second-step.js';
 import { PENDING_TTL_MS } from '../mfa/pending.js';
 import { isTotpCode } from '../mfa/totp.js';
 
@@ -356,7 +356,7 @@ export function registerSessionRoutes(app: App): void {
       const pending = await pendingOfRequest(c, body.pendingToken);
       const plan = secondStepPlan(scope, pending.throttleKey, pending.device);
       const who = { id: pending.userId, login: pending.login };
-      const { success } = await checkSecondFactor(scope, who, plan, input, 'login');
+      const { success } = await checkSecondFactor(scope, who, plan, input, 'login', pendingSource(pending));
       const done = await completePendingLogin(scope, pending, success);
       clearPendingCookie(c);
       setAuthCookie(c, done.token, done.session.expiresAt);
@@ -389,7 +389,7 @@ export function registerSessionRoutes(app: App): void {
         const pending = { ...step.pending, jti: crypto.randomUUID(), expiresAt: scope.now() + PENDING_TTL_MS };
         const plan = secondStepPlan(scope, pending.throttleKey, pending.device);
         const input = isTotpCode(otp) ? { code: otp } : { recoveryCode: otp.slice(0, 64) };
-        const { success } = await checkSecondFactor(scope, step.user, plan, input, 'oauth_login');
+        const { success } = await checkSecondFactor(scope, step.user, plan, input, 'oauth_login', step.user.source);
         return completePendingLogin(scope, pending, success);
       });
       if (!opened)
