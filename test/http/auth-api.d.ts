@@ -4766,7 +4766,7 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `secondFactor`: true when a local login completed its second step (docs/security-mfa.md) |
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
@@ -4883,7 +4883,7 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `secondFactor`: true when a local login completed its second step (docs/security-mfa.md) |
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
@@ -5068,7 +5068,7 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `secondFactor`: true when a local login completed its second step (docs/security-mfa.md) |
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
@@ -5251,7 +5251,7 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `secondFactor`: true when a local login completed its second step (docs/security-mfa.md) |
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
@@ -5430,7 +5430,7 @@ export interface paths {
          *
          *     | type | stream | outcome | description | data |
          *     |---|---|---|---|---|
-         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory |
+         *     | `login.success` | user_activity | success | a login with the right credentials | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `activeDirectory`: LDAP: whether the directory is Active Directory; `secondFactor`: true when a local login completed its second step (docs/security-mfa.md) |
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given) | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md) |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
