@@ -9,3 +9,4 @@ export * from './ldap-servers.js';
 export * from './jobs.js';
 export * from './notifications.js';
 export * from './passkeys.js';
+export * from './mfa.js';

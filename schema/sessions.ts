@@ -6,7 +6,8 @@ import { users } from './users.js';
  * Why a session ended: logout, logout_all (/v3/logout/all), limit (a newer login beyond the
  * session limit), password_change (the user's own), admin_reset, password_reset (a reset through a
  * link sent by mail), block, user (ended from another session of the user), admin (ended by an
- * administrator), passkey_change (the user added or removed a passkey).
+ * administrator), passkey_change (the user added or removed a passkey), second_factor (a second
+ * factor of the account was added or removed).
  */
 export const SESSION_END_REASONS = [
   'logout',
@@ -19,6 +20,7 @@ export const SESSION_END_REASONS = [
   'user',
   'admin',
   'passkey_change',
+  'second_factor',
 ] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
@@ -52,6 +54,8 @@ export const sessions = sqliteTable(
     authMethod: text('auth_method', { enum: ['local_password', 'ldap_password', 'oidc', 'passkey'] }),
     /** When that authentication happened (issuing API tokens needs a recent password). */
     authenticatedAt: integer('authenticated_at'),
+    /** When the session last passed a second factor (the login's second step, or a step-up): docs/security-mfa.md. */
+    secondFactorAt: integer('second_factor_at'),
   },
   (t) => [
     index('sessions_user').on(t.userId, t.createdAt),

@@ -13,6 +13,7 @@ import { ProblemError } from '../worker/src/http/problem.js';
 import {
   createAdministrator,
   listAdministrators,
+  removeFactorsOf,
   resetPasswordOf,
   unblockLogin,
   unlockLogin,
@@ -33,6 +34,8 @@ const USAGE = `usage: npm run ops -- <command> [login]
   reset-password <login>       set a new password (policy-checked); it must be changed at the next login
   create-admin <login> [--must-change]
                                create another administrator (local account)
+  remove-factors <login>       remove every second factor and recovery code of an account (a lost
+                               authenticator; docs/security-mfa.md); its sessions end, the user is mailed
 
 The database is LIBSQL_URL (default file:data/auth.db) with LIBSQL_AUTH_TOKEN, from the environment
 or .env. New passwords are typed at a prompt, or read from the first line of stdin
@@ -123,6 +126,12 @@ async function run(argv: string[]): Promise<void> {
         return print('unlocked', await unlockLogin(ctx, needLogin(args.login, args.command)));
       case 'unblock':
         return print('unblocked', await unblockLogin(ctx, needLogin(args.login, args.command)));
+      case 'remove-factors': {
+        const login = needLogin(args.login, args.command);
+        const removed = await removeFactorsOf({ ...ctx, now: Date.now() }, login);
+        console.log(`${login}: ${removed} second-factor record(s) removed; the password alone logs in now`);
+        return;
+      }
       case 'reset-password': {
         const login = needLogin(args.login, args.command);
         const password = await readPassword(`new password for ${login}`);

@@ -15,6 +15,8 @@ const PACKAGES = {
   'samba-ad-dc': '/usr/sbin/samba',
   // Only a Recommends of samba-ad-dc, but it holds the schema that provisioning needs.
   'samba-ad-provision': '/usr/share/samba/setup/ad-schema',
+  // TOTP codes computed by an independent implementation (test/http/mfa-*.test.ts).
+  oathtool: '/usr/bin/oathtool',
 };
 
 if (process.env.TEST_PREREQS === 'skip') process.exit(0);

@@ -138,6 +138,8 @@ const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = 
     valid: ['alice', 'j.doe', 'José', 'Ünal_2', 'bob@example.com'],
     invalid: ['', '.alice', 'a b', 'a/b'],
   },
+  // TOTP codes (docs/security-mfa.md)
+  '^\\d{6}$': { valid: ['123456', '000000'], invalid: ['12345', '1234567', 'abcdef', ''] },
   // identity provider record names
   '^[a-z0-9][a-z0-9_-]{0,62}$': { valid: ['keycloak', 'corp-sso_2'], invalid: ['Keycloak', '-x', 'a b'] },
   '(^|\\s)openid(\\s|$)': {

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { auditOutbox, passwordResetTokens, users } from '../../schema/index.js';
+import { auditOutbox, mfaTotp, passwordResetTokens, users } from '../../schema/index.js';
 import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
 import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
@@ -133,6 +133,20 @@ describe.each([
   ["the Node host's database file", async () => fileDatabase()],
   ['a remote database (libSQL over HTTP)', remoteDatabase],
 ])('npm run ops on %s', (_name, database) => {
+  it('an administrator who lost the second factor: remove-factors', async () => {
+    const s = await service(await database());
+    const [admin] = await s.db.select().from(users).where(eq(users.loginKey, ADMIN.login));
+    const now = Date.now();
+    await s.db.insert(mfaTotp).values({ userId: admin!.id, secretEnc: 'v1.x.y', createdAt: now, confirmedAt: now });
+    expect((await s.login(ADMIN.login, ADMIN.password)).code).toBe('SECOND_FACTOR_NOT_ALLOWED_HERE');
+    const r = await ops(s.url, ['remove-factors', ADMIN.login]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('1 second-factor record(s) removed');
+    expect((await s.login(ADMIN.login, ADMIN.password)).status).toBe(200);
+    expectOperatorEvent(await s.events('mfa.factor_removed'), ADMIN.login);
+  });
+
   it('a locked-out only administrator: unlock', async () => {
     const s = await service(await database());
     for (let i = 0; i < 3; i++) expect((await s.login(ADMIN.login, 'Chang3')).code).toBe('INVALID_CREDENTIALS');

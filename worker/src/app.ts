@@ -30,6 +30,7 @@ import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
 import { registerPasskeyRoutes } from './passkeys/routes.js';
+import { registerMfa } from './mfa/routes.js';
 import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
 import { sessionKeyResolver } from './sessions/keys.js';
 import { registerAccountCreation } from './users/create-routes.js';
@@ -330,6 +331,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
   registerSessionRoutes(api);
   registerMe(api);
   registerPasskeyRoutes(api);
+  registerMfa(api);
   registerAccountCreation(api);
   registerUserSessions(api);
   registerAccountAdmin(api);

@@ -50,6 +50,7 @@ export const EVENT_CATALOGUE = {
       activeDirectory: 'LDAP: whether the directory is Active Directory',
       method: 'passkey for a passkey sign-in (/v3/login/passkey); absent for a password',
       passkeyId: 'the passkey used',
+      secondFactor: 'true when a local login completed its second step (docs/security-mfa.md)',
     },
   },
   'login.failure': {
@@ -59,13 +60,52 @@ export const EVENT_CATALOGUE = {
       'a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused',
     data: {
       ...SOURCE,
-      via: 'password_change when the current password of a change was wrong',
+      via:
+        'password_change when the current password of a change was wrong; totp or recovery_code for a wrong ' +
+        'second-factor code (docs/security-mfa.md)',
       method: 'passkey for a passkey sign-in',
       reason:
         "passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not " +
         'grow: a cloned authenticator?), verification, user-verification or challenge',
       passkeyId: 'the passkey, when known',
     },
+  },
+  'login.second_factor_required': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: 'a right password of an account with a second factor: a pending login, no session yet',
+    data: { ...SOURCE, factors: 'the confirmed factor kinds (totp, ...)' },
+  },
+  'mfa.verified': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: 'a second factor passed: the second step of a login, or a step-up of a session',
+    data: { method: 'totp or recovery_code', via: 'login, oauth_login or step_up', left: 'recovery codes left' },
+  },
+  'mfa.failure': {
+    streams: ['user_activity'],
+    outcomes: ['failure'],
+    description: 'a wrong, replayed or unknown second-factor code (counted as a failed login)',
+    data: { method: 'totp or recovery_code', via: 'login, oauth_login, step_up or enrolment' },
+  },
+  'mfa.factor_added': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: "a second factor confirmed (the account's other sessions end; the user is told by mail)",
+    data: { factor: 'totp' },
+  },
+  'mfa.factor_removed': {
+    streams: ['user_activity', 'crud_admin'],
+    outcomes: ['unknown'],
+    description:
+      'a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail)',
+    data: { factor: 'totp, or all (every factor and the recovery codes)', by: 'self, admin or operator' },
+  },
+  'mfa.recovery_codes_generated': {
+    streams: ['user_activity'],
+    outcomes: ['unknown'],
+    description: "new recovery codes (the account's earlier ones no longer work)",
+    data: { count: 'how many' },
   },
   'login.refused': {
     streams: ['user_activity'],
@@ -120,7 +160,12 @@ export const EVENT_CATALOGUE = {
     streams: ['user_activity'],
     outcomes: ['unknown'],
     description: 'a session started',
-    data: { kind: 'cookie or bearer', authMethod: 'how the login was proven', limit: 'the session limit applied' },
+    data: {
+      kind: 'cookie or bearer',
+      authMethod: 'how the login was proven',
+      limit: 'the session limit applied',
+      secondFactor: 'true when the login passed a second factor',
+    },
   },
   'session.revoked': {
     streams: ['user_activity', 'crud_admin'],

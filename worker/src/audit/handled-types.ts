@@ -9,6 +9,8 @@ export const HANDLED_EVENT_TYPES: ReadonlySet<string> = new Set([
   'device.added',
   'passkey.registered',
   'passkey.removed',
+  'mfa.factor_added',
+  'mfa.factor_removed',
   'password.changed',
   'password.reset',
   'user.created',

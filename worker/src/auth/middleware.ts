@@ -24,6 +24,7 @@ import {
 } from './credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
 import { accountOfToken, touchToken } from './tokens.js';
+import { assertEnrolled } from '../mfa/enforcement.js';
 import { requestHeader } from '../http/node-messages.js';
 
 export interface AuthenticateOptions {
@@ -35,6 +36,11 @@ export interface AuthenticateOptions {
    * 204 at once, ending nothing else. A forged token or no credential stays a 401.
    */
   endedSessionIsLoggedOut?: boolean;
+  /**
+   * Open to a session of a role that must use a second factor but has none yet (MFA_REQUIRED_ROLES):
+   * the profile, logout and enrolment routes (docs/security-mfa.md, "Enforcement").
+   */
+  enrolment?: boolean;
 }
 
 function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemError {
@@ -48,6 +54,19 @@ function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemErro
         ),
       ].join(', '),
     },
+  });
+}
+
+/**
+ * Basic for an account with a second factor (docs/security-mfa.md): a password alone never
+ * authenticates it. Told only after the right password (as the two-step login tells it).
+ */
+function basicWithSecondFactor(root: string): ProblemError {
+  return new ProblemError('SECOND_FACTOR_NOT_ALLOWED_HERE', {
+    detail:
+      'this account has a second factor: Basic cannot carry it. Log in with a session (/v3/login, then ' +
+      `${root}/v3/login/second-factor) and issue an API token (POST ${root}/v4/users/me/tokens) for scripts`,
+    extensions: { apiTokens: `${root}/v4/users/me/tokens`, login: `${root}/v3/login` },
   });
 }
 
@@ -69,7 +88,14 @@ async function fromSession(c: Context<AppEnv>, token: string, o: AuthenticateOpt
  * Cookie sessions are not: their logins and changes are audited, and a browser's every request
  * would drown the stream.
  */
-async function proceed(c: Context<AppEnv>, next: Next, principal: Principal, scheme: Scheme): Promise<void> {
+async function proceed(
+  c: Context<AppEnv>,
+  next: Next,
+  principal: Principal,
+  scheme: Scheme,
+  o: AuthenticateOptions,
+): Promise<void> {
+  if (!o.enrolment) assertEnrolled(c.var.config, principal);
   c.set('principal', principal);
   await next();
   const recorder = c.var.deps.apiAccess;
@@ -116,7 +142,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       assertNotCrossSite(c);
       const principal = await fromSession(c, cookie, o);
       if (principal instanceof Response) return principal;
-      return proceed(c, next, principal, 'Cookie');
+      return proceed(c, next, principal, 'Cookie', o);
     }
     const scheme = o.schemes.find((s) => s !== 'Cookie' && s.toLowerCase() === parts.scheme.toLowerCase());
     if (!scheme) throw malformed(`unsupported authentication scheme; use ${o.schemes.join(' or ')}`, o.schemes);
@@ -128,13 +154,15 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         // Without a session a collision with a local account cannot become a merge: 409.
         const outcome = await authenticateLdapPassword(c.var.scope, ldapServer, login, password, challenge);
         if ('merge' in outcome) throw mergeRequiredProblem(c.var.config, outcome.merge);
-        return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic');
+        if (outcome.secondFactor) throw basicWithSecondFactor(c.var.config.get('ROOT_PATH'));
+        return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic', o);
       }
       const { config, logger, request, lazyDb } = c.var.scope;
       const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge };
       const result = await authenticateLocalPassword(ctx, login, password);
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
-      return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic');
+      if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
+      return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic', o);
     }
 
     const token = parseBearer(header, o.schemes);
@@ -142,11 +170,11 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       // A JWT: the access token of a session (/v3/oauth_login); it lives and dies with the session.
       const principal = await fromSession(c, token, o);
       if (principal instanceof Response) return principal;
-      return proceed(c, next, principal, 'Bearer');
+      return proceed(c, next, principal, 'Bearer', o);
     }
     const found = await accountOfToken(db, token, now);
     if (!found) throw invalidToken(o.schemes);
     inBackground(c, touchToken(db, found, now));
-    return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer');
+    return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);
   });
 }

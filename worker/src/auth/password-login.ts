@@ -13,6 +13,7 @@ import type { Db } from '../store/index.js';
 import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../users/login-rule.js';
 import type { UserRow } from '../users/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
+import { factorsOf, type FactorKind } from '../mfa/factors.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import {
@@ -21,6 +22,7 @@ import {
   attemptPlan,
   lockIfExhausted,
   refusalOf,
+  releaseAttempt,
   reserveAttempt,
   successStatements,
   throttleKey,
@@ -65,6 +67,12 @@ export interface LoginResult {
   passwordExpired: boolean;
   /** The device whose valid cookie the login presented (its own budget was used). */
   device?: string;
+  /**
+   * The password is right but the account has a second factor: nothing was opened, no failure
+   * forgotten (only the second step does that, so a known password gives no fresh code guesses);
+   * the plan is the one code guesses count on (docs/security-mfa.md).
+   */
+  secondFactor?: { factors: FactorKind[]; plan: AttemptPlan; known: boolean };
 }
 
 /**
@@ -159,6 +167,29 @@ export async function authenticateLocalPassword(
       auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject }),
     ]);
     return { user, passwordExpired };
+  }
+
+  // An account with a second factor: the password step ends here (docs/security-mfa.md); its
+  // attempt is released (a right password is no failure), the earlier failures stay counted.
+  const factors = await factorsOf(db, user.id);
+  if (factors.length > 0) {
+    const ldb = ctx.lazyDb ?? db;
+    await ldb.batch([
+      releaseAttempt(ldb, plan),
+      auditInsert(ldb, now, {
+        ...audit,
+        stream: 'user_activity',
+        type: 'login.second_factor_required',
+        subject,
+        data: { source: 'local', factors },
+      }),
+    ]);
+    return {
+      user,
+      passwordExpired,
+      device: plan.device,
+      secondFactor: { factors, plan, known: device !== undefined },
+    };
   }
 
   // A success's bookkeeping (the failures forgotten, the last login, its event, a new hash of the

@@ -19,6 +19,7 @@ import type { Role } from '../users/model.js';
 import type { Scheme } from './credentials.js';
 import { authenticate, type AuthenticateOptions } from './middleware.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
+import { requireStepUp } from '../mfa/enforcement.js';
 
 /** Every role: any authenticated caller. */
 export const ANY_ROLE: readonly Role[] = ['admin', 'auditor', 'user'];
@@ -28,6 +29,8 @@ export const ANY_CREDENTIAL: readonly Scheme[] = ['Cookie', 'Basic', 'Bearer'];
 /** Who may call a protected route, with which credentials. */
 export type Access = Omit<AuthenticateOptions, 'schemes'> & {
   schemes: readonly Scheme[];
+  /** A sensitive operation: an account with a second factor needs a recent verification (step-up). */
+  stepUp?: boolean;
 } & (
     | { roles: readonly Role[]; superAccess?: undefined }
     | {
@@ -69,7 +72,13 @@ export function describeAccess(a: Access): string {
   const all = ANY_ROLE.every((r) => a.roles.includes(r));
   const adminOnly = a.roles.length === 1 && a.roles[0] === 'admin';
   const roles = all ? 'Any role.' : adminOnly ? 'Admin only.' : `Roles: ${a.roles.join(', ')}.`;
-  return [`${schemes}.`, roles, ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : [])].join(' ');
+  const stepUp = a.stepUp
+    ? [
+        'Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN ' +
+          'minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).',
+      ]
+    : [];
+  return [`${schemes}.`, roles, ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : []), ...stepUp].join(' ');
 }
 
 /**
@@ -78,11 +87,13 @@ export function describeAccess(a: Access): string {
  */
 export function accessDeclaration(a: Access) {
   checkAccess(a);
-  const { schemes, roles, superAccess, ...options } = a;
+  const { schemes, roles, superAccess, stepUp, ...options } = a;
   const all = ANY_ROLE.every((r) => roles.includes(r));
   const middleware: MiddlewareHandler<AppEnv>[] = [authenticate({ schemes, ...options })];
   // Any role: every authenticated caller passes, so no role check runs on the request path.
   if (!all) middleware.push(authorize(roles, superAccess));
+  // A sensitive operation: a recent second-factor verification (docs/security-mfa.md, "Step-up").
+  if (stepUp) middleware.push(requireStepUp);
   return {
     security: schemes.map((s) => ({ [SCHEME_NAMES[s]]: [] })),
     middleware,

@@ -18,7 +18,7 @@ import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import { addressBucket } from '../http/ip-ranges.js';
 import type { Db } from '../store/index.js';
-import { devices, loginAttempts, loginLocks } from '../../../schema/index.js';
+import { devices, loginAttempts, loginLocks, mfaPendingUses } from '../../../schema/index.js';
 
 export interface ThrottlePolicy {
   count: number;
@@ -240,12 +240,16 @@ export async function refusalOf(db: Db, plan: AttemptPlan, now: number): Promise
   return { kind: 'in-flight', until: now + 1000 };
 }
 
-/** Housekeeping: attempts older than the longest window, expired locks, devices unused for a cookie's life. */
+/**
+ * Housekeeping: attempts older than the longest window, expired locks, devices unused for a cookie's
+ * life, used pending logins past their expiry (their tokens are refused by their signature's expiry).
+ */
 export async function purgeThrottle(db: Db, now: number): Promise<void> {
   await db.batch([
     db.delete(loginAttempts).where(lt(loginAttempts.at, now - TOTAL_WINDOW_MS)),
     db.delete(loginLocks).where(lt(loginLocks.until, now)),
     db.delete(devices).where(lt(devices.lastUsedAt, now - DEVICE_COOKIE_MS)),
+    db.delete(mfaPendingUses).where(lt(mfaPendingUses.expiresAt, now)),
   ]);
 }
 

@@ -112,6 +112,8 @@ describe('registry against the specification', () => {
       'MAIL_LANGUAGE',
       'MAX_BODY_SIZE',
       'METRICS_TOKEN',
+      'MFA_REQUIRED_ROLES',
+      'MFA_STEP_UP_MIN',
       'NEW_DEVICE_MAIL',
       'OUTBOX_RETENTION_DAY',
       'PASSWORD_ADDRESS_BURST',

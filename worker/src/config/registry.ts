@@ -629,6 +629,27 @@ export const REGISTRY = {
       check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),
     },
   ),
+  MFA_REQUIRED_ROLES: list(
+    D,
+    'AUTH_MFA_REQUIRED_ROLES',
+    [],
+    'roles whose accounts must use a second factor; a session of such an account without one may only enrol ' +
+      '(docs/security-mfa.md)',
+    {
+      checkItem: (item) => (['admin', 'auditor', 'user'].includes(item) ? null : 'roles: admin, auditor, user'),
+      format: 'comma-separated roles (admin, auditor, user)',
+      ui: true,
+    },
+  ),
+  MFA_STEP_UP_MIN: int(
+    D,
+    'AUTH_MFA_STEP_UP_MIN',
+    15,
+    1,
+    1440,
+    'minutes a second-factor verification of a session lets it do sensitive operations (step-up)',
+    { ui: true },
+  ),
   ADDRESS_FAILED_COUNT: int(
     D,
     'AUTH_ADDRESS_FAILED_COUNT',

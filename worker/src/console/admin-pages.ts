@@ -242,6 +242,7 @@ const KINDS = [
   'password_reset',
   'new_device',
   'passkey_changed',
+  'second_factor_changed',
 ];
 
 const notifications: ConsolePage = {

@@ -16,6 +16,13 @@ export const PROBLEM_CODES = {
   ACCOUNT_BLOCKED: { status: 403, title: 'Account blocked' },
   PASSWORD_EXPIRED: { status: 403, title: 'Password expired' },
   REAUTHENTICATION_REQUIRED: { status: 403, title: 'Re-authentication with the password required' },
+  SECOND_FACTOR_REQUIRED: { status: 401, title: 'A second factor is required' },
+  SECOND_FACTOR_NOT_ALLOWED_HERE: {
+    status: 403,
+    title: 'This account has a second factor: use a session or an API token',
+  },
+  STEP_UP_REQUIRED: { status: 403, title: 'A recent second-factor verification is required' },
+  MFA_ENROLMENT_REQUIRED: { status: 403, title: 'Enrol a second factor first' },
   LOGIN_NOT_ALLOWED: { status: 403, title: 'The login is not allowed here' },
   PASSWORD_POLICY: { status: 422, title: 'Password refused by the password policy' },
   FORBIDDEN: { status: 403, title: 'Forbidden' },

@@ -179,18 +179,21 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
     },
   },
 });
-const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add LDAP server records')), {
-  ...base,
-  method: 'post',
-  operationId: 'createLdapServer',
-  path,
-  summary: 'Add an LDAP server record',
-  description:
-    'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
-    'one), so it must reveal nothing secret. 409 when the name is taken.',
-  request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
-  responses: { 201: one, ...problemResponses(400, 409, 422) },
-});
+const createRouteDef = protectedRoute(
+  { ...adminOnly(superAccess.refused('add LDAP server records')), stepUp: true },
+  {
+    ...base,
+    method: 'post',
+    operationId: 'createLdapServer',
+    path,
+    summary: 'Add an LDAP server record',
+    description:
+      'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
+      'one), so it must reveal nothing secret. 409 when the name is taken.',
+    request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
+    responses: { 201: one, ...problemResponses(400, 409, 422) },
+  },
+);
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
@@ -201,26 +204,32 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: NameParam },
   responses: { 200: one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.refused('change LDAP server records')), {
-  ...base,
-  method: 'patch',
-  operationId: 'updateLdapServer',
-  path: `${path}/{name}`,
-  summary: 'Change an LDAP server record',
-  description: PATCH_DESCRIPTION,
-  request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
-  responses: { 200: one, ...problemResponses(400, 404, 422) },
-});
-const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove LDAP server records')), {
-  ...base,
-  method: 'delete',
-  operationId: 'deleteLdapServer',
-  path: `${path}/{name}`,
-  summary: 'Remove an LDAP server record',
-  description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.',
-  request: { params: NameParam },
-  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
-});
+const patchRoute = protectedRoute(
+  { ...adminOnly(superAccess.refused('change LDAP server records')), stepUp: true },
+  {
+    ...base,
+    method: 'patch',
+    operationId: 'updateLdapServer',
+    path: `${path}/{name}`,
+    summary: 'Change an LDAP server record',
+    description: PATCH_DESCRIPTION,
+    request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+    responses: { 200: one, ...problemResponses(400, 404, 422) },
+  },
+);
+const deleteRoute = protectedRoute(
+  { ...adminOnly(superAccess.refused('remove LDAP server records')), stepUp: true },
+  {
+    ...base,
+    method: 'delete',
+    operationId: 'deleteLdapServer',
+    path: `${path}/{name}`,
+    summary: 'Remove an LDAP server record',
+    description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.',
+    request: { params: NameParam },
+    responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+  },
+);
 const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections')), {
   ...base,
   method: 'post',

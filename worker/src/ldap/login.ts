@@ -15,7 +15,15 @@ import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
-import { attemptPlan, releaseAttempt, reserveAttempt, successStatements, throttleKey } from '../auth/throttle.js';
+import {
+  attemptPlan,
+  releaseAttempt,
+  reserveAttempt,
+  successStatements,
+  throttleKey,
+  type AttemptPlan,
+} from '../auth/throttle.js';
+import { factorsOf, type FactorKind } from '../mfa/factors.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
@@ -26,7 +34,13 @@ import type { UserRow } from '../users/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 import { directoryBlockedProblem, directoryLockedProblem, directoryPasswordExpiredProblem } from './refusals.js';
 
-export type LdapLoginOutcome = { user: UserRow } | { merge: PendingMerge };
+/**
+ * The account (with `secondFactor` when it has one: no session may open before its second step,
+ * docs/security-mfa.md), or a pending merge.
+ */
+export type LdapLoginOutcome =
+  | { user: UserRow; secondFactor?: { factors: FactorKind[]; plan: AttemptPlan } }
+  | { merge: PendingMerge };
 
 async function enabledServer(db: Db, name: string): Promise<LdapServerRow> {
   const row = await findLdapServer(db, name);
@@ -166,8 +180,17 @@ async function bindAtServer(
     role: profile.role,
     refreshRole: server.attrRole !== null,
   };
+  // An account of this identity with a second factor: the right password forgets no failures (only
+  // the second step does, docs/security-mfa.md), so a known password gives no fresh code guesses.
+  const [existing] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name)))
+    .limit(1);
+  const factors = existing ? await factorsOf(db, existing.id) : [];
   // Each batch this login can end with carries the directory call's event (written once: fixed id).
-  const also = (): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] => [...successStatements(db, plan), directory()];
+  const also = (): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] =>
+    factors.length > 0 ? [releaseAttempt(db, plan), directory()] : [...successStatements(db, plan), directory()];
   const outcome = await accountOfIdentity(scope, identity, { also: also() });
   if ('collision' in outcome) {
     await db.batch(also());
@@ -175,14 +198,17 @@ async function bindAtServer(
   }
   const user = outcome.user;
   await assertMayLogIn(scope, user, { source: 'ldap', sourceName: server.name }, also());
-  return {
-    user: await recordLogin(
-      scope,
-      user,
-      { source: 'ldap', sourceName: server.name },
-      { also: also(), data: { activeDirectory: result.activeDirectory } },
-    ),
-  };
+  const recorded = await recordLogin(
+    scope,
+    user,
+    { source: 'ldap', sourceName: server.name },
+    { also: also(), data: { activeDirectory: result.activeDirectory } },
+  );
+  // The account found by the identity may differ from the one looked up by login (a merged identity).
+  const accountFactors = existing?.id === user.id ? factors : await factorsOf(db, user.id);
+  return accountFactors.length > 0
+    ? { user: recorded, secondFactor: { factors: accountFactors, plan } }
+    : { user: recorded };
 }
 
 const DIRECTORY_DETAILS: Record<string, string> = {

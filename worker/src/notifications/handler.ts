@@ -98,6 +98,17 @@ export function plannedNotification(
           name: typeof data.name === 'string' ? data.name : undefined,
         },
       };
+    case 'mfa.factor_added':
+    case 'mfa.factor_removed':
+      return {
+        ...base,
+        kind: 'second_factor_changed',
+        data: {
+          at: new Date(row.at).toISOString(),
+          change: row.type === 'mfa.factor_added' ? 'added' : 'removed',
+          by: typeof data.by === 'string' && data.by !== 'self' ? data.by : undefined,
+        },
+      };
     case 'user.created': {
       // External accounts are created by their first login: nothing to tell.
       if (user.source !== 'local') return null;

@@ -22,6 +22,7 @@ export const NOTIFICATION_KINDS = [
   'password_reset',
   'new_device',
   'passkey_changed',
+  'second_factor_changed',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -48,7 +49,7 @@ export interface TemplateData {
   userAgent?: string;
   /** new_device: where to change the password and sign out everywhere (DEFAULT_FRONTEND_URL). */
   consoleUrl?: string;
-  /** passkey_changed: added or removed, and the passkey's name. */
+  /** passkey_changed and second_factor_changed: added or removed; the passkey's name. */
   change?: string;
   name?: string;
 }
@@ -168,6 +169,17 @@ const RU: Record<NotificationKind, Texts> = {
       ['Если это сделали не вы, немедленно сообщите администратору.'],
     ],
   }),
+  second_factor_changed: (d) => ({
+    subject: d.change === 'added' ? 'Добавлен второй фактор входа' : 'Удалён второй фактор входа',
+    lines: [
+      [
+        `${d.change === 'added' ? 'К учётной записи' : 'У учётной записи'} ${who(d)} ${formatTime(d.at)} ` +
+          `${d.change === 'added' ? 'добавлен' : 'удалён'} второй фактор входа${byRu(d.by)}; ` +
+          'другие сеансы завершены.',
+      ],
+      ['Если это сделали не вы, немедленно сообщите администратору.'],
+    ],
+  }),
 };
 
 /** new_device: the client, in words; the raw User-Agent only when nothing in it was recognised. */
@@ -268,6 +280,16 @@ const EN: Record<NotificationKind, Texts> = {
             'it signs in without the password.',
       ],
       ["The account's other sessions were ended."],
+      ['If it was not you, tell your administrator at once.'],
+    ],
+  }),
+  second_factor_changed: (d) => ({
+    subject: d.change === 'added' ? 'A second factor was added to your account' : 'A second factor was removed',
+    lines: [
+      [
+        `On ${formatTime(d.at)} a second sign-in factor was ${d.change === 'added' ? 'added to' : 'removed from'} ` +
+          `the account ${who(d)}${byEn(d.by)}; its other sessions were ended.`,
+      ],
       ['If it was not you, tell your administrator at once.'],
     ],
   }),

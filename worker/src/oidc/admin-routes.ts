@@ -130,16 +130,19 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
     },
   },
 });
-const createRouteDef = protectedRoute(adminOnly(superAccess.refused('add identity providers')), {
-  ...base,
-  method: 'post',
-  operationId: 'createIdentityProvider',
-  path: '/v3/settings/identity-providers',
-  summary: 'Add an OIDC identity provider',
-  description: '409 when the name is taken.',
-  request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
-  responses: { 201: one, ...problemResponses(400, 409, 422) },
-});
+const createRouteDef = protectedRoute(
+  { ...adminOnly(superAccess.refused('add identity providers')), stepUp: true },
+  {
+    ...base,
+    method: 'post',
+    operationId: 'createIdentityProvider',
+    path: '/v3/settings/identity-providers',
+    summary: 'Add an OIDC identity provider',
+    description: '409 when the name is taken.',
+    request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
+    responses: { 201: one, ...problemResponses(400, 409, 422) },
+  },
+);
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
@@ -150,28 +153,34 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: NameParam },
   responses: { 200: one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.refused('change identity providers')), {
-  ...base,
-  method: 'patch',
-  operationId: 'updateIdentityProvider',
-  path: '/v3/settings/identity-providers/{name}',
-  summary: 'Change an OIDC identity provider',
-  description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`,
-  request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
-  responses: {
-    200: { description: 'the provider', content: { 'application/json': { schema: Patched } } },
-    ...problemResponses(400, 404, 409, 422),
+const patchRoute = protectedRoute(
+  { ...adminOnly(superAccess.refused('change identity providers')), stepUp: true },
+  {
+    ...base,
+    method: 'patch',
+    operationId: 'updateIdentityProvider',
+    path: '/v3/settings/identity-providers/{name}',
+    summary: 'Change an OIDC identity provider',
+    description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`,
+    request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+    responses: {
+      200: { description: 'the provider', content: { 'application/json': { schema: Patched } } },
+      ...problemResponses(400, 404, 409, 422),
+    },
   },
-});
-const deleteRoute = protectedRoute(adminOnly(superAccess.refused('remove identity providers')), {
-  ...base,
-  method: 'delete',
-  operationId: 'deleteIdentityProvider',
-  path: '/v3/settings/identity-providers/{name}',
-  summary: 'Remove an OIDC identity provider',
-  request: { params: NameParam },
-  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
-});
+);
+const deleteRoute = protectedRoute(
+  { ...adminOnly(superAccess.refused('remove identity providers')), stepUp: true },
+  {
+    ...base,
+    method: 'delete',
+    operationId: 'deleteIdentityProvider',
+    path: '/v3/settings/identity-providers/{name}',
+    summary: 'Remove an OIDC identity provider',
+    request: { params: NameParam },
+    responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+  },
+);
 
 async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
   const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);

@@ -13,7 +13,8 @@ import { lockedUntil, throttleKey } from '../auth/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { users } from '../../../schema/index.js';
+import { mfaRecoveryCodes, mfaTotp, users } from '../../../schema/index.js';
+import { endSessionsStatement } from '../sessions/store.js';
 import { OPERATOR_ACTOR, unblockAccount, unlockAccount, type AdminContext } from '../users/admin-changes.js';
 import { LoginSchema } from '../users/login-name.js';
 import { createLocalAccount } from '../users/create.js';
@@ -123,6 +124,29 @@ export async function resetPasswordOf(ctx: OperatorContext, login: string, passw
     mustChange: true,
   });
   return describeAccount(ctx, login);
+}
+
+/**
+ * Removes every second factor of an account and its recovery codes (a locked-out administrator who
+ * lost the authenticator): every session ends, the event (actor "operator") mails the user.
+ * Returns how many factor rows and codes were removed.
+ */
+export async function removeFactorsOf(ctx: OperatorContext, login: string): Promise<number> {
+  const user = await accountOf(ctx.db, login);
+  const db = ctx.db;
+  const [totp, codes] = await db.batch([
+    db.delete(mfaTotp).where(eq(mfaTotp.userId, user.id)),
+    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
+    endSessionsStatement(db, user.id, ctx.now, 'admin'),
+    auditInsert(db, ctx.now, {
+      stream: 'crud_admin',
+      type: 'mfa.factor_removed',
+      actor: OPERATOR_ACTOR,
+      subject: user,
+      data: { factor: 'all', by: 'operator' },
+    }),
+  ]);
+  return totp.rowsAffected + codes.rowsAffected;
 }
 
 /** Creates another administrator (local account; policy-checked, audited). */

@@ -24,6 +24,7 @@ const DETAILS: Record<Exclude<SessionEndReason, 'limit'>, string> = {
   admin: 'this session was ended by an administrator',
   user: 'this session was ended from another session of the account',
   passkey_change: 'this session was ended when a passkey of the account was added or removed: log in again',
+  second_factor: 'this session was ended because a second factor of the account was added or removed: log in again',
 };
 
 const TIMEOUT_DETAILS = {

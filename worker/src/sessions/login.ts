@@ -17,6 +17,10 @@ import type { UserRow } from '../users/model.js';
 import { deviceWrites } from './device-cookie.js';
 import { sessionToken } from './session-token.js';
 import type { PendingMerge } from '../users/identity-merge.js';
+import { loginKey } from '../auth/credentials.js';
+import { throttleKey } from '../auth/throttle.js';
+import type { FactorKind } from '../mfa/factors.js';
+import type { PendingLogin } from '../mfa/pending.js';
 import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from './store.js';
 
 export const LoginBody = z
@@ -49,7 +53,17 @@ export interface OpenedSession {
  * What a session login gave: the account and its new session (a local login: with the device for
  * the device cookie), or a pending merge (no session).
  */
-export type SessionLoginOutcome = ({ user: UserRow; device?: string } & OpenedSession) | { merge: PendingMerge };
+export type SessionLoginOutcome =
+  | ({ user: UserRow; device?: string } & OpenedSession)
+  | { merge: PendingMerge }
+  | { secondStep: SecondStepNeeded };
+
+/** A right password of an account with a second factor: what its pending login carries (mfa/pending.ts). */
+export interface SecondStepNeeded {
+  user: UserRow;
+  factors: FactorKind[];
+  pending: Omit<PendingLogin, 'jti' | 'expiresAt'>;
+}
 
 /** How a new session is recorded: its kind, how the login was proven, when, and from where. */
 function newSession(scope: RequestScope, kind: SessionRow['kind'], authMethod: SessionAuthMethod): NewSession {
@@ -75,6 +89,18 @@ export async function logInWithSession(
   if (ldapServer !== undefined) {
     const outcome = await authenticateLdapPassword(scope, ldapServer, login, password, CHALLENGES.Basic);
     if ('merge' in outcome) return outcome;
+    if (outcome.secondFactor) {
+      const { user } = outcome;
+      const pending = {
+        userId: user.id,
+        login: user.login,
+        kind,
+        authMethod: 'ldap_password' as const,
+        throttleKey: outcome.secondFactor.plan.main.key,
+        known: false,
+      };
+      return { secondStep: { user, factors: outcome.secondFactor.factors, pending } };
+    }
     return { user: outcome.user, ...(await openSession(scope, outcome.user, kind, 'ldap_password')) };
   }
   let session: SessionRow | undefined;
@@ -92,7 +118,10 @@ export async function logInWithSession(
     deviceId = d.id;
     return [...writes, ...d.writes];
   };
-  const user = await checkLocalPassword(scope, login, password, alsoOnSuccess, device);
+  const checked = await checkLocalPassword(scope, login, password, alsoOnSuccess, device);
+  if ('secondStep' in checked)
+    return { secondStep: { ...checked.secondStep, pending: { ...checked.secondStep.pending, kind } } };
+  const user = checked.user;
   if (!session) throw new Error('the login succeeded without writing its session');
   return { user, session, token: await sessionToken(scope, session), device: deviceId };
 }
@@ -100,7 +129,8 @@ export async function logInWithSession(
 /**
  * Checks a local login and password (a session login's, or the local password of a pending merge);
  * `alsoOnSuccess` commits with the success's record. An expired password is 403 with the way to
- * change it.
+ * change it. An account with a second factor gets `secondStep` instead (nothing opened, `alsoOnSuccess`
+ * not run).
  */
 export async function checkLocalPassword(
   scope: RequestScope,
@@ -108,7 +138,7 @@ export async function checkLocalPassword(
   password: string,
   alsoOnSuccess?: LoginContext['alsoOnSuccess'],
   device?: DeviceClaim,
-): Promise<UserRow> {
+): Promise<{ user: UserRow } | { secondStep: SecondStepNeeded }> {
   const { db, lazyDb, config, verifier, logger, request } = scope;
   const now = scope.now();
   const challenge = CHALLENGES.Basic;
@@ -119,7 +149,20 @@ export async function checkLocalPassword(
     problem.extensions.changePassword = `${config.get('ROOT_PATH')}/v4/users/me/password`;
     throw problem;
   }
-  return result.user;
+  if (result.secondFactor) {
+    const { user } = result;
+    const pending = {
+      userId: user.id,
+      login: user.login,
+      kind: 'cookie' as const,
+      authMethod: 'local_password' as const,
+      throttleKey: throttleKey(loginKey(user.login)),
+      known: result.secondFactor.known,
+      ...(result.device ? { device: result.device } : {}),
+    };
+    return { secondStep: { user, factors: result.secondFactor.factors, pending } };
+  }
+  return { user: result.user };
 }
 
 /**

@@ -19,11 +19,29 @@ import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { mergeRequiredProblem } from '../ldap/login.js';
 import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
 import type { UserRow } from '../users/model.js';
-import { LoginBody, checkLocalPassword, logInWithSession, openSession, type OpenedSession } from './login.js';
+import {
+  LoginBody,
+  checkLocalPassword,
+  logInWithSession,
+  openSession,
+  type OpenedSession,
+  type SecondStepNeeded,
+} from './login.js';
 import { readDeviceClaim, setDeviceCookie } from './device-cookie.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
 import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
 import { requestHeader } from '../http/node-messages.js';
+import {
+  SECOND_STEP_PATH,
+  SecondStepBody,
+  clearPendingCookie,
+  pendingOfRequest,
+  secondFactorInput,
+  secondStepRequired,
+} from '../mfa/login-answers.js';
+import { checkSecondFactor, completePendingLogin, pendingSource, secondStepPlan } from '../mfa/second-step.js';
+import { PENDING_TTL_MS } from '../mfa/pending.js';
+import { isTotpCode } from '../mfa/totp.js';
 
 /** The answer of a session login (JSON). */
 export const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
@@ -59,6 +77,10 @@ const login = publicRoute({
       'refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, ' +
       'without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the ' +
       'bridge fails (never counted as a wrong password). Any role.',
+    'An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 ' +
+      'SECOND_FACTOR_REQUIRED with `factors` (totp, recovery_code), `pendingToken`, `expiresAt` (5 minutes) and ' +
+      '`secondStep` (POST /v3/login/second-factor); the token is also set as the HttpOnly cookie ' +
+      '`auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.',
   ].join('\n\n'),
   request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
   responses: {
@@ -75,6 +97,10 @@ const OAuthForm = z
     username: z.string().optional().openapi({ description: 'required' }),
     password: z.string().optional().openapi({ description: 'required' }),
     scope: z.string().optional(),
+    otp: z
+      .string()
+      .optional()
+      .openapi({ description: 'accounts with a second factor: a TOTP code or a recovery code (docs/security-mfa.md)' }),
   })
   .openapi('OAuthPasswordGrant');
 const OAuthToken = z
@@ -104,13 +130,17 @@ const oauth = publicRoute({
     'The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of ' +
     'these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). ' +
     'Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form ' +
-    '(multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role.',
+    '(multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role. ' +
+    'An account with a second factor (docs/security-mfa.md) sends its TOTP code or a recovery code as `otp` ' +
+    'with the grant; without it: 400 `insufficient_user_authentication` (the error of RFC 9470), a wrong code: ' +
+    '400 `invalid_grant` (counted as a failed login).',
   // errors in the OAuth shape, by the handler
   request: { body: { required: false, content: { 'application/x-www-form-urlencoded': { schema: OAuthForm } } } },
   responses: {
     200: { description: 'the token', content: { 'application/json': { schema: OAuthToken } } },
     400: {
-      description: 'OAuth error (invalid_request, invalid_grant, unsupported_grant_type)',
+      description:
+        'OAuth error (invalid_request, invalid_grant, unsupported_grant_type, insufficient_user_authentication)',
       content: { 'application/json': { schema: OAuthError } },
     },
     ...problemResponses(429),
@@ -129,7 +159,9 @@ const union = publicRoute({
     'collides with a local account (the browser is then sent to DEFAULT_FRONTEND_MERGE_URL): the merge ' +
     'completes only in the browser that logged in. The user proves the local password (JSON or form ' +
     '`password`); the identity is linked to the local account, both cookies are cleared and a session starts. ' +
-    '401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role.',
+    '401 without a valid, bound pending merge; 409 when the identity is linked already (a replay). Any role. ' +
+    'A local account with a second factor: the identity is linked, then 401 SECOND_FACTOR_REQUIRED as for ' +
+    '/v3/login (the session opens at POST /v3/login/second-factor).',
   request: { body: { required: false, content: formAndJson(MergeBody) } },
   responses: {
     200: { description: 'merged and logged in', content: { 'application/json': { schema: SessionResponse } } },
@@ -138,8 +170,31 @@ const union = publicRoute({
   },
 });
 
+const secondStep = publicRoute({
+  method: 'post',
+  operationId: 'loginSecondStep',
+  path: SECOND_STEP_PATH,
+  tags: ['auths'],
+  summary: 'The second step of a login: a TOTP code or a recovery code opens the session',
+  description: [
+    'JSON or an HTML form: the `pendingToken` of the 401 SECOND_FACTOR_REQUIRED of /v3/login or /v3/login/union ' +
+      '(omitted: the cookie `auth_pending_login`), and exactly one of `code` (TOTP, 6 digits) and `recoveryCode`. ' +
+      'Opens the session exactly as the password login would (cookie, device cookie, events) and clears the ' +
+      'pending cookie. A pending login completes at most one login, within 5 minutes (docs/security-mfa.md).',
+    'A wrong, replayed or used code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the ' +
+      'same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). A missing, expired, used or forged pending ' +
+      'login: 401 UNAUTHENTICATED. Neither or both of code and recoveryCode: 422. Any role.',
+  ].join('\n\n'),
+  request: { body: { required: false, content: formAndJson(SecondStepBody) } },
+  responses: {
+    200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
+    303: { description: 'form post: to the front end' },
+    ...problemResponses(400, 401, 403, 415, 422, 429),
+  },
+});
+
 const logout = protectedRoute(
-  { schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true },
+  { schemes: ['Cookie', 'Bearer'], roles: ANY_ROLE, endedSessionIsLoggedOut: true, enrolment: true },
   {
     method: 'post',
     operationId: 'logout',
@@ -157,7 +212,7 @@ const logout = protectedRoute(
 );
 
 const logoutAll = protectedRoute(
-  { ...ANYONE, endedSessionIsLoggedOut: true },
+  { ...ANYONE, endedSessionIsLoggedOut: true, enrolment: true },
   {
     method: 'post',
     operationId: 'logoutAll',
@@ -204,10 +259,21 @@ async function sessionLogin(
   login: string,
   password: string,
   ldapServer?: string,
-): Promise<{ user: UserRow } & OpenedSession> {
+  secondStep?: (step: SecondStepNeeded) => Promise<({ user: UserRow; device?: string } & OpenedSession) | null>,
+): Promise<({ user: UserRow } & OpenedSession) | null> {
   // A local login presenting a device cookie uses that device's own failure budget (device-cookie.ts).
   const device = ldapServer === undefined ? await readDeviceClaim(c) : undefined;
   const outcome = await logInWithSession(c.var.scope, kind, login, password, ldapServer, device);
+  if ('secondStep' in outcome) {
+    // /v3/oauth_login checks its `otp` at once; the others answer 401 with a pending login.
+    if (secondStep) {
+      const done = await secondStep(outcome.secondStep);
+      if (done?.device) await setDeviceCookie(c, c.var.scope, done.user.id, done.device);
+      return done;
+    }
+    const { user, factors, pending } = outcome.secondStep;
+    throw await secondStepRequired(c, user, factors, pending);
+  }
   if ('merge' in outcome) {
     // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
     // for forms); /v3/login/union completes it.
@@ -258,7 +324,7 @@ export function registerSessionRoutes(app: App): void {
     answerLogin(c, async () => {
       refuseCrossSiteLogin(c);
       const body = await readBody(c, LoginBody, { ldap_server: 'ldapServer' });
-      const opened = await sessionLogin(c, 'cookie', body.login, body.password, body.ldapServer);
+      const opened = (await sessionLogin(c, 'cookie', body.login, body.password, body.ldapServer))!;
       c.set('principal', { user: opened.user, method: 'session' });
       return { ...opened, next: body.next };
     }),
@@ -274,12 +340,36 @@ export function registerSessionRoutes(app: App): void {
         readAuthCookie(c, MERGE_COOKIE),
         readHostCookie(c, BINDING_COOKIE),
       );
-      const user = await checkLocalPassword(c.var.scope, merge.login, body.password);
+      const checked = await checkLocalPassword(c.var.scope, merge.login, body.password);
+      const user = 'secondStep' in checked ? checked.secondStep.user : checked.user;
       await linkPendingMerge(c.var.scope, merge, user);
       clearAuthCookie(c, MERGE_COOKIE);
       clearHostCookie(c, BINDING_COOKIE);
+      if ('secondStep' in checked) {
+        const { factors, pending } = checked.secondStep;
+        throw await secondStepRequired(c, user, factors, pending);
+      }
       c.set('principal', { user, method: 'session' });
       return { ...(await startSession(c, user, 'cookie', 'local_password')), next: body.next };
+    }),
+  );
+
+  app.openapi(secondStep, async (c) =>
+    answerLogin(c, async () => {
+      refuseCrossSiteLogin(c);
+      const body = await readBody(c, SecondStepBody);
+      const input = secondFactorInput(body);
+      const scope = c.var.scope;
+      const pending = await pendingOfRequest(c, body.pendingToken);
+      const plan = secondStepPlan(scope, pending.throttleKey, pending.device);
+      const who = { id: pending.userId, login: pending.login };
+      const { success } = await checkSecondFactor(scope, who, plan, input, 'login', pendingSource(pending));
+      const done = await completePendingLogin(scope, pending, success);
+      clearPendingCookie(c);
+      setAuthCookie(c, done.token, done.session.expiresAt);
+      if (done.device) await setDeviceCookie(c, scope, done.user.id, done.device);
+      c.set('principal', { user: done.user, method: 'session' });
+      return { session: done.session, token: done.token, next: body.next };
     }),
   );
 
@@ -299,7 +389,26 @@ export function registerSessionRoutes(app: App): void {
     if (!form.username || !form.password) return oauthError('invalid_request', 'username and password are required');
     try {
       refuseCrossSiteLogin(c);
-      const { session, token } = await sessionLogin(c, 'oauth', form.username, form.password);
+      const otp = form.otp;
+      const opened = await sessionLogin(c, 'oauth', form.username, form.password, undefined, async (step) => {
+        if (!otp) return null;
+        const scope = c.var.scope;
+        const pending = { ...step.pending, jti: crypto.randomUUID(), expiresAt: scope.now() + PENDING_TTL_MS };
+        const plan = secondStepPlan(scope, pending.throttleKey, pending.device);
+        const input = isTotpCode(otp) ? { code: otp } : { recoveryCode: otp.slice(0, 64) };
+        const { success } = await checkSecondFactor(scope, step.user, plan, input, 'oauth_login', step.user.source);
+        return completePendingLogin(scope, pending, success);
+      });
+      if (!opened)
+        return c.json(
+          {
+            error: 'insufficient_user_authentication',
+            error_description: 'this account has a second factor: send its TOTP code or a recovery code as otp',
+          },
+          400,
+          { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+        );
+      const { session, token } = opened;
       const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
       return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, {
         'Cache-Control': 'no-store',

@@ -43,6 +43,8 @@ export interface NewSession {
   config: ConfigSnapshot;
   userAgent?: string;
   request?: RequestMeta;
+  /** The login passed a second factor (its second step): the session's step-up time starts there. */
+  secondFactorAt?: number;
 }
 
 /**
@@ -72,6 +74,7 @@ export function sessionWrites(
     userAgent: o.userAgent?.slice(0, 200) ?? null,
     authMethod: o.authMethod,
     authenticatedAt: o.now,
+    secondFactorAt: o.secondFactorAt ?? null,
   };
   const writes: [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] = [
     db.insert(sessions).values(row),
@@ -88,7 +91,7 @@ export function sessionWrites(
       type: 'session.created',
       subject: user,
       request: o.request,
-      data: { kind: o.kind, authMethod: o.authMethod, limit },
+      data: { kind: o.kind, authMethod: o.authMethod, limit, ...(o.secondFactorAt ? { secondFactor: true } : {}) },
     }),
   ];
   return { row, writes };

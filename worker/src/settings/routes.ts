@@ -106,48 +106,54 @@ const list = protectedRoute(adminOnly(superAccess.allowed), {
     'env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
-const update = protectedRoute(adminOnly(superAccess.refused('change settings')), {
-  method: 'patch',
-  operationId: 'updateSettings',
-  path: '/v3/settings',
-  tags: ['settings'],
-  summary: 'Change one or many settings, atomically',
-  description:
-    'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY ' +
-    '(409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after ' +
-    'the change (saved, environment and default values): the pairs min ≤ max, and a password policy some ' +
-    'password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters ' +
-    'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
-    'USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad ' +
-    'variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds ' +
-    '(the error-tracking variable PROFILE after a restart).\n\nThe mail password follows no new server: a ' +
-    'change of EMAIL_HOST or EMAIL_PORT, or ' +
-    'EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set ' +
-    '(else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go ' +
-    'without TLS).',
-  request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
-  responses: {
-    200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } },
-    ...problemResponses(400, 409, 422),
+const update = protectedRoute(
+  { ...adminOnly(superAccess.refused('change settings')), stepUp: true },
+  {
+    method: 'patch',
+    operationId: 'updateSettings',
+    path: '/v3/settings',
+    tags: ['settings'],
+    summary: 'Change one or many settings, atomically',
+    description:
+      'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY ' +
+      '(409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after ' +
+      'the change (saved, environment and default values): the pairs min ≤ max, and a password policy some ' +
+      'password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters ' +
+      'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
+      'USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad ' +
+      'variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds ' +
+      '(the error-tracking variable PROFILE after a restart).\n\nThe mail password follows no new server: a ' +
+      'change of EMAIL_HOST or EMAIL_PORT, or ' +
+      'EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set ' +
+      '(else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go ' +
+      'without TLS).',
+    request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
+    responses: {
+      200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } },
+      ...problemResponses(400, 409, 422),
+    },
   },
-});
-const reset = protectedRoute(adminOnly(superAccess.refused('reset settings')), {
-  method: 'delete',
-  operationId: 'resetSetting',
-  path: '/v3/settings/{name}',
-  tags: ['settings'],
-  summary: 'Reset a setting to its environment or default value',
-  description:
-    'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment ' +
-    'or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. ' +
-    'The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the ' +
-    "environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.",
-  request: { params: NameParam },
-  responses: {
-    200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } },
-    ...problemResponses(404, 422),
+);
+const reset = protectedRoute(
+  { ...adminOnly(superAccess.refused('reset settings')), stepUp: true },
+  {
+    method: 'delete',
+    operationId: 'resetSetting',
+    path: '/v3/settings/{name}',
+    tags: ['settings'],
+    summary: 'Reset a setting to its environment or default value',
+    description:
+      'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment ' +
+      'or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. ' +
+      'The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the ' +
+      "environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.",
+    request: { params: NameParam },
+    responses: {
+      200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } },
+      ...problemResponses(404, 422),
+    },
   },
-});
+);
 
 /** The text form of a submitted value (numbers and booleans as JSON gives them, lists joined). */
 function asText(value: string | number | boolean | string[]): string {

@@ -116,19 +116,22 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   request: { params: UserParam },
   responses: { ...one, ...problemResponses(404) },
 });
-const patchRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('change')), {
-  method: 'patch',
-  operationId: 'updateUser',
-  path: '/v4/users/{userId}',
-  tags: ['user_v4'],
-  summary: 'Update an account',
-  description:
-    'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot ' +
-    'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome ' +
-    'links mailed before.',
-  request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
-  responses: { ...one, ...problemResponses(400, 404, 409, 422) },
-});
+const patchRoute = protectedRoute(
+  { ...adminOnly(superAccess.unprivilegedTargets('change')), stepUp: true },
+  {
+    method: 'patch',
+    operationId: 'updateUser',
+    path: '/v4/users/{userId}',
+    tags: ['user_v4'],
+    summary: 'Update an account',
+    description:
+      'Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot ' +
+      'change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome ' +
+      'links mailed before.',
+    request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+    responses: { ...one, ...problemResponses(400, 404, 409, 422) },
+  },
+);
 const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('delete')), {
   method: 'delete',
   operationId: 'deleteUser',
@@ -180,28 +183,34 @@ const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the ' +
   'same transaction. 409 for an LDAP or OIDC account.';
-const resetRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('reset the password of')), {
-  method: 'post',
-  operationId: 'resetUserPassword',
-  path: '/v4/users/{userId}/password',
-  tags: ['user_v4'],
-  summary: 'Reset a password',
-  description: RESET_DESCRIPTION,
-  request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
-  responses: { 204: { description: 'reset' }, ...problemResponses(400, 404, 409, 422) },
-});
-const grantRoute = protectedRoute(adminOnly(superAccess.refused('grant super-access')), {
-  method: 'post',
-  operationId: 'grantSuperAccess',
-  path: '/v4/users/{userId}/super-access',
-  tags: ['user_v4'],
-  summary: 'Grant temporary super-access',
-  description:
-    `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU ` +
-    `minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`,
-  request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
-  responses: { ...one, ...problemResponses(400, 404, 422) },
-});
+const resetRoute = protectedRoute(
+  { ...adminOnly(superAccess.unprivilegedTargets('reset the password of')), stepUp: true },
+  {
+    method: 'post',
+    operationId: 'resetUserPassword',
+    path: '/v4/users/{userId}/password',
+    tags: ['user_v4'],
+    summary: 'Reset a password',
+    description: RESET_DESCRIPTION,
+    request: { params: UserParam, body: { required: true, content: { 'application/json': { schema: Reset } } } },
+    responses: { 204: { description: 'reset' }, ...problemResponses(400, 404, 409, 422) },
+  },
+);
+const grantRoute = protectedRoute(
+  { ...adminOnly(superAccess.refused('grant super-access')), stepUp: true },
+  {
+    method: 'post',
+    operationId: 'grantSuperAccess',
+    path: '/v4/users/{userId}/super-access',
+    tags: ['user_v4'],
+    summary: 'Grant temporary super-access',
+    description:
+      `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU ` +
+      `minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`,
+    request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
+    responses: { ...one, ...problemResponses(400, 404, 422) },
+  },
+);
 const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-access')), {
   method: 'delete',
   operationId: 'endSuperAccess',

@@ -11,14 +11,17 @@ import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
 import { setPassword } from './password.js';
 
-const me = protectedRoute(ANYONE, {
-  method: 'get',
-  operationId: 'getCurrentUser',
-  path: '/v4/users/me',
-  tags: ['user_v4'],
-  summary: "The caller's own account",
-  responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } },
-});
+const me = protectedRoute(
+  { ...ANYONE, enrolment: true },
+  {
+    method: 'get',
+    operationId: 'getCurrentUser',
+    path: '/v4/users/me',
+    tags: ['user_v4'],
+    summary: "The caller's own account",
+    responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } },
+  },
+);
 
 const TokenRequest = z
   .object({
@@ -35,7 +38,7 @@ const TokenRequest = z
   .openapi('ApiTokenRequest');
 
 const issue = protectedRoute(
-  { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE },
+  { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE, stepUp: true },
   {
     method: 'post',
     operationId: 'createOwnToken',
@@ -94,7 +97,7 @@ const PasswordChange = z
   .openapi('PasswordChange');
 
 const changePassword = protectedRoute(
-  { ...ANYONE, allowExpiredPassword: true },
+  { ...ANYONE, allowExpiredPassword: true, stepUp: true },
   {
     method: 'put',
     operationId: 'changeOwnPassword',

@@ -1,0 +1,36 @@
+/**
+ * The second factors of an account (docs/security-mfa.md): which confirmed kinds it has. An account
+ * with at least one must pass a second step at every password login, and its sensitive operations
+ * need a recent second-factor verification (step-up).
+ */
+import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import type { Db } from '../store/index.js';
+import { mfaRecoveryCodes, mfaTotp } from '../../../schema/index.js';
+
+/** A kind of confirmed second factor. Recovery codes are no factor of their own: they stand in for one. */
+export type FactorKind = 'totp';
+
+/** The confirmed factor kinds of the account `userId` (empty: a password alone logs it in). */
+export async function factorsOf(db: Db, userId: string): Promise<FactorKind[]> {
+  const rows = await db
+    .select({ userId: mfaTotp.userId })
+    .from(mfaTotp)
+    .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
+    .limit(1);
+  return rows.length > 0 ? ['totp'] : [];
+}
+
+/** How many unused recovery codes the account has. */
+export async function recoveryCodesLeft(db: Db, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(mfaRecoveryCodes)
+    .where(and(eq(mfaRecoveryCodes.userId, userId), isNull(mfaRecoveryCodes.usedAt)));
+  return Number(row?.n ?? 0);
+}
+
+/** What a second step may use: the confirmed factors, and recovery codes while any is left. */
+export async function secondStepMethods(db: Db, userId: string): Promise<string[]> {
+  const [factors, left] = await Promise.all([factorsOf(db, userId), recoveryCodesLeft(db, userId)]);
+  return [...factors, ...(left > 0 ? ['recovery_code'] : [])];
+}

@@ -1,0 +1,184 @@
+/**
+ * Checking a second factor (docs/security-mfa.md): a TOTP code or a recovery code, counted on the
+ * same failure budgets as the password of the account (auth/throttle.ts: a guess is reserved before
+ * it is checked, a wrong one counts and may lock), and completing a pending login with it.
+ */
+import { and, eq, isNotNull, isNull } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
+import { auditInsert } from '../audit/events.js';
+import { CHALLENGES } from '../auth/credentials.js';
+import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
+import { attemptPlan, reserveAttempt, successStatements, type AttemptPlan } from '../auth/throttle.js';
+import { ProblemError } from '../http/problem.js';
+import type { RequestScope } from '../http/scope.js';
+import { deviceWrites } from '../sessions/device-cookie.js';
+import { sessionToken } from '../sessions/session-token.js';
+import { sessionWrites, type SessionRow } from '../sessions/store.js';
+import { openSecret } from '../store/secret-box.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
+import type { UserRow } from '../users/model.js';
+import { mfaTotp, users } from '../../../schema/index.js';
+import { recoveryCodesLeft } from './factors.js';
+import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from './pending.js';
+import { useRecoveryCode } from './recovery.js';
+import { acceptStep, matchingStep } from './totp.js';
+
+/** What a second step presents: a TOTP code or a recovery code (exactly one). */
+export interface SecondFactorInput {
+  code?: string;
+  recoveryCode?: string;
+}
+
+export type SecondStepMethod = 'totp' | 'recovery_code';
+
+/** Where a second factor is checked (the `via` of its events). */
+export type SecondStepVia = 'login' | 'oauth_login' | 'step_up';
+
+function loginContext(scope: RequestScope): LoginContext {
+  const { db, config, verifier, logger, request } = scope;
+  return { db, config, verifier, logger, request, now: scope.now(), challenge: CHALLENGES.Basic };
+}
+
+/** The plan of a code guess for an account: its login's budget (or the device's), its total, the address's. */
+export function secondStepPlan(scope: RequestScope, throttleKey: string, device?: string): AttemptPlan {
+  return attemptPlan(scope.config, throttleKey, scope.request.ip, device);
+}
+
+/** Whether `code` is right for the confirmed TOTP factor of `userId`, accepting its step at most once. */
+async function totpAccepted(scope: RequestScope, userId: string, code: string): Promise<boolean> {
+  const [row] = await scope.db
+    .select()
+    .from(mfaTotp)
+    .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
+    .limit(1);
+  if (!row) return false;
+  const now = scope.now();
+  const step = await matchingStep(await openSecret(scope.config, row.secretEnc), code, now);
+  return step !== undefined && (await acceptStep(scope.db, userId, step, now, true));
+}
+
+/**
+ * Checks a second factor of `user` on `plan`: the guess is reserved first (a restricted login is
+ * refused without checking: 401 ACCOUNT_LOCKED / 429), a wrong, replayed or unknown code is counted
+ * as a failed login (401 INVALID_CREDENTIALS). Returns the method and the statements that forget
+ * the failures, to commit with what the success opens.
+ */
+export async function checkSecondFactor(
+  scope: RequestScope,
+  user: Pick<UserRow, 'id' | 'login'>,
+  plan: AttemptPlan,
+  input: SecondFactorInput,
+  via: SecondStepVia,
+  source: UserRow['source'] = 'local',
+): Promise<{ method: SecondStepMethod; success: BatchItem<'sqlite'>[] }> {
+  const ctx = loginContext(scope);
+  const method: SecondStepMethod = input.code !== undefined ? 'totp' : 'recovery_code';
+  const reserved = await reserveAttempt(scope.db, plan, ctx.now);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
+  const ok =
+    method === 'totp'
+      ? await totpAccepted(scope, user.id, input.code!)
+      : await useRecoveryCode(scope.db, user.id, input.recoveryCode!, ctx.now);
+  if (!ok) {
+    const subject = { id: user.id, login: user.login };
+    const event = auditInsert(scope.db, ctx.now, {
+      stream: 'user_activity',
+      type: 'mfa.failure',
+      subject,
+      request: scope.request,
+      data: { method, via },
+    });
+    await failedLogin(ctx, plan, user.login, user as UserRow, { source, via: method }, [event]);
+    throw new ProblemError('INVALID_CREDENTIALS', {
+      detail: `the ${method === 'totp' ? 'code' : 'recovery code'} is wrong, expired or already used`,
+      headers: { 'WWW-Authenticate': ctx.challenge },
+    });
+  }
+  const left = method === 'recovery_code' ? await recoveryCodesLeft(scope.db, user.id) : undefined;
+  const verified = auditInsert(scope.db, ctx.now, {
+    stream: 'user_activity',
+    type: 'mfa.verified',
+    subject: { id: user.id, login: user.login },
+    request: scope.request,
+    data: { method, via, ...(left !== undefined ? { left } : {}) },
+  });
+  return { method, success: [...successStatements(scope.db, plan), verified] };
+}
+
+/** The source of the account of a pending login (for its events). */
+export function pendingSource(p: PendingLogin): UserRow['source'] {
+  return p.authMethod === 'ldap_password' ? 'ldap' : 'local';
+}
+
+/** A completed pending login: the account, its new session with its token, the device for the cookie. */
+export interface CompletedLogin {
+  user: UserRow;
+  session: SessionRow;
+  token: string;
+  device?: string;
+}
+
+/**
+ * Completes a verified pending login once its second factor passed (`success`: checkSecondFactor's
+ * statements, or a passkey's): one transaction marks the token used (a replay fails there and opens
+ * nothing), forgets the failures, records the login and opens the session as the password login
+ * would (session limit, device of a local login, events), with its second-factor time.
+ */
+export async function completePendingLogin(
+  scope: RequestScope,
+  pending: PendingLogin,
+  success: BatchItem<'sqlite'>[],
+): Promise<CompletedLogin> {
+  const db = scope.db;
+  const now = scope.now();
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, pending.userId), isNull(users.deletedAt), eq(users.status, 'active')))
+    .limit(1);
+  if (!row) throw pendingUsedProblem();
+  const user: UserRow = { ...row, lastLoginAt: now, lastActivityAt: now };
+  const { row: session, writes } = sessionWrites(db, user, {
+    kind: pending.kind,
+    authMethod: pending.authMethod,
+    now,
+    config: scope.config,
+    userAgent: scope.request.userAgent ?? undefined,
+    request: scope.request,
+    secondFactorAt: now,
+  });
+  const local = pending.authMethod === 'local_password';
+  const d = local
+    ? deviceWrites(
+        db,
+        user,
+        pending.device,
+        now,
+        pending.known ? undefined : { request: scope.request, via: pending.kind },
+      )
+    : undefined;
+  try {
+    await db.batch([
+      consumePendingStatement(db, pending),
+      ...success,
+      db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+      ...(local
+        ? [
+            auditInsert(db, now, {
+              stream: 'user_activity',
+              type: 'login.success',
+              subject: user,
+              request: scope.request,
+              data: { source: 'local', secondFactor: true },
+            }),
+          ]
+        : []),
+      ...writes,
+      ...(d?.writes ?? []),
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw pendingUsedProblem();
+    throw err;
+  }
+  return { user, session, token: await sessionToken(scope, session), device: d?.id };
+}

@@ -1,0 +1,80 @@
+/**
+ * TOTP (RFC 6238: HMAC-SHA-1, 6 digits, 30 s steps) with otplib, which runs on Node and in workerd
+ * without nodejs_compat (@noble/hashes, @scure/base). The accepted window is the current step and
+ * one step either side (docs/security-mfa.md, "Accepted window"); a code is accepted at most once:
+ * the account's last accepted step moves forward in one conditional UPDATE, so of two hosts that
+ * see the same code, one wins.
+ */
+import { and, eq, isNotNull, lt } from 'drizzle-orm';
+import { generate, generateSecret, generateURI } from 'otplib';
+import { renderSVG } from 'uqr';
+import type { Db } from '../store/index.js';
+import { mfaTotp } from '../../../schema/index.js';
+
+export const TOTP_PERIOD_S = 30;
+export const TOTP_DIGITS = 6;
+/** Steps accepted before and after the current one (clock skew of authenticator and server). */
+export const TOTP_SKEW_STEPS = 1;
+
+/** The time step of `now` (ms). */
+export function stepOf(now: number): number {
+  return Math.floor(now / 1000 / TOTP_PERIOD_S);
+}
+
+/** A new random secret (20 bytes, Base32, as authenticator apps expect). */
+export function newTotpSecret(): string {
+  return generateSecret({ length: 20 });
+}
+
+/** The otpauth:// URI of a secret, and its QR code as SVG (uqr: no canvas, runs everywhere). */
+export function provisioning(secret: string, issuer: string, label: string): { uri: string; qrSvg: string } {
+  const uri = generateURI({ issuer, label, secret, algorithm: 'sha1', digits: TOTP_DIGITS, period: TOTP_PERIOD_S });
+  return { uri, qrSvg: renderSVG(uri) };
+}
+
+/** Compares two strings in time independent of where they differ. */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/** Whether `code` has the form of a TOTP code (6 digits). */
+export function isTotpCode(code: string): boolean {
+  return /^\d{6}$/.test(code);
+}
+
+/**
+ * The step within the accepted window whose code `code` is, newest first; undefined when none is.
+ * Every step of the window is computed, so the time does not tell which one matched.
+ */
+export async function matchingStep(secret: string, code: string, now: number): Promise<number | undefined> {
+  if (!isTotpCode(code)) return undefined;
+  const current = stepOf(now);
+  let found: number | undefined;
+  for (let s = current + TOTP_SKEW_STEPS; s >= current - TOTP_SKEW_STEPS; s--) {
+    const expected = await generate({ strategy: 'hotp', secret, counter: s, digits: TOTP_DIGITS, algorithm: 'sha1' });
+    if (sameText(expected, code) && found === undefined) found = s;
+  }
+  return found;
+}
+
+/**
+ * Records `step` as the account's last accepted one, only when it is newer than the last (and the
+ * factor is in the state `confirmed` asks): true when this call accepted it, false for a replay.
+ */
+export async function acceptStep(
+  db: Db,
+  userId: string,
+  step: number,
+  now: number,
+  confirmed: boolean,
+): Promise<boolean> {
+  const state = confirmed ? isNotNull(mfaTotp.confirmedAt) : undefined;
+  const r = await db
+    .update(mfaTotp)
+    .set({ lastStep: step, lastUsedAt: now, ...(confirmed ? {} : { confirmedAt: now }) })
+    .where(and(eq(mfaTotp.userId, userId), lt(mfaTotp.lastStep, step), state));
+  return r.rowsAffected > 0;
+}
