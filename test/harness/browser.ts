@@ -25,7 +25,7 @@ export class Browser {
     const res = this.agent
       ? ((await undiciFetch(url, {
           ...(init as Parameters<typeof undiciFetch>[1]),
-          headers,
+          headers: Object.fromEntries(headers.entries()),
           redirect: 'manual',
           dispatcher: this.agent,
         })) as unknown as Response)
