@@ -269,20 +269,24 @@ describe('lanes (docs/security-admission.md)', () => {
     expect(started).toEqual(['c1', 'b1']);
   });
 
-  it("suspect addresses together start at most their share of the capacity; clean ones don't wait for it", async () => {
+  it("while others wait, suspect addresses start at most their share; clean ones don't wait for it", async () => {
     let now = 0;
     const slots = createHashSlots({ concurrency: 1, queue: 4, handOver: true, now: () => now });
     slots.noteFailure(A);
     await slots.run(A, async () => {}); // the share's one token
-    let started = false;
-    const next = slots.run(A, async () => void (started = true));
+    const held = gate();
+    const running = slots.run(B, held.work);
+    const started: string[] = [];
+    const waiting = [slots.run(A, async () => void started.push('a1')), slots.run(A, async () => void started.push('a2'))];
+    held.open();
+    await running;
     await sleep(30);
-    expect(started).toBe(false);
-    // A slot is free: a clean address runs at once.
-    expect(await slots.run(B, async () => 'ok')).toBe('ok');
+    expect(started).toEqual([]);
+    // The slot is free: a clean address runs at once.
+    expect(await slots.run('203.0.113.9', async () => 'ok')).toBe('ok');
     now = 1_000;
-    await next;
-    expect(started).toBe(true);
+    await Promise.all(waiting);
+    expect(started).toEqual(['a1', 'a2']);
   });
 });
 

@@ -17,10 +17,11 @@
  *   bound and the queue's, within its own budget (PRIORITY_IN_FLIGHT in all, PRIORITY_PER_ACCOUNT
  *   per account; beyond the first, it is admitted as anonymous): other clients never refuse it.
  * - clean addresses: no failed login from them in this process within SUSPECT_MS (`noteFailure`).
- * - suspect addresses: a recent failure. Served only when no clean waiter is, and together they
- *   start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of failing addresses
- *   (each within its own bound, together beyond the capacity) leaves clean addresses their slots
- *   and leaves the process's CPU (edge: the isolate the WASM hash blocks) to other requests.
+ * - suspect addresses: a recent failure. Served only when no clean waiter is, and while others
+ *   wait they together start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of
+ *   failing addresses (each within its own bound, together beyond the capacity) leaves clean
+ *   addresses their slots and the process's CPU (edge: the isolate the WASM hash blocks) to other
+ *   requests.
  * Within a lane, rounds: an address's first waiting piece of work is in the current round, its
  * next ones each one round later, so one address's excess waits behind every other address's
  * first attempt (start-time fair queueing).
@@ -262,13 +263,16 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     const tokens = Math.min(bound.burst, b.tokens + ((t - b.at) * bound.perMinute) / 60_000);
     return tokens >= 1 ? RETRY_AFTER_S : ((1 - tokens) * 60) / bound.perMinute;
   };
-  /** Whether `w` may start now: a suspect address only within the suspects' share. */
+  /**
+   * Whether `w` may start now: a suspect address only within the suspects' share, which binds while
+   * anyone else waits (a flood); a lone client with a past failure is not slowed by it.
+   */
   const mayStart = (w: Waiter, t: number) => {
     if (w.lane !== SUSPECT) return true;
     const perMs = (SUSPECT_SHARE * slotsAtOnce) / workMs;
     suspectTokens = Math.min(slotsAtOnce, suspectTokens + (t - suspectAt) * perMs);
     suspectAt = t;
-    return suspectTokens >= 1;
+    return suspectTokens >= 1 || queue.every((q) => q === w);
   };
   const best = () => queue.reduce<Waiter | undefined>((b, w) => (b && before(b, w) ? b : w), undefined);
   /** The best placed waiter, when it may start now (a suspect waits for its share; nobody is placed before a clean one). */
@@ -278,7 +282,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
   };
   const start = (w: Waiter) => {
     running.set(w.id, { since: now(), client: w.client, lane: w.lane });
-    if (w.lane === SUSPECT) suspectTokens -= 1;
+    if (w.lane === SUSPECT) suspectTokens = Math.max(0, suspectTokens - 1);
     round = Math.max(round, w.round);
   };
   /** handOver: gives free slots to the best placed waiters, and wakes them. */
