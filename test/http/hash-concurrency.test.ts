@@ -3,8 +3,8 @@
  * (AUTH_PASSWORD_HASH_CONCURRENCY=1, AUTH_PASSWORD_HASH_QUEUE=0), a burst of parallel logins from
  * one address gets some 429 problems with Retry-After (that address's excess, never a 503), a burst
  * of first attempts from distinct addresses some 429 `capacity` (never a 503 that blames the
- * service: docs/security-admission.md), no 5xx, and neither is ever counted as a failed login. Its own host, so the tiny bound and the failure count
- * touch no other suite.
+ * service: docs/security-admission.md), no 5xx, and neither is ever counted as a failed login. Its own host, so the
+ * tiny bound and the failure count touch no other suite.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, callJson, uniqueLogin } from '../harness/client.js';
@@ -83,21 +83,24 @@ describe('password hashing bound', () => {
     for (let i = 0; i < 3; i++) expect((await loginWithoutSession(ADMIN.login, ADMIN.password)).status).toBe(200);
   });
 
-  it('the OpenAPI description documents the 429 `capacity` (and no hashing 503) on operations that check passwords', async () => {
-    type Op = { responses: Record<string, { description: string }> };
-    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, Op>>;
-    };
-    const root = new URL(host.url).pathname;
-    const ops = [
-      ['/v3/login', 'post'],
-      ['/v3/login_without_session', 'post'],
-      ['/v4/users/me/password', 'put'],
-    ] as const;
-    for (const [path, method] of ops) {
-      const { responses } = doc.paths[`${root}${path}`]![method]!;
-      expect(responses['429']!.description, path).toContain('(capacity)');
-      expect(responses['503']?.description ?? '', path).not.toContain('password checks');
-    }
-  });
+  it(
+    'the OpenAPI description documents the 429 `capacity` (and no hashing 503) on operations that ' + 'check passwords',
+    async () => {
+      type Op = { responses: Record<string, { description: string }> };
+      const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, Op>>;
+      };
+      const root = new URL(host.url).pathname;
+      const ops = [
+        ['/v3/login', 'post'],
+        ['/v3/login_without_session', 'post'],
+        ['/v4/users/me/password', 'put'],
+      ] as const;
+      for (const [path, method] of ops) {
+        const { responses } = doc.paths[`${root}${path}`]![method]!;
+        expect(responses['429']!.description, path).toContain('(capacity)');
+        expect(responses['503']?.description ?? '', path).not.toContain('password checks');
+      }
+    },
+  );
 });

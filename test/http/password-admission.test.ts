@@ -266,29 +266,32 @@ describe('under a flood (docs/security-admission.md)', () => {
     expectNo503(f.answers);
   });
 
-  it('a new clean address is never answered 503 (and logs in) while the queue is full of flooding addresses', async () => {
-    const login = await createAccount(flooded.url);
-    // 12 addresses, one connection each: far more first attempts than the one slot and four places.
-    const flooders = Array.from({ length: 12 }, (_, i) => `127.0.0.${20 + i}`);
-    let done = false;
-    const f = flood(flooded.url, flooders, 1, () => done);
-    // Each flooding address has failed at least once: the queue is full of addresses with failures.
-    await until(() => f.failedFrom.size === flooders.length, 'every flooding address has failed logins');
-    const legit: Answer[] = [];
-    try {
-      for (let i = 0; i < 3; i++) legit.push(await floodedLogin(`127.0.0.${40 + i}`, login, PASSWORD));
-    } finally {
-      done = true;
-      await f.end;
-    }
-    expect(
-      legit.map((a) => a.status),
-      JSON.stringify(legit.map((a) => a.body)),
-    ).toEqual([200, 200, 200]);
-    expectNo503(f.answers);
-    // The flooders that were shed or refused got the 429 of their own budget, with Retry-After.
-    expect(f.answers.some((a) => a.status === 429)).toBe(true);
-  });
+  it(
+    'a new clean address is never answered 503 (and logs in) while the queue is full of flooding ' + 'addresses',
+    async () => {
+      const login = await createAccount(flooded.url);
+      // 12 addresses, one connection each: far more first attempts than the one slot and four places.
+      const flooders = Array.from({ length: 12 }, (_, i) => `127.0.0.${20 + i}`);
+      let done = false;
+      const f = flood(flooded.url, flooders, 1, () => done);
+      // Each flooding address has failed at least once: the queue is full of addresses with failures.
+      await until(() => f.failedFrom.size === flooders.length, 'every flooding address has failed logins');
+      const legit: Answer[] = [];
+      try {
+        for (let i = 0; i < 3; i++) legit.push(await floodedLogin(`127.0.0.${40 + i}`, login, PASSWORD));
+      } finally {
+        done = true;
+        await f.end;
+      }
+      expect(
+        legit.map((a) => a.status),
+        JSON.stringify(legit.map((a) => a.body)),
+      ).toEqual([200, 200, 200]);
+      expectNo503(f.answers);
+      // The flooders that were shed or refused got the 429 of their own budget, with Retry-After.
+      expect(f.answers.some((a) => a.status === 429)).toBe(true);
+    },
+  );
 });
 
 describe('the OpenAPI description', () => {

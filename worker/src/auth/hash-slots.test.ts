@@ -226,28 +226,31 @@ describe('lanes (docs/security-admission.md)', () => {
   const perAddress = { inFlight: 2, perMinute: 60, burst: 3 };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  it("the priority lane: a device cookie's login runs ahead of waiters, outside its flooded address's bound", async () => {
-    const slots = createHashSlots({ concurrency: 1, queue: 1, perAddress, handOver: true });
-    const started: string[] = [];
-    const first = gate();
-    const running = slots.run(A, async () => {
-      started.push('a0');
-      await first.work();
-    });
-    const a1 = slots.run(A, async () => void started.push('a1'));
-    // A's in-flight bound is taken, and the queue is full: anonymous attempts of A are refused.
-    await expect(slots.run(A, async () => 'never')).rejects.toMatchObject({ status: 429 });
-    const owner = slots.run(A, async () => void started.push('owner'), { trusted: 'user-1' });
-    const owner2 = slots.run(A, async () => void started.push('owner2'), { trusted: 'user-1' });
-    // Its own budget: two at once per account.
-    await expect(slots.run(A, async () => 'never', { trusted: 'user-1' })).rejects.toMatchObject({
-      status: 429,
-      extensions: { reason: 'device-in-flight' },
-    });
-    first.open();
-    await Promise.all([running, a1, owner, owner2]);
-    expect(started).toEqual(['a0', 'owner', 'owner2', 'a1']);
-  });
+  it(
+    "the priority lane: a device cookie's login runs ahead of waiters, outside its flooded address's " + 'bound',
+    async () => {
+      const slots = createHashSlots({ concurrency: 1, queue: 1, perAddress, handOver: true });
+      const started: string[] = [];
+      const first = gate();
+      const running = slots.run(A, async () => {
+        started.push('a0');
+        await first.work();
+      });
+      const a1 = slots.run(A, async () => void started.push('a1'));
+      // A's in-flight bound is taken, and the queue is full: anonymous attempts of A are refused.
+      await expect(slots.run(A, async () => 'never')).rejects.toMatchObject({ status: 429 });
+      const owner = slots.run(A, async () => void started.push('owner'), { trusted: 'user-1' });
+      const owner2 = slots.run(A, async () => void started.push('owner2'), { trusted: 'user-1' });
+      // Its own budget: two at once per account.
+      await expect(slots.run(A, async () => 'never', { trusted: 'user-1' })).rejects.toMatchObject({
+        status: 429,
+        extensions: { reason: 'device-in-flight' },
+      });
+      first.open();
+      await Promise.all([running, a1, owner, owner2]);
+      expect(started).toEqual(['a0', 'owner', 'owner2', 'a1']);
+    },
+  );
 
   it('an address with a recent failure waits behind clean addresses and is shed first from a full queue', async () => {
     const slots = createHashSlots({ concurrency: 1, queue: 2, perAddress, handOver: true });
@@ -277,7 +280,10 @@ describe('lanes (docs/security-admission.md)', () => {
     const held = gate();
     const running = slots.run(B, held.work);
     const started: string[] = [];
-    const waiting = [slots.run(A, async () => void started.push('a1')), slots.run(A, async () => void started.push('a2'))];
+    const waiting = [
+      slots.run(A, async () => void started.push('a1')),
+      slots.run(A, async () => void started.push('a2')),
+    ];
     held.open();
     await running;
     await sleep(30);

@@ -275,7 +275,9 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     return suspectTokens >= 1 || queue.every((q) => q === w);
   };
   const best = () => queue.reduce<Waiter | undefined>((b, w) => (b && before(b, w) ? b : w), undefined);
-  /** The best placed waiter, when it may start now (a suspect waits for its share; nobody is placed before a clean one). */
+  /**
+   * The best placed waiter, when it may start now (a suspect waits for its share; nobody is placed before a clean one).
+   */
   const next = (t: number) => {
     const w = best();
     return w && mayStart(w, t) ? w : undefined;

@@ -125,26 +125,30 @@ export async function authenticateLocalPassword(
   // takes the priority lane: admitted outside its address's bound, ahead of anonymous attempts
   // (docs/security-admission.md, "Priority lane").
   const lane = device && ctx.device ? { trusted: ctx.device.userId } : undefined;
-  const checked = await ctx.verifier.limit(ctx.request?.ip ?? null, async () => {
-    // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
-    // connection the commit does not wait for the disk (issue 15): atomicity is the same, a crash of
-    // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
-    // is then committed with an fsync before its answer, which makes this reservation durable too.
-    const rdb = ctx.lazyDb ?? db;
-    let plan = plans[0]!;
-    let [reserved, rows] = await rdb.batch([reserveAttempt(rdb, plan, now), liveLocalUser(rdb, lk)]);
-    if (reserved.rowsAffected === 0 && plans[1]) {
-      plan = plans[1];
-      reserved = await reserveAttempt(rdb, plan, now);
-    }
-    if (reserved.rowsAffected === 0) return { refused: true as const, plan };
-    const user = rows[0];
-    const ok = await ctx.verifier.verify(user?.passwordHash, password);
-    // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-    const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
-    const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
-    return { refused: false as const, user, ok, rehash, plan };
-  }, lane);
+  const checked = await ctx.verifier.limit(
+    ctx.request?.ip ?? null,
+    async () => {
+      // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
+      // connection the commit does not wait for the disk (issue 15): atomicity is the same, a crash of
+      // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
+      // is then committed with an fsync before its answer, which makes this reservation durable too.
+      const rdb = ctx.lazyDb ?? db;
+      let plan = plans[0]!;
+      let [reserved, rows] = await rdb.batch([reserveAttempt(rdb, plan, now), liveLocalUser(rdb, lk)]);
+      if (reserved.rowsAffected === 0 && plans[1]) {
+        plan = plans[1];
+        reserved = await reserveAttempt(rdb, plan, now);
+      }
+      if (reserved.rowsAffected === 0) return { refused: true as const, plan };
+      const user = rows[0];
+      const ok = await ctx.verifier.verify(user?.passwordHash, password);
+      // The new hash of an outdated one is made in the same slot; it is stored only after a login.
+      const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
+      const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
+      return { refused: false as const, user, ok, rehash, plan };
+    },
+    lane,
+  );
   // Locked, throttled, or every attempt of the window is in flight: the password is not checked,
   // so right and wrong passwords get this same answer and the lock is no oracle. Like a wrong
   // password, it makes the address wait behind clean ones for a while (hash-slots.ts).
