@@ -241,10 +241,10 @@ describe('lanes (docs/security-admission.md)', () => {
       await expect(slots.run(A, async () => 'never')).rejects.toMatchObject({ status: 429 });
       const owner = slots.run(A, async () => void started.push('owner'), { trusted: 'user-1' });
       const owner2 = slots.run(A, async () => void started.push('owner2'), { trusted: 'user-1' });
-      // Its own budget: two at once per account.
+      // Its own budget: two at once per account; beyond, admitted as anonymous (A's bound: 429).
       await expect(slots.run(A, async () => 'never', { trusted: 'user-1' })).rejects.toMatchObject({
         status: 429,
-        extensions: { reason: 'device-in-flight' },
+        extensions: { reason: 'address-in-flight' },
       });
       first.open();
       await Promise.all([running, a1, owner, owner2]);

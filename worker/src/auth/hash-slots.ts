@@ -15,7 +15,7 @@
  * - the priority lane: a login presenting a valid device cookie of the login it tries (`trusted`,
  *   checked by the caller before admission). Served before everyone else, outside its address's
  *   bound and the queue's, within its own budget (PRIORITY_IN_FLIGHT in all, PRIORITY_PER_ACCOUNT
- *   per account; beyond the first, it is admitted as anonymous): other clients never refuse it.
+ *   per account; beyond either, it is admitted as anonymous): other clients never refuse it.
  * - clean addresses: no failed login from them in this process within SUSPECT_MS (`noteFailure`).
  * - suspect addresses: a recent failure. Served only when no clean waiter is, and while others
  *   wait they together start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of
@@ -149,7 +149,7 @@ export function addressKey(ip: string | null): string {
   return `${groups.join(':')}::/64`;
 }
 
-type Refusal = 'rate' | 'in_flight' | 'queue' | 'capacity' | 'device_in_flight';
+type Refusal = 'rate' | 'in_flight' | 'queue' | 'capacity';
 const DETAILS: Record<Refusal, string> = {
   rate: 'too many password checks from this address; retry after Retry-After seconds',
   in_flight: 'too many password checks from this address at once; retry after Retry-After seconds',
@@ -157,14 +157,12 @@ const DETAILS: Record<Refusal, string> = {
   capacity:
     'every waiting place is taken by first attempts of other clients; retry after Retry-After seconds ' +
     '(nothing was checked)',
-  device_in_flight: 'too many password checks of this device at once; retry after Retry-After seconds',
 };
 const REASONS: Record<Refusal, string> = {
   rate: 'address-rate',
   in_flight: 'address-in-flight',
   queue: 'address-queue',
   capacity: 'capacity',
-  device_in_flight: 'device-in-flight',
 };
 
 /**
@@ -401,10 +399,15 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
       let client = address;
       let lane: Lane;
       let placed: number;
-      if (opts?.trusted !== undefined && priorityInFlight < PRIORITY_IN_FLIGHT) {
+      const account = opts?.trusted === undefined ? undefined : `account:${opts.trusted}`;
+      if (
+        account !== undefined &&
+        priorityInFlight < PRIORITY_IN_FLIGHT &&
+        (clients.get(account)?.inFlight ?? 0) < PRIORITY_PER_ACCOUNT
+      ) {
         // The priority lane: the account's own budget, not its address's (which others may flood).
-        client = `account:${opts.trusted}`;
-        if ((clients.get(client)?.inFlight ?? 0) >= PRIORITY_PER_ACCOUNT) throw addressThrottled('device_in_flight');
+        // Beyond the lane's budget (in all, or the account's), admitted as anonymous below.
+        client = account;
         lane = PRIORITY;
         priorityInFlight += 1;
         placed = place(client);

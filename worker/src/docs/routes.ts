@@ -106,8 +106,7 @@ const ADDRESS_THROTTLED =
   'AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of ' +
   'AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other ' +
   'clients (address-queue; an address with recent failed logins first), every waiting place taken by ' +
-  "other clients' first attempts (capacity), or a device cookie's logins beyond 2 at once " +
-  '(device-in-flight); retry after Retry-After (its own budget); nothing was checked or ' +
+  "other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or " +
   'counted, whether the login exists or not';
 
 /**

@@ -102,8 +102,7 @@ export const admissionsRefused = processRegistry.counter(
   'auth_password_admissions_refused_total',
   'password checks and hashes refused or shed before any hashing, all 429: reason rate, in_flight or queue ' +
     '(one client address beyond AUTH_PASSWORD_ADDRESS_RATE / _BURST / _IN_FLIGHT, or queued out or shed), ' +
-    "capacity (every waiting place taken by other clients' first attempts), device_in_flight (a device " +
-    "cookie's priority-lane budget)",
+    "capacity (every waiting place taken by other clients' first attempts)",
   ['reason'],
 );
 
