@@ -17,7 +17,8 @@
  *                  127.0.0.1, the client in X-Forwarded-For)
  *   attack-50addr  the same, while the attacker comes through the proxy from 50 addresses
  *
- * Targets (docs/performance.md), per attack run: legitimate logins succeed >= 99 % with p99 <= 1 s; every
+ * Targets (docs/performance.md), per attack run: legitimate logins succeed >= 99 % with p99 <= 1 s, and
+ * neither they nor the device-cookie browser ever get a 503 (docs/security-admission.md); every
  * attacker address gets 429 (with Retry-After) once its budget is spent (answers other than 429 per
  * address at most AUTH_PASSWORD_ADDRESS_BURST + the rate's refill over the run +
  * AUTH_PASSWORD_ADDRESS_IN_FLIGHT); the browser with the device cookie logs in every time (>= 99 %);
@@ -150,6 +151,8 @@ interface AttackFigures {
   attackerMissingRetryAfter: number;
   deviceSuccess: number;
   deviceLogins: number;
+  /** 503 answers to the legitimate and device-cookie logins (admission never blames the service) */
+  legit503: number;
   bearerRatio: number;
   cookieRatio: number;
   bearerP99Ms: number;
@@ -300,6 +303,9 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
       const attacker = s.attacker!;
       const device = s.device!;
       const legitSuccess = ratio(legitS.ok, legitS.due);
+      const count503 = (r: StreamResult) =>
+        Object.entries(r.statusCodes).reduce((n, [k, v]) => (k.startsWith('503') ? n + v : n), 0);
+      const legit503 = count503(legitS) + count503(device);
       const deviceSuccess = ratio(device.ok, device.due);
       const bearerRatio = ratio(s.bearer!.requestsPerSec, base.bearer!.requestsPerSec);
       const cookieRatio = ratio(s.cookie!.requestsPerSec, base.cookie!.requestsPerSec);
@@ -318,6 +324,7 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
         attackerMissingRetryAfter: attacker.missingRetryAfter,
         deviceSuccess: round(deviceSuccess),
         deviceLogins: device.due,
+        legit503,
         bearerRatio: round(bearerRatio),
         cookieRatio: round(cookieRatio),
         bearerP99Ms: round(s.bearer!.p99Ms),
@@ -330,6 +337,7 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
         targets: {
           legitSuccess: legitSuccess >= 0.99,
           legitP99: legitS.p99Ms <= 1000,
+          legitNo503: legit503 === 0,
           attacker429: over === 0 && got429 && attacker.missingRetryAfter === 0,
           deviceCookieOwner: deviceSuccess >= 0.99,
           bearerRate: bearerRatio >= 0.9,
@@ -352,7 +360,8 @@ export async function attack(config: BenchConfig, adminPassword: string, registe
       const t = f.targets;
       lines.push(
         `${name}: legitimate logins ${pct(f.legitSuccess)} ok (>= 99 %: ${mark(t.legitSuccess)}), p99 ` +
-          `${f.legitP99Ms} ms (<= 1000: ${mark(t.legitP99)}); attacker ${JSON.stringify(f.attackerStatuses)}, ` +
+          `${f.legitP99Ms} ms (<= 1000: ${mark(t.legitP99)}), ${f.legit503} answered 503 (none: ` +
+          `${mark(t.legitNo503)}); attacker ${JSON.stringify(f.attackerStatuses)}, ` +
           `at most ${f.attackerMaxNot429} non-429 answers per address (budget ${f.attackerBudget}; ` +
           `${f.attackerMissingRetryAfter} 429 without Retry-After: ${mark(t.attacker429)}); device-cookie ` +
           `browser ${pct(f.deviceSuccess)} of ${f.deviceLogins} (${mark(t.deviceCookieOwner)}); Bearer ` +

@@ -1,10 +1,18 @@
 /** A browser-like client: a real cookie jar (tough-cookie), same-origin Origin headers, manual redirects. */
 import { CookieJar } from 'tough-cookie';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export class Browser {
   // Like browsers, Secure cookies are kept for http://127.0.0.1 and localhost (secure contexts).
   readonly jar = new CookieJar(undefined, { allowSecureOnLocal: true });
-  constructor(readonly origin: string) {}
+  /** Sends from the local address `from` (another loopback address: another client as the service sees it). */
+  private readonly agent?: Agent;
+  constructor(
+    readonly origin: string,
+    from?: string,
+  ) {
+    if (from) this.agent = new Agent({ localAddress: from });
+  }
 
   /** Sends a request as a page of `origin` would, with the jar's cookies; stores Set-Cookie. */
   async fetch(url: string, init: RequestInit & { origin?: string | null } = {}): Promise<Response> {
@@ -14,7 +22,14 @@ export class Browser {
     const method = (init.method ?? 'GET').toUpperCase();
     const origin = init.origin === undefined ? this.origin : init.origin;
     if (origin !== null && method !== 'GET' && method !== 'HEAD') headers.set('Origin', origin);
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    const res = this.agent
+      ? ((await undiciFetch(url, {
+          ...(init as Parameters<typeof undiciFetch>[1]),
+          headers: Object.fromEntries(headers.entries()),
+          redirect: 'manual',
+          dispatcher: this.agent,
+        })) as unknown as Response)
+      : await fetch(url, { ...init, headers, redirect: 'manual' });
     for (const set of res.headers.getSetCookie()) await this.jar.setCookie(set, url);
     return res;
   }

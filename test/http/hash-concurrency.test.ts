@@ -2,9 +2,9 @@
  * The bound on concurrent password hashing, on each host: with one slot and no waiting place
  * (AUTH_PASSWORD_HASH_CONCURRENCY=1, AUTH_PASSWORD_HASH_QUEUE=0), a burst of parallel logins from
  * one address gets some 429 problems with Retry-After (that address's excess, never a 503), a burst
- * of first attempts from distinct addresses some 503s (the service at capacity), no other 5xx, and
- * neither is ever counted as a failed login. Its own host, so the tiny bound and the failure count
- * touch no other suite.
+ * of first attempts from distinct addresses some 429 `capacity` (never a 503 that blames the
+ * service: docs/security-admission.md), no 5xx, and neither is ever counted as a failed login. Its own host, so the
+ * tiny bound and the failure count touch no other suite.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, callJson, uniqueLogin } from '../harness/client.js';
@@ -63,18 +63,18 @@ describe('password hashing bound', () => {
     },
   );
 
-  it('first attempts of distinct addresses at once: some 503 (the service at capacity), no other 5xx', async () => {
+  it('first attempts of distinct addresses at once: some 429 `capacity` with Retry-After, never a 5xx', async () => {
     const addresses = Array.from({ length: BURST }, (_, i) => `127.0.1.${i + 1}`);
     const answers = await Promise.all(addresses.map((from) => loginWithoutSession(uniqueLogin('d'), 'Wrong$1', from)));
     const statuses = answers.map((a) => a.status);
     expect(
-      statuses.filter((s) => s !== 401 && s !== 503),
+      statuses.filter((s) => s !== 401 && s !== 429),
       JSON.stringify(statuses),
     ).toEqual([]);
-    const busy = answers.filter((a) => a.status === 503);
+    const busy = answers.filter((a) => a.status === 429);
     expect(busy.length).toBeGreaterThan(0);
     for (const a of busy) {
-      expect(a.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'password-hashing-busy' });
+      expect(a.body).toMatchObject({ code: 'PASSWORD_CHECKS_THROTTLED', reason: 'capacity' });
       expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
   });
@@ -83,19 +83,23 @@ describe('password hashing bound', () => {
     for (let i = 0; i < 3; i++) expect((await loginWithoutSession(ADMIN.login, ADMIN.password)).status).toBe(200);
   });
 
-  it('the OpenAPI description documents the 503 on operations that check passwords', async () => {
-    type Op = { responses: Record<string, { description: string }> };
-    const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, Op>>;
-    };
-    const ops = [
-      ['/v3/login', 'post'],
-      ['/v3/login_without_session', 'post'],
-      ['/v4/users/me/password', 'put'],
-    ] as const;
-    for (const [path, method] of ops) {
-      const busy = doc.paths[path]![method]!.responses['503']!;
-      expect(busy.description, path).toContain('AUTH_PASSWORD_HASH_CONCURRENCY');
-    }
-  });
+  it(
+    'the OpenAPI description documents the 429 `capacity` (and no hashing 503) on operations that ' + 'check passwords',
+    async () => {
+      type Op = { responses: Record<string, { description: string }> };
+      const doc = (await (await fetch(`${host.url}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, Op>>;
+      };
+      const ops = [
+        ['/v3/login', 'post'],
+        ['/v3/login_without_session', 'post'],
+        ['/v4/users/me/password', 'put'],
+      ] as const;
+      for (const [path, method] of ops) {
+        const { responses } = doc.paths[path]![method]!;
+        expect(responses['429']!.description, path).toContain('(capacity)');
+        expect(responses['503']?.description ?? '', path).not.toContain('password checks');
+      }
+    },
+  );
 });

@@ -8,6 +8,7 @@
  * only (no timing): a token bucket of 1 per minute does not refill during the test.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Browser } from '../harness/browser.js';
 import { ADMIN, basic, call, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { parseExposition, sampleValue } from '../harness/prometheus.js';
@@ -38,13 +39,16 @@ const api = (path: string, o: Call = {}) => callJson(path, { base: host.url, ...
 const basicLogin = (from: string, login: string, password: string, headers: Record<string, string> = {}) =>
   api('/v3/login_without_session', { method: 'POST', auth: basic(login, password), from, headers });
 
-async function createAccount(): Promise<string> {
+let admins = 0;
+async function createAccount(base = host.url): Promise<string> {
   const login = uniqueLogin('adm');
-  const r = await api('/v4/users', {
+  // Each from its own address: the administrator's Basic check and the new hash spend its budget too.
+  const r = await callJson('/v4/users', {
+    base,
     method: 'POST',
     auth: basic(ADMIN.login, ADMIN.password),
     json: { login, password: PASSWORD },
-    from: '127.0.0.1',
+    from: `127.0.2.${++admins}`,
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return login;
@@ -69,7 +73,7 @@ function expectThrottled(a: Answer) {
     type: 'urn:auth-service:problem:password-checks-throttled',
     code: 'PASSWORD_CHECKS_THROTTLED',
     status: 429,
-    reason: expect.stringMatching(/^address-(rate|in-flight|queue)$/),
+    reason: expect.stringMatching(/^(address-(rate|in-flight|queue)|capacity)$/),
   });
   expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 }
@@ -158,6 +162,134 @@ describe('password admission per client address', () => {
           from,
         }),
       );
+    },
+  );
+});
+
+/**
+ * Bogus Basic logins (unknown logins) to `base` from each of `addresses`, `perAddress` connections
+ * each, back to back (10 ms after a refusal), until `done()` or 30 s; every answer is collected.
+ */
+function flood(
+  base: string,
+  addresses: string[],
+  perAddress: number,
+  done: () => boolean,
+): { answers: Answer[]; failedFrom: Set<string>; end: Promise<void> } {
+  const answers: Answer[] = [];
+  const failedFrom = new Set<string>();
+  const until = Date.now() + 30_000;
+  const connections = addresses.flatMap((from) =>
+    Array.from({ length: perAddress }, async () => {
+      while (!done() && Date.now() < until) {
+        const a = await callJson('/v3/login_without_session', {
+          base,
+          method: 'POST',
+          auth: basic(uniqueLogin('x'), 'Bogus$1'),
+          from,
+        });
+        answers.push(a);
+        if (a.status === 401) failedFrom.add(from);
+        else await new Promise((r) => setTimeout(r, 10));
+      }
+    }),
+  );
+  return { answers, failedFrom, end: Promise.all(connections).then(() => undefined) };
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 600 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(condition(), what).toBe(true);
+}
+
+/** Every answer of a flood is a failed login or the 429 of admission: never a 503 that blames the service. */
+function expectNo503(answers: Answer[]) {
+  const statuses = answers.map((a) => a.status);
+  expect(
+    statuses.filter((s) => s !== 401 && s !== 429),
+    JSON.stringify(statuses),
+  ).toEqual([]);
+  for (const a of answers) if (a.status === 429) expectThrottled(a);
+}
+
+describe('under a flood (docs/security-admission.md)', () => {
+  // Bursts large enough that the flooding addresses keep the queue full for the whole test.
+  let flooded: RunningHost;
+  beforeAll(async () => {
+    flooded = await startTestHost(inject('hostKind'), {
+      AUTH_PASSWORD_HASH_CONCURRENCY: '1',
+      AUTH_PASSWORD_HASH_QUEUE: '4',
+      AUTH_PASSWORD_ADDRESS_IN_FLIGHT: String(IN_FLIGHT),
+      AUTH_PASSWORD_ADDRESS_BURST: '1000',
+      AUTH_PASSWORD_ADDRESS_RATE: '1',
+      AUTH_FAILED_COUNT: '100',
+      AUTH_ADDRESS_FAILED_COUNT: '100000',
+    });
+  });
+  afterAll(async () => {
+    await flooded?.stop();
+  });
+  const floodedLogin = (from: string, login: string, password: string) =>
+    callJson('/v3/login_without_session', { base: flooded.url, method: 'POST', auth: basic(login, password), from });
+
+  it('a browser holding the device cookie of its login logs in while its own address floods', async () => {
+    const login = await createAccount(flooded.url);
+    const other = await createAccount(flooded.url);
+    const from = '127.0.0.10';
+    const base = flooded.url;
+    const owner = new Browser(new URL(base).origin, from);
+    const first = await owner.postJson(`${base}/v3/login`, { login, password: PASSWORD });
+    expect(first.status, await first.text()).toBe(200);
+    expect(await owner.cookie(`${new URL(base).origin}/`, 'auth_device')).toBeTruthy();
+
+    let done = false;
+    const f = flood(base, [from], 6, () => done);
+    // The address is beyond its bound (its burst spent, its in-flight taken) before the owner tries.
+    await until(() => f.answers.some((a) => a.status === 429), 'the flood is throttled');
+    const owned: number[] = [];
+    const foreign: Answer[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await owner.postJson(`${base}/v3/login`, { login, password: PASSWORD });
+        owned.push(res.status);
+        await res.text();
+      }
+      // The cookie is bound to its login: for another account it gives no priority (the address's 429).
+      const res = await owner.postJson(`${base}/v3/login`, { login: other, password: PASSWORD });
+      foreign.push({ status: res.status, body: (await res.json()) as Record<string, unknown>, res });
+    } finally {
+      done = true;
+      await f.end;
+    }
+    expect(owned).toEqual([200, 200, 200]);
+    expectThrottled(foreign[0]!);
+    expectNo503(f.answers);
+  });
+
+  it(
+    'a new clean address is never answered 503 (and logs in) while the queue is full of flooding ' + 'addresses',
+    async () => {
+      const login = await createAccount(flooded.url);
+      // 12 addresses, one connection each: far more first attempts than the one slot and four places.
+      const flooders = Array.from({ length: 12 }, (_, i) => `127.0.0.${20 + i}`);
+      let done = false;
+      const f = flood(flooded.url, flooders, 1, () => done);
+      // Each flooding address has failed at least once: the queue is full of addresses with failures.
+      await until(() => f.failedFrom.size === flooders.length, 'every flooding address has failed logins');
+      const legit: Answer[] = [];
+      try {
+        for (let i = 0; i < 3; i++) legit.push(await floodedLogin(`127.0.0.${40 + i}`, login, PASSWORD));
+      } finally {
+        done = true;
+        await f.end;
+      }
+      expect(
+        legit.map((a) => a.status),
+        JSON.stringify(legit.map((a) => a.body)),
+      ).toEqual([200, 200, 200]);
+      expectNo503(f.answers);
+      // The flooders that were shed or refused got the 429 of their own budget, with Retry-After.
+      expect(f.answers.some((a) => a.status === 429)).toBe(true);
     },
   );
 });

@@ -14,29 +14,37 @@ function gate() {
 
 describe('hash slots', () => {
   it(
-    'runs at most `concurrency` at once, queues up to `queue`, refuses beyond with a 503 (429 for an address ' +
-      'with work in flight) and Retry-After',
+    'runs at most `concurrency` at once, queues up to `queue` (clean first attempts up to twice that), ' +
+      'refuses beyond with a 429 and Retry-After, never a 503',
     async () => {
       const slots = createHashSlots({ concurrency: 2, queue: 1 });
       let running = 0;
       let peak = 0;
-      const gates = [gate(), gate(), gate()];
+      const gates = [gate(), gate(), gate(), gate()];
       const tracked = (g: ReturnType<typeof gate>) => async () => {
         running += 1;
         peak = Math.max(peak, running);
         await g.work();
         running -= 1;
       };
-      const first = gates.map((g, i) => slots.run(`192.0.2.${i + 10}`, tracked(g)));
-      // Two run, one waits: a fourth (a first attempt of its address too) finds neither a slot nor
-      // a waiting place; of an address with work in flight, it is that address's excess (429).
-      const refused = { code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' } };
+      const first = gates.slice(0, 3).map((g, i) => slots.run(`192.0.2.${i + 10}`, tracked(g)));
+      // Two run, one waits; a fourth address's first attempt waits in the overflow (every waiter is
+      // a clean address's first attempt); a fifth finds no place: 429 `capacity`, never 503.
+      const overflow = slots.run('192.0.2.98', tracked(gates[3]!));
+      const refused = {
+        code: 'PASSWORD_CHECKS_THROTTLED',
+        status: 429,
+        headers: { 'Retry-After': '1' },
+        extensions: { reason: 'capacity' },
+      };
       await expect(slots.run('192.0.2.99', async () => 'never')).rejects.toMatchObject(refused);
-      await expect(slots.run('192.0.2.10', async () => 'never')).rejects.toMatchObject({ status: 429 });
-      gates[0]!.open();
-      gates[1]!.open();
-      gates[2]!.open();
-      await Promise.all(first);
+      // Of an address with work in flight, it is that address's excess.
+      await expect(slots.run('192.0.2.10', async () => 'never')).rejects.toMatchObject({
+        status: 429,
+        extensions: { reason: 'address-queue' },
+      });
+      for (const g of gates) g.open();
+      await Promise.all([...first, overflow]);
       expect(peak).toBe(2);
       // Free again.
       expect(await slots.run(A, async () => 'ok')).toBe('ok');
@@ -53,7 +61,10 @@ describe('hash slots', () => {
     let now = 0;
     const slots = createHashSlots({ concurrency: 1, queue: 0, now: () => now });
     void slots.run(A, () => new Promise<never>(() => {}));
-    await expect(slots.run('192.0.2.2', async () => 'x')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(slots.run('192.0.2.2', async () => 'x')).rejects.toMatchObject({
+      code: 'PASSWORD_CHECKS_THROTTLED',
+      extensions: { reason: 'capacity' },
+    });
     now = 31_000;
     expect(await slots.run(A, async () => 'ok')).toBe('ok');
   });
@@ -125,13 +136,13 @@ describe('waiters', () => {
     }
   });
 
-  it('a waiter that waited past the lease gives up with a 503', async () => {
+  it('a waiter that waited past the lease gives up with a 429', async () => {
     let now = 0;
     const slots = createHashSlots({ concurrency: 1, queue: 1, now: () => now });
     void slots.run(A, () => new Promise<never>(() => {}));
     const waiting = slots.run(A, async () => 'x');
     now = 31_000;
-    await expect(waiting).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(waiting).rejects.toMatchObject({ code: 'PASSWORD_CHECKS_THROTTLED', status: 429 });
   });
 });
 
@@ -207,6 +218,81 @@ describe('per client address', () => {
     await expect(slots.run(A, async () => 'never')).rejects.toMatchObject({ code: 'PASSWORD_CHECKS_THROTTLED' });
     first.open();
     expect(await Promise.all([running, a1, b1])).toEqual([undefined, 'a1', 'b1']);
+  });
+});
+
+describe('lanes (docs/security-admission.md)', () => {
+  const B = '198.51.100.7';
+  const perAddress = { inFlight: 2, perMinute: 60, burst: 3 };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it(
+    "the priority lane: a device cookie's login runs ahead of waiters, outside its flooded address's " + 'bound',
+    async () => {
+      const slots = createHashSlots({ concurrency: 1, queue: 1, perAddress, handOver: true });
+      const started: string[] = [];
+      const first = gate();
+      const running = slots.run(A, async () => {
+        started.push('a0');
+        await first.work();
+      });
+      const a1 = slots.run(A, async () => void started.push('a1'));
+      // A's in-flight bound is taken, and the queue is full: anonymous attempts of A are refused.
+      await expect(slots.run(A, async () => 'never')).rejects.toMatchObject({ status: 429 });
+      const owner = slots.run(A, async () => void started.push('owner'), { trusted: 'user-1' });
+      const owner2 = slots.run(A, async () => void started.push('owner2'), { trusted: 'user-1' });
+      // Its own budget: two at once per account; beyond, admitted as anonymous (A's bound: 429).
+      await expect(slots.run(A, async () => 'never', { trusted: 'user-1' })).rejects.toMatchObject({
+        status: 429,
+        extensions: { reason: 'address-in-flight' },
+      });
+      first.open();
+      await Promise.all([running, a1, owner, owner2]);
+      expect(started).toEqual(['a0', 'owner', 'owner2', 'a1']);
+    },
+  );
+
+  it('an address with a recent failure waits behind clean addresses and is shed first from a full queue', async () => {
+    const slots = createHashSlots({ concurrency: 1, queue: 2, perAddress, handOver: true });
+    slots.noteFailure(A);
+    const started: string[] = [];
+    const first = gate();
+    const running = slots.run('203.0.113.9', first.work);
+    const a1 = slots.run(A, async () => void started.push('a1'));
+    const c1 = slots.run('203.0.113.10', async () => void started.push('c1'));
+    // The queue is full (a1, c1): a clean newcomer sheds the suspect's waiter, with its own Retry-After.
+    const b1 = slots.run(B, async () => void started.push('b1'));
+    await expect(a1).rejects.toMatchObject({
+      code: 'PASSWORD_CHECKS_THROTTLED',
+      headers: { 'Retry-After': '1' },
+      extensions: { reason: 'address-queue' },
+    });
+    first.open();
+    await Promise.all([running, c1, b1]);
+    expect(started).toEqual(['c1', 'b1']);
+  });
+
+  it("while others wait, suspect addresses start at most their share; clean ones don't wait for it", async () => {
+    let now = 0;
+    const slots = createHashSlots({ concurrency: 1, queue: 4, handOver: true, now: () => now });
+    slots.noteFailure(A);
+    await slots.run(A, async () => {}); // the share's one token
+    const held = gate();
+    const running = slots.run(B, held.work);
+    const started: string[] = [];
+    const waiting = [
+      slots.run(A, async () => void started.push('a1')),
+      slots.run(A, async () => void started.push('a2')),
+    ];
+    held.open();
+    await running;
+    await sleep(30);
+    expect(started).toEqual([]);
+    // The slot is free: a clean address runs at once.
+    expect(await slots.run('203.0.113.9', async () => 'ok')).toBe('ok');
+    now = 1_000;
+    await Promise.all(waiting);
+    expect(started).toEqual(['a1', 'a2']);
   });
 });
 

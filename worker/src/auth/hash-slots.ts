@@ -1,7 +1,7 @@
 /**
- * Admission of password work (docs/security.md, "Password checks under load"; architecture.md §4): every
- * password check or hash of a request is admitted per client address before anything is hashed,
- * read or written, then runs in one of a bounded number of hashing slots.
+ * Admission of password work (docs/security-admission.md; docs/security.md, "Password checks under
+ * load"; architecture.md §4): every password check or hash of a request is admitted per client address
+ * before anything is hashed, read or written, then runs in one of a bounded number of hashing slots.
  *
  * Per address (IPv4 /32, IPv6 /64: addressKey), at most AUTH_PASSWORD_ADDRESS_IN_FLIGHT pieces of
  * work run or wait at once, and a token bucket (AUTH_PASSWORD_ADDRESS_RATE per minute, bursts of
@@ -11,12 +11,27 @@
  *
  * Slots (argon2id, 19 MiB and tens of milliseconds each): at most AUTH_PASSWORD_HASH_CONCURRENCY
  * run at once in a process (edge: an isolate), at most AUTH_PASSWORD_HASH_QUEUE wait. Waiters are
- * served fairly across addresses, in rounds: an address's first waiting piece of work is in the
- * current round, its next ones each one round later, so one address's excess waits behind every
- * other address's first attempt (start-time fair queueing). A full queue makes room for a better
- * placed newcomer by refusing its worst placed waiter (the most queued address's last one) with a
- * 429; a newcomer placed no better is refused: 429 when its address already has work in flight,
- * else (every waiter is some address's first attempt: the service really is at capacity) 503.
+ * ordered by lane, then by round (security-admission.md, "Order"):
+ * - the priority lane: a login presenting a valid device cookie of the login it tries (`trusted`,
+ *   checked by the caller before admission). Served before everyone else, outside its address's
+ *   bound and the queue's, within its own budget (PRIORITY_IN_FLIGHT in all, PRIORITY_PER_ACCOUNT
+ *   per account; beyond either, it is admitted as anonymous): other clients never refuse it.
+ * - clean addresses: no failed login from them in this process within SUSPECT_MS (`noteFailure`).
+ * - suspect addresses: a recent failure. Served only when no clean waiter is, and while others
+ *   wait they together start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of
+ *   failing addresses (each within its own bound, together beyond the capacity) leaves clean
+ *   addresses their slots and the process's CPU (edge: the isolate the WASM hash blocks) to other
+ *   requests.
+ * Within a lane, rounds: an address's first waiting piece of work is in the current round, its
+ * next ones each one round later, so one address's excess waits behind every other address's
+ * first attempt (start-time fair queueing).
+ *
+ * A full queue makes room for a better placed newcomer by shedding its worst placed waiter (a
+ * suspect address's before a clean one's, then the most queued address's last one) with a 429. A
+ * newcomer placed no better is refused with a 429, except a clean address's first attempt: it
+ * waits in an overflow of another AUTH_PASSWORD_HASH_QUEUE places (every waiter is then a clean
+ * address's first attempt or better). Nothing here ever answers 503: a refused or shed client
+ * gets 429 with the Retry-After of its own address's bucket (at least 1 s).
  *
  * On the Node host (`handOver`) a finishing check gives its slot to the best placed waiter and
  * wakes it at once. On the edge, waiting is polling on the waiter's own timer, never a promise
@@ -37,11 +52,20 @@ const LEASE_MS = 30_000;
 const STALE_MS = 2_000;
 /** How often a waiter looks for a free slot. */
 const POLL_MS = 5;
-/** Retry-After of the 503 and of the in-flight 429, in seconds. */
+/** The least Retry-After, in seconds. */
 const RETRY_AFTER_S = 1;
-/** Idle token buckets are swept at most this often, once there are more than SWEEP_ABOVE of them. */
+/** Idle token buckets (and forgotten failures) are swept at most this often, once there are more than SWEEP_ABOVE. */
 const SWEEP_EVERY_MS = 1_000;
 const SWEEP_ABOVE = 1_000;
+/** The priority lane's budget: pieces of work in it at once, in all and per account. */
+export const PRIORITY_IN_FLIGHT = 8;
+export const PRIORITY_PER_ACCOUNT = 2;
+/** An address is suspect for this long after its last failed login (noteFailure). */
+export const SUSPECT_MS = 10 * 60_000;
+/** The share of the slots' capacity that suspect addresses may start together. */
+export const SUSPECT_SHARE = 0.5;
+/** The duration of a piece of work assumed before any has been measured. */
+const FIRST_ESTIMATE_MS = 50;
 
 /** The per-address bound (docs/security.md, "Password checks under load"). */
 export interface AddressBound {
@@ -72,11 +96,25 @@ export interface HashSlotsOptions {
 export interface HashSlots {
   /**
    * Runs `work` holding one slot, admitted for the client at `ip` (null: the host cannot tell; all
-   * such clients share one bound). Throws the 429 or 503 problem when refused: nothing ran.
+   * such clients share one bound). Throws the 429 problem when refused or shed: nothing ran.
    */
-  run<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
+  run<T>(ip: string | null, work: () => Promise<T>, o?: AdmitOptions): Promise<T>;
   /** Runs `work` admitted for `ip` without a slot (an LDAP bind: the bridge checks the password). */
   admit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
+  /**
+   * A failed login (a wrong password, an unknown login, or an attempt refused by a lock or the
+   * address's failure budget) from `ip`: the address is suspect for SUSPECT_MS.
+   */
+  noteFailure(ip: string | null): void;
+}
+
+/** How a piece of work is admitted. */
+export interface AdmitOptions {
+  /**
+   * The account of a valid device cookie that the request presented for the login it tries
+   * (signature, login and live device row checked by the caller): the priority lane.
+   */
+  trusted?: string;
 }
 
 /**
@@ -111,36 +149,54 @@ export function addressKey(ip: string | null): string {
   return `${groups.join(':')}::/64`;
 }
 
-/** The 503 of a queue full of distinct addresses' first attempts. It is not a login failure: nothing was checked. */
-export function hashingBusy(): ProblemError {
-  admissionsRefused.inc(['busy']);
-  return new ProblemError('SERVICE_UNAVAILABLE', {
-    detail: 'too many password checks at once; try again shortly',
-    headers: { 'Retry-After': String(RETRY_AFTER_S) },
-    extensions: { reason: 'password-hashing-busy' },
-  });
-}
-
-type Refusal = 'rate' | 'in_flight' | 'queue';
+type Refusal = 'rate' | 'in_flight' | 'queue' | 'capacity';
 const DETAILS: Record<Refusal, string> = {
   rate: 'too many password checks from this address; retry after Retry-After seconds',
   in_flight: 'too many password checks from this address at once; retry after Retry-After seconds',
   queue: 'too many password checks from this address are waiting; retry after Retry-After seconds',
+  capacity:
+    'every waiting place is taken by first attempts of other clients; retry after Retry-After seconds ' +
+    '(nothing was checked)',
+};
+const REASONS: Record<Refusal, string> = {
+  rate: 'address-rate',
+  in_flight: 'address-in-flight',
+  queue: 'address-queue',
+  capacity: 'capacity',
 };
 
-/** The 429 of an address beyond its bound. Nothing was checked or counted. */
+/**
+ * The 429 of a client beyond its bound, queued out or shed (never a 503: docs/security-admission.md,
+ * "Answers"). Nothing was checked or counted.
+ */
 export function addressThrottled(reason: Refusal, retryAfterS: number = RETRY_AFTER_S): ProblemError {
   admissionsRefused.inc([reason]);
-  return new ProblemError('PASSWORD_CHECKS_THROTTLED', {
-    detail: DETAILS[reason],
-    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) },
-    extensions: { reason: `address-${reason.replace('_', '-')}` },
-  });
+  // A flood is answered mostly with this: no stack trace to capture (it was a measurable share of a
+  // refusal's CPU, and says nothing: the refusal is expected). V8 (Node, workerd) reads the limit.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new ProblemError('PASSWORD_CHECKS_THROTTLED', {
+      detail: DETAILS[reason],
+      headers: { 'Retry-After': String(Math.max(RETRY_AFTER_S, Math.ceil(retryAfterS))) },
+      extensions: { reason: REASONS[reason] },
+    });
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
+
+/** The lanes, in the order they are served. */
+const PRIORITY = 0;
+const CLEAN = 1;
+const SUSPECT = 2;
+type Lane = typeof PRIORITY | typeof CLEAN | typeof SUSPECT;
 
 interface Waiter {
   id: number;
+  /** The key its admission counts under: the address's, or (priority lane) the account's. */
   client: string;
+  lane: Lane;
   /** Its round: the current one for an address's first waiting work, one more for each next. */
   round: number;
   since: number;
@@ -151,24 +207,38 @@ interface Waiter {
   refused?: ProblemError;
 }
 
-/** Whether `a` is served before `b`: the lower round, then the older. */
-const before = (a: Waiter, b: Waiter) => a.round < b.round || (a.round === b.round && a.id < b.id);
+/** Whether `a` is served before `b`: the better lane, then the lower round, then the older. */
+const before = (a: Waiter, b: Waiter) =>
+  a.lane < b.lane || (a.lane === b.lane && (a.round < b.round || (a.round === b.round && a.id < b.id)));
 
 /** Creates the bound of one process (or isolate). */
 export function createHashSlots(o: HashSlotsOptions): HashSlots {
   const now = o.now ?? Date.now;
-  const running = new Map<number, { since: number; client: string }>();
+  const running = new Map<number, { since: number; client: string; lane: Lane }>();
   const queue: Waiter[] = [];
-  /** Per address: its work running or waiting (or, through `admit`, at the bridge), and its last round. */
+  /**
+   * Per address (per account in the priority lane): its work running or waiting (or, through
+   * `admit`, at the bridge), and its last round.
+   */
   const clients = new Map<string, { inFlight: number; lastRound: number }>();
   const buckets = new Map<string, { tokens: number; at: number }>();
+  /** Per address: the time of its last failed login (noteFailure). */
+  const failures = new Map<string, number>();
+  let priorityInFlight = 0;
+  /** The suspect addresses' share: a token bucket refilled at SUSPECT_SHARE of the measured capacity. */
+  const slotsAtOnce = Math.max(1, o.concurrency);
+  let suspectTokens = slotsAtOnce;
+  let suspectAt = now();
+  /** The measured duration of a piece of work (a moving average), for the capacity. */
+  let workMs = FIRST_ESTIMATE_MS;
   let round = 0;
   let nextId = 0;
   let swept = 0;
 
-  const release = (client: string) => {
-    const c = clients.get(client);
-    if (c && --c.inFlight <= 0) clients.delete(client);
+  const release = (w: { client: string; lane: Lane }) => {
+    if (w.lane === PRIORITY) priorityInFlight -= 1;
+    const c = clients.get(w.client);
+    if (c && --c.inFlight <= 0) clients.delete(w.client);
   };
   const dequeue = (w: Waiter) => {
     const i = queue.indexOf(w);
@@ -179,35 +249,77 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     for (const [id, r] of running)
       if (t - r.since > LEASE_MS) {
         running.delete(id);
-        release(r.client);
+        release(r);
       }
     for (const w of [...queue])
       if (t - w.since > LEASE_MS || (!o.handOver && t - w.seen > STALE_MS)) {
         dequeue(w);
-        release(w.client);
+        release(w);
       }
   };
+  const isSuspect = (client: string, t: number) => {
+    const last = failures.get(client);
+    return last !== undefined && t - last < SUSPECT_MS;
+  };
+  /** Seconds until `client`'s bucket holds a token again (at least RETRY_AFTER_S): its own budget. */
+  const retryAfterOf = (client: string, t: number) => {
+    const bound = o.perAddress;
+    const b = buckets.get(client);
+    if (!bound || !b) return RETRY_AFTER_S;
+    const tokens = Math.min(bound.burst, b.tokens + ((t - b.at) * bound.perMinute) / 60_000);
+    return tokens >= 1 ? RETRY_AFTER_S : ((1 - tokens) * 60) / bound.perMinute;
+  };
+  /**
+   * Whether `w` may start now: a suspect address only within the suspects' share, which binds while
+   * anyone else waits (a flood); a lone client with a past failure is not slowed by it.
+   */
+  const mayStart = (w: Waiter, t: number) => {
+    if (w.lane !== SUSPECT) return true;
+    const perMs = (SUSPECT_SHARE * slotsAtOnce) / workMs;
+    suspectTokens = Math.min(slotsAtOnce, suspectTokens + (t - suspectAt) * perMs);
+    suspectAt = t;
+    return suspectTokens >= 1 || queue.every((q) => q === w);
+  };
   const best = () => queue.reduce<Waiter | undefined>((b, w) => (b && before(b, w) ? b : w), undefined);
-  const start = (w: { id: number; client: string; round: number }) => {
-    running.set(w.id, { since: now(), client: w.client });
+  /**
+   * The best placed waiter, when it may start now (a suspect waits for its share; nobody is placed before a clean one).
+   */
+  const next = (t: number) => {
+    const w = best();
+    return w && mayStart(w, t) ? w : undefined;
+  };
+  const start = (w: Waiter) => {
+    running.set(w.id, { since: now(), client: w.client, lane: w.lane });
+    if (w.lane === SUSPECT) suspectTokens = Math.max(0, suspectTokens - 1);
     round = Math.max(round, w.round);
   };
   /** handOver: gives free slots to the best placed waiters, and wakes them. */
   const handOver = () => {
+    const t = now();
     while (o.handOver && running.size < o.concurrency && queue.length > 0) {
-      const next = best()!;
-      dequeue(next);
-      start(next);
-      next.wake?.();
+      const w = next(t);
+      if (!w) break; // only suspects wait, beyond their share: their own looks retry
+      dequeue(w);
+      start(w);
+      w.wake?.();
     }
   };
 
-  /** Admits one piece of work of `client` (throws the 429 when beyond its bound); returns its round. */
-  const admitOne = (client: string, t: number): number => {
+  /** Counts one piece of work of `client` in flight; returns its round. */
+  const place = (client: string) => {
     const c = clients.get(client);
+    const placed = c ? Math.max(round, c.lastRound + 1) : round;
+    if (c) {
+      c.inFlight += 1;
+      c.lastRound = placed;
+    } else clients.set(client, { inFlight: 1, lastRound: placed });
+    return placed;
+  };
+  /** Admits one piece of work of address `client` (throws the 429 when beyond its bound); returns its round. */
+  const admitOne = (client: string, t: number): number => {
     const bound = o.perAddress;
     if (bound) {
-      if ((c?.inFlight ?? 0) >= bound.inFlight) throw addressThrottled('in_flight');
+      if ((clients.get(client)?.inFlight ?? 0) >= bound.inFlight) throw addressThrottled('in_flight');
       let b = buckets.get(client);
       if (b) b.tokens = Math.min(bound.burst, b.tokens + ((t - b.at) * bound.perMinute) / 60_000);
       else buckets.set(client, (b = { tokens: bound.burst, at: t }));
@@ -216,26 +328,24 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
       b.tokens -= 1;
       sweep(t, bound);
     }
-    const placed = c ? Math.max(round, c.lastRound + 1) : round;
-    if (c) {
-      c.inFlight += 1;
-      c.lastRound = placed;
-    } else clients.set(client, { inFlight: 1, lastRound: placed });
-    return placed;
+    return place(client);
   };
-  /** Forgets the buckets that have filled up again (the same as a new one). */
-  const sweep = (t: number, bound: AddressBound) => {
-    if (buckets.size <= SWEEP_ABOVE || t - swept < SWEEP_EVERY_MS) return;
+  /** Forgets the buckets that have filled up again (the same as a new one) and failures no longer recent. */
+  const sweep = (t: number, bound: AddressBound | undefined) => {
+    if ((buckets.size <= SWEEP_ABOVE && failures.size <= SWEEP_ABOVE) || t - swept < SWEEP_EVERY_MS) return;
     swept = t;
-    for (const [k, b] of buckets)
-      if (b.tokens + ((t - b.at) * bound.perMinute) / 60_000 >= bound.burst) buckets.delete(k);
+    if (bound)
+      for (const [k, b] of buckets)
+        if (b.tokens + ((t - b.at) * bound.perMinute) / 60_000 >= bound.burst) buckets.delete(k);
+    for (const [k, last] of failures) if (t - last >= SUSPECT_MS) failures.delete(k);
   };
 
-  /** Waits until `w` holds a slot; throws when it was refused or waited past the lease. */
+  /** Waits until `w` holds a slot; throws when it was shed or waited past the lease. */
   const wait = async (w: Waiter) => {
     while (!running.has(w.id)) {
       if (w.refused) throw w.refused;
-      if (!queue.includes(w)) throw hashingBusy(); // waited past the lease
+      // Waited past the lease: its own 429, like any client queued out.
+      if (!queue.includes(w)) throw addressThrottled('queue', retryAfterOf(w.client, now()));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, POLL_MS);
         w.wake = () => {
@@ -247,7 +357,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
       w.seen = now();
       forgetLost(w.seen);
       if (o.handOver) handOver();
-      else if (running.size < o.concurrency && best() === w) {
+      else if (running.size < o.concurrency && next(w.seen) === w) {
         // Without handOver (edge) a slot is only ever taken by a live request, at its own look:
         // a slot set aside for a waiter whose request Workers cancelled would stay lost.
         dequeue(w);
@@ -256,52 +366,82 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     }
   };
 
-  /** Places a newcomer in the queue, making room by refusing the worst placed waiter if it is placed better. */
-  const enqueue = (w: Waiter) => {
-    if (queue.length >= o.queue) {
-      const worst = queue.reduce<Waiter | undefined>((x, q) => (x && before(q, x) ? x : q), undefined);
-      if (!worst || !before(w, worst)) {
-        // Placed no better than anyone waiting: its address's excess (429), or the service is at
-        // capacity with first attempts of distinct addresses (503).
-        throw (clients.get(w.client)?.inFlight ?? 0) > 1 ? addressThrottled('queue') : hashingBusy();
+  /**
+   * Places a newcomer in the queue. The priority lane has its own places (its budget bounds them).
+   * A full queue sheds its worst placed waiter for a better placed newcomer; a clean address's
+   * first attempt placed no better waits in the overflow; any other newcomer is refused. Both with
+   * the 429 of the client's own budget.
+   */
+  const enqueue = (w: Waiter, t: number) => {
+    if (w.lane !== PRIORITY) {
+      const others = queue.filter((q) => q.lane !== PRIORITY);
+      if (others.length >= o.queue) {
+        const worst = others.reduce<Waiter | undefined>((x, q) => (x && before(q, x) ? x : q), undefined);
+        const first = (clients.get(w.client)?.inFlight ?? 0) <= 1;
+        if (worst && before(w, worst)) {
+          dequeue(worst);
+          release(worst);
+          worst.refused = addressThrottled('queue', retryAfterOf(worst.client, t));
+          worst.wake?.();
+        } else if (!(w.lane === CLEAN && first && others.length < 2 * o.queue)) {
+          throw addressThrottled(w.lane === CLEAN && first ? 'capacity' : 'queue', retryAfterOf(w.client, t));
+        }
       }
-      dequeue(worst);
-      release(worst.client);
-      worst.refused = addressThrottled('queue');
-      worst.wake?.();
     }
     queue.push(w);
   };
 
   return {
-    async run(ip, work) {
-      const client = addressKey(ip);
+    async run(ip, work, opts) {
+      const address = addressKey(ip);
       const t = now();
       forgetLost(t);
-      const placed = admitOne(client, t);
-      const w: Waiter = { id: nextId++, client, round: placed, since: t, seen: t };
+      let client = address;
+      let lane: Lane;
+      let placed: number;
+      const account = opts?.trusted === undefined ? undefined : `account:${opts.trusted}`;
+      if (
+        account !== undefined &&
+        priorityInFlight < PRIORITY_IN_FLIGHT &&
+        (clients.get(account)?.inFlight ?? 0) < PRIORITY_PER_ACCOUNT
+      ) {
+        // The priority lane: the account's own budget, not its address's (which others may flood).
+        // Beyond the lane's budget (in all, or the account's), admitted as anonymous below.
+        client = account;
+        lane = PRIORITY;
+        priorityInFlight += 1;
+        placed = place(client);
+      } else {
+        lane = isSuspect(address, t) ? SUSPECT : CLEAN;
+        placed = admitOne(address, t);
+      }
+      const w: Waiter = { id: nextId++, client, lane, round: placed, since: t, seen: t };
       // A newcomer runs at once only when a slot is free and nobody waiting is placed before it.
       const first = best();
-      if (running.size < o.concurrency && (!first || before(w, first))) start(w);
+      if (running.size < o.concurrency && (!first || before(w, first)) && mayStart(w, t)) start(w);
       else {
         try {
-          enqueue(w);
+          enqueue(w, t);
         } catch (err) {
-          release(client);
+          release(w);
           throw err;
         }
         try {
           await wait(w);
         } catch (err) {
-          // Refused or lost: its place was already given up and its count released.
-          if (dequeue(w)) release(client);
+          // Shed or lost: its place was already given up and its count released.
+          if (dequeue(w)) release(w);
           throw err;
         }
       }
       try {
         return await work();
       } finally {
-        if (running.delete(w.id)) release(client);
+        const r = running.get(w.id);
+        if (r && running.delete(w.id)) {
+          release(w);
+          workMs = 0.8 * workMs + 0.2 * Math.max(1, now() - r.since);
+        }
         handOver();
       }
     },
@@ -311,11 +451,20 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
       try {
         return await work();
       } finally {
-        release(client);
+        release({ client, lane: CLEAN });
       }
+    },
+    noteFailure(ip) {
+      const t = now();
+      failures.set(addressKey(ip), t);
+      sweep(t, o.perAddress);
     },
   };
 }
 
 /** No bound (tests and tools that hash outside requests). */
-export const UNBOUNDED: HashSlots = { run: (_ip, work) => work(), admit: (_ip, work) => work() };
+export const UNBOUNDED: HashSlots = {
+  run: (_ip, work) => work(),
+  admit: (_ip, work) => work(),
+  noteFailure: () => {},
+};

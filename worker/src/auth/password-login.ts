@@ -127,35 +127,50 @@ export async function authenticateLocalPassword(
   const untrusted = attemptPlan(config, key, ip);
   const plans: AttemptPlan[] = device ? [attemptPlan(config, key, ip, device), untrusted] : [untrusted];
 
-  // The check holds a hashing slot from before the attempt is reserved: when every slot and
-  // waiting place is taken, the 503 comes before anything is counted (never a failed login).
-  const checked = await ctx.verifier.limit(ctx.request?.ip ?? null, async () => {
-    // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
-    // connection the commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of
-    // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
-    // is then committed with an fsync before its answer, which makes this reservation durable too.
-    const rdb = ctx.lazyDb ?? db;
-    let plan = plans[0]!;
-    let [reserved, rows] = await rdb.batch([reserveAttempt(rdb, plan, now), liveLocalUser(rdb, lk)]);
-    if (reserved.rowsAffected === 0 && plans[1]) {
-      plan = plans[1];
-      reserved = await reserveAttempt(rdb, plan, now);
-    }
-    if (reserved.rowsAffected === 0) return { refused: true as const, plan };
-    const user = rows[0];
-    const ok = await ctx.verifier.verify(user?.passwordHash, password);
-    // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-    const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
-    const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
-    return { refused: false as const, user, ok, rehash, plan };
-  });
+  // The check holds a hashing slot from before the attempt is reserved: when the client is refused
+  // or shed, its 429 comes before anything is counted (never a failed login). A valid device cookie
+  // of this login, its row live (checked above: an HMAC and, for cookie holders only, one read),
+  // takes the priority lane: admitted outside its address's bound, ahead of anonymous attempts
+  // (docs/security-admission.md, "Priority lane").
+  const lane = device && ctx.device ? { trusted: ctx.device.userId } : undefined;
+  const checked = await ctx.verifier.limit(
+    ctx.request?.ip ?? null,
+    async () => {
+      // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
+      // connection the commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of
+      // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
+      // is then committed with an fsync before its answer, which makes this reservation durable too.
+      const rdb = ctx.lazyDb ?? db;
+      let plan = plans[0]!;
+      let [reserved, rows] = await rdb.batch([reserveAttempt(rdb, plan, now), liveLocalUser(rdb, lk)]);
+      if (reserved.rowsAffected === 0 && plans[1]) {
+        plan = plans[1];
+        reserved = await reserveAttempt(rdb, plan, now);
+      }
+      if (reserved.rowsAffected === 0) return { refused: true as const, plan };
+      const user = rows[0];
+      const ok = await ctx.verifier.verify(user?.passwordHash, password);
+      // The new hash of an outdated one is made in the same slot; it is stored only after a login.
+      const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
+      const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
+      return { refused: false as const, user, ok, rehash, plan };
+    },
+    lane,
+  );
   // Locked, throttled, or every attempt of the window is in flight: the password is not checked,
-  // so right and wrong passwords get this same answer and the lock is no oracle.
-  if (checked.refused) throw await lockedProblem(ctx, checked.plan);
+  // so right and wrong passwords get this same answer and the lock is no oracle. Like a wrong
+  // password, it makes the address wait behind clean ones for a while (hash-slots.ts).
+  if (checked.refused) {
+    ctx.verifier.noteFailure(ip ?? null);
+    throw await lockedProblem(ctx, checked.plan);
+  }
 
   const { user, ok, rehash, plan } = checked;
   const audit = { request: ctx.request };
-  if (!user || !ok) throw await failedLogin(ctx, plan, login, user ?? null, { source: 'local' });
+  if (!user || !ok) {
+    ctx.verifier.noteFailure(ip ?? null);
+    throw await failedLogin(ctx, plan, login, user ?? null, { source: 'local' });
+  }
 
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
@@ -228,6 +243,7 @@ export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, pa
   const reserved = await reserveAttempt(ctx.db, plan, ctx.now);
   if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
   if (!(await ctx.verifier.verify(user.passwordHash, password))) {
+    ctx.verifier.noteFailure(ctx.request?.ip ?? null);
     await failedLogin(ctx, plan, user.login, user, { source: 'local', via: 'password_change' });
     const headers = { 'WWW-Authenticate': ctx.challenge };
     throw new ProblemError('INVALID_CREDENTIALS', { detail: 'oldPassword is wrong', headers });

@@ -2,7 +2,7 @@
  * Password verification that takes the same time whether or not the account exists: an unknown
  * login is checked against a dummy hash of the same parameters (no enumeration by timing).
  */
-import { UNBOUNDED, type HashSlots } from './hash-slots.js';
+import { UNBOUNDED, type AdmitOptions, type HashSlots } from './hash-slots.js';
 import { needsRehash, type PasswordHasher } from './password-hash/index.js';
 
 /**
@@ -22,18 +22,22 @@ export interface PasswordVerifier {
   /**
    * Runs password work (checks, hashes) admitted for the client at `ip` (the request's trusted
    * address, http/forwarded.ts) in one of the bounded hashing slots (hash-slots.ts), or throws its
-   * 429 or 503 before anything ran. Every request-time hashing goes through it, never nested.
+   * 429 before anything ran. Every request-time hashing goes through it, never nested. `o.trusted`:
+   * the priority lane of a valid device cookie of the login tried (docs/security-admission.md).
    */
-  limit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
+  limit<T>(ip: string | null, work: () => Promise<T>, o?: AdmitOptions): Promise<T>;
   /** Runs a password check done elsewhere (an LDAP bind at the bridge) admitted for `ip`, without a slot. */
   admit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
+  /** A failed login from `ip`: its address waits behind clean ones for a while (hash-slots.ts). */
+  noteFailure(ip: string | null): void;
 }
 
 /** Wraps a hasher with the dummy-hash rule and, when given, a bound on concurrent hashing. */
 export function createPasswordVerifier(hasher: PasswordHasher, slots: HashSlots = UNBOUNDED): PasswordVerifier {
   return {
-    limit: (ip, work) => slots.run(ip, work),
+    limit: (ip, work, o) => slots.run(ip, work, o),
     admit: (ip, work) => slots.admit(ip, work),
+    noteFailure: (ip) => slots.noteFailure(ip),
     hasher,
     async verify(phc, password) {
       if (phc) return hasher.verify(phc, password);
@@ -46,5 +50,10 @@ export function createPasswordVerifier(hasher: PasswordHasher, slots: HashSlots 
 
 /** The same verifier with its work bounded by `slots`. */
 export function withHashSlots(verifier: PasswordVerifier, slots: HashSlots): PasswordVerifier {
-  return { ...verifier, limit: (ip, work) => slots.run(ip, work), admit: (ip, work) => slots.admit(ip, work) };
+  return {
+    ...verifier,
+    limit: (ip, work, o) => slots.run(ip, work, o),
+    admit: (ip, work) => slots.admit(ip, work),
+    noteFailure: (ip) => slots.noteFailure(ip),
+  };
 }

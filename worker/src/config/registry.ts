@@ -735,9 +735,10 @@ export const REGISTRY = {
     32,
     0,
     10000,
-    'password checks that may wait for a free slot, served fairly across client addresses; when full, the most ' +
-      "queued address's last one gets 429, or a newcomer placed no better gets 429 (503 when every waiter is " +
-      "another address's first attempt); never counted as a failed login",
+    'password checks that may wait for a free slot, served fairly across client addresses (device-cookie logins ' +
+      'first, addresses with recent failures last: docs/security-admission.md); when full, the worst placed waiter ' +
+      "is shed with 429, or a newcomer placed no better gets 429 (a clean address's first attempt waits in as many " +
+      'places again); never a 503, never counted as a failed login',
   ),
   PASSWORD_ADDRESS_IN_FLIGHT: int(
     D,

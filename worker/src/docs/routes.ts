@@ -101,27 +101,23 @@ const PASSWORD_BODIES = new Set([
   'post /v4/users/{userId}/password',
   'post /v3/password_reset/confirm',
 ]);
-const HASHING_BUSY =
-  'too many password checks at once from distinct addresses (AUTH_PASSWORD_HASH_CONCURRENCY running, ' +
-  'AUTH_PASSWORD_HASH_QUEUE waiting): retry after Retry-After; nothing was checked or counted';
 const ADDRESS_THROTTLED =
   'PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond ' +
   'AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of ' +
-  'AUTH_PASSWORD_ADDRESS_BURST), or queued out by other addresses; retry after Retry-After; nothing was ' +
-  'checked or counted, whether the login exists or not';
+  'AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other ' +
+  'clients (address-queue; an address with recent failed logins first), every waiting place taken by ' +
+  "other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or " +
+  'counted, whether the login exists or not';
 
 /**
- * Documents the 429 of an address beyond its bound and the 503 of a full password-hashing queue on
- * every operation that may hash a password.
+ * Documents the 429 of admission (an address beyond its bound, or queued out) on every operation
+ * that may hash a password. Admission never answers 503 (docs/security-admission.md).
  */
 function withHashingBusy<D extends { paths?: object }>(doc: D): D {
   for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, object][]) {
     for (const [method, op] of Object.entries(ops) as [string, Operation & BodyOperation][]) {
       const basic = op.security?.some((s) => 'basic' in s) ?? false;
       if (!op.responses || (!basic && !PASSWORD_BODIES.has(`${method} ${path}`))) continue;
-      const existing = op.responses['503'] as { description: string } | undefined;
-      if (existing) existing.description = `${existing.description}; or ${HASHING_BUSY}`;
-      else op.responses['503'] = { description: HASHING_BUSY, content: PROBLEM_CONTENT };
       // A 429 already there (the route's own, or the shared one of Basic) is the failed-login budget of
       // the address; both budgets answer 429 with their own code.
       const description = op.responses['429']

@@ -100,9 +100,9 @@ export const lockouts = processRegistry.counter(
 /** Password work refused before anything was hashed (auth/hash-slots.ts), by reason. */
 export const admissionsRefused = processRegistry.counter(
   'auth_password_admissions_refused_total',
-  'password checks and hashes refused before any hashing: reason rate, in_flight or queue (one client ' +
-    'address beyond AUTH_PASSWORD_ADDRESS_RATE / _BURST / _IN_FLIGHT or queued out: 429), or busy (the queue ' +
-    'is full of distinct addresses: 503)',
+  'password checks and hashes refused or shed before any hashing, all 429: reason rate, in_flight or queue ' +
+    '(one client address beyond AUTH_PASSWORD_ADDRESS_RATE / _BURST / _IN_FLIGHT, or queued out or shed), ' +
+    "capacity (every waiting place taken by other clients' first attempts)",
   ['reason'],
 );
 

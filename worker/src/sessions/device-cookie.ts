@@ -4,8 +4,10 @@
  * `auth_device` over http://, as the session cookie drops its prefix), a token signed with the
  * session keys (rotation as for sessions) holding the account's id and a random device id. A
  * login that presents it, for that login, while the device's row lives, uses the device's own
- * failure budget: others' failures do not restrict it. It is never a session: it proves nothing
- * without the password. Rows end with a password change or reset, a block and "sign out everywhere".
+ * failure budget: others' failures do not restrict it, and its password check is admitted in the
+ * priority lane, ahead of anonymous attempts and outside its address's bound (docs/security-admission.md).
+ * It is never a session: it proves nothing without the password. Rows end with a password change or reset, a block and
+ * "sign out everywhere".
  */
 import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';

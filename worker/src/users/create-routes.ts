@@ -67,7 +67,7 @@ export function registerAccountCreation(app: App): void {
       });
     }
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
-    // One hashing slot (503 when busy) for the new account's hash.
+    // One hashing slot (429 when refused) for the new account's hash.
     const user = await verifier.limit(c.var.scope.request.ip, () =>
       createLocalAccount(
         { ...body, login, displayName: body.displayName ?? login },

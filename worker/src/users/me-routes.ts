@@ -149,8 +149,8 @@ export function registerMe(app: App): void {
       const detail = 'the password of an external account is managed by its directory or provider';
       throw new ProblemError('CONFLICT', { detail });
     }
-    // One hashing slot for the whole change (old password, history, new hash): 503 when busy, taken
-    // before the attempt is reserved, so a 503 is never counted as a failure.
+    // One hashing slot for the whole change (old password, history, new hash): a 429 when refused,
+    // taken before the attempt is reserved, so a refusal is never counted as a failure.
     await verifier.limit(c.var.scope.request.ip, async () => {
       const now = clock();
       // The old password is required even after Basic: a stolen token alone cannot change it. It is
