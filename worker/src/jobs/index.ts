@@ -3,7 +3,7 @@ import { createLogger, type Logger } from '../http/logger.js';
 import type { Job, JobContext } from './job.js';
 import { acquireLease, releaseLease } from './lease.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
-import { purgeAuditOutbox, shipAuditOutbox } from '../logs/jobs.js';
+import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
 import {
   deliverNotifications,
@@ -24,6 +24,7 @@ export const JOBS: Job[] = [
   endSuperAccess,
   purgeLoginThrottle,
   purgeAuditOutbox,
+  purgeLocalAuditLog,
   resealSecretsJob,
   handleNotificationEvents,
   passwordExpiryNotices,
