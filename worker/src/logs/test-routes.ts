@@ -4,6 +4,7 @@
  * they seed into the test log store (docs/audit-logs-embedded.md). Registered only with
  * AUTH_TEST_CLOCK_CONTROL, like the test clock; hidden from the OpenAPI docs.
  */
+import { inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import { auditOutbox } from '../../../schema/index.js';
 import type { App } from '../http/context.js';
@@ -20,13 +21,19 @@ const Event = z.object({
   subjectLogin: z.string().optional(),
   sourceIp: z.string().optional(),
 });
-const Body = z.object({ events: z.array(Event).min(1).max(5_000) });
+const Body = z.object({
+  events: z.array(Event).min(1).max(5_000),
+  /** Deletes the events of these streams first (the service's own), so a suite knows what is there. */
+  replace: z.array(z.enum(Object.keys(STREAMS) as [keyof typeof STREAMS])).optional(),
+});
 
 /** Registers the test-only audit event writer. */
 export function registerTestAuditEvents(app: App): void {
   app.post('/__test__/audit-events', async (c) => {
     const parsed = Body.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) throw new ProblemError('VALIDATION', { detail: 'expected {"events": [outbox events]}' });
+    if (parsed.data.replace?.length)
+      await c.var.db.delete(auditOutbox).where(inArray(auditOutbox.stream, parsed.data.replace));
     const rows = parsed.data.events.map((e) => ({ ...e, outcome: e.outcome ?? null, handledAt: e.at }));
     for (let i = 0; i < rows.length; i += 200) await c.var.db.insert(auditOutbox).values(rows.slice(i, i + 200));
     return c.json({ written: rows.length });
