@@ -67,7 +67,8 @@ export async function runJob(
   try {
     const counts = (await job.run(ctx)) ?? {};
     result = JSON.stringify(counts);
-    ctx.logger.info('job ran', { job: job.name, durationMs: Date.now() - started, ...counts });
+    // DEBUG: the scheduler fires every 30 s; failures are ERROR, and GET /metrics counts the runs.
+    ctx.logger.debug('job ran', { job: job.name, durationMs: Date.now() - started, ...counts });
   } catch (err) {
     outcome = 'failed';
     result = JSON.stringify({ error: String(err) });
