@@ -222,7 +222,9 @@ const en = {
   'audit.fieldType': 'Type',
   'audit.aggregatable': 'Aggregatable',
   'audit.notConfigured':
-    'No log store is configured: the events are kept in this database for {days} days (AUDIT_LOCAL_RETENTION_DAYS). The search and the filters work; aggregations and full-text queries need the log store.',
+    'No log store is configured: the events are kept in this database for {days} days ' +
+    '(AUDIT_LOCAL_RETENTION_DAYS). The search and the filters work; aggregations and full-text queries need the ' +
+    'log store.',
 };
 
 const ru: Record<keyof typeof en, string> = {
@@ -444,7 +446,9 @@ const ru: Record<keyof typeof en, string> = {
   'audit.fieldType': 'Тип',
   'audit.aggregatable': 'Агрегируемое',
   'audit.notConfigured':
-    'Хранилище журналов не настроено: события хранятся в базе данных сервиса {days} дн. (AUDIT_LOCAL_RETENTION_DAYS). Поиск и фильтры работают; агрегации и полнотекстовые запросы требуют хранилища журналов.',
+    'Хранилище журналов не настроено: события хранятся в базе данных сервиса {days} дн. ' +
+    '(AUDIT_LOCAL_RETENTION_DAYS). Поиск и фильтры работают; агрегации и полнотекстовые запросы требуют ' +
+    'хранилища журналов.',
 };
 
 addTexts({ en, ru });

@@ -40,7 +40,7 @@ function needsLogstore(errors: FieldError[]): ProblemError {
 }
 
 /** A dotted field of a document; `.keyword` sub-fields read the field itself. */
-function valueOf(d: Doc, field: string): unknown {
+function fieldValue(d: Doc, field: string): unknown {
   const name = field.endsWith('.keyword') ? field.slice(0, -'.keyword'.length) : field;
   if (name === '_id') return (d.event as Doc | undefined)?.id;
   if (Object.hasOwn(d, name)) return d[name];
@@ -52,8 +52,7 @@ function valueOf(d: Doc, field: string): unknown {
 
 const isPlain = (v: unknown): v is string | number | boolean =>
   typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const same = (a: unknown, b: unknown) => isPlain(a) && isPlain(b) && String(a) === String(b);
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -69,7 +68,7 @@ function timeOf(v: unknown, now: number): number | undefined {
 }
 
 /** The first key of a one-key clause and its value. */
-function only(q: Record<string, unknown>): [string, unknown] {
+function single(q: Record<string, unknown>): [string, unknown] {
   const [entry] = Object.entries(q);
   return entry ?? ['', undefined];
 }
@@ -81,7 +80,7 @@ function compile(q: unknown, path: string, errors: FieldError[], now: number): P
     return () => false;
   };
   if (!isObject(q)) return no(path, 'a query object');
-  const [type, body] = only(q);
+  const [type, body] = single(q);
   const at = `${path}.${type}`;
   switch (type) {
     case 'match_all':
@@ -93,34 +92,34 @@ function compile(q: unknown, path: string, errors: FieldError[], now: number): P
     case 'ids': {
       const values = isObject(body) && Array.isArray(body.values) ? body.values : undefined;
       if (!values) return no(at, 'expects {"values": [ids]}');
-      return (d) => values.some((v) => same(valueOf(d, 'event.id'), v));
+      return (d) => values.some((v) => same(fieldValue(d, 'event.id'), v));
     }
     case 'exists': {
       const field = isObject(body) ? body.field : undefined;
       if (typeof field !== 'string') return no(at, 'expects {"field": name}');
-      return (d) => valueOf(d, field) !== undefined && valueOf(d, field) !== null;
+      return (d) => fieldValue(d, field) !== undefined && fieldValue(d, field) !== null;
     }
     case 'term':
     case 'prefix': {
       if (!isObject(body)) return no(at, 'expects {field: value}');
-      const [field, spec] = only(body);
+      const [field, spec] = single(body);
       const value = isObject(spec) ? spec.value : spec;
       if (!isPlain(value)) return no(`${at}.${field}`, 'expects a value');
-      if (type === 'term') return (d) => same(valueOf(d, field), value);
+      if (type === 'term') return (d) => same(fieldValue(d, field), value);
       return (d) => {
-        const v = valueOf(d, field);
+        const v = fieldValue(d, field);
         return typeof v === 'string' && v.startsWith(String(value));
       };
     }
     case 'terms': {
       if (!isObject(body)) return no(at, 'expects {field: [values]}');
-      const [field, values] = only(body);
+      const [field, values] = single(body);
       if (!Array.isArray(values)) return no(`${at}.${field}`, 'expects a list of values');
-      return (d) => values.some((v) => same(valueOf(d, field), v));
+      return (d) => values.some((v) => same(fieldValue(d, field), v));
     }
     case 'range': {
       if (!isObject(body)) return no(at, 'expects {field: {gte, gt, lte, lt}}');
-      const [field, spec] = only(body);
+      const [field, spec] = single(body);
       if (!isObject(spec)) return no(`${at}.${field}`, 'expects {gte, gt, lte, lt}');
       const date = field === '@timestamp';
       const tests: Array<(v: number | string) => boolean> = [];
@@ -142,7 +141,7 @@ function compile(q: unknown, path: string, errors: FieldError[], now: number): P
         else no(`${at}.${field}.${op}`);
       }
       return (d) => {
-        const raw = valueOf(d, field);
+        const raw = fieldValue(d, field);
         const v = date ? timeOf(raw, now) : raw;
         return (typeof v === 'number' || typeof v === 'string') && tests.every((t) => t(v));
       };
@@ -167,8 +166,7 @@ function compile(q: unknown, path: string, errors: FieldError[], now: number): P
           else no(`${at}.${k}`, 'expects a whole number');
         } else if (!['must', 'filter', 'should', 'must_not', 'boost', '_name'].includes(k)) no(`${at}.${k}`);
       }
-      return (d) =>
-        all.every((p) => p(d)) && !none.some((p) => p(d)) && some.filter((p) => p(d)).length >= least;
+      return (d) => all.every((p) => p(d)) && !none.some((p) => p(d)) && some.filter((p) => p(d)).length >= least;
     }
     default:
       return no(at);
@@ -206,21 +204,26 @@ function sortOf(sort: unknown, errors: FieldError[]): SortKey[] | undefined {
   if (sort === undefined) return undefined;
   const items = Array.isArray(sort) ? sort : [sort];
   const keys: SortKey[] = [];
-  items.forEach((item, i) => {
+  for (const [i, item] of items.entries()) {
     const path = Array.isArray(sort) ? `sort.${i}` : 'sort';
     let name: string;
     let order: unknown = 'asc';
     if (typeof item === 'string') name = item;
     else if (isObject(item)) {
-      const [n, spec] = only(item);
+      const [n, spec] = single(item);
       name = n;
       order = isObject(spec) ? (spec.order ?? 'asc') : spec;
-    } else return void errors.push({ location: 'body', path, message: 'a field name or {field: order}' });
+    } else {
+      errors.push({ location: 'body', path, message: 'a field name or {field: order}' });
+      continue;
+    }
     const field = name === '@timestamp' ? 'at' : ['event.id', 'event.id.keyword', '_id'].includes(name) ? 'id' : null;
-    if (!field || (order !== 'asc' && order !== 'desc'))
-      return void errors.push({ location: 'body', path, message: `${NEEDS_STORE} (sorts by @timestamp, event.id)` });
+    if (!field || (order !== 'asc' && order !== 'desc')) {
+      errors.push({ location: 'body', path, message: `${NEEDS_STORE} (sorts by @timestamp, event.id)` });
+      continue;
+    }
     keys.push({ field, desc: order === 'desc' });
-  });
+  }
   return keys;
 }
 
@@ -245,7 +248,7 @@ function sourceFilter(spec: unknown, errors: FieldError[]): ((d: Doc) => Doc) | 
   if (spec === undefined || spec === true) return undefined;
   if (spec === false) return () => ({});
   const list = typeof spec === 'string' ? [spec] : Array.isArray(spec) ? spec : undefined;
-  if (!list || !list.every((f) => typeof f === 'string')) {
+  if (!list?.every((f) => typeof f === 'string')) {
     errors.push({ location: 'body', path: '_source', message: `${NEEDS_STORE} (true, false, fields)` });
     return undefined;
   }
@@ -415,7 +418,11 @@ const DOCUMENT_FIELDS: ReadonlyArray<readonly [string, 'date' | 'text']> = [
  * field_caps of the embedded audit log: the fields of the event document (`data.*` varies by event
  * type: GET /v3/logs/audit_log_types lists them). Nothing aggregates here (aggregations need the store).
  */
-export function localFieldCaps(pattern: string, fields: string, body: Record<string, unknown>): Record<string, unknown> {
+export function localFieldCaps(
+  pattern: string,
+  fields: string,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
   const errors: FieldError[] = Object.keys(body).map((key) => ({ location: 'body', path: key, message: NEEDS_STORE }));
   if (errors.length > 0) throw needsLogstore(errors);
   const wanted = fields.split(',').map((f) => wildcard(f.trim()));

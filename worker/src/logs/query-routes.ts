@@ -51,7 +51,8 @@ const AuditLogTypes = z
     storage: z.enum(['logstore', 'embedded']).openapi({
       description:
         '`embedded`: no log store is configured, and the events are kept in the database for ' +
-        '`localRetentionDays` days (AUDIT_LOCAL_RETENTION_DAYS); the query DSL answers a subset (docs/audit-logs-embedded.md)',
+        '`localRetentionDays` days (AUDIT_LOCAL_RETENTION_DAYS); the query DSL answers a subset ' +
+        '(docs/audit-logs-embedded.md)',
     }),
     localRetentionDays: z
       .number()
