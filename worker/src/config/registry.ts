@@ -212,14 +212,6 @@ export const REGISTRY = {
     300,
     'timeout, in seconds, of requests to the search and log store',
   ),
-  AUDIT_LOCAL_RETENTION_DAYS: int(
-    A,
-    'AUDIT_LOCAL_RETENTION_DAYS',
-    30,
-    1,
-    3650,
-    'days audit events are kept in the database while no log store is configured (LOGSTORE_URLS the placeholder)',
-  ),
 
   // Group Security (environment names not shown by the specification: their own names, architecture.md §4)
   DEFAULT_FRONTEND_URL: str(
@@ -568,6 +560,15 @@ export const REGISTRY = {
     true,
     'record an api_access audit event for every request authenticated with Basic or Bearer ' +
       '(buffered, written within a second)',
+  ),
+  AUDIT_LOCAL_RETENTION_DAYS: int(
+    D,
+    'AUTH_AUDIT_LOCAL_RETENTION_DAYS',
+    30,
+    1,
+    3650,
+    'days audit events are kept in the database while no log store is configured (LOGSTORE_URLS the placeholder)',
+    { ui: true },
   ),
   OUTBOX_RETENTION_DAY: int(
     D,
