@@ -68,9 +68,11 @@ describe('settings', () => {
     expect(names).toContain('PROFILE');
     for (const hidden of ['DB_SCHEMA', 'SESSION_SECRET_KEY', 'ROOT_PATH', 'ERRTRACK_CA', 'LIBSQL_URL'])
       expect(names).not.toContain(hidden);
-    // The specification's 38, and AUTH_NEW_DEVICE_MAIL (a deployment variable that is policy).
+    // The specification's 38, and AUTH_NEW_DEVICE_MAIL and AUTH_AUDIT_LOCAL_RETENTION_DAYS (deployment
+    // variables that are policy).
     expect(names).toContain('NEW_DEVICE_MAIL');
-    expect(names).toHaveLength(39);
+    expect(names).toContain('AUDIT_LOCAL_RETENTION_DAYS');
+    expect(names).toHaveLength(40);
     const mail = r.body.items!.find((s) => s.name === 'EMAIL_HOST_PASSWORD')!;
     expect(mail).toMatchObject({ isSet: true, source: 'env' });
     expect(mail.value).toBeUndefined();
