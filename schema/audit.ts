@@ -49,5 +49,10 @@ export const auditOutbox = sqliteTable(
     index('audit_outbox_unshipped').on(t.shippedAt, t.at),
     index('audit_outbox_stream_pending').on(t.stream, t.shippedAt, t.deadAt, t.at),
     index('audit_outbox_unhandled').on(t.at).where(sql`handled_at is null`),
+    /**
+     * The embedded audit log (no log store configured: docs/audit-logs-embedded.md): queries read a
+     * stream's events by time, and its retention deletes the oldest first.
+     */
+    index('audit_outbox_stream_at').on(t.stream, t.at),
   ],
 );

@@ -41,7 +41,9 @@ const audit: PageScript = async (ctx) => {
   const typeSelect = selectById('audit-type');
   const description = byId('audit-type-description');
   const types = await loading(description, () =>
-    api<{ items: LogType[]; logstoreConfigured: boolean }>('/v3/logs/audit_log_types'),
+    api<{ items: LogType[]; logstoreConfigured: boolean; localRetentionDays: number | null }>(
+      '/v3/logs/audit_log_types',
+    ),
   );
   if (!types) return;
   for (const lt of types.items) add(typeSelect, el('option', { value: lt.name }, lt.name));
@@ -53,7 +55,8 @@ const audit: PageScript = async (ctx) => {
   };
   describe();
   typeSelect.addEventListener('change', describe);
-  if (!types.logstoreConfigured) showMessage(ctx.message, 'info', t('audit.notConfigured'));
+  if (!types.logstoreConfigured)
+    showMessage(ctx.message, 'info', t('audit.notConfigured', { days: types.localRetentionDays ?? '' }));
   const logPath = () => `/v3/logs/${encodeURIComponent(typeSelect.value)}`;
 
   const region = byId('audit-region');

@@ -14,6 +14,9 @@ import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
 
 let host: RunningHost;
+/** A host without a log store: the embedded audit log (docs/audit-logs-embedded.md), seeded with the same events. */
+let embedded: RunningHost;
+let embeddedToken: string;
 let bridge: TestBridge;
 let bridgeStopped = false;
 let store: TestLogStore;
@@ -78,13 +81,48 @@ beforeAll(async () => {
   // The store holds only the seeded events here: the service's own events are not shipped to it
   // (test/http/audit-trail.test.ts covers shipping).
   const noShipping = { OUTBOX_CONTEXT_DETACH: 'False', IN_APP_SCHEDULER_ENABLED: 'False' };
+  // One after the other: two hosts starting at once can take longer than the harness waits on a loaded machine.
   host = await startTestHost(inject('hostKind'), { ...bridge.env, LOGSTORE_VERIFY_CERTS: 'True', ...noShipping });
-  for (const [role, login] of [
-    ['auditor', logins.auditor],
-    ['user', logins.user],
-  ] as const) {
-    const r = await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD, role } });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  embedded = await startTestHost(inject('hostKind'), noShipping);
+  for (const on of [host, embedded]) {
+    for (const [role, login] of [
+      ['auditor', logins.auditor],
+      ['user', logins.user],
+    ] as const) {
+      const r = await callJson('/v4/users', {
+        base: on.url,
+        method: 'POST',
+        auth: admin,
+        json: { login, password: PASSWORD, role },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+    }
+  }
+  // The embedded audit log reads the outbox: the same events, written there as the service writes them.
+  const rows = ALL.map((e) => ({
+    id: e.event.id,
+    at: Date.parse(e['@timestamp']),
+    stream: 'user_activity',
+    type: e.event.type,
+    outcome: e.event.outcome ?? null,
+    ...(e.actor ? { actorLogin: e.actor.login } : {}),
+    ...(e.subject ? { subjectLogin: e.subject.login } : {}),
+    ...(e.source ? { sourceIp: e.source.ip } : {}),
+  }));
+  // The auditor's first requests record user activity of their own: made first, then replaced by
+  // the seeded events. In parts: a request body is at most AUTH_MAX_BODY_SIZE.
+  const issued = await callJson<{ token: string }>('/v4/users/me/tokens', {
+    base: embedded.url,
+    method: 'POST',
+    auth: auditor,
+    json: { name: 'logs' },
+  });
+  expect(issued.status).toBe(201);
+  embeddedToken = issued.body.token;
+  for (let i = 0; i < rows.length; i += 250) {
+    const json = { events: rows.slice(i, i + 250), ...(i === 0 ? { replace: ['user_activity'] } : {}) };
+    const seeded = await callJson('/__test__/audit-events', { base: embedded.url, method: 'POST', json });
+    expect(seeded.status, JSON.stringify(seeded.body)).toBe(200);
   }
   const byDay = (e: Ev) => `svc-sec-user-activity-${e['@timestamp'].slice(0, 10).replaceAll('-', '.')}`;
   for (const index of new Set(ALL.map(byDay)))
@@ -101,17 +139,17 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await host?.stop();
+  await Promise.all([host?.stop(), embedded?.stop()]);
   await Promise.all([bridgeStopped ? undefined : bridge?.stop(), store?.stop()]);
 });
 
 describe('before LOGSTORE_URLS is set', () => {
-  it('lists the types and answers queries 503 "log store not configured", without reaching the bridge', async () => {
+  it('lists the types and answers queries from the embedded audit log, without reaching the bridge', async () => {
     const types = await api<{ items: Json[]; logstoreConfigured: boolean }>('/v3/logs/audit_log_types', {
       auth: auditor,
     });
     expect(types.status).toBe(200);
-    expect(types.body.logstoreConfigured).toBe(false);
+    expect(types.body).toMatchObject({ logstoreConfigured: false, storage: 'embedded', localRetentionDays: 30 });
     expect(types.body.items.map((t) => t.name).sort()).toEqual([
       'api_access',
       'crud_admin',
@@ -129,25 +167,29 @@ describe('before LOGSTORE_URLS is set', () => {
       eventTypes: expect.arrayContaining([expect.objectContaining({ type: 'login.failure', outcomes: ['failure'] })]),
     });
     const before = store.requests.length;
-    for (const r of [
-      await search('user_activity', { query: { match_all: {} } }),
-      await api('/v3/logs/user_activity/field_caps', { method: 'POST', auth: auditor, json: {} }),
-      await api('/v3/logs/user_activity/events', { auth: auditor }),
-      await api('/v3/logs/user_activity/export', { auth: auditor }),
-    ]) {
-      expect(r.status).toBe(503);
-      expect(r.body).toMatchObject({
-        code: 'SERVICE_UNAVAILABLE',
-        cause: 'LOGSTORE_NOT_CONFIGURED',
-        detail: expect.stringContaining('log store not configured'),
-      });
-    }
+    // The service's own events (the two accounts created) are in the embedded audit log.
+    const search_ = await search('crud_admin', { query: { term: { 'event.type': 'user.created' } } });
+    expect(search_.status, JSON.stringify(search_.body)).toBe(200);
+    expect(search_.body.hits.hits.map((h: Json) => h._source.subject.login)).toEqual(
+      expect.arrayContaining([logins.auditor, logins.user]),
+    );
+    const fieldCaps = await api('/v3/logs/user_activity/field_caps', { method: 'POST', auth: auditor, json: {} });
+    expect(fieldCaps.status).toBe(200);
+    const events = await api('/v3/logs/crud_admin/events', { auth: auditor });
+    expect(events.status).toBe(200);
+    expect(events.body.items.length).toBeGreaterThanOrEqual(2);
+    const exported = await fetch(`${host.url}/v3/logs/crud_admin/export`, { headers: { authorization: auditor } });
+    expect(exported.status).toBe(200);
+    expect((await exported.text()).split('\n').length).toBeGreaterThanOrEqual(3);
     expect(store.requests.length).toBe(before);
+    // An unconfigured store is a configuration state: no ERROR or WARNING line for these queries.
+    expect(host.output()).not.toMatch(/"level":"(ERROR|WARNING)".*log store not configured/);
     await settings({ LOGSTORE_URLS: store.urls.join(';'), LOGSTORE_TIMEOUT: 5 });
-    expect(
-      (await api<{ logstoreConfigured: boolean }>('/v3/logs/audit_log_types', { auth: auditor })).body
-        .logstoreConfigured,
-    ).toBe(true);
+    expect((await api<Json>('/v3/logs/audit_log_types', { auth: auditor })).body).toMatchObject({
+      logstoreConfigured: true,
+      storage: 'logstore',
+      localRetentionDays: null,
+    });
   });
 });
 
@@ -587,139 +629,245 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
   });
 });
 
-describe('the simple form: GET /v3/logs/{type}/events', () => {
-  it('pages through every event newest first with an opaque cursor, never skipping or repeating', async () => {
-    const from = store.requests.length;
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const r: { status: number; body: Json } = await api(
-        `/v3/logs/user_activity/events?size=500${cursor ? `&cursor=${cursor}` : ''}`,
-        { auth: auditor },
+/**
+ * The same tests on both backends of the logs endpoints: the test log store (through the bridge),
+ * and the embedded audit log (no log store configured: the events of the outbox in libSQL,
+ * docs/audit-logs-embedded.md), seeded with the same events.
+ */
+const BACKENDS = ['log store', 'embedded'] as const;
+describe.each(BACKENDS)('the same queries on the %s', (backend) => {
+  const target = () => (backend === 'log store' ? host : embedded);
+  // On the embedded audit log, a Basic login would record user activity of its own amid the seeded
+  // events: the auditor reads with an API token there.
+  const reader = () => (backend === 'log store' ? auditor : `Bearer ${embeddedToken}`);
+  const api = <T = Json>(path: string, o: Call = {}) => callJson<T>(path, { base: target().url, ...o });
+  const search = (type: string, json: unknown, auth = reader()) =>
+    api(`/v3/logs/${type}/search`, { method: 'POST', auth, json });
+
+  describe('the simple form: GET /v3/logs/{type}/events', () => {
+    it('pages through every event newest first with an opaque cursor, never skipping or repeating', async () => {
+      const from = store.requests.length;
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const r: { status: number; body: Json } = await api(
+          `/v3/logs/user_activity/events?size=500${cursor ? `&cursor=${cursor}` : ''}`,
+          { auth: reader() },
+        );
+        expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+        seen.push(...r.body.items.map((e: Ev) => e.event.id));
+        cursor = r.body.nextCursor;
+        if (pages === 0) expect(r.body.total).toEqual({ value: ALL.length, relation: 'eq' });
+        pages += 1;
+      } while (cursor && pages < 10);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(ORDERED);
+      if (backend === 'log store') {
+        const sent = sentSince(from).map((s) => JSON.parse(s.body) as Json);
+        expect(sent.map((b) => b.search_after === undefined)).toEqual([true, false, false]);
+        expect(sent.every((b) => b.size === 501 && b.timeout === '4000ms')).toBe(true);
+      } else expect(sentSince(from)).toEqual([]);
+    });
+
+    it('filters by user (actor or subject), ip, outcome, types and time range', async () => {
+      const ids = async (query: string) => {
+        const r = await api(`/v3/logs/user_activity/events?size=500&${query}`, { auth: reader() });
+        expect(r.status, query).toBe(200);
+        return r.body.items.map((e: Ev) => e.event.id) as string[];
+      };
+      const expected = (f: (e: Ev) => boolean) =>
+        ORDERED.filter((id) => f(ALL.find((e) => e.event.id === id)!)).slice(0, 500);
+      expect(await ids('user=user3')).toEqual(
+        expected((e) => e.actor?.login === 'user3' || e.subject?.login === 'user3'),
       );
-      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
-      seen.push(...r.body.items.map((e: Ev) => e.event.id));
-      cursor = r.body.nextCursor;
-      if (pages === 0) expect(r.body.total).toEqual({ value: ALL.length, relation: 'eq' });
-      pages += 1;
-    } while (cursor && pages < 10);
-    expect(pages).toBe(3);
-    expect(seen).toEqual(ORDERED);
-    const sent = sentSince(from).map((s) => JSON.parse(s.body) as Json);
-    expect(sent.map((b) => b.search_after === undefined)).toEqual([true, false, false]);
-    expect(sent.every((b) => b.size === 501 && b.timeout === '4000ms')).toBe(true);
+      expect(await ids('ip=10.0.2.1&outcome=failure')).toEqual(
+        expected((e) => e.source?.ip === '10.0.2.1' && e.event.outcome === 'failure'),
+      );
+      expect(await ids('type=logout,login.failure&user=user1')).toEqual(
+        expected(
+          (e) =>
+            ['logout', 'login.failure'].includes(e.event.type) &&
+            (e.actor?.login === 'user1' || e.subject?.login === 'user1'),
+        ),
+      );
+      const lo = '2026-11-26T08:00:00.000Z';
+      const hi = '2026-11-26T09:00:00Z';
+      expect(await ids(`from=${lo}&to=${hi}`)).toEqual(
+        expected((e) => e['@timestamp'] >= lo && Date.parse(e['@timestamp']) < Date.parse(hi)),
+      );
+    });
+
+    it('refuses bad filters and forged cursors with 422 naming them', async () => {
+      const forged = Buffer.from(JSON.stringify([{ script: 'x' }, 'y'])).toString('base64url');
+      for (const [query, path] of [
+        ['outcome=maybe', 'outcome'],
+        ['from=yesterday', 'from'],
+        ['from=2026-11-27T00:00:00Z&to=2026-11-26T00:00:00Z', 'from'],
+        ['size=501', 'size'],
+        ['size=0', 'size'],
+        ['ip=not-an-ip', 'ip'],
+        ['type=a%20b', 'type'],
+        [`cursor=${forged}`, 'cursor'],
+        ['cursor=%2F%2F', 'cursor'],
+      ] as const) {
+        const r = await api(`/v3/logs/user_activity/events?${query}`, { auth: reader() });
+        expect(r.status, query).toBe(422);
+        expect(
+          r.body.errors.map((e: Json) => e.path),
+          query,
+        ).toContain(path);
+      }
+    });
   });
 
-  it('filters by user (actor or subject), ip, outcome, types and time range', async () => {
-    const ids = async (query: string) => {
-      const r = await api(`/v3/logs/user_activity/events?size=500&${query}`, { auth: auditor });
-      expect(r.status, query).toBe(200);
-      return r.body.items.map((e: Ev) => e.event.id) as string[];
+  describe('GET /v3/logs/{type}/export', () => {
+    const download = async (query: string) => {
+      const res = await fetch(`${target().url}/v3/logs/user_activity/export?${query}`, {
+        headers: { authorization: reader() },
+      });
+      return { res, text: await res.text() };
     };
-    const expected = (f: (e: Ev) => boolean) =>
-      ORDERED.filter((id) => f(ALL.find((e) => e.event.id === id)!)).slice(0, 500);
-    expect(await ids('user=user3')).toEqual(
-      expected((e) => e.actor?.login === 'user3' || e.subject?.login === 'user3'),
-    );
-    expect(await ids('ip=10.0.2.1&outcome=failure')).toEqual(
-      expected((e) => e.source?.ip === '10.0.2.1' && e.event.outcome === 'failure'),
-    );
-    expect(await ids('type=logout,login.failure&user=user1')).toEqual(
-      expected(
-        (e) =>
-          ['logout', 'login.failure'].includes(e.event.type) &&
-          (e.actor?.login === 'user1' || e.subject?.login === 'user1'),
-      ),
-    );
-    const lo = '2026-11-26T08:00:00.000Z';
-    const hi = '2026-11-26T09:00:00Z';
-    expect(await ids(`from=${lo}&to=${hi}`)).toEqual(
-      expected((e) => e['@timestamp'] >= lo && Date.parse(e['@timestamp']) < Date.parse(hi)),
-    );
+
+    it('NDJSON: every event, newest first, streamed in pages of 500 through the store, as an attachment', async () => {
+      const from = store.requests.length;
+      const { res, text } = await download('format=ndjson');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+      expect(res.headers.get('content-disposition')).toMatch(
+        /^attachment; filename="audit-user_activity-\d{8}T\d{6}Z\.ndjson"$/,
+      );
+      const lines = text.split('\n');
+      expect(lines.pop()).toBe('');
+      const events = lines.map((l) => JSON.parse(l) as Ev);
+      expect(events.map((e) => e.event.id)).toEqual(ORDERED);
+      if (backend === 'log store') {
+        expect(events.find((e) => e.event.id === 'ev-00010')).toEqual(EVENTS[10]);
+        const sent = sentSince(from).map((s) => JSON.parse(s.body) as Json);
+        expect(sent).toHaveLength(3);
+        expect(sent.map((b) => Boolean(b.search_after))).toEqual([false, true, true]);
+      } else {
+        // The event document of the outbox row (worker/src/logs/document.ts): the seeded fields and more.
+        expect(events.find((e) => e.event.id === 'ev-00010')).toMatchObject(EVENTS[10]!);
+        expect(sentSince(from)).toEqual([]);
+      }
+    });
+
+    it('CSV: the documented columns, formula cells neutralised, filters applied', async () => {
+      const { res, text } = await download('format=csv');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+      expect(res.headers.get('content-disposition')).toMatch(
+        /^attachment; filename="audit-user_activity-\d{8}T\d{6}Z\.csv"$/,
+      );
+      const rows = text.split('\r\n');
+      expect(rows.pop()).toBe('');
+      expect(rows[0]).toBe('timestamp,event.id,event.type,event.outcome,actor.login,subject.login,source.ip,document');
+      expect(rows).toHaveLength(ALL.length + 1);
+      // The newest event is the one with a formula as its login: the cell starts with an apostrophe.
+      expect(
+        rows[1]!.startsWith(
+          `${FORMULA['@timestamp']},ev-formula,login.failure,failure,,` +
+            `"'=HYPERLINK(""http://evil.example/"",""x"")",10.9.9.9,"{`,
+        ),
+      ).toBe(true);
+      expect(rows.slice(1).map((r) => r.split(',')[1])).toEqual(ORDERED);
+      const filtered = await download('format=csv&outcome=failure&ip=10.0.1.1');
+      const ids = filtered.text
+        .split('\r\n')
+        .slice(1, -1)
+        .map((r) => r.split(',')[1]);
+      expect(ids).toEqual(
+        ORDERED.filter((id) => {
+          const e = ALL.find((x) => x.event.id === id)!;
+          return e.event.outcome === 'failure' && e.source?.ip === '10.0.1.1';
+        }),
+      );
+    });
   });
 
-  it('refuses bad filters and forged cursors with 422 naming them', async () => {
-    const forged = Buffer.from(JSON.stringify([{ script: 'x' }, 'y'])).toString('base64url');
-    for (const [query, path] of [
-      ['outcome=maybe', 'outcome'],
-      ['from=yesterday', 'from'],
-      ['from=2026-11-27T00:00:00Z&to=2026-11-26T00:00:00Z', 'from'],
-      ['size=501', 'size'],
-      ['size=0', 'size'],
-      ['ip=not-an-ip', 'ip'],
-      ['type=a%20b', 'type'],
-      [`cursor=${forged}`, 'cursor'],
-      ['cursor=%2F%2F', 'cursor'],
-    ] as const) {
-      const r = await api(`/v3/logs/user_activity/events?${query}`, { auth: auditor });
-      expect(r.status, query).toBe(422);
-      expect(
-        r.body.errors.map((e: Json) => e.path),
-        query,
-      ).toContain(path);
-    }
+  describe('POST /v3/logs/{type}/search and /field_caps: the subset the embedded audit log runs', () => {
+    it('term, terms, range, bool, ids, sort, size, from, search_after and _source mean the same', async () => {
+      const from = store.requests.length;
+      const ids = async (body: Json) => {
+        const r = await search('user_activity', body);
+        expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+        return r.body.hits.hits.map((h: Json) => h._id) as string[];
+      };
+      const sort = [{ '@timestamp': { order: 'desc' } }, { 'event.id.keyword': { order: 'desc' } }];
+      const byId = (id: string) => ALL.find((e) => e.event.id === id)!;
+      expect(await ids({ query: { term: { 'event.id.keyword': 'ev-00007' } } })).toEqual(['ev-00007']);
+      const failures = {
+        bool: {
+          filter: [
+            { term: { 'event.outcome.keyword': 'failure' } },
+            { range: { '@timestamp': { gte: '2026-11-26T10:00:00Z', lt: '2026-11-26T11:00:00Z' } } },
+          ],
+          must_not: [{ terms: { 'source.ip.keyword': ['10.0.1.1', '10.0.2.1'] } }],
+        },
+      };
+      const expected = ORDERED.filter((id) => {
+        const e = byId(id);
+        const t = Date.parse(e['@timestamp']);
+        return (
+          e.event.outcome === 'failure' &&
+          t >= Date.parse('2026-11-26T10:00:00Z') &&
+          t < Date.parse('2026-11-26T11:00:00Z') &&
+          !['10.0.1.1', '10.0.2.1'].includes(e.source?.ip ?? '')
+        );
+      });
+      expect(expected.length).toBeGreaterThan(10);
+      expect(await ids({ query: failures, sort, size: 100 })).toEqual(expected);
+      expect(await ids({ query: failures, sort, size: 5, from: 3 })).toEqual(expected.slice(3, 8));
+      const page = await search('user_activity', { query: failures, sort, size: 4 });
+      expect(page.body.hits.total).toEqual({ value: expected.length, relation: 'eq' });
+      const last = page.body.hits.hits.at(-1);
+      expect(last.sort).toEqual([Date.parse(byId(expected[3]!)['@timestamp']), expected[3]]);
+      expect(await ids({ query: failures, sort, size: 4, search_after: last.sort })).toEqual(expected.slice(4, 8));
+      const only = await search('user_activity', { query: { ids: { values: ['ev-00003'] } }, _source: ['event.type'] });
+      expect(only.body.hits.hits[0]._source).toEqual({ event: { type: 'login.success' } });
+      if (backend === 'embedded') expect(sentSince(from)).toEqual([]);
+    });
+
+    it('field_caps lists the event fields, wildcards in the body', async () => {
+      const r = await api('/v3/logs/user_activity/field_caps', {
+        method: 'POST',
+        auth: reader(),
+        json: { fields: ['event.*', 'source.ip'] },
+      });
+      expect(r.status).toBe(200);
+      expect(Object.keys(r.body.fields)).toEqual(
+        expect.arrayContaining(['event.id', 'event.id.keyword', 'event.outcome', 'event.type.keyword', 'source.ip']),
+      );
+      expect(Object.keys(r.body.fields).every((f) => f.startsWith('event.') || f === 'source.ip')).toBe(true);
+    });
+
+    it('what only the store runs: answered by the store, else 422 LOGSTORE_REQUIRED naming each key', async () => {
+      const body = {
+        query: { bool: { must: [{ match: { 'event.type': 'login' } }], filter: [{ term: { 'event.type': 'x' } }] } },
+        aggs: { types: { terms: { field: 'event.type.keyword' } } },
+      };
+      const r = await search('user_activity', body);
+      if (backend === 'log store') {
+        expect(r.status).toBe(200);
+        return;
+      }
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ code: 'VALIDATION', cause: 'LOGSTORE_REQUIRED' });
+      expect(r.body.errors.map((e: Json) => e.path).sort()).toEqual(['aggs', 'query.bool.must.0.match']);
+      expect(r.body.detail).toContain('needs the log store (LOGSTORE_URLS)');
+      const fieldCaps = await api('/v3/logs/user_activity/field_caps', {
+        method: 'POST',
+        auth: reader(),
+        json: { index_filter: { match_all: {} } },
+      });
+      expect(fieldCaps.status).toBe(422);
+      expect(fieldCaps.body.errors.map((e: Json) => e.path)).toEqual(['index_filter']);
+    });
   });
 });
 
-describe('GET /v3/logs/{type}/export', () => {
-  const download = async (query: string) => {
-    const res = await fetch(`${host.url}/v3/logs/user_activity/export?${query}`, {
-      headers: { authorization: auditor },
-    });
-    return { res, text: await res.text() };
-  };
-
-  it('NDJSON: every event, newest first, streamed in pages of 500 through the store, as an attachment', async () => {
-    const from = store.requests.length;
-    const { res, text } = await download('format=ndjson');
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
-    expect(res.headers.get('content-disposition')).toMatch(
-      /^attachment; filename="audit-user_activity-\d{8}T\d{6}Z\.ndjson"$/,
-    );
-    const lines = text.split('\n');
-    expect(lines.pop()).toBe('');
-    const events = lines.map((l) => JSON.parse(l) as Ev);
-    expect(events.map((e) => e.event.id)).toEqual(ORDERED);
-    expect(events.find((e) => e.event.id === 'ev-00010')).toEqual(EVENTS[10]);
-    const sent = sentSince(from).map((s) => JSON.parse(s.body) as Json);
-    expect(sent).toHaveLength(3);
-    expect(sent.map((b) => Boolean(b.search_after))).toEqual([false, true, true]);
-  });
-
-  it('CSV: the documented columns, formula cells neutralised, filters applied', async () => {
-    const { res, text } = await download('format=csv');
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
-    expect(res.headers.get('content-disposition')).toMatch(
-      /^attachment; filename="audit-user_activity-\d{8}T\d{6}Z\.csv"$/,
-    );
-    const rows = text.split('\r\n');
-    expect(rows.pop()).toBe('');
-    expect(rows[0]).toBe('timestamp,event.id,event.type,event.outcome,actor.login,subject.login,source.ip,document');
-    expect(rows).toHaveLength(ALL.length + 1);
-    // The newest event is the one with a formula as its login: the cell starts with an apostrophe.
-    expect(
-      rows[1]!.startsWith(
-        `${FORMULA['@timestamp']},ev-formula,login.failure,failure,,` +
-          `"'=HYPERLINK(""http://evil.example/"",""x"")",10.9.9.9,"{`,
-      ),
-    ).toBe(true);
-    expect(rows.slice(1).map((r) => r.split(',')[1])).toEqual(ORDERED);
-    const filtered = await download('format=csv&outcome=failure&ip=10.0.1.1');
-    const ids = filtered.text
-      .split('\r\n')
-      .slice(1, -1)
-      .map((r) => r.split(',')[1]);
-    expect(ids).toEqual(
-      ORDERED.filter((id) => {
-        const e = ALL.find((x) => x.event.id === id)!;
-        return e.event.outcome === 'failure' && e.source?.ip === '10.0.1.1';
-      }),
-    );
-  });
-
+describe('GET /v3/logs/{type}/export (log store)', () => {
   it('refuses, before sending anything, a form matching more than 100,000 events', async () => {
     const many = Array.from({ length: 100_001 }, (_, i) => ({
       _id: `m${i}`,

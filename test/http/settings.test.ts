@@ -68,12 +68,13 @@ describe('settings', () => {
     expect(names).toContain('PROFILE');
     for (const hidden of ['DB_SCHEMA', 'SESSION_SECRET_KEY', 'ROOT_PATH', 'ERRTRACK_CA', 'LIBSQL_URL'])
       expect(names).not.toContain(hidden);
-    // The specification's 38, and AUTH_NEW_DEVICE_MAIL, AUTH_MFA_REQUIRED_ROLES and AUTH_MFA_STEP_UP_MIN
-    // (deployment variables that are policy).
+    // The specification's 38, and AUTH_NEW_DEVICE_MAIL, AUTH_MFA_REQUIRED_ROLES, AUTH_MFA_STEP_UP_MIN and
+    // AUTH_AUDIT_LOCAL_RETENTION_DAYS (deployment variables that are policy).
     expect(names).toContain('NEW_DEVICE_MAIL');
     expect(names).toContain('MFA_REQUIRED_ROLES');
     expect(names).toContain('MFA_STEP_UP_MIN');
-    expect(names).toHaveLength(41);
+    expect(names).toContain('AUDIT_LOCAL_RETENTION_DAYS');
+    expect(names).toHaveLength(42);
     const mail = r.body.items!.find((s) => s.name === 'EMAIL_HOST_PASSWORD')!;
     expect(mail).toMatchObject({ isSet: true, source: 'env' });
     expect(mail.value).toBeUndefined();

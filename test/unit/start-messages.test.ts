@@ -164,3 +164,65 @@ describe('configuration errors', () => {
     expect(formatMessage('WARNING', 'careful', true)).toBe('warning: careful\n');
   });
 });
+
+describe('npm start on a terminal, and not', () => {
+  it('a terminal: a short human banner (addresses, first run, mail, audit log), no JSON and no job lines', async () => {
+    const cwd = tempDir();
+    const port = await busyPort('127.0.0.1');
+    cleanups.pop()!(); // closed: a free port
+    const command = node('worker/node/main.ts')
+      .map((a) => `'${a}'`)
+      .join(' ');
+    const env = {
+      AUTH_BIND_HOST: '127.0.0.1',
+      AUTH_BIND_PORT: String(port),
+      LIBSQL_URL: `file:${join(cwd, 'a.db')}`,
+      AUTH_BRIDGE_EMBEDDED: 'False',
+      SESSION_SECRET_KEY: 'test-session-secret-key-0123456789abcdef',
+    };
+    // `script` runs the host on a pseudo-terminal, as a person's shell does; stopped once it served a while.
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    try {
+      await expect.poll(() => out, { timeout: 60_000, interval: 200 }).toContain('audit log:');
+      // The scheduler's first round ran at start: its lines are DEBUG now, below the default INFO.
+      await new Promise((r) => setTimeout(r, 1_500));
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('close', r));
+    }
+    const text = out.replace(/\r/g, '');
+    const url = `http://127.0.0.1:${port}/api/auth`;
+    expect(text).toMatch(/^AUTH is running\r?$/m); // PROJECT_NAME's default
+    expect(text).toMatch(new RegExp(`service: +${url}\n`));
+    expect(text).toMatch(new RegExp(`console: +${url}/ui/\n`));
+    expect(text).toMatch(/API docs: +http:\/\/127\.0\.0\.1:\d+\/api\/auth\/docs/);
+    expect(text).toMatch(
+      new RegExp(`admin: +none yet: open ${url}/first-run in a browser on this machine, one-time code \\S+`),
+    );
+    expect(text).toMatch(/mail: +not sent: mail is not configured \(EMAIL_HOST is the placeholder\)/);
+    expect(text).toMatch(/audit log: +kept in this service's database for 30 days/);
+    expect(text).not.toContain('{"time"');
+    expect(text).not.toContain('job ran');
+  });
+
+  it('not a terminal: JSON lines, with where the audit log goes said once at INFO and no job lines', async () => {
+    const host = await startNodeTestHost({ AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '' });
+    await expect.poll(() => host.output()).toContain('"msg":"audit log: kept in this service');
+    await new Promise((r) => setTimeout(r, 1_500));
+    await host.stop();
+    const lines = host
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: string; msg: string });
+    expect(lines.filter((l) => l.msg.startsWith('audit log:'))).toEqual([expect.objectContaining({ level: 'INFO' })]);
+    expect(lines.some((l) => l.msg === 'job ran')).toBe(false);
+    expect(lines.some((l) => l.level === 'ERROR' || l.level === 'CRITICAL')).toBe(false);
+  });
+});

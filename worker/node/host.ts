@@ -18,13 +18,21 @@ import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/us
 import { issueFirstRunCode } from '../src/first-run/code.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
 import { assembleService } from '../src/service.js';
-import { createDb, readMeta, SCHEMA_STAMP_KEY, SchemaMismatchError, type Db } from '../src/store/index.js';
+import {
+  createDb,
+  loadSavedSettings,
+  readMeta,
+  SCHEMA_STAMP_KEY,
+  SchemaMismatchError,
+  type Db,
+} from '../src/store/index.js';
 import { migrateDatabase } from './migrate.js';
 import { nodeBridgeTransport } from './bridge-transport.js';
 import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
 import { createBatchedLogWriter } from './log-writer.js';
 import { describeListenError } from './console.js';
+import { auditLogState, humanLogLine, startBanner } from './start-banner.js';
 
 export interface NodeHostOptions {
   env: EnvSource;
@@ -170,6 +178,9 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   });
   const { db } = database;
   const transport = nodeBridgeTransport(env);
+  // On a terminal, log lines a person reads, after a start banner; JSON lines otherwise (start-banner.ts).
+  const tty = o.writeLog === undefined && process.stdout.isTTY === true;
+  const writer = o.writeLog ? undefined : createBatchedLogWriter();
   const service = assembleService({
     env,
     openDb: () => db,
@@ -182,7 +193,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     clock,
     // Default: JSON lines on stdout, batched per turn of the event loop (log-writer.ts).
-    writeLog: o.writeLog ?? createBatchedLogWriter().write,
+    writeLog: o.writeLog ?? (tty ? (line) => writer!.write(humanLogLine(line)) : writer!.write),
     ...(transport ? { bridgeTransport: transport } : {}),
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
     clientAddress: (_request, bindings) => {
@@ -228,10 +239,15 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const urls = servedUrls(address, port, root);
   // The bridge is named at start (without credentials), so an operator sees which one this instance uses.
   const bridge = service.bridge?.url ?? null;
-  logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')}; bridge: ${bridge ?? 'none'})`, {
-    urls,
-    bridge,
-  });
+  const effective = await service.config.current(() => loadSavedSettings(db)).catch(() => env);
+  if (!tty) {
+    logger.info(`serving ${urls[0]} (docs: ${urls[0]}${env.get('DOCS_PREFIX')}; bridge: ${bridge ?? 'none'})`, {
+      urls,
+      bridge,
+    });
+    // Said once: where the audit events go (without a log store, a configuration state, not a failure).
+    logger.info(`audit log: ${auditLogState(effective)}`);
+  }
   const blocklistNote = describeBlocklist(blocklist, env.get('PASSWORD_BLOCKLIST_FILE'));
   if (blocklistNote) logger.info(blocklistNote);
   // Said once, after the URL is known; the first-run page answers loopback clients only.
@@ -242,8 +258,14 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     bootstrap === 'not-configured' && onLoopback && (o.announce ?? true)
       ? { url: `${urls[0]}${FIRST_RUN_PATH}`, code: await issueFirstRunCode(db) }
       : undefined;
+  if (tty && (o.announce ?? true)) {
+    const adminExists = bootstrap !== 'not-configured';
+    writer!.flush();
+    process.stdout.write(startBanner({ url: urls[0]!, config: effective, firstRun, adminExists, bridge }));
+  }
   const notice = bootstrapNotice(bootstrap, env, firstRun);
-  if (notice && (o.announce ?? true)) logger.log(notice.level, notice.msg);
+  // On a terminal the banner says how to get the first administrator.
+  if (notice && (o.announce ?? true) && !(tty && bootstrap === 'not-configured')) logger.log(notice.level, notice.msg);
 
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 30 seconds; each
   // job keeps its own pace through its lease (shipping the audit outbox every 30 s, the others every

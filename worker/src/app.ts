@@ -43,6 +43,7 @@ import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
 import { registerTestJobs } from './jobs/test-routes.js';
+import { registerTestAuditEvents } from './logs/test-routes.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
 import { csrfRefusalPage } from './http/refusal-page.js';
@@ -293,7 +294,8 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
       // An expected failure of a dependency (the bridge, the directory, the log store, the database):
       // one WARNING line naming the cause, no stack; ERROR and stacks are for defects.
       const { cause } = problem.extensions;
-      logger.warning(problem.log ? problem.log.msg : `${problem.code}: ${problem.detail ?? problem.title}`, {
+      const level = problem.log?.level ?? 'WARNING';
+      logger.log(level, problem.log ? problem.log.msg : `${problem.code}: ${problem.detail ?? problem.title}`, {
         requestId: c.var.requestId,
         status: problem.status,
         code: problem.code,
@@ -347,6 +349,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
   if (testClock) {
     registerTestClock(api, testClock);
     registerTestJobs(api);
+    registerTestAuditEvents(api);
   }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   const docs = {

@@ -436,8 +436,14 @@ export const EVENT_CATALOGUE = {
   'outbox.purged': {
     streams: ['data_lifecycle'],
     outcomes: ['unknown'],
-    description: 'delivered audit events older than OUTBOX_RETENTION_DAY deleted from the outbox (by the job)',
-    data: { events: 'how many', retentionDays: 'OUTBOX_RETENTION_DAY' },
+    description:
+      'audit events deleted from the outbox (by the jobs): delivered ones older than OUTBOX_RETENTION_DAY, or, ' +
+      'without a log store (the embedded audit log), any older than AUDIT_LOCAL_RETENTION_DAYS',
+    data: {
+      events: 'how many',
+      retentionDays: 'OUTBOX_RETENTION_DAY, or AUDIT_LOCAL_RETENTION_DAYS',
+      store: '`local` for the embedded audit log (absent after delivery to the log store)',
+    },
   },
   'notifications.purged': {
     streams: ['data_lifecycle'],

@@ -578,6 +578,15 @@ export const REGISTRY = {
     'record an api_access audit event for every request authenticated with Basic or Bearer ' +
       '(buffered, written within a second)',
   ),
+  AUDIT_LOCAL_RETENTION_DAYS: int(
+    D,
+    'AUTH_AUDIT_LOCAL_RETENTION_DAYS',
+    30,
+    1,
+    3650,
+    'days audit events are kept in the database while no log store is configured (LOGSTORE_URLS the placeholder)',
+    { ui: true },
+  ),
   OUTBOX_RETENTION_DAY: int(
     D,
     'AUTH_OUTBOX_RETENTION_DAY',

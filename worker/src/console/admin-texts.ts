@@ -222,7 +222,10 @@ const en = {
   'audit.field': 'Field',
   'audit.fieldType': 'Type',
   'audit.aggregatable': 'Aggregatable',
-  'audit.notConfigured': 'The log store is not configured: audit queries answer 503.',
+  'audit.notConfigured':
+    'No log store is configured: the events are kept in this database for {days} days ' +
+    '(AUDIT_LOCAL_RETENTION_DAYS). The search and the filters work; aggregations and full-text queries need the ' +
+    'log store.',
 };
 
 const ru: Record<keyof typeof en, string> = {
@@ -444,7 +447,10 @@ const ru: Record<keyof typeof en, string> = {
   'audit.field': 'Поле',
   'audit.fieldType': 'Тип',
   'audit.aggregatable': 'Агрегируемое',
-  'audit.notConfigured': 'Хранилище журналов не настроено: запросы аудита отвечают 503.',
+  'audit.notConfigured':
+    'Хранилище журналов не настроено: события хранятся в базе данных сервиса {days} дн. ' +
+    '(AUDIT_LOCAL_RETENTION_DAYS). Поиск и фильтры работают; агрегации и полнотекстовые запросы требуют ' +
+    'хранилища журналов.',
 };
 
 addTexts({ en, ru });

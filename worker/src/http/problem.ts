@@ -77,6 +77,8 @@ export interface ProblemOptions {
 export interface ProblemLog {
   msg: string;
   fields?: Record<string, unknown>;
+  /** INFO for a configuration state (e.g. a part that is not set up), not a failure; default WARNING. */
+  level?: 'INFO' | 'WARNING';
 }
 
 /** A failure meant for the caller; thrown anywhere, rendered by the app's error handler. */

@@ -46,12 +46,12 @@ describe('job leases', () => {
     };
     const lines: string[] = [];
     const { createLogger } = await import('../http/logger.js');
-    const logger = createLogger({ threshold: () => 'INFO', write: (l) => lines.push(l) });
+    const logger = createLogger({ threshold: () => 'DEBUG', write: (l) => lines.push(l) });
     const ctx = { db: t.db, config: parseEnvironment({}), now: 5_000_000, logger };
     await Promise.all([runScheduledJobs(ctx, [job]), runScheduledJobs(ctx, [job])]);
     expect(runs).toBe(1);
     const ran = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'job ran');
-    expect(ran).toMatchObject({ job: 'counted', done: 1, durationMs: expect.any(Number) });
+    expect(ran).toMatchObject({ level: 'DEBUG', job: 'counted', done: 1, durationMs: expect.any(Number) });
     // A later firing runs it again.
     await runScheduledJobs({ ...ctx, now: ctx.now + 5 * 60_000 }, [job]);
     expect(runs).toBe(2);

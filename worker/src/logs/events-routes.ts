@@ -67,9 +67,10 @@ const FORM = [
   `parameters: 422 naming each.`,
 ].join(' ');
 const FAILURES = [
-  `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; not configured`,
-  `(LOGSTORE_URLS the placeholder), a node outside the bridge's LOGSTORE_ALLOWED_URLS (\`cause\``,
-  `LOGSTORE_URL_NOT_ALLOWED), or the bridge not configured or unreachable: 503.`,
+  `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; a node outside the`,
+  `bridge's LOGSTORE_ALLOWED_URLS (\`cause\` LOGSTORE_URL_NOT_ALLOWED), or the bridge not configured or`,
+  `unreachable: 503. While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database`,
+  `(docs/audit-logs-embedded.md).`,
 ].join(' ');
 const base = { tags: ['logs'] };
 

@@ -1,10 +1,11 @@
 /** The audit trail's periodic jobs: shipping the outbox to the log store, and its retention. */
-import { and, isNotNull, lt } from 'drizzle-orm';
+import { and, asc, inArray, isNotNull, lt } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { Job } from '../jobs/job.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { SHIPPING_JOB } from './pipeline.js';
 import { shipOutbox } from './shipper.js';
+import { logstoreTarget } from './target.js';
 
 const DAY_MS = 86_400_000;
 
@@ -41,6 +42,57 @@ export const purgeAuditOutbox: Job = {
         stream: 'data_lifecycle',
         type: 'outbox.purged',
         data: { events, retentionDays: days },
+      });
+    }
+    return { purged: events };
+  },
+};
+
+/** Rows the embedded audit log's retention deletes per statement, and statements per run. */
+export const LOCAL_PURGE_BATCH = 1_000;
+const LOCAL_PURGE_BATCHES = 50;
+
+/**
+ * The retention of the embedded audit log (docs/audit-logs-embedded.md): while no log store is
+ * configured, nothing is ever delivered, so the outbox is the audit log; events older than
+ * AUDIT_LOCAL_RETENTION_DAYS are deleted, oldest first, in batches of LOCAL_PURGE_BATCH rows (a
+ * long backlog takes several runs, never one long write), with an `outbox.purged` event. Events the
+ * notification handlers have not seen yet are kept. With a log store configured it does nothing:
+ * the events wait for their delivery, and purge-audit-outbox deletes them after it.
+ */
+export const purgeLocalAuditLog: Job = {
+  name: 'purge-local-audit-log',
+  async run({ db, config, now }) {
+    if (logstoreTarget(config)) return { purged: 0 };
+    const days = config.get('AUDIT_LOCAL_RETENTION_DAYS');
+    const old = and(lt(auditOutbox.at, now - days * DAY_MS), isNotNull(auditOutbox.handledAt));
+    let events = 0;
+    for (let i = 0; i < LOCAL_PURGE_BATCHES; i++) {
+      const ids = await db
+        .select({ id: auditOutbox.id })
+        .from(auditOutbox)
+        .where(old)
+        .orderBy(asc(auditOutbox.at))
+        .limit(LOCAL_PURGE_BATCH);
+      if (ids.length === 0) break;
+      const purged = await db
+        .delete(auditOutbox)
+        .where(
+          inArray(
+            auditOutbox.id,
+            ids.map((r) => r.id),
+          ),
+        )
+        .returning({ events: auditOutbox.events });
+      // Events, not rows: a row of batched API-access events holds many.
+      events += purged.reduce((n, row) => n + row.events, 0);
+      if (ids.length < LOCAL_PURGE_BATCH) break;
+    }
+    if (events > 0) {
+      await auditInsert(db, now, {
+        stream: 'data_lifecycle',
+        type: 'outbox.purged',
+        data: { events, retentionDays: days, store: 'local' },
       });
     }
     return { purged: events };

@@ -45,9 +45,20 @@ const AuditLogType = z
 const AuditLogTypes = z
   .object({
     items: z.array(AuditLogType),
-    logstoreConfigured: z
-      .boolean()
-      .openapi({ description: 'false while LOGSTORE_URLS is the placeholder: queries answer 503' }),
+    logstoreConfigured: z.boolean().openapi({
+      description: 'false while LOGSTORE_URLS is the placeholder: the embedded audit log answers the queries',
+    }),
+    storage: z.enum(['logstore', 'embedded']).openapi({
+      description:
+        '`embedded`: no log store is configured, and the events are kept in the database for ' +
+        '`localRetentionDays` days (AUDIT_LOCAL_RETENTION_DAYS); the query DSL answers a subset ' +
+        '(docs/audit-logs-embedded.md)',
+    }),
+    localRetentionDays: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'AUDIT_LOCAL_RETENTION_DAYS while the storage is `embedded`, else null', example: null }),
   })
   .openapi('AuditLogTypes', {
     example: {
@@ -68,6 +79,8 @@ const AuditLogTypes = z
         },
       ],
       logstoreConfigured: true,
+      storage: 'logstore',
+      localRetentionDays: null,
     },
   });
 
@@ -147,10 +160,13 @@ const StoreAnswer = z.record(z.string(), z.unknown()).openapi('LogStoreAnswer', 
 const FAILURES = [
   `The store's own refusal of the query is 400 QUERY_REJECTED with its reason (\`storeError\`); its 403 (the proxy`,
   `role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed,`,
-  `the store's certificate was not verified, or it answered another error (\`upstreamStatus\`); 503 while`,
-  `LOGSTORE_URLS is the placeholder (\`cause\` LOGSTORE_NOT_CONFIGURED), names a node outside the bridge's`,
-  `LOGSTORE_ALLOWED_URLS (\`cause\` LOGSTORE_URL_NOT_ALLOWED), or the bridge is not configured or`,
-  `unreachable; 504 past LOGSTORE_TIMEOUT on every node.`,
+  `the store's certificate was not verified, or it answered another error (\`upstreamStatus\`); 503 when`,
+  `LOGSTORE_URLS names a node outside the bridge's LOGSTORE_ALLOWED_URLS (\`cause\` LOGSTORE_URL_NOT_ALLOWED), or`,
+  `the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.`,
+  `While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database: the query DSL`,
+  `subset of docs/audit-logs-embedded.md (match_all, match_none, term, terms, ids, exists, prefix, range, bool,`,
+  `constant_score; sort by @timestamp and event.id; from, size, search_after, _source, track_total_hits,`,
+  `post_filter); anything else is 422 VALIDATION with \`cause\` LOGSTORE_REQUIRED naming each key (\`errors\`).`,
 ].join(' ');
 const COMMON = [
   `The query runs on the type's configured index pattern only (404 for any other type), as`,
@@ -228,7 +244,16 @@ export function registerLogQueries(app: App): void {
       description: s.description,
       eventTypes: eventTypesOfStream(name as StreamName),
     }));
-    return c.json({ items, logstoreConfigured: logstoreConfigured(config) }, 200);
+    const configured = logstoreConfigured(config);
+    return c.json(
+      {
+        items,
+        logstoreConfigured: configured,
+        storage: configured ? ('logstore' as const) : ('embedded' as const),
+        localRetentionDays: configured ? null : config.get('AUDIT_LOCAL_RETENTION_DAYS'),
+      },
+      200,
+    );
   });
 
   app.openapi(searchRoute, async (c) => {

@@ -15,6 +15,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Principal } from '../http/context.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
+import { localFieldCaps, localSearch } from './local-store.js';
 import { proxyIdentity } from './proxy-identity.js';
 import { logstoreTarget } from './target.js';
 import { STREAMS, streamPattern, type StreamName } from './streams.js';
@@ -52,7 +53,7 @@ function patternOf(config: ConfigSnapshot, stream: StreamName): string {
 
 /**
  * Runs one query on `stream`'s pattern through the bridge, as `caller` (proxy identity); the
- * store's own answer, any status.
+ * store's own answer, any status. Without a log store, the embedded audit log's answer.
  */
 export async function queryStore(
   scope: RequestScope,
@@ -63,15 +64,20 @@ export async function queryStore(
   const config = scope.config;
   const target = logstoreTarget(config);
   if (!target) {
-    throw new ProblemError('SERVICE_UNAVAILABLE', {
-      detail: 'log store not configured (LOGSTORE_URLS)',
-      extensions: { cause: 'LOGSTORE_NOT_CONFIGURED' },
-    });
+    // No log store: the embedded audit log answers, from the outbox (docs/audit-logs-embedded.md).
+    const pattern = patternOf(config, stream);
+    const body =
+      q.operation === 'search'
+        ? await localSearch(scope.db, stream, pattern, q.body, scope.now())
+        : localFieldCaps(pattern, q.fields ?? '*', q.body);
+    return { status: 200, body };
   }
   const bridge = scope.bridge;
   if (!bridge) {
     throw new ProblemError('SERVICE_UNAVAILABLE', {
       detail: 'no bridge configured (AUTH_BRIDGE_URL): the log store is reached through the bridge',
+      // A configuration state, not a failure: one INFO line (the start says it too).
+      log: { msg: 'log query refused: LOGSTORE_URLS is set but no bridge is (AUTH_BRIDGE_URL)', level: 'INFO' },
       extensions: { cause: 'BRIDGE_NOT_CONFIGURED' },
     });
   }

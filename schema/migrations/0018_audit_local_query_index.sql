@@ -1,0 +1,1 @@
+CREATE INDEX `audit_outbox_stream_at` ON `audit_outbox` (`stream`,`at`);

@@ -1,0 +1,85 @@
+/**
+ * What `npm start` says once it serves (docs/architecture.md §8, "Start messages"): on a terminal a
+ * short banner a person reads (addresses, the first administrator, where mail and the audit log
+ * go), and human log lines after it; JSON log lines, as always, when stdout is not a terminal.
+ */
+import type { ConfigSnapshot } from '../src/config/index.js';
+import { CONSOLE_PATH } from '../src/console/page.js';
+import type { Level } from '../src/http/logger.js';
+import { logstoreTarget } from '../src/logs/target.js';
+import { mailNotConfigured } from '../src/notifications/mail-settings.js';
+
+export interface BannerFacts {
+  url: string;
+  config: ConfigSnapshot;
+  /** The first-run page and its one-time code, while no administrator exists and the host offers it. */
+  firstRun?: { url: string; code: string };
+  adminExists: boolean;
+  bridge: string | null;
+}
+
+/** Where audit events go, in one line (also the INFO line of a start that is not on a terminal). */
+export function auditLogState(config: ConfigSnapshot): string {
+  const target = logstoreTarget(config);
+  if (target) return `the log store (${target.urls.join(', ')}), through the bridge`;
+  const days = config.get('AUDIT_LOCAL_RETENTION_DAYS');
+  return (
+    `kept in this service's database for ${days} days (no log store: LOGSTORE_URLS is the placeholder; ` +
+    'AUDIT_LOCAL_RETENTION_DAYS sets the days)'
+  );
+}
+
+/** Where mail goes, in one line. */
+export function mailState(config: ConfigSnapshot, bridge: string | null): string {
+  const why = mailNotConfigured(config);
+  if (why) return `not sent: ${why}`;
+  return `through ${config.get('EMAIL_HOST')}:${config.get('EMAIL_PORT')}, by the bridge (${bridge ?? 'none'})`;
+}
+
+/** The start banner of a terminal. */
+export function startBanner(f: BannerFacts): string {
+  const admin = f.adminExists
+    ? `an administrator exists: sign in at ${f.url}${CONSOLE_PATH}/`
+    : f.firstRun
+      ? `none yet: open ${f.firstRun.url} in a browser on this machine, one-time code ${f.firstRun.code}`
+      : 'none yet: run npm run ops -- create-admin <login>';
+  const rows: Array<[string, string]> = [
+    ['service', f.url],
+    ['console', `${f.url}${CONSOLE_PATH}/`],
+    ['API docs', `${f.url}${f.config.get('DOCS_PREFIX')}`],
+    ['admin', admin],
+    ['mail', mailState(f.config, f.bridge)],
+    ['audit log', auditLogState(f.config)],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `  ${`${k}:`.padEnd(width + 2)}${v}`);
+  const level = f.config.get('LOG_LEVEL');
+  return [
+    `${f.config.get('PROJECT_NAME')} is running`,
+    ...lines,
+    `Log lines follow at ${level} and above (AUTH_LOG_LEVEL); JSON lines when the output is not a terminal.`,
+    '',
+  ].join('\n');
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * A JSON log line as a person reads it on a terminal: `HH:MM:SS LEVEL message key=value ...`
+ * (fields as compact JSON values). A line that is not JSON passes as it is.
+ */
+export function humanLogLine(line: string): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const { time, level, msg, ...fields } = o;
+  const at = typeof time === 'string' ? new Date(time) : new Date();
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+  const rest = Object.entries(fields)
+    .map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return `${clock} ${String(level as Level).padEnd(7)} ${String(msg)}${rest ? `  ${rest}` : ''}`;
+}
