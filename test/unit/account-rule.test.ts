@@ -5,12 +5,12 @@
  */
 import { and, asc, eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runScheduledJobs } from '../../worker/src/jobs/index.js';
+import { runScheduledJobs } from '../../worker/src/schedule/index.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { createLogger } from '../../worker/src/http/logger.js';
 import { ProblemError } from '../../worker/src/http/problem.js';
-import { assertMayLogIn, blockIdleAccounts } from '../../worker/src/users/login-rule.js';
-import type { UserRow } from '../../worker/src/users/model.js';
+import { assertMayLogIn, blockIdleAccounts } from '../../worker/src/accounts/login-rule.js';
+import type { UserRow } from '../../worker/src/accounts/model.js';
 import { auditOutbox, users } from '../../schema/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN, basic } from '../harness/client.js';

@@ -39,16 +39,17 @@ import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
-import { registerTestJobs } from './jobs/test-routes.js';
+import { registerTestJobs } from './schedule/test-routes.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
-import { csrfRefusalPage } from './http/refusal-page.js';
+import { csrfRefusalPage } from './console/refusal-page.js';
 import { CONSOLE_PATH } from './console/page.js';
 import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
-import { observeRequest, registerMetrics } from './metrics/routes.js';
+import { observeRequest, registerMetrics } from './scrape/routes.js';
+import { authenticate } from './principal/middleware.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -173,6 +174,7 @@ export function createApp(hostDeps: AppDeps): App {
   app.use('*', async (c, next) => {
     readVarsInPlace(c);
     c.set('deps', deps);
+    c.set('authenticate', authenticate);
     const requestId = crypto.randomUUID();
     c.set('requestId', requestId);
     const clientRequestId = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));

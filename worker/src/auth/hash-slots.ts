@@ -27,7 +27,7 @@
  * without running its `finally`), so a lost request never shrinks the bound.
  */
 import type { ConfigSnapshot } from '../config/index.js';
-import { parseIp } from '../http/ip-ranges.js';
+import { parseIp } from '../config/ip-ranges.js';
 import { ProblemError } from '../http/problem.js';
 import { admissionsRefused } from '../metrics/process.js';
 

@@ -10,8 +10,8 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../users/login-rule.js';
-import type { UserRow } from '../users/model.js';
+import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../accounts/login-rule.js';
+import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
@@ -26,7 +26,7 @@ import {
   throttleKey,
   totalJustFilled,
   type AttemptPlan,
-} from './throttle.js';
+} from '../accounts/throttle.js';
 import type { RequestMeta } from '../http/scope.js';
 import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
 

@@ -13,9 +13,8 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
-import type { Role } from '../users/model.js';
-import type { Scheme } from './credentials.js';
-import { authenticate, type AuthenticateOptions } from './middleware.js';
+import type { Role } from '../accounts/model.js';
+import type { AuthenticateOptions, Scheme } from './credentials.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
 
 /** Every role: any authenticated caller. */
@@ -52,6 +51,20 @@ const SCHEME_WORDS: Record<Scheme, string> = { Cookie: 'Session cookie', Basic: 
 /** Whether lent admin rights (super-access) could be what admits a caller: admin without user. */
 const lendable = (roles: readonly Role[]) => roles.includes('admin') && !roles.includes('user');
 
+/**
+ * The authentication step of a protected route: the app's one authentication middleware
+ * (`c.var.authenticate`, principal/middleware.ts), bound to `options` at the route's first request.
+ * It is handed over rather than imported because it checks the credentials of capabilities above
+ * this module (sessions, LDAP logins), whose routes are protected routes (architecture.md §2).
+ */
+function authenticated(options: AuthenticateOptions): MiddlewareHandler<AppEnv> {
+  let bound: MiddlewareHandler<AppEnv> | undefined;
+  return (c, next) => {
+    bound ??= c.var.authenticate(options);
+    return bound(c, next);
+  };
+}
+
 function checkAccess(a: Access): void {
   if (a.schemes.length === 0) throw new TypeError('protectedRoute: name at least one scheme');
   if (a.roles.length === 0) throw new TypeError('protectedRoute: name at least one role');
@@ -78,7 +91,7 @@ export function accessDeclaration(a: Access) {
   checkAccess(a);
   const { schemes, roles, superAccess, ...options } = a;
   const all = ANY_ROLE.every((r) => roles.includes(r));
-  const middleware: MiddlewareHandler<AppEnv>[] = [authenticate({ schemes, ...options })];
+  const middleware: MiddlewareHandler<AppEnv>[] = [authenticated({ schemes, ...options })];
   // Any role: every authenticated caller passes, so no role check runs on the request path.
   if (!all) middleware.push(authorize(roles, superAccess));
   return {

@@ -15,14 +15,14 @@ import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
-import { attemptPlan, releaseAttempt, reserveAttempt, successStatements, throttleKey } from '../auth/throttle.js';
+import { attemptPlan, releaseAttempt, reserveAttempt, successStatements, throttleKey } from '../accounts/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin, type ExternalIdentity } from '../users/external.js';
 import { pendingMergeOf, type PendingMerge } from '../users/identity-merge.js';
 import type { Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 import { directoryBlockedProblem, directoryLockedProblem, directoryPasswordExpiredProblem } from './refusals.js';
 

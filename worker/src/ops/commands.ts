@@ -9,15 +9,15 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import type { PasswordHasher } from '../auth/password-hash/index.js';
-import { lockedUntil, throttleKey } from '../auth/throttle.js';
+import { lockedUntil, throttleKey } from '../accounts/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { users } from '../../../schema/index.js';
 import { OPERATOR_ACTOR, unblockAccount, unlockAccount, type AdminContext } from '../users/admin-changes.js';
-import { LoginSchema } from '../users/login-name.js';
+import { LoginSchema } from '../accounts/login-name.js';
 import { createLocalAccount } from '../users/create.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { setPassword } from '../users/password.js';
 import { createPasswordVerifier } from '../auth/password-verifier.js';
 

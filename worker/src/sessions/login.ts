@@ -13,11 +13,11 @@ import {
 } from '../auth/password-login.js';
 import type { RequestScope } from '../http/scope.js';
 import { authenticateLdapPassword } from '../ldap/login.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { deviceWrites } from './device-cookie.js';
 import { sessionToken } from './session-token.js';
 import type { PendingMerge } from '../users/identity-merge.js';
-import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from './store.js';
+import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from '../accounts/sessions.js';
 
 export const LoginBody = z
   .object({

@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
-import { PublicUserSchema, toPublicUser } from '../users/model.js';
+import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { isFormPost, readBody } from '../http/body.js';
 import {
   clearAuthCookie,
@@ -18,11 +18,11 @@ import { refuseCrossSiteLogin } from '../http/csrf.js';
 import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { mergeRequiredProblem } from '../ldap/login.js';
 import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { LoginBody, checkLocalPassword, logInWithSession, openSession, type OpenedSession } from './login.js';
 import { readDeviceClaim, setDeviceCookie } from './device-cookie.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
-import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
+import { revokeSessions, type SessionAuthMethod, type SessionRow } from '../accounts/sessions.js';
 import { requestHeader } from '../http/node-messages.js';
 
 const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');

@@ -7,7 +7,7 @@ import { and, asc, desc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import { TokenSchema, listTokens, revokeToken } from '../auth/tokens.js';
+import { TokenSchema, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
@@ -21,13 +21,13 @@ import {
   updateAccount,
   type AdminContext,
 } from './admin-changes.js';
-import { liveAccount } from './lookup.js';
+import { liveAccount } from '../accounts/lookup.js';
 import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
-import { loginKey } from './login-name.js';
-import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
+import { loginKey } from '../accounts/login-name.js';
+import { PublicUserSchema, toPublicUser, type UserRow } from '../accounts/model.js';
 import { setPassword } from './password.js';
-import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
-import { endUserLinks } from '../password-reset/tokens.js';
+import { endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
+import { endUserLinks } from '../accounts/reset-tokens.js';
 import { requestHeader } from '../http/node-messages.js';
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });

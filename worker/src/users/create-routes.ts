@@ -5,10 +5,10 @@ import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { PublicUserSchema, toPublicUser } from './model.js';
+import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { assertMayChangeRole } from './admin-changes.js';
 import { createLocalAccount } from './create.js';
-import { LoginSchema, normaliseLogin } from './login-name.js';
+import { LoginSchema, normaliseLogin } from '../accounts/login-name.js';
 
 const CreateUser = z
   .object({

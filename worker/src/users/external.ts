@@ -10,10 +10,10 @@ import { auditInsert } from '../audit/events.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { loginSkeleton } from './confusables.js';
-import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { loginKey, loginViolation, normaliseLogin } from '../accounts/login-name.js';
 import { lookAlikeOf, reservedUntil } from './login-skeletons.js';
-import { assertMayLogIn as assertAccountMayLogIn, sourceData } from './login-rule.js';
-import type { Role, UserRow } from './model.js';
+import { assertMayLogIn as assertAccountMayLogIn, sourceData } from '../accounts/login-rule.js';
+import type { Role, UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { userIdentities, users } from '../../../schema/index.js';
 

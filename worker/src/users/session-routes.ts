@@ -7,9 +7,9 @@ import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '../sessions/store.js';
+import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '../accounts/sessions.js';
 import { users } from '../../../schema/index.js';
-import type { UserRow } from './model.js';
+import type { UserRow } from '../accounts/model.js';
 import { isoTime } from '../http/iso-time.js';
 
 const SessionSchema = z

@@ -16,7 +16,7 @@
  */
 import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
-import { addressBucket } from '../http/ip-ranges.js';
+import { addressBucket } from '../config/ip-ranges.js';
 import type { Db } from '../store/index.js';
 import { devices, loginAttempts, loginLocks } from '../../../schema/index.js';
 

@@ -4,7 +4,7 @@ import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from './model.js';
 import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 

@@ -20,22 +20,12 @@ import {
   parseBasic,
   parseBearer,
   splitAuthorization,
+  type AuthenticateOptions,
   type Scheme,
-} from './credentials.js';
-import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
-import { accountOfToken, touchToken } from './tokens.js';
+} from '../auth/credentials.js';
+import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
+import { accountOfToken, touchToken } from '../accounts/tokens.js';
 import { requestHeader } from '../http/node-messages.js';
-
-export interface AuthenticateOptions {
-  schemes: readonly Scheme[];
-  /** Let an expired password through (only the self password change needs this). */
-  allowExpiredPassword?: boolean;
-  /**
-   * Logout is idempotent: a token we signed whose session has already ended (or is unknown) gets
-   * 204 at once, ending nothing else. A forged token or no credential stays a 401.
-   */
-  endedSessionIsLoggedOut?: boolean;
-}
 
 function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemError {
   return new ProblemError('INVALID_CREDENTIALS', {
