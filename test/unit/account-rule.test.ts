@@ -1,5 +1,5 @@
 /**
- * The account rule (worker/src/users/login-rule.ts) against a real libSQL database: an admin block
+ * The account rule (worker/src/accounts/login-rule.ts) against a real libSQL database: an admin block
  * is never overwritten by an inactivity block, and the last active administrator is never blocked
  * for inactivity (at login or by the job), only warned about.
  */

@@ -81,7 +81,7 @@ export interface HashSlots {
 
 /**
  * The bound in force: AUTH_PASSWORD_HASH_CONCURRENCY when set (environment or settings), else the
- * host's own default (the Node host's cores, node-native.ts), else the registry's default.
+ * host's own default (the Node host's cores, worker/node/native-hasher.ts), else the registry's default.
  */
 export function hashConcurrency(config: ConfigSnapshot, hostDefault: number | undefined): number {
   return config.source('PASSWORD_HASH_CONCURRENCY') === 'default' && hostDefault

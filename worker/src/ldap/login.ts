@@ -79,7 +79,7 @@ async function bindAtServer(
   const now = scope.now();
   const ctx: LoginContext = { db, config, verifier, now, logger, request, challenge };
   const key = throttleKey(loginKey(login), server.name);
-  // LDAP logins get no device cookie: the login's budget, its total and the address's (auth/throttle.ts).
+  // LDAP logins get no device cookie: the login's budget, its total and the address's (accounts/throttle.ts).
   const plan = attemptPlan(config, key, request.ip);
   const reserved = await reserveAttempt(db, plan, now);
   if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);

@@ -17,7 +17,13 @@ import type { UserRow } from '../accounts/model.js';
 import { deviceWrites } from './device-cookie.js';
 import { sessionToken } from './session-token.js';
 import type { PendingMerge } from '../users/identity-merge.js';
-import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from '../accounts/sessions.js';
+import {
+  createSession,
+  sessionWrites,
+  type NewSession,
+  type SessionAuthMethod,
+  type SessionRow,
+} from '../accounts/sessions.js';
 
 export const LoginBody = z
   .object({

@@ -3,10 +3,11 @@ import { z } from '@hono/zod-openapi';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
-import { ProblemError, problemResponses } from '../http/problem.js';
+import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { assertMayChangeRole } from './admin-changes.js';
+import { assertSessionLimit } from '../accounts/sessions.js';
 import { createLocalAccount } from './create.js';
 import { LoginSchema, normaliseLogin } from '../accounts/login-name.js';
 
@@ -58,13 +59,7 @@ export function registerAccountCreation(app: App): void {
     const db = c.var.db;
     const config = c.var.config;
     const now = clock();
-    const max = config.get('AUTH_SESSIONS_MAX_COUNT');
-    if (body.sessionLimit && body.sessionLimit > max) {
-      throw new ProblemError('VALIDATION', {
-        detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`,
-        extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] },
-      });
-    }
+    assertSessionLimit(config, body.sessionLimit);
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
     // One hashing slot (503 when busy) for the new account's hash.
     const user = await verifier.limit(c.var.scope.request.ip, () =>

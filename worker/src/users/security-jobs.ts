@@ -6,7 +6,7 @@ import type { Job } from '../jobs/job.js';
 
 /**
  * Blocks active accounts without a login for USER_INACTIVE_TIMEOUT_DAY days, with an audit event
- * each, by the account rule (users/login-rule.ts): never the last active administrator.
+ * each, by the account rule (accounts/login-rule.ts): never the last active administrator.
  */
 export const blockInactiveAccounts: Job = {
   name: 'block-inactive-accounts',
