@@ -13,12 +13,12 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
-import type { Role } from '../accounts/model.js';
+import { ROLES, type Role } from '../accounts/model.js';
 import type { AuthenticateOptions, Scheme } from './credentials.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
 
 /** Every role: any authenticated caller. */
-export const ANY_ROLE: readonly Role[] = ['admin', 'auditor', 'user'];
+export const ANY_ROLE: readonly Role[] = ROLES;
 /** Every credential: the session cookie (or its access token), Basic, an API token. */
 export const ANY_CREDENTIAL: readonly Scheme[] = ['Cookie', 'Basic', 'Bearer'];
 

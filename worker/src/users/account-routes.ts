@@ -21,7 +21,7 @@ import {
 } from './admin-changes.js';
 import { ACCOUNT_SORTS, accountLockedUntil, listAccounts, liveAccount } from '../accounts/lookup.js';
 import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
-import { PublicUserSchema, toPublicUser, type UserRow } from '../accounts/model.js';
+import { PublicUserSchema, ROLES, toPublicUser, type UserRow } from '../accounts/model.js';
 import { setPassword } from './password.js';
 import { assertSessionLimit, endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
 import { endUserLinks } from '../accounts/reset-tokens.js';
@@ -34,7 +34,7 @@ const one = { 200: { description: 'the account', content: { 'application/json': 
 const ListQuery = z.object({
   ...pageQuery,
   login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
-  role: z.enum(['admin', 'auditor', 'user']).optional(),
+  role: z.enum(ROLES).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
   sort: z.enum(ACCOUNT_SORTS).default('login'),
@@ -45,7 +45,7 @@ const Patch = z
   .object({
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
-    role: z.enum(['admin', 'auditor', 'user']).optional(),
+    role: z.enum(ROLES).optional(),
     sessionLimit: z.number().int().min(1).nullable().optional(),
   })
   .strict()

@@ -5,7 +5,7 @@ import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { PublicUserSchema, ROLES, toPublicUser } from '../accounts/model.js';
 import { assertMayChangeRole } from './admin-changes.js';
 import { assertSessionLimit } from '../accounts/sessions.js';
 import { createLocalAccount } from './create.js';
@@ -17,7 +17,7 @@ const CreateUser = z
     password: z.string().min(1).max(1024),
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
-    role: z.enum(['admin', 'auditor', 'user']).default('user'),
+    role: z.enum(ROLES).default('user'),
     sessionLimit: z
       .number()
       .int()

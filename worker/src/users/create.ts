@@ -57,7 +57,7 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
     const message = why;
     throw new ProblemError('VALIDATION', {
       detail: `login: ${message}`,
-      extensions: { errors: [{ location: 'body', path: 'login', message }] },
+      extensions: { errors: [{ location: 'json', path: 'login', message }] },
     });
   }
   assertPasswordPolicy(a.password, o.config, a.login);
