@@ -34,7 +34,7 @@ export async function adminExists(db: Db): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** The end of the account's lock for untrusted clients (its local login's), if any: `lockedUntil` of its public shape. */
+/** The end of the account's lock for untrusted clients (its local login's), if any: its public `lockedUntil`. */
 export function accountLockedUntil(db: Db, user: UserRow, now: number): Promise<number | null> {
   return localLockUntil(db, user.loginKey, now);
 }
