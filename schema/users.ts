@@ -1,6 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
+/** The roles of an account, the one list (architecture.md §4): admin, auditor, user. */
+export const ROLES = ['admin', 'auditor', 'user'] as const;
+
 /**
  * Accounts: local (password hash) or external (an LDAP server record or an OIDC provider, named by
  * `sourceName`). `loginKey` is the case-folded login; it is unique among live (not deleted) accounts.
@@ -17,9 +20,7 @@ export const users = sqliteTable(
     loginSkeleton: text('login_skeleton'),
     displayName: text('display_name').notNull().default(''),
     email: text('email'),
-    role: text('role', { enum: ['admin', 'auditor', 'user'] })
-      .notNull()
-      .default('user'),
+    role: text('role', { enum: ROLES }).notNull().default('user'),
     source: text('source', { enum: ['local', 'ldap', 'oidc'] })
       .notNull()
       .default('local'),

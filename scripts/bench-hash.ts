@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { DEFAULT_ARGON2_PARAMS, createNobleHasher, createWasmHasher } from '../worker/src/auth/password-hash/index.js';
 import type { PasswordHasher } from '../worker/src/auth/password-hash/index.js';
-import { createNodeNativeHasher } from '../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../worker/node/native-hasher.js';
 
 const iterations = Number(process.argv[2] ?? 10);
 if (!Number.isInteger(iterations) || iterations < 1) throw new Error('iterations must be a positive integer');

@@ -3,7 +3,7 @@
  * from AUTH_BOOTSTRAP_ADMIN_LOGIN and AUTH_BOOTSTRAP_ADMIN_PASSWORD (environment or .env), only
  * while no administrator exists. Useful for the edge host's remote database.
  */
-import { createNodeNativeHasher } from '../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../worker/node/native-hasher.js';
 import { ConfigError, parseEnvironment } from '../worker/src/config/index.js';
 import { bootstrapAdmin } from '../worker/src/users/bootstrap.js';
 import { loadNodeEnv } from '../worker/node/env.js';

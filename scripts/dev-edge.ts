@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { parseEnvironment } from '../worker/src/config/index.js';
-import { adminExists } from '../worker/src/users/lookup.js';
+import { adminExists } from '../worker/src/accounts/lookup.js';
 import { FIRST_RUN_PATH } from '../worker/src/users/bootstrap.js';
 import { issueFirstRunCode } from '../worker/src/first-run/code.js';
 import { assertPortFree, describeListenError } from '../worker/node/console.js';

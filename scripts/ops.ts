@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createNodeNativeHasher } from '../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../worker/node/native-hasher.js';
 import { ConfigError, ConfigService, parseEnvironment } from '../worker/src/config/index.js';
 import { ProblemError } from '../worker/src/http/problem.js';
 import {

@@ -11,7 +11,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import { httpsOptions, logRefusedHandshakes, pinSubjects, refusalLimiter, type MtlsOptions } from './mtls.js';
-import { sendProblem } from './problem.js';
+import { sendBridgeProblem, sendProblem } from './problem.js';
 import { errtrackPlugin } from './errtrack.js';
 import { ldapPlugin } from './ldap/index.js';
 import { logstorePlugin, type LogstoreCredentials } from './logstore.js';
@@ -59,15 +59,7 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
     return sendProblem(reply, status, 'BAD_REQUEST', err.message);
   });
   app.setNotFoundHandler((req, reply) =>
-    reply
-      .code(404)
-      .type('application/problem+json')
-      .send({
-        type: 'urn:auth-service:problem:not-found',
-        title: 'Not found',
-        status: 404,
-        detail: `no endpoint at ${req.url.split('?')[0]}`,
-      }),
+    sendBridgeProblem(reply, 404, 'NOT_FOUND', 'Not found', `no endpoint at ${req.url.split('?')[0]}`),
   );
   return app;
 }

@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
+import { sendBridgeProblem } from './problem.js';
 
 /** At most this many refusal lines a minute; the next line after a quiet spell says how many were left out. */
 export const REFUSALS_PER_MINUTE = 20;
@@ -121,12 +122,7 @@ export function pinSubjects(
           `refused a client: ${reason}`,
         ),
       );
-      await reply.code(403).type('application/problem+json').send({
-        type: 'urn:auth-service:problem:forbidden',
-        title: 'Forbidden',
-        status: 403,
-        detail: 'this client certificate is not allowed',
-      });
+      await sendBridgeProblem(reply, 403, 'FORBIDDEN', 'Forbidden', 'this client certificate is not allowed');
     }
   });
 }

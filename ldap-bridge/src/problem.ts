@@ -1,7 +1,7 @@
 /** The bridge's problem answers (RFC 9457, BridgeProblemSchema of schema/bridge), one shape for every capability. */
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import type { BridgeProblem } from '../../schema/bridge/index.js';
+import { problemType, type BridgeProblem } from '../../schema/bridge/index.js';
 
 const TITLES: Record<BridgeProblem['code'], string> = {
   DIRECTORY_UNAVAILABLE: 'Directory unavailable',
@@ -30,13 +30,30 @@ export function sendProblem(
   detail: string,
 ): FastifyReply {
   const body: BridgeProblem = {
-    type: `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`,
+    type: problemType(code),
     title: TITLES[code],
     status,
     detail,
     code,
   };
   return reply.code(status).type('application/problem+json').send(body);
+}
+
+/**
+ * Sends a problem of the bridge itself rather than of a capability's contract (an unexpected failure,
+ * a refused client certificate, an unknown path): the same shape without the contract's `code`.
+ */
+export function sendBridgeProblem(
+  reply: FastifyReply,
+  status: 403 | 404 | 500,
+  code: 'FORBIDDEN' | 'NOT_FOUND' | 'INTERNAL',
+  title: string,
+  detail: string,
+): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send({ type: problemType(code), title, status, detail });
 }
 
 /** Names every invalid field (paths and messages only: zod issues do not carry input values). */

@@ -3,3 +3,4 @@ export * from './ldap.js';
 export * from './errtrack.js';
 export * from './logstore.js';
 export * from './mail.js';
+export * from './problem-type.js';

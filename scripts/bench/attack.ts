@@ -28,7 +28,7 @@
 import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { REGISTRY } from '../../worker/src/config/registry.js';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import type { AttackJob, AttackLane, AttackStream, StreamResult } from './attack-worker.js';
 import { benchServiceEnv, LOAD_CORE, ROOT, startBenchNodeHost } from './node-host.js';
 import { captureOutput, cpuMeter, spawnPinned, stopProcess, tail, untilQuiet } from './processes.js';

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { runJob } from './load.js';
 import { benchServiceEnv, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { rssKiB, rssSampler } from './processes.js';

@@ -11,7 +11,7 @@
  * (raw-hash.ts `startHashWorker`), so that both are measured under the same conditions.
  */
 import { createInterface } from 'node:readline';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 
 const seconds = Number(process.env.BENCH_HASH_SECONDS ?? 5);
 const warmupSeconds = Number(process.env.BENCH_HASH_WARMUP ?? 1);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../worker/src/app.js';
 import { createApiAccessRecorder } from '../../worker/src/audit/api-access.js';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
 import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
 import { loadSavedSettings } from '../../worker/src/store/index.js';

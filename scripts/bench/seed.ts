@@ -8,9 +8,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import Database from 'libsql';
-import { signClaims } from '../../worker/src/sessions/keys.js';
+import { signClaims } from '../../worker/src/accounts/session-keys.js';
 import { SESSION_AUDIENCE } from '../../worker/src/sessions/session-token.js';
-import { tokenHash } from '../../worker/src/auth/tokens.js';
+import { tokenHash } from '../../worker/src/accounts/tokens.js';
 
 /** Login of the i-th seeded account (1-based). */
 export const seededLogin = (i: number): string => `seed${String(i).padStart(8, '0')}`;

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { assembleService, type HostParts, type Service } from '../../worker/src/service.js';
 import type { Db } from '../../worker/src/store/index.js';

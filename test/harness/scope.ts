@@ -1,5 +1,5 @@
 /** A request scope for unit tests of domain code (no HTTP): what the app's middleware would build. */
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
 import type { ConfigSnapshot } from '../../worker/src/config/index.js';
 import { createLogger } from '../../worker/src/http/logger.js';

@@ -446,7 +446,7 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
         const r = await raw(path, method, body);
         const problem = (await r.json()) as Json;
         expect(r.status, `${path} ${body.slice(0, 40)}`).toBe(422);
-        expect(problem).toMatchObject({ code: 'VALIDATION', errors: [{ location: 'body', path: '' }] });
+        expect(problem).toMatchObject({ code: 'VALIDATION', errors: [{ location: 'json', path: '' }] });
         expect(problem.detail).toContain('64');
       }
       expect(store.requests.length).toBe(before);

@@ -1,16 +1,16 @@
 /**
- * The account rule (worker/src/users/login-rule.ts) against a real libSQL database: an admin block
+ * The account rule (worker/src/accounts/login-rule.ts) against a real libSQL database: an admin block
  * is never overwritten by an inactivity block, and the last active administrator is never blocked
  * for inactivity (at login or by the job), only warned about.
  */
 import { and, asc, eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runScheduledJobs } from '../../worker/src/jobs/index.js';
+import { runScheduledJobs } from '../../worker/src/schedule/index.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { createLogger } from '../../worker/src/http/logger.js';
 import { ProblemError } from '../../worker/src/http/problem.js';
-import { assertMayLogIn, blockIdleAccounts } from '../../worker/src/users/login-rule.js';
-import type { UserRow } from '../../worker/src/users/model.js';
+import { assertMayLogIn, blockIdleAccounts } from '../../worker/src/accounts/login-rule.js';
+import type { UserRow } from '../../worker/src/accounts/model.js';
 import { auditOutbox, users } from '../../schema/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN, basic } from '../harness/client.js';

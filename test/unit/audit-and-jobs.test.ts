@@ -1,7 +1,7 @@
 /** Audit events written with the changes they record, and the inactivity job (Node, in-process). */
 import { asc } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScheduledJobs } from '../../worker/src/jobs/index.js';
+import { runScheduledJobs } from '../../worker/src/schedule/index.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { auditOutbox, users } from '../../schema/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';

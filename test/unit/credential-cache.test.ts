@@ -10,14 +10,14 @@ import { eq, sql } from 'drizzle-orm';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiTokens, sessions, users } from '../../schema/index.js';
-import { accountOfToken, issueToken, revokeToken, touchToken } from '../../worker/src/auth/tokens.js';
+import { accountOfToken, issueToken, revokeToken, touchToken } from '../../worker/src/accounts/tokens.js';
 import {
   createSession,
   revokeSessions,
   sessionAccount,
   touchSession,
   type SessionPolicy,
-} from '../../worker/src/sessions/store.js';
+} from '../../worker/src/accounts/sessions.js';
 import {
   CREDENTIAL_CACHE_TTL_MS,
   CredentialCache,

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auditOutbox, loginAttempts, users } from '../../schema/index.js';
 import { outboxEvents } from '../../worker/src/audit/api-access.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { createNodeNativeHasher } from '../../worker/src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { assembleService, type Service } from '../../worker/src/service.js';
 import { openDatabase, prepareEmbedded, type OpenedDatabase } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';

@@ -9,7 +9,7 @@ import { createLogger } from '../../worker/src/http/logger.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { readMeta, SCHEMA_STAMP_KEY } from '../../worker/src/store/index.js';
 import { loginSkeleton } from '../../worker/src/users/confusables.js';
-import { loginKey } from '../../worker/src/users/login-name.js';
+import { loginKey } from '../../worker/src/accounts/login-name.js';
 import { fillLoginSkeletons } from '../../worker/src/users/login-skeletons.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 

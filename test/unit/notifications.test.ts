@@ -12,7 +12,7 @@ import { auditOutbox, jobLeases, notifications, users } from '../../schema/index
 import { auditInsert } from '../../worker/src/audit/events.js';
 import { createBridgeClient, type BridgeClient } from '../../worker/src/bridge/client.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { runScheduledJobs } from '../../worker/src/jobs/index.js';
+import { runScheduledJobs } from '../../worker/src/schedule/index.js';
 import { acquireLease } from '../../worker/src/jobs/lease.js';
 import { deliverDue, MAX_ATTEMPTS } from '../../worker/src/notifications/deliver.js';
 import { handleEvents } from '../../worker/src/notifications/handler.js';

@@ -5,9 +5,9 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditOutbox, loginLocks, notifications, passwordResetTokens, users } from '../../schema/index.js';
-import { throttleKey } from '../../worker/src/auth/throttle.js';
-import { loginKey } from '../../worker/src/users/login-name.js';
-import { mintToken, tokenInsert } from '../../worker/src/password-reset/tokens.js';
+import { throttleKey } from '../../worker/src/accounts/throttle.js';
+import { loginKey } from '../../worker/src/accounts/login-name.js';
+import { mintToken, tokenInsert } from '../../worker/src/accounts/reset-tokens.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { confirmReset, requestReset } from '../../worker/src/password-reset/flow.js';
 import { NOTIFICATION_KINDS, renderMail } from '../../worker/src/notifications/templates.js';

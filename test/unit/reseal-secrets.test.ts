@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityProviders, ldapServers } from '../../schema/index.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
-import { runScheduledJobs } from '../../worker/src/jobs/index.js';
+import { runScheduledJobs } from '../../worker/src/schedule/index.js';
 import { openSecret, sealSecret } from '../../worker/src/store/secret-box.js';
 import { resealLdapPassword } from '../../worker/src/store/stored-secrets.js';
 import { createTestApp, type TestApp } from '../harness/app.js';

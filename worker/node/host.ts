@@ -11,7 +11,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { NodeMessages } from '../src/http/context.js';
 import type { Logger } from '../src/http/logger.js';
-import { createNodeNativeHasher, nativeHashConcurrency } from '../src/auth/password-hash/node-native.js';
+import { createNodeNativeHasher, nativeHashConcurrency } from './native-hasher.js';
 import { loadOperatorBlocklist } from './blocklist.js';
 import { describeBlocklist } from '../src/auth/blocklist/index.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';

@@ -32,7 +32,7 @@ import { registerMe } from './users/me-routes.js';
 import { registerPasskeyRoutes } from './passkeys/routes.js';
 import { registerMfa } from './mfa/routes.js';
 import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
-import { sessionKeyResolver } from './sessions/keys.js';
+import { sessionKeyResolver } from './accounts/session-keys.js';
 import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
 import { registerAccountAdmin } from './users/account-routes.js';
@@ -42,17 +42,18 @@ import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
-import { registerTestJobs } from './jobs/test-routes.js';
+import { registerTestJobs } from './schedule/test-routes.js';
 import { registerTestAuditEvents } from './logs/test-routes.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
-import { csrfRefusalPage } from './http/refusal-page.js';
+import { csrfRefusalPage } from './console/refusal-page.js';
 import { CONSOLE_PATH } from './console/page.js';
 import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
-import { observeRequest, registerMetrics } from './metrics/routes.js';
+import { observeRequest, registerMetrics } from './scrape/routes.js';
+import { authenticate } from './principal/middleware.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -186,6 +187,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
   app.use('*', async (c, next) => {
     readVarsInPlace(c);
     c.set('deps', deps);
+    c.set('authenticate', authenticate);
     const requestId = crypto.randomUUID();
     c.set('requestId', requestId);
     const clientRequestId = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));

@@ -22,7 +22,7 @@ import {
   SCHEMA_STAMP_KEY,
   SchemaMismatchError,
 } from './store/index.js';
-import { adminExistsQuery } from './users/lookup.js';
+import { adminExistsQuery } from './accounts/lookup.js';
 
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {

@@ -13,7 +13,7 @@ import { createBridgeClient, type BridgeClient, type BridgeFetch } from './bridg
 import { ConfigService, type ConfigSnapshot } from './config/index.js';
 import type { App, AppDeps, StaticFiles } from './http/context.js';
 import { createLogger, toLevel, type Logger } from './http/logger.js';
-import { runScheduledJobs } from './jobs/index.js';
+import { runScheduledJobs } from './schedule/index.js';
 import { loadSavedSettings, type Db } from './store/index.js';
 import { bootstrapAdmin, type BootstrapResult } from './users/bootstrap.js';
 

@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { LdapAuthenticateRequestSchema, LdapTestRequestSchema } from '../../../schema/bridge/index.js';
-import { invalidBody, sendProblem } from '../problem.js';
+import { invalidBody, sendBridgeProblem, sendProblem } from '../problem.js';
 import { authenticate, BlankPasswordError, testConnection } from './directory.js';
 import { DirectoryError } from './session.js';
 
@@ -13,12 +13,7 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendProblem(reply, status, 'BAD_REQUEST', err.message ?? 'bad request');
     req.log.error({ err }, 'ldap route failed');
-    return reply.code(500).type('application/problem+json').send({
-      type: 'urn:auth-service:problem:internal',
-      title: 'Internal error',
-      status: 500,
-      detail: 'the bridge failed; see its log',
-    });
+    return sendBridgeProblem(reply, 500, 'INTERNAL', 'Internal error', 'the bridge failed; see its log');
   });
 
   const fail = (reply: FastifyReply, log: FastifyBaseLogger, err: unknown, what: string) => {

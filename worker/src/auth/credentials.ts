@@ -10,6 +10,23 @@ const MAX_HEADER_LENGTH = 4096;
 
 export type Scheme = 'Basic' | 'Bearer' | 'Cookie';
 
+/** What a protected route asks of the authentication middleware (principal/middleware.ts). */
+export interface AuthenticateOptions {
+  schemes: readonly Scheme[];
+  /** Let an expired password through (only the self password change needs this). */
+  allowExpiredPassword?: boolean;
+  /**
+   * Logout is idempotent: a token we signed whose session has already ended (or is unknown) gets
+   * 204 at once, ending nothing else. A forged token or no credential stays a 401.
+   */
+  endedSessionIsLoggedOut?: boolean;
+  /**
+   * Open to a session of a role that must use a second factor but has none yet (MFA_REQUIRED_ROLES):
+   * the profile, logout and enrolment routes (docs/security-mfa.md, "Enforcement").
+   */
+  enrolment?: boolean;
+}
+
 /** The WWW-Authenticate challenge of each scheme (a session cookie has no standard challenge). */
 export const CHALLENGES: Record<Scheme, string> = {
   Basic: 'Basic realm="auth", charset="UTF-8"',
@@ -85,7 +102,7 @@ export function parseBearer(header: string, schemes: readonly Scheme[] = ['Beare
 }
 
 /** The key of a login (NFC, width-mapped, case-folded): defined with the login rule. */
-export { loginKey } from '../users/login-name.js';
+export { loginKey } from '../accounts/login-name.js';
 
 /**
  * The challenge of a 401 as a page's script may see it. Browsers answer a 401 carrying a Basic

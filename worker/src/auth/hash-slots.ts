@@ -42,7 +42,7 @@
  * without running its `finally`), so a lost request never shrinks the bound.
  */
 import type { ConfigSnapshot } from '../config/index.js';
-import { parseIp } from '../http/ip-ranges.js';
+import { parseIp } from '../config/ip-ranges.js';
 import { ProblemError } from '../http/problem.js';
 import { admissionsRefused } from '../metrics/process.js';
 
@@ -119,7 +119,7 @@ export interface AdmitOptions {
 
 /**
  * The bound in force: AUTH_PASSWORD_HASH_CONCURRENCY when set (environment or settings), else the
- * host's own default (the Node host's cores, node-native.ts), else the registry's default.
+ * host's own default (the Node host's cores, worker/node/native-hasher.ts), else the registry's default.
  */
 export function hashConcurrency(config: ConfigSnapshot, hostDefault: number | undefined): number {
   return config.source('PASSWORD_HASH_CONCURRENCY') === 'default' && hostDefault

@@ -1,7 +1,7 @@
 /**
  * The one code path that checks a local login and password, for every endpoint that accepts them
  * (Basic, session logins, /v4/users): the lockout here; blocked accounts, inactivity and password
- * expiry by the account rule (users/login-rule.ts), as for LDAP and OIDC logins.
+ * expiry by the account rule (accounts/login-rule.ts), as for LDAP and OIDC logins.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -10,10 +10,16 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { assertMayLogIn, blockedProblem, isPasswordExpired } from '../users/login-rule.js';
-import type { UserRow } from '../users/model.js';
+import {
+  assertMayLogIn,
+  blockedProblem,
+  isPasswordExpired,
+  loggedIn,
+  loginSuccessStatements,
+} from '../accounts/login-rule.js';
+import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
-import { factorsOf, type FactorKind } from '../mfa/factors.js';
+import { factorsOf, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import {
@@ -28,7 +34,7 @@ import {
   throttleKey,
   totalJustFilled,
   type AttemptPlan,
-} from './throttle.js';
+} from '../accounts/throttle.js';
 import type { RequestMeta } from '../http/scope.js';
 import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
 
@@ -122,7 +128,7 @@ export async function authenticateLocalPassword(
   const key = throttleKey(lk);
   const ip = ctx.request?.ip;
   // A valid device cookie of this login: the device's own budget first; once that is spent (or
-  // refused), the device counts as untrusted (auth/throttle.ts).
+  // refused), the device counts as untrusted (accounts/throttle.ts).
   const device = await trustedDevice(db, ctx.device, lk);
   const untrusted = attemptPlan(config, key, ip);
   const plans: AttemptPlan[] = device ? [attemptPlan(config, key, ip, device), untrusted] : [untrusted];
@@ -215,20 +221,10 @@ export async function authenticateLocalPassword(
   const ldb = ctx.lazyDb ?? db;
   await ldb.batch([
     ...successStatements(ldb, plan),
-    ldb
-      .update(users)
-      .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
-      .where(eq(users.id, user.id)),
-    auditInsert(ldb, now, {
-      ...audit,
-      stream: 'user_activity',
-      type: 'login.success',
-      subject,
-      data: { source: 'local' },
-    }),
+    ...loginSuccessStatements(ldb, now, user, { ...audit, data: { source: 'local' }, rehash }),
     ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, device !== undefined) ?? []),
   ]);
-  return { user: { ...user, lastLoginAt: now, lastActivityAt: now }, passwordExpired, device: plan.device };
+  return { user: loggedIn(user, now), passwordExpired, device: plan.device };
 }
 
 /**

@@ -15,14 +15,13 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
-import type { Role } from '../users/model.js';
-import type { Scheme } from './credentials.js';
-import { authenticate, type AuthenticateOptions } from './middleware.js';
+import { ROLES, type Role } from '../accounts/model.js';
+import type { AuthenticateOptions, Scheme } from './credentials.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
-import { requireStepUp } from '../mfa/enforcement.js';
+import { requireStepUp } from './mfa-enforcement.js';
 
 /** Every role: any authenticated caller. */
-export const ANY_ROLE: readonly Role[] = ['admin', 'auditor', 'user'];
+export const ANY_ROLE: readonly Role[] = ROLES;
 /** Every credential: the session cookie (or its access token), Basic, an API token. */
 export const ANY_CREDENTIAL: readonly Scheme[] = ['Cookie', 'Basic', 'Bearer'];
 
@@ -57,6 +56,20 @@ const SCHEME_WORDS: Record<Scheme, string> = { Cookie: 'Session cookie', Basic: 
 /** Whether lent admin rights (super-access) could be what admits a caller: admin without user. */
 const lendable = (roles: readonly Role[]) => roles.includes('admin') && !roles.includes('user');
 
+/**
+ * The authentication step of a protected route: the app's one authentication middleware
+ * (`c.var.authenticate`, principal/middleware.ts), bound to `options` at the route's first request.
+ * It is handed over rather than imported because it checks the credentials of capabilities above
+ * this module (sessions, LDAP logins), whose routes are protected routes (architecture.md §2).
+ */
+function authenticated(options: AuthenticateOptions): MiddlewareHandler<AppEnv> {
+  let bound: MiddlewareHandler<AppEnv> | undefined;
+  return (c, next) => {
+    bound ??= c.var.authenticate(options);
+    return bound(c, next);
+  };
+}
+
 function checkAccess(a: Access): void {
   if (a.schemes.length === 0) throw new TypeError('protectedRoute: name at least one scheme');
   if (a.roles.length === 0) throw new TypeError('protectedRoute: name at least one role');
@@ -89,7 +102,7 @@ export function accessDeclaration(a: Access) {
   checkAccess(a);
   const { schemes, roles, superAccess, stepUp, ...options } = a;
   const all = ANY_ROLE.every((r) => roles.includes(r));
-  const middleware: MiddlewareHandler<AppEnv>[] = [authenticate({ schemes, ...options })];
+  const middleware: MiddlewareHandler<AppEnv>[] = [authenticated({ schemes, ...options })];
   // Any role: every authenticated caller passes, so no role check runs on the request path.
   if (!all) middleware.push(authorize(roles, superAccess));
   // A sensitive operation: a recent second-factor verification (docs/security-mfa.md, "Step-up").
@@ -105,8 +118,7 @@ export function accessDeclaration(a: Access) {
   };
 }
 
-/** What every route declares: its operationId, stable once published (clients' method names). */
-type Identified = { operationId: string };
+import type { Identified } from '../http/public-route.js';
 
 type ProtectedConfig = Omit<RouteConfig, 'security' | 'middleware'> & {
   /** The route's own middleware, run after authentication and the role check. */
@@ -121,7 +133,4 @@ export function protectedRoute<R extends ProtectedConfig>(access: Access, route:
   return createRoute({ ...route, description, ...declared, middleware });
 }
 
-/** `createRoute` for a public route: no credential (`security: []`), so no 401 or 403 either. */
-export function publicRoute<R extends Omit<RouteConfig, 'security'> & Identified>(route: R) {
-  return createRoute({ ...route, security: [] });
-}
+export { publicRoute } from '../http/public-route.js';

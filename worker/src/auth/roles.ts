@@ -6,8 +6,8 @@ import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import { effectiveRole, type Role, type UserRow } from '../users/model.js';
-import { findLiveAccount } from '../users/lookup.js';
+import { effectiveRole, type Role, type UserRow } from '../accounts/model.js';
+import { findLiveAccount } from '../accounts/lookup.js';
 
 /**
  * What super-access may do with an admin operation: everything (`allowed`), only on unprivileged

@@ -1,7 +1,7 @@
 /** Logins without a session: POST /v3/login_without_session (Basic), POST /v3/api_token_login (Bearer). */
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
-import { PublicUserSchema, toPublicUser } from '../users/model.js';
+import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { ANY_ROLE, protectedRoute } from './protected-route.js';
 
 const basicLogin = protectedRoute(

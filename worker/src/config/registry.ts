@@ -3,7 +3,7 @@
  * variables this implementation adds). Nothing else in the code knows a variable's environment
  * name, type or default: the resolver reads them from here, and so do the table of docs/configuration.md and tests.
  */
-import { checkProxyRange } from '../http/ip-ranges.js';
+import { checkProxyRange } from './ip-ranges.js';
 import { AUDIT_INDEX_PREFIX, IndexPatternSchema } from '../../../schema/bridge/index.js';
 import type { BooleanVar, EnumVar, IntegerVar, ListVar, NumberVar, StringVar, VarDef, VarGroup } from './types.js';
 

@@ -4,6 +4,7 @@
  * its schema, so an example cannot drift from what the service accepts and answers.
  */
 import type { ApiDocument, MediaTypeEntry } from './document.js';
+import { problemType } from '../../../schema/bridge/problem-type.js';
 
 /** Examples of one operation: its request body by media type, its answers by status. */
 interface OperationExamples {
@@ -36,9 +37,8 @@ const USER = {
 
 /** A problem body as the service renders it. */
 function problem(code: string, status: number, title: string, path: string, extra: Record<string, unknown>) {
-  const type = `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`;
   return {
-    type,
+    type: problemType(code),
     title,
     status,
     ...extra,

@@ -9,7 +9,7 @@ import { listOperations, type ApiDocument, type OperationEntry } from './documen
 
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
-/** The 429 of a client address past its budget of failed password logins (auth/throttle.ts). */
+/** The 429 of a client address past its budget of failed password logins (accounts/throttle.ts). */
 export const ADDRESS_FAILURES_THROTTLED =
   'ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT ' +
   'within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After';
@@ -74,7 +74,7 @@ export function sharedStatuses(op: OperationEntry): number[] {
     statuses.add(401);
     statuses.add(403);
   }
-  // A Basic password is a password login: its client address may be throttled (auth/throttle.ts).
+  // A Basic password is a password login: its client address may be throttled (accounts/throttle.ts).
   if (op.security?.some((requirement) => 'basic' in requirement)) statuses.add(429);
   return [...statuses].sort((a, b) => a - b);
 }

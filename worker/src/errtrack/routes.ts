@@ -3,7 +3,7 @@ import type { App } from '../http/context.js';
 import { ClientConfigSchema, clientConfig } from './client-config.js';
 import { registerErrtrackPage } from './page-routes.js';
 import { registerSentryTunnel } from './tunnel-routes.js';
-import { publicRoute } from '../auth/protected-route.js';
+import { publicRoute } from '../http/public-route.js';
 
 const route = publicRoute({
   method: 'get',

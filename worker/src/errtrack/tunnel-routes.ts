@@ -15,7 +15,7 @@ import { envelopeEndpoint, parseDsn, sameProject } from './dsn.js';
 import { MalformedEnvelopeError, readEnvelope } from './envelope.js';
 import { readBodyLimited } from './read-limited.js';
 import { requestHeader } from '../http/node-messages.js';
-import { publicRoute } from '../auth/protected-route.js';
+import { publicRoute } from '../http/public-route.js';
 
 /** The body's media types; a body without Content-Type (the SDK's binary envelopes) passes too. */
 const ENVELOPE_TYPES = ['application/x-sentry-envelope', 'text/plain'];

@@ -36,7 +36,7 @@ export async function readBody<S extends z.ZodType>(
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const errors = parsed.error.issues.map((i) => ({
-      location: 'body',
+      location: isFormPost(c) ? 'form' : 'json',
       path: i.path.map(String).join('.'),
       message: i.message,
     }));

@@ -1,12 +1,13 @@
 /** Typed context shared by every route: per-request services live in context variables. */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { ConfigService, ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/db.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
-import type { UserRow } from '../users/model.js';
-import type { SessionKeys } from '../sessions/keys.js';
-import type { SessionRow } from '../sessions/store.js';
+import type { AuthenticateOptions } from '../auth/credentials.js';
+import type { UserRow } from '../accounts/model.js';
+import type { SessionKeys } from '../accounts/session-keys.js';
+import type { SessionRow } from '../accounts/sessions.js';
 import type { Logger } from './logger.js';
 import type { RequestScope } from './scope.js';
 
@@ -103,6 +104,11 @@ export interface AppVariables {
   sessionKeys: () => Promise<SessionKeys>;
   logger: Logger;
   deps: AppDeps;
+  /**
+   * The authentication middleware for a set of options (principal/middleware.ts), set by the app and
+   * run by protected routes (auth/protected-route.ts; why it is handed over: architecture.md §2).
+   */
+  authenticate: (options: AuthenticateOptions) => MiddlewareHandler<AppEnv>;
   /** What domain code gets of the request (built once per request; see http/scope.ts). */
   scope: RequestScope;
 }

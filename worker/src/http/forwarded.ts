@@ -11,7 +11,7 @@
  */
 import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
-import { ipMatcher } from './ip-ranges.js';
+import { ipMatcher } from '../config/ip-ranges.js';
 import { requestHeader } from './node-messages.js';
 
 const matchers = new WeakMap<readonly string[], (address: string | undefined) => boolean>();

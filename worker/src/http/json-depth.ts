@@ -44,7 +44,7 @@ export function jsonTooDeep(): ProblemError {
   const message = `JSON nests arrays and objects at most ${MAX_JSON_DEPTH} levels deep`;
   return new ProblemError('VALIDATION', {
     detail: `body: ${message}`,
-    extensions: { errors: [{ location: 'body', path: '', message }], maxDepth: MAX_JSON_DEPTH },
+    extensions: { errors: [{ location: 'json', path: '', message }], maxDepth: MAX_JSON_DEPTH },
   });
 }
 

@@ -3,6 +3,7 @@
  * Each code has a stable `type` URI (urn:auth-service:problem:<code>) that clients can switch on.
  */
 import { z } from '@hono/zod-openapi';
+import { problemType as typeOfCode } from '../../../schema/bridge/problem-type.js';
 
 /** Every problem code, its HTTP status and title. Mapped in this one place. */
 export const PROBLEM_CODES = {
@@ -52,7 +53,7 @@ export type ProblemCode = keyof typeof PROBLEM_CODES;
 
 /** One entry of a validation problem's `errors` list. */
 export interface FieldError {
-  /** Where the bad input was: body, query, param, header, cookie, form, json. */
+  /** Where the bad input was: json (a JSON body, whichever route), form, query, param, header, cookie. */
   readonly location: string;
   /** Dotted path inside that location ('' for the whole). */
   readonly path: string;
@@ -106,7 +107,7 @@ export class ProblemError extends Error {
 
 /** The stable type URI of a code. */
 export function problemType(code: ProblemCode): string {
-  return `urn:auth-service:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+  return typeOfCode(code);
 }
 
 /** The problem body of an error, as sent. 5xx details are generic unless debug is on. */

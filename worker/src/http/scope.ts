@@ -6,7 +6,7 @@
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
-import type { SessionKeys } from '../sessions/keys.js';
+import type { SessionKeys } from '../accounts/session-keys.js';
 import type { Db } from '../store/db.js';
 import type { Logger } from './logger.js';
 

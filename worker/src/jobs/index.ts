@@ -1,36 +1,11 @@
-/** Periodic jobs, run by edge Cron Triggers (`scheduled`) and by the Node host's in-app scheduler. */
+/**
+ * Running periodic jobs under their leases. The registered jobs are in schedule/index.ts: each capability
+ * defines its own on top of this (architecture.md §2).
+ */
 import { createLogger, type Logger } from '../http/logger.js';
 import type { Job, JobContext } from './job.js';
 import { acquireLease, releaseLease } from './lease.js';
-import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from './security-jobs.js';
-import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
-import { resealSecretsJob } from '../store/stored-secrets.js';
-import {
-  deliverNotifications,
-  handleNotificationEvents,
-  passwordExpiryNotices,
-  purgeNotifications,
-} from '../notifications/jobs.js';
-
 export type { Job, JobContext } from './job.js';
-
-/**
- * The registered jobs; each capability adds its own. The notifications come after the jobs that
- * write events (inactivity blocks), and delivery after the jobs that make mails.
- */
-export const JOBS: Job[] = [
-  shipAuditOutbox,
-  blockInactiveAccounts,
-  endSuperAccess,
-  purgeLoginThrottle,
-  purgeAuditOutbox,
-  purgeLocalAuditLog,
-  resealSecretsJob,
-  handleNotificationEvents,
-  passwordExpiryNotices,
-  deliverNotifications,
-  purgeNotifications,
-];
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
 /** Slightly under the 5-minute schedule, so a firing a little early still runs the job. */
@@ -80,10 +55,10 @@ export async function runJob(
 }
 
 /**
- * Runs every job once, each under its lease (see runJob); one failing job does not stop the others.
- * Returns the names of the jobs that failed.
+ * Runs every job of `jobs` once, each under its lease (see runJob); one failing job does not stop the
+ * others. Returns the names of the jobs that failed.
  */
-export async function runScheduledJobs(o: JobInput, jobs: readonly Job[] = JOBS): Promise<string[]> {
+export async function runJobs(o: JobInput, jobs: readonly Job[]): Promise<string[]> {
   const ctx = withLogger(o);
   const holder = crypto.randomUUID();
   const failed: string[] = [];

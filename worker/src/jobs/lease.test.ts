@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness/app.js';
 import { parseEnvironment } from '../config/index.js';
 import { jobLeases } from '../../../schema/index.js';
-import { runScheduledJobs, type Job } from './index.js';
+import { runJobs, type Job } from './index.js';
 import { acquireLease, countUnleasedRun, releaseLease } from './lease.js';
 
 let t: TestApp;
@@ -48,18 +48,18 @@ describe('job leases', () => {
     const { createLogger } = await import('../http/logger.js');
     const logger = createLogger({ threshold: () => 'DEBUG', write: (l) => lines.push(l) });
     const ctx = { db: t.db, config: parseEnvironment({}), now: 5_000_000, logger };
-    await Promise.all([runScheduledJobs(ctx, [job]), runScheduledJobs(ctx, [job])]);
+    await Promise.all([runJobs(ctx, [job]), runJobs(ctx, [job])]);
     expect(runs).toBe(1);
     const ran = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'job ran');
     expect(ran).toMatchObject({ level: 'DEBUG', job: 'counted', done: 1, durationMs: expect.any(Number) });
     // A later firing runs it again.
-    await runScheduledJobs({ ...ctx, now: ctx.now + 5 * 60_000 }, [job]);
+    await runJobs({ ...ctx, now: ctx.now + 5 * 60_000 }, [job]);
     expect(runs).toBe(2);
   });
 
   it('counts runs and failures in the lease row, which GET /metrics reads', async () => {
     const { createLogger } = await import('../http/logger.js');
-    const { collectScrapeMetrics } = await import('../metrics/collect.js');
+    const { collectScrapeMetrics } = await import('../scrape/collect.js');
     const logger = createLogger({ threshold: () => 'CRITICAL', write: () => {} });
     const ctx = { db: t.db, config: parseEnvironment({}), now: 9_000_000, logger };
     let fail = false;
@@ -70,9 +70,9 @@ describe('job leases', () => {
         if (fail) throw new Error('boom');
       },
     };
-    expect(await runScheduledJobs(ctx, [job])).toEqual([]);
+    expect(await runJobs(ctx, [job])).toEqual([]);
     fail = true;
-    expect(await runScheduledJobs({ ...ctx, now: ctx.now + 1000 }, [job])).toEqual(['sometimes-fails']);
+    expect(await runJobs({ ...ctx, now: ctx.now + 1000 }, [job])).toEqual(['sometimes-fails']);
     const [row] = await t.db.select().from(jobLeases).where(eq(jobLeases.name, 'sometimes-fails'));
     expect(row).toMatchObject({ runCount: 2, failureCount: 1 });
     // A run without the lease (the test-only trigger) is counted too, and leaves the lease alone.

@@ -128,7 +128,7 @@ function assertBindPair(bindDn: string | null, bindPasswordSet: boolean): void {
       extensions: {
         errors: [
           {
-            location: 'body',
+            location: 'json',
             path: bindDn === null ? 'bindDn' : 'bindPassword',
             message: 'set together with its pair',
           },
@@ -297,7 +297,7 @@ export function registerLdapServerAdmin(app: App): void {
     const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
     const moved = passwordDestinationChanges(before, rest);
     assertSecretGivenAgain({
-      location: 'body',
+      location: 'json',
       path: 'bindPassword',
       what: 'service password',
       reasons: moved,

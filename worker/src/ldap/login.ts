@@ -22,15 +22,15 @@ import {
   successStatements,
   throttleKey,
   type AttemptPlan,
-} from '../auth/throttle.js';
-import { factorsOf, type FactorKind } from '../mfa/factors.js';
+} from '../accounts/throttle.js';
+import { factorsOf, type FactorKind } from '../accounts/factors.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin, type ExternalIdentity } from '../users/external.js';
 import { pendingMergeOf, type PendingMerge } from '../users/identity-merge.js';
 import type { Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { bridgeTimeoutMs, connectionOf, findLdapServer, type LdapServerRow } from './records.js';
 import { directoryBlockedProblem, directoryLockedProblem, directoryPasswordExpiredProblem } from './refusals.js';
 
@@ -93,7 +93,7 @@ async function bindAtServer(
   const now = scope.now();
   const ctx: LoginContext = { db, config, verifier, now, logger, request, challenge };
   const key = throttleKey(loginKey(login), server.name);
-  // LDAP logins get no device cookie: the login's budget, its total and the address's (auth/throttle.ts).
+  // LDAP logins get no device cookie: the login's budget, its total and the address's (accounts/throttle.ts).
   const plan = attemptPlan(config, key, request.ip);
   const reserved = await reserveAttempt(db, plan, now);
   if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);

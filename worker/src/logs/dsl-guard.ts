@@ -76,7 +76,7 @@ function reasonOf(key: string): string | undefined {
 class Guard {
   readonly errors: FieldError[] = [];
   refuse(path: string, message: string): void {
-    this.errors.push({ location: 'body', path, message });
+    this.errors.push({ location: 'json', path, message });
   }
   /** A key outside the allow-list: its own reason when we have one. */
   unknown(path: string, key: string, what: string): void {

@@ -5,8 +5,8 @@
  */
 import type { Principal } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
-import { effectiveRole } from '../users/model.js';
-import type { UserRow } from '../users/model.js';
+import { effectiveRole } from '../accounts/model.js';
+import type { UserRow } from '../accounts/model.js';
 
 /** The attribute names LOGSTORE_USER_ROLE_ATTRIBUTE may hold, and how each is read. */
 export const ROLE_ATTRIBUTES: Record<string, (user: UserRow, now: number) => string | null> = {

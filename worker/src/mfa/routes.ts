@@ -12,22 +12,22 @@ import { CHALLENGES, loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
 import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import { attemptPlan, reserveAttempt, successStatements, throttleKey } from '../auth/throttle.js';
+import { attemptPlan, reserveAttempt, successStatements, throttleKey } from '../accounts/throttle.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { validated } from '../http/validated.js';
-import { endSessionsStatement } from '../sessions/store.js';
+import { endSessionsStatement } from '../accounts/sessions.js';
 import { openSecret, sealSecret } from '../store/secret-box.js';
-import { liveAccount } from '../users/lookup.js';
-import type { UserRow } from '../users/model.js';
+import { liveAccount } from '../accounts/lookup.js';
+import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
 import { mfaRecoveryCodes, mfaTotp, sessions } from '../../../schema/index.js';
-import { factorsOf, recoveryCodesLeft } from './factors.js';
-import { secondFactorInput } from './login-answers.js';
-import { RECOVERY_CODES_LOW, newRecoveryCodes } from './recovery.js';
-import { checkSecondFactor } from './second-step.js';
-import { acceptStep, matchingStep, newTotpSecret, provisioning } from './totp.js';
+import { factorsOf, recoveryCodesLeft } from '../accounts/factors.js';
+import { secondFactorInput } from '../auth/mfa-answers.js';
+import { RECOVERY_CODES_LOW, newRecoveryCodes } from '../accounts/recovery-codes.js';
+import { checkSecondFactor } from '../sessions/second-step.js';
+import { acceptStep, matchingStep, newTotpSecret, provisioning } from '../accounts/totp.js';
 
 const FactorList = z
   .object({
@@ -368,7 +368,7 @@ export function registerMfa(app: App): void {
       scope.db.update(sessions).set({ secondFactorAt: now }).where(eq(sessions.id, sessionId)),
       ...success,
     ]);
-    // The cached row of this session (sessions/store.ts) sees it at once on this instance.
+    // The cached row of this session (accounts/sessions.ts) sees it at once on this instance.
     if (session) session.secondFactorAt = now;
     return c.body(null, 204);
   });

@@ -12,9 +12,9 @@ import { asc, inArray, isNull, sql } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { auditOutbox, users } from '../../../schema/index.js';
-import { mintToken, resetLink, tokenInsertUnlessNotified } from '../password-reset/tokens.js';
+import { mintToken, resetLink, tokenInsertUnlessNotified } from '../accounts/reset-tokens.js';
 import { describeUserAgent, MAX_SHOWN_USER_AGENT } from './user-agent.js';
 import { notificationInsert, notificationRow, type NewNotification } from './store.js';
 

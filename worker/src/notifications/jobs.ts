@@ -5,7 +5,7 @@
 import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { Job } from '../jobs/job.js';
-import { DAY_MS } from '../users/model.js';
+import { DAY_MS } from '../accounts/model.js';
 import { notifications, passwordResetRequests, passwordResetTokens, users } from '../../../schema/index.js';
 import { deliverDue } from './deliver.js';
 import { handleEvents } from './handler.js';

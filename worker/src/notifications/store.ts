@@ -3,7 +3,7 @@ import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { notifications } from '../../../schema/index.js';
 import type { Language, NotificationKind, TemplateData } from './templates.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';

@@ -236,7 +236,7 @@ export function registerIdentityProviderAdmin(app: App): void {
     // The stored secret goes to the token endpoint of whatever issuer is set: whoever may edit the
     // record must not be able to point it at their own server and receive a secret never returned.
     assertSecretGivenAgain({
-      location: 'body',
+      location: 'json',
       path: 'clientSecret',
       what: 'client secret (it is sent to the issuer)',
       reasons: rest.issuer !== undefined && rest.issuer !== before.issuer ? ['issuer changed'] : [],

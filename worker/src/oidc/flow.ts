@@ -8,8 +8,8 @@ import { eq } from 'drizzle-orm';
 import { extServiceInsert, statusClass } from '../audit/ext-service.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { identityProviders } from '../../../schema/index.js';
-import { signClaims, verifyClaims } from '../sessions/keys.js';
+import { identityProviders, ROLES } from '../../../schema/index.js';
+import { signClaims, verifyClaims } from '../accounts/session-keys.js';
 import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
 import { resealClientSecret } from '../store/stored-secrets.js';
@@ -227,7 +227,7 @@ export function identityOfClaims(provider: ProviderRow, claims: oauth.IDToken): 
     login,
     displayName: claimText(claims[provider.claimDisplayName]) ?? login,
     email: claimText(claims[provider.claimEmail]) ?? null,
-    role: role === 'admin' || role === 'auditor' || role === 'user' ? role : null,
+    role: ROLES.find((r) => r === role) ?? null,
     refreshRole: false,
   };
 }

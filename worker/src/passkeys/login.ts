@@ -3,7 +3,7 @@
  * credential with user verification, which opens a session exactly as a password login does (the
  * session and its cookie, the device cookie, login.success and session.created, a new device's
  * device.added). A refused assertion counts as a failed login on the same budgets as a wrong
- * password (auth/throttle.ts): the account's, or the device's own when the browser presents the
+ * password (accounts/throttle.ts): the account's, or the device's own when the browser presents the
  * account's device cookie, the account's daily total and the client address's; an unknown credential
  * counts on a budget of its own and the address's. A restricted login is refused before the
  * assertion is checked, as a password is.
@@ -21,15 +21,15 @@ import {
   type DeviceClaim,
   type LoginContext,
 } from '../auth/password-login.js';
-import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../auth/throttle.js';
+import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../sessions/device-cookie.js';
 import { sessionToken } from '../sessions/session-token.js';
-import { sessionWrites, type SessionRow } from '../sessions/store.js';
-import { assertMayLogIn } from '../users/login-rule.js';
-import type { UserRow } from '../users/model.js';
-import { CEREMONY_TIMEOUT_MS, issueChallenge } from './challenge.js';
+import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
+import { assertMayLogIn } from '../accounts/login-rule.js';
+import type { UserRow } from '../accounts/model.js';
+import { CEREMONY_TIMEOUT_MS, issueChallenge } from '../accounts/passkey-challenges.js';
 import type { RelyingParty } from './relying-party.js';
 import { listPasskeys, passkeyByCredential } from './store.js';
 import { verifyPasskeyAssertion } from './verify.js';

@@ -14,10 +14,16 @@ import { passkeys } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { endSessionsStatement } from '../sessions/store.js';
+import { endSessionsStatement } from '../accounts/sessions.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
-import type { UserRow } from '../users/model.js';
-import { CEREMONY_TIMEOUT_MS, challengeOf, checkChallenge, consumeChallenge, issueChallenge } from './challenge.js';
+import type { UserRow } from '../accounts/model.js';
+import {
+  CEREMONY_TIMEOUT_MS,
+  challengeOf,
+  checkChallenge,
+  consumeChallenge,
+  issueChallenge,
+} from '../accounts/passkey-challenges.js';
 import type { RelyingParty } from './relying-party.js';
 import { MAX_PASSKEYS, listPasskeys, passkeyOf, userHandleOf, type PasskeyRow } from './store.js';
 

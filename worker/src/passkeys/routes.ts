@@ -13,7 +13,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { readDeviceClaim, setDeviceCookie } from '../sessions/device-cookie.js';
 import { SessionResponse } from '../sessions/routes.js';
-import { toPublicUser } from '../users/model.js';
+import { toPublicUser } from '../accounts/model.js';
 import { signInOptions, signInWithPasskey } from './login.js';
 import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from './registration.js';
 import { relyingParty } from './relying-party.js';

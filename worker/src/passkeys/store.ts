@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import { passkeys, users } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 
 export type PasskeyRow = typeof passkeys.$inferSelect;
 

@@ -8,8 +8,14 @@ import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@
 import { and, eq, lt, or, sql } from 'drizzle-orm';
 import { passkeys } from '../../../schema/index.js';
 import type { RequestScope } from '../http/scope.js';
-import type { UserRow } from '../users/model.js';
-import { challengeOf, checkChallenge, consumeChallenge, fromBase64Url, type ChallengePurpose } from './challenge.js';
+import type { UserRow } from '../accounts/model.js';
+import {
+  challengeOf,
+  checkChallenge,
+  consumeChallenge,
+  fromBase64Url,
+  type ChallengePurpose,
+} from '../accounts/passkey-challenges.js';
 import type { RelyingParty } from './relying-party.js';
 import { passkeyByCredential, userHandleOf, type PasskeyRow } from './store.js';
 

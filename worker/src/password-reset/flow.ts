@@ -17,15 +17,15 @@
  */
 import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
-import { restrictedSql, throttleKey, unlockStatements } from '../auth/throttle.js';
+import { restrictedSql, throttleKey, unlockStatements } from '../accounts/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestMeta, RequestScope } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
-import { findLiveAccount } from '../users/lookup.js';
-import { loginKey, normaliseLogin } from '../users/login-name.js';
-import type { UserRow } from '../users/model.js';
+import { findLiveAccount } from '../accounts/lookup.js';
+import { loginKey, normaliseLogin } from '../accounts/login-name.js';
+import type { UserRow } from '../accounts/model.js';
 import { assertPasswordPolicy, setPassword } from '../users/password.js';
 import { notificationInsert, notificationRow } from '../notifications/store.js';
 import { passwordResetRequests, users } from '../../../schema/index.js';
@@ -37,7 +37,7 @@ import {
   releaseToken,
   resetLink,
   tokenInsert,
-} from './tokens.js';
+} from '../accounts/reset-tokens.js';
 
 /** Requests per login or address asked for, and per client address, within THROTTLE_WINDOW_MS. */
 export const RESET_LIMITS = { perIdentifier: 3, perClient: 30 } as const;

@@ -4,7 +4,7 @@ import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { RESET_LIMITS, THROTTLE_WINDOW_MS, confirmReset, requestReset } from './flow.js';
-import { RESET_PAGE_PATH } from './tokens.js';
+import { RESET_PAGE_PATH } from '../accounts/reset-tokens.js';
 import { publicRoute } from '../auth/protected-route.js';
 
 const ResetRequest = z

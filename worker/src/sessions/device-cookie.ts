@@ -12,16 +12,16 @@
 import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import type { DeviceClaim } from '../auth/password-login.js';
-import { DEVICE_COOKIE_MS } from '../auth/throttle.js';
+import { DEVICE_COOKIE_MS } from '../accounts/throttle.js';
 import type { AppEnv } from '../http/context.js';
 import { readHostCookie, setHostCookie } from '../http/cookies.js';
 import type { RequestMeta, RequestScope } from '../http/scope.js';
 import { auditInsert } from '../audit/events.js';
-import type { SessionRow } from './store.js';
+import type { SessionRow } from '../accounts/sessions.js';
 import type { Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { devices } from '../../../schema/index.js';
-import { signClaims, verifyClaims } from './keys.js';
+import { signClaims, verifyClaims } from '../accounts/session-keys.js';
 
 /** The cookie's base name (`__Host-` prefixed over HTTPS). */
 export const DEVICE_COOKIE = 'auth_device';

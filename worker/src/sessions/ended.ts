@@ -5,8 +5,8 @@
  */
 import type { SessionEndReason } from '../../../schema/index.js';
 import type { RequestScope } from '../http/scope.js';
-import { verifyClaimsIgnoringExpiry } from './keys.js';
-import { endedSession, sessionLimit, sessionPolicy } from './store.js';
+import { verifyClaimsIgnoringExpiry } from '../accounts/session-keys.js';
+import { endedSession, sessionLimit, sessionPolicy } from '../accounts/sessions.js';
 
 export interface SessionEnd {
   /** The revoked_reason, or idle / expired for the two timeouts. */

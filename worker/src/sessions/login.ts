@@ -13,15 +13,21 @@ import {
 } from '../auth/password-login.js';
 import type { RequestScope } from '../http/scope.js';
 import { authenticateLdapPassword } from '../ldap/login.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { deviceWrites } from './device-cookie.js';
 import { sessionToken } from './session-token.js';
 import type { PendingMerge } from '../users/identity-merge.js';
 import { loginKey } from '../auth/credentials.js';
-import { throttleKey } from '../auth/throttle.js';
-import type { FactorKind } from '../mfa/factors.js';
-import type { PendingLogin } from '../mfa/pending.js';
-import { createSession, sessionWrites, type NewSession, type SessionAuthMethod, type SessionRow } from './store.js';
+import { throttleKey } from '../accounts/throttle.js';
+import type { FactorKind } from '../accounts/factors.js';
+import type { PendingLogin } from '../accounts/pending-login.js';
+import {
+  createSession,
+  sessionWrites,
+  type NewSession,
+  type SessionAuthMethod,
+  type SessionRow,
+} from '../accounts/sessions.js';
 
 export const LoginBody = z
   .object({
@@ -58,7 +64,7 @@ export type SessionLoginOutcome =
   | { merge: PendingMerge }
   | { secondStep: SecondStepNeeded };
 
-/** A right password of an account with a second factor: what its pending login carries (mfa/pending.ts). */
+/** A right password of an account with a second factor: what its pending login carries (accounts/pending-login.ts). */
 export interface SecondStepNeeded {
   user: UserRow;
   factors: FactorKind[];

@@ -9,9 +9,9 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { MAX_PASSWORD_LENGTH } from '../auth/credentials.js';
-import { tokenHash } from '../auth/tokens.js';
+import { tokenHash } from '../accounts/tokens.js';
 import { PendingMergeSchema, type PendingMerge } from '../users/identity-merge.js';
-import { signClaims, verifyClaims } from './keys.js';
+import { signClaims, verifyClaims } from '../accounts/session-keys.js';
 
 export const MERGE_AUDIENCE = 'auth-pending-merge';
 /** The signed cookie of a pending merge. */

@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ANYONE, ANY_ROLE, protectedRoute, publicRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
-import { PublicUserSchema, toPublicUser } from '../users/model.js';
+import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { isFormPost, readBody } from '../http/body.js';
 import {
   clearAuthCookie,
@@ -18,7 +18,7 @@ import { refuseCrossSiteLogin } from '../http/csrf.js';
 import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { mergeRequiredProblem } from '../ldap/login.js';
 import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import {
   LoginBody,
   checkLocalPassword,
@@ -29,7 +29,7 @@ import {
 } from './login.js';
 import { readDeviceClaim, setDeviceCookie } from './device-cookie.js';
 import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
-import { revokeSessions, type SessionAuthMethod, type SessionRow } from './store.js';
+import { revokeSessions, type SessionAuthMethod, type SessionRow } from '../accounts/sessions.js';
 import { requestHeader } from '../http/node-messages.js';
 import {
   SECOND_STEP_PATH,
@@ -38,10 +38,10 @@ import {
   pendingOfRequest,
   secondFactorInput,
   secondStepRequired,
-} from '../mfa/login-answers.js';
-import { checkSecondFactor, completePendingLogin, pendingSource, secondStepPlan } from '../mfa/second-step.js';
-import { PENDING_TTL_MS } from '../mfa/pending.js';
-import { isTotpCode } from '../mfa/totp.js';
+} from '../auth/mfa-answers.js';
+import { checkSecondFactor, completePendingLogin, pendingSource, secondStepPlan } from './second-step.js';
+import { PENDING_TTL_MS } from '../accounts/pending-login.js';
+import { isTotpCode } from '../accounts/totp.js';
 
 /** The answer of a session login (JSON). */
 export const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');

@@ -23,7 +23,7 @@ export function bumpCredentialEpoch(): void {
 
 const WATCHED = /["`\s(](users|sessions|api_tokens)["`\s(]/i;
 const WRITE = /^\s*(with\b[\s\S]*\b)?(insert|update|delete|replace)\b/i;
-// The activity touches (tokens.ts, sessions/store.ts), as drizzle writes them: one column, by id.
+// The activity touches (accounts/tokens.ts, accounts/sessions.ts), as drizzle writes them: one column, by id.
 const TOUCH = new RegExp(
   '^update "(api_tokens|sessions|users)" set "(last_used_at|last_seen_at|last_activity_at)" = \\? ' +
     'where "\\1"\\."id" = \\?$',

@@ -11,7 +11,6 @@ import { REGISTRY, VAR_NAMES, type ConfigSnapshot } from '../config/index.js';
 import type { Db } from './db.js';
 import { isSealed, resealIfStale } from './secret-box.js';
 import { identityProviders, ldapServers, settings } from '../../../schema/index.js';
-import type { Job } from '../jobs/job.js';
 
 /** Stores an LDAP record's service password re-sealed, unless the record changed since `old` was read. */
 export function resealLdapPassword(db: Db, name: string, old: string) {
@@ -64,8 +63,11 @@ export async function resealStoredSecrets(db: Db, config: ConfigSnapshot): Promi
   return count;
 }
 
-/** The periodic job: after a key rotation, stored secrets move to the current key within a run. */
-export const resealSecretsJob: Job = {
+/**
+ * The periodic job (registered in schedule/index.ts): after a key rotation, stored secrets move to the
+ * current key within a run. Typed by its shape, as store/ sits below jobs/ (architecture.md §2).
+ */
+export const resealSecretsJob = {
   name: 'reseal-stored-secrets',
-  run: async ({ db, config }) => void (await resealStoredSecrets(db, config)),
+  run: async ({ db, config }: { db: Db; config: ConfigSnapshot }) => void (await resealStoredSecrets(db, config)),
 };

@@ -3,15 +3,13 @@
  * Creating accounts: create-routes.ts.
  */
 import { z } from '@hono/zod-openapi';
-import { and, asc, desc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import { TokenSchema, listTokens, revokeToken } from '../auth/tokens.js';
+import { TokenSchema, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { loginLocks, users } from '../../../schema/index.js';
 import {
   assertMayChangeRole,
   assertMayGrantAdmin,
@@ -21,13 +19,12 @@ import {
   updateAccount,
   type AdminContext,
 } from './admin-changes.js';
-import { liveAccount } from './lookup.js';
+import { ACCOUNT_SORTS, accountLockedUntil, listAccounts, liveAccount } from '../accounts/lookup.js';
 import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
-import { loginKey } from './login-name.js';
-import { PublicUserSchema, toPublicUser, type UserRow } from './model.js';
+import { PublicUserSchema, ROLES, toPublicUser, type UserRow } from '../accounts/model.js';
 import { setPassword } from './password.js';
-import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
-import { endUserLinks } from '../password-reset/tokens.js';
+import { assertSessionLimit, endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
+import { endUserLinks } from '../accounts/reset-tokens.js';
 import { requestHeader } from '../http/node-messages.js';
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
@@ -37,10 +34,10 @@ const one = { 200: { description: 'the account', content: { 'application/json': 
 const ListQuery = z.object({
   ...pageQuery,
   login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
-  role: z.enum(['admin', 'auditor', 'user']).optional(),
+  role: z.enum(ROLES).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
-  sort: z.enum(['login', '-login', 'createdAt', '-createdAt', 'lastLoginAt', '-lastLoginAt']).default('login'),
+  sort: z.enum(ACCOUNT_SORTS).default('login'),
 });
 const UserPage = pageOf(PublicUserSchema, 'UserPage');
 
@@ -48,7 +45,7 @@ const Patch = z
   .object({
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
-    role: z.enum(['admin', 'auditor', 'user']).optional(),
+    role: z.enum(ROLES).optional(),
     sessionLimit: z.number().int().min(1).nullable().optional(),
   })
   .strict()
@@ -257,56 +254,20 @@ async function target(c: Context<AppEnv>): Promise<UserRow> {
 
 /** The account as now stored, with its lock, as the public shape. */
 async function answer(c: Context<AppEnv>, id: string) {
-  const now = c.var.deps.clock();
   const user = await liveAccount(c.var.db, id);
-  const lock = await c.var.db
-    .select({ until: loginLocks.until })
-    .from(loginLocks)
-    .where(and(eq(loginLocks.throttleKey, sql`'local:' || ${user.loginKey}`), gt(loginLocks.until, now)));
-  return c.json(toPublicUser(user, c.var.config, lock[0]?.until ?? null), 200);
+  const lockedUntil = await accountLockedUntil(c.var.db, user, c.var.deps.clock());
+  return c.json(toPublicUser(user, c.var.config, lockedUntil), 200);
 }
-
-const SORTS: Record<z.infer<typeof ListQuery>['sort'], SQL[]> = {
-  login: [asc(users.loginKey)],
-  '-login': [desc(users.loginKey)],
-  createdAt: [asc(users.createdAt), asc(users.loginKey)],
-  '-createdAt': [desc(users.createdAt), asc(users.loginKey)],
-  lastLoginAt: [asc(users.lastLoginAt), asc(users.loginKey)],
-  '-lastLoginAt': [desc(users.lastLoginAt), asc(users.loginKey)],
-};
 
 /** Registers the administration of existing accounts. */
 export function registerAccountAdmin(app: App): void {
   app.openapi(listRoute, async (c) => {
     const q = validated(c, 'query', ListQuery);
-    const now = c.var.deps.clock();
-    const escaped = q.login === undefined ? undefined : loginKey(q.login).replace(/[\\%_]/g, (ch) => `\\${ch}`);
-    const where = and(
-      isNull(users.deletedAt),
-      escaped !== undefined ? sql`${users.loginKey} like ${`${escaped}%`} escape '\\'` : undefined,
-      q.role ? eq(users.role, q.role) : undefined,
-      q.status ? eq(users.status, q.status) : undefined,
-      q.source ? eq(users.source, q.source) : undefined,
-    );
-    const db = c.var.db;
-    const [rows, count] = await db.batch([
-      db
-        .select({ user: users, lockedUntil: loginLocks.until })
-        .from(users)
-        .leftJoin(
-          loginLocks,
-          and(eq(loginLocks.throttleKey, sql`'local:' || ${users.loginKey}`), gt(loginLocks.until, now)),
-        )
-        .where(where)
-        .orderBy(...SORTS[q.sort])
-        .limit(q.limit)
-        .offset(q.offset),
-      db.select({ n: sql<number>`count(*)` }).from(users).where(where),
-    ]);
+    const { rows, total } = await listAccounts(c.var.db, q, c.var.deps.clock());
     return c.json(
       {
         items: rows.map((r) => toPublicUser(r.user, c.var.config, r.lockedUntil)),
-        total: Number(count[0]?.n ?? 0),
+        total,
         limit: q.limit,
         offset: q.offset,
       },
@@ -324,13 +285,7 @@ export function registerAccountAdmin(app: App): void {
       throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
     }
     if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(c.var.principal.user);
-    const max = c.var.config.get('AUTH_SESSIONS_MAX_COUNT');
-    if (body.sessionLimit && body.sessionLimit > max) {
-      throw new ProblemError('VALIDATION', {
-        detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`,
-        extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] },
-      });
-    }
+    assertSessionLimit(c.var.config, body.sessionLimit);
     const before = {
       displayName: user.displayName,
       email: user.email,

@@ -8,11 +8,11 @@ import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import { loginSkeleton } from './confusables.js';
-import { throttleKey, unlockStatements } from '../auth/throttle.js';
+import { throttleKey, unlockStatements } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
-import { DAY_MS, type Role, type UserRow } from './model.js';
+import { DAY_MS, type Role, type UserRow } from '../accounts/model.js';
 import type { RequestMeta } from '../http/scope.js';
 
 /**

@@ -10,8 +10,8 @@ import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
-import { loginViolation, normaliseLogin } from './login-name.js';
-import { adminExists } from './lookup.js';
+import { loginViolation, normaliseLogin } from '../accounts/login-name.js';
+import { adminExists } from '../accounts/lookup.js';
 import { createLocalUser } from './create.js';
 
 export type BootstrapResult = 'created' | 'admin-exists' | 'not-configured';

@@ -8,7 +8,7 @@
  * match by their key.
  */
 import { CONFUSABLES } from './confusables-data.js';
-import { loginKey } from './login-name.js';
+import { loginKey } from '../accounts/login-name.js';
 
 let table: Map<number, string> | undefined;
 

@@ -3,12 +3,13 @@ import { z } from '@hono/zod-openapi';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
-import { ProblemError, problemResponses } from '../http/problem.js';
+import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { PublicUserSchema, toPublicUser } from './model.js';
+import { PublicUserSchema, ROLES, toPublicUser } from '../accounts/model.js';
 import { assertMayChangeRole } from './admin-changes.js';
+import { assertSessionLimit } from '../accounts/sessions.js';
 import { createLocalAccount } from './create.js';
-import { LoginSchema, normaliseLogin } from './login-name.js';
+import { LoginSchema, normaliseLogin } from '../accounts/login-name.js';
 
 const CreateUser = z
   .object({
@@ -16,7 +17,7 @@ const CreateUser = z
     password: z.string().min(1).max(1024),
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
-    role: z.enum(['admin', 'auditor', 'user']).default('user'),
+    role: z.enum(ROLES).default('user'),
     sessionLimit: z
       .number()
       .int()
@@ -59,13 +60,7 @@ export function registerAccountCreation(app: App): void {
     const db = c.var.db;
     const config = c.var.config;
     const now = clock();
-    const max = config.get('AUTH_SESSIONS_MAX_COUNT');
-    if (body.sessionLimit && body.sessionLimit > max) {
-      throw new ProblemError('VALIDATION', {
-        detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`,
-        extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] },
-      });
-    }
+    assertSessionLimit(config, body.sessionLimit);
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
     // One hashing slot (429 when refused) for the new account's hash.
     const user = await verifier.limit(c.var.scope.request.ip, () =>

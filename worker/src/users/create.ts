@@ -12,9 +12,9 @@ import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
 import { loginSkeleton } from './confusables.js';
-import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { loginKey, loginViolation, normaliseLogin } from '../accounts/login-name.js';
 import { lookAlikeOf, reservedUntil } from './login-skeletons.js';
-import type { Role, UserRow } from './model.js';
+import type { Role, UserRow } from '../accounts/model.js';
 import { assertPasswordPolicy } from './password.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -57,7 +57,7 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
     const message = why;
     throw new ProblemError('VALIDATION', {
       detail: `login: ${message}`,
-      extensions: { errors: [{ location: 'body', path: 'login', message }] },
+      extensions: { errors: [{ location: 'json', path: 'login', message }] },
     });
   }
   assertPasswordPolicy(a.password, o.config, a.login);

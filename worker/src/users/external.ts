@@ -10,10 +10,15 @@ import { auditInsert } from '../audit/events.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { loginSkeleton } from './confusables.js';
-import { loginKey, loginViolation, normaliseLogin } from './login-name.js';
+import { loginKey, loginViolation, normaliseLogin } from '../accounts/login-name.js';
 import { lookAlikeOf, reservedUntil } from './login-skeletons.js';
-import { assertMayLogIn as assertAccountMayLogIn, sourceData } from './login-rule.js';
-import type { Role, UserRow } from './model.js';
+import {
+  assertMayLogIn as assertAccountMayLogIn,
+  loggedIn,
+  loginSuccessStatements,
+  sourceData,
+} from '../accounts/login-rule.js';
+import type { Role, UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { userIdentities, users } from '../../../schema/index.js';
 
@@ -189,7 +194,7 @@ async function refuseLogin(
   throw new ProblemError('LOGIN_NOT_ALLOWED', { detail, extensions: { reason } });
 }
 
-/** Applies the account rule (users/login-rule.ts) to an external login, as to a password login. */
+/** Applies the account rule (accounts/login-rule.ts) to an external login, as to a password login. */
 export async function assertMayLogIn(
   scope: RequestScope,
   user: UserRow,
@@ -212,16 +217,11 @@ export async function recordLogin(
 ): Promise<UserRow> {
   const now = scope.now();
   const db = scope.db;
-  await db.batch([
-    db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
-    auditInsert(db, now, {
-      stream: 'user_activity',
-      type: 'login.success',
-      subject: user,
-      request: scope.request,
-      data: { source: source.source, [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName, ...o.data },
-    }),
-    ...(o.also ?? []),
-  ]);
-  return { ...user, lastLoginAt: now, lastActivityAt: now };
+  const data = {
+    source: source.source,
+    [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName,
+    ...o.data,
+  };
+  await db.batch([...loginSuccessStatements(db, now, user, { request: scope.request, data }), ...(o.also ?? [])]);
+  return loggedIn(user, now);
 }

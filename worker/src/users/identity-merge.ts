@@ -12,8 +12,8 @@ import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { userIdentities, users } from '../../../schema/index.js';
 import type { ExternalIdentity } from './external.js';
-import { loginKey } from './login-name.js';
-import type { UserRow } from './model.js';
+import { loginKey } from '../accounts/login-name.js';
+import type { UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 
 /** The external identity waiting to be linked to the local account of `login`. */

@@ -7,7 +7,7 @@ import { and, asc, eq, gt, isNull, ne, or } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { loginSkeleton } from './confusables.js';
-import { loginKey } from './login-name.js';
+import { loginKey } from '../accounts/login-name.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 
 /** The login of a live account that looks like `login` without being it (another key), if any. */

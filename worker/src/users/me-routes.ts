@@ -4,11 +4,11 @@ import { CHALLENGES } from '../auth/credentials.js';
 import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import { verifyCurrentPassword } from '../auth/password-login.js';
 import { RECENT_PASSWORD_LOGIN_MS, assertRecentPassword } from '../auth/recent-password.js';
-import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../auth/tokens.js';
+import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { DAY_MS, PublicUserSchema, toPublicUser } from './model.js';
+import { DAY_MS, PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { setPassword } from './password.js';
 
 const me = protectedRoute(

@@ -2,18 +2,18 @@
 import { desc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
-import { revokeAllTokensStatement } from '../auth/tokens.js';
+import { revokeAllTokensStatement } from '../accounts/tokens.js';
 import { passwordBlocklist } from '../auth/blocklist/index.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import { countBlocklistRefusals } from '../metrics/process.js';
-import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
-import { endUserLinks } from '../password-reset/tokens.js';
+import { endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
+import { endUserLinks } from '../accounts/reset-tokens.js';
 import type { Db } from '../store/index.js';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
-import type { UserRow } from './model.js';
+import type { UserRow } from '../accounts/model.js';
 import type { RequestMeta } from '../http/scope.js';
 
 /**

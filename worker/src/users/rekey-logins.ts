@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
-import { loginKey } from './login-name.js';
+import { loginKey } from '../accounts/login-name.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 
 /**

@@ -1,15 +1,14 @@
 /** Listing and ending sessions: the caller's own, and any user's for admins. */
 import { z } from '@hono/zod-openapi';
-import { and, eq, isNull } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '../sessions/store.js';
-import { users } from '../../../schema/index.js';
-import type { UserRow } from './model.js';
+import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '../accounts/sessions.js';
+import { liveAccount } from '../accounts/lookup.js';
+import type { UserRow } from '../accounts/model.js';
 import { isoTime } from '../http/iso-time.js';
 
 const SessionSchema = z
@@ -93,16 +92,6 @@ const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end
   responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
 
-async function liveUser(c: Context<AppEnv>, id: string): Promise<UserRow> {
-  const rows = await c.var.db
-    .select()
-    .from(users)
-    .where(and(eq(users.id, id), isNull(users.deletedAt)))
-    .limit(1);
-  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: 'no such user' });
-  return rows[0];
-}
-
 async function list(c: Context<AppEnv>, user: UserRow) {
   const rows = await listSessions(c.var.db, user.id, c.var.deps.clock(), sessionPolicy(c.var.config));
   return c.json({ items: rows.map((s) => toPublic(s, c.var.principal.sessionId)) }, 200);
@@ -127,9 +116,9 @@ async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
 export function registerUserSessions(app: App): void {
   app.openapi(listMine, (c) => list(c, c.var.principal.user));
   app.openapi(revokeMine, (c) => revoke(c, c.var.principal.user, validated(c, 'param', MeParams).sessionId));
-  app.openapi(listUser, async (c) => list(c, await liveUser(c, validated(c, 'param', UserParams).userId)));
+  app.openapi(listUser, async (c) => list(c, await liveAccount(c.var.db, validated(c, 'param', UserParams).userId)));
   app.openapi(revokeUser, async (c) => {
     const p = validated(c, 'param', UserSessionParams);
-    return revoke(c, await liveUser(c, p.userId), p.sessionId);
+    return revoke(c, await liveAccount(c.var.db, p.userId), p.sessionId);
   });
 }

@@ -2,9 +2,9 @@
  * argon2id password hashing with interchangeable backends that all read and
  * write the same PHC strings.
  *
- * Runtime-neutral exports only. The Node-native backend lives in
- * `./node-native.js` and must be imported from there by the Node host, so
- * that the Worker bundle never pulls in the native `argon2` package.
+ * Runtime-neutral exports only. The Node-native backend is the Node host's
+ * (`worker/node/native-hasher.ts`), so that the Worker bundle never pulls in
+ * the native `argon2` package.
  */
 export type {
   Argon2DeriveInput,

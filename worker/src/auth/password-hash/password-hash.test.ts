@@ -16,7 +16,7 @@ import {
   parsePhc,
 } from './index.js';
 import type { Argon2Params, PasswordHasher } from './index.js';
-import { createNodeNativeHasher } from './node-native.js';
+import { createNodeNativeHasher } from '../../../node/native-hasher.js';
 
 const require = createRequire(import.meta.url);
 const wasmBytes = readFileSync(require.resolve('@phi-ag/argon2/argon2.wasm'));

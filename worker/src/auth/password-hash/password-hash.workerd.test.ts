@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNobleHasher, parsePhc } from './index.js';
-import { createNodeNativeHasher } from './node-native.js';
+import { createNodeNativeHasher } from '../../../node/native-hasher.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '../../../..');

@@ -6,7 +6,7 @@
  * link is stored only while the account is as it was read (so none is minted across such a change).
  */
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
-import { tokenHash } from '../auth/tokens.js';
+import { tokenHash } from './tokens.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { notifications, passwordResetTokens, users } from '../../../schema/index.js';

@@ -14,9 +14,9 @@
  *   all logins within AUTH_ADDRESS_FAILED_WINDOW_MIN, then 429 for every login from it.
  * Unknown logins are throttled the same way, so a lock reveals nothing.
  */
-import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
-import { addressBucket } from '../http/ip-ranges.js';
+import { addressBucket } from '../config/ip-ranges.js';
 import type { Db } from '../store/index.js';
 import { devices, loginAttempts, loginLocks, mfaPendingUses } from '../../../schema/index.js';
 
@@ -256,7 +256,23 @@ export async function purgeThrottle(db: Db, now: number): Promise<void> {
 /** How long a device cookie lives (renewed at each login with it). */
 export const DEVICE_COOKIE_MS = 365 * 86_400_000;
 
+const LOCAL = 'local:';
+
 /** The throttle key of a local login, or of a login at an LDAP server record. */
 export function throttleKey(loginKey: string, ldapServer?: string): string {
-  return ldapServer === undefined ? `local:${loginKey}` : `ldap:${ldapServer}:${loginKey}`;
+  return ldapServer === undefined ? `${LOCAL}${loginKey}` : `ldap:${ldapServer}:${loginKey}`;
+}
+
+/** The lock for untrusted clients of local logins, joined to accounts by their login key (a column). */
+export function localLockOf(loginKeyColumn: SQLWrapper, now: number): SQL | undefined {
+  return and(eq(loginLocks.throttleKey, sql`${LOCAL} || ${loginKeyColumn}`), gt(loginLocks.until, now));
+}
+
+/** The end of the lock for untrusted clients of the local login `loginKey`, if any. */
+export async function localLockUntil(db: Db, loginKey: string, now: number): Promise<number | null> {
+  const rows = await db
+    .select({ until: loginLocks.until })
+    .from(loginLocks)
+    .where(and(eq(loginLocks.throttleKey, throttleKey(loginKey)), gt(loginLocks.until, now)));
+  return rows[0]?.until ?? null;
 }

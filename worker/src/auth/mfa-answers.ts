@@ -8,11 +8,10 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { clearAuthCookie, readAuthCookie, setAuthCookie } from '../http/cookies.js';
 import { ProblemError } from '../http/problem.js';
-import { PENDING_COOKIE, signPendingLogin, verifyPendingLogin, type PendingLogin } from './pending.js';
-import { recoveryCodesLeft } from './factors.js';
-import type { SecondFactorInput } from './second-step.js';
-import type { FactorKind } from './factors.js';
-import type { UserRow } from '../users/model.js';
+import { PENDING_COOKIE, signPendingLogin, verifyPendingLogin, type PendingLogin } from '../accounts/pending-login.js';
+import { recoveryCodesLeft } from '../accounts/factors.js';
+import type { FactorKind } from '../accounts/factors.js';
+import type { UserRow } from '../accounts/model.js';
 
 /** The path of the second step, below ROOT_PATH. */
 export const SECOND_STEP_PATH = '/v3/login/second-factor';
@@ -40,6 +39,12 @@ export const SecondStepBody = z
   .openapi('SecondStepRequest');
 
 /** The second factor a request presents: exactly one of `code` and `recoveryCode`, else 422. */
+/** The code of a second step: a TOTP code or a recovery code (exactly one). */
+export interface SecondFactorInput {
+  code?: string;
+  recoveryCode?: string;
+}
+
 export function secondFactorInput(body: { code?: string; recoveryCode?: string }): SecondFactorInput {
   if ((body.code === undefined) === (body.recoveryCode === undefined)) {
     throw new ProblemError('VALIDATION', {

@@ -4,9 +4,10 @@ import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from './model.js';
 import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
+import { ProblemError } from '../http/problem.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
@@ -22,6 +23,20 @@ export function sessionPolicy(config: ConfigSnapshot): SessionPolicy {
     idleMs: config.get('SESSION_IDLE_TIMEOUT_MIN') * 60_000,
     absoluteMs: config.get('SESSION_ABSOLUTE_TIMEOUT_HOURS') * 3_600_000,
   };
+}
+
+/**
+ * The session limit an administrator may give an account (creating or changing it): at most
+ * AUTH_SESSIONS_MAX_COUNT, else 422 naming the field.
+ */
+export function assertSessionLimit(config: ConfigSnapshot, requested: number | null | undefined): void {
+  const max = config.get('AUTH_SESSIONS_MAX_COUNT');
+  if (requested && requested > max) {
+    throw new ProblemError('VALIDATION', {
+      detail: `sessionLimit: at most AUTH_SESSIONS_MAX_COUNT (${max})`,
+      extensions: { errors: [{ location: 'json', path: 'sessionLimit', message: `at most ${max}` }] },
+    });
+  }
 }
 
 /** The user's session limit: their own (at most AUTH_SESSIONS_MAX_COUNT) or AUTH_SESSIONS_DEFAULT_COUNT. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { App } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import { JOBS } from './index.js';
-import { countUnleasedRun } from './lease.js';
+import { countUnleasedRun } from '../jobs/lease.js';
 
 const Body = z.object({ names: z.array(z.string()).min(1) });
 

@@ -20,28 +20,13 @@ import {
   parseBasic,
   parseBearer,
   splitAuthorization,
+  type AuthenticateOptions,
   type Scheme,
-} from './credentials.js';
-import { authenticateLocalPassword, passwordExpiredProblem } from './password-login.js';
-import { accountOfToken, touchToken } from './tokens.js';
-import { assertEnrolled } from '../mfa/enforcement.js';
+} from '../auth/credentials.js';
+import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
+import { accountOfToken, touchToken } from '../accounts/tokens.js';
+import { assertEnrolled } from '../auth/mfa-enforcement.js';
 import { requestHeader } from '../http/node-messages.js';
-
-export interface AuthenticateOptions {
-  schemes: readonly Scheme[];
-  /** Let an expired password through (only the self password change needs this). */
-  allowExpiredPassword?: boolean;
-  /**
-   * Logout is idempotent: a token we signed whose session has already ended (or is unknown) gets
-   * 204 at once, ending nothing else. A forged token or no credential stays a 401.
-   */
-  endedSessionIsLoggedOut?: boolean;
-  /**
-   * Open to a session of a role that must use a second factor but has none yet (MFA_REQUIRED_ROLES):
-   * the profile, logout and enrolment routes (docs/security-mfa.md, "Enforcement").
-   */
-  enrolment?: boolean;
-}
 
 function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemError {
   return new ProblemError('INVALID_CREDENTIALS', {

@@ -113,7 +113,7 @@ export function loginKey(login: string): string {
   return folded.replace(/ς/g, 'σ').normalize('NFC');
 }
 
-/** Logins: the login rule of every source (users/login-name.ts), checked on the NFC form. */
+/** Logins: the login rule of every source (accounts/login-name.ts), checked on the NFC form. */
 export const LoginSchema = z
   .string()
   .superRefine((value, ctx) => {

@@ -4,7 +4,7 @@
  * conditional UPDATE, so two hosts cannot both accept it.
  */
 import { and, eq, isNull } from 'drizzle-orm';
-import { tokenHash } from '../auth/tokens.js';
+import { tokenHash } from './tokens.js';
 import type { Db } from '../store/index.js';
 import { mfaRecoveryCodes } from '../../../schema/index.js';
 

@@ -2,11 +2,12 @@
 import { z } from '@hono/zod-openapi';
 import type { InferSelectModel } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
-import type { users } from '../../../schema/index.js';
+import { ROLES, type users } from '../../../schema/index.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 
 export type UserRow = InferSelectModel<typeof users>;
 export type Role = UserRow['role'];
+export { ROLES };
 
 export const DAY_MS = 86_400_000;
 
@@ -16,7 +17,7 @@ export const PublicUserSchema = z
     login: z.string(),
     displayName: z.string(),
     email: z.string().nullable(),
-    role: z.enum(['admin', 'auditor', 'user']),
+    role: z.enum(ROLES),
     source: z.enum(['local', 'ldap', 'oidc']),
     sourceName: z
       .string()

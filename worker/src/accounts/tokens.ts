@@ -8,7 +8,7 @@ import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from './model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';

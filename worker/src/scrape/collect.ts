@@ -9,9 +9,9 @@ import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { streamPipelines } from '../logs/pipeline.js';
-import { sessionPolicy } from '../sessions/store.js';
+import { sessionPolicy } from '../accounts/sessions.js';
 import type { Db } from '../store/index.js';
-import { Registry } from './registry.js';
+import { Registry } from '../metrics/registry.js';
 
 export interface ScrapeInput {
   db: Db;

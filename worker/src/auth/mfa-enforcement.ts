@@ -10,7 +10,7 @@ import { createMiddleware } from 'hono/factory';
 import type { AppEnv, Principal } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import { factorsOf } from './factors.js';
+import { factorsOf } from '../accounts/factors.js';
 
 /** Throws 403 MFA_ENROLMENT_REQUIRED when the principal's role requires a second factor it has not passed. */
 export function assertEnrolled(config: ConfigSnapshot, p: Principal): void {

@@ -1,13 +1,13 @@
 /** Periodic security jobs: inactivity blocking (architecture.md §4) and throttle housekeeping. */
-import { purgeThrottle } from '../auth/throttle.js';
-import { purgeUsedChallenges } from '../passkeys/challenge.js';
-import { endExpiredSuperAccess } from '../users/admin-changes.js';
-import { blockIdleAccounts } from '../users/login-rule.js';
-import type { Job } from './job.js';
+import { purgeThrottle } from '../accounts/throttle.js';
+import { purgeUsedChallenges } from '../accounts/passkey-challenges.js';
+import { endExpiredSuperAccess } from './admin-changes.js';
+import { blockIdleAccounts } from '../accounts/login-rule.js';
+import type { Job } from '../jobs/job.js';
 
 /**
  * Blocks active accounts without a login for USER_INACTIVE_TIMEOUT_DAY days, with an audit event
- * each, by the account rule (users/login-rule.ts): never the last active administrator.
+ * each, by the account rule (accounts/login-rule.ts): never the last active administrator.
  */
 export const blockInactiveAccounts: Job = {
   name: 'block-inactive-accounts',

@@ -1,6 +1,6 @@
 /**
  * Checking a second factor (docs/security-mfa.md): a TOTP code or a recovery code, counted on the
- * same failure budgets as the password of the account (auth/throttle.ts: a guess is reserved before
+ * same failure budgets as the password of the account (accounts/throttle.ts: a guess is reserved before
  * it is checked, a wrong one counts and may lock), and completing a pending login with it.
  */
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
@@ -8,27 +8,26 @@ import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
-import { attemptPlan, reserveAttempt, successStatements, type AttemptPlan } from '../auth/throttle.js';
+import { attemptPlan, reserveAttempt, successStatements, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { deviceWrites } from '../sessions/device-cookie.js';
-import { sessionToken } from '../sessions/session-token.js';
-import { sessionWrites, type SessionRow } from '../sessions/store.js';
+import { deviceWrites } from './device-cookie.js';
+import { sessionToken } from './session-token.js';
+import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { openSecret } from '../store/secret-box.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
-import type { UserRow } from '../users/model.js';
+import type { UserRow } from '../accounts/model.js';
 import { mfaTotp, users } from '../../../schema/index.js';
-import { recoveryCodesLeft } from './factors.js';
-import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from './pending.js';
-import { useRecoveryCode } from './recovery.js';
-import { acceptStep, matchingStep } from './totp.js';
+import { recoveryCodesLeft } from '../accounts/factors.js';
+import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from '../accounts/pending-login.js';
+import { useRecoveryCode } from '../accounts/recovery-codes.js';
+import { acceptStep, matchingStep } from '../accounts/totp.js';
 
 /** What a second step presents: a TOTP code or a recovery code (exactly one). */
-export interface SecondFactorInput {
-  code?: string;
-  recoveryCode?: string;
-}
 
+import type { SecondFactorInput } from '../auth/mfa-answers.js';
+
+export type { SecondFactorInput };
 export type SecondStepMethod = 'totp' | 'recovery_code';
 
 /** Where a second factor is checked (the `via` of its events). */

@@ -8,7 +8,7 @@
 import { lt } from 'drizzle-orm';
 import { passkeyChallengesUsed } from '../../../schema/index.js';
 import type { RequestScope } from '../http/scope.js';
-import { signClaims, verifyClaims } from '../sessions/keys.js';
+import { signClaims, verifyClaims } from './session-keys.js';
 import type { Db } from '../store/index.js';
 
 /** What a challenge is for: registering a passkey, a passwordless sign-in, or a second factor. */

@@ -4,12 +4,12 @@
  * the session keys, its own audience). It completes at most one login: its `jti` is inserted in the
  * transaction that opens the session, and a second insert of the same `jti` fails (a replay). Every
  * second step (a TOTP code, a recovery code, a passkey assertion) verifies it with
- * `verifyPendingLogin` and completes it with `completePendingLogin` (mfa/second-step.ts).
+ * `verifyPendingLogin` and completes it with `completePendingLogin` (sessions/second-step.ts).
  */
 import { eq } from 'drizzle-orm';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
-import { signClaims, verifyClaims } from '../sessions/keys.js';
+import { signClaims, verifyClaims } from './session-keys.js';
 import type { Db } from '../store/index.js';
 import { mfaPendingUses } from '../../../schema/index.js';
 

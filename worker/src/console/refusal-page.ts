@@ -6,11 +6,11 @@
 import type { Context } from 'hono';
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import { chooseLang, type Lang } from '../console/texts.js';
-import type { AppEnv } from './context.js';
-import { htmlDocument } from './html.js';
-import { requestHeader } from './node-messages.js';
-import type { ProblemError } from './problem.js';
+import { chooseLang, type Lang } from './texts.js';
+import type { AppEnv } from '../http/context.js';
+import { htmlDocument } from '../http/html.js';
+import { requestHeader } from '../http/node-messages.js';
+import type { ProblemError } from '../http/problem.js';
 
 /** No script, no form, nothing from elsewhere. */
 const CSP =

@@ -10,8 +10,8 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { constantTimeEqual } from '../auth/password-hash/phc.js';
 import { collectScrapeMetrics } from './collect.js';
-import { noteProcessStart, processRegistry, recordRequest } from './process.js';
-import { EXPOSITION_CONTENT_TYPE, renderExposition } from './registry.js';
+import { noteProcessStart, processRegistry, recordRequest } from '../metrics/process.js';
+import { EXPOSITION_CONTENT_TYPE, renderExposition } from '../metrics/registry.js';
 import { requestHeader } from '../http/node-messages.js';
 
 /** The route label of requests that matched no endpoint (404, 405): one label, however many paths. */

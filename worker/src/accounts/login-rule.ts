@@ -5,7 +5,7 @@
  * - no activity for USER_INACTIVE_TIMEOUT_DAY days: blocked for inactivity, except the last active
  *   administrator, who is only warned about in the log (else nobody could administer any more);
  * - an expired password (local passwords only: external logins do not use one of ours).
- * The lockout of failed passwords is the throttle's (auth/throttle.ts), checked before the password.
+ * The lockout of failed passwords is the throttle's (accounts/throttle.ts), checked before the password.
  */
 import { and, asc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -14,8 +14,8 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { endSessionsStatement, revokeDevicesStatement } from '../sessions/store.js';
-import { endUserLinks } from '../password-reset/tokens.js';
+import { endSessionsStatement, revokeDevicesStatement } from './sessions.js';
+import { endUserLinks } from './reset-tokens.js';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -191,3 +191,33 @@ export async function blockIdleAccounts(ctx: Omit<RuleContext, 'request'>): Prom
   }
   return blocked;
 }
+
+/**
+ * A successful login's bookkeeping, for one batch with what the login path adds: the last login and
+ * activity (and `rehash`, a new hash of the same password) and the `login.success` event. Every login
+ * path writes it through here: local passwords (auth/password-login.ts) and LDAP and OIDC logins
+ * (users/external.ts). `loggedIn` is the account as it then is.
+ */
+export function loginSuccessStatements(
+  db: Db,
+  now: number,
+  user: UserRow,
+  o: { request?: RequestMeta; data: Record<string, unknown>; rehash?: string },
+) {
+  return [
+    db
+      .update(users)
+      .set({ lastLoginAt: now, lastActivityAt: now, ...(o.rehash ? { passwordHash: o.rehash } : {}) })
+      .where(eq(users.id, user.id)),
+    auditInsert(db, now, {
+      stream: 'user_activity',
+      type: 'login.success',
+      subject: { id: user.id, login: user.login },
+      request: o.request,
+      data: o.data,
+    }),
+  ] as const;
+}
+
+/** The account after a successful login at `now` (see loginSuccessStatements). */
+export const loggedIn = (user: UserRow, now: number): UserRow => ({ ...user, lastLoginAt: now, lastActivityAt: now });

@@ -1,0 +1,38 @@
+/**
+ * The registered periodic jobs, run by edge Cron Triggers (`scheduled`) and by the Node host's in-app
+ * scheduler. Each capability defines its own jobs with jobs/ (the shape, the runner); this list sits
+ * above them all (architecture.md §2).
+ */
+import { runJobs, type Job, type JobInput } from '../jobs/index.js';
+import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from '../users/security-jobs.js';
+import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
+import { resealSecretsJob } from '../store/stored-secrets.js';
+import {
+  deliverNotifications,
+  handleNotificationEvents,
+  passwordExpiryNotices,
+  purgeNotifications,
+} from '../notifications/jobs.js';
+
+/**
+ * The registered jobs; each capability adds its own. The notifications come after the jobs that
+ * write events (inactivity blocks), and delivery after the jobs that make mails.
+ */
+export const JOBS: Job[] = [
+  shipAuditOutbox,
+  blockInactiveAccounts,
+  endSuperAccess,
+  purgeLoginThrottle,
+  purgeAuditOutbox,
+  purgeLocalAuditLog,
+  resealSecretsJob,
+  handleNotificationEvents,
+  passwordExpiryNotices,
+  deliverNotifications,
+  purgeNotifications,
+];
+
+/** Runs every registered job once (jobs/index.ts runJobs); returns the names of the jobs that failed. */
+export function runScheduledJobs(o: JobInput, jobs: readonly Job[] = JOBS): Promise<string[]> {
+  return runJobs(o, jobs);
+}
