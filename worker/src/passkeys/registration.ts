@@ -54,8 +54,14 @@ export async function registrationOptions(
     attestationType: 'none',
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
     authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+    // The same algorithms on every host: the library would offer ML-DSA-44 first where the runtime has it
+    // (Node 24), and a passkey made so could not be checked by a host without it (Node 20, workerd).
+    supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
   });
 }
+
+/** EdDSA, ES256 and RS256 (COSE -8, -7, -257): what every host of the service verifies. */
+export const PASSKEY_ALGORITHMS = [-8, -7, -257];
 
 /** A refused registration: audited (passkey.refused), then the problem. */
 async function refuse(scope: RequestScope, user: UserRow, reason: string, problem: ProblemError): Promise<never> {
