@@ -437,9 +437,17 @@ describe('fixed cases of every operation', () => {
     const probeOperation = async (o: Operation) => {
       const at = `${o.method.toUpperCase()} ${o.path}`;
       const schemes = new Set(((o.op.security as JsonObject[] | undefined) ?? []).flatMap((x) => Object.keys(x)));
-      const auth: [string, string][] = [
-        ['Authorization', schemes.has('bearer') || !schemes.has('basic') ? admin.bearer : admin.basic],
-      ];
+      // Bearer, else the session cookie (same-origin, as a browser's) for the operations that take only
+      // a session (adding a passkey), else Basic.
+      const auth: [string, string][] =
+        schemes.has('bearer') || schemes.size === 0
+          ? [['Authorization', admin.bearer]]
+          : schemes.has('cookie')
+            ? [
+                ['Cookie', admin.cookie],
+                ['Sec-Fetch-Site', 'same-origin'],
+              ]
+            : [['Authorization', admin.basic]];
       const params = (o.op.parameters as JsonObject[] | undefined) ?? [];
       const fill = (bad: boolean) =>
         params
