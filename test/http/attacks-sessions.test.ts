@@ -4,6 +4,7 @@
  * OpenAPI description, so that a new redirecting or cookie-authenticated route is attacked too.
  * Each `it` is one attack.
  */
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, decodeJwt, exportJWK, importPKCS8, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +117,26 @@ describe('attacks on sessions and browsers', () => {
         const merge = await b.fetch(await oidcCallback(b, login));
         expect(merge.headers.get('location')).toBe(`${FRONTEND}/conflict`);
         return b.postForm(url('/v3/login/union'), { password: PASSWORD, next });
+      },
+      'post /v3/login/second-factor': async (next) => {
+        // A new account with a TOTP factor each time (a code is accepted once): the form login leaves a
+        // pending login in the browser, and the second step's form carries the `next`.
+        const login = uniqueLogin('mfa-next');
+        await createUser(login, PASSWORD, { sessionLimit: 5 });
+        const enrolling = new Browser(origin());
+        expect((await enrolling.postJson(url('/v3/login'), { login, password: PASSWORD })).status).toBe(200);
+        const start = (await (await enrolling.fetch(url('/v4/users/me/totp'), { method: 'POST' })).json()) as {
+          otpauthUri: string;
+        };
+        const secret = new URL(start.otpauthUri).searchParams.get('secret')!;
+        const code = (steps: number) =>
+          execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(Date.now() / 1000) + steps * 30}`], {
+            encoding: 'utf8',
+          }).trim();
+        expect((await enrolling.postJson(url('/v4/users/me/totp/confirm'), { code: code(0) })).status).toBe(204);
+        const b = new Browser(origin());
+        expect((await b.postForm(url('/v3/login'), { login, password: PASSWORD })).status).toBe(303);
+        return b.postForm(url('/v3/login/second-factor'), { code: code(1), next });
       },
       'get /v3/oidc/login/{idp_name}': async (next) => {
         // The provider's own URL is where this one leads: the `next` given here is checked at the end.
