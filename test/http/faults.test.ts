@@ -320,7 +320,7 @@ describe('the OpenAPI document', () => {
 });
 
 describe('a restart with another DB_SCHEMA', () => {
-  it('is refused: Node exits 1 before serving; the edge answers every request 503 and logs why', async () => {
+  it('is refused: Node exits 1 before serving; the edge answers 503 (liveness excepted) and logs why', async () => {
     if (inject('hostKind') === 'node') {
       // `npm start` on this host's database, under another DB_SCHEMA.
       const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node/main.ts'], {
@@ -350,7 +350,10 @@ describe('a restart with another DB_SCHEMA', () => {
         const other = createClient({ url: edge.libsqlUrl });
         await other.execute(`update service_meta set value = 'another_tenant' where key = 'db_schema'`);
         other.close();
-        for (const path of ['/health/live', '/v3/login']) {
+        // Liveness reads nothing (the isolate answers; docs/architecture.md §6, "A far database"); readiness
+        // and everything else are refused.
+        expect((await callJson<Json>('/health/live', { base: edge.url })).status).toBe(200);
+        for (const path of ['/health/ready', '/v3/login']) {
           const r = await callJson<Json>(path, {
             base: edge.url,
             method: path === '/v3/login' ? 'POST' : 'GET',
