@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, baseUrl, callJson } from '../harness/client.js';
+import { loggedInBrowser } from '../harness/browser.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { operationsOf, type JsonObject } from '../harness/openapi-doc.js';
 
@@ -141,17 +142,27 @@ describe('attacks with request bodies', () => {
     const wrongTypes: string[] = [];
     for (const o of withBody) {
       // A type of log that exists (its body is read only then); other path parameters need not exist.
-      const path = `${baseUrl()}${o.path.replace('{audit_log_type}', 'user_activity').replace(/\{[^}]+\}/g, 'x1')}`;
+      // A passkey's id is a UUID (checked with the path): any well-formed one.
+      const concrete = o.path
+        .replace('{audit_log_type}', 'user_activity')
+        .replace('{passkeyId}', '00000000-0000-4000-8000-000000000000')
+        .replace(/\{[^}]+\}/g, 'x1');
+      const path = `${baseUrl()}${concrete}`;
       const types = Object.keys(((o.op.requestBody as JsonObject).content as JsonObject) ?? {});
-      const auth = ((o.op.security as JsonObject[] | undefined) ?? []).some((s) => 'bearer' in s) ? bearer : admin;
+      const security = (o.op.security as JsonObject[] | undefined) ?? [];
+      const auth = security.some((s) => 'bearer' in s) ? bearer : admin;
+      // An operation that takes only a session (adding a passkey) gets a browser's session cookie.
+      const sessionOnly = security.length > 0 && security.every((s) => 'cookie' in s);
+      const browser = sessionOnly ? await loggedInBrowser(baseUrl(), ADMIN.login, ADMIN.password) : undefined;
       const at = `${o.method.toUpperCase()} ${o.path}`;
       const send = async (init: { type: string; body: BodyInit; chunked?: boolean }) => {
-        const res = await fetch(path, {
+        const request = {
           method: o.method.toUpperCase(),
-          headers: { Authorization: auth, 'Content-Type': init.type },
+          headers: { ...(browser ? {} : { Authorization: auth }), 'Content-Type': init.type },
           body: init.body,
           ...(init.chunked ? { duplex: 'half' } : {}),
-        } as RequestInit);
+        } as RequestInit;
+        const res = browser ? await browser.fetch(path, request) : await fetch(path, request);
         const text = await res.text();
         return {
           status: res.status,

@@ -127,7 +127,7 @@ async function sendFor(
   const res = cred.browser ? await cred.browser.fetch(url, init) : await fetch(url, init);
   const text = await res.text();
   const detail =
-    res.headers.get('Content-Type')?.includes('json') && text
+    /^application\/(problem\+)?json/.test(res.headers.get('Content-Type') ?? '') && text
       ? String((JSON.parse(text) as { detail?: unknown }).detail ?? '')
       : '';
   return { status: res.status, detail };
