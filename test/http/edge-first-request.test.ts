@@ -6,7 +6,7 @@
  * app runs; the next request within the settings' freshness makes none of its own.
  * The Node host reads all that once at start, so this suite runs on the edge host only.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from '../harness/client.js';
@@ -22,7 +22,7 @@ const edge = inject('hostKind') === 'edge';
 const DELAY = 400;
 async function farDatabase(target: string) {
   const finished: { at: number; sql: string }[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const forward = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
@@ -35,6 +35,13 @@ async function farDatabase(target: string) {
     const bytes = Buffer.from(await answer.arrayBuffer());
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
     res.end(bytes, () => finished.push({ at: performance.now(), sql: body?.toString().slice(0, 300) ?? '' }));
+  };
+  // A request still in flight when the suite stops the database (a background refresh) just fails.
+  const server: Server = createServer((req, res) => {
+    forward(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
