@@ -60,7 +60,9 @@ export async function newTab(browser: Browser, o: { width?: number; locale?: str
 
 /** Goes to `url` and waits until the console's script has wired the page (`<body data-ready>`). */
 export async function openPage(tab: ConsoleTab, url: string): Promise<void> {
-  await tab.page.goto(url);
+  // The document, then the script's own mark: the load event also waits for every image and font,
+  // which took over 30 s once on a loaded machine.
+  await tab.page.goto(url, { waitUntil: 'domcontentloaded', timeout: 45_000 });
   await waitReady(tab.page);
 }
 

@@ -254,15 +254,19 @@ describe('under a flood (docs/security-admission.md)', () => {
         owned.push(res.status);
         await res.text();
       }
-      // The cookie is bound to its login: for another account it gives no priority (the address's 429).
-      const res = await owner.postJson(`${base}/v3/login`, { login: other, password: PASSWORD });
-      foreign.push({ status: res.status, body: (await res.json()) as Record<string, unknown>, res });
+      // The cookie is bound to its login: for another account it gives no priority, so the address's
+      // bound refuses it (429). The flood may leave a free place for a moment on a slow machine: a few
+      // tries, until one is refused (a prioritised login never is).
+      for (let i = 0; i < 5 && !foreign.some((a) => a.status === 429); i++) {
+        const res = await owner.postJson(`${base}/v3/login`, { login: other, password: PASSWORD });
+        foreign.push({ status: res.status, body: (await res.json()) as Record<string, unknown>, res });
+      }
     } finally {
       done = true;
       await f.end;
     }
     expect(owned).toEqual([200, 200, 200]);
-    expectThrottled(foreign[0]!);
+    expectThrottled(foreign.find((a) => a.status === 429) ?? foreign[0]!);
     expectNo503(f.answers);
   });
 
