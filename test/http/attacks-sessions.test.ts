@@ -4,11 +4,11 @@
  * OpenAPI description, so that a new redirecting or cookie-authenticated route is attacked too.
  * Each `it` is one attack.
  */
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, decodeJwt, exportJWK, importPKCS8, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
+import { totpCode } from '../harness/totp.js';
 import { ADMIN, basic, baseUrl, callJson, createUser, uniqueLogin } from '../harness/client.js';
 import { BASE_TEST_ENV } from '../harness/hosts.js';
 import { startTestProvider, throughProvider, type TestProvider } from '../harness/oidc-provider.js';
@@ -129,10 +129,7 @@ describe('attacks on sessions and browsers', () => {
           otpauthUri: string;
         };
         const secret = new URL(start.otpauthUri).searchParams.get('secret')!;
-        const code = (steps: number) =>
-          execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(Date.now() / 1000) + steps * 30}`], {
-            encoding: 'utf8',
-          }).trim();
+        const code = (steps: number) => totpCode(secret, Date.now(), steps);
         expect((await enrolling.postJson(url('/v4/users/me/totp/confirm'), { code: code(0) })).status).toBe(204);
         const b = new Browser(origin());
         expect((await b.postForm(url('/v3/login'), { login, password: PASSWORD })).status).toBe(303);
