@@ -15,8 +15,9 @@ async function firstLineOfStdin(): Promise<string> {
 function promptHidden(prompt: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
-    process.stderr.write(`${prompt}: `);
+    // Echo off before the prompt shows: what is typed (or pasted) as soon as it appears is not echoed.
     stdin.setRawMode(true);
+    process.stderr.write(`${prompt}: `);
     stdin.resume();
     stdin.setEncoding('utf8');
     let value = '';
