@@ -43,7 +43,7 @@ const totpCode = (secret: string, step: number) =>
   generate({ strategy: 'hotp', secret, counter: step, digits: TOTP_DIGITS, algorithm: 'sha1' });
 
 /** CPU of one TOTP verification (the accepted window of three steps), microseconds. */
-async function totpCpu(): Promise<number> {
+export async function totpCpu(): Promise<number> {
   const secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
   const now = Date.now();
   const code = await totpCode(secret, stepOf(now));
@@ -59,7 +59,7 @@ function coseKey(x: Buffer, y: Buffer): Uint8Array {
 }
 
 /** CPU of one passkey assertion's verification (ES256, user verified), microseconds. */
-async function passkeyCpu(): Promise<number> {
+export async function passkeyCpu(): Promise<number> {
   const rpId = 'auth.example.test';
   const origin = `https://${rpId}`;
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -115,7 +115,8 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 async function enrolTotp(base: string, login: string): Promise<string> {
   const cookie = await loginCookie(base, login, PASSWORD);
   const started = await post(`${base}/v4/users/me/totp`, {}, { cookie });
-  if (started.status !== 201) throw new ScenarioError(`POST /v4/users/me/totp: ${started.status} ${await started.text()}`);
+  if (started.status !== 201)
+    throw new ScenarioError(`POST /v4/users/me/totp: ${started.status} ${await started.text()}`);
   const { otpauthUri } = (await started.json()) as { otpauthUri: string };
   const secret = new URL(otpauthUri).searchParams.get('secret');
   if (!secret) throw new ScenarioError('POST /v4/users/me/totp: no secret in the otpauth URI');

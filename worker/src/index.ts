@@ -151,7 +151,9 @@ function build(env: Env): Instance {
       }
       operatorList = { refusal: undefined };
     } catch (err) {
-      logger.error(`refusing requests: password blocklist (AUTH_PASSWORD_BLOCKLIST_FILE ${file}): ${(err as Error).message}`);
+      logger.error(
+        `refusing requests: password blocklist (AUTH_PASSWORD_BLOCKLIST_FILE ${file}): ${(err as Error).message}`,
+      );
       const detail = 'the password blocklist could not be loaded: this service refuses requests (see its log)';
       operatorList = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
     }

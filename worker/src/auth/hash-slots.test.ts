@@ -340,7 +340,12 @@ describe('under a flood from many addresses (docs/security-admission.md, "Order"
       const attack = setInterval(() => {
         const ip = attackers[sent++ % attackers.length]!;
         // As password-login.ts: the failure is noted once the check is done (or refused by a lock).
-        settled.push(slots.run(ip, hash).then(() => slots.noteFailure(ip), () => {}));
+        settled.push(
+          slots.run(ip, hash).then(
+            () => slots.noteFailure(ip),
+            () => {},
+          ),
+        );
       }, 222 / attackers.length);
       const waits: number[] = [];
       for (let i = 0; i < 15; i++) {
