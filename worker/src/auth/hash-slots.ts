@@ -17,7 +17,9 @@
  *   bound and the queue's, within its own budget (PRIORITY_IN_FLIGHT in all, PRIORITY_PER_ACCOUNT
  *   per account; beyond either, it is admitted as anonymous): other clients never refuse it.
  * - clean addresses: no failed login from them in this process within SUSPECT_MS (`noteFailure`).
- * - suspect addresses: a recent failure. Served only when no clean waiter is, and while others
+ * - suspect addresses: a recent failure, or another attempt sent while one of the address's own was
+ *   running or waiting (until none is left). Lanes are decided afresh whenever waiters are compared,
+ *   so an address turning suspect takes its waiting work along. Served only when no clean waiter is, and while others
  *   wait they together start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of
  *   failing addresses (each within its own bound, together beyond the capacity) leaves clean
  *   addresses their slots and the process's CPU (edge: the isolate the WASM hash blocks) to other
