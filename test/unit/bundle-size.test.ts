@@ -37,5 +37,5 @@ describe('the edge bundle', () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 300_000);
 });
