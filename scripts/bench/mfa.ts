@@ -113,15 +113,17 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 
 /** Enrols a TOTP factor for `login` through the API; returns its secret. */
 async function enrolTotp(base: string, login: string): Promise<string> {
+  // A browser's session request: the cookie and the Origin it sends with every POST (the CSRF check).
   const cookie = await loginCookie(base, login, PASSWORD);
-  const started = await post(`${base}/v4/users/me/totp`, {}, { cookie });
+  const origin = new URL(base).origin;
+  const started = await post(`${base}/v4/users/me/totp`, {}, { cookie, origin });
   if (started.status !== 201)
     throw new ScenarioError(`POST /v4/users/me/totp: ${started.status} ${await started.text()}`);
   const { otpauthUri } = (await started.json()) as { otpauthUri: string };
   const secret = new URL(otpauthUri).searchParams.get('secret');
   if (!secret) throw new ScenarioError('POST /v4/users/me/totp: no secret in the otpauth URI');
   const code = await totpCode(secret, stepOf(Date.now()));
-  const confirmed = await post(`${base}/v4/users/me/totp/confirm`, { code }, { cookie });
+  const confirmed = await post(`${base}/v4/users/me/totp/confirm`, { code }, { cookie, origin });
   if (confirmed.status !== 204)
     throw new ScenarioError(`POST /v4/users/me/totp/confirm: ${confirmed.status} ${await confirmed.text()}`);
   return secret;
