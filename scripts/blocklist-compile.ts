@@ -76,6 +76,8 @@ function writeBundled(): void {
     ].join('\n'),
   );
   console.log(`${out}: ${passwords.length} passwords, ${filter.bytes.length} bytes, k=${filter.k}`);
+  // The edge reads the same filter as a static asset (docs/performance.md, "The edge bundle").
+  console.log('then `node scripts/copy-vendor.mjs` writes it for the edge (STATIC_DIR/blocklist/*.pwbf)');
 }
 
 const args = process.argv.slice(2);

@@ -28,6 +28,9 @@
  *                 log in at 10 % of it, a browser with a device cookie logs in to an attacked account,
  *                 and Bearer and cookie requests run at a fixed rate (compared with a run without the
  *                 attack); each target met or MISSED
+ *   mfa           second factors (mfa.ts), short: the CPU of a TOTP and of a passkey assertion's
+ *                 verification, and sequential password + TOTP logins (two requests) against
+ *                 password-only ones on a Node host: latency and host CPU per login
  *   growth        10,000 / 100,000 / 1,000,000 seeded accounts (with sessions and tokens): Bearer and
  *                 cookie requests/s, login p50, database size, RSS idle and under load, per size
  *
@@ -61,6 +64,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { attack } from './attack.js';
+import { mfa } from './mfa.js';
 import { edgeCpu } from './edge-cpu.js';
 import { ldapBridge } from './ldap-bridge.js';
 import { ldapLogin } from './ldap-login.js';
@@ -141,6 +145,7 @@ const ALL = [
   'ldap-bridge',
   'ldap-login',
   'attack',
+  'mfa',
   'growth',
 ];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
@@ -356,6 +361,10 @@ async function main(): Promise<number> {
         '> attack (a Node host behind a trusted proxy; 4 runs: without and with an attack, direct and proxied)',
       );
       push(await attack(config, adminPassword, register).catch((err: unknown) => failed('attack', err)));
+    }
+    if (selected.includes('mfa')) {
+      console.log('> mfa (TOTP and passkey verification CPU; password + TOTP logins against password-only)');
+      push(await mfa(config, adminPassword, register).catch((err: unknown) => failed('mfa', err)));
     }
     if (selected.includes('growth'))
       await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));

@@ -7,7 +7,14 @@ import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
 import { edgeBridgeTransport } from './bridge/edge-transport.js';
 import { createEdgeHasher } from './auth/password-hash/index.js';
-import { assetPathOf, describeBlocklist, useOperatorBlocklist } from './auth/blocklist/index.js';
+import {
+  assetPathOf,
+  BUNDLED_ASSET,
+  bundledBlocklistMissing,
+  describeBlocklist,
+  useBundledBlocklist,
+  useOperatorBlocklist,
+} from './auth/blocklist/index.js';
 import { bootstrapNotice } from './users/bootstrap.js';
 import { parseEnvironment } from './config/index.js';
 import type { StaticFiles } from './http/context.js';
@@ -129,6 +136,12 @@ function build(env: Env): Instance {
     if (operatorList) return operatorList.refusal;
     const file = config.get('PASSWORD_BLOCKLIST_FILE');
     try {
+      // The bundled filter's data is a static asset, not part of the script (docs/performance.md).
+      if (bundledBlocklistMissing()) {
+        const res = await env.ASSETS?.fetch(new Request(`https://assets.invalid/${BUNDLED_ASSET}`));
+        if (!res?.ok) throw new Error(`no static asset ${BUNDLED_ASSET}: run scripts/copy-vendor.mjs before deploying`);
+        useBundledBlocklist(new Uint8Array(await res.arrayBuffer()));
+      }
       if (file !== '') {
         const rel = assetPathOf(file, config.get('STATIC_DIR'));
         const res = await env.ASSETS?.fetch(new Request(`https://assets.invalid/${rel}`));
@@ -138,7 +151,9 @@ function build(env: Env): Instance {
       }
       operatorList = { refusal: undefined };
     } catch (err) {
-      logger.error(`refusing requests: AUTH_PASSWORD_BLOCKLIST_FILE (${file}): ${(err as Error).message}`);
+      logger.error(
+        `refusing requests: password blocklist (AUTH_PASSWORD_BLOCKLIST_FILE ${file}): ${(err as Error).message}`,
+      );
       const detail = 'the password blocklist could not be loaded: this service refuses requests (see its log)';
       operatorList = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
     }

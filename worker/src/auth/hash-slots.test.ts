@@ -312,3 +312,79 @@ describe('the bound in force', () => {
     expect(nativeHashConcurrency(8, 2)).toBe(1);
   });
 });
+
+describe('under a flood from many addresses (docs/security-admission.md, "Order")', () => {
+  /** The fake hash's fixed duration. */
+  const HASH_MS = 40;
+
+  /**
+   * 50 attacker addresses, each sending a wrong password every 222 ms (together 225/s, about 10 times
+   * the capacity of one slot of HASH_MS), each within the production per-address bound; clean
+   * addresses arrive one at a time, each once. Returns each clean arrival's wait for its slot, in
+   * hash durations.
+   */
+  async function cleanWaits(handOver: boolean): Promise<number[]> {
+    vi.useFakeTimers({ now: 0 });
+    try {
+      const slots = createHashSlots({
+        concurrency: 1,
+        queue: 32,
+        perAddress: { inFlight: 4, perMinute: 60, burst: 20 },
+        handOver,
+        now: () => Date.now(),
+      });
+      const hash = () => new Promise<void>((r) => setTimeout(r, HASH_MS));
+      const attackers = Array.from({ length: 50 }, (_, i) => `10.66.0.${i + 1}`);
+      const settled: Promise<unknown>[] = [];
+      let sent = 0;
+      const attack = setInterval(() => {
+        const ip = attackers[sent++ % attackers.length]!;
+        // As password-login.ts: the failure is noted once the check is done (or refused by a lock).
+        settled.push(
+          slots.run(ip, hash).then(
+            () => slots.noteFailure(ip),
+            () => {},
+          ),
+        );
+      }, 222 / attackers.length);
+      const waits: number[] = [];
+      for (let i = 0; i < 15; i++) {
+        await vi.advanceTimersByTimeAsync(i === 0 ? 50 : 200);
+        const arrived = Date.now();
+        settled.push(
+          slots.run(`198.51.100.${i + 1}`, async () => {
+            waits.push((Date.now() - arrived) / HASH_MS);
+            await hash();
+          }),
+        );
+      }
+      await vi.advanceTimersByTimeAsync(500);
+      clearInterval(attack);
+      await vi.advanceTimersByTimeAsync(60_000);
+      await Promise.all(settled);
+      return waits;
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it.each([
+    ['with handOver (Node)', true],
+    ['polling (edge)', false],
+  ])(
+    "%s: a clean address's attempt waits at most about one hash behind 50 flooding addresses, " +
+      'also in the first second, before their first failures are known',
+    async (_name, handOver) => {
+      const waits = await cleanWaits(handOver);
+      expect(waits).toHaveLength(15);
+      // The first two arrive 50 and 250 ms into the flood, while attacker addresses that have sent
+      // one attempt and not yet a second are strangers like them, served in turn with them (a few hashes).
+      expect(Math.max(...waits.slice(0, 2))).toBeLessThanOrEqual(8);
+      // Every later one (each attacker address has sent its second attempt): the running hash to
+      // finish and at most about one more (the edge's polling), never the attackers' queue (before
+      // the lanes were decided afresh: up to 50 hashes, one per attacker address).
+      expect(Math.max(...waits.slice(2))).toBeLessThanOrEqual(2.5);
+    },
+    30_000,
+  );
+});

@@ -17,7 +17,9 @@
  *   bound and the queue's, within its own budget (PRIORITY_IN_FLIGHT in all, PRIORITY_PER_ACCOUNT
  *   per account; beyond either, it is admitted as anonymous): other clients never refuse it.
  * - clean addresses: no failed login from them in this process within SUSPECT_MS (`noteFailure`).
- * - suspect addresses: a recent failure. Served only when no clean waiter is, and while others
+ * - suspect addresses: a recent failure, or another attempt sent while one of the address's own was
+ *   running or waiting (until none is left). Lanes are decided afresh whenever waiters are compared,
+ *   so an address turning suspect takes its waiting work along. Served only when no clean waiter is, and while others
  *   wait they together start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of
  *   failing addresses (each within its own bound, together beyond the capacity) leaves clean
  *   addresses their slots and the process's CPU (edge: the isolate the WASM hash blocks) to other
@@ -220,7 +222,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
    * Per address (per account in the priority lane): its work running or waiting (or, through
    * `admit`, at the bridge), and its last round.
    */
-  const clients = new Map<string, { inFlight: number; lastRound: number }>();
+  const clients = new Map<string, { inFlight: number; lastRound: number; concurrent?: boolean }>();
   const buckets = new Map<string, { tokens: number; at: number }>();
   /** Per address: the time of its last failed login (noteFailure). */
   const failures = new Map<string, number>();
@@ -261,6 +263,19 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     const last = failures.get(client);
     return last !== undefined && t - last < SUSPECT_MS;
   };
+  /**
+   * The lane of an address's work, decided afresh whenever waiters are compared: suspect while the
+   * address has a recent failure, or since it sent another attempt while one was running or waiting
+   * (admitted or refused), until none is left (a browser sends one login at a time; a flood sends the
+   * next before the first is answered). So a flood of fresh addresses drops behind clean ones before
+   * its first failures are known, and an address whose failure is noted takes its waiting work along.
+   */
+  const laneOf = (client: string, t: number): Lane =>
+    isSuspect(client, t) || clients.get(client)?.concurrent ? SUSPECT : CLEAN;
+  /** Decides the lanes of the waiters (the priority lane's stay). */
+  const relane = (t: number) => {
+    for (const w of queue) if (w.lane !== PRIORITY) w.lane = laneOf(w.client, t);
+  };
   /** Seconds until `client`'s bucket holds a token again (at least RETRY_AFTER_S): its own budget. */
   const retryAfterOf = (client: string, t: number) => {
     const bound = o.perAddress;
@@ -280,12 +295,15 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     suspectAt = t;
     return suspectTokens >= 1 || queue.every((q) => q === w);
   };
-  const best = () => queue.reduce<Waiter | undefined>((b, w) => (b && before(b, w) ? b : w), undefined);
+  const best = (t: number) => {
+    relane(t);
+    return queue.reduce<Waiter | undefined>((b, w) => (b && before(b, w) ? b : w), undefined);
+  };
   /**
    * The best placed waiter, when it may start now (a suspect waits for its share; nobody is placed before a clean one).
    */
   const next = (t: number) => {
-    const w = best();
+    const w = best(t);
     return w && mayStart(w, t) ? w : undefined;
   };
   const start = (w: Waiter) => {
@@ -318,6 +336,8 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
   /** Admits one piece of work of address `client` (throws the 429 when beyond its bound); returns its round. */
   const admitOne = (client: string, t: number): number => {
     const bound = o.perAddress;
+    const c = clients.get(client);
+    if (c) c.concurrent = true;
     if (bound) {
       if ((clients.get(client)?.inFlight ?? 0) >= bound.inFlight) throw addressThrottled('in_flight');
       let b = buckets.get(client);
@@ -374,6 +394,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
    */
   const enqueue = (w: Waiter, t: number) => {
     if (w.lane !== PRIORITY) {
+      relane(t);
       const others = queue.filter((q) => q.lane !== PRIORITY);
       if (others.length >= o.queue) {
         const worst = others.reduce<Waiter | undefined>((x, q) => (x && before(q, x) ? x : q), undefined);
@@ -412,12 +433,12 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
         priorityInFlight += 1;
         placed = place(client);
       } else {
-        lane = isSuspect(address, t) ? SUSPECT : CLEAN;
         placed = admitOne(address, t);
+        lane = laneOf(address, t);
       }
       const w: Waiter = { id: nextId++, client, lane, round: placed, since: t, seen: t };
       // A newcomer runs at once only when a slot is free and nobody waiting is placed before it.
-      const first = best();
+      const first = best(t);
       if (running.size < o.concurrency && (!first || before(w, first)) && mayStart(w, t)) start(w);
       else {
         try {

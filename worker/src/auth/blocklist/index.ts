@@ -11,11 +11,29 @@ export { BloomFilter, type PasswordSet } from './filter.js';
 let bundled: BloomFilter | undefined;
 let operator: BloomFilter | undefined;
 
-/** The bundled filter, decoded at its first use (about 0.1 ms per lookup after that). */
+/**
+ * The bundled filter, decoded at its first use (about 0.1 ms per lookup after that). The edge's script
+ * carries no data (wrangler.toml [alias]): there the host installs the static asset first
+ * (`useBundledBlocklist`); without either, every check throws rather than let a common password through.
+ */
 export function bundledBlocklist(): BloomFilter {
+  if (!bundled && BUNDLED_FILTER_BASE64.length === 0)
+    throw new Error('the bundled password blocklist is not loaded (edge: STATIC_DIR/' + BUNDLED_ASSET + ')');
   bundled ??= new BloomFilter(fromBase64(BUNDLED_FILTER_BASE64));
   return bundled;
 }
+
+/** Where the edge finds the bundled filter in the static assets (scripts/copy-vendor.mjs writes it). */
+export const BUNDLED_ASSET = 'blocklist/common-passwords.pwbf';
+
+/** Installs the bundled filter from its bytes (the edge, from the static asset); they are checked. */
+export function useBundledBlocklist(bytes: Uint8Array): BloomFilter {
+  bundled = new BloomFilter(bytes);
+  return bundled;
+}
+
+/** Whether the bundled filter still has to be installed (the edge's script carries no data). */
+export const bundledBlocklistMissing = (): boolean => !bundled && BUNDLED_FILTER_BASE64.length === 0;
 
 /** Installs the operator's filter (the host, at start; `undefined` removes it); its bytes are checked. */
 export function useOperatorBlocklist(bytes: Uint8Array | undefined): BloomFilter | undefined {
