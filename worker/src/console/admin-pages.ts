@@ -9,6 +9,7 @@ import { html } from 'hono/html';
 import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
 import './admin-texts.js';
 import type { ConsolePage, PageRender } from './page.js';
+import { userFactorsSection } from './security-pages.js';
 
 const option = (value: string, label: string) => html`<option value="${value}">${label}</option>`;
 const roles = (r: PageRender) => ['user', 'auditor', 'admin'].map((v) => option(v, r.t(`role.${v}`)));
@@ -133,6 +134,7 @@ const user: ConsolePage = {
 <div id="user-tokens-message" class="message" hidden></div>
 <div id="user-tokens"></div>
 </section>
+${userFactorsSection(r)}
 <form id="user-delete" class="card" aria-labelledby="user-delete-title">
 <h2 id="user-delete-title">${r.t('user.delete')}</h2>
 <p class="field"><label for="delete-confirm" id="delete-confirm-label">${r.t('user.delete')}</label>
