@@ -74,7 +74,8 @@ export async function api<T = unknown>(path: string, o: CallOptions = {}): Promi
   try {
     return await callOnce<T>(path, o);
   } catch (err) {
-    if (err instanceof ApiError && o.resolve !== false && refusalHandler && (await refusalHandler(err))) return callOnce<T>(path, o);
+    if (err instanceof ApiError && o.resolve !== false && refusalHandler && (await refusalHandler(err)))
+      return callOnce<T>(path, o);
     throw err;
   }
 }

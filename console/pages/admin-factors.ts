@@ -17,11 +17,7 @@ interface SecondFactors {
  * Wires the section for the user at `path` (/v4/users/{id}); `login` names them in the confirmation;
  * `removed` runs after a removal (it ended the user's sessions).
  */
-export async function wireUserFactors(
-  path: string,
-  login: () => string,
-  removed: () => Promise<void>,
-): Promise<void> {
+export async function wireUserFactors(path: string, login: () => string, removed: () => Promise<void>): Promise<void> {
   const region = byId('user-factors');
   const message = byId('user-factors-message');
   const remove = byId<HTMLButtonElement>('user-factors-remove');

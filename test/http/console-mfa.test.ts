@@ -9,7 +9,17 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ADMIN, MINUTE, baseUrl, basic, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import {
+  ADMIN,
+  MINUTE,
+  baseUrl,
+  basic,
+  call,
+  callJson,
+  createUser,
+  setClockOffset,
+  uniqueLogin,
+} from '../harness/client.js';
 import { checkPage, launchChromium, messageOf, newTab, openPage, signIn, waitReady } from '../harness/console.js';
 import { totpCode } from '../harness/totp.js';
 
@@ -85,105 +95,101 @@ async function shownCodes(page: Page): Promise<string[]> {
 }
 
 describe('console: second factors', () => {
-  it(
-    'enrol an app with an oathtool code, recovery codes once, sign in with password + code, a recovery ' +
-      'code works once, step-up asks for a code and retries, an administrator removes the factors',
-    async () => {
-      const login = uniqueLogin('cm');
-      const id = await createUser(login, PASSWORD, { displayName: 'Factor Person' });
-      const tab = await newTab(browser);
-      const { page } = tab;
-      await signIn(tab, baseUrl(), login, PASSWORD);
+  it('enrol an app with an oathtool code, recovery codes once, sign in with password + code, a recovery ' +
+    'code works once, step-up asks for a code and retries, an administrator removes the factors', async () => {
+    const login = uniqueLogin('cm');
+    const id = await createUser(login, PASSWORD, { displayName: 'Factor Person' });
+    const tab = await newTab(browser);
+    const { page } = tab;
+    await signIn(tab, baseUrl(), login, PASSWORD);
 
-      // Enrol: the QR code and the key, once; confirmed with a code computed by oathtool.
-      await openPage(tab, ui('security'));
-      expect(await page.textContent('#totp-state')).toContain('No authenticator app');
-      expect(await page.textContent('#codes-state')).toContain('Set up an authenticator app first');
-      const secret = await startTotp(page);
-      await checkPage(tab, kind, 'security-enrol');
-      await confirmTotp(page, totp(secret));
-      expect(await page.textContent('#totp-state')).toContain('An authenticator app is set up');
+    // Enrol: the QR code and the key, once; confirmed with a code computed by oathtool.
+    await openPage(tab, ui('security'));
+    expect(await page.textContent('#totp-state')).toContain('No authenticator app');
+    expect(await page.textContent('#codes-state')).toContain('Set up an authenticator app first');
+    const secret = await startTotp(page);
+    await checkPage(tab, kind, 'security-enrol');
+    await confirmTotp(page, totp(secret));
+    expect(await page.textContent('#totp-state')).toContain('An authenticator app is set up');
 
-      // Recovery codes: 10, shown once, with the count left.
-      await page.click('#codes-generate');
-      const codes = await shownCodes(page);
-      expect(codes).toHaveLength(10);
-      expect(await page.textContent('#codes-state')).toContain('Recovery codes left: 10.');
-      expect(await page.getAttribute('#codes-download', 'href')).toMatch(/^blob:/);
-      await checkPage(tab, kind, 'security');
-      await openPage(tab, ui('security'));
-      expect(await page.isHidden('#codes-shown')).toBe(true);
-      expect(await page.$$eval('#codes-list li', (l) => l.length)).toBe(0);
+    // Recovery codes: 10, shown once, with the count left.
+    await page.click('#codes-generate');
+    const codes = await shownCodes(page);
+    expect(codes).toHaveLength(10);
+    expect(await page.textContent('#codes-state')).toContain('Recovery codes left: 10.');
+    expect(await page.getAttribute('#codes-download', 'href')).toMatch(/^blob:/);
+    await checkPage(tab, kind, 'security');
+    await openPage(tab, ui('security'));
+    expect(await page.isHidden('#codes-shown')).toBe(true);
+    expect(await page.$$eval('#codes-list li', (l) => l.length)).toBe(0);
 
-      // Sign out; the password alone opens no session: the page asks for the code.
-      await signOut(page);
-      await password(page, login);
-      await checkPage(tab, kind, 'signin-second-step');
-      await secondStep(page, totp(secret, 1));
-      expect(await page.textContent('#console-user')).toBe('Factor Person');
+    // Sign out; the password alone opens no session: the page asks for the code.
+    await signOut(page);
+    await password(page, login);
+    await checkPage(tab, kind, 'signin-second-step');
+    await secondStep(page, totp(secret, 1));
+    expect(await page.textContent('#console-user')).toBe('Factor Person');
 
-      // A recovery code instead of the app's code, once.
-      await signOut(page);
-      await password(page, login);
-      await secondStep(page, codes[0]!);
-      await openPage(tab, ui('security'));
-      expect(await page.textContent('#codes-state')).toContain('Recovery codes left: 9.');
-      await signOut(page);
-      await password(page, login);
-      await page.fill('#second-code', codes[0]!);
-      await page.click('#second-form button[type=submit]');
-      expect(await messageOf(page, '#second-message')).toContain('The code was not accepted.');
-      expect(new URL(page.url()).pathname).toMatch(/\/ui\/login$/);
-      await secondStep(page, codes[1]!);
+    // A recovery code instead of the app's code, once.
+    await signOut(page);
+    await password(page, login);
+    await secondStep(page, codes[0]!);
+    await openPage(tab, ui('security'));
+    expect(await page.textContent('#codes-state')).toContain('Recovery codes left: 9.');
+    await signOut(page);
+    await password(page, login);
+    await page.fill('#second-code', codes[0]!);
+    await page.click('#second-form button[type=submit]');
+    expect(await messageOf(page, '#second-message')).toContain('The code was not accepted.');
+    expect(new URL(page.url()).pathname).toMatch(/\/ui\/login$/);
+    await secondStep(page, codes[1]!);
 
-      // Step-up: 20 minutes later a new set of codes needs a fresh code; the dialog asks, then it is done.
-      offset = 20 * MINUTE;
-      await setClockOffset(offset);
-      await openPage(tab, ui('security'));
-      await page.click('#codes-generate');
-      await page.waitForSelector('#stepup-dialog[open] #stepup-code');
-      await checkPage(tab, kind, 'security-step-up');
-      await page.fill('#stepup-code', '000000');
-      await page.click('#stepup-form button[type=submit]');
-      expect(await messageOf(page, '#stepup-message')).toContain('The code was not accepted.');
-      await page.fill('#stepup-code', totp(secret));
-      await page.click('#stepup-form button[type=submit]');
-      const renewed = await shownCodes(page);
-      expect(renewed).toHaveLength(10);
-      expect(renewed).not.toContain(codes[2]);
-      expect(await page.isVisible('#stepup-dialog')).toBe(false);
+    // Step-up: 20 minutes later a new set of codes needs a fresh code; the dialog asks, then it is done.
+    offset = 20 * MINUTE;
+    await setClockOffset(offset);
+    await openPage(tab, ui('security'));
+    await page.click('#codes-generate');
+    await page.waitForSelector('#stepup-dialog[open] #stepup-code');
+    await checkPage(tab, kind, 'security-step-up');
+    await page.fill('#stepup-code', '000000');
+    await page.click('#stepup-form button[type=submit]');
+    expect(await messageOf(page, '#stepup-message')).toContain('The code was not accepted.');
+    await page.fill('#stepup-code', totp(secret));
+    await page.click('#stepup-form button[type=submit]');
+    const renewed = await shownCodes(page);
+    expect(renewed).toHaveLength(10);
+    expect(renewed).not.toContain(codes[2]);
+    expect(await page.isVisible('#stepup-dialog')).toBe(false);
 
-      // An administrator sees the factor (no secret) and removes it after confirming; the user's sessions end.
-      const adminLogin = uniqueLogin('ca');
-      await createUser(adminLogin, PASSWORD, { role: 'admin' });
-      const adminTab = await newTab(browser);
-      await signIn(adminTab, baseUrl(), adminLogin, PASSWORD);
-      await openPage(adminTab, ui(`admin/user?id=${encodeURIComponent(id)}`));
-      const ap = adminTab.page;
-      await ap.waitForSelector('#user-factors table');
-      expect(await ap.textContent('#user-factors')).toContain('authenticator app (TOTP)');
-      expect(await ap.textContent('#user-factors')).toContain('Recovery codes left: 10.');
-      expect(await ap.textContent('#user-factors')).not.toContain(secret);
-      await ap.click('#user-factors-remove');
-      expect(await ap.textContent('#user-factors-question')).toContain(login);
-      await checkPage(adminTab, kind, 'admin-user-factors');
-      await ap.click('#user-factors-yes');
-      expect(await messageOf(ap, '#user-factors-message')).toContain('The second factors are removed.');
-      expect(await ap.textContent('#user-factors')).toContain('No second factor.');
-      expect(await ap.isHidden('#user-factors-remove')).toBe(true);
-      const listed = await callJson<{ factors: unknown[] }>(`/v4/users/${id}/second-factors`, { auth: admin });
-      expect(listed.body.factors).toEqual([]);
-      expect(await page.evaluate(async (u) => (await fetch(u)).status, `${baseUrl()}/v4/users/me`)).toBe(401);
-      const plain = await call('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
-      expect(plain.status).toBe(200);
-      await tab.context.close();
-      await adminTab.context.close();
-    },
-    // Many pages, each checked by axe at two widths, on a machine shared with other suites.
-    300_000,
-  );
+    // An administrator sees the factor (no secret) and removes it after confirming; the user's sessions end.
+    const adminLogin = uniqueLogin('ca');
+    await createUser(adminLogin, PASSWORD, { role: 'admin' });
+    const adminTab = await newTab(browser);
+    await signIn(adminTab, baseUrl(), adminLogin, PASSWORD);
+    await openPage(adminTab, ui(`admin/user?id=${encodeURIComponent(id)}`));
+    const ap = adminTab.page;
+    await ap.waitForSelector('#user-factors table');
+    expect(await ap.textContent('#user-factors')).toContain('authenticator app (TOTP)');
+    expect(await ap.textContent('#user-factors')).toContain('Recovery codes left: 10.');
+    expect(await ap.textContent('#user-factors')).not.toContain(secret);
+    await ap.click('#user-factors-remove');
+    expect(await ap.textContent('#user-factors-question')).toContain(login);
+    await checkPage(adminTab, kind, 'admin-user-factors');
+    await ap.click('#user-factors-yes');
+    expect(await messageOf(ap, '#user-factors-message')).toContain('The second factors are removed.');
+    expect(await ap.textContent('#user-factors')).toContain('No second factor.');
+    expect(await ap.isHidden('#user-factors-remove')).toBe(true);
+    const listed = await callJson<{ factors: unknown[] }>(`/v4/users/${id}/second-factors`, { auth: admin });
+    expect(listed.body.factors).toEqual([]);
+    expect(await page.evaluate(async (u) => (await fetch(u)).status, `${baseUrl()}/v4/users/me`)).toBe(401);
+    const plain = await call('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
+    expect(plain.status).toBe(200);
+    await tab.context.close();
+    await adminTab.context.close();
+  }, 300_000); // Many pages, each checked by axe at two widths, on a machine shared with other suites.
 
-  it('a role that must use a second factor lands on the security page, explained, until it enrols (ru too)', async () => {
+  it('a role that must use a second factor lands on the security page, explained, until it enrols (ru ' +
+    'too)', async () => {
     const set = await call('/v3/settings', {
       method: 'PATCH',
       auth: admin,

@@ -9,4 +9,9 @@ import { SECURITY_PAGES } from './security-pages.js';
 import { SELF_PAGES } from './self-pages.js';
 import { SIGNIN_PAGES } from './signin-pages.js';
 
-export const CONSOLE_PAGES: readonly ConsolePage[] = [...SELF_PAGES, ...SECURITY_PAGES, ...ADMIN_PAGES, ...SIGNIN_PAGES];
+export const CONSOLE_PAGES: readonly ConsolePage[] = [
+  ...SELF_PAGES,
+  ...SECURITY_PAGES,
+  ...ADMIN_PAGES,
+  ...SIGNIN_PAGES,
+];

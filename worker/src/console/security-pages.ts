@@ -71,7 +71,8 @@ export function userFactorsSection(r: PageRender) {
 <h2 id="user-factors-title">${r.t('userfactors.title')}</h2>
 <div id="user-factors-message" class="message" hidden></div>
 <div id="user-factors"></div>
-<p class="actions"><button type="button" id="user-factors-remove" class="danger" hidden>${r.t('userfactors.remove')}</button></p>
+<p class="actions"><button type="button" id="user-factors-remove" class="danger"
+hidden>${r.t('userfactors.remove')}</button></p>
 <div id="user-factors-confirm" hidden>
 <p id="user-factors-question"></p>
 <p class="actions"><button type="button" id="user-factors-yes" class="danger"
