@@ -114,8 +114,8 @@ const security: PageScript = async (ctx) => {
     enrol.hidden = true;
     qr.replaceChildren();
     secret.value = '';
-    showMessage(totpMessage, 'success', t('security.totpAdded'));
     await Promise.all([render(), showEnrolmentNotice()]);
+    showMessage(totpMessage, 'success', t('security.totpAdded'));
   });
 
   remove.addEventListener('click', () => {
@@ -130,8 +130,8 @@ const security: PageScript = async (ctx) => {
     await api('/v4/users/me/totp', { method: 'DELETE' });
     shown.hidden = true;
     showMessage(codesMessage, null);
-    showMessage(totpMessage, 'success', t('security.totpRemoved'));
     await render();
+    showMessage(totpMessage, 'success', t('security.totpRemoved'));
   });
 
   onClick(generate, codesMessage, async () => {
@@ -142,8 +142,9 @@ const security: PageScript = async (ctx) => {
     downloadUrl = URL.createObjectURL(new Blob([`${codes.join('\n')}\n`], { type: 'text/plain' }));
     download.href = downloadUrl;
     byId('codes-copy-state').textContent = '';
-    shown.hidden = false;
+    // The count is brought up to date before the codes show (one consistent state).
     await render();
+    shown.hidden = false;
   });
   byId('codes-copy').addEventListener('click', () => {
     const codes = [...byId('codes-list').querySelectorAll('li')].map((li) => li.textContent ?? '');
