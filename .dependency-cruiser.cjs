@@ -104,7 +104,7 @@ module.exports = {
     },
     {
       name: 'console-only-pure-modules',
-      comment: 'browser code imports itself, the texts and the password policy of worker/src, nothing else',
+      comment: 'browser code imports itself, the console texts (texts, admin-texts, security-texts) and the password policy',
       severity: 'error',
       from: { path: '^console/' },
       to: {
