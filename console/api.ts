@@ -38,6 +38,8 @@ export interface CallOptions {
   method?: string;
   json?: unknown;
   headers?: Record<string, string>;
+  /** false: a refusal is thrown as is, never handed to the refusal handler (a probe). */
+  resolve?: boolean;
 }
 
 let root = '';
@@ -52,8 +54,33 @@ export function rootPath(): string {
   return root;
 }
 
-/** Calls `path` below ROOT_PATH; resolves to the JSON body (undefined for 204), or throws ApiError. */
+/**
+ * What the console does about a refusal it can resolve for the user (console/step-up.ts: a step-up
+ * asks for a code; an enrolment-only session goes to the security page): true to repeat the call once.
+ */
+export type RefusalHandler = (err: ApiError) => Promise<boolean>;
+let refusalHandler: RefusalHandler | null = null;
+
+/** Sets the refusal handler, once at start. */
+export function setRefusalHandler(handler: RefusalHandler): void {
+  refusalHandler = handler;
+}
+
+/**
+ * Calls `path` below ROOT_PATH; resolves to the JSON body (undefined for 204), or throws ApiError.
+ * A refusal the handler resolves (e.g. a step-up) is followed by the same call once more.
+ */
 export async function api<T = unknown>(path: string, o: CallOptions = {}): Promise<T> {
+  try {
+    return await callOnce<T>(path, o);
+  } catch (err) {
+    if (err instanceof ApiError && o.resolve !== false && refusalHandler && (await refusalHandler(err)))
+      return callOnce<T>(path, o);
+    throw err;
+  }
+}
+
+async function callOnce<T>(path: string, o: CallOptions): Promise<T> {
   // X-Requested-With: no Basic challenge in a 401, so the browser never opens its login prompt.
   const headers: Record<string, string> = {
     Accept: 'application/json',

@@ -3,17 +3,19 @@
  * of the page (`data-auth`), the header (user, sign-out, administrator links) and the page's script.
  * `<body data-ready>` is set once the page is wired (true) or failed to start (error).
  */
-import { ApiError, api, setRoot } from './api.js';
+import { ApiError, api, setRefusalHandler, setRoot } from './api.js';
 import type { Me, PageContext } from './context.js';
 import { installDsnShortcut, showDsnDialog, startErrorTracking } from './errtrack.js';
 import { t } from './i18n.js';
 import { PAGE_SCRIPTS } from './pages.js';
+import { resolveRefusals } from './step-up.js';
 import { byId, showError } from './ui.js';
 
 const body = document.body;
 const root = body.dataset.root ?? '';
 const base = body.dataset.console ?? `${root}/ui`;
 setRoot(root);
+setRefusalHandler(resolveRefusals(base));
 
 const routeTexts = { tunnel: (path: string) => t('errtrack.tunnel', { path }), direct: t('errtrack.direct') };
 installDsnShortcut(routeTexts);

@@ -7,6 +7,7 @@ import { AUDIT_SCRIPTS } from './pages/admin-audit.js';
 import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
 import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
 import { PASSKEY_SCRIPTS } from './pages/passkeys.js';
+import { SECURITY_SCRIPTS } from './pages/security.js';
 import { SETTINGS_SCRIPTS } from './pages/admin-settings.js';
 import { USERS_SCRIPTS } from './pages/admin-users.js';
 import { SELF_SCRIPTS } from './pages/self.js';
@@ -15,6 +16,7 @@ import { SIGNIN_SCRIPTS } from './pages/signin.js';
 export const PAGE_SCRIPTS: Record<string, PageScript> = {
   ...SELF_SCRIPTS,
   ...PASSKEY_SCRIPTS,
+  ...SECURITY_SCRIPTS,
   ...USERS_SCRIPTS,
   ...SETTINGS_SCRIPTS,
   ...DIRECTORIES_SCRIPTS,

@@ -3,6 +3,22 @@ import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { users } from './users.js';
 
 /**
+ * The kinds of notification (docs/mail.md): the one list, used by the mail templates, the API's
+ * `kind` enum and the console's notification filter.
+ */
+export const NOTIFICATION_KINDS = [
+  'account_locked',
+  'account_blocked_inactivity',
+  'password_expiring',
+  'password_changed',
+  'account_created',
+  'password_reset',
+  'new_device',
+  'passkey_changed',
+  'second_factor_changed',
+] as const;
+
+/**
  * Notifications (mail) and their history, kept NOTIFICATION_EXPIRATION days. One row per mail to
  * send; `dedupe_key` is unique, so a handler or job that runs twice for the same event never makes a
  * second mail. A delivery holds `lease_until` while it sends, so two deliverers never send one row.
@@ -11,10 +27,7 @@ export const notifications = sqliteTable(
   'notifications',
   {
     id: text('id').primaryKey(),
-    /**
-     * account_locked, account_blocked_inactivity, password_expiring, password_changed, account_created,
-     * password_reset
-     */
+    /** One of NOTIFICATION_KINDS. */
     kind: text('kind').notNull(),
     /** The account the mail is about (no foreign key: the history outlives a deleted account). */
     userId: text('user_id'),

@@ -1,7 +1,7 @@
 /**
  * Scripts of the users pages (worker/src/console/admin-pages.ts): the list (search, filters, sort,
  * pages, create) and one user (edit, block, unblock, unlock, password reset, super-access with its
- * countdown, sessions, tokens, delete). Everything through /v4/users (admin only, enforced by the API).
+ * countdown, sessions, tokens, second factors, delete). Everything through /v4/users (admin only, enforced by the API).
  */
 import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
@@ -9,6 +9,7 @@ import type { Me, PageScript, TokenItem } from '../context.js';
 import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
 import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
 import { facts, given, selectById, showPager, table } from './admin-common.js';
+import { wireUserFactors } from './admin-factors.js';
 
 /** An account as the admin API answers (the API's `User`). */
 interface User extends Me {
@@ -405,7 +406,7 @@ const one: PageScript = async (ctx) => {
     ]);
   });
 
-  await Promise.all([renderSessions(), renderTokens()]);
+  await Promise.all([renderSessions(), renderTokens(), wireUserFactors(path, () => user?.login ?? '', renderSessions)]);
 };
 
 export const USERS_SCRIPTS: Record<string, PageScript> = { 'admin-users': list, 'admin-user': one };

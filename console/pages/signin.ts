@@ -5,6 +5,7 @@ import type { PageContext, PageScript } from '../context.js';
 import { formatDuration, t } from '../i18n.js';
 import { byId, el, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
 import { cancelledCeremony } from './passkeys.js';
+import { land, showSecondStep } from './second-step.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
 /**
@@ -75,15 +76,18 @@ const signin: PageScript = async (ctx) => {
     const login = byId<HTMLInputElement>('signin-login').value;
     const password = byId<HTMLInputElement>('signin-password').value;
     const ldapServer = server?.value || undefined;
+    const next = form.dataset.next ?? `${ctx.base}/`;
     try {
       await api('/v3/login', { method: 'POST', json: { login, password, ldapServer } });
     } catch (err) {
       byId<HTMLInputElement>('signin-password').value = '';
-      showLoginRefusal(ctx, region, err, login);
+      if (err instanceof ApiError && err.code === 'SECOND_FACTOR_REQUIRED') {
+        showSecondStep(ctx, form, next, (r, e) => showLoginRefusal(ctx, r, e, login));
+      } else showLoginRefusal(ctx, region, err, login);
       return;
     }
     showMessage(region, 'success', t('signin.ok'));
-    location.assign(form.dataset.next ?? `${ctx.base}/`);
+    await land(ctx, next);
   });
   wirePasskeySignIn(ctx, form, region);
 };
@@ -122,7 +126,7 @@ function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTML
           return;
         }
         showMessage(region, 'success', t('signin.ok'));
-        location.assign(form.dataset.next ?? `${ctx.base}/`);
+        await land(ctx, form.dataset.next ?? `${ctx.base}/`);
       }),
   );
 }
@@ -138,6 +142,10 @@ const merge: PageScript = (ctx) => {
       });
     } catch (err) {
       byId<HTMLInputElement>('merge-password').value = '';
+      if (err instanceof ApiError && err.code === 'SECOND_FACTOR_REQUIRED') {
+        showSecondStep(ctx, form, `${ctx.base}/`, (r, e) => showLoginRefusal(ctx, r, e, ''));
+        return;
+      }
       // 401 without a pending merge of this browser; 409 when it was linked already.
       if (err instanceof ApiError && (err.code === 'UNAUTHENTICATED' || err.code === 'CONFLICT')) {
         showMessage(region, 'error', t('merge.none'), [el('p', { class: 'detail' }, err.message)]);
@@ -146,7 +154,7 @@ const merge: PageScript = (ctx) => {
       showLoginRefusal(ctx, region, err, '');
       return;
     }
-    location.assign(`${ctx.base}/`);
+    await land(ctx, `${ctx.base}/`);
   });
 };
 

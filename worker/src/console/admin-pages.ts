@@ -6,8 +6,10 @@
  * who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
  */
 import { html } from 'hono/html';
+import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
 import './admin-texts.js';
 import type { ConsolePage, PageRender } from './page.js';
+import { userFactorsSection } from './security-pages.js';
 
 const option = (value: string, label: string) => html`<option value="${value}">${label}</option>`;
 const roles = (r: PageRender) => ['user', 'auditor', 'admin'].map((v) => option(v, r.t(`role.${v}`)));
@@ -132,6 +134,7 @@ const user: ConsolePage = {
 <div id="user-tokens-message" class="message" hidden></div>
 <div id="user-tokens"></div>
 </section>
+${userFactorsSection(r)}
 <form id="user-delete" class="card" aria-labelledby="user-delete-title">
 <h2 id="user-delete-title">${r.t('user.delete')}</h2>
 <p class="field"><label for="delete-confirm" id="delete-confirm-label">${r.t('user.delete')}</label>
@@ -233,17 +236,6 @@ const directories: ConsolePage = {
 };
 
 const STATUSES = ['pending', 'sent', 'failed', 'given_up'];
-const KINDS = [
-  'account_locked',
-  'account_blocked_inactivity',
-  'password_expiring',
-  'password_changed',
-  'account_created',
-  'password_reset',
-  'new_device',
-  'passkey_changed',
-  'second_factor_changed',
-];
 
 const notifications: ConsolePage = {
   id: 'admin-notifications',
@@ -261,7 +253,7 @@ ${STATUSES.map((v) => option(v, r.t(`notif.status.${v}`)))}</select></p>
 <p class="field"><label for="notif-kind">${r.t('notif.kind')}</label>
 <select id="notif-kind" name="kind">
 ${option('', r.t('users.any'))}
-${KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
+${NOTIFICATION_KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
 <p class="field"><label for="notif-recipient">${r.t('notif.recipient')}</label>
 <input id="notif-recipient" name="recipient" type="email" autocomplete="off"></p>
 </div>

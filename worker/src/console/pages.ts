@@ -5,7 +5,13 @@
  */
 import { ADMIN_PAGES } from './admin-pages.js';
 import type { ConsolePage } from './page.js';
+import { SECURITY_PAGES } from './security-pages.js';
 import { SELF_PAGES } from './self-pages.js';
 import { SIGNIN_PAGES } from './signin-pages.js';
 
-export const CONSOLE_PAGES: readonly ConsolePage[] = [...SELF_PAGES, ...ADMIN_PAGES, ...SIGNIN_PAGES];
+export const CONSOLE_PAGES: readonly ConsolePage[] = [
+  ...SELF_PAGES,
+  ...SECURITY_PAGES,
+  ...ADMIN_PAGES,
+  ...SIGNIN_PAGES,
+];

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
+import './admin-texts.js';
 import { chooseLang, text } from './texts.js';
 
 describe('console texts', () => {
@@ -15,5 +17,11 @@ describe('console texts', () => {
     expect(text('en', 'signin.locked', { time: '15 min' })).toBe('Too many failed sign-ins. Try again in 15 min.');
     expect(text('ru', 'signin.locked', { time: '15 мин' })).toContain('через 15 мин');
     expect(text('ru', 'no.such.key')).toBe('no.such.key');
+  });
+
+  it('every notification kind of the one list has its name in both languages (the notifications filter)', () => {
+    for (const kind of NOTIFICATION_KINDS) {
+      for (const lang of ['en', 'ru'] as const) expect(text(lang, `notif.kind.${kind}`)).not.toBe(`notif.kind.${kind}`);
+    }
   });
 });

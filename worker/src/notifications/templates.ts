@@ -3,6 +3,8 @@
  * (AUTH_MAIL_LANGUAGE). Data (logins, names, dates, links) is escaped in the HTML body; subjects
  * hold no data at all, so nothing a user controls reaches a header.
  */
+import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
+
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Text as HTML text or attribute value. */
@@ -12,18 +14,8 @@ export function escapeHtml(text: string): string {
 
 export type Language = 'ru' | 'en';
 
-/** The kinds of notification (docs/mail.md). */
-export const NOTIFICATION_KINDS = [
-  'account_locked',
-  'account_blocked_inactivity',
-  'password_expiring',
-  'password_changed',
-  'account_created',
-  'password_reset',
-  'new_device',
-  'passkey_changed',
-  'second_factor_changed',
-] as const;
+/** The kinds of notification (docs/mail.md): their one list is the table's (schema/notifications.ts). */
+export { NOTIFICATION_KINDS };
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 /** What a template may show; every field is optional and plain data. */
