@@ -4,6 +4,7 @@ import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript } from '../context.js';
 import { formatDuration, t } from '../i18n.js';
 import { byId, el, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { landingPage } from './admin-overview.js';
 import { cancelledCeremony } from './passkeys.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
@@ -65,7 +66,7 @@ const signin: PageScript = async (ctx) => {
   // Already signed in: straight on.
   try {
     await api('/v4/users/me');
-    location.replace(form.dataset.next ?? `${ctx.base}/`);
+    location.replace(await landingPage(ctx, form.dataset.next));
     return;
   } catch {
     // not signed in: the form it is
@@ -83,7 +84,7 @@ const signin: PageScript = async (ctx) => {
       return;
     }
     showMessage(region, 'success', t('signin.ok'));
-    location.assign(form.dataset.next ?? `${ctx.base}/`);
+    location.assign(await landingPage(ctx, form.dataset.next));
   });
   wirePasskeySignIn(ctx, form, region);
 };
@@ -122,7 +123,7 @@ function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTML
           return;
         }
         showMessage(region, 'success', t('signin.ok'));
-        location.assign(form.dataset.next ?? `${ctx.base}/`);
+        location.assign(await landingPage(ctx, form.dataset.next));
       }),
   );
 }

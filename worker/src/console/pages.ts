@@ -4,8 +4,14 @@
  * console/pages.ts under the same ids (architecture.md §8).
  */
 import { ADMIN_PAGES } from './admin-pages.js';
+import { OVERVIEW_PAGES } from './overview-pages.js';
 import type { ConsolePage } from './page.js';
 import { SELF_PAGES } from './self-pages.js';
 import { SIGNIN_PAGES } from './signin-pages.js';
 
-export const CONSOLE_PAGES: readonly ConsolePage[] = [...SELF_PAGES, ...ADMIN_PAGES, ...SIGNIN_PAGES];
+export const CONSOLE_PAGES: readonly ConsolePage[] = [
+  ...SELF_PAGES,
+  ...OVERVIEW_PAGES,
+  ...ADMIN_PAGES,
+  ...SIGNIN_PAGES,
+];
