@@ -19,7 +19,10 @@ interface Listed {
 interface Overview {
   generatedAt: string;
   last24h: {
-    failedLogins: { count: number; items: { at: string; login: string | null; userId: string | null; ip: string | null }[] };
+    failedLogins: {
+      count: number;
+      items: { at: string; login: string | null; userId: string | null; ip: string | null }[];
+    };
     lockEvents: { count: number; logins: number };
     throttledAddresses: number;
     mailGivenUp: number;
@@ -128,7 +131,13 @@ const overview: PageScript = async (ctx) => {
         ],
         [['admin/users', t('overview.lockedLink')]],
       ),
-      card('sessions', t('overview.sessions'), now.activeSessions, [], [['admin/sessions', t('overview.sessionsLink')]]),
+      card(
+        'sessions',
+        t('overview.sessions'),
+        now.activeSessions,
+        [],
+        [['admin/sessions', t('overview.sessionsLink')]],
+      ),
       card(
         'blocked',
         t('overview.blocked'),

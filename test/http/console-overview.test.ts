@@ -48,7 +48,9 @@ describe('console: the administrator overview and the sessions of all users', ()
     await page.fill('#all-sessions-login', login.slice(3, -2).toUpperCase());
     await page.click('#all-sessions-search button[type=submit]');
     await page.waitForFunction(
-      () => document.querySelector('#all-sessions-region caption')?.textContent === 'Sessions 1–1 of 1 (most recently used first)',
+      () =>
+        document.querySelector('#all-sessions-region caption')?.textContent ===
+        'Sessions 1–1 of 1 (most recently used first)',
     );
     expect(await page.textContent('#all-sessions-region tbody')).toContain(login);
     expect(page.url()).toContain('login=');

@@ -79,7 +79,10 @@ export async function accountAttention(db: Db, config: ConfigSnapshot, now: numb
   const item = { id: users.id, login: users.login };
   const [sessionCount, lockCount, lockRows, blockedCount, blockedRows, expiredCount, expiredRows, soonCount, soonRows] =
     await db.batch([
-      db.select({ n: sql<number>`count(*)` }).from(sessions).where(liveSession(now, sessionPolicy(config))),
+      db
+        .select({ n: sql<number>`count(*)` })
+        .from(sessions)
+        .where(liveSession(now, sessionPolicy(config))),
       db.select({ n: sql<number>`count(*)` }).from(loginLocks).where(lockKeys),
       db
         .select({ key: loginLocks.throttleKey, until: loginLocks.until, userId: users.id })

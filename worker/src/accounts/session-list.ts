@@ -44,11 +44,7 @@ export async function listAllSessions(
       .orderBy(desc(sessions.lastSeenAt), desc(sessions.id))
       .limit(q.limit)
       .offset(q.offset),
-    db
-      .select({ n: sql<number>`count(*)` })
-      .from(sessions)
-      .innerJoin(users, eq(users.id, sessions.userId))
-      .where(where),
+    db.select({ n: sql<number>`count(*)` }).from(sessions).innerJoin(users, eq(users.id, sessions.userId)).where(where),
   ]);
   return { rows, total: Number(count[0]?.n ?? 0) };
 }

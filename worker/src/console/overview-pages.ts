@@ -27,7 +27,9 @@ const sessions: ConsolePage = {
   title: 'allSessions.title',
   auth: 'required',
   nav: { label: 'nav.adminSessions', group: 'admin' },
-  body: (r) => html`<form id="all-sessions-search" class="card" role="search" aria-labelledby="all-sessions-search-title">
+  body: (
+    r,
+  ) => html`<form id="all-sessions-search" class="card" role="search" aria-labelledby="all-sessions-search-title">
 <h2 id="all-sessions-search-title">${r.t('allSessions.search')}</h2>
 <p class="field"><label for="all-sessions-login">${r.t('allSessions.login')}</label>
 <input id="all-sessions-login" name="login" type="search" maxlength="150" autocapitalize="none" spellcheck="false"></p>

@@ -50,7 +50,10 @@ export async function recentActivity(db: Db, now: number): Promise<RecentActivit
     and(eq(auditOutbox.stream, 'user_activity'), gte(auditOutbox.at, since), eq(auditOutbox.type, type));
   const failedMail = and(inArray(notifications.status, ['failed', 'given_up']), gte(notifications.createdAt, since));
   const [failures, failureRows, locks, throttled, failing, givenUp, mailRows] = await db.batch([
-    db.select({ n: sql<number>`sum(${auditOutbox.events})` }).from(auditOutbox).where(events('login.failure')),
+    db
+      .select({ n: sql<number>`sum(${auditOutbox.events})` })
+      .from(auditOutbox)
+      .where(events('login.failure')),
     db
       .select({
         at: auditOutbox.at,
@@ -68,10 +71,7 @@ export async function recentActivity(db: Db, now: number): Promise<RecentActivit
       .where(events('account.locked')),
     db.select({ n: sql<number>`count(*)` }).from(auditOutbox).where(events('address.throttled')),
     // Waiting for another try now, whenever created (the index of due deliveries).
-    db
-      .select({ n: sql<number>`count(*)` })
-      .from(notifications)
-      .where(eq(notifications.status, 'failed')),
+    db.select({ n: sql<number>`count(*)` }).from(notifications).where(eq(notifications.status, 'failed')),
     db
       .select({ n: sql<number>`count(*)` })
       .from(notifications)

@@ -32,7 +32,9 @@ const Overview = z
     since: z.iso.datetime().openapi({ description: 'the start of the 24 hours the `last24h` numbers count' }),
     last24h: z.object({
       failedLogins: z.object({
-        count: z.int().openapi({ description: '`login.failure` events (wrong password, unknown login, passkey refused)' }),
+        count: z
+          .int()
+          .openapi({ description: '`login.failure` events (wrong password, unknown login, passkey refused)' }),
         items: z
           .array(
             z.object({
@@ -66,7 +68,9 @@ const Overview = z
           ),
         })
         .openapi({ description: 'logins locked for untrusted clients now (local and LDAP), latest end first' }),
-      blocked: accounts('blocked accounts (by an administrator or for inactivity), last changed first; `at`: last change'),
+      blocked: accounts(
+        'blocked accounts (by an administrator or for inactivity), last changed first; `at`: last change',
+      ),
       passwordExpired: accounts(
         'active local accounts whose password is older than USER_PASSWORD_EXPIRATION_DAY; `at`: when it was set',
       ),
@@ -99,21 +103,24 @@ const Overview = z
   })
   .openapi('AdminOverview');
 
-const overviewRoute = protectedRoute(adminOnly(superAccess.refused('read the overview (it summarises the audit log)')), {
-  method: 'get',
-  operationId: 'getAdminOverview',
-  path: '/v4/admin/overview',
-  tags: ['user_v4'],
-  summary: "The administrator's overview",
-  description:
-    'Failed logins and locks of the last 24 hours, live sessions, accounts needing attention (blocked, expired ' +
-    'password, inactive soon), mail delivery failures, and the state of the log store and of mail: counts with ' +
-    'the first few items of each. The 24-hour numbers read the audit outbox, which holds shipped events ' +
-    'OUTBOX_RETENTION_DAY days with a log store and AUDIT_LOCAL_RETENTION_DAYS days without.',
-  responses: {
-    200: { description: 'the overview', content: { 'application/json': { schema: Overview } } },
+const overviewRoute = protectedRoute(
+  adminOnly(superAccess.refused('read the overview (it summarises the audit log)')),
+  {
+    method: 'get',
+    operationId: 'getAdminOverview',
+    path: '/v4/admin/overview',
+    tags: ['user_v4'],
+    summary: "The administrator's overview",
+    description:
+      'Failed logins and locks of the last 24 hours, live sessions, accounts needing attention (blocked, expired ' +
+      'password, inactive soon), mail delivery failures, and the state of the log store and of mail: counts with ' +
+      'the first few items of each. The 24-hour numbers read the audit outbox, which holds shipped events ' +
+      'OUTBOX_RETENTION_DAY days with a log store and AUDIT_LOCAL_RETENTION_DAYS days without.',
+    responses: {
+      200: { description: 'the overview', content: { 'application/json': { schema: Overview } } },
+    },
   },
-});
+);
 
 /** Registers GET /v4/admin/overview. */
 export function registerOverview(app: App): void {

@@ -34,11 +34,16 @@ const one = { 200: { description: 'the account', content: { 'application/json': 
 const ListQuery = z.object({
   ...pageQuery,
   login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
-  q: z.string().trim().max(200).optional().openapi({
-    description:
-      'a substring of the login, the display name or the address (case-insensitive; for the name and the ' +
-      'address, ASCII letters only); `%`, `_` and `\\` match themselves',
-  }),
+  q: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .openapi({
+      description:
+        'a substring of the login, the display name or the address (case-insensitive; for the name and the ' +
+        'address, ASCII letters only); `%`, `_` and `\\` match themselves',
+    }),
   role: z.enum(ROLES).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
