@@ -2,11 +2,11 @@
  * What the administrator's overview counts of accounts, sessions and failed-login locks
  * (docs/console.md, "Overview"; docs/api.md, "The overview"): a few queries, each bounded, reads only.
  */
-import { and, asc, desc, eq, gt, gte, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { loginLocks, sessions, users } from '../../../schema/index.js';
-import { DAY_MS } from './model.js';
+import { DAY_MS, ROLES } from './model.js';
 import { liveSession } from './session-list.js';
 import { sessionPolicy } from './sessions.js';
 
@@ -45,32 +45,29 @@ export interface AccountAttention {
 }
 
 const activity = sql`coalesce(${users.lastActivityAt}, ${users.createdAt})`;
+
+/** Live accounts of `status`, through the (role, status) index: every role named, so the status is searched. */
+const withStatus = (status: 'active' | 'blocked') =>
+  and(inArray(users.role, [...ROLES]), eq(users.status, status), isNull(users.deletedAt))!;
 const countOf = (rows: Array<{ n: number }>) => Number(rows[0]?.n ?? 0);
 
 /** The counts and short lists of accounts needing attention, live sessions and current locks. */
 export async function accountAttention(db: Db, config: ConfigSnapshot, now: number): Promise<AccountAttention> {
-  const live = isNull(users.deletedAt);
-  const blocked = and(live, eq(users.status, 'blocked'));
+  const blocked = withStatus('blocked');
   const expiryDays = config.get('USER_PASSWORD_EXPIRATION_DAY');
   // Expired: a local password older than its lifetime (0: passwords never expire), on an active account.
   const expired =
     expiryDays === 0
       ? sql`0`
       : and(
-          live,
-          eq(users.status, 'active'),
+          withStatus('active'),
           eq(users.source, 'local'),
           isNotNull(users.passwordChangedAt),
           lt(users.passwordChangedAt, now - expiryDays * DAY_MS),
         )!;
   // Inactive soon: the inactivity job blocks it within INACTIVE_SOON_DAYS days (not yet idle beyond the limit).
   const cutoff = now - config.get('USER_INACTIVE_TIMEOUT_DAY') * DAY_MS;
-  const soon = and(
-    live,
-    eq(users.status, 'active'),
-    gte(activity, cutoff),
-    lt(activity, cutoff + INACTIVE_SOON_DAYS * DAY_MS),
-  )!;
+  const soon = and(withStatus('active'), gte(activity, cutoff), lt(activity, cutoff + INACTIVE_SOON_DAYS * DAY_MS))!;
   // Locks of logins (local and LDAP), not of a device's or an address's budget.
   const lockKeys = and(
     gt(loginLocks.until, now),

@@ -70,8 +70,12 @@ export async function recentActivity(db: Db, now: number): Promise<RecentActivit
       .from(auditOutbox)
       .where(events('account.locked')),
     db.select({ n: sql<number>`count(*)` }).from(auditOutbox).where(events('address.throttled')),
-    // Waiting for another try now, whenever created (the index of due deliveries).
-    db.select({ n: sql<number>`count(*)` }).from(notifications).where(eq(notifications.status, 'failed')),
+    // Waiting for another try now, whenever created: both due statuses named, so the partial index of due
+    // deliveries (`status in ('pending', 'failed')`) applies.
+    db
+      .select({ n: sql<number>`count(*)` })
+      .from(notifications)
+      .where(and(inArray(notifications.status, ['pending', 'failed']), eq(notifications.status, 'failed'))),
     db
       .select({ n: sql<number>`count(*)` })
       .from(notifications)
