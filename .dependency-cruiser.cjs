@@ -109,7 +109,7 @@ module.exports = {
       from: { path: '^console/' },
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
-        pathNot: '^worker/src/(console/(texts|admin-texts)|auth/password-policy)\\.ts$',
+        pathNot: '^worker/src/(console/(texts|admin-texts|overview-texts)|auth/password-policy)\\.ts$',
       },
     },
     {
