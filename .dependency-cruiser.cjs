@@ -18,7 +18,7 @@ const TIERS = [
   ['auth'], // credentials, password hashing and policy, roles, protected routes, password logins
   ['users', 'settings', 'logs', 'docs', 'console'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
-  ['sessions', 'password-reset', 'schedule'],
+  ['sessions', 'password-reset', 'schedule', 'overview'], // overview: the administrator's first screen (reads)
   ['oidc', 'principal', 'mfa', 'passkeys'], // principal: the authentication middleware, above every credential it checks;
   // mfa and passkeys: their routes (the factors themselves are account data, in accounts/)
 ];
@@ -109,7 +109,7 @@ module.exports = {
       from: { path: '^console/' },
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
-        pathNot: '^worker/src/(console/(texts|admin-texts|security-texts)|auth/password-policy)\\.ts$',
+        pathNot: '^worker/src/(console/(texts|admin-texts|security-texts|overview-texts)|auth/password-policy)\\.ts$',
       },
     },
     {

@@ -6,6 +6,8 @@ import type { PageScript } from './context.js';
 import { AUDIT_SCRIPTS } from './pages/admin-audit.js';
 import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
 import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
+import { OVERVIEW_SCRIPTS } from './pages/admin-overview.js';
+import { SESSIONS_SCRIPTS } from './pages/admin-sessions.js';
 import { PASSKEY_SCRIPTS } from './pages/passkeys.js';
 import { SECURITY_SCRIPTS } from './pages/security.js';
 import { SETTINGS_SCRIPTS } from './pages/admin-settings.js';
@@ -22,5 +24,7 @@ export const PAGE_SCRIPTS: Record<string, PageScript> = {
   ...DIRECTORIES_SCRIPTS,
   ...AUDIT_SCRIPTS,
   ...NOTIFICATIONS_SCRIPTS,
+  ...OVERVIEW_SCRIPTS,
+  ...SESSIONS_SCRIPTS,
   ...SIGNIN_SCRIPTS,
 };

@@ -56,9 +56,11 @@ const list: PageScript = async (ctx) => {
   const pager = byId('users-pager');
   const prev = byId<HTMLButtonElement>('users-prev');
   const next = byId<HTMLButtonElement>('users-next');
-  const fields = ['login', 'role', 'status', 'source', 'sort'].map((f) => byId<HTMLInputElement>(`users-${f}`));
-  // The search lives in the address (bookmarkable; Back returns to it).
+  const fields = ['q', 'role', 'status', 'source', 'sort'].map((f) => byId<HTMLInputElement>(`users-${f}`));
+  // The search lives in the address (bookmarkable; Back returns to it). An older address's `login`
+  // (a prefix) is searched as a substring.
   const fromUrl = new URLSearchParams(location.search);
+  if (!fromUrl.has('q') && fromUrl.has('login')) fromUrl.set('q', fromUrl.get('login') ?? '');
   for (const f of fields) f.value = fromUrl.get(f.name) ?? f.value;
   let offset = Math.max(0, Number(fromUrl.get('offset')) || 0);
 

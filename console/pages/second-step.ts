@@ -10,13 +10,15 @@ import type { PageContext } from '../context.js';
 import { t } from '../i18n.js';
 import { enrolmentOnly, factorBody } from '../step-up.js';
 import { el, onSubmit, showMessage } from '../ui.js';
+import { landingPage } from './admin-overview.js';
 
 /**
- * Where a new session goes: the page asked for, or the security page when the session may only
+ * Where a new session goes: the page asked for (administrators: the overview for the home page,
+ * console/pages/admin-overview.ts), or the security page when the session may only
  * enrol a second factor (MFA_REQUIRED_ROLES).
  */
 export async function land(ctx: PageContext, next: string): Promise<void> {
-  location.assign((await enrolmentOnly()) ? `${ctx.base}/security` : next);
+  location.assign((await enrolmentOnly()) ? `${ctx.base}/security` : await landingPage(ctx, next));
 }
 
 /**

@@ -4,6 +4,7 @@ import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript } from '../context.js';
 import { formatDuration, t } from '../i18n.js';
 import { byId, el, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { landingPage } from './admin-overview.js';
 import { cancelledCeremony } from './passkeys.js';
 import { land, showSecondStep } from './second-step.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
@@ -66,7 +67,7 @@ const signin: PageScript = async (ctx) => {
   // Already signed in: straight on.
   try {
     await api('/v4/users/me');
-    location.replace(form.dataset.next ?? `${ctx.base}/`);
+    location.replace(await landingPage(ctx, form.dataset.next));
     return;
   } catch {
     // not signed in: the form it is

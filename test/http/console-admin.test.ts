@@ -83,7 +83,7 @@ describe('console: users', () => {
     }
     await openPage(tab, ui('admin/users'));
     expect(await page.isVisible('#console-nav a[href$="/ui/admin/users"]')).toBe(true);
-    await page.fill('#users-login', prefix);
+    await page.fill('#users-q', prefix);
     await page.click('#users-search button[type=submit]');
     await page.waitForSelector('#users-region caption');
     expect(await page.textContent('#users-region caption')).toBe('Users 1–20 of 21');

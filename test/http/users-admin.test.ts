@@ -42,6 +42,48 @@ describe('list', () => {
   });
 });
 
+describe('search by substring (q)', () => {
+  type Found = { items: { login: string; displayName: string; email: string | null }[]; total: number };
+  const find = (query: string) =>
+    callJson<Found>(`/v4/users?${query.includes('limit=') ? '' : 'limit=100&'}${query}`, { auth: admin });
+
+  it('a case-insensitive substring of the login, the display name or the address', async () => {
+    const tag = uniqueLogin('Qs');
+    const byLogin = `x${tag}y`;
+    await createUser(byLogin, PASSWORD);
+    await createUser(uniqueLogin('qn'), PASSWORD, { displayName: `Ann ${tag} Smith` });
+    await createUser(uniqueLogin('qe'), PASSWORD, { email: `box.${tag.toLowerCase()}@example.com` });
+    const r = await find(`q=${encodeURIComponent(tag.toUpperCase())}`);
+    expect(r.status).toBe(200);
+    expect(r.body.total).toBe(3);
+    expect(r.body.items.map((u) => u.login)).toContain(byLogin);
+    expect(r.body.items.map((u) => u.displayName)).toContain(`Ann ${tag} Smith`);
+    // Paged like the rest of the list, and combined with the other filters.
+    const paged = await find(`q=${encodeURIComponent(tag)}&limit=1&offset=1`);
+    expect(paged.body).toMatchObject({ total: 3 });
+    expect(paged.body.items).toHaveLength(1);
+    expect((await find(`q=${encodeURIComponent(tag)}&role=auditor`)).body.total).toBe(0);
+    expect((await find(`q=${'a'.repeat(201)}`)).status).toBe(422);
+  });
+
+  it('LIKE wildcards and the escape character match only themselves', async () => {
+    const prefix = uniqueLogin('Qw');
+    await createUser(`${prefix}a`, PASSWORD, { displayName: 'Fifty % off' });
+    await createUser(`${prefix}_b`, PASSWORD, { displayName: 'Back\\slash' });
+    await createUser(`${prefix}c`, PASSWORD, { displayName: 'Plain' });
+    const within = (q: string) => find(`login=${prefix}&q=${encodeURIComponent(q)}`);
+    // No login can hold "%": `q=%` finds only the name that does.
+    expect((await within('%')).body.items.map((u) => u.login)).toEqual([`${prefix}a`]);
+    expect((await within('_')).body.items.map((u) => u.login)).toEqual([`${prefix}_b`]);
+    expect((await within('\\')).body.items.map((u) => u.login)).toEqual([`${prefix}_b`]);
+    expect((await within('%%')).body.total).toBe(0);
+    expect((await within('f_fty')).body.total).toBe(0);
+    // Across every account, "%" still matches only what holds one.
+    const all = await find('q=%25');
+    expect(all.body.items.every((u) => `${u.login} ${u.displayName} ${u.email ?? ''}`.includes('%'))).toBe(true);
+  });
+});
+
 describe('update, block, unblock, unlock, delete', () => {
   it('update profile, role and session limit; validation', async () => {
     const id = await createUser(uniqueLogin(), PASSWORD);

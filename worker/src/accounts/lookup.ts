@@ -57,6 +57,8 @@ const SORTS: Record<(typeof ACCOUNT_SORTS)[number], SQL[]> = {
 export interface AccountQuery {
   /** A prefix of the login, compared by login key (case-insensitive). */
   login?: string;
+  /** A substring of the login, the display name or the address (case-insensitive; docs/api.md, "User search"). */
+  q?: string;
   role?: Role;
   status?: UserRow['status'];
   source?: UserRow['source'];
@@ -65,12 +67,30 @@ export interface AccountQuery {
   offset: number;
 }
 
+/** `text` as a LIKE pattern's literal part: its wildcards `%` `_` and the escape character `\\` escaped. */
+export function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
+}
+
+/**
+ * SQL: the account's login, display name or address contains `q`. The login is compared by its key
+ * (case-folded like every login); the name and the address with SQLite's LIKE, case-insensitive for
+ * ASCII letters only. Always bound as a parameter, its wildcards literal.
+ */
+export function accountContains(q: string): SQL {
+  const key = `%${likeLiteral(loginKey(q))}%`;
+  const plain = `%${likeLiteral(q)}%`;
+  return sql`(${users.loginKey} like ${key} escape '\\' or ${users.displayName} like ${plain} escape '\\'
+    or ${users.email} like ${plain} escape '\\')`;
+}
+
 /** The live accounts of `q`'s page, each with the end of its lock, and how many match in all. */
 export async function listAccounts(db: Db, q: AccountQuery, now: number) {
-  const escaped = q.login === undefined ? undefined : loginKey(q.login).replace(/[\\%_]/g, (ch) => `\\${ch}`);
+  const escaped = q.login === undefined ? undefined : likeLiteral(loginKey(q.login));
   const where = and(
     isNull(users.deletedAt),
     escaped !== undefined ? sql`${users.loginKey} like ${`${escaped}%`} escape '\\'` : undefined,
+    q.q !== undefined && q.q !== '' ? accountContains(q.q) : undefined,
     q.role ? eq(users.role, q.role) : undefined,
     q.status ? eq(users.status, q.status) : undefined,
     q.source ? eq(users.source, q.source) : undefined,

@@ -8,6 +8,7 @@
 import { html } from 'hono/html';
 import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
 import './admin-texts.js';
+import './overview-texts.js';
 import type { ConsolePage, PageRender } from './page.js';
 import { userFactorsSection } from './security-pages.js';
 
@@ -23,8 +24,8 @@ const users: ConsolePage = {
   body: (r) => html`<form id="users-search" class="card" role="search" aria-labelledby="users-search-title">
 <h2 id="users-search-title">${r.t('users.search')}</h2>
 <div class="grid">
-<p class="field"><label for="users-login">${r.t('users.login')}</label>
-<input id="users-login" name="login" type="search" autocapitalize="none" spellcheck="false"></p>
+<p class="field"><label for="users-q">${r.t('users.q')}</label>
+<input id="users-q" name="q" type="search" maxlength="200" autocapitalize="none" spellcheck="false"></p>
 <p class="field"><label for="users-role">${r.t('users.role')}</label>
 <select id="users-role" name="role">${option('', r.t('users.any'))}${roles(r)}</select></p>
 <p class="field"><label for="users-status">${r.t('users.status')}</label>

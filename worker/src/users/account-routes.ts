@@ -34,6 +34,16 @@ const one = { 200: { description: 'the account', content: { 'application/json': 
 const ListQuery = z.object({
   ...pageQuery,
   login: z.string().max(150).optional().openapi({ description: 'login prefix (case-insensitive)' }),
+  q: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .openapi({
+      description:
+        'a substring of the login, the display name or the address (case-insensitive; for the name and the ' +
+        'address, ASCII letters only); `%`, `_` and `\\` match themselves',
+    }),
   role: z.enum(ROLES).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
@@ -73,6 +83,7 @@ const LENT_RIGHTS = [
   '| Operation | Super-access |',
   '|---|---|',
   '| list and read accounts, their sessions and API tokens (administrators included) | allowed |',
+  '| list the live sessions of all accounts (`/v4/sessions`) | allowed |',
   '| create an account | role `user` only |',
   '| update, delete, block, unblock, unlock, reset the password, end a session, revoke a token |' +
     ' on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access' +
@@ -85,6 +96,7 @@ const LENT_RIGHTS = [
   '| settings: change, reset | refused |',
   '| audit logs (`/v3/logs`): types, search, events, export | refused |',
   '| audit pipeline health (`/v3/logs/pipeline`) | allowed |',
+  '| the administrator overview (`/v4/admin/overview`: it summarises the audit log) | refused |',
   '',
   'A refusal is 403 with a detail saying what super-access cannot do.',
 ].join('\n');
@@ -96,7 +108,8 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   tags: ['user_v4'],
   summary: 'List accounts',
   description:
-    'Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, ' +
+    'Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), ' +
+    'role, status and source, sorted by login, ' +
     'creation or last login (prefix `-` for descending).',
   request: { query: ListQuery },
   responses: {

@@ -10,6 +10,8 @@ import { listSessions, revokeSessions, sessionPolicy, type SessionRow } from '..
 import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import { isoTime } from '../http/iso-time.js';
+import { listAllSessions } from '../accounts/session-list.js';
+import { pageOf, pageQuery } from '../http/paging.js';
 
 const SessionSchema = z
   .object({
@@ -44,6 +46,22 @@ const toPublic = (s: SessionRow, currentId: string | undefined) => ({
   authMethod: s.authMethod,
   authenticatedAt: s.authenticatedAt === null ? null : isoTime(s.authenticatedAt),
   current: s.id === currentId,
+});
+
+const AccountSessionSchema = SessionSchema.extend({
+  user: z
+    .object({ id: z.string(), login: z.string(), displayName: z.string() })
+    .openapi({ description: 'the account; end the session with DELETE /v4/users/{userId}/sessions/{sessionId}' }),
+}).openapi('AccountSession');
+const AccountSessionPage = pageOf(AccountSessionSchema, 'AccountSessionPage');
+const AllQuery = z.object({
+  ...pageQuery,
+  login: z
+    .string()
+    .trim()
+    .max(150)
+    .optional()
+    .openapi({ description: 'a substring of the login (case-insensitive; `%` and `_` match themselves)' }),
 });
 
 const SessionId = z.string().min(1).max(64);
@@ -92,6 +110,22 @@ const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end
   responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
 
+const listAll = protectedRoute(adminOnly(superAccess.allowed), {
+  method: 'get',
+  operationId: 'listAllSessions',
+  path: '/v4/sessions',
+  tags: ['user_v4'],
+  summary: 'Live sessions of all accounts',
+  description:
+    'Paginated (limit at most 100, offset), most recently used first, filtered by a substring of the login. ' +
+    'Each names its account; ending one is DELETE /v4/users/{userId}/sessions/{sessionId} (endUserSession).',
+  request: { query: AllQuery },
+  responses: {
+    200: { description: 'a page of sessions', content: { 'application/json': { schema: AccountSessionPage } } },
+    ...problemResponses(422),
+  },
+});
+
 async function list(c: Context<AppEnv>, user: UserRow) {
   const rows = await listSessions(c.var.db, user.id, c.var.deps.clock(), sessionPolicy(c.var.config));
   return c.json({ items: rows.map((s) => toPublic(s, c.var.principal.sessionId)) }, 200);
@@ -115,6 +149,12 @@ async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
 /** Registers the session listing and revocation endpoints. */
 export function registerUserSessions(app: App): void {
   app.openapi(listMine, (c) => list(c, c.var.principal.user));
+  app.openapi(listAll, async (c) => {
+    const q = validated(c, 'query', AllQuery);
+    const { rows, total } = await listAllSessions(c.var.db, q, c.var.deps.clock(), sessionPolicy(c.var.config));
+    const items = rows.map((r) => ({ ...toPublic(r.session, c.var.principal.sessionId), user: r.user }));
+    return c.json({ items, total, limit: q.limit, offset: q.offset }, 200);
+  });
   app.openapi(revokeMine, (c) => revoke(c, c.var.principal.user, validated(c, 'param', MeParams).sessionId));
   app.openapi(listUser, async (c) => list(c, await liveAccount(c.var.db, validated(c, 'param', UserParams).userId)));
   app.openapi(revokeUser, async (c) => {
