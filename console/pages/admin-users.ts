@@ -93,7 +93,11 @@ const list: PageScript = async (ctx) => {
       const status =
         t(`status.${u.status}`) + (isLocked(u) ? ` · ${t('user.lockedUntil')} ${formatDate(u.lockedUntil)}` : '');
       return [
-        el('a', { href: `${ctx.base}/admin/user?id=${encodeURIComponent(u.id)}`, class: 'clip', title: u.login }, u.login),
+        el(
+          'a',
+          { href: `${ctx.base}/admin/user?id=${encodeURIComponent(u.id)}`, class: 'clip', title: u.login },
+          u.login,
+        ),
         u.displayName || t('user.none'),
         t(`role.${u.role}`),
         status,

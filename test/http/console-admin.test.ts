@@ -252,7 +252,7 @@ describe('console: settings', () => {
       const groups = await page.$$eval('form.settings-group h2', (hs) => hs.map((h) => h.textContent));
       expect(groups).toEqual(expect.arrayContaining(['Security', 'Mail']));
       const meta = await page.textContent('#set-AUTH_FAILED_COUNT-meta');
-      expect(meta).toContain('integer');
+      expect(meta).toContain('whole number');
       expect(meta).toContain('Default: 3');
       expect(meta).toContain('Source: default');
       expect(await page.getAttribute('#set-AUTH_FAILED_COUNT', 'max')).toBe('100');
@@ -262,7 +262,12 @@ describe('console: settings', () => {
       const index = await page.$$eval('nav.settings-index a', (as) =>
         as.map((a) => [a.textContent, a.getAttribute('href')]),
       );
-      expect(index).toEqual(expect.arrayContaining([['Security', '#settings-security'], ['Mail', '#settings-mail']]));
+      expect(index).toEqual(
+        expect.arrayContaining([
+          ['Security', '#settings-security'],
+          ['Mail', '#settings-mail'],
+        ]),
+      );
       expect(await page.isVisible('#settings-security h2')).toBe(true);
       const label = page.locator('label[for=set-AUTH_FAILED_COUNT]');
       expect(await label.textContent()).toContain('Failed sign-ins before a lock');

@@ -140,9 +140,7 @@ function brokenWords(page: Page): Promise<string[]> {
           const range = document.createRange();
           range.setStart(node, m.index);
           range.setEnd(node, m.index + m[0].length);
-          const tops = new Set(
-            [...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)),
-          );
+          const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
           if (tops.size > 1) broken.push(`${m[0]} (${tops.size} lines, ${cell.tagName.toLowerCase()})`);
         }
       }
@@ -170,7 +168,10 @@ describe('console layout: tables and header', () => {
           if (broken.length) failures.push(`${p.name} ${lang} ${width}px: ${broken.join(', ')}`);
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
           if (overflow > 0) failures.push(`${p.name} ${lang} ${width}px: the page scrolls sideways by ${overflow}px`);
-          await page.screenshot({ path: join(ARTIFACTS, `layout-${kind}-${p.name}-${lang}-${width}.png`), fullPage: true });
+          await page.screenshot({
+            path: join(ARTIFACTS, `layout-${kind}-${p.name}-${lang}-${width}.png`),
+            fullPage: true,
+          });
         }
         if (p.name.startsWith('admin-')) {
           await page.setViewportSize({ width: 1024, height: 900 });

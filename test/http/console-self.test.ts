@@ -211,7 +211,9 @@ describe('console: sessions', () => {
     await checkPage(tab, kind, 'sessions');
 
     // The client in words (the other session is this test's fetch, the console's is Chromium on Linux).
-    expect(await page.textContent('#sessions-region tbody tr:has-text("this session")')).toMatch(/Headless Chrome \d+ on Linux/);
+    expect(await page.textContent('#sessions-region tbody tr:has-text("this session")')).toMatch(
+      /Headless Chrome \d+ on Linux/,
+    );
     // End asks first: cancelled, nothing ends; confirmed, the session ends.
     await page.click('#sessions-region tbody tr:not(:has-text("this session")) button');
     await page.waitForSelector('dialog.confirm[open]');

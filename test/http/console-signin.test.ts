@@ -121,9 +121,9 @@ describe('console sign-in: local accounts', () => {
     await submitSignIn(tab, login, 'Wr0ng$pass');
     await tab.page.waitForSelector('#signin-message:has-text("Wrong login or password.")');
     // One message, in words: not the console's sentence followed by the API's detail.
-    expect((await tab.page.textContent('#signin-message'))?.toLowerCase().split('wrong login or password')).toHaveLength(
-      2,
-    );
+    expect(
+      (await tab.page.textContent('#signin-message'))?.toLowerCase().split('wrong login or password'),
+    ).toHaveLength(2);
     expect(await tab.page.inputValue('#signin-password')).toBe('');
     await checkPage(tab, kind, 'signin-wrong');
     for (let i = 0; i < 2; i++) {
