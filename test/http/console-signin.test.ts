@@ -191,7 +191,7 @@ describe('console sign-in: local accounts', () => {
     await tab.context.close();
   });
 
-  it('a password reset by an administrator leads to the change-password page saying so; the new one signs in', async () => {
+  it('a password reset by an administrator leads to the password page saying so; the new one signs in', async () => {
     const { login } = await newUser({ mustChangePassword: true });
     const tab = await newTab(browser);
     await openPage(tab, ui('login'));
