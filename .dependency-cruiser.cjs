@@ -104,12 +104,16 @@ module.exports = {
     },
     {
       name: 'console-only-pure-modules',
-      comment: 'browser code imports itself, the console texts (texts, admin-texts, security-texts) and the password policy',
+      comment:
+        'browser code imports itself, the console texts (*-texts), the password policy and the User-Agent ' +
+        'parser of worker/src, nothing else',
       severity: 'error',
       from: { path: '^console/' },
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
-        pathNot: '^worker/src/(console/(texts|admin-texts|security-texts|overview-texts)|auth/password-policy)\\.ts$',
+        pathNot:
+          '^worker/src/(console/(texts|admin-texts|security-texts|overview-texts|ui-texts|settings-texts)|' +
+          'auth/password-policy|notifications/user-agent)\\.ts$',
       },
     },
     {

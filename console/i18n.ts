@@ -1,5 +1,7 @@
 /** The console's texts in the page's language (`<html lang>`, chosen by the server). */
+import { describeUserAgent } from '../worker/src/notifications/user-agent.js';
 import { isLang, text, type Lang } from '../worker/src/console/texts.js';
+import '../worker/src/console/ui-texts.js';
 
 /** The page's language. */
 export function lang(): Lang {
@@ -33,4 +35,15 @@ export function sessionColumns(): string[] {
 /** The column heads of an API tokens table: the user's own (tokens page) and a user's (administrator). */
 export function tokenColumns(): string[] {
   return ['name', 'prefix', 'created', 'lastUsed', 'expires', 'actions'].map((k) => t(`tokens.${k}`));
+}
+
+/**
+ * A session's client in words ("Chrome 131 on Windows"), with the new-device mail's parser (one for
+ * both); the header itself when nothing in it is recognised, "unknown" without one.
+ */
+export function agentText(userAgent: string | null | undefined): { text: string; raw: string } {
+  const raw = userAgent ?? '';
+  const { browser, system } = describeUserAgent(raw);
+  if (browser && system) return { text: t('agent.on', { browser, system }), raw };
+  return { text: browser ?? system ?? (raw || t('agent.unknown')), raw };
 }

@@ -3,7 +3,7 @@
  * of a form or page, and the busy state of an action (loading and error states on every action).
  */
 import { ApiError } from './api.js';
-import { t } from './i18n.js';
+import { agentText, t } from './i18n.js';
 
 type Child = Node | string | null | undefined | false;
 
@@ -140,4 +140,52 @@ export function table(caption: string, heads: string[], rows: Array<Array<Node |
       ...rows.map((cells) => el('tr', {}, ...cells.map((c, i) => el('td', { 'data-label': heads[i] }, c)))),
     ),
   );
+}
+
+/**
+ * A long value without spaces (an address, an id, a User-Agent) in a table: cut with an ellipsis
+ * (CSS `.clip`), the whole value in its title and its text (copy and screen readers get all of it).
+ */
+export function clip(value: string, tag: 'span' | 'code' = 'span'): HTMLElement {
+  return el(tag, { class: 'clip', title: value }, value);
+}
+
+/** A session's client in words ("Chrome 131 on Windows"), the raw User-Agent in its title. */
+export function agentCell(userAgent: string | null): HTMLElement {
+  const { text, raw } = agentText(userAgent);
+  return raw && raw !== text ? el('span', { title: raw }, text) : clip(text);
+}
+
+/**
+ * Asks before a destructive action (block, revoke, end): a modal `<dialog>` with the question and
+ * the action's own name on its button, Cancel focused first (Escape cancels). True when confirmed.
+ */
+export function confirmAction(question: string, confirmLabel: string): Promise<boolean> {
+  const title = el('h2', { id: 'confirm-title' }, question);
+  const yes = el('button', { type: 'button', class: 'danger', value: 'yes' }, confirmLabel);
+  const no = el('button', { type: 'button', class: 'secondary', value: 'no', autofocus: true }, t('confirm.cancel'));
+  const dialog = el(
+    'dialog',
+    { class: 'confirm', 'aria-labelledby': 'confirm-title', 'aria-modal': 'true' },
+    title,
+    el('p', { class: 'actions' }, no, yes),
+  );
+  document.body.appendChild(dialog);
+  const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+  return new Promise((resolve) => {
+    const close = (answer: boolean) => {
+      dialog.close();
+      dialog.remove();
+      opener?.focus();
+      resolve(answer);
+    };
+    yes.addEventListener('click', () => close(true));
+    no.addEventListener('click', () => close(false));
+    dialog.addEventListener('cancel', (e) => {
+      e.preventDefault();
+      close(false);
+    });
+    dialog.showModal();
+    no.focus();
+  });
 }

@@ -8,7 +8,7 @@ import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { add, byId, clip, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
 import { given, selectById, table } from './admin-common.js';
 
 interface LogType {
@@ -93,9 +93,9 @@ const audit: PageScript = async (ctx) => {
         formatDate(pick(e, '@timestamp')),
         pick(e, 'event.type'),
         pick(e, 'event.outcome'),
-        pick(e, 'actor.login'),
-        pick(e, 'subject.login'),
-        pick(e, 'source.ip'),
+        clip(pick(e, 'actor.login')),
+        clip(pick(e, 'subject.login')),
+        clip(pick(e, 'source.ip')),
         open,
       ];
     });

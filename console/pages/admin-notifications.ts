@@ -6,7 +6,7 @@ import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, whileBusy } from '../ui.js';
+import { add, byId, clip, el, loading, onSubmit, whileBusy } from '../ui.js';
 import { given, showPager, table } from './admin-common.js';
 
 interface Notification {
@@ -47,8 +47,8 @@ const notifications: PageScript = async () => {
     const rows = page.items.map((n) => [
       formatDate(n.createdAt),
       t(`notif.kind.${n.kind}`),
-      n.userLogin ?? none,
-      n.recipient ?? none,
+      n.userLogin ? clip(n.userLogin) : none,
+      n.recipient ? clip(n.recipient) : none,
       t(`notif.status.${n.status}`),
       String(n.attempts),
       n.lastError ?? none,

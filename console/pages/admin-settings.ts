@@ -6,6 +6,7 @@
  * the page only says whether one is set, and sends a secret only when a new one is typed.
  */
 import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/console/settings-texts.js';
 import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';
@@ -32,6 +33,25 @@ interface Setting {
 }
 
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
+
+/** A text of the dictionary, or undefined when it has none (the API's English is used instead). */
+function known(key: string, vars: Record<string, string | number> = {}): string | undefined {
+  const value = t(key, vars);
+  return value === key ? undefined : value;
+}
+
+/** The anchor of a group's section ("Error tracking" → settings-error-tracking). */
+export function groupAnchor(group: string): string {
+  return `settings-${group.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+}
+
+/** What a setting accepts, in the page's language where the page can say it. */
+function acceptedText(s: Setting): string {
+  if ((s.type === 'integer' || s.type === 'number') && s.min !== undefined && s.max !== undefined)
+    return t('settings.range', { min: s.min, max: s.max });
+  if (s.type === 'enumeration' && s.values) return s.values.join(', ');
+  return known(`settings.accepted.${s.name}`) ?? s.accepted;
+}
 
 /** A value as its control shows it (lists one per line). */
 function shown(v: Value | undefined): string {
@@ -90,12 +110,26 @@ const settings: PageScript = async (ctx) => {
     if (!list) return;
     const groups = new Map<string, Setting[]>();
     for (const s of list.items) groups.set(s.group, [...(groups.get(s.group) ?? []), s]);
+    // The section index: one anchor link per group.
+    const groupName = (g: string) => known(`settings.group.${g}`) ?? g;
+    add(
+      region,
+      el(
+        'nav',
+        { class: 'settings-index', 'aria-label': t('settings.index') },
+        el(
+          'ul',
+          {},
+          ...[...groups.keys()].map((g) => el('li', {}, el('a', { href: `#${groupAnchor(g)}` }, groupName(g)))),
+        ),
+      ),
+    );
     let n = 0;
-    for (const [group, items] of groups) add(region, groupForm(group, items, (n += 1)));
+    for (const [group, items] of groups) add(region, groupForm(group, groupName(group), items, (n += 1)));
   };
 
   /** One group: its settings and a Save button; its message region shows what happened. */
-  const groupForm = (group: string, items: Setting[], n: number): HTMLElement => {
+  const groupForm = (group: string, groupLabel: string, items: Setting[], n: number): HTMLElement => {
     const titleId = `settings-group-${n}`;
     const message = el('div', { class: 'message', id: `${titleId}-message`, hidden: true });
     const controls = new Map<string, { s: Setting; c: Control; original: string }>();
@@ -104,7 +138,8 @@ const settings: PageScript = async (ctx) => {
       const meta = el(
         'p',
         { class: 'meta', id: `${id}-meta` },
-        `${t('settings.type')}: ${s.type} · ${t('settings.accepted')}: ${s.accepted}`,
+        `${t('settings.type')}: ${known(`settings.typeName.${s.type}`) ?? s.type}`,
+        s.type === 'boolean' ? null : ` · ${t('settings.accepted')}: ${acceptedText(s)}`,
         s.secret ? null : ` · ${t('settings.default')}: ${shown(s.default) || t('settings.emptyDefault')}`,
         ` · ${t('settings.source')}: `,
         el('strong', { 'data-source': s.source }, t(`settings.source.${s.source}`)),
@@ -112,7 +147,7 @@ const settings: PageScript = async (ctx) => {
       const notes = el(
         'p',
         { class: 'hint', id: `${id}-desc` },
-        s.description,
+        known(`setting.${s.name}.description`) ?? s.description,
         s.restartRequired ? ` ${t('settings.restart')}` : null,
         s.type === 'list' ? ` ${t('settings.listHint')}` : null,
         s.secret ? ` ${s.isSet ? t('settings.secretSet') : t('settings.secretUnset')}` : null,
@@ -152,18 +187,19 @@ const settings: PageScript = async (ctx) => {
       return el(
         'div',
         { class: 'setting', 'data-setting': s.name },
-        el('label', { for: id }, s.name),
+        // The human label first, the variable's name as secondary text (how it is set in the environment).
+        el('label', { for: id }, known(`setting.${s.name}.label`) ?? s.name, ' ', el('code', { class: 'var' }, s.name)),
         notes,
         c,
         meta,
         reset ? el('p', { class: 'actions' }, reset) : null,
       );
     });
-    const save = el('button', { type: 'submit' }, t('settings.save', { group }));
+    const save = el('button', { type: 'submit' }, t('settings.save', { group: groupLabel }));
     const form = el(
       'form',
-      { class: 'card settings-group', 'aria-labelledby': titleId },
-      el('h2', { id: titleId }, group),
+      { class: 'card settings-group', id: groupAnchor(group), 'aria-labelledby': titleId },
+      el('h2', { id: titleId }, groupLabel),
       ...rows,
       message,
       el('p', { class: 'actions' }, save),

@@ -7,7 +7,20 @@ import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { Me, PageScript, TokenItem } from '../context.js';
 import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import {
+  add,
+  agentCell,
+  byId,
+  clip,
+  confirmAction,
+  el,
+  loading,
+  onSubmit,
+  showError,
+  showMessage,
+  whileBusy,
+} from '../ui.js';
+import { showPolicyProblem, watchPolicy } from './password-check.js';
 import { facts, given, selectById, showPager, table } from './admin-common.js';
 import { wireUserFactors } from './admin-factors.js';
 
@@ -83,7 +96,11 @@ const list: PageScript = async (ctx) => {
       const status =
         t(`status.${u.status}`) + (isLocked(u) ? ` · ${t('user.lockedUntil')} ${formatDate(u.lockedUntil)}` : '');
       return [
-        el('a', { href: `${ctx.base}/admin/user?id=${encodeURIComponent(u.id)}` }, u.login),
+        el(
+          'a',
+          { href: `${ctx.base}/admin/user?id=${encodeURIComponent(u.id)}`, class: 'clip', title: u.login },
+          u.login,
+        ),
         u.displayName || t('user.none'),
         t(`role.${u.role}`),
         status,
@@ -132,6 +149,9 @@ const list: PageScript = async (ctx) => {
 
   const create = byId<HTMLFormElement>('user-create');
   const createMessage = byId('user-create-message');
+  watchPolicy('create-password-policy', byId<HTMLInputElement>('create-password'), () =>
+    byId<HTMLInputElement>('create-login').value.trim(),
+  );
   onSubmit(create, createMessage, async () => {
     const v = (id: string) => byId<HTMLInputElement>(id);
     const limit = given(v('create-limit'));
@@ -145,7 +165,12 @@ const list: PageScript = async (ctx) => {
       ...(email ? { email } : {}),
       ...(limit ? { sessionLimit: Number(limit) } : {}),
     };
-    const made = await api<User>('/v4/users', { method: 'POST', json: body });
+    let made: User;
+    try {
+      made = await api<User>('/v4/users', { method: 'POST', json: body });
+    } catch (err) {
+      return showPolicyProblem(createMessage, err);
+    }
     create.reset();
     const link = el('a', { href: `${ctx.base}/admin/user?id=${encodeURIComponent(made.id)}` }, made.login);
     showMessage(createMessage, 'success', t('users.created', { login: made.login }), [el('p', {}, link)]);
@@ -164,17 +189,19 @@ interface SessionItem {
   authMethod: string | null;
 }
 
-/** A button that runs `action` while busy, its failure shown in `region`. */
+/** A button that asks `question` first, then runs `action` while busy, its failure shown in `region`. */
 function actionButton(
   label: string,
   aria: string,
+  question: string,
   region: HTMLElement,
   action: () => Promise<void>,
 ): HTMLButtonElement {
   const button = el('button', { type: 'button', class: 'danger', 'aria-label': aria }, label);
   button.addEventListener(
     'click',
-    () =>
+    async () =>
+      (await confirmAction(question, label)) &&
       void whileBusy(button, async () => {
         showMessage(region, null);
         try {
@@ -257,12 +284,14 @@ const one: PageScript = async (ctx) => {
   if (!loaded) return;
   show(loaded);
 
-  const simple = (buttonId: string, verb: string, done: string) => {
+  /** An action of the account; `question`: asked first (block, which ends the user's sessions). */
+  const simple = (buttonId: string, verb: string, done: string, question?: () => string) => {
     const button = byId<HTMLButtonElement>(buttonId);
     const msg = byId('user-actions-message');
     button.addEventListener(
       'click',
-      () =>
+      async () =>
+        (!question || (await confirmAction(question(), button.textContent ?? verb))) &&
         void whileBusy(button, async () => {
           showMessage(msg, null);
           try {
@@ -278,7 +307,7 @@ const one: PageScript = async (ctx) => {
         }),
     );
   };
-  simple('user-block', 'block', 'user.blocked');
+  simple('user-block', 'block', 'user.blocked', () => t('confirm.block', { login: user?.login ?? '' }));
   simple('user-unblock', 'unblock', 'user.unblocked');
   simple('user-unlock', 'unlock', 'user.unlocked');
 
@@ -300,10 +329,15 @@ const one: PageScript = async (ctx) => {
   });
 
   const resetForm = byId<HTMLFormElement>('user-reset');
+  watchPolicy('reset-password-policy', byId<HTMLInputElement>('reset-password'), () => user?.login ?? '');
   onSubmit(resetForm, byId('user-reset-message'), async () => {
     const password = byId<HTMLInputElement>('reset-password').value;
     const mustChangePassword = byId<HTMLInputElement>('reset-must').checked;
-    await api(`${path}/password`, { method: 'POST', json: { password, mustChangePassword } });
+    try {
+      await api(`${path}/password`, { method: 'POST', json: { password, mustChangePassword } });
+    } catch (err) {
+      return showPolicyProblem(byId('user-reset-message'), err);
+    }
     resetForm.reset();
     showMessage(byId('user-reset-message'), 'success', t('user.resetDone'));
     show(await api<User>(path));
@@ -344,6 +378,7 @@ const one: PageScript = async (ctx) => {
       const end = actionButton(
         t('sessions.end'),
         t('sessions.endNamed', { date: started }),
+        t('confirm.endSession', { date: started }),
         sessionsMessage,
         async () => {
           await api(`${path}/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
@@ -355,7 +390,7 @@ const one: PageScript = async (ctx) => {
         started,
         formatDate(s.lastSeenAt),
         formatDate(s.expiresAt),
-        s.userAgent ?? '',
+        agentCell(s.userAgent),
         `${t(`kind.${s.kind}`)}, ${t(`method.${s.authMethod ?? 'unknown'}`)}`,
         end,
       ];
@@ -374,6 +409,7 @@ const one: PageScript = async (ctx) => {
       const revoke = actionButton(
         t('tokens.revoke'),
         t('tokens.revokeNamed', { name: tok.name }),
+        t('confirm.revokeToken', { name: tok.name }),
         tokensMessage,
         async () => {
           await api(`${path}/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
@@ -383,7 +419,7 @@ const one: PageScript = async (ctx) => {
       );
       return [
         tok.name,
-        el('code', {}, `${tok.prefix}…`),
+        clip(`${tok.prefix}…`, 'code'),
         formatDate(tok.createdAt),
         formatDate(tok.lastUsedAt) || t('tokens.never'),
         formatDate(tok.expiresAt) || t('profile.never'),

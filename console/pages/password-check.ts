@@ -46,7 +46,16 @@ export function repeatMatches(newInput: HTMLInputElement, repeat: HTMLInputEleme
   return false;
 }
 
-/** Shows a PASSWORD_POLICY problem: its detail and each broken rule's message. */
+/** The words of a rule as the page's policy list shows them (its first text), if the page lists it. */
+function ruleWords(rule: string): string | undefined {
+  const item = document.querySelector<HTMLElement>(`li[data-rule="${CSS.escape(rule)}"]`);
+  return item?.firstChild?.textContent?.trim() || undefined;
+}
+
+/**
+ * Shows a PASSWORD_POLICY problem as one message: a heading and each broken rule once, in the page's
+ * words (the policy list's) where it lists the rule, else the service's.
+ */
 export function showPolicyProblem(region: HTMLElement, err: unknown): void {
   if (err instanceof ApiError && err.code === 'PASSWORD_POLICY') {
     const violations = (err.problem.violations as Array<{ rule: string; message: string }> | undefined) ?? [];
@@ -58,7 +67,8 @@ export function showPolicyProblem(region: HTMLElement, err: unknown): void {
       const state = item.querySelector('.rule-state');
       if (state) state.textContent = unmet ? ` (${t('policy.unmet')})` : '';
     }
-    showMessage(region, 'error', err.message, [el('ul', {}, ...violations.map((v) => el('li', {}, v.message)))]);
+    const rules = violations.map((v) => ruleWords(v.rule) ?? v.message);
+    showMessage(region, 'error', t('policy.refused'), [el('ul', {}, ...rules.map((r) => el('li', {}, r)))]);
     return;
   }
   showError(region, err);

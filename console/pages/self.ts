@@ -2,7 +2,20 @@
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript, TokenItem } from '../context.js';
 import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, table, whileBusy } from '../ui.js';
+import {
+  add,
+  agentCell,
+  byId,
+  clip,
+  confirmAction,
+  el,
+  loading,
+  onSubmit,
+  showError,
+  showMessage,
+  table,
+  whileBusy,
+} from '../ui.js';
 import { showLoginRefusal } from './signin.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
@@ -39,7 +52,9 @@ const password: PageScript = (ctx) => {
   // Without a session (an expired password refuses the sign-in), the login proves who with the old password.
   const expired = ctx.me === null;
   if (expired) {
-    byId('password-expired-intro').hidden = false;
+    const intro = byId('password-expired-intro');
+    intro.hidden = false;
+    if (new URLSearchParams(location.search).get('reason') === 'reset') intro.textContent = t('password.resetIntro');
     byId('password-login-row').hidden = false;
     loginInput.disabled = false;
     loginInput.required = true;
@@ -60,9 +75,9 @@ const password: PageScript = (ctx) => {
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
-        showMessage(region, 'error', t('password.wrongOld'), [el('p', { class: 'detail' }, err.message)]);
+        showError(region, err, t('password.wrongOld'));
       } else if (err instanceof ApiError && err.code === 'CONFLICT') {
-        showMessage(region, 'error', t('password.external'), [el('p', { class: 'detail' }, err.message)]);
+        showError(region, err, t('password.external'));
       } else if (err instanceof ApiError && err.code === 'PASSWORD_POLICY') {
         showPolicyProblem(region, err);
       } else showLoginRefusal(ctx, region, err, loginInput.value);
@@ -107,7 +122,8 @@ const sessions: PageScript = async (ctx) => {
       );
       action.addEventListener(
         'click',
-        () =>
+        async () =>
+          (await confirmAction(t('confirm.endSession', { date: started }), t('sessions.end'))) &&
           void whileBusy(action as HTMLButtonElement, async () => {
             try {
               await api(`/v4/users/me/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
@@ -130,7 +146,7 @@ const sessions: PageScript = async (ctx) => {
         when,
         document.createTextNode(formatDate(s.lastSeenAt)),
         document.createTextNode(formatDate(s.expiresAt)),
-        document.createTextNode(s.userAgent ?? ''),
+        agentCell(s.userAgent),
         document.createTextNode(method),
         action,
       ];
@@ -140,7 +156,8 @@ const sessions: PageScript = async (ctx) => {
   const endAll = byId<HTMLButtonElement>('sessions-end-all');
   endAll.addEventListener(
     'click',
-    () =>
+    async () =>
+      (await confirmAction(t('confirm.endAll'), t('sessions.endAll'))) &&
       void whileBusy(endAll, async () => {
         try {
           await api('/v3/logout/all', { method: 'POST' });
@@ -180,21 +197,28 @@ const tokens: PageScript = async (ctx: PageContext) => {
       );
       revoke.addEventListener(
         'click',
-        () =>
+        async () =>
+          (await confirmAction(t('confirm.revokeToken', { name: tok.name }), t('tokens.revoke'))) &&
           void whileBusy(revoke, async () => {
             try {
               await api(`/v4/users/me/tokens/${encodeURIComponent(tok.id)}`, { method: 'DELETE' });
             } catch (err) {
               return showError(ctx.message, err);
             }
-            showMessage(ctx.message, 'success', t('tokens.revoked'));
+            // The secret of a token just issued and now revoked leaves the page.
+            if (issuedId === tok.id) {
+              issuedId = null;
+              secret.value = '';
+              issued.hidden = true;
+              showMessage(ctx.message, 'success', t('tokens.secretGone', { name: tok.name }));
+            } else showMessage(ctx.message, 'success', t('tokens.revoked'));
             await render();
           }),
       );
       const text = (s: string) => document.createTextNode(s);
       return [
         text(tok.name),
-        el('code', {}, `${tok.prefix}…`),
+        clip(`${tok.prefix}…`, 'code'),
         text(formatDate(tok.createdAt)),
         text(formatDate(tok.lastUsedAt) || t('tokens.never')),
         text(formatDate(tok.expiresAt) || t('profile.never')),
@@ -206,6 +230,7 @@ const tokens: PageScript = async (ctx: PageContext) => {
 
   const issued = byId('token-issued');
   const secret = byId<HTMLInputElement>('token-secret');
+  let issuedId: string | null = null;
   const copy = byId<HTMLButtonElement>('token-copy');
   const copyState = byId('token-copy-state');
   copy.addEventListener('click', async () => {
@@ -223,7 +248,7 @@ const tokens: PageScript = async (ctx: PageContext) => {
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'REAUTHENTICATION_REQUIRED') {
-        showMessage(message, 'error', t('tokens.reauth'), [el('p', { class: 'detail' }, err.message)]);
+        showError(message, err, t('tokens.reauth'));
         return;
       }
       throw err;
@@ -231,6 +256,7 @@ const tokens: PageScript = async (ctx: PageContext) => {
     form.reset();
     byId('token-issued-text').textContent = t('tokens.issued', { name: token.name });
     secret.value = token.token;
+    issuedId = token.id;
     copyState.textContent = '';
     issued.hidden = false;
     secret.focus();

@@ -10,8 +10,9 @@ import { land, showSecondStep } from './second-step.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
 /**
- * Shows a refused login in the page's language, with the API's own detail under it; a refusal that
- * leads elsewhere (an expired local password, a merge) goes there instead.
+ * Shows a refused login in the page's language, one message in words (the API's detail only for a
+ * refusal the page has no words for); a refusal that leads elsewhere (a local password to change, a
+ * merge) goes there instead.
  */
 export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unknown, login: string): void {
   if (!(err instanceof ApiError)) {
@@ -41,8 +42,10 @@ export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unk
       break;
     case 'PASSWORD_EXPIRED':
       // A local password is changed here (the problem names the way); an LDAP one in the directory.
+      // `passwordReason` says whether an administrator reset it or it expired: the page says which.
       if (typeof err.problem.changePassword === 'string') {
-        location.assign(`${ctx.base}/password?expired=1&login=${encodeURIComponent(login)}`);
+        const reason = err.problem.passwordReason === 'reset' ? '&reason=reset' : '';
+        location.assign(`${ctx.base}/password?expired=1${reason}&login=${encodeURIComponent(login)}`);
         return;
       }
       key = 'signin.expiredLdap';
@@ -58,7 +61,7 @@ export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unk
       break;
   }
   if (key === null) showError(region, err);
-  else showMessage(region, 'error', t(key, vars), [el('p', { class: 'detail' }, err.message)]);
+  else showError(region, err, t(key, vars));
 }
 
 const signin: PageScript = async (ctx) => {
@@ -120,9 +123,9 @@ function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTML
           await api('/v3/login/passkey', { method: 'POST', json: { response } });
         } catch (err) {
           if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
-            showMessage(region, 'error', t('signin.passkeyFailed'), [el('p', { class: 'detail' }, err.message)]);
+            showError(region, err, t('signin.passkeyFailed'));
           } else if (err instanceof ApiError && err.code === 'LOGIN_NOT_ALLOWED') {
-            showMessage(region, 'error', t('signin.passkeyNotLocal'), [el('p', { class: 'detail' }, err.message)]);
+            showError(region, err, t('signin.passkeyNotLocal'));
           } else showLoginRefusal(ctx, region, err, '');
           return;
         }
@@ -149,7 +152,7 @@ const merge: PageScript = (ctx) => {
       }
       // 401 without a pending merge of this browser; 409 when it was linked already.
       if (err instanceof ApiError && (err.code === 'UNAUTHENTICATED' || err.code === 'CONFLICT')) {
-        showMessage(region, 'error', t('merge.none'), [el('p', { class: 'detail' }, err.message)]);
+        showError(region, err, t('merge.none'));
         return;
       }
       showLoginRefusal(ctx, region, err, '');

@@ -12,7 +12,16 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
-import { checkPage, launchChromium, messageOf, newTab, openPage, signIn, type ConsoleTab } from '../harness/console.js';
+import {
+  axeViolations,
+  checkPage,
+  launchChromium,
+  messageOf,
+  newTab,
+  openPage,
+  signIn,
+  type ConsoleTab,
+} from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
@@ -20,6 +29,7 @@ import { startSlapd, type Slapd } from '../harness/slapd.js';
 const kind = inject('hostKind');
 const admin = basic(ADMIN.login, ADMIN.password);
 const PASSWORD = 'Str0ng$pass';
+const FIREFOX_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.7; rv:133.0) Gecko/20100101 Firefox/133.0';
 let browser: Browser;
 let host: RunningHost;
 let bridge: TestBridge;
@@ -100,16 +110,22 @@ describe('console: users', () => {
     expect(await page.textContent('#users-region tbody')).toContain(`${prefix}-03`);
     await checkPage(tab, kind, 'admin-users');
 
-    // A refused password: the API's own detail is shown, and nothing is created.
+    // The policy is shown before any refusal, and a new account must change its password by default.
+    expect(await page.isVisible('#create-password-policy li[data-rule=min_length]')).toBe(true);
+    expect(await page.textContent('#create-password-policy')).toContain('length: at least 8');
+    expect(await page.isChecked('#create-must')).toBe(true);
+    // A refused password: one message naming the broken rules in words, and nothing is created.
     await page.fill('#create-login', person.login);
     await page.fill('#create-display', 'Console Admin Person');
     await page.fill('#create-password', 'short');
     await page.click('#user-create button[type=submit]');
     const refused = await messageOf(page, '#user-create-message');
-    expect(refused).toContain('at least 8 characters');
+    expect(refused).toContain('The password does not meet these rules:');
+    expect(refused.split('at least 8')).toHaveLength(2);
     expect(await page.getAttribute('#user-create-message', 'role')).toBe('alert');
     expect((await api(`/v4/users?login=${person.login}`, { auth: admin })).body.total).toBe(0);
     await page.fill('#create-password', PASSWORD);
+    await page.uncheck('#create-must');
     await page.click('#user-create button[type=submit]');
     await page.waitForSelector('#user-create-message.message-success');
     expect(await page.textContent('#user-create-message')).toContain(`User ${person.login} is created.`);
@@ -152,7 +168,15 @@ describe('console: users', () => {
         sessionLimit: 3,
       });
 
+      // Block asks first (an accessible dialog); cancelled, nothing changes.
       await page.click('#user-block');
+      await page.waitForSelector('dialog.confirm[open]');
+      expect(await page.textContent('dialog.confirm')).toContain(`Block ${person.login}?`);
+      await page.keyboard.press('Escape');
+      await page.waitForSelector('dialog.confirm', { state: 'detached' });
+      expect((await api(`/v4/users/${person.id}`, { auth: admin })).body.status).toBe('active');
+      await page.click('#user-block');
+      await page.click('dialog.confirm button.danger');
       await page.waitForSelector('#user-actions-message.message-success');
       expect(await page.isVisible('#user-unblock')).toBe(true);
       expect(await page.textContent('#user-facts')).toContain('blocked');
@@ -169,21 +193,32 @@ describe('console: users', () => {
 
       // A new session, ended from the page.
       expect(
-        (await api('/v3/login', { method: 'POST', json: { login: person.login, password: PASSWORD } })).status,
+        (
+          await api('/v3/login', {
+            method: 'POST',
+            headers: { 'User-Agent': FIREFOX_MAC },
+            json: { login: person.login, password: PASSWORD },
+          })
+        ).status,
       ).toBe(200);
       await openUser(page, person.login);
       await page.waitForSelector('#user-sessions table');
+      // The client in words, the raw header only in the title.
+      expect(await page.textContent('#user-sessions tbody')).toContain('Firefox 133 on macOS');
+      expect(await page.textContent('#user-sessions tbody')).not.toContain('Mozilla/');
       await page.click('#user-sessions button.danger');
+      await page.click('dialog.confirm button.danger');
       await page.waitForSelector('#user-sessions-message.message-success');
       expect((await api(`/v4/users/${person.id}/sessions`, { auth: admin })).body.items).toHaveLength(0);
       await page.click('#user-tokens button.danger');
+      await page.click('dialog.confirm button.danger');
       await page.waitForSelector('#user-tokens-message.message-success');
       expect((await api(`/v4/users/${person.id}/tokens`, { auth: admin })).body.items).toHaveLength(0);
 
       // Password reset: the policy refusal's detail, then the reset (must change at the next login).
       await page.fill('#reset-password', 'abc');
       await page.click('#user-reset button[type=submit]');
-      expect(await messageOf(page, '#user-reset-message')).toContain('at least 8 characters');
+      expect(await messageOf(page, '#user-reset-message')).toContain('length: at least 8');
       await page.fill('#reset-password', 'N3w$ecretPw');
       await page.click('#user-reset button[type=submit]');
       await page.waitForSelector('#user-reset-message.message-success');
@@ -216,89 +251,111 @@ describe('console: users', () => {
 });
 
 describe('console: settings', () => {
-  it(
-    'shows the groups with type, bounds, default and source; secrets write-only; a bad value is ' +
-      'refused with its detail',
-    async () => {
-      const { page } = tab;
-      await openPage(tab, ui('admin/settings'));
-      await page.waitForSelector('form.settings-group');
-      const groups = await page.$$eval('form.settings-group h2', (hs) => hs.map((h) => h.textContent));
-      expect(groups).toEqual(expect.arrayContaining(['Security', 'Mail']));
-      const meta = await page.textContent('#set-AUTH_FAILED_COUNT-meta');
-      expect(meta).toContain('integer');
-      expect(meta).toContain('Default: 3');
-      expect(meta).toContain('Source: default');
-      expect(await page.getAttribute('#set-AUTH_FAILED_COUNT', 'max')).toBe('100');
-      expect(await page.getAttribute('#set-EMAIL_HOST_PASSWORD', 'type')).toBe('password');
-      expect(await page.inputValue('#set-EMAIL_HOST_PASSWORD')).toBe('');
-      await checkPage(tab, kind, 'admin-settings');
+  it('shows the groups with type, bounds, default and source; secrets write-only; a bad value is ' +
+    'refused with its detail', async () => {
+    const { page } = tab;
+    await openPage(tab, ui('admin/settings'));
+    await page.waitForSelector('form.settings-group');
+    const groups = await page.$$eval('form.settings-group h2', (hs) => hs.map((h) => h.textContent));
+    expect(groups).toEqual(expect.arrayContaining(['Security', 'Mail']));
+    const meta = await page.textContent('#set-AUTH_FAILED_COUNT-meta');
+    expect(meta).toContain('whole number');
+    expect(meta).toContain('Default: 3');
+    expect(meta).toContain('Source: default');
+    expect(await page.getAttribute('#set-AUTH_FAILED_COUNT', 'max')).toBe('100');
+    expect(await page.getAttribute('#set-EMAIL_HOST_PASSWORD', 'type')).toBe('password');
+    expect(await page.inputValue('#set-EMAIL_HOST_PASSWORD')).toBe('');
+    // A section index of anchor links, one per group; human labels, the variable as secondary text.
+    const index = await page.$$eval('nav.settings-index a', (as) =>
+      as.map((a) => [a.textContent, a.getAttribute('href')]),
+    );
+    expect(index).toEqual(
+      expect.arrayContaining([
+        ['Security', '#settings-security'],
+        ['Mail', '#settings-mail'],
+      ]),
+    );
+    expect(await page.isVisible('#settings-security h2')).toBe(true);
+    const label = page.locator('label[for=set-AUTH_FAILED_COUNT]');
+    expect(await label.textContent()).toContain('Failed sign-ins before a lock');
+    expect(await label.locator('code').textContent()).toBe('AUTH_FAILED_COUNT');
+    // A list is typed one value per line; nothing beside it says comma-separated.
+    const symbols = (await page.textContent('[data-setting=USER_PASSWORD_SPECIAL_SYM]')) ?? '';
+    expect(symbols).toContain('One value per line');
+    expect(symbols).not.toContain('comma-separated');
+    await checkPage(tab, kind, 'admin-settings');
+    // In Russian (the language switch, same session): labels and descriptions translated.
+    await openPage(tab, ui('admin/settings?lang=ru'));
+    await page.waitForSelector('#set-AUTH_FAILED_COUNT');
+    expect(await page.textContent('label[for=set-AUTH_FAILED_COUNT]')).toContain('Неудачных входов до блокировки');
+    expect(await page.textContent('#set-AUTH_FAILED_COUNT-desc')).toMatch(/^[^a-z]*$/);
+    expect(await page.textContent('nav.settings-index')).toContain('Безопасность');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: `test-artifacts/console/${kind}-admin-settings-ru-1280.png`, fullPage: true });
+    await openPage(tab, ui('admin/settings?lang=en'));
+    await page.waitForSelector('#set-AUTH_FAILED_COUNT');
 
-      const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
-      // Out of bounds: the browser refuses it already (the control carries min and max).
-      await page.fill('#set-AUTH_FAILED_COUNT', '0');
-      await security.locator('button[type=submit]').last().click();
-      expect(await page.$eval('#set-AUTH_FAILED_COUNT', (i) => (i as HTMLInputElement).validity.rangeUnderflow)).toBe(
-        true,
-      );
-      await page.fill('#set-AUTH_FAILED_COUNT', '3');
-      // In bounds but in conflict (minimum length over the maximum): the API's detail, the control marked.
-      await page.fill('#set-USER_PASSWORD_MIN_LENGTH', '30');
-      await security.locator('button[type=submit]').last().click();
-      await page.waitForSelector('#set-USER_PASSWORD_MIN_LENGTH[aria-invalid=true]');
-      expect(await security.locator('.message-error').textContent()).toContain('USER_PASSWORD_MIN_LENGTH');
-      expect(
-        (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
-          (s) => s.name === 'USER_PASSWORD_MIN_LENGTH',
-        ),
-      ).toMatchObject({ source: 'default' });
-      expect(
-        (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
-          (s) => s.name === 'AUTH_FAILED_COUNT',
-        ),
-      ).toMatchObject({ value: 3, source: 'default' });
-    },
-  );
+    const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
+    // Out of bounds: the browser refuses it already (the control carries min and max).
+    await page.fill('#set-AUTH_FAILED_COUNT', '0');
+    await security.locator('button[type=submit]').last().click();
+    expect(await page.$eval('#set-AUTH_FAILED_COUNT', (i) => (i as HTMLInputElement).validity.rangeUnderflow)).toBe(
+      true,
+    );
+    await page.fill('#set-AUTH_FAILED_COUNT', '3');
+    // In bounds but in conflict (minimum length over the maximum): the API's detail, the control marked.
+    await page.fill('#set-USER_PASSWORD_MIN_LENGTH', '30');
+    await security.locator('button[type=submit]').last().click();
+    await page.waitForSelector('#set-USER_PASSWORD_MIN_LENGTH[aria-invalid=true]');
+    expect(await security.locator('.message-error').textContent()).toContain('USER_PASSWORD_MIN_LENGTH');
+    expect(
+      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+        (s) => s.name === 'USER_PASSWORD_MIN_LENGTH',
+      ),
+    ).toMatchObject({ source: 'default' });
+    expect(
+      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+        (s) => s.name === 'AUTH_FAILED_COUNT',
+      ),
+    ).toMatchObject({ value: 3, source: 'default' });
+  }, 120_000);
 
-  it(
-    'a Security setting edited here applies at the next login (AUTH_FAILED_COUNT 1: one failure ' +
-      'locks); unlock; reset',
-    async () => {
-      const { page } = tab;
-      await openPage(tab, ui('admin/settings'));
-      await page.waitForSelector('#set-AUTH_FAILED_COUNT');
-      const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
-      await page.fill('#set-AUTH_FAILED_COUNT', '1');
-      await security.locator('button[type=submit]').last().click();
-      await page.waitForFunction(() => /Saved: AUTH_FAILED_COUNT/.test(document.body.textContent ?? ''));
-      expect(await page.textContent('#set-AUTH_FAILED_COUNT-meta')).toContain('Source: console (saved)');
+  it('a Security setting edited here applies at the next login (AUTH_FAILED_COUNT 1: one failure ' +
+    'locks); unlock; reset', async () => {
+    const { page } = tab;
+    await openPage(tab, ui('admin/settings'));
+    await page.waitForSelector('#set-AUTH_FAILED_COUNT');
+    const security = page.locator('form.settings-group', { has: page.locator('#set-AUTH_FAILED_COUNT') });
+    await page.fill('#set-AUTH_FAILED_COUNT', '1');
+    await security.locator('button[type=submit]').last().click();
+    await page.waitForFunction(() => /Saved: AUTH_FAILED_COUNT/.test(document.body.textContent ?? ''));
+    expect(await page.textContent('#set-AUTH_FAILED_COUNT-meta')).toContain('Source: console (saved)');
 
-      expect((await loginWithoutSession(person.login, 'Wr0ng$pass')).body.code).toBe('INVALID_CREDENTIALS');
-      expect((await loginWithoutSession(person.login, person.password)).body.code).toBe('ACCOUNT_LOCKED');
+    expect((await loginWithoutSession(person.login, 'Wr0ng$pass')).body.code).toBe('INVALID_CREDENTIALS');
+    expect((await loginWithoutSession(person.login, person.password)).body.code).toBe('ACCOUNT_LOCKED');
 
-      await openUser(page, person.login);
-      expect(await page.isVisible('#user-unlock')).toBe(true);
-      await page.click('#user-unlock');
-      await page.waitForFunction(() =>
-        document.querySelector('#user-actions-message')?.textContent?.includes('lock is ended'),
-      );
-      expect(await page.isHidden('#user-unlock')).toBe(true);
-      expect((await loginWithoutSession(person.login, person.password)).status).toBe(200);
+    await openUser(page, person.login);
+    expect(await page.isVisible('#user-unlock')).toBe(true);
+    await page.click('#user-unlock');
+    await page.waitForFunction(() =>
+      document.querySelector('#user-actions-message')?.textContent?.includes('lock is ended'),
+    );
+    expect(await page.isHidden('#user-unlock')).toBe(true);
+    expect((await loginWithoutSession(person.login, person.password)).status).toBe(200);
 
-      await openPage(tab, ui('admin/settings'));
-      await page.waitForSelector('#set-AUTH_FAILED_COUNT');
-      await page.click('[data-setting=AUTH_FAILED_COUNT] button[aria-label="Reset AUTH_FAILED_COUNT"]');
-      await page.waitForFunction(() =>
-        /AUTH_FAILED_COUNT is back to its default value/.test(document.body.textContent ?? ''),
-      );
-      expect(await page.inputValue('#set-AUTH_FAILED_COUNT')).toBe('3');
-      expect(
-        (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
-          (s) => s.name === 'AUTH_FAILED_COUNT',
-        ),
-      ).toMatchObject({ value: 3, source: 'default' });
-    },
-  );
+    await openPage(tab, ui('admin/settings'));
+    await page.waitForSelector('#set-AUTH_FAILED_COUNT');
+    await page.click('[data-setting=AUTH_FAILED_COUNT] button[aria-label="Reset AUTH_FAILED_COUNT"]');
+    await page.waitForFunction(() =>
+      /AUTH_FAILED_COUNT is back to its default value/.test(document.body.textContent ?? ''),
+    );
+    expect(await page.inputValue('#set-AUTH_FAILED_COUNT')).toBe('3');
+    expect(
+      (await api<{ items: Json[] }>('/v3/settings', { auth: admin })).body.items.find(
+        (s) => s.name === 'AUTH_FAILED_COUNT',
+      ),
+    ).toMatchObject({ value: 3, source: 'default' });
+  }, 120_000);
 });
 
 describe('console: audit log', () => {

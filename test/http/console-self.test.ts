@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser as CookieBrowser } from '../harness/browser.js';
 import { baseUrl, basic, call, createUser, uniqueLogin } from '../harness/client.js';
-import { checkPage, launchChromium, newTab, openPage, signIn, waitReady } from '../harness/console.js';
+import { axeViolations, checkPage, launchChromium, newTab, openPage, signIn, waitReady } from '../harness/console.js';
 
 const kind = inject('hostKind');
 const PASSWORD = 'Str0ng$pass';
@@ -167,13 +167,19 @@ describe('console: change password', () => {
     await page.fill('#password-repeat', 'N3w$ecret');
     await page.click('#password-form button[type=submit]');
     await page.waitForSelector('#password-message:has-text("The current password is wrong")');
-    expect(await page.textContent('#password-message')).toContain('oldPassword is wrong');
+    // One message in words: no field name (oldPassword), not the same sentence twice.
+    const wrongOld = (await page.textContent('#password-message')) ?? '';
+    expect(wrongOld).not.toContain('oldPassword');
+    expect(wrongOld.toLowerCase().split('the current password is wrong')).toHaveLength(2);
     // A password the policy refuses (history: the current one): the API's rules are listed.
     await page.fill('#password-old', PASSWORD);
     await page.fill('#password-new', PASSWORD);
     await page.fill('#password-repeat', PASSWORD);
     await page.click('#password-form button[type=submit]');
     await page.waitForSelector('#password-message:has-text("not one of the last")');
+    // The policy refusal: each broken rule once, under one heading.
+    const refusedText = (await page.textContent('#password-message')) ?? '';
+    expect(refusedText.split('not one of the last')).toHaveLength(2);
     await checkPage(tab, kind, 'password-refused');
     await page.fill('#password-old', PASSWORD);
     await page.fill('#password-new', 'N3w$ecret');
@@ -204,12 +210,27 @@ describe('console: sessions', () => {
     expect(await page.locator('#sessions-region tbody tr:has-text("this session")').count()).toBe(1);
     await checkPage(tab, kind, 'sessions');
 
+    // The client in words (the other session is this test's fetch, the console's is Chromium on Linux).
+    expect(await page.textContent('#sessions-region tbody tr:has-text("this session")')).toMatch(
+      /Headless Chrome \d+ on Linux/,
+    );
+    // End asks first: cancelled, nothing ends; confirmed, the session ends.
     await page.click('#sessions-region tbody tr:not(:has-text("this session")) button');
+    await page.waitForSelector('dialog.confirm[open]');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.click('dialog.confirm button:text-is("Cancel")');
+    await page.waitForSelector('dialog.confirm', { state: 'detached' });
+    expect(await page.locator('#sessions-region tbody tr').count()).toBe(2);
+    expect((await other.fetch(`${baseUrl()}/v4/users/me`)).status).toBe(200);
+    await page.click('#sessions-region tbody tr:not(:has-text("this session")) button');
+    await page.click('dialog.confirm button.danger');
     await page.waitForSelector('#sessions-message:has-text("The session is ended")');
     await page.waitForFunction(() => document.querySelectorAll('#sessions-region tbody tr').length === 1);
     expect((await other.fetch(`${baseUrl()}/v4/users/me`)).status).toBe(401);
 
-    await Promise.all([page.waitForURL(/\/ui\/login$/), page.click('#sessions-end-all')]);
+    await page.click('#sessions-end-all');
+    await page.waitForSelector('dialog.confirm[open]');
+    await Promise.all([page.waitForURL(/\/ui\/login$/), page.click('dialog.confirm button.danger')]);
     await waitReady(page);
     expect(
       (
@@ -245,16 +266,25 @@ describe('console: API tokens', () => {
     await checkPage(tab, kind, 'tokens');
     expect((await call('/v4/users/me', { auth: `Bearer ${secret}` })).status).toBe(200);
 
-    // Shown once: a reload lists the token without its secret.
-    await openPage(tab, ui('tokens'));
-    await page.waitForSelector('#tokens-region tbody tr:has-text("ci pipeline")');
-    expect(await page.isHidden('#token-issued')).toBe(true);
-    expect(await page.content()).not.toContain(secret);
-
+    // Revoked while its secret is on screen: asked first; then the secret leaves the page.
     await page.click('#tokens-region button[aria-label="Revoke the token ci pipeline"]');
-    await page.waitForSelector('#page-message:has-text("The token is revoked")');
+    await page.waitForSelector('dialog.confirm[open]');
+    await page.click('dialog.confirm button.danger');
+    await page.waitForSelector('#page-message:has-text("revoked")');
     await page.waitForSelector('#tokens-region:has-text("No tokens")');
+    expect(await page.isHidden('#token-issued')).toBe(true);
+    expect(await page.inputValue('#token-secret')).toBe('');
     expect((await call('/v4/users/me', { auth: `Bearer ${secret}` })).status).toBe(401);
+
+    // Shown once: a reload lists a token without its secret.
+    await page.fill('#token-name', 'second');
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector('#token-issued:not([hidden])');
+    const second = await page.inputValue('#token-secret');
+    await openPage(tab, ui('tokens'));
+    await page.waitForSelector('#tokens-region tbody tr:has-text("second")');
+    expect(await page.isHidden('#token-issued')).toBe(true);
+    expect(await page.content()).not.toContain(second);
     await tab.context.close();
   });
 });

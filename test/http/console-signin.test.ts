@@ -120,7 +120,10 @@ describe('console sign-in: local accounts', () => {
     await openPage(tab, ui('login'));
     await submitSignIn(tab, login, 'Wr0ng$pass');
     await tab.page.waitForSelector('#signin-message:has-text("Wrong login or password.")');
-    expect(await tab.page.textContent('#signin-message')).toContain('wrong login or password');
+    // One message, in words: not the console's sentence followed by the API's detail.
+    expect(
+      (await tab.page.textContent('#signin-message'))?.toLowerCase().split('wrong login or password'),
+    ).toHaveLength(2);
     expect(await tab.page.inputValue('#signin-password')).toBe('');
     await checkPage(tab, kind, 'signin-wrong');
     for (let i = 0; i < 2; i++) {
@@ -188,7 +191,7 @@ describe('console sign-in: local accounts', () => {
     await tab.context.close();
   });
 
-  it('an expired password leads to the change-password page; the new one signs in', async () => {
+  it('a password reset by an administrator leads to the password page saying so; the new one signs in', async () => {
     const { login } = await newUser({ mustChangePassword: true });
     const tab = await newTab(browser);
     await openPage(tab, ui('login'));
@@ -196,6 +199,9 @@ describe('console sign-in: local accounts', () => {
     await waitReady(tab.page);
     const { page } = tab;
     expect(await page.isVisible('#password-expired-intro')).toBe(true);
+    // An administrator's reset (must change at the next login) is no expiry: the page says which.
+    expect(await page.textContent('#password-expired-intro')).toContain('Your password was reset by an administrator');
+    expect(await page.textContent('#password-expired-intro')).not.toContain('expired');
     expect(await page.inputValue('#password-login')).toBe(login);
     await checkPage(tab, kind, 'password-expired');
     await page.fill('#password-old', PASSWORD);

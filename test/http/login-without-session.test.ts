@@ -100,6 +100,7 @@ describe('password expiry and inactivity: told apart only after the right passwo
     const expired = await callJson(PATH, { method: 'POST', auth: basic(login, PASSWORD) });
     expect(expired.status).toBe(403);
     expect(expired.body.code).toBe('PASSWORD_EXPIRED');
+    expect(expired.body.passwordReason).toBe('expired');
     // Other endpoints refuse too, but the own password change is allowed while expired.
     expect((await callJson('/v4/users/me', { auth: basic(login, PASSWORD) })).body.code).toBe('PASSWORD_EXPIRED');
     const change = await call('/v4/users/me/password', {
@@ -111,12 +112,14 @@ describe('password expiry and inactivity: told apart only after the right passwo
     expect((await call(PATH, { method: 'POST', auth: basic(login, 'N3w$secret') })).status).toBe(200);
   });
 
-  it('must-change-at-first-login behaves as expired', async () => {
+  it('must-change-at-first-login behaves as expired, told apart by passwordReason reset', async () => {
     const login = uniqueLogin();
     await createUser(login, PASSWORD, { mustChangePassword: true });
     const r = await callJson(PATH, { method: 'POST', auth: basic(login, PASSWORD) });
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('PASSWORD_EXPIRED');
+    expect(r.body.passwordReason).toBe('reset');
+    expect(r.body.detail).toContain('reset by an administrator');
   });
 
   it('inactivity past USER_INACTIVE_TIMEOUT_DAY blocks the account; a wrong password still says 401', async () => {

@@ -77,8 +77,9 @@ describe('POST /v3/login', () => {
     await createUser(login, PASSWORD, { mustChangePassword: true });
     const res = await new Browser(origin()).postJson(url('/v3/login'), { login, password: PASSWORD });
     expect(res.status).toBe(403);
-    const body = (await res.json()) as { code: string; changePassword: string };
+    const body = (await res.json()) as { code: string; changePassword: string; passwordReason: string };
     expect(body.code).toBe('PASSWORD_EXPIRED');
+    expect(body.passwordReason).toBe('reset');
     expect(body.changePassword).toBe(`${root()}/v4/users/me/password`);
   });
 

@@ -158,8 +158,18 @@ export async function assertMayLogIn(
 
 /** Whether the password of `user` is expired (or must be changed): then only a change is allowed. */
 export function isPasswordExpired(user: UserRow, config: ConfigSnapshot, now: number): boolean {
+  return passwordChangeReason(user, config, now) !== null;
+}
+
+/**
+ * Why the password of `user` must be changed before anything else: `reset` when an administrator
+ * set it to be changed at the next login (a reset, or an account created so), `expired` when its
+ * lifetime ended; null when it need not be.
+ */
+export function passwordChangeReason(user: UserRow, config: ConfigSnapshot, now: number): 'reset' | 'expired' | null {
+  if (user.mustChangePassword) return 'reset';
   const expiresAt = passwordExpiresAt(user, config);
-  return user.mustChangePassword || (expiresAt !== null && expiresAt <= now);
+  return expiresAt !== null && expiresAt <= now ? 'expired' : null;
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Db } from '../store/index.js';
 import {
   assertMayLogIn,
   blockedProblem,
-  isPasswordExpired,
+  passwordChangeReason,
   loggedIn,
   loginSuccessStatements,
 } from '../accounts/login-rule.js';
@@ -71,6 +71,8 @@ export interface LoginResult {
   user: UserRow;
   /** The password is right but expired (or must be changed): only a password change is allowed. */
   passwordExpired: boolean;
+  /** Why the password must be changed (with passwordExpired): reset by an administrator, or expired. */
+  passwordReason?: PasswordReason;
   /** The device whose valid cookie the login presented (its own budget was used). */
   device?: string;
   /**
@@ -181,13 +183,14 @@ export async function authenticateLocalPassword(
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
   await assertMayLogIn(ctx, user, { source: 'local' }, [...successStatements(db, plan)]);
-  const passwordExpired = isPasswordExpired(user, config, now);
+  const passwordReason = passwordChangeReason(user, config, now) ?? undefined;
+  const passwordExpired = passwordReason !== undefined;
   if (passwordExpired) {
     await db.batch([
       ...successStatements(db, plan),
       auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject }),
     ]);
-    return { user, passwordExpired };
+    return { user, passwordExpired, passwordReason };
   }
 
   // An account with a second factor: the password step ends here (docs/security-mfa.md); its
@@ -242,7 +245,7 @@ export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, pa
     ctx.verifier.noteFailure(ctx.request?.ip ?? null);
     await failedLogin(ctx, plan, user.login, user, { source: 'local', via: 'password_change' });
     const headers = { 'WWW-Authenticate': ctx.challenge };
-    throw new ProblemError('INVALID_CREDENTIALS', { detail: 'oldPassword is wrong', headers });
+    throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the current password is wrong', headers });
   }
   await ctx.db.batch([...successStatements(ctx.db, plan)]);
 }
@@ -340,9 +343,19 @@ export async function failedLogin(
 /** The 403 of a blocked account (the account rule's). */
 export const blocked = blockedProblem;
 
-/** The 403 of an expired password. */
-export function passwordExpiredProblem(): ProblemError {
+/** Why a local password must be changed: `reset` by an administrator (or so created), or `expired`. */
+export type PasswordReason = 'reset' | 'expired';
+
+/**
+ * The 403 of a password that must be changed, with `passwordReason` (reset or expired) so that a
+ * client tells the user which (an administrator's reset is no expiry).
+ */
+export function passwordExpiredProblem(reason: PasswordReason = 'expired'): ProblemError {
   return new ProblemError('PASSWORD_EXPIRED', {
-    detail: 'the password has expired: change it (the old password is required)',
+    detail:
+      reason === 'reset'
+        ? 'the password was reset by an administrator: change it (the old password is required)'
+        : 'the password has expired: change it (the old password is required)',
+    extensions: { passwordReason: reason },
   });
 }

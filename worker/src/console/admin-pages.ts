@@ -11,6 +11,7 @@ import './admin-texts.js';
 import './overview-texts.js';
 import type { ConsolePage, PageRender } from './page.js';
 import { userFactorsSection } from './security-pages.js';
+import { policyList } from './policy.js';
 
 const option = (value: string, label: string) => html`<option value="${value}">${label}</option>`;
 const roles = (r: PageRender) => ['user', 'auditor', 'admin'].map((v) => option(v, r.t(`role.${v}`)));
@@ -63,11 +64,13 @@ ${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
 <input id="create-email" name="email" type="email" autocomplete="off"></p>
 <p class="field"><label for="create-role">${r.t('users.role')}</label>
 <select id="create-role" name="role">${roles(r)}</select></p>
+${policyList(r, 'create-password-policy')}
 <p class="field"><label for="create-password">${r.t('users.password')}</label>
-<input id="create-password" name="password" type="password" required autocomplete="new-password"></p>
+<input id="create-password" name="password" type="password" required autocomplete="new-password"
+aria-describedby="create-password-policy-title create-password-policy"></p>
 <p class="field"><label for="create-limit">${r.t('users.sessionLimit')}</label>
 <input id="create-limit" name="sessionLimit" type="number" min="1" inputmode="numeric"></p>
-<p class="check"><input id="create-must" name="mustChangePassword" type="checkbox">
+<p class="check"><input id="create-must" name="mustChangePassword" type="checkbox" checked>
 <label for="create-must">${r.t('users.mustChange')}</label></p>
 <div id="user-create-message" class="message" hidden></div>
 <p class="actions"><button type="submit">${r.t('users.createSubmit')}</button></p>
@@ -109,8 +112,10 @@ const user: ConsolePage = {
 </form>
 <form id="user-reset" class="card" aria-labelledby="user-reset-title">
 <h2 id="user-reset-title">${r.t('user.reset')}</h2>
+${policyList(r, 'reset-password-policy')}
 <p class="field"><label for="reset-password">${r.t('users.password')}</label>
-<input id="reset-password" name="password" type="password" required autocomplete="new-password"></p>
+<input id="reset-password" name="password" type="password" required autocomplete="new-password"
+aria-describedby="reset-password-policy-title reset-password-policy"></p>
 <p class="check"><input id="reset-must" name="mustChangePassword" type="checkbox" checked>
 <label for="reset-must">${r.t('users.mustChange')}</label></p>
 <div id="user-reset-message" class="message" hidden></div>

@@ -151,6 +151,14 @@ export const ProblemSchema = z
       .array(z.object({ location: z.string(), path: z.string(), message: z.string() }))
       .optional()
       .openapi({ description: 'validation failures, one per bad field' }),
+    passwordReason: z
+      .enum(['reset', 'expired'])
+      .optional()
+      .openapi({
+        description:
+          'PASSWORD_EXPIRED of a local account: `reset` (an administrator set the password to be changed at the next ' +
+          'login) or `expired` (its lifetime ended)',
+      }),
   })
   .passthrough()
   .openapi('Problem', { description: 'RFC 9457 problem details' });

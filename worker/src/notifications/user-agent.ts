@@ -19,6 +19,7 @@ const BROWSERS: ReadonlyArray<[RegExp, string]> = [
   [/\bYaBrowser\/(\d+)/, 'Yandex Browser'],
   [/\bSamsungBrowser\/(\d+)/, 'Samsung Internet'],
   [/\b(?:Firefox|FxiOS)\/(\d+)/, 'Firefox'],
+  [/\bHeadlessChrome\/(\d+)/, 'Headless Chrome'],
   [/\b(?:Chrome|CriOS)\/(\d+)/, 'Chrome'],
   [/\bVersion\/(\d+)[.\d]* (?:Mobile\/\S+ )?Safari\//, 'Safari'],
   [/^curl\/(\d+)/, 'curl'],

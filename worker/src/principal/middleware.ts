@@ -145,7 +145,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       const { config, logger, request, lazyDb } = c.var.scope;
       const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge };
       const result = await authenticateLocalPassword(ctx, login, password);
-      if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem();
+      if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem(result.passwordReason);
       if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic', o);
     }

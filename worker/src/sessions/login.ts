@@ -151,7 +151,7 @@ export async function checkLocalPassword(
   const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge, alsoOnSuccess, device };
   const result = await authenticateLocalPassword(ctx, login, password);
   if (result.passwordExpired) {
-    const problem = passwordExpiredProblem();
+    const problem = passwordExpiredProblem(result.passwordReason);
     problem.extensions.changePassword = `${config.get('ROOT_PATH')}/v4/users/me/password`;
     throw problem;
   }
