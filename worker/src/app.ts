@@ -51,6 +51,7 @@ import { CONSOLE_PATH } from './console/page.js';
 import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
+import { registerTestMail } from './notifications/test-mail.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
 import { authenticate } from './principal/middleware.js';
@@ -345,6 +346,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
   registerOidc(api);
   registerLogs(api);
   registerNotifications(api);
+  registerTestMail(api);
   registerPasswordReset(api);
   registerMetrics(api);
   registerConsole(api);
