@@ -10,6 +10,7 @@ import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';
 import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { mailTestForm } from './mail-test.js';
 
 type Value = string | number | boolean | string[];
 
@@ -91,7 +92,11 @@ const settings: PageScript = async (ctx) => {
     const groups = new Map<string, Setting[]>();
     for (const s of list.items) groups.set(s.group, [...(groups.get(s.group) ?? []), s]);
     let n = 0;
-    for (const [group, items] of groups) add(region, groupForm(group, items, (n += 1)));
+    for (const [group, items] of groups) {
+      add(region, groupForm(group, items, (n += 1)));
+      // "Send a test mail" below the Mail group (console/pages/mail-test.ts).
+      if (items.some((s) => s.name === 'EMAIL_HOST')) add(region, mailTestForm());
+    }
   };
 
   /** One group: its settings and a Save button; its message region shows what happened. */
