@@ -1649,6 +1649,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v4/notifications/{id}/message": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The mail of a notification in the development outbox (.eml)
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     The message the Node host wrote to its development outbox (status outbox: no mail server configured), as an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, if any, as a mailbox would. 404 for a notification that is not in the outbox (sent, pending, given up, purged, or the edge host, which has none).
+         */
+        get: operations["getNotificationMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v4/users/me/notifications": {
         parameters: {
             query?: never;
@@ -1665,6 +1687,28 @@ export interface paths {
         get: operations["listOwnNotifications"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/settings/mail/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test mail
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` (default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and the server's reply code and text, never the password. The password follows the rule of a settings write: with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too (422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development outbox (outcome outbox, file); the edge answers not_configured.
+         */
+        post: operations["sendTestMail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2631,10 +2675,10 @@ export interface components {
             /** @enum {string} */
             language: "ru" | "en";
             /**
-             * @description pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why)
+             * @description pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why); outbox: no mail server is configured, and the Node host wrote it to its development outbox (a file; GET /v4/notifications/{id}/message serves it), not sent
              * @enum {string}
              */
-            status: "pending" | "sent" | "failed" | "given_up";
+            status: "pending" | "sent" | "failed" | "given_up" | "outbox";
             attempts: number;
             lastError: string | null;
             /** Format: date-time */
@@ -2643,6 +2687,52 @@ export interface components {
             sentAt: string | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
+        };
+        MailTestResult: {
+            /**
+             * @description sent: the server accepted the message; refused: the server answered a refusal (responseCode); failed: no answer (refused or dropped connection, timeout, TLS not offered or not verified); outbox: no mail server is configured and the Node host wrote the mail to its development outbox (file); not_configured: nothing was attempted (detail says why)
+             * @enum {string}
+             */
+            outcome: "sent" | "refused" | "failed" | "outbox" | "not_configured";
+            to: string;
+            /** @description host:port tried (null when none was) */
+            server: string | null;
+            /**
+             * @description the SMTP stage reached: connect (and the greeting), tls, auth, mail_from, rcpt, data (sent: the reply to the message); null when nothing was attempted
+             * @enum {string|null}
+             */
+            stage: "connect" | "tls" | "auth" | "mail_from" | "rcpt" | "data" | null;
+            /** @description the server's reply code, if it answered */
+            responseCode: number | null;
+            /** @description the server's reply text, or why there was none */
+            response: string | null;
+            /** @description outbox: the file written */
+            file: string | null;
+            /** @description the result in words */
+            detail: string;
+        };
+        MailTestRequest: {
+            /**
+             * @description the recipient; default: the caller's e-mail address
+             * @example admin@example.com
+             */
+            to?: string;
+            /**
+             * @description unsaved Mail settings to try instead of those in force (the others stay as they are); nothing is saved
+             * @example {
+             *       "EMAIL_HOST": "smtp.example.com",
+             *       "EMAIL_PORT": 587,
+             *       "EMAIL_HOST_PASSWORD": "secret"
+             *     }
+             */
+            values?: {
+                EMAIL_HOST?: string | number | boolean;
+                EMAIL_PORT?: string | number | boolean;
+                EMAIL_USE_TLS?: string | number | boolean;
+                EMAIL_HOST_USER?: string | number | boolean;
+                EMAIL_HOST_PASSWORD?: string | number | boolean;
+                EMAIL_FROM?: string | number | boolean;
+            };
         };
         PasswordResetAccepted: {
             /** @enum {string} */
@@ -7342,7 +7432,7 @@ export interface operations {
                 /** @description page size, at most 100 */
                 limit?: number;
                 offset?: number | null;
-                status?: "pending" | "sent" | "failed" | "given_up";
+                status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
                 kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
                 /** @description the address, ignoring case */
                 recipient?: string;
@@ -7395,13 +7485,76 @@ export interface operations {
             };
         };
     };
+    getNotificationMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the notification */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the message (Content-Disposition: attachment; filename="<id>.eml") */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listOwnNotifications: {
         parameters: {
             query?: {
                 /** @description page size, at most 100 */
                 limit?: number;
                 offset?: number | null;
-                status?: "pending" | "sent" | "failed" | "given_up";
+                status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
                 kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
             };
             header?: never;
@@ -7443,6 +7596,89 @@ export interface operations {
             500: components["responses"]["InternalError"];
             /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendTestMail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MailTestRequest"];
+            };
+        };
+        responses: {
+            /** @description what the attempt reached */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailTestResult"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Bad gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gateway timeout */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -10,7 +10,7 @@ const en = {
   'mailTest.title': 'Send a test mail',
   'mailTest.hint':
     'One real attempt with the saved Mail settings, to the address below (empty: your own). The result names the ' +
-    "step the server reached and its reply. Without a mail server, the mail goes to the development outbox.",
+    'step the server reached and its reply. Without a mail server, the mail goes to the development outbox.',
   'mailTest.to': 'Recipient',
   'mailTest.send': 'Send a test mail',
   'mailTest.sent': 'Sent: {server} accepted the mail to {to} (reply {reply}).',
