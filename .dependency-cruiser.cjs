@@ -90,9 +90,11 @@ module.exports = {
     },
     {
       name: 'worker-apart-from-bridge',
-      comment: 'the worker reaches the bridge over HTTPS only; the Node host embeds it for development',
+      comment:
+        'the worker reaches the bridge over HTTPS only; the Node host embeds it for development (and composes ' +
+        'the development outbox\'s .eml files with its mail code)',
       severity: 'error',
-      from: { path: '^worker/', pathNot: '^worker/node/embedded-bridge\\.ts$' },
+      from: { path: '^worker/', pathNot: '^worker/node/(embedded-bridge|mail-outbox)\\.ts$' },
       to: { path: '^ldap-bridge/' },
     },
     {
@@ -112,7 +114,7 @@ module.exports = {
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
         pathNot:
-          '^worker/src/(console/(texts|admin-texts|security-texts|overview-texts|ui-texts|settings-texts)|' +
+          '^worker/src/(console/(texts|admin-texts|security-texts|overview-texts|ui-texts|settings-texts|mail-texts)|' +
           'auth/password-policy|notifications/user-agent)\\.ts$',
       },
     },

@@ -40,7 +40,8 @@ export const notifications = sqliteTable(
     data: text('data', { mode: 'json' }).$type<Record<string, unknown>>(),
     /** A link with a single-use token, sealed (secret-box); cleared once the mail is sent or given up. */
     sealedLink: text('sealed_link'),
-    status: text('status', { enum: ['pending', 'sent', 'failed', 'given_up'] }).notNull(),
+    /** outbox: written to the Node host's development outbox (no mail server configured), not sent. */
+    status: text('status', { enum: ['pending', 'sent', 'failed', 'given_up', 'outbox'] }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     createdAt: integer('created_at').notNull(),

@@ -3,7 +3,8 @@
  * GET /v4/notifications, filtered by status, kind and recipient, 20 a page, newest first.
  */
 import '../../worker/src/console/admin-texts.js';
-import { api } from '../api.js';
+import '../../worker/src/console/mail-texts.js';
+import { api, rootPath } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
 import { add, byId, clip, el, loading, onSubmit, whileBusy } from '../ui.js';
@@ -22,6 +23,12 @@ interface Notification {
 }
 
 const PAGE_SIZE = 20;
+
+/** A mail of the development outbox: when it was written, and a link to its .eml (administrators only). */
+function outboxLink(n: Notification): Node {
+  const href = `${rootPath()}/v4/notifications/${encodeURIComponent(n.id)}/message`;
+  return el('span', {}, formatDate(n.sentAt), ' ', el('a', { href, download: `${n.id}.eml` }, t('notif.openMail')));
+}
 
 const notifications: PageScript = async () => {
   const region = byId('notif-region');
@@ -52,7 +59,7 @@ const notifications: PageScript = async () => {
       t(`notif.status.${n.status}`),
       String(n.attempts),
       n.lastError ?? none,
-      formatDate(n.sentAt) || none,
+      n.status === 'outbox' ? outboxLink(n) : formatDate(n.sentAt) || none,
     ]);
     add(
       region,

@@ -11,6 +11,7 @@ import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';
 import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
+import { mailTestForm } from './mail-test.js';
 
 type Value = string | number | boolean | string[];
 
@@ -125,7 +126,11 @@ const settings: PageScript = async (ctx) => {
       ),
     );
     let n = 0;
-    for (const [group, items] of groups) add(region, groupForm(group, groupName(group), items, (n += 1)));
+    for (const [group, items] of groups) {
+      add(region, groupForm(group, groupName(group), items, (n += 1)));
+      // "Send a test mail" below the Mail group (console/pages/mail-test.ts).
+      if (items.some((s) => s.name === 'EMAIL_HOST')) add(region, mailTestForm());
+    }
   };
 
   /** One group: its settings and a Save button; its message region shows what happened. */

@@ -16,8 +16,18 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { createTransport } from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { invalidBody, sendProblem } from './problem.js';
-import { MailSendRequestSchema, type MailSendResponse, type MailServer } from '../../schema/bridge/index.js';
+import {
+  MailSendRequestSchema,
+  MailTestRequestSchema,
+  type MailMessage,
+  type MailSendResponse,
+  type MailServer,
+  type MailTestResponse,
+  type MailTestStage,
+} from '../../schema/bridge/index.js';
 
 /** What the bridge's environment says about mail: the CA of the mail server (MAIL_CA_FILE). */
 export interface MailOptions {
@@ -97,6 +107,104 @@ export function classifyMailError(err: SmtpError): MailProblem {
   };
 }
 
+/**
+ * The nodemailer message of a request: the one composition of every mail, sent over SMTP here and
+ * written as an .eml by the Node host's development outbox (worker/node/mail-outbox.ts).
+ */
+export function messageOptions(m: MailMessage) {
+  return {
+    from: m.from.name ? { name: m.from.name, address: m.from.address } : m.from.address,
+    to: m.to.name ? { name: m.to.name, address: m.to.address } : m.to.address,
+    subject: m.subject,
+    text: m.text,
+    html: m.html,
+    messageId: m.messageId,
+    // RFC 3834: an automatic message; no auto-replies to it.
+    headers: { 'Content-Language': m.language, 'Auto-Submitted': 'auto-generated' },
+    // Addresses come from the checked fields only, never parsed out of names.
+    envelope: { from: m.from.address, to: [m.to.address] },
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
+/** The message of a request as the bytes DATA carries (RFC 5322, MIME). */
+export function composeMessage(m: MailMessage): Promise<Buffer> {
+  return new MailComposer(messageOptions(m)).compile().build();
+}
+
+/**
+ * "Send a test mail": one message over a connection of its own (never a pooled one, so the result is
+ * this server's answer now), stage by stage, with the stage reached and the server's reply. Never
+ * throws for the server's failures; the password is never part of the result or a log line.
+ */
+export async function testSend(s: MailServer, m: MailMessage, ca: string | undefined): Promise<MailTestResponse> {
+  const o = transportOptions(s, ca);
+  const conn = new SMTPConnection({
+    host: o.host,
+    port: o.port,
+    secure: o.secure,
+    requireTLS: o.requireTLS,
+    connectionTimeout: o.connectionTimeout,
+    greetingTimeout: o.greetingTimeout,
+    socketTimeout: o.socketTimeout,
+    tls: o.tls,
+    logger: false,
+    debug: false,
+  });
+  let stage: MailTestStage = 'connect';
+  // A dropped connection or a timeout is an 'error' event (no step's callback runs then).
+  let broke: (err: Error) => void = () => {};
+  const broken = new Promise<never>((_, reject) => (broke = reject));
+  broken.catch(() => {});
+  conn.on('error', (err: Error) => broke(err));
+  const step = <T>(run: (done: (err: Error | null, value?: T) => void) => void) =>
+    Promise.race([
+      new Promise<T>((resolve, reject) => run((err, value) => (err ? reject(err) : resolve(value as T)))),
+      broken,
+    ]);
+  try {
+    await step<void>((done) => conn.connect(() => done(null)));
+    if (s.user !== '') {
+      stage = 'auth';
+      await step<unknown>((done) => conn.login({ user: s.user, pass: s.password }, done));
+    }
+    stage = 'mail_from';
+    const raw = await composeMessage(m);
+    const info = await step<{ response: string }>((done) =>
+      conn.send({ from: m.from.address, to: [m.to.address] }, raw, (err, i) => done(err, i)),
+    );
+    conn.quit();
+    return {
+      ok: true,
+      stage: 'data',
+      responseCode: replyCode(info.response),
+      response: clip(info.response),
+      code: null,
+    };
+  } catch (e) {
+    conn.close();
+    const err = e as SmtpError;
+    const command = (err.command ?? '').toUpperCase();
+    if (stage === 'mail_from' && command.startsWith('RCPT')) stage = 'rcpt';
+    else if (stage === 'mail_from' && !command.startsWith('MAIL')) stage = 'data';
+    const tls = err.code === 'ETLS' || command === 'STARTTLS' || classifyMailError(err).code === 'MAIL_TLS';
+    if (stage === 'connect' && tls) stage = 'tls';
+    if (!tls && typeof err.responseCode === 'number' && err.responseCode >= 400) {
+      const code = `SMTP_${Math.floor(err.responseCode / 100)}XX`;
+      return { ok: false, stage, responseCode: err.responseCode, response: clip(err.response ?? err.message), code };
+    }
+    const c = classifyMailError(err);
+    return { ok: false, stage, responseCode: null, response: c.detail, code: c.code };
+  }
+}
+
+const clip = (s: unknown) => String(s ?? '').slice(0, 1000);
+const replyCode = (response: string) => {
+  const n = Number(/^(\d{3})/.exec(response)?.[1]);
+  return n >= 100 && n <= 599 ? n : null;
+};
+
 /** The mail capability as a Fastify plugin; closes its pools on close. */
 export async function mailPlugin(app: FastifyInstance, o: { options?: MailOptions } = {}): Promise<void> {
   const ca = o.options?.ca;
@@ -124,6 +232,25 @@ export async function mailPlugin(app: FastifyInstance, o: { options?: MailOption
     pools.clear();
   });
 
+  app.post('/v1/mail/test', { bodyLimit: 4 * 1024 * 1024 }, async (req, reply) => {
+    const parsed = MailTestRequestSchema.safeParse(req.body);
+    if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
+    const { server, ...message } = parsed.data;
+    if (!server.useTls && server.user !== '') {
+      const out: MailTestResponse = {
+        ok: false,
+        stage: 'connect',
+        responseCode: null,
+        response: 'credentials are never sent without TLS: EMAIL_USE_TLS is off',
+        code: 'MAIL_TLS',
+      };
+      return reply.code(200).send(out);
+    }
+    const out = await testSend(server, message, ca);
+    req.log.info({ ok: out.ok, stage: out.stage, responseCode: out.responseCode, code: out.code }, 'mail test');
+    return reply.code(200).send(out);
+  });
+
   app.post('/v1/mail/send', { bodyLimit: 4 * 1024 * 1024 }, async (req, reply) => {
     const parsed = MailSendRequestSchema.safeParse(req.body);
     if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
@@ -134,20 +261,7 @@ export async function mailPlugin(app: FastifyInstance, o: { options?: MailOption
       return sendProblem(reply, 502, 'MAIL_TLS', 'credentials are never sent without TLS: EMAIL_USE_TLS is off');
     }
     try {
-      const info = await poolFor(m.server).sendMail({
-        from: m.from.name ? { name: m.from.name, address: m.from.address } : m.from.address,
-        to: m.to.name ? { name: m.to.name, address: m.to.address } : m.to.address,
-        subject: m.subject,
-        text: m.text,
-        html: m.html,
-        messageId: m.messageId,
-        // RFC 3834: an automatic message; no auto-replies to it.
-        headers: { 'Content-Language': m.language, 'Auto-Submitted': 'auto-generated' },
-        // Addresses come from the checked fields only, never parsed out of names.
-        envelope: { from: m.from.address, to: [m.to.address] },
-        disableFileAccess: true,
-        disableUrlAccess: true,
-      });
+      const info = await poolFor(m.server).sendMail(messageOptions(m));
       const out: MailSendResponse = { outcome: 'sent', response: String(info.response ?? '').slice(0, 1000) };
       return reply.code(200).send(out);
     } catch (e) {

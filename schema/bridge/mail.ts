@@ -89,3 +89,32 @@ export const MailSendResponseSchema = z.discriminatedUnion('outcome', [
   }),
 ]);
 export type MailSendResponse = z.infer<typeof MailSendResponseSchema>;
+
+/** A message as the worker composes it: what /v1/mail/send carries beside the server (and the outbox writes). */
+export type MailMessage = Omit<MailSendRequest, 'server'>;
+
+/**
+ * The stages of one SMTP dialogue, in order, as "send a test mail" reports the one it reached:
+ * connecting (and the greeting), TLS (implicit or STARTTLS), AUTH, MAIL FROM, RCPT TO, DATA.
+ */
+export const MAIL_TEST_STAGES = ['connect', 'tls', 'auth', 'mail_from', 'rcpt', 'data'] as const;
+export const MailTestStageSchema = z.enum(MAIL_TEST_STAGES);
+export type MailTestStage = z.infer<typeof MailTestStageSchema>;
+
+/** POST /v1/mail/test: one message over a connection of its own (no pool), stage by stage. */
+export const MailTestRequestSchema = MailSendRequestSchema;
+
+/**
+ * The result of a test: `ok` when the server accepted the message (`stage` data, its 250 reply);
+ * otherwise the stage that failed, the server's reply code and text when it answered (null and the
+ * bridge's own words when it did not: refused, dropped, timed out, TLS not verified), and `code`.
+ */
+export const MailTestResponseSchema = z.object({
+  ok: z.boolean(),
+  stage: MailTestStageSchema,
+  responseCode: z.number().int().min(100).max(599).nullable(),
+  response: z.string().max(1000),
+  /** Without a reply: MAIL_UNAVAILABLE, MAIL_TIMEOUT or MAIL_TLS; with a reply: SMTP_4XX or SMTP_5XX. */
+  code: z.string().max(40).nullable(),
+});
+export type MailTestResponse = z.infer<typeof MailTestResponseSchema>;

@@ -103,7 +103,7 @@ export interface paths {
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password, for every client without a device cookie of the login: Basic clients carry none (a browser that logged in through /v3/login keeps its own budget); 100 failures within a day lock it for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.
          *
-         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (a local account with `passwordReason`: `reset` by an administrator or `expired`; an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
+         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
          *     Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), not counted.
          *
@@ -161,7 +161,7 @@ export interface paths {
          *
          *     A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for its account has its own failure budget, so that failures of other clients do not lock this browser out (architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.
          *
-         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); a local password that must be changed answers 403 PASSWORD_EXPIRED with `changePassword` and `passwordReason` (`reset`: an administrator reset it or created the account so; `expired`: its lifetime ended); an LDAP one without either (it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          *
          *     An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 SECOND_FACTOR_REQUIRED with `factors` (totp, recovery_code), `pendingToken`, `expiresAt` (5 minutes) and `secondStep` (POST /v3/login/second-factor); the token is also set as the HttpOnly cookie `auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.
          */
@@ -659,7 +659,7 @@ export interface paths {
          * List accounts
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          *
-         *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status and source, sorted by login, creation or last login (prefix `-` for descending).
+         *     Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).
          */
         get: operations["listUsers"];
         put?: never;
@@ -688,28 +688,6 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Any role.
          */
         get: operations["listOwnSessions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v4/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Live sessions of all accounts
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
-         *
-         *     Paginated (limit at most 100, offset), most recently used first, filtered by a substring of the login. Each names its account; ending one is DELETE /v4/users/{userId}/sessions/{sessionId} (endUserSession).
-         */
-        get: operations["listAllSessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -922,7 +900,6 @@ export interface paths {
          *     | Operation | Super-access |
          *     |---|---|
          *     | list and read accounts, their sessions and API tokens (administrators included) | allowed |
-         *     | list the live sessions of all accounts (`/v4/sessions`) | allowed |
          *     | create an account | role `user` only |
          *     | update, delete, block, unblock, unlock, reset the password, end a session, revoke a token | on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access of their own) |
          *     | change a role | refused |
@@ -933,7 +910,6 @@ export interface paths {
          *     | settings: change, reset | refused |
          *     | audit logs (`/v3/logs`): types, search, events, export | refused |
          *     | audit pipeline health (`/v3/logs/pipeline`) | allowed |
-         *     | the administrator overview (`/v4/admin/overview`: it summarises the audit log) | refused |
          *
          *     A refusal is 403 with a detail saying what super-access cannot do.
          */
@@ -1673,6 +1649,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v4/notifications/{id}/message": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The mail of a notification in the development outbox (.eml)
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     The message the Node host wrote to its development outbox (status outbox: no mail server configured), as an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, if any, as a mailbox would. 404 for a notification that is not in the outbox (sent, pending, given up, purged, or the edge host, which has none).
+         */
+        get: operations["getNotificationMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v4/users/me/notifications": {
         parameters: {
             query?: never;
@@ -1695,22 +1693,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v4/admin/overview": {
+    "/v3/settings/mail/test": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
+        get?: never;
+        put?: never;
         /**
-         * The administrator's overview
+         * Send a test mail
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
          *
-         *     Failed logins and locks of the last 24 hours, live sessions, accounts needing attention (blocked, expired password, inactive soon), mail delivery failures, and the state of the log store and of mail: counts with the first few items of each. The 24-hour numbers read the audit outbox, which holds shipped events OUTBOX_RETENTION_DAY days with a log store and AUDIT_LOCAL_RETENTION_DAYS days without.
+         *     One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` (default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and the server's reply code and text, never the password. The password follows the rule of a settings write: with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too (422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development outbox (outcome outbox, file); the edge answers not_configured.
          */
-        get: operations["getAdminOverview"];
-        put?: never;
-        post?: never;
+        post: operations["sendTestMail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1857,11 +1855,6 @@ export interface components {
                 path: string;
                 message: string;
             }[];
-            /**
-             * @description PASSWORD_EXPIRED of a local account: `reset` (an administrator set the password to be changed at the next login) or `expired` (its lifetime ended)
-             * @enum {string}
-             */
-            passwordReason?: "reset" | "expired";
         } & {
             [key: string]: unknown;
         };
@@ -2161,20 +2154,6 @@ export interface components {
             authenticatedAt: string | null;
             /** @description the session of this request */
             current: boolean;
-        };
-        AccountSessionPage: {
-            items: components["schemas"]["AccountSession"][];
-            total: number;
-            limit: number;
-            offset: number;
-        };
-        AccountSession: components["schemas"]["Session"] & {
-            /** @description the account; end the session with DELETE /v4/users/{userId}/sessions/{sessionId} */
-            user: {
-                id: string;
-                login: string;
-                displayName: string;
-            };
         };
         UserPage: {
             items: components["schemas"]["User"][];
@@ -2696,10 +2675,10 @@ export interface components {
             /** @enum {string} */
             language: "ru" | "en";
             /**
-             * @description pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why)
+             * @description pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another follows (nextAttemptAt); given_up: never sent (lastError says why); outbox: no mail server is configured, and the Node host wrote it to its development outbox (a file; GET /v4/notifications/{id}/message serves it), not sent
              * @enum {string}
              */
-            status: "pending" | "sent" | "failed" | "given_up";
+            status: "pending" | "sent" | "failed" | "given_up" | "outbox";
             attempts: number;
             lastError: string | null;
             /** Format: date-time */
@@ -2709,111 +2688,51 @@ export interface components {
             /** Format: date-time */
             nextAttemptAt: string | null;
         };
-        AdminOverview: {
-            /** Format: date-time */
-            generatedAt: string;
+        MailTestResult: {
             /**
-             * Format: date-time
-             * @description the start of the 24 hours the `last24h` numbers count
+             * @description sent: the server accepted the message; refused: the server answered a refusal (responseCode); failed: no answer (refused or dropped connection, timeout, TLS not offered or not verified); outbox: no mail server is configured and the Node host wrote the mail to its development outbox (file); not_configured: nothing was attempted (detail says why)
+             * @enum {string}
              */
-            since: string;
-            last24h: {
-                failedLogins: {
-                    /** @description `login.failure` events (wrong password, unknown login, passkey refused) */
-                    count: number;
-                    /** @description the newest 5 */
-                    items: {
-                        /** Format: date-time */
-                        at: string;
-                        /** @description the login as given */
-                        login: string | null;
-                        /** @description null: no such account */
-                        userId: string | null;
-                        ip: string | null;
-                    }[];
-                };
-                lockEvents: {
-                    /** @description `account.locked` events (a failed-login restriction applied) */
-                    count: number;
-                    /** @description distinct logins they restricted */
-                    logins: number;
-                };
-                /** @description `address.throttled` events */
-                throttledAddresses: number;
-                /** @description mails created in the window and given up */
-                mailGivenUp: number;
-            };
-            now: {
-                /** @description live sessions of all accounts (cookie and OAuth) */
-                activeSessions: number;
-                /** @description logins locked for untrusted clients now (local and LDAP), latest end first */
-                lockedLogins: {
-                    count: number;
-                    items: {
-                        /** @description the login key (case-folded) */
-                        login: string;
-                        /** @enum {string} */
-                        source: "local" | "ldap";
-                        /** Format: date-time */
-                        until: string;
-                        /** @description the local account, if one has the login */
-                        userId: string | null;
-                    }[];
-                };
-                /** @description blocked accounts (by an administrator or for inactivity), last changed first; `at`: last change */
-                blocked: {
-                    count: number;
-                    /** @description the first 5 */
-                    items: components["schemas"]["OverviewAccount"][];
-                };
-                /** @description active local accounts whose password is older than USER_PASSWORD_EXPIRATION_DAY; `at`: when it was set */
-                passwordExpired: {
-                    count: number;
-                    /** @description the first 5 */
-                    items: components["schemas"]["OverviewAccount"][];
-                };
-                /** @description active accounts the inactivity block (USER_INACTIVE_TIMEOUT_DAY) reaches within 7 days; `at`: last activity */
-                inactiveSoon: {
-                    count: number;
-                    /** @description the first 5 */
-                    items: components["schemas"]["OverviewAccount"][];
-                };
-                /** @description mails whose last try failed, waiting for another */
-                mailFailing: number;
-                /** @description the newest 5 mails of the last 24 hours that failed or were given up */
-                mailFailures: {
-                    id: string;
-                    kind: string;
-                    userLogin: string | null;
-                    /** @enum {string} */
-                    status: "failed" | "given_up";
-                    lastError: string | null;
-                    /** Format: date-time */
-                    createdAt: string;
-                }[];
-            };
-            logStore: {
-                /**
-                 * @description configured: LOGSTORE_URLS; embedded: the audit log in libSQL (docs/audit-logs-embedded.md)
-                 * @enum {string}
-                 */
-                state: "configured" | "embedded";
-            };
-            mail: {
-                /** @enum {string} */
-                state: "configured" | "not_configured";
-                /** @description why mail cannot be sent (not_configured) */
-                detail: string | null;
-            };
+            outcome: "sent" | "refused" | "failed" | "outbox" | "not_configured";
+            to: string;
+            /** @description host:port tried (null when none was) */
+            server: string | null;
+            /**
+             * @description the SMTP stage reached: connect (and the greeting), tls, auth, mail_from, rcpt, data (sent: the reply to the message); null when nothing was attempted
+             * @enum {string|null}
+             */
+            stage: "connect" | "tls" | "auth" | "mail_from" | "rcpt" | "data" | null;
+            /** @description the server's reply code, if it answered */
+            responseCode: number | null;
+            /** @description the server's reply text, or why there was none */
+            response: string | null;
+            /** @description outbox: the file written */
+            file: string | null;
+            /** @description the result in words */
+            detail: string;
         };
-        OverviewAccount: {
-            id: string;
-            login: string;
+        MailTestRequest: {
             /**
-             * Format: date-time
-             * @description what put it on the list (see the list)
+             * @description the recipient; default: the caller's e-mail address
+             * @example admin@example.com
              */
-            at: string | null;
+            to?: string;
+            /**
+             * @description unsaved Mail settings to try instead of those in force (the others stay as they are); nothing is saved
+             * @example {
+             *       "EMAIL_HOST": "smtp.example.com",
+             *       "EMAIL_PORT": 587,
+             *       "EMAIL_HOST_PASSWORD": "secret"
+             *     }
+             */
+            values?: {
+                EMAIL_HOST?: string | number | boolean;
+                EMAIL_PORT?: string | number | boolean;
+                EMAIL_USE_TLS?: string | number | boolean;
+                EMAIL_HOST_USER?: string | number | boolean;
+                EMAIL_HOST_PASSWORD?: string | number | boolean;
+                EMAIL_FROM?: string | number | boolean;
+            };
         };
         PasswordResetAccepted: {
             /** @enum {string} */
@@ -4869,8 +4788,6 @@ export interface operations {
                 offset?: number | null;
                 /** @description login prefix (case-insensitive) */
                 login?: string;
-                /** @description a substring of the login, the display name or the address (case-insensitive; for the name and the address, ASCII letters only); `%`, `_` and `\` match themselves */
-                q?: string;
                 role?: "admin" | "auditor" | "user";
                 status?: "active" | "blocked";
                 source?: "local" | "ldap" | "oidc";
@@ -5068,63 +4985,6 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
-            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listAllSessions: {
-        parameters: {
-            query?: {
-                /** @description page size, at most 100 */
-                limit?: number;
-                offset?: number | null;
-                /** @description a substring of the login (case-insensitive; `%` and `_` match themselves) */
-                login?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description a page of sessions */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AccountSessionPage"];
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            413: components["responses"]["PayloadTooLarge"];
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {
@@ -7572,7 +7432,7 @@ export interface operations {
                 /** @description page size, at most 100 */
                 limit?: number;
                 offset?: number | null;
-                status?: "pending" | "sent" | "failed" | "given_up";
+                status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
                 kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
                 /** @description the address, ignoring case */
                 recipient?: string;
@@ -7625,13 +7485,76 @@ export interface operations {
             };
         };
     };
+    getNotificationMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the notification */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the message (Content-Disposition: attachment; filename="<id>.eml") */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listOwnNotifications: {
         parameters: {
             query?: {
                 /** @description page size, at most 100 */
                 limit?: number;
                 offset?: number | null;
-                status?: "pending" | "sent" | "failed" | "given_up";
+                status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
                 kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
             };
             header?: never;
@@ -7682,27 +7605,50 @@ export interface operations {
             };
         };
     };
-    getAdminOverview: {
+    sendTestMail: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MailTestRequest"];
+            };
+        };
         responses: {
-            /** @description the overview */
+            /** @description what the attempt reached */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AdminOverview"];
+                    "application/json": components["schemas"]["MailTestResult"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {
@@ -7713,8 +7659,26 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Bad gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gateway timeout */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -205,7 +205,9 @@ describe('npm start on a terminal, and not', () => {
     expect(text).toMatch(
       new RegExp(`admin: +none yet: open ${url}/first-run in a browser on this machine, one-time code \\S+`),
     );
-    expect(text).toMatch(/mail: +not sent: mail is not configured \(EMAIL_HOST is the placeholder\)/);
+    // No mail server: the development outbox beside the database, named (docs/mail.md).
+    expect(text).toMatch(/mail: +written as \.eml files to \S+ \(development outbox/);
+    expect(text).toContain(`to ${join(cwd, 'mail-outbox')} (development outbox`);
     expect(text).toMatch(/audit log: +kept in this service's database for 30 days/);
     expect(text).not.toContain('{"time"');
     expect(text).not.toContain('job ran');

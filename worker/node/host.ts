@@ -32,7 +32,8 @@ import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
 import { createBatchedLogWriter } from './log-writer.js';
 import { describeListenError } from './console.js';
-import { auditLogState, humanLogLine, startBanner } from './start-banner.js';
+import { auditLogState, humanLogLine, mailState, startBanner } from './start-banner.js';
+import { createFileOutbox, mailOutboxFolder } from './mail-outbox.js';
 
 export interface NodeHostOptions {
   env: EnvSource;
@@ -178,6 +179,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   });
   const { db } = database;
   const transport = nodeBridgeTransport(env);
+  // Where mail goes while no mail server is configured (docs/mail.md, "Development outbox").
+  const mailOutbox = createFileOutbox(mailOutboxFolder(env));
   // On a terminal, log lines a person reads, after a start banner; JSON lines otherwise (start-banner.ts).
   const tty = o.writeLog === undefined && process.stdout.isTTY === true;
   const writer = o.writeLog ? undefined : createBatchedLogWriter();
@@ -195,6 +198,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     // Default: JSON lines on stdout, batched per turn of the event loop (log-writer.ts).
     writeLog: o.writeLog ?? (tty ? (line) => writer!.write(humanLogLine(line)) : writer!.write),
     ...(transport ? { bridgeTransport: transport } : {}),
+    mailOutbox,
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
     clientAddress: (_request, bindings) => {
       const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;
@@ -247,6 +251,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     });
     // Said once: where the audit events go (without a log store, a configuration state, not a failure).
     logger.info(`audit log: ${auditLogState(effective)}`);
+    // ...and where mail goes (the development outbox's folder while no mail server is configured).
+    logger.info(`mail: ${mailState(effective, bridge, mailOutbox.folder)}`);
   }
   const blocklistNote = describeBlocklist(blocklist, env.get('PASSWORD_BLOCKLIST_FILE'));
   if (blocklistNote) logger.info(blocklistNote);
@@ -261,7 +267,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   if (tty && (o.announce ?? true)) {
     const adminExists = bootstrap !== 'not-configured';
     writer!.flush();
-    process.stdout.write(startBanner({ url: urls[0]!, config: effective, firstRun, adminExists, bridge }));
+    const outbox = mailOutbox.folder;
+    process.stdout.write(startBanner({ url: urls[0]!, config: effective, firstRun, adminExists, bridge, outbox }));
   }
   const notice = bootstrapNotice(bootstrap, env, firstRun);
   // On a terminal the banner says how to get the first administrator.

@@ -7,7 +7,7 @@ import type { ConfigSnapshot } from '../src/config/index.js';
 import { CONSOLE_PATH } from '../src/console/page.js';
 import type { Level } from '../src/http/logger.js';
 import { logstoreTarget } from '../src/logs/target.js';
-import { mailNotConfigured } from '../src/notifications/mail-settings.js';
+import { mailNotConfigured, noMailServer } from '../src/notifications/mail-settings.js';
 
 export interface BannerFacts {
   url: string;
@@ -16,6 +16,8 @@ export interface BannerFacts {
   firstRun?: { url: string; code: string };
   adminExists: boolean;
   bridge: string | null;
+  /** The development outbox's folder (worker/node/mail-outbox.ts). */
+  outbox?: string;
 }
 
 /** Where audit events go, in one line (also the INFO line of a start that is not on a terminal). */
@@ -29,8 +31,10 @@ export function auditLogState(config: ConfigSnapshot): string {
   );
 }
 
-/** Where mail goes, in one line. */
-export function mailState(config: ConfigSnapshot, bridge: string | null): string {
+/** Where mail goes, in one line (also the INFO line of a start that is not on a terminal). */
+export function mailState(config: ConfigSnapshot, bridge: string | null, outbox?: string): string {
+  if (outbox && noMailServer(config))
+    return `written as .eml files to ${outbox} (development outbox: no mail server, EMAIL_HOST is the placeholder)`;
   const why = mailNotConfigured(config);
   if (why) return `not sent: ${why}`;
   return `through ${config.get('EMAIL_HOST')}:${config.get('EMAIL_PORT')}, by the bridge (${bridge ?? 'none'})`;
@@ -48,7 +52,7 @@ export function startBanner(f: BannerFacts): string {
     ['console', `${f.url}${CONSOLE_PATH}/`],
     ['API docs', `${f.url}${f.config.get('DOCS_PREFIX')}`],
     ['admin', admin],
-    ['mail', mailState(f.config, f.bridge)],
+    ['mail', mailState(f.config, f.bridge, f.outbox)],
     ['audit log', auditLogState(f.config)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

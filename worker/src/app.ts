@@ -52,6 +52,7 @@ import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerOverview } from './overview/routes.js';
+import { registerTestMail } from './notifications/test-mail.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
 import { authenticate } from './principal/middleware.js';
@@ -347,6 +348,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
   registerLogs(api);
   registerNotifications(api);
   registerOverview(api);
+  registerTestMail(api);
   registerPasswordReset(api);
   registerMetrics(api);
   registerConsole(api);

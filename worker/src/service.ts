@@ -11,7 +11,7 @@ import type { PasswordHasher } from './auth/password-hash/index.js';
 import { createPasswordVerifier } from './auth/password-verifier.js';
 import { createBridgeClient, type BridgeClient, type BridgeFetch } from './bridge/client.js';
 import { ConfigService, type ConfigSnapshot } from './config/index.js';
-import type { App, AppDeps, StaticFiles } from './http/context.js';
+import type { App, AppDeps, MailOutbox, StaticFiles } from './http/context.js';
 import { createLogger, toLevel, type Logger } from './http/logger.js';
 import { runScheduledJobs } from './schedule/index.js';
 import { loadSavedSettings, type Db } from './store/index.js';
@@ -38,6 +38,8 @@ export interface HostParts {
   hostName: string;
   /** How the bridge is reached (absent while none is configured). */
   bridgeTransport?: BridgeFetch;
+  /** The development outbox (Node host): where mail goes while no mail server is configured. */
+  mailOutbox?: MailOutbox;
   /** A ready bridge client instead of a transport (tests). */
   bridge?: BridgeClient;
   clock?: () => number;
@@ -102,6 +104,7 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.peerAddress ? { peerAddress: parts.peerAddress } : {}),
     ...(parts.nodeMessages ? { nodeMessages: parts.nodeMessages } : {}),
     ...(bridge ? { bridge } : {}),
+    ...(parts.mailOutbox ? { mailOutbox: parts.mailOutbox } : {}),
   });
   return {
     app,
@@ -112,7 +115,8 @@ export function assembleService(parts: HostParts): Service {
     bootstrap: () => bootstrapAdmin(openDb(), env, parts.hasher, clock()),
     async runJobs(now = clock()) {
       const db = openDb();
-      return runScheduledJobs({ db, config: await config.current(() => loadSavedSettings(db)), now, logger, bridge });
+      const current = await config.current(() => loadSavedSettings(db));
+      return runScheduledJobs({ db, config: current, now, logger, bridge, mailOutbox: parts.mailOutbox });
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
+import type { MailOutbox } from '../http/context.js';
 import type { Logger } from '../http/logger.js';
 import type { Db } from '../store/index.js';
 
@@ -15,6 +16,8 @@ export interface JobContext {
   logger: Logger;
   /** The on-prem bridge (log store, mail), when one is configured. */
   bridge?: BridgeClient;
+  /** The development outbox (Node host), where mail goes while no mail server is configured. */
+  mailOutbox?: MailOutbox;
 }
 
 /** A periodic job. */

@@ -5,8 +5,9 @@
  *   UPDATE, so two deliverers (the job on two hosts, a kick after a response) never send one row
  *   twice; a deliverer that crashed leaves a lease that simply expires.
  * - The Mail settings are read for each batch (a change applies to the next mail) and the password
- *   opened for it only. While EMAIL_HOST is the placeholder nothing is attempted: the rows are given
- *   up with "mail is not configured".
+ *   opened for it only. While EMAIL_HOST is the placeholder nothing is attempted: on the Node host
+ *   the mails go to the development outbox (status `outbox`, docs/mail.md "Development outbox");
+ *   on the edge the rows are given up with "mail is not configured".
  * - A refusal for good (5xx to the recipient or the message) is given up at once; anything else
  *   (4xx, a server or bridge that cannot be reached, a timeout) is retried with exponential backoff
  *   and jitter, MAX_ATTEMPTS times in all. Every failure is reported to SENDER_ERRTRACK_DSN (when
@@ -21,14 +22,15 @@ import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { reportError, secretValues } from '../errtrack/reporter.js';
 import { backoffMs, type Backoff } from '../jobs/backoff.js';
+import type { MailOutbox } from '../http/context.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
 import { auditOutbox, notifications } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
-import { MailSendResponseSchema, type MailServer } from '../../../schema/bridge/index.js';
-import { mailNotConfigured, mailServerOf, senderOf } from './mail-settings.js';
+import { MailSendResponseSchema, type MailMessage, type MailServer } from '../../../schema/bridge/index.js';
+import { mailNotConfigured, mailServerOf, noMailServer, senderOf } from './mail-settings.js';
 import { NO_ADDRESS, type NotificationRow } from './store.js';
 import { renderMail, type Language, type NotificationKind, type TemplateData } from './templates.js';
 
@@ -37,6 +39,8 @@ export interface DeliverScope {
   config: ConfigSnapshot;
   now: number;
   bridge?: BridgeClient;
+  /** The development outbox (Node host): where mail goes while EMAIL_HOST is the placeholder. */
+  outbox?: MailOutbox;
   logger?: Logger;
   /** The time of each write (defaults to `now`); tests and long runs pass a clock. */
   clock?: () => number;
@@ -46,6 +50,8 @@ export interface DeliverScope {
 
 export interface DeliverResult {
   sent: number;
+  /** Written to the development outbox. */
+  outbox: number;
   retried: number;
   givenUp: number;
 }
@@ -89,7 +95,11 @@ async function claim(db: Db, holder: string, now: number, size: number): Promise
  * `tried`: the mail server was asked (an attempt counts); false when nothing was attempted. `call`:
  * the bridge call as its audit event records it (absent when none was made).
  */
-type Outcome = ({ status: 'sent' } | { status: 'given_up' | 'retry'; error: string; tried: boolean }) & {
+type Outcome = (
+  | { status: 'sent' }
+  | { status: 'outbox'; file: string }
+  | { status: 'given_up' | 'retry'; error: string; tried: boolean }
+) & {
   call?: { at: number; durationMs: number; data: Record<string, unknown> };
 };
 
@@ -112,23 +122,28 @@ async function causesOf(db: Db, rows: NotificationRow[]): Promise<Map<string, Re
 
 /** Delivers what is due; returns the counts of the run. */
 export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
-  const result: DeliverResult = { sent: 0, retried: 0, givenUp: 0 };
+  const result: DeliverResult = { sent: 0, outbox: 0, retried: 0, givenUp: 0 };
   const holder = crypto.randomUUID();
   const clock = s.clock ?? (() => s.now);
   const size = s.config.get('OUTBOX_BATCH_SIZE');
   for (let n = 0; n < MAX_BATCHES; n++) {
     const rows = await claim(s.db, holder, clock(), size);
     if (rows.length === 0) break;
-    const unusable =
-      mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
-    const server = unusable ? null : await mailServerOf(s.db, s.config);
-    const causes = unusable ? new Map<string, RequestMeta>() : await causesOf(s.db, rows);
+    // No mail server configured: the Node host's development outbox takes the mails.
+    const outbox = s.outbox && noMailServer(s.config) ? s.outbox : undefined;
+    const unusable = outbox
+      ? null
+      : (mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)'));
+    const server = unusable || outbox ? null : await mailServerOf(s.db, s.config);
+    const causes = unusable || outbox ? new Map<string, RequestMeta>() : await causesOf(s.db, rows);
     const queue = [...rows];
     const worker = async () => {
       for (let row = queue.shift(); row; row = queue.shift()) {
         const outcome: Outcome = unusable
           ? { status: 'given_up', error: unusable, tried: false }
-          : await sendOne(s, row, server!);
+          : outbox
+            ? await writeToOutbox(s, row, outbox)
+            : await sendOne(s, row, server!);
         await record(s, holder, row, outcome, clock(), result, row.eventId ? causes.get(row.eventId) : undefined);
       }
     };
@@ -138,8 +153,8 @@ export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
   return result;
 }
 
-/** One mail through the bridge, as an outcome (never throws for the mail's own failures). */
-async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer): Promise<Outcome> {
+/** The message of a notification (its link opened), or why it cannot be made. */
+async function messageOf(s: DeliverScope, row: NotificationRow): Promise<MailMessage | Outcome> {
   if (!row.recipient) return { status: 'given_up', error: NO_ADDRESS, tried: false };
   let link: string | null = null;
   if (row.sealedLink) {
@@ -155,26 +170,44 @@ async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer
   }
   const data = (row.data ?? {}) as TemplateData;
   const mail = renderMail(row.kind as NotificationKind, row.language as Language, data, link);
-  const from = senderOf(s.config)!;
+  const from = senderOf(s.config) ?? { address: 'noreply@example.com' };
   // Names come from account data: CR and LF would start a header line, so they become spaces.
   const name = (data.displayName ?? '').replace(/[\r\n\0]+/g, ' ').trim();
   const domain = from.address.split('@')[1]!.replace(/[^A-Za-z0-9.-]/g, '') || 'auth-service';
+  return {
+    from,
+    to: name ? { address: row.recipient, name } : { address: row.recipient },
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    messageId: `<${row.id}@${domain}>`,
+    language: row.language,
+  };
+}
+
+/** One mail into the development outbox, as an outcome. */
+async function writeToOutbox(s: DeliverScope, row: NotificationRow, outbox: MailOutbox): Promise<Outcome> {
+  const message = await messageOf(s, row);
+  if ('status' in message) return message;
+  try {
+    return { status: 'outbox', file: await outbox.write(row.id, message) };
+  } catch (err) {
+    // A folder that cannot be written (permissions, a full disk): retried like an unreachable server.
+    return { status: 'retry', error: `the outbox ${outbox.folder} cannot be written: ${String(err)}`, tried: true };
+  }
+}
+
+/** One mail through the bridge, as an outcome (never throws for the mail's own failures). */
+async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer): Promise<Outcome> {
+  const message = await messageOf(s, row);
+  if ('status' in message) return message;
   const clock = s.clock ?? (() => s.now);
   const at = clock();
   const call = (data: Record<string, unknown>) => ({ call: { at, durationMs: clock() - at, data } });
   try {
     const answer = await s.bridge!.call(
       '/v1/mail/send',
-      {
-        server,
-        from,
-        to: name ? { address: row.recipient, name } : { address: row.recipient },
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-        messageId: `<${row.id}@${domain}>`,
-        language: row.language,
-      },
+      { server, ...message },
       MailSendResponseSchema,
       SEND_TIMEOUT_MS,
     );
@@ -213,7 +246,7 @@ async function record(
   result: DeliverResult,
   cause?: RequestMeta,
 ): Promise<void> {
-  const attempts = row.attempts + (o.status === 'sent' || o.tried ? 1 : 0);
+  const attempts = row.attempts + (o.status === 'sent' || o.status === 'outbox' || o.tried ? 1 : 0);
   const mine = and(eq(notifications.id, row.id), eq(notifications.leaseHolder, holder));
   const release = { leaseHolder: null, leaseUntil: null };
   const giveUp = o.status === 'given_up' || attempts >= MAX_ATTEMPTS;
@@ -240,6 +273,25 @@ async function record(
         })(),
       ]
     : [];
+  if (o.status === 'outbox') {
+    // Delivered to the outbox, not sent: the link stays in the file only (like a mailbox's copy).
+    const written = s.db
+      .update(notifications)
+      .set({
+        ...release,
+        status: 'outbox',
+        sentAt: at,
+        attempts,
+        lastError: null,
+        sealedLink: null,
+        nextAttemptAt: null,
+      })
+      .where(mine);
+    await written;
+    result.outbox++;
+    s.logger?.info('mail written to the development outbox', { notification: row.id, kind: row.kind, file: o.file });
+    return;
+  }
   if (o.status === 'sent') {
     const sent = s.db
       .update(notifications)

@@ -24,7 +24,9 @@ export const deliverNotifications: Job = {
   name: 'deliver-notifications',
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  run: async ({ db, config, now, logger, bridge }) => ({ ...(await deliverDue({ db, config, now, logger, bridge })) }),
+  run: async ({ db, config, now, logger, bridge, mailOutbox }) => ({
+    ...(await deliverDue({ db, config, now, logger, bridge, outbox: mailOutbox })),
+  }),
 };
 
 /** Accounts told per run at most (the rest at the next run). */
@@ -85,11 +87,11 @@ export const passwordExpiryNotices: Job = {
  */
 export const purgeNotifications: Job = {
   name: 'purge-notifications',
-  async run({ db, config, now }) {
+  async run({ db, config, now, mailOutbox }) {
     const days = config.get('NOTIFICATION_EXPIRATION');
     const old = and(
       lt(notifications.createdAt, now - days * DAY_MS),
-      or(eq(notifications.status, 'sent'), eq(notifications.status, 'given_up')),
+      or(eq(notifications.status, 'sent'), eq(notifications.status, 'given_up'), eq(notifications.status, 'outbox')),
     );
     const [purged, tokens] = await db.batch([
       db.delete(notifications).where(old).returning({ id: notifications.id }),
@@ -99,6 +101,8 @@ export const purgeNotifications: Job = {
         .returning({ id: passwordResetTokens.id }),
       db.delete(passwordResetRequests).where(lt(passwordResetRequests.at, now - DAY_MS)),
     ]);
+    // The development outbox's files go with their rows.
+    if (mailOutbox && purged.length > 0) await mailOutbox.remove(purged.map((p) => p.id));
     if (purged.length > 0 || tokens.length > 0) {
       await auditInsert(db, now, {
         stream: 'data_lifecycle',

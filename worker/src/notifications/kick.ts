@@ -38,7 +38,7 @@ export function createNotificationKicker(intervalMs = KICK_INTERVAL_MS): Notific
     const config = await deps.config.current(() => loadSavedSettings(db));
     const now = deps.clock();
     if (config.get('EVENT_HANDLING')) await handleEvents({ db, config, now, logger });
-    await deliverDue({ db, config, now, bridge: deps.bridge, logger, clock: deps.clock });
+    await deliverDue({ db, config, now, bridge: deps.bridge, outbox: deps.mailOutbox, logger, clock: deps.clock });
   };
   return {
     afterResponse(c) {

@@ -16,10 +16,17 @@ import type { Mailbox, MailServer } from '../../../schema/bridge/index.js';
 /** Connect and greeting timeouts of a send, and the idle time allowed on the socket. */
 export const MAIL_TIMEOUTS = { connectTimeoutMs: 10_000, greetingTimeoutMs: 10_000, socketTimeoutMs: 30_000 } as const;
 
+/**
+ * No mail server is configured: EMAIL_HOST is the placeholder. The Node host's development outbox
+ * then takes the mails (docs/mail.md, "Development outbox").
+ */
+export function noMailServer(config: ConfigSnapshot): boolean {
+  return config.get('EMAIL_HOST') === REGISTRY.EMAIL_HOST.default;
+}
+
 /** Why mail cannot be sent at all with these settings, or null when it can be tried. */
 export function mailNotConfigured(config: ConfigSnapshot): string | null {
-  if (config.get('EMAIL_HOST') === REGISTRY.EMAIL_HOST.default)
-    return 'mail is not configured (EMAIL_HOST is the placeholder)';
+  if (noMailServer(config)) return 'mail is not configured (EMAIL_HOST is the placeholder)';
   if (!senderOf(config)) return 'mail is not configured (EMAIL_FROM is not an address)';
   // Settings from the environment are not checked as a write is (settings/mail-secret.ts): refuse here.
   if (!config.get('EMAIL_USE_TLS') && mailCredentialsSet(config))

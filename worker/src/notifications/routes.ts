@@ -9,10 +9,13 @@ import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
 import { validated } from '../http/validated.js';
+import { ProblemError } from '../http/problem.js';
+import { notifications } from '../../../schema/index.js';
+import { eq } from 'drizzle-orm';
 import { listNotifications, toPublicNotification } from './store.js';
 import { NOTIFICATION_KINDS } from './templates.js';
 
-const STATUSES = ['pending', 'sent', 'failed', 'given_up'] as const;
+const STATUSES = ['pending', 'sent', 'failed', 'given_up', 'outbox'] as const;
 
 const NotificationSchema = z
   .object({
@@ -29,7 +32,9 @@ const NotificationSchema = z
     status: z.enum(STATUSES).openapi({
       description:
         'pending: waiting to be sent; sent: accepted by the mail server; failed: the last try failed, another ' +
-        'follows (nextAttemptAt); given_up: never sent (lastError says why)',
+        'follows (nextAttemptAt); given_up: never sent (lastError says why); outbox: no mail server is ' +
+        'configured, and the Node host wrote it to its development outbox (a file; GET ' +
+        '/v4/notifications/{id}/message serves it), not sent',
     }),
     attempts: z.number().int(),
     lastError: z.string().nullable(),
@@ -84,6 +89,29 @@ const ownList = protectedRoute(ANYONE, {
   },
 });
 
+const IdParam = z.object({ id: z.uuid().openapi({ description: 'the notification' }) });
+
+const message = protectedRoute(adminOnly(superAccess.allowed), {
+  method: 'get',
+  operationId: 'getNotificationMessage',
+  path: '/v4/notifications/{id}/message',
+  tags: ['notifications'],
+  summary: 'The mail of a notification in the development outbox (.eml)',
+  description:
+    'The message the Node host wrote to its development outbox (status outbox: no mail server configured), as ' +
+    'an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, ' +
+    'if any, as a mailbox would. 404 for a notification that is not in the outbox (sent, pending, given up, ' +
+    'purged, or the edge host, which has none).',
+  request: { params: IdParam },
+  responses: {
+    200: {
+      description: 'the message (Content-Disposition: attachment; filename="<id>.eml")',
+      content: { 'message/rfc822': { schema: z.string().openapi({ format: 'binary' }) } },
+    },
+    ...problemResponses(404, 422),
+  },
+});
+
 /** The JSON body of a page of notifications. */
 function listPage(page: Awaited<ReturnType<typeof listNotifications>>, q: { limit: number; offset: number }) {
   const items = page.items.map(toPublicNotification) as z.infer<typeof NotificationSchema>[];
@@ -95,6 +123,23 @@ export function registerNotifications(app: App): void {
   app.openapi(adminList, async (c) => {
     const q = validated(c, 'query', AdminQuery);
     return c.json(listPage(await listNotifications(c.var.db, q), q), 200);
+  });
+  app.openapi(message, async (c) => {
+    const { id } = validated(c, 'param', IdParam);
+    // The file is named by a notification of the store, in the outbox state: never by the request alone.
+    const [row] = await c.var.db
+      .select({ id: notifications.id, status: notifications.status })
+      .from(notifications)
+      .where(eq(notifications.id, id.toLowerCase()));
+    const outbox = c.var.deps.mailOutbox;
+    const bytes = row?.status === 'outbox' && outbox ? await outbox.read(row.id) : null;
+    if (!bytes) throw new ProblemError('NOT_FOUND', { detail: 'no mail of this notification in the outbox' });
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      'Content-Type': 'message/rfc822',
+      'Content-Disposition': `attachment; filename="${row!.id}.eml"`,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    });
   });
   app.openapi(ownList, async (c) => {
     const q = validated(c, 'query', OwnQuery);

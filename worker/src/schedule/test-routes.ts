@@ -27,6 +27,7 @@ export function registerTestJobs(app: App): void {
       now: c.var.deps.clock(),
       logger: c.var.logger,
       bridge: c.var.deps.bridge,
+      mailOutbox: c.var.deps.mailOutbox,
     };
     const results: Record<string, unknown> = {};
     // The jobs in their registered order, without leases: the test decides when they run.

@@ -1,0 +1,51 @@
+/**
+ * Texts of the console's mail additions (docs/mail.md): the development outbox's status and link on
+ * the notifications page, and "send a test mail" on the settings page (console/pages/mail-test.ts).
+ */
+import { addTexts } from './texts.js';
+
+const en = {
+  'notif.status.outbox': 'in the outbox (not sent)',
+  'notif.openMail': 'Open the mail (.eml)',
+  'mailTest.title': 'Send a test mail',
+  'mailTest.hint':
+    'One real attempt with the saved Mail settings, to the address below (empty: your own). The result names the ' +
+    'step the server reached and its reply. Without a mail server, the mail goes to the development outbox.',
+  'mailTest.to': 'Recipient',
+  'mailTest.send': 'Send a test mail',
+  'mailTest.sent': 'Sent: {server} accepted the mail to {to} (reply {reply}).',
+  'mailTest.refused': '{server} refused the mail at the step "{stage}": reply {reply}.',
+  'mailTest.failed': 'No answer from {server} at the step "{stage}": {reply}',
+  'mailTest.outbox': 'No mail server is configured: the mail was written to {file}.',
+  'mailTest.notConfigured': 'Nothing was sent: {detail}.',
+  'mailTest.stage.connect': 'connect',
+  'mailTest.stage.tls': 'TLS',
+  'mailTest.stage.auth': 'authentication',
+  'mailTest.stage.mail_from': 'sender (MAIL FROM)',
+  'mailTest.stage.rcpt': 'recipient (RCPT TO)',
+  'mailTest.stage.data': 'message (DATA)',
+};
+
+const ru: Record<keyof typeof en, string> = {
+  'notif.status.outbox': 'в папке писем (не отправлено)',
+  'notif.openMail': 'Открыть письмо (.eml)',
+  'mailTest.title': 'Тестовое письмо',
+  'mailTest.hint':
+    'Одна настоящая попытка с сохранёнными настройками почты на адрес ниже (пусто — на ваш). В ответе — шаг, до ' +
+    'которого дошёл сервер, и его ответ. Без почтового сервера письмо попадает в папку писем для разработки.',
+  'mailTest.to': 'Получатель',
+  'mailTest.send': 'Отправить тестовое письмо',
+  'mailTest.sent': 'Отправлено: {server} принял письмо для {to} (ответ {reply}).',
+  'mailTest.refused': '{server} отклонил письмо на шаге «{stage}»: ответ {reply}.',
+  'mailTest.failed': 'Нет ответа от {server} на шаге «{stage}»: {reply}',
+  'mailTest.outbox': 'Почтовый сервер не настроен: письмо записано в {file}.',
+  'mailTest.notConfigured': 'Ничего не отправлено: {detail}.',
+  'mailTest.stage.connect': 'соединение',
+  'mailTest.stage.tls': 'TLS',
+  'mailTest.stage.auth': 'аутентификация',
+  'mailTest.stage.mail_from': 'отправитель (MAIL FROM)',
+  'mailTest.stage.rcpt': 'получатель (RCPT TO)',
+  'mailTest.stage.data': 'письмо (DATA)',
+};
+
+addTexts({ en, ru });
