@@ -144,6 +144,12 @@ describe.runIf(kind === 'node')('the development outbox (Node host)', () => {
     const mail = await simpleParser(readFileSync(r.body.file));
     expect(mail.subject).toBe('Тестовое письмо');
   });
+
+  it("the administrator's overview says where mail goes: the outbox", async () => {
+    const r = await api('/v4/admin/overview', { auth: admin });
+    expect(r.status).toBe(200);
+    expect(r.body.mail).toEqual({ state: 'outbox', detail: null });
+  });
 });
 
 describe.runIf(kind === 'edge')('no mail server on the edge (no file system: no outbox)', () => {
@@ -160,5 +166,7 @@ describe.runIf(kind === 'edge')('no mail server on the edge (no file system: no 
     expect(t.status).toBe(200);
     expect(t.body).toMatchObject({ outcome: 'not_configured', stage: null, file: null });
     expect(t.body.detail).toMatch(/^mail is not configured/);
+    const o = await api('/v4/admin/overview', { auth: admin });
+    expect(o.body.mail).toMatchObject({ state: 'not_configured', detail: expect.stringMatching(/^mail is not/) });
   });
 });

@@ -34,6 +34,8 @@ const en = {
   'overview.mailLink': 'Open the notifications',
   'overview.mail.configured': 'Mail is sent through the configured server.',
   'overview.mail.not_configured': 'Mail is not configured: no mail is sent.',
+  'overview.mail.outbox':
+    'No mail server: mails are written to the development outbox (open them from the notifications).',
   'overview.mailSettings': 'Open the mail settings',
   'overview.store': 'Audit log store',
   'overview.store.configured': 'Events go to the configured log store.',
@@ -84,6 +86,7 @@ const ru: Record<keyof typeof en, string> = {
   'overview.mailLink': 'Открыть уведомления',
   'overview.mail.configured': 'Почта отправляется через настроенный сервер.',
   'overview.mail.not_configured': 'Почта не настроена: письма не отправляются.',
+  'overview.mail.outbox': 'Почтовый сервер не задан: письма пишутся в папку разработки (откройте их из уведомлений).',
   'overview.mailSettings': 'Открыть настройки почты',
   'overview.store': 'Хранилище журнала аудита',
   'overview.store.configured': 'События уходят в настроенное хранилище журналов.',

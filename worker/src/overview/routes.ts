@@ -11,7 +11,7 @@ import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { logstoreTarget } from '../logs/target.js';
-import { mailNotConfigured } from '../notifications/mail-settings.js';
+import { mailNotConfigured, noMailServer } from '../notifications/mail-settings.js';
 import { recentActivity, WINDOW_MS } from './activity.js';
 
 const AccountItem = z
@@ -97,7 +97,11 @@ const Overview = z
       }),
     }),
     mail: z.object({
-      state: z.enum(['configured', 'not_configured']),
+      state: z.enum(['configured', 'outbox', 'not_configured']).openapi({
+        description:
+          'configured: a mail server; outbox: none, mails are written as .eml files (Node host; docs/mail.md, ' +
+          '"Development outbox"); not_configured: mail cannot be sent',
+      }),
       detail: z.string().nullable().openapi({ description: 'why mail cannot be sent (not_configured)' }),
     }),
   })
@@ -163,8 +167,13 @@ export function registerOverview(app: App): void {
         },
         logStore: { state: logstoreTarget(c.var.config) ? ('configured' as const) : ('embedded' as const) },
         mail: {
-          state: mailProblem === null ? ('configured' as const) : ('not_configured' as const),
-          detail: mailProblem,
+          state:
+            mailProblem === null
+              ? ('configured' as const)
+              : c.var.deps.mailOutbox && noMailServer(c.var.config)
+                ? ('outbox' as const)
+                : ('not_configured' as const),
+          detail: mailProblem !== null && !(c.var.deps.mailOutbox && noMailServer(c.var.config)) ? mailProblem : null,
         },
       },
       200,
