@@ -70,3 +70,44 @@ describe('credential cache: what ends a credential takes effect at once on the s
     expect(await cookieStatus(cookie, '/v4/users?limit=1')).toBe(403);
   });
 });
+
+/** Token and session lookups that reached the database on the host (a test-only route). */
+async function lookups(): Promise<{ tokens: number; sessions: number }> {
+  const r = await callJson<{ tokens: number; sessions: number }>('/__test__/credential-lookups');
+  expect(r.status).toBe(200);
+  return r.body;
+}
+
+describe('credential cache: a write invalidates only the account it touches', () => {
+  it("blocking A refuses A's token and session at once, while B's cached token and session cost no query", async () => {
+    // The check is only meaningful while B's entries are younger than the cache's TTL (1 s): on a
+    // loaded machine the sequence is tried again with new accounts.
+    for (let attempt = 1; ; attempt++) {
+      const [a, b] = [uniqueLogin('cache-a'), uniqueLogin('cache-b')];
+      const idA = await createUser(a, PASSWORD);
+      await createUser(b, PASSWORD);
+      const [tokenA, tokenB] = [(await issueToken(a)).token, (await issueToken(b)).token];
+      const [cookieA, cookieB] = [await sessionCookie(a), await sessionCookie(b)];
+      await warm(() => bearerStatus(tokenA));
+      await warm(() => cookieStatus(cookieA));
+      const started = Date.now();
+      await warm(() => bearerStatus(tokenB));
+      await warm(() => cookieStatus(cookieB));
+      const before = await lookups();
+      expect((await call(`/v4/users/${idA}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+      expect(await bearerStatus(tokenB)).toBe(200);
+      expect(await cookieStatus(cookieB)).toBe(200);
+      const afterB = await lookups();
+      const elapsed = Date.now() - started;
+      expect(await bearerStatus(tokenA)).toBe(401);
+      expect(await cookieStatus(cookieA)).toBe(401);
+      const afterA = await lookups();
+      if (elapsed >= 900 && attempt < 4) continue;
+      expect(elapsed).toBeLessThan(900);
+      // B: served from the cache (no query); A: read again (one query each), and refused.
+      expect(afterB).toEqual(before);
+      expect(afterA).toEqual({ tokens: before.tokens + 1, sessions: before.sessions + 1 });
+      return;
+    }
+  });
+});
