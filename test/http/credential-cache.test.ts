@@ -70,3 +70,92 @@ describe('credential cache: what ends a credential takes effect at once on the s
     expect(await cookieStatus(cookie, '/v4/users?limit=1')).toBe(403);
   });
 });
+
+/** Token and session lookups that reached the database on the host (a test-only route). */
+async function lookups(): Promise<{ tokens: number; sessions: number }> {
+  const r = await callJson<{ tokens: number; sessions: number }>('/__test__/credential-lookups');
+  expect(r.status).toBe(200);
+  return r.body;
+}
+
+describe('credential cache: a write invalidates only the account it touches', () => {
+  /**
+   * Queries of `kind` that B's credential costs over its first use, a write for another account, and
+   * its second use: 1 when the second use is served from the cache. Only meaningful while B's entry is
+   * younger than the cache's TTL (1 s): on a loaded machine it is tried again with a new credential.
+   */
+  async function queriesOfB(
+    kind: 'tokens' | 'sessions',
+    credentialOfB: () => Promise<() => Promise<number>>,
+    writeForA: () => Promise<void>,
+  ): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      const useB = await credentialOfB();
+      const before = await lookups();
+      const started = Date.now();
+      expect(await useB()).toBe(200);
+      await writeForA();
+      expect(await useB()).toBe(200);
+      const elapsed = Date.now() - started;
+      const after = await lookups();
+      if (elapsed < 900 || attempt === 6) {
+        expect(elapsed).toBeLessThan(900);
+        return after[kind] - before[kind];
+      }
+    }
+  }
+
+  /** A new account, with a token and a session in use: its id and how to use them. */
+  async function accountInUse(prefix: string) {
+    const login = uniqueLogin(prefix);
+    const id = await createUser(login, PASSWORD);
+    const { token } = await issueToken(login);
+    const cookie = await sessionCookie(login);
+    await warm(() => bearerStatus(token));
+    await warm(() => cookieStatus(cookie));
+    return { id, token, cookie };
+  }
+
+  it("blocking A refuses A's token and session at once, while B's cached token and session cost no query", async () => {
+    const b = uniqueLogin('cache-b');
+    await createUser(b, PASSWORD);
+    const block = async (id: string) =>
+      expect((await call(`/v4/users/${id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
+    const blocked: Array<{ token: string; cookie: string }> = [];
+    const blockA = async () => {
+      const a = await accountInUse('cache-a');
+      // Timed from B's first use: A is made before it, blocked within it.
+      return async () => {
+        await block(a.id);
+        blocked.push(a);
+      };
+    };
+    // The block's own request is inside B's window; A is prepared outside it.
+    let pending: () => Promise<void> = async () => {};
+    const tokenQueries = await queriesOfB(
+      'tokens',
+      async () => {
+        pending = await blockA();
+        const { token } = await issueToken(b);
+        return () => bearerStatus(token);
+      },
+      () => pending(),
+    );
+    const sessionQueries = await queriesOfB(
+      'sessions',
+      async () => {
+        pending = await blockA();
+        const cookie = await sessionCookie(b);
+        return () => cookieStatus(cookie);
+      },
+      () => pending(),
+    );
+    // B: one query at its first use, none after A's block.
+    expect({ tokenQueries, sessionQueries }).toEqual({ tokenQueries: 1, sessionQueries: 1 });
+    // A: refused at once, token and session.
+    for (const a of blocked) {
+      expect(await bearerStatus(a.token)).toBe(401);
+      expect(await cookieStatus(a.cookie)).toBe(401);
+    }
+  });
+});

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiTokens, sessions, users } from '../../schema/index.js';
+import { users } from '../../schema/index.js';
 import { accountOfToken, issueToken, revokeToken, touchToken } from '../../worker/src/accounts/tokens.js';
 import {
   createSession,
@@ -18,17 +18,12 @@ import {
   touchSession,
   type SessionPolicy,
 } from '../../worker/src/accounts/sessions.js';
-import {
-  CREDENTIAL_CACHE_TTL_MS,
-  CredentialCache,
-  credentialEpoch,
-  isCredentialWrite,
-} from '../../worker/src/store/index.js';
+import { CREDENTIAL_CACHE_TTL_MS, CredentialCache, invalidateAccount } from '../../worker/src/store/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN } from '../harness/client.js';
 import { startNodeTestHost, type RunningHost } from '../harness/hosts.js';
 
-describe('which writes empty the cache', () => {
+describe('which writes drop cached lookups', () => {
   let t: TestApp;
   let file: string;
   let raw: InstanceType<typeof Database>;
@@ -44,67 +39,47 @@ describe('which writes empty the cache', () => {
   });
 
   const admin = async () => (await t.db.select().from(users).where(eq(users.login, ADMIN.login)))[0]!;
-  const moved = async (write: () => Promise<unknown>) => {
-    const before = credentialEpoch();
-    await write();
-    return credentialEpoch() !== before;
-  };
+  const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000 };
 
-  it('revocations, logins, role changes and deletions move the epoch; reads and activity touches do not', async () => {
-    const user = await admin();
+  it('a write through accounts/ drops the entries of its account only; activity touches drop nothing', async () => {
+    const a = await admin();
     const now = Date.now();
-    const issued = await issueToken(t.db, user, { name: 'x', expiresAt: null, now, actor: user });
-    const found = (await accountOfToken(t.db, issued.token, now))!;
-    expect(await moved(() => t.db.select().from(users))).toBe(false);
-    // The touches of a token, a session and the account (once a minute): not a credential change.
-    expect(await moved(async () => touchToken(t.db, { ...found, lastUsedAt: null }, now))).toBe(false);
     const config = (await import('../../worker/src/config/index.js')).parseEnvironment({});
-    const session = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
-    expect(await moved(async () => touchSession(t.db, { ...session, lastSeenAt: now - 120_000 }, now))).toBe(false);
-    expect(await moved(() => revokeToken(t.db, user, issued.id, { now, actor: user }))).toBe(true);
-    expect(await moved(() => revokeSessions(t.db, user, { now, actor: user, reason: 'logout' }))).toBe(true);
-    expect(await moved(() => t.db.update(users).set({ role: 'admin' }).where(eq(users.id, user.id)))).toBe(true);
-    expect(await moved(() => t.db.delete(apiTokens).where(eq(apiTokens.userId, 'nobody')))).toBe(true);
+    const [b] = await t.db
+      .insert(users)
+      .values({ ...a, id: crypto.randomUUID(), login: `b-${now}`, loginKey: `b-${now}`, loginSkeleton: null })
+      .returning();
+    const sa = await createSession(t.db, a, { kind: 'cookie', authMethod: 'local_password', now, config });
+    const sb = await createSession(t.db, b!, { kind: 'cookie', authMethod: 'local_password', now, config });
+    const tb = await issueToken(t.db, b!, { name: 'b', expiresAt: null, now, actor: b! });
+    expect(await sessionAccount(t.db, sa.id, now, p)).toBeDefined();
+    expect(await sessionAccount(t.db, sb.id, now, p)).toBeDefined();
+    const cachedToken = (await accountOfToken(t.db, tb.token, now))!;
+    // B's credentials end behind the service's back (as another instance would): its cached answers stand...
+    raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, sb.id);
+    raw.prepare('update api_tokens set revoked_at = ? where id = ?').run(now, tb.id);
+    // ...through the activity touches of B and a revocation of A's sessions, which ends A's at once.
+    await touchSession(t.db, { ...sb, lastSeenAt: now - 120_000 }, now);
+    await touchToken(t.db, { ...cachedToken, lastUsedAt: null }, now);
+    expect(await revokeSessions(t.db, a, { now, actor: a, reason: 'logout' })).toBeGreaterThan(0);
+    expect(await sessionAccount(t.db, sa.id, now + 1, p)).toBeUndefined();
+    expect(await sessionAccount(t.db, sb.id, now + 1, p)).toBeDefined();
+    expect(await accountOfToken(t.db, tb.token, now + 1)).toBeDefined();
+    // A write of B's own (through accounts/) drops B's entries too.
+    await revokeToken(t.db, b!, 'no-such-token', { now, actor: b! });
+    expect(await sessionAccount(t.db, sb.id, now + 2, p)).toBeUndefined();
+    expect(await accountOfToken(t.db, tb.token, now + 2)).toBeUndefined();
   });
 
-  it('recognises writes of users, sessions and api_tokens in any form, and only those', () => {
-    const writes = [
-      'insert into "sessions" ("id") values (?)',
-      'update "users" set "status" = ? where "users"."id" = ?',
-      'delete from "api_tokens" where "api_tokens"."user_id" = ?',
-      'update "sessions" set "last_seen_at" = ?, "revoked_at" = ? where "sessions"."id" = ?',
-      'update "users" set "last_activity_at" = ? where "users"."login_key" = ?',
-      'with recursive s(i) as (select 1) insert into users (id) select i from s',
-    ];
-    const others = [
-      'select "id" from "users" where "users"."id" = ?',
-      'insert into "audit_outbox" ("id") values (?)',
-      'delete from "login_attempts" where "login_attempts"."throttle_key" = ?',
-      'update "api_tokens" set "last_used_at" = ? where "api_tokens"."id" = ?',
-      'update "sessions" set "last_seen_at" = ? where "sessions"."id" = ?',
-      'update "users" set "last_activity_at" = ? where "users"."id" = ?',
-    ];
-    for (const sql of writes) expect(isCredentialWrite(sql), sql).toBe(true);
-    for (const sql of others) expect(isCredentialWrite(sql), sql).toBe(false);
-  });
-
-  it('a session and a token lookup are served from the cache, and refreshed after a revocation', async () => {
+  it('a session lookup is served from the cache until the TTL has passed', async () => {
     const user = await admin();
     const now = Date.now();
     const config = (await import('../../worker/src/config/index.js')).parseEnvironment({});
-    const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000 };
     const session = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
     expect(await sessionAccount(t.db, session.id, now, p)).toBeDefined();
-    // Changed behind the handle's back (as another process would): the cached answer stands...
     raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, session.id);
     expect(await sessionAccount(t.db, session.id, now + 10, p)).toBeDefined();
-    // ...until the TTL has passed.
     expect(await sessionAccount(t.db, session.id, now + CREDENTIAL_CACHE_TTL_MS, p)).toBeUndefined();
-    // The same write through the handle empties the cache at once.
-    const other = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
-    expect(await sessionAccount(t.db, other.id, now, p)).toBeDefined();
-    await t.db.update(sessions).set({ revokedAt: now }).where(eq(sessions.id, other.id));
-    expect(await sessionAccount(t.db, other.id, now + 1, p)).toBeUndefined();
   });
 });
 
@@ -140,25 +115,31 @@ describe('CredentialCache', () => {
     expect(l.calls()).toBe(2);
   });
 
-  it('does not keep a lookup that overlapped a credential write, and is bounded', async () => {
-    const c = new CredentialCache<string>(1000, 3);
-    let release!: () => void;
-    const slow = new Promise<void>((r) => (release = r));
-    const pending = c.get(
-      'k',
-      0,
-      () => true,
-      async () => (await slow, 'stale'),
-    );
-    // A write starts and ends meanwhile (through any database handle of this process).
-    const t = await createTestApp();
-    try {
-      await t.db.update(users).set({ displayName: 'x' }).where(eq(users.id, 'nobody'));
-    } finally {
-      t.close();
-    }
-    release();
-    expect(await pending).toBe('stale');
+  it('does not keep a lookup of an account written meanwhile, keeps the others, and is bounded', async () => {
+    const c = new CredentialCache<string>(1000, 3, (v) => v);
+    const slowLoad = (value: string) => {
+      let release!: () => void;
+      const slow = new Promise<void>((r) => (release = r));
+      return {
+        load: async () => {
+          await slow;
+          return value;
+        },
+        release: () => release(),
+      };
+    };
+    const a = slowLoad('a');
+    const b = slowLoad('b');
+    const pendingA = c.get('ka', 0, () => true, a.load);
+    const pendingB = c.get('kb', 0, () => true, b.load);
+    // A write of account "a" starts and ends meanwhile.
+    invalidateAccount('a');
+    a.release();
+    b.release();
+    expect(await pendingA).toBe('a');
+    expect(await pendingB).toBe('b');
+    expect(c.size).toBe(1);
+    invalidateAccount('b');
     expect(c.size).toBe(0);
     for (const k of ['a', 'b', 'c', 'd'])
       await c.get(

@@ -33,6 +33,8 @@ import { registerPasskeyRoutes } from './passkeys/routes.js';
 import { registerMfa } from './mfa/routes.js';
 import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
 import { sessionKeyResolver } from './accounts/session-keys.js';
+import { sessionLookups } from './accounts/sessions.js';
+import { tokenLookups } from './accounts/tokens.js';
 import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
 import { registerAccountAdmin } from './users/account-routes.js';
@@ -356,6 +358,8 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
     registerTestClock(api, testClock);
     registerTestJobs(api);
     registerTestAuditEvents(api);
+    // How many token and session lookups reached the database (store/credential-cache.ts), for the tests.
+    api.get('/__test__/credential-lookups', (c) => c.json({ tokens: tokenLookups(), sessions: sessionLookups() }));
   }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   const docs = {

@@ -8,7 +8,6 @@
  * The lockout of failed passwords is the throttle's (accounts/throttle.ts), checked before the password.
  */
 import { and, asc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
@@ -20,6 +19,7 @@ import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
 import type { RequestMeta } from '../http/scope.js';
 import { countLoginEvent } from '../metrics/process.js';
+import { accountWrite, runAccountBatch, type AccountBatchItem, type AccountWrite } from './writes.js';
 
 export interface RuleContext {
   db: Db;
@@ -86,7 +86,7 @@ function inactivityBlock(
   subject: { id: string; login: string },
   cutoff: number,
   audit: { request?: RequestMeta; data: Record<string, unknown>; refused?: Record<string, unknown> },
-): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] {
+): [AccountBatchItem, ...AccountBatchItem[]] {
   const target = and(eq(users.id, subject.id), blockableForInactivity(cutoff));
   const blockable = sql`exists (select 1 from ${users} where ${target})`;
   const event = (type: AuditEventType, data: Record<string, unknown>) =>
@@ -98,7 +98,10 @@ function inactivityBlock(
     endSessionsStatement(db, subject.id, now, 'block', { when: blockable }),
     revokeDevicesStatement(db, subject.id, blockable),
     endUserLinks(db, subject.id, now, blockable),
-    db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(target),
+    accountWrite(
+      subject.id,
+      db.update(users).set({ status: 'blocked', blockedReason: 'inactivity', updatedAt: now }).where(target),
+    ),
   ];
 }
 
@@ -121,14 +124,14 @@ export async function assertMayLogIn(
   ctx: RuleContext,
   user: UserRow,
   source: LoginSource,
-  also: BatchItem<'sqlite'>[] = [],
+  also: AccountBatchItem[] = [],
 ): Promise<void> {
   const { db, now } = ctx;
   const origin = sourceData(source);
   const refuse = async (reason: string): Promise<never> => {
     const data = { reason: `blocked:${reason}`, ...origin };
     const event = { stream: 'user_activity', type: 'login.refused', subject: user, data } as const;
-    await db.batch([auditInsert(db, now, { ...event, request: ctx.request }), ...also]);
+    await runAccountBatch(db, [auditInsert(db, now, { ...event, request: ctx.request }), ...also]);
     throw blockedProblem(reason);
   };
   if (user.status === 'blocked') return refuse(user.blockedReason ?? 'admin');
@@ -138,7 +141,7 @@ export async function assertMayLogIn(
   const audit = { request: ctx.request, data: { by: 'login', ...origin }, refused: origin };
   const block = inactivityBlock(db, now, user, cutoff, audit);
   // `also` first, so that the UPDATE stays the last statement.
-  if (blockedRows(await db.batch([...also, ...block] as typeof block)) > 0) {
+  if (blockedRows(await runAccountBatch(db, [...also, ...block] as typeof block)) > 0) {
     // Its login.refused was written conditionally (auditInsertWhen): counted here, once it is.
     countLoginEvent('login.refused', origin);
     throw blockedProblem('inactivity');
@@ -188,7 +191,7 @@ export async function blockIdleAccounts(ctx: Omit<RuleContext, 'request'>): Prom
     .limit(500);
   let blocked = 0;
   for (const u of idle) {
-    if (blockedRows(await db.batch(inactivityBlock(db, now, u, cutoff, { data: { by: 'job' } }))) > 0) {
+    if (blockedRows(await runAccountBatch(db, inactivityBlock(db, now, u, cutoff, { data: { by: 'job' } }))) > 0) {
       blocked += 1;
     } else if (u.role === 'admin') {
       // Spared as the last active administrator, unless it was used or blocked meanwhile.
@@ -215,10 +218,7 @@ export function loginSuccessStatements(
   o: { request?: RequestMeta; data: Record<string, unknown>; rehash?: string },
 ) {
   return [
-    db
-      .update(users)
-      .set({ lastLoginAt: now, lastActivityAt: now, ...(o.rehash ? { passwordHash: o.rehash } : {}) })
-      .where(eq(users.id, user.id)),
+    loginRecordStatement(db, user.id, now, o.rehash),
     auditInsert(db, now, {
       stream: 'user_activity',
       type: 'login.success',
@@ -227,6 +227,20 @@ export function loginSuccessStatements(
       data: o.data,
     }),
   ] as const;
+}
+
+/**
+ * The statement recording a login of `userId` at `now` (last login and activity; `rehash`, a new hash of
+ * the same password): every login path writes it, through loginSuccessStatements or beside its own event.
+ */
+export function loginRecordStatement(db: Db, userId: string, now: number, rehash?: string): AccountWrite {
+  return accountWrite(
+    userId,
+    db
+      .update(users)
+      .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
+      .where(eq(users.id, userId)),
+  );
 }
 
 /** The account after a successful login at `now` (see loginSuccessStatements). */

@@ -1,6 +1,5 @@
 /** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
 import { and, desc, eq, gt, isNull, ne, sql, type SQL } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
@@ -8,6 +7,7 @@ import type { UserRow } from './model.js';
 import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
+import { accountWrite, runAccountBatch, type AccountBatchItem, type AccountWrite } from './writes.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
@@ -71,7 +71,7 @@ export function sessionWrites(
   db: Db,
   user: UserRow,
   o: NewSession,
-): { row: SessionRow; writes: [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] } {
+): { row: SessionRow; writes: [AccountBatchItem, ...AccountBatchItem[]] } {
   const p = sessionPolicy(o.config);
   const limit = sessionLimit(user, o.config);
   const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24))))
@@ -91,16 +91,19 @@ export function sessionWrites(
     authenticatedAt: o.now,
     secondFactorAt: o.secondFactorAt ?? null,
   };
-  const writes: [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] = [
-    db.insert(sessions).values(row),
+  const writes: [AccountBatchItem, ...AccountBatchItem[]] = [
+    accountWrite(user.id, db.insert(sessions).values(row)),
     // Keep the newest `limit` live sessions (the new one included); end the rest.
-    db.run(sql`
+    accountWrite(
+      user.id,
+      db.run(sql`
       update ${sessions} set revoked_at = ${o.now}, revoked_reason = 'limit'
       where id in (
         select id from ${sessions}
         where user_id = ${user.id} and revoked_at is null and expires_at > ${o.now}
           and last_seen_at > ${o.now - p.idleMs}
         order by created_at desc, rowid desc limit -1 offset ${limit})`),
+    ),
     auditInsert(db, o.now, {
       stream: 'user_activity',
       type: 'session.created',
@@ -115,12 +118,19 @@ export function sessionWrites(
 /** Creates a session within the user's limit (sessionWrites, in one transaction). */
 export async function createSession(db: Db, user: UserRow, o: NewSession): Promise<SessionRow> {
   const { row, writes } = sessionWrites(db, user, o);
-  await db.batch(writes);
+  await runAccountBatch(db, writes);
   return row;
 }
 
 // At most one query per session per second (store/credential-cache.ts: the staleness bound).
-const sessionCache = new CredentialCache<{ user: UserRow; session: SessionRow }>();
+const sessionCache = new CredentialCache<{ user: UserRow; session: SessionRow }>(
+  undefined,
+  undefined,
+  (found) => found.user.id,
+);
+
+/** Database lookups of sessions made by this process (tests: a cached answer costs none). */
+export const sessionLookups = (): number => sessionCache.loads;
 
 /**
  * The live session `id` and its live, active account, in one query, or none while the lookup is
@@ -195,12 +205,29 @@ export function endSessionsStatement(
   now: number,
   reason: SessionEndReason,
   o: { except?: string; when?: SQL } = {},
-) {
+): AccountWrite {
   const except = o.except === undefined ? undefined : ne(sessions.id, o.except);
-  return db
-    .update(sessions)
-    .set({ revokedAt: now, revokedReason: reason })
-    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), except, o.when));
+  return accountWrite(
+    userId,
+    db
+      .update(sessions)
+      .set({ revokedAt: now, revokedReason: reason })
+      .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), except, o.when)),
+  );
+}
+
+/**
+ * The statement recording that session `sessionId` of `userId` passed a second factor at `now`
+ * (its step-up time starts there).
+ */
+export function secondFactorStatement(db: Db, userId: string, sessionId: string, now: number): AccountWrite {
+  return accountWrite(
+    userId,
+    db
+      .update(sessions)
+      .set({ secondFactorAt: now })
+      .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId))),
+  );
 }
 
 /**
@@ -223,8 +250,8 @@ export async function revokeSessions(
     isNull(sessions.revokedAt),
     o.id === undefined ? undefined : eq(sessions.id, o.id),
   );
-  const [result] = await db.batch([
-    db.update(sessions).set({ revokedAt: o.now, revokedReason: o.reason }).where(where),
+  const [result] = await runAccountBatch(db, [
+    accountWrite(user.id, db.update(sessions).set({ revokedAt: o.now, revokedReason: o.reason }).where(where)),
     // Audited only when the update above ended a session (changes() reads the previous statement).
     auditInsertWhen(
       db,

@@ -12,6 +12,7 @@ import type { UserRow } from './model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
+import { accountWrite, runAccountBatch, type AccountWrite } from './writes.js';
 
 const TOKEN_PREFIX = 'ast_';
 
@@ -89,8 +90,8 @@ export async function issueToken(
     expiresAt: o.expiresAt,
     revokedAt: null,
   };
-  await db.batch([
-    db.insert(apiTokens).values(row),
+  await runAccountBatch(db, [
+    accountWrite(user.id, db.insert(apiTokens).values(row)),
     auditInsert(db, o.now, {
       stream: user.id === o.actor.id ? 'crud_user' : 'crud_admin',
       type: 'token.issued',
@@ -126,11 +127,14 @@ export async function revokeToken(
   tokenId: string,
   o: { now: number; actor: { id: string | null; login: string }; request?: RequestMeta },
 ): Promise<boolean> {
-  const [result] = await db.batch([
-    db
-      .update(apiTokens)
-      .set({ revokedAt: o.now })
-      .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.userId, user.id), isNull(apiTokens.revokedAt))),
+  const [result] = await runAccountBatch(db, [
+    accountWrite(
+      user.id,
+      db
+        .update(apiTokens)
+        .set({ revokedAt: o.now })
+        .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.userId, user.id), isNull(apiTokens.revokedAt))),
+    ),
     // Audited only when the update above changed a row (changes() reads the previous statement).
     auditInsertWhen(
       db,
@@ -151,11 +155,14 @@ export async function revokeToken(
 }
 
 /** The statement revoking every live token of a user (an administrator's password reset). */
-export function revokeAllTokensStatement(db: Db, userId: string, now: number) {
-  return db
-    .update(apiTokens)
-    .set({ revokedAt: now })
-    .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)));
+export function revokeAllTokensStatement(db: Db, userId: string, now: number): AccountWrite {
+  return accountWrite(
+    userId,
+    db
+      .update(apiTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt))),
+  );
 }
 
 /** A live token and its account (the cached value: `lastUsedAt` is updated by touchToken). */
@@ -168,7 +175,10 @@ export interface TokenAccount {
 }
 
 // At most one query per token per second (store/credential-cache.ts: the staleness bound).
-const tokenCache = new CredentialCache<TokenAccount>();
+const tokenCache = new CredentialCache<TokenAccount>(undefined, undefined, (t) => t.userId);
+
+/** Database lookups of tokens made by this process (tests: a cached answer costs none). */
+export const tokenLookups = (): number => tokenCache.loads;
 
 /**
  * The account behind a Bearer token, in one query, or none while the token's lookup is cached: the

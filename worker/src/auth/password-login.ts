@@ -4,7 +4,7 @@
  * expiry by the account rule (accounts/login-rule.ts), as for LDAP and OIDC logins.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
@@ -62,7 +62,7 @@ export interface LoginContext {
    * `known`: whether the client presented a valid cookie of a live device of the account at all (its
    * budget spent or not: not a new device, architecture.md §4).
    */
-  alsoOnSuccess?: (db: Db, user: UserRow, device: string | undefined, known: boolean) => BatchItem<'sqlite'>[];
+  alsoOnSuccess?: (db: Db, user: UserRow, device: string | undefined, known: boolean) => AccountBatchItem[];
   /** The device cookie the client presented (session logins only: Basic and API clients are untrusted). */
   device?: DeviceClaim;
 }
@@ -222,7 +222,7 @@ export async function authenticateLocalPassword(
   // failure within the second before it reaches the disk loses the login's record and its
   // reservation together, as if it never happened; failures, locks and refusals keep their fsync.
   const ldb = ctx.lazyDb ?? db;
-  await ldb.batch([
+  await runAccountBatch(ldb, [
     ...successStatements(ldb, plan),
     ...loginSuccessStatements(ldb, now, user, { ...audit, data: { source: 'local' }, rehash }),
     ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, device !== undefined) ?? []),
@@ -287,14 +287,14 @@ export async function failedLogin(
   login: string,
   user: UserRow | null,
   data: Record<string, unknown>,
-  also: BatchItem<'sqlite'>[] = [],
+  also: AccountBatchItem[] = [],
 ): Promise<ProblemError> {
   const { db, now } = ctx;
   const lockUntil = now + plan.main.policy.windowMs;
   const audit = { request: ctx.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
   const restriction = plan.device ? 'device' : 'untrusted-clients';
   const iso = (t: number) => new Date(t).toISOString();
-  const [locked, , lockEvent, totalEvent, addressEvent] = await db.batch([
+  const [locked, , lockEvent, totalEvent, addressEvent] = await runAccountBatch(db, [
     lockIfExhausted(db, plan, now),
     auditInsert(db, now, {
       ...audit,

@@ -8,7 +8,7 @@
  * see ./refusals.ts.
  */
 import { and, eq } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { LdapAuthenticateResponseSchema, type LdapAuthenticateResponse } from '../../../schema/bridge/index.js';
 import { users } from '../../../schema/index.js';
 import { auditInsert, type AuditEventType } from '../audit/events.js';
@@ -189,11 +189,11 @@ async function bindAtServer(
     .limit(1);
   const factors = existing ? await factorsOf(db, existing.id) : [];
   // Each batch this login can end with carries the directory call's event (written once: fixed id).
-  const also = (): [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]] =>
+  const also = (): [AccountBatchItem, ...AccountBatchItem[]] =>
     factors.length > 0 ? [releaseAttempt(db, plan), directory()] : [...successStatements(db, plan), directory()];
   const outcome = await accountOfIdentity(scope, identity, { also: also() });
   if ('collision' in outcome) {
-    await db.batch(also());
+    await runAccountBatch(db, also());
     return { merge: await pendingMergeOf(scope, { ...identity, login: outcome.collision.login }) };
   }
   const user = outcome.user;

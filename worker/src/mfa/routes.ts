@@ -6,7 +6,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES, loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
@@ -17,12 +17,12 @@ import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { validated } from '../http/validated.js';
-import { endSessionsStatement } from '../accounts/sessions.js';
+import { endSessionsStatement, secondFactorStatement } from '../accounts/sessions.js';
 import { openSecret, sealSecret } from '../store/secret-box.js';
 import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
-import { mfaRecoveryCodes, mfaTotp, sessions } from '../../../schema/index.js';
+import { mfaRecoveryCodes, mfaTotp } from '../../../schema/index.js';
 import { factorsOf, recoveryCodesLeft } from '../accounts/factors.js';
 import { secondFactorInput } from '../auth/mfa-answers.js';
 import { RECOVERY_CODES_LOW, newRecoveryCodes } from '../accounts/recovery-codes.js';
@@ -237,7 +237,7 @@ function factorChanged(
   type: 'mfa.factor_added' | 'mfa.factor_removed',
   data: Record<string, unknown>,
   o: { actor?: UserRow; keep?: string } = {},
-): BatchItem<'sqlite'>[] {
+): AccountBatchItem[] {
   const now = c.var.deps.clock();
   const db = c.var.db;
   const admin = o.actor !== undefined && o.actor.id !== user.id;
@@ -308,9 +308,9 @@ export function registerMfa(app: App): void {
       throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the code is wrong or expired' });
     }
     const keep = currentSession(c);
-    await db.batch([
+    await runAccountBatch(db, [
       ...successStatements(db, plan),
-      ...(keep ? [db.update(sessions).set({ secondFactorAt: now }).where(eq(sessions.id, keep))] : []),
+      ...(keep ? [secondFactorStatement(db, user.id, keep, now)] : []),
       ...factorChanged(c, user, 'mfa.factor_added', { factor: 'totp' }, { keep }),
     ]);
     if (keep && c.var.principal.session) c.var.principal.session.secondFactorAt = now;
@@ -324,9 +324,10 @@ export function registerMfa(app: App): void {
       db.delete(mfaTotp).where(and(eq(mfaTotp.userId, user.id), isNotNull(mfaTotp.confirmedAt))),
     ]);
     if (removed.rowsAffected === 0) throw new ProblemError('NOT_FOUND', { detail: 'no confirmed TOTP factor' });
-    await db.batch(
+    await runAccountBatch(
+      db,
       factorChanged(c, user, 'mfa.factor_removed', { factor: 'totp', by: 'self' }, { keep: currentSession(c) }) as [
-        BatchItem<'sqlite'>,
+        AccountBatchItem,
       ],
     );
     return c.body(null, 204);
@@ -364,10 +365,7 @@ export function registerMfa(app: App): void {
     const plan = attemptPlan(c.var.config, accountThrottleKey(user), scope.request.ip);
     const { success } = await checkSecondFactor(scope, user, plan, input, 'step_up', user.source);
     const now = c.var.deps.clock();
-    await scope.db.batch([
-      scope.db.update(sessions).set({ secondFactorAt: now }).where(eq(sessions.id, sessionId)),
-      ...success,
-    ]);
+    await runAccountBatch(scope.db, [secondFactorStatement(scope.db, user.id, sessionId, now), ...success]);
     // The cached row of this session (accounts/sessions.ts) sees it at once on this instance.
     if (session) session.secondFactorAt = now;
     return c.body(null, 204);
@@ -390,10 +388,9 @@ export function registerMfa(app: App): void {
     ]);
     if (totp.rowsAffected + codes.rowsAffected > 0) {
       // Every session of the user ends (the administrator's own, if it is theirs, too).
-      await db.batch(
-        factorChanged(c, target, 'mfa.factor_removed', { factor: 'all', by: 'admin' }, { actor }) as [
-          BatchItem<'sqlite'>,
-        ],
+      await runAccountBatch(
+        db,
+        factorChanged(c, target, 'mfa.factor_removed', { factor: 'all', by: 'admin' }, { actor }) as [AccountBatchItem],
       );
     }
     return c.body(null, 204);

@@ -15,6 +15,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { mfaRecoveryCodes, mfaTotp, users } from '../../../schema/index.js';
 import { endSessionsStatement } from '../accounts/sessions.js';
+import { runAccountBatch } from '../accounts/writes.js';
 import { OPERATOR_ACTOR, unblockAccount, unlockAccount, type AdminContext } from '../users/admin-changes.js';
 import { LoginSchema } from '../accounts/login-name.js';
 import { createLocalAccount } from '../users/create.js';
@@ -134,7 +135,7 @@ export async function resetPasswordOf(ctx: OperatorContext, login: string, passw
 export async function removeFactorsOf(ctx: OperatorContext, login: string): Promise<number> {
   const user = await accountOf(ctx.db, login);
   const db = ctx.db;
-  const [totp, codes] = await db.batch([
+  const [totp, codes] = await runAccountBatch(db, [
     db.delete(mfaTotp).where(eq(mfaTotp.userId, user.id)),
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
     endSessionsStatement(db, user.id, ctx.now, 'admin'),

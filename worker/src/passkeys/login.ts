@@ -10,8 +10,6 @@
  */
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
-import { eq } from 'drizzle-orm';
-import { users } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
 import {
@@ -27,7 +25,8 @@ import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../sessions/device-cookie.js';
 import { sessionToken } from '../sessions/session-token.js';
 import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
-import { assertMayLogIn } from '../accounts/login-rule.js';
+import { assertMayLogIn, loginRecordStatement } from '../accounts/login-rule.js';
+import { runAccountBatch } from '../accounts/writes.js';
 import type { UserRow } from '../accounts/model.js';
 import { CEREMONY_TIMEOUT_MS, issueChallenge } from '../accounts/passkey-challenges.js';
 import type { RelyingParty } from './relying-party.js';
@@ -143,9 +142,9 @@ export async function signInWithPasskey(
     request,
   });
   const d = deviceWrites(ldb, user, plan.device, now, device === undefined ? { request, via: kind } : undefined);
-  await ldb.batch([
+  await runAccountBatch(ldb, [
     ...successStatements(ldb, plan),
-    ldb.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+    loginRecordStatement(ldb, user.id, now),
     auditInsert(ldb, now, {
       request,
       stream: 'user_activity',

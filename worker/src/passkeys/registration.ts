@@ -15,6 +15,7 @@ import { auditInsert } from '../audit/events.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { endSessionsStatement } from '../accounts/sessions.js';
+import { runAccountBatch } from '../accounts/writes.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import type { UserRow } from '../accounts/model.js';
 import {
@@ -146,7 +147,7 @@ export async function registerPasskey(
     lastUsedAt: null,
   };
   try {
-    await scope.db.batch([
+    await runAccountBatch(scope.db, [
       scope.db.insert(passkeys).values(row),
       endSessionsStatement(scope.db, user.id, now, 'passkey_change', { except: keepSession }),
       auditInsert(scope.db, now, {
@@ -213,7 +214,7 @@ export async function removePasskey(
   const passkey = await passkeyOf(scope.db, user.id, id);
   if (!passkey) return false;
   const now = scope.now();
-  const [deleted] = await scope.db.batch([
+  const [deleted] = await runAccountBatch(scope.db, [
     scope.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, user.id))),
     endSessionsStatement(scope.db, user.id, now, 'passkey_change', { except: keepSession }),
     auditInsert(scope.db, now, {

@@ -4,7 +4,8 @@
  * it is checked, a wrong one counts and may lock), and completing a pending login with it.
  */
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { loginRecordStatement } from '../accounts/login-rule.js';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
 import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
@@ -69,7 +70,7 @@ export async function checkSecondFactor(
   input: SecondFactorInput,
   via: SecondStepVia,
   source: UserRow['source'] = 'local',
-): Promise<{ method: SecondStepMethod; success: BatchItem<'sqlite'>[] }> {
+): Promise<{ method: SecondStepMethod; success: AccountBatchItem[] }> {
   const ctx = loginContext(scope);
   const method: SecondStepMethod = input.code !== undefined ? 'totp' : 'recovery_code';
   const reserved = await reserveAttempt(scope.db, plan, ctx.now);
@@ -126,7 +127,7 @@ export interface CompletedLogin {
 export async function completePendingLogin(
   scope: RequestScope,
   pending: PendingLogin,
-  success: BatchItem<'sqlite'>[],
+  success: AccountBatchItem[],
 ): Promise<CompletedLogin> {
   const db = scope.db;
   const now = scope.now();
@@ -157,10 +158,10 @@ export async function completePendingLogin(
       )
     : undefined;
   try {
-    await db.batch([
+    await runAccountBatch(db, [
       consumePendingStatement(db, pending),
       ...success,
-      db.update(users).set({ lastLoginAt: now, lastActivityAt: now }).where(eq(users.id, user.id)),
+      loginRecordStatement(db, user.id, now),
       ...(local
         ? [
             auditInsert(db, now, {

@@ -4,11 +4,12 @@
  * a database query; with it, at most one per credential per second.
  *
  * Staleness (architecture.md, "Performance"):
- * - In this process (edge: isolate), any write that can change a credential (a revocation, a
- *   logout, a block, a deletion, a role or password change, a new session's limit: every insert,
- *   update or delete of users, sessions or api_tokens through the service's database handle, see
- *   credential-writes.ts) empties the cache when it starts and again when it ends, and a
- *   lookup that overlapped such a write is not kept. So the change holds at once here.
+ * - In this process (edge: isolate), every write that can change a credential (a revocation, a
+ *   logout, a block, a deletion, a role or password change, a new session's limit) is made by
+ *   accounts/ (accounts/writes.ts), which calls `invalidateAccount` for the account it touches when
+ *   the write starts and again when it ends: that account's entries are dropped, and a lookup of
+ *   that account that overlapped the write is not kept. So the change holds at once here, and the
+ *   other accounts' entries stay.
  * - A change made by another process or instance is seen within CREDENTIAL_CACHE_TTL_MS: an entry
  *   is used for at most that long after it was read, then read again.
  * - Only live credentials are kept (never "unknown" answers, so a new token or session works at
@@ -16,7 +17,6 @@
  *   row: expiry, the idle timeout, super-access. When such a check fails the database decides.
  * - Bounded: at most CREDENTIAL_CACHE_MAX entries per kind, the oldest out first.
  */
-import { credentialEpoch } from './credential-writes.js';
 
 /** How long a cached lookup is used before it is read again (the bound on cross-instance staleness). */
 export const CREDENTIAL_CACHE_TTL_MS = 1000;
@@ -27,22 +27,60 @@ interface Entry<V> {
   value: V;
   /** service clock when it was read */
   at: number;
+  /** the account it authenticates (undefined: any invalidation drops it) */
+  account: string | undefined;
+}
+
+// Per-account write marks: `writes` counts invalidations; `lastWrite` holds, per account, the count at
+// its last one; `floor` stands for every account whose mark was forgotten (the map is bounded).
+let writes = 0;
+let floor = 0;
+const lastWrite = new Map<string, number>();
+const caches = new Set<{ forget(account: string): void }>();
+
+/**
+ * A write of `userId`'s credentials is starting or has ended (accounts/writes.ts calls it on both
+ * sides): its cached lookups are dropped, and one running meanwhile is not kept.
+ */
+export function invalidateAccount(userId: string): void {
+  writes++;
+  if (lastWrite.size >= CREDENTIAL_CACHE_MAX) {
+    lastWrite.clear();
+    floor = writes;
+  }
+  lastWrite.delete(userId);
+  lastWrite.set(userId, writes);
+  for (const cache of caches) cache.forget(userId);
+}
+
+/** Whether a write of `account` (or, when unknown, of any account) started or ended after mark `since`. */
+function writtenSince(account: string | undefined, since: number): boolean {
+  if (floor > since) return true;
+  if (account === undefined) return writes > since;
+  return (lastWrite.get(account) ?? 0) > since;
 }
 
 /** A cache of one kind of lookup (token hash -> account, session id -> session and account). */
 export class CredentialCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
-  private epoch = credentialEpoch();
+  /** The keys of each account's entries (entries of no known account under ''). */
+  private readonly byAccount = new Map<string, Set<string>>();
+  /** Database lookups made (tests: a cached answer costs none). */
+  loads = 0;
 
   constructor(
     private readonly ttlMs = CREDENTIAL_CACHE_TTL_MS,
     private readonly max = CREDENTIAL_CACHE_MAX,
-  ) {}
+    /** The account a value authenticates, so that invalidateAccount finds it. */
+    private readonly accountOf: (value: V) => string | undefined = () => undefined,
+  ) {
+    caches.add(this);
+  }
 
   /**
-   * The value of `key`: cached when read less than the TTL ago, since the last credential write,
-   * and `stillValid` at `now`; else `load()`, kept when it found something and no credential write
-   * happened meanwhile.
+   * The value of `key`: cached when read less than the TTL ago, since the last write of its
+   * account, and `stillValid` at `now`; else `load()`, kept when it found something and no write of
+   * its account happened meanwhile.
    */
   async get(
     key: string,
@@ -50,26 +88,45 @@ export class CredentialCache<V> {
     stillValid: (v: V) => boolean,
     load: () => Promise<V | undefined>,
   ): Promise<V | undefined> {
-    const epoch = credentialEpoch();
-    if (epoch !== this.epoch) {
-      this.entries.clear();
-      this.epoch = epoch;
-    }
     const hit = this.entries.get(key);
     // `now < hit.at`: the service clock went back (tests); read again rather than trust it.
     if (hit && now - hit.at < this.ttlMs && now >= hit.at && stillValid(hit.value)) return hit.value;
-    if (hit) this.entries.delete(key);
+    if (hit) this.drop(key);
+    const since = writes;
+    this.loads++;
     const value = await load();
-    if (value !== undefined && credentialEpoch() === epoch) {
-      if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(key, { value, at: now });
+    if (value === undefined) return value;
+    const account = this.accountOf(value);
+    if (!writtenSince(account, since)) {
+      if (this.entries.size >= this.max) this.drop(this.entries.keys().next().value!);
+      this.entries.set(key, { value, at: now, account });
+      const keys = this.byAccount.get(account ?? '') ?? new Set<string>();
+      this.byAccount.set(account ?? '', keys.add(key));
     }
     return value;
+  }
+
+  /** Drops the entries of `account` (and those of no known account). */
+  forget(account: string): void {
+    for (const a of [account, '']) {
+      for (const key of this.byAccount.get(a) ?? []) this.entries.delete(key);
+      this.byAccount.delete(a);
+    }
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    const keys = this.byAccount.get(e.account ?? '');
+    keys?.delete(key);
+    if (keys?.size === 0) this.byAccount.delete(e.account ?? '');
   }
 
   /** Forgets everything (tests). */
   clear(): void {
     this.entries.clear();
+    this.byAccount.clear();
   }
 
   /** Entries held (tests, memory figures). */

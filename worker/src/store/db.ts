@@ -4,17 +4,16 @@ import type { LibSQLDatabase } from 'drizzle-orm/libsql/driver-core';
 // drizzle's web entry only wraps the client it is given; it works with the embedded client too.
 import { drizzle } from 'drizzle-orm/libsql/web';
 import * as schema from '../../../schema/index.js';
-import { watchCredentialWrites } from './credential-writes.js';
 
-/** drizzle over libSQL; `$client` is the (watched) libSQL client, for the few raw batches. */
+/** drizzle over libSQL; `$client` is the libSQL client, for the few raw batches. */
 export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
 
 /**
- * Wraps a libSQL client (embedded on Node, HTTP on the edge) in drizzle with the service schema;
- * writes that can change a credential are counted for the credential cache (credential-writes.ts).
+ * Wraps a libSQL client (embedded on Node, HTTP on the edge) in drizzle with the service schema.
+ * Writes that can change a credential invalidate the credential cache themselves (accounts/writes.ts).
  */
 export function createDb(client: Client): Db {
-  return drizzle(watchCredentialWrites(client), { schema });
+  return drizzle(client, { schema });
 }
 
 export { schema };

@@ -9,6 +9,10 @@ export {
 } from './settings-store.js';
 export { ensureSchemaStamp, SchemaMismatchError, SCHEMA_STAMP_KEY } from './schema-stamp.js';
 export { preparedPerDb } from './prepared.js';
-export { credentialEpoch, isCredentialWrite } from './credential-writes.js';
-export { CredentialCache, CREDENTIAL_CACHE_MAX, CREDENTIAL_CACHE_TTL_MS } from './credential-cache.js';
+export {
+  CredentialCache,
+  CREDENTIAL_CACHE_MAX,
+  CREDENTIAL_CACHE_TTL_MS,
+  invalidateAccount,
+} from './credential-cache.js';
 export { databaseBusyProblem, isDatabaseBusy, DATABASE_BUSY_RETRY_AFTER_S } from './db-unavailable.js';

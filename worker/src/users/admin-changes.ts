@@ -3,8 +3,9 @@
  * administrator is conditioned, in the same SQL statement, on another live active administrator
  * remaining, so two concurrent requests can never leave the service without one.
  */
-import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
+import { and, sql, type SQL } from 'drizzle-orm';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { changeAccountStatement, endSuperAccessStatement } from '../accounts/account-writes.js';
 import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import { loginSkeleton } from './confusables.js';
@@ -74,18 +75,15 @@ export async function updateAccount(
   set: Partial<UserRow>,
   o: {
     audit: { type: AuditEventType; data?: Record<string, unknown> };
-    extra?: (happened: SQL) => BatchItem<'sqlite'>[];
+    extra?: (happened: SQL) => AccountBatchItem[];
     change?: { role?: Role; status?: 'blocked'; deleted?: boolean };
   },
 ): Promise<void> {
   const guard = removesAdmin(user, o.change ?? {}) ? anotherAdmin(user.id) : sql`1 = 1`;
   // The audit event and any extra statement run in the same transaction, only if the update did.
   const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${ctx.now})`;
-  const [result] = await ctx.db.batch([
-    ctx.db
-      .update(users)
-      .set({ ...set, updatedAt: ctx.now })
-      .where(and(eq(users.id, user.id), isNull(users.deletedAt), guard)),
+  const [result] = await runAccountBatch(ctx.db, [
+    changeAccountStatement(ctx.db, user.id, set, ctx.now, guard),
     auditInsertWhen(
       ctx.db,
       ctx.now,
@@ -166,11 +164,8 @@ export async function endExpiredSuperAccess(db: Db, now: number): Promise<number
     .where(and(sql`${users.superAccessUntil} is not null`, sql`${users.superAccessUntil} <= ${now}`))
     .limit(500);
   for (const u of ended) {
-    await db.batch([
-      db
-        .update(users)
-        .set({ superAccessUntil: null })
-        .where(and(eq(users.id, u.id), sql`${users.superAccessUntil} <= ${now}`)),
+    await runAccountBatch(db, [
+      endSuperAccessStatement(db, u.id, now),
       auditInsert(db, now, { stream: 'crud_admin', type: 'super_access.ended', subject: u }),
     ]);
   }

@@ -3,13 +3,13 @@
  * first-run page and the operator command (`npm run ops -- create-admin`), and the insert below it
  * (also used by the bootstrap of the first administrator).
  */
-import type { BatchItem } from 'drizzle-orm/batch';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { createAccountStatements } from '../accounts/account-writes.js';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordHasher } from '../auth/password-hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { passwordHistory, users } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
 import { loginSkeleton } from './confusables.js';
 import { loginKey, loginViolation, normaliseLogin } from '../accounts/login-name.js';
@@ -40,7 +40,7 @@ export interface CreateAccountOptions {
   /** Recorded in the audit event's data (e.g. "first-run", "operator"). */
   via?: string;
   /** More statements for the same transaction. */
-  extra?: (user: UserRow) => BatchItem<'sqlite'>[];
+  extra?: (user: UserRow) => AccountBatchItem[];
 }
 
 /**
@@ -109,7 +109,7 @@ export interface NewLocalUser {
   sessionLimit?: number | null;
   now: number;
   /** Statements to run in the same transaction (e.g. the audit event). */
-  extra?: (user: UserRow) => BatchItem<'sqlite'>[];
+  extra?: (user: UserRow) => AccountBatchItem[];
 }
 
 /**
@@ -143,11 +143,7 @@ export async function createLocalUser(db: Db, u: NewLocalUser): Promise<UserRow 
     deletedAt: null,
   };
   try {
-    await db.batch([
-      db.insert(users).values(row),
-      db.insert(passwordHistory).values({ userId: row.id, passwordHash: u.passwordHash, createdAt: u.now }),
-      ...(u.extra?.(row) ?? []),
-    ]);
+    await runAccountBatch(db, [...createAccountStatements(db, row), ...(u.extra?.(row) ?? [])]);
   } catch (err) {
     if (isUniqueViolation(err)) return undefined;
     throw err;

@@ -5,7 +5,8 @@
  * (a local account), or is refused (another external account): users/identity-merge.ts.
  */
 import { and, eq, isNull } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { createAccountStatements, refreshProfileStatement } from '../accounts/account-writes.js';
 import { auditInsert } from '../audit/events.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
@@ -50,7 +51,7 @@ export type Outcome = { user: UserRow } | { collision: { login: string; external
 export async function accountOfIdentity(
   scope: RequestScope,
   identity: ExternalIdentity,
-  o: { also?: BatchItem<'sqlite'>[] } = {},
+  o: { also?: AccountBatchItem[] } = {},
 ): Promise<Outcome> {
   const db = scope.db;
   const now = scope.now();
@@ -77,8 +78,8 @@ export async function accountOfIdentity(
       found.source === source &&
       (found.displayName !== displayName || found.email !== email || found.role !== role)
     ) {
-      await db.batch([
-        db.update(users).set({ displayName, email, role, updatedAt: now }).where(eq(users.id, found.id)),
+      await runAccountBatch(db, [
+        refreshProfileStatement(db, found.id, { displayName, email, role }, now),
         auditInsert(db, now, {
           stream: 'crud_admin',
           type: 'user.refreshed',
@@ -118,8 +119,8 @@ export async function accountOfIdentity(
     deletedAt: null,
   };
   try {
-    await db.batch([
-      db.insert(users).values(row),
+    await runAccountBatch(db, [
+      ...createAccountStatements(db, row),
       db
         .insert(userIdentities)
         .values({ id: crypto.randomUUID(), userId: row.id, source, sourceName, issuer, externalId, createdAt: now }),
@@ -154,7 +155,7 @@ const LOOK_ALIKE = 'the login looks like the login of another account (Unicode T
 async function assertLoginAllowed(
   scope: RequestScope,
   identity: ExternalIdentity,
-  also: BatchItem<'sqlite'>[],
+  also: AccountBatchItem[],
 ): Promise<string> {
   const db = scope.db;
   const login = normaliseLogin(identity.login);
@@ -180,14 +181,14 @@ async function refuseLogin(
   login: string,
   why: string,
   reason: 'characters' | 'reserved' | 'look-alike',
-  also: BatchItem<'sqlite'>[],
+  also: AccountBatchItem[],
 ): Promise<never> {
   const db = scope.db;
   const now = scope.now();
   const source = sourceData(identity);
   const data = { reason: `login-not-allowed:${reason}`, ...source };
   const event = { stream: 'user_activity', type: 'login.refused', subjectLogin: login, data } as const;
-  await db.batch([auditInsert(db, now, { ...event, request: scope.request }), ...also]);
+  await runAccountBatch(db, [auditInsert(db, now, { ...event, request: scope.request }), ...also]);
   scope.logger.warning('external login refused: its login is not allowed', { ...source, reason, detail: why });
   const from = `${identity.source === 'ldap' ? 'LDAP server' : 'identity provider'} ${identity.sourceName}`;
   const detail = `the login from ${from} cannot be an account here: ${why}`;
@@ -199,7 +200,7 @@ export async function assertMayLogIn(
   scope: RequestScope,
   user: UserRow,
   source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
-  also: BatchItem<'sqlite'>[] = [],
+  also: AccountBatchItem[] = [],
 ): Promise<void> {
   const { db, config, logger, request } = scope;
   await assertAccountMayLogIn({ db, config, logger, request, now: scope.now() }, user, source, also);
@@ -213,7 +214,7 @@ export async function recordLogin(
   scope: RequestScope,
   user: UserRow,
   source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
-  o: { also?: BatchItem<'sqlite'>[]; data?: Record<string, unknown> } = {},
+  o: { also?: AccountBatchItem[]; data?: Record<string, unknown> } = {},
 ): Promise<UserRow> {
   const now = scope.now();
   const db = scope.db;
@@ -222,6 +223,9 @@ export async function recordLogin(
     [source.source === 'oidc' ? 'provider' : 'server']: source.sourceName,
     ...o.data,
   };
-  await db.batch([...loginSuccessStatements(db, now, user, { request: scope.request, data }), ...(o.also ?? [])]);
+  await runAccountBatch(db, [
+    ...loginSuccessStatements(db, now, user, { request: scope.request, data }),
+    ...(o.also ?? []),
+  ]);
   return loggedIn(user, now);
 }

@@ -3,6 +3,7 @@
  * new account's login against the live accounts and the reservations of deleted logins, and the
  * start's filling of the skeleton columns (after the migrations, which cannot compute them).
  */
+import { setLoginSkeleton } from '../accounts/account-writes.js';
 import { and, asc, eq, gt, isNull, ne, or } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
@@ -60,7 +61,7 @@ export async function fillLoginSkeletons(db: Db): Promise<LookAlikeConflict[]> {
   for (const row of rows) {
     const skeleton = loginSkeleton(row.login);
     try {
-      await db.update(users).set({ loginSkeleton: skeleton }).where(eq(users.id, row.id));
+      await setLoginSkeleton(db, row.id, skeleton);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       const [holder] = await db

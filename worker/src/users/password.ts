@@ -10,8 +10,10 @@ import { ProblemError } from '../http/problem.js';
 import { countBlocklistRefusals } from '../metrics/process.js';
 import { endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
 import { endUserLinks } from '../accounts/reset-tokens.js';
+import { setPasswordStatements } from '../accounts/account-writes.js';
+import { runAccountBatch } from '../accounts/writes.js';
 import type { Db } from '../store/index.js';
-import { passwordHistory, users } from '../../../schema/index.js';
+import { passwordHistory } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
 import type { UserRow } from '../accounts/model.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -91,17 +93,8 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
   }
   const hash = await o.verifier.hasher.hash(password);
   const self = o.actor.id === user.id;
-  await o.db.batch([
-    o.db
-      .update(users)
-      .set({
-        passwordHash: hash,
-        passwordChangedAt: o.now,
-        mustChangePassword: o.mustChange ?? false,
-        updatedAt: o.now,
-      })
-      .where(eq(users.id, user.id)),
-    o.db.insert(passwordHistory).values({ userId: user.id, passwordHash: hash, createdAt: o.now }),
+  await runAccountBatch(o.db, [
+    ...setPasswordStatements(o.db, user.id, hash, o.now, o.mustChange ?? false),
     endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
     revokeDevicesStatement(o.db, user.id),
     ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),

@@ -1,4 +1,5 @@
 /** Re-keys stored logins when the login key function changes (run after the migrations). */
+import { setLoginKey } from '../accounts/account-writes.js';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
@@ -22,7 +23,7 @@ export async function rekeyLogins(db: Db): Promise<string[]> {
     if (key === row.key) continue;
     try {
       // The skeleton follows the key: filled again by fillLoginSkeletons, which runs next.
-      await db.update(users).set({ loginKey: key, loginSkeleton: null }).where(sql`${users.id} = ${row.id}`);
+      await setLoginKey(db, row.id, key);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       conflicts.push(row.login);

@@ -1,0 +1,78 @@
+/**
+ * accounts/ is the only writer of the credential tables (architecture.md §6): no file of worker/src
+ * outside accounts/ inserts, updates or deletes rows of `users`, `sessions`, `api_tokens` or
+ * `password_history` (through drizzle or raw SQL), or builds an AccountWrite (which would skip
+ * nothing, but names accounts a reviewer cannot see); so every such write invalidates the
+ * credential cache for its account. The scanner is tested on planted bypasses first.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '../../worker/src');
+const TABLES = { users: 'users', sessions: 'sessions', apiTokens: 'api_tokens', passwordHistory: 'password_history' };
+const idents = Object.keys(TABLES).join('|');
+const names = Object.values(TABLES).join('|');
+
+const WRITE_VERB = '(insert\\s+(or\\s+\\w+\\s+)?into|replace\\s+into|update|delete\\s+from)';
+
+const PATTERNS: RegExp[] = [
+  // drizzle: db.insert(users), tx.update(schema.sessions), .delete(\n apiTokens)
+  new RegExp(`\\.(insert|update|delete)\\(\\s*(schema\\.)?(${idents})\\s*,?\\s*\\)`),
+  // raw SQL through a template: insert into ${users}, update ${sessions}, delete from ${apiTokens}
+  new RegExp(`\\b${WRITE_VERB}\\s+\\$\\{\\s*(schema\\.)?(${idents})\\s*\\}`, 'i'),
+  // raw SQL by name: insert into users, update "sessions" set, delete from api_tokens
+  new RegExp(`\\b(insert\\s+(or\\s+\\w+\\s+)?into|replace\\s+into|delete\\s+from)\\s+["\`]?(${names})\\b`, 'i'),
+  new RegExp(`\\bupdate\\s+["\`]?(${names})["\`]?\\s+set\\b`, 'i'),
+  // an AccountWrite built outside accounts/
+  /\b(accountWrite\s*\(|new\s+AccountWrite\b|AccountWrite\.statementOf)/,
+];
+
+/** The lines of `source` that write a credential table. */
+function credentialWrites(source: string): string[] {
+  // Joined across line breaks so that a statement split over lines is still seen.
+  const flat = source.replace(/\s*\n\s*/g, ' ');
+  return PATTERNS.flatMap((p) => [...flat.matchAll(new RegExp(p.source, `${p.flags}g`))].map((m) => m[0]));
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sources(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+describe('accounts/ is the only writer of the credential tables', () => {
+  it('the scanner finds planted bypasses, in every form', () => {
+    const planted = [
+      'await db.update(users).set({ status: "blocked" }).where(eq(users.id, id));',
+      'db\n  .delete(\n    sessions,\n  )\n  .where(x)',
+      'scope.db.insert(schema.apiTokens).values(row)',
+      'db.insert(passwordHistory).values(row)',
+      `db.run(sql\`update \${users} set role = \${role}\`)`,
+      `db.run(sql\`delete from \${apiTokens} where user_id = \${id}\`)`,
+      "client.execute('UPDATE \"users\" SET status = ?', ['blocked'])",
+      "client.execute('delete from sessions where user_id = ?')",
+      "client.execute('insert or replace into api_tokens values (?)')",
+      'await runAccountBatch(db, [accountWrite(id, db.run(x))])',
+    ];
+    for (const code of planted) expect(credentialWrites(code), code).not.toEqual([]);
+    const reads = [
+      'db.select().from(users).where(eq(users.id, id))',
+      `sql\`exists (select 1 from \${users} where id = \${id})\``,
+      'db.update(userIdentities).set(x)',
+      'db.delete(mfaTotp).where(x)',
+      '// update the user row through accounts/',
+      'endSessionsStatement(db, user.id, now, "admin")',
+    ];
+    for (const code of reads) expect(credentialWrites(code), code).toEqual([]);
+  });
+
+  it('no file outside accounts/ writes users, sessions, api_tokens or password_history', () => {
+    const found = sources(ROOT)
+      .filter((f) => !relative(ROOT, f).startsWith('accounts/'))
+      .flatMap((f) => credentialWrites(readFileSync(f, 'utf8')).map((w) => `${relative(ROOT, f)}: ${w}`));
+    expect(found).toEqual([]);
+  });
+});
