@@ -54,7 +54,7 @@ describe('which writes empty the cache', () => {
     const user = await admin();
     const now = Date.now();
     const issued = await issueToken(t.db, user, { name: 'x', expiresAt: null, now, actor: user });
-    const found = (await accountOfToken(t.db, issued.token, now))!;
+    const found = (await accountOfToken(t.db, issued.token, now, 1000))!;
     expect(await moved(() => t.db.select().from(users))).toBe(false);
     // The touches of a token, a session and the account (once a minute): not a credential change.
     expect(await moved(async () => touchToken(t.db, { ...found, lastUsedAt: null }, now))).toBe(false);
@@ -92,14 +92,15 @@ describe('which writes empty the cache', () => {
     const user = await admin();
     const now = Date.now();
     const config = (await import('../../worker/src/config/index.js')).parseEnvironment({});
-    const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000 };
+    const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000, recheckMs: 5_000 };
     const session = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
     expect(await sessionAccount(t.db, session.id, now, p)).toBeDefined();
     // Changed behind the handle's back (as another process would): the cached answer stands...
     raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, session.id);
     expect(await sessionAccount(t.db, session.id, now + 10, p)).toBeDefined();
-    // ...until the TTL has passed.
-    expect(await sessionAccount(t.db, session.id, now + CREDENTIAL_CACHE_TTL_MS, p)).toBeUndefined();
+    // ...past the old one-second life too, until the revocation re-check bound has passed.
+    expect(await sessionAccount(t.db, session.id, now + CREDENTIAL_CACHE_TTL_MS + 1, p)).toBeDefined();
+    expect(await sessionAccount(t.db, session.id, now + p.recheckMs, p)).toBeUndefined();
     // The same write through the handle empties the cache at once.
     const other = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
     expect(await sessionAccount(t.db, other.id, now, p)).toBeDefined();
