@@ -52,6 +52,7 @@ afterAll(async () => {
 });
 
 type Init = Parameters<typeof call>[1];
+const SETTINGS_REFRESH = /^\{"requests":\[\{"type":"execute","stmt":\{"sql":"select \\"name\\", \\"value\\" from \\"settings\\""/;
 
 /** Sends a request to the far host once earlier work settled; its status and the round trips its answer waited for. */
 async function measured(path: string, o: Init = {}) {
@@ -59,7 +60,9 @@ async function measured(path: string, o: Init = {}) {
   const since = performance.now();
   const res = await call(path, { ...o, base: far.url });
   await res.arrayBuffer();
-  const trips = proxy.between(since, performance.now());
+  // The settings refresh a request may start runs in the background (nothing waits for it) but can
+  // finish before a slower answer: it is not one of the answer's round trips.
+  const trips = proxy.between(since, performance.now()).filter((t) => !SETTINGS_REFRESH.test(t.sql));
   return { status: res.status, res, trips: trips.length, sql: trips.map((t) => t.sql).join('\n') };
 }
 
