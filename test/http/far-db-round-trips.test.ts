@@ -52,7 +52,8 @@ afterAll(async () => {
 });
 
 type Init = Parameters<typeof call>[1];
-const SETTINGS_REFRESH = /^\{"requests":\[\{"type":"execute","stmt":\{"sql":"select \\"name\\", \\"value\\" from \\"settings\\""/;
+const SETTINGS_REFRESH =
+  /^\{"requests":\[\{"type":"execute","stmt":\{"sql":"select \\"name\\", \\"value\\" from \\"settings\\""/;
 
 /** Sends a request to the far host once earlier work settled; its status and the round trips its answer waited for. */
 async function measured(path: string, o: Init = {}) {
@@ -70,7 +71,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function newUser(): Promise<string> {
   const login = uniqueLogin('far');
-  const r = await callJson('/v4/users', { base: near.url, method: 'POST', auth: admin, json: { login, password: PASSWORD } });
+  const r = await callJson('/v4/users', {
+    base: near.url,
+    method: 'POST',
+    auth: admin,
+    json: { login, password: PASSWORD },
+  });
   expect(r.status).toBe(201);
   return login;
 }
@@ -144,9 +150,7 @@ describe(`a ${kind} host on a far database`, () => {
     // The session has ended: on this instance at once.
     expect((await measured('/v4/users/me', { headers: { Cookie: cookie } })).status).toBe(401);
 
-    const adminCookie = sessionCookieOf(
-      (await measured('/v3/login', { method: 'POST', json: ADMIN })).res,
-    );
+    const adminCookie = sessionCookieOf((await measured('/v3/login', { method: 'POST', json: ADMIN })).res);
     const patch = await measured('/v3/settings', {
       method: 'PATCH',
       headers: { Cookie: adminCookie, Origin: far.origin },
