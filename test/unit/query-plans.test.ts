@@ -84,7 +84,11 @@ describe('query plans of the hot path', () => {
 
   it('the session lookup searches sessions and users by id', async () => {
     sent = [];
-    await sessionAccount(db(), 'no-such-session', Date.now(), { idleMs: 60_000, absoluteMs: 3_600_000, recheckMs: 1000 });
+    await sessionAccount(db(), 'no-such-session', Date.now(), {
+      idleMs: 60_000,
+      absoluteMs: 3_600_000,
+      recheckMs: 1000,
+    });
     expect(sent).toHaveLength(1);
     expectIndexed(plan(sent[0]!.sql, sent[0]!.args));
   });
