@@ -178,8 +178,9 @@ describe('two Node hosts on one database', () => {
   let b: RunningHost;
   beforeAll(async () => {
     const database = join(dir, 'auth.db');
-    a = await startNodeTestHost({}, { database });
-    b = await startNodeTestHost({}, { database });
+    // A one-second revocation re-check bound (AUTH_REVOCATION_CHECK_SEC), the bound these cases measure.
+    a = await startNodeTestHost({ AUTH_REVOCATION_CHECK_SEC: '1' }, { database });
+    b = await startNodeTestHost({ AUTH_REVOCATION_CHECK_SEC: '1' }, { database });
   }, 120_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
