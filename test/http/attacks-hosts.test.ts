@@ -149,7 +149,7 @@ describe(`attacks across two ${kind} hosts on one database`, () => {
         },
       ];
       for (const c of cases) {
-        const login = uniqueLogin(c.name);
+        const login = uniqueLogin(c.name.replaceAll(' ', '-'));
         const user = await createUserOn(a, login);
         const { token, id: tokenId } = await tokenOn(a, login);
         const cookie = await cookieOn(a, login);
