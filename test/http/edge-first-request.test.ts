@@ -6,52 +6,15 @@
  * app runs; the next request within the settings' freshness makes none of its own.
  * The Node host reads all that once at start, so this suite runs on the edge host only.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from '../harness/client.js';
+import { farDatabase, type FarDatabase } from '../harness/far-database.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const edge = inject('hostKind') === 'edge';
 
-/**
- * A proxy in front of the libSQL dev server that delays each request by DELAY ms (a far database) and
- * remembers when each answer went back: a request the answer waited for finished before it; work
- * after the answer (the outbox and notification kicks) finishes later.
- */
+/** Each round trip to the far database (test/harness/far-database.ts) takes this long. */
 const DELAY = 400;
-async function farDatabase(target: string) {
-  const finished: { at: number; sql: string }[] = [];
-  const forward = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-    await new Promise((resolve) => setTimeout(resolve, DELAY));
-    const answer = await fetch(new URL(req.url ?? '/', target), {
-      method: req.method,
-      headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
-      body,
-    });
-    const bytes = Buffer.from(await answer.arrayBuffer());
-    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-    res.end(bytes, () => finished.push({ at: performance.now(), sql: body?.toString().slice(0, 300) ?? '' }));
-  };
-  // A request still in flight when the suite stops the database (a background refresh) just fails.
-  const server: Server = createServer((req, res) => {
-    forward(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    /** The round trips that finished between `since` and `until` (performance.now() times). */
-    between: (since: number, until: number) => finished.filter((f) => f.at >= since && f.at <= until),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** Sends a request and returns its status and the round trips its answer waited for. */
 async function roundTrips(path: string) {
@@ -64,14 +27,14 @@ async function roundTrips(path: string) {
 
 let first: RunningHost;
 let second: RunningHost;
-let proxy: Awaited<ReturnType<typeof farDatabase>>;
+let proxy: FarDatabase;
 
 describe.runIf(edge)('an edge isolate on a far database', () => {
   beforeAll(async () => {
     first = await startTestHost('edge');
     // Its first request creates the bootstrap administrator: the database is then as in production.
     expect((await call('/health/ready', { base: first.url })).status).toBe(200);
-    proxy = await farDatabase(first.libsqlUrl);
+    proxy = await farDatabase(first.libsqlUrl, DELAY);
     second = await startTestHost('edge', {}, { libsqlUrl: proxy.url });
   });
 

@@ -39,7 +39,7 @@ describe('which writes drop cached lookups', () => {
   });
 
   const admin = async () => (await t.db.select().from(users).where(eq(users.login, ADMIN.login)))[0]!;
-  const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000 };
+  const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000, recheckMs: 5_000 };
 
   it('a write through accounts/ drops the entries of its account only; activity touches drop nothing', async () => {
     const a = await admin();
@@ -54,7 +54,7 @@ describe('which writes drop cached lookups', () => {
     const tb = await issueToken(t.db, b!, { name: 'b', expiresAt: null, now, actor: b! });
     expect(await sessionAccount(t.db, sa.id, now, p)).toBeDefined();
     expect(await sessionAccount(t.db, sb.id, now, p)).toBeDefined();
-    const cachedToken = (await accountOfToken(t.db, tb.token, now))!;
+    const cachedToken = (await accountOfToken(t.db, tb.token, now, p.recheckMs))!;
     // B's credentials end behind the service's back (as another instance would): its cached answers stand...
     raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, sb.id);
     raw.prepare('update api_tokens set revoked_at = ? where id = ?').run(now, tb.id);
@@ -64,22 +64,25 @@ describe('which writes drop cached lookups', () => {
     expect(await revokeSessions(t.db, a, { now, actor: a, reason: 'logout' })).toBeGreaterThan(0);
     expect(await sessionAccount(t.db, sa.id, now + 1, p)).toBeUndefined();
     expect(await sessionAccount(t.db, sb.id, now + 1, p)).toBeDefined();
-    expect(await accountOfToken(t.db, tb.token, now + 1)).toBeDefined();
+    expect(await accountOfToken(t.db, tb.token, now + 1, p.recheckMs)).toBeDefined();
     // A write of B's own (through accounts/) drops B's entries too.
     await revokeToken(t.db, b!, 'no-such-token', { now, actor: b! });
     expect(await sessionAccount(t.db, sb.id, now + 2, p)).toBeUndefined();
-    expect(await accountOfToken(t.db, tb.token, now + 2)).toBeUndefined();
+    expect(await accountOfToken(t.db, tb.token, now + 2, p.recheckMs)).toBeUndefined();
   });
 
-  it('a session lookup is served from the cache until the TTL has passed', async () => {
+  it('a session lookup is served from the cache until the revocation re-check bound has passed', async () => {
     const user = await admin();
     const now = Date.now();
     const config = (await import('../../worker/src/config/index.js')).parseEnvironment({});
+    const p: SessionPolicy = { idleMs: 3_600_000, absoluteMs: 86_400_000, recheckMs: 5_000 };
     const session = await createSession(t.db, user, { kind: 'cookie', authMethod: 'local_password', now, config });
     expect(await sessionAccount(t.db, session.id, now, p)).toBeDefined();
     raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, session.id);
     expect(await sessionAccount(t.db, session.id, now + 10, p)).toBeDefined();
-    expect(await sessionAccount(t.db, session.id, now + CREDENTIAL_CACHE_TTL_MS, p)).toBeUndefined();
+    // ...past the old one-second life too, until the revocation re-check bound has passed.
+    expect(await sessionAccount(t.db, session.id, now + CREDENTIAL_CACHE_TTL_MS + 1, p)).toBeDefined();
+    expect(await sessionAccount(t.db, session.id, now + p.recheckMs, p)).toBeUndefined();
   });
 });
 
@@ -158,8 +161,9 @@ describe('two Node hosts on one database', () => {
   let b: RunningHost;
   beforeAll(async () => {
     const database = join(dir, 'auth.db');
-    a = await startNodeTestHost({}, { database });
-    b = await startNodeTestHost({}, { database });
+    // A one-second revocation re-check bound (AUTH_REVOCATION_CHECK_SEC), the bound these cases measure.
+    a = await startNodeTestHost({ AUTH_REVOCATION_CHECK_SEC: '1' }, { database });
+    b = await startNodeTestHost({ AUTH_REVOCATION_CHECK_SEC: '1' }, { database });
   }, 120_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);

@@ -5,7 +5,7 @@
  */
 import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
-import { mfaRecoveryCodes, mfaTotp } from '../../../schema/index.js';
+import { mfaRecoveryCodes, mfaTotp, users } from '../../../schema/index.js';
 
 /** A kind of confirmed second factor. Recovery codes are no factor of their own: they stand in for one. */
 export type FactorKind = 'totp';
@@ -18,6 +18,23 @@ export async function factorsOf(db: Db, userId: string): Promise<FactorKind[]> {
     .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
     .limit(1);
   return rows.length > 0 ? ['totp'] : [];
+}
+
+/**
+ * The query of the accounts of login key `lk` with a confirmed TOTP factor, to join a login's first batch
+ * (its attempt reservation and account read): the factors cost no round trip of their own.
+ */
+export function totpOfLoginKey(db: Db, lk: string) {
+  return db
+    .select({ userId: mfaTotp.userId })
+    .from(mfaTotp)
+    .innerJoin(users, eq(users.id, mfaTotp.userId))
+    .where(and(eq(users.loginKey, lk), isNull(users.deletedAt), isNotNull(mfaTotp.confirmedAt)));
+}
+
+/** The factor kinds of account `userId` among the rows of `totpOfLoginKey`. */
+export function factorsAmong(rows: readonly { userId: string }[], userId: string): FactorKind[] {
+  return rows.some((r) => r.userId === userId) ? ['totp'] : [];
 }
 
 /** How many unused recovery codes the account has. */

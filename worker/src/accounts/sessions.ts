@@ -1,6 +1,6 @@
 /** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
 import { and, desc, eq, gt, isNull, ne, sql, type SQL } from 'drizzle-orm';
-import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import { auditInsert, auditInsertOfAccountWhen, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
 import type { UserRow } from './model.js';
@@ -15,14 +15,22 @@ export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
 export interface SessionPolicy {
   idleMs: number;
   absoluteMs: number;
+  /** How long an instance trusts its last check that a session lives (AUTH_REVOCATION_CHECK_SEC). */
+  recheckMs: number;
 }
 
-/** Idle and absolute lifetimes, read at request time. */
+/** Idle and absolute lifetimes and the revocation re-check bound, read at request time. */
 export function sessionPolicy(config: ConfigSnapshot): SessionPolicy {
   return {
     idleMs: config.get('SESSION_IDLE_TIMEOUT_MIN') * 60_000,
     absoluteMs: config.get('SESSION_ABSOLUTE_TIMEOUT_HOURS') * 3_600_000,
+    recheckMs: revocationCheckMs(config),
   };
+}
+
+/** The revocation re-check bound of cached session and token lookups (architecture.md §6). */
+export function revocationCheckMs(config: ConfigSnapshot): number {
+  return config.get('REVOCATION_CHECK_SEC') * 1000;
 }
 
 /**
@@ -122,7 +130,7 @@ export async function createSession(db: Db, user: UserRow, o: NewSession): Promi
   return row;
 }
 
-// At most one query per session per second (store/credential-cache.ts: the staleness bound).
+// At most one query per session per AUTH_REVOCATION_CHECK_SEC (store/credential-cache.ts: the staleness bound).
 const sessionCache = new CredentialCache<{ user: UserRow; session: SessionRow }>(
   undefined,
   undefined,
@@ -134,7 +142,7 @@ export const sessionLookups = (): number => sessionCache.loads;
 
 /**
  * The live session `id` and its live, active account, in one query, or none while the lookup is
- * cached (any revocation made here is seen at once; one made elsewhere within the cache's bound).
+ * cached (any revocation made here is seen at once; one made elsewhere within `p.recheckMs`).
  * The absolute and idle timeouts are checked at every use, cached or not.
  */
 export async function sessionAccount(
@@ -145,12 +153,18 @@ export async function sessionAccount(
 ): Promise<{ user: UserRow; session: SessionRow } | undefined> {
   const idleSince = now - p.idleMs;
   const live = (f: { session: SessionRow }) => f.session.expiresAt > now && f.session.lastSeenAt > idleSince;
-  return sessionCache.get(id, now, live, async () => {
-    const found = await sessionLookup(db).get({ id, now, idleSince });
-    // Shared by the requests of this session until the cache drops it: nobody may change it.
-    if (found) Object.freeze(found.user);
-    return found;
-  });
+  return sessionCache.get(
+    id,
+    now,
+    live,
+    async () => {
+      const found = await sessionLookup(db).get({ id, now, idleSince });
+      // Shared by the requests of this session until the cache drops it: nobody may change it.
+      if (found) Object.freeze(found.user);
+      return found;
+    },
+    p.recheckMs,
+  );
 }
 
 // The hot path of every cookie request.
@@ -270,6 +284,39 @@ export async function revokeSessions(
     ...(o.id === undefined ? [revokeDevicesStatement(db, user.id)] : []),
   ]);
   return result.rowsAffected;
+}
+
+/**
+ * Logs out the live session `id` of account `userId`, both known from a verified signed token, in one
+ * round trip (no lookup first: architecture.md §6), with its audit event; false when it had ended already.
+ */
+export async function logOutSignedSession(
+  db: Db,
+  o: { id: string; userId: string; now: number; policy: SessionPolicy; request?: RequestMeta },
+): Promise<boolean> {
+  const [result] = await runAccountBatch(db, [
+    accountWrite(
+      o.userId,
+      db
+        .update(sessions)
+        .set({ revokedAt: o.now, revokedReason: 'logout' })
+        .where(and(eq(sessions.id, o.id), eq(sessions.userId, o.userId), live(o.now, o.policy))),
+    ),
+    // Audited only when the update above ended the session (changes() reads the previous statement).
+    auditInsertOfAccountWhen(
+      db,
+      o.now,
+      {
+        stream: 'user_activity',
+        type: 'session.revoked',
+        request: o.request,
+        data: { sessionId: o.id, reason: 'logout' },
+      },
+      o.userId,
+      sql`changes() > 0`,
+    ),
+  ]);
+  return result.rowsAffected > 0;
 }
 
 /**

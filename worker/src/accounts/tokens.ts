@@ -174,27 +174,34 @@ export interface TokenAccount {
   expiresAt: number | null;
 }
 
-// At most one query per token per second (store/credential-cache.ts: the staleness bound).
+// At most one query per token per AUTH_REVOCATION_CHECK_SEC (store/credential-cache.ts: the staleness bound).
 const tokenCache = new CredentialCache<TokenAccount>(undefined, undefined, (t) => t.userId);
 
 /** Database lookups of tokens made by this process (tests: a cached answer costs none). */
 export const tokenLookups = (): number => tokenCache.loads;
 
 /**
- * The account behind a Bearer token, in one query, or none while the token's lookup is cached: the
+ * The account behind a Bearer token, in one query, or none while the token's lookup is cached (for
+ * `recheckMs`, AUTH_REVOCATION_CHECK_SEC: a revocation elsewhere is seen within it): the
  * token is live (not revoked, not expired) and its account is a live, active, local account;
  * anything else is undefined. Expiry is checked at every use, cached or not.
  */
-export async function accountOfToken(db: Db, token: string, now: number): Promise<TokenAccount | undefined> {
+export async function accountOfToken(
+  db: Db,
+  token: string,
+  now: number,
+  recheckMs: number,
+): Promise<TokenAccount | undefined> {
   if (!token.startsWith(TOKEN_PREFIX)) return undefined;
   const hash = tokenHash(token);
   const live = (t: TokenAccount) => t.expiresAt === null || t.expiresAt > now;
-  return tokenCache.get(hash, now, live, async () => {
+  const load = async () => {
     const found = await tokenLookup(db).get({ hash, now });
     // Shared by the requests of this token until the cache drops it: nobody may change it.
     if (found) Object.freeze(found.user);
     return found;
-  });
+  };
+  return tokenCache.get(hash, now, live, load, recheckMs);
 }
 
 // The hot path of every Bearer request.

@@ -4,7 +4,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
-import { auditOutbox } from '../../../schema/index.js';
+import { auditOutbox, users } from '../../../schema/index.js';
 
 /** A row of the audit outbox: one event, or a batch of API-access events (api-access.ts). */
 export type OutboxRow = typeof auditOutbox.$inferSelect;
@@ -90,4 +90,25 @@ export function auditInsertWhen(db: Db, at: number, e: AuditEvent, condition: SQ
            ${c.subjectLogin}, ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host},
            ${JSON.stringify(e.data ?? null)}, ${handledAtFor(e.type, at)}
     where ${condition}`);
+}
+
+/**
+ * An audit insert of an account acting on itself, known by id only: its login is read from `users` by the
+ * statement itself (no read first), and the event is written only when `condition` holds.
+ */
+export function auditInsertOfAccountWhen(
+  db: Db,
+  at: number,
+  e: Omit<AuditEvent, 'actor' | 'subject' | 'subjectLogin'>,
+  accountId: string,
+  condition: SQL,
+) {
+  const c = columns(e);
+  return db.run(sql`
+    insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id,
+                                outcome, source_ip, user_agent, host, data, handled_at)
+    select ${e.id ?? crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, "id", "login", "id", "login",
+           ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host}, ${JSON.stringify(e.data ?? null)},
+           ${handledAtFor(e.type, at)}
+    from ${users} where "id" = ${accountId} and ${condition}`);
 }

@@ -25,6 +25,12 @@ export interface AuthenticateOptions {
    * the profile, logout and enrolment routes (docs/security-mfa.md, "Enforcement").
    */
   enrolment?: boolean;
+  /**
+   * A session credential (cookie or access token) is enough as signed, without reading its session:
+   * the route only ends that session by its signed id (logout: one round trip, architecture.md §6).
+   * The middleware then sets `signedSession` instead of `principal`; other credentials as usual.
+   */
+  signedSessionSuffices?: boolean;
 }
 
 /** The WWW-Authenticate challenge of each scheme (a session cookie has no standard challenge). */

@@ -19,7 +19,7 @@ import {
 } from '../accounts/login-rule.js';
 import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
-import { factorsOf, type FactorKind } from '../accounts/factors.js';
+import { factorsAmong, totpOfLoginKey, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import {
@@ -144,13 +144,17 @@ export async function authenticateLocalPassword(
   const checked = await ctx.verifier.limit(
     ctx.request?.ip ?? null,
     async () => {
-      // One round trip: reserve an attempt (atomic) and read the account. On the Node host's lazy
+      // One round trip: reserve an attempt (atomic), read the account and its factors. On the Node host's lazy
       // connection the commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of
       // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
       // is then committed with an fsync before its answer, which makes this reservation durable too.
       const rdb = ctx.lazyDb ?? db;
       let plan = plans[0]!;
-      let [reserved, rows] = await rdb.batch([reserveAttempt(rdb, plan, now), liveLocalUser(rdb, lk)]);
+      let [reserved, rows, totp] = await rdb.batch([
+        reserveAttempt(rdb, plan, now),
+        liveLocalUser(rdb, lk),
+        totpOfLoginKey(rdb, lk),
+      ]);
       if (reserved.rowsAffected === 0 && plans[1]) {
         plan = plans[1];
         reserved = await reserveAttempt(rdb, plan, now);
@@ -161,7 +165,7 @@ export async function authenticateLocalPassword(
       // The new hash of an outdated one is made in the same slot; it is stored only after a login.
       const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
       const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
-      return { refused: false as const, user, ok, rehash, plan };
+      return { refused: false as const, user, ok, rehash, plan, totp };
     },
     lane,
   );
@@ -173,7 +177,7 @@ export async function authenticateLocalPassword(
     throw await lockedProblem(ctx, checked.plan);
   }
 
-  const { user, ok, rehash, plan } = checked;
+  const { user, ok, rehash, plan, totp } = checked;
   const audit = { request: ctx.request };
   if (!user || !ok) {
     ctx.verifier.noteFailure(ip ?? null);
@@ -195,7 +199,7 @@ export async function authenticateLocalPassword(
 
   // An account with a second factor: the password step ends here (docs/security-mfa.md); its
   // attempt is released (a right password is no failure), the earlier failures stay counted.
-  const factors = await factorsOf(db, user.id);
+  const factors = factorsAmong(totp, user.id);
   if (factors.length > 0) {
     const ldb = ctx.lazyDb ?? db;
     await ldb.batch([

@@ -790,6 +790,17 @@ export const REGISTRY = {
     365,
     'days before a password expires when its owner is told by mail, once per password (0: never)',
   ),
+  REVOCATION_CHECK_SEC: int(
+    D,
+    'AUTH_REVOCATION_CHECK_SEC',
+    30,
+    0,
+    300,
+    'seconds an instance (edge: isolate) trusts its last database check of a session or API token before ' +
+      'checking again: a logout, block, password change or token revocation holds at once on the instance that ' +
+      'made it and within this bound on every other (0: every request checks; architecture.md §6)',
+    { ui: true },
+  ),
   PASSWORD_RESET_TTL_MIN: int(
     D,
     'AUTH_PASSWORD_RESET_TTL_MIN',

@@ -113,6 +113,8 @@ export interface Principal {
 export interface AppVariables {
   /** Set by the authentication middleware on protected routes. */
   principal: Principal;
+  /** A route declared `signedSessionSuffices`: the verified claims of its session credential, unread. */
+  signedSession?: { sessionId: string; userId: string };
   /** The service's own id of this request (always generated here; never the caller's). */
   requestId: string;
   /** The caller's well-formed X-Request-Id, kept beside ours in the logs, if it sent one. */

@@ -13,6 +13,7 @@ import { explainEndedSession, signedSessionClaims, type SessionEnd } from '../se
 import { clearAuthCookie, readAuthCookie } from '../http/cookies.js';
 import { assertNotCrossSite } from '../http/csrf.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { verifyClaims } from '../accounts/session-keys.js';
 import {
   CHALLENGES,
   challengeFor,
@@ -25,6 +26,7 @@ import {
 } from '../auth/credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
 import { accountOfToken, touchToken } from '../accounts/tokens.js';
+import { revocationCheckMs } from '../accounts/sessions.js';
 import { assertEnrolled } from '../auth/mfa-enforcement.js';
 import { requestHeader } from '../http/node-messages.js';
 
@@ -53,6 +55,19 @@ function basicWithSecondFactor(root: string): ProblemError {
       `${root}/v3/login/second-factor) and issue an API token (POST ${root}/v4/users/me/tokens) for scripts`,
     extensions: { apiTokens: `${root}/v4/users/me/tokens`, login: `${root}/v3/login` },
   });
+}
+
+/**
+ * A route whose session credential suffices as signed (`signedSessionSuffices`: logout): the verified,
+ * unexpired claims of `token`, set as `signedSession` without reading the session; false for anything else.
+ */
+async function signedOnly(c: Context<AppEnv>, token: string, o: AuthenticateOptions): Promise<boolean> {
+  if (!o.signedSessionSuffices) return false;
+  const { scope } = c.var;
+  const claims = await verifyClaims(await scope.sessionKeys(), token, SESSION_AUDIENCE, scope.now());
+  if (typeof claims?.sid !== 'string' || typeof claims.sub !== 'string') return false;
+  c.set('signedSession', { sessionId: claims.sid, userId: claims.sub });
+  return true;
 }
 
 /** The principal of a live session token; a Response when `o` lets an ended session log out again. */
@@ -125,6 +140,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         });
       // Cookies ride along on cross-site requests: unsafe methods must prove they are same-site.
       assertNotCrossSite(c);
+      if (await signedOnly(c, cookie, o)) return next();
       const principal = await fromSession(c, cookie, o);
       if (principal instanceof Response) return principal;
       return proceed(c, next, principal, 'Cookie', o);
@@ -153,11 +169,13 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     const token = parseBearer(header, o.schemes);
     if (token.includes('.')) {
       // A JWT: the access token of a session (/v3/oauth_login); it lives and dies with the session.
+      // Signed only (logout): not an API access worth an event of its own; the logout is audited.
+      if (await signedOnly(c, token, o)) return next();
       const principal = await fromSession(c, token, o);
       if (principal instanceof Response) return principal;
       return proceed(c, next, principal, 'Bearer', o);
     }
-    const found = await accountOfToken(db, token, now);
+    const found = await accountOfToken(db, token, now, revocationCheckMs(c.var.config));
     if (!found) throw invalidToken(o.schemes);
     inBackground(c, touchToken(db, found, now));
     return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);

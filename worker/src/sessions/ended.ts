@@ -37,10 +37,11 @@ export async function signedSessionClaims(
   scope: RequestScope,
   token: string,
   audience: string,
-): Promise<{ sid: string; sub: string } | undefined> {
+): Promise<{ sid: string; sub: string; exp: number } | undefined> {
   const claims = await verifyClaimsIgnoringExpiry(await scope.sessionKeys(), token, audience, scope.now());
-  if (typeof claims?.sid !== 'string' || typeof claims.sub !== 'string') return undefined;
-  return { sid: claims.sid, sub: claims.sub };
+  if (typeof claims?.sid !== 'string' || typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
+    return undefined;
+  return { sid: claims.sid, sub: claims.sub, exp: claims.exp * 1000 };
 }
 
 /** Why the session of a genuine token ended; undefined when we say nothing more than "invalid". */
@@ -51,6 +52,8 @@ export async function explainEndedSession(
 ): Promise<SessionEnd | undefined> {
   const claims = await signedSessionClaims(scope, token, audience);
   if (!claims) return undefined;
+  // Past its signed end (the session's absolute end): told without a query.
+  if (claims.exp <= scope.now()) return { reason: 'expired', detail: TIMEOUT_DETAILS.expired };
   const found = await endedSession(scope.db, claims.sid);
   if (!found || found.user.id !== claims.sub || found.user.deletedAt !== null) return undefined;
   const { session, user } = found;

@@ -6,6 +6,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { inArray } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import type { Context } from 'hono';
 import { auditInsert } from '../audit/events.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
@@ -25,7 +26,7 @@ import {
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { loadSavedSettings } from '../store/index.js';
+import { loadSavedSettings, savedSettingsQuery, savedValues } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
 import { mailSecretErrors, type SettingsView } from './mail-secret.js';
 import { settings } from '../../../schema/index.js';
@@ -256,8 +257,13 @@ export function registerSettings(app: App): void {
         },
       }),
     ]);
-    await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
-    const now2 = await current(c);
+    // The writes and the read of what is then saved: one round trip (architecture.md §6, "A far database").
+    const read = savedSettingsQuery(db);
+    const batch: BatchItem<'sqlite'>[] = [...writes, read];
+    const results: unknown[] = await db.batch(batch as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
+    const saved = savedValues(results[results.length - 1] as Awaited<typeof read>);
+    c.var.deps.config.invalidate();
+    const now2 = await c.var.deps.config.current(async () => saved);
     return c.json({ items: UI_NAMES.map((n) => describeSetting(n, now2)) }, 200);
   });
 

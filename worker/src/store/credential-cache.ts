@@ -1,7 +1,8 @@
 /**
  * A small in-process cache of the lookups behind every authenticated request (architecture.md §6): an API
  * token's account, a session's row and account. Without it, every Bearer or cookie request costs
- * a database query; with it, at most one per credential per second.
+ * a database query; with it, at most one per credential per AUTH_REVOCATION_CHECK_SEC (the
+ * revocation re-check: a warm credential makes no round trip to a far database).
  *
  * Staleness (architecture.md, "Performance"):
  * - In this process (edge: isolate), every write that can change a credential (a revocation, a
@@ -10,15 +11,16 @@
  *   the write starts and again when it ends: that account's entries are dropped, and a lookup of
  *   that account that overlapped the write is not kept. So the change holds at once here, and the
  *   other accounts' entries stay.
- * - A change made by another process or instance is seen within CREDENTIAL_CACHE_TTL_MS: an entry
- *   is used for at most that long after it was read, then read again.
+ * - A change made by another process or instance is seen within the re-check bound the caller passes
+ *   (AUTH_REVOCATION_CHECK_SEC; CREDENTIAL_CACHE_TTL_MS when none): an entry is used for at most that
+ *   long after it was read, then read again.
  * - Only live credentials are kept (never "unknown" answers, so a new token or session works at
  *   once everywhere), and what depends on the clock is checked at every use against the cached
  *   row: expiry, the idle timeout, super-access. When such a check fails the database decides.
  * - Bounded: at most CREDENTIAL_CACHE_MAX entries per kind, the oldest out first.
  */
 
-/** How long a cached lookup is used before it is read again (the bound on cross-instance staleness). */
+/** How long a cached lookup is used before it is read again when the caller names no bound. */
 export const CREDENTIAL_CACHE_TTL_MS = 1000;
 /** Entries per kind of credential. */
 export const CREDENTIAL_CACHE_MAX = 10_000;
@@ -78,19 +80,20 @@ export class CredentialCache<V> {
   }
 
   /**
-   * The value of `key`: cached when read less than the TTL ago, since the last write of its
-   * account, and `stillValid` at `now`; else `load()`, kept when it found something and no write of
-   * its account happened meanwhile.
+   * The value of `key`: cached when read less than `ttlMs` (the revocation re-check bound; the
+   * cache's own TTL by default) ago, since the last write of its account, and `stillValid` at `now`;
+   * else `load()`, kept when it found something and no write of its account happened meanwhile.
    */
   async get(
     key: string,
     now: number,
     stillValid: (v: V) => boolean,
     load: () => Promise<V | undefined>,
+    ttlMs = this.ttlMs,
   ): Promise<V | undefined> {
     const hit = this.entries.get(key);
     // `now < hit.at`: the service clock went back (tests); read again rather than trust it.
-    if (hit && now - hit.at < this.ttlMs && now >= hit.at && stillValid(hit.value)) return hit.value;
+    if (hit && now - hit.at < ttlMs && now >= hit.at && stillValid(hit.value)) return hit.value;
     if (hit) this.drop(key);
     const since = writes;
     this.loads++;
