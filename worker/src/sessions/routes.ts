@@ -78,8 +78,10 @@ const login = publicRoute({
       'without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the ' +
       'bridge fails (never counted as a wrong password). Any role.',
     'An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 ' +
-      'SECOND_FACTOR_REQUIRED with `factors` (totp, recovery_code), `pendingToken`, `expiresAt` (5 minutes) and ' +
-      '`secondStep` (POST /v3/login/second-factor); the token is also set as the HttpOnly cookie ' +
+      'SECOND_FACTOR_REQUIRED with `factors` (totp, passkey, recovery_code), `pendingToken`, `expiresAt` (5 ' +
+      'minutes), ' +
+      '`secondStep` (POST /v3/login/second-factor) and, with a passkey, `passkeyOptions`; the token is also set ' +
+      'as the HttpOnly cookie ' +
       '`auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.',
   ].join('\n\n'),
   request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
