@@ -1241,6 +1241,8 @@ export interface paths {
          * Where the OIDC provider sends the browser back
          * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without the code or the tokens.
          *
+         *     An account with a second factor (docs/security-mfa.md) opens no session unless the record trusts the provider's claims (`trustMfaClaims`) and the ID token's `amr` names a multi-factor method or its `acr` is accepted: DEFAULT_FRONTEND_URL with `auth_error=second_factor_required` and the pending-login cookie `auth_pending_login`, for POST /v3/login/second-factor. A trusted multi-factor login starts its session verified for step-up.
+         *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *
          *     A login that collides with a local account goes to DEFAULT_FRONTEND_MERGE_URL with a pending merge for /v3/login/union (bound to this browser). A login that collides with another external account (LDAP, or OIDC of another record or issuer) is refused: DEFAULT_FRONTEND_URL with `auth_error=login_conflict`, nothing linked; an administrator must resolve it. An error from the provider (e.g. access_denied), or a blocked account (the same account rule as password logins: blocked by an administrator, or for inactivity), goes to DEFAULT_FRONTEND_URL with `auth_error` (`account_blocked`). A first login whose login claim breaks the login rule (letters, digits and . _ - @, starting with a letter or digit; no new lines, invisible characters, markup or compatibility characters), is still reserved after a deletion (USER_LOGIN_REUSE_DAY) or looks like another live or reserved login (Unicode TR #39 confusables) creates no account and goes to DEFAULT_FRONTEND_URL with `auth_error=login_not_allowed` and `auth_error_description` naming why. A replayed or forged state, a wrong nonce or an invalid ID token: 400.
@@ -2236,6 +2238,8 @@ export interface components {
             claimDisplayName: string;
             claimEmail: string;
             claimRole: string | null;
+            trustMfaClaims: boolean;
+            acceptedAcr: string[];
             enabled: boolean;
             loginPath: string;
             createdAt: string;
@@ -2261,6 +2265,16 @@ export interface components {
             claimEmail?: string;
             /** @default null */
             claimRole?: string | null;
+            /**
+             * @description true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose `acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it (docs/security-mfa.md)
+             * @default false
+             */
+            trustMfaClaims?: boolean;
+            /**
+             * @description `acr` values that count as multi-factor when trustMfaClaims is true
+             * @default []
+             */
+            acceptedAcr?: string[];
             /** @default true */
             enabled?: boolean;
         };
@@ -2282,6 +2296,10 @@ export interface components {
             claimDisplayName?: string;
             claimEmail?: string;
             claimRole?: string | null;
+            /** @description true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose `acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it (docs/security-mfa.md) */
+            trustMfaClaims?: boolean;
+            /** @description `acr` values that count as multi-factor when trustMfaClaims is true */
+            acceptedAcr?: string[];
             enabled?: boolean;
             /** @description with a new `issuer` only. true: the identities linked through this record under the old issuer move to the new one (you confirm that its subjects are the same people, e.g. the provider moved to another URL). Absent or false: they stay under the old issuer and log in no more. */
             relinkIdentities?: boolean;

@@ -232,14 +232,18 @@ const logoutAll = protectedRoute(
   },
 );
 
-/** Opens a session for `user` and sets its cookie (the session logins and the OIDC callback). */
+/**
+ * Opens a session for `user` and sets its cookie (the session logins and the OIDC callback);
+ * `secondFactorAt`: the login proved a second factor then (an OIDC provider's trusted claims).
+ */
 export async function startSession(
   c: Context<AppEnv>,
   user: UserRow,
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
+  secondFactorAt?: number,
 ): Promise<OpenedSession> {
-  const opened = await openSession(c.var.scope, user, kind, authMethod);
+  const opened = await openSession(c.var.scope, user, kind, authMethod, secondFactorAt);
   setAuthCookie(c, opened.token, opened.session.expiresAt);
   return opened;
 }

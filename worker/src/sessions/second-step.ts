@@ -135,7 +135,7 @@ export async function checkFactor(
 
 /** The source of the account of a pending login (for its events). */
 export function pendingSource(p: PendingLogin): UserRow['source'] {
-  return p.authMethod === 'ldap_password' ? 'ldap' : 'local';
+  return p.authMethod === 'ldap_password' ? 'ldap' : p.authMethod === 'oidc' ? 'oidc' : 'local';
 }
 
 /** A completed pending login: the account, its new session with its token, the device for the cookie. */
