@@ -15,6 +15,13 @@ export const identityProviders = sqliteTable('identity_providers', {
   claimEmail: text('claim_email').notNull().default('email'),
   /** A claim whose value (admin, auditor, user) sets the role; null: new accounts are users. */
   claimRole: text('claim_role'),
+  /**
+   * Whether the provider's `amr`/`acr` in its ID token may count as a second factor
+   * (docs/security-mfa.md, "OIDC logins"); false: an account with a local factor is asked for it.
+   */
+  trustMfaClaims: integer('trust_mfa_claims', { mode: 'boolean' }).notNull().default(false),
+  /** `acr` values that count as multi-factor when trustMfaClaims is set (with the `amr` rule). */
+  acceptedAcr: text('accepted_acr', { mode: 'json' }).$type<string[]>().notNull().default([]),
   enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),

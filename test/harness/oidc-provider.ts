@@ -20,6 +20,8 @@ export interface TestProvider {
   down: boolean;
   /** Paths requested through the proxy, in order. */
   requests: string[];
+  /** The `amr` and `acr` the provider's login of an account (by `sub`) reports in its ID tokens. */
+  authContext: Record<string, { amr?: string[]; acr?: string }>;
   close(): Promise<void>;
 }
 
@@ -45,14 +47,23 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
         claims: async () => ({ sub: id, preferred_username: id, name: `User ${id}`, email: `${id}@example.org` }),
       };
     },
-    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
+    claims: { openid: ['sub', 'acr', 'amr'], profile: ['preferred_username', 'name'], email: ['email'] },
     conformIdTokenClaims: false,
     features: { devInteractions: { enabled: true } },
+    acrValues: ['urn:test:pwd', 'urn:test:mfa'],
     pkce: { required: () => true },
     ttl: { AuthorizationCode: codeTtlSeconds },
     cookies: { keys: ['test-cookie-key-0123456789'] },
   });
   provider.on('server_error', (_ctx: unknown, err: Error) => console.error('oidc-provider server_error', err));
+  // The development login page reports no authentication methods: the login gets the account's
+  // `amr` and `acr`, as from a provider that asked for a second factor (RFC 8176).
+  const finished = provider.interactionFinished.bind(provider);
+  provider.interactionFinished = (req, res, result, options) => {
+    const login = (result as { login?: { accountId: string } }).login;
+    if (login) Object.assign(login, state.authContext[login.accountId] ?? {});
+    return finished(req, res, result, options);
+  };
   const backend: Server = provider.listen(0);
   await new Promise<void>((r) => backend.once('listening', () => r()));
   const backendPort = (backend.address() as AddressInfo).port;
@@ -64,6 +75,7 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
     tamper: false,
     down: false,
     requests: [],
+    authContext: {},
     close: async () => {
       await new Promise((r) => proxy.close(r));
       await new Promise((r) => backend.close(r));

@@ -163,7 +163,7 @@ export interface paths {
          *
          *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          *
-         *     An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 SECOND_FACTOR_REQUIRED with `factors` (totp, recovery_code), `pendingToken`, `expiresAt` (5 minutes) and `secondStep` (POST /v3/login/second-factor); the token is also set as the HttpOnly cookie `auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.
+         *     An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 SECOND_FACTOR_REQUIRED with `factors` (totp, passkey, recovery_code), `pendingToken`, `expiresAt` (5 minutes), `secondStep` (POST /v3/login/second-factor) and, with a passkey, `passkeyOptions`; the token is also set as the HttpOnly cookie `auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.
          */
         post: operations["login"];
         delete?: never;
@@ -466,6 +466,50 @@ export interface paths {
         patch: operations["renameOwnPasskey"];
         trace?: never;
     };
+    "/v3/login/second-factor/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The second step of a login with a passkey: the options of its assertion
+         * @description After a right password answered 401 SECOND_FACTOR_REQUIRED with `passkey` among its `factors`: the options of a WebAuthn authentication for that pending login (docs/security-mfa.md). The body is optional: JSON `{"pendingToken": ...}`, or nothing (the cookie `auth_pending_login` names the pending login). The account’s passkeys are listed (allowCredentials), user verification preferred; the challenge is valid for 5 minutes, once, and for this pending login only. Nothing is stored.
+         *
+         *     A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. An account without a passkey: 409. Any role.
+         */
+        post: operations["startPasskeySecondStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/login/second-factor/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The second step of a login with a passkey: the assertion opens the session
+         * @description The browser’s answer to the options of /v3/login/second-factor/passkey/options, with the `pendingToken` (omitted: the cookie `auth_pending_login`). Opens the session exactly as a code at /v3/login/second-factor does (cookie, device cookie, events; the session’s second-factor time starts) and clears the pending cookie.
+         *
+         *     A refused assertion (not a passkey of the account, a challenge of another pending login, used or expired, a signature that does not verify, a counter that did not grow) is 401 INVALID_CREDENTIALS and counts like a wrong code (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. A cross-site request: 403. Any role.
+         */
+        post: operations["loginSecondStepWithPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/login/passkey/options": {
         parameters: {
             query?: never;
@@ -637,7 +681,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove every second factor of a user (a lost authenticator), with the recovery codes
+         * Remove every second factor of a user (a lost authenticator): TOTP, passkeys, recovery codes
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Audited (mfa.factor_removed, crud_admin); every session of the user ends; the user is told by mail. 404 for an unknown user; 204 also when there was nothing to remove.
@@ -1196,6 +1240,8 @@ export interface paths {
         /**
          * Where the OIDC provider sends the browser back
          * @description Checks state, exchanges the code (PKCE), validates the ID token (issuer, audience, signature, nonce, expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without the code or the tokens.
+         *
+         *     An account with a second factor (docs/security-mfa.md) opens no session unless the record trusts the provider's claims (`trustMfaClaims`) and the ID token's `amr` names a multi-factor method or its `acr` is accepted: DEFAULT_FRONTEND_URL with `auth_error=second_factor_required` and the pending-login cookie `auth_pending_login`, for POST /v3/login/second-factor. A trusted multi-factor login starts its session verified for step-up.
          *
          *     Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its logins reach none of the accounts linked under the old issuer (unless an admin moved the links, `relinkIdentities`).
          *
@@ -2054,7 +2100,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        PasskeySignIn: {
+        PasskeySecondStepStart: {
+            /** @description the pendingToken of the 401 SECOND_FACTOR_REQUIRED (omitted: the auth_pending_login cookie) */
+            pendingToken?: string;
+        };
+        PasskeySecondStep: {
+            /** @description the pendingToken of the 401 SECOND_FACTOR_REQUIRED (omitted: the auth_pending_login cookie) */
+            pendingToken?: string;
             response: components["schemas"]["PasskeyAssertion"];
         };
         /** @description The browser's PublicKeyCredential as JSON (WebAuthn Level 3 toJSON(); @simplewebauthn/browser) */
@@ -2076,10 +2128,13 @@ export interface components {
             /** @enum {string} */
             authenticatorAttachment?: "platform" | "cross-platform";
         };
+        PasskeySignIn: {
+            response: components["schemas"]["PasskeyAssertion"];
+        };
         SecondFactors: {
             factors: {
                 /** @enum {string} */
-                kind: "totp";
+                kind: "totp" | "passkey";
                 confirmedAt: string;
                 lastUsedAt: string | null;
             }[];
@@ -2227,6 +2282,8 @@ export interface components {
             claimDisplayName: string;
             claimEmail: string;
             claimRole: string | null;
+            trustMfaClaims: boolean;
+            acceptedAcr: string[];
             enabled: boolean;
             loginPath: string;
             createdAt: string;
@@ -2252,6 +2309,16 @@ export interface components {
             claimEmail?: string;
             /** @default null */
             claimRole?: string | null;
+            /**
+             * @description true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose `acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it (docs/security-mfa.md)
+             * @default false
+             */
+            trustMfaClaims?: boolean;
+            /**
+             * @description `acr` values that count as multi-factor when trustMfaClaims is true
+             * @default []
+             */
+            acceptedAcr?: string[];
             /** @default true */
             enabled?: boolean;
         };
@@ -2273,6 +2340,10 @@ export interface components {
             claimDisplayName?: string;
             claimEmail?: string;
             claimRole?: string | null;
+            /** @description true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose `acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it (docs/security-mfa.md) */
+            trustMfaClaims?: boolean;
+            /** @description `acr` values that count as multi-factor when trustMfaClaims is true */
+            acceptedAcr?: string[];
             enabled?: boolean;
             /** @description with a new `issuer` only. true: the identities linked through this record under the old issuer move to the new one (you confirm that its subjects are the same people, e.g. the provider moved to another URL). Absent or false: they stay under the old issuer and log in no more. */
             relinkIdentities?: boolean;
@@ -4206,6 +4277,184 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Validation failed */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startPasskeySecondStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PasskeySecondStepStart"];
+            };
+        };
+        responses: {
+            /** @description the options */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRequestOptions"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    loginSecondStepWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeySecondStep"];
+            };
+        };
+        responses: {
+            /** @description logged in */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionLogin"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

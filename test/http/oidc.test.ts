@@ -12,6 +12,7 @@ import {
   uniqueLogin,
 } from '../harness/client.js';
 import { BASE_TEST_ENV, freePort } from '../harness/hosts.js';
+import { totpCode } from '../harness/totp.js';
 import { startTestProvider, throughProvider as walkProvider, type TestProvider } from '../harness/oidc-provider.js';
 
 const admin = basic(ADMIN.login, ADMIN.password);
@@ -19,6 +20,7 @@ let idp: TestProvider;
 let shortIdp: TestProvider;
 const idpName = `idp${Date.now().toString(36)}`;
 const shortName = `${idpName}-short`;
+const trustName = `${idpName}-trust`;
 const callback = (name: string) => `${baseUrl()}/v3/oidc/callback/${name}`;
 
 async function addProvider(name: string, p: { issuer: string; clientId: string; clientSecret: string }) {
@@ -32,11 +34,26 @@ async function addProvider(name: string, p: { issuer: string; clientId: string; 
 
 beforeAll(async () => {
   [idp, shortIdp] = await Promise.all([
-    startTestProvider([callback(idpName)]),
+    startTestProvider([callback(idpName), callback(trustName)]),
     startTestProvider([callback(shortName)], 1),
   ]);
   await addProvider(idpName, idp);
   await addProvider(shortName, shortIdp);
+  // The same provider under a record that trusts its amr/acr.
+  const trusting = await callJson('/v3/settings/identity-providers', {
+    method: 'POST',
+    auth: admin,
+    json: {
+      name: trustName,
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      trustMfaClaims: true,
+      acceptedAcr: ['urn:test:mfa'],
+    },
+  });
+  expect(trusting.status, JSON.stringify(trusting.body)).toBe(201);
+  expect(trusting.body).toMatchObject({ trustMfaClaims: true, acceptedAcr: ['urn:test:mfa'] });
 });
 afterAll(async () => {
   await Promise.all([idp?.close(), shortIdp?.close()]);
@@ -50,6 +67,84 @@ const me = async (b: Browser) => {
   const res = await b.fetch(`${baseUrl()}/v4/users/me`);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
+
+/** Signs in through record `name` as `user` (its first login creates the account) and enrols TOTP: its secret. */
+async function oidcAccountWithTotp(name: string, user: string): Promise<string> {
+  const b = new Browser(new URL(baseUrl()).origin);
+  expect((await b.fetch(await throughProvider(b, name, user))).headers.get('location')).toBe('http://localhost/');
+  const start = await b.fetch(`${baseUrl()}/v4/users/me/totp`, { method: 'POST' });
+  expect(start.status).toBe(201);
+  const secret = new URL(((await start.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
+  const confirmed = await b.postJson(`${baseUrl()}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
+  expect(confirmed.status).toBe(204);
+  return secret;
+}
+
+describe('OIDC logins and the second factor', () => {
+  it('an account with a local factor is asked for it, unless the record trusts the amr/acr of the token', async () => {
+    const user = uniqueLogin('oidcmfa');
+    const secret = await oidcAccountWithTotp(trustName, user);
+
+    // A password alone at the provider (amr pwd): no session, the pending login for the local factor.
+    idp.authContext[user] = { amr: ['pwd'], acr: 'urn:test:pwd' };
+    const b = new Browser(new URL(baseUrl()).origin);
+    const asked = await b.fetch(await throughProvider(b, trustName, user));
+    expect(asked.status).toBe(303);
+    expect(asked.headers.get('location')).toBe('http://localhost/?auth_error=second_factor_required');
+    expect((await me(b)).status).toBe(401);
+    // The same second step as after a password (the pending login rides in its cookie).
+    const step = await b.postJson(`${baseUrl()}/v3/login/second-factor`, { code: totpCode(secret, Date.now(), 1) });
+    expect(step.status).toBe(200);
+    expect((await me(b)).body).toMatchObject({ login: user, source: 'oidc' });
+
+    // The provider asked for a second factor (amr otp), or its acr is accepted: a session at once,
+    // verified for step-up (a sensitive operation passes without asking a code).
+    for (const context of [{ amr: ['pwd', 'otp'] }, { amr: ['pwd'], acr: 'urn:test:mfa' }, { amr: ['mfa'] }]) {
+      idp.authContext[user] = context;
+      const t = new Browser(new URL(baseUrl()).origin);
+      const done = await t.fetch(await throughProvider(t, trustName, user));
+      expect(done.headers.get('location'), JSON.stringify(context)).toBe('http://localhost/');
+      expect((await me(t)).status).toBe(200);
+      const codes = await t.fetch(`${baseUrl()}/v4/users/me/recovery-codes`, { method: 'POST' });
+      expect(codes.status).toBe(201);
+    }
+  });
+
+  it('a record that does not trust the claims asks for the local factor even with amr mfa', async () => {
+    const user = uniqueLogin('oidcnot');
+    await oidcAccountWithTotp(idpName, user);
+    idp.authContext[user] = { amr: ['mfa', 'hwk'], acr: 'urn:test:mfa' };
+    const b = new Browser(new URL(baseUrl()).origin);
+    const asked = await b.fetch(await throughProvider(b, idpName, user));
+    expect(asked.headers.get('location')).toBe('http://localhost/?auth_error=second_factor_required');
+    expect((await me(b)).status).toBe(401);
+    // A wrong code counts as a failed login, as after a password.
+    const wrong = await b.postJson(`${baseUrl()}/v3/login/second-factor`, { code: '000000' });
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as { code: string }).code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('trustMfaClaims and acceptedAcr are validated: 422 naming the field, nothing created', async () => {
+    const name = `${idpName}-bad`;
+    const bad = await callJson('/v3/settings/identity-providers', {
+      method: 'POST',
+      auth: admin,
+      json: {
+        name,
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        trustMfaClaims: 'yes',
+        acceptedAcr: [''],
+      },
+    });
+    expect(bad.status).toBe(422);
+    const paths = ((bad.body as { errors: Array<{ path: string }> }).errors ?? []).map((e) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(['trustMfaClaims', 'acceptedAcr.0']));
+    const got = await callJson(`/v3/settings/identity-providers/${name}`, { auth: admin });
+    expect(got.status).toBe(404);
+  });
+});
 
 describe('OIDC login', () => {
   it('first login provisions the account; the next one finds it', async () => {

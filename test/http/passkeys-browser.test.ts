@@ -96,11 +96,52 @@ async function assertionInPage(page: Page): Promise<Record<string, unknown>> {
 
 const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
-/** The passkeys of an account, as its owner's Basic credentials list them. */
+/** The passkeys of an account without a factor yet, as its owner's Basic credentials list them. */
 async function passkeysOf(login: string): Promise<Array<{ id: string; name: string }>> {
   const res = await call('/v4/users/me/passkeys', { auth: basic(login, PASSWORD) });
   expect(res.status).toBe(200);
   return ((await res.json()) as { items: Array<{ id: string; name: string }> }).items;
+}
+
+/** The passkeys of the account signed in in `page` (an account with a passkey: Basic is refused). */
+async function ownPasskeys(page: Page): Promise<Array<{ id: string; name: string }>> {
+  return page.evaluate(async (r) => {
+    const res = await fetch(`${r}/v4/users/me/passkeys`);
+    return ((await res.json()) as { items: Array<{ id: string; name: string }> }).items;
+  }, root());
+}
+
+/**
+ * The authenticator's assertion for the passkey second step of the pending login `pendingToken`
+ * (made in the page, not sent): the options from the service, then navigator.credentials.get.
+ */
+async function secondStepAssertionInPage(page: Page, pendingToken: string): Promise<Record<string, unknown>> {
+  return page.evaluate(
+    async ({ root, pendingToken }) => {
+      const res = await fetch(`${root}/v3/login/second-factor/passkey/options`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ pendingToken }),
+      });
+      if (res.status !== 200) throw new Error(`options: ${res.status} ${await res.text()}`);
+      const options = (await res.json()) as PublicKeyCredentialRequestOptionsJSON;
+      const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(options);
+      const credential = (await navigator.credentials.get({ publicKey })) as PublicKeyCredential;
+      return credential.toJSON() as Record<string, unknown>;
+    },
+    { root: root(), pendingToken },
+  );
+}
+
+/** A password login of an account with a passkey: its 401 SECOND_FACTOR_REQUIRED body. */
+async function passwordStep(b: CookieBrowser, login: string): Promise<{ pendingToken: string; factors: string[] }> {
+  const res = await b.postJson(`${base()}/v3/login`, { login, password: PASSWORD });
+  expect(res.status).toBe(401);
+  const body = (await res.json()) as { code: string; pendingToken: string; factors: string[]; passkeyOptions: string };
+  expect(body.code).toBe('SECOND_FACTOR_REQUIRED');
+  expect(body.factors).toContain('passkey');
+  expect(body.passkeyOptions).toBe(`${root()}/v3/login/second-factor/passkey/options`);
+  return body;
 }
 
 describe('passkeys in the console', () => {
@@ -127,7 +168,7 @@ describe('passkeys in the console', () => {
       return ((await res.json()) as { items: Array<{ authMethod: string; current: boolean }> }).items;
     }, root());
     expect(sessions.find((s) => s.current)?.authMethod).toBe('passkey');
-    const [passkey] = await passkeysOf(login);
+    const [passkey] = await ownPasskeys(tab.page);
     expect(passkey?.name).toBe('Laptop');
 
     // Rename it in the console.
@@ -136,22 +177,90 @@ describe('passkeys in the console', () => {
     await tab.page.fill('#passkey-rename-name', 'Work laptop');
     await tab.page.click('#passkey-rename-form button[type=submit]');
     await tab.page.waitForSelector('#passkeys-region td:text-is("Work laptop")');
-    expect((await passkeysOf(login)).map((p) => p.name)).toEqual(['Work laptop']);
+    expect((await ownPasskeys(tab.page)).map((p) => p.name)).toEqual(['Work laptop']);
 
     // Remove it: the other sessions end again, and it no longer signs in (the browser's
     // authenticator still holds the key).
-    const again = new CookieBrowser(new URL(baseUrl()).origin);
-    expect((await again.postJson(`${baseUrl()}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
+    // (Another session: the password, then the passkey as its second step.)
+    const again = new CookieBrowser(new URL(base()).origin);
+    const { pendingToken } = await passwordStep(again, login);
+    const response = await secondStepAssertionInPage(tab.page, pendingToken);
+    const opened = await again.postJson(`${base()}/v3/login/second-factor/passkey`, { pendingToken, response });
+    expect(opened.status).toBe(200);
     await tab.page.click('#passkeys-region button:text-is("Remove")');
     await tab.page.waitForSelector('#passkeys-region p:text-is("No passkeys.")');
     expect(await passkeysOf(login)).toEqual([]);
-    expect((await again.fetch(`${baseUrl()}/v4/users/me`)).status).toBe(401);
+    expect((await again.fetch(`${base()}/v4/users/me`)).status).toBe(401);
     expect(await tab.page.evaluate(async (r) => (await fetch(`${r}/v4/users/me`)).status, root())).toBe(200);
     await signOut(tab.page);
     await tab.page.click('#signin-passkey');
     expect(await messageOf(tab.page, '#signin-message')).toContain('The passkey was not accepted.');
     expect(tab.page.url()).toContain('/ui/login');
     await checkPage(tab, kind, 'signin-passkey-refused');
+    await tab.context.close();
+  }, 120_000);
+});
+
+describe('a passkey as the second step after a password', () => {
+  it('the password asks for it; its assertion opens the session; refusals count like wrong codes', async () => {
+    const login = uniqueLogin('pk2');
+    await createUser(login, PASSWORD, { sessionLimit: 5 });
+    const tab = await tabWithAuthenticator();
+    await signIn(tab, base(), login, PASSWORD);
+    await registerInConsole(tab.page, 'Key');
+
+    // The password alone opens nothing now: 401 naming the passkey, with a pending login.
+    const client = new CookieBrowser(new URL(base()).origin);
+    const first = await passwordStep(client, login);
+    expect((await client.fetch(`${base()}/v4/users/me`)).status).toBe(401);
+    const response = await secondStepAssertionInPage(tab.page, first.pendingToken);
+    // The pending login from its cookie (no token in the body), as a browser sends it.
+    const done = await client.postJson(`${base()}/v3/login/second-factor/passkey`, { response });
+    expect(done.status).toBe(200);
+    expect(((await done.json()) as { user: { login: string } }).user.login).toBe(login);
+    const me = await client.fetch(`${base()}/v4/users/me/sessions`);
+    const items = ((await me.json()) as { items: Array<{ current: boolean; authMethod: string }> }).items;
+    expect(items.find((s) => s.current)?.authMethod).toBe('local_password');
+    // The completed pending login opens nothing again, and the assertion is used.
+    const replay = await call('/v3/login/second-factor/passkey', {
+      base: base(),
+      method: 'POST',
+      json: { pendingToken: first.pendingToken, response },
+    });
+    expect(replay.status).toBe(401);
+    expect(((await replay.json()) as { code: string }).code).toBe('UNAUTHENTICATED');
+
+    // An assertion made for one pending login does not complete another (the challenge is bound):
+    // refused, and counted like a wrong code, until the login is restricted (AUTH_FAILED_COUNT, 3).
+    const otherClient = new CookieBrowser(new URL(base()).origin);
+    const a = await passwordStep(otherClient, login);
+    const b = await passwordStep(otherClient, login);
+    const forA = await secondStepAssertionInPage(tab.page, a.pendingToken);
+    const codes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await call('/v3/login/second-factor/passkey', {
+        base: base(),
+        method: 'POST',
+        json: { pendingToken: b.pendingToken, response: forA },
+      });
+      expect(res.headers.get('content-type')).toContain('application/problem+json');
+      codes.push(((await res.json()) as { code: string }).code);
+    }
+    expect(codes).toEqual(['INVALID_CREDENTIALS', 'INVALID_CREDENTIALS', 'INVALID_CREDENTIALS', 'ACCOUNT_LOCKED']);
+    const password = await call('/v3/login', { base: base(), method: 'POST', json: { login, password: PASSWORD } });
+    expect(((await password.json()) as { code: string }).code).toBe('ACCOUNT_LOCKED');
+
+    // Bad input: no pending login (401), a malformed assertion (422); both problem+json.
+    const noPending = await call('/v3/login/second-factor/passkey/options', { base: base(), method: 'POST' });
+    expect(noPending.status).toBe(401);
+    expect(noPending.headers.get('content-type')).toContain('application/problem+json');
+    const malformed = await call('/v3/login/second-factor/passkey', {
+      base: base(),
+      method: 'POST',
+      json: { pendingToken: b.pendingToken, response: { id: 'x' } },
+    });
+    expect(malformed.status).toBe(422);
+    expect(malformed.headers.get('content-type')).toContain('application/problem+json');
     await tab.context.close();
   });
 });

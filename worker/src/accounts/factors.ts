@@ -5,19 +5,25 @@
  */
 import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
-import { mfaRecoveryCodes, mfaTotp, users } from '../../../schema/index.js';
+import { mfaRecoveryCodes, mfaTotp, passkeys, users } from '../../../schema/index.js';
 
-/** A kind of confirmed second factor. Recovery codes are no factor of their own: they stand in for one. */
-export type FactorKind = 'totp';
+/**
+ * A kind of confirmed second factor: a TOTP authenticator, or a registered passkey (it serves as the
+ * second step after a password too). Recovery codes are no factor of their own: they stand in for one.
+ */
+export type FactorKind = 'totp' | 'passkey';
 
 /** The confirmed factor kinds of the account `userId` (empty: a password alone logs it in). */
 export async function factorsOf(db: Db, userId: string): Promise<FactorKind[]> {
-  const rows = await db
-    .select({ userId: mfaTotp.userId })
-    .from(mfaTotp)
-    .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
-    .limit(1);
-  return rows.length > 0 ? ['totp'] : [];
+  const [totp, passkey] = await Promise.all([
+    db
+      .select({ userId: mfaTotp.userId })
+      .from(mfaTotp)
+      .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
+      .limit(1),
+    db.select({ userId: passkeys.userId }).from(passkeys).where(eq(passkeys.userId, userId)).limit(1),
+  ]);
+  return [...(totp.length > 0 ? ['totp' as const] : []), ...(passkey.length > 0 ? ['passkey' as const] : [])];
 }
 
 /**

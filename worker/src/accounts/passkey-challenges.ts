@@ -23,13 +23,22 @@ const AUDIENCE = 'auth-webauthn-challenge';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** A new challenge for `purpose` (and the account `userId`): the bytes the options carry. */
+/**
+ * A new challenge for `purpose` (and the account `userId`; a second factor's also bound to the
+ * pending login `bound`, the id of its token): the bytes the options carry.
+ */
 export async function issueChallenge(
   scope: RequestScope,
   purpose: ChallengePurpose,
   userId?: string,
+  bound?: string,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  const claims = { pur: purpose, jti: crypto.randomUUID(), ...(userId ? { sub: userId } : {}) };
+  const claims = {
+    pur: purpose,
+    jti: crypto.randomUUID(),
+    ...(userId ? { sub: userId } : {}),
+    ...(bound ? { pl: bound } : {}),
+  };
   const token = await signClaims(await scope.sessionKeys(), claims, scope.now() + CHALLENGE_TTL_MS, AUDIENCE);
   return encoder.encode(token);
 }
@@ -42,13 +51,15 @@ export interface CheckedChallenge {
 
 /**
  * The challenge a response answered (base64url, from its clientDataJSON) when it is ours, unexpired,
- * for `purpose` and (when given) the account `userId`; undefined for anything else.
+ * for `purpose` and (when given) the account `userId` and the pending login `bound`; undefined for
+ * anything else.
  */
 export async function checkChallenge(
   scope: RequestScope,
   challenge: string,
   purpose: ChallengePurpose,
   userId?: string,
+  bound?: string,
 ): Promise<CheckedChallenge | undefined> {
   let token: string;
   try {
@@ -60,6 +71,7 @@ export async function checkChallenge(
   if (!claims || claims.pur !== purpose || typeof claims.jti !== 'string' || typeof claims.exp !== 'number')
     return undefined;
   if (userId !== undefined && claims.sub !== userId) return undefined;
+  if (bound !== undefined && claims.pl !== bound) return undefined;
   return { id: claims.jti, expiresAt: claims.exp * 1000 };
 }
 

@@ -25,7 +25,8 @@ export interface PendingLogin {
   login: string;
   /** The session to open: a cookie session (/v3/login, /v3/login/union) or an OAuth one. */
   kind: 'cookie' | 'oauth';
-  authMethod: 'local_password' | 'ldap_password';
+  /** How the first step was proven: a local or LDAP password, or an OIDC provider's ID token. */
+  authMethod: 'local_password' | 'ldap_password' | 'oidc';
   /** The throttle key the password was checked on: code guesses count there too. */
   throttleKey: string;
   /** The device whose cookie the password step presented (its own failure budget), if any. */
@@ -74,7 +75,7 @@ export async function verifyPendingLogin(scope: RequestScope, token: string | un
     typeof c.jti !== 'string' ||
     typeof c.login !== 'string' ||
     (c.k !== 'cookie' && c.k !== 'oauth') ||
-    (c.am !== 'local_password' && c.am !== 'ldap_password') ||
+    (c.am !== 'local_password' && c.am !== 'ldap_password' && c.am !== 'oidc') ||
     typeof c.tk !== 'string' ||
     typeof c.exp !== 'number'
   )

@@ -76,6 +76,9 @@ export async function secondStepRequired(
       pendingToken: token,
       expiresAt: new Date(signed.expiresAt).toISOString(),
       secondStep: `${scope.config.get('ROOT_PATH')}${SECOND_STEP_PATH}`,
+      ...(factors.includes('passkey')
+        ? { passkeyOptions: `${scope.config.get('ROOT_PATH')}${SECOND_STEP_PATH}/passkey/options` }
+        : {}),
     },
     headers: { 'WWW-Authenticate': 'Bearer realm="auth"' },
   });

@@ -22,7 +22,7 @@ import { openSecret, sealSecret } from '../store/secret-box.js';
 import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
-import { mfaRecoveryCodes, mfaTotp } from '../../../schema/index.js';
+import { mfaRecoveryCodes, mfaTotp, passkeys, sessions } from '../../../schema/index.js';
 import { factorsOf, recoveryCodesLeft } from '../accounts/factors.js';
 import { secondFactorInput } from '../auth/mfa-answers.js';
 import { RECOVERY_CODES_LOW, newRecoveryCodes } from '../accounts/recovery-codes.js';
@@ -33,7 +33,7 @@ const FactorList = z
   .object({
     factors: z.array(
       z.object({
-        kind: z.enum(['totp']),
+        kind: z.enum(['totp', 'passkey']),
         confirmedAt: z.string(),
         lastUsedAt: z.string().nullable(),
       }),
@@ -192,7 +192,7 @@ const removeUser = protectedRoute(
     path: '/v4/users/{userId}/second-factors',
     operationId: 'removeUserSecondFactors',
     tags: ['user_v4'],
-    summary: 'Remove every second factor of a user (a lost authenticator), with the recovery codes',
+    summary: 'Remove every second factor of a user (a lost authenticator): TOTP, passkeys, recovery codes',
     description:
       'Audited (mfa.factor_removed, crud_admin); every session of the user ends; the user is told by mail. 404 ' +
       'for an unknown user; 204 also when there was nothing to remove.',
@@ -206,9 +206,13 @@ async function factorList(db: RequestScope['db'], userId: string) {
   const left = await recoveryCodesLeft(db, userId);
   const totp = rows[0];
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-  const factors = totp?.confirmedAt
-    ? [{ kind: 'totp' as const, confirmedAt: iso(totp.confirmedAt)!, lastUsedAt: iso(totp.lastUsedAt) }]
-    : [];
+  const keys = await db.select().from(passkeys).where(eq(passkeys.userId, userId));
+  const factors = [
+    ...(totp?.confirmedAt
+      ? [{ kind: 'totp' as const, confirmedAt: iso(totp.confirmedAt)!, lastUsedAt: iso(totp.lastUsedAt) }]
+      : []),
+    ...keys.map((k) => ({ kind: 'passkey' as const, confirmedAt: iso(k.createdAt)!, lastUsedAt: iso(k.lastUsedAt) })),
+  ];
   return {
     factors,
     totpPending: totp !== undefined && totp.confirmedAt === null,
@@ -382,11 +386,12 @@ export function registerMfa(app: App): void {
     const db = c.var.db;
     const target = await liveAccount(db, userId);
     const actor = c.var.principal.user;
-    const [totp, codes] = await db.batch([
+    const [totp, codes, keys] = await db.batch([
       db.delete(mfaTotp).where(eq(mfaTotp.userId, target.id)),
       db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, target.id)),
+      db.delete(passkeys).where(eq(passkeys.userId, target.id)),
     ]);
-    if (totp.rowsAffected + codes.rowsAffected > 0) {
+    if (totp.rowsAffected + codes.rowsAffected + keys.rowsAffected > 0) {
       // Every session of the user ends (the administrator's own, if it is theirs, too).
       await runAccountBatch(
         db,

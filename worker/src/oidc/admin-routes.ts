@@ -30,6 +30,16 @@ const Fields = {
   claimDisplayName: Claim,
   claimEmail: Claim,
   claimRole: Claim.nullable(),
+  trustMfaClaims: z.boolean().openapi({
+    description:
+      'true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose ' +
+      '`acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it ' +
+      '(docs/security-mfa.md)',
+  }),
+  acceptedAcr: z
+    .array(z.string().min(1).max(200))
+    .max(20)
+    .openapi({ description: '`acr` values that count as multi-factor when trustMfaClaims is true' }),
   enabled: z.boolean(),
 };
 const Create = z
@@ -41,6 +51,8 @@ const Create = z
     claimDisplayName: Claim.default('name'),
     claimEmail: Claim.default('email'),
     claimRole: Claim.nullable().default(null),
+    trustMfaClaims: Fields.trustMfaClaims.default(false),
+    acceptedAcr: Fields.acceptedAcr.default([]),
     enabled: z.boolean().default(true),
   })
   .strict()
@@ -69,6 +81,8 @@ const Public = z
     claimDisplayName: z.string(),
     claimEmail: z.string(),
     claimRole: z.string().nullable(),
+    trustMfaClaims: z.boolean(),
+    acceptedAcr: z.array(z.string()),
     enabled: z.boolean(),
     loginPath: z.string(),
     createdAt: z.string(),
@@ -88,6 +102,8 @@ function toPublic(p: ProviderRow, root: string): z.infer<typeof Public> {
     claimDisplayName: p.claimDisplayName,
     claimEmail: p.claimEmail,
     claimRole: p.claimRole,
+    trustMfaClaims: p.trustMfaClaims,
+    acceptedAcr: p.acceptedAcr,
     enabled: p.enabled,
     loginPath: `${root}/v3/oidc/login/${p.name}`,
     createdAt: new Date(p.createdAt).toISOString(),

@@ -7,6 +7,11 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { validated } from '../http/validated.js';
 import { startPendingMerge, startSession } from '../sessions/routes.js';
+import { factorsOf } from '../accounts/factors.js';
+import { throttleKey } from '../accounts/throttle.js';
+import { loginKey } from '../auth/credentials.js';
+import { secondStepRequired } from '../auth/mfa-answers.js';
+import { multiFactorOfClaims } from './mfa-claims.js';
 import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/external.js';
 import { pendingMergeOf } from '../users/identity-merge.js';
 import { FLOW_COOKIE, completeLogin, enabledProvider, identityOfClaims, startLogin } from './flow.js';
@@ -47,6 +52,11 @@ const callback = publicRoute({
       'expiry), creates the account at its first login or refreshes it, and starts a session: 303 to `next` or ' +
       'DEFAULT_FRONTEND_URL. The exchange is an `oidc.token_exchange` audit event (ext_service_access), without ' +
       'the code or the tokens.',
+    'An account with a second factor (docs/security-mfa.md) opens no session unless the record trusts the ' +
+      "provider's claims (`trustMfaClaims`) and the ID token's `amr` names a multi-factor method or its `acr` is " +
+      'accepted: DEFAULT_FRONTEND_URL with `auth_error=second_factor_required` and the pending-login cookie ' +
+      '`auth_pending_login`, for POST /v3/login/second-factor. A trusted multi-factor login starts its session ' +
+      'verified for step-up.',
     'Identities are keyed by the record, the issuer and the subject: after the issuer of a record changes, its ' +
       'logins reach none of the accounts linked under the old issuer (unless an admin moved the links, ' +
       '`relinkIdentities`).',
@@ -117,9 +127,27 @@ export function registerOidc(app: App): void {
       if (err instanceof ProblemError) return c.redirect(frontendWithError(config, err.code), 303);
       throw err;
     }
-    await recordLogin(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name }, { also: [exchange()] });
-    c.set('principal', { user: outcome.user, method: 'session' });
-    await startSession(c, outcome.user, 'cookie', 'oidc');
+    // The provider proved the identity (recorded as an LDAP directory's is); the second factor is
+    // the provider's when the record trusts its claims, else the account's own, when it has one.
+    const trusted = multiFactorOfClaims(provider, result.claims);
+    const factors = await factorsOf(c.var.db, outcome.user.id);
+    const data = trusted ? { secondFactor: trusted } : undefined;
+    const source = { source: 'oidc', sourceName: provider.name } as const;
+    const user = await recordLogin(c.var.scope, outcome.user, source, { also: [exchange()], data });
+    if (factors.length > 0 && !trusted) {
+      const pending = await secondStepRequired(c, user, factors, {
+        userId: user.id,
+        login: user.login,
+        kind: 'cookie',
+        authMethod: 'oidc',
+        throttleKey: throttleKey(loginKey(user.login), user.source === 'ldap' ? (user.sourceName ?? '') : undefined),
+        known: false,
+      });
+      // The browser holds the pending cookie; the front end asks for the second step.
+      return c.redirect(frontendWithError(config, pending.code), 303);
+    }
+    c.set('principal', { user, method: 'session' });
+    await startSession(c, user, 'cookie', 'oidc', trusted ? c.var.scope.now() : undefined);
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);
   });
 }

@@ -13,7 +13,7 @@ import { lockedUntil, throttleKey } from '../accounts/throttle.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { mfaRecoveryCodes, mfaTotp, users } from '../../../schema/index.js';
+import { mfaRecoveryCodes, mfaTotp, passkeys, users } from '../../../schema/index.js';
 import { endSessionsStatement } from '../accounts/sessions.js';
 import { runAccountBatch } from '../accounts/writes.js';
 import { OPERATOR_ACTOR, unblockAccount, unlockAccount, type AdminContext } from '../users/admin-changes.js';
@@ -128,16 +128,17 @@ export async function resetPasswordOf(ctx: OperatorContext, login: string, passw
 }
 
 /**
- * Removes every second factor of an account and its recovery codes (a locked-out administrator who
+ * Removes every second factor of an account (TOTP, passkeys) and its recovery codes (a locked-out administrator who
  * lost the authenticator): every session ends, the event (actor "operator") mails the user.
  * Returns how many factor rows and codes were removed.
  */
 export async function removeFactorsOf(ctx: OperatorContext, login: string): Promise<number> {
   const user = await accountOf(ctx.db, login);
   const db = ctx.db;
-  const [totp, codes] = await runAccountBatch(db, [
+  const [totp, codes, keys] = await runAccountBatch(db, [
     db.delete(mfaTotp).where(eq(mfaTotp.userId, user.id)),
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
+    db.delete(passkeys).where(eq(passkeys.userId, user.id)),
     endSessionsStatement(db, user.id, ctx.now, 'admin'),
     auditInsert(db, ctx.now, {
       stream: 'crud_admin',
@@ -147,7 +148,7 @@ export async function removeFactorsOf(ctx: OperatorContext, login: string): Prom
       data: { factor: 'all', by: 'operator' },
     }),
   ]);
-  return totp.rowsAffected + codes.rowsAffected;
+  return totp.rowsAffected + codes.rowsAffected + keys.rowsAffected;
 }
 
 /** Creates another administrator (local account; policy-checked, audited). */

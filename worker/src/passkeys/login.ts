@@ -140,6 +140,9 @@ export async function signInWithPasskey(
     config,
     userAgent: request.userAgent ?? undefined,
     request,
+    // A discoverable passkey with user verification is two factors in one (the device and its PIN or
+    // biometrics): the session starts verified for step-up and enforcement (docs/security-mfa.md).
+    secondFactorAt: now,
   });
   const d = deviceWrites(ldb, user, plan.device, now, device === undefined ? { request, via: kind } : undefined);
   await runAccountBatch(ldb, [
@@ -166,17 +169,19 @@ export async function signInWithPasskey(
 /**
  * The options of a passkey assertion as a second factor of `userId` (after its password): the
  * account's passkeys listed, user verification preferred (the password was the first factor). The
- * answer goes to verifyPasskeyAssertion with purpose `second-factor` and the same `userId`.
+ * answer goes to verifyPasskeyAssertion with purpose `second-factor` and the same `userId` and
+ * `bound` (the pending login's id: the challenge completes that login only).
  */
 export async function secondFactorOptions(
   scope: RequestScope,
   rp: RelyingParty,
   userId: string,
+  bound?: string,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const own = await listPasskeys(scope.db, userId);
   return generateAuthenticationOptions({
     rpID: rp.id,
-    challenge: await issueChallenge(scope, 'second-factor', userId),
+    challenge: await issueChallenge(scope, 'second-factor', userId, bound),
     timeout: CEREMONY_TIMEOUT_MS,
     allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports })),
     userVerification: 'preferred',

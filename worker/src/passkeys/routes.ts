@@ -12,11 +12,15 @@ import { refuseCrossSiteLogin, requestOrigin } from '../http/csrf.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { readDeviceClaim, setDeviceCookie } from '../sessions/device-cookie.js';
+import { SECOND_STEP_PATH, clearPendingCookie, pendingOfRequest } from '../auth/mfa-answers.js';
+import { readBody } from '../http/body.js';
+import { requestHeader } from '../http/node-messages.js';
 import { SessionResponse } from '../sessions/routes.js';
 import { toPublicUser } from '../accounts/model.js';
 import { signInOptions, signInWithPasskey } from './login.js';
 import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from './registration.js';
 import { relyingParty } from './relying-party.js';
+import { completeWithPasskey, pendingPasskeyOptions } from './second-step.js';
 import { MAX_NAME_LENGTH, PasskeySchema, listPasskeys, toPublicPasskey } from './store.js';
 
 const B64URL = z.string().regex(/^[A-Za-z0-9_-]*={0,2}$/, 'base64url');
@@ -90,6 +94,15 @@ const RegisterBody = z
 const RenameBody = z.object({ name: PasskeyName }).strict().openapi('PasskeyRename');
 const PasskeyParams = z.object({ passkeyId: z.uuid() });
 const SignInBody = z.object({ response: AssertionSchema }).strict().openapi('PasskeySignIn');
+
+const PendingToken = z.string().max(4096).optional().openapi({
+  description: 'the pendingToken of the 401 SECOND_FACTOR_REQUIRED (omitted: the auth_pending_login cookie)',
+});
+const PendingOptionsBody = z.object({ pendingToken: PendingToken }).strict().openapi('PasskeySecondStepStart');
+const PendingAssertionBody = z
+  .object({ pendingToken: PendingToken, response: AssertionSchema })
+  .strict()
+  .openapi('PasskeySecondStep');
 
 const OWN = { schemes: ['Cookie'], roles: ANY_ROLE } as const;
 const ENDS =
@@ -215,6 +228,50 @@ const signIn = publicRoute({
   },
 });
 
+const secondStepOptions = publicRoute({
+  method: 'post',
+  path: `${SECOND_STEP_PATH}/passkey/options`,
+  operationId: 'startPasskeySecondStep',
+  tags: ['auths'],
+  summary: 'The second step of a login with a passkey: the options of its assertion',
+  description: [
+    'After a right password answered 401 SECOND_FACTOR_REQUIRED with `passkey` among its `factors`: the options of ' +
+      'a WebAuthn authentication for that pending login (docs/security-mfa.md). The body is optional: JSON ' +
+      '`{"pendingToken": ...}`, or nothing (the cookie `auth_pending_login` names the pending login). The ' +
+      'account’s passkeys are listed (allowCredentials), user verification preferred; the challenge is valid for ' +
+      '5 minutes, once, and for this pending login only. Nothing is stored.',
+    'A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. An account without a passkey: 409. ' +
+      'Any role.',
+  ].join('\n\n'),
+  request: { body: { required: false, content: { 'application/json': { schema: PendingOptionsBody } } } },
+  responses: {
+    200: { description: 'the options', content: { 'application/json': { schema: RequestOptions } } },
+    ...problemResponses(400, 401, 403, 409, 415, 422),
+  },
+});
+
+const secondStepAssertion = publicRoute({
+  method: 'post',
+  path: `${SECOND_STEP_PATH}/passkey`,
+  operationId: 'loginSecondStepWithPasskey',
+  tags: ['auths'],
+  summary: 'The second step of a login with a passkey: the assertion opens the session',
+  description: [
+    'The browser’s answer to the options of /v3/login/second-factor/passkey/options, with the `pendingToken` ' +
+      '(omitted: the cookie `auth_pending_login`). Opens the session exactly as a code at /v3/login/second-factor ' +
+      'does (cookie, device cookie, events; the session’s second-factor time starts) and clears the pending cookie.',
+    'A refused assertion (not a passkey of the account, a challenge of another pending login, used or expired, a ' +
+      'signature that does not verify, a counter that did not grow) is 401 INVALID_CREDENTIALS and counts like a ' +
+      'wrong code (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). A missing, expired, used or forged ' +
+      'pending login: 401 UNAUTHENTICATED. A cross-site request: 403. Any role.',
+  ].join('\n\n'),
+  request: { body: { required: true, content: { 'application/json': { schema: PendingAssertionBody } } } },
+  responses: {
+    200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
+    ...problemResponses(400, 401, 403, 415, 422, 429),
+  },
+});
+
 /** The relying party of this request. */
 function rpOf(c: Context<AppEnv>) {
   return relyingParty(c.var.config, requestOrigin(c));
@@ -255,6 +312,29 @@ export function registerPasskeyRoutes(app: App): void {
     if (!(await removePasskey(c.var.scope, c.var.principal.user, passkeyId, ownSession(c))))
       throw new ProblemError('NOT_FOUND', { detail: 'no such passkey of yours' });
     return c.body(null, 204);
+  });
+
+  app.openapi(secondStepOptions, async (c) => {
+    const body = requestHeader(c, 'Content-Type') ? await readBody(c, PendingOptionsBody) : {};
+    const pending = await pendingOfRequest(c, body.pendingToken);
+    return c.json(await pendingPasskeyOptions(c.var.scope, rpOf(c), pending), 200);
+  });
+
+  app.openapi(secondStepAssertion, async (c) => {
+    refuseCrossSiteLogin(c);
+    const body = validated(c, 'json', PendingAssertionBody);
+    const scope = c.var.scope;
+    const pending = await pendingOfRequest(c, body.pendingToken);
+    const response = body.response as AuthenticationResponseJSON;
+    const done = await completeWithPasskey(scope, rpOf(c), pending, response);
+    clearPendingCookie(c);
+    setAuthCookie(c, done.token, done.session.expiresAt);
+    if (done.device) await setDeviceCookie(c, scope, done.user.id, done.device);
+    c.set('principal', { user: done.user, method: 'session' });
+    return c.json(
+      { user: toPublicUser(done.user, c.var.config), expiresAt: new Date(done.session.expiresAt).toISOString() },
+      200,
+    );
   });
 
   app.openapi(signInOptionsRoute, async (c) => c.json(await signInOptions(c.var.scope, rpOf(c)), 200));

@@ -37,6 +37,8 @@ export interface AssertionOptions {
   purpose: ChallengePurpose;
   /** The account the assertion must be of (a second factor: the account whose password was right). */
   userId?: string;
+  /** The pending login the challenge must be bound to (a second step after a password). */
+  bound?: string;
   /** User verification (PIN, biometrics) required: always for a passwordless sign-in. */
   requireUserVerification: boolean;
 }
@@ -62,7 +64,7 @@ export async function verifyPasskeyAssertion(
   o: AssertionOptions,
 ): Promise<AssertionResult> {
   const challenge = challengeOf(response.response.clientDataJSON);
-  const checked = challenge ? await checkChallenge(scope, challenge, o.purpose, o.userId) : undefined;
+  const checked = challenge ? await checkChallenge(scope, challenge, o.purpose, o.userId, o.bound) : undefined;
   if (!checked || !(await consumeChallenge(scope.db, checked))) return { ok: false, reason: 'challenge' };
 
   const found = await passkeyByCredential(scope.db, response.id);

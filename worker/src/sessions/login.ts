@@ -183,7 +183,11 @@ export async function openSession(
   user: UserRow,
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
+  secondFactorAt?: number,
 ): Promise<OpenedSession> {
-  const session = await createSession(scope.lazyDb ?? scope.db, user, newSession(scope, kind, authMethod));
+  const session = await createSession(scope.lazyDb ?? scope.db, user, {
+    ...newSession(scope, kind, authMethod),
+    ...(secondFactorAt !== undefined ? { secondFactorAt } : {}),
+  });
   return { session, token: await sessionToken(scope, session) };
 }

@@ -85,8 +85,10 @@ const login = publicRoute({
       'ended); an LDAP one without either (it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; ' +
       '502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
     'An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 ' +
-      'SECOND_FACTOR_REQUIRED with `factors` (totp, recovery_code), `pendingToken`, `expiresAt` (5 minutes) and ' +
-      '`secondStep` (POST /v3/login/second-factor); the token is also set as the HttpOnly cookie ' +
+      'SECOND_FACTOR_REQUIRED with `factors` (totp, passkey, recovery_code), `pendingToken`, `expiresAt` (5 ' +
+      'minutes), ' +
+      '`secondStep` (POST /v3/login/second-factor) and, with a passkey, `passkeyOptions`; the token is also set ' +
+      'as the HttpOnly cookie ' +
       '`auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.',
   ].join('\n\n'),
   request: { body: { required: false, content: formAndJson(LoginBody) } }, // validated by readBody (JSON or form)
@@ -245,14 +247,18 @@ const logoutAll = protectedRoute(
   },
 );
 
-/** Opens a session for `user` and sets its cookie (the session logins and the OIDC callback). */
+/**
+ * Opens a session for `user` and sets its cookie (the session logins and the OIDC callback);
+ * `secondFactorAt`: the login proved a second factor then (an OIDC provider's trusted claims).
+ */
 export async function startSession(
   c: Context<AppEnv>,
   user: UserRow,
   kind: SessionRow['kind'],
   authMethod: SessionAuthMethod,
+  secondFactorAt?: number,
 ): Promise<OpenedSession> {
-  const opened = await openSession(c.var.scope, user, kind, authMethod);
+  const opened = await openSession(c.var.scope, user, kind, authMethod, secondFactorAt);
   setAuthCookie(c, opened.token, opened.session.expiresAt);
   return opened;
 }

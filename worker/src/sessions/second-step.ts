@@ -29,7 +29,7 @@ import { acceptStep, matchingStep } from '../accounts/totp.js';
 import type { SecondFactorInput } from '../auth/mfa-answers.js';
 
 export type { SecondFactorInput };
-export type SecondStepMethod = 'totp' | 'recovery_code';
+export type SecondStepMethod = 'totp' | 'recovery_code' | 'passkey';
 
 /** Where a second factor is checked (the `via` of its events). */
 export type SecondStepVia = 'login' | 'oauth_login' | 'step_up';
@@ -71,26 +71,55 @@ export async function checkSecondFactor(
   via: SecondStepVia,
   source: UserRow['source'] = 'local',
 ): Promise<{ method: SecondStepMethod; success: AccountBatchItem[] }> {
-  const ctx = loginContext(scope);
   const method: SecondStepMethod = input.code !== undefined ? 'totp' : 'recovery_code';
+  const success = await checkFactor(scope, user, plan, { method, via, source }, async (now) =>
+    method === 'totp'
+      ? { ok: await totpAccepted(scope, user.id, input.code!) }
+      : { ok: await useRecoveryCode(scope.db, user.id, input.recoveryCode!, now) },
+  );
+  return { method, success };
+}
+
+/** What a factor check found: accepted or not, and what the failure event should add. */
+export interface FactorVerdict {
+  ok: boolean;
+  data?: Record<string, unknown>;
+}
+
+/**
+ * The frame of every second-factor check (a code, a recovery code, a passkey assertion): reserves
+ * the guess on `plan` (restricted: 401 ACCOUNT_LOCKED / 429 before anything is checked), runs
+ * `check`, counts a refusal as a failed login with its mfa.failure event (401 INVALID_CREDENTIALS),
+ * and returns a success's statements (the failures forgotten, mfa.verified) to commit with what it opens.
+ */
+export async function checkFactor(
+  scope: RequestScope,
+  user: Pick<UserRow, 'id' | 'login'>,
+  plan: AttemptPlan,
+  o: { method: SecondStepMethod; via: SecondStepVia; source: UserRow['source'] },
+  check: (now: number) => Promise<FactorVerdict>,
+): Promise<AccountBatchItem[]> {
+  const ctx = loginContext(scope);
+  const { method, via } = o;
   const reserved = await reserveAttempt(scope.db, plan, ctx.now);
   if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
-  const ok =
-    method === 'totp'
-      ? await totpAccepted(scope, user.id, input.code!)
-      : await useRecoveryCode(scope.db, user.id, input.recoveryCode!, ctx.now);
-  if (!ok) {
+  const verdict = await check(ctx.now);
+  if (!verdict.ok) {
     const subject = { id: user.id, login: user.login };
     const event = auditInsert(scope.db, ctx.now, {
       stream: 'user_activity',
       type: 'mfa.failure',
       subject,
       request: scope.request,
-      data: { method, via },
+      data: { method, via, ...verdict.data },
     });
-    await failedLogin(ctx, plan, user.login, user as UserRow, { source, via: method }, [event]);
+    await failedLogin(ctx, plan, user.login, user as UserRow, { source: o.source, via: method }, [event]);
+    const what = { totp: 'code', recovery_code: 'recovery code', passkey: 'passkey' }[method];
     throw new ProblemError('INVALID_CREDENTIALS', {
-      detail: `the ${method === 'totp' ? 'code' : 'recovery code'} is wrong, expired or already used`,
+      detail:
+        method === 'passkey'
+          ? 'the passkey was not accepted (not one of the account, a used or expired challenge, or no valid signature)'
+          : `the ${what} is wrong, expired or already used`,
       headers: { 'WWW-Authenticate': ctx.challenge },
     });
   }
@@ -100,14 +129,14 @@ export async function checkSecondFactor(
     type: 'mfa.verified',
     subject: { id: user.id, login: user.login },
     request: scope.request,
-    data: { method, via, ...(left !== undefined ? { left } : {}) },
+    data: { method, via, ...verdict.data, ...(left !== undefined ? { left } : {}) },
   });
-  return { method, success: [...successStatements(scope.db, plan), verified] };
+  return [...successStatements(scope.db, plan), verified];
 }
 
 /** The source of the account of a pending login (for its events). */
 export function pendingSource(p: PendingLogin): UserRow['source'] {
-  return p.authMethod === 'ldap_password' ? 'ldap' : 'local';
+  return p.authMethod === 'ldap_password' ? 'ldap' : p.authMethod === 'oidc' ? 'oidc' : 'local';
 }
 
 /** A completed pending login: the account, its new session with its token, the device for the cookie. */
