@@ -103,7 +103,7 @@ export interface paths {
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password, for every client without a device cookie of the login: Basic clients carry none (a browser that logged in through /v3/login keeps its own budget); 100 failures within a day lock it for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.
          *
-         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (for an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
+         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (a local account with `passwordReason`: `reset` by an administrator or `expired`; an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
          *     Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), not counted.
          *
@@ -161,7 +161,7 @@ export interface paths {
          *
          *     A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for its account has its own failure budget, so that failures of other clients do not lock this browser out (architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.
          *
-         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); an expired local password answers 403 PASSWORD_EXPIRED with `changePassword` (an LDAP one, without: it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); a local password that must be changed answers 403 PASSWORD_EXPIRED with `changePassword` and `passwordReason` (`reset`: an administrator reset it or created the account so; `expired`: its lifetime ended); an LDAP one without either (it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          *
          *     An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 SECOND_FACTOR_REQUIRED with `factors` (totp, passkey, recovery_code), `pendingToken`, `expiresAt` (5 minutes), `secondStep` (POST /v3/login/second-factor) and, with a passkey, `passkeyOptions`; the token is also set as the HttpOnly cookie `auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.
          */
@@ -247,7 +247,7 @@ export interface paths {
          * End the current session
          * @description Session cookie or Bearer. Any role.
          *
-         *     The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie.
+         *     The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. The session is ended by the id its credential carries, signed, without reading it first (one database round trip).
          *
          *     Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.
          *
@@ -703,7 +703,7 @@ export interface paths {
          * List accounts
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          *
-         *     Paginated (limit at most 100, offset), filtered by login prefix, role, status and source, sorted by login, creation or last login (prefix `-` for descending).
+         *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status and source, sorted by login, creation or last login (prefix `-` for descending).
          */
         get: operations["listUsers"];
         put?: never;
@@ -732,6 +732,28 @@ export interface paths {
          * @description Session cookie, Basic or Bearer. Any role.
          */
         get: operations["listOwnSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live sessions of all accounts
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         *
+         *     Paginated (limit at most 100, offset), most recently used first, filtered by a substring of the login. Each names its account; ending one is DELETE /v4/users/{userId}/sessions/{sessionId} (endUserSession).
+         */
+        get: operations["listAllSessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -944,6 +966,7 @@ export interface paths {
          *     | Operation | Super-access |
          *     |---|---|
          *     | list and read accounts, their sessions and API tokens (administrators included) | allowed |
+         *     | list the live sessions of all accounts (`/v4/sessions`) | allowed |
          *     | create an account | role `user` only |
          *     | update, delete, block, unblock, unlock, reset the password, end a session, revoke a token | on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access of their own) |
          *     | change a role | refused |
@@ -954,6 +977,7 @@ export interface paths {
          *     | settings: change, reset | refused |
          *     | audit logs (`/v3/logs`): types, search, events, export | refused |
          *     | audit pipeline health (`/v3/logs/pipeline`) | allowed |
+         *     | the administrator overview (`/v4/admin/overview`: it summarises the audit log) | refused |
          *
          *     A refusal is 403 with a detail saying what super-access cannot do.
          */
@@ -1739,6 +1763,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v4/admin/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The administrator's overview
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         *
+         *     Failed logins and locks of the last 24 hours, live sessions, accounts needing attention (blocked, expired password, inactive soon), mail delivery failures, and the state of the log store and of mail: counts with the first few items of each. The 24-hour numbers read the audit outbox, which holds shipped events OUTBOX_RETENTION_DAY days with a log store and AUDIT_LOCAL_RETENTION_DAYS days without.
+         */
+        get: operations["getAdminOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/settings/mail/test": {
         parameters: {
             query?: never;
@@ -1901,6 +1947,11 @@ export interface components {
                 path: string;
                 message: string;
             }[];
+            /**
+             * @description PASSWORD_EXPIRED of a local account: `reset` (an administrator set the password to be changed at the next login) or `expired` (its lifetime ended)
+             * @enum {string}
+             */
+            passwordReason?: "reset" | "expired";
         } & {
             [key: string]: unknown;
         };
@@ -2209,6 +2260,20 @@ export interface components {
             authenticatedAt: string | null;
             /** @description the session of this request */
             current: boolean;
+        };
+        AccountSessionPage: {
+            items: components["schemas"]["AccountSession"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        AccountSession: components["schemas"]["Session"] & {
+            /** @description the account; end the session with DELETE /v4/users/{userId}/sessions/{sessionId} */
+            user: {
+                id: string;
+                login: string;
+                displayName: string;
+            };
         };
         UserPage: {
             items: components["schemas"]["User"][];
@@ -2758,6 +2823,115 @@ export interface components {
             sentAt: string | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
+        };
+        AdminOverview: {
+            /** Format: date-time */
+            generatedAt: string;
+            /**
+             * Format: date-time
+             * @description the start of the 24 hours the `last24h` numbers count
+             */
+            since: string;
+            last24h: {
+                failedLogins: {
+                    /** @description `login.failure` events (wrong password, unknown login, passkey refused) */
+                    count: number;
+                    /** @description the newest 5 */
+                    items: {
+                        /** Format: date-time */
+                        at: string;
+                        /** @description the login as given */
+                        login: string | null;
+                        /** @description null: no such account */
+                        userId: string | null;
+                        ip: string | null;
+                    }[];
+                };
+                lockEvents: {
+                    /** @description `account.locked` events (a failed-login restriction applied) */
+                    count: number;
+                    /** @description distinct logins they restricted */
+                    logins: number;
+                };
+                /** @description `address.throttled` events */
+                throttledAddresses: number;
+                /** @description mails created in the window and given up */
+                mailGivenUp: number;
+            };
+            now: {
+                /** @description live sessions of all accounts (cookie and OAuth) */
+                activeSessions: number;
+                /** @description logins locked for untrusted clients now (local and LDAP), latest end first */
+                lockedLogins: {
+                    count: number;
+                    items: {
+                        /** @description the login key (case-folded) */
+                        login: string;
+                        /** @enum {string} */
+                        source: "local" | "ldap";
+                        /** Format: date-time */
+                        until: string;
+                        /** @description the local account, if one has the login */
+                        userId: string | null;
+                    }[];
+                };
+                /** @description blocked accounts (by an administrator or for inactivity), last changed first; `at`: last change */
+                blocked: {
+                    count: number;
+                    /** @description the first 5 */
+                    items: components["schemas"]["OverviewAccount"][];
+                };
+                /** @description active local accounts whose password is older than USER_PASSWORD_EXPIRATION_DAY; `at`: when it was set */
+                passwordExpired: {
+                    count: number;
+                    /** @description the first 5 */
+                    items: components["schemas"]["OverviewAccount"][];
+                };
+                /** @description active accounts the inactivity block (USER_INACTIVE_TIMEOUT_DAY) reaches within 7 days; `at`: last activity */
+                inactiveSoon: {
+                    count: number;
+                    /** @description the first 5 */
+                    items: components["schemas"]["OverviewAccount"][];
+                };
+                /** @description mails whose last try failed, waiting for another */
+                mailFailing: number;
+                /** @description the newest 5 mails of the last 24 hours that failed or were given up */
+                mailFailures: {
+                    id: string;
+                    kind: string;
+                    userLogin: string | null;
+                    /** @enum {string} */
+                    status: "failed" | "given_up";
+                    lastError: string | null;
+                    /** Format: date-time */
+                    createdAt: string;
+                }[];
+            };
+            logStore: {
+                /**
+                 * @description configured: LOGSTORE_URLS; embedded: the audit log in libSQL (docs/audit-logs-embedded.md)
+                 * @enum {string}
+                 */
+                state: "configured" | "embedded";
+            };
+            mail: {
+                /**
+                 * @description configured: a mail server; outbox: none, mails are written as .eml files (Node host; docs/mail.md, "Development outbox"); not_configured: mail cannot be sent
+                 * @enum {string}
+                 */
+                state: "configured" | "outbox" | "not_configured";
+                /** @description why mail cannot be sent (not_configured) */
+                detail: string | null;
+            };
+        };
+        OverviewAccount: {
+            id: string;
+            login: string;
+            /**
+             * Format: date-time
+             * @description what put it on the list (see the list)
+             */
+            at: string | null;
         };
         MailTestResult: {
             /**
@@ -5037,6 +5211,8 @@ export interface operations {
                 offset?: number | null;
                 /** @description login prefix (case-insensitive) */
                 login?: string;
+                /** @description a substring of the login, the display name or the address (case-insensitive; for the name and the address, ASCII letters only); `%`, `_` and `\` match themselves */
+                q?: string;
                 role?: "admin" | "auditor" | "user";
                 status?: "active" | "blocked";
                 source?: "local" | "ldap" | "oidc";
@@ -5234,6 +5410,63 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAllSessions: {
+        parameters: {
+            query?: {
+                /** @description page size, at most 100 */
+                limit?: number;
+                offset?: number | null;
+                /** @description a substring of the login (case-insensitive; `%` and `_` match themselves) */
+                login?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSessionPage"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {
@@ -7833,6 +8066,48 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAdminOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the overview */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOverview"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {

@@ -161,7 +161,8 @@ describe('permission table', () => {
       }
     }
     expect(failures).toEqual([]);
-  });
+    // Four requests for each of some hundred operations, one after another.
+  }, 240_000);
 });
 
 describe('super-access (lent admin rights) × every protected route', () => {
