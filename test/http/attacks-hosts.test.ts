@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Browser } from '../harness/browser.js';
 import { ADMIN, basic, call, callJson, uniqueLogin } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { totpCode } from '../harness/totp.js';
 
 const kind = inject('hostKind');
 const PASSWORD = 'Tw0$hosts';
@@ -96,6 +98,44 @@ describe(`attacks across two ${kind} hosts on one database`, () => {
         auth: basic(login, PASSWORD),
       });
       expect(r.body.code).toBe('ACCOUNT_LOCKED');
+    }
+  });
+
+  it('second-factor guesses split across two hosts: at most AUTH_FAILED_COUNT codes checked, then locked', async () => {
+    const login = uniqueLogin('split2f');
+    await createUserOn(a, login);
+    // Enrolled on A (codes from oathtool), then a right password on A: a pending login for the second step.
+    const browser = new Browser(new URL(a.url).origin);
+    expect((await browser.postJson(`${a.url}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
+    const started = await browser.fetch(`${a.url}/v4/users/me/totp`, { method: 'POST' });
+    expect(started.status).toBe(201);
+    const secret = new URL(((await started.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
+    const confirm = await browser.postJson(`${a.url}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
+    expect(confirm.status).toBe(204);
+    const first = await callJson<{ code: string; pendingToken: string }>('/v3/login', {
+      base: a.url,
+      method: 'POST',
+      json: { login, password: PASSWORD },
+    });
+    expect(first.body.code).toBe('SECOND_FACTOR_REQUIRED');
+    // A code none of the accepted steps (now, ±1) gives.
+    const near = [-1, 0, 1].map((s) => totpCode(secret, Date.now(), s));
+    const wrong = ['000000', '111111', '222222', '333333'].find((c) => !near.includes(c))!;
+    const guess = (host: RunningHost, code: string) =>
+      callJson('/v3/login/second-factor', {
+        base: host.url,
+        method: 'POST',
+        json: { pendingToken: first.body.pendingToken, code },
+      });
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => guess(i % 2 ? b : a, wrong)));
+    const codes = results.map((r) => r.body.code);
+    expect(codes.filter((c) => c === 'INVALID_CREDENTIALS').length).toBe(3);
+    expect(codes.filter((c) => c === 'ACCOUNT_LOCKED').length).toBe(21);
+    // The restriction holds on both instances, for the right code and the password alike.
+    for (const host of [a, b]) {
+      expect((await guess(host, totpCode(secret, Date.now()))).body.code).toBe('ACCOUNT_LOCKED');
+      const pw = await callJson('/v3/login', { base: host.url, method: 'POST', json: { login, password: PASSWORD } });
+      expect(pw.body.code).toBe('ACCOUNT_LOCKED');
     }
   });
 

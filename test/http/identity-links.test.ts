@@ -12,6 +12,7 @@ import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/clien
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestProvider, throughProvider, type TestProvider } from '../harness/oidc-provider.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
+import { totpCode } from '../harness/totp.js';
 
 let host: RunningHost;
 let bridge: TestBridge;
@@ -197,6 +198,42 @@ describe('OIDC identities are keyed by issuer and subject', () => {
 });
 
 describe('pending merges are bound to the browser that logged in', () => {
+  it('a merge into a local account with a second factor asks for it at /v3/login/union, then links', async () => {
+    const login = uniqueLogin('merge2f');
+    const localId = await createLocal(login);
+    // The local account enrols a TOTP factor (codes from oathtool).
+    const owner = new Browser(host.origin);
+    expect((await owner.postJson(`${host.url}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
+    const started = await owner.fetch(`${host.url}/v4/users/me/totp`, { method: 'POST' });
+    expect(started.status).toBe(201);
+    const secret = new URL(((await started.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
+    const confirm = await owner.postJson(`${host.url}/v4/users/me/totp/confirm`, {
+      code: totpCode(secret, Date.now()),
+    });
+    expect(confirm.status).toBe(204);
+
+    // An OIDC login of the same login: a pending merge, proven by the local password at /v3/login/union...
+    const pending = await oidcLogin('sso', login);
+    expect(pending.location).toBe(MERGE_PAGE);
+    const b = pending.b;
+    const union = await b.postJson(`${host.url}/v3/login/union`, { password: PASSWORD });
+    expect(union.status).toBe(401);
+    expect(await union.json()).toMatchObject({ code: 'SECOND_FACTOR_REQUIRED', factors: ['totp'] });
+    // ...and no session before the second factor, a wrong code refused.
+    expect((await b.fetch(`${host.url}/v4/users/me`)).status).toBe(401);
+    const near = [0, 1].map((step) => totpCode(secret, Date.now(), step));
+    const wrong = ['000000', '111111', '222222'].find((c) => !near.includes(c))!;
+    expect((await b.postJson(`${host.url}/v3/login/second-factor`, { code: wrong })).status).toBe(401);
+    const second = await b.postJson(`${host.url}/v3/login/second-factor`, { code: totpCode(secret, Date.now(), 1) });
+    expect(second.status).toBe(200);
+    const me = await b.fetch(`${host.url}/v4/users/me`);
+    expect(((await me.json()) as { id: string }).id).toBe(localId);
+    // Linked: the provider's login now reaches the local account, and still asks for the factor.
+    const again = await oidcLogin('sso', login);
+    expect(again.location).toBe(`${FRONTEND}?auth_error=second_factor_required`);
+    expect(again.me.status).toBe(401);
+  });
+
   it(
     'a leaked pending-merge cookie alone completes nothing in another browser; the browser that logged ' +
       'in completes it, once',

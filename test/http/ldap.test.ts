@@ -10,6 +10,7 @@ import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, DAY, basic, callJson, createSuperAccessHolder, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { totpCode } from '../harness/totp.js';
 import { closedPortUrl, startSilentServer, startSlapd, type SilentServer, type Slapd } from '../harness/slapd.js';
 
 let host: RunningHost;
@@ -442,6 +443,37 @@ describe('LDAP login', () => {
     });
     expect(form.status).toBe(303);
     expect(form.headers.get('location')).toContain('auth_error=invalid_credentials');
+  });
+
+  it('an LDAP account enrols a TOTP factor stored here and signs in in two steps; Basic is refused', async () => {
+    const doe = slapd.user('alice');
+    const b = new Browser(host.origin);
+    const creds = { login: doe.login, password: doe.password, ldapServer: 'corp-plain' };
+    expect((await b.postJson(`${host.url}/v3/login`, creds)).status).toBe(200);
+    const started = await b.fetch(`${host.url}/v4/users/me/totp`, { method: 'POST' });
+    expect(started.status).toBe(201);
+    const secret = new URL(((await started.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
+    const confirmed = await b.postJson(`${host.url}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
+    expect(confirmed.status).toBe(204);
+
+    // The directory's password is right: no session yet, the second step named.
+    const next = new Browser(host.origin);
+    const first = await next.postJson(`${host.url}/v3/login`, creds);
+    expect(first.status).toBe(401);
+    const pending = (await first.json()) as { code: string; factors: string[] };
+    expect(pending).toMatchObject({ code: 'SECOND_FACTOR_REQUIRED', factors: ['totp'] });
+    expect((await next.fetch(`${host.url}/v4/users/me`)).status).toBe(401);
+    // The code of the next step (the current one was used to confirm) opens the session.
+    const second = await next.postJson(`${host.url}/v3/login/second-factor`, { code: totpCode(secret, Date.now(), 1) });
+    expect(second.status).toBe(200);
+    const me = await next.fetch(`${host.url}/v4/users/me`);
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { source: string }).source).toBe('ldap');
+
+    // Basic with X-LDAP-Name: refused, pointing to API tokens.
+    const basicLogin = await ldapBasic('corp-plain', doe.login, doe.password!);
+    expect(basicLogin.status).toBe(403);
+    expect(basicLogin.body.code).toBe('SECOND_FACTOR_NOT_ALLOWED_HERE');
   });
 
   it('an unknown X-LDAP-Name is a 400 naming it', async () => {
