@@ -77,7 +77,7 @@ function writeBundled(): void {
   );
   console.log(`${out}: ${passwords.length} passwords, ${filter.bytes.length} bytes, k=${filter.k}`);
   // The edge reads the same filter as a static asset (docs/performance.md, "The edge bundle").
-  console.log('then `node scripts/copy-vendor.mjs` writes it for the edge (STATIC_DIR/blocklist/*.pwbf)');
+  console.log('then `npm run build:console` writes it for the edge (STATIC_DIR/blocklist/*.pwbf)');
 }
 
 const args = process.argv.slice(2);

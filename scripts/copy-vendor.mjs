@@ -52,17 +52,3 @@ await build({
   logLevel: 'warning',
 });
 console.log(`@sentry/browser bundled to ${sentryOut}`);
-
-// The bundled password filter for the edge host (docs/performance.md, "The edge bundle"): its data is
-// a static asset the isolate fetches once (STATIC_DIR/blocklist/common-passwords.pwbf) rather than
-// part of the script. Decoded from the generated module the Node host imports, so both hold one list.
-{
-  const { readFileSync, writeFileSync } = await import('node:fs');
-  const source = readFileSync('worker/src/auth/blocklist/bundled-filter.ts', 'utf8');
-  const body = source.slice(source.indexOf('BUNDLED_FILTER_BASE64'));
-  const base64 = [...body.matchAll(/'([A-Za-z0-9+/=]*)'/g)].map((m) => m[1]).join('');
-  const out = join(staticDir, 'blocklist', 'common-passwords.pwbf');
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, Buffer.from(base64, 'base64'));
-  console.log(`password filter written to ${out}`);
-}
