@@ -5,12 +5,14 @@
  * password alone would have. Used by the sign-in and merge pages (console/pages/signin.ts).
  */
 import '../../worker/src/console/security-texts.js';
+import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext } from '../context.js';
 import { t } from '../i18n.js';
 import { enrolmentOnly, factorBody } from '../step-up.js';
 import { el, onSubmit, showMessage } from '../ui.js';
 import { landingPage } from './admin-overview.js';
+import { cancelledCeremony } from './passkeys.js';
 
 /**
  * Where a new session goes: the page asked for (administrators: the overview for the home page,
@@ -30,6 +32,8 @@ export function showSecondStep(
   first: HTMLElement,
   next: string,
   refused: (region: HTMLElement, err: unknown) => void,
+  /** The factors the 401 SECOND_FACTOR_REQUIRED named: with `passkey`, a button offers one. */
+  factors: readonly string[] = [],
 ): void {
   document.getElementById('second-step')?.remove();
   const input = el('input', {
@@ -50,6 +54,12 @@ export function showSecondStep(
     region,
     el('p', { class: 'actions' }, el('button', { type: 'submit' }, t('second.submit')), ' ', restart),
   );
+  // A passkey of the account instead of a code (docs/security-mfa.md, "The passkey second step").
+  const passkey = el('button', { type: 'button', class: 'secondary', id: 'second-passkey' }, t('second.passkey'));
+  if (factors.includes('passkey') && browserSupportsWebAuthn()) {
+    form.insertBefore(el('p', { class: 'actions' }, passkey), region);
+    passkey.addEventListener('click', () => void usePasskey());
+  }
   const section = el(
     'section',
     { id: 'second-step', 'aria-labelledby': 'second-title' },
@@ -64,6 +74,31 @@ export function showSecondStep(
     first.querySelector<HTMLInputElement>('input[type=password]')?.focus();
   };
   restart.addEventListener('click', () => back());
+  const usePasskey = async () => {
+    showMessage(region, null);
+    try {
+      const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
+        '/v3/login/second-factor/passkey/options',
+        { method: 'POST' },
+      );
+      let response: Awaited<ReturnType<typeof startAuthentication>>;
+      try {
+        response = await startAuthentication({ optionsJSON });
+      } catch (err) {
+        if (cancelledCeremony(err)) return showMessage(region, 'error', t('signin.passkeyCancelled'));
+        throw err;
+      }
+      await api('/v3/login/second-factor/passkey', { method: 'POST', json: { response } });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
+        showMessage(region, 'error', t('signin.passkeyFailed'));
+      } else if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') back(t('second.expired'));
+      else refused(region, err);
+      return;
+    }
+    showMessage(region, 'success', t('signin.ok'));
+    await land(ctx, next);
+  };
   onSubmit(form, region, async () => {
     try {
       await api('/v3/login/second-factor', { method: 'POST', json: factorBody(input.value) });

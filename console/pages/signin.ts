@@ -86,7 +86,7 @@ const signin: PageScript = async (ctx) => {
     } catch (err) {
       byId<HTMLInputElement>('signin-password').value = '';
       if (err instanceof ApiError && err.code === 'SECOND_FACTOR_REQUIRED') {
-        showSecondStep(ctx, form, next, (r, e) => showLoginRefusal(ctx, r, e, login));
+        showSecondStep(ctx, form, next, (r, e) => showLoginRefusal(ctx, r, e, login), factorsOf(err));
       } else showLoginRefusal(ctx, region, err, login);
       return;
     }
@@ -135,6 +135,10 @@ function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTML
   );
 }
 
+/** The factors a 401 SECOND_FACTOR_REQUIRED names. */
+const factorsOf = (err: ApiError): string[] =>
+  Array.isArray(err.problem.factors) ? err.problem.factors.filter((f) => typeof f === 'string') : [];
+
 const merge: PageScript = (ctx) => {
   const form = byId<HTMLFormElement>('merge-form');
   const region = byId('merge-message');
@@ -147,7 +151,7 @@ const merge: PageScript = (ctx) => {
     } catch (err) {
       byId<HTMLInputElement>('merge-password').value = '';
       if (err instanceof ApiError && err.code === 'SECOND_FACTOR_REQUIRED') {
-        showSecondStep(ctx, form, `${ctx.base}/`, (r, e) => showLoginRefusal(ctx, r, e, ''));
+        showSecondStep(ctx, form, `${ctx.base}/`, (r, e) => showLoginRefusal(ctx, r, e, ''), factorsOf(err));
         return;
       }
       // 401 without a pending merge of this browser; 409 when it was linked already.

@@ -202,6 +202,34 @@ describe('passkeys in the console', () => {
 });
 
 describe('a passkey as the second step after a password', () => {
+  it('in the console: the password, then "Use a passkey instead" signs in', async () => {
+    const login = uniqueLogin('pk2c');
+    await createUser(login, PASSWORD, { displayName: 'Second Step Person' });
+    const tab = await tabWithAuthenticator();
+    await signIn(tab, base(), login, PASSWORD);
+    await registerInConsole(tab.page, 'Phone');
+    await signOut(tab.page);
+
+    // The password: the second step replaces the form and offers the passkey.
+    await tab.page.fill('#signin-login', login);
+    await tab.page.fill('#signin-password', PASSWORD);
+    await tab.page.click('#signin-form button[type=submit]');
+    await tab.page.waitForSelector('#second-passkey');
+    await checkPage(tab, kind, 'signin-second-step-passkey');
+    await Promise.all([
+      tab.page.waitForURL((u) => !u.pathname.endsWith('/ui/login'), { timeout: 20_000 }),
+      tab.page.click('#second-passkey'),
+    ]);
+    await waitReady(tab.page);
+    expect(await tab.page.textContent('#console-user')).toBe('Second Step Person');
+    const current = await tab.page.evaluate(async (root) => {
+      const res = await fetch(`${root}/v4/users/me/sessions`);
+      return ((await res.json()) as { items: Array<{ current: boolean }> }).items.filter((x) => x.current).length;
+    }, root());
+    expect(current).toBe(1);
+    await tab.context.close();
+  }, 120_000);
+
   it('the password asks for it; its assertion opens the session; refusals count like wrong codes', async () => {
     const login = uniqueLogin('pk2');
     await createUser(login, PASSWORD, { sessionLimit: 5 });
