@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /** KiB, gzipped, of the whole upload. */
-const CEILING_KIB = 460;
+const CEILING_KIB = 470;
 
 describe('the edge bundle', () => {
   it(`gzipped, stays at most ${CEILING_KIB} KiB, without zod's other locales or the password filter's ` +

@@ -109,7 +109,11 @@ describe('lazy connection (Node, embedded file)', () => {
   it('a wrong password is recorded on the main connection (with its fsync) before the 401', async () => {
     const mainBatch = vi.spyOn(database.db, 'batch');
     expect((await login('Wr0ng$pass')).status).toBe(401);
-    expect(mainBatch).toHaveBeenCalledTimes(1);
+    // Not counted: the previous test's session touch, which runs after its answer (it may land now).
+    const sqlOf = (q: unknown) => (q as { toSQL?: () => { sql: string } }).toSQL?.().sql ?? '';
+    const touch = /^update "(sessions|users)" set "(last_seen_at|last_activity_at)" = \?/;
+    const batches = mainBatch.mock.calls.filter(([qs]) => !(qs as readonly unknown[]).every((q) => touch.test(sqlOf(q))));
+    expect(batches).toHaveLength(1);
     mainBatch.mockRestore();
     // The success before it forgot the earlier failures: this one is the only attempt counted, against
     // the login and against the account's total (no client address in app.request: no address budget).
