@@ -27,20 +27,28 @@ export async function factorsOf(db: Db, userId: string): Promise<FactorKind[]> {
 }
 
 /**
- * The query of the accounts of login key `lk` with a confirmed TOTP factor, to join a login's first batch
- * (its attempt reservation and account read): the factors cost no round trip of their own.
+ * The query of the second factors of the accounts of login key `lk` (a confirmed TOTP factor, a
+ * registered passkey: one row per kind and account), to join a login's first batch (its attempt
+ * reservation and account read): the factors cost no round trip of their own.
  */
-export function totpOfLoginKey(db: Db, lk: string) {
-  return db
-    .select({ userId: mfaTotp.userId })
+export function factorsOfLoginKey(db: Db, lk: string) {
+  const totp = db
+    .select({ userId: mfaTotp.userId, kind: sql<FactorKind>`'totp'`.as('kind') })
     .from(mfaTotp)
     .innerJoin(users, eq(users.id, mfaTotp.userId))
     .where(and(eq(users.loginKey, lk), isNull(users.deletedAt), isNotNull(mfaTotp.confirmedAt)));
+  const passkey = db
+    .selectDistinct({ userId: passkeys.userId, kind: sql<FactorKind>`'passkey'`.as('kind') })
+    .from(passkeys)
+    .innerJoin(users, eq(users.id, passkeys.userId))
+    .where(and(eq(users.loginKey, lk), isNull(users.deletedAt)));
+  return totp.unionAll(passkey);
 }
 
-/** The factor kinds of account `userId` among the rows of `totpOfLoginKey`. */
-export function factorsAmong(rows: readonly { userId: string }[], userId: string): FactorKind[] {
-  return rows.some((r) => r.userId === userId) ? ['totp'] : [];
+/** The factor kinds of account `userId` among the rows of `factorsOfLoginKey`, in factorsOf's order. */
+export function factorsAmong(rows: readonly { userId: string; kind: FactorKind }[], userId: string): FactorKind[] {
+  const kinds = new Set(rows.filter((r) => r.userId === userId).map((r) => r.kind));
+  return (['totp', 'passkey'] as const).filter((k) => kinds.has(k));
 }
 
 /** How many unused recovery codes the account has. */

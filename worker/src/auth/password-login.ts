@@ -19,7 +19,7 @@ import {
 } from '../accounts/login-rule.js';
 import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
-import { factorsAmong, totpOfLoginKey, type FactorKind } from '../accounts/factors.js';
+import { factorsAmong, factorsOfLoginKey, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
 import {
@@ -150,10 +150,10 @@ export async function authenticateLocalPassword(
       // is then committed with an fsync before its answer, which makes this reservation durable too.
       const rdb = ctx.lazyDb ?? db;
       let plan = plans[0]!;
-      let [reserved, rows, totp] = await rdb.batch([
+      let [reserved, rows, factorRows] = await rdb.batch([
         reserveAttempt(rdb, plan, now),
         liveLocalUser(rdb, lk),
-        totpOfLoginKey(rdb, lk),
+        factorsOfLoginKey(rdb, lk),
       ]);
       if (reserved.rowsAffected === 0 && plans[1]) {
         plan = plans[1];
@@ -165,7 +165,7 @@ export async function authenticateLocalPassword(
       // The new hash of an outdated one is made in the same slot; it is stored only after a login.
       const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
       const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
-      return { refused: false as const, user, ok, rehash, plan, totp };
+      return { refused: false as const, user, ok, rehash, plan, factorRows };
     },
     lane,
   );
@@ -177,7 +177,7 @@ export async function authenticateLocalPassword(
     throw await lockedProblem(ctx, checked.plan);
   }
 
-  const { user, ok, rehash, plan, totp } = checked;
+  const { user, ok, rehash, plan, factorRows } = checked;
   const audit = { request: ctx.request };
   if (!user || !ok) {
     ctx.verifier.noteFailure(ip ?? null);
@@ -199,7 +199,7 @@ export async function authenticateLocalPassword(
 
   // An account with a second factor: the password step ends here (docs/security-mfa.md); its
   // attempt is released (a right password is no failure), the earlier failures stay counted.
-  const factors = factorsAmong(totp, user.id);
+  const factors = factorsAmong(factorRows, user.id);
   if (factors.length > 0) {
     const ldb = ctx.lazyDb ?? db;
     await ldb.batch([
