@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
 import { compareTimings } from '../harness/timing.js';
 
@@ -23,24 +24,6 @@ const ldapBasic = (server: string, login: string, password: string) =>
     headers: { 'X-LDAP-Name': server },
   });
 
-async function addServer(name: string, via: 'ldap' | 'ldaps') {
-  const conn = slapd.connection({ via });
-  const r = await api('/v3/settings/ldap-servers', {
-    method: 'POST',
-    auth: admin,
-    json: {
-      name,
-      urls: conn.urls,
-      startTls: conn.startTls,
-      caCert: conn.caCert,
-      bindDn: slapd.serviceDn,
-      bindPassword: slapd.servicePassword,
-      baseDn: slapd.baseDn,
-    },
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-}
-
 async function settings(values: Record<string, unknown>) {
   const r = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -49,8 +32,8 @@ async function settings(values: Record<string, unknown>) {
 beforeAll(async () => {
   [slapd, bridge] = await Promise.all([startSlapd(), startTestBridge()]);
   host = await startTestHost(inject('hostKind'), bridge.env);
-  await addServer('corp-plain', 'ldap');
-  await addServer('corp-ldaps', 'ldaps');
+  await addLdapServer(host, 'corp-plain', slapd, 'ldap');
+  await addLdapServer(host, 'corp-ldaps', slapd, 'ldaps');
 }, 180_000);
 
 afterAll(async () => {

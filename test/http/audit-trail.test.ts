@@ -13,6 +13,7 @@ import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
 import type { StoredDoc } from '../harness/logstore/query.js';
 import { startTestProvider, throughProvider, type TestProvider } from '../harness/oidc-provider.js';
@@ -87,22 +88,8 @@ beforeAll(async () => {
     json: { name: idpName, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
   });
   expect(added.status, JSON.stringify(added.body)).toBe(201);
-  for (const [name, urls] of [
-    ['trail-ldap', undefined],
-    ['trail-ldap-down', [await closedPortUrl()]],
-  ] as const) {
-    const conn = slapd.connection({ via: 'ldap' });
-    const json = {
-      name,
-      urls: urls ?? conn.urls,
-      startTls: false,
-      bindDn: slapd.serviceDn,
-      bindPassword: slapd.servicePassword,
-      baseDn: slapd.baseDn,
-    };
-    const rec = await api('/v3/settings/ldap-servers', { method: 'POST', auth: admin, json });
-    expect(rec.status, JSON.stringify(rec.body)).toBe(201);
-  }
+  await addLdapServer(host, 'trail-ldap', slapd, 'ldap');
+  await addLdapServer(host, 'trail-ldap-down', slapd, 'ldap', { urls: [await closedPortUrl()] });
 }, 180_000);
 
 afterAll(async () => {

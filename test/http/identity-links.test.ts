@@ -10,6 +10,7 @@ import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { startTestProvider, throughProvider, type TestProvider } from '../harness/oidc-provider.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
 import { totpCode } from '../harness/totp.js';
@@ -39,25 +40,6 @@ async function addProvider(name: string, p: TestProvider) {
     method: 'POST',
     auth: admin,
     json: { name, issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret },
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-}
-
-async function addLdapServer(name: string, via: 'ldap' | 'ldaps', extra: Record<string, unknown> = {}) {
-  const conn = slapd.connection({ via });
-  const r = await api('/v3/settings/ldap-servers', {
-    method: 'POST',
-    auth: admin,
-    json: {
-      name,
-      urls: conn.urls,
-      startTls: false,
-      caCert: conn.caCert,
-      bindDn: slapd.serviceDn,
-      bindPassword: slapd.servicePassword,
-      baseDn: slapd.baseDn,
-      ...extra,
-    },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
@@ -92,9 +74,9 @@ beforeAll(async () => {
   const callbacks = RECORDS.map((r) => `${host.url}/v3/oidc/callback/${r}`);
   [idpA, idpB] = await Promise.all([startTestProvider(callbacks), startTestProvider(callbacks)]);
   for (const r of RECORDS) await addProvider(r, idpA);
-  await addLdapServer('corp', 'ldap');
-  await addLdapServer('corp2', 'ldaps');
-  await addLdapServer('corp-off', 'ldap', { enabled: false });
+  await addLdapServer(host, 'corp', slapd, 'ldap');
+  await addLdapServer(host, 'corp2', slapd, 'ldaps');
+  await addLdapServer(host, 'corp-off', slapd, 'ldap', { enabled: false });
 }, 180_000);
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, DAY, basic, callJson, createSuperAccessHolder, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { totpCode } from '../harness/totp.js';
 import { closedPortUrl, startSilentServer, startSlapd, type SilentServer, type Slapd } from '../harness/slapd.js';
 
@@ -28,34 +29,14 @@ const ldapBasic = (server: string, login: string, password: string) =>
     headers: { 'X-LDAP-Name': server },
   });
 
-/** An LDAP server record through the admin API (fields of schema/bridge's connection, as the API names them). */
-async function addServer(
-  name: string,
-  s: Slapd,
-  via: 'ldap' | 'starttls' | 'ldaps',
-  extra: Record<string, unknown> = {},
-) {
-  const conn = s.connection({ via });
-  const r = await api('/v3/settings/ldap-servers', {
-    method: 'POST',
-    auth: admin,
-    json: {
-      name,
-      urls: conn.urls,
-      startTls: conn.startTls,
-      caCert: conn.caCert,
-      bindDn: s.serviceDn,
-      bindPassword: s.servicePassword,
-      baseDn: s.baseDn,
-      attrRole: 'memberOf',
-      roleAdminGroup: s.groups.admin,
-      roleAuditorGroup: s.groups.auditor,
-      ...extra,
-    },
+/** An LDAP server record (test/harness/ldap-records.ts) whose roles come from memberOf groups. */
+const addServer = (name: string, s: Slapd, via: 'ldap' | 'starttls' | 'ldaps', extra: Record<string, unknown> = {}) =>
+  addLdapServer(host, name, s, via, {
+    attrRole: 'memberOf',
+    roleAdminGroup: s.groups.admin,
+    roleAuditorGroup: s.groups.auditor,
+    ...extra,
   });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body;
-}
 
 async function settings(values: Record<string, unknown>) {
   const r = await api('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });

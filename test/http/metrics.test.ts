@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, MINUTE, basic, call, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { histogramOf, parseExposition, sampleValue } from '../harness/prometheus.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
 
@@ -53,20 +54,7 @@ beforeAll(async () => {
   const quiet = { OUTBOX_CONTEXT_DETACH: 'False', IN_APP_SCHEDULER_ENABLED: 'False' };
   host = await startTestHost(inject('hostKind'), { ...bridge.env, ...quiet, AUTH_METRICS_TOKEN: TOKEN });
   root = new URL(host.url).pathname.replace(/\/$/, '');
-  const conn = slapd.connection({ via: 'ldap' });
-  const r = await api('/v3/settings/ldap-servers', {
-    method: 'POST',
-    auth: admin,
-    json: {
-      name: 'corp',
-      urls: conn.urls,
-      startTls: false,
-      bindDn: slapd.serviceDn,
-      bindPassword: slapd.servicePassword,
-      baseDn: slapd.baseDn,
-    },
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  await addLdapServer(host, 'corp', slapd, 'ldap');
 }, 180_000);
 afterAll(async () => {
   await host?.stop();

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
 
 const kind = inject('hostKind');
@@ -63,20 +64,7 @@ describe('SESSION_SECRET_KEY rotation and stored secrets', () => {
     async () => {
       // Before: the record is sealed with the old key.
       let h = await restart({ SESSION_SECRET_KEY: OLD });
-      const conn = slapd.connection({ via: 'ldap' });
-      const created = await callJson('/v3/settings/ldap-servers', {
-        base: h.url,
-        method: 'POST',
-        auth: admin,
-        json: {
-          name: 'corp',
-          urls: conn.urls,
-          bindDn: slapd.serviceDn,
-          bindPassword: slapd.servicePassword,
-          baseDn: slapd.baseDn,
-        },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      await addLdapServer(h, 'corp', slapd, 'ldap');
       expect((await ldapLogin(h)).status).toBe(200);
 
       // A key the host was not given does not open it: a clear 502, never a wrong bind.

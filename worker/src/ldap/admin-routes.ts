@@ -3,21 +3,21 @@
  * connection" operation. The service account's password is stored encrypted and never returned.
  */
 import { z } from '@hono/zod-openapi';
-import { asc, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { LdapTestResponseSchema, type LdapTestResponse } from '../../../schema/bridge/index.js';
-import { ldapServers } from '../../../schema/index.js';
-import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
-import { assertSecretGivenAgain } from '../http/secret-again.js';
 import { validated } from '../http/validated.js';
-import { sealSecret } from '../store/secret-box.js';
-import { isUniqueViolation } from '../store/unique-violation.js';
-import { bridgeTimeoutMs, connectionOf, DEFAULT_USER_FILTER, ldapServerByName, type LdapServerRow } from './records.js';
+import {
+  bridgeTimeoutMs,
+  connectionOf,
+  DEFAULT_USER_FILTER,
+  ldapServerRecords,
+  type LdapServerRow,
+} from './records.js';
 
 const Name = z
   .string()
@@ -138,22 +138,6 @@ function assertBindPair(bindDn: string | null, bindPasswordSet: boolean): void {
   }
 }
 
-/**
- * Why a change would send the stored service password somewhere it did not go before: a server
- * not in the stored list, in the clear (StartTLS turned off for ldap:// URLs), or to whoever the
- * new CA vouches for. Such a change must carry the password again: otherwise whoever may edit the
- * record could point it at their own server and read a password that is "never returned".
- */
-function passwordDestinationChanges(before: LdapServerRow, patch: z.infer<typeof Patch>): string[] {
-  const urls = patch.urls ?? before.urls;
-  const reasons: string[] = [];
-  if (patch.urls?.some((u) => !before.urls.includes(u))) reasons.push('urls names a new server');
-  if (patch.startTls === false && before.startTls && urls.some((u) => /^ldap:/i.test(u)))
-    reasons.push('startTls turned off');
-  if (patch.caCert !== undefined && patch.caCert !== before.caCert) reasons.push('caCert changed');
-  return reasons;
-}
-
 const PATCH_DESCRIPTION =
   'Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL ' +
   'not in ' +
@@ -250,19 +234,10 @@ const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server
 
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
-  const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
-    auditInsert(c.var.db, c.var.deps.clock(), {
-      stream: 'crud_admin',
-      type,
-      actor: c.var.principal.user,
-      request: c.var.scope.request,
-      data,
-    });
+  const records = ldapServerRecords;
+  const byName = (c: Context<AppEnv>) => records.byName(c.var.db, validated(c, 'param', NameParam).name);
 
-  app.openapi(listRoute, async (c) => {
-    const rows = await c.var.db.select().from(ldapServers).orderBy(asc(ldapServers.name));
-    return c.json({ items: rows.map(toPublic) }, 200);
-  });
+  app.openapi(listRoute, async (c) => c.json({ items: (await records.list(c.var.db)).map(toPublic) }, 200));
 
   app.openapi(createRouteDef, async (c) => {
     const { bindPassword, ...rest } = validated(c, 'json', Create);
@@ -270,71 +245,41 @@ export function registerLdapServerAdmin(app: App): void {
     const now = c.var.deps.clock();
     const row: LdapServerRow = {
       ...rest,
-      bindPasswordEnc: bindPassword === null ? null : await sealSecret(c.var.config, bindPassword),
+      bindPasswordEnc: bindPassword === null ? null : await records.seal(c, bindPassword),
       createdAt: now,
       updatedAt: now,
     };
-    try {
-      await c.var.db.batch([
-        c.var.db.insert(ldapServers).values(row),
-        audit(c, 'ldap_server.created', { name: row.name, urls: row.urls, baseDn: row.baseDn }),
-      ]);
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw new ProblemError('CONFLICT', { detail: `an LDAP server named ${row.name} exists` });
-      throw err;
-    }
+    await records.create(c, row);
     return c.json(toPublic(row), 201);
   });
 
-  app.openapi(getRoute, async (c) =>
-    c.json(toPublic(await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name)), 200),
-  );
+  app.openapi(getRoute, async (c) => c.json(toPublic(await byName(c)), 200));
 
   app.openapi(patchRoute, async (c) => {
-    const before = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
+    const before = await byName(c);
     const { bindPassword, ...rest } = validated(c, 'json', Patch);
+    records.assertSecretGivenAgain(before, rest, bindPassword !== undefined);
     const bindDn = rest.bindDn !== undefined ? rest.bindDn : before.bindDn;
-    const moved = passwordDestinationChanges(before, rest);
-    assertSecretGivenAgain({
-      location: 'json',
-      path: 'bindPassword',
-      what: 'service password',
-      reasons: moved,
-      stored: bindDn !== null && before.bindPasswordEnc !== null,
-      given: bindPassword !== undefined,
-    });
     // Clearing the DN clears the password with it; a new password replaces the stored one.
     const bindPasswordEnc =
       bindPassword === null || bindDn === null
         ? null
         : bindPassword !== undefined
-          ? await sealSecret(c.var.config, bindPassword)
+          ? await records.seal(c, bindPassword)
           : before.bindPasswordEnc;
     assertBindPair(bindDn, bindPasswordEnc !== null);
-    const now = c.var.deps.clock();
     const changed = Object.keys(rest).concat(bindPassword !== undefined ? ['bindPassword'] : []);
-    await c.var.db.batch([
-      c.var.db
-        .update(ldapServers)
-        .set({ ...rest, bindPasswordEnc, updatedAt: now })
-        .where(eq(ldapServers.name, before.name)),
-      audit(c, 'ldap_server.updated', { name: before.name, changed }),
-    ]);
-    return c.json(toPublic(await ldapServerByName(c.var.db, before.name)), 200);
+    await records.update(c, before, { ...rest, bindPasswordEnc, updatedAt: c.var.deps.clock() }, { changed });
+    return c.json(toPublic(await records.byName(c.var.db, before.name)), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
-    const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
-    await c.var.db.batch([
-      c.var.db.delete(ldapServers).where(eq(ldapServers.name, row.name)),
-      audit(c, 'ldap_server.deleted', { name: row.name }),
-    ]);
+    await records.remove(c, await byName(c));
     return c.body(null, 204);
   });
 
   app.openapi(testRoute, async (c) => {
-    const row = await ldapServerByName(c.var.db, validated(c, 'param', NameParam).name);
+    const row = await byName(c);
     const bridge = c.var.deps.bridge;
     if (!bridge)
       throw new ProblemError('SERVICE_UNAVAILABLE', {

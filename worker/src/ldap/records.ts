@@ -1,9 +1,8 @@
-/** LDAP server records: reading one, and the bridge's connection settings built from it. */
-import { eq } from 'drizzle-orm';
+/** LDAP server records: reading and writing them, and the bridge's connection settings built from one. */
 import type { LdapConnection } from '../../../schema/bridge/index.js';
 import { ldapServers } from '../../../schema/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import { ProblemError } from '../http/problem.js';
+import { sealedRecords } from '../settings/sealed-records.js';
 import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
 import { resealLdapPassword } from '../store/stored-secrets.js';
@@ -13,18 +12,44 @@ export type LdapServerRow = typeof ldapServers.$inferSelect;
 /** The default search filter: the login attribute of OpenLDAP-style directories. */
 export const DEFAULT_USER_FILTER = '(uid={login})';
 
-/** The record named `name`, if any. */
-export async function findLdapServer(db: Db, name: string): Promise<LdapServerRow | undefined> {
-  const rows = await db.select().from(ldapServers).where(eq(ldapServers.name, name)).limit(1);
-  return rows[0];
+/**
+ * Why a change would send the stored service password somewhere it did not go before: a server
+ * not in the stored list, in the clear (StartTLS turned off for ldap:// URLs), or to whoever the
+ * new CA vouches for. Such a change must carry the password again: otherwise whoever may edit the
+ * record could point it at their own server and read a password that is "never returned".
+ */
+function passwordDestinationChanges(before: LdapServerRow, change: Partial<LdapServerRow>): string[] {
+  const urls = change.urls ?? before.urls;
+  const reasons: string[] = [];
+  if (change.urls?.some((u) => !before.urls.includes(u))) reasons.push('urls names a new server');
+  if (change.startTls === false && before.startTls && urls.some((u) => /^ldap:/i.test(u)))
+    reasons.push('startTls turned off');
+  if (change.caCert !== undefined && change.caCert !== before.caCert) reasons.push('caCert changed');
+  return reasons;
 }
 
+/** The LDAP server records (settings/sealed-records.ts): the service password is the sealed secret. */
+export const ldapServerRecords = sealedRecords<LdapServerRow>({
+  table: ldapServers,
+  noun: 'LDAP server',
+  article: 'an',
+  events: { created: 'ldap_server.created', updated: 'ldap_server.updated', deleted: 'ldap_server.deleted' },
+  createdData: (row) => ({ name: row.name, urls: row.urls, baseDn: row.baseDn }),
+  secret: {
+    path: 'bindPassword',
+    what: 'service password',
+    moves: passwordDestinationChanges,
+    // Clearing the DN clears the password with it: nothing stored would follow then.
+    stored: (before, change) =>
+      (change.bindDn !== undefined ? change.bindDn : before.bindDn) !== null && before.bindPasswordEnc !== null,
+  },
+});
+
+/** The record named `name`, if any. */
+export const findLdapServer = ldapServerRecords.find;
+
 /** The record named `name`, or 404. */
-export async function ldapServerByName(db: Db, name: string): Promise<LdapServerRow> {
-  const row = await findLdapServer(db, name);
-  if (!row) throw new ProblemError('NOT_FOUND', { detail: `no LDAP server named ${name}` });
-  return row;
-}
+export const ldapServerByName = ldapServerRecords.byName;
 
 /**
  * The connection settings the bridge needs, with the service password decrypted for this call

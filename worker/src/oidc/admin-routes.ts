@@ -1,17 +1,14 @@
 /** OIDC identity provider records, managed by admins under /v3/settings/identity-providers. */
 import { z } from '@hono/zod-openapi';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { auditInsert } from '../audit/events.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
-import { ProblemError, problemResponses } from '../http/problem.js';
-import { assertSecretGivenAgain } from '../http/secret-again.js';
+import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { isUniqueViolation } from '../store/unique-violation.js';
 import { identityProviders, userIdentities } from '../../../schema/index.js';
-import { sealSecret } from '../store/secret-box.js';
+import { sealedRecords } from '../settings/sealed-records.js';
 
 type ProviderRow = typeof identityProviders.$inferSelect;
 
@@ -198,20 +195,36 @@ const deleteRoute = protectedRoute(
   },
 );
 
-async function find(c: Context<AppEnv>, name: string): Promise<ProviderRow> {
-  const rows = await c.var.db.select().from(identityProviders).where(eq(identityProviders.name, name)).limit(1);
-  if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no identity provider named ${name}` });
-  return rows[0];
-}
+/** The provider records (settings/sealed-records.ts): the client secret is the sealed secret ('' when none). */
+const records = sealedRecords<ProviderRow>({
+  table: identityProviders,
+  noun: 'identity provider',
+  article: 'an',
+  events: {
+    created: 'identity_provider.created',
+    updated: 'identity_provider.updated',
+    deleted: 'identity_provider.deleted',
+  },
+  createdData: (row) => ({ name: row.name, issuer: row.issuer, clientId: row.clientId }),
+  // The stored secret goes to the token endpoint of whatever issuer is set: whoever may edit the
+  // record must not be able to point it at their own server and receive a secret never returned.
+  secret: {
+    path: 'clientSecret',
+    what: 'client secret (it is sent to the issuer)',
+    moves: (before, change) =>
+      change.issuer !== undefined && change.issuer !== before.issuer ? ['issuer changed'] : [],
+    stored: (before) => before.clientSecretEnc !== '',
+  },
+});
+const byName = (c: Context<AppEnv>) => records.byName(c.var.db, validated(c, 'param', NameParam).name);
 
 const root = (c: Context<AppEnv>) => c.var.deps.config.env.get('ROOT_PATH');
 
 /** Registers the provider administration. */
 export function registerIdentityProviderAdmin(app: App): void {
-  app.openapi(listRoute, async (c) => {
-    const rows = await c.var.db.select().from(identityProviders).orderBy(asc(identityProviders.name));
-    return c.json({ items: rows.map((p) => toPublic(p, root(c))) }, 200);
-  });
+  app.openapi(listRoute, async (c) =>
+    c.json({ items: (await records.list(c.var.db)).map((p) => toPublic(p, root(c))) }, 200),
+  );
 
   app.openapi(createRouteDef, async (c) => {
     const body = validated(c, 'json', Create);
@@ -219,51 +232,24 @@ export function registerIdentityProviderAdmin(app: App): void {
     const { clientSecret, ...rest } = body;
     const row: ProviderRow = {
       ...rest,
-      clientSecretEnc: await sealSecret(c.var.config, clientSecret),
+      clientSecretEnc: await records.seal(c, clientSecret),
       createdAt: now,
       updatedAt: now,
     };
-    try {
-      await c.var.db.batch([
-        c.var.db.insert(identityProviders).values(row),
-        auditInsert(c.var.db, now, {
-          stream: 'crud_admin',
-          type: 'identity_provider.created',
-          actor: c.var.principal.user,
-          request: c.var.scope.request,
-          data: { name: row.name, issuer: row.issuer, clientId: row.clientId },
-        }),
-      ]);
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw new ProblemError('CONFLICT', { detail: `an identity provider named ${row.name} exists` });
-      throw err;
-    }
+    await records.create(c, row);
     return c.json(toPublic(row, root(c)), 201);
   });
 
-  app.openapi(getRoute, async (c) =>
-    c.json(toPublic(await find(c, validated(c, 'param', NameParam).name), root(c)), 200),
-  );
+  app.openapi(getRoute, async (c) => c.json(toPublic(await byName(c), root(c)), 200));
 
   app.openapi(patchRoute, async (c) => {
-    const before = await find(c, validated(c, 'param', NameParam).name);
+    const before = await byName(c);
     const { clientSecret, relinkIdentities, ...rest } = validated(c, 'json', Patch);
-    // The stored secret goes to the token endpoint of whatever issuer is set: whoever may edit the
-    // record must not be able to point it at their own server and receive a secret never returned.
-    assertSecretGivenAgain({
-      location: 'json',
-      path: 'clientSecret',
-      what: 'client secret (it is sent to the issuer)',
-      reasons: rest.issuer !== undefined && rest.issuer !== before.issuer ? ['issuer changed'] : [],
-      stored: before.clientSecretEnc !== '',
-      given: clientSecret !== undefined,
-    });
-    const now = c.var.deps.clock();
+    records.assertSecretGivenAgain(before, rest, clientSecret !== undefined);
     const set = {
       ...rest,
-      ...(clientSecret ? { clientSecretEnc: await sealSecret(c.var.config, clientSecret) } : {}),
-      updatedAt: now,
+      ...(clientSecret ? { clientSecretEnc: await records.seal(c, clientSecret) } : {}),
+      updatedAt: c.var.deps.clock(),
     };
     const newIssuer = rest.issuer !== undefined && rest.issuer !== before.issuer ? rest.issuer : undefined;
     const db = c.var.db;
@@ -283,42 +269,22 @@ export function registerIdentityProviderAdmin(app: App): void {
       newIssuer !== undefined
         ? { issuer: { from: before.issuer, to: newIssuer }, relinkIdentities: relink !== undefined }
         : {};
-    const audit = {
-      stream: 'crud_admin',
-      type: 'identity_provider.updated',
-      actor: c.var.principal.user,
-      request: c.var.scope.request,
-    } as const;
-    let moved = 0;
-    try {
-      const results = await db.batch([
-        db.update(identityProviders).set(set).where(eq(identityProviders.name, before.name)),
-        auditInsert(db, now, { ...audit, data: { name: before.name, changed, ...issuerData } }),
-        ...(relink ? [relink] : []),
-      ]);
-      moved = relink ? (results[2] as { id: string }[]).length : 0;
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      const detail = `some identities of ${before.name} are linked under ${newIssuer} already: nothing was changed`;
-      throw new ProblemError('CONFLICT', { detail });
-    }
-    const relinked = newIssuer !== undefined ? { relinkedIdentities: moved } : {};
-    return c.json({ ...toPublic(await find(c, before.name), root(c)), ...relinked }, 200);
+    const [relinked] = await records.update(
+      c,
+      before,
+      set,
+      { changed, ...issuerData },
+      {
+        also: relink ? [relink] : [],
+        conflict: `some identities of ${before.name} are linked under ${newIssuer} already: nothing was changed`,
+      },
+    );
+    const moved = newIssuer !== undefined ? { relinkedIdentities: relinked ? (relinked as unknown[]).length : 0 } : {};
+    return c.json({ ...toPublic(await records.byName(db, before.name), root(c)), ...moved }, 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
-    const p = await find(c, validated(c, 'param', NameParam).name);
-    const now = c.var.deps.clock();
-    await c.var.db.batch([
-      c.var.db.delete(identityProviders).where(eq(identityProviders.name, p.name)),
-      auditInsert(c.var.db, now, {
-        stream: 'crud_admin',
-        type: 'identity_provider.deleted',
-        actor: c.var.principal.user,
-        request: c.var.scope.request,
-        data: { name: p.name },
-      }),
-    ]);
+    await records.remove(c, await byName(c));
     return c.body(null, 204);
   });
 }
