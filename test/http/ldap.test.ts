@@ -427,9 +427,10 @@ describe('LDAP login', () => {
   });
 
   it('an LDAP account enrols a TOTP factor stored here and signs in in two steps; Basic is refused', async () => {
-    const doe = slapd.user('alice');
+    // alice logs in through the record 'corp' (as in the tests above: another record would be a conflict).
+    const alice = slapd.user('alice');
     const b = new Browser(host.origin);
-    const creds = { login: doe.login, password: doe.password, ldapServer: 'corp-plain' };
+    const creds = { login: alice.login, password: alice.password, ldapServer: 'corp' };
     expect((await b.postJson(`${host.url}/v3/login`, creds)).status).toBe(200);
     const started = await b.fetch(`${host.url}/v4/users/me/totp`, { method: 'POST' });
     expect(started.status).toBe(201);
@@ -452,7 +453,7 @@ describe('LDAP login', () => {
     expect(((await me.json()) as { source: string }).source).toBe('ldap');
 
     // Basic with X-LDAP-Name: refused, pointing to API tokens.
-    const basicLogin = await ldapBasic('corp-plain', doe.login, doe.password!);
+    const basicLogin = await ldapBasic('corp', alice.login, alice.password!);
     expect(basicLogin.status).toBe(403);
     expect(basicLogin.body.code).toBe('SECOND_FACTOR_NOT_ALLOWED_HERE');
   });
