@@ -63,6 +63,8 @@ export interface FarDbRow {
   settingsReads: number;
   p50Ms: number;
   p90Ms: number;
+  /** the start of each round trip's request body before the answer, of the sample that had the most */
+  beforeSql: string[];
 }
 
 /** The settings refresh (the isolate's snapshot re-read in the background), as its libSQL request starts. */
@@ -76,6 +78,7 @@ interface Sample {
   before: number;
   after: number;
   settings: number;
+  sql?: string[];
 }
 
 /** Sends one request once the far host is quiet; its latency and the round trips before and after its answer. */
@@ -89,12 +92,18 @@ async function sample(proxy: FarDatabase, send: () => Promise<Response>, expecte
     throw new ScenarioError(`${what}: expected ${expected}, got ${res.status}; body: ${body.slice(0, 300)}`);
   await proxy.settle();
   const split = (trips: { sql: string }[]) => {
-    const settings = trips.filter((t) => SETTINGS_REFRESH.test(t.sql)).length;
-    return { settings, others: trips.length - settings };
+    const others = trips.filter((t) => !SETTINGS_REFRESH.test(t.sql));
+    return { settings: trips.length - others.length, others: others.length, sql: others.map((t) => t.sql) };
   };
   const pre = split(proxy.between(since, answered));
   const post = split(proxy.between(answered + 1e-6, performance.now()));
-  return { ms: answered - since, before: pre.others, after: post.others, settings: pre.settings + post.settings };
+  return {
+    ms: answered - since,
+    before: pre.others,
+    after: post.others,
+    settings: pre.settings + post.settings,
+    sql: pre.sql,
+  };
 }
 
 function row(host: HostKind, delayMs: number, operation: string, samples: Sample[]): FarDbRow {
@@ -113,6 +122,7 @@ function row(host: HostKind, delayMs: number, operation: string, samples: Sample
     settingsReads: round(samples.reduce((t, s) => t + s.settings, 0) / samples.length),
     p50Ms: round(percentile(ms, 50)),
     p90Ms: round(percentile(ms, 90)),
+    beforeSql: (samples.reduce((a, b) => (b.before > a.before ? b : a)).sql ?? []).map((q) => q.slice(0, 160)),
   };
 }
 
@@ -189,8 +199,10 @@ async function measureHost(
   const proxy = await farDatabase(dbUrl, delayMs);
   try {
     const bearer = { authorization: `Bearer ${acc.token}` };
-    const get = (far: Far, path: string, headers: Record<string, string> = {}) => () =>
-      fetch(`${far.base}${path}`, { headers });
+    const get =
+      (far: Far, path: string, headers: Record<string, string> = {}) =>
+      () =>
+        fetch(`${far.base}${path}`, { headers });
     // Cold start: liveness first, then Bearer first, each on a fresh host (a fresh isolate on the edge).
     for (const [name, path, headers] of [
       ['liveness', '/health/live', {}],
@@ -205,12 +217,16 @@ async function measureHost(
         const answered = performance.now();
         if (res.status !== 200) throw new ScenarioError(`first ${name} request: ${res.status} ${text.slice(0, 300)}`);
         await proxy.settle();
-        const pre = proxy.between(since, answered).length;
+        const pre = proxy.between(since, answered);
         const after = proxy.between(answered + 1e-6, performance.now()).length;
         rows.push(
-          row(kind, delayMs, `first request (${name})`, [{ ms: answered - since, before: pre, after, settings: 0 }]),
+          row(kind, delayMs, `first request (${name})`, [
+            { ms: answered - since, before: pre.length, after, settings: 0, sql: pre.map((t) => t.sql) },
+          ]),
         );
-        rows.push(row(kind, delayMs, `second request (${name})`, [await sample(proxy, get(far, path, headers), 200, name)]));
+        rows.push(
+          row(kind, delayMs, `second request (${name})`, [await sample(proxy, get(far, path, headers), 200, name)]),
+        );
         if (name === 'liveness') continue;
 
         const every = async (operation: string, send: () => Promise<Response>) => {
@@ -253,9 +269,7 @@ async function measureHost(
         const logouts: Sample[] = [];
         for (let i = 0; i < cfg.samples; i++) {
           const cookie = await loginCookie(near, acc.logoutUser, acc.password);
-          logouts.push(
-            await sample(proxy, post('/v3/logout', { cookie, origin: far.origin }), 204, 'POST /v3/logout'),
-          );
+          logouts.push(await sample(proxy, post('/v3/logout', { cookie, origin: far.origin }), 204, 'POST /v3/logout'));
         }
         rows.push(row(kind, delayMs, 'POST /v3/logout', logouts));
         // An administrator's console: a warm session, each change another value.
@@ -309,7 +323,9 @@ export function formatFarDb(results: readonly ScenarioResult[]): string {
   const delays = [...new Set(rows.map((x) => x.delayMs))].sort((a, b) => a - b);
   const keys = [...new Set(rows.map((x) => `${x.host}\t${x.operation}`))];
   const trips = (x: FarDbRow | undefined) =>
-    x ? `${x.before.mean} (max ${x.before.max}) / ${x.after.mean}${x.settingsReads ? ` +${x.settingsReads} s` : ''}` : '-';
+    x
+      ? `${x.before.mean} (max ${x.before.max}) / ${x.after.mean}${x.settingsReads ? ` +${x.settingsReads} s` : ''}`
+      : '-';
   const lat = (x: FarDbRow | undefined) => (x ? `${x.p50Ms} / ${x.p90Ms}` : '-');
   const header = [
     'host',
@@ -382,7 +398,8 @@ export async function farDb(cfg: FarDbConfig, register: Register): Promise<Scena
         token: '',
         cookie: '',
       };
-      for (const login of [acc.user, acc.loginUser, acc.logoutUser]) await createUser(near, adminPassword, login, password);
+      for (const login of [acc.user, acc.loginUser, acc.logoutUser])
+        await createUser(near, adminPassword, login, password);
       acc.token = await createToken(near, acc.user, password);
       acc.cookie = await loginCookie(near, acc.user, password);
       for (const kind of cfg.hosts)
