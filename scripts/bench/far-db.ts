@@ -310,6 +310,8 @@ function targets(rows: readonly FarDbRow[], cfg: FarDbConfig): Record<string, bo
       out[`${key}${r.operation.startsWith('Basic') ? 'basicLogin' : 'sessionLogin'}`] = r.before.max <= 2;
     } else if (r.operation === 'POST /v3/logout') {
       out[`${key}logout`] = r.before.max <= 1;
+    } else if (r.operation === 'PATCH /v3/settings') {
+      out[`${key}settingsPatch`] = r.before.max <= 2;
     }
   }
   return out;
