@@ -366,7 +366,8 @@ export function formatFarDb(results: readonly ScenarioResult[]): string {
         .map(([name, ok]) => `${name} ${ok ? 'met' : 'MISSED'}`)
         .join(', ') || 'none (no delay of 50 ms or more)'
     }`,
-    '(round trips: mean (largest) before the answer / mean after it; +N bg: background settings refreshes and job leases per sample)',
+    '(round trips: mean (largest) before the answer / mean after it; ' +
+      '+N bg: background settings refreshes and job leases per sample)',
   ].join('\n');
 }
 
