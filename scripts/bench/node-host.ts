@@ -67,6 +67,11 @@ export interface BenchHost {
 export interface BenchHostOptions {
   /** Use this database file (kept by stop()) instead of a fresh temporary one. */
   dbFile?: string;
+  /**
+   * Wait for the "serving" log line only, never probing /health/live: the host's first request is then
+   * the caller's (the far-db scenario measures it).
+   */
+  noProbe?: boolean;
 }
 
 /** Polls GET {base}/health/live until it answers 200 (or the child exits, or time runs out). */
@@ -75,6 +80,7 @@ async function waitUntilLive(
   child: ChildProcess,
   output: () => string,
   timeoutMs: number,
+  probe = true,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -82,12 +88,13 @@ async function waitUntilLive(
       throw new Error(`the Node host exited with ${child.exitCode ?? child.signalCode}:\n${tail(output())}`);
     // The "serving http://..." line is INFO: accept it when shown, else rely on the probe.
     if (/"msg":"serving http:\/\//.test(output())) return;
-    try {
-      const res = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(1_000) });
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
+    if (probe)
+      try {
+        const res = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(1_000) });
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`the Node host did not answer within ${timeoutMs} ms:\n${tail(output())}`);
@@ -150,7 +157,7 @@ export async function startBenchNodeHost(env: Record<string, string>, o: BenchHo
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitUntilLive(base, child, output, 30_000);
+    await waitUntilLive(base, child, output, 30_000, !o.noProbe);
   } catch (err) {
     await stop();
     throw err;

@@ -31,6 +31,11 @@
  *   mfa           second factors (mfa.ts), short: the CPU of a TOTP and of a passkey assertion's
  *                 verification, and sequential password + TOTP logins (two requests) against
  *                 password-only ones on a Node host: latency and host CPU per login
+ *   far-db        a far database (far-db.ts): the edge host (wrangler dev) and the Node host with a remote
+ *                 libSQL URL behind a delaying proxy at 0 and 50 ms per round trip; per operation (Bearer and
+ *                 cookie every 2 s, Basic and session login, logout, settings PATCH, a fresh host's first and
+ *                 second request) the round trips before and after the answer and p50/p90; the edge bundle's
+ *                 gzipped size; a markdown table and each target met or MISSED
  *   growth        10,000 / 100,000 / 1,000,000 seeded accounts (with sessions and tokens): Bearer and
  *                 cookie requests/s, login p50, database size, RSS idle and under load, per size
  *
@@ -57,6 +62,11 @@
  *                          runs it) or tsx (the TypeScript sources under tsx, as before)
  *   BENCH_ATTACK_SETTINGS=AUTH_ADDRESS_FAILED_COUNT=60,...   throttle settings of attack's host
  *                          (AUTH_PASSWORD_ADDRESS_*, AUTH_ADDRESS_FAILED_*, AUTH_FAILED_*; default: theirs)
+ *   FAR_DB_SAMPLES=10      samples per operation of far-db
+ *   FAR_DB_INTERVAL_MS=2000   ms between a user's Bearer or cookie requests in far-db (shorter: quicker runs)
+ *   FAR_DB_DELAYS=0,50     ms added per round trip by far-db's proxy, one run per value
+ *   FAR_DB_HOSTS=edge,node hosts of far-db
+ *   FAR_DB_REVOCATION_CHECK_SEC   AUTH_REVOCATION_CHECK_SEC of far-db's hosts (default: the service's)
  *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  */
@@ -65,6 +75,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { attack } from './attack.js';
 import { mfa } from './mfa.js';
+import { farDb, formatFarDb, type FarDbConfig } from './far-db.js';
 import { edgeCpu } from './edge-cpu.js';
 import { ldapBridge } from './ldap-bridge.js';
 import { ldapLogin } from './ldap-login.js';
@@ -105,6 +116,31 @@ const config: BenchConfig = {
   timingPairs: Math.min(envNumber('BENCH_TIMING_PAIRS', MAX_TIMING_PAIRS, true), MAX_TIMING_PAIRS),
   edgeLogins: envNumber('BENCH_EDGE_LOGINS', 100, true),
 };
+/** A comma-separated list from the environment, or the default. */
+function envList(name: string, fallback: string[]): string[] {
+  const raw = process.env[name];
+  return raw ? raw.split(',').map((s) => s.trim()) : fallback;
+}
+
+/** The far-db scenario's knobs (FAR_DB_*). */
+function farDbConfig(): FarDbConfig {
+  const delays = envList('FAR_DB_DELAYS', ['0', '50']).map(Number);
+  if (delays.some((d) => !(d >= 0))) throw new Error('FAR_DB_DELAYS must be numbers of ms (>= 0), e.g. 0,50');
+  const hosts = envList('FAR_DB_HOSTS', ['edge', 'node']);
+  const bad = hosts.filter((h) => h !== 'edge' && h !== 'node');
+  if (bad.length > 0) throw new Error(`FAR_DB_HOSTS: edge and/or node, not ${bad.join(', ')}`);
+  const revocation = process.env.FAR_DB_REVOCATION_CHECK_SEC;
+  if (revocation !== undefined && revocation !== '' && !(Number(revocation) >= 0))
+    throw new Error(`FAR_DB_REVOCATION_CHECK_SEC must be a number of seconds (>= 0), not "${revocation}"`);
+  return {
+    samples: envNumber('FAR_DB_SAMPLES', 10, true),
+    intervalMs: envNumber('FAR_DB_INTERVAL_MS', 2000),
+    delays,
+    hosts: hosts as FarDbConfig['hosts'],
+    revocationCheckSec: revocation ? Number(revocation) : undefined,
+  };
+}
+
 const output = resolve(ROOT, process.env.BENCH_OUTPUT ?? 'bench-results.json');
 
 /** BENCH_LDAP_VIA: the directory transport of the LDAP scenarios. */
@@ -146,6 +182,7 @@ const ALL = [
   'ldap-login',
   'attack',
   'mfa',
+  'far-db',
   'growth',
 ];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
@@ -366,6 +403,14 @@ async function main(): Promise<number> {
       console.log('> mfa (TOTP and passkey verification CPU; password + TOTP logins against password-only)');
       push(await mfa(config, adminPassword, register).catch((err: unknown) => failed('mfa', err)));
     }
+    if (selected.includes('far-db')) {
+      const far = farDbConfig();
+      console.log(
+        `> far-db (${far.hosts.join(' and ')} host(s) behind a delaying proxy at ${far.delays.join(', ')} ms; ` +
+          `${far.samples} samples per operation)`,
+      );
+      push(await farDb(far, register).catch((err: unknown) => failed('far-db', err)));
+    }
     if (selected.includes('growth'))
       await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));
   } finally {
@@ -389,6 +434,8 @@ async function main(): Promise<number> {
         `${comparison.text}`,
     );
   const growthTable = formatGrowth(results);
+  const farDbTable = formatFarDb(results);
+  if (farDbTable) console.log(`\nA far database (round trips before / after the answer, latency):\n${farDbTable}`);
   if (growthTable) console.log(`\nGrowth (cost per request must not grow with the accounts):\n${growthTable}`);
   if (machineBusyBefore > 10)
     console.log(
@@ -400,7 +447,11 @@ async function main(): Promise<number> {
     pinned,
     machineBusyBefore,
     config: { ...config, apiAudit: audit.mode },
-    targets: { ...comparison.targets, ...attackTargets(results) },
+    targets: {
+      ...comparison.targets,
+      ...attackTargets(results),
+      ...((results.find((r) => r.scenario === 'far-db')?.details?.targets as Record<string, boolean>) ?? {}),
+    },
     results,
   });
   console.log(`\nwrote ${output}`);
