@@ -74,7 +74,8 @@ describe('settings', () => {
     expect(names).toContain('MFA_REQUIRED_ROLES');
     expect(names).toContain('MFA_STEP_UP_MIN');
     expect(names).toContain('AUDIT_LOCAL_RETENTION_DAYS');
-    expect(names).toHaveLength(42);
+    expect(names).toContain('REVOCATION_CHECK_SEC');
+    expect(names).toHaveLength(43);
     const mail = r.body.items!.find((s) => s.name === 'EMAIL_HOST_PASSWORD')!;
     expect(mail).toMatchObject({ isSet: true, source: 'env' });
     expect(mail.value).toBeUndefined();

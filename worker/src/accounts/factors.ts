@@ -15,15 +15,16 @@ export type FactorKind = 'totp' | 'passkey';
 
 /** The confirmed factor kinds of the account `userId` (empty: a password alone logs it in). */
 export async function factorsOf(db: Db, userId: string): Promise<FactorKind[]> {
-  const [totp, passkey] = await Promise.all([
-    db
-      .select({ userId: mfaTotp.userId })
-      .from(mfaTotp)
-      .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
-      .limit(1),
-    db.select({ userId: passkeys.userId }).from(passkeys).where(eq(passkeys.userId, userId)).limit(1),
-  ]);
-  return [...(totp.length > 0 ? ['totp' as const] : []), ...(passkey.length > 0 ? ['passkey' as const] : [])];
+  // One query (one round trip to a far database: architecture.md §6), a row per kind.
+  const totp = db
+    .select({ userId: mfaTotp.userId, kind: sql<FactorKind>`'totp'`.as('kind') })
+    .from(mfaTotp)
+    .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)));
+  const passkey = db
+    .selectDistinct({ userId: passkeys.userId, kind: sql<FactorKind>`'passkey'`.as('kind') })
+    .from(passkeys)
+    .where(eq(passkeys.userId, userId));
+  return factorsAmong(await totp.unionAll(passkey), userId);
 }
 
 /**
