@@ -112,7 +112,8 @@ describe('lazy connection (Node, embedded file)', () => {
     // Not counted: the previous test's session touch, which runs after its answer (it may land now).
     const sqlOf = (q: unknown) => (q as { toSQL?: () => { sql: string } }).toSQL?.().sql ?? '';
     const touch = /^update "(sessions|users)" set "(last_seen_at|last_activity_at)" = \?/;
-    const batches = mainBatch.mock.calls.filter(([qs]) => !(qs as readonly unknown[]).every((q) => touch.test(sqlOf(q))));
+    const touchOnly = (qs: readonly unknown[]) => qs.every((q) => touch.test(sqlOf(q)));
+    const batches = mainBatch.mock.calls.filter(([qs]) => !touchOnly(qs));
     expect(batches).toHaveLength(1);
     mainBatch.mockRestore();
     // The success before it forgot the earlier failures: this one is the only attempt counted, against
