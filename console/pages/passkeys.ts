@@ -2,7 +2,12 @@
  * The passkeys page (worker/src/console/self-pages.ts): register one in this browser's authenticator
  * (@simplewebauthn/browser), list, rename and remove them (docs/security-passkeys.md).
  */
-import { WebAuthnError, browserSupportsWebAuthn, startRegistration } from '@simplewebauthn/browser';
+import {
+  WebAuthnError,
+  browserSupportsWebAuthn,
+  startAuthentication,
+  startRegistration,
+} from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
@@ -20,6 +25,25 @@ interface PasskeyItem {
 export function cancelledCeremony(err: unknown): boolean {
   const name = err instanceof WebAuthnError ? (err.cause as Error | undefined)?.name : (err as Error | null)?.name;
   return name === 'NotAllowedError' || name === 'AbortError';
+}
+
+/**
+ * A passkey sign-in ceremony: request options from `optionsPath`, the browser's authenticator, its answer
+ * posted to `path`. False when the user cancelled it (nothing was sent); the API's refusals are thrown.
+ */
+export async function signInWithPasskey(optionsPath: string, path: string): Promise<boolean> {
+  const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>(optionsPath, {
+    method: 'POST',
+  });
+  let response: Awaited<ReturnType<typeof startAuthentication>>;
+  try {
+    response = await startAuthentication({ optionsJSON });
+  } catch (err) {
+    if (cancelledCeremony(err)) return false;
+    throw err;
+  }
+  await api(path, { method: 'POST', json: { response } });
+  return true;
 }
 
 const passkeys: PageScript = async (ctx) => {

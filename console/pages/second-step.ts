@@ -5,14 +5,14 @@
  * password alone would have. Used by the sign-in and merge pages (console/pages/signin.ts).
  */
 import '../../worker/src/console/security-texts.js';
-import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
+import { browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext } from '../context.js';
 import { t } from '../i18n.js';
 import { enrolmentOnly, factorBody } from '../step-up.js';
 import { el, onSubmit, showMessage } from '../ui.js';
 import { landingPage } from './admin-overview.js';
-import { cancelledCeremony } from './passkeys.js';
+import { signInWithPasskey } from './passkeys.js';
 
 /**
  * Where a new session goes: the page asked for (administrators: the overview for the home page,
@@ -77,18 +77,11 @@ export function showSecondStep(
   const usePasskey = async () => {
     showMessage(region, null);
     try {
-      const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
+      const done = await signInWithPasskey(
         '/v3/login/second-factor/passkey/options',
-        { method: 'POST' },
+        '/v3/login/second-factor/passkey',
       );
-      let response: Awaited<ReturnType<typeof startAuthentication>>;
-      try {
-        response = await startAuthentication({ optionsJSON });
-      } catch (err) {
-        if (cancelledCeremony(err)) return showMessage(region, 'error', t('signin.passkeyCancelled'));
-        throw err;
-      }
-      await api('/v3/login/second-factor/passkey', { method: 'POST', json: { response } });
+      if (!done) return showMessage(region, 'error', t('signin.passkeyCancelled'));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
         showMessage(region, 'error', t('signin.passkeyFailed'));

@@ -1,11 +1,11 @@
 /** Scripts of the sign-in pages (worker/src/console/signin-pages.ts): sign-in, merge, password reset. */
-import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
+import { browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript } from '../context.js';
 import { formatDuration, t } from '../i18n.js';
 import { byId, el, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
 import { landingPage } from './admin-overview.js';
-import { cancelledCeremony } from './passkeys.js';
+import { signInWithPasskey } from './passkeys.js';
 import { land, showSecondStep } from './second-step.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
@@ -109,18 +109,8 @@ function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTML
       void whileBusy(button, async () => {
         showMessage(region, null);
         try {
-          const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
-            '/v3/login/passkey/options',
-            { method: 'POST' },
-          );
-          let response: Awaited<ReturnType<typeof startAuthentication>>;
-          try {
-            response = await startAuthentication({ optionsJSON });
-          } catch (err) {
-            if (cancelledCeremony(err)) return showMessage(region, 'error', t('signin.passkeyCancelled'));
-            throw err;
-          }
-          await api('/v3/login/passkey', { method: 'POST', json: { response } });
+          const done = await signInWithPasskey('/v3/login/passkey/options', '/v3/login/passkey');
+          if (!done) return showMessage(region, 'error', t('signin.passkeyCancelled'));
         } catch (err) {
           if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
             showError(region, err, t('signin.passkeyFailed'));
