@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
 import { ADMIN, basic, call, callJson, uniqueLogin } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
-import { totpCode } from '../harness/totp.js';
+import { enrolTotp, totpCode } from '../harness/totp.js';
 
 const kind = inject('hostKind');
 const PASSWORD = 'Tw0$hosts';
@@ -107,11 +107,7 @@ describe(`attacks across two ${kind} hosts on one database`, () => {
     // Enrolled on A (codes from oathtool), then a right password on A: a pending login for the second step.
     const browser = new Browser(new URL(a.url).origin);
     expect((await browser.postJson(`${a.url}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
-    const started = await browser.fetch(`${a.url}/v4/users/me/totp`, { method: 'POST' });
-    expect(started.status).toBe(201);
-    const secret = new URL(((await started.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
-    const confirm = await browser.postJson(`${a.url}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
-    expect(confirm.status).toBe(204);
+    const secret = await enrolTotp(browser, a.url);
     const first = await callJson<{ code: string; pendingToken: string }>('/v3/login', {
       base: a.url,
       method: 'POST',

@@ -13,7 +13,7 @@ import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { addLdapServer } from '../harness/ldap-records.js';
 import { startTestProvider, throughProvider, type TestProvider } from '../harness/oidc-provider.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
-import { totpCode } from '../harness/totp.js';
+import { enrolTotp, totpCode } from '../harness/totp.js';
 
 let host: RunningHost;
 let bridge: TestBridge;
@@ -186,13 +186,7 @@ describe('pending merges are bound to the browser that logged in', () => {
     // The local account enrols a TOTP factor (codes from oathtool).
     const owner = new Browser(host.origin);
     expect((await owner.postJson(`${host.url}/v3/login`, { login, password: PASSWORD })).status).toBe(200);
-    const started = await owner.fetch(`${host.url}/v4/users/me/totp`, { method: 'POST' });
-    expect(started.status).toBe(201);
-    const secret = new URL(((await started.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
-    const confirm = await owner.postJson(`${host.url}/v4/users/me/totp/confirm`, {
-      code: totpCode(secret, Date.now()),
-    });
-    expect(confirm.status).toBe(204);
+    const secret = await enrolTotp(owner, host.url);
 
     // An OIDC login of the same login: a pending merge, proven by the local password at /v3/login/union...
     const pending = await oidcLogin('sso', login);

@@ -11,7 +11,7 @@ import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, DAY, basic, callJson, createSuperAccessHolder, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { addLdapServer } from '../harness/ldap-records.js';
-import { totpCode } from '../harness/totp.js';
+import { enrolTotp, totpCode } from '../harness/totp.js';
 import { closedPortUrl, startSilentServer, startSlapd, type SilentServer, type Slapd } from '../harness/slapd.js';
 
 let host: RunningHost;
@@ -432,11 +432,7 @@ describe('LDAP login', () => {
     const b = new Browser(host.origin);
     const creds = { login: alice.login, password: alice.password, ldapServer: 'corp' };
     expect((await b.postJson(`${host.url}/v3/login`, creds)).status).toBe(200);
-    const started = await b.fetch(`${host.url}/v4/users/me/totp`, { method: 'POST' });
-    expect(started.status).toBe(201);
-    const secret = new URL(((await started.json()) as { otpauthUri: string }).otpauthUri).searchParams.get('secret')!;
-    const confirmed = await b.postJson(`${host.url}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
-    expect(confirmed.status).toBe(204);
+    const secret = await enrolTotp(b, host.url);
 
     // The directory's password is right: no session yet, the second step named.
     const next = new Browser(host.origin);
