@@ -518,6 +518,11 @@ export async function startLibsqlDevServer(opts: {
       );
     });
   });
+  // A client reuses an idle kept-alive connection; Node's default closes it after 5 s, and a request sent
+  // as the server closes it fails ("fetch failed", "Network connection lost") on a loaded machine.
+  // sqld keeps idle connections longer than clients do: so does this server.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -60,14 +60,19 @@ async function api<T = JsonObject>(path: string, o: Call = {}): Promise<{ status
 beforeAll(async () => {
   store = await startTestLogStore({ nodes: 1 });
   bridge = await startTestBridge({ logstore: { ca: store.caPem } });
-  host = await startTestHost(inject('hostKind'), {
-    ...bridge.env,
-    LOGSTORE_URLS: store.urls.join(';'),
-    LOGSTORE_TIMEOUT: '5',
-    // Up to BATCH requests may wait for a password hash at once: a longer queue than the default
-    // 32, so that the fuzz's own load is not shed with 503s.
-    AUTH_PASSWORD_HASH_QUEUE: '1000',
-  });
+  host = await startTestHost(
+    inject('hostKind'),
+    {
+      ...bridge.env,
+      LOGSTORE_URLS: store.urls.join(';'),
+      LOGSTORE_TIMEOUT: '5',
+      // Up to BATCH requests may wait for a password hash at once: a longer queue than the default
+      // 32, so that the fuzz's own load is not shed with 503s.
+      AUTH_PASSWORD_HASH_QUEUE: '1000',
+    },
+    // The worker's log lines too (edge): a 500's "unhandled error" line says why.
+    { workerLogs: true },
+  );
   origin = host.origin;
   db = createClient({ url: host.libsqlUrl });
   const r = await api<JsonObject>('/openapi.json');
@@ -261,7 +266,9 @@ async function fuzzOperation(
   const fail = (c: FuzzCase, why: string) => {
     if (result.failures.length < 20)
       result.failures.push(
-        `${o.method.toUpperCase()} ${o.path} as ${c.identity} (${c.kind}): ${why}\n  ${curlOf(origin, c.request)}`,
+        withHostLog(
+          `${o.method.toUpperCase()} ${o.path} as ${c.identity} (${c.kind}): ${why}\n  ${curlOf(origin, c.request)}`,
+        ),
       );
   };
   const recheck: FuzzCase[] = [];
@@ -313,6 +320,18 @@ async function fuzzOperation(
     if (answers.every((a) => a.status >= 400 && !fromDevProxy(a)) && changed.length > 0) await pinpoint(batch, changed);
   }
   return result;
+}
+
+/** A failure, with what the host logged of the request its problem names (a 500's "unhandled error" line says why). */
+function withHostLog(failure: string): string {
+  const id = /"requestId\\?":\\?"([0-9a-f-]{36})/.exec(failure)?.[1];
+  const lines = id
+    ? host
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(id))
+    : [];
+  return lines.length > 0 ? `${failure}\n  the host logged:\n${lines.join('\n')}` : failure;
 }
 
 /**
@@ -499,13 +518,7 @@ describe('fixed cases of every operation', () => {
       }
     };
     await Promise.all(operationsOf(doc).map(probeOperation));
-    // A 500 names its request id; the host logged why (its "unhandled error" lines).
-    const ids = new Set(problems.flatMap((p) => [...p.matchAll(/"requestId":"([0-9a-f-]{36})"/g)].map((m) => m[1])));
-    const why = host
-      .output()
-      .split('\n')
-      .filter((line) => [...ids].some((id) => line.includes(id)));
-    expect(problems, [...problems, ...(why.length ? ['the host logged:', ...why] : [])].join('\n\n')).toEqual([]);
+    expect(problems, problems.map(withHostLog).join('\n\n')).toEqual([]);
   }, 300_000);
 });
 
