@@ -21,6 +21,8 @@ export interface FarDatabase {
   count(): number;
   /** Resolves once no request has been in flight for `quietMs` (work left behind by earlier answers). */
   settle(quietMs?: number): Promise<void>;
+  /** While true, every request's connection is reset unanswered, as a network that lost the database. */
+  cut(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -28,7 +30,12 @@ export async function farDatabase(target: string, delayMs: number): Promise<FarD
   const finished: { at: number; sql: string }[] = [];
   let inFlight = 0;
   let lastEnd = 0;
+  let cut = false;
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
+    if (cut) {
+      req.socket.resetAndDestroy();
+      return;
+    }
     inFlight++;
     res.once('close', () => {
       inFlight--;
@@ -62,6 +69,9 @@ export async function farDatabase(target: string, delayMs: number): Promise<FarD
     count: () => finished.length,
     async settle(quietMs = 300) {
       while (inFlight > 0 || performance.now() - lastEnd < quietMs) await new Promise((r) => setTimeout(r, 50));
+    },
+    cut: (on) => {
+      cut = on;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -3109,7 +3109,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3140,7 +3140,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3171,7 +3171,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3261,7 +3261,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3339,7 +3339,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3381,7 +3381,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3545,7 +3545,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3660,7 +3660,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3757,7 +3757,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3812,7 +3812,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3852,7 +3852,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3892,7 +3892,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3934,7 +3934,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3978,7 +3978,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4044,7 +4044,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4147,7 +4147,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4207,7 +4207,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4240,7 +4240,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4284,7 +4284,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4349,7 +4349,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4400,7 +4400,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4459,7 +4459,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4548,7 +4548,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4637,7 +4637,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4668,7 +4668,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4749,7 +4749,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4791,7 +4791,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4842,7 +4842,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4891,7 +4891,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4963,7 +4963,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5014,7 +5014,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5086,7 +5086,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5140,7 +5140,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5192,7 +5192,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5255,7 +5255,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5378,7 +5378,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5420,7 +5420,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5477,7 +5477,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5529,7 +5529,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5583,7 +5583,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5636,7 +5636,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5690,7 +5690,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5751,7 +5751,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5836,7 +5836,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5900,7 +5900,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5955,7 +5955,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6010,7 +6010,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6094,7 +6094,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6171,7 +6171,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6225,7 +6225,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6281,7 +6281,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6342,7 +6342,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6384,7 +6384,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6505,7 +6505,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6567,7 +6567,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6611,7 +6611,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6685,7 +6685,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6739,7 +6739,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6791,7 +6791,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6876,7 +6876,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6920,7 +6920,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6994,7 +6994,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7048,7 +7048,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7100,7 +7100,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7176,7 +7176,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7250,7 +7250,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7321,7 +7321,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7381,7 +7381,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7423,7 +7423,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7465,7 +7465,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7567,7 +7567,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7678,7 +7678,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7784,7 +7784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7888,7 +7888,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7956,7 +7956,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8019,7 +8019,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8076,7 +8076,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8118,7 +8118,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8192,7 +8192,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8264,7 +8264,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8334,7 +8334,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8384,7 +8384,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8433,7 +8433,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8531,7 +8531,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait): retry after Retry-After; nothing was written or counted */
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -15,6 +15,7 @@ import Database from 'libsql';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startBridgeProcess, type BridgeProcess } from '../harness/bridge-process.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { farDatabase, remoteDatabase, type FarDatabase } from '../harness/far-database.js';
 import { freePort, startEdgeTestHost, startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
 import { startSilentServer, startSlapd, type SilentServer, type Slapd } from '../harness/slapd.js';
@@ -302,6 +303,61 @@ describe('the database locked by another connection', () => {
     // Once released, all is as before: the right password logs in.
     const after = await api('/v3/login_without_session', { method: 'POST', auth: basic(login, PASSWORD) });
     expect(after.status, JSON.stringify(after.body)).toBe(200);
+  }, 90_000);
+});
+
+describe('a remote database out of reach', () => {
+  let dir: string;
+  let database: { url: string; close(): Promise<void> };
+  let proxy: FarDatabase;
+  let far: RunningHost;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'auth-unreachable-'));
+    database = await remoteDatabase(dir);
+    proxy = await farDatabase(database.url, 0);
+    far = await startTestHost(inject('hostKind'), {}, { libsqlUrl: proxy.url, workerLogs: true });
+    // The first request creates the bootstrap administrator.
+    expect((await callJson('/health/ready', { base: far.url })).status).toBe(200);
+  }, 120_000);
+  afterAll(async () => {
+    await far?.stop();
+    await proxy?.close();
+    await database?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('503 with Retry-After and one WARNING line naming it, never a 500; served again once it is back', async () => {
+    const login = uniqueLogin('reach');
+    const created = await callJson('/v4/users', {
+      base: far.url,
+      method: 'POST',
+      auth: admin,
+      json: { login, password: PASSWORD },
+    });
+    expect(created.status).toBe(201);
+    proxy.cut(true);
+    try {
+      for (const o of [
+        { path: '/v3/login_without_session', method: 'POST', auth: basic(login, PASSWORD) },
+        { path: '/v4/users', method: 'GET', auth: admin },
+      ]) {
+        const r = await callJson(o.path, { base: far.url, method: o.method, auth: o.auth });
+        expectProblem(r, 503, 'SERVICE_UNAVAILABLE');
+        expect((r.body as { detail?: string }).detail).toBe('the database cannot be reached: try again shortly');
+        expect(Number(r.res.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+    } finally {
+      proxy.cut(false);
+    }
+    const log = far.output();
+    expect(log).toMatch(/"level":"WARNING".*"msg":"the database cannot be reached".*"cause":"DATABASE_UNREACHABLE"/);
+    expect(log).not.toContain('unhandled error');
+    const again = await callJson('/v3/login_without_session', {
+      base: far.url,
+      method: 'POST',
+      auth: basic(login, PASSWORD),
+    });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
   }, 90_000);
 });
 

@@ -20,6 +20,7 @@ import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/co
 import { assembleService } from '../src/service.js';
 import {
   createDb,
+  databaseFetch,
   loadSavedSettings,
   readMeta,
   SCHEMA_STAMP_KEY,
@@ -86,7 +87,7 @@ export function openDatabase(config: ConfigSnapshot, o: OpenDatabaseOptions = {}
   // Embedded: statements prepared once and reused (sqlite-client.ts); remote: libSQL over HTTP.
   const client = embedded
     ? createEmbeddedClient(embeddedPath(url), { busyTimeoutMs: BUSY_TIMEOUT_MS })
-    : createClient({ url, authToken });
+    : createClient({ url, authToken, fetch: databaseFetch });
   const db = createDb(client);
   // ':memory:' is one database per connection: everything goes through the main one there.
   const separate = embedded && !['', ':memory:'].includes(embeddedPath(url));

@@ -31,7 +31,14 @@ import { ProblemError, problemResponse, type FieldError, type ProblemCode } from
 import { registerMe } from './users/me-routes.js';
 import { registerPasskeyRoutes } from './passkeys/routes.js';
 import { registerMfa } from './mfa/routes.js';
-import { databaseBusyProblem, isDatabaseBusy, loadSavedSettings, type Db } from './store/index.js';
+import {
+  databaseBusyProblem,
+  databaseUnreachable,
+  databaseUnreachableProblem,
+  isDatabaseBusy,
+  loadSavedSettings,
+  type Db,
+} from './store/index.js';
 import { sessionKeyResolver } from './accounts/session-keys.js';
 import { sessionLookups } from './accounts/sessions.js';
 import { tokenLookups } from './accounts/tokens.js';
@@ -71,8 +78,11 @@ const STATUS_CODES: Record<number, ProblemCode> = {
 
 function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
-  // A database locked beyond the busy wait: 503 with Retry-After, not a 500 (docs/operations.md, "Fault drills").
+  // A database locked beyond the busy wait, or a remote one out of reach: 503 with Retry-After, not a 500
+  // (docs/operations.md, "Fault drills").
   if (isDatabaseBusy(err)) return databaseBusyProblem(err);
+  const unreachable = databaseUnreachable(err);
+  if (unreachable) return databaseUnreachableProblem(unreachable);
   if (err instanceof HTTPException) {
     const code = STATUS_CODES[err.status] ?? (err.status >= 500 ? 'INTERNAL' : 'MALFORMED_REQUEST');
     const headers: Record<string, string> = {};

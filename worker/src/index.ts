@@ -22,6 +22,7 @@ import { ProblemError, problemResponse } from './http/problem.js';
 import { assembleService, type Service } from './service.js';
 import {
   createDb,
+  databaseFetch,
   metaQuery,
   readMeta,
   savedSettingsQuery,
@@ -70,7 +71,8 @@ function build(env: Env): Instance {
   }
   const authToken = config.get('LIBSQL_AUTH_TOKEN') || undefined;
   // A client per request: its HTTP streams are I/O objects that must not cross requests.
-  const openDb = () => createDb(createClient({ url, authToken }));
+  // databaseFetch: a database out of reach is a 503, not a 500 (docs/operations.md, "Fault drills").
+  const openDb = () => createDb(createClient({ url, authToken, fetch: databaseFetch }));
   // WebAssembly argon2, imported as a module at build time (workerd refuses to compile at run time).
   let wasmError: unknown;
   const hasher = createEdgeHasher(argon2Wasm, { onWasmUnavailable: (err) => (wasmError = err) });

@@ -130,11 +130,12 @@ function withHashingBusy<D extends { paths?: object }>(doc: D): D {
 }
 
 const DATABASE_BUSY =
-  'the database is busy (locked by another connection past the 5 s wait): ' +
-  'retry after Retry-After; nothing was written or counted';
+  'the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) ' +
+  'or, a remote one, cannot be reached: retry after Retry-After';
 
 /**
- * Documents the 503 of a busy database (docs/operations.md, "Fault drills") on every operation: any may meet the lock.
+ * Documents the 503 of a busy or unreachable database (docs/operations.md, "Fault drills") on every operation: any
+ * may meet it.
  */
 function withDatabaseBusy<D extends { paths?: object }>(doc: D): D {
   for (const ops of Object.values(doc.paths ?? {}) as object[]) {

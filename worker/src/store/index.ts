@@ -15,4 +15,11 @@ export {
   CREDENTIAL_CACHE_TTL_MS,
   invalidateAccount,
 } from './credential-cache.js';
-export { databaseBusyProblem, isDatabaseBusy, DATABASE_BUSY_RETRY_AFTER_S } from './db-unavailable.js';
+export {
+  databaseBusyProblem,
+  databaseFetch,
+  databaseUnreachable,
+  databaseUnreachableProblem,
+  isDatabaseBusy,
+  DATABASE_BUSY_RETRY_AFTER_S,
+} from './db-unavailable.js';
