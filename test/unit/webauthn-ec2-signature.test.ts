@@ -27,7 +27,7 @@ function derInteger(bytes: Uint8Array): Uint8Array {
 }
 const derSignature = (r: Uint8Array, s: Uint8Array) => tlv(0x30, new Uint8Array([...derInteger(r), ...derInteger(s)]));
 
-function outcome(f: (sig: Uint8Array, crv: number) => Uint8Array, sig: Uint8Array, crv: number): string {
+function outcome(f: (sig: Uint8Array<ArrayBuffer>, crv: number) => Uint8Array, sig: Uint8Array<ArrayBuffer>, crv: number): string {
   try {
     return Buffer.from(f(sig, crv)).toString('hex');
   } catch {
@@ -75,7 +75,7 @@ describe('the edge build reads an ECDSA signature as the library does', () => {
     const r = new Uint8Array(32).fill(7);
     const good = derSignature(r, r);
     expect(outcome(edge, good, 1)).not.toBe('refused');
-    const cases: Uint8Array[] = [
+    const cases: Uint8Array<ArrayBuffer>[] = [
       new Uint8Array(),
       good.subarray(0, good.length - 1), // truncated
       new Uint8Array([...good, 0]), // a trailing byte
