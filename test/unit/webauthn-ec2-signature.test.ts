@@ -27,7 +27,11 @@ function derInteger(bytes: Uint8Array): Uint8Array {
 }
 const derSignature = (r: Uint8Array, s: Uint8Array) => tlv(0x30, new Uint8Array([...derInteger(r), ...derInteger(s)]));
 
-function outcome(f: (sig: Uint8Array<ArrayBuffer>, crv: number) => Uint8Array, sig: Uint8Array<ArrayBuffer>, crv: number): string {
+function outcome(
+  f: (sig: Uint8Array<ArrayBuffer>, crv: number) => Uint8Array,
+  sig: Uint8Array<ArrayBuffer>,
+  crv: number,
+): string {
   try {
     return Buffer.from(f(sig, crv)).toString('hex');
   } catch {
