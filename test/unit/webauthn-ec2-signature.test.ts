@@ -6,9 +6,13 @@
  */
 import { randomBytes, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-// The library's own function (not exported by the package: imported by its file).
-import { unwrapEC2Signature as library } from '../../node_modules/@simplewebauthn/server/esm/helpers/iso/isoCrypto/unwrapEC2Signature.js';
 import { unwrapEC2Signature as edge } from '../../worker/edge-aliases/webauthn-ec2-signature.js';
+
+// The library's own function (not exported by the package: imported by its file).
+const LIBRARY_FILE = '../../node_modules/@simplewebauthn/server/esm/helpers/iso/isoCrypto/unwrapEC2Signature.js';
+const { unwrapEC2Signature: library } = (await import(new URL(LIBRARY_FILE, import.meta.url).href)) as {
+  unwrapEC2Signature: (signature: Uint8Array, crv: number) => Uint8Array;
+};
 
 const CURVES = [
   { crv: 1, name: 'P-256', n: 32, hash: 'SHA-256' },
