@@ -22,3 +22,13 @@ export const isCertRevoked = unused('isCertRevoked');
 export const validateCertificatePath = unused('validateCertificatePath');
 export const getCertificateInfo = unused('getCertificateInfo');
 export const verifyMDSBlob = unused('verifyMDSBlob');
+// The root certificates of the attestation formats (services/defaultRootCerts/), which only the verifiers
+// above would read: the library's settings service registers them at import, empty here.
+export const Google_Hardware_Attestation_Root_1 = '';
+export const Google_Hardware_Attestation_Root_2 = '';
+export const Google_Hardware_Attestation_Root_3 = '';
+export const Google_Hardware_Attestation_Root_4 = '';
+export const GlobalSign_Root_CA = '';
+export const Apple_WebAuthn_Root_CA = '';
+export const GlobalSign_Root_CA_R3 = '';
+export const GlobalSign_Root_R46 = '';
