@@ -6,6 +6,7 @@
  * refusals are problem+json. The pages are opened at http://localhost:PORT (a WebAuthn relying-party
  * id is a domain, never an IP address); the relying party is derived from that origin (the default).
  */
+import { decodeAttestationObject, isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser as CookieBrowser } from '../harness/browser.js';
@@ -418,4 +419,42 @@ describe('passkeys: the API refuses bad input with problems', () => {
     expect(basicOptions.status).toBe(401);
     expect(basicOptions.headers.get('content-type')).toContain('application/problem+json');
   });
+});
+
+describe('a registration whose browser passes an attestation statement on', () => {
+  // The service asks for no attestation (docs/security-passkeys.md); a browser may still pass the
+  // authenticator's statement on (the WebAuthn client MAY replace it with "none", need not). The service
+  // ignores it on both hosts, as it would a "none": the edge build does not carry the statement verifiers.
+  it('is registered and signs in, the statement ignored', async () => {
+    const login = uniqueLogin('pkatt');
+    await createUser(login, PASSWORD, { displayName: 'Attested Person' });
+    const tab = await tabWithAuthenticator();
+    await signIn(tab, base(), login, PASSWORD);
+    // The page's own ceremony, as a browser that keeps the statement answers it ("direct" stands in for
+    // such a browser: Chromium replaces the statement with "none" when the options ask for none).
+    const { status, body, response } = await tab.page.evaluate(async (root) => {
+      const res = await fetch(`${root}/v4/users/me/passkeys/registration-options`, { method: 'POST' });
+      const options = (await res.json()) as PublicKeyCredentialCreationOptionsJSON;
+      const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON({ ...options, attestation: 'direct' });
+      const credential = (await navigator.credentials.create({ publicKey })) as PublicKeyCredential;
+      const response = credential.toJSON() as { response: { attestationObject: string } };
+      const posted = await fetch(`${root}/v4/users/me/passkeys`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Attested key', response }),
+      });
+      return { status: posted.status, body: (await posted.json()) as Record<string, unknown>, response };
+    }, root());
+    const attestation = decodeAttestationObject(isoBase64URL.toBuffer(response.response.attestationObject));
+    expect(attestation.get('fmt')).toBe('packed');
+    expect(attestation.get('attStmt').get('x5c')?.length).toBeGreaterThan(0);
+    expect(status, JSON.stringify(body)).toBe(201);
+    expect(body.name).toBe('Attested key');
+    expect((await ownPasskeys(tab.page)).map((p) => p.name)).toEqual(['Attested key']);
+
+    await signOut(tab.page);
+    await signInWithPasskey(tab.page);
+    expect(await tab.page.textContent('#console-user')).toBe('Attested Person');
+    await tab.context.close();
+  }, 60_000);
 });

@@ -25,6 +25,7 @@ import {
   consumeChallenge,
   issueChallenge,
 } from '../accounts/passkey-challenges.js';
+import { withoutAttestationStatement } from './attestation.js';
 import type { RelyingParty } from './relying-party.js';
 import { MAX_PASSKEYS, listPasskeys, passkeyOf, userHandleOf, type PasskeyRow } from './store.js';
 
@@ -101,7 +102,7 @@ export async function registerPasskey(
   let info: NonNullable<Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo']>;
   try {
     const verified = await verifyRegistrationResponse({
-      response,
+      response: withoutAttestationStatement(response),
       expectedChallenge: (c) => c === challenge,
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
