@@ -3,11 +3,12 @@
  * database"): every libSQL HTTP request is a round trip, counted here by a proxy in front of the
  * libSQL dev server. Liveness reads nothing; any other first request makes one round trip (the
  * DB_SCHEMA stamp, whether an administrator exists and the saved settings, in one batch) before the
- * app runs; the next request within the settings' freshness makes none of its own.
+ * app runs; the next request within the settings' freshness makes none of its own. A first request
+ * with an API token makes one too: its token's lookup rides in that batch.
  * The Node host reads all that once at start, so this suite runs on the edge host only.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call } from '../harness/client.js';
+import { ADMIN, basic, call, callJson, uniqueLogin } from '../harness/client.js';
 import { farDatabase, type FarDatabase } from '../harness/far-database.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
@@ -17,9 +18,9 @@ const edge = inject('hostKind') === 'edge';
 const DELAY = 400;
 
 /** Sends a request and returns its status and the round trips its answer waited for. */
-async function roundTrips(path: string) {
+async function roundTrips(path: string, o: Parameters<typeof call>[1] = {}, host = second) {
   const since = performance.now();
-  const res = await call(path, { base: second.url });
+  const res = await call(path, { ...o, base: host.url });
   await res.arrayBuffer();
   const trips = proxy.between(since, performance.now());
   return { status: res.status, trips: trips.length, sql: trips.map((t) => t.sql) };
@@ -27,6 +28,7 @@ async function roundTrips(path: string) {
 
 let first: RunningHost;
 let second: RunningHost;
+let third: RunningHost | undefined;
 let proxy: FarDatabase;
 
 describe.runIf(edge)('an edge isolate on a far database', () => {
@@ -39,6 +41,7 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
   });
 
   afterAll(async () => {
+    await third?.stop();
     await second?.stop();
     await proxy?.close();
     await first?.stop();
@@ -50,5 +53,32 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.trips, anonymous.sql.join('\n')).toBe(1);
     expect(await roundTrips('/v4/users/me')).toMatchObject({ status: 401, trips: 0 });
+  });
+
+  it("a first request with an API token waits for one round trip, its token's lookup in the start-up batch", async () => {
+    const login = uniqueLogin('first');
+    const password = 'F4r$dbpass';
+    const made = await callJson('/v4/users', {
+      base: first.url,
+      method: 'POST',
+      auth: basic(ADMIN.login, ADMIN.password),
+      json: { login, password },
+    });
+    expect(made.status).toBe(201);
+    const issued = await callJson<{ token: string }>('/v4/users/me/tokens', {
+      base: first.url,
+      method: 'POST',
+      auth: basic(login, password),
+      json: { name: 'first request' },
+    });
+    expect(issued.status).toBe(201);
+    const auth = `Bearer ${issued.body.token}`;
+    // A fresh isolate: its first request is this one.
+    third = await startTestHost('edge', {}, { libsqlUrl: proxy.url });
+    const firstUse = await roundTrips('/v4/users/me', { auth }, third);
+    expect(firstUse.status).toBe(200);
+    expect(firstUse.trips, firstUse.sql.join('\n')).toBe(1);
+    const again = await roundTrips('/v4/users/me', { auth }, third);
+    expect(again).toMatchObject({ status: 200, trips: 0 });
   });
 });

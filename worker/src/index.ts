@@ -30,6 +30,8 @@ import {
   SchemaMismatchError,
 } from './store/index.js';
 import { adminExistsQuery } from './accounts/lookup.js';
+import { tokenLookupInBatch } from './accounts/tokens.js';
+import { splitAuthorization } from './auth/credentials.js';
 
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {
@@ -44,9 +46,10 @@ interface Instance {
   /**
    * What a request needs before the app, until it has completed once in this isolate: the DB_SCHEMA
    * check, the operator's password filter, the first-admin bootstrap and the saved settings, with
-   * one database round trip (one batch) when an administrator exists. The refusal, if any.
+   * one database round trip (one batch, with the request's API token lookup) when an administrator
+   * exists. The refusal, if any.
    */
-  ready: () => Promise<ProblemError | undefined>;
+  ready: (request: Request) => Promise<ProblemError | undefined>;
   /** The DB_SCHEMA check alone (the scheduled jobs): the refusal, if any. */
   refusal: () => Promise<ProblemError | undefined>;
   isLiveness: (request: Request) => boolean;
@@ -161,27 +164,35 @@ function build(env: Env): Instance {
   };
   // The first request's reads in one batch (one round trip, architecture.md §6): the stamp, whether an
   // administrator exists, the saved settings (handed to the configuration, so the frame does not read
-  // them again). Unreadable (not migrated yet, or unreachable): each step reads for itself as before.
-  const firstReads = async () => {
+  // them again), and the lookup of the request's API token, if it has one, kept for the app only once
+  // the stamp is right (on another DB_SCHEMA's database it is read but never used). Unreadable (not
+  // migrated yet, or unreachable): each step reads for itself as before.
+  const firstReads = async (request: Request) => {
     const db = openDb();
+    const token = bearerOf(request);
+    // The edge service runs on Date.now (no other clock is given to it): the token cache's clock.
+    const lookup = token === undefined ? undefined : tokenLookupInBatch(db, token, Date.now());
     try {
-      const [meta, admin, saved] = await db.batch([
+      const [meta, admin, saved, tokenRows] = await db.batch([
         metaQuery(db, SCHEMA_STAMP_KEY),
         adminExistsQuery(db),
         savedSettingsQuery(db),
+        ...(lookup ? [lookup.query] : []),
       ]);
-      return { stamp: meta[0]?.value, adminExists: admin.length > 0, saved: savedValues(saved) };
+      const keepToken = () => lookup?.keep(tokenRows ?? []);
+      return { stamp: meta[0]?.value, adminExists: admin.length > 0, saved: savedValues(saved), keepToken };
     } catch {
       return undefined;
     }
   };
   let readyDone = false;
-  const ready = async () => {
+  const ready = async (request: Request) => {
     if (readyDone) return undefined;
     if (stamp?.refusal) return stamp.refusal;
-    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(), blocklist()]);
+    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(request), blocklist()]);
     const refused = (reads ? checkStamp(reads.stamp) : await refusal()) ?? listRefusal;
     if (refused) return refused;
+    reads?.keepToken();
     if (reads) await service.config.current(async () => reads.saved);
     await bootstrap(reads?.adminExists ?? false);
     readyDone = stamp !== undefined && bootstrapped;
@@ -192,6 +203,12 @@ function build(env: Env): Instance {
   return { service, ready, refusal, isLiveness: (request) => new URL(request.url).pathname === livePath };
 }
 
+/** The API token of a request's `Authorization: Bearer` header, if it has one (the app checks its form). */
+function bearerOf(request: Request): string | undefined {
+  const parts = splitAuthorization(request.headers.get('Authorization') ?? undefined);
+  return parts && parts.scheme.toLowerCase() === 'bearer' && parts.value !== '' ? parts.value : undefined;
+}
+
 function instanceFor(env: Env): Instance {
   instance ??= build(env);
   return instance;
@@ -200,7 +217,7 @@ function instanceFor(env: Env): Instance {
 export default {
   async fetch(request, env, ctx) {
     const { service, ready, isLiveness } = instanceFor(env);
-    const refused = isLiveness(request) ? undefined : await ready();
+    const refused = isLiveness(request) ? undefined : await ready(request);
     if (refused) return problemResponse(refused, new URL(request.url).pathname, undefined);
     return service.app.fetch(request, env, ctx);
   },

@@ -14,5 +14,6 @@ export {
   CREDENTIAL_CACHE_MAX,
   CREDENTIAL_CACHE_TTL_MS,
   invalidateAccount,
+  writeMark,
 } from './credential-cache.js';
 export { databaseBusyProblem, isDatabaseBusy, DATABASE_BUSY_RETRY_AFTER_S } from './db-unavailable.js';
