@@ -26,7 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { farDatabase, remoteDatabase, type FarDatabase } from '../../test/harness/far-database.js';
+import { farDatabase, remoteDatabase, type FarDatabase, type RoundTrip } from '../../test/harness/far-database.js';
 import { BASE_TEST_ENV, startEdgeTestHost } from '../../test/harness/hosts.js';
 import { ADMIN_LOGIN, policyPassword, ROOT, ROOT_PATH, startBenchNodeHost } from './node-host.js';
 import type { ScenarioResult } from './report.js';
@@ -59,7 +59,10 @@ export interface FarDbRow {
   before: { mean: number; max: number };
   /** after the answer, until the host was quiet (background writes) */
   after: { mean: number; max: number };
-  /** background settings refreshes and job leases per sample (before or after the answer; none waits for them) */
+  /**
+   * background settings refreshes, job leases and API-access batches per sample (before or after the answer;
+   * none waits for them)
+   */
   settingsReads: number;
   p50Ms: number;
   p90Ms: number;
@@ -73,8 +76,11 @@ const SETTINGS_REFRESH =
 /** A scheduled job's lease (the Node host's timers, from its start on): no request's work. */
 const isLease = (sql: string) =>
   /^[^{]*\{"requests":\[\{"type":"execute","stmt":\{"sql":"(\\n|\s)*insert into \\"job_leases/.test(sql);
-/** Work no answer waits for: the settings refresh, a job's lease. */
-const isBackground = (sql: string) => SETTINGS_REFRESH.test(sql) || isLease(sql);
+/**
+ * Work no answer waits for: the settings refresh, a job's lease, a batch of earlier requests' API-access events
+ * (written by a timer on Node, after a later answer on the edge: it may finish within another request).
+ */
+const isBackground = (t: RoundTrip) => SETTINGS_REFRESH.test(t.sql) || isLease(t.sql) || t.apiAccess;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,8 +102,8 @@ async function sample(proxy: FarDatabase, send: () => Promise<Response>, expecte
   if (res.status !== expected)
     throw new ScenarioError(`${what}: expected ${expected}, got ${res.status}; body: ${body.slice(0, 300)}`);
   await proxy.settle();
-  const split = (trips: { sql: string }[]) => {
-    const others = trips.filter((t) => !isBackground(t.sql));
+  const split = (trips: RoundTrip[]) => {
+    const others = trips.filter((t) => !isBackground(t));
     return { settings: trips.length - others.length, others: others.length, sql: others.map((t) => t.sql) };
   };
   const pre = split(proxy.between(since, answered));
@@ -367,7 +373,7 @@ export function formatFarDb(results: readonly ScenarioResult[]): string {
         .join(', ') || 'none (no delay of 50 ms or more)'
     }`,
     '(round trips: mean (largest) before the answer / mean after it; ' +
-      '+N bg: background settings refreshes and job leases per sample)',
+      '+N bg: background settings refreshes, job leases and API-access batches per sample)',
   ].join('\n');
 }
 
