@@ -55,7 +55,7 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
     expect(await roundTrips('/v4/users/me')).toMatchObject({ status: 401, trips: 0 });
   });
 
-  it("a first request with an API token waits for one round trip, its token's lookup in the start-up batch", async () => {
+  it('a first request with an API token waits for one round trip (its lookup in the start-up batch)', async () => {
     const login = uniqueLogin('first');
     const password = 'F4r$dbpass';
     const made = await callJson('/v4/users', {

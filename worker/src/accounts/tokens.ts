@@ -226,7 +226,9 @@ export function tokenLookupInBatch(db: Db, token: string, now: number) {
 }
 
 // The hot path of every Bearer request: prepared once per handle; its batchable form for a first request.
-const tokenLookup = preparedPerDb((db) => tokenLookupQuery(db, sql.placeholder('hash'), sql.placeholder('now')).prepare());
+const tokenLookup = preparedPerDb((db) =>
+  tokenLookupQuery(db, sql.placeholder('hash'), sql.placeholder('now')).prepare(),
+);
 
 function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Placeholder) {
   return db

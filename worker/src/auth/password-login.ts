@@ -195,7 +195,7 @@ export async function authenticateLocalPassword(
   // is read first, as before: only a live device waits in the lane.
   const ipKey = ip ?? null;
   const claim = ctx.device;
-  let checked;
+  let checked: Awaited<ReturnType<ReturnType<typeof attempt>>> | undefined;
   if (claim) {
     try {
       checked = await ctx.verifier.limit(ipKey, attempt(claim), { trusted: claim.userId, atOnce: true });
