@@ -146,8 +146,9 @@ export async function authenticateLocalPassword(
   // fsync before its answer, which makes this reservation durable too.
   // `claim`: a signed device cookie presented for this login (its row read live, or not read yet). Its
   // device's own budget first; once that is spent (or refused), the device counts as untrusted
-  // (accounts/throttle.ts), in the same statement batch. The row is read in that batch too, and both reservations hold only while it is
-  // live: a device found not live (revoked, another login's) reserves nothing (`notLive`).
+  // (accounts/throttle.ts), in the same statement batch. The row is read in that batch too, and both
+  // reservations hold only while it is live: a device found not live (revoked, another login's)
+  // reserves nothing (`notLive`).
   const attempt = (claim: DeviceClaim | undefined) => async () => {
     const rdb = ctx.lazyDb ?? db;
     let plan = untrusted;
