@@ -4,9 +4,11 @@
  * libSQL dev server. Liveness reads nothing; any other first request makes one round trip (the
  * DB_SCHEMA stamp, whether an administrator exists and the saved settings, in one batch) before the
  * app runs; the next request within the settings' freshness makes none of its own. A first request
- * with an API token makes one too: its token's lookup rides in that batch.
+ * with an API token makes one too: its token's lookup rides in that batch, and is never used on a
+ * database of another DB_SCHEMA (every request refused, as without a token).
  * The Node host reads all that once at start, so this suite runs on the edge host only.
  */
+import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, call, callJson, uniqueLogin } from '../harness/client.js';
 import { farDatabase, type FarDatabase } from '../harness/far-database.js';
@@ -55,7 +57,8 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
     expect(await roundTrips('/v4/users/me')).toMatchObject({ status: 401, trips: 0 });
   });
 
-  it('a first request with an API token waits for one round trip (its lookup in the start-up batch)', async () => {
+  /** A new account's API token, made through the first host (whose isolate has checked its stamp). */
+  async function bearerOfNewAccount(): Promise<string> {
     const login = uniqueLogin('first');
     const password = 'F4r$dbpass';
     const made = await callJson('/v4/users', {
@@ -72,7 +75,11 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
       json: { name: 'first request' },
     });
     expect(issued.status).toBe(201);
-    const auth = `Bearer ${issued.body.token}`;
+    return `Bearer ${issued.body.token}`;
+  }
+
+  it('a first request with an API token waits for one round trip (its lookup in the start-up batch)', async () => {
+    const auth = await bearerOfNewAccount();
     // A fresh isolate: its first request is this one.
     third = await startTestHost('edge', {}, { libsqlUrl: proxy.url });
     const firstUse = await roundTrips('/v4/users/me', { auth }, third);
@@ -80,5 +87,24 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
     expect(firstUse.trips, firstUse.sql.join('\n')).toBe(1);
     const again = await roundTrips('/v4/users/me', { auth }, third);
     expect(again).toMatchObject({ status: 200, trips: 0 });
+  });
+
+  it('on a database of another DB_SCHEMA, a first request with a live API token is refused all the same', async () => {
+    const auth = await bearerOfNewAccount();
+    const db = createClient({ url: first.libsqlUrl });
+    await db.execute(`update service_meta set value = 'another_tenant' where key = 'db_schema'`);
+    let refused: RunningHost | undefined;
+    try {
+      refused = await startTestHost('edge', {}, { libsqlUrl: proxy.url });
+      for (let i = 0; i < 2; i++) {
+        const r = await callJson<{ code: string; detail: string }>('/v4/users/me', { auth, base: refused.url });
+        expect(r.status).toBe(503);
+        expect(r.body.detail).toContain('DB_SCHEMA');
+      }
+    } finally {
+      await refused?.stop();
+      await db.execute(`update service_meta set value = 'auth' where key = 'db_schema'`);
+      db.close();
+    }
   });
 });
