@@ -4,8 +4,8 @@
  * libSQL dev server. Liveness reads nothing; any other first request makes one round trip (the
  * DB_SCHEMA stamp, whether an administrator exists and the saved settings, in one batch) before the
  * app runs; the next request within the settings' freshness makes none of its own. A first request
- * with an API token makes one too: its token's lookup rides in that batch, and is never used on a
- * database of another DB_SCHEMA (every request refused, as without a token).
+ * with an API token or a session cookie makes one too: its token's or session's lookup rides in that
+ * batch, and is never used on a database of another DB_SCHEMA (every request refused, as without one).
  * The Node host reads all that once at start, so this suite runs on the edge host only.
  */
 import { createClient } from '@libsql/client';
@@ -87,6 +87,37 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
     expect(firstUse.trips, firstUse.sql.join('\n')).toBe(1);
     const again = await roundTrips('/v4/users/me', { auth }, third);
     expect(again).toMatchObject({ status: 200, trips: 0 });
+  });
+
+  it('a first request with a session cookie waits for one round trip (its session in the start-up batch)', async () => {
+    const login = uniqueLogin('first');
+    const password = 'F4r$dbpass';
+    const made = await callJson('/v4/users', {
+      base: first.url,
+      method: 'POST',
+      auth: basic(ADMIN.login, ADMIN.password),
+      json: { login, password },
+    });
+    expect(made.status).toBe(201);
+    const loggedIn = await call('/v3/login', { base: first.url, method: 'POST', json: { login, password } });
+    expect(loggedIn.status).toBe(200);
+    const cookie = loggedIn.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.startsWith('auth_session='))!;
+    let fresh: RunningHost | undefined;
+    try {
+      fresh = await startTestHost('edge', {}, { libsqlUrl: proxy.url });
+      const firstUse = await roundTrips('/v4/users/me', { headers: { Cookie: cookie } }, fresh);
+      expect(firstUse.status).toBe(200);
+      expect(firstUse.trips, firstUse.sql.join('\n')).toBe(1);
+      expect(await roundTrips('/v4/users/me', { headers: { Cookie: cookie } }, fresh)).toMatchObject({
+        status: 200,
+        trips: 0,
+      });
+    } finally {
+      await fresh?.stop();
+    }
   });
 
   it('on a database of another DB_SCHEMA, a first request with a live API token is refused all the same', async () => {

@@ -216,8 +216,9 @@ export function tokenLookupInBatch(db: Db, token: string, now: number) {
   const since = writeMark();
   return {
     query: tokenLookupQuery(db, hash, now),
-    keep(rows: TokenAccount[]) {
-      const found = rows[0];
+    /** `rows`: what `query` read. */
+    keep(rows: readonly unknown[] | undefined) {
+      const found = (rows as TokenAccount[] | undefined)?.[0];
       if (!found || (found.expiresAt !== null && found.expiresAt <= now)) return;
       Object.freeze(found.user);
       tokenCache.keep(hash, { ...found }, now, since);
