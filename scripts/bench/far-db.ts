@@ -9,12 +9,13 @@
  *
  * Per operation, sequentially (each sample waits until the far host's earlier work has settled):
  * the round trips that finished before the answer and those after it (until quiet), the background
- * settings refreshes apart, and p50/p90 latency. Operations: Bearer and cookie GET /v4/users/me one
- * request every FAR_DB_INTERVAL_MS (a user's requests), Basic login (login_without_session), session
- * login (/v3/login), POST /v3/logout (a fresh session each), PATCH /v3/settings (a warm administrator's
- * session); and the cold start: a fresh host's first request and its second, once with /health/live
- * and once with a Bearer request, each sent as soon as the host is ready. Plus the edge bundle's
- * gzipped size (`wrangler deploy --dry-run`, as test/unit/bundle-size.test.ts builds it).
+ * work apart (settings refreshes, job leases, batches of earlier requests' API-access events), and p50/p90 latency.
+ * Operations: Bearer and cookie GET /v4/users/me one request every FAR_DB_INTERVAL_MS (a user's requests), Basic login
+ * (login_without_session), session login (/v3/login), the same with the device cookie of an earlier login, POST
+ * /v3/logout (a fresh session each), PATCH /v3/settings (a warm administrator's session); and the cold start: a fresh
+ * host's first request and its second, once with /health/live and once with a Bearer request, each sent as soon as the
+ * host is ready. Plus the edge bundle's gzipped size (`wrangler deploy --dry-run`, as test/unit/bundle-size.test.ts
+ * builds it).
  *
  * A round trip finishing before the answer is counted as one the answer waited for: at +0 ms, work
  * started after an answer (a last-used time) can finish before the client has read it, so the counts
@@ -26,7 +27,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { farDatabase, remoteDatabase, type FarDatabase } from '../../test/harness/far-database.js';
+import { farDatabase, remoteDatabase, type FarDatabase, type RoundTrip } from '../../test/harness/far-database.js';
 import { BASE_TEST_ENV, startEdgeTestHost } from '../../test/harness/hosts.js';
 import { ADMIN_LOGIN, policyPassword, ROOT, ROOT_PATH, startBenchNodeHost } from './node-host.js';
 import type { ScenarioResult } from './report.js';
@@ -59,7 +60,10 @@ export interface FarDbRow {
   before: { mean: number; max: number };
   /** after the answer, until the host was quiet (background writes) */
   after: { mean: number; max: number };
-  /** background settings refreshes and job leases per sample (before or after the answer; none waits for them) */
+  /**
+   * background settings refreshes, job leases and API-access batches per sample (before or after the answer;
+   * none waits for them)
+   */
   settingsReads: number;
   p50Ms: number;
   p90Ms: number;
@@ -73,8 +77,11 @@ const SETTINGS_REFRESH =
 /** A scheduled job's lease (the Node host's timers, from its start on): no request's work. */
 const isLease = (sql: string) =>
   /^[^{]*\{"requests":\[\{"type":"execute","stmt":\{"sql":"(\\n|\s)*insert into \\"job_leases/.test(sql);
-/** Work no answer waits for: the settings refresh, a job's lease. */
-const isBackground = (sql: string) => SETTINGS_REFRESH.test(sql) || isLease(sql);
+/**
+ * Work no answer waits for: the settings refresh, a job's lease, a batch of earlier requests' API-access events
+ * (written by a timer on Node, after a later answer on the edge: it may finish within another request).
+ */
+const isBackground = (t: RoundTrip) => SETTINGS_REFRESH.test(t.sql) || isLease(t.sql) || t.apiAccess;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,8 +103,8 @@ async function sample(proxy: FarDatabase, send: () => Promise<Response>, expecte
   if (res.status !== expected)
     throw new ScenarioError(`${what}: expected ${expected}, got ${res.status}; body: ${body.slice(0, 300)}`);
   await proxy.settle();
-  const split = (trips: { sql: string }[]) => {
-    const others = trips.filter((t) => !isBackground(t.sql));
+  const split = (trips: RoundTrip[]) => {
+    const others = trips.filter((t) => !isBackground(t));
     return { settings: trips.length - others.length, others: others.length, sql: others.map((t) => t.sql) };
   };
   const pre = split(proxy.between(since, answered));
@@ -278,6 +285,20 @@ async function measureHost(
           200,
           post('/v3/login', {}, { login: acc.loginUser, password: acc.password }),
         );
+        // A browser that logged in here before: its device cookie (renewed by each login) with each login.
+        const deviceOf = (res: Response) =>
+          res.headers
+            .getSetCookie()
+            .map((c) => c.split(';')[0]!)
+            .find((c) => /^(__Host-)?auth_device=/.test(c));
+        const sessionLogin = post('/v3/login', {}, { login: acc.loginUser, password: acc.password });
+        let device = deviceOf(await sessionLogin());
+        if (!device) throw new ScenarioError('a session login set no device cookie');
+        await repeated('session login with a device cookie', 200, async () => {
+          const res = await post('/v3/login', { cookie: device! }, { login: acc.loginUser, password: acc.password })();
+          device = deviceOf(res) ?? device;
+          return res;
+        });
         // A browser's logout: its session cookie (made on the near host, not yet seen here) and its Origin.
         const logouts: Sample[] = [];
         for (let i = 0; i < cfg.samples; i++) {
@@ -320,7 +341,8 @@ function targets(rows: readonly FarDbRow[], cfg: FarDbConfig): Record<string, bo
     } else if (r.operation.startsWith('first request')) {
       out[`${key}firstRequest${r.operation.includes('Bearer') ? 'Bearer' : 'Liveness'}`] = r.before.max <= 1;
     } else if (r.operation.includes('login')) {
-      out[`${key}${r.operation.startsWith('Basic') ? 'basicLogin' : 'sessionLogin'}`] = r.before.max <= 2;
+      const login = r.operation.startsWith('Basic') ? 'basicLogin' : 'sessionLogin';
+      out[`${key}${login}${r.operation.includes('device') ? 'Device' : ''}`] = r.before.max <= 2;
     } else if (r.operation === 'POST /v3/logout') {
       out[`${key}logout`] = r.before.max <= 1;
     } else if (r.operation === 'PATCH /v3/settings') {
@@ -367,7 +389,7 @@ export function formatFarDb(results: readonly ScenarioResult[]): string {
         .join(', ') || 'none (no delay of 50 ms or more)'
     }`,
     '(round trips: mean (largest) before the answer / mean after it; ' +
-      '+N bg: background settings refreshes and job leases per sample)',
+      '+N bg: background settings refreshes, job leases and API-access batches per sample)',
   ].join('\n');
 }
 

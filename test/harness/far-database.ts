@@ -3,6 +3,9 @@
  * front of the libSQL dev server that delays each libSQL HTTP request (one round trip: a statement or
  * a batch) by `delayMs` and remembers when each answer went back, with its SQL. A request the
  * client's answer waited for finished before that answer; work after the answer finishes later.
+ * A batch of API-access events (audit/api-access.ts) is flagged: it holds earlier requests' events, written in
+ * the background (Node: a timer; edge: after a later answer), so no answer waits for it even when it finishes
+ * within one.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +19,7 @@ import { BASE_TEST_ENV } from './hosts.js';
 export interface FarDatabase {
   url: string;
   /** The round trips that finished between `since` and `until` (performance.now() times). */
-  between(since: number, until: number): { at: number; sql: string }[];
+  between(since: number, until: number): RoundTrip[];
   /** Every round trip so far. */
   count(): number;
   /** Resolves once no request has been in flight for `quietMs` (work left behind by earlier answers). */
@@ -26,8 +29,15 @@ export interface FarDatabase {
   close(): Promise<void>;
 }
 
+/** One libSQL HTTP request: when its answer went back, the start of its SQL, and whether it wrote API-access events. */
+export interface RoundTrip {
+  at: number;
+  sql: string;
+  apiAccess: boolean;
+}
+
 export async function farDatabase(target: string, delayMs: number): Promise<FarDatabase> {
-  const finished: { at: number; sql: string }[] = [];
+  const finished: RoundTrip[] = [];
   let inFlight = 0;
   let lastEnd = 0;
   let cut = false;
@@ -52,7 +62,9 @@ export async function farDatabase(target: string, delayMs: number): Promise<FarD
     });
     const bytes = Buffer.from(await answer.arrayBuffer());
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-    res.end(bytes, () => finished.push({ at: performance.now(), sql: body?.toString().slice(0, 300) ?? '' }));
+    const text = body?.toString() ?? '';
+    const apiAccess = text.includes('"value":"api_access"');
+    res.end(bytes, () => finished.push({ at: performance.now(), sql: text.slice(0, 300), apiAccess }));
   };
   // A request still in flight when the suite stops the database (a background refresh) just fails.
   const server: Server = createServer((req, res) => {

@@ -18,7 +18,12 @@ import {
   touchSession,
   type SessionPolicy,
 } from '../../worker/src/accounts/sessions.js';
-import { CREDENTIAL_CACHE_TTL_MS, CredentialCache, invalidateAccount } from '../../worker/src/store/index.js';
+import {
+  CREDENTIAL_CACHE_TTL_MS,
+  CredentialCache,
+  invalidateAccount,
+  writeMark,
+} from '../../worker/src/store/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN } from '../harness/client.js';
 import { startNodeTestHost, type RunningHost } from '../harness/hosts.js';
@@ -152,6 +157,29 @@ describe('CredentialCache', () => {
         async () => k,
       );
     expect(c.size).toBe(3);
+  });
+
+  it('`keep`: a value read elsewhere (a start-up batch) is served, unless its account was written since', async () => {
+    const c = new CredentialCache<string>(1000, 10, (v) => v);
+    const never = async (): Promise<string> => {
+      throw new Error('read again');
+    };
+    c.keep('ka', 'a', 0, writeMark());
+    expect(await c.get('ka', 500, () => true, never)).toBe('a');
+    const before = writeMark();
+    invalidateAccount('b');
+    c.keep('kb', 'b', 0, before);
+    c.keep('kc', 'c', 0, before);
+    expect(c.size).toBe(2);
+    expect(await c.get('kc', 1, () => true, never)).toBe('c');
+    expect(
+      await c.get(
+        'kb',
+        1,
+        () => true,
+        async () => 'b again',
+      ),
+    ).toBe('b again');
   });
 });
 

@@ -31,6 +31,11 @@ import {
   SchemaMismatchError,
 } from './store/index.js';
 import { adminExistsQuery } from './accounts/lookup.js';
+import { tokenLookupInBatch } from './accounts/tokens.js';
+import { sessionLookupInBatch } from './accounts/sessions.js';
+import { SESSION_COOKIE } from './http/cookies.js';
+import { splitAuthorization } from './auth/credentials.js';
+import { parse as parseCookies } from 'hono/utils/cookie';
 
 /** Bindings: the static-assets fetcher plus every configuration variable as a var or a secret. */
 export interface Env {
@@ -45,9 +50,10 @@ interface Instance {
   /**
    * What a request needs before the app, until it has completed once in this isolate: the DB_SCHEMA
    * check, the operator's password filter, the first-admin bootstrap and the saved settings, with
-   * one database round trip (one batch) when an administrator exists. The refusal, if any.
+   * one database round trip (one batch, with the request's token or session lookup) when an administrator
+   * exists. The refusal, if any.
    */
-  ready: () => Promise<ProblemError | undefined>;
+  ready: (request: Request) => Promise<ProblemError | undefined>;
   /** The DB_SCHEMA check alone (the scheduled jobs): the refusal, if any. */
   refusal: () => Promise<ProblemError | undefined>;
   isLiveness: (request: Request) => boolean;
@@ -163,27 +169,40 @@ function build(env: Env): Instance {
   };
   // The first request's reads in one batch (one round trip, architecture.md §6): the stamp, whether an
   // administrator exists, the saved settings (handed to the configuration, so the frame does not read
-  // them again). Unreadable (not migrated yet, or unreachable): each step reads for itself as before.
-  const firstReads = async () => {
+  // them again), and the lookup of the request's API token or session, if it has one, kept for the app
+  // only once the stamp is right (on another DB_SCHEMA's database it is read but never used). Unreadable (not
+  // migrated yet, or unreachable): each step reads for itself as before.
+  const firstReads = async (request: Request) => {
     const db = openDb();
+    const credential = credentialOf(request);
+    // The edge service runs on Date.now (no other clock is given to it): the credential caches' clock.
+    const now = Date.now();
+    const lookup = credential?.token
+      ? tokenLookupInBatch(db, credential.token, now)
+      : credential?.sessionId
+        ? sessionLookupInBatch(db, credential.sessionId, now)
+        : undefined;
     try {
-      const [meta, admin, saved] = await db.batch([
+      const [meta, admin, saved, found] = await db.batch([
         metaQuery(db, SCHEMA_STAMP_KEY),
         adminExistsQuery(db),
         savedSettingsQuery(db),
+        ...(lookup ? [lookup.query] : []),
       ]);
-      return { stamp: meta[0]?.value, adminExists: admin.length > 0, saved: savedValues(saved) };
+      const keepCredential = () => lookup?.keep(found);
+      return { stamp: meta[0]?.value, adminExists: admin.length > 0, saved: savedValues(saved), keepCredential };
     } catch {
       return undefined;
     }
   };
   let readyDone = false;
-  const ready = async () => {
+  const ready = async (request: Request) => {
     if (readyDone) return undefined;
     if (stamp?.refusal) return stamp.refusal;
-    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(), blocklist()]);
+    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(request), blocklist()]);
     const refused = (reads ? checkStamp(reads.stamp) : await refusal()) ?? listRefusal;
     if (refused) return refused;
+    reads?.keepCredential();
     if (reads) await service.config.current(async () => reads.saved);
     await bootstrap(reads?.adminExists ?? false);
     readyDone = stamp !== undefined && bootstrapped;
@@ -194,6 +213,36 @@ function build(env: Env): Instance {
   return { service, ready, refusal, isLiveness: (request) => new URL(request.url).pathname === livePath };
 }
 
+/**
+ * The credential of a request whose lookup an isolate's first request reads with its start-up reads:
+ * an API token (`Authorization: Bearer`), or the session id of a session token (a JWT as Bearer, or the
+ * session cookie), read from its payload before its signature is checked: the app checks the
+ * signature (and the form) before it asks the session cache.
+ */
+function credentialOf(request: Request): { token?: string; sessionId?: string } | undefined {
+  const parts = splitAuthorization(request.headers.get('Authorization') ?? undefined);
+  if (parts) {
+    if (parts.scheme.toLowerCase() !== 'bearer' || parts.value === '') return undefined;
+    return parts.value.includes('.') ? sessionIdOf(parts.value) : { token: parts.value };
+  }
+  const cookies = request.headers.get('Cookie');
+  if (!cookies) return undefined;
+  const jar = parseCookies(cookies);
+  const cookie = jar[`__Secure-${SESSION_COOKIE}`] ?? jar[SESSION_COOKIE];
+  return cookie ? sessionIdOf(cookie) : undefined;
+}
+
+function sessionIdOf(jwt: string): { sessionId: string } | undefined {
+  try {
+    const payload = jwt.split('.')[1] ?? '';
+    const json = atob(payload.replaceAll('-', '+').replaceAll('_', '/'));
+    const sid = (JSON.parse(json) as { sid?: unknown }).sid;
+    return typeof sid === 'string' && sid.length <= 100 ? { sessionId: sid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function instanceFor(env: Env): Instance {
   instance ??= build(env);
   return instance;
@@ -202,7 +251,7 @@ function instanceFor(env: Env): Instance {
 export default {
   async fetch(request, env, ctx) {
     const { service, ready, isLiveness } = instanceFor(env);
-    const refused = isLiveness(request) ? undefined : await ready();
+    const refused = isLiveness(request) ? undefined : await ready(request);
     if (refused) return problemResponse(refused, new URL(request.url).pathname, undefined);
     return service.app.fetch(request, env, ctx);
   },

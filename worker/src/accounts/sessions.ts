@@ -1,8 +1,8 @@
 /** Session rows: creation within the user's limit, the one-query lookup, listing and revocation. */
-import { and, desc, eq, gt, isNull, ne, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, ne, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { auditInsert, auditInsertOfAccountWhen, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
+import { CredentialCache, preparedPerDb, writeMark, type Db } from '../store/index.js';
 import type { UserRow } from './model.js';
 import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -167,25 +167,55 @@ export async function sessionAccount(
   );
 }
 
-// The hot path of every cookie request.
+/**
+ * The lookup of `sessionAccount` as a statement of a batch, for an isolate's first request, whose
+ * start-up reads carry it (one round trip, architecture.md §6, "A far database"): `keep` hands its
+ * rows to the session cache, as if `sessionAccount` had read them at `now`. `id` is the session id
+ * of a cookie whose signature is not checked yet: the cache is only ever asked after that check. The
+ * idle timeout, a setting not read yet, is left to the cache's check at use. The caller keeps
+ * nothing when the start-up reads refuse the database.
+ */
+export function sessionLookupInBatch(db: Db, id: string, now: number) {
+  const since = writeMark();
+  return {
+    query: sessionLookupQuery(db, id, now, 0),
+    /** `rows`: what `query` read. */
+    keep(rows: readonly unknown[] | undefined) {
+      const found = (rows as { user: UserRow; session: SessionRow }[] | undefined)?.[0];
+      if (!found || found.session.expiresAt <= now) return;
+      Object.freeze(found.user);
+      sessionCache.keep(id, found, now, since);
+    },
+  };
+}
+
+// The hot path of every cookie request: prepared once per handle; its batchable form for a first request.
 const sessionLookup = preparedPerDb((db) =>
-  db
+  sessionLookupQuery(db, sql.placeholder('id'), sql.placeholder('now'), sql.placeholder('idleSince')).prepare(),
+);
+
+function sessionLookupQuery(
+  db: Db,
+  id: string | Placeholder,
+  now: number | Placeholder,
+  idleSince: number | Placeholder,
+) {
+  return db
     .select({ user: users, session: sessions })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(
       and(
-        eq(sessions.id, sql.placeholder('id')),
+        eq(sessions.id, id),
         isNull(sessions.revokedAt),
-        gt(sessions.expiresAt, sql.placeholder('now')),
-        gt(sessions.lastSeenAt, sql.placeholder('idleSince')),
+        gt(sessions.expiresAt, now),
+        gt(sessions.lastSeenAt, idleSince),
         isNull(users.deletedAt),
         eq(users.status, 'active'),
       ),
     )
-    .limit(1)
-    .prepare(),
-);
+    .limit(1);
+}
 
 /**
  * Records activity at most once a minute (run off the request's critical path). `s` is the

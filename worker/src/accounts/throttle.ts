@@ -95,9 +95,9 @@ const windowCount = (key: string, now: number, p: ThrottlePolicy) =>
 
 /**
  * The one statement reserving an attempt in every budget of `plan`: it inserts a row per budget
- * (rowsAffected > 0) only when none is locked or full, and nothing otherwise.
+ * (rowsAffected > 0) only when none is locked or full (and `also` holds, when given), and nothing otherwise.
  */
-export function reserveAttempt(db: Db, plan: AttemptPlan, now: number) {
+export function reserveAttempt(db: Db, plan: AttemptPlan, now: number, also?: SQL) {
   const all = budgets(plan);
   const rows = sql.join(
     all.map((b) => sql`select ${b.id} as id, ${b.key} as k`),
@@ -110,9 +110,15 @@ export function reserveAttempt(db: Db, plan: AttemptPlan, now: number) {
     ),
     sql` and `,
   );
+  const where = also ? sql`${allowed} and ${also}` : allowed;
   return db.run(
-    sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${allowed}`,
+    sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${where}`,
   );
+}
+
+/** SQL: the main budget of `plan` holds no reservation of this attempt (its statement inserted nothing). */
+export function notReserved(plan: AttemptPlan): SQL {
+  return sql`not exists (select 1 from ${loginAttempts} where id = ${plan.main.id})`;
 }
 
 /**

@@ -4,10 +4,10 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, or, sql, type Placeholder } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
-import { CredentialCache, preparedPerDb, type Db } from '../store/index.js';
+import { CredentialCache, preparedPerDb, writeMark, type Db } from '../store/index.js';
 import type { UserRow } from './model.js';
 import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -204,9 +204,34 @@ export async function accountOfToken(
   return tokenCache.get(hash, now, live, load, recheckMs);
 }
 
-// The hot path of every Bearer request.
-const tokenLookup = preparedPerDb((db) => {
-  const now = sql.placeholder('now');
+/**
+ * The lookup of `accountOfToken` as a statement of a batch, for an isolate's first request, whose
+ * start-up reads carry it (one round trip, architecture.md §6, "A far database"): `keep` hands its
+ * rows to the token cache, as if `accountOfToken` had read them at `now`. Undefined for what is no
+ * API token. The caller keeps nothing when the start-up reads refuse the database.
+ */
+export function tokenLookupInBatch(db: Db, token: string, now: number) {
+  if (!token.startsWith(TOKEN_PREFIX) || token.includes('.')) return undefined;
+  const hash = tokenHash(token);
+  const since = writeMark();
+  return {
+    query: tokenLookupQuery(db, hash, now),
+    /** `rows`: what `query` read. */
+    keep(rows: readonly unknown[] | undefined) {
+      const found = (rows as TokenAccount[] | undefined)?.[0];
+      if (!found || (found.expiresAt !== null && found.expiresAt <= now)) return;
+      Object.freeze(found.user);
+      tokenCache.keep(hash, { ...found }, now, since);
+    },
+  };
+}
+
+// The hot path of every Bearer request: prepared once per handle; its batchable form for a first request.
+const tokenLookup = preparedPerDb((db) =>
+  tokenLookupQuery(db, sql.placeholder('hash'), sql.placeholder('now')).prepare(),
+);
+
+function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Placeholder) {
   return db
     .select({
       user: users,
@@ -219,7 +244,7 @@ const tokenLookup = preparedPerDb((db) => {
     .innerJoin(users, eq(users.id, apiTokens.userId))
     .where(
       and(
-        eq(apiTokens.secretHash, sql.placeholder('hash')),
+        eq(apiTokens.secretHash, hash),
         isNull(apiTokens.revokedAt),
         or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
         isNull(users.deletedAt),
@@ -227,9 +252,8 @@ const tokenLookup = preparedPerDb((db) => {
         eq(users.source, 'local'),
       ),
     )
-    .limit(1)
-    .prepare();
-});
+    .limit(1);
+}
 
 /**
  * Records a token's use, and the account's activity (a token login keeps it from inactivity

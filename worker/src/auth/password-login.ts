@@ -3,7 +3,7 @@
  * (Basic, session logins, /v4/users): the lockout here; blocked accounts, inactivity and password
  * expiry by the account rule (accounts/login-rule.ts), as for LDAP and OIDC logins.
  */
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, exists, isNull, sql } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
@@ -22,12 +22,14 @@ import { devices, loginLocks, users } from '../../../schema/index.js';
 import { factorsAmong, factorsOfLoginKey, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
 import type { PasswordVerifier } from './password-verifier.js';
+import { NotAtOnce } from './hash-slots.js';
 import {
   TOTAL_WINDOW_MS,
   addressJustFilled,
   attemptPlan,
   lockIfExhausted,
   refusalOf,
+  notReserved,
   releaseAttempt,
   reserveAttempt,
   successStatements,
@@ -89,7 +91,13 @@ export interface LoginResult {
  */
 export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
   if (!claim) return undefined;
-  const rows = await db
+  const rows = await trustedDeviceQuery(db, claim, lk);
+  return rows[0]?.id;
+}
+
+/** The query of `trustedDevice` (a row: the device is live, of login key `lk`), also for a batch. */
+function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk: string) {
+  return db
     .select({ id: devices.id })
     .from(devices)
     .innerJoin(users, eq(users.id, devices.userId))
@@ -103,7 +111,6 @@ export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: 
       ),
     )
     .limit(1);
-  return rows[0]?.id;
 }
 
 /** Finds the live local account of a login (case-insensitive). */
@@ -129,46 +136,82 @@ export async function authenticateLocalPassword(
   const lk = loginKey(login);
   const key = throttleKey(lk);
   const ip = ctx.request?.ip;
-  // A valid device cookie of this login: the device's own budget first; once that is spent (or
-  // refused), the device counts as untrusted (accounts/throttle.ts).
-  const device = await trustedDevice(db, ctx.device, lk);
   const untrusted = attemptPlan(config, key, ip);
-  const plans: AttemptPlan[] = device ? [attemptPlan(config, key, ip, device), untrusted] : [untrusted];
 
   // The check holds a hashing slot from before the attempt is reserved: when the client is refused
-  // or shed, its 429 comes before anything is counted (never a failed login). A valid device cookie
-  // of this login, its row live (checked above: an HMAC and, for cookie holders only, one read),
-  // takes the priority lane: admitted outside its address's bound, ahead of anonymous attempts
-  // (docs/security-admission.md, "Priority lane").
-  const lane = device && ctx.device ? { trusted: ctx.device.userId } : undefined;
-  const checked = await ctx.verifier.limit(
-    ctx.request?.ip ?? null,
-    async () => {
-      // One round trip: reserve an attempt (atomic), read the account and its factors. On the Node host's lazy
-      // connection the commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of
-      // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
-      // is then committed with an fsync before its answer, which makes this reservation durable too.
-      const rdb = ctx.lazyDb ?? db;
-      let plan = plans[0]!;
-      let [reserved, rows, factorRows] = await rdb.batch([
-        reserveAttempt(rdb, plan, now),
+  // or shed, its 429 comes before anything is counted (never a failed login). One round trip: reserve
+  // an attempt (atomic), read the account and its factors. On the Node host's lazy connection the
+  // commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of the
+  // process keeps it, and it reaches the disk within a second. A failure is then committed with an
+  // fsync before its answer, which makes this reservation durable too.
+  // `claim`: a signed device cookie presented for this login (its row read live, or not read yet). Its
+  // device's own budget first; once that is spent (or refused), the device counts as untrusted
+  // (accounts/throttle.ts), in the same statement batch. The row is read in that batch too, and both
+  // reservations hold only while it is live: a device found not live (revoked, another login's)
+  // reserves nothing (`notLive`).
+  const attempt = (claim: DeviceClaim | undefined) => async () => {
+    const rdb = ctx.lazyDb ?? db;
+    let plan = untrusted;
+    let reserved: boolean;
+    let rows: UserRow[];
+    let factorRows: Awaited<ReturnType<typeof factorsOfLoginKey>>;
+    if (claim) {
+      const byDevice = attemptPlan(config, key, ip, claim.id);
+      const live = exists(trustedDeviceQuery(rdb, claim, lk));
+      let deviceRows: { id: string }[];
+      let mine: { rowsAffected: number };
+      let fallback: { rowsAffected: number };
+      [mine, fallback, deviceRows, rows, factorRows] = await rdb.batch([
+        reserveAttempt(rdb, byDevice, now, live),
+        reserveAttempt(rdb, untrusted, now, and(live, notReserved(byDevice))),
+        trustedDeviceQuery(rdb, claim, lk),
         liveLocalUser(rdb, lk),
         factorsOfLoginKey(rdb, lk),
       ]);
-      if (reserved.rowsAffected === 0 && plans[1]) {
-        plan = plans[1];
-        reserved = await reserveAttempt(rdb, plan, now);
-      }
-      if (reserved.rowsAffected === 0) return { refused: true as const, plan };
-      const user = rows[0];
-      const ok = await ctx.verifier.verify(user?.passwordHash, password);
-      // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-      const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
-      const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
-      return { refused: false as const, user, ok, rehash, plan, factorRows };
-    },
-    lane,
-  );
+      if (deviceRows.length === 0) return { notLive: true as const };
+      if (mine.rowsAffected > 0) plan = byDevice;
+      reserved = mine.rowsAffected > 0 || fallback.rowsAffected > 0;
+    } else {
+      let one: { rowsAffected: number };
+      [one, rows, factorRows] = await rdb.batch([
+        reserveAttempt(rdb, untrusted, now),
+        liveLocalUser(rdb, lk),
+        factorsOfLoginKey(rdb, lk),
+      ]);
+      reserved = one.rowsAffected > 0;
+    }
+    if (!reserved) return { refused: true as const, plan };
+    const user = rows[0];
+    const ok = await ctx.verifier.verify(user?.passwordHash, password);
+    // The new hash of an outdated one is made in the same slot; it is stored only after a login.
+    const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
+    const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
+    return { refused: false as const, user, ok, rehash, plan, factorRows, known: claim !== undefined };
+  };
+  // A valid device cookie of this login, its row live, takes the priority lane: admitted outside its
+  // address's bound, ahead of anonymous attempts (docs/security-admission.md, "Priority lane"). Its
+  // row is read with the reservation (architecture.md §6, "A far database"): the lane is tried when
+  // the work starts at once, no other work waiting, so a device found not live has passed nobody and
+  // is then admitted as anonymous before its password is checked. When the work would wait, the row
+  // is read first, as before: only a live device waits in the lane.
+  const ipKey = ip ?? null;
+  const claim = ctx.device;
+  let checked: Awaited<ReturnType<ReturnType<typeof attempt>>> | undefined;
+  if (claim) {
+    try {
+      checked = await ctx.verifier.limit(ipKey, attempt(claim), { trusted: claim.userId, atOnce: true });
+    } catch (err) {
+      if (!(err instanceof NotAtOnce)) throw err;
+      const live = (await trustedDevice(db, claim, lk)) !== undefined;
+      checked = await ctx.verifier.limit(
+        ipKey,
+        attempt(live ? claim : undefined),
+        live ? { trusted: claim.userId } : undefined,
+      );
+    }
+  }
+  if (!checked || 'notLive' in checked) checked = await ctx.verifier.limit(ipKey, attempt(undefined));
+  if ('notLive' in checked) throw new Error('an attempt without a device found a device not live');
   // Locked, throttled, or every attempt of the window is in flight: the password is not checked,
   // so right and wrong passwords get this same answer and the lock is no oracle. Like a wrong
   // password, it makes the address wait behind clean ones for a while (hash-slots.ts).
@@ -177,7 +220,7 @@ export async function authenticateLocalPassword(
     throw await lockedProblem(ctx, checked.plan);
   }
 
-  const { user, ok, rehash, plan, factorRows } = checked;
+  const { user, ok, rehash, plan, factorRows, known } = checked;
   const audit = { request: ctx.request };
   if (!user || !ok) {
     ctx.verifier.noteFailure(ip ?? null);
@@ -216,7 +259,7 @@ export async function authenticateLocalPassword(
       user,
       passwordExpired,
       device: plan.device,
-      secondFactor: { factors, plan, known: device !== undefined },
+      secondFactor: { factors, plan, known },
     };
   }
 
@@ -229,7 +272,7 @@ export async function authenticateLocalPassword(
   await runAccountBatch(ldb, [
     ...successStatements(ldb, plan),
     ...loginSuccessStatements(ldb, now, user, { ...audit, data: { source: 'local' }, rehash }),
-    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, device !== undefined) ?? []),
+    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, known) ?? []),
   ]);
   return { user: loggedIn(user, now), passwordExpired, device: plan.device };
 }

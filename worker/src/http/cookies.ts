@@ -10,7 +10,8 @@ import { isHttpsRequest } from './forwarded.js';
 import { requestHeader } from './node-messages.js';
 
 /** The session cookie's name (before the `__Secure-` prefix of HTTPS). */
-const BASE_NAME = 'auth_session';
+export const SESSION_COOKIE = 'auth_session';
+const BASE_NAME = SESSION_COOKIE;
 
 /**
  * The cookie's name. Over HTTPS it takes the `__Secure-` prefix (browsers then insist on Secure);

@@ -55,6 +55,11 @@ export function invalidateAccount(userId: string): void {
   for (const cache of caches) cache.forget(userId);
 }
 
+/** The current write mark: a value read after it may be kept (`keep`) unless a write of its account followed. */
+export function writeMark(): number {
+  return writes;
+}
+
 /** Whether a write of `account` (or, when unknown, of any account) started or ended after mark `since`. */
 function writtenSince(account: string | undefined, since: number): boolean {
   if (floor > since) return true;
@@ -98,15 +103,22 @@ export class CredentialCache<V> {
     const since = writes;
     this.loads++;
     const value = await load();
-    if (value === undefined) return value;
-    const account = this.accountOf(value);
-    if (!writtenSince(account, since)) {
-      if (this.entries.size >= this.max) this.drop(this.entries.keys().next().value!);
-      this.entries.set(key, { value, at: now, account });
-      const keys = this.byAccount.get(account ?? '') ?? new Set<string>();
-      this.byAccount.set(account ?? '', keys.add(key));
-    }
+    if (value !== undefined) this.keep(key, value, now, since);
     return value;
+  }
+
+  /**
+   * Keeps `value` of `key`, read at `now` after write mark `since` (writeMark) by a lookup made
+   * elsewhere (a batch of other reads), unless a write of its account happened meanwhile.
+   */
+  keep(key: string, value: V, now: number, since: number): void {
+    const account = this.accountOf(value);
+    if (writtenSince(account, since)) return;
+    this.drop(key);
+    if (this.entries.size >= this.max) this.drop(this.entries.keys().next().value!);
+    this.entries.set(key, { value, at: now, account });
+    const keys = this.byAccount.get(account ?? '') ?? new Set<string>();
+    this.byAccount.set(account ?? '', keys.add(key));
   }
 
   /** Drops the entries of `account` (and those of no known account). */

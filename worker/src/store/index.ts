@@ -14,6 +14,7 @@ export {
   CREDENTIAL_CACHE_MAX,
   CREDENTIAL_CACHE_TTL_MS,
   invalidateAccount,
+  writeMark,
 } from './credential-cache.js';
 export {
   databaseBusyProblem,
