@@ -269,6 +269,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
       },
       logger,
       bridge: deps.bridge,
+      mailOutbox: deps.mailOutbox,
       verifier: deps.verifier,
       sessionKeys,
       inBackground: (work) => inBackground(c, work),

@@ -6,8 +6,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
-import type { ConfigSnapshot } from '../config/index.js';
-import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import {
@@ -21,7 +19,6 @@ import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
 import { factorsAmong, factorsOfLoginKey, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
-import type { PasswordVerifier } from './password-verifier.js';
 import {
   TOTAL_WINDOW_MS,
   addressJustFilled,
@@ -35,7 +32,7 @@ import {
   totalJustFilled,
   type AttemptPlan,
 } from '../accounts/throttle.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { RequestScope, Scope } from '../http/scope.js';
 import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
 
 /** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
@@ -44,15 +41,14 @@ export interface DeviceClaim {
   userId: string;
 }
 
-export interface LoginContext {
-  db: Db;
-  /** Where the attempt is reserved and a success recorded (RequestScope.lazyDb); default db. */
-  lazyDb?: Db;
-  config: ConfigSnapshot;
-  verifier: PasswordVerifier;
-  now: number;
-  logger: Logger;
-  request?: RequestMeta;
+/**
+ * What a password check needs of the scope: the attempt is reserved and a success recorded on
+ * `lazyDb` when there is one (architecture.md §6).
+ */
+export type LoginScope = Scope & Pick<RequestScope, 'verifier'>;
+
+/** A password login's own options. */
+export interface LoginOptions {
   /** WWW-Authenticate challenge for 401 answers. */
   challenge: string;
   /**
@@ -121,17 +117,19 @@ export function liveLocalUser(db: Db, key: string) {
  * password, ACCOUNT_BLOCKED. Returns the account, flagging an expired password.
  */
 export async function authenticateLocalPassword(
-  ctx: LoginContext,
+  scope: LoginScope,
   login: string,
   password: string,
+  o: LoginOptions,
 ): Promise<LoginResult> {
-  const { db, config, now } = ctx;
+  const { db, config } = scope;
+  const now = scope.now();
   const lk = loginKey(login);
   const key = throttleKey(lk);
-  const ip = ctx.request?.ip;
+  const ip = scope.request?.ip;
   // A valid device cookie of this login: the device's own budget first; once that is spent (or
   // refused), the device counts as untrusted (accounts/throttle.ts).
-  const device = await trustedDevice(db, ctx.device, lk);
+  const device = await trustedDevice(db, o.device, lk);
   const untrusted = attemptPlan(config, key, ip);
   const plans: AttemptPlan[] = device ? [attemptPlan(config, key, ip, device), untrusted] : [untrusted];
 
@@ -140,15 +138,15 @@ export async function authenticateLocalPassword(
   // of this login, its row live (checked above: an HMAC and, for cookie holders only, one read),
   // takes the priority lane: admitted outside its address's bound, ahead of anonymous attempts
   // (docs/security-admission.md, "Priority lane").
-  const lane = device && ctx.device ? { trusted: ctx.device.userId } : undefined;
-  const checked = await ctx.verifier.limit(
-    ctx.request?.ip ?? null,
+  const lane = device && o.device ? { trusted: o.device.userId } : undefined;
+  const checked = await scope.verifier.limit(
+    scope.request?.ip ?? null,
     async () => {
       // One round trip: reserve an attempt (atomic), read the account and its factors. On the Node host's lazy
       // connection the commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of
       // the process keeps it, and it reaches the disk within a second (architecture.md §6). A failure
       // is then committed with an fsync before its answer, which makes this reservation durable too.
-      const rdb = ctx.lazyDb ?? db;
+      const rdb = scope.lazyDb ?? db;
       let plan = plans[0]!;
       let [reserved, rows, factorRows] = await rdb.batch([
         reserveAttempt(rdb, plan, now),
@@ -161,10 +159,10 @@ export async function authenticateLocalPassword(
       }
       if (reserved.rowsAffected === 0) return { refused: true as const, plan };
       const user = rows[0];
-      const ok = await ctx.verifier.verify(user?.passwordHash, password);
+      const ok = await scope.verifier.verify(user?.passwordHash, password);
       // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-      const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
-      const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
+      const outdated = ok && user?.passwordHash && scope.verifier.needsRehash(user.passwordHash);
+      const rehash = outdated ? await scope.verifier.hasher.hash(password) : undefined;
       return { refused: false as const, user, ok, rehash, plan, factorRows };
     },
     lane,
@@ -173,20 +171,20 @@ export async function authenticateLocalPassword(
   // so right and wrong passwords get this same answer and the lock is no oracle. Like a wrong
   // password, it makes the address wait behind clean ones for a while (hash-slots.ts).
   if (checked.refused) {
-    ctx.verifier.noteFailure(ip ?? null);
-    throw await lockedProblem(ctx, checked.plan);
+    scope.verifier.noteFailure(ip ?? null);
+    throw await lockedProblem(scope, o.challenge, checked.plan);
   }
 
   const { user, ok, rehash, plan, factorRows } = checked;
-  const audit = { request: ctx.request };
+  const audit = { request: scope.request };
   if (!user || !ok) {
-    ctx.verifier.noteFailure(ip ?? null);
-    throw await failedLogin(ctx, plan, login, user ?? null, { source: 'local' });
+    scope.verifier.noteFailure(ip ?? null);
+    throw await failedLogin(scope, o.challenge, plan, login, user ?? null, { source: 'local' });
   }
 
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
-  await assertMayLogIn(ctx, user, { source: 'local' }, [...successStatements(db, plan)]);
+  await assertMayLogIn(scope, user, { source: 'local' }, [...successStatements(db, plan)]);
   const passwordReason = passwordChangeReason(user, config, now) ?? undefined;
   const passwordExpired = passwordReason !== undefined;
   if (passwordExpired) {
@@ -201,7 +199,7 @@ export async function authenticateLocalPassword(
   // attempt is released (a right password is no failure), the earlier failures stay counted.
   const factors = factorsAmong(factorRows, user.id);
   if (factors.length > 0) {
-    const ldb = ctx.lazyDb ?? db;
+    const ldb = scope.lazyDb ?? db;
     await ldb.batch([
       releaseAttempt(ldb, plan),
       auditInsert(ldb, now, {
@@ -225,11 +223,11 @@ export async function authenticateLocalPassword(
   // on the lazy connection, in the same order as the reservation: a power
   // failure within the second before it reaches the disk loses the login's record and its
   // reservation together, as if it never happened; failures, locks and refusals keep their fsync.
-  const ldb = ctx.lazyDb ?? db;
+  const ldb = scope.lazyDb ?? db;
   await runAccountBatch(ldb, [
     ...successStatements(ldb, plan),
     ...loginSuccessStatements(ldb, now, user, { ...audit, data: { source: 'local' }, rehash }),
-    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, device !== undefined) ?? []),
+    ...(o.alsoOnSuccess?.(ldb, user, plan.device, device !== undefined) ?? []),
   ]);
   return { user: loggedIn(user, now), passwordExpired, device: plan.device };
 }
@@ -241,27 +239,33 @@ export async function authenticateLocalPassword(
  * password. Wrong: counted (and may lock the account's logins too), 401 INVALID_CREDENTIALS. Right:
  * the failures are forgotten, as after a login.
  */
-export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, password: string): Promise<void> {
-  const plan = attemptPlan(ctx.config, throttleKey(loginKey(user.login)), ctx.request?.ip);
-  const reserved = await reserveAttempt(ctx.db, plan, ctx.now);
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
-  if (!(await ctx.verifier.verify(user.passwordHash, password))) {
-    ctx.verifier.noteFailure(ctx.request?.ip ?? null);
-    await failedLogin(ctx, plan, user.login, user, { source: 'local', via: 'password_change' });
-    const headers = { 'WWW-Authenticate': ctx.challenge };
+export async function verifyCurrentPassword(
+  scope: LoginScope,
+  user: UserRow,
+  password: string,
+  challenge: string,
+): Promise<void> {
+  const plan = attemptPlan(scope.config, throttleKey(loginKey(user.login)), scope.request?.ip);
+  const reserved = await reserveAttempt(scope.db, plan, scope.now());
+  if (reserved.rowsAffected === 0) throw await lockedProblem(scope, challenge, plan);
+  if (!(await scope.verifier.verify(user.passwordHash, password))) {
+    scope.verifier.noteFailure(scope.request?.ip ?? null);
+    await failedLogin(scope, challenge, plan, user.login, user, { source: 'local', via: 'password_change' });
+    const headers = { 'WWW-Authenticate': challenge };
     throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the current password is wrong', headers });
   }
-  await ctx.db.batch([...successStatements(ctx.db, plan)]);
+  await scope.db.batch([...successStatements(scope.db, plan)]);
 }
 
 /**
  * The answer to a refused reservation (the password was not checked), with Retry-After: 429
  * ADDRESS_THROTTLED when the client's address spent its budget, else 401 ACCOUNT_LOCKED.
  */
-export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promise<ProblemError> {
-  const refusal = await refusalOf(ctx.db, plan, ctx.now);
+export async function lockedProblem(scope: Scope, challenge: string, plan: AttemptPlan): Promise<ProblemError> {
+  const now = scope.now();
+  const refusal = await refusalOf(scope.db, plan, now);
   countLockedAttempt(plan.main.key, refusal.kind === 'address' ? 'throttled' : 'locked');
-  const retryAfter = String(Math.max(1, Math.ceil((refusal.until - ctx.now) / 1000)));
+  const retryAfter = String(Math.max(1, Math.ceil((refusal.until - now) / 1000)));
   if (refusal.kind === 'address') {
     return new ProblemError('ADDRESS_THROTTLED', {
       detail: 'too many failed logins from this address; try again later',
@@ -275,7 +279,7 @@ export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promi
       refusal.kind === 'in-flight'
         ? 'another login attempt for this login is in progress; retry in a moment'
         : 'too many failed logins; try again later',
-    headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': retryAfter },
+    headers: { 'WWW-Authenticate': challenge, 'Retry-After': retryAfter },
   });
 }
 
@@ -286,16 +290,18 @@ export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promi
  * (with `also`: an LDAP login's directory-call event). Returns the one 401 answer of every wrong login.
  */
 export async function failedLogin(
-  ctx: LoginContext,
+  scope: Scope,
+  challenge: string,
   plan: AttemptPlan,
   login: string,
   user: UserRow | null,
   data: Record<string, unknown>,
   also: AccountBatchItem[] = [],
 ): Promise<ProblemError> {
-  const { db, now } = ctx;
+  const { db } = scope;
+  const now = scope.now();
   const lockUntil = now + plan.main.policy.windowMs;
-  const audit = { request: ctx.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
+  const audit = { request: scope.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
   const restriction = plan.device ? 'device' : 'untrusted-clients';
   const iso = (t: number) => new Date(t).toISOString();
   const [locked, , lockEvent, totalEvent, addressEvent] = await runAccountBatch(db, [
@@ -325,7 +331,7 @@ export async function failedLogin(
       db,
       now,
       {
-        request: ctx.request,
+        request: scope.request,
         stream: 'user_activity',
         type: 'address.throttled',
         data: { ...data, until: iso(now + (plan.address?.policy.windowMs ?? 0)) },
@@ -340,7 +346,7 @@ export async function failedLogin(
   if (addressEvent.rowsAffected > 0) restrictions.inc(['address']);
   return new ProblemError('INVALID_CREDENTIALS', {
     detail: 'wrong login or password',
-    headers: { 'WWW-Authenticate': ctx.challenge },
+    headers: { 'WWW-Authenticate': challenge },
   });
 }
 

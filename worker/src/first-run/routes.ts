@@ -230,20 +230,16 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
  * earlier administrator, when none is left at all, is cleared first.
  */
 async function createFirstAdmin(c: Context<AppEnv>, login: string, password: string) {
-  const db = c.var.db;
-  const now = c.var.deps.clock();
+  const { scope } = c.var;
+  const db = scope.db;
   const noAdmin = sql`not exists (select 1 from ${users} where role = 'admin' and deleted_at is null)`;
   await db.delete(serviceMeta).where(and(eq(serviceMeta.key, CLAIM_KEY), noAdmin));
   try {
     return await createLocalAccount(
+      scope,
       { login, password, role: 'admin' },
       {
-        db,
-        config: c.var.config,
-        hasher: c.var.deps.verifier.hasher,
-        now,
         actor: null,
-        request: c.var.scope.request,
         via: 'first-run',
         extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id }), dropFirstRunCode(db)],
       },

@@ -9,30 +9,15 @@ import type { UserRow } from '../accounts/model.js';
 import type { SessionKeys } from '../accounts/session-keys.js';
 import type { SessionRow } from '../accounts/sessions.js';
 import type { Logger } from './logger.js';
-import type { RequestScope } from './scope.js';
+import type { MailOutbox, RequestScope } from './scope.js';
+
+export type { MailOutbox } from './scope.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
 export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
 import type { BridgeClient } from '../bridge/client.js';
 import type { ApiAccessRecorder } from '../audit/api-access.js';
-import type { MailMessage } from '../../../schema/bridge/index.js';
-
-/**
- * The development outbox of the Node host (docs/mail.md, "Development outbox"): while no mail server
- * is configured, each mail is written as an .eml file (RFC 5322, as SMTP would carry it) into a
- * folder of the data directory. Absent on the edge, which has no file system.
- */
-export interface MailOutbox {
-  /** The folder, as the start message names it. */
-  folder: string;
-  /** Writes the mail of notification `id` (a UUID); returns the file's path. */
-  write(id: string, message: MailMessage): Promise<string>;
-  /** The bytes of the .eml of notification `id`, or null when there is none. */
-  read(id: string): Promise<Uint8Array | null>;
-  /** Deletes the files of these notifications (their retention ended); missing ones are skipped. */
-  remove(ids: string[]): Promise<void>;
-}
 
 /**
  * What of the Node request and response the app uses on the Node host (http.IncomingMessage,

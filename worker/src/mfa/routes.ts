@@ -297,8 +297,9 @@ export function registerMfa(app: App): void {
       .limit(1);
     if (!row) throw new ProblemError('CONFLICT', { detail: 'no TOTP enrolment started: POST /v4/users/me/totp' });
     const plan = attemptPlan(c.var.config, accountThrottleKey(user), scope.request.ip);
-    const ctx = { ...scope, now, challenge: CHALLENGES.Bearer };
-    if ((await reserveAttempt(db, plan, now)).rowsAffected === 0) throw await lockedProblem(ctx, plan);
+    if ((await reserveAttempt(db, plan, now)).rowsAffected === 0) {
+      throw await lockedProblem(scope, CHALLENGES.Bearer, plan);
+    }
     const step = await matchingStep(await openSecret(c.var.config, row.secretEnc), code, now);
     if (step === undefined || !(await acceptStep(db, user.id, step, now, false))) {
       const failure = auditInsert(db, now, {
@@ -308,7 +309,9 @@ export function registerMfa(app: App): void {
         request: scope.request,
         data: { method: 'totp', via: 'enrolment' },
       });
-      await failedLogin(ctx, plan, user.login, user, { source: user.source, via: 'totp' }, [failure]);
+      await failedLogin(scope, CHALLENGES.Bearer, plan, user.login, user, { source: user.source, via: 'totp' }, [
+        failure,
+      ]);
       throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the code is wrong or expired' });
     }
     const keep = currentSession(c);

@@ -127,9 +127,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = requestHeader(c, 'Authorization');
     const parts = splitAuthorization(header);
-    const { verifier, clock } = c.var.deps;
-    const db = c.var.db;
-    const now = clock();
+    const { db } = c.var.scope;
+    const now = c.var.scope.now();
 
     if (!header || !parts) {
       const cookie = accepts('Cookie') ? readAuthCookie(c) : undefined;
@@ -158,9 +157,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         if (outcome.secondFactor) throw basicWithSecondFactor(c.var.config.get('ROOT_PATH'));
         return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic', o);
       }
-      const { config, logger, request, lazyDb } = c.var.scope;
-      const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge };
-      const result = await authenticateLocalPassword(ctx, login, password);
+      const { config } = c.var.scope;
+      const result = await authenticateLocalPassword(c.var.scope, login, password, { challenge });
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem(result.passwordReason);
       if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic', o);
