@@ -78,7 +78,7 @@ describe('job leases', () => {
     // A run without the lease (the test-only trigger) is counted too, and leaves the lease alone.
     await countUnleasedRun(t.db, 'sometimes-fails', false);
     await countUnleasedRun(t.db, 'never-leased', true);
-    const rendered = (await collectScrapeMetrics({ ...ctx, now: 9_000_000 + 2000 })).render();
+    const rendered = (await collectScrapeMetrics({ ...ctx, now: () => 9_000_000 + 2000 })).render();
     expect(rendered).toContain('auth_job_runs_total{job="sometimes-fails"} 3');
     expect(rendered).toContain('auth_job_failures_total{job="sometimes-fails"} 1');
     expect(rendered).toContain('auth_job_failures_total{job="never-leased"} 1');

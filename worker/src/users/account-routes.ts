@@ -257,24 +257,24 @@ const revokeTokenRoute = protectedRoute(adminOnly(superAccess.unprivilegedTarget
 });
 
 async function target(c: Context<AppEnv>): Promise<UserRow> {
-  return liveAccount(c.var.db, validated(c, 'param', UserParam).userId);
+  return liveAccount(c.var.scope.db, validated(c, 'param', UserParam).userId);
 }
 
 /** The account as now stored, with its lock, as the public shape. */
 async function answer(c: Context<AppEnv>, id: string) {
-  const user = await liveAccount(c.var.db, id);
-  const lockedUntil = await accountLockedUntil(c.var.db, user, c.var.deps.clock());
-  return c.json(toPublicUser(user, c.var.config, lockedUntil), 200);
+  const user = await liveAccount(c.var.scope.db, id);
+  const lockedUntil = await accountLockedUntil(c.var.scope.db, user, c.var.scope.now());
+  return c.json(toPublicUser(user, c.var.scope.config, lockedUntil), 200);
 }
 
 /** Registers the administration of existing accounts. */
 export function registerAccountAdmin(app: App): void {
   app.openapi(listRoute, async (c) => {
     const q = validated(c, 'query', ListQuery);
-    const { rows, total } = await listAccounts(c.var.db, q, c.var.deps.clock());
+    const { rows, total } = await listAccounts(c.var.scope.db, q, c.var.scope.now());
     return c.json(
       {
-        items: rows.map((r) => toPublicUser(r.user, c.var.config, r.lockedUntil)),
+        items: rows.map((r) => toPublicUser(r.user, c.var.scope.config, r.lockedUntil)),
         total,
         limit: q.limit,
         offset: q.offset,
@@ -293,7 +293,7 @@ export function registerAccountAdmin(app: App): void {
       throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
     }
     if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(c.var.principal.user);
-    assertSessionLimit(c.var.config, body.sessionLimit);
+    assertSessionLimit(c.var.scope.config, body.sessionLimit);
     const before = {
       displayName: user.displayName,
       email: user.email,
@@ -400,12 +400,12 @@ export function registerAccountAdmin(app: App): void {
   });
 
   app.openapi(tokensRoute, async (c) =>
-    c.json({ items: await listTokens(c.var.db, (await target(c)).id, c.var.deps.clock()) }, 200),
+    c.json({ items: await listTokens(c.var.scope.db, (await target(c)).id, c.var.scope.now()) }, 200),
   );
 
   app.openapi(revokeTokenRoute, async (c) => {
     const p = validated(c, 'param', TokenParam);
-    const user = await liveAccount(c.var.db, p.userId);
+    const user = await liveAccount(c.var.scope.db, p.userId);
     const { scope, principal } = c.var;
     const o = { now: scope.now(), actor: principal.user, request: scope.request };
     if (!(await revokeToken(scope.db, user, p.tokenId, o)))

@@ -123,14 +123,14 @@ const changePassword = protectedRoute(
 
 /** Registers /v4/users/me and its tokens. */
 export function registerMe(app: App): void {
-  app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
+  app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
 
   app.openapi(issue, async (c) => {
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     assertRecentPassword(c.var.principal, now);
     const body = validated(c, 'json', TokenRequest);
     const user = c.var.principal.user;
-    const issued = await issueToken(c.var.db, user, {
+    const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
       expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
       now,
@@ -166,13 +166,13 @@ export function registerMe(app: App): void {
   });
 
   app.openapi(list, async (c) =>
-    c.json({ items: await listTokens(c.var.db, c.var.principal.user.id, c.var.deps.clock()) }, 200),
+    c.json({ items: await listTokens(c.var.scope.db, c.var.principal.user.id, c.var.scope.now()) }, 200),
   );
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, {
-      now: c.var.deps.clock(),
+    const done = await revokeToken(c.var.scope.db, user, validated(c, 'param', RevokeParams).tokenId, {
+      now: c.var.scope.now(),
       actor: user,
       request: c.var.scope.request,
     });
