@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { createNodeNativeHasher } from '../worker/node/native-hasher.js';
 import { ConfigError, ConfigService, parseEnvironment } from '../worker/src/config/index.js';
 import { ProblemError } from '../worker/src/http/problem.js';
+import { scopeWithoutRequest } from '../worker/src/http/scope.js';
+import { createPasswordVerifier } from '../worker/src/auth/password-verifier.js';
 import {
   createAdministrator,
   listAdministrators,
@@ -18,7 +20,7 @@ import {
   unblockLogin,
   unlockLogin,
   type AccountState,
-  type OperatorContext,
+  type OperatorScope,
 } from '../worker/src/ops/commands.js';
 import { loadSavedSettings, readMeta, SCHEMA_STAMP_KEY } from '../worker/src/store/index.js';
 import { loadNodeEnv } from '../worker/node/env.js';
@@ -110,38 +112,39 @@ async function run(argv: string[]): Promise<void> {
     if (stamp !== schema) throw new Error(`the database is DB_SCHEMA "${stamp}"'s, not "${schema}"'s (AUTH_DB_SCHEMA)`);
     // The effective configuration (saved settings included), so the password policy is the service's.
     const config = await new ConfigService({ env, load: () => loadSavedSettings(database.db), ttlMs: 0 }).current();
-    const ctx: OperatorContext = { db: database.db, config, hasher: createNodeNativeHasher(), now: Date.now() };
+    const verifier = createPasswordVerifier(createNodeNativeHasher());
+    const scope: OperatorScope = { ...scopeWithoutRequest({ db: database.db, config, now: Date.now }), verifier };
     const print = (verb: string, a: AccountState) => {
       console.log(`${verb}: ${describe(a)}`);
       for (const h of hints(a)) console.log(`  ${h}`);
     };
     switch (args.command) {
       case 'list-admins': {
-        const admins = await listAdministrators(ctx);
+        const admins = await listAdministrators(scope);
         if (admins.length === 0) console.log('no administrator: npm run ops -- create-admin <login>');
         for (const a of admins) console.log(describe(a));
         return;
       }
       case 'unlock':
-        return print('unlocked', await unlockLogin(ctx, needLogin(args.login, args.command)));
+        return print('unlocked', await unlockLogin(scope, needLogin(args.login, args.command)));
       case 'unblock':
-        return print('unblocked', await unblockLogin(ctx, needLogin(args.login, args.command)));
+        return print('unblocked', await unblockLogin(scope, needLogin(args.login, args.command)));
       case 'remove-factors': {
         const login = needLogin(args.login, args.command);
-        const removed = await removeFactorsOf({ ...ctx, now: Date.now() }, login);
+        const removed = await removeFactorsOf(scope, login);
         console.log(`${login}: ${removed} second-factor record(s) removed; the password alone logs in now`);
         return;
       }
       case 'reset-password': {
         const login = needLogin(args.login, args.command);
         const password = await readPassword(`new password for ${login}`);
-        return print('password reset', await resetPasswordOf({ ...ctx, now: Date.now() }, login, password));
+        return print('password reset', await resetPasswordOf(scope, login, password));
       }
       case 'create-admin': {
         const login = needLogin(args.login, args.command);
         const password = await readPassword(`password of the new administrator ${login}`);
         const o = { mustChange: args.mustChange };
-        const created = await createAdministrator({ ...ctx, now: Date.now() }, login, password, o);
+        const created = await createAdministrator(scope, login, password, o);
         return print('created administrator', created);
       }
       default:

@@ -79,7 +79,7 @@ describe('an admin block is never turned into an inactivity block', () => {
       expect((await request(`/v4/users/${id}/block`, admin, { method: 'POST' })).status).toBeLessThan(300);
       // ... then the login applies the inactivity rule to what it read.
       const { logger } = capturingLogger();
-      const ctx = { db: t.db, config, now: t.clock.now, logger };
+      const ctx = { db: t.db, config, now: () => t.clock.now, logger };
       const refused = await assertMayLogIn(ctx, seen, source).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(ProblemError);
       expect((refused as ProblemError).extensions.reason).toBe('admin');
@@ -98,7 +98,7 @@ describe('an admin block is never turned into an inactivity block', () => {
     const id = await createAccount('race-job');
     t.clock.now += 46 * DAY;
     expect((await request(`/v4/users/${id}/block`, admin, { method: 'POST' })).status).toBeLessThan(300);
-    await runScheduledJobs({ db: t.db, config, now: t.clock.now, logger: capturingLogger().logger });
+    await runScheduledJobs({ db: t.db, config, now: () => t.clock.now, logger: capturingLogger().logger });
     expect(await row('race-job')).toMatchObject({ status: 'blocked', blockedReason: 'admin' });
   });
 });
@@ -107,7 +107,7 @@ describe('the last active administrator is never blocked for inactivity', () => 
   it('the only administrator, idle past the limit: the job keeps them active (warning); they log in', async () => {
     t.clock.now += 46 * DAY;
     const { logger, lines } = capturingLogger();
-    expect(await blockIdleAccounts({ db: t.db, config, now: t.clock.now, logger })).toBe(0);
+    expect(await blockIdleAccounts({ db: t.db, config, now: () => t.clock.now, logger })).toBe(0);
     expect(await row(ADMIN.login)).toMatchObject({ status: 'active', blockedReason: null });
     const msg = expect.stringContaining('last active administrator');
     expect(lines).toEqual([expect.objectContaining({ level: 'WARNING', login: ADMIN.login, by: 'job', msg })]);
@@ -126,7 +126,7 @@ describe('the last active administrator is never blocked for inactivity', () => 
     expect((await login('second-admin')).status).toBe(200);
     t.clock.now += 50 * DAY;
     const { logger, lines } = capturingLogger();
-    expect(await blockIdleAccounts({ db: t.db, config, now: t.clock.now, logger })).toBe(1);
+    expect(await blockIdleAccounts({ db: t.db, config, now: () => t.clock.now, logger })).toBe(1);
     expect(await row(ADMIN.login)).toMatchObject({ status: 'blocked', blockedReason: 'inactivity' });
     expect(await row('second-admin')).toMatchObject({ status: 'active' });
     expect(lines).toEqual([expect.objectContaining({ login: 'second-admin', by: 'job' })]);
@@ -157,7 +157,7 @@ describe('the last active administrator is never blocked for inactivity', () => 
   it('an ordinary account idle past the limit is blocked by the job even when no administrator is active', async () => {
     await createAccount('idle-user');
     t.clock.now += 46 * DAY;
-    await runScheduledJobs({ db: t.db, config, now: t.clock.now, logger: capturingLogger().logger });
+    await runScheduledJobs({ db: t.db, config, now: () => t.clock.now, logger: capturingLogger().logger });
     const rows = await t.db
       .select({ login: users.login, status: users.status })
       .from(users)

@@ -6,6 +6,7 @@ import { parseEnvironment } from '../../worker/src/config/index.js';
 import { auditOutbox, users } from '../../schema/index.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { ADMIN, basic } from '../harness/client.js';
+import { scopeWithoutRequest } from '../../worker/src/http/scope.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -73,8 +74,8 @@ describe('inactivity job', () => {
     expect((await post('/v3/login_without_session', admin)).status).toBe(200);
     t.clock.now += 6 * day;
     const config = parseEnvironment({});
-    expect(await runScheduledJobs({ db: t.db, config, now: t.clock.now })).toEqual([]);
-    expect(await runScheduledJobs({ db: t.db, config, now: t.clock.now })).toEqual([]);
+    expect(await runScheduledJobs(scopeWithoutRequest({ db: t.db, config, now: () => t.clock.now }))).toEqual([]);
+    expect(await runScheduledJobs(scopeWithoutRequest({ db: t.db, config, now: () => t.clock.now }))).toEqual([]);
     const rows = await t.db
       .select({ login: users.login, status: users.status, reason: users.blockedReason })
       .from(users);
@@ -106,7 +107,7 @@ describe('inactivity job and sessions', () => {
       .where(eq(users.login, 'idle-session'));
     // The next firing of the schedule (the job ran at this time in the test above: its pace skips it).
     t.clock.now += 5 * 60_000;
-    await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
+    await runScheduledJobs(scopeWithoutRequest({ db: t.db, config: parseEnvironment({}), now: () => t.clock.now }));
     const [user] = await t.db.select().from(users).where(eq(users.login, 'idle-session'));
     expect(user).toMatchObject({ status: 'blocked', blockedReason: 'inactivity' });
     const rows = await t.db.select().from(sessions).where(eq(sessions.userId, user!.id));
@@ -157,7 +158,7 @@ describe('audit of administration', () => {
     ).json()) as { items: { id: string }[] };
     expect((await post(`/v4/users/${items[0]!.id}/super-access`, admin, { minutes: 5 })).status).toBe(200);
     t.clock.now += 6 * 60_000;
-    await runScheduledJobs({ db: t.db, config: parseEnvironment({}), now: t.clock.now });
+    await runScheduledJobs(scopeWithoutRequest({ db: t.db, config: parseEnvironment({}), now: () => t.clock.now }));
 
     const all = await events();
     const changed = all.filter((e) => e.type === 'setting.changed');

@@ -27,6 +27,7 @@ import {
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { startIngestServer, type IngestServer } from '../harness/ingest-server.js';
 import { startTestSmtp, type TestSmtp } from '../harness/smtp.js';
+import { scopeWithoutRequest } from '../../worker/src/http/scope.js';
 
 let t: TestApp;
 let smtp: TestSmtp;
@@ -316,12 +317,12 @@ describe('jobs', () => {
   it('fired twice at once on one database, they send each mail once', async () => {
     const us = await makeUsers(5);
     await lockEvents(us);
-    const ctx = { db: t.db, config: config(), now: T0, bridge };
+    const ctx = scopeWithoutRequest({ db: t.db, config: config(), now: () => T0, bridge });
     await Promise.all([runScheduledJobs(ctx, jobs), runScheduledJobs(ctx, jobs)]);
     // One runner handled the events while the other delivered (nothing yet): the next firing sends.
     await Promise.all([
-      runScheduledJobs({ ...ctx, now: T0 + 30_000 }, jobs),
-      runScheduledJobs({ ...ctx, now: T0 + 30_000 }, jobs),
+      runScheduledJobs({ ...ctx, now: () => T0 + 30_000 }, jobs),
+      runScheduledJobs({ ...ctx, now: () => T0 + 30_000 }, jobs),
     ]);
     expect(await statusOf()).toEqual(Array(5).fill('sent'));
     expect(smtp.received).toHaveLength(5);
@@ -336,10 +337,10 @@ describe('jobs', () => {
       true,
     );
     await t.db.update(notifications).set({ leaseHolder: 'crashed', leaseUntil: T0 + 120_000 });
-    const ctx = { db: t.db, config: config(), bridge };
-    await runScheduledJobs({ ...ctx, now: T0 + 60_000 }, [deliverNotifications]);
+    const ctx = scopeWithoutRequest({ db: t.db, config: config(), now: () => T0, bridge });
+    await runScheduledJobs({ ...ctx, now: () => T0 + 60_000 }, [deliverNotifications]);
     expect(smtp.received).toHaveLength(0);
-    await runScheduledJobs({ ...ctx, now: T0 + 10 * 60_000 }, [deliverNotifications]);
+    await runScheduledJobs({ ...ctx, now: () => T0 + 10 * 60_000 }, [deliverNotifications]);
     expect(smtp.received).toHaveLength(1);
     expect(await statusOf()).toEqual(['sent']);
   });
@@ -351,12 +352,12 @@ describe('jobs', () => {
       const [later] = await makeUsers(1, { passwordChangedAt: T0 - 40 * DAY });
       const [expired] = await makeUsers(1, { passwordChangedAt: T0 - 61 * DAY });
       const c = config({ USER_PASSWORD_EXPIRATION_DAY: '60', AUTH_PASSWORD_EXPIRY_NOTICE_DAY: '7' });
-      const ctx = { db: t.db, config: c, now: T0, bridge };
+      const ctx = scopeWithoutRequest({ db: t.db, config: c, now: () => T0, bridge });
       await Promise.all([
         runScheduledJobs(ctx, [passwordExpiryNotices]),
         runScheduledJobs(ctx, [passwordExpiryNotices]),
       ]);
-      await passwordExpiryNotices.run({ ...ctx, logger: undefined as never });
+      await passwordExpiryNotices.run(ctx);
       const rows = await t.db.select().from(notifications);
       expect(rows.map((r) => [r.userId, r.kind])).toEqual([[soon!.id, 'password_expiring']]);
       expect(rows[0]!.data).toMatchObject({ days: 5 });
@@ -366,7 +367,7 @@ describe('jobs', () => {
         .update(users)
         .set({ passwordChangedAt: T0 - 54 * DAY })
         .where(eq(users.id, soon!.id));
-      await passwordExpiryNotices.run({ ...ctx, logger: undefined as never });
+      await passwordExpiryNotices.run(ctx);
       expect(await t.db.select().from(notifications)).toHaveLength(2);
       await deliverDue({ db: t.db, config: c, now: T0, bridge });
       const [mail] = await smtp.waitFor(2);
@@ -384,10 +385,10 @@ describe('jobs', () => {
       await lockEvents([us[1]!], T0 + 5 * DAY);
       await handleEvents({ db: t.db, config: config(), now: T0 + 5 * DAY });
       const c = config({ AUTH_NOTIFICATION_EXPIRATION: '10' });
-      await purgeNotifications.run({ db: t.db, config: c, now: T0 + 10 * DAY - 1, logger: undefined as never });
+      await purgeNotifications.run(scopeWithoutRequest({ db: t.db, config: c, now: () => T0 + 10 * DAY - 1 }));
       expect(await t.db.select().from(notifications)).toHaveLength(2);
       expect(
-        await purgeNotifications.run({ db: t.db, config: c, now: T0 + 10 * DAY + 1, logger: undefined as never }),
+        await purgeNotifications.run(scopeWithoutRequest({ db: t.db, config: c, now: () => T0 + 10 * DAY + 1 })),
       ).toMatchObject({ purged: 1 });
       const left = await t.db.select().from(notifications);
       expect(left.map((r) => r.userId)).toEqual([us[1]!.id]);

@@ -10,6 +10,7 @@ import { runScheduledJobs } from '../../worker/src/schedule/index.js';
 import { openSecret, sealSecret } from '../../worker/src/store/secret-box.js';
 import { resealLdapPassword } from '../../worker/src/store/stored-secrets.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { scopeWithoutRequest } from '../../worker/src/http/scope.js';
 
 const OLD = 'old-session-secret-key-0123456789abcdefgh';
 const NEW = 'new-session-secret-key-0123456789abcdefgh';
@@ -45,7 +46,7 @@ describe('re-sealing stored secrets', () => {
     await t.db.insert(identityProviders).values({ ...idpRow, createdAt: now, updatedAt: now });
     const current = (await ldapRow('new-ldap')).bindPasswordEnc;
 
-    expect(await runScheduledJobs({ db: t.db, config: rotated, now })).toEqual([]);
+    expect(await runScheduledJobs(scopeWithoutRequest({ db: t.db, config: rotated, now: () => now }))).toEqual([]);
 
     // Now the new key alone opens them all: SESSION_SECRET_KEY_PREVIOUS can be dropped.
     expect(await openSecret(after, (await ldapRow('old-ldap')).bindPasswordEnc!)).toBe('ldap-password');

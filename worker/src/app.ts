@@ -226,7 +226,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
     if (c.res.status === 404 && !c.error) await notAllowed(c, async () => {});
     setResponseHeaders(c, requestId);
     observeRequest(c, startedAt);
-    if (c.var.config) {
+    if (c.var.scope) {
       kickOutbox(c);
       kickNotifications.afterResponse(c);
     }
@@ -253,16 +253,13 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
     requestId: string,
     clientRequestId: string | undefined,
   ) => {
-    c.set('db', db);
     const sessionKeys = () => resolveSessionKeys(db);
-    c.set('sessionKeys', sessionKeys);
     if (config !== levelsOf) {
       // A new snapshot (a settings change, or its refresh every 2 s): read the levels again.
       levelsOf = config;
       levels.log = toLevel(config.get('LOG_LEVEL'));
       levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
     }
-    c.set('config', config);
     const logger = baseLogger.child({ requestId, clientRequestId });
     c.set('logger', logger);
     c.set('scope', {
@@ -279,6 +276,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
       },
       logger,
       bridge: deps.bridge,
+      mailOutbox: deps.mailOutbox,
       verifier: deps.verifier,
       sessionKeys,
       inBackground: (work) => inBackground(c, work),

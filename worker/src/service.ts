@@ -13,6 +13,7 @@ import { createBridgeClient, type BridgeClient, type BridgeFetch } from './bridg
 import { ConfigService, type ConfigSnapshot } from './config/index.js';
 import type { App, AppDeps, MailOutbox, StaticFiles } from './http/context.js';
 import { createLogger, toLevel, type Logger } from './http/logger.js';
+import { scopeWithoutRequest } from './http/scope.js';
 import { runScheduledJobs } from './schedule/index.js';
 import { loadSavedSettings, type Db } from './store/index.js';
 import { bootstrapAdmin, type BootstrapResult } from './users/bootstrap.js';
@@ -116,7 +117,9 @@ export function assembleService(parts: HostParts): Service {
     async runJobs(now = clock()) {
       const db = openDb();
       const current = await config.current(() => loadSavedSettings(db));
-      return runScheduledJobs({ db, config: current, now, logger, bridge, mailOutbox: parts.mailOutbox });
+      // One instant for the whole run (the edge: the Cron Trigger's scheduled time).
+      const mailOutbox = parts.mailOutbox;
+      return runScheduledJobs(scopeWithoutRequest({ db, config: current, now: () => now, logger, bridge, mailOutbox }));
     },
   };
 }

@@ -17,17 +17,9 @@ import { endSessionsStatement, revokeDevicesStatement } from './sessions.js';
 import { endUserLinks } from './reset-tokens.js';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { RequestMeta, Scope } from '../http/scope.js';
 import { countLoginEvent } from '../metrics/process.js';
 import { accountWrite, runAccountBatch, type AccountBatchItem, type AccountWrite } from './writes.js';
-
-export interface RuleContext {
-  db: Db;
-  config: ConfigSnapshot;
-  now: number;
-  logger: Logger;
-  request?: RequestMeta;
-}
 
 /** Where a login comes from, as the audit events name it. */
 export interface LoginSource {
@@ -121,24 +113,25 @@ function warnLastAdmin(logger: Logger, user: { login: string }, config: ConfigSn
  * it. Only call it once the credentials are proven: the answer tells the account's state.
  */
 export async function assertMayLogIn(
-  ctx: RuleContext,
+  scope: Scope,
   user: UserRow,
   source: LoginSource,
   also: AccountBatchItem[] = [],
 ): Promise<void> {
-  const { db, now } = ctx;
+  const { db } = scope;
+  const now = scope.now();
   const origin = sourceData(source);
   const refuse = async (reason: string): Promise<never> => {
     const data = { reason: `blocked:${reason}`, ...origin };
     const event = { stream: 'user_activity', type: 'login.refused', subject: user, data } as const;
-    await runAccountBatch(db, [auditInsert(db, now, { ...event, request: ctx.request }), ...also]);
+    await runAccountBatch(db, [auditInsert(db, now, { ...event, request: scope.request }), ...also]);
     throw blockedProblem(reason);
   };
   if (user.status === 'blocked') return refuse(user.blockedReason ?? 'admin');
 
-  const cutoff = inactivityCutoff(ctx.config, now);
+  const cutoff = inactivityCutoff(scope.config, now);
   if ((user.lastActivityAt ?? user.createdAt) >= cutoff) return;
-  const audit = { request: ctx.request, data: { by: 'login', ...origin }, refused: origin };
+  const audit = { request: scope.request, data: { by: 'login', ...origin }, refused: origin };
   const block = inactivityBlock(db, now, user, cutoff, audit);
   // `also` first, so that the UPDATE stays the last statement.
   if (blockedRows(await runAccountBatch(db, [...also, ...block] as typeof block)) > 0) {
@@ -156,7 +149,7 @@ export async function assertMayLogIn(
     .limit(1);
   if (!current || current.deletedAt !== null) throw blockedProblem('admin');
   if (current.status === 'blocked') return refuse(current.reason ?? 'admin');
-  if (user.role === 'admin') warnLastAdmin(ctx.logger, user, ctx.config, 'login');
+  if (user.role === 'admin') warnLastAdmin(scope.logger, user, scope.config, 'login');
 }
 
 /** Whether the password of `user` is expired (or must be changed): then only a change is allowed. */
@@ -180,9 +173,10 @@ export function passwordChangeReason(user: UserRow, config: ConfigSnapshot, now:
  * an audit event, the longest idle first. The last active administrator is left active and warned
  * about. Returns how many accounts were blocked.
  */
-export async function blockIdleAccounts(ctx: Omit<RuleContext, 'request'>): Promise<number> {
-  const { db, now } = ctx;
-  const cutoff = inactivityCutoff(ctx.config, now);
+export async function blockIdleAccounts(scope: Scope): Promise<number> {
+  const { db } = scope;
+  const now = scope.now();
+  const cutoff = inactivityCutoff(scope.config, now);
   const idle = await db
     .select({ id: users.id, login: users.login, role: users.role })
     .from(users)
@@ -199,7 +193,7 @@ export async function blockIdleAccounts(ctx: Omit<RuleContext, 'request'>): Prom
         .select({ id: users.id })
         .from(users)
         .where(and(eq(users.id, u.id), idleSince(cutoff)));
-      if (still.length > 0) warnLastAdmin(ctx.logger, u, ctx.config, 'job');
+      if (still.length > 0) warnLastAdmin(scope.logger, u, scope.config, 'job');
     }
   }
   return blocked;

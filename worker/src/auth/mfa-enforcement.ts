@@ -29,12 +29,12 @@ export function assertEnrolled(config: ConfigSnapshot, p: Principal): void {
 /** Middleware: the step-up rule of a sensitive route (after authentication and the role check). */
 export const requireStepUp = createMiddleware<AppEnv>(async (c, next) => {
   const p = c.var.principal;
-  const factors = await factorsOf(c.var.db, p.user.id);
+  const factors = await factorsOf(c.var.scope.db, p.user.id);
   if (factors.length === 0) return next();
-  const windowMs = c.var.config.get('MFA_STEP_UP_MIN') * 60_000;
+  const windowMs = c.var.scope.config.get('MFA_STEP_UP_MIN') * 60_000;
   const at = p.method === 'session' ? p.session?.secondFactorAt : undefined;
-  if (at && c.var.deps.clock() - at <= windowMs) return next();
-  const root = c.var.config.get('ROOT_PATH');
+  if (at && c.var.scope.now() - at <= windowMs) return next();
+  const root = c.var.scope.config.get('ROOT_PATH');
   throw new ProblemError('STEP_UP_REQUIRED', {
     detail:
       `this operation needs a second-factor verification of this session within ${windowMs / 60_000} minutes: ` +

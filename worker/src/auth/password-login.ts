@@ -6,8 +6,6 @@
 import { and, eq, exists, isNull, sql } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
-import type { ConfigSnapshot } from '../config/index.js';
-import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import {
@@ -21,7 +19,6 @@ import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
 import { factorsAmong, factorsOfLoginKey, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
-import type { PasswordVerifier } from './password-verifier.js';
 import { NotAtOnce } from './hash-slots.js';
 import {
   TOTAL_WINDOW_MS,
@@ -37,7 +34,7 @@ import {
   totalJustFilled,
   type AttemptPlan,
 } from '../accounts/throttle.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { RequestScope, Scope } from '../http/scope.js';
 import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
 
 /** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
@@ -46,15 +43,14 @@ export interface DeviceClaim {
   userId: string;
 }
 
-export interface LoginContext {
-  db: Db;
-  /** Where the attempt is reserved and a success recorded (RequestScope.lazyDb); default db. */
-  lazyDb?: Db;
-  config: ConfigSnapshot;
-  verifier: PasswordVerifier;
-  now: number;
-  logger: Logger;
-  request?: RequestMeta;
+/**
+ * What a password check needs of the scope: the attempt is reserved and a success recorded on
+ * `lazyDb` when there is one (architecture.md §6).
+ */
+export type LoginScope = Scope & Pick<RequestScope, 'verifier'>;
+
+/** A password login's own options. */
+export interface LoginOptions {
   /** WWW-Authenticate challenge for 401 answers. */
   challenge: string;
   /**
@@ -128,14 +124,16 @@ export function liveLocalUser(db: Db, key: string) {
  * password, ACCOUNT_BLOCKED. Returns the account, flagging an expired password.
  */
 export async function authenticateLocalPassword(
-  ctx: LoginContext,
+  scope: LoginScope,
   login: string,
   password: string,
+  o: LoginOptions,
 ): Promise<LoginResult> {
-  const { db, config, now } = ctx;
+  const { db, config } = scope;
+  const now = scope.now();
   const lk = loginKey(login);
   const key = throttleKey(lk);
-  const ip = ctx.request?.ip;
+  const ip = scope.request?.ip;
   const untrusted = attemptPlan(config, key, ip);
 
   // The check holds a hashing slot from before the attempt is reserved: when the client is refused
@@ -150,7 +148,7 @@ export async function authenticateLocalPassword(
   // reservations hold only while it is live: a device found not live (revoked, another login's)
   // reserves nothing (`notLive`).
   const attempt = (claim: DeviceClaim | undefined) => async () => {
-    const rdb = ctx.lazyDb ?? db;
+    const rdb = scope.lazyDb ?? db;
     let plan = untrusted;
     let reserved: boolean;
     let rows: UserRow[];
@@ -182,10 +180,10 @@ export async function authenticateLocalPassword(
     }
     if (!reserved) return { refused: true as const, plan };
     const user = rows[0];
-    const ok = await ctx.verifier.verify(user?.passwordHash, password);
+    const ok = await scope.verifier.verify(user?.passwordHash, password);
     // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-    const outdated = ok && user?.passwordHash && ctx.verifier.needsRehash(user.passwordHash);
-    const rehash = outdated ? await ctx.verifier.hasher.hash(password) : undefined;
+    const outdated = ok && user?.passwordHash && scope.verifier.needsRehash(user.passwordHash);
+    const rehash = outdated ? await scope.verifier.hasher.hash(password) : undefined;
     return { refused: false as const, user, ok, rehash, plan, factorRows, known: claim !== undefined };
   };
   // A valid device cookie of this login, its row live, takes the priority lane: admitted outside its
@@ -195,41 +193,41 @@ export async function authenticateLocalPassword(
   // is then admitted as anonymous before its password is checked. When the work would wait, the row
   // is read first, as before: only a live device waits in the lane.
   const ipKey = ip ?? null;
-  const claim = ctx.device;
+  const claim = o.device;
   let checked: Awaited<ReturnType<ReturnType<typeof attempt>>> | undefined;
   if (claim) {
     try {
-      checked = await ctx.verifier.limit(ipKey, attempt(claim), { trusted: claim.userId, atOnce: true });
+      checked = await scope.verifier.limit(ipKey, attempt(claim), { trusted: claim.userId, atOnce: true });
     } catch (err) {
       if (!(err instanceof NotAtOnce)) throw err;
       const live = (await trustedDevice(db, claim, lk)) !== undefined;
-      checked = await ctx.verifier.limit(
+      checked = await scope.verifier.limit(
         ipKey,
         attempt(live ? claim : undefined),
         live ? { trusted: claim.userId } : undefined,
       );
     }
   }
-  if (!checked || 'notLive' in checked) checked = await ctx.verifier.limit(ipKey, attempt(undefined));
+  if (!checked || 'notLive' in checked) checked = await scope.verifier.limit(ipKey, attempt(undefined));
   if ('notLive' in checked) throw new Error('an attempt without a device found a device not live');
   // Locked, throttled, or every attempt of the window is in flight: the password is not checked,
   // so right and wrong passwords get this same answer and the lock is no oracle. Like a wrong
   // password, it makes the address wait behind clean ones for a while (hash-slots.ts).
   if (checked.refused) {
-    ctx.verifier.noteFailure(ip ?? null);
-    throw await lockedProblem(ctx, checked.plan);
+    scope.verifier.noteFailure(ip ?? null);
+    throw await lockedProblem(scope, o.challenge, checked.plan);
   }
 
   const { user, ok, rehash, plan, factorRows, known } = checked;
-  const audit = { request: ctx.request };
+  const audit = { request: scope.request };
   if (!user || !ok) {
-    ctx.verifier.noteFailure(ip ?? null);
-    throw await failedLogin(ctx, plan, login, user ?? null, { source: 'local' });
+    scope.verifier.noteFailure(ip ?? null);
+    throw await failedLogin(scope, o.challenge, plan, login, user ?? null, { source: 'local' });
   }
 
   // The password is right: from here on the caller may learn the account's state.
   const subject = { id: user.id, login: user.login };
-  await assertMayLogIn(ctx, user, { source: 'local' }, [...successStatements(db, plan)]);
+  await assertMayLogIn(scope, user, { source: 'local' }, [...successStatements(db, plan)]);
   const passwordReason = passwordChangeReason(user, config, now) ?? undefined;
   const passwordExpired = passwordReason !== undefined;
   if (passwordExpired) {
@@ -244,7 +242,7 @@ export async function authenticateLocalPassword(
   // attempt is released (a right password is no failure), the earlier failures stay counted.
   const factors = factorsAmong(factorRows, user.id);
   if (factors.length > 0) {
-    const ldb = ctx.lazyDb ?? db;
+    const ldb = scope.lazyDb ?? db;
     await ldb.batch([
       releaseAttempt(ldb, plan),
       auditInsert(ldb, now, {
@@ -268,11 +266,11 @@ export async function authenticateLocalPassword(
   // on the lazy connection, in the same order as the reservation: a power
   // failure within the second before it reaches the disk loses the login's record and its
   // reservation together, as if it never happened; failures, locks and refusals keep their fsync.
-  const ldb = ctx.lazyDb ?? db;
+  const ldb = scope.lazyDb ?? db;
   await runAccountBatch(ldb, [
     ...successStatements(ldb, plan),
     ...loginSuccessStatements(ldb, now, user, { ...audit, data: { source: 'local' }, rehash }),
-    ...(ctx.alsoOnSuccess?.(ldb, user, plan.device, known) ?? []),
+    ...(o.alsoOnSuccess?.(ldb, user, plan.device, known) ?? []),
   ]);
   return { user: loggedIn(user, now), passwordExpired, device: plan.device };
 }
@@ -284,27 +282,33 @@ export async function authenticateLocalPassword(
  * password. Wrong: counted (and may lock the account's logins too), 401 INVALID_CREDENTIALS. Right:
  * the failures are forgotten, as after a login.
  */
-export async function verifyCurrentPassword(ctx: LoginContext, user: UserRow, password: string): Promise<void> {
-  const plan = attemptPlan(ctx.config, throttleKey(loginKey(user.login)), ctx.request?.ip);
-  const reserved = await reserveAttempt(ctx.db, plan, ctx.now);
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
-  if (!(await ctx.verifier.verify(user.passwordHash, password))) {
-    ctx.verifier.noteFailure(ctx.request?.ip ?? null);
-    await failedLogin(ctx, plan, user.login, user, { source: 'local', via: 'password_change' });
-    const headers = { 'WWW-Authenticate': ctx.challenge };
+export async function verifyCurrentPassword(
+  scope: LoginScope,
+  user: UserRow,
+  password: string,
+  challenge: string,
+): Promise<void> {
+  const plan = attemptPlan(scope.config, throttleKey(loginKey(user.login)), scope.request?.ip);
+  const reserved = await reserveAttempt(scope.db, plan, scope.now());
+  if (reserved.rowsAffected === 0) throw await lockedProblem(scope, challenge, plan);
+  if (!(await scope.verifier.verify(user.passwordHash, password))) {
+    scope.verifier.noteFailure(scope.request?.ip ?? null);
+    await failedLogin(scope, challenge, plan, user.login, user, { source: 'local', via: 'password_change' });
+    const headers = { 'WWW-Authenticate': challenge };
     throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the current password is wrong', headers });
   }
-  await ctx.db.batch([...successStatements(ctx.db, plan)]);
+  await scope.db.batch([...successStatements(scope.db, plan)]);
 }
 
 /**
  * The answer to a refused reservation (the password was not checked), with Retry-After: 429
  * ADDRESS_THROTTLED when the client's address spent its budget, else 401 ACCOUNT_LOCKED.
  */
-export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promise<ProblemError> {
-  const refusal = await refusalOf(ctx.db, plan, ctx.now);
+export async function lockedProblem(scope: Scope, challenge: string, plan: AttemptPlan): Promise<ProblemError> {
+  const now = scope.now();
+  const refusal = await refusalOf(scope.db, plan, now);
   countLockedAttempt(plan.main.key, refusal.kind === 'address' ? 'throttled' : 'locked');
-  const retryAfter = String(Math.max(1, Math.ceil((refusal.until - ctx.now) / 1000)));
+  const retryAfter = String(Math.max(1, Math.ceil((refusal.until - now) / 1000)));
   if (refusal.kind === 'address') {
     return new ProblemError('ADDRESS_THROTTLED', {
       detail: 'too many failed logins from this address; try again later',
@@ -318,7 +322,7 @@ export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promi
       refusal.kind === 'in-flight'
         ? 'another login attempt for this login is in progress; retry in a moment'
         : 'too many failed logins; try again later',
-    headers: { 'WWW-Authenticate': ctx.challenge, 'Retry-After': retryAfter },
+    headers: { 'WWW-Authenticate': challenge, 'Retry-After': retryAfter },
   });
 }
 
@@ -329,16 +333,18 @@ export async function lockedProblem(ctx: LoginContext, plan: AttemptPlan): Promi
  * (with `also`: an LDAP login's directory-call event). Returns the one 401 answer of every wrong login.
  */
 export async function failedLogin(
-  ctx: LoginContext,
+  scope: Scope,
+  challenge: string,
   plan: AttemptPlan,
   login: string,
   user: UserRow | null,
   data: Record<string, unknown>,
   also: AccountBatchItem[] = [],
 ): Promise<ProblemError> {
-  const { db, now } = ctx;
+  const { db } = scope;
+  const now = scope.now();
   const lockUntil = now + plan.main.policy.windowMs;
-  const audit = { request: ctx.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
+  const audit = { request: scope.request, stream: 'user_activity' as const, subject: user, subjectLogin: login };
   const restriction = plan.device ? 'device' : 'untrusted-clients';
   const iso = (t: number) => new Date(t).toISOString();
   const [locked, , lockEvent, totalEvent, addressEvent] = await runAccountBatch(db, [
@@ -368,7 +374,7 @@ export async function failedLogin(
       db,
       now,
       {
-        request: ctx.request,
+        request: scope.request,
         stream: 'user_activity',
         type: 'address.throttled',
         data: { ...data, until: iso(now + (plan.address?.policy.windowMs ?? 0)) },
@@ -383,7 +389,7 @@ export async function failedLogin(
   if (addressEvent.rowsAffected > 0) restrictions.inc(['address']);
   return new ProblemError('INVALID_CREDENTIALS', {
     detail: 'wrong login or password',
-    headers: { 'WWW-Authenticate': ctx.challenge },
+    headers: { 'WWW-Authenticate': challenge },
   });
 }
 

@@ -50,7 +50,7 @@ export function authorize(roles: readonly Role[], rule?: SuperAccessRule): Middl
   return createMiddleware<AppEnv>(async (c, next) => {
     const user = c.var.principal.user;
     if (roles.includes(user.role)) return next();
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     if (!roles.includes(effectiveRole(user, now))) {
       throw new ProblemError('FORBIDDEN', { detail: `requires the role ${roles.join(' or ')}` });
     }
@@ -58,7 +58,7 @@ export function authorize(roles: readonly Role[], rule?: SuperAccessRule): Middl
     if (!rule.allowed) throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.refusal}` });
     if (rule.unprivilegedTarget !== undefined) {
       // An unknown account passes: the route answers 404 as it would to an administrator.
-      const target = await findLiveAccount(c.var.db, c.req.param('userId') ?? '');
+      const target = await findLiveAccount(c.var.scope.db, c.req.param('userId') ?? '');
       if (target && isProtectedTarget(target, now)) {
         const detail = `super-access cannot ${rule.unprivilegedTarget} an account with administrator or auditor rights`;
         throw new ProblemError('FORBIDDEN', { detail });

@@ -64,6 +64,6 @@ const tokenLogin = protectedRoute(
 
 /** Registers the session-less login endpoints. */
 export function registerSessionlessLogins(app: App): void {
-  app.openapi(basicLogin, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
-  app.openapi(tokenLogin, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
+  app.openapi(basicLogin, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
+  app.openapi(tokenLogin, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
 }

@@ -44,8 +44,8 @@ export function registerConsole(app: App): void {
         root,
         base,
         url: new URL(c.req.url),
-        config: c.var.config,
-        db: c.var.db,
+        config: c.var.scope.config,
+        db: c.var.scope.db,
       };
       const doc = await renderPage(r, page, CONSOLE_PAGES, {
         title: env.get('PROJECT_NAME'),
@@ -57,7 +57,7 @@ export function registerConsole(app: App): void {
         'Cache-Control': 'no-cache',
         Vary: 'Accept-Language, Cookie',
         'Content-Language': lang,
-        ...(c.var.config.get('PROFILE') ? { 'Document-Policy': 'js-profiling' } : {}),
+        ...(c.var.scope.config.get('PROFILE') ? { 'Document-Policy': 'js-profiling' } : {}),
       });
     });
   }

@@ -46,7 +46,7 @@ export function registerErrtrackPage(app: App): void {
       'Content-Security-Policy': browserPageCsp(env),
       'Cache-Control': 'no-cache',
       // PROFILE: the JS Self-Profiling API (Chromium) is only offered to documents that ask for it.
-      ...(c.var.config.get('PROFILE') ? { 'Document-Policy': 'js-profiling' } : {}),
+      ...(c.var.scope.config.get('PROFILE') ? { 'Document-Policy': 'js-profiling' } : {}),
     });
   });
 }

@@ -25,7 +25,7 @@ export function registerErrtrack(app: App): void {
     // Hidden variables: the environment snapshot, so they change only with a restart.
     const tunnelPath = `${c.var.deps.config.env.get('ROOT_PATH')}/v3/sentry-tunnel`;
     // PROFILE is UI-editable but restart-only: the snapshot keeps the value seen at start.
-    return c.json(clientConfig(c.var.deps.config.env, tunnelPath, c.var.config.get('PROFILE')), 200);
+    return c.json(clientConfig(c.var.deps.config.env, tunnelPath, c.var.scope.config.get('PROFILE')), 200);
   });
   registerSentryTunnel(app);
   registerErrtrackPage(app);

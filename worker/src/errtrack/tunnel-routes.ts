@@ -121,7 +121,7 @@ async function relayEnvelope(c: Context<AppEnv>): Promise<ErrtrackRelayResponse>
     });
 
   return deliverEnvelope(
-    { ca: env.get('ERRTRACK_CA'), bridge: c.var.deps.bridge },
+    { ca: env.get('ERRTRACK_CA'), bridge: c.var.scope.bridge },
     {
       url: envelopeEndpoint(configured),
       bytes,

@@ -103,7 +103,7 @@ const postRoute = publicRoute({
 
 /** 404 once an administrator exists; 403 for a client that is not on this machine. */
 async function assertOffered(c: Context<AppEnv>): Promise<void> {
-  if (await adminExists(c.var.db)) {
+  if (await adminExists(c.var.scope.db)) {
     const detail = 'an administrator exists: the first-run page is gone (a locked-out or forgotten one: npm run ops)';
     throw new ProblemError('NOT_FOUND', { detail });
   }
@@ -137,7 +137,7 @@ function assertSameOrigin(c: Context<AppEnv>): void {
 
 /** Refuses the post unless it carries the current one-time code (code.ts); nothing else is read before. */
 async function assertCode(c: Context<AppEnv>, given: string): Promise<void> {
-  const outcome = await checkFirstRunCode(c.var.db, given);
+  const outcome = await checkFirstRunCode(c.var.scope.db, given);
   if (outcome === 'right') return;
   const extensions = { reason: 'first_run_code' };
   if (outcome === 'used-up') {
@@ -174,7 +174,7 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
 
   // ROOT_PATH and `/` answered 404, though `npm start` prints ROOT_PATH: they lead somewhere now.
   const home = async (c: Context<AppEnv>) => {
-    const target = !(await adminExists(c.var.db)) && isLocal(c) ? pageUrl : `${o.root}${homePath(o)}`;
+    const target = !(await adminExists(c.var.scope.db)) && isLocal(c) ? pageUrl : `${o.root}${homePath(o)}`;
     return c.redirect(target, 302);
   };
   for (const path of new Set(['/', o.root || '/', `${o.root}/`])) app.get(path, home);
@@ -184,7 +184,7 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
 
   api.get(FIRST_RUN_PATH, async (c) => {
     await assertOffered(c);
-    const form = firstRunForm({ title: o.title, action: pageUrl, policy: passwordPolicy(c.var.config) });
+    const form = firstRunForm({ title: o.title, action: pageUrl, policy: passwordPolicy(c.var.scope.config) });
     return c.html(form, 200, PAGE_HEADERS);
   });
 
@@ -210,14 +210,14 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
         throw invalid([{ location: 'form', path: 'passwordRepeat', message: 'the two passwords differ' }]);
       }
       const user = await createFirstAdmin(c, body.login, body.password);
-      if (!wantsHtml(c)) return c.json(toPublicUser(user, c.var.config), 201);
+      if (!wantsHtml(c)) return c.json(toPublicUser(user, c.var.scope.config), 201);
       const apiUrl = `${new URL(c.req.url).origin}${o.root}`;
       const done = firstRunDone({ title: o.title, login: user.login, docsUrl: `${o.root}${o.docsPrefix}`, apiUrl });
       return c.html(done, 201, PAGE_HEADERS);
     } catch (err) {
       // A browser gets the form again with what to fix; other clients the problem.
       if (!(err instanceof ProblemError) || !wantsHtml(c) || err.status === 404) throw err;
-      const policy = passwordPolicy(c.var.config);
+      const policy = passwordPolicy(c.var.scope.config);
       const form = firstRunForm({ title: o.title, action: pageUrl, policy, login, errors: messagesOf(err) });
       return c.html(form, err.status as 400, PAGE_HEADERS);
     }
@@ -230,20 +230,16 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
  * earlier administrator, when none is left at all, is cleared first.
  */
 async function createFirstAdmin(c: Context<AppEnv>, login: string, password: string) {
-  const db = c.var.db;
-  const now = c.var.deps.clock();
+  const { scope } = c.var;
+  const db = scope.db;
   const noAdmin = sql`not exists (select 1 from ${users} where role = 'admin' and deleted_at is null)`;
   await db.delete(serviceMeta).where(and(eq(serviceMeta.key, CLAIM_KEY), noAdmin));
   try {
     return await createLocalAccount(
+      scope,
       { login, password, role: 'admin' },
       {
-        db,
-        config: c.var.config,
-        hasher: c.var.deps.verifier.hasher,
-        now,
         actor: null,
-        request: c.var.scope.request,
         via: 'first-run',
         extra: (u) => [db.insert(serviceMeta).values({ key: CLAIM_KEY, value: u.id }), dropFirstRunCode(db)],
       },

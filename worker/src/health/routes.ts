@@ -68,12 +68,12 @@ const ready = publicRoute({
 export function registerHealth(app: App): void {
   app.openapi(live, (c) => c.json({ status: 'ok' as const }, 200));
   app.openapi(ready, async (c) => {
-    const { bridge: bridgeClient } = c.var.deps;
-    const db = c.var.db;
+    const { bridge: bridgeClient } = c.var.scope;
+    const db = c.var.scope.db;
     try {
       await db.run(sql`select 1`);
     } catch (err) {
-      c.var.logger.error('readiness: database check failed', { err });
+      c.var.scope.logger.error('readiness: database check failed', { err });
       throw new ProblemError('SERVICE_UNAVAILABLE', { detail: 'the database does not answer' });
     }
     const probe = bridgeClient
@@ -83,8 +83,8 @@ export function registerHealth(app: App): void {
       : undefined;
     const bridge: 'ok' | 'down' | 'not-configured' = probe ? probe.state : 'not-configured';
     const named = bridgeClient ? { url: bridgeClient.url ?? '(bridge)', cause: probe?.cause ?? null } : null;
-    const auditPipeline = await pipelineSummary(db, c.var.deps.clock()).catch((err: unknown) => {
-      c.var.logger.warning('readiness: audit pipeline unreadable', { err });
+    const auditPipeline = await pipelineSummary(db, c.var.scope.now()).catch((err: unknown) => {
+      c.var.scope.logger.warning('readiness: audit pipeline unreadable', { err });
       return null;
     });
     return c.json(

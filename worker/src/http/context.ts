@@ -1,38 +1,22 @@
 /** Typed context shared by every route: per-request services live in context variables. */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { ConfigService, ConfigSnapshot } from '../config/index.js';
+import type { ConfigService } from '../config/index.js';
 import type { Db } from '../store/db.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
 import type { AuthenticateOptions } from '../auth/credentials.js';
 import type { UserRow } from '../accounts/model.js';
-import type { SessionKeys } from '../accounts/session-keys.js';
 import type { SessionRow } from '../accounts/sessions.js';
 import type { Logger } from './logger.js';
-import type { RequestScope } from './scope.js';
+import type { MailOutbox, RequestScope } from './scope.js';
+
+export type { MailOutbox } from './scope.js';
 
 /** Serves a file of STATIC_DIR by its path relative to that directory, or null when absent. */
 export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
 import type { BridgeClient } from '../bridge/client.js';
 import type { ApiAccessRecorder } from '../audit/api-access.js';
-import type { MailMessage } from '../../../schema/bridge/index.js';
-
-/**
- * The development outbox of the Node host (docs/mail.md, "Development outbox"): while no mail server
- * is configured, each mail is written as an .eml file (RFC 5322, as SMTP would carry it) into a
- * folder of the data directory. Absent on the edge, which has no file system.
- */
-export interface MailOutbox {
-  /** The folder, as the start message names it. */
-  folder: string;
-  /** Writes the mail of notification `id` (a UUID); returns the file's path. */
-  write(id: string, message: MailMessage): Promise<string>;
-  /** The bytes of the .eml of notification `id`, or null when there is none. */
-  read(id: string): Promise<Uint8Array | null>;
-  /** Deletes the files of these notifications (their retention ended); missing ones are skipped. */
-  remove(ids: string[]): Promise<void>;
-}
 
 /**
  * What of the Node request and response the app uses on the Node host (http.IncomingMessage,
@@ -119,18 +103,19 @@ export interface AppVariables {
   requestId: string;
   /** The caller's well-formed X-Request-Id, kept beside ours in the logs, if it sent one. */
   clientRequestId?: string;
-  db: Db;
-  config: ConfigSnapshot;
-  /** The keys that sign sessions (resolved at first use). */
-  sessionKeys: () => Promise<SessionKeys>;
+  /** Bound to the request's ids (also `scope.logger`); set before the scope, for the frame's own errors. */
   logger: Logger;
+  /** The host's parts; routes read the scope instead wherever it has the value. */
   deps: AppDeps;
   /**
    * The authentication middleware for a set of options (principal/middleware.ts), set by the app and
    * run by protected routes (auth/protected-route.ts; why it is handed over: architecture.md §2).
    */
   authenticate: (options: AuthenticateOptions) => MiddlewareHandler<AppEnv>;
-  /** What domain code gets of the request (built once per request; see http/scope.ts). */
+  /**
+   * What domain code gets of the request, built once per request (http/scope.ts): the database,
+   * the configuration snapshot, the clock, the session keys... are read from here.
+   */
   scope: RequestScope;
 }
 

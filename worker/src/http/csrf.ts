@@ -30,7 +30,7 @@ function allowedOrigins(c: Context<AppEnv>): Set<string> {
   return new Set([
     requestOrigin(c),
     new URL(c.req.url).origin,
-    new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).origin,
+    new URL(c.var.scope.config.get('DEFAULT_FRONTEND_URL')).origin,
   ]);
 }
 

@@ -1,14 +1,33 @@
 /**
- * The request scope: what domain code needs of a request, as plain values (architecture.md §2-3).
- * One middleware builds it once per request (`c.var.scope`); routes and middleware hand it to
- * domain functions, which never see Hono's Context, so they can be unit-tested with fakes.
+ * The scope of domain code (architecture.md §2-3): what it needs, as plain values. `Scope` is what
+ * every piece of domain code needs, in a request or outside one (a job, the operator command:
+ * `scopeWithoutRequest`); `RequestScope` adds the request's own values. The app's frame builds one
+ * per request (`c.var.scope`); routes and middleware hand it to domain functions, which never see
+ * Hono's Context, so they can be unit-tested with fakes. Time is read with `scope.now()` only.
  */
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
 import type { SessionKeys } from '../accounts/session-keys.js';
 import type { Db } from '../store/db.js';
-import type { Logger } from './logger.js';
+import type { MailMessage } from '../../../schema/bridge/index.js';
+import { createLogger, type Logger } from './logger.js';
+
+/**
+ * The development outbox of the Node host (docs/mail.md, "Development outbox"): while no mail server
+ * is configured, each mail is written as an .eml file (RFC 5322, as SMTP would carry it) into a
+ * folder of the data directory. Absent on the edge, which has no file system.
+ */
+export interface MailOutbox {
+  /** The folder, as the start message names it. */
+  folder: string;
+  /** Writes the mail of notification `id` (a UUID); returns the file's path. */
+  write(id: string, message: MailMessage): Promise<string>;
+  /** The bytes of the .eml of notification `id`, or null when there is none. */
+  read(id: string): Promise<Uint8Array | null>;
+  /** Deletes the files of these notifications (their retention ended); missing ones are skipped. */
+  remove(ids: string[]): Promise<void>;
+}
 
 /** Who sent a request, as recorded in audit events and logs. */
 export interface RequestMeta {
@@ -23,8 +42,8 @@ export interface RequestMeta {
   host: string;
 }
 
-/** Per-request services for domain code. */
-export interface RequestScope {
+/** What domain code needs, in a request or outside one (jobs, the operator command). */
+export interface Scope {
   db: Db;
   /**
    * Node, embedded database: a connection whose commits reach the disk within a second instead of
@@ -36,14 +55,30 @@ export interface RequestScope {
   config: ConfigSnapshot;
   /** Milliseconds since the epoch; tests move it. */
   now: () => number;
-  request: RequestMeta;
-  /** Bound to the request's ids. */
+  /** Who sent the request (audit events, logs); absent outside a request. */
+  request?: RequestMeta;
+  /** In a request, bound to the request's ids. */
   logger: Logger;
-  /** The on-prem bridge (LDAP, error-tracking relay); absent while none is configured. */
+  /** The on-prem bridge (LDAP, log store, mail, error-tracking relay); absent while none is configured. */
   bridge?: BridgeClient;
+  /** The development outbox (Node host), where mail goes while no mail server is configured. */
+  mailOutbox?: MailOutbox;
+}
+
+/** The scope of a request: the scope plus the request's own values. */
+export interface RequestScope extends Scope {
+  request: RequestMeta;
   verifier: PasswordVerifier;
   /** The keys that sign sessions and flow cookies (resolved at first use). */
   sessionKeys: () => Promise<SessionKeys>;
   /** Runs work after the response (`waitUntil` on the edge); failures are logged, never thrown. */
   inBackground: (work: Promise<unknown> | undefined) => void;
+}
+
+/**
+ * A scope without a request (a job run, the operator command). Without a logger, lines go to the
+ * console at INFO.
+ */
+export function scopeWithoutRequest(o: Omit<Scope, 'logger' | 'request'> & { logger?: Logger }): Scope {
+  return { ...o, logger: o.logger ?? createLogger({ threshold: () => 'INFO', now: o.now }) };
 }

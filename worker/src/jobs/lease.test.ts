@@ -47,13 +47,13 @@ describe('job leases', () => {
     const lines: string[] = [];
     const { createLogger } = await import('../http/logger.js');
     const logger = createLogger({ threshold: () => 'DEBUG', write: (l) => lines.push(l) });
-    const ctx = { db: t.db, config: parseEnvironment({}), now: 5_000_000, logger };
+    const ctx = { db: t.db, config: parseEnvironment({}), now: () => 5_000_000, logger };
     await Promise.all([runJobs(ctx, [job]), runJobs(ctx, [job])]);
     expect(runs).toBe(1);
     const ran = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'job ran');
     expect(ran).toMatchObject({ level: 'DEBUG', job: 'counted', done: 1, durationMs: expect.any(Number) });
     // A later firing runs it again.
-    await runJobs({ ...ctx, now: ctx.now + 5 * 60_000 }, [job]);
+    await runJobs({ ...ctx, now: () => 5_000_000 + 5 * 60_000 }, [job]);
     expect(runs).toBe(2);
   });
 
@@ -61,7 +61,7 @@ describe('job leases', () => {
     const { createLogger } = await import('../http/logger.js');
     const { collectScrapeMetrics } = await import('../scrape/collect.js');
     const logger = createLogger({ threshold: () => 'CRITICAL', write: () => {} });
-    const ctx = { db: t.db, config: parseEnvironment({}), now: 9_000_000, logger };
+    const ctx = { db: t.db, config: parseEnvironment({}), now: () => 9_000_000, logger };
     let fail = false;
     const job: Job = {
       name: 'sometimes-fails',
@@ -72,16 +72,16 @@ describe('job leases', () => {
     };
     expect(await runJobs(ctx, [job])).toEqual([]);
     fail = true;
-    expect(await runJobs({ ...ctx, now: ctx.now + 1000 }, [job])).toEqual(['sometimes-fails']);
+    expect(await runJobs({ ...ctx, now: () => 9_000_000 + 1000 }, [job])).toEqual(['sometimes-fails']);
     const [row] = await t.db.select().from(jobLeases).where(eq(jobLeases.name, 'sometimes-fails'));
     expect(row).toMatchObject({ runCount: 2, failureCount: 1 });
     // A run without the lease (the test-only trigger) is counted too, and leaves the lease alone.
     await countUnleasedRun(t.db, 'sometimes-fails', false);
     await countUnleasedRun(t.db, 'never-leased', true);
-    const rendered = (await collectScrapeMetrics({ ...ctx, now: ctx.now + 2000 })).render();
+    const rendered = (await collectScrapeMetrics({ ...ctx, now: () => 9_000_000 + 2000 })).render();
     expect(rendered).toContain('auth_job_runs_total{job="sometimes-fails"} 3');
     expect(rendered).toContain('auth_job_failures_total{job="sometimes-fails"} 1');
     expect(rendered).toContain('auth_job_failures_total{job="never-leased"} 1');
-    expect(await acquireLease(t.db, 'never-leased', 'h', ctx.now, 1000)).toBe(true);
+    expect(await acquireLease(t.db, 'never-leased', 'h', ctx.now(), 1000)).toBe(true);
   });
 });

@@ -235,14 +235,14 @@ const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
   const records = ldapServerRecords;
-  const byName = (c: Context<AppEnv>) => records.byName(c.var.db, validated(c, 'param', NameParam).name);
+  const byName = (c: Context<AppEnv>) => records.byName(c.var.scope.db, validated(c, 'param', NameParam).name);
 
-  app.openapi(listRoute, async (c) => c.json({ items: (await records.list(c.var.db)).map(toPublic) }, 200));
+  app.openapi(listRoute, async (c) => c.json({ items: (await records.list(c.var.scope.db)).map(toPublic) }, 200));
 
   app.openapi(createRouteDef, async (c) => {
     const { bindPassword, ...rest } = validated(c, 'json', Create);
     assertBindPair(rest.bindDn, bindPassword !== null);
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     const row: LdapServerRow = {
       ...rest,
       bindPasswordEnc: bindPassword === null ? null : await records.seal(c, bindPassword),
@@ -269,8 +269,8 @@ export function registerLdapServerAdmin(app: App): void {
           : before.bindPasswordEnc;
     assertBindPair(bindDn, bindPasswordEnc !== null);
     const changed = Object.keys(rest).concat(bindPassword !== undefined ? ['bindPassword'] : []);
-    await records.update(c, before, { ...rest, bindPasswordEnc, updatedAt: c.var.deps.clock() }, { changed });
-    return c.json(toPublic(await records.byName(c.var.db, before.name)), 200);
+    await records.update(c, before, { ...rest, bindPasswordEnc, updatedAt: c.var.scope.now() }, { changed });
+    return c.json(toPublic(await records.byName(c.var.scope.db, before.name)), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
@@ -280,7 +280,7 @@ export function registerLdapServerAdmin(app: App): void {
 
   app.openapi(testRoute, async (c) => {
     const row = await byName(c);
-    const bridge = c.var.deps.bridge;
+    const bridge = c.var.scope.bridge;
     if (!bridge)
       throw new ProblemError('SERVICE_UNAVAILABLE', {
         detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached',
@@ -289,15 +289,15 @@ export function registerLdapServerAdmin(app: App): void {
     // The directory call is recorded (ext_service_access) on its own: it changes nothing here.
     const call = {
       type: 'ldap.test',
-      at: c.var.deps.clock(),
+      at: c.var.scope.now(),
       actor: c.var.principal.user,
       request: c.var.scope.request,
     } as const;
     const done = (ok: boolean, data: Record<string, unknown>) =>
-      extServiceInsert(c.var.db, {
+      extServiceInsert(c.var.scope.db, {
         ...call,
         ok,
-        durationMs: c.var.deps.clock() - call.at,
+        durationMs: c.var.scope.now() - call.at,
         data: { server: row.name, ...data },
       })();
     let answer: LdapTestResponse;

@@ -14,7 +14,7 @@ import { users } from '../../../schema/index.js';
 import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { loginKey } from '../auth/credentials.js';
-import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
+import { failedLogin, lockedProblem } from '../auth/password-login.js';
 import {
   attemptPlan,
   releaseAttempt,
@@ -89,14 +89,13 @@ async function bindAtServer(
       detail: 'no bridge is configured (AUTH_BRIDGE_URL): LDAP accounts cannot log in',
     });
 
-  const { db, config, verifier, logger, request } = scope;
+  const { db, config, request } = scope;
   const now = scope.now();
-  const ctx: LoginContext = { db, config, verifier, now, logger, request, challenge };
   const key = throttleKey(loginKey(login), server.name);
   // LDAP logins get no device cookie: the login's budget, its total and the address's (accounts/throttle.ts).
   const plan = attemptPlan(config, key, request.ip);
   const reserved = await reserveAttempt(db, plan, now);
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(scope, challenge, plan);
 
   let result: LdapAuthenticateResponse;
   // The directory call's event (ext_service_access) joins the batch its outcome leads to (§5.1).
@@ -131,7 +130,7 @@ async function bindAtServer(
       .from(users)
       .where(and(eq(users.loginKey, loginKey(login)), eq(users.source, 'ldap'), eq(users.sourceName, server.name)))
       .limit(1);
-    throw await failedLogin(ctx, plan, login, known[0] ?? null, source, [directory()]);
+    throw await failedLogin(scope, challenge, plan, login, known[0] ?? null, source, [directory()]);
   }
   const refused = (type: AuditEventType, data: Record<string, unknown>) =>
     auditInsert(db, now, {

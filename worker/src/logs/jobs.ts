@@ -14,7 +14,8 @@ export const shipAuditOutbox: Job = {
   name: SHIPPING_JOB,
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  async run({ db, config, now, logger, bridge }) {
+  async run({ db, config, now: clock, logger, bridge }) {
+    const now = clock();
     const r = await shipOutbox({ db, config, now, logger, bridge });
     return { delivered: r.delivered, retried: r.retried, dead: r.dead, unreachable: r.unreachable };
   },
@@ -27,7 +28,8 @@ export const shipAuditOutbox: Job = {
  */
 export const purgeAuditOutbox: Job = {
   name: 'purge-audit-outbox',
-  async run({ db, config, now }) {
+  async run({ db, config, now: clock }) {
+    const now = clock();
     const days = config.get('OUTBOX_RETENTION_DAY');
     const old = and(
       isNotNull(auditOutbox.shippedAt),
@@ -62,7 +64,8 @@ const LOCAL_PURGE_BATCHES = 50;
  */
 export const purgeLocalAuditLog: Job = {
   name: 'purge-local-audit-log',
-  async run({ db, config, now }) {
+  async run({ db, config, now: clock }) {
+    const now = clock();
     if (logstoreTarget(config)) return { purged: 0 };
     const days = config.get('AUDIT_LOCAL_RETENTION_DAYS');
     const old = and(lt(auditOutbox.at, now - days * DAY_MS), isNotNull(auditOutbox.handledAt));

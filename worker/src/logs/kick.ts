@@ -18,14 +18,13 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function outboxKicker(minIntervalMs = 1_000): (c: Context<AppEnv>) => void {
   let last = Number.NEGATIVE_INFINITY;
   return (c) => {
-    const { config, deps } = c.var;
+    const { config, bridge } = c.var.scope;
     // Unsafe methods change things (logins, changes); per-request credentials write API-access events.
     const mayHaveEvents =
       !SAFE.has(c.req.method) || c.var.principal?.method === 'basic' || c.var.principal?.method === 'bearer';
-    if (!mayHaveEvents || !deps.bridge || !config.get('OUTBOX_CONTEXT_DETACH') || !config.get('EVENT_HANDLING')) return;
+    if (!mayHaveEvents || !bridge || !config.get('OUTBOX_CONTEXT_DETACH') || !config.get('EVENT_HANDLING')) return;
     if (!logstoreTarget(config) || Date.now() - last < minIntervalMs) return;
     last = Date.now();
-    const scope = { db: c.var.db, config, now: deps.clock(), logger: c.var.logger, bridge: deps.bridge };
-    inBackground(c, runJob(scope, shipAuditOutbox, { ignorePace: true }));
+    inBackground(c, runJob(c.var.scope, shipAuditOutbox, { ignorePace: true }));
   };
 }

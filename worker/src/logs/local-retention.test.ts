@@ -33,10 +33,12 @@ describe('the embedded audit log: retention (AUDIT_LOCAL_RETENTION_DAYS)', () =>
     await t.db.insert(auditOutbox).values(kept);
 
     const withStore = parseEnvironment({ LOGSTORE_URLS: 'https://store.example:9200' });
-    expect(await purgeLocalAuditLog.run({ db: t.db, config: withStore, now: NOW, logger })).toEqual({ purged: 0 });
+    expect(await purgeLocalAuditLog.run({ db: t.db, config: withStore, now: () => NOW, logger })).toEqual({
+      purged: 0,
+    });
 
     const config = parseEnvironment({});
-    expect(await purgeLocalAuditLog.run({ db: t.db, config, now: NOW, logger })).toEqual({ purged: old.length });
+    expect(await purgeLocalAuditLog.run({ db: t.db, config, now: () => NOW, logger })).toEqual({ purged: old.length });
     const left = await t.db.select({ id: auditOutbox.id }).from(auditOutbox);
     expect(left.map((r) => r.id).filter((id) => id.startsWith('old-'))).toEqual([]);
     expect(left.map((r) => r.id)).toEqual(expect.arrayContaining(['recent', 'unhandled']));

@@ -79,11 +79,14 @@ const pipelineRoute = protectedRoute(adminOnly(superAccess.allowed), {
 /** Registers the pipeline health endpoint. */
 export function registerLogPipeline(app: App): void {
   app.openapi(pipelineRoute, async (c) => {
-    const now = c.var.deps.clock();
-    const [streams, job] = await Promise.all([streamPipelines(c.var.db, now), shippingJobRun(c.var.db, now)]);
+    const now = c.var.scope.now();
+    const [streams, job] = await Promise.all([
+      streamPipelines(c.var.scope.db, now),
+      shippingJobRun(c.var.scope.db, now),
+    ]);
     return c.json(
       {
-        streams: streams.map((s) => ({ ...s, pattern: streamPattern(c.var.config, s.stream) })),
+        streams: streams.map((s) => ({ ...s, pattern: streamPattern(c.var.scope.config, s.stream) })),
         shippingJob: job ? { name: SHIPPING_JOB, ...job } : null,
       },
       200,

@@ -236,7 +236,7 @@ const fieldCapsRoute = protectedRoute(READERS, {
 /** Registers the audit log types and the query DSL endpoints. */
 export function registerLogQueries(app: App): void {
   app.openapi(typesRoute, (c) => {
-    const config = c.var.config;
+    const config = c.var.scope.config;
     const items = Object.entries(STREAMS).map(([name, s]) => ({
       name,
       variable: s.variable,
@@ -263,7 +263,7 @@ export function registerLogQueries(app: App): void {
     const answer = storeAnswer(
       await queryStore(c.var.scope, c.var.principal, streamOf(c), {
         operation: 'search',
-        body: { ...body, timeout: searchTimeout(c.var.config) },
+        body: { ...body, timeout: searchTimeout(c.var.scope.config) },
       }),
     );
     return c.json(answer.body, 200);

@@ -33,9 +33,9 @@ export function registerTestAuditEvents(app: App): void {
     const parsed = Body.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) throw new ProblemError('VALIDATION', { detail: 'expected {"events": [outbox events]}' });
     if (parsed.data.replace?.length)
-      await c.var.db.delete(auditOutbox).where(inArray(auditOutbox.stream, parsed.data.replace));
+      await c.var.scope.db.delete(auditOutbox).where(inArray(auditOutbox.stream, parsed.data.replace));
     const rows = parsed.data.events.map((e) => ({ ...e, outcome: e.outcome ?? null, handledAt: e.at }));
-    for (let i = 0; i < rows.length; i += 200) await c.var.db.insert(auditOutbox).values(rows.slice(i, i + 200));
+    for (let i = 0; i < rows.length; i += 200) await c.var.scope.db.insert(auditOutbox).values(rows.slice(i, i + 200));
     return c.json({ written: rows.length });
   });
 }

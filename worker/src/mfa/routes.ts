@@ -242,8 +242,8 @@ function factorChanged(
   data: Record<string, unknown>,
   o: { actor?: UserRow; keep?: string } = {},
 ): AccountBatchItem[] {
-  const now = c.var.deps.clock();
-  const db = c.var.db;
+  const now = c.var.scope.now();
+  const db = c.var.scope.db;
   const admin = o.actor !== undefined && o.actor.id !== user.id;
   return [
     endSessionsStatement(db, user.id, now, admin ? 'admin' : 'second_factor', { except: o.keep }),
@@ -260,16 +260,16 @@ function factorChanged(
 
 /** Registers the second-factor routes. */
 export function registerMfa(app: App): void {
-  app.openapi(listMine, async (c) => c.json(await factorList(c.var.db, c.var.principal.user.id), 200));
+  app.openapi(listMine, async (c) => c.json(await factorList(c.var.scope.db, c.var.principal.user.id), 200));
 
   app.openapi(startTotp, async (c) => {
     const user = c.var.principal.user;
-    const db = c.var.db;
-    const now = c.var.deps.clock();
+    const db = c.var.scope.db;
+    const now = c.var.scope.now();
     if ((await factorsOf(db, user.id)).includes('totp'))
       throw new ProblemError('CONFLICT', { detail: 'a TOTP factor is confirmed already: remove it first' });
     const secret = newTotpSecret();
-    const sealed = await sealSecret(c.var.config, secret);
+    const sealed = await sealSecret(c.var.scope.config, secret);
     await db
       .insert(mfaTotp)
       .values({ userId: user.id, secretEnc: sealed, createdAt: now, confirmedAt: null, lastStep: 0 })
@@ -279,7 +279,7 @@ export function registerMfa(app: App): void {
         // Never over a confirmed factor (a concurrent confirmation won).
         setWhere: isNull(mfaTotp.confirmedAt),
       });
-    const issuer = c.var.config.get('PROJECT_DESCRIPTION') || 'auth';
+    const issuer = c.var.scope.config.get('PROJECT_DESCRIPTION') || 'auth';
     const { uri, qrSvg } = provisioning(secret, issuer, user.login);
     return c.json({ otpauthUri: uri, qrSvg }, 201, { 'Cache-Control': 'no-store' });
   });
@@ -288,18 +288,19 @@ export function registerMfa(app: App): void {
     const { code } = validated(c, 'json', CodeBody);
     const user = c.var.principal.user;
     const scope = c.var.scope;
-    const db = c.var.db;
-    const now = c.var.deps.clock();
+    const db = c.var.scope.db;
+    const now = c.var.scope.now();
     const [row] = await db
       .select()
       .from(mfaTotp)
       .where(and(eq(mfaTotp.userId, user.id), isNull(mfaTotp.confirmedAt)))
       .limit(1);
     if (!row) throw new ProblemError('CONFLICT', { detail: 'no TOTP enrolment started: POST /v4/users/me/totp' });
-    const plan = attemptPlan(c.var.config, accountThrottleKey(user), scope.request.ip);
-    const ctx = { ...scope, now, challenge: CHALLENGES.Bearer };
-    if ((await reserveAttempt(db, plan, now)).rowsAffected === 0) throw await lockedProblem(ctx, plan);
-    const step = await matchingStep(await openSecret(c.var.config, row.secretEnc), code, now);
+    const plan = attemptPlan(c.var.scope.config, accountThrottleKey(user), scope.request.ip);
+    if ((await reserveAttempt(db, plan, now)).rowsAffected === 0) {
+      throw await lockedProblem(scope, CHALLENGES.Bearer, plan);
+    }
+    const step = await matchingStep(await openSecret(c.var.scope.config, row.secretEnc), code, now);
     if (step === undefined || !(await acceptStep(db, user.id, step, now, false))) {
       const failure = auditInsert(db, now, {
         stream: 'user_activity',
@@ -308,7 +309,9 @@ export function registerMfa(app: App): void {
         request: scope.request,
         data: { method: 'totp', via: 'enrolment' },
       });
-      await failedLogin(ctx, plan, user.login, user, { source: user.source, via: 'totp' }, [failure]);
+      await failedLogin(scope, CHALLENGES.Bearer, plan, user.login, user, { source: user.source, via: 'totp' }, [
+        failure,
+      ]);
       throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the code is wrong or expired' });
     }
     const keep = currentSession(c);
@@ -323,7 +326,7 @@ export function registerMfa(app: App): void {
 
   app.openapi(deleteTotp, async (c) => {
     const user = c.var.principal.user;
-    const db = c.var.db;
+    const db = c.var.scope.db;
     const [removed] = await db.batch([
       db.delete(mfaTotp).where(and(eq(mfaTotp.userId, user.id), isNotNull(mfaTotp.confirmedAt))),
     ]);
@@ -339,8 +342,8 @@ export function registerMfa(app: App): void {
 
   app.openapi(newCodes, async (c) => {
     const user = c.var.principal.user;
-    const db = c.var.db;
-    const now = c.var.deps.clock();
+    const db = c.var.scope.db;
+    const now = c.var.scope.now();
     if ((await factorsOf(db, user.id)).length === 0)
       throw new ProblemError('CONFLICT', { detail: 'confirm a second factor first (POST /v4/users/me/totp)' });
     const { codes, writes } = newRecoveryCodes(db, user.id, now);
@@ -366,9 +369,9 @@ export function registerMfa(app: App): void {
     const scope = c.var.scope;
     if ((await factorsOf(scope.db, user.id)).length === 0)
       throw new ProblemError('CONFLICT', { detail: 'this account has no second factor to verify' });
-    const plan = attemptPlan(c.var.config, accountThrottleKey(user), scope.request.ip);
+    const plan = attemptPlan(c.var.scope.config, accountThrottleKey(user), scope.request.ip);
     const { success } = await checkSecondFactor(scope, user, plan, input, 'step_up', user.source);
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     await runAccountBatch(scope.db, [secondFactorStatement(scope.db, user.id, sessionId, now), ...success]);
     // The cached row of this session (accounts/sessions.ts) sees it at once on this instance.
     if (session) session.secondFactorAt = now;
@@ -377,13 +380,13 @@ export function registerMfa(app: App): void {
 
   app.openapi(listUser, async (c) => {
     const { userId } = validated(c, 'param', UserParams);
-    const target = await liveAccount(c.var.db, userId);
-    return c.json(await factorList(c.var.db, target.id), 200);
+    const target = await liveAccount(c.var.scope.db, userId);
+    return c.json(await factorList(c.var.scope.db, target.id), 200);
   });
 
   app.openapi(removeUser, async (c) => {
     const { userId } = validated(c, 'param', UserParams);
-    const db = c.var.db;
+    const db = c.var.scope.db;
     const target = await liveAccount(db, userId);
     const actor = c.var.principal.user;
     const [totp, codes, keys] = await db.batch([

@@ -16,7 +16,7 @@ export const handleNotificationEvents: Job = {
   name: 'handle-events',
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  run: async ({ db, config, now, logger }) => ({ ...(await handleEvents({ db, config, now, logger })) }),
+  run: async ({ db, config, now, logger }) => ({ ...(await handleEvents({ db, config, now: now(), logger })) }),
 };
 
 /** Sends due notifications and retries failed ones after their backoff; every 30 s. */
@@ -24,8 +24,8 @@ export const deliverNotifications: Job = {
   name: 'deliver-notifications',
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  run: async ({ db, config, now, logger, bridge, mailOutbox }) => ({
-    ...(await deliverDue({ db, config, now, logger, bridge, outbox: mailOutbox })),
+  run: async ({ db, config, now: clock, logger, bridge, mailOutbox }) => ({
+    ...(await deliverDue({ db, config, now: clock(), logger, bridge, outbox: mailOutbox })),
   }),
 };
 
@@ -40,7 +40,8 @@ const EXPIRY_BATCH = 500;
 export const passwordExpiryNotices: Job = {
   name: 'password-expiry-notices',
   everyMs: 15 * 60_000,
-  async run({ db, config, now }) {
+  async run({ db, config, now: clock }) {
+    const now = clock();
     const notice = config.get('PASSWORD_EXPIRY_NOTICE_DAY');
     const lifetime = config.get('USER_PASSWORD_EXPIRATION_DAY');
     if (notice === 0 || lifetime === 0) return { notified: 0 };
@@ -87,7 +88,8 @@ export const passwordExpiryNotices: Job = {
  */
 export const purgeNotifications: Job = {
   name: 'purge-notifications',
-  async run({ db, config, now, mailOutbox }) {
+  async run({ db, config, now: clock, mailOutbox }) {
+    const now = clock();
     const days = config.get('NOTIFICATION_EXPIRATION');
     const old = and(
       lt(notifications.createdAt, now - days * DAY_MS),

@@ -33,16 +33,17 @@ export interface NotificationKicker {
 export function createNotificationKicker(intervalMs = KICK_INTERVAL_MS): NotificationKicker {
   const state = { running: false, again: false, last: 0 };
   const runOnce = async (c: Context<AppEnv>) => {
-    const { db, deps, logger } = c.var;
+    const { scope, deps } = c.var;
+    const { db, logger, bridge } = scope;
     // The configuration may have changed since the request began: read it as a job would.
     const config = await deps.config.current(() => loadSavedSettings(db));
-    const now = deps.clock();
+    const now = scope.now();
     if (config.get('EVENT_HANDLING')) await handleEvents({ db, config, now, logger });
-    await deliverDue({ db, config, now, bridge: deps.bridge, outbox: deps.mailOutbox, logger, clock: deps.clock });
+    await deliverDue({ db, config, now, bridge, outbox: scope.mailOutbox, logger, clock: scope.now });
   };
   return {
     afterResponse(c) {
-      if (!c.var.config?.get('OUTBOX_CONTEXT_DETACH') || !mayHaveWrittenEvents(c)) return;
+      if (!c.var.scope?.config.get('OUTBOX_CONTEXT_DETACH') || !mayHaveWrittenEvents(c)) return;
       if (state.running) {
         state.again = true;
         return;

@@ -122,16 +122,16 @@ function listPage(page: Awaited<ReturnType<typeof listNotifications>>, q: { limi
 export function registerNotifications(app: App): void {
   app.openapi(adminList, async (c) => {
     const q = validated(c, 'query', AdminQuery);
-    return c.json(listPage(await listNotifications(c.var.db, q), q), 200);
+    return c.json(listPage(await listNotifications(c.var.scope.db, q), q), 200);
   });
   app.openapi(message, async (c) => {
     const { id } = validated(c, 'param', IdParam);
     // The file is named by a notification of the store, in the outbox state: never by the request alone.
-    const [row] = await c.var.db
+    const [row] = await c.var.scope.db
       .select({ id: notifications.id, status: notifications.status })
       .from(notifications)
       .where(eq(notifications.id, id.toLowerCase()));
-    const outbox = c.var.deps.mailOutbox;
+    const outbox = c.var.scope.mailOutbox;
     const bytes = row?.status === 'outbox' && outbox ? await outbox.read(row.id) : null;
     if (!bytes) throw new ProblemError('NOT_FOUND', { detail: 'no mail of this notification in the outbox' });
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
@@ -143,6 +143,6 @@ export function registerNotifications(app: App): void {
   });
   app.openapi(ownList, async (c) => {
     const q = validated(c, 'query', OwnQuery);
-    return c.json(listPage(await listNotifications(c.var.db, { ...q, userId: c.var.principal.user.id }), q), 200);
+    return c.json(listPage(await listNotifications(c.var.scope.db, { ...q, userId: c.var.principal.user.id }), q), 200);
   });
 }

@@ -122,7 +122,7 @@ function testMessage(language: string, sender: MailMessage['from'], to: string, 
 export function registerTestMail(app: App): void {
   app.openapi(route, async (c) => {
     const body = validated(c, 'json', TestRequest);
-    const before = c.var.config;
+    const before = c.var.scope.config;
     const errors: FieldError[] = [];
     const given = new Map<VarName, unknown>();
     for (const [name, value] of Object.entries(body.values ?? {})) {
@@ -159,7 +159,7 @@ export function registerTestMail(app: App): void {
     const sender = senderOf(view);
     const message = testMessage(before.get('MAIL_LANGUAGE'), sender ?? { address: 'noreply@example.com' }, to, id);
     const none = { server: null, stage: null, responseCode: null, response: null, file: null };
-    const outbox = c.var.deps.mailOutbox;
+    const outbox = c.var.scope.mailOutbox;
     if (noMailServer(view) && outbox) {
       const file = await outbox.write(id, message);
       const result: TestResult = {
@@ -172,13 +172,13 @@ export function registerTestMail(app: App): void {
       return c.json(result, 200);
     }
     const unusable =
-      mailNotConfigured(view) ?? (c.var.deps.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
+      mailNotConfigured(view) ?? (c.var.scope.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)');
     if (unusable) return c.json({ ...none, outcome: 'not_configured', to, detail: unusable } satisfies TestResult, 200);
 
     const useTls = view.get('EMAIL_USE_TLS');
     const password = given.has('EMAIL_HOST_PASSWORD')
       ? (given.get('EMAIL_HOST_PASSWORD') as string)
-      : await mailPassword(c.var.db, before);
+      : await mailPassword(c.var.scope.db, before);
     const server = {
       host: view.get('EMAIL_HOST'),
       port: view.get('EMAIL_PORT'),
@@ -187,7 +187,7 @@ export function registerTestMail(app: App): void {
       password: useTls ? password : '',
       ...MAIL_TIMEOUTS,
     };
-    const answer = await c.var.deps.bridge!.call(
+    const answer = await c.var.scope.bridge!.call(
       '/v1/mail/test',
       { server, ...message },
       MailTestResponseSchema,
@@ -209,7 +209,11 @@ export function registerTestMail(app: App): void {
           ? `${at} refused at ${answer.stage}: ${reply}`
           : `no answer from ${at} at ${answer.stage}: ${reply}`,
     };
-    c.var.logger.info('test mail', { outcome: result.outcome, stage: result.stage, responseCode: result.responseCode });
+    c.var.scope.logger.info('test mail', {
+      outcome: result.outcome,
+      stage: result.stage,
+      responseCode: result.responseCode,
+    });
     return c.json(result, 200);
   });
 }

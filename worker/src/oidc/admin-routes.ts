@@ -216,19 +216,19 @@ const records = sealedRecords<ProviderRow>({
     stored: (before) => before.clientSecretEnc !== '',
   },
 });
-const byName = (c: Context<AppEnv>) => records.byName(c.var.db, validated(c, 'param', NameParam).name);
+const byName = (c: Context<AppEnv>) => records.byName(c.var.scope.db, validated(c, 'param', NameParam).name);
 
 const root = (c: Context<AppEnv>) => c.var.deps.config.env.get('ROOT_PATH');
 
 /** Registers the provider administration. */
 export function registerIdentityProviderAdmin(app: App): void {
   app.openapi(listRoute, async (c) =>
-    c.json({ items: (await records.list(c.var.db)).map((p) => toPublic(p, root(c))) }, 200),
+    c.json({ items: (await records.list(c.var.scope.db)).map((p) => toPublic(p, root(c))) }, 200),
   );
 
   app.openapi(createRouteDef, async (c) => {
     const body = validated(c, 'json', Create);
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     const { clientSecret, ...rest } = body;
     const row: ProviderRow = {
       ...rest,
@@ -249,10 +249,10 @@ export function registerIdentityProviderAdmin(app: App): void {
     const set = {
       ...rest,
       ...(clientSecret ? { clientSecretEnc: await records.seal(c, clientSecret) } : {}),
-      updatedAt: c.var.deps.clock(),
+      updatedAt: c.var.scope.now(),
     };
     const newIssuer = rest.issuer !== undefined && rest.issuer !== before.issuer ? rest.issuer : undefined;
-    const db = c.var.db;
+    const db = c.var.scope.db;
     // Moving the links is the admin's explicit confirmation that the new issuer's subjects are the
     // same people; without it they stay under the old issuer (which no longer logs in here).
     const ofThisIssuer = and(

@@ -79,8 +79,8 @@ const callback = publicRoute({
 /** Registers the OIDC login endpoints. */
 export function registerOidc(app: App): void {
   app.openapi(login, async (c) => {
-    const provider = await enabledProvider(c.var.db, validated(c, 'param', Params).idp_name);
-    const redirectUri = `${requestOrigin(c)}${c.var.config.get('ROOT_PATH')}/v3/oidc/callback/${provider.name}`;
+    const provider = await enabledProvider(c.var.scope.db, validated(c, 'param', Params).idp_name);
+    const redirectUri = `${requestOrigin(c)}${c.var.scope.config.get('ROOT_PATH')}/v3/oidc/callback/${provider.name}`;
     const next = validated(c, 'query', Next).next;
     const started = await startLogin(c.var.scope, provider, { redirectUri, next });
     setAuthCookie(c, started.flowToken, started.expiresAt, FLOW_COOKIE);
@@ -88,12 +88,12 @@ export function registerOidc(app: App): void {
   });
 
   app.openapi(callback, async (c) => {
-    const provider = await enabledProvider(c.var.db, validated(c, 'param', Params).idp_name);
+    const provider = await enabledProvider(c.var.scope.db, validated(c, 'param', Params).idp_name);
     // The flow cookie is used once: cleared before anything can fail.
     const flowToken = readAuthCookie(c, FLOW_COOKIE);
     clearAuthCookie(c, FLOW_COOKIE);
     const result = await completeLogin(c.var.scope, provider, { flowToken, responseUrl: new URL(c.req.url) });
-    const config = c.var.config;
+    const config = c.var.scope.config;
     if (!result.ok) return c.redirect(frontendWithError(config, result.error), 303);
     const identity = identityOfClaims(provider, result.claims);
     // The token exchange's event goes in the batch the login ends with (written once: fixed id).
@@ -119,7 +119,7 @@ export function registerOidc(app: App): void {
         if (err instanceof ProblemError) return c.redirect(frontendWithError(config, err.code), 303);
         throw err;
       }
-      return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
+      return c.redirect(new URL(c.var.scope.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     }
     try {
       await assertMayLogIn(c.var.scope, outcome.user, { source: 'oidc', sourceName: provider.name }, [exchange()]);
@@ -130,7 +130,7 @@ export function registerOidc(app: App): void {
     // The provider proved the identity (recorded as an LDAP directory's is); the second factor is
     // the provider's when the record trusts its claims, else the account's own, when it has one.
     const trusted = multiFactorOfClaims(provider, result.claims);
-    const factors = await factorsOf(c.var.db, outcome.user.id);
+    const factors = await factorsOf(c.var.scope.db, outcome.user.id);
     const data = trusted ? { secondFactor: trusted } : undefined;
     const source = { source: 'oidc', sourceName: provider.name } as const;
     const user = await recordLogin(c.var.scope, outcome.user, source, { also: [exchange()], data });
@@ -148,6 +148,6 @@ export function registerOidc(app: App): void {
     }
     c.set('principal', { user, method: 'session' });
     await startSession(c, user, 'cookie', 'oidc', trusted ? c.var.scope.now() : undefined);
-    return c.redirect(safeRedirect(c, result.next, new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href), 303);
+    return c.redirect(safeRedirect(c, result.next, new URL(c.var.scope.config.get('DEFAULT_FRONTEND_URL')).href), 303);
   });
 }

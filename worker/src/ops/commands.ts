@@ -8,28 +8,24 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
-import type { PasswordHasher } from '../auth/password-hash/index.js';
 import { lockedUntil, throttleKey } from '../accounts/throttle.js';
-import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { mfaRecoveryCodes, mfaTotp, passkeys, users } from '../../../schema/index.js';
 import { endSessionsStatement } from '../accounts/sessions.js';
 import { runAccountBatch } from '../accounts/writes.js';
-import { OPERATOR_ACTOR, unblockAccount, unlockAccount, type AdminContext } from '../users/admin-changes.js';
+import { OPERATOR_ACTOR, unblockAccount, unlockAccount } from '../users/admin-changes.js';
 import { LoginSchema } from '../accounts/login-name.js';
 import { createLocalAccount } from '../users/create.js';
 import type { UserRow } from '../accounts/model.js';
 import { setPassword } from '../users/password.js';
-import { createPasswordVerifier } from '../auth/password-verifier.js';
+import type { RequestScope, Scope } from '../http/scope.js';
 
-export interface OperatorContext {
-  db: Db;
-  /** The effective configuration (environment and saved settings), so the password policy is the service's. */
-  config: ConfigSnapshot;
-  hasher: PasswordHasher;
-  now: number;
-}
+/**
+ * The scope of the operator command (no request): its configuration is the effective one (environment
+ * and saved settings), so the password policy is the service's.
+ */
+export type OperatorScope = Scope & Pick<RequestScope, 'verifier'>;
 
 /** What the operator sees of an account: never the hash. */
 export interface AccountState {
@@ -44,23 +40,19 @@ export interface AccountState {
   lastLoginAt: number | null;
 }
 
-function adminContext(ctx: OperatorContext): AdminContext {
-  return { db: ctx.db, now: ctx.now, actor: OPERATOR_ACTOR };
-}
-
 /** The throttle key of an account's failed logins (per LDAP server record for LDAP accounts). */
 function accountThrottleKey(user: UserRow): string {
   return throttleKey(user.loginKey, user.source === 'ldap' && user.sourceName ? user.sourceName : undefined);
 }
 
-async function stateOf(ctx: OperatorContext, user: UserRow): Promise<AccountState> {
+async function stateOf(scope: OperatorScope, user: UserRow): Promise<AccountState> {
   return {
     login: user.login,
     role: user.role,
     source: user.source,
     status: user.status,
     blockedReason: user.blockedReason,
-    lockedUntil: await lockedUntil(ctx.db, accountThrottleKey(user), ctx.now),
+    lockedUntil: await lockedUntil(scope.db, accountThrottleKey(user), scope.now()),
     mustChangePassword: user.mustChangePassword,
     lastLoginAt: user.lastLoginAt,
   };
@@ -78,53 +70,49 @@ async function accountOf(db: Db, login: string): Promise<UserRow> {
 }
 
 /** The state of the account of `login` as now stored. */
-export async function describeAccount(ctx: OperatorContext, login: string): Promise<AccountState> {
-  return stateOf(ctx, await accountOf(ctx.db, login));
+export async function describeAccount(scope: OperatorScope, login: string): Promise<AccountState> {
+  return stateOf(scope, await accountOf(scope.db, login));
 }
 
 /** Lists the live administrators with their state; the listing itself is audited. */
-export async function listAdministrators(ctx: OperatorContext): Promise<AccountState[]> {
-  const admins = await ctx.db
+export async function listAdministrators(scope: OperatorScope): Promise<AccountState[]> {
+  const admins = await scope.db
     .select()
     .from(users)
     .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
     .orderBy(asc(users.loginKey));
   const event = { type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } } as const;
-  await ctx.db.batch([auditInsert(ctx.db, ctx.now, { stream: 'crud_admin', ...event })]);
-  return Promise.all(admins.map((u) => stateOf(ctx, u)));
+  await scope.db.batch([auditInsert(scope.db, scope.now(), { stream: 'crud_admin', ...event })]);
+  return Promise.all(admins.map((u) => stateOf(scope, u)));
 }
 
 /** Ends the failed-login lock of an account (its counted failures too). */
-export async function unlockLogin(ctx: OperatorContext, login: string): Promise<AccountState> {
-  const user = await accountOf(ctx.db, login);
-  await unlockAccount(adminContext(ctx), user);
-  return describeAccount(ctx, login);
+export async function unlockLogin(scope: OperatorScope, login: string): Promise<AccountState> {
+  const user = await accountOf(scope.db, login);
+  await unlockAccount(scope, OPERATOR_ACTOR, user);
+  return describeAccount(scope, login);
 }
 
 /** Unblocks an account blocked by an administrator or by inactivity. */
-export async function unblockLogin(ctx: OperatorContext, login: string): Promise<AccountState> {
-  const user = await accountOf(ctx.db, login);
-  await unblockAccount(adminContext(ctx), user);
-  return describeAccount(ctx, login);
+export async function unblockLogin(scope: OperatorScope, login: string): Promise<AccountState> {
+  const user = await accountOf(scope.db, login);
+  await unblockAccount(scope, OPERATOR_ACTOR, user);
+  return describeAccount(scope, login);
 }
 
 /**
  * Sets a new password for a local account: the password policy and history apply, and the user
  * must change it at the next login (as after an administrator's reset).
  */
-export async function resetPasswordOf(ctx: OperatorContext, login: string, password: string): Promise<AccountState> {
-  const user = await accountOf(ctx.db, login);
-  await setPassword(user, password, {
-    db: ctx.db,
-    config: ctx.config,
-    verifier: createPasswordVerifier(ctx.hasher),
-    now: ctx.now,
+export async function resetPasswordOf(scope: OperatorScope, login: string, password: string): Promise<AccountState> {
+  const user = await accountOf(scope.db, login);
+  await setPassword(scope, user, password, {
     actor: OPERATOR_ACTOR,
     // As an administrator's reset: every session ends and every API token is revoked.
     ends: { reason: 'admin_reset', tokens: true },
     mustChange: true,
   });
-  return describeAccount(ctx, login);
+  return describeAccount(scope, login);
 }
 
 /**
@@ -132,15 +120,16 @@ export async function resetPasswordOf(ctx: OperatorContext, login: string, passw
  * lost the authenticator): every session ends, the event (actor "operator") mails the user.
  * Returns how many factor rows and codes were removed.
  */
-export async function removeFactorsOf(ctx: OperatorContext, login: string): Promise<number> {
-  const user = await accountOf(ctx.db, login);
-  const db = ctx.db;
+export async function removeFactorsOf(scope: OperatorScope, login: string): Promise<number> {
+  const user = await accountOf(scope.db, login);
+  const db = scope.db;
+  const now = scope.now();
   const [totp, codes, keys] = await runAccountBatch(db, [
     db.delete(mfaTotp).where(eq(mfaTotp.userId, user.id)),
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
     db.delete(passkeys).where(eq(passkeys.userId, user.id)),
-    endSessionsStatement(db, user.id, ctx.now, 'admin'),
-    auditInsert(db, ctx.now, {
+    endSessionsStatement(db, user.id, now, 'admin'),
+    auditInsert(db, now, {
       stream: 'crud_admin',
       type: 'mfa.factor_removed',
       actor: OPERATOR_ACTOR,
@@ -153,7 +142,7 @@ export async function removeFactorsOf(ctx: OperatorContext, login: string): Prom
 
 /** Creates another administrator (local account; policy-checked, audited). */
 export async function createAdministrator(
-  ctx: OperatorContext,
+  scope: OperatorScope,
   login: string,
   password: string,
   o: { mustChange?: boolean } = {},
@@ -164,8 +153,9 @@ export async function createAdministrator(
     throw new ProblemError('VALIDATION', { detail });
   }
   const user = await createLocalAccount(
+    scope,
     { login, password, role: 'admin', mustChangePassword: o.mustChange ?? false },
-    { db: ctx.db, config: ctx.config, hasher: ctx.hasher, now: ctx.now, actor: OPERATOR_ACTOR, via: 'operator' },
+    { actor: OPERATOR_ACTOR, via: 'operator' },
   );
-  return stateOf(ctx, user);
+  return stateOf(scope, user);
 }

@@ -129,17 +129,17 @@ const overviewRoute = protectedRoute(
 /** Registers GET /v4/admin/overview. */
 export function registerOverview(app: App): void {
   app.openapi(overviewRoute, async (c) => {
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     const [attention, recent] = await Promise.all([
-      accountAttention(c.var.db, c.var.config, now),
-      recentActivity(c.var.db, now),
+      accountAttention(c.var.scope.db, c.var.scope.config, now),
+      recentActivity(c.var.scope.db, now),
     ]);
     const account = (i: { id: string; login: string; at: number | null }) => ({ ...i, at: isoOrNull(i.at) });
     const listed = (l: { count: number; items: Array<{ id: string; login: string; at: number | null }> }) => ({
       count: l.count,
       items: l.items.map(account),
     });
-    const mailProblem = mailNotConfigured(c.var.config);
+    const mailProblem = mailNotConfigured(c.var.scope.config);
     return c.json(
       {
         generatedAt: isoTime(now),
@@ -165,15 +165,16 @@ export function registerOverview(app: App): void {
           mailFailing: recent.mail.failing,
           mailFailures: recent.mail.items.map((m) => ({ ...m, createdAt: isoTime(m.createdAt) })),
         },
-        logStore: { state: logstoreTarget(c.var.config) ? ('configured' as const) : ('embedded' as const) },
+        logStore: { state: logstoreTarget(c.var.scope.config) ? ('configured' as const) : ('embedded' as const) },
         mail: {
           state:
             mailProblem === null
               ? ('configured' as const)
-              : c.var.deps.mailOutbox && noMailServer(c.var.config)
+              : c.var.scope.mailOutbox && noMailServer(c.var.scope.config)
                 ? ('outbox' as const)
                 : ('not_configured' as const),
-          detail: mailProblem !== null && !(c.var.deps.mailOutbox && noMailServer(c.var.config)) ? mailProblem : null,
+          detail:
+            mailProblem !== null && !(c.var.scope.mailOutbox && noMailServer(c.var.scope.config)) ? mailProblem : null,
         },
       },
       200,

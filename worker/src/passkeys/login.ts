@@ -12,13 +12,7 @@ import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON 
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
-import {
-  failedLogin,
-  lockedProblem,
-  trustedDevice,
-  type DeviceClaim,
-  type LoginContext,
-} from '../auth/password-login.js';
+import { failedLogin, lockedProblem, trustedDevice, type DeviceClaim } from '../auth/password-login.js';
 import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
@@ -71,16 +65,6 @@ export async function signInWithPasskey(
 ): Promise<PasskeySignIn> {
   const { db, config, request } = scope;
   const now = scope.now();
-  const ctx: LoginContext = {
-    db,
-    lazyDb: scope.lazyDb,
-    config,
-    verifier: scope.verifier,
-    now,
-    logger: scope.logger,
-    request,
-    challenge: CHALLENGES.Basic,
-  };
   // The budgets: those of the account the credential names (a password login's), else the
   // credential's own; the device's first when the browser presents the account's device cookie.
   const owner = (await passkeyByCredential(db, response.id))?.user;
@@ -96,13 +80,13 @@ export async function signInWithPasskey(
     plan = plans[1];
     reserved = await reserveAttempt(rdb, plan, now);
   }
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(scope, CHALLENGES.Basic, plan);
 
   const result = await verifyPasskeyAssertion(scope, rp, response, { purpose: 'login', requireUserVerification: true });
   if (!result.ok) {
     const user = result.user ?? null;
     const data = { source: 'local', method: 'passkey', reason: result.reason, passkeyId: result.passkey?.id };
-    await failedLogin(ctx, plan, user?.login ?? '', user, data);
+    await failedLogin(scope, CHALLENGES.Basic, plan, user?.login ?? '', user, data);
     throw new ProblemError('INVALID_CREDENTIALS', {
       detail:
         result.reason === 'challenge'
@@ -130,7 +114,7 @@ export async function signInWithPasskey(
         'through its directory or provider',
     });
   }
-  await assertMayLogIn(ctx, user, { source: 'local' }, [...successStatements(db, plan)]);
+  await assertMayLogIn(scope, user, { source: 'local' }, [...successStatements(db, plan)]);
 
   const ldb = scope.lazyDb ?? db;
   const { row: session, writes } = sessionWrites(ldb, user, {

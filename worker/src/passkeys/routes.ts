@@ -274,7 +274,7 @@ const secondStepAssertion = publicRoute({
 
 /** The relying party of this request. */
 function rpOf(c: Context<AppEnv>) {
-  return relyingParty(c.var.config, requestOrigin(c));
+  return relyingParty(c.var.scope.config, requestOrigin(c));
 }
 
 /** The session of the request, kept when a change ends the others. */
@@ -296,7 +296,7 @@ export function registerPasskeyRoutes(app: App): void {
   });
 
   app.openapi(list, async (c) =>
-    c.json({ items: (await listPasskeys(c.var.db, c.var.principal.user.id)).map(toPublicPasskey) }, 200),
+    c.json({ items: (await listPasskeys(c.var.scope.db, c.var.principal.user.id)).map(toPublicPasskey) }, 200),
   );
 
   app.openapi(rename, async (c) => {
@@ -332,7 +332,7 @@ export function registerPasskeyRoutes(app: App): void {
     if (done.device) await setDeviceCookie(c, scope, done.user.id, done.device);
     c.set('principal', { user: done.user, method: 'session' });
     return c.json(
-      { user: toPublicUser(done.user, c.var.config), expiresAt: new Date(done.session.expiresAt).toISOString() },
+      { user: toPublicUser(done.user, c.var.scope.config), expiresAt: new Date(done.session.expiresAt).toISOString() },
       200,
     );
   });
@@ -350,7 +350,7 @@ export function registerPasskeyRoutes(app: App): void {
     c.set('principal', { user: opened.user, method: 'session' });
     return c.json(
       {
-        user: toPublicUser(opened.user, c.var.config),
+        user: toPublicUser(opened.user, c.var.scope.config),
         expiresAt: new Date(opened.session.expiresAt).toISOString(),
       },
       200,

@@ -18,9 +18,8 @@
 import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { restrictedSql, throttleKey, unlockStatements } from '../accounts/throttle.js';
-import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
-import type { RequestMeta, RequestScope } from '../http/scope.js';
+import type { RequestScope } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { sealSecret } from '../store/secret-box.js';
 import { findLiveAccount } from '../accounts/lookup.js';
@@ -45,19 +44,6 @@ export const THROTTLE_WINDOW_MS = 15 * 60_000;
 /** Accounts one address may reach (addresses are not unique among accounts). */
 const MAX_ACCOUNTS_PER_ADDRESS = 5;
 
-/** One request's values: the request scope at one instant. */
-interface ResetCall {
-  db: Db;
-  config: ConfigSnapshot;
-  now: number;
-  request: RequestMeta;
-}
-
-/** The scope's values at one instant (the whole request uses one `now`). */
-function callOf(scope: RequestScope): ResetCall {
-  return { db: scope.db, config: scope.config, now: scope.now(), request: scope.request };
-}
-
 /** Reserves one request on `key`; the seconds to wait when the window is full. */
 async function reserve(db: Db, key: string, limit: number, now: number): Promise<number | null> {
   const res = await db.run(sql`
@@ -74,11 +60,11 @@ async function reserve(db: Db, key: string, limit: number, now: number): Promise
 }
 
 /** 429 with Retry-After when either the identifier or the client has asked too often. */
-async function throttle(s: ResetCall, identifier: string): Promise<void> {
+async function throttle(scope: RequestScope, identifier: string, now: number): Promise<void> {
   const waits = [
-    await reserve(s.db, `reset:id:${identifier}`, RESET_LIMITS.perIdentifier, s.now),
+    await reserve(scope.db, `reset:id:${identifier}`, RESET_LIMITS.perIdentifier, now),
     // The client's address as the host trusts it (see http/forwarded.ts); unknown: one shared bucket.
-    await reserve(s.db, `reset:client:${s.request.ip ?? 'unknown'}`, RESET_LIMITS.perClient, s.now),
+    await reserve(scope.db, `reset:client:${scope.request.ip ?? 'unknown'}`, RESET_LIMITS.perClient, now),
   ].filter((w): w is number => w !== null);
   if (waits.length > 0) {
     const retry = Math.max(...waits);
@@ -110,11 +96,12 @@ async function accountsFor(db: Db, ask: { login?: string; email?: string }): Pro
  * or a failure of the service itself.
  */
 export async function requestReset(scope: RequestScope, ask: { login?: string; email?: string }): Promise<void> {
-  const s = callOf(scope);
+  // One instant for the whole request.
+  const now = scope.now();
   const identifier =
     ask.login !== undefined ? `login:${loginKey(normaliseLogin(ask.login))}` : `email:${ask.email!.toLowerCase()}`;
-  await throttle(s, identifier);
-  const { db, config, now } = s;
+  await throttle(scope, identifier, now);
+  const { db, config } = scope;
   const ttl = config.get('PASSWORD_RESET_TTL_MIN') * 60_000;
   const accounts = await accountsFor(db, ask);
   // The same work whatever was found: a token minted, hashed and its link sealed.
@@ -151,7 +138,7 @@ export async function requestReset(scope: RequestScope, ask: { login?: string; e
         stream: 'user_activity',
         type: 'password_reset.requested',
         subject: user,
-        request: s.request,
+        request: scope.request,
         data: { by: ask.login !== undefined ? 'login' : 'email', mode, mailed: row.status === 'pending' },
       }),
     );
@@ -162,7 +149,7 @@ export async function requestReset(scope: RequestScope, ask: { login?: string; e
         stream: 'user_activity',
         type: 'password_reset.requested',
         subjectLogin: ask.login,
-        request: s.request,
+        request: scope.request,
         data: {
           by: ask.login !== undefined ? 'login' : 'email',
           found: false,
@@ -181,8 +168,8 @@ const invalid = () =>
 
 /** Sets the password of a link's account; the link is used up. */
 export async function confirmReset(scope: RequestScope, token: string, newPassword: string): Promise<void> {
-  const s = { ...callOf(scope), verifier: scope.verifier };
-  const { db, now } = s;
+  const { db, config } = scope;
+  const now = scope.now();
   const link = await findLiveToken(db, token, now);
   if (!link) throw invalid();
   const user = await findLiveAccount(db, link.userId);
@@ -193,17 +180,12 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
       extensions: { reason: user.blockedReason ?? 'admin' },
     });
   // The policy first: a refused password leaves the link usable, without a claim and a release.
-  assertPasswordPolicy(newPassword, s.config, user.login);
+  assertPasswordPolicy(newPassword, config, user.login);
   if (!(await claimToken(db, link.id, now))) throw invalid();
   try {
-    await s.verifier.limit(s.request.ip, () =>
-      setPassword(user, newPassword, {
-        db,
-        config: s.config,
-        verifier: s.verifier,
-        now,
+    await scope.verifier.limit(scope.request.ip, () =>
+      setPassword(scope, user, newPassword, {
         actor: user,
-        request: s.request,
         ends: { reason: 'password_reset', tokens: true },
         auditData: { via: 'reset_link', purpose: link.purpose },
       }),
@@ -216,7 +198,7 @@ export async function confirmReset(scope: RequestScope, token: string, newPasswo
   // The account's other links ended with the change (setPassword). The reset lifts the login's
   // restrictions; when there was one, that is audited like an administrator's unlock (architecture.md §4).
   const key = throttleKey(loginKey(user.login));
-  const lifted = { stream: 'user_activity', type: 'account.unlocked', subject: user, request: s.request } as const;
+  const lifted = { stream: 'user_activity', type: 'account.unlocked', subject: user, request: scope.request } as const;
   await db.batch([
     auditInsertWhen(db, now, { ...lifted, data: { via: 'reset_link' } }, restrictedSql(key, now)),
     ...unlockStatements(db, key, user.id),

@@ -95,15 +95,15 @@ async function proceed(
   scheme: Scheme,
   o: AuthenticateOptions,
 ): Promise<void> {
-  if (!o.enrolment) assertEnrolled(c.var.config, principal);
+  if (!o.enrolment) assertEnrolled(c.var.scope.config, principal);
   c.set('principal', principal);
   await next();
   const recorder = c.var.deps.apiAccess;
-  if (scheme === 'Cookie' || !recorder || !c.var.config.get('AUDIT_API_ACCESS_ENABLED')) return;
+  if (scheme === 'Cookie' || !recorder || !c.var.scope.config.get('AUDIT_API_ACCESS_ENABLED')) return;
   const { request } = c.var.scope;
   recorder.record(
     {
-      at: c.var.deps.clock(),
+      at: c.var.scope.now(),
       user: { id: principal.user.id, login: principal.user.login },
       method: scheme === 'Basic' ? 'basic' : 'bearer',
       httpMethod: c.req.method,
@@ -127,9 +127,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = requestHeader(c, 'Authorization');
     const parts = splitAuthorization(header);
-    const { verifier, clock } = c.var.deps;
-    const db = c.var.db;
-    const now = clock();
+    const { db } = c.var.scope;
+    const now = c.var.scope.now();
 
     if (!header || !parts) {
       const cookie = accepts('Cookie') ? readAuthCookie(c) : undefined;
@@ -154,13 +153,12 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       if (ldapServer !== undefined) {
         // Without a session a collision with a local account cannot become a merge: 409.
         const outcome = await authenticateLdapPassword(c.var.scope, ldapServer, login, password, challenge);
-        if ('merge' in outcome) throw mergeRequiredProblem(c.var.config, outcome.merge);
-        if (outcome.secondFactor) throw basicWithSecondFactor(c.var.config.get('ROOT_PATH'));
+        if ('merge' in outcome) throw mergeRequiredProblem(c.var.scope.config, outcome.merge);
+        if (outcome.secondFactor) throw basicWithSecondFactor(c.var.scope.config.get('ROOT_PATH'));
         return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic', o);
       }
-      const { config, logger, request, lazyDb } = c.var.scope;
-      const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge };
-      const result = await authenticateLocalPassword(ctx, login, password);
+      const { config } = c.var.scope;
+      const result = await authenticateLocalPassword(c.var.scope, login, password, { challenge });
       if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem(result.passwordReason);
       if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic', o);
@@ -175,7 +173,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       if (principal instanceof Response) return principal;
       return proceed(c, next, principal, 'Bearer', o);
     }
-    const found = await accountOfToken(db, token, now, revocationCheckMs(c.var.config));
+    const found = await accountOfToken(db, token, now, revocationCheckMs(c.var.scope.config));
     if (!found) throw invalidToken(o.schemes);
     inBackground(c, touchToken(db, found, now));
     return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);

@@ -3,7 +3,8 @@
  * scheduler. Each capability defines its own jobs with jobs/ (the shape, the runner); this list sits
  * above them all (architecture.md §2).
  */
-import { runJobs, type Job, type JobInput } from '../jobs/index.js';
+import type { Scope } from '../http/scope.js';
+import { runJobs, type Job } from '../jobs/index.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from '../users/security-jobs.js';
 import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
@@ -33,6 +34,6 @@ export const JOBS: Job[] = [
 ];
 
 /** Runs every registered job once (jobs/index.ts runJobs); returns the names of the jobs that failed. */
-export function runScheduledJobs(o: JobInput, jobs: readonly Job[] = JOBS): Promise<string[]> {
-  return runJobs(o, jobs);
+export function runScheduledJobs(scope: Scope, jobs: readonly Job[] = JOBS): Promise<string[]> {
+  return runJobs(scope, jobs);
 }

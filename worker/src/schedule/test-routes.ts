@@ -21,25 +21,18 @@ export function registerTestJobs(app: App): void {
         detail: `expected {"names": [job names]}; known: ${JOBS.map((j) => j.name).join(', ')}`,
       });
     }
-    const ctx = {
-      db: c.var.db,
-      config: c.var.config,
-      now: c.var.deps.clock(),
-      logger: c.var.logger,
-      bridge: c.var.deps.bridge,
-      mailOutbox: c.var.deps.mailOutbox,
-    };
+    const scope = c.var.scope;
     const results: Record<string, unknown> = {};
     // The jobs in their registered order, without leases: the test decides when they run.
     // Each run is counted (job runs and failures of GET /metrics), a failed one too before it throws.
     for (const job of JOBS.filter((j) => parsed.data.names.includes(j.name))) {
       try {
-        results[job.name] = (await job.run(ctx)) ?? {};
+        results[job.name] = (await job.run(scope)) ?? {};
       } catch (err) {
-        await countUnleasedRun(ctx.db, job.name, true);
+        await countUnleasedRun(scope.db, job.name, true);
         throw err;
       }
-      await countUnleasedRun(ctx.db, job.name, false);
+      await countUnleasedRun(scope.db, job.name, false);
     }
     return c.json(results);
   });

@@ -5,21 +5,13 @@
  */
 import { and, gt, isNull, sql } from 'drizzle-orm';
 import { jobLeases, sessions } from '../../../schema/index.js';
-import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
+import type { Scope } from '../http/scope.js';
 import { streamPipelines } from '../logs/pipeline.js';
 import { sessionPolicy } from '../accounts/sessions.js';
 import type { Db } from '../store/index.js';
 import { Registry } from '../metrics/registry.js';
-
-export interface ScrapeInput {
-  db: Db;
-  config: ConfigSnapshot;
-  now: number;
-  logger: Logger;
-  bridge?: BridgeClient;
-}
 
 /** Live sessions by kind: not revoked, before their absolute end, used within the idle time. */
 async function activeSessions(db: Db, config: ConfigSnapshot, now: number) {
@@ -42,7 +34,8 @@ async function databaseUp(db: Db, logger: Logger): Promise<boolean> {
 }
 
 /** Reads the global metrics into a fresh registry (the database ones only while it answers). */
-export async function collectScrapeMetrics(o: ScrapeInput): Promise<Registry> {
+export async function collectScrapeMetrics(o: Scope): Promise<Registry> {
+  const now = o.now();
   const r = new Registry();
   const [dbUp, bridgeState] = await Promise.all([
     databaseUp(o.db, o.logger),
@@ -91,8 +84,8 @@ export async function collectScrapeMetrics(o: ScrapeInput): Promise<Registry> {
   );
   try {
     const [bySession, streams, jobs] = await Promise.all([
-      activeSessions(o.db, o.config, o.now),
-      streamPipelines(o.db, o.now),
+      activeSessions(o.db, o.config, now),
+      streamPipelines(o.db, now),
       o.db.select().from(jobLeases),
     ]);
     for (const kind of ['cookie', 'oauth'] as const) {

@@ -98,7 +98,7 @@ export function registerMetrics(app: App): void {
     description: 'the scrape token AUTH_METRICS_TOKEN (GET /metrics only)',
   });
   app.openapi(metricsRoute, async (c) => {
-    const token = c.var.config.get('METRICS_TOKEN');
+    const token = c.var.scope.config.get('METRICS_TOKEN');
     if (token === '')
       throw new ProblemError('NOT_FOUND', { detail: 'metrics are disabled: AUTH_METRICS_TOKEN is not set' });
     if (!(await holdsToken(requestHeader(c, 'Authorization'), token))) {
@@ -107,14 +107,7 @@ export function registerMetrics(app: App): void {
         headers: { 'WWW-Authenticate': CHALLENGE },
       });
     }
-    const { deps } = c.var;
-    const scraped = await collectScrapeMetrics({
-      db: c.var.db,
-      config: c.var.config,
-      now: deps.clock(),
-      logger: c.var.logger,
-      ...(deps.bridge ? { bridge: deps.bridge } : {}),
-    });
+    const scraped = await collectScrapeMetrics(c.var.scope);
     noteProcessStart();
     const text = renderExposition([processRegistry, scraped]);
     return c.text(text, 200, { 'Content-Type': EXPOSITION_CONTENT_TYPE, 'Cache-Control': 'no-store' });

@@ -9,7 +9,7 @@ import {
   authenticateLocalPassword,
   passwordExpiredProblem,
   type DeviceClaim,
-  type LoginContext,
+  type LoginOptions,
 } from '../auth/password-login.js';
 import type { RequestScope } from '../http/scope.js';
 import { authenticateLdapPassword } from '../ldap/login.js';
@@ -111,7 +111,7 @@ export async function logInWithSession(
   }
   let session: SessionRow | undefined;
   let deviceId: string | undefined;
-  const alsoOnSuccess: LoginContext['alsoOnSuccess'] = (db, account, trusted, known) => {
+  const alsoOnSuccess: LoginOptions['alsoOnSuccess'] = (db, account, trusted, known) => {
     const { row, writes } = sessionWrites(db, account, newSession(scope, kind, 'local_password'));
     session = row;
     const d = deviceWrites(
@@ -142,14 +142,15 @@ export async function checkLocalPassword(
   scope: RequestScope,
   login: string,
   password: string,
-  alsoOnSuccess?: LoginContext['alsoOnSuccess'],
+  alsoOnSuccess?: LoginOptions['alsoOnSuccess'],
   device?: DeviceClaim,
 ): Promise<{ user: UserRow } | { secondStep: SecondStepNeeded }> {
-  const { db, lazyDb, config, verifier, logger, request } = scope;
-  const now = scope.now();
-  const challenge = CHALLENGES.Basic;
-  const ctx = { db, lazyDb, config, verifier, now, logger, request, challenge, alsoOnSuccess, device };
-  const result = await authenticateLocalPassword(ctx, login, password);
+  const { config } = scope;
+  const result = await authenticateLocalPassword(scope, login, password, {
+    challenge: CHALLENGES.Basic,
+    alsoOnSuccess,
+    device,
+  });
   if (result.passwordExpired) {
     const problem = passwordExpiredProblem(result.passwordReason);
     problem.extensions.changePassword = `${config.get('ROOT_PATH')}/v4/users/me/password`;

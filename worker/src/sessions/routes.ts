@@ -299,7 +299,7 @@ async function sessionLogin(
     // The pending-merge cookie rides on the answer (409 for JSON, 303 to DEFAULT_FRONTEND_MERGE_URL
     // for forms); /v3/login/union completes it.
     await startPendingMerge(c, outcome.merge);
-    throw mergeRequiredProblem(c.var.config, outcome.merge);
+    throw mergeRequiredProblem(c.var.scope.config, outcome.merge);
   }
   setAuthCookie(c, outcome.token, outcome.session.expiresAt);
   if (outcome.device) await setDeviceCookie(c, c.var.scope, outcome.user.id, outcome.device);
@@ -311,12 +311,12 @@ async function answerLogin(
   c: Context<AppEnv>,
   run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>,
 ) {
-  const fallback = new URL(c.var.config.get('DEFAULT_FRONTEND_URL')).href;
+  const fallback = new URL(c.var.scope.config.get('DEFAULT_FRONTEND_URL')).href;
   if (!isFormPost(c)) {
     const { session } = await run();
     const user = c.var.principal.user;
     return c.json(
-      { user: toPublicUser(user, c.var.config), expiresAt: new Date(session.expiresAt).toISOString() },
+      { user: toPublicUser(user, c.var.scope.config), expiresAt: new Date(session.expiresAt).toISOString() },
       200,
     );
   }
@@ -325,9 +325,9 @@ async function answerLogin(
     return c.redirect(safeRedirect(c, next, fallback), 303);
   } catch (err) {
     if (err instanceof ProblemError && err.code === 'MERGE_REQUIRED')
-      return c.redirect(new URL(c.var.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
+      return c.redirect(new URL(c.var.scope.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
     if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION')
-      return c.redirect(frontendWithError(c.var.config, err.code), 303);
+      return c.redirect(frontendWithError(c.var.scope.config, err.code), 303);
     throw err;
   }
 }
@@ -430,7 +430,7 @@ export function registerSessionRoutes(app: App): void {
           { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
         );
       const { session, token } = opened;
-      const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.deps.clock()) / 1000));
+      const expiresIn = Math.max(0, Math.floor((session.expiresAt - c.var.scope.now()) / 1000));
       return c.json({ access_token: token, token_type: 'bearer' as const, expires_in: expiresIn }, 200, {
         'Cache-Control': 'no-store',
         Pragma: 'no-cache',
@@ -450,11 +450,11 @@ export function registerSessionRoutes(app: App): void {
   app.openapi(logout, async (c) => {
     const signed = c.var.signedSession;
     if (signed) {
-      await logOutSignedSession(c.var.db, {
+      await logOutSignedSession(c.var.scope.db, {
         id: signed.sessionId,
         userId: signed.userId,
-        now: c.var.deps.clock(),
-        policy: sessionPolicy(c.var.config),
+        now: c.var.scope.now(),
+        policy: sessionPolicy(c.var.scope.config),
         request: c.var.scope.request,
       });
       clearAuthCookie(c);
@@ -464,8 +464,8 @@ export function registerSessionRoutes(app: App): void {
     const { user, method, sessionId } = c.var.principal;
     if (method !== 'session' || !sessionId)
       throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
-    const now = c.var.deps.clock();
-    await revokeSessions(c.var.db, user, {
+    const now = c.var.scope.now();
+    await revokeSessions(c.var.scope.db, user, {
       id: sessionId,
       now,
       actor: user,
@@ -478,8 +478,13 @@ export function registerSessionRoutes(app: App): void {
 
   app.openapi(logoutAll, async (c) => {
     const user = c.var.principal.user;
-    const now = c.var.deps.clock();
-    await revokeSessions(c.var.db, user, { now, actor: user, reason: 'logout_all', request: c.var.scope.request });
+    const now = c.var.scope.now();
+    await revokeSessions(c.var.scope.db, user, {
+      now,
+      actor: user,
+      reason: 'logout_all',
+      request: c.var.scope.request,
+    });
     clearAuthCookie(c);
     return c.body(null, 204);
   });

@@ -8,7 +8,7 @@ import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { loginRecordStatement } from '../accounts/login-rule.js';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
-import { failedLogin, lockedProblem, type LoginContext } from '../auth/password-login.js';
+import { failedLogin, lockedProblem } from '../auth/password-login.js';
 import { attemptPlan, reserveAttempt, successStatements, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
@@ -33,11 +33,6 @@ export type SecondStepMethod = 'totp' | 'recovery_code' | 'passkey';
 
 /** Where a second factor is checked (the `via` of its events). */
 export type SecondStepVia = 'login' | 'oauth_login' | 'step_up';
-
-function loginContext(scope: RequestScope): LoginContext {
-  const { db, config, verifier, logger, request } = scope;
-  return { db, config, verifier, logger, request, now: scope.now(), challenge: CHALLENGES.Basic };
-}
 
 /** The plan of a code guess for an account: its login's budget (or the device's), its total, the address's. */
 export function secondStepPlan(scope: RequestScope, throttleKey: string, device?: string): AttemptPlan {
@@ -99,32 +94,34 @@ export async function checkFactor(
   o: { method: SecondStepMethod; via: SecondStepVia; source: UserRow['source'] },
   check: (now: number) => Promise<FactorVerdict>,
 ): Promise<AccountBatchItem[]> {
-  const ctx = loginContext(scope);
+  const now = scope.now();
   const { method, via } = o;
-  const reserved = await reserveAttempt(scope.db, plan, ctx.now);
-  if (reserved.rowsAffected === 0) throw await lockedProblem(ctx, plan);
-  const verdict = await check(ctx.now);
+  const reserved = await reserveAttempt(scope.db, plan, now);
+  if (reserved.rowsAffected === 0) throw await lockedProblem(scope, CHALLENGES.Basic, plan);
+  const verdict = await check(now);
   if (!verdict.ok) {
     const subject = { id: user.id, login: user.login };
-    const event = auditInsert(scope.db, ctx.now, {
+    const event = auditInsert(scope.db, now, {
       stream: 'user_activity',
       type: 'mfa.failure',
       subject,
       request: scope.request,
       data: { method, via, ...verdict.data },
     });
-    await failedLogin(ctx, plan, user.login, user as UserRow, { source: o.source, via: method }, [event]);
+    await failedLogin(scope, CHALLENGES.Basic, plan, user.login, user as UserRow, { source: o.source, via: method }, [
+      event,
+    ]);
     const what = { totp: 'code', recovery_code: 'recovery code', passkey: 'passkey' }[method];
     throw new ProblemError('INVALID_CREDENTIALS', {
       detail:
         method === 'passkey'
           ? 'the passkey was not accepted (not one of the account, a used or expired challenge, or no valid signature)'
           : `the ${what} is wrong, expired or already used`,
-      headers: { 'WWW-Authenticate': ctx.challenge },
+      headers: { 'WWW-Authenticate': CHALLENGES.Basic },
     });
   }
   const left = method === 'recovery_code' ? await recoveryCodesLeft(scope.db, user.id) : undefined;
-  const verified = auditInsert(scope.db, ctx.now, {
+  const verified = auditInsert(scope.db, now, {
     stream: 'user_activity',
     type: 'mfa.verified',
     subject: { id: user.id, login: user.login },

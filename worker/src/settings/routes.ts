@@ -185,13 +185,13 @@ function uiName(name: string): VarName {
 /** The configuration re-read from the store (after a write, this instance sees the change at once). */
 async function current(c: Context<AppEnv>): Promise<ConfigSnapshot> {
   c.var.deps.config.invalidate();
-  const db = c.var.db;
+  const db = c.var.scope.db;
   return c.var.deps.config.current(() => loadSavedSettings(db));
 }
 
 /** Registers /v3/settings. */
 export function registerSettings(app: App): void {
-  app.openapi(list, (c) => c.json({ items: UI_NAMES.map((n) => describeSetting(n, c.var.config)) }, 200));
+  app.openapi(list, (c) => c.json({ items: UI_NAMES.map((n) => describeSetting(n, c.var.scope.config)) }, 200));
 
   app.openapi(update, async (c) => {
     const body = validated(c, 'json', Update);
@@ -235,8 +235,8 @@ export function registerSettings(app: App): void {
     for (const [name, p] of parsed) {
       if (REGISTRY[name].secret && p.text !== '') p.text = await sealSecret(before, p.text);
     }
-    const db = c.var.db;
-    const now = c.var.deps.clock();
+    const db = c.var.scope.db;
+    const now = c.var.scope.now();
     const actor = c.var.principal.user;
     const shown = (n: VarName, v: unknown) => (REGISTRY[n].secret ? '***' : formatValue(REGISTRY[n], v));
     const writes = [...parsed].flatMap(([name, { text, value }]) => [
@@ -269,8 +269,8 @@ export function registerSettings(app: App): void {
 
   app.openapi(reset, async (c) => {
     const name = uiName(validated(c, 'param', NameParam).name);
-    const db = c.var.db;
-    const now = c.var.deps.clock();
+    const db = c.var.scope.db;
+    const now = c.var.scope.now();
     const before = await current(c);
     // The value the reset falls back to (restart-only variables included: it is what a restart gives).
     const env = c.var.deps.config.env;

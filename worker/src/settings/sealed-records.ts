@@ -44,7 +44,7 @@ type Batch = [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]];
 export function sealedRecords<Row extends { name: string }>(kind: SealedRecordKind<Row>) {
   const { table } = kind;
   const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
-    auditInsert(c.var.db, c.var.deps.clock(), {
+    auditInsert(c.var.scope.db, c.var.scope.now(), {
       stream: 'crud_admin',
       type,
       actor: c.var.principal.user,
@@ -72,7 +72,7 @@ export function sealedRecords<Row extends { name: string }>(kind: SealedRecordKi
     },
 
     /** The secret sealed with the current key, for a column. */
-    seal: (c: Context<AppEnv>, secret: string): Promise<string> => sealSecret(c.var.config, secret),
+    seal: (c: Context<AppEnv>, secret: string): Promise<string> => sealSecret(c.var.scope.config, secret),
 
     /** 422 naming the secret's field when `change` would move the stored secret without giving it again. */
     assertSecretGivenAgain(before: Row, change: Partial<Row>, given: boolean): void {
@@ -89,8 +89,8 @@ export function sealedRecords<Row extends { name: string }>(kind: SealedRecordKi
     /** Inserts `row` with its created event; 409 when the name is taken. */
     async create(c: Context<AppEnv>, row: Row): Promise<void> {
       try {
-        await c.var.db.batch([
-          c.var.db.insert(table).values(row as never),
+        await c.var.scope.db.batch([
+          c.var.scope.db.insert(table).values(row as never),
           audit(c, kind.events.created, kind.createdData(row)),
         ]);
       } catch (err) {
@@ -114,14 +114,14 @@ export function sealedRecords<Row extends { name: string }>(kind: SealedRecordKi
     ): Promise<unknown[]> {
       try {
         const batch: Batch = [
-          c.var.db
+          c.var.scope.db
             .update(table)
             .set(set as never)
             .where(eq(table.name, before.name)),
           audit(c, kind.events.updated, { name: before.name, ...data }),
           ...also,
         ];
-        return (await c.var.db.batch(batch)).slice(2);
+        return (await c.var.scope.db.batch(batch)).slice(2);
       } catch (err) {
         if (conflict !== undefined && isUniqueViolation(err)) throw new ProblemError('CONFLICT', { detail: conflict });
         throw err;
@@ -130,8 +130,8 @@ export function sealedRecords<Row extends { name: string }>(kind: SealedRecordKi
 
     /** Deletes the record `row` with its deleted event. */
     async remove(c: Context<AppEnv>, row: Row): Promise<void> {
-      await c.var.db.batch([
-        c.var.db.delete(table).where(eq(table.name, row.name)),
+      await c.var.scope.db.batch([
+        c.var.scope.db.delete(table).where(eq(table.name, row.name)),
         audit(c, kind.events.deleted, { name: row.name }),
       ]);
     },

@@ -17,7 +17,6 @@ import {
   unblockAccount,
   unlockAccount,
   updateAccount,
-  type AdminContext,
 } from './admin-changes.js';
 import { ACCOUNT_SORTS, accountLockedUntil, listAccounts, liveAccount } from '../accounts/lookup.js';
 import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
@@ -257,29 +256,25 @@ const revokeTokenRoute = protectedRoute(adminOnly(superAccess.unprivilegedTarget
   responses: { 204: { description: 'revoked' }, ...problemResponses(404, 422) },
 });
 
-function adminContext(c: Context<AppEnv>): AdminContext {
-  return { db: c.var.db, now: c.var.deps.clock(), actor: c.var.principal.user, request: c.var.scope.request };
-}
-
 async function target(c: Context<AppEnv>): Promise<UserRow> {
-  return liveAccount(c.var.db, validated(c, 'param', UserParam).userId);
+  return liveAccount(c.var.scope.db, validated(c, 'param', UserParam).userId);
 }
 
 /** The account as now stored, with its lock, as the public shape. */
 async function answer(c: Context<AppEnv>, id: string) {
-  const user = await liveAccount(c.var.db, id);
-  const lockedUntil = await accountLockedUntil(c.var.db, user, c.var.deps.clock());
-  return c.json(toPublicUser(user, c.var.config, lockedUntil), 200);
+  const user = await liveAccount(c.var.scope.db, id);
+  const lockedUntil = await accountLockedUntil(c.var.scope.db, user, c.var.scope.now());
+  return c.json(toPublicUser(user, c.var.scope.config, lockedUntil), 200);
 }
 
 /** Registers the administration of existing accounts. */
 export function registerAccountAdmin(app: App): void {
   app.openapi(listRoute, async (c) => {
     const q = validated(c, 'query', ListQuery);
-    const { rows, total } = await listAccounts(c.var.db, q, c.var.deps.clock());
+    const { rows, total } = await listAccounts(c.var.scope.db, q, c.var.scope.now());
     return c.json(
       {
-        items: rows.map((r) => toPublicUser(r.user, c.var.config, r.lockedUntil)),
+        items: rows.map((r) => toPublicUser(r.user, c.var.scope.config, r.lockedUntil)),
         total,
         limit: q.limit,
         offset: q.offset,
@@ -293,12 +288,12 @@ export function registerAccountAdmin(app: App): void {
   app.openapi(patchRoute, async (c) => {
     const user = await target(c);
     const body = validated(c, 'json', Patch);
-    const ctx = adminContext(c);
-    if (body.role !== undefined && body.role !== user.role && user.id === ctx.actor.id) {
+    const { scope, principal } = c.var;
+    if (body.role !== undefined && body.role !== user.role && user.id === principal.user.id) {
       throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
     }
     if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(c.var.principal.user);
-    assertSessionLimit(c.var.config, body.sessionLimit);
+    assertSessionLimit(c.var.scope.config, body.sessionLimit);
     const before = {
       displayName: user.displayName,
       email: user.email,
@@ -307,35 +302,39 @@ export function registerAccountAdmin(app: App): void {
     };
     // A new address ends the links mailed to the old one (docs/security.md, "What ends what").
     const newAddress = body.email !== undefined && body.email !== user.email;
-    await updateAccount(ctx, user, body, {
+    const now = scope.now();
+    await updateAccount(scope, principal.user, user, body, {
       audit: { type: 'user.updated', data: { before, after: body } },
       change: { role: body.role },
-      extra: (happened) => (newAddress ? [endUserLinks(ctx.db, user.id, ctx.now, happened)] : []),
+      extra: (happened) => (newAddress ? [endUserLinks(scope.db, user.id, now, happened)] : []),
     });
     return answer(c, user.id);
   });
 
   app.openapi(deleteRoute, async (c) => {
-    await deleteAccount(adminContext(c), await target(c), c.var.config.get('USER_LOGIN_REUSE_DAY'));
+    const { scope, principal } = c.var;
+    await deleteAccount(scope, principal.user, await target(c), scope.config.get('USER_LOGIN_REUSE_DAY'));
     return c.body(null, 204);
   });
 
   app.openapi(blockRoute, async (c) => {
     const user = await target(c);
-    const ctx = adminContext(c);
+    const { scope, principal } = c.var;
+    const now = scope.now();
     // Sessions and reset/welcome links end for good (an unblock must not revive an unattended
     // browser or an old mail); API tokens are only refused while blocked (docs/security.md, "What ends what").
     await updateAccount(
-      ctx,
+      scope,
+      principal.user,
       user,
       { status: 'blocked', blockedReason: 'admin' },
       {
         audit: { type: 'account.blocked', data: { reason: 'admin' } },
         change: { status: 'blocked' },
         extra: (happened) => [
-          endSessionsStatement(ctx.db, user.id, ctx.now, 'block', { when: happened }),
-          revokeDevicesStatement(ctx.db, user.id, happened),
-          endUserLinks(ctx.db, user.id, ctx.now, happened),
+          endSessionsStatement(scope.db, user.id, now, 'block', { when: happened }),
+          revokeDevicesStatement(scope.db, user.id, happened),
+          endUserLinks(scope.db, user.id, now, happened),
         ],
       },
     );
@@ -344,30 +343,24 @@ export function registerAccountAdmin(app: App): void {
 
   app.openapi(unblockRoute, async (c) => {
     const user = await target(c);
-    await unblockAccount(adminContext(c), user);
+    await unblockAccount(c.var.scope, c.var.principal.user, user);
     return answer(c, user.id);
   });
 
   app.openapi(unlockRoute, async (c) => {
     const user = await target(c);
-    await unlockAccount(adminContext(c), user);
+    await unlockAccount(c.var.scope, c.var.principal.user, user);
     return answer(c, user.id);
   });
 
   app.openapi(resetRoute, async (c) => {
     const user = await target(c);
     const body = validated(c, 'json', Reset);
-    const ctx = adminContext(c);
+    const { scope, principal } = c.var;
     // An administrator's reset is incident response: every session and every API token ends.
-    const verifier = c.var.deps.verifier;
-    await verifier.limit(ctx.request?.ip ?? null, () =>
-      setPassword(user, body.password, {
-        db: ctx.db,
-        config: c.var.config,
-        verifier,
-        now: ctx.now,
-        actor: ctx.actor,
-        request: ctx.request,
+    await scope.verifier.limit(scope.request.ip, () =>
+      setPassword(scope, user, body.password, {
+        actor: principal.user,
         mustChange: body.mustChangePassword,
         ends: { reason: 'admin_reset', tokens: true },
       }),
@@ -380,12 +373,13 @@ export function registerAccountAdmin(app: App): void {
     const body = (requestHeader(c, 'Content-Type') ?? '').startsWith('application/json')
       ? validated(c, 'json', SuperAccess)
       : {};
-    const ctx = adminContext(c);
-    assertMayGrantAdmin(ctx.actor);
-    const minutes = body.minutes ?? c.var.config.get('DEBUG_COUNTDOWN_USER_SU');
-    const until = ctx.now + minutes * 60_000;
+    const { scope, principal } = c.var;
+    assertMayGrantAdmin(principal.user);
+    const minutes = body.minutes ?? scope.config.get('DEBUG_COUNTDOWN_USER_SU');
+    const until = scope.now() + minutes * 60_000;
     await updateAccount(
-      ctx,
+      scope,
+      principal.user,
       user,
       { superAccessUntil: until },
       { audit: { type: 'super_access.granted', data: { until: new Date(until).toISOString(), minutes } } },
@@ -396,7 +390,8 @@ export function registerAccountAdmin(app: App): void {
   app.openapi(revokeSuRoute, async (c) => {
     const user = await target(c);
     await updateAccount(
-      adminContext(c),
+      c.var.scope,
+      c.var.principal.user,
       user,
       { superAccessUntil: null },
       { audit: { type: 'super_access.ended', data: { by: 'admin' } } },
@@ -405,14 +400,15 @@ export function registerAccountAdmin(app: App): void {
   });
 
   app.openapi(tokensRoute, async (c) =>
-    c.json({ items: await listTokens(c.var.db, (await target(c)).id, c.var.deps.clock()) }, 200),
+    c.json({ items: await listTokens(c.var.scope.db, (await target(c)).id, c.var.scope.now()) }, 200),
   );
 
   app.openapi(revokeTokenRoute, async (c) => {
     const p = validated(c, 'param', TokenParam);
-    const user = await liveAccount(c.var.db, p.userId);
-    const ctx = adminContext(c);
-    if (!(await revokeToken(ctx.db, user, p.tokenId, ctx)))
+    const user = await liveAccount(c.var.scope.db, p.userId);
+    const { scope, principal } = c.var;
+    const o = { now: scope.now(), actor: principal.user, request: scope.request };
+    if (!(await revokeToken(scope.db, user, p.tokenId, o)))
       throw new ProblemError('NOT_FOUND', { detail: 'no such live token' });
     return c.body(null, 204);
   });

@@ -14,7 +14,7 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { DAY_MS, type Role, type UserRow } from '../accounts/model.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { Scope } from '../http/scope.js';
 
 /**
  * Who makes an admin change: an administrator's account, or the operator command (`npm run ops`),
@@ -24,13 +24,6 @@ export type Actor = Pick<UserRow, 'login' | 'role'> & { id: string | null };
 
 /** The actor of the operator command in audit events: actor_login "operator", actor_id null. */
 export const OPERATOR_ACTOR: Actor = { id: null, login: 'operator', role: 'admin' };
-
-export interface AdminContext {
-  db: Db;
-  now: number;
-  actor: Actor;
-  request?: RequestMeta;
-}
 
 /**
  * Super-access lends administrator rights for a while: it cannot hand out lasting ones (an admin
@@ -70,7 +63,8 @@ function removesAdmin(user: UserRow, change: { role?: Role; status?: 'blocked'; 
  * remove the last active administrator.
  */
 export async function updateAccount(
-  ctx: AdminContext,
+  scope: Scope,
+  actor: Actor,
   user: UserRow,
   set: Partial<UserRow>,
   o: {
@@ -79,20 +73,22 @@ export async function updateAccount(
     change?: { role?: Role; status?: 'blocked'; deleted?: boolean };
   },
 ): Promise<void> {
+  const { db } = scope;
+  const now = scope.now();
   const guard = removesAdmin(user, o.change ?? {}) ? anotherAdmin(user.id) : sql`1 = 1`;
   // The audit event and any extra statement run in the same transaction, only if the update did.
-  const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${ctx.now})`;
-  const [result] = await runAccountBatch(ctx.db, [
-    changeAccountStatement(ctx.db, user.id, set, ctx.now, guard),
+  const happened = sql`exists (select 1 from ${users} where id = ${user.id} and updated_at = ${now})`;
+  const [result] = await runAccountBatch(db, [
+    changeAccountStatement(db, user.id, set, now, guard),
     auditInsertWhen(
-      ctx.db,
-      ctx.now,
+      db,
+      now,
       {
         stream: 'crud_admin',
         type: o.audit.type,
-        actor: ctx.actor,
+        actor: actor,
         subject: user,
-        request: ctx.request,
+        request: scope.request,
         data: o.audit.data ?? {},
       },
       happened,
@@ -110,19 +106,21 @@ export async function updateAccount(
  * Deletes an account (kept as a tombstone) and reserves its login for USER_LOGIN_REUSE_DAY days, with
  * its look-alikes (the reservation keeps the login's confusable skeleton).
  */
-export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays: number): Promise<void> {
-  const until = ctx.now + reuseDays * DAY_MS;
+export async function deleteAccount(scope: Scope, actor: Actor, user: UserRow, reuseDays: number): Promise<void> {
+  const now = scope.now();
+  const until = now + reuseDays * DAY_MS;
   await updateAccount(
-    ctx,
+    scope,
+    actor,
     user,
-    { deletedAt: ctx.now },
+    { deletedAt: now },
     {
       audit: { type: 'user.deleted', data: { loginReservedUntil: new Date(until).toISOString() } },
       change: { deleted: true },
       extra: (happened) =>
         reuseDays > 0
           ? [
-              ctx.db.run(sql`
+              scope.db.run(sql`
               insert into ${loginReservations} (login_key, until, skeleton)
               select ${loginKey(user.login)}, ${until}, ${loginSkeleton(user.login)} where ${happened}
               on conflict (login_key) do update set until = excluded.until, skeleton = excluded.skeleton`),
@@ -133,27 +131,29 @@ export async function deleteAccount(ctx: AdminContext, user: UserRow, reuseDays:
 }
 
 /** Ends a failed-login lock of a local account. */
-export async function unlockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
-  await ctx.db.batch([
+export async function unlockAccount(scope: Scope, actor: Actor, user: UserRow): Promise<void> {
+  const { db } = scope;
+  const now = scope.now();
+  await db.batch([
     ...unlockStatements(
-      ctx.db,
+      db,
       throttleKey(loginKey(user.login), user.source === 'ldap' && user.sourceName ? user.sourceName : undefined),
       user.id,
     ),
-    auditInsert(ctx.db, ctx.now, {
+    auditInsert(db, now, {
       stream: 'crud_admin',
       type: 'account.unlocked',
-      actor: ctx.actor,
+      actor: actor,
       subject: user,
-      request: ctx.request,
+      request: scope.request,
     }),
   ]);
 }
 
 /** Unblocks an account (blocked by an admin or by inactivity) and restarts its inactivity period. */
-export async function unblockAccount(ctx: AdminContext, user: UserRow): Promise<void> {
-  const set = { status: 'active' as const, blockedReason: null, lastActivityAt: ctx.now };
-  await updateAccount(ctx, user, set, { audit: { type: 'account.unblocked' } });
+export async function unblockAccount(scope: Scope, actor: Actor, user: UserRow): Promise<void> {
+  const set = { status: 'active' as const, blockedReason: null, lastActivityAt: scope.now() };
+  await updateAccount(scope, actor, user, set, { audit: { type: 'account.unblocked' } });
 }
 
 /** Accounts whose super-access has ended: cleared, with the audit event (run by the jobs). */

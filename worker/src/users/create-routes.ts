@@ -56,17 +56,16 @@ export function registerAccountCreation(app: App): void {
   app.openapi(create, async (c) => {
     const body = validated(c, 'json', CreateUser);
     const login = normaliseLogin(body.login);
-    const { verifier, clock } = c.var.deps;
-    const db = c.var.db;
-    const config = c.var.config;
-    const now = clock();
+    const { scope } = c.var;
+    const config = scope.config;
     assertSessionLimit(config, body.sessionLimit);
     if (body.role !== 'user') assertMayChangeRole(c.var.principal.user);
     // One hashing slot (429 when refused) for the new account's hash.
-    const user = await verifier.limit(c.var.scope.request.ip, () =>
+    const user = await scope.verifier.limit(scope.request.ip, () =>
       createLocalAccount(
+        scope,
         { ...body, login, displayName: body.displayName ?? login },
-        { db, config, hasher: verifier.hasher, now, actor: c.var.principal.user, request: c.var.scope.request },
+        { actor: c.var.principal.user },
       ),
     );
     return c.json(toPublicUser(user, config), 201);

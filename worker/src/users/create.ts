@@ -6,8 +6,6 @@
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { createAccountStatements } from '../accounts/account-writes.js';
 import { auditInsert } from '../audit/events.js';
-import type { PasswordHasher } from '../auth/password-hash/index.js';
-import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import type { Actor } from './admin-changes.js';
@@ -17,7 +15,7 @@ import { lookAlikeOf, reservedUntil } from './login-skeletons.js';
 import type { Role, UserRow } from '../accounts/model.js';
 import { assertPasswordPolicy } from './password.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { RequestScope, Scope } from '../http/scope.js';
 
 export interface NewAccount {
   login: string;
@@ -30,13 +28,8 @@ export interface NewAccount {
 }
 
 export interface CreateAccountOptions {
-  db: Db;
-  config: ConfigSnapshot;
-  hasher: PasswordHasher;
-  now: number;
   /** Who creates it; null for the first-run page (nobody is logged in yet). */
   actor: Actor | null;
-  request?: RequestMeta;
   /** Recorded in the audit event's data (e.g. "first-run", "operator"). */
   via?: string;
   /** More statements for the same transaction. */
@@ -50,7 +43,13 @@ export interface CreateAccountOptions {
  * refuses, whatever else exists) or PASSWORD_POLICY; 409 CONFLICT when the login is taken, reserved,
  * or looks like another live account's (a valid login, but in conflict with another account).
  */
-export async function createLocalAccount(input: NewAccount, o: CreateAccountOptions): Promise<UserRow> {
+export async function createLocalAccount(
+  scope: Scope & Pick<RequestScope, 'verifier'>,
+  input: NewAccount,
+  o: CreateAccountOptions,
+): Promise<UserRow> {
+  const { db } = scope;
+  const now = scope.now();
   const a = { ...input, login: normaliseLogin(input.login) };
   const why = loginViolation(a.login);
   if (why) {
@@ -60,34 +59,34 @@ export async function createLocalAccount(input: NewAccount, o: CreateAccountOpti
       extensions: { errors: [{ location: 'json', path: 'login', message }] },
     });
   }
-  assertPasswordPolicy(a.password, o.config, a.login);
-  const reserved = await reservedUntil(o.db, a.login, o.now);
+  assertPasswordPolicy(a.password, scope.config, a.login);
+  const reserved = await reservedUntil(db, a.login, now);
   if (reserved !== undefined) {
     const until = new Date(reserved).toISOString();
     const detail = `the login is, or looks like, the login of a deleted account, reserved until ${until}`;
     throw new ProblemError('CONFLICT', { detail, extensions: { reason: 'reserved' } });
   }
-  const other = await lookAlikeOf(o.db, a.login);
+  const other = await lookAlikeOf(db, a.login);
   if (other !== undefined) {
     const detail = `the login looks like the login "${other}" of another account (Unicode TR #39 confusables)`;
     throw new ProblemError('CONFLICT', { detail, extensions: { reason: 'look-alike' } });
   }
-  const user = await createLocalUser(o.db, {
+  const user = await createLocalUser(db, {
     login: a.login,
     displayName: a.displayName ?? a.login,
     email: a.email ?? null,
     role: a.role,
-    passwordHash: await o.hasher.hash(a.password),
+    passwordHash: await scope.verifier.hasher.hash(a.password),
     mustChangePassword: a.mustChangePassword ?? false,
     sessionLimit: a.sessionLimit ?? null,
-    now: o.now,
+    now: now,
     extra: (u) => [
-      auditInsert(o.db, o.now, {
+      auditInsert(db, now, {
         stream: 'crud_admin',
         type: 'user.created',
         actor: o.actor,
         subject: u,
-        request: o.request,
+        request: scope.request,
         data: { role: u.role, ...(o.via ? { via: o.via } : {}) },
       }),
       ...(o.extra?.(u) ?? []),

@@ -202,8 +202,7 @@ export async function assertMayLogIn(
   source: Pick<ExternalIdentity, 'source' | 'sourceName'>,
   also: AccountBatchItem[] = [],
 ): Promise<void> {
-  const { db, config, logger, request } = scope;
-  await assertAccountMayLogIn({ db, config, logger, request, now: scope.now() }, user, source, also);
+  await assertAccountMayLogIn(scope, user, source, also);
 }
 
 /**

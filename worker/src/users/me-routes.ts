@@ -123,14 +123,14 @@ const changePassword = protectedRoute(
 
 /** Registers /v4/users/me and its tokens. */
 export function registerMe(app: App): void {
-  app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.config), 200));
+  app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
 
   app.openapi(issue, async (c) => {
-    const now = c.var.deps.clock();
+    const now = c.var.scope.now();
     assertRecentPassword(c.var.principal, now);
     const body = validated(c, 'json', TokenRequest);
     const user = c.var.principal.user;
-    const issued = await issueToken(c.var.db, user, {
+    const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
       expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
       now,
@@ -142,8 +142,7 @@ export function registerMe(app: App): void {
 
   app.openapi(changePassword, async (c) => {
     const body = validated(c, 'json', PasswordChange);
-    const { verifier, clock } = c.var.deps;
-    const db = c.var.db;
+    const { scope } = c.var;
     const { user, method, sessionId } = c.var.principal;
     if (user.source !== 'local') {
       const detail = 'the password of an external account is managed by its directory or provider';
@@ -151,28 +150,13 @@ export function registerMe(app: App): void {
     }
     // One hashing slot for the whole change (old password, history, new hash): a 429 when refused,
     // taken before the attempt is reserved, so a refusal is never counted as a failure.
-    await verifier.limit(c.var.scope.request.ip, async () => {
-      const now = clock();
+    await scope.verifier.limit(scope.request.ip, async () => {
       // The old password is required even after Basic: a stolen token alone cannot change it. It is
       // counted like a login, or a stolen session or token would be an unthrottled password oracle.
       const challenge = method === 'basic' ? CHALLENGES.Basic : CHALLENGES.Bearer;
-      const loginCtx = {
-        db,
-        config: c.var.config,
-        verifier,
-        now,
-        request: c.var.scope.request,
-        logger: c.var.logger,
-        challenge,
-      };
-      await verifyCurrentPassword(loginCtx, user, body.oldPassword);
-      await setPassword(user, body.newPassword, {
-        db,
-        config: c.var.config,
-        verifier,
-        now,
+      await verifyCurrentPassword(scope, user, body.oldPassword, challenge);
+      await setPassword(scope, user, body.newPassword, {
         actor: user,
-        request: c.var.scope.request,
         // ASVS 5.0 V7.4.3: the other sessions end; API tokens are the user's to keep (docs/security.md, "What ends
         // what").
         ends: { reason: 'password_change', keepSession: method === 'session' ? sessionId : undefined, tokens: false },
@@ -182,13 +166,13 @@ export function registerMe(app: App): void {
   });
 
   app.openapi(list, async (c) =>
-    c.json({ items: await listTokens(c.var.db, c.var.principal.user.id, c.var.deps.clock()) }, 200),
+    c.json({ items: await listTokens(c.var.scope.db, c.var.principal.user.id, c.var.scope.now()) }, 200),
   );
 
   app.openapi(revoke, async (c) => {
     const user = c.var.principal.user;
-    const done = await revokeToken(c.var.db, user, validated(c, 'param', RevokeParams).tokenId, {
-      now: c.var.deps.clock(),
+    const done = await revokeToken(c.var.scope.db, user, validated(c, 'param', RevokeParams).tokenId, {
+      now: c.var.scope.now(),
       actor: user,
       request: c.var.scope.request,
     });

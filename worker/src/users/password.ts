@@ -16,7 +16,7 @@ import type { Db } from '../store/index.js';
 import { passwordHistory } from '../../../schema/index.js';
 import type { Actor } from './admin-changes.js';
 import type { UserRow } from '../accounts/model.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { RequestScope, Scope } from '../http/scope.js';
 
 /**
  * 422 PASSWORD_POLICY listing every broken rule, machine-readably in `violations`: the composition rules
@@ -53,12 +53,7 @@ async function inHistory(
 }
 
 export interface SetPasswordOptions {
-  db: Db;
-  config: ConfigSnapshot;
-  verifier: PasswordVerifier;
-  now: number;
   actor: Actor;
-  request?: RequestMeta;
   /** Set by an admin reset: the user must change it at the next login. */
   mustChange?: boolean;
   /**
@@ -74,14 +69,21 @@ export interface SetPasswordOptions {
  * Checks policy and history, then stores the new hash and its history entry, and ends what
  * `o.ends` names and every outstanding reset or welcome link, in one transaction.
  */
-export async function setPassword(user: UserRow, password: string, o: SetPasswordOptions): Promise<void> {
+export async function setPassword(
+  scope: Scope & Pick<RequestScope, 'verifier'>,
+  user: UserRow,
+  password: string,
+  o: SetPasswordOptions,
+): Promise<void> {
+  const { db, config, verifier } = scope;
+  const now = scope.now();
   if (user.source !== 'local')
     throw new ProblemError('CONFLICT', {
       detail: 'the password of an external account is managed by its directory or provider',
     });
-  assertPasswordPolicy(password, o.config, user.login);
-  const depth = o.config.get('USER_PASSWORD_HISTORY_DEPTH');
-  if (await inHistory(o.db, o.verifier, user.id, password, depth)) {
+  assertPasswordPolicy(password, config, user.login);
+  const depth = config.get('USER_PASSWORD_HISTORY_DEPTH');
+  if (await inHistory(db, verifier, user.id, password, depth)) {
     throw new ProblemError('PASSWORD_POLICY', {
       detail: `the password was used recently: the last ${depth} passwords cannot be reused`,
       extensions: {
@@ -91,21 +93,21 @@ export async function setPassword(user: UserRow, password: string, o: SetPasswor
       },
     });
   }
-  const hash = await o.verifier.hasher.hash(password);
+  const hash = await verifier.hasher.hash(password);
   const self = o.actor.id === user.id;
-  await runAccountBatch(o.db, [
-    ...setPasswordStatements(o.db, user.id, hash, o.now, o.mustChange ?? false),
-    endSessionsStatement(o.db, user.id, o.now, o.ends.reason, { except: o.ends.keepSession }),
-    revokeDevicesStatement(o.db, user.id),
-    ...(o.ends.tokens ? [revokeAllTokensStatement(o.db, user.id, o.now)] : []),
+  await runAccountBatch(db, [
+    ...setPasswordStatements(db, user.id, hash, now, o.mustChange ?? false),
+    endSessionsStatement(db, user.id, now, o.ends.reason, { except: o.ends.keepSession }),
+    revokeDevicesStatement(db, user.id),
+    ...(o.ends.tokens ? [revokeAllTokensStatement(db, user.id, now)] : []),
     // Whoever changes it, the reset and welcome links of the old password end (docs/security.md, "What ends what").
-    endUserLinks(o.db, user.id, o.now),
-    auditInsert(o.db, o.now, {
+    endUserLinks(db, user.id, now),
+    auditInsert(db, now, {
       stream: self ? 'crud_user' : 'crud_admin',
       type: self ? 'password.changed' : 'password.reset',
       actor: o.actor,
       subject: user,
-      request: o.request,
+      request: scope.request,
       data: {
         sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others',
         tokensRevoked: o.ends.tokens,

@@ -11,19 +11,20 @@ import type { Job } from '../jobs/job.js';
  */
 export const blockInactiveAccounts: Job = {
   name: 'block-inactive-accounts',
-  run: async (ctx) => ({ blocked: await blockIdleAccounts(ctx) }),
+  run: async (scope) => ({ blocked: await blockIdleAccounts(scope) }),
 };
 
 /** Clears ended super-access, with its audit event (the access itself ends on time regardless). */
 export const endSuperAccess: Job = {
   name: 'end-super-access',
-  run: async ({ db, now }) => void (await endExpiredSuperAccess(db, now)),
+  run: async ({ db, now }) => void (await endExpiredSuperAccess(db, now())),
 };
 
 /** Forgets old login attempts and expired locks, and passkey challenges that can no longer be answered. */
 export const purgeLoginThrottle: Job = {
   name: 'purge-login-throttle',
-  run: async ({ db, now }) => {
+  run: async ({ db, now: clock }) => {
+    const now = clock();
     await purgeThrottle(db, now);
     await purgeUsedChallenges(db, now);
   },

@@ -127,15 +127,15 @@ const listAll = protectedRoute(adminOnly(superAccess.allowed), {
 });
 
 async function list(c: Context<AppEnv>, user: UserRow) {
-  const rows = await listSessions(c.var.db, user.id, c.var.deps.clock(), sessionPolicy(c.var.config));
+  const rows = await listSessions(c.var.scope.db, user.id, c.var.scope.now(), sessionPolicy(c.var.scope.config));
   return c.json({ items: rows.map((s) => toPublic(s, c.var.principal.sessionId)) }, 200);
 }
 
 async function revoke(c: Context<AppEnv>, user: UserRow, sessionId: string) {
   const actor = c.var.principal.user;
   const reason = actor.id === user.id ? 'user' : 'admin';
-  const now = c.var.deps.clock();
-  const ended = await revokeSessions(c.var.db, user, {
+  const now = c.var.scope.now();
+  const ended = await revokeSessions(c.var.scope.db, user, {
     id: sessionId,
     now,
     actor,
@@ -151,14 +151,21 @@ export function registerUserSessions(app: App): void {
   app.openapi(listMine, (c) => list(c, c.var.principal.user));
   app.openapi(listAll, async (c) => {
     const q = validated(c, 'query', AllQuery);
-    const { rows, total } = await listAllSessions(c.var.db, q, c.var.deps.clock(), sessionPolicy(c.var.config));
+    const { rows, total } = await listAllSessions(
+      c.var.scope.db,
+      q,
+      c.var.scope.now(),
+      sessionPolicy(c.var.scope.config),
+    );
     const items = rows.map((r) => ({ ...toPublic(r.session, c.var.principal.sessionId), user: r.user }));
     return c.json({ items, total, limit: q.limit, offset: q.offset }, 200);
   });
   app.openapi(revokeMine, (c) => revoke(c, c.var.principal.user, validated(c, 'param', MeParams).sessionId));
-  app.openapi(listUser, async (c) => list(c, await liveAccount(c.var.db, validated(c, 'param', UserParams).userId)));
+  app.openapi(listUser, async (c) =>
+    list(c, await liveAccount(c.var.scope.db, validated(c, 'param', UserParams).userId)),
+  );
   app.openapi(revokeUser, async (c) => {
     const p = validated(c, 'param', UserSessionParams);
-    return revoke(c, await liveAccount(c.var.db, p.userId), p.sessionId);
+    return revoke(c, await liveAccount(c.var.scope.db, p.userId), p.sessionId);
   });
 }
