@@ -58,7 +58,7 @@ async function ship(batch: number): Promise<{ batch: number; events: number; sec
       await t.db.batch(inserts.slice(i, i + 500) as [(typeof inserts)[0], ...typeof inserts]);
     const started = performance.now();
     for (let round = 0; round < 1000; round++) {
-      await shipOutbox({ db: t.db, config, bridge: client, now: Date.now() });
+      await shipOutbox({ db: t.db, config, bridge: client, now: () => Date.now() });
       if (
         (await t.db.select({ id: auditOutbox.id }).from(auditOutbox).where(isNull(auditOutbox.shippedAt)).limit(1))
           .length === 0

@@ -66,10 +66,10 @@ async function throughput(): Promise<{ mails: number; seconds: number; perSecond
       );
       await t.db.batch(batch as [(typeof batch)[number], ...(typeof batch)[number][]]);
     }
-    await handleEvents({ db: t.db, config, now });
+    await handleEvents({ db: t.db, config, now: () => now });
     const before = smtp.received.length;
     const started = performance.now();
-    const result = await deliverDue({ db: t.db, config, now, bridge: client });
+    const result = await deliverDue({ db: t.db, config, now: () => now, bridge: client });
     await smtp.waitFor(before + COUNT, 120_000);
     const seconds = (performance.now() - started) / 1000;
     if (result.sent !== COUNT) throw new Error(`sent ${result.sent} of ${COUNT}`);

@@ -75,7 +75,7 @@ const config = (env: Record<string, string> = {}) =>
     ...env,
   });
 const ship = (now: number, env: Record<string, string> = {}) =>
-  shipOutbox({ db: t.db, config: config(env), bridge, now, random: () => 0.5 });
+  shipOutbox({ db: t.db, config: config(env), bridge, now: () => now, random: () => 0.5 });
 
 async function record(stream: AuditStream, n: number, at: number, type: AuditEventType = 'login.success') {
   const inserts = Array.from({ length: n }, (_, i) =>

@@ -136,8 +136,8 @@ describe('delivery through the bridge', () => {
     const c = config();
     // Two handlers at once make each notification once.
     const [h1, h2] = await Promise.all([
-      handleEvents({ db: t.db, config: c, now: T0 }),
-      handleEvents({ db: t.db, config: c, now: T0 }),
+      handleEvents({ db: t.db, config: c, now: () => T0 }),
+      handleEvents({ db: t.db, config: c, now: () => T0 }),
     ]);
     expect(h1.events + h2.events).toBeGreaterThanOrEqual(500);
     expect(await statusOf()).toHaveLength(500);
@@ -146,9 +146,10 @@ describe('delivery through the bridge', () => {
     let now = T0;
     for (let round = 0; round < MAX_ATTEMPTS; round++) {
       // Two deliverers race for the same rows (a job on two hosts, a kick): leases keep them apart.
+      const at = now;
       await Promise.all([
-        deliverDue({ db: t.db, config: c, now, bridge, random: () => 0 }),
-        deliverDue({ db: t.db, config: c, now, bridge, random: () => 0 }),
+        deliverDue({ db: t.db, config: c, now: () => at, bridge, random: () => 0 }),
+        deliverDue({ db: t.db, config: c, now: () => at, bridge, random: () => 0 }),
       ]);
       if ((await statusOf()).every((s) => s === 'sent')) break;
       now += 3_600_000;
@@ -166,8 +167,8 @@ describe('delivery through the bridge', () => {
     await t.db.update(users).set({ displayName: '<b>Eve</b>\r\nBcc: x@evil.test' }).where(eq(users.id, u!.id));
     await lockEvents([u!]);
     const c = config();
-    await handleEvents({ db: t.db, config: c, now: T0 });
-    expect(await deliverDue({ db: t.db, config: c, now: T0, bridge })).toMatchObject({ sent: 1 });
+    await handleEvents({ db: t.db, config: c, now: () => T0 });
+    expect(await deliverDue({ db: t.db, config: c, now: () => T0, bridge })).toMatchObject({ sent: 1 });
     const [mail] = await smtp.waitFor(1);
     const p = mail!.parsed;
     expect(mail!.secure).toBe(true);
@@ -203,8 +204,8 @@ describe('delivery through the bridge', () => {
     ];
     await t.db.batch(events as [(typeof events)[number], ...(typeof events)[number][]]);
     const c = config({ USER_INACTIVE_TIMEOUT_DAY: '45' });
-    await handleEvents({ db: t.db, config: c, now: T0 });
-    expect(await deliverDue({ db: t.db, config: c, now: T0, bridge })).toMatchObject({ sent: 2 });
+    await handleEvents({ db: t.db, config: c, now: () => T0 });
+    expect(await deliverDue({ db: t.db, config: c, now: () => T0, bridge })).toMatchObject({ sent: 2 });
     const byTo = new Map((await smtp.waitFor(2)).map((m) => [m.to[0], m.parsed]));
     expect(byTo.get(idle!.email!)!.subject).toBe('Your account was blocked for inactivity');
     expect(byTo.get(idle!.email!)!.text).toContain('nobody logged in to it for 45 days');
@@ -218,8 +219,8 @@ describe('delivery through the bridge', () => {
   it('accounts without an address are given up with the reason, and nothing is sent', async () => {
     const [u] = await makeUsers(1, { email: false });
     await lockEvents([u!]);
-    await handleEvents({ db: t.db, config: config(), now: T0 });
-    await deliverDue({ db: t.db, config: config(), now: T0, bridge });
+    await handleEvents({ db: t.db, config: config(), now: () => T0 });
+    await deliverDue({ db: t.db, config: config(), now: () => T0, bridge });
     const [row] = await t.db.select().from(notifications);
     expect(row).toMatchObject({ status: 'given_up', lastError: 'the account has no e-mail address', attempts: 0 });
     expect(smtp.received).toHaveLength(0);
@@ -236,8 +237,8 @@ describe('delivery through the bridge', () => {
     });
     let calls = 0;
     const counting: BridgeClient = { status: bridge.status, call: (...a) => (calls++, bridge.call(...a)) };
-    await handleEvents({ db: t.db, config: c, now: T0 });
-    await deliverDue({ db: t.db, config: c, now: T0, bridge: counting });
+    await handleEvents({ db: t.db, config: c, now: () => T0 });
+    await deliverDue({ db: t.db, config: c, now: () => T0, bridge: counting });
     const [row] = await t.db.select().from(notifications);
     expect(row).toMatchObject({ status: 'given_up', attempts: 0 });
     expect(row!.lastError).toMatch(/^mail is not configured/);
@@ -252,8 +253,8 @@ describe('delivery through the bridge', () => {
       const c = config({ EMAIL_USE_TLS: 'False' });
       let calls = 0;
       const counting: BridgeClient = { status: bridge.status, call: (...a) => (calls++, bridge.call(...a)) };
-      await handleEvents({ db: t.db, config: c, now: T0 });
-      await deliverDue({ db: t.db, config: c, now: T0, bridge: counting });
+      await handleEvents({ db: t.db, config: c, now: () => T0 });
+      await deliverDue({ db: t.db, config: c, now: () => T0, bridge: counting });
       const [row] = await t.db.select().from(notifications);
       expect(row).toMatchObject({ status: 'given_up', attempts: 0 });
       expect(row!.lastError).toMatch(/^mail is not configured .*EMAIL_USE_TLS is off/);
@@ -267,23 +268,27 @@ describe('delivery through the bridge', () => {
       const [u, v] = await makeUsers(2);
       await t.db.update(users).set({ email: 'unknown-1@example.com' }).where(eq(users.id, u!.id));
       await lockEvents([u!]);
-      await handleEvents({ db: t.db, config: config(), now: T0 });
-      await deliverDue({ db: t.db, config: config(), now: T0, bridge });
+      await handleEvents({ db: t.db, config: config(), now: () => T0 });
+      await deliverDue({ db: t.db, config: config(), now: () => T0, bridge });
       const [refused] = await t.db.select().from(notifications).where(eq(notifications.userId, u!.id));
       expect(refused).toMatchObject({ status: 'given_up', attempts: 1, sealedLink: null });
       expect(refused!.lastError).toMatch(/^envelope: 550/);
 
       await lockEvents([v!]);
       const wrong = config({ EMAIL_HOST_PASSWORD: 'Wr0ng' });
-      await handleEvents({ db: t.db, config: wrong, now: T0 });
-      await deliverDue({ db: t.db, config: wrong, now: T0, bridge, random: () => 0 });
+      await handleEvents({ db: t.db, config: wrong, now: () => T0 });
+      await deliverDue({ db: t.db, config: wrong, now: () => T0, bridge, random: () => 0 });
       const [retried] = await t.db.select().from(notifications).where(eq(notifications.userId, v!.id));
       expect(retried).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: T0 + 30_000 });
       expect(retried!.lastError).toMatch(/^auth: 535/);
       expect(retried!.lastError).not.toContain('Wr0ng');
       // Not before the backoff; then with the right password (the settings of the next send).
-      expect(await deliverDue({ db: t.db, config: config(), now: T0 + 29_000, bridge })).toMatchObject({ sent: 0 });
-      expect(await deliverDue({ db: t.db, config: config(), now: T0 + 30_000, bridge })).toMatchObject({ sent: 1 });
+      expect(await deliverDue({ db: t.db, config: config(), now: () => T0 + 29_000, bridge })).toMatchObject({
+        sent: 0,
+      });
+      expect(await deliverDue({ db: t.db, config: config(), now: () => T0 + 30_000, bridge })).toMatchObject({
+        sent: 1,
+      });
       expect(smtp.received.map((m) => m.to[0])).toEqual([v!.email]);
     },
   );
@@ -295,8 +300,8 @@ describe('delivery through the bridge', () => {
       await lockEvents([u!]);
       const dsn = `${ingest.httpOrigin.replace('http://', 'http://pubkey@')}/42`;
       const c = config({ EMAIL_HOST_PASSWORD: 'Wr0ng-pass', SENDER_ERRTRACK_DSN: dsn, ERRTRACK_ENV: 'test' });
-      await handleEvents({ db: t.db, config: c, now: T0 });
-      await deliverDue({ db: t.db, config: c, now: T0, bridge });
+      await handleEvents({ db: t.db, config: c, now: () => T0 });
+      await deliverDue({ db: t.db, config: c, now: () => T0, bridge });
       const [req] = await ingest.waitFor(1);
       expect(req!.url).toMatch(/^\/api\/42\/envelope\//);
       const body = req!.body.toString();
@@ -331,7 +336,7 @@ describe('jobs', () => {
   it('a lease left by a crashed deliverer is taken over once it expires', async () => {
     const [u] = await makeUsers(1);
     await lockEvents([u!]);
-    await handleEvents({ db: t.db, config: config(), now: T0 });
+    await handleEvents({ db: t.db, config: config(), now: () => T0 });
     // The job's lease (10 minutes) and the row's claim (2 minutes), both of a holder that crashed.
     expect(await acquireLease(t.db, deliverNotifications.name, 'crashed', T0, deliverNotifications.leaseMs!)).toBe(
       true,
@@ -369,7 +374,7 @@ describe('jobs', () => {
         .where(eq(users.id, soon!.id));
       await passwordExpiryNotices.run(ctx);
       expect(await t.db.select().from(notifications)).toHaveLength(2);
-      await deliverDue({ db: t.db, config: c, now: T0, bridge });
+      await deliverDue({ db: t.db, config: c, now: () => T0, bridge });
       const [mail] = await smtp.waitFor(2);
       expect(mail!.parsed.subject).toBe('Your password expires soon');
     },
@@ -380,10 +385,10 @@ describe('jobs', () => {
     async () => {
       const us = await makeUsers(2);
       await lockEvents([us[0]!], T0);
-      await handleEvents({ db: t.db, config: config(), now: T0 });
-      await deliverDue({ db: t.db, config: config(), now: T0, bridge });
+      await handleEvents({ db: t.db, config: config(), now: () => T0 });
+      await deliverDue({ db: t.db, config: config(), now: () => T0, bridge });
       await lockEvents([us[1]!], T0 + 5 * DAY);
-      await handleEvents({ db: t.db, config: config(), now: T0 + 5 * DAY });
+      await handleEvents({ db: t.db, config: config(), now: () => T0 + 5 * DAY });
       const c = config({ AUTH_NOTIFICATION_EXPIRATION: '10' });
       await purgeNotifications.run(scopeWithoutRequest({ db: t.db, config: c, now: () => T0 + 10 * DAY - 1 }));
       expect(await t.db.select().from(notifications)).toHaveLength(2);

@@ -14,9 +14,8 @@ export const shipAuditOutbox: Job = {
   name: SHIPPING_JOB,
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  async run({ db, config, now: clock, logger, bridge }) {
-    const now = clock();
-    const r = await shipOutbox({ db, config, now, logger, bridge });
+  async run(scope) {
+    const r = await shipOutbox(scope);
     return { delivered: r.delivered, retried: r.retried, dead: r.dead, unreachable: r.unreachable };
   },
 };

@@ -14,12 +14,9 @@
  *   keeps everything, however long the outage, and drains after.
  */
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
-import type { BridgeClient } from '../bridge/client.js';
-import type { ConfigSnapshot } from '../config/index.js';
-import type { Logger } from '../http/logger.js';
+import type { Scope } from '../http/scope.js';
 import { backoffMs, type Backoff } from '../jobs/backoff.js';
 import { ProblemError } from '../http/problem.js';
-import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { LogstoreBulkResponseSchema, type LogstoreBulkResponse } from '../../../schema/bridge/index.js';
 import { outboxEvents } from '../audit/api-access.js';
@@ -28,15 +25,12 @@ import { toLogDocument } from './document.js';
 import { datedIndex, STREAMS, streamPattern, type StreamName } from './streams.js';
 import { logstoreTarget } from './target.js';
 
-export interface ShipScope {
-  db: Db;
-  config: ConfigSnapshot;
-  bridge?: BridgeClient;
-  now: number;
-  logger?: Logger;
-  /** Random numbers in [0, 1) for the jitter (tests pin it). */
-  random?: () => number;
-}
+/** What a run needs of the scope (a logger is optional: tests and benchmarks run without one). */
+type ShipScope = Pick<Scope, 'db' | 'config' | 'bridge' | 'now'> &
+  Partial<Pick<Scope, 'logger'>> & {
+    /** Random numbers in [0, 1) for the jitter (tests pin it). */
+    random?: () => number;
+  };
 
 export interface ShipResult {
   delivered: number;
@@ -60,9 +54,11 @@ export async function shipOutbox(s: ShipScope): Promise<ShipResult> {
   const target = logstoreTarget(s.config);
   if (!s.config.get('EVENT_HANDLING') || !target || !s.bridge) return result;
   const batch = s.config.get('OUTBOX_BATCH_SIZE');
+  // One instant for the whole run: what is due, and the time of every delivery, dead letter and retry.
+  const now = s.now();
   for (const stream of Object.keys(STREAMS) as StreamName[]) {
     for (let n = 0; n < MAX_BATCHES_PER_STREAM; n++) {
-      const more = await shipBatch(s, stream, batch, target, result);
+      const more = await shipBatch(s, now, stream, batch, target, result);
       if (!more) break;
     }
   }
@@ -81,12 +77,13 @@ type BulkItem = LogstoreBulkResponse['items'][number];
  */
 async function shipBatch(
   s: ShipScope,
+  now: number,
   stream: StreamName,
   size: number,
   target: NonNullable<ReturnType<typeof logstoreTarget>>,
   result: ShipResult,
 ): Promise<boolean> {
-  const { db, now } = s;
+  const { db } = s;
   const pending = await db
     .select()
     .from(auditOutbox)
@@ -178,7 +175,7 @@ async function shipBatch(
             .onConflictDoNothing({ target: auditOutbox.id }),
     );
   if (writes.length) await db.batch(writes as [(typeof writes)[0], ...typeof writes]);
-  if (retry.length) await postpone(s, retry, unreachable ?? retryStatus.join(',').slice(0, 200));
+  if (retry.length) await postpone(s, now, retry, unreachable ?? retryStatus.join(',').slice(0, 200));
   result.delivered += deliveredEvents;
   result.dead += dead.length;
   result.retried += retriedEvents;
@@ -191,13 +188,13 @@ async function shipBatch(
 }
 
 /** Counts an attempt on each row and sets its next try after the backoff. */
-async function postpone(s: ShipScope, rows: OutboxRow[], error: string): Promise<void> {
+async function postpone(s: ShipScope, now: number, rows: OutboxRow[], error: string): Promise<void> {
   const writes = rows.map((row) =>
     s.db
       .update(auditOutbox)
       .set({
         attempts: row.attempts + 1,
-        nextAttemptAt: s.now + backoffMs(BACKOFF, row.attempts + 1, s.random),
+        nextAttemptAt: now + backoffMs(BACKOFF, row.attempts + 1, s.random),
         lastError: error,
       })
       .where(eq(auditOutbox.id, row.id)),

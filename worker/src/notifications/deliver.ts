@@ -18,35 +18,29 @@
  */
 import { and, asc, eq, inArray, lte, or, isNull, isNotNull, sql } from 'drizzle-orm';
 import { errorClassOf, extServiceInsert, maskAddress } from '../audit/ext-service.js';
-import type { BridgeClient } from '../bridge/client.js';
-import type { ConfigSnapshot } from '../config/index.js';
 import { reportError, secretValues } from '../errtrack/reporter.js';
 import { backoffMs, type Backoff } from '../jobs/backoff.js';
 import type { MailOutbox } from '../http/context.js';
-import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { openSecret } from '../store/secret-box.js';
 import { auditOutbox, notifications } from '../../../schema/index.js';
-import type { RequestMeta } from '../http/scope.js';
+import type { RequestMeta, Scope } from '../http/scope.js';
 import { MailSendResponseSchema, type MailMessage, type MailServer } from '../../../schema/bridge/index.js';
 import { mailNotConfigured, mailServerOf, noMailServer, senderOf } from './mail-settings.js';
 import { NO_ADDRESS, type NotificationRow } from './store.js';
 import { renderMail, type Language, type NotificationKind, type TemplateData } from './templates.js';
 
-export interface DeliverScope {
-  db: Db;
-  config: ConfigSnapshot;
-  now: number;
-  bridge?: BridgeClient;
-  /** The development outbox (Node host): where mail goes while EMAIL_HOST is the placeholder. */
-  outbox?: MailOutbox;
-  logger?: Logger;
-  /** The time of each write (defaults to `now`); tests and long runs pass a clock. */
-  clock?: () => number;
-  /** Random numbers in [0, 1) for the jitter (tests pin it). */
-  random?: () => number;
-}
+/**
+ * What a run needs of the scope. `now()` is read for each claim, send and write: a caller that wants
+ * the whole run on one instant hands a scope with a fixed clock (the job does). `mailOutbox` (Node
+ * host) is where mail goes while EMAIL_HOST is the placeholder; a logger is optional (tests, benchmarks).
+ */
+type DeliverScope = Pick<Scope, 'db' | 'config' | 'now' | 'bridge' | 'mailOutbox'> &
+  Partial<Pick<Scope, 'logger'>> & {
+    /** Random numbers in [0, 1) for the jitter (tests pin it). */
+    random?: () => number;
+  };
 
 export interface DeliverResult {
   sent: number;
@@ -124,13 +118,12 @@ async function causesOf(db: Db, rows: NotificationRow[]): Promise<Map<string, Re
 export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
   const result: DeliverResult = { sent: 0, outbox: 0, retried: 0, givenUp: 0 };
   const holder = crypto.randomUUID();
-  const clock = s.clock ?? (() => s.now);
   const size = s.config.get('OUTBOX_BATCH_SIZE');
   for (let n = 0; n < MAX_BATCHES; n++) {
-    const rows = await claim(s.db, holder, clock(), size);
+    const rows = await claim(s.db, holder, s.now(), size);
     if (rows.length === 0) break;
     // No mail server configured: the Node host's development outbox takes the mails.
-    const outbox = s.outbox && noMailServer(s.config) ? s.outbox : undefined;
+    const outbox = s.mailOutbox && noMailServer(s.config) ? s.mailOutbox : undefined;
     const unusable = outbox
       ? null
       : (mailNotConfigured(s.config) ?? (s.bridge ? null : 'mail is not configured (no bridge: AUTH_BRIDGE_URL)'));
@@ -144,7 +137,7 @@ export async function deliverDue(s: DeliverScope): Promise<DeliverResult> {
           : outbox
             ? await writeToOutbox(s, row, outbox)
             : await sendOne(s, row, server!);
-        await record(s, holder, row, outcome, clock(), result, row.eventId ? causes.get(row.eventId) : undefined);
+        await record(s, holder, row, outcome, s.now(), result, row.eventId ? causes.get(row.eventId) : undefined);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rows.length) }, worker));
@@ -201,9 +194,8 @@ async function writeToOutbox(s: DeliverScope, row: NotificationRow, outbox: Mail
 async function sendOne(s: DeliverScope, row: NotificationRow, server: MailServer): Promise<Outcome> {
   const message = await messageOf(s, row);
   if ('status' in message) return message;
-  const clock = s.clock ?? (() => s.now);
-  const at = clock();
-  const call = (data: Record<string, unknown>) => ({ call: { at, durationMs: clock() - at, data } });
+  const at = s.now();
+  const call = (data: Record<string, unknown>) => ({ call: { at, durationMs: s.now() - at, data } });
   try {
     const answer = await s.bridge!.call(
       '/v1/mail/send',
@@ -348,7 +340,7 @@ async function reportMailFailure(
       bridge: s.bridge,
       secrets: secretValues(env),
       logger: 'auth-service.mail',
-      clock: s.clock ?? (() => s.now),
+      clock: () => s.now(),
     },
     err,
   ).catch((e: unknown) =>

@@ -10,8 +10,7 @@
  */
 import { asc, inArray, isNull, sql } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
-import type { Logger } from '../http/logger.js';
-import type { Db } from '../store/index.js';
+import type { Scope } from '../http/scope.js';
 import type { UserRow } from '../accounts/model.js';
 import { auditOutbox, users } from '../../../schema/index.js';
 import { mintToken, resetLink, tokenInsertUnlessNotified } from '../accounts/reset-tokens.js';
@@ -20,12 +19,8 @@ import { notificationInsert, notificationRow, type NewNotification } from './sto
 
 type OutboxRow = typeof auditOutbox.$inferSelect;
 
-export interface HandleScope {
-  db: Db;
-  config: ConfigSnapshot;
-  now: number;
-  logger?: Logger;
-}
+/** What a run needs of the scope (a logger is optional: tests and benchmarks run without one). */
+type HandleScope = Pick<Scope, 'db' | 'config' | 'now'> & Partial<Pick<Scope, 'logger'>>;
 
 export interface HandleResult {
   events: number;
@@ -129,6 +124,8 @@ export async function handleEvents(s: HandleScope): Promise<HandleResult> {
   const result: HandleResult = { events: 0, notifications: 0 };
   if (!s.config.get('EVENT_HANDLING')) return result;
   const size = s.config.get('OUTBOX_BATCH_SIZE');
+  // One instant for the whole run: every batch's notifications, links and handled marks.
+  const now = s.now();
   for (let n = 0; n < MAX_BATCHES; n++) {
     const rows = await s.db
       .select()
@@ -137,14 +134,14 @@ export async function handleEvents(s: HandleScope): Promise<HandleResult> {
       .orderBy(asc(auditOutbox.at), sql`rowid`)
       .limit(size);
     if (rows.length === 0) break;
-    await handleBatch(s, rows, result);
+    await handleBatch(s, now, rows, result);
     if (rows.length < size) break;
   }
   return result;
 }
 
-async function handleBatch(s: HandleScope, rows: OutboxRow[], result: HandleResult): Promise<void> {
-  const { db, config, now } = s;
+async function handleBatch(s: HandleScope, now: number, rows: OutboxRow[], result: HandleResult): Promise<void> {
+  const { db, config } = s;
   const ids = [...new Set(rows.map((r) => r.subjectId).filter((id): id is string => id !== null))];
   const accounts = ids.length ? await db.select().from(users).where(inArray(users.id, ids)) : [];
   const byId = new Map(accounts.map((u) => [u.id, u]));

@@ -16,7 +16,7 @@ export const handleNotificationEvents: Job = {
   name: 'handle-events',
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  run: async ({ db, config, now, logger }) => ({ ...(await handleEvents({ db, config, now: now(), logger })) }),
+  run: async (scope) => ({ ...(await handleEvents(scope)) }),
 };
 
 /** Sends due notifications and retries failed ones after their backoff; every 30 s. */
@@ -24,9 +24,12 @@ export const deliverNotifications: Job = {
   name: 'deliver-notifications',
   everyMs: 30_000,
   leaseMs: 10 * 60_000,
-  run: async ({ db, config, now: clock, logger, bridge, mailOutbox }) => ({
-    ...(await deliverDue({ db, config, now: clock(), logger, bridge, outbox: mailOutbox })),
-  }),
+  run: async (scope) => {
+    // The whole run on the instant it started (claims, records, backoff), as the job has always
+    // decided; the kick after a response reads the live clock instead.
+    const instant = scope.now();
+    return { ...(await deliverDue({ ...scope, now: () => instant })) };
+  },
 };
 
 /** Accounts told per run at most (the rest at the next run). */

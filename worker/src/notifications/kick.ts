@@ -34,12 +34,11 @@ export function createNotificationKicker(intervalMs = KICK_INTERVAL_MS): Notific
   const state = { running: false, again: false, last: 0 };
   const runOnce = async (c: Context<AppEnv>) => {
     const { scope, deps } = c.var;
-    const { db, logger, bridge } = scope;
-    // The configuration may have changed since the request began: read it as a job would.
-    const config = await deps.config.current(() => loadSavedSettings(db));
-    const now = scope.now();
-    if (config.get('EVENT_HANDLING')) await handleEvents({ db, config, now, logger });
-    await deliverDue({ db, config, now, bridge, outbox: scope.mailOutbox, logger, clock: scope.now });
+    // The configuration may have changed since the request began: read it as a job would. Delivery
+    // reads the live clock for each claim, send and write (unlike the job, which fixes one instant).
+    const run = { ...scope, config: await deps.config.current(() => loadSavedSettings(scope.db)) };
+    if (run.config.get('EVENT_HANDLING')) await handleEvents(run);
+    await deliverDue(run);
   };
   return {
     afterResponse(c) {
