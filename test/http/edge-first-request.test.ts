@@ -57,8 +57,8 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
     expect(await roundTrips('/v4/users/me')).toMatchObject({ status: 401, trips: 0 });
   });
 
-  /** A new account's API token, made through the first host (whose isolate has checked its stamp). */
-  async function bearerOfNewAccount(): Promise<string> {
+  /** A new account, made through the first host (whose isolate has checked its stamp). */
+  async function newAccount(): Promise<{ login: string; password: string }> {
     const login = uniqueLogin('first');
     const password = 'F4r$dbpass';
     const made = await callJson('/v4/users', {
@@ -68,6 +68,12 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
       json: { login, password },
     });
     expect(made.status).toBe(201);
+    return { login, password };
+  }
+
+  /** A new account's API token, made through the first host. */
+  async function bearerOfNewAccount(): Promise<string> {
+    const { login, password } = await newAccount();
     const issued = await callJson<{ token: string }>('/v4/users/me/tokens', {
       base: first.url,
       method: 'POST',
@@ -90,15 +96,7 @@ describe.runIf(edge)('an edge isolate on a far database', () => {
   });
 
   it('a first request with a session cookie waits for one round trip (its session in the start-up batch)', async () => {
-    const login = uniqueLogin('first');
-    const password = 'F4r$dbpass';
-    const made = await callJson('/v4/users', {
-      base: first.url,
-      method: 'POST',
-      auth: basic(ADMIN.login, ADMIN.password),
-      json: { login, password },
-    });
-    expect(made.status).toBe(201);
+    const { login, password } = await newAccount();
     const loggedIn = await call('/v3/login', { base: first.url, method: 'POST', json: { login, password } });
     expect(loggedIn.status).toBe(200);
     const cookie = loggedIn.headers
