@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseEnvironment } from '../config/index.js';
-import { addressKey, createHashSlots, hashConcurrency, NotAtOnce } from './hash-slots.js';
+import { addressKey, createHashSlots, hashConcurrency } from './hash-slots.js';
 import { nativeHashConcurrency } from '../../node/native-hasher.js';
 
 const A = '192.0.2.1';
@@ -249,37 +249,6 @@ describe('lanes (docs/security-admission.md)', () => {
       first.open();
       await Promise.all([running, a1, owner, owner2]);
       expect(started).toEqual(['a0', 'owner', 'owner2', 'a1']);
-    },
-  );
-
-  it(
-    '`atOnce`: the priority lane runs only on a free slot with nobody waiting, else NOT_AT_ONCE ' + 'counting nothing',
-    async () => {
-      const slots = createHashSlots({
-        concurrency: 1,
-        queue: 1,
-        perAddress: { ...perAddress, burst: 1 },
-        handOver: true,
-      });
-      const atOnce = { trusted: 'user-1', atOnce: true };
-      expect(await slots.run(A, async () => 'ran', atOnce)).toBe('ran');
-      const first = gate();
-      const running = slots.run(B, first.work);
-      // The slot is taken: nothing runs, nothing is counted (A's one token of its burst is still there).
-      await expect(slots.run(A, async () => 'never', atOnce)).rejects.toBeInstanceOf(NotAtOnce);
-      const waiting = slots.run(A, async () => 'anonymous');
-      first.open();
-      expect(await waiting).toBe('anonymous');
-      await running;
-      // A free slot but someone waiting: NOT_AT_ONCE too.
-      const again = gate();
-      const holder = slots.run('198.51.100.20', again.work);
-      const queued = slots.run('192.0.2.50', async () => 'queued');
-      again.open();
-      await expect(slots.run(A, async () => 'never', atOnce)).rejects.toBeInstanceOf(NotAtOnce);
-      await Promise.all([holder, queued]);
-      // Without `trusted` it never runs.
-      await expect(slots.run(A, async () => 'never', { atOnce: true })).rejects.toBeInstanceOf(NotAtOnce);
     },
   );
 

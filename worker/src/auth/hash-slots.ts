@@ -117,18 +117,7 @@ export interface AdmitOptions {
    * (signature, login and live device row checked by the caller): the priority lane.
    */
   trusted?: string;
-  /**
-   * Run only if the work starts at once, no other work waiting: else `run` throws NOT_AT_ONCE before
-   * counting anything, and the caller does what it does otherwise. A login whose device cookie's row
-   * is not read yet tries the priority lane so: the row is read with the attempt's reservation, and a
-   * device found not live leaves the slot unused for a hash (architecture.md §6, "A far database").
-   */
-  atOnce?: boolean;
 }
-
-/** Thrown by `run` with `atOnce` when the work would have to wait (nothing was counted). */
-export class NotAtOnce extends Error {}
-const NOT_AT_ONCE = new NotAtOnce('the work cannot start at once');
 
 /**
  * The bound in force: AUTH_PASSWORD_HASH_CONCURRENCY when set (environment or settings), else the
@@ -432,17 +421,6 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
       let lane: Lane;
       let placed: number;
       const account = opts?.trusted === undefined ? undefined : `account:${opts.trusted}`;
-      if (
-        opts?.atOnce &&
-        !(
-          account !== undefined &&
-          priorityInFlight < PRIORITY_IN_FLIGHT &&
-          (clients.get(account)?.inFlight ?? 0) < PRIORITY_PER_ACCOUNT &&
-          running.size < o.concurrency &&
-          queue.length === 0
-        )
-      )
-        throw NOT_AT_ONCE;
       if (
         account !== undefined &&
         priorityInFlight < PRIORITY_IN_FLIGHT &&

@@ -19,7 +19,6 @@ import type { UserRow } from '../accounts/model.js';
 import { devices, loginLocks, users } from '../../../schema/index.js';
 import { factorsAmong, factorsOfLoginKey, type FactorKind } from '../accounts/factors.js';
 import { loginKey } from './credentials.js';
-import { NotAtOnce } from './hash-slots.js';
 import {
   TOTAL_WINDOW_MS,
   addressJustFilled,
@@ -187,26 +186,20 @@ export async function authenticateLocalPassword(
     return { refused: false as const, user, ok, rehash, plan, factorRows, known: claim !== undefined };
   };
   // A valid device cookie of this login, its row live, takes the priority lane: admitted outside its
-  // address's bound, ahead of anonymous attempts (docs/security-admission.md, "Priority lane"). Its
-  // row is read with the reservation (architecture.md §6, "A far database"): the lane is tried when
-  // the work starts at once, no other work waiting, so a device found not live has passed nobody and
-  // is then admitted as anonymous before its password is checked. When the work would wait, the row
-  // is read first, as before: only a live device waits in the lane.
+  // address's bound, ahead of anonymous attempts (docs/security-admission.md, "Priority lane"). The row
+  // is read before admission, so that only a live device is ever admitted in the lane (a cookie of
+  // another login, or of a revoked device, is admitted as anonymous); the attempt's batch reads it again
+  // and reserves on the device's budget only while it is still live.
   const ipKey = ip ?? null;
   const claim = o.device;
   let checked: Awaited<ReturnType<ReturnType<typeof attempt>>> | undefined;
   if (claim) {
-    try {
-      checked = await scope.verifier.limit(ipKey, attempt(claim), { trusted: claim.userId, atOnce: true });
-    } catch (err) {
-      if (!(err instanceof NotAtOnce)) throw err;
-      const live = (await trustedDevice(db, claim, lk)) !== undefined;
-      checked = await scope.verifier.limit(
-        ipKey,
-        attempt(live ? claim : undefined),
-        live ? { trusted: claim.userId } : undefined,
-      );
-    }
+    const live = (await trustedDevice(db, claim, lk)) !== undefined;
+    checked = await scope.verifier.limit(
+      ipKey,
+      attempt(live ? claim : undefined),
+      live ? { trusted: claim.userId } : undefined,
+    );
   }
   if (!checked || 'notLive' in checked) checked = await scope.verifier.limit(ipKey, attempt(undefined));
   if ('notLive' in checked) throw new Error('an attempt without a device found a device not live');
