@@ -141,7 +141,7 @@ export async function authenticateLocalPassword(
   // commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of the
   // process keeps it, and it reaches the disk within a second. A failure is then committed with an
   // fsync before its answer, which makes this reservation durable too.
-  // `claim`: a signed device cookie presented for this login (its row read live, or not read yet). Its
+  // `claim`: a signed device cookie presented for this login, its row found live before admission. Its
   // device's own budget first; once that is spent (or refused), the device counts as untrusted
   // (accounts/throttle.ts), in the same statement batch. The row is read in that batch too, and both
   // reservations hold only while it is live: a device found not live (revoked, another login's)
