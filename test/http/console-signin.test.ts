@@ -12,6 +12,7 @@ import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { checkPage, launchChromium, newTab, openPage, signIn, waitReady, type ConsoleTab } from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { addLdapServer } from '../harness/ldap-records.js';
 import { startTestProvider, type TestProvider } from '../harness/oidc-provider.js';
 import { startSlapd, type Slapd } from '../harness/slapd.js';
 import { startTestSmtp, type TestSmtp } from '../harness/smtp.js';
@@ -60,21 +61,7 @@ beforeAll(async () => {
     json: { values: { DEFAULT_FRONTEND_URL: ui(), DEFAULT_FRONTEND_MERGE_URL: ui('merge') } },
   });
   expect(settings.status, JSON.stringify(settings.body)).toBe(200);
-  const conn = slapd.connection({ via: 'ldap' });
-  const ldap = await api('/v3/settings/ldap-servers', {
-    method: 'POST',
-    auth: admin,
-    json: {
-      name: 'corp',
-      urls: conn.urls,
-      startTls: conn.startTls,
-      caCert: conn.caCert,
-      bindDn: slapd.serviceDn,
-      bindPassword: slapd.servicePassword,
-      baseDn: slapd.baseDn,
-    },
-  });
-  expect(ldap.status, JSON.stringify(ldap.body)).toBe(201);
+  await addLdapServer(host, 'corp', slapd, 'ldap');
   idp = await startTestProvider([`${host.url}/v3/oidc/callback/testidp`]);
   const oidc = await api('/v3/settings/identity-providers', {
     method: 'POST',
