@@ -5,7 +5,8 @@ const http = (host: 'node' | 'edge') => ({
     name: `http-${host}`,
     include: ['test/http/**/*.test.ts'],
     globalSetup: ['test/harness/global-setup.ts'],
-    testTimeout: 60_000,
+    // Room for a browser test's one new navigation after a stalled one (test/harness/console.ts, openPage).
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     // One host per project; files share it, so run them one after another. Projects of one vitest
     // run share its workers (one on a 2-core machine): .ci/run runs the two HTTP projects as two

@@ -1,7 +1,7 @@
 /**
  * Schema-driven fuzz of every operation of the served OpenAPI description (docs/testing.md, "The fuzz suite"), on a
  * host of its own (its settings, lockouts and deleted accounts stay here). For each operation, FUZZ_RUNS
- * (default 1000 on the Node host, 200 on the edge host: the first 200 of the same cases, as the seed
+ * (default 1000 on the Node host, 100 on the edge host: the first 100 of the same cases, as the seed
  * is the same; the edge shares the app, its schemas and its judge with Node, so its run checks every
  * operation on workerd rather than more inputs; docs/architecture.md §9) requests from
  * fast-check with a fixed seed (FUZZ_SEED), valid per the schemas
@@ -31,7 +31,7 @@ import {
   type Operation,
 } from '../harness/openapi-doc.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? (inject('hostKind') === 'edge' ? 200 : 1000));
+const RUNS = Number(process.env.FUZZ_RUNS ?? (inject('hostKind') === 'edge' ? 100 : 1000));
 const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 /** Requests in flight at once (the host's password-hash queue, AUTH_PASSWORD_HASH_QUEUE, holds them all). */
 const BATCH = 64;
