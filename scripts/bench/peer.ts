@@ -7,9 +7,11 @@
  *   peer-bearer        the same with Authorization: Bearer (better-auth's bearer plugin)
  *   peer-cookie-cache  the same with the session cached in a signed cookie (cookieCache: no database)
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { policyPassword } from './node-host.js';
+import { policyPassword, ROOT } from './node-host.js';
 import type { ScenarioResult } from './report.js';
 import { expectStatus, loadScenario, ScenarioError, type BenchConfig } from './scenarios.js';
 import { startPinnedServer, type PinnedServer } from './servers.js';
@@ -31,8 +33,22 @@ export async function ceiling(config: BenchConfig, register: Register): Promise<
 
 const EMAIL = 'bench@example.com';
 
+const PEER_DIR = 'scripts/bench/peer';
+
+/**
+ * Installs the peer's packages (scripts/bench/peer/package.json, its lockfile) on first use: they stay
+ * out of the service's install, as better-sqlite3 compiles for minutes where no prebuilt binary can be
+ * downloaded (docs/performance.md).
+ */
+function installPeer(): void {
+  if (existsSync(join(ROOT, PEER_DIR, 'node_modules', 'better-auth', 'package.json'))) return;
+  console.log(`Installing the reference peer's packages (npm ci --prefix ${PEER_DIR}; a few minutes the first time)`);
+  execFileSync('npm', ['ci', '--prefix', PEER_DIR, '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+}
+
 async function startPeer(cookieCache: boolean, password: string): Promise<PinnedServer> {
-  return startPinnedServer('scripts/bench/peer-server.ts', (dir) => ({
+  installPeer();
+  return startPinnedServer(`${PEER_DIR}/server.ts`, (dir) => ({
     BENCH_PEER_DB: join(dir, 'peer.db'),
     BENCH_PEER_EMAIL: EMAIL,
     BENCH_PEER_PASSWORD: password,

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
 import { bearer } from 'better-auth/plugins/bearer';
-import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
+import { createNodeNativeHasher } from '../../../worker/node/native-hasher.js';
 
 const need = (name: string): string => {
   const v = process.env[name];
