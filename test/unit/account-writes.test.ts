@@ -78,7 +78,7 @@ describe('accounts/ is the only writer of the credential tables', () => {
       'db.update(devices).set({ lastUsedAt: now })',
       `db.run(sql\`delete from \${passkeys} where user_id = \${id}\`)`,
       "client.execute('DELETE FROM mfa_totp WHERE user_id = ?')",
-      "client.execute('update \"devices\" set last_used_at = ?')",
+      'client.execute(\'update "devices" set last_used_at = ?\')',
       "client.execute('insert into passkey_challenges_used values (?)')",
     ];
     for (const code of planted) expect(credentialWrites(code), code).not.toEqual([]);
