@@ -5,11 +5,15 @@
  * the account's last accepted step moves forward in one conditional UPDATE, so of two hosts that
  * see the same code, one wins.
  */
-import { and, eq, isNotNull, lt } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { generate, generateSecret, generateURI } from 'otplib';
 import { renderSVG } from 'uqr';
+import type { RequestMeta } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { mfaTotp } from '../../../schema/index.js';
+import { factorChangeStatements } from './factors.js';
+import type { UserRow } from './model.js';
+import { runAccountBatch } from './writes.js';
 
 export const TOTP_PERIOD_S = 30;
 export const TOTP_DIGITS = 6;
@@ -77,4 +81,39 @@ export async function acceptStep(
     .set({ lastStep: step, lastUsedAt: now, ...(confirmed ? {} : { confirmedAt: now }) })
     .where(and(eq(mfaTotp.userId, userId), lt(mfaTotp.lastStep, step), state));
   return r.rowsAffected > 0;
+}
+
+/**
+ * Starts the TOTP enrolment of `userId` with its sealed secret, replacing an unconfirmed one; never
+ * over a confirmed factor (a concurrent confirmation won: nothing is written).
+ */
+export async function startTotpEnrolment(db: Db, userId: string, secretEnc: string, now: number): Promise<void> {
+  await db
+    .insert(mfaTotp)
+    .values({ userId, secretEnc, createdAt: now, confirmedAt: null, lastStep: 0 })
+    .onConflictDoUpdate({
+      target: mfaTotp.userId,
+      set: { secretEnc, createdAt: now, lastStep: 0, lastUsedAt: null },
+      setWhere: isNull(mfaTotp.confirmedAt),
+    });
+}
+
+/**
+ * Removes the user's own confirmed TOTP factor; in the same transaction the account's other sessions
+ * (all but `keep`) end and the event that mails the user is written, both only when there is a
+ * factor to remove. False when there was none (nothing written).
+ */
+export async function removeTotp(
+  db: Db,
+  user: UserRow,
+  o: { now: number; keep?: string; request?: RequestMeta },
+): Promise<boolean> {
+  const confirmed = and(eq(mfaTotp.userId, user.id), isNotNull(mfaTotp.confirmedAt));
+  const present = sql`exists (select 1 from ${mfaTotp} where ${confirmed})`;
+  const change = { type: 'mfa.factor_removed', data: { factor: 'totp', by: 'self' }, ...o } as const;
+  const [, , removed] = await runAccountBatch(db, [
+    ...factorChangeStatements(db, user, change, present),
+    db.delete(mfaTotp).where(confirmed),
+  ]);
+  return removed.rowsAffected > 0;
 }
