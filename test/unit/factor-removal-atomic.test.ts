@@ -1,8 +1,9 @@
 /**
- * A removal of second factors is one transaction (architecture.md §6): the caller's own TOTP removal and an
- * administrator's removal of every factor write the deletion, the ended sessions and the audit event (which
- * mails the user) in one batch. A database failure during that write leaves everything as it was: never a
- * factor gone while the sessions it should have ended live on and nobody is told. The app runs in-process
+ * A change of second factors is one transaction (architecture.md §2): a TOTP confirmation, the caller's own
+ * TOTP removal and an administrator's removal of every factor write the change, the ended sessions and the
+ * audit event (which mails the user) in one batch. A database failure during that write leaves everything
+ * as it was: never a factor added or gone while the sessions it should have ended live on and nobody is
+ * told. The app runs in-process
  * (as both hosts build it) over a database whose batch can be made to fail; the clients act as a browser
  * (cookie session) and an administrator's script (Basic) do.
  */
@@ -20,7 +21,7 @@ import { parseEnvironment } from '../../worker/src/config/index.js';
 import { assembleService } from '../../worker/src/service.js';
 import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';
 import { Browser } from '../harness/browser.js';
-import { enrolTotp } from '../harness/totp.js';
+import { enrolTotp, totpCode } from '../harness/totp.js';
 
 const ADMIN = { login: 'admin', password: 'Chang3@me' };
 const ORIGIN = 'http://127.0.0.1';
@@ -66,18 +67,19 @@ async function service() {
   });
   // The test clients' requests go to the app in-process.
   vi.stubGlobal('fetch', (input: string | URL | Request, init?: RequestInit) => app.request(input, init));
-  let fail = false;
+  let fail: string | false = false;
   const client = db.$client;
   const batch = client.batch.bind(client);
   vi.spyOn(client, 'batch').mockImplementation(((stmts: Parameters<typeof batch>[0], mode?: 'write') => {
-    if (fail && JSON.stringify(stmts).includes('mfa.factor_removed'))
+    if (fail && JSON.stringify(stmts).includes(fail))
       return Promise.reject(new Error('injected: the database went away'));
     return batch(stmts, mode);
   }) as typeof client.batch);
   const basic = `Basic ${btoa(`${ADMIN.login}:${ADMIN.password}`)}`;
   return {
     db,
-    failing: (on: boolean) => (fail = on),
+    /** Makes the batches that write an event of `type` fail (false: none). */
+    failing: (type: 'mfa.factor_added' | 'mfa.factor_removed' | false) => (fail = type),
     asAdmin: (path: string, init: RequestInit = {}) =>
       fetch(`${BASE}${path}`, { ...init, headers: { Authorization: basic, ...init.headers } }),
     /** A live session row of `userId` (another device of the user), its id. */
@@ -100,11 +102,39 @@ async function service() {
       const [row] = await db.select().from(sessions).where(eq(sessions.id, id));
       return { revokedAt: row!.revokedAt, revokedReason: row!.revokedReason };
     },
-    events: () => db.select().from(auditOutbox).where(eq(auditOutbox.type, 'mfa.factor_removed')),
+    events: (type = 'mfa.factor_removed') => db.select().from(auditOutbox).where(eq(auditOutbox.type, type)),
   };
 }
 
-describe('a removal of second factors is one transaction', () => {
+describe('a change of second factors is one transaction', () => {
+  it('POST /v4/users/me/totp/confirm: a failed write leaves the enrolment unconfirmed; retried, it confirms', async () => {
+    const s = await service();
+    const b = new Browser(ORIGIN);
+    expect((await b.postJson(`${BASE}/v3/login`, { login: ADMIN.login, password: ADMIN.password })).status).toBe(200);
+    const [admin] = await s.db.select().from(users).where(eq(users.loginKey, ADMIN.login));
+    const started = await b.fetch(`${BASE}/v4/users/me/totp`, { method: 'POST' });
+    expect(started.status).toBe(201);
+    const { otpauthUri } = (await started.json()) as { otpauthUri: string };
+    const secret = new URL(otpauthUri).searchParams.get('secret')!;
+    const other = await s.otherSession(admin!.id);
+    const unconfirmed = async () => (await s.db.select().from(mfaTotp).where(eq(mfaTotp.userId, admin!.id)))[0];
+
+    s.failing('mfa.factor_added');
+    const failed = await b.postJson(`${BASE}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
+    expect(failed.status).toBe(500);
+    // Nothing of the change happened: the factor is not confirmed, the other session lives, no event.
+    expect((await unconfirmed())!.confirmedAt).toBeNull();
+    expect(await s.sessionEnd(other)).toEqual({ revokedAt: null, revokedReason: null });
+    expect(await s.events('mfa.factor_added')).toHaveLength(0);
+
+    s.failing(false);
+    const confirmed = await b.postJson(`${BASE}/v4/users/me/totp/confirm`, { code: totpCode(secret, Date.now()) });
+    expect(confirmed.status).toBe(204);
+    expect((await unconfirmed())!.confirmedAt).not.toBeNull();
+    expect((await s.sessionEnd(other)).revokedReason).toBe('second_factor');
+    expect(await s.events('mfa.factor_added')).toHaveLength(1);
+  });
+
   it('DELETE /v4/users/me/totp: a failed write changes nothing; retried, it does all', async () => {
     const s = await service();
     const b = new Browser(ORIGIN);
@@ -113,7 +143,7 @@ describe('a removal of second factors is one transaction', () => {
     const [admin] = await s.db.select().from(users).where(eq(users.loginKey, ADMIN.login));
     const other = await s.otherSession(admin!.id);
 
-    s.failing(true);
+    s.failing('mfa.factor_removed');
     const failed = await b.fetch(`${BASE}/v4/users/me/totp`, { method: 'DELETE' });
     expect(failed.status).toBe(500);
     // Nothing of the change happened: the factor is there, the other session lives, no event.
@@ -147,7 +177,7 @@ describe('a removal of second factors is one transaction', () => {
     await s.db.insert(mfaRecoveryCodes).values({ id: crypto.randomUUID(), userId: id, codeHash: 'h', createdAt: now });
     const session = await s.otherSession(id);
 
-    s.failing(true);
+    s.failing('mfa.factor_removed');
     expect((await s.asAdmin(`/v4/users/${id}/second-factors`, { method: 'DELETE' })).status).toBe(500);
     expect(await s.db.select().from(mfaTotp).where(eq(mfaTotp.userId, id))).toHaveLength(1);
     expect(await s.db.select().from(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, id))).toHaveLength(1);
