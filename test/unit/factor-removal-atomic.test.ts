@@ -3,9 +3,8 @@
  * TOTP removal and an administrator's removal of every factor write the change, the ended sessions and the
  * audit event (which mails the user) in one batch. A database failure during that write leaves everything
  * as it was: never a factor added or gone while the sessions it should have ended live on and nobody is
- * told. The app runs in-process
- * (as both hosts build it) over a database whose batch can be made to fail; the clients act as a browser
- * (cookie session) and an administrator's script (Basic) do.
+ * told. The app runs in-process (as both hosts build it) over a database whose batch can be made to fail;
+ * the clients act as a browser (cookie session) and an administrator's script (Basic) do.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
