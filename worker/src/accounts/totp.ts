@@ -11,8 +11,10 @@ import { renderSVG } from 'uqr';
 import type { RequestMeta } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { mfaTotp } from '../../../schema/index.js';
-import { factorChangeStatements } from './factors.js';
+import { factorChangeStatements, type FactorChange } from './factors.js';
 import type { UserRow } from './model.js';
+import { secondFactorStatement } from './sessions.js';
+import { successStatements, type AttemptPlan } from './throttle.js';
 import { runAccountBatch } from './writes.js';
 
 export const TOTP_PERIOD_S = 30;
@@ -65,21 +67,15 @@ export async function matchingStep(secret: string, code: string, now: number): P
 }
 
 /**
- * Records `step` as the account's last accepted one, only when it is newer than the last (and the
- * factor is in the state `confirmed` asks): true when this call accepted it, false for a replay.
+ * Records `step` as the last accepted one of the account's confirmed factor, only when it is newer than
+ * the last: true when this call accepted it, false for a replay. (An enrolment's first code confirms it
+ * with its consequences: confirmTotpEnrolment.)
  */
-export async function acceptStep(
-  db: Db,
-  userId: string,
-  step: number,
-  now: number,
-  confirmed: boolean,
-): Promise<boolean> {
-  const state = confirmed ? isNotNull(mfaTotp.confirmedAt) : undefined;
+export async function acceptStep(db: Db, userId: string, step: number, now: number): Promise<boolean> {
   const r = await db
     .update(mfaTotp)
-    .set({ lastStep: step, lastUsedAt: now, ...(confirmed ? {} : { confirmedAt: now }) })
-    .where(and(eq(mfaTotp.userId, userId), lt(mfaTotp.lastStep, step), state));
+    .set({ lastStep: step, lastUsedAt: now })
+    .where(and(eq(mfaTotp.userId, userId), lt(mfaTotp.lastStep, step), isNotNull(mfaTotp.confirmedAt)));
   return r.rowsAffected > 0;
 }
 
@@ -96,6 +92,35 @@ export async function startTotpEnrolment(db: Db, userId: string, secretEnc: stri
       set: { secretEnc, createdAt: now, lastStep: 0, lastUsedAt: null },
       setWhere: isNull(mfaTotp.confirmedAt),
     });
+}
+
+/**
+ * Confirms the TOTP enrolment of `user` with the code of `step` (matchingStep), in one transaction with
+ * what a confirmation also writes: the attempt's success (`plan`: its counted failures forgotten), the
+ * session `keep` verified at `now`, the account's other sessions ended and the event that mails the
+ * user. Each of those runs only when the confirmation did (conditioned in SQL on the factor confirmed by
+ * this call), so false (no enrolment left, or the step not newer than the last: a replay) writes nothing:
+ * the caller counts the failure.
+ */
+export async function confirmTotpEnrolment(
+  db: Db,
+  user: UserRow,
+  o: { step: number; now: number; plan: AttemptPlan; keep?: string; request?: RequestMeta },
+): Promise<boolean> {
+  const mine = eq(mfaTotp.userId, user.id);
+  const byThisCall = and(mine, eq(mfaTotp.confirmedAt, o.now), eq(mfaTotp.lastStep, o.step));
+  const confirmed = sql`exists (select 1 from ${mfaTotp} where ${byThisCall})`;
+  const change = { type: 'mfa.factor_added', data: { factor: 'totp' }, now: o.now, request: o.request, keep: o.keep };
+  const [result] = await runAccountBatch(db, [
+    db
+      .update(mfaTotp)
+      .set({ lastStep: o.step, lastUsedAt: o.now, confirmedAt: o.now })
+      .where(and(mine, lt(mfaTotp.lastStep, o.step), isNull(mfaTotp.confirmedAt))),
+    ...successStatements(db, o.plan, confirmed),
+    ...(o.keep ? [secondFactorStatement(db, user.id, o.keep, o.now, confirmed)] : []),
+    ...factorChangeStatements(db, user, change as FactorChange, confirmed),
+  ]);
+  return result.rowsAffected > 0;
 }
 
 /**

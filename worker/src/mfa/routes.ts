@@ -12,7 +12,7 @@ import { CHALLENGES, loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
 import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import { attemptPlan, reserveAttempt, successStatements, throttleKey } from '../accounts/throttle.js';
+import { attemptPlan, reserveAttempt, throttleKey } from '../accounts/throttle.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
@@ -23,12 +23,12 @@ import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
 import { mfaTotp, passkeys } from '../../../schema/index.js';
-import { factorChangeStatements, factorsOf, recoveryCodesLeft, removeEveryFactor } from '../accounts/factors.js';
+import { factorsOf, recoveryCodesLeft, removeEveryFactor } from '../accounts/factors.js';
 import { secondFactorInput } from '../auth/mfa-answers.js';
 import { RECOVERY_CODES_LOW, regenerateRecoveryCodes } from '../accounts/recovery-codes.js';
 import { checkSecondFactor } from '../sessions/second-step.js';
 import {
-  acceptStep,
+  confirmTotpEnrolment,
   matchingStep,
   newTotpSecret,
   provisioning,
@@ -272,7 +272,11 @@ export function registerMfa(app: App): void {
       throw await lockedProblem(scope, CHALLENGES.Bearer, plan);
     }
     const step = await matchingStep(await openSecret(c.var.scope.config, row.secretEnc), code, now);
-    if (step === undefined || !(await acceptStep(db, user.id, step, now, false))) {
+    const keep = currentSession(c);
+    // One transaction: the confirmation, the attempt's success, the sessions ended and the event.
+    const confirmed =
+      step !== undefined && (await confirmTotpEnrolment(db, user, { step, now, plan, keep, request: scope.request }));
+    if (!confirmed) {
       const failure = auditInsert(db, now, {
         stream: 'user_activity',
         type: 'mfa.failure',
@@ -285,18 +289,6 @@ export function registerMfa(app: App): void {
       ]);
       throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the code is wrong or expired' });
     }
-    const keep = currentSession(c);
-    await runAccountBatch(db, [
-      ...successStatements(db, plan),
-      ...(keep ? [secondFactorStatement(db, user.id, keep, now)] : []),
-      ...factorChangeStatements(db, user, {
-        type: 'mfa.factor_added',
-        data: { factor: 'totp' },
-        now,
-        request: scope.request,
-        keep,
-      }),
-    ]);
     if (keep && c.var.principal.session) c.var.principal.session.secondFactorAt = now;
     return c.body(null, 204);
   });

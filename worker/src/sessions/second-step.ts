@@ -49,7 +49,7 @@ async function totpAccepted(scope: RequestScope, userId: string, code: string): 
   if (!row) return false;
   const now = scope.now();
   const step = await matchingStep(await openSecret(scope.config, row.secretEnc), code, now);
-  return step !== undefined && (await acceptStep(scope.db, userId, step, now, true));
+  return step !== undefined && (await acceptStep(scope.db, userId, step, now));
 }
 
 /**
