@@ -106,7 +106,7 @@ async function service() {
 }
 
 describe('a change of second factors is one transaction', () => {
-  it('POST /v4/users/me/totp/confirm: a failed write leaves the enrolment unconfirmed; retried, it confirms', async () => {
+  it('POST /v4/users/me/totp/confirm: a failed write leaves it unconfirmed; retried, it confirms', async () => {
     const s = await service();
     const b = new Browser(ORIGIN);
     expect((await b.postJson(`${BASE}/v3/login`, { login: ADMIN.login, password: ADMIN.password })).status).toBe(200);
