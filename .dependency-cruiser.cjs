@@ -14,7 +14,7 @@ const TIERS = [
   ['http'], // the base of every request
   ['store', 'bridge'], // the database; the on-prem bridge client
   ['audit', 'errtrack', 'jobs'], // audit events; error reports; the job shape, runner and leases
-  ['accounts'], // the owner of users, sessions, tokens and login attempts
+  ['accounts'], // the owner of users, sessions, tokens, second factors, devices and login attempts
   ['auth'], // credentials, password hashing and policy, roles, protected routes, password logins
   ['users', 'settings', 'logs', 'docs', 'console'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],

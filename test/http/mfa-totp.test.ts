@@ -277,5 +277,13 @@ describe('recovery codes, step-up, enforcement, reset, admin removal', () => {
     expect(listed.body.factors).toEqual([]);
     const r = await callJson('/v3/login', { method: 'POST', json: { login, password: PASSWORD } });
     expect(r.status).toBe(200);
+    // Nothing left to remove: 204 again, and a new session lives on (nothing ends with an empty removal).
+    const again = new Browser(new URL(baseUrl()).origin);
+    expect((await again.postJson(url('/v3/login'), { login, password: PASSWORD })).status).toBe(200);
+    expect((await call(`/v4/users/${id}/second-factors`, { method: 'DELETE', auth: admin })).status).toBe(204);
+    expect((await again.fetch(url('/v4/users/me'))).status).toBe(200);
+    // Nor does the removal of a TOTP factor the account no longer has: 404, the session lives on.
+    expect((await again.fetch(url('/v4/users/me/totp'), { method: 'DELETE' })).status).toBe(404);
+    expect((await again.fetch(url('/v4/users/me'))).status).toBe(200);
   });
 });

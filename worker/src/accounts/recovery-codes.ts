@@ -4,9 +4,12 @@
  * conditional UPDATE, so two hosts cannot both accept it.
  */
 import { and, eq, isNull } from 'drizzle-orm';
+import { auditInsert } from '../audit/events.js';
+import type { RequestMeta } from '../http/scope.js';
 import { tokenHash } from './tokens.js';
 import type { Db } from '../store/index.js';
 import { mfaRecoveryCodes } from '../../../schema/index.js';
+import type { UserRow } from './model.js';
 
 export const RECOVERY_CODE_COUNT = 10;
 /** Below this many unused codes the account is warned (its listing says `low: true`). */
@@ -30,7 +33,7 @@ export function recoveryCodeHash(userId: string, code: string): string {
 }
 
 /** Statements replacing the account's codes with 10 new ones; the codes, to show once. */
-export function newRecoveryCodes(db: Db, userId: string, now: number) {
+function newRecoveryCodes(db: Db, userId: string, now: number) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newCode);
   const rows = codes.map((code) => ({
     id: crypto.randomUUID(),
@@ -43,6 +46,30 @@ export function newRecoveryCodes(db: Db, userId: string, now: number) {
     db.insert(mfaRecoveryCodes).values(rows),
   ] as const;
   return { codes, writes };
+}
+
+/**
+ * Replaces the account's recovery codes with 10 new ones, with their audit event, in one transaction;
+ * the codes, to show once.
+ */
+export async function regenerateRecoveryCodes(
+  db: Db,
+  user: UserRow,
+  now: number,
+  request?: RequestMeta,
+): Promise<string[]> {
+  const { codes, writes } = newRecoveryCodes(db, user.id, now);
+  await db.batch([
+    ...writes,
+    auditInsert(db, now, {
+      stream: 'user_activity',
+      type: 'mfa.recovery_codes_generated',
+      subject: user,
+      request,
+      data: { count: codes.length },
+    }),
+  ]);
+  return codes;
 }
 
 /** Uses an unused code of the account: true when this call used it. */

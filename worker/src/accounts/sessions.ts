@@ -262,15 +262,21 @@ export function endSessionsStatement(
 
 /**
  * The statement recording that session `sessionId` of `userId` passed a second factor at `now`
- * (its step-up time starts there).
+ * (its step-up time starts there); only while `when` holds, when given.
  */
-export function secondFactorStatement(db: Db, userId: string, sessionId: string, now: number): AccountWrite {
+export function secondFactorStatement(
+  db: Db,
+  userId: string,
+  sessionId: string,
+  now: number,
+  when?: SQL,
+): AccountWrite {
   return accountWrite(
     userId,
     db
       .update(sessions)
       .set({ secondFactorAt: now })
-      .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId))),
+      .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), when)),
   );
 }
 

@@ -158,19 +158,20 @@ export function releaseAttempt(db: Db, plan: AttemptPlan) {
 /**
  * After a correct password: the failures of the main budget and of the account's total are
  * forgotten, and this attempt no longer counts against the address (only failures do). A device's
- * success leaves the untrusted budget as it is: the owner's login lifts nothing for others.
+ * success leaves the untrusted budget as it is: the owner's login lifts nothing for others. With
+ * `when`, only while it holds (a success decided by an earlier statement of the same batch).
  */
-export function successStatements(db: Db, plan: AttemptPlan) {
+export function successStatements(db: Db, plan: AttemptPlan, when?: SQL) {
   return [
-    clearAttempts(db, plan.main.key),
-    clearAttempts(db, plan.total.key),
-    ...(plan.address ? [db.delete(loginAttempts).where(eq(loginAttempts.id, plan.address.id))] : []),
+    clearAttempts(db, plan.main.key, when),
+    clearAttempts(db, plan.total.key, when),
+    ...(plan.address ? [db.delete(loginAttempts).where(and(eq(loginAttempts.id, plan.address.id), when))] : []),
   ] as const;
 }
 
-/** Forgets the failures of `key`. */
-export function clearAttempts(db: Db, key: string) {
-  return db.delete(loginAttempts).where(eq(loginAttempts.throttleKey, key));
+/** Forgets the failures of `key` (only while `when` holds, when given: a success decided in the same batch). */
+export function clearAttempts(db: Db, key: string, when?: SQL) {
+  return db.delete(loginAttempts).where(and(eq(loginAttempts.throttleKey, key), when));
 }
 
 /**

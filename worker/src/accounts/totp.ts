@@ -5,11 +5,17 @@
  * the account's last accepted step moves forward in one conditional UPDATE, so of two hosts that
  * see the same code, one wins.
  */
-import { and, eq, isNotNull, lt } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { generate, generateSecret, generateURI } from 'otplib';
 import { renderSVG } from 'uqr';
+import type { RequestMeta } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { mfaTotp } from '../../../schema/index.js';
+import { factorChangeStatements, type FactorChange } from './factors.js';
+import type { UserRow } from './model.js';
+import { secondFactorStatement } from './sessions.js';
+import { successStatements, type AttemptPlan } from './throttle.js';
+import { runAccountBatch } from './writes.js';
 
 export const TOTP_PERIOD_S = 30;
 export const TOTP_DIGITS = 6;
@@ -61,20 +67,78 @@ export async function matchingStep(secret: string, code: string, now: number): P
 }
 
 /**
- * Records `step` as the account's last accepted one, only when it is newer than the last (and the
- * factor is in the state `confirmed` asks): true when this call accepted it, false for a replay.
+ * Records `step` as the last accepted one of the account's confirmed factor, only when it is newer than
+ * the last: true when this call accepted it, false for a replay. (An enrolment's first code confirms it
+ * with its consequences: confirmTotpEnrolment.)
  */
-export async function acceptStep(
-  db: Db,
-  userId: string,
-  step: number,
-  now: number,
-  confirmed: boolean,
-): Promise<boolean> {
-  const state = confirmed ? isNotNull(mfaTotp.confirmedAt) : undefined;
+export async function acceptStep(db: Db, userId: string, step: number, now: number): Promise<boolean> {
   const r = await db
     .update(mfaTotp)
-    .set({ lastStep: step, lastUsedAt: now, ...(confirmed ? {} : { confirmedAt: now }) })
-    .where(and(eq(mfaTotp.userId, userId), lt(mfaTotp.lastStep, step), state));
+    .set({ lastStep: step, lastUsedAt: now })
+    .where(and(eq(mfaTotp.userId, userId), lt(mfaTotp.lastStep, step), isNotNull(mfaTotp.confirmedAt)));
   return r.rowsAffected > 0;
+}
+
+/**
+ * Starts the TOTP enrolment of `userId` with its sealed secret, replacing an unconfirmed one; never
+ * over a confirmed factor (a concurrent confirmation won: nothing is written).
+ */
+export async function startTotpEnrolment(db: Db, userId: string, secretEnc: string, now: number): Promise<void> {
+  await db
+    .insert(mfaTotp)
+    .values({ userId, secretEnc, createdAt: now, confirmedAt: null, lastStep: 0 })
+    .onConflictDoUpdate({
+      target: mfaTotp.userId,
+      set: { secretEnc, createdAt: now, lastStep: 0, lastUsedAt: null },
+      setWhere: isNull(mfaTotp.confirmedAt),
+    });
+}
+
+/**
+ * Confirms the TOTP enrolment of `user` with the code of `step` (matchingStep), in one transaction with
+ * what a confirmation also writes: the attempt's success (`plan`: its counted failures forgotten), the
+ * session `keep` verified at `now`, the account's other sessions ended and the event that mails the
+ * user. Each of those runs only when the confirmation did (conditioned in SQL on the factor confirmed by
+ * this call), so false (no enrolment left, or the step not newer than the last: a replay) writes nothing:
+ * the caller counts the failure.
+ */
+export async function confirmTotpEnrolment(
+  db: Db,
+  user: UserRow,
+  o: { step: number; now: number; plan: AttemptPlan; keep?: string; request?: RequestMeta },
+): Promise<boolean> {
+  const mine = eq(mfaTotp.userId, user.id);
+  const byThisCall = and(mine, eq(mfaTotp.confirmedAt, o.now), eq(mfaTotp.lastStep, o.step));
+  const confirmed = sql`exists (select 1 from ${mfaTotp} where ${byThisCall})`;
+  const change = { type: 'mfa.factor_added', data: { factor: 'totp' }, now: o.now, request: o.request, keep: o.keep };
+  const [result] = await runAccountBatch(db, [
+    db
+      .update(mfaTotp)
+      .set({ lastStep: o.step, lastUsedAt: o.now, confirmedAt: o.now })
+      .where(and(mine, lt(mfaTotp.lastStep, o.step), isNull(mfaTotp.confirmedAt))),
+    ...successStatements(db, o.plan, confirmed),
+    ...(o.keep ? [secondFactorStatement(db, user.id, o.keep, o.now, confirmed)] : []),
+    ...factorChangeStatements(db, user, change as FactorChange, confirmed),
+  ]);
+  return result.rowsAffected > 0;
+}
+
+/**
+ * Removes the user's own confirmed TOTP factor; in the same transaction the account's other sessions
+ * (all but `keep`) end and the event that mails the user is written, both only when there is a
+ * factor to remove. False when there was none (nothing written).
+ */
+export async function removeTotp(
+  db: Db,
+  user: UserRow,
+  o: { now: number; keep?: string; request?: RequestMeta },
+): Promise<boolean> {
+  const confirmed = and(eq(mfaTotp.userId, user.id), isNotNull(mfaTotp.confirmedAt));
+  const present = sql`exists (select 1 from ${mfaTotp} where ${confirmed})`;
+  const change = { type: 'mfa.factor_removed', data: { factor: 'totp', by: 'self' }, ...o } as const;
+  const [, , removed] = await runAccountBatch(db, [
+    ...factorChangeStatements(db, user, change, present),
+    db.delete(mfaTotp).where(confirmed),
+  ]);
+  return removed.rowsAffected > 0;
 }

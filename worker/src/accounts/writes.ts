@@ -1,11 +1,15 @@
 /**
- * The one way credentials are written (architecture.md §6): every insert, update or delete of `users`,
- * `sessions` and `api_tokens` is built in accounts/ as an AccountWrite, which names the account it
- * touches, and runs through `runAccountBatch` (or `accountWriting`), which invalidates that
- * account's cached token and session lookups (store/credential-cache.ts) when the write starts and
- * again when it ends. Code outside accounts/ cannot run an AccountWrite any other way (it is not a
- * drizzle statement), and never builds a write of those tables itself (test/unit/account-writes.test.ts).
- * The activity touches (last use of a token or session, last activity) do not come through here.
+ * The one way credentials are written (architecture.md §2 and §6). accounts/ is the only writer of
+ * `users`, `sessions`, `api_tokens`, `password_history`, the second factors (`mfa_totp`,
+ * `mfa_recovery_codes`, `mfa_pending_uses`, `passkeys`, `passkey_challenges_used`) and `devices`: code
+ * outside it calls its named functions, which run each change with its consequences (sessions ended, the
+ * audit event) in one batch, and never builds a write of those tables itself
+ * (test/unit/account-writes.test.ts). Every insert, update or delete of `users`, `sessions` and
+ * `api_tokens` is an AccountWrite, which names the account it touches, and runs through
+ * `runAccountBatch` (or `accountWriting`), which invalidates that account's cached token and session
+ * lookups (store/credential-cache.ts) when the write starts and again when it ends. Code outside
+ * accounts/ cannot run an AccountWrite any other way (it is not a drizzle statement). The activity
+ * touches (last use of a token or session, last activity) do not come through here.
  */
 import type { BatchItem } from 'drizzle-orm/batch';
 import { invalidateAccount } from '../store/credential-cache.js';

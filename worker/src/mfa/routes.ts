@@ -5,29 +5,36 @@
  * the start of its enrolment, and recovery codes once, when generated.
  */
 import { z } from '@hono/zod-openapi';
-import { and, eq, isNotNull, isNull } from 'drizzle-orm';
-import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { and, eq, isNull } from 'drizzle-orm';
+import { runAccountBatch } from '../accounts/writes.js';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES, loginKey } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
 import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import { attemptPlan, reserveAttempt, successStatements, throttleKey } from '../accounts/throttle.js';
+import { attemptPlan, reserveAttempt, throttleKey } from '../accounts/throttle.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { validated } from '../http/validated.js';
-import { endSessionsStatement, secondFactorStatement } from '../accounts/sessions.js';
+import { secondFactorStatement } from '../accounts/sessions.js';
 import { openSecret, sealSecret } from '../store/secret-box.js';
 import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
-import { mfaRecoveryCodes, mfaTotp, passkeys, sessions } from '../../../schema/index.js';
-import { factorsOf, recoveryCodesLeft } from '../accounts/factors.js';
+import { mfaTotp, passkeys } from '../../../schema/index.js';
+import { factorsOf, recoveryCodesLeft, removeEveryFactor } from '../accounts/factors.js';
 import { secondFactorInput } from '../auth/mfa-answers.js';
-import { RECOVERY_CODES_LOW, newRecoveryCodes } from '../accounts/recovery-codes.js';
+import { RECOVERY_CODES_LOW, regenerateRecoveryCodes } from '../accounts/recovery-codes.js';
 import { checkSecondFactor } from '../sessions/second-step.js';
-import { acceptStep, matchingStep, newTotpSecret, provisioning } from '../accounts/totp.js';
+import {
+  confirmTotpEnrolment,
+  matchingStep,
+  newTotpSecret,
+  provisioning,
+  removeTotp,
+  startTotpEnrolment,
+} from '../accounts/totp.js';
 
 const FactorList = z
   .object({
@@ -231,33 +238,6 @@ function currentSession(c: Context<AppEnv>): string | undefined {
   return p.method === 'session' ? p.sessionId : undefined;
 }
 
-/**
- * The writes of a changed factor: the account's other sessions end (ASVS V7.4.3), the event that
- * mails the user; the current session (if any) keeps going.
- */
-function factorChanged(
-  c: Context<AppEnv>,
-  user: UserRow,
-  type: 'mfa.factor_added' | 'mfa.factor_removed',
-  data: Record<string, unknown>,
-  o: { actor?: UserRow; keep?: string } = {},
-): AccountBatchItem[] {
-  const now = c.var.scope.now();
-  const db = c.var.scope.db;
-  const admin = o.actor !== undefined && o.actor.id !== user.id;
-  return [
-    endSessionsStatement(db, user.id, now, admin ? 'admin' : 'second_factor', { except: o.keep }),
-    auditInsert(db, now, {
-      stream: admin ? 'crud_admin' : 'user_activity',
-      type,
-      actor: o.actor ?? user,
-      subject: user,
-      request: c.var.scope.request,
-      data,
-    }),
-  ];
-}
-
 /** Registers the second-factor routes. */
 export function registerMfa(app: App): void {
   app.openapi(listMine, async (c) => c.json(await factorList(c.var.scope.db, c.var.principal.user.id), 200));
@@ -269,16 +249,7 @@ export function registerMfa(app: App): void {
     if ((await factorsOf(db, user.id)).includes('totp'))
       throw new ProblemError('CONFLICT', { detail: 'a TOTP factor is confirmed already: remove it first' });
     const secret = newTotpSecret();
-    const sealed = await sealSecret(c.var.scope.config, secret);
-    await db
-      .insert(mfaTotp)
-      .values({ userId: user.id, secretEnc: sealed, createdAt: now, confirmedAt: null, lastStep: 0 })
-      .onConflictDoUpdate({
-        target: mfaTotp.userId,
-        set: { secretEnc: sealed, createdAt: now, lastStep: 0, lastUsedAt: null },
-        // Never over a confirmed factor (a concurrent confirmation won).
-        setWhere: isNull(mfaTotp.confirmedAt),
-      });
+    await startTotpEnrolment(db, user.id, await sealSecret(c.var.scope.config, secret), now);
     const issuer = c.var.scope.config.get('PROJECT_DESCRIPTION') || 'auth';
     const { uri, qrSvg } = provisioning(secret, issuer, user.login);
     return c.json({ otpauthUri: uri, qrSvg }, 201, { 'Cache-Control': 'no-store' });
@@ -301,7 +272,11 @@ export function registerMfa(app: App): void {
       throw await lockedProblem(scope, CHALLENGES.Bearer, plan);
     }
     const step = await matchingStep(await openSecret(c.var.scope.config, row.secretEnc), code, now);
-    if (step === undefined || !(await acceptStep(db, user.id, step, now, false))) {
+    const keep = currentSession(c);
+    // One transaction: the confirmation, the attempt's success, the sessions ended and the event.
+    const confirmed =
+      step !== undefined && (await confirmTotpEnrolment(db, user, { step, now, plan, keep, request: scope.request }));
+    if (!confirmed) {
       const failure = auditInsert(db, now, {
         stream: 'user_activity',
         type: 'mfa.failure',
@@ -314,29 +289,19 @@ export function registerMfa(app: App): void {
       ]);
       throw new ProblemError('INVALID_CREDENTIALS', { detail: 'the code is wrong or expired' });
     }
-    const keep = currentSession(c);
-    await runAccountBatch(db, [
-      ...successStatements(db, plan),
-      ...(keep ? [secondFactorStatement(db, user.id, keep, now)] : []),
-      ...factorChanged(c, user, 'mfa.factor_added', { factor: 'totp' }, { keep }),
-    ]);
     if (keep && c.var.principal.session) c.var.principal.session.secondFactorAt = now;
     return c.body(null, 204);
   });
 
   app.openapi(deleteTotp, async (c) => {
     const user = c.var.principal.user;
-    const db = c.var.scope.db;
-    const [removed] = await db.batch([
-      db.delete(mfaTotp).where(and(eq(mfaTotp.userId, user.id), isNotNull(mfaTotp.confirmedAt))),
-    ]);
-    if (removed.rowsAffected === 0) throw new ProblemError('NOT_FOUND', { detail: 'no confirmed TOTP factor' });
-    await runAccountBatch(
-      db,
-      factorChanged(c, user, 'mfa.factor_removed', { factor: 'totp', by: 'self' }, { keep: currentSession(c) }) as [
-        AccountBatchItem,
-      ],
-    );
+    const scope = c.var.scope;
+    const removed = await removeTotp(scope.db, user, {
+      now: scope.now(),
+      keep: currentSession(c),
+      request: scope.request,
+    });
+    if (!removed) throw new ProblemError('NOT_FOUND', { detail: 'no confirmed TOTP factor' });
     return c.body(null, 204);
   });
 
@@ -346,17 +311,7 @@ export function registerMfa(app: App): void {
     const now = c.var.scope.now();
     if ((await factorsOf(db, user.id)).length === 0)
       throw new ProblemError('CONFLICT', { detail: 'confirm a second factor first (POST /v4/users/me/totp)' });
-    const { codes, writes } = newRecoveryCodes(db, user.id, now);
-    await db.batch([
-      ...writes,
-      auditInsert(db, now, {
-        stream: 'user_activity',
-        type: 'mfa.recovery_codes_generated',
-        subject: user,
-        request: c.var.scope.request,
-        data: { count: codes.length },
-      }),
-    ]);
+    const codes = await regenerateRecoveryCodes(db, user, now, c.var.scope.request);
     return c.json({ codes }, 201, { 'Cache-Control': 'no-store' });
   });
 
@@ -389,18 +344,8 @@ export function registerMfa(app: App): void {
     const db = c.var.scope.db;
     const target = await liveAccount(db, userId);
     const actor = c.var.principal.user;
-    const [totp, codes, keys] = await db.batch([
-      db.delete(mfaTotp).where(eq(mfaTotp.userId, target.id)),
-      db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, target.id)),
-      db.delete(passkeys).where(eq(passkeys.userId, target.id)),
-    ]);
-    if (totp.rowsAffected + codes.rowsAffected + keys.rowsAffected > 0) {
-      // Every session of the user ends (the administrator's own, if it is theirs, too).
-      await runAccountBatch(
-        db,
-        factorChanged(c, target, 'mfa.factor_removed', { factor: 'all', by: 'admin' }, { actor }) as [AccountBatchItem],
-      );
-    }
+    // Every session of the user ends (the administrator's own, if it is theirs, too).
+    await removeEveryFactor(db, target, { now: c.var.scope.now(), actor, by: 'admin', request: c.var.scope.request });
     return c.body(null, 204);
   });
 }

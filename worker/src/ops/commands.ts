@@ -11,9 +11,8 @@ import { loginKey } from '../auth/credentials.js';
 import { lockedUntil, throttleKey } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
-import { mfaRecoveryCodes, mfaTotp, passkeys, users } from '../../../schema/index.js';
-import { endSessionsStatement } from '../accounts/sessions.js';
-import { runAccountBatch } from '../accounts/writes.js';
+import { users } from '../../../schema/index.js';
+import { removeEveryFactor } from '../accounts/factors.js';
 import { OPERATOR_ACTOR, unblockAccount, unlockAccount } from '../users/admin-changes.js';
 import { LoginSchema } from '../accounts/login-name.js';
 import { createLocalAccount } from '../users/create.js';
@@ -122,22 +121,8 @@ export async function resetPasswordOf(scope: OperatorScope, login: string, passw
  */
 export async function removeFactorsOf(scope: OperatorScope, login: string): Promise<number> {
   const user = await accountOf(scope.db, login);
-  const db = scope.db;
-  const now = scope.now();
-  const [totp, codes, keys] = await runAccountBatch(db, [
-    db.delete(mfaTotp).where(eq(mfaTotp.userId, user.id)),
-    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
-    db.delete(passkeys).where(eq(passkeys.userId, user.id)),
-    endSessionsStatement(db, user.id, now, 'admin'),
-    auditInsert(db, now, {
-      stream: 'crud_admin',
-      type: 'mfa.factor_removed',
-      actor: OPERATOR_ACTOR,
-      subject: user,
-      data: { factor: 'all', by: 'operator' },
-    }),
-  ]);
-  return totp.rowsAffected + codes.rowsAffected + keys.rowsAffected;
+  // One transaction: the deletions, the ended sessions and the event (accounts/factors.ts).
+  return removeEveryFactor(scope.db, user, { now: scope.now(), actor: OPERATOR_ACTOR, by: 'operator' });
 }
 
 /** Creates another administrator (local account; policy-checked, audited). */

@@ -16,7 +16,7 @@ import { failedLogin, lockedProblem, trustedDevice, type DeviceClaim } from '../
 import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { deviceWrites } from '../sessions/device-cookie.js';
+import { deviceWrites } from '../accounts/devices.js';
 import { sessionToken } from '../sessions/session-token.js';
 import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { assertMayLogIn, loginRecordStatement } from '../accounts/login-rule.js';

@@ -1,7 +1,6 @@
 /**
- * Registering, renaming and removing a user's own passkeys (docs/security-passkeys.md). Adding or
- * removing one ends the account's other sessions (ASVS 5.0 V7.4.3, as a password change does) in the
- * same transaction as the change and its audit event, whose handler mails the owner.
+ * Registering, renaming and removing a user's own passkeys (docs/security-passkeys.md): the WebAuthn
+ * ceremony and its refusals here, the writes (and the sessions that end with them) in accounts/passkeys.ts.
  */
 import {
   generateRegistrationOptions,
@@ -9,13 +8,12 @@ import {
   type PublicKeyCredentialCreationOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { and, count, eq } from 'drizzle-orm';
+import { count, eq } from 'drizzle-orm';
 import { passkeys } from '../../../schema/index.js';
 import { auditInsert } from '../audit/events.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { endSessionsStatement } from '../accounts/sessions.js';
-import { runAccountBatch } from '../accounts/writes.js';
+import { addPasskey, removePasskeyOf, renamePasskeyOf } from '../accounts/passkeys.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import type { UserRow } from '../accounts/model.js';
 import {
@@ -148,24 +146,7 @@ export async function registerPasskey(
     lastUsedAt: null,
   };
   try {
-    await runAccountBatch(scope.db, [
-      scope.db.insert(passkeys).values(row),
-      endSessionsStatement(scope.db, user.id, now, 'passkey_change', { except: keepSession }),
-      auditInsert(scope.db, now, {
-        stream: 'crud_user',
-        type: 'passkey.registered',
-        actor: user,
-        subject: user,
-        request: scope.request,
-        data: {
-          passkeyId: row.id,
-          name,
-          backupEligible: row.backupEligible,
-          backupState: row.backupState,
-          aaguid: row.aaguid,
-        },
-      }),
-    ]);
+    await addPasskey(scope.db, user, row, { now, request: scope.request, keep: keepSession });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     const detail = 'this passkey is registered already';
@@ -181,24 +162,8 @@ export async function renamePasskey(
   id: string,
   name: string,
 ): Promise<PasskeyRow | undefined> {
-  const now = scope.now();
-  const [updated] = await scope.db.batch([
-    scope.db
-      .update(passkeys)
-      .set({ name })
-      .where(and(eq(passkeys.id, id), eq(passkeys.userId, user.id))),
-  ]);
-  if (updated.rowsAffected === 0) return undefined;
-  await scope.db.batch([
-    auditInsert(scope.db, now, {
-      stream: 'crud_user',
-      type: 'passkey.renamed',
-      actor: user,
-      subject: user,
-      request: scope.request,
-      data: { passkeyId: id, name },
-    }),
-  ]);
+  if (!(await renamePasskeyOf(scope.db, user, id, name, { now: scope.now(), request: scope.request })))
+    return undefined;
   return passkeyOf(scope.db, user.id, id);
 }
 
@@ -214,18 +179,5 @@ export async function removePasskey(
 ): Promise<boolean> {
   const passkey = await passkeyOf(scope.db, user.id, id);
   if (!passkey) return false;
-  const now = scope.now();
-  const [deleted] = await runAccountBatch(scope.db, [
-    scope.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, user.id))),
-    endSessionsStatement(scope.db, user.id, now, 'passkey_change', { except: keepSession }),
-    auditInsert(scope.db, now, {
-      stream: 'crud_user',
-      type: 'passkey.removed',
-      actor: user,
-      subject: user,
-      request: scope.request,
-      data: { passkeyId: id, name: passkey.name },
-    }),
-  ]);
-  return deleted.rowsAffected > 0;
+  return removePasskeyOf(scope.db, user, passkey, { now: scope.now(), request: scope.request, keep: keepSession });
 }

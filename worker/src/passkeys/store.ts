@@ -4,8 +4,9 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import { passkeys, users } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
 import type { UserRow } from '../accounts/model.js';
+import type { PasskeyRow } from '../accounts/passkeys.js';
 
-export type PasskeyRow = typeof passkeys.$inferSelect;
+export type { PasskeyRow } from '../accounts/passkeys.js';
 
 /** How many passkeys one account may hold. */
 export const MAX_PASSKEYS = 20;

@@ -5,10 +5,9 @@
  * budgets) and what a success opens is the caller's.
  */
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { and, eq, lt, or, sql } from 'drizzle-orm';
-import { passkeys } from '../../../schema/index.js';
 import type { RequestScope } from '../http/scope.js';
 import type { UserRow } from '../accounts/model.js';
+import { recordPasskeyUse } from '../accounts/passkeys.js';
 import {
   challengeOf,
   checkChallenge,
@@ -104,18 +103,9 @@ export async function verifyPasskeyAssertion(
 
   const info = verified.authenticationInfo;
   const now = scope.now();
-  // The counter only grows (or stays 0 for authenticators without one): one of two concurrent
-  // assertions with the same counter wins.
-  const recorded = await scope.db
-    .update(passkeys)
-    .set({ counter: info.newCounter, lastUsedAt: now, backupState: info.credentialBackedUp })
-    .where(
-      and(
-        eq(passkeys.id, passkey.id),
-        or(lt(passkeys.counter, info.newCounter), sql`(${passkeys.counter} = 0 and ${info.newCounter} = 0)`),
-      ),
-    );
-  if (recorded.rowsAffected === 0) return refuse('counter');
+  // The counter only grows: of two concurrent assertions with the same counter, one wins.
+  const use = { counter: info.newCounter, backupState: info.credentialBackedUp, now };
+  if (!(await recordPasskeyUse(scope.db, passkey.id, use))) return refuse('counter');
   return {
     ok: true,
     passkey: { ...passkey, counter: info.newCounter, lastUsedAt: now, backupState: info.credentialBackedUp },

@@ -6,21 +6,14 @@
  * login that presents it, for that login, while the device's row lives, uses the device's own
  * failure budget: others' failures do not restrict it, and its password check is admitted in the
  * priority lane, ahead of anonymous attempts and outside its address's bound (docs/security-admission.md).
- * It is never a session: it proves nothing without the password. Rows end with a password change or reset, a block and
- * "sign out everywhere".
+ * It is never a session: it proves nothing without the password. Its rows are written by accounts/devices.ts.
  */
-import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import type { DeviceClaim } from '../auth/password-login.js';
 import { DEVICE_COOKIE_MS } from '../accounts/throttle.js';
 import type { AppEnv } from '../http/context.js';
 import { readHostCookie, setHostCookie } from '../http/cookies.js';
-import type { RequestMeta, RequestScope } from '../http/scope.js';
-import { auditInsert } from '../audit/events.js';
-import type { SessionRow } from '../accounts/sessions.js';
-import type { Db } from '../store/index.js';
-import type { UserRow } from '../accounts/model.js';
-import { devices } from '../../../schema/index.js';
+import type { RequestScope } from '../http/scope.js';
 import { signClaims, verifyClaims } from '../accounts/session-keys.js';
 
 /** The cookie's base name (`__Host-` prefixed over HTTPS). */
@@ -35,30 +28,6 @@ export async function readDeviceClaim(c: Context<AppEnv>): Promise<DeviceClaim |
   const claims = await verifyClaims(await scope.sessionKeys(), token, DEVICE_AUDIENCE, scope.now());
   if (!claims || typeof claims.did !== 'string' || typeof claims.sub !== 'string') return undefined;
   return { id: claims.did, userId: claims.sub };
-}
-
-/**
- * The writes of a successful session login for its device: the device it presented is touched; a
- * client without one gets a new device. `added`: the client presented no valid cookie of a live
- * device of the account at all, so the login comes from a new device: its `device.added` event
- * (the new-device mail, architecture.md §4) joins the writes. Returns the device id for the cookie.
- */
-export function deviceWrites(
-  db: Db,
-  user: UserRow,
-  device: string | undefined,
-  now: number,
-  added?: { request: RequestMeta; via: SessionRow['kind'] },
-) {
-  if (device) {
-    return { id: device, writes: [db.update(devices).set({ lastUsedAt: now }).where(eq(devices.id, device))] };
-  }
-  const id = crypto.randomUUID();
-  const insert = db.insert(devices).values({ id, userId: user.id, createdAt: now, lastUsedAt: now });
-  if (!added) return { id, writes: [insert] };
-  const subject = { id: user.id, login: user.login };
-  const event = { stream: 'user_activity', type: 'device.added', subject, request: added.request } as const;
-  return { id, writes: [insert, auditInsert(db, now, { ...event, data: { via: added.via } })] };
 }
 
 /** Sets (or renews) the device cookie of `deviceId` for the account `userId`. */

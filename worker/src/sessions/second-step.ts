@@ -12,7 +12,7 @@ import { failedLogin, lockedProblem } from '../auth/password-login.js';
 import { attemptPlan, reserveAttempt, successStatements, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { deviceWrites } from './device-cookie.js';
+import { deviceWrites } from '../accounts/devices.js';
 import { sessionToken } from './session-token.js';
 import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { openSecret } from '../store/secret-box.js';
@@ -49,7 +49,7 @@ async function totpAccepted(scope: RequestScope, userId: string, code: string): 
   if (!row) return false;
   const now = scope.now();
   const step = await matchingStep(await openSecret(scope.config, row.secretEnc), code, now);
-  return step !== undefined && (await acceptStep(scope.db, userId, step, now, true));
+  return step !== undefined && (await acceptStep(scope.db, userId, step, now));
 }
 
 /**
