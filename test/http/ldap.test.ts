@@ -300,6 +300,27 @@ describe('LDAP login', () => {
 
   // LDAP injection through every way in, and login variants: the hostile suite (attacks-ldap.test.ts).
 
+  it('first logins of a new directory user at once (two tabs, a retry) all log in, to one account', async () => {
+    const password = 'Tw0-tabs-pass';
+    const uids = Array.from({ length: 8 }, (_, i) => `twotabs${i}-${Date.now()}`);
+    const dnOf = (uid: string) => `uid=${uid},ou=people,${slapd.baseDn}`;
+    const directory = new Client({ url: slapd.ldapUrl });
+    await directory.bind(slapd.rootDn, slapd.rootPassword);
+    for (const uid of uids)
+      await directory.add(dnOf(uid), { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, userPassword: password });
+    try {
+      // Two at once per user (the lockout lets AUTH_FAILED_COUNT of one login be in flight), eight users.
+      const answers = await Promise.all(uids.map((uid) => Promise.all([1, 2].map(() => ldapBasic('corp', uid, password)))));
+      for (const pair of answers) {
+        for (const a of pair) expect(a.status, JSON.stringify(a.body)).toBe(200);
+        expect(pair[0]!.body.id).toBe(pair[1]!.body.id);
+      }
+    } finally {
+      for (const uid of uids) await directory.del(dnOf(uid));
+      await directory.unbind();
+    }
+  });
+
   it('empty and blank passwords are refused before any bind (no anonymous bind as the user)', async () => {
     const alice = slapd.user('alice');
     const binds = () => (slapd.log().match(/ BIND /g) ?? []).length;

@@ -56,21 +56,7 @@ export async function accountOfIdentity(
   const db = scope.db;
   const now = scope.now();
   const { source, sourceName, issuer, externalId, displayName, email } = identity;
-  const linked = await db
-    .select({ user: users })
-    .from(userIdentities)
-    .innerJoin(users, eq(users.id, userIdentities.userId))
-    .where(
-      and(
-        eq(userIdentities.source, source),
-        eq(userIdentities.sourceName, sourceName),
-        eq(userIdentities.issuer, issuer),
-        eq(userIdentities.externalId, externalId),
-        isNull(users.deletedAt),
-      ),
-    )
-    .limit(1);
-  const found = linked[0]?.user;
+  const found = await linkedAccount(scope, identity);
   if (found) {
     // External accounts follow their source's profile; a merged local account keeps its own.
     const role = identity.refreshRole && identity.role ? identity.role : found.role;
@@ -134,6 +120,10 @@ export async function accountOfIdentity(
     ]);
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
+    // A first login of this very identity created its account meanwhile (two tabs, a client's
+    // retry): this one logs in to it too.
+    const created = await linkedAccount(scope, identity);
+    if (created) return { user: created };
     // A look-alike created meanwhile (the skeleton's index): refused as it would have been before.
     if ((await lookAlikeOf(db, login)) !== undefined) {
       return refuseLogin(scope, identity, login, LOOK_ALIKE, 'look-alike', o.also ?? []);
@@ -142,6 +132,26 @@ export async function accountOfIdentity(
     return { collision: { login, externalId } };
   }
   return { user: row };
+}
+
+/** The live account linked to `identity`, if any. */
+async function linkedAccount(scope: RequestScope, identity: ExternalIdentity): Promise<UserRow | undefined> {
+  const { source, sourceName, issuer, externalId } = identity;
+  const linked = await scope.db
+    .select({ user: users })
+    .from(userIdentities)
+    .innerJoin(users, eq(users.id, userIdentities.userId))
+    .where(
+      and(
+        eq(userIdentities.source, source),
+        eq(userIdentities.sourceName, sourceName),
+        eq(userIdentities.issuer, issuer),
+        eq(userIdentities.externalId, externalId),
+        isNull(users.deletedAt),
+      ),
+    )
+    .limit(1);
+  return linked[0]?.user;
 }
 
 const LOOK_ALIKE = 'the login looks like the login of another account (Unicode TR #39 confusables)';
