@@ -310,7 +310,9 @@ describe('LDAP login', () => {
       await directory.add(dnOf(uid), { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, userPassword: password });
     try {
       // Two at once per user (the lockout lets AUTH_FAILED_COUNT of one login be in flight), eight users.
-      const answers = await Promise.all(uids.map((uid) => Promise.all([1, 2].map(() => ldapBasic('corp', uid, password)))));
+      const answers = await Promise.all(
+        uids.map((uid) => Promise.all([1, 2].map(() => ldapBasic('corp', uid, password)))),
+      );
       for (const pair of answers) {
         for (const a of pair) expect(a.status, JSON.stringify(a.body)).toBe(200);
         expect(pair[0]!.body.id).toBe(pair[1]!.body.id);
