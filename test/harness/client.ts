@@ -80,10 +80,14 @@ export async function setClockOffset(offsetMs: number): Promise<void> {
 }
 
 let counter = 0;
-/** A login no other test uses. */
+/**
+ * A login no other test uses: the prefix and 13 characters (the time, a counter, 4 random ones), the
+ * same length whatever number of logins the test run made before (the files share this module).
+ */
 export function uniqueLogin(prefix = 'u'): string {
-  counter += 1;
-  return `${prefix}${Date.now().toString(36)}${counter}${Math.random().toString(36).slice(2, 6)}`;
+  counter = (counter + 1) % 36;
+  const random = Math.random().toString(36).slice(2, 6).padEnd(4, '0');
+  return `${prefix}${Date.now().toString(36)}${counter.toString(36)}${random}`;
 }
 
 /** Creates a local account through the admin API; returns its id. */

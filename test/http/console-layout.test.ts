@@ -28,8 +28,9 @@ const CHROME_UA =
 
 beforeAll(async () => {
   host = await startTestHost(kind, {});
-  // A user with a long address, sessions from a browser and API tokens: the rows the tables show.
-  const login = uniqueLogin('jdoe-layout');
+  // A user with a long login and a long address (each longer than a table cuts them at), sessions
+  // from a browser and API tokens: the rows the tables show.
+  const login = uniqueLogin('johnathan.doe-layoutington-');
   const made = await api('/v4/users', {
     method: 'POST',
     auth: admin,
