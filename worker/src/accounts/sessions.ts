@@ -7,7 +7,7 @@ import type { UserRow } from './model.js';
 import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
-import { accountWrite, runAccountBatch, type AccountBatchItem, type AccountWrite } from './writes.js';
+import { AccountWrite, accountWrite, devicesOfAccount, runAccountBatch, type AccountBatchItem } from './writes.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
@@ -286,7 +286,11 @@ export function secondFactorStatement(
  * "sign out everywhere", whose devices then count as untrusted until their next login.
  */
 export function revokeDevicesStatement(db: Db, userId: string, when?: SQL) {
-  return db.delete(devices).where(and(eq(devices.userId, userId), when));
+  // An account write, also of its devices: the cached checks of these devices go with it.
+  return new AccountWrite(db.delete(devices).where(and(eq(devices.userId, userId), when)), [
+    userId,
+    devicesOfAccount(userId),
+  ]);
 }
 
 /** Revokes one session of a user (or all when `id` is undefined); returns how many ended. */

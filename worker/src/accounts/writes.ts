@@ -32,6 +32,13 @@ export class AccountWrite {
   }
 }
 
+/**
+ * The name under which the writes that end `userId`'s device cookies are also invalidated: the cached
+ * checks of those devices (auth/password-login.ts) hold across the account's other writes (a login's
+ * new session), and go with these.
+ */
+export const devicesOfAccount = (userId: string) => `devices:${userId}`;
+
 /** A write of `userId`'s credentials (accounts/ only). */
 export const accountWrite = (userId: string, statement: BatchItem<'sqlite'>) => new AccountWrite(statement, [userId]);
 

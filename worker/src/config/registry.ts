@@ -798,7 +798,8 @@ export const REGISTRY = {
     300,
     'seconds an instance (edge: isolate) trusts its last database check of a session or API token before ' +
       'checking again: a logout, block, password change or token revocation holds at once on the instance that ' +
-      'made it and within this bound on every other (0: every request checks; architecture.md §6)',
+      "made it and within this bound on every other; likewise a device cookie's priority lane at login " +
+      '(0: every request checks; architecture.md §6)',
     { ui: true },
   ),
   PASSWORD_RESET_TTL_MIN: int(
