@@ -148,6 +148,21 @@ export interface TestHostOptions {
   libsqlUrl?: string;
 }
 
+/**
+ * Runs `start` (which picks free ports and starts a host on them) again, up to three times, when the
+ * host found a port taken: a free port is free when picked, and another process (the other HTTP
+ * project's hosts, when both run at once) may bind it before the host does.
+ */
+async function onFreePorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use|EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
+}
+
 let nodeHostBuilt = false;
 /**
  * Builds the Node host as `npm start` does (dist/node/main.js, from the sources as they are now),
@@ -167,34 +182,41 @@ export async function startNodeTestHost(
   o: TestHostOptions = {},
 ): Promise<RunningHost> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-node-'));
-  const port = await freePort();
   const libsqlUrl = o.libsqlUrl ?? env.LIBSQL_URL ?? `file:${o.database ?? join(dir, 'auth.db')}`;
   buildNodeHost();
-  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/node/main.js'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      LIBSQL_URL: libsqlUrl,
-      AUTH_BIND_HOST: '127.0.0.1',
-      AUTH_BIND_PORT: String(port),
-      ...BASE_TEST_ENV,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = capture(child);
-  let m: RegExpMatchArray;
+  let started: { child: ChildProcess; out: () => string; m: RegExpMatchArray };
   try {
-    // As long as the edge host's wait: with both HTTP projects at once (.ci/run), hosts start while the
-    // other project's host starts or runs, and a start took more than 30 s on a loaded machine.
-    m = await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 90_000);
+    started = await onFreePorts(async () => {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--enable-source-maps', 'dist/node/main.js'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          LIBSQL_URL: libsqlUrl,
+          AUTH_BIND_HOST: '127.0.0.1',
+          AUTH_BIND_PORT: String(port),
+          ...BASE_TEST_ENV,
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const out = capture(child);
+      try {
+        // As long as the edge host's wait: with both HTTP projects at once (.ci/run), hosts start while
+        // the other project's host starts or runs, and a start took more than 30 s on a loaded machine.
+        return { child, out, m: await waitFor(child, out, /"msg":"serving (http:\/\/[^ ]+) /, 90_000) };
+      } catch (err) {
+        // A host that did not start must not outlive the test (it would load the machine).
+        await stopChild(child);
+        throw err;
+      }
+    });
   } catch (err) {
-    // A host that did not start must not outlive the test (it would load the machine).
-    await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  const { child, out, m } = started;
   const url = m[1]!;
   return {
     kind: 'node',
@@ -241,45 +263,53 @@ export async function startEdgeTestHost(
     database.close();
   }
 
-  const port = await freePort();
-  const inspector = await freePort();
   // Its own copy of the static assets: `wrangler dev` watches its assets folder and restarts the
   // worker on any change there, and other suites write into static/ while this host runs (a test's
   // blocklist filter, the console build of the other HTTP project when both run at once).
   const assets = join(dir, 'static');
   cpSync(join(ROOT, 'static'), assets, { recursive: true });
-  const args = [
-    'wrangler',
-    'dev',
-    '--ip',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--inspector-port',
-    String(inspector),
-    '--assets',
-    assets,
-    '--show-interactive-dev-session=false',
-    '--log-level',
-    o.workerLogs ? 'log' : 'info',
-  ];
-  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const wrangler = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const child = spawn(process.execPath, [wrangler, ...args.slice(1)], {
-    cwd: ROOT,
-    detached: true,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = capture(child);
+  let started: { child: ChildProcess; out: () => string; port: number };
   try {
-    await waitFor(child, out, /Ready on http:\/\/[^\s]+/, 90_000);
+    started = await onFreePorts(async () => {
+      const port = await freePort();
+      const inspector = await freePort();
+      const args = [
+        'dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--inspector-port',
+        String(inspector),
+        '--assets',
+        assets,
+        '--show-interactive-dev-session=false',
+        '--log-level',
+        o.workerLogs ? 'log' : 'info',
+      ];
+      for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+      const child = spawn(process.execPath, [wrangler, ...args], {
+        cwd: ROOT,
+        detached: true,
+        env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const out = capture(child);
+      try {
+        await waitFor(child, out, /Ready on http:\/\/[^\s]+/, 90_000);
+      } catch (err) {
+        await stopChild(child, true);
+        throw err;
+      }
+      return { child, out, port };
+    });
   } catch (err) {
-    await stopChild(child, true);
     await sqld.close();
     await emulator?.close();
     throw err;
   }
+  const { child, out, port } = started;
   const origin = `http://127.0.0.1:${port}`;
   const root = config.get('ROOT_PATH');
   return {
