@@ -71,7 +71,10 @@ export async function openPage(tab: ConsoleTab, url: string): Promise<void> {
     // address to a plain request now, the browser was stalled, and it navigates once more; if
     // not, the service is at fault and the test fails saying so.
     const probe = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'manual' }).then(
-      (res) => `${res.status}`,
+      (res) => {
+        void res.body?.cancel();
+        return `${res.status}`;
+      },
       (e: unknown) => `no answer (${String(e)})`,
     );
     if (!/^\d+$/.test(probe) || Number(probe) >= 500)
