@@ -114,7 +114,7 @@ module.exports = {
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
         pathNot:
-          '^worker/src/(console/(texts|admin-texts|security-texts|overview-texts|ui-texts|settings-texts|mail-texts)|' +
+          '^worker/src/(console/[a-z-]*texts|' +
           'auth/password-policy|notifications/user-agent)\\.ts$',
       },
     },

@@ -1,11 +1,13 @@
 // Builds the web console's browser code (console/*.ts) with esbuild into STATIC_DIR/console/:
-// console.js (every console page), errtrack-page.js (the error-tracking page) and console.css; and
-// the edge host's password filter asset (STATIC_DIR/blocklist/common-passwords.pwbf).
+// console.js (every console page), errtrack-page.js (the error-tracking page), console.css, and
+// texts.json (every text of the console, which the server renders its pages with); and
+// the edge host's data assets (STATIC_DIR/blocklist/common-passwords.pwbf, STATIC_DIR/unicode/confusables.txt).
 // Run by `npm install` (postinstall), by the HTTP test setup, and by `npm run build:console`;
 // the output is generated (gitignored), so the edge host's assets and STATIC_DIR both carry it.
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
 
@@ -26,8 +28,35 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
     logLevel: 'warning',
   });
   copyFileSync(join(ROOT, 'console/console.css'), join(outdir, 'console.css'));
+  await writeTexts(build, outdir);
   writePasswordFilter(staticDir);
+  writeConfusables(staticDir);
   return outdir;
+}
+
+/**
+ * Every text of the console as `texts.json` (worker/src/console/texts.ts, `loadTexts`): the server reads
+ * its texts from there, so the edge script carries none (docs/performance.md, "The edge bundle").
+ */
+async function writeTexts(build, outdir) {
+  const dir = mkdtempSync(join(tmpdir(), 'console-texts-'));
+  try {
+    const module = join(dir, 'all-texts.mjs');
+    await build({
+      entryPoints: [join(ROOT, 'worker/src/console/all-texts.ts')],
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      outfile: module,
+      logLevel: 'warning',
+    });
+    const { dictionaries } = await import(pathToFileURL(module).href);
+    const texts = join(outdir, 'texts.json');
+    writeFileSync(`${texts}.tmp`, JSON.stringify(dictionaries()));
+    renameSync(`${texts}.tmp`, texts);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -43,6 +72,19 @@ function writePasswordFilter(staticDir) {
   const out = join(staticDir, 'blocklist', 'common-passwords.pwbf');
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, Buffer.from(base64, 'base64'));
+}
+
+/**
+ * The confusables table for the edge host, likewise (docs/performance.md, "The edge bundle"): the entries
+ * of the generated module (worker/src/users/confusables-data.ts) as one text.
+ */
+function writeConfusables(staticDir) {
+  const source = readFileSync(join(ROOT, 'worker/src/users/confusables-data.ts'), 'utf8');
+  const body = source.slice(source.indexOf('export const CONFUSABLES ='));
+  const text = [...body.matchAll(/'([0-9a-f:. ]*)'/g)].map((m) => m[1]).join('');
+  const out = join(staticDir, 'unicode', 'confusables.txt');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, text);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -2,13 +2,18 @@
  * The skeleton columns of look-alike logins (worker/src/users/login-skeletons.ts), filled at start on a
  * real libSQL database that already holds look-alike live accounts: reported, never changed.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loginReservations, users } from '../../schema/index.js';
 import { createLogger } from '../../worker/src/http/logger.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { readMeta, SCHEMA_STAMP_KEY } from '../../worker/src/store/index.js';
-import { loginSkeleton } from '../../worker/src/users/confusables.js';
+import { CONFUSABLES_ASSET, loginSkeleton, useConfusables } from '../../worker/src/users/confusables.js';
+import { CONFUSABLES } from '../../worker/src/users/confusables-data.js';
 import { loginKey } from '../../worker/src/accounts/login-name.js';
 import { fillLoginSkeletons } from '../../worker/src/users/login-skeletons.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
@@ -87,5 +92,27 @@ describe('fillLoginSkeletons', () => {
     await t.db.update(users).set({ deletedAt: now }).where(eq(users.id, rows[0]!.id));
     expect(await fillLoginSkeletons(t.db)).toEqual([{ login: 'adrnin', other: '\u0430dmin' }]);
     expect(await skeletonOf(rows[1]!.id)).toBe(loginSkeleton('admin'));
+  });
+});
+
+describe("the edge host's confusables asset", () => {
+  it('is the table the Node host imports, gives the same skeletons, and a text that is none is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'static-'));
+    try {
+      execFileSync(process.execPath, ['scripts/build-console.mjs'], {
+        env: { ...process.env, AUTH_STATIC_DIR: dir },
+        stdio: 'ignore',
+      });
+      const text = readFileSync(join(dir, CONFUSABLES_ASSET), 'utf8');
+      expect(text).toBe(CONFUSABLES);
+      // What an asset route answers for a missing file: refused, the table in use unchanged.
+      expect(() => useConfusables('<!doctype html>')).toThrow('not a confusables table');
+      expect(loginSkeleton('\u0430dmin')).toBe(loginSkeleton('admin'));
+      useConfusables(text); // decoded again, from the asset's text
+      expect(loginSkeleton('\u0430dmin')).toBe(loginSkeleton('admin'));
+      expect(loginSkeleton('adrnin')).toBe(loginSkeleton('admin'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

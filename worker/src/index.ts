@@ -16,6 +16,7 @@ import {
   useOperatorBlocklist,
 } from './auth/blocklist/index.js';
 import { bootstrapNotice } from './users/bootstrap.js';
+import { CONFUSABLES_ASSET, confusablesMissing, useConfusables } from './users/confusables.js';
 import { parseEnvironment } from './config/index.js';
 import type { StaticFiles } from './http/context.js';
 import { ProblemError, problemResponse } from './http/problem.js';
@@ -137,35 +138,60 @@ function build(env: Env): Instance {
       return undefined; // not migrated yet, or unreachable: the request meets that by itself
     }
   };
-  // AUTH_PASSWORD_BLOCKLIST_FILE (docs/security.md, "Password blocklist"): workerd reads no files, so the filter is a
-  // static asset deployed with the worker. Where the Node host would refuse to start, every request is refused.
-  let operatorList: { refusal: ProblemError | undefined } | undefined;
-  const blocklist = async () => {
-    if (operatorList) return operatorList.refusal;
-    const file = config.get('PASSWORD_BLOCKLIST_FILE');
-    try {
-      // The bundled filter's data is a static asset, not part of the script (docs/performance.md).
-      if (bundledBlocklistMissing()) {
-        const res = await env.ASSETS?.fetch(new Request(`https://assets.invalid/${BUNDLED_ASSET}`));
-        if (!res?.ok) throw new Error(`no static asset ${BUNDLED_ASSET}: run scripts/copy-vendor.mjs before deploying`);
-        useBundledBlocklist(new Uint8Array(await res.arrayBuffer()));
-      }
-      if (file !== '') {
-        const rel = assetPathOf(file, config.get('STATIC_DIR'));
-        const res = await env.ASSETS?.fetch(new Request(`https://assets.invalid/${rel}`));
-        if (!res?.ok) throw new Error(`no static asset ${rel}: compile it into STATIC_DIR before deploying`);
+  // The bundled data the script does not carry (docs/performance.md, "The edge bundle"): the password
+  // filter of common passwords and the confusables table, static assets fetched once per isolate. And
+  // AUTH_PASSWORD_BLOCKLIST_FILE (docs/security.md, "Password blocklist"): workerd reads no files, so the
+  // operator's filter is a static asset deployed with the worker. Where the Node host would refuse to
+  // start, every request is refused.
+  const asset = async (path: string, hint: string) => {
+    const res = await env.ASSETS?.fetch(new Request(`https://assets.invalid/${path}`));
+    if (!res?.ok) throw new Error(`no static asset ${path}: ${hint}`);
+    return res;
+  };
+  const built = 'run `npm run build:console` (scripts/build-console.mjs) before deploying';
+  const loads: Array<[what: string, load: () => Promise<void>]> = [
+    [
+      'bundled password filter',
+      async () => {
+        if (bundledBlocklistMissing())
+          useBundledBlocklist(new Uint8Array(await (await asset(BUNDLED_ASSET, built)).arrayBuffer()));
+      },
+    ],
+    [
+      'confusables table',
+      async () => {
+        if (confusablesMissing()) useConfusables(await (await asset(CONFUSABLES_ASSET, built)).text());
+      },
+    ],
+    [
+      `password blocklist (AUTH_PASSWORD_BLOCKLIST_FILE ${config.get('PASSWORD_BLOCKLIST_FILE')})`,
+      async () => {
+        const file = config.get('PASSWORD_BLOCKLIST_FILE');
+        if (file === '') return;
+        const res = await asset(
+          assetPathOf(file, config.get('STATIC_DIR')),
+          'compile it into STATIC_DIR before deploying',
+        );
         const note = describeBlocklist(useOperatorBlocklist(new Uint8Array(await res.arrayBuffer())), file);
         if (note) logger.info(note);
-      }
-      operatorList = { refusal: undefined };
-    } catch (err) {
-      logger.error(
-        `refusing requests: password blocklist (AUTH_PASSWORD_BLOCKLIST_FILE ${file}): ${(err as Error).message}`,
-      );
-      const detail = 'the password blocklist could not be loaded: this service refuses requests (see its log)';
-      operatorList = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
+      },
+    ],
+  ];
+  let staticData: { refusal: ProblemError | undefined } | undefined;
+  const loadStaticData = async () => {
+    if (staticData) return staticData.refusal;
+    const results = await Promise.allSettled(loads.map(([, load]) => load()));
+    const errors = results.flatMap((r, i) =>
+      r.status === 'rejected' ? [`${loads[i]![0]}: ${(r.reason as Error).message}`] : [],
+    );
+    if (errors.length === 0) {
+      staticData = { refusal: undefined };
+    } else {
+      logger.error(`refusing requests: ${errors.join('; ')}`);
+      const detail = 'data this service checks requests against could not be loaded: it refuses requests (see its log)';
+      staticData = { refusal: new ProblemError('SERVICE_UNAVAILABLE', { detail }) };
     }
-    return operatorList.refusal;
+    return staticData.refusal;
   };
   // The first request's reads in one batch (one round trip, architecture.md §6): the stamp, whether an
   // administrator exists, the saved settings (handed to the configuration, so the frame does not read
@@ -199,7 +225,7 @@ function build(env: Env): Instance {
   const ready = async (request: Request) => {
     if (readyDone) return undefined;
     if (stamp?.refusal) return stamp.refusal;
-    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(request), blocklist()]);
+    const [reads, listRefusal] = await Promise.all([stamp ? undefined : firstReads(request), loadStaticData()]);
     const refused = (reads ? checkStamp(reads.stamp) : await refusal()) ?? listRefusal;
     if (refused) return refused;
     reads?.keepCredential();

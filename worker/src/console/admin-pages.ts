@@ -7,8 +7,6 @@
  */
 import { html } from 'hono/html';
 import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
-import './admin-texts.js';
-import './overview-texts.js';
 import type { ConsolePage, PageRender } from './page.js';
 import { userFactorsSection } from './security-pages.js';
 import { policyList } from './policy.js';

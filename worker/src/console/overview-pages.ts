@@ -4,8 +4,6 @@
  * only; the API enforces the role. Scripts: console/pages/admin-overview.ts, admin-sessions.ts.
  */
 import { html } from 'hono/html';
-import './admin-texts.js';
-import './overview-texts.js';
 import type { ConsolePage } from './page.js';
 
 /** The overview's path below the console: the sign-in script sends administrators there. */

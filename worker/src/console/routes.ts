@@ -8,7 +8,8 @@ import { browserPageCsp } from '../errtrack/page-csp.js';
 import type { App } from '../http/context.js';
 import { CONSOLE_PATH, renderPage, type PageRender } from './page.js';
 import { CONSOLE_PAGES } from './pages.js';
-import { chooseLang, isLang, text } from './texts.js';
+import { chooseLang, isLang, loadTexts, text } from './texts.js';
+import { ProblemError } from '../http/problem.js';
 import { requestHeader } from '../http/node-messages.js';
 import { readCookie } from '../http/cookies.js';
 
@@ -21,6 +22,11 @@ export function registerConsole(app: App): void {
   for (const page of CONSOLE_PAGES) {
     app.get(`${CONSOLE_PATH}/${page.path}`, async (c) => {
       const env = c.var.deps.config.env;
+      // The texts come with the console's build, like its script (texts.ts): without them, no page.
+      if (!(await loadTexts(c.var.deps.staticFiles))) {
+        const detail = 'the console is not built: run `npm run build:console` (scripts/build-console.mjs)';
+        throw new ProblemError('SERVICE_UNAVAILABLE', { detail });
+      }
       const root = env.get('ROOT_PATH');
       const base = `${root}${CONSOLE_PATH}`;
       // The language switch's choice is kept in a cookie of the console's path (a preference only).

@@ -7,7 +7,6 @@
  */
 import { html } from 'hono/html';
 import type { ConsolePage, PageRender } from './page.js';
-import './security-texts.js';
 
 const security: ConsolePage = {
   id: 'security',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
-import './admin-texts.js';
+import './all-texts.js';
 import { chooseLang, text } from './texts.js';
 
 describe('console texts', () => {

@@ -10,13 +10,35 @@
 import { CONFUSABLES } from './confusables-data.js';
 import { loginKey } from '../accounts/login-name.js';
 
+let source = CONFUSABLES;
 let table: Map<number, string> | undefined;
 
-/** The confusables table, decoded once per process (isolate) on first use. */
+/**
+ * Where the edge finds the table in the static assets (scripts/build-console.mjs writes it): the edge's
+ * script carries no data (wrangler.toml [alias]; docs/performance.md, "The edge bundle").
+ */
+export const CONFUSABLES_ASSET = 'unicode/confusables.txt';
+
+/** Whether the table still has to be installed (the edge's script carries none). */
+export const confusablesMissing = (): boolean => source.length === 0;
+
+/** Installs the table from the static asset's text (entries `source:prototype`, as in confusables-data.ts). */
+export function useConfusables(text: string): void {
+  if (!/^[0-9a-f]+:[0-9a-f.]+ /.test(text)) throw new Error('not a confusables table');
+  source = text;
+  table = undefined;
+}
+
+/**
+ * The confusables table, decoded once per process (isolate) on first use; without it (an edge isolate
+ * that could not fetch its asset) a skeleton throws rather than let a look-alike login through.
+ */
 function prototypes(): Map<number, string> {
   if (table) return table;
+  if (source.length === 0)
+    throw new Error(`the confusables table is not loaded (edge: STATIC_DIR/${CONFUSABLES_ASSET})`);
   const map = new Map<number, string>();
-  for (const entry of CONFUSABLES.split(' ')) {
+  for (const entry of source.split(' ')) {
     if (!entry) continue;
     const [from, to] = entry.split(':') as [string, string];
     const text = String.fromCodePoint(...to.split('.').map((h) => Number.parseInt(h, 16)));

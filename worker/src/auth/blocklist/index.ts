@@ -23,7 +23,7 @@ export function bundledBlocklist(): BloomFilter {
   return bundled;
 }
 
-/** Where the edge finds the bundled filter in the static assets (scripts/copy-vendor.mjs writes it). */
+/** Where the edge finds the bundled filter in the static assets (scripts/build-console.mjs writes it). */
 export const BUNDLED_ASSET = 'blocklist/common-passwords.pwbf';
 
 /** Installs the bundled filter from its bytes (the edge, from the static asset); they are checked. */
