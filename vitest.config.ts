@@ -8,6 +8,10 @@ const http = (host: 'node' | 'edge') => ({
     // Room for a browser test's one new navigation after a stalled one (test/harness/console.ts, openPage).
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // In CI (.ci/run: both HTTP projects at once on a CPU-bound machine), a failed test runs once more;
+    // .ci/run prints every test that needed it at the end of its output (docs/testing.md, "Speed, and a
+    // loaded machine"). A failure that repeats still fails the run.
+    retry: process.env.CI === 'true' ? 1 : 0,
     // One host per project; files share it, so run them one after another. Projects of one vitest
     // run share its workers (one on a 2-core machine): .ci/run runs the two HTTP projects as two
     // processes at once (docs/architecture.md, "Testing").
@@ -21,6 +25,8 @@ const http = (host: 'node' | 'edge') => ({
 
 export default defineConfig({
   test: {
+    // The default output, and a line for each test that needed a second run (test/harness/retried-reporter.ts).
+    reporters: ['default', './test/harness/retried-reporter.ts'],
     projects: [
       {
         test: {
