@@ -4,13 +4,79 @@
  * with a password change or reset, a block and "sign out everywhere" (revokeDevicesStatement,
  * accounts/sessions.ts), and after DEVICE_COOKIE_MS unused (accounts/throttle.ts).
  */
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { RequestMeta } from '../http/scope.js';
+import { CredentialCache } from '../store/credential-cache.js';
 import type { Db } from '../store/index.js';
-import { devices } from '../../../schema/index.js';
+import { devices, users } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
 import type { SessionRow } from './sessions.js';
+import { devicesOfAccount } from './writes.js';
+
+/** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
+export interface DeviceClaim {
+  id: string;
+  userId: string;
+}
+
+/**
+ * The device of a presented device cookie, when it is still a device of the live local account of
+ * login key `lk` (not revoked, not another login's): then the attempt uses the device's own budget.
+ */
+export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
+  if (!claim) return undefined;
+  const rows = await trustedDeviceQuery(db, claim, lk);
+  return rows[0]?.id;
+}
+
+/** The query of `trustedDevice` (a row: the device is live, of login key `lk`), also for a batch. */
+export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk: string) {
+  return db
+    .select({ id: devices.id })
+    .from(devices)
+    .innerJoin(users, eq(users.id, devices.userId))
+    .where(
+      and(
+        eq(devices.id, claim.id),
+        eq(devices.userId, claim.userId),
+        eq(users.loginKey, lk),
+        isNull(users.deletedAt),
+        eq(users.source, 'local'),
+      ),
+    )
+    .limit(1);
+}
+
+// The priority lane's check of a presented device cookie (auth/password-login.ts), kept like a session's
+// lookup (store/credential-cache.ts): a warm device-cookie login makes no round trip for it. A device
+// revoked here drops it at once (the revoking write invalidates devicesOfAccount; the account's other
+// writes, as a login's new session, do not); one revoked on another instance keeps the lane for at most
+// AUTH_REVOCATION_CHECK_SEC, and no more than the lane: the attempt's batch reads the row again and,
+// finding it not live, reserves nothing, so the attempt is admitted again as anonymous (architecture.md
+// §6, "A login with a device cookie").
+const laneCache = new CredentialCache<DeviceClaim>(undefined, undefined, (d) => devicesOfAccount(d.userId));
+
+/**
+ * Whether `claim` names a live device of the live local account of `lk`: read at most every `recheckMs`
+ * (AUTH_REVOCATION_CHECK_SEC) in this process, and at once after a write that ends the account's devices.
+ */
+export async function laneDevice(
+  db: Db,
+  claim: DeviceClaim,
+  lk: string,
+  now: number,
+  recheckMs: number,
+): Promise<boolean> {
+  const found = await laneCache.get(
+    `${claim.id} ${claim.userId} ${lk}`,
+    now,
+    () => true,
+    async () => ((await trustedDevice(db, claim, lk)) === undefined ? undefined : claim),
+    recheckMs,
+  );
+  return found !== undefined;
+}
 
 /**
  * The writes of a successful session login for its device, to join the login's batch: the device it

@@ -4,7 +4,8 @@
  * expiry by the account rule (accounts/login-rule.ts), as for LDAP and OIDC logins.
  */
 import { and, eq, exists, isNull, sql } from 'drizzle-orm';
-import { devicesOfAccount, runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
+import { laneDevice, trustedDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
@@ -34,15 +35,8 @@ import {
   type AttemptPlan,
 } from '../accounts/throttle.js';
 import type { RequestScope, Scope } from '../http/scope.js';
-import { CredentialCache } from '../store/credential-cache.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
 import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
-
-/** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
-export interface DeviceClaim {
-  id: string;
-  userId: string;
-}
 
 /**
  * What a password check needs of the scope: the attempt is reserved and a success recorded on
@@ -80,56 +74,6 @@ export interface LoginResult {
    * the plan is the one code guesses count on (docs/security-mfa.md).
    */
   secondFactor?: { factors: FactorKind[]; plan: AttemptPlan; known: boolean };
-}
-
-/**
- * The device of a presented device cookie, when it is still a device of the live local account of
- * login key `lk` (not revoked, not another login's): then the attempt uses the device's own budget.
- */
-export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
-  if (!claim) return undefined;
-  const rows = await trustedDeviceQuery(db, claim, lk);
-  return rows[0]?.id;
-}
-
-// The priority lane's check of a presented device cookie, kept like a session's lookup (store/credential-
-// cache.ts): a warm device-cookie login makes no round trip for it. A device revoked here drops it at once
-// (the revoking write invalidates devicesOfAccount; the account's other writes, as a login's new session,
-// do not); one revoked on another instance keeps the lane for at most AUTH_REVOCATION_CHECK_SEC, and no
-// more than the lane: the attempt's batch reads the row again and, finding it not live, reserves nothing,
-// so the attempt is admitted again as anonymous (architecture.md §6, "A login with a device cookie").
-const laneCache = new CredentialCache<DeviceClaim>(undefined, undefined, (d) => devicesOfAccount(d.userId));
-
-/** Database reads of the lane check made by this process (tests: a cached answer costs none). */
-export const laneLookups = (): number => laneCache.loads;
-
-/** Whether `claim` names a live device of the live local account of `lk`, read at most every re-check bound. */
-function laneDevice(scope: LoginScope, claim: DeviceClaim, lk: string): Promise<DeviceClaim | undefined> {
-  return laneCache.get(
-    `${claim.id} ${claim.userId} ${lk}`,
-    scope.now(),
-    () => true,
-    async () => ((await trustedDevice(scope.db, claim, lk)) === undefined ? undefined : claim),
-    revocationCheckMs(scope.config),
-  );
-}
-
-/** The query of `trustedDevice` (a row: the device is live, of login key `lk`), also for a batch. */
-function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk: string) {
-  return db
-    .select({ id: devices.id })
-    .from(devices)
-    .innerJoin(users, eq(users.id, devices.userId))
-    .where(
-      and(
-        eq(devices.id, claim.id),
-        eq(devices.userId, claim.userId),
-        eq(users.loginKey, lk),
-        isNull(users.deletedAt),
-        eq(users.source, 'local'),
-      ),
-    )
-    .limit(1);
 }
 
 /** Finds the live local account of a login (case-insensitive). */
@@ -211,14 +155,15 @@ export async function authenticateLocalPassword(
   };
   // A valid device cookie of this login, its row live, takes the priority lane: admitted outside its
   // address's bound, ahead of anonymous attempts (docs/security-admission.md, "Priority lane"). The row
-  // is read before admission (or found in laneCache), so that only a device found live is admitted in the
-  // lane (a cookie of another login, or of a device revoked here, is admitted as anonymous); the
-  // attempt's batch reads it again and reserves on the device's budget only while it is still live.
+  // is read before admission (or found kept: laneDevice, accounts/devices.ts), so that only a device
+  // found live is admitted in the lane (a cookie of another login, or of a device revoked here, is
+  // admitted as anonymous); the attempt's batch reads it again and reserves on the device's budget only
+  // while it is still live.
   const ipKey = ip ?? null;
   const claim = o.device;
   let checked: Awaited<ReturnType<ReturnType<typeof attempt>>> | undefined;
   if (claim) {
-    const live = (await laneDevice(scope, claim, lk)) !== undefined;
+    const live = await laneDevice(scope.db, claim, lk, scope.now(), revocationCheckMs(config));
     checked = await scope.verifier.limit(
       ipKey,
       attempt(live ? claim : undefined),

@@ -12,7 +12,8 @@ import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON 
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
-import { failedLogin, lockedProblem, trustedDevice, type DeviceClaim } from '../auth/password-login.js';
+import { failedLogin, lockedProblem } from '../auth/password-login.js';
+import { trustedDevice, type DeviceClaim } from '../accounts/devices.js';
 import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';

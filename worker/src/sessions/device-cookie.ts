@@ -9,7 +9,7 @@
  * It is never a session: it proves nothing without the password. Its rows are written by accounts/devices.ts.
  */
 import type { Context } from 'hono';
-import type { DeviceClaim } from '../auth/password-login.js';
+import type { DeviceClaim } from '../accounts/devices.js';
 import { DEVICE_COOKIE_MS } from '../accounts/throttle.js';
 import type { AppEnv } from '../http/context.js';
 import { readHostCookie, setHostCookie } from '../http/cookies.js';

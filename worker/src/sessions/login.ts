@@ -5,12 +5,8 @@
  */
 import { z } from '@hono/zod-openapi';
 import { CHALLENGES, MAX_LOGIN_LENGTH, MAX_PASSWORD_LENGTH } from '../auth/credentials.js';
-import {
-  authenticateLocalPassword,
-  passwordExpiredProblem,
-  type DeviceClaim,
-  type LoginOptions,
-} from '../auth/password-login.js';
+import { authenticateLocalPassword, passwordExpiredProblem, type LoginOptions } from '../auth/password-login.js';
+import type { DeviceClaim } from '../accounts/devices.js';
 import type { RequestScope } from '../http/scope.js';
 import { authenticateLdapPassword } from '../ldap/login.js';
 import type { UserRow } from '../accounts/model.js';
