@@ -48,6 +48,26 @@ export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk: string) {
     .limit(1);
 }
 
+/**
+ * The row of a device cookie's device when it is live and its account a live local account, whatever
+ * the login tried (the caller compares the account): at most one row, for a batch.
+ */
+export function liveDeviceQuery(db: Db, claim: DeviceClaim) {
+  return db
+    .select({ id: devices.id })
+    .from(devices)
+    .innerJoin(users, eq(users.id, devices.userId))
+    .where(
+      and(
+        eq(devices.id, claim.id),
+        eq(devices.userId, claim.userId),
+        isNull(users.deletedAt),
+        eq(users.source, 'local'),
+      ),
+    )
+    .limit(1);
+}
+
 // The priority lane's check of a presented device cookie (auth/password-login.ts), kept like a session's
 // lookup (store/credential-cache.ts): a warm device-cookie login makes no round trip for it. A device
 // revoked here drops it at once (the revoking write invalidates devicesOfAccount; the account's other

@@ -13,8 +13,8 @@ import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
-import { trustedDevice, type DeviceClaim } from '../accounts/devices.js';
-import { attemptPlan, reserveAttempt, successStatements, throttleKey, type AttemptPlan } from '../accounts/throttle.js';
+import { liveDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
+import { attemptPlan, notReserved, reserveAttempt, successStatements, throttleKey } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../accounts/devices.js';
@@ -25,7 +25,7 @@ import { runAccountBatch } from '../accounts/writes.js';
 import type { UserRow } from '../accounts/model.js';
 import { CEREMONY_TIMEOUT_MS, issueChallenge } from '../accounts/passkey-challenges.js';
 import type { RelyingParty } from './relying-party.js';
-import { listPasskeys, passkeyByCredential } from './store.js';
+import { listPasskeys, passkeyByCredentialQuery } from './store.js';
 import { verifyPasskeyAssertion } from './verify.js';
 
 /**
@@ -66,24 +66,43 @@ export async function signInWithPasskey(
 ): Promise<PasskeySignIn> {
   const { db, config, request } = scope;
   const now = scope.now();
-  // The budgets: those of the account the credential names (a password login's), else the
-  // credential's own; the device's first when the browser presents the account's device cookie.
-  const owner = (await passkeyByCredential(db, response.id))?.user;
+  // One round trip: the credential's passkey and account, and the presented device cookie's row (live, of
+  // a live local account). The budgets: those of the account the credential names (a password login's),
+  // else the credential's own; the device's first when the cookie is that account's.
+  const [byCredential, deviceRows] = await db.batch([
+    passkeyByCredentialQuery(db, response.id),
+    liveDeviceQuery(db, deviceClaim ?? { id: '', userId: '' }),
+  ]);
+  const found = byCredential[0];
+  const owner = found?.user;
   const key =
     owner?.source === 'local' ? throttleKey(owner.loginKey) : `passkey:${owner?.id ?? response.id.slice(0, 200)}`;
-  const device = owner?.source === 'local' ? await trustedDevice(db, deviceClaim, owner.loginKey) : undefined;
+  const device =
+    owner?.source === 'local' && deviceClaim?.userId === owner.id && deviceRows.length > 0 ? deviceClaim.id : undefined;
   const untrusted = attemptPlan(config, key, request.ip);
-  const plans: AttemptPlan[] = device ? [attemptPlan(config, key, request.ip, device), untrusted] : [untrusted];
+  // One round trip: the device's budget first; the untrusted one only when that reserved nothing (the same
+  // statement batch as a password login's, auth/password-login.ts).
   const rdb = scope.lazyDb ?? db;
-  let plan = plans[0]!;
-  let reserved = await reserveAttempt(rdb, plan, now);
-  if (reserved.rowsAffected === 0 && plans[1]) {
-    plan = plans[1];
-    reserved = await reserveAttempt(rdb, plan, now);
+  let plan = untrusted;
+  let reserved: boolean;
+  if (device) {
+    const byDevice = attemptPlan(config, key, request.ip, device);
+    const [mine, fallback] = await rdb.batch([
+      reserveAttempt(rdb, byDevice, now),
+      reserveAttempt(rdb, untrusted, now, notReserved(byDevice)),
+    ]);
+    if (mine.rowsAffected > 0) plan = byDevice;
+    reserved = mine.rowsAffected > 0 || fallback.rowsAffected > 0;
+  } else {
+    reserved = (await reserveAttempt(rdb, untrusted, now)).rowsAffected > 0;
   }
-  if (reserved.rowsAffected === 0) throw await lockedProblem(scope, CHALLENGES.Basic, plan);
+  if (!reserved) throw await lockedProblem(scope, CHALLENGES.Basic, plan);
 
-  const result = await verifyPasskeyAssertion(scope, rp, response, { purpose: 'login', requireUserVerification: true });
+  const result = await verifyPasskeyAssertion(scope, rp, response, {
+    purpose: 'login',
+    requireUserVerification: true,
+    found,
+  });
   if (!result.ok) {
     const user = result.user ?? null;
     const data = { source: 'local', method: 'passkey', reason: result.reason, passkeyId: result.passkey?.id };

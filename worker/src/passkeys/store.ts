@@ -59,13 +59,18 @@ export async function passkeyByCredential(
   db: Db,
   credentialId: string,
 ): Promise<{ passkey: PasskeyRow; user: UserRow } | undefined> {
-  const rows = await db
+  const rows = await passkeyByCredentialQuery(db, credentialId);
+  return rows[0];
+}
+
+/** The query of `passkeyByCredential` (at most one row), also for a batch. */
+export function passkeyByCredentialQuery(db: Db, credentialId: string) {
+  return db
     .select({ passkey: passkeys, user: users })
     .from(passkeys)
     .innerJoin(users, eq(users.id, passkeys.userId))
     .where(and(eq(passkeys.credentialId, credentialId), isNull(users.deletedAt)))
     .limit(1);
-  return rows[0];
 }
 
 /** The WebAuthn user handle of an account: its id's UTF-8 bytes (never the login: it may change). */

@@ -40,6 +40,12 @@ export interface AssertionOptions {
   bound?: string;
   /** User verification (PIN, biometrics) required: always for a passwordless sign-in. */
   requireUserVerification: boolean;
+  /**
+   * The credential's passkey and account as the caller read them (`passkeyByCredential` of the response's
+   * id) in this request, before the attempt's reservation: not read again. Its counter is only the floor
+   * the signature's must pass; the recorded use is conditioned on the stored one (recordPasskeyUse).
+   */
+  found?: { passkey: PasskeyRow; user: UserRow } | undefined;
 }
 
 const b64url = (bytes: Uint8Array) =>
@@ -66,7 +72,7 @@ export async function verifyPasskeyAssertion(
   const checked = challenge ? await checkChallenge(scope, challenge, o.purpose, o.userId, o.bound) : undefined;
   if (!checked || !(await consumeChallenge(scope.db, checked))) return { ok: false, reason: 'challenge' };
 
-  const found = await passkeyByCredential(scope.db, response.id);
+  const found = 'found' in o ? o.found : await passkeyByCredential(scope.db, response.id);
   if (!found) return { ok: false, reason: 'unknown-credential' };
   const { passkey, user } = found;
   const refuse = (reason: AssertionRefusal): AssertionResult => ({ ok: false, reason, passkey, user });
