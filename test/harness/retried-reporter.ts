@@ -13,7 +13,9 @@ export default class RetriedReporter implements Reporter {
     if (retries === 0) return;
     const file = relative(process.cwd(), test.module.moduleId);
     const result = test.result();
-    process.stdout.write(`RETRIED ${test.project.name} ${file} > ${test.fullName} (${retries + 1} runs, ${result.state})\n`);
+    process.stdout.write(
+      `RETRIED ${test.project.name} ${file} > ${test.fullName} (${retries + 1} runs, ${result.state})\n`,
+    );
     // What the first run failed on (vitest keeps it, but does not print it for a test that passed in the end).
     const first = 'errors' in result ? result.errors?.[0] : undefined;
     if (first) {
