@@ -25,7 +25,7 @@ import { acceptedClientRequestId } from './http/request-id.js';
 import { setResponseHeaders } from './http/response-headers.js';
 import { RememberingRouter } from './http/router.js';
 import { requestHeader } from './http/node-messages.js';
-import { inBackground } from './http/background.js';
+import { inBackground, type BackgroundWork } from './http/background.js';
 import { clientIp } from './http/forwarded.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
@@ -320,7 +320,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
     if (problem.code === 'INTERNAL') {
       logger.error('unhandled error', { requestId: c.var.requestId, err: problem.cause ?? err });
       // Unhandled errors only (not the deliberate 502/503/504 problems), after the response.
-      const background = (work: Promise<unknown>) => inBackground(c, work);
+      const background = (work: BackgroundWork) => inBackground(c, work);
       const own = { env, bridge: deps.bridge, clock: deps.clock, logger: c.var.logger, background };
       const request = { method: c.req.method, url: new URL(c.req.url), requestId: c.var.requestId };
       reportUnhandled(own, request, problem.cause ?? err);

@@ -37,11 +37,11 @@ describe('API-access recorder', () => {
       maxDelayMs: 1_000,
       clock: () => clock.now,
     });
-    for (let n = 0; n < 4; n++) rec.record(event(n), (p) => started.push(p));
+    for (let n = 0; n < 4; n++) rec.record(event(n), (work) => started.push(work()));
     expect(started).toHaveLength(0);
     expect(rec.pending()).toBe(4);
     expect(await apiRows()).toHaveLength(0);
-    rec.record(event(4), (p) => started.push(p));
+    rec.record(event(4), (work) => started.push(work()));
     expect(started).toHaveLength(1);
     await Promise.all(started);
     expect(await apiRows()).toMatchObject([{ events: 5, type: 'api.request', host: 'node-1', handledAt: 1_000 }]);
@@ -63,9 +63,9 @@ describe('API-access recorder', () => {
       tokenId: 't0',
     });
     // Age: one event, then another a second later, flushes both.
-    rec.record(event(10), (p) => started.push(p));
+    rec.record(event(10), (work) => started.push(work()));
     clock.now += 1_000;
-    rec.record(event(11), (p) => started.push(p));
+    rec.record(event(11), (work) => started.push(work()));
     await Promise.all(started);
     expect(await apiRows()).toHaveLength(2);
     expect(await apiEvents()).toHaveLength(7);

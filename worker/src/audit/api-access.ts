@@ -38,7 +38,7 @@ export interface ApiAccessEvent {
 
 export interface ApiAccessRecorder {
   /** Buffers one event; `background` runs the flush it may start after the response. */
-  record(e: ApiAccessEvent, background: (p: Promise<unknown>) => void): void;
+  record(e: ApiAccessEvent, background: (work: () => Promise<unknown>) => void): void;
   /** Writes whatever is buffered (shutdown, tests). */
   flush(): Promise<void>;
   /** Events waiting in memory. */
@@ -189,7 +189,7 @@ export function createApiAccessRecorder(o: RecorderOptions): ApiAccessRecorder {
     record(e, background) {
       if (buffer.length === 0) oldest = clock();
       buffer.push(e);
-      if (buffer.length >= maxEvents || clock() - oldest >= maxDelayMs) background(flush());
+      if (buffer.length >= maxEvents || clock() - oldest >= maxDelayMs) background(flush);
     },
     flush,
     pending: () => buffer.length,

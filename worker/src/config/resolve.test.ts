@@ -159,7 +159,7 @@ describe('priority: UI → environment → default', () => {
       return saved;
     };
     const background: Promise<unknown>[] = [];
-    const later = (work: Promise<unknown>) => void background.push(work);
+    const later = (work: () => Promise<unknown>) => void background.push(work());
     expect(svc.served(load, later)).toBeUndefined(); // nothing loaded yet: the first request waits
     await svc.current(load);
     saved = { AUTH_FAILED_COUNT: '2' };
@@ -188,7 +188,7 @@ describe('priority: UI → environment → default', () => {
     await svc.current();
     now = 2000;
     const background: Promise<unknown>[] = [];
-    svc.served(slow, (work) => void background.push(work)); // reads the old values, slowly
+    svc.served(slow, (work) => void background.push(work())); // reads the old values, slowly
     saved = { AUTH_FAILED_COUNT: '3' };
     svc.invalidate(); // a PATCH on this instance
     expect((await svc.current()).get('AUTH_FAILED_COUNT')).toBe(3);

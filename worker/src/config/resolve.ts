@@ -148,7 +148,7 @@ export class ConfigService {
    * refresh handed to `background` (the edge's `waitUntil`) so that the next request sees the new
    * values. Undefined when the request must wait for `current()` (no snapshot, or one too old).
    */
-  served(load: UiValueLoader, background: (work: Promise<unknown>) => void): ConfigSnapshot | undefined {
+  served(load: UiValueLoader, background: (work: () => Promise<unknown>) => void): ConfigSnapshot | undefined {
     const c = this.cached;
     if (!c) return undefined;
     const now = this.now();
@@ -157,7 +157,7 @@ export class ConfigService {
     if (age >= this.staleMs) return undefined;
     if (this.refreshingSince === undefined || now - this.refreshingSince >= this.staleMs) {
       this.refreshingSince = now;
-      background(
+      background(() =>
         this.refresh(load).finally(() => {
           if (this.refreshingSince === now) this.refreshingSince = undefined;
         }),

@@ -15,7 +15,7 @@ export interface OwnErrorContext {
   bridge?: BridgeClient;
   clock: () => number;
   logger?: Logger;
-  background: (work: Promise<unknown>) => void;
+  background: (work: () => Promise<unknown>) => void;
 }
 
 /** Reports `err` of a request in the background, when ERRTRACK_DSN and ERRTRACK_ENV are set. */
@@ -26,20 +26,21 @@ export function reportUnhandled(
 ): void {
   const env = o.env;
   if (env.get('ERRTRACK_DSN') === '' || env.get('ERRTRACK_ENV') === '') return;
-  const work = reportError(
-    {
-      dsn: env.get('ERRTRACK_DSN'),
-      environment: env.get('ERRTRACK_ENV'),
-      ca: env.get('ERRTRACK_CA'),
-      bridge: o.bridge,
-      secrets: secretValues(env),
-      logger: 'auth-service',
-      clock: o.clock,
-    },
-    err,
-    { method: request.method, url: `${request.url.origin}${request.url.pathname}`, requestId: request.requestId },
-  ).catch((e: unknown) => {
-    o.logger?.warning('error report not delivered', { err: e instanceof Error ? e.message : String(e) });
-  });
-  o.background(work);
+  o.background(() =>
+    reportError(
+      {
+        dsn: env.get('ERRTRACK_DSN'),
+        environment: env.get('ERRTRACK_ENV'),
+        ca: env.get('ERRTRACK_CA'),
+        bridge: o.bridge,
+        secrets: secretValues(env),
+        logger: 'auth-service',
+        clock: o.clock,
+      },
+      err,
+      { method: request.method, url: `${request.url.origin}${request.url.pathname}`, requestId: request.requestId },
+    ).catch((e: unknown) => {
+      o.logger?.warning('error report not delivered', { err: e instanceof Error ? e.message : String(e) });
+    }),
+  );
 }

@@ -14,6 +14,12 @@ import type { MailMessage } from '../../../schema/bridge/index.js';
 import { createLogger, type Logger } from './logger.js';
 
 /**
+ * Work for after the response (`inBackground`, http/background.ts): a function, so that none of its own CPU
+ * (building a query, encoding a batch, starting its fetch) runs before the answer is handed back.
+ */
+export type BackgroundWork = () => Promise<unknown> | undefined;
+
+/**
  * The development outbox of the Node host (docs/mail.md, "Development outbox"): while no mail server
  * is configured, each mail is written as an .eml file (RFC 5322, as SMTP would carry it) into a
  * folder of the data directory. Absent on the edge, which has no file system.
@@ -72,7 +78,7 @@ export interface RequestScope extends Scope {
   /** The keys that sign sessions and flow cookies (resolved at first use). */
   sessionKeys: () => Promise<SessionKeys>;
   /** Runs work after the response (`waitUntil` on the edge); failures are logged, never thrown. */
-  inBackground: (work: Promise<unknown> | undefined) => void;
+  inBackground: (work: BackgroundWork) => void;
 }
 
 /**

@@ -25,6 +25,6 @@ export function outboxKicker(minIntervalMs = 1_000): (c: Context<AppEnv>) => voi
     if (!mayHaveEvents || !bridge || !config.get('OUTBOX_CONTEXT_DETACH') || !config.get('EVENT_HANDLING')) return;
     if (!logstoreTarget(config) || Date.now() - last < minIntervalMs) return;
     last = Date.now();
-    inBackground(c, runJob(c.var.scope, shipAuditOutbox, { ignorePace: true }));
+    inBackground(c, () => runJob(c.var.scope, shipAuditOutbox, { ignorePace: true }));
   };
 }

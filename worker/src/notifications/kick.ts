@@ -48,7 +48,7 @@ export function createNotificationKicker(intervalMs = KICK_INTERVAL_MS): Notific
         return;
       }
       state.running = true;
-      const work = (async () => {
+      inBackground(c, async () => {
         try {
           do {
             state.again = false;
@@ -60,8 +60,7 @@ export function createNotificationKicker(intervalMs = KICK_INTERVAL_MS): Notific
         } finally {
           state.running = false;
         }
-      })();
-      inBackground(c, work);
+      });
     },
   };
 }

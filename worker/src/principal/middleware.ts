@@ -175,7 +175,7 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     }
     const found = await accountOfToken(db, token, now, revocationCheckMs(c.var.scope.config));
     if (!found) throw invalidToken(o.schemes);
-    inBackground(c, touchToken(db, found, now));
+    inBackground(c, () => touchToken(db, found, now));
     return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);
   });
 }

@@ -30,6 +30,6 @@ export async function sessionFromToken(
   if (!claims || typeof claims.sid !== 'string') return undefined;
   const found = await sessionAccount(scope.db, claims.sid, now, sessionPolicy(scope.config));
   if (!found || found.user.id !== claims.sub) return undefined;
-  scope.inBackground(touchSession(scope.db, found.session, now));
+  scope.inBackground(() => touchSession(scope.db, found.session, now));
   return found;
 }
