@@ -10,8 +10,8 @@ export type { BackgroundWork } from './scope.js';
  * answer out in its own event loop after the handler returns, and work started on a shorter timer (0 or
  * 1 ms) ran before that write: with it, a Bearer request after a 2 s pause (which refreshes the settings
  * and writes the API-access batch) answered in 19 ms at the median under `wrangler dev`, its liveness in
- * 15; with 20 ms, 11 and 11 (architecture.md §6, "A far database"). The Node host writes the answer before
- * any timer runs.
+ * 15; with 20 ms, 11 and 11 (architecture.md §6, "A far database"). The Node host starts it on the next
+ * timer turn (0 ms).
  */
 const EDGE_AFTER_RESPONSE_MS = 20;
 
