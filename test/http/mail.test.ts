@@ -161,9 +161,12 @@ describe('password reset by mail', () => {
 
   it('similar timing for unknown and known accounts', async () => {
     const known = await Promise.all([newUser(), newUser(), newUser()]);
+    // From an address of its own: its requests (twice as many when CI runs it again) leave the budget of
+    // reset requests per client address (30) to the other tests, which send from 127.0.0.1.
+    const from = '127.0.0.61';
     const time = async (json: unknown) => {
       const t0 = performance.now();
-      expect((await api('/v3/password_reset/request', { method: 'POST', json })).status).toBe(202);
+      expect((await api('/v3/password_reset/request', { method: 'POST', json, from })).status).toBe(202);
       return performance.now() - t0;
     };
     const a: number[] = [];
