@@ -60,31 +60,40 @@ async function writeTexts(build, outdir) {
 }
 
 /**
- * The bundled password filter for the edge host (docs/performance.md, "The edge bundle"): its data is
- * a static asset the isolate fetches once rather than part of the script. Decoded from the generated
- * module the Node host imports, so both hold one list; written wherever the console is (install, test
- * setup, deploy), so the asset never lags the module.
+ * The string literals of export `name` of a generated module (`worker/src/...`), joined: the data of the
+ * edge host's assets below, taken from the module the Node host imports, so both hold one copy.
  */
-function writePasswordFilter(staticDir) {
-  const source = readFileSync(join(ROOT, 'worker/src/auth/blocklist/bundled-filter.ts'), 'utf8');
-  const body = source.slice(source.indexOf('BUNDLED_FILTER_BASE64'));
-  const base64 = [...body.matchAll(/'([A-Za-z0-9+/=]*)'/g)].map((m) => m[1]).join('');
-  const out = join(staticDir, 'blocklist', 'common-passwords.pwbf');
+function generatedData(module, name, chars) {
+  const source = readFileSync(join(ROOT, module), 'utf8');
+  const body = source.slice(source.indexOf(`export const ${name} =`));
+  return [...body.matchAll(new RegExp(`'(${chars}*)'`, 'g'))].map((m) => m[1]).join('');
+}
+
+/** Writes `data` to `staticDir`/`path`. */
+function writeAsset(staticDir, path, data) {
+  const out = join(staticDir, path);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, Buffer.from(base64, 'base64'));
+  writeFileSync(out, data);
 }
 
 /**
- * The confusables table for the edge host, likewise (docs/performance.md, "The edge bundle"): the entries
- * of the generated module (worker/src/users/confusables-data.ts) as one text.
+ * The bundled password filter for the edge host (docs/performance.md, "The edge bundle"): its data is
+ * a static asset the isolate fetches once rather than part of the script. Written wherever the console
+ * is (install, test setup, deploy), so the asset never lags the module.
  */
+function writePasswordFilter(staticDir) {
+  const base64 = generatedData(
+    'worker/src/auth/blocklist/bundled-filter.ts',
+    'BUNDLED_FILTER_BASE64',
+    '[A-Za-z0-9+/=]',
+  );
+  writeAsset(staticDir, 'blocklist/common-passwords.pwbf', Buffer.from(base64, 'base64'));
+}
+
+/** The confusables table for the edge host, likewise: the entries as one text. */
 function writeConfusables(staticDir) {
-  const source = readFileSync(join(ROOT, 'worker/src/users/confusables-data.ts'), 'utf8');
-  const body = source.slice(source.indexOf('export const CONFUSABLES ='));
-  const text = [...body.matchAll(/'([0-9a-f:. ]*)'/g)].map((m) => m[1]).join('');
-  const out = join(staticDir, 'unicode', 'confusables.txt');
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, text);
+  const text = generatedData('worker/src/users/confusables-data.ts', 'CONFUSABLES', '[0-9a-f:. ]');
+  writeAsset(staticDir, 'unicode/confusables.txt', text);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -30,29 +30,11 @@ export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: 
   return rows[0]?.id;
 }
 
-/** The query of `trustedDevice` (a row: the device is live, of login key `lk`), also for a batch. */
-export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk: string) {
-  return db
-    .select({ id: devices.id })
-    .from(devices)
-    .innerJoin(users, eq(users.id, devices.userId))
-    .where(
-      and(
-        eq(devices.id, claim.id),
-        eq(devices.userId, claim.userId),
-        eq(users.loginKey, lk),
-        isNull(users.deletedAt),
-        eq(users.source, 'local'),
-      ),
-    )
-    .limit(1);
-}
-
 /**
- * The row of a device cookie's device when it is live and its account a live local account, whatever
- * the login tried (the caller compares the account): at most one row, for a batch.
+ * The query of `trustedDevice`, also for a batch: at most one row, when the claim's device is live and its
+ * account a live local account, of login key `lk` when given (without it, the caller compares the account).
  */
-export function liveDeviceQuery(db: Db, claim: DeviceClaim) {
+export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk?: string) {
   return db
     .select({ id: devices.id })
     .from(devices)
@@ -61,6 +43,7 @@ export function liveDeviceQuery(db: Db, claim: DeviceClaim) {
       and(
         eq(devices.id, claim.id),
         eq(devices.userId, claim.userId),
+        lk === undefined ? undefined : eq(users.loginKey, lk),
         isNull(users.deletedAt),
         eq(users.source, 'local'),
       ),

@@ -13,7 +13,7 @@ import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
-import { liveDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
+import { trustedDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
 import { attemptPlan, notReserved, reserveAttempt, successStatements, throttleKey } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
@@ -71,7 +71,7 @@ export async function signInWithPasskey(
   // else the credential's own; the device's first when the cookie is that account's.
   const [byCredential, deviceRows] = await db.batch([
     passkeyByCredentialQuery(db, response.id),
-    liveDeviceQuery(db, deviceClaim ?? { id: '', userId: '' }),
+    trustedDeviceQuery(db, deviceClaim ?? { id: '', userId: '' }),
   ]);
   const found = byCredential[0];
   const owner = found?.user;
