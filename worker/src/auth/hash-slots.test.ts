@@ -252,6 +252,42 @@ describe('lanes (docs/security-admission.md)', () => {
     },
   );
 
+  it('work starts at once only for an idle, clean address with a token, a free slot and nobody waiting', async () => {
+    let now = 0;
+    const slots = createHashSlots({
+      concurrency: 1,
+      queue: 2,
+      perAddress: { inFlight: 2, perMinute: 60, burst: 1 },
+      handOver: true,
+      now: () => now,
+    });
+    expect(slots.startsAtOnce(A)).toBe(true);
+    const held = gate();
+    const running = slots.run(A, held.work);
+    // A has work running (and the one slot is taken): not at once, for A nor for B.
+    expect(slots.startsAtOnce(A)).toBe(false);
+    expect(slots.startsAtOnce(B)).toBe(false);
+    held.open();
+    await running;
+    // A spent its one token: not until the bucket holds one again; B is idle.
+    expect(slots.startsAtOnce(A)).toBe(false);
+    expect(slots.startsAtOnce(B)).toBe(true);
+    now = 1_000;
+    expect(slots.startsAtOnce(A)).toBe(true);
+    // A recent failure makes A suspect.
+    slots.noteFailure(A);
+    expect(slots.startsAtOnce(A)).toBe(false);
+    // Somebody waiting: nobody starts at once.
+    const first = gate();
+    const busy = slots.run('203.0.113.9', first.work);
+    const queued = slots.run('203.0.113.10', async () => {});
+    now = 2_000;
+    expect(slots.startsAtOnce(B)).toBe(false);
+    first.open();
+    await Promise.all([busy, queued]);
+    expect(slots.startsAtOnce(B)).toBe(true);
+  });
+
   it('an address with a recent failure waits behind clean addresses and is shed first from a full queue', async () => {
     const slots = createHashSlots({ concurrency: 1, queue: 2, perAddress, handOver: true });
     slots.noteFailure(A);

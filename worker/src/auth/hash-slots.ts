@@ -104,6 +104,12 @@ export interface HashSlots {
   /** Runs `work` admitted for `ip` without a slot (an LDAP bind: the bridge checks the password). */
   admit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
   /**
+   * Whether work of `ip` run now would start at once in the clean lane: the address has nothing running
+   * or waiting, no recent failure and a token in its bucket, a slot is free and nobody waits. The
+   * priority lane could then gain it nothing (a login reads its device's row for the lane only otherwise).
+   */
+  startsAtOnce(ip: string | null): boolean;
+  /**
    * A failed login (a wrong password, an unknown login, or an attempt refused by a lock or the
    * address's failure budget) from `ip`: the address is suspect for SUSPECT_MS.
    */
@@ -466,6 +472,15 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
         handOver();
       }
     },
+    startsAtOnce(ip) {
+      const client = addressKey(ip);
+      const t = now();
+      if (clients.has(client) || isSuspect(client, t) || queue.length > 0 || running.size >= o.concurrency)
+        return false;
+      const bound = o.perAddress;
+      const b = buckets.get(client);
+      return !bound || !b || b.tokens + ((t - b.at) * bound.perMinute) / 60_000 >= 1;
+    },
     async admit(ip, work) {
       const client = addressKey(ip);
       admitOne(client, now());
@@ -487,5 +502,6 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
 export const UNBOUNDED: HashSlots = {
   run: (_ip, work) => work(),
   admit: (_ip, work) => work(),
+  startsAtOnce: () => true,
   noteFailure: () => {},
 };

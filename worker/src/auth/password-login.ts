@@ -109,64 +109,73 @@ export async function authenticateLocalPassword(
   // commit does not wait for the disk (architecture.md §6): atomicity is the same, a crash of the
   // process keeps it, and it reaches the disk within a second. A failure is then committed with an
   // fsync before its answer, which makes this reservation durable too.
-  // `claim`: a signed device cookie presented for this login, its row found live before admission. Its
-  // device's own budget first; once that is spent (or refused), the device counts as untrusted
-  // (accounts/throttle.ts), in the same statement batch. The row is read in that batch too, and both
-  // reservations hold only while it is live: a device found not live (revoked, another login's)
-  // reserves nothing (`notLive`).
-  const attempt = (claim: DeviceClaim | undefined) => async () => {
-    const rdb = scope.lazyDb ?? db;
-    let plan = untrusted;
-    let reserved: boolean;
-    let rows: UserRow[];
-    let factorRows: Awaited<ReturnType<typeof factorsOfLoginKey>>;
-    if (claim) {
-      const byDevice = attemptPlan(config, key, ip, claim.id);
-      const live = exists(trustedDeviceQuery(rdb, claim, lk));
-      let deviceRows: { id: string }[];
-      let mine: { rowsAffected: number };
-      let fallback: { rowsAffected: number };
-      [mine, fallback, deviceRows, rows, factorRows] = await rdb.batch([
-        reserveAttempt(rdb, byDevice, now, live),
-        reserveAttempt(rdb, untrusted, now, and(live, notReserved(byDevice))),
-        trustedDeviceQuery(rdb, claim, lk),
-        liveLocalUser(rdb, lk),
-        factorsOfLoginKey(rdb, lk),
-      ]);
-      if (deviceRows.length === 0) return { notLive: true as const };
-      if (mine.rowsAffected > 0) plan = byDevice;
-      reserved = mine.rowsAffected > 0 || fallback.rowsAffected > 0;
-    } else {
-      let one: { rowsAffected: number };
-      [one, rows, factorRows] = await rdb.batch([
-        reserveAttempt(rdb, untrusted, now),
-        liveLocalUser(rdb, lk),
-        factorsOfLoginKey(rdb, lk),
-      ]);
-      reserved = one.rowsAffected > 0;
-    }
-    if (!reserved) return { refused: true as const, plan };
-    const user = rows[0];
-    const ok = await scope.verifier.verify(user?.passwordHash, password);
-    // The new hash of an outdated one is made in the same slot; it is stored only after a login.
-    const outdated = ok && user?.passwordHash && scope.verifier.needsRehash(user.passwordHash);
-    const rehash = outdated ? await scope.verifier.hasher.hash(password) : undefined;
-    return { refused: false as const, user, ok, rehash, plan, factorRows, known: claim !== undefined };
-  };
+  // `claim`: a signed device cookie presented for this login. Its device's own budget first; once that
+  // is spent (or refused), the device counts as untrusted (accounts/throttle.ts), in the same statement
+  // batch, which reads the row too: the device's budget is reserved only while the row is live. `inLane`:
+  // the claim was admitted in the priority lane, its row found live before; then a row no longer live
+  // (revoked, another login's) reserves nothing (`notLive`), and the attempt is made again as anonymous.
+  // Otherwise a row not live just leaves the untrusted budget.
+  const attempt =
+    (claim: DeviceClaim | undefined, inLane = false) =>
+    async () => {
+      const rdb = scope.lazyDb ?? db;
+      let plan = untrusted;
+      let reserved: boolean;
+      let rows: UserRow[];
+      let factorRows: Awaited<ReturnType<typeof factorsOfLoginKey>>;
+      let known = false;
+      if (claim) {
+        const byDevice = attemptPlan(config, key, ip, claim.id);
+        const live = exists(trustedDeviceQuery(rdb, claim, lk));
+        let deviceRows: { id: string }[];
+        let mine: { rowsAffected: number };
+        let fallback: { rowsAffected: number };
+        [mine, fallback, deviceRows, rows, factorRows] = await rdb.batch([
+          reserveAttempt(rdb, byDevice, now, live),
+          reserveAttempt(rdb, untrusted, now, inLane ? and(live, notReserved(byDevice)) : notReserved(byDevice)),
+          trustedDeviceQuery(rdb, claim, lk),
+          liveLocalUser(rdb, lk),
+          factorsOfLoginKey(rdb, lk),
+        ]);
+        if (deviceRows.length === 0 && inLane) return { notLive: true as const };
+        known = deviceRows.length > 0;
+        if (mine.rowsAffected > 0) plan = byDevice;
+        reserved = mine.rowsAffected > 0 || fallback.rowsAffected > 0;
+      } else {
+        let one: { rowsAffected: number };
+        [one, rows, factorRows] = await rdb.batch([
+          reserveAttempt(rdb, untrusted, now),
+          liveLocalUser(rdb, lk),
+          factorsOfLoginKey(rdb, lk),
+        ]);
+        reserved = one.rowsAffected > 0;
+      }
+      if (!reserved) return { refused: true as const, plan };
+      const user = rows[0];
+      const ok = await scope.verifier.verify(user?.passwordHash, password);
+      // The new hash of an outdated one is made in the same slot; it is stored only after a login.
+      const outdated = ok && user?.passwordHash && scope.verifier.needsRehash(user.passwordHash);
+      const rehash = outdated ? await scope.verifier.hasher.hash(password) : undefined;
+      return { refused: false as const, user, ok, rehash, plan, factorRows, known };
+    };
   // A valid device cookie of this login, its row live, takes the priority lane: admitted outside its
-  // address's bound, ahead of anonymous attempts (docs/security-admission.md, "Priority lane"). The row
-  // is read before admission (or found kept: laneDevice, accounts/devices.ts), so that only a device
-  // found live is admitted in the lane (a cookie of another login, or of a device revoked here, is
-  // admitted as anonymous); the attempt's batch reads it again and reserves on the device's budget only
-  // while it is still live.
+  // address's bound, ahead of anonymous attempts (docs/security-admission.md, "Priority lane"). When
+  // the attempt would start at once anyway (its address idle, a slot free, nobody waiting), the lane
+  // gains nothing and the row is read only in the attempt's batch: two round trips, as without the
+  // cookie. Otherwise the row is read before admission (or found kept: laneDevice, accounts/devices.ts),
+  // so that only a device found live is admitted in the lane (a cookie of another login, or of a device
+  // revoked here, is admitted as anonymous); the attempt's batch reads it again and reserves on the
+  // device's budget only while it is still live.
   const ipKey = ip ?? null;
   const claim = o.device;
   let checked: Awaited<ReturnType<ReturnType<typeof attempt>>> | undefined;
-  if (claim) {
+  if (claim && scope.verifier.startsAtOnce(ipKey)) {
+    checked = await scope.verifier.limit(ipKey, attempt(claim));
+  } else if (claim) {
     const live = await laneDevice(scope.db, claim, lk, scope.now(), revocationCheckMs(config));
     checked = await scope.verifier.limit(
       ipKey,
-      attempt(live ? claim : undefined),
+      attempt(live ? claim : undefined, live),
       live ? { trusted: claim.userId } : undefined,
     );
   }

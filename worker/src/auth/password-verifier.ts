@@ -28,6 +28,8 @@ export interface PasswordVerifier {
   limit<T>(ip: string | null, work: () => Promise<T>, o?: AdmitOptions): Promise<T>;
   /** Runs a password check done elsewhere (an LDAP bind at the bridge) admitted for `ip`, without a slot. */
   admit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
+  /** Whether password work of `ip` would start at once, in no lane behind others (hash-slots.ts). */
+  startsAtOnce(ip: string | null): boolean;
   /** A failed login from `ip`: its address waits behind clean ones for a while (hash-slots.ts). */
   noteFailure(ip: string | null): void;
 }
@@ -37,6 +39,7 @@ export function createPasswordVerifier(hasher: PasswordHasher, slots: HashSlots 
   return {
     limit: (ip, work, o) => slots.run(ip, work, o),
     admit: (ip, work) => slots.admit(ip, work),
+    startsAtOnce: (ip) => slots.startsAtOnce(ip),
     noteFailure: (ip) => slots.noteFailure(ip),
     hasher,
     async verify(phc, password) {
@@ -54,6 +57,7 @@ export function withHashSlots(verifier: PasswordVerifier, slots: HashSlots): Pas
     ...verifier,
     limit: (ip, work, o) => slots.run(ip, work, o),
     admit: (ip, work) => slots.admit(ip, work),
+    startsAtOnce: (ip) => slots.startsAtOnce(ip),
     noteFailure: (ip) => slots.noteFailure(ip),
   };
 }
