@@ -1,7 +1,8 @@
 // Builds the web console's browser code (console/*.ts) with esbuild into STATIC_DIR/console/:
 // console.js (every console page), errtrack-page.js (the error-tracking page), console.css, and
-// texts.json (every text of the console, which the server renders its pages with); and
-// the edge host's data assets (STATIC_DIR/blocklist/common-passwords.pwbf, STATIC_DIR/unicode/confusables.txt).
+// texts.json (every text of the console, which the server renders its pages with); the OpenAPI document
+// both hosts serve (STATIC_DIR/openapi/openapi.json, generated from the routes); and the edge host's data
+// assets (STATIC_DIR/blocklist/common-passwords.pwbf, STATIC_DIR/unicode/confusables.txt).
 // Run by `npm install` (postinstall), by the HTTP test setup, and by `npm run build:console`;
 // the output is generated (gitignored), so the edge host's assets and STATIC_DIR both carry it.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
   });
   copyFileSync(join(ROOT, 'console/console.css'), join(outdir, 'console.css'));
   await writeTexts(build, outdir);
+  await writeApiDocument(build, staticDir);
   writePasswordFilter(staticDir);
   writeConfusables(staticDir);
   return outdir;
@@ -56,6 +58,37 @@ async function writeTexts(build, outdir) {
     renameSync(`${texts}.tmp`, texts);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The OpenAPI document (worker/src/docs/generate.ts, through scripts/openapi-document.ts) as
+ * `openapi/openapi.json`: both hosts serve it (docs/routes.ts), so neither generates it at run time and
+ * the edge script carries no generator (docs/performance.md, "The edge bundle"). The module is bundled
+ * with its packages left external, into node_modules/.cache, where they resolve.
+ */
+async function writeApiDocument(build, staticDir) {
+  const cache = join(ROOT, 'node_modules/.cache/auth-service');
+  mkdirSync(cache, { recursive: true });
+  const module = join(cache, `openapi-document-${process.pid}.mjs`);
+  try {
+    await build({
+      entryPoints: [join(ROOT, 'scripts/openapi-document.ts')],
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: module,
+      logLevel: 'warning',
+    });
+    const { generatedDocument } = await import(pathToFileURL(module).href);
+    const out = join(staticDir, 'openapi/openapi.json');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(`${out}.${process.pid}.tmp`, JSON.stringify(generatedDocument()));
+    renameSync(`${out}.${process.pid}.tmp`, out);
+  } finally {
+    rmSync(module, { force: true });
   }
 }
 

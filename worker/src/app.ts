@@ -11,8 +11,7 @@ import { challengeForCaller } from './auth/credentials.js';
 import { addressBound, createHashSlots, hashConcurrency } from './auth/hash-slots.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
-import { apiDocument, registerDocs } from './docs/routes.js';
-import type { ApiDocument } from './docs/document.js';
+import { registerDocs, type DocsOptions } from './docs/routes.js';
 import { registerConsole } from './console/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
@@ -125,10 +124,10 @@ export function createApp(hostDeps: AppDeps): App {
 }
 
 /**
- * The app and its OpenAPI document, built as `GET /openapi.json` serves it (scripts/openapi-lint.ts
- * lints it without a server).
+ * The app, the app of its routes below ROOT_PATH (`api`, whose routes the OpenAPI document describes:
+ * docs/generate.ts, run at build time) and the options of its docs.
  */
-export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiDocument } {
+export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOptions } {
   const env = hostDeps.config.env;
   const testClock = env.get('TEST_CLOCK_CONTROL') ? createTestClock(hostDeps.clock) : undefined;
   // One bound on concurrent password hashing per process (edge: per isolate), for every request,
@@ -370,7 +369,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
     api.get('/__test__/credential-lookups', (c) => c.json({ tokens: tokenLookups(), sessions: sessionLookups() }));
   }
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
-  const docs = {
+  const docs: DocsOptions = {
     root,
     docsPrefix: env.get('DOCS_PREFIX'),
     staticPath: env.get('STATIC_PATH'),
@@ -378,5 +377,5 @@ export function buildApp(hostDeps: AppDeps): { app: App; apiDocument: () => ApiD
     description: env.get('PROJECT_DESCRIPTION'),
   };
   registerDocs(api, docs);
-  return { app, apiDocument: () => apiDocument(api, docs) };
+  return { app, api, docs };
 }
