@@ -5,9 +5,8 @@
 // assets (STATIC_DIR/blocklist/common-passwords.pwbf, STATIC_DIR/unicode/confusables.txt).
 // Run by `npm install` (postinstall), by the HTTP test setup, and by `npm run build:console`;
 // the output is generated (gitignored), so the edge host's assets and STATIC_DIR both carry it.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
@@ -29,7 +28,7 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
     logLevel: 'warning',
   });
   copyFileSync(join(ROOT, 'console/console.css'), join(outdir, 'console.css'));
-  await writeTexts(build, outdir);
+  await writeTexts(build, staticDir);
   await writeApiDocument(build, staticDir);
   writePasswordFilter(staticDir);
   writeConfusables(staticDir);
@@ -40,40 +39,32 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
  * Every text of the console as `texts.json` (worker/src/console/texts.ts, `loadTexts`): the server reads
  * its texts from there, so the edge script carries none (docs/performance.md, "The edge bundle").
  */
-async function writeTexts(build, outdir) {
-  const dir = mkdtempSync(join(tmpdir(), 'console-texts-'));
-  try {
-    const module = join(dir, 'all-texts.mjs');
-    await build({
-      entryPoints: [join(ROOT, 'worker/src/console/all-texts.ts')],
-      bundle: true,
-      format: 'esm',
-      platform: 'neutral',
-      outfile: module,
-      logLevel: 'warning',
-    });
-    const { dictionaries } = await import(pathToFileURL(module).href);
-    const texts = join(outdir, 'texts.json');
-    writeFileSync(`${texts}.tmp`, JSON.stringify(dictionaries()));
-    renameSync(`${texts}.tmp`, texts);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+async function writeTexts(build, staticDir) {
+  const { dictionaries } = await importBundled(build, 'worker/src/console/all-texts.ts');
+  writeAsset(staticDir, 'console/texts.json', JSON.stringify(dictionaries()));
 }
 
 /**
  * The OpenAPI document (worker/src/docs/generate.ts, through scripts/openapi-document.ts) as
  * `openapi/openapi.json`: both hosts serve it (docs/routes.ts), so neither generates it at run time and
- * the edge script carries no generator (docs/performance.md, "The edge bundle"). The module is bundled
- * with its packages left external, into node_modules/.cache, where they resolve.
+ * the edge script carries no generator (docs/performance.md, "The edge bundle").
  */
 async function writeApiDocument(build, staticDir) {
+  const { generatedDocument } = await importBundled(build, 'scripts/openapi-document.ts');
+  writeAsset(staticDir, 'openapi/openapi.json', JSON.stringify(generatedDocument()));
+}
+
+/**
+ * Bundles the TypeScript module `entry` (a path below the repository) and imports it. Its packages stay
+ * external: the bundle is written into node_modules/.cache, where they resolve.
+ */
+async function importBundled(build, entry) {
   const cache = join(ROOT, 'node_modules/.cache/auth-service');
   mkdirSync(cache, { recursive: true });
-  const module = join(cache, `openapi-document-${process.pid}.mjs`);
+  const module = join(cache, `${basename(entry, '.ts')}-${process.pid}.mjs`);
   try {
     await build({
-      entryPoints: [join(ROOT, 'scripts/openapi-document.ts')],
+      entryPoints: [join(ROOT, entry)],
       bundle: true,
       packages: 'external',
       platform: 'node',
@@ -82,11 +73,7 @@ async function writeApiDocument(build, staticDir) {
       outfile: module,
       logLevel: 'warning',
     });
-    const { generatedDocument } = await import(pathToFileURL(module).href);
-    const out = join(staticDir, 'openapi/openapi.json');
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(`${out}.${process.pid}.tmp`, JSON.stringify(generatedDocument()));
-    renameSync(`${out}.${process.pid}.tmp`, out);
+    return await import(pathToFileURL(module).href);
   } finally {
     rmSync(module, { force: true });
   }
@@ -102,11 +89,15 @@ function generatedData(module, name, chars) {
   return [...body.matchAll(new RegExp(`'(${chars}*)'`, 'g'))].map((m) => m[1]).join('');
 }
 
-/** Writes `data` to `staticDir`/`path`. */
+/**
+ * Writes `data` to `staticDir`/`path` whole: a file of its own renamed into place, so a host reading it
+ * while another build writes it (the two HTTP suites build at once) never reads half of it.
+ */
 function writeAsset(staticDir, path, data) {
   const out = join(staticDir, path);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, data);
+  writeFileSync(`${out}.${process.pid}.tmp`, data);
+  renameSync(`${out}.${process.pid}.tmp`, out);
 }
 
 /**
