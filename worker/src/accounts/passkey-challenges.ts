@@ -75,13 +75,32 @@ export async function checkChallenge(
   return { id: claims.jti, expiresAt: claims.exp * 1000 };
 }
 
-/** Uses up a checked challenge: false when a response to it was checked before (a replay). */
-export async function consumeChallenge(db: Db, c: CheckedChallenge): Promise<boolean> {
-  const result = await db
+/**
+ * The statement that uses up a checked challenge: it inserts nothing (rowsAffected 0) when a response to
+ * it was checked before (a replay). In a statement batch of the caller's (a sign-in's reservation).
+ */
+export function consumeChallengeStatement(db: Db, c: CheckedChallenge) {
+  return db
     .insert(passkeyChallengesUsed)
     .values({ id: c.id, expiresAt: c.expiresAt })
     .onConflictDoNothing({ target: passkeyChallengesUsed.id });
-  return result.rowsAffected > 0;
+}
+
+/** Uses up a checked challenge: false when a response to it was checked before (a replay). */
+export async function consumeChallenge(db: Db, c: CheckedChallenge): Promise<boolean> {
+  return (await consumeChallengeStatement(db, c)).rowsAffected > 0;
+}
+
+/** The challenge `clientDataJSON` (base64url) answers, checked (`checkChallenge`); undefined when not ours. */
+export async function answeredChallenge(
+  scope: RequestScope,
+  clientDataJSON: string,
+  purpose: ChallengePurpose,
+  userId?: string,
+  bound?: string,
+): Promise<CheckedChallenge | undefined> {
+  const challenge = challengeOf(clientDataJSON);
+  return challenge ? checkChallenge(scope, challenge, purpose, userId, bound) : undefined;
 }
 
 /** Housekeeping: forgets used challenges once they could no longer be answered anyway. */

@@ -23,7 +23,12 @@ import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { assertMayLogIn, loginRecordStatement } from '../accounts/login-rule.js';
 import { runAccountBatch } from '../accounts/writes.js';
 import type { UserRow } from '../accounts/model.js';
-import { CEREMONY_TIMEOUT_MS, issueChallenge } from '../accounts/passkey-challenges.js';
+import {
+  answeredChallenge,
+  CEREMONY_TIMEOUT_MS,
+  consumeChallengeStatement,
+  issueChallenge,
+} from '../accounts/passkey-challenges.js';
 import type { RelyingParty } from './relying-party.js';
 import { listPasskeys, passkeyByCredentialQuery } from './store.js';
 import { verifyPasskeyAssertion } from './verify.js';
@@ -81,20 +86,31 @@ export async function signInWithPasskey(
     owner?.source === 'local' && deviceClaim?.userId === owner.id && deviceRows.length > 0 ? deviceClaim.id : undefined;
   const untrusted = attemptPlan(config, key, request.ip);
   // One round trip: the device's budget first; the untrusted one only when that reserved nothing (the same
-  // statement batch as a password login's, auth/password-login.ts).
-  const rdb = scope.lazyDb ?? db;
+  // statement batch as a password login's, auth/password-login.ts); and, in the same batch, the
+  // response's challenge used up (when it is ours: checked without the database), whether the attempt is
+  // then refused or not: a response is checked once. On the durable connection, not the lazy one a
+  // password's reservation takes: a mark of a used challenge lost in a crash would let that response be
+  // replayed, and an authenticator whose counter stays 0 has no other guard against it.
+  const rdb = db;
+  const challenge = await answeredChallenge(scope, response.response.clientDataJSON, 'login');
+  const useUp = challenge ? [consumeChallengeStatement(rdb, challenge)] : [];
   let plan = untrusted;
   let reserved: boolean;
+  let usedUp: boolean;
   if (device) {
     const byDevice = attemptPlan(config, key, request.ip, device);
-    const [mine, fallback] = await rdb.batch([
+    const [mine, fallback, ...used] = await rdb.batch([
       reserveAttempt(rdb, byDevice, now),
       reserveAttempt(rdb, untrusted, now, notReserved(byDevice)),
+      ...useUp,
     ]);
     if (mine.rowsAffected > 0) plan = byDevice;
     reserved = mine.rowsAffected > 0 || fallback.rowsAffected > 0;
+    usedUp = used[0] !== undefined && used[0].rowsAffected > 0;
   } else {
-    reserved = (await reserveAttempt(rdb, untrusted, now)).rowsAffected > 0;
+    const [one, ...used] = await rdb.batch([reserveAttempt(rdb, untrusted, now), ...useUp]);
+    reserved = one.rowsAffected > 0;
+    usedUp = used[0] !== undefined && used[0].rowsAffected > 0;
   }
   if (!reserved) throw await lockedProblem(scope, CHALLENGES.Basic, plan);
 
@@ -102,6 +118,7 @@ export async function signInWithPasskey(
     purpose: 'login',
     requireUserVerification: true,
     found,
+    usedUp,
   });
   if (!result.ok) {
     const user = result.user ?? null;

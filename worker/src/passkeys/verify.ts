@@ -9,8 +9,8 @@ import type { RequestScope } from '../http/scope.js';
 import type { UserRow } from '../accounts/model.js';
 import { recordPasskeyUse } from '../accounts/passkeys.js';
 import {
+  answeredChallenge,
   challengeOf,
-  checkChallenge,
   consumeChallenge,
   fromBase64Url,
   type ChallengePurpose,
@@ -46,6 +46,12 @@ export interface AssertionOptions {
    * the signature's must pass; the recorded use is conditioned on the stored one (recordPasskeyUse).
    */
   found?: { passkey: PasskeyRow; user: UserRow } | undefined;
+  /**
+   * Whether the caller has used up the response's challenge in a statement batch of its own
+   * (`answeredChallenge`, `consumeChallengeStatement`): false when it was not ours or used before. Not
+   * checked or used up again.
+   */
+  usedUp?: boolean;
 }
 
 const b64url = (bytes: Uint8Array) =>
@@ -68,9 +74,15 @@ export async function verifyPasskeyAssertion(
   response: AuthenticationResponseJSON,
   o: AssertionOptions,
 ): Promise<AssertionResult> {
-  const challenge = challengeOf(response.response.clientDataJSON);
-  const checked = challenge ? await checkChallenge(scope, challenge, o.purpose, o.userId, o.bound) : undefined;
-  if (!checked || !(await consumeChallenge(scope.db, checked))) return { ok: false, reason: 'challenge' };
+  const { clientDataJSON } = response.response;
+  const challenge = challengeOf(clientDataJSON);
+  const usedUp =
+    o.usedUp ??
+    (await (async () => {
+      const checked = await answeredChallenge(scope, clientDataJSON, o.purpose, o.userId, o.bound);
+      return checked !== undefined && (await consumeChallenge(scope.db, checked));
+    })());
+  if (!challenge || !usedUp) return { ok: false, reason: 'challenge' };
 
   const found = 'found' in o ? o.found : await passkeyByCredential(scope.db, response.id);
   if (!found) return { ok: false, reason: 'unknown-credential' };
