@@ -11,7 +11,8 @@
  * the round trips that finished before the answer and those after it (until quiet), the background
  * work apart (settings refreshes, job leases, batches of earlier requests' API-access events), and p50/p90 latency.
  * Operations: Bearer and cookie GET /v4/users/me one request every FAR_DB_INTERVAL_MS (a user's requests), Basic login
- * (login_without_session), session login (/v3/login), the same with the device cookie of an earlier login, POST
+ * (login_without_session), session login (/v3/login), the same with the device cookie of an earlier login, a passkey
+ * sign-in (a software authenticator, test/harness/soft-authenticator.ts; no target: logins' is for passwords), POST
  * /v3/logout (a fresh session each), PATCH /v3/settings (a warm administrator's session); and the cold start: a fresh
  * host's first request and its second, once with /health/live and once with a Bearer request, each sent as soon as the
  * host is ready. Plus the edge bundle's gzipped size (`wrangler deploy --dry-run`, as test/unit/bundle-size.test.ts
@@ -32,6 +33,7 @@ import { BASE_TEST_ENV, startEdgeTestHost } from '../../test/harness/hosts.js';
 import { ADMIN_LOGIN, policyPassword, ROOT, ROOT_PATH, startBenchNodeHost } from './node-host.js';
 import type { ScenarioResult } from './report.js';
 import { basic, createToken, expectStatus, loginCookie, ScenarioError } from './scenarios.js';
+import { softAuthenticator } from '../../test/harness/soft-authenticator.js';
 import { percentile, round } from './stats.js';
 
 type Register = (stop: () => Promise<void>) => () => Promise<void>;
@@ -173,7 +175,17 @@ async function startFar(kind: HostKind, env: Record<string, string>, libsqlUrl: 
   return { base: host.base, origin: new URL(host.base).origin, stop };
 }
 
+/**
+ * A passkey of `Accounts.passkeyUser` (an account of its own: each sign-in opens a session, and the
+ * account's session limit ends the others), registered on the near host: its authenticator and user handle.
+ */
+interface Passkey {
+  key: Awaited<ReturnType<typeof softAuthenticator>>;
+  userHandle: string;
+}
+
 interface Accounts {
+  passkey?: Passkey;
   adminPassword: string;
   password: string;
   user: string;
@@ -181,6 +193,28 @@ interface Accounts {
   cookie: string;
   loginUser: string;
   logoutUser: string;
+  passkeyUser: string;
+}
+
+/** Registers a passkey (a software authenticator's) through the session `cookie` on the near host. */
+async function registerPasskey(near: string, cookie: string): Promise<Passkey> {
+  const headers = { cookie, origin: new URL(near).origin, 'content-type': 'application/json' };
+  const options = await expectStatus(
+    `${near}/v4/users/me/passkeys/registration-options`,
+    { method: 'POST', headers, body: '{}' },
+    200,
+    'POST /v4/users/me/passkeys/registration-options',
+  );
+  const creation = (await options.json()) as { challenge: string; rp: { id: string }; user: { id: string } };
+  const key = await softAuthenticator(creation.rp.id);
+  const response = key.create(creation.challenge, new URL(near).origin);
+  await expectStatus(
+    `${near}/v4/users/me/passkeys`,
+    { method: 'POST', headers, body: JSON.stringify({ name: 'far-db', response }) },
+    201,
+    'POST /v4/users/me/passkeys',
+  );
+  return { key, userHandle: creation.user.id };
 }
 
 async function createUser(near: string, adminPassword: string, login: string, password: string): Promise<void> {
@@ -299,6 +333,20 @@ async function measureHost(
           device = deviceOf(res) ?? device;
           return res;
         });
+        // A passwordless sign-in on a new device (no device cookie): the options and the authenticator's
+        // answer come first; the sign-in is measured.
+        const signIns: Sample[] = [];
+        for (let i = 0; acc.passkey && i < cfg.samples; i++) {
+          const options = await post('/v3/login/passkey/options', { origin: far.origin }, {})();
+          const { challenge } = (await options.json()) as { challenge: string };
+          const response = await acc.passkey.key.get(challenge, acc.passkey.userHandle, far.origin);
+          // The options made no round trip, but their answer (a POST's) starts the notifications' run: let it
+          // begin, so the sample's own wait for quiet covers it.
+          await sleep(100);
+          const signIn = post('/v3/login/passkey', { origin: far.origin }, { response });
+          signIns.push(await sample(proxy, signIn, 200, 'passkey sign-in'));
+        }
+        rows.push(row(kind, delayMs, 'passkey sign-in (/v3/login/passkey)', signIns));
         // A browser's logout: its session cookie (made on the near host, not yet seen here) and its Origin.
         const logouts: Sample[] = [];
         for (let i = 0; i < cfg.samples; i++) {
@@ -340,7 +388,7 @@ function targets(rows: readonly FarDbRow[], cfg: FarDbConfig): Record<string, bo
       out[name] = revocationSec * 1000 >= cfg.intervalMs ? r.p50Ms <= 10 : r.before.max <= 1;
     } else if (r.operation.startsWith('first request')) {
       out[`${key}firstRequest${r.operation.includes('Bearer') ? 'Bearer' : 'Liveness'}`] = r.before.max <= 1;
-    } else if (r.operation.includes('login')) {
+    } else if (r.operation.includes('login') && !r.operation.startsWith('passkey')) {
       const login = r.operation.startsWith('Basic') ? 'basicLogin' : 'sessionLogin';
       out[`${key}${login}${r.operation.includes('device') ? 'Device' : ''}`] = r.before.max <= 2;
     } else if (r.operation === 'POST /v3/logout') {
@@ -433,13 +481,15 @@ export async function farDb(cfg: FarDbConfig, register: Register): Promise<Scena
         user: 'far-db-user',
         loginUser: 'far-db-login',
         logoutUser: 'far-db-logout',
+        passkeyUser: 'far-db-passkey',
         token: '',
         cookie: '',
       };
-      for (const login of [acc.user, acc.loginUser, acc.logoutUser])
+      for (const login of [acc.user, acc.loginUser, acc.logoutUser, acc.passkeyUser])
         await createUser(near, adminPassword, login, password);
       acc.token = await createToken(near, acc.user, password);
       acc.cookie = await loginCookie(near, acc.user, password);
+      acc.passkey = await registerPasskey(near, await loginCookie(near, acc.passkeyUser, password));
       for (const kind of cfg.hosts)
         for (const delay of cfg.delays) {
           console.log(`  ${kind} host at +${delay} ms per round trip`);
