@@ -24,11 +24,12 @@ export interface TestApp {
 
 /**
  * Builds the app over a temporary database, with a clock the test sets; `parts` adds host parts,
- * e.g. a bridge client or the client's address.
+ * e.g. a bridge client or the client's address, or replaces the saved settings' lifetime (0 here: each
+ * request reads them).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  parts: Partial<Pick<HostParts, 'clientAddress' | 'peerAddress' | 'bridge'>> = {},
+  parts: Partial<Pick<HostParts, 'clientAddress' | 'peerAddress' | 'bridge' | 'settingsTtlMs'>> = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'auth-app-'));
   const config = parseEnvironment({

@@ -6,74 +6,48 @@
  * ceremonies as a browser's would; a real browser and authenticator are test/http/passkeys-browser.test.ts
  * (Chromium's virtual authenticator, both hosts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
-import { openDatabase } from '../../worker/node/host.js';
-import { migrateDatabase } from '../../worker/node/migrate.js';
-import { nodeStaticFiles } from '../../worker/node/static-files.js';
-import { parseEnvironment } from '../../worker/src/config/index.js';
-import { assembleService } from '../../worker/src/service.js';
-import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';
+import { createTestApp } from '../harness/app.js';
 import { Browser } from '../harness/browser.js';
+import { BASE_TEST_ENV } from '../harness/hosts.js';
 import { softAuthenticator } from '../harness/soft-authenticator.js';
 
-const ADMIN = { login: 'admin', password: 'Chang3@me' };
+const ADMIN = {
+  login: BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_LOGIN!,
+  password: BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_PASSWORD!,
+};
 const ORIGIN = 'http://127.0.0.1';
 const BASE = `${ORIGIN}/api/auth`;
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: (() => void)[] = [];
 vi.setConfig({ testTimeout: 60_000 });
-afterEach(async () => {
+afterEach(() => {
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
-  for (const c of cleanups.splice(0).reverse()) await c();
+  for (const c of cleanups.splice(0)) c();
 });
 
 /** The app over a fresh database; `calls()` lists the SQL of each libSQL call of the last request. */
 async function service() {
-  const dir = mkdtempSync(join(tmpdir(), 'auth-passkey-trips-'));
-  const config = parseEnvironment({
-    LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
-    AUTH_BOOTSTRAP_ADMIN_LOGIN: ADMIN.login,
-    AUTH_BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-    AUTH_LOG_LEVEL: 'CRITICAL',
-    AUTH_ACCESS_LOG_LEVEL: 'CRITICAL',
-    SESSION_SECRET_KEY: 'passkey-round-trips-test-session-key-0123456789',
-  });
-  const database = openDatabase(config);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => database.close());
-  await migrateDatabase(database.db, config.get('DB_SCHEMA'));
-  const hasher = createNodeNativeHasher();
-  expect(await bootstrapAdmin(database.db, config, hasher, Date.now())).toBe('created');
-  const { app } = assembleService({
-    env: config,
-    openDb: () => database.db,
-    openLazyDb: database.lazyDb,
-    hasher,
-    hostName: 'test-host',
-    staticFiles: nodeStaticFiles('static'),
-    writeLog: () => {},
-  });
+  // The saved settings read once and kept for the test (the hosts keep them 2 s and refresh them after
+  // an answer): the sign-in's own round trips are counted, not a refresh a slow machine made it wait for.
+  const t = await createTestApp({}, { settingsTtlMs: 60_000 });
+  cleanups.push(() => t.close());
   let seen: string[] = [];
   // The calls made before the app answered: work it leaves for after its answer is not counted.
   let beforeAnswer: string[] = [];
   vi.stubGlobal('fetch', async (input: string | URL | Request, init?: RequestInit) => {
     seen = [];
-    const res = await app.request(input, init);
+    const res = await t.app.request(input, init);
     beforeAnswer = seen;
     return res;
   });
-  for (const client of [database.db.$client, database.lazyDb().$client]) {
-    for (const method of ['execute', 'batch'] as const) {
-      const real = client[method].bind(client) as (...args: unknown[]) => unknown;
-      vi.spyOn(client, method).mockImplementation(((...args: unknown[]) => {
-        seen.push(JSON.stringify(args[0]).slice(0, 120));
-        return real(...args);
-      }) as never);
-    }
+  const client = t.db.$client;
+  for (const method of ['execute', 'batch'] as const) {
+    const real = client[method].bind(client) as (...args: unknown[]) => unknown;
+    vi.spyOn(client, method).mockImplementation(((...args: unknown[]) => {
+      seen.push(JSON.stringify(args[0]).slice(0, 120));
+      return real(...args);
+    }) as never);
   }
   return {
     /** The SQL of each libSQL call the last request made before its answer. */

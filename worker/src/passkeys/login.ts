@@ -91,27 +91,28 @@ export async function signInWithPasskey(
   // then refused or not: a response is checked once. On the durable connection, not the lazy one a
   // password's reservation takes: a mark of a used challenge lost in a crash would let that response be
   // replayed, and an authenticator whose counter stays 0 has no other guard against it.
-  const rdb = db;
   const challenge = await answeredChallenge(scope, response.response.clientDataJSON, 'login');
-  const useUp = challenge ? [consumeChallengeStatement(rdb, challenge)] : [];
+  const useUp = challenge ? [consumeChallengeStatement(db, challenge)] : [];
   let plan = untrusted;
   let reserved: boolean;
-  let usedUp: boolean;
+  let used: { rowsAffected: number }[];
   if (device) {
     const byDevice = attemptPlan(config, key, request.ip, device);
-    const [mine, fallback, ...used] = await rdb.batch([
-      reserveAttempt(rdb, byDevice, now),
-      reserveAttempt(rdb, untrusted, now, notReserved(byDevice)),
+    let mine: { rowsAffected: number };
+    let fallback: { rowsAffected: number };
+    [mine, fallback, ...used] = await db.batch([
+      reserveAttempt(db, byDevice, now),
+      reserveAttempt(db, untrusted, now, notReserved(byDevice)),
       ...useUp,
     ]);
     if (mine.rowsAffected > 0) plan = byDevice;
     reserved = mine.rowsAffected > 0 || fallback.rowsAffected > 0;
-    usedUp = used[0] !== undefined && used[0].rowsAffected > 0;
   } else {
-    const [one, ...used] = await rdb.batch([reserveAttempt(rdb, untrusted, now), ...useUp]);
+    let one: { rowsAffected: number };
+    [one, ...used] = await db.batch([reserveAttempt(db, untrusted, now), ...useUp]);
     reserved = one.rowsAffected > 0;
-    usedUp = used[0] !== undefined && used[0].rowsAffected > 0;
   }
+  const usedUp = (used[0]?.rowsAffected ?? 0) > 0;
   if (!reserved) throw await lockedProblem(scope, CHALLENGES.Basic, plan);
 
   const result = await verifyPasskeyAssertion(scope, rp, response, {

@@ -76,12 +76,11 @@ export async function verifyPasskeyAssertion(
 ): Promise<AssertionResult> {
   const { clientDataJSON } = response.response;
   const challenge = challengeOf(clientDataJSON);
-  const usedUp =
-    o.usedUp ??
-    (await (async () => {
-      const checked = await answeredChallenge(scope, clientDataJSON, o.purpose, o.userId, o.bound);
-      return checked !== undefined && (await consumeChallenge(scope.db, checked));
-    })());
+  let usedUp = o.usedUp;
+  if (usedUp === undefined) {
+    const checked = await answeredChallenge(scope, clientDataJSON, o.purpose, o.userId, o.bound);
+    usedUp = checked !== undefined && (await consumeChallenge(scope.db, checked));
+  }
   if (!challenge || !usedUp) return { ok: false, reason: 'challenge' };
 
   const found = 'found' in o ? o.found : await passkeyByCredential(scope.db, response.id);
