@@ -149,6 +149,15 @@ export interface TestHostOptions {
 }
 
 /**
+ * Whether a host's output (or its start's error) says a port it was given is taken: the Node host's own
+ * words ("port N is already in use", worker/node/console.ts), or the system's (EADDRINUSE, "Address already
+ * in use": wrangler, workerd).
+ */
+export function saysPortTaken(text: string): boolean {
+  return /is already in use|Address already in use|EADDRINUSE/.test(text);
+}
+
+/**
  * Runs `start` (which picks free ports and starts a host on them) again, up to three times, when the
  * host found a port taken: a free port is free when picked, and another process (the other HTTP
  * project's hosts, when both run at once) may bind it before the host does.
@@ -158,7 +167,7 @@ async function onFreePorts<T>(start: () => Promise<T>): Promise<T> {
     try {
       return await start();
     } catch (err) {
-      if (attempt >= 3 || !/Address already in use|EADDRINUSE/.test(String(err))) throw err;
+      if (attempt >= 3 || !saysPortTaken(String(err))) throw err;
     }
   }
 }

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { formatMessage } from '../../worker/node/console.js';
-import { startNodeTestHost } from '../harness/hosts.js';
+import { saysPortTaken, startNodeTestHost } from '../harness/hosts.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
@@ -64,6 +64,8 @@ describe('a port in use', () => {
     expect(out).toContain(`cannot start: port ${port} is already in use`);
     expect(out).toContain('set AUTH_BIND_PORT to a free port');
     expect(out).not.toContain('EADDRINUSE');
+    // The HTTP suites' hosts start again on other ports when they read this (test/harness/hosts.ts).
+    expect(saysPortTaken(out)).toBe(true);
     expect(out).not.toMatch(/\n\s+at /);
     // Checked first: no development bridge (nor its certificates) was started.
     expect(out).not.toContain('development bridge');
