@@ -22,15 +22,14 @@
  * started after an answer (a last-used time) can finish before the client has read it, so the counts
  * are those of the +50 ms rows.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { farDatabase, remoteDatabase, type FarDatabase, type RoundTrip } from '../../test/harness/far-database.js';
 import { BASE_TEST_ENV, startEdgeTestHost } from '../../test/harness/hosts.js';
-import { ADMIN_LOGIN, policyPassword, ROOT, ROOT_PATH, startBenchNodeHost } from './node-host.js';
+import { buildEdgeScript } from './edge-build.js';
+import { ADMIN_LOGIN, policyPassword, ROOT_PATH, startBenchNodeHost } from './node-host.js';
 import type { ScenarioResult } from './report.js';
 import { basic, createToken, expectStatus, loginCookie, ScenarioError } from './scenarios.js';
 import { softAuthenticator } from '../../test/harness/soft-authenticator.js';
@@ -144,14 +143,7 @@ function row(host: HostKind, delayMs: number, operation: string, samples: Sample
 async function bundleGzipKiB(): Promise<{ totalKiB: number; gzipKiB: number }> {
   const out = mkdtempSync(join(tmpdir(), 'far-db-bundle-'));
   try {
-    const { stdout } = await promisify(execFile)('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', out], {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-      maxBuffer: 16 << 20,
-    });
-    const m = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(stdout);
-    if (!m) throw new ScenarioError(`wrangler deploy --dry-run: no "Total Upload" line in\n${stdout.slice(-500)}`);
-    return { totalKiB: Number(m[1]), gzipKiB: Number(m[2]) };
+    return await buildEdgeScript(out);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

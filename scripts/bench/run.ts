@@ -19,6 +19,9 @@
  *                 better-auth: sign-in/email; get-session with the session cookie (database), with
  *                 Bearer (bearer plugin), with the session cached in a signed cookie
  *   edge-cpu      CPU time per login and per Bearer request of the edge host (wrangler dev)
+ *   edge-start    an edge isolate's start and first answer (edge-start.ts): the deployed script in workerd
+ *                 itself, the main thread's CPU at listening (less an empty worker's) and for the first and
+ *                 second GET /health/live; target: start + first answer <= 40 ms
  *   ldap-bridge   LDAP login, sequential: direct ldapts vs the bridge's authenticate() vs
  *                 POST /v1/ldap/authenticate over mutual TLS (test slapd)
  *   ldap-login    LDAP login, sequential: direct ldapts vs the bridge over mTLS vs the HTTP Basic
@@ -52,6 +55,7 @@
  *   BENCH_CONNECTIONS=10   concurrent connections of the load scenarios (and argon2id in flight)
  *   BENCH_TIMING_PAIRS=90  measured pairs of login-timing (at most 90: account lockout)
  *   BENCH_EDGE_LOGINS=100  sequential logins of edge-cpu (ten times as many Bearer requests)
+ *   EDGE_START_RUNS=5      starts of edge-start's workers (the service's and an empty one), alternating
  *   BENCH_LDAP_LOGINS=300  sequential logins per series of ldap-bridge and ldap-login
  *   BENCH_LDAP_VIA=ldaps   directory transport of ldap-bridge and ldap-login: ldap, starttls or ldaps
  *   BENCH_GROWTH_SIZES=10000,100000,1000000   account counts of growth
@@ -77,6 +81,7 @@ import { attack } from './attack.js';
 import { mfa } from './mfa.js';
 import { farDb, formatFarDb, type FarDbConfig } from './far-db.js';
 import { edgeCpu } from './edge-cpu.js';
+import { edgeStart } from './edge-start.js';
 import { ldapBridge } from './ldap-bridge.js';
 import { ldapLogin } from './ldap-login.js';
 import { formatComparison, formatGrowth } from './compare.js';
@@ -178,6 +183,7 @@ const ALL = [
   'memory',
   ...PEER_SCENARIOS,
   'edge-cpu',
+  'edge-start',
   'ldap-bridge',
   'ldap-login',
   'attack',
@@ -373,6 +379,11 @@ async function main(): Promise<number> {
       }
       report(r, results);
     }
+    if (selected.includes('edge-start')) {
+      const runs = Number(process.env.EDGE_START_RUNS ?? 5);
+      console.log(`> edge-start (the deployed script in workerd; ${runs} starts, and as many of an empty worker)`);
+      report(await edgeStart(runs).catch((err: unknown) => failed('edge-start', err)), results);
+    }
     if (selected.includes('ldap-bridge')) {
       const via = ldapVia();
       console.log(`> ldap-bridge (slapd + the bridge over mTLS; ${via})`);
@@ -451,6 +462,7 @@ async function main(): Promise<number> {
       ...comparison.targets,
       ...attackTargets(results),
       ...((results.find((r) => r.scenario === 'far-db')?.details?.targets as Record<string, boolean>) ?? {}),
+      ...((results.find((r) => r.scenario === 'edge-start')?.details?.targets as Record<string, boolean>) ?? {}),
     },
     results,
   });
