@@ -19,13 +19,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../test/harness/hosts.js';
 import { buildEdgeScript } from './edge-build.js';
-import { ROOT_PATH } from './node-host.js';
+import { ROOT, ROOT_PATH } from './node-host.js';
 import type { ScenarioResult } from './report.js';
 import { ScenarioError } from './scenarios.js';
 import { median, round } from './stats.js';
 
 /** The workerd binary of the package wrangler runs (the `workerd` package exports its path). */
 const workerdBinary: string = createRequire(import.meta.url)('workerd').default;
+
+/** wrangler.toml's compatibility date: the worker runs as deployed. */
+const COMPATIBILITY_DATE = /^compatibility_date = "([\d-]+)"/m.exec(
+  readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'),
+)![1]!;
 
 /** The target for an isolate's start and first answer, in ms of CPU. */
 const TARGET_MS = 40;
@@ -63,7 +68,7 @@ function config(modules: [string, 'esModule' | 'wasm', string][], vars: Record<s
     ');',
     'const w :Workerd.Worker = (',
     `  modules = [ ${list.join(', ')} ],`,
-    '  compatibilityDate = "2026-04-20",',
+    `  compatibilityDate = "${COMPATIBILITY_DATE}",`,
     `  bindings = [ ${bindings.join(', ')} ],`,
     ');',
     '',
@@ -105,8 +110,11 @@ async function measure(configFile: string, path: string): Promise<Start> {
     const afterSecond = await answer();
     return { ready, first: afterFirst - ready, second: afterSecond - afterFirst };
   } finally {
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    }
   }
 }
 
