@@ -14,10 +14,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../test/harness/hosts.js';
+import { freePort, isListening } from '../../test/harness/hosts.js';
 import { buildEdgeScript } from './edge-build.js';
 import { ROOT, ROOT_PATH } from './node-host.js';
 import type { ScenarioResult } from './report.js';
@@ -42,17 +41,6 @@ function mainThreadMs(pid: number): number {
   const [ns] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ');
   return Number(ns) / 1e6;
 }
-
-/** Whether something accepts connections on the loopback port. */
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 
 /** A workerd configuration serving `modules` (name, kind, file) with a text binding per variable. */
 function config(modules: [string, 'esModule' | 'wasm', string][], vars: Record<string, string>): string {
@@ -92,7 +80,7 @@ async function measure(configFile: string, path: string): Promise<Start> {
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   try {
     const deadline = Date.now() + 30_000;
-    while (!(await accepts(port))) {
+    while (!(await isListening(port))) {
       if (child.exitCode !== null || Date.now() > deadline)
         throw new ScenarioError(`workerd did not listen on ${port}: ${stderr.slice(-500)}`);
       await sleep(2);

@@ -380,7 +380,7 @@ async function main(): Promise<number> {
       report(r, results);
     }
     if (selected.includes('edge-start')) {
-      const runs = Number(process.env.EDGE_START_RUNS ?? 5);
+      const runs = envNumber('EDGE_START_RUNS', 5, true);
       console.log(`> edge-start (the deployed script in workerd; ${runs} starts, and as many of an empty worker)`);
       report(await edgeStart(runs).catch((err: unknown) => failed('edge-start', err)), results);
     }
