@@ -5,6 +5,8 @@
  *   cancelled, the action's refusal says it needs that confirmation.
  * - 403 MFA_ENROLMENT_REQUIRED (MFA_REQUIRED_ROLES, no factor yet): the session may only enrol, so
  *   the visitor goes to the security page, which explains why.
+ * - 403 REAUTHENTICATION_REQUIRED of a first factor's set-up (the sign-in is too old): said in words.
+ * - 403 PASSWORD_EXPIRED of a session (its password must be changed): the visitor goes to the password page.
  */
 import '../worker/src/console/security-texts.js';
 import { ApiError, api, type RefusalHandler } from './api.js';
@@ -106,6 +108,16 @@ export function resolveRefusals(base: string): RefusalHandler {
     }
     if (err.code === 'MFA_ENROLMENT_REQUIRED' && document.body.dataset.page !== 'security') {
       location.assign(`${base}/security`);
+    }
+    // A first second factor needs a recent sign-in: the action's region says so in the page's language.
+    if (err.code === 'REAUTHENTICATION_REQUIRED' && err.problem.change === 'factors') {
+      throw new ApiError(err.status, { ...err.problem, detail: t('stepup.reauth') }, err.headers);
+    }
+    // A session whose password must be changed may only change it (a sign-in's own refusal names
+    // `changePassword`, and the sign-in page handles it).
+    const page = document.body.dataset.page ?? '';
+    if (err.code === 'PASSWORD_EXPIRED' && err.problem.changePassword === undefined && page !== 'password') {
+      location.assign(`${base}/password`);
     }
     return false;
   };

@@ -333,8 +333,9 @@ const one: PageScript = async (ctx) => {
   onSubmit(resetForm, byId('user-reset-message'), async () => {
     const password = byId<HTMLInputElement>('reset-password').value;
     const mustChangePassword = byId<HTMLInputElement>('reset-must').checked;
+    const endPasskeys = byId<HTMLInputElement>('reset-passkeys').checked;
     try {
-      await api(`${path}/password`, { method: 'POST', json: { password, mustChangePassword } });
+      await api(`${path}/password`, { method: 'POST', json: { password, mustChangePassword, endPasskeys } });
     } catch (err) {
       return showPolicyProblem(byId('user-reset-message'), err);
     }

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { ADMIN, basic, callJson, createSuperAccessHolder, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
@@ -133,6 +133,43 @@ describe.runIf(kind === 'node')('the development outbox (Node host)', () => {
       const r = await api(`/v4/notifications/${bad}/message`, { auth: admin });
       expect([404, 422], bad).toContain(r.status);
       expect(r.res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+  });
+
+  it("lent rights never open an administrator's or auditor's mail (a reset link), only a user's", async () => {
+    const holder = await createSuperAccessHolder({ base: host.url });
+    const read = (id: string, auth: string) =>
+      fetch(`${host.url}/v4/notifications/${id}/message`, { headers: { Authorization: auth } });
+    const plain = await newUser();
+    const plainMail = await settled(plain.email, 'account_created');
+    expect((await read(plainMail.id, holder.auth)).status).toBe(200);
+    for (const role of ['admin', 'auditor']) {
+      const login = uniqueLogin(`ob${role}`);
+      const email = `${login}@example.com`;
+      const made = await api<{ id: string }>('/v4/users', {
+        method: 'POST',
+        auth: admin,
+        json: { login, password: PASSWORD, email, role },
+      });
+      expect(made.status).toBe(201);
+      await settled(email, 'account_created');
+      expect((await api('/v3/password_reset/request', { method: 'POST', json: { login } })).status).toBe(202);
+      const reset = await settled(email, 'password_reset');
+      expect(reset.status).toBe('outbox');
+      // The holder sees that the mail exists (the list never shows a link), and cannot open it.
+      const listed = await api<{ items: Array<{ id: string }> }>(`/v4/notifications?recipient=${email}`, {
+        auth: holder.auth,
+      });
+      expect(listed.body.items.map((i) => i.id)).toContain(reset.id);
+      expect(JSON.stringify(listed.body)).not.toMatch(/token=/);
+      const refused = await read(reset.id, holder.auth);
+      expect(refused.status, role).toBe(403);
+      expect(((await refused.json()) as { detail: string }).detail).toMatch(
+        /^super-access cannot read the mail of an account with administrator/,
+      );
+      // An administrator may: an administrator may set that password anyway (docs/mail.md).
+      expect((await read(reset.id, admin)).status).toBe(200);
+      if (role === 'admin') await api(`/v4/users/${made.body.id}`, { method: 'DELETE', auth: admin });
     }
   });
 

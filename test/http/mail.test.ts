@@ -590,6 +590,30 @@ describe('send a test mail (POST /v3/settings/mail/test)', () => {
     expect(r.body).toMatchObject({ outcome: 'failed', stage: 'connect', responseCode: null });
   });
 
+  it('no port scan: a closed port and a port that accepts and stays silent answer alike', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+    // Accepts, and never greets (an open port of something that is no SMTP server).
+    const silent: Server = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const silentPort = (silent.address() as { port: number }).port;
+    try {
+      const answers = [];
+      for (const port of [closedPort, silentPort]) {
+        const r = await test({ to: 'ops@example.com', values: { EMAIL_PORT: port, EMAIL_HOST_PASSWORD: 'M@il-pass' } });
+        expect(r.status).toBe(200);
+        const { outcome, stage, responseCode, response, detail } = r.body;
+        answers.push({ outcome, stage, responseCode, response, detail: String(detail).replace(`:${port}`, ':PORT') });
+      }
+      expect(answers[0]).toMatchObject({ outcome: 'failed', stage: 'connect', responseCode: null });
+      expect(answers[1]).toEqual(answers[0]);
+    } finally {
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
   it('the stored password never goes to a port given here; bad input is 422 naming it', async () => {
     const moved = await test({ to: 'ops@example.com', values: { EMAIL_PORT: 2525 } });
     expect(moved.status).toBe(422);

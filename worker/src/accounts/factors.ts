@@ -143,3 +143,12 @@ export async function removeEveryFactor(
   ]);
   return results.slice(consequences.length).reduce((n, r) => n + r.rowsAffected, 0);
 }
+
+/**
+ * Ends every passkey of `userId` (an administrator's or the operator's password reset: incident response
+ * leaves no old credential alive, docs/security.md, "What ends what"). TOTP and recovery codes stay: they
+ * never sign in alone.
+ */
+export function endPasskeysStatement(db: Db, userId: string) {
+  return db.delete(passkeys).where(eq(passkeys.userId, userId));
+}

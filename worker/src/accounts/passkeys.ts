@@ -10,7 +10,7 @@ import type { RequestMeta } from '../http/scope.js';
 import type { Db } from '../store/index.js';
 import { passkeys } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
-import { endSessionsStatement } from './sessions.js';
+import { endSessionsStatement, secondFactorStatement } from './sessions.js';
 import { runAccountBatch } from './writes.js';
 
 export type PasskeyRow = typeof passkeys.$inferSelect;
@@ -32,6 +32,9 @@ export async function addPasskey(db: Db, user: UserRow, row: PasskeyRow, c: Pass
   await runAccountBatch(db, [
     db.insert(passkeys).values(row),
     endSessionsStatement(db, user.id, c.now, 'passkey_change', { except: c.keep }),
+    // The registration verified the user on the new passkey: the session that made it counts as verified
+    // now, as a TOTP confirmation's does (an enrolment that MFA_REQUIRED_ROLES asked for is then complete).
+    ...(c.keep ? [secondFactorStatement(db, user.id, c.keep, c.now)] : []),
     auditInsert(db, c.now, {
       stream: 'crud_user',
       type: 'passkey.registered',

@@ -13,8 +13,12 @@ export type Scheme = 'Basic' | 'Bearer' | 'Cookie';
 /** What a protected route asks of the authentication middleware (principal/middleware.ts). */
 export interface AuthenticateOptions {
   schemes: readonly Scheme[];
-  /** Let an expired password through (only the self password change needs this). */
-  allowExpiredPassword?: boolean;
+  /**
+   * Let an expired password (or one to be changed) through: `true` for the self password change;
+   * `'session'` for a session only (the caller's own profile, which a client reads to learn that it must
+   * change the password; Basic stays refused).
+   */
+  allowExpiredPassword?: boolean | 'session';
   /**
    * Logout is idempotent: a token we signed whose session has already ended (or is unknown) gets
    * 204 at once, ending nothing else. A forged token or no credential stays a 401.

@@ -201,7 +201,11 @@ export async function authenticateLocalPassword(
   await assertMayLogIn(scope, user, { source: 'local' }, [...successStatements(db, plan)]);
   const passwordReason = passwordChangeReason(user, config, now) ?? undefined;
   const passwordExpired = passwordReason !== undefined;
-  if (passwordExpired) {
+  const factors = factorsAmong(factorRows, user.id);
+  // A password that must be changed: only a change is allowed. Without a second factor the password
+  // proves enough to make it (with Basic); with one, the change needs the second step's session, which
+  // may do nothing else (principal/middleware.ts; docs/security.md, "What ends what").
+  if (passwordExpired && factors.length === 0) {
     await db.batch([
       ...successStatements(db, plan),
       auditInsert(db, now, { ...audit, stream: 'user_activity', type: 'login.password_expired', subject }),
@@ -211,7 +215,6 @@ export async function authenticateLocalPassword(
 
   // An account with a second factor: the password step ends here (docs/security-mfa.md); its
   // attempt is released (a right password is no failure), the earlier failures stay counted.
-  const factors = factorsAmong(factorRows, user.id);
   if (factors.length > 0) {
     const ldb = scope.lazyDb ?? db;
     await ldb.batch([
@@ -227,6 +230,7 @@ export async function authenticateLocalPassword(
     return {
       user,
       passwordExpired,
+      ...(passwordReason ? { passwordReason } : {}),
       device: plan.device,
       secondFactor: { factors, plan, known },
     };

@@ -18,7 +18,7 @@ import type { AppEnv } from '../http/context.js';
 import { ROLES, type Role } from '../accounts/model.js';
 import type { AuthenticateOptions, Scheme } from './credentials.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
-import { requireStepUp } from './mfa-enforcement.js';
+import { requireFactorChangeProof, requireStepUp } from './mfa-enforcement.js';
 
 /** Every role: any authenticated caller. */
 export const ANY_ROLE: readonly Role[] = ROLES;
@@ -28,8 +28,12 @@ export const ANY_CREDENTIAL: readonly Scheme[] = ['Cookie', 'Basic', 'Bearer'];
 /** Who may call a protected route, with which credentials. */
 export type Access = Omit<AuthenticateOptions, 'schemes'> & {
   schemes: readonly Scheme[];
-  /** A sensitive operation: an account with a second factor needs a recent verification (step-up). */
-  stepUp?: boolean;
+  /**
+   * A sensitive operation: an account with a second factor needs a recent verification (step-up).
+   * `'factors'`: a change of the caller's own second factors, which an account without one may make only
+   * after a recent sign-in (auth/mfa-enforcement.ts, `requireFactorChangeProof`).
+   */
+  stepUp?: boolean | 'factors';
 } & (
     | { roles: readonly Role[]; superAccess?: undefined }
     | {
@@ -89,6 +93,12 @@ export function describeAccess(a: Access): string {
     ? [
         'Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN ' +
           'minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).',
+        ...(a.stepUp === 'factors'
+          ? [
+              'An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 ' +
+                'REAUTHENTICATION_REQUIRED).',
+            ]
+          : []),
       ]
     : [];
   return [`${schemes}.`, roles, ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : []), ...stepUp].join(' ');
@@ -106,11 +116,13 @@ export function accessDeclaration(a: Access) {
   // Any role: every authenticated caller passes, so no role check runs on the request path.
   if (!all) middleware.push(authorize(roles, superAccess));
   // A sensitive operation: a recent second-factor verification (docs/security-mfa.md, "Step-up").
-  if (stepUp) middleware.push(requireStepUp);
+  if (stepUp) middleware.push(stepUp === 'factors' ? requireFactorChangeProof : requireStepUp);
   return {
     security: schemes.map((s) => ({ [SCHEME_NAMES[s]]: [] })),
     middleware,
     'x-required-roles': [...roles],
+    // Read by the tests that walk every sensitive operation (test/http/factor-changes.test.ts).
+    ...(stepUp ? { 'x-step-up': stepUp === 'factors' ? 'factors' : 'second-factor' } : {}),
     ...(superAccess ? { 'x-super-access': superAccess.allowed } : {}),
     ...(superAccess?.allowed && superAccess.unprivilegedTarget !== undefined
       ? { 'x-super-access-target': 'unprivileged' }

@@ -2,7 +2,7 @@
  * Role checks (architecture.md §4): admin (everything), auditor (audit logs), user (own account); and
  * what super-access, the administrator rights lent for a while, may do with each admin operation.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../http/context.js';
 import { ProblemError } from '../http/problem.js';
@@ -15,14 +15,29 @@ import { findLiveAccount } from '../accounts/lookup.js';
  */
 export type SuperAccessRule =
   | { allowed: true; unprivilegedTarget?: undefined }
-  | { allowed: true; unprivilegedTarget: string }
+  | {
+      allowed: true;
+      unprivilegedTarget: string;
+      /** The target account's id, when the path names another record of it (default: the `{userId}` of the path). */
+      targetOf?: TargetOf;
+    }
   | { allowed: false; refusal: string };
+
+/** The account a request acts on: its id, or undefined when there is no such record (the route answers 404). */
+export type TargetOf = (c: Context<AppEnv>) => Promise<string | null | undefined>;
 
 /** Rules of `protectedRoute`'s `superAccess`; the refusal texts complete "super-access cannot ...". */
 export const superAccess = {
   allowed: { allowed: true } as SuperAccessRule,
-  /** `verb` completes "super-access cannot <verb> an account with administrator or auditor rights". */
-  unprivilegedTargets: (verb: string): SuperAccessRule => ({ allowed: true, unprivilegedTarget: verb }),
+  /**
+   * `verb` completes "super-access cannot <verb> an account with administrator or auditor rights";
+   * `targetOf` names the account where the path names another record of it.
+   */
+  unprivilegedTargets: (verb: string, targetOf?: TargetOf): SuperAccessRule => ({
+    allowed: true,
+    unprivilegedTarget: verb,
+    ...(targetOf ? { targetOf } : {}),
+  }),
   refused: (what: string): SuperAccessRule => ({ allowed: false, refusal: what }),
 };
 
@@ -57,8 +72,14 @@ export function authorize(roles: readonly Role[], rule?: SuperAccessRule): Middl
     if (!rule) throw new ProblemError('FORBIDDEN', { detail: 'super-access cannot use this operation' });
     if (!rule.allowed) throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.refusal}` });
     if (rule.unprivilegedTarget !== undefined) {
-      // An unknown account passes: the route answers 404 as it would to an administrator.
-      const target = await findLiveAccount(c.var.scope.db, c.req.param('userId') ?? '');
+      // An unknown record passes: the route answers 404 as it would to an administrator. A record of no
+      // live account (its account deleted) is refused: lent rights reach unprivileged accounts' only.
+      const id = rule.targetOf ? await rule.targetOf(c) : (c.req.param('userId') ?? '');
+      if (id === undefined) return next();
+      const target = id === null ? undefined : await findLiveAccount(c.var.scope.db, id);
+      if ((id === null || rule.targetOf) && !target) {
+        throw new ProblemError('FORBIDDEN', { detail: `super-access cannot ${rule.unprivilegedTarget} this account` });
+      }
       if (target && isProtectedTarget(target, now)) {
         const detail = `super-access cannot ${rule.unprivilegedTarget} an account with administrator or auditor rights`;
         throw new ProblemError('FORBIDDEN', { detail });

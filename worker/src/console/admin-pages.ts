@@ -116,6 +116,8 @@ ${policyList(r, 'reset-password-policy')}
 aria-describedby="reset-password-policy-title reset-password-policy"></p>
 <p class="check"><input id="reset-must" name="mustChangePassword" type="checkbox" checked>
 <label for="reset-must">${r.t('users.mustChange')}</label></p>
+<p class="check"><input id="reset-passkeys" name="endPasskeys" type="checkbox" checked>
+<label for="reset-passkeys">${r.t('users.endPasskeys')}</label></p>
 <div id="user-reset-message" class="message" hidden></div>
 <p class="actions"><button type="submit">${r.t('user.resetSubmit')}</button></p>
 </form>

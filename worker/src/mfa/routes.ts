@@ -98,7 +98,7 @@ const listMine = protectedRoute(
 );
 
 const startTotp = protectedRoute(
-  { ...ANYONE, enrolment: true, stepUp: true },
+  { ...ANYONE, enrolment: true, stepUp: 'factors' },
   {
     method: 'post',
     path: '/v4/users/me/totp',
@@ -116,7 +116,7 @@ const startTotp = protectedRoute(
 );
 
 const confirmTotp = protectedRoute(
-  { ...ANYONE, enrolment: true },
+  { ...ANYONE, enrolment: true, stepUp: 'factors' },
   {
     method: 'post',
     path: '/v4/users/me/totp/confirm',
@@ -132,7 +132,7 @@ const confirmTotp = protectedRoute(
 );
 
 const deleteTotp = protectedRoute(
-  { ...ANYONE, stepUp: true },
+  { ...ANYONE, stepUp: 'factors' },
   {
     method: 'delete',
     path: '/v4/users/me/totp',
@@ -147,7 +147,7 @@ const deleteTotp = protectedRoute(
 );
 
 const newCodes = protectedRoute(
-  { ...ANYONE, enrolment: true, stepUp: true },
+  { ...ANYONE, enrolment: true, stepUp: 'factors' },
   {
     method: 'post',
     path: '/v4/users/me/recovery-codes',

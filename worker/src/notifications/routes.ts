@@ -4,7 +4,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { ANYONE, adminOnly, protectedRoute } from '../auth/protected-route.js';
-import { superAccess } from '../auth/roles.js';
+import { superAccess, type TargetOf } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { MAX_PAGE, pageOf, pageQuery } from '../http/paging.js';
@@ -91,7 +91,22 @@ const ownList = protectedRoute(ANYONE, {
 
 const IdParam = z.object({ id: z.uuid().openapi({ description: 'the notification' }) });
 
-const message = protectedRoute(adminOnly(superAccess.allowed), {
+/**
+ * The account a notification is about (null: none any more); undefined for no such notification. Its
+ * mail may hold a link that sets the password: lent rights may open only an unprivileged account's.
+ */
+const accountOfNotification: TargetOf = async (c) => {
+  const id = c.req.param('id') ?? '';
+  const [row] = await c.var.scope.db
+    .select({ userId: notifications.userId })
+    .from(notifications)
+    .where(eq(notifications.id, id.toLowerCase()))
+    .limit(1);
+  return row ? row.userId : undefined;
+};
+
+const READER = adminOnly(superAccess.unprivilegedTargets('read the mail of', accountOfNotification));
+const message = protectedRoute(READER, {
   method: 'get',
   operationId: 'getNotificationMessage',
   path: '/v4/notifications/{id}/message',
@@ -100,8 +115,9 @@ const message = protectedRoute(adminOnly(superAccess.allowed), {
   description:
     'The message the Node host wrote to its development outbox (status outbox: no mail server configured), as ' +
     'an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, ' +
-    'if any, as a mailbox would. 404 for a notification that is not in the outbox (sent, pending, given up, ' +
-    'purged, or the edge host, which has none).',
+    'if any, as a mailbox would: an administrator may open any (an administrator may set any password ' +
+    'anyway; docs/mail.md, "Development outbox"), lent rights only the mail of an unprivileged account. 404 for a ' +
+    'notification that is not in the outbox (sent, pending, given up, purged, or the edge host, which has none).',
   request: { params: IdParam },
   responses: {
     200: {

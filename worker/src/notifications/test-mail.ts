@@ -79,25 +79,33 @@ const TestResult = z
   .openapi('MailTestResult');
 type TestResult = z.infer<typeof TestResult>;
 
-const route = protectedRoute(adminOnly(superAccess.refused('send a test mail')), {
-  method: 'post',
-  operationId: 'sendTestMail',
-  path: '/v3/settings/mail/test',
-  tags: ['settings'],
-  summary: 'Send a test mail',
-  description:
-    'One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` ' +
-    "(default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and " +
-    "the server's reply code and text, never the password. The password follows the rule of a settings write: " +
-    'with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too ' +
-    '(422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development ' +
-    'outbox (outcome outbox, file); the edge answers not_configured.',
-  request: { body: { required: true, content: { 'application/json': { schema: TestRequest } } } },
-  responses: {
-    200: { description: 'what the attempt reached', content: { 'application/json': { schema: TestResult } } },
-    ...problemResponses(400, 422, 502, 503, 504),
+const route = protectedRoute(
+  { ...adminOnly(superAccess.refused('send a test mail')), stepUp: true },
+  {
+    method: 'post',
+    operationId: 'sendTestMail',
+    path: '/v3/settings/mail/test',
+    tags: ['settings'],
+    summary: 'Send a test mail',
+    description:
+      'One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` ' +
+      "(default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and " +
+      "the server's reply code and text, never the password. The password follows the rule of a settings write: " +
+      'with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too ' +
+      '(422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development ' +
+      'outbox (outcome outbox, file); the edge answers not_configured.',
+    request: { body: { required: true, content: { 'application/json': { schema: TestRequest } } } },
+    responses: {
+      200: { description: 'what the attempt reached', content: { 'application/json': { schema: TestResult } } },
+      ...problemResponses(400, 422, 502, 503, 504),
+    },
   },
-});
+);
+
+/** The one answer of a test mail that got no SMTP reply, whatever the cause. */
+const NO_SMTP_SERVER =
+  'no SMTP server answered there (nothing listening, the connection refused or dropped, no greeting in time, or ' +
+  'TLS failed before the greeting): the service log names the cause';
 
 /** The test mail's words, in the language of the mails. */
 function testMessage(language: string, sender: MailMessage['from'], to: string, id: string): MailMessage {
@@ -194,6 +202,14 @@ export function registerTestMail(app: App): void {
       60_000,
     );
     const at = `${server.host}:${server.port}`;
+    // No SMTP reply at all (refused, unreachable, silent, dropped, or TLS before any greeting): one answer
+    // whatever the cause, so that the test mail cannot tell an open port from a closed one on the bridge's
+    // network (docs/mail.md, "Test mail"); the cause goes to the log, for the operator.
+    const noServer = !answer.ok && !answer.responseCode && (answer.stage === 'connect' || answer.stage === 'tls');
+    if (noServer) {
+      c.var.scope.logger.warning('test mail: no SMTP server answered', { server: at, cause: answer.code });
+      Object.assign(answer, { stage: 'connect', response: NO_SMTP_SERVER });
+    }
     const reply = answer.responseCode ? `${answer.responseCode} ${answer.response}` : answer.response;
     const result: TestResult = {
       outcome: answer.ok ? 'sent' : answer.responseCode ? 'refused' : 'failed',

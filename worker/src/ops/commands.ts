@@ -107,8 +107,8 @@ export async function resetPasswordOf(scope: OperatorScope, login: string, passw
   const user = await accountOf(scope.db, login);
   await setPassword(scope, user, password, {
     actor: OPERATOR_ACTOR,
-    // As an administrator's reset: every session ends and every API token is revoked.
-    ends: { reason: 'admin_reset', tokens: true },
+    // As an administrator's reset: every session ends, every API token is revoked and every passkey ends.
+    ends: { reason: 'admin_reset', tokens: true, passkeys: true },
     mustChange: true,
   });
   return describeAccount(scope, login);

@@ -105,11 +105,18 @@ const PendingAssertionBody = z
   .openapi('PasskeySecondStep');
 
 const OWN = { schemes: ['Cookie'], roles: ANY_ROLE } as const;
+/**
+ * A change of the caller's passkeys: the step-up of a change of factors (a stolen session must not plant
+ * a passkey of its own, docs/security-mfa.md, "Changing factors").
+ */
+const CHANGE = { ...OWN, stepUp: 'factors' } as const;
+/** Registering is allowed while MFA_REQUIRED_ROLES makes a session enrol a factor first. */
+const ENROL = { ...CHANGE, enrolment: true } as const;
 const ENDS =
   "Adding or removing a passkey ends the account's other sessions (their OAuth access tokens too; the session of " +
   'this request stays) and mails the owner.';
 
-const options = protectedRoute(OWN, {
+const options = protectedRoute(ENROL, {
   method: 'post',
   path: '/v4/users/me/passkeys/registration-options',
   operationId: 'startOwnPasskeyRegistration',
@@ -128,7 +135,7 @@ const options = protectedRoute(OWN, {
   },
 });
 
-const register = protectedRoute(OWN, {
+const register = protectedRoute(ENROL, {
   method: 'post',
   path: '/v4/users/me/passkeys',
   operationId: 'registerOwnPasskey',
@@ -148,22 +155,25 @@ const register = protectedRoute(OWN, {
   },
 });
 
-const list = protectedRoute(ANYONE, {
-  method: 'get',
-  path: '/v4/users/me/passkeys',
-  operationId: 'listOwnPasskeys',
-  tags: ['user_v4'],
-  summary: "The caller's passkeys",
-  description: 'Names, dates and flags; never a key or a credential id.',
-  responses: {
-    200: {
-      description: 'the passkeys, oldest first',
-      content: { 'application/json': { schema: z.object({ items: z.array(PasskeySchema) }) } },
+const list = protectedRoute(
+  { ...ANYONE, enrolment: true },
+  {
+    method: 'get',
+    path: '/v4/users/me/passkeys',
+    operationId: 'listOwnPasskeys',
+    tags: ['user_v4'],
+    summary: "The caller's passkeys",
+    description: 'Names, dates and flags; never a key or a credential id.',
+    responses: {
+      200: {
+        description: 'the passkeys, oldest first',
+        content: { 'application/json': { schema: z.object({ items: z.array(PasskeySchema) }) } },
+      },
     },
   },
-});
+);
 
-const rename = protectedRoute(OWN, {
+const rename = protectedRoute(CHANGE, {
   method: 'patch',
   path: '/v4/users/me/passkeys/{passkeyId}',
   operationId: 'renameOwnPasskey',
@@ -179,7 +189,7 @@ const rename = protectedRoute(OWN, {
   },
 });
 
-const remove = protectedRoute(OWN, {
+const remove = protectedRoute(CHANGE, {
   method: 'delete',
   path: '/v4/users/me/passkeys/{passkeyId}',
   operationId: 'removeOwnPasskey',

@@ -28,6 +28,7 @@ import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/passw
 import { accountOfToken, touchToken } from '../accounts/tokens.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
 import { assertEnrolled } from '../auth/mfa-enforcement.js';
+import { passwordChangeReason } from '../accounts/login-rule.js';
 import { requestHeader } from '../http/node-messages.js';
 
 function invalidToken(schemes: readonly Scheme[], end?: SessionEnd): ProblemError {
@@ -96,6 +97,12 @@ async function proceed(
   o: AuthenticateOptions,
 ): Promise<void> {
   if (!o.enrolment) assertEnrolled(c.var.scope.config, principal);
+  // A session lives on while its password must be changed (its lifetime ended meanwhile): like Basic,
+  // it may then only change it, whatever factor opened it (docs/security.md, "What ends what").
+  if (principal.method === 'session' && !o.allowExpiredPassword) {
+    const reason = passwordChangeReason(principal.user, c.var.scope.config, c.var.scope.now());
+    if (reason) throw passwordExpiredProblem(reason);
+  }
   c.set('principal', principal);
   await next();
   const recorder = c.var.deps.apiAccess;
@@ -159,8 +166,9 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
       }
       const { config } = c.var.scope;
       const result = await authenticateLocalPassword(c.var.scope, login, password, { challenge });
-      if (result.passwordExpired && !o.allowExpiredPassword) throw passwordExpiredProblem(result.passwordReason);
       if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
+      if (result.passwordExpired && o.allowExpiredPassword !== true)
+        throw passwordExpiredProblem(result.passwordReason);
       return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic', o);
     }
 

@@ -147,7 +147,8 @@ export async function checkLocalPassword(
     alsoOnSuccess,
     device,
   });
-  if (result.passwordExpired) {
+  // With a second factor, an expired password goes on to the second step: its session may only change it.
+  if (result.passwordExpired && !result.secondFactor) {
     const problem = passwordExpiredProblem(result.passwordReason);
     problem.extensions.changePassword = `${config.get('ROOT_PATH')}/v4/users/me/password`;
     throw problem;

@@ -25,6 +25,7 @@ import { setPassword } from './password.js';
 import { assertSessionLimit, endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
 import { endUserLinks } from '../accounts/reset-tokens.js';
 import { requestHeader } from '../http/node-messages.js';
+import { factorsOf } from '../accounts/factors.js';
 
 const UserParam = z.object({ userId: z.string().min(1).max(64) });
 const TokenParam = z.object({ userId: z.string().min(1).max(64), tokenId: z.uuid() });
@@ -60,7 +61,18 @@ const Patch = z
   .strict()
   .openapi('UserPatch');
 const Reset = z
-  .object({ password: z.string().min(1).max(1024), mustChangePassword: z.boolean().default(true) })
+  .object({
+    password: z.string().min(1).max(1024),
+    mustChangePassword: z.boolean().default(true),
+    endPasskeys: z
+      .boolean()
+      .default(true)
+      .openapi({
+        description:
+          "end the account's passkeys too (the default: a passkey signs in without the password, so a reset that " +
+          'keeps them leaves an old credential alive); false keeps them, e.g. for a user who only forgot the password',
+      }),
+  })
   .strict()
   .openapi('PasswordReset');
 const SuperAccess = z
@@ -190,8 +202,10 @@ const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('un
 });
 const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
-  'OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the ' +
-  'same transaction. 409 for an LDAP or OIDC account.';
+  'OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is ' +
+  'false) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account. Ending ' +
+  'passkeys removes second factors, which lent rights may not do: super-access resetting an account that has ' +
+  'passkeys must send `endPasskeys: false` (else 403).';
 const resetRoute = protectedRoute(
   { ...adminOnly(superAccess.unprivilegedTargets('reset the password of')), stepUp: true },
   {
@@ -357,12 +371,17 @@ export function registerAccountAdmin(app: App): void {
     const user = await target(c);
     const body = validated(c, 'json', Reset);
     const { scope, principal } = c.var;
-    // An administrator's reset is incident response: every session and every API token ends.
+    // Lent rights may not remove second factors (removeUserSecondFactors): nor may they through a reset.
+    if (body.endPasskeys && principal.user.role !== 'admin' && (await factorsOf(scope.db, user.id)).includes('passkey'))
+      throw new ProblemError('FORBIDDEN', {
+        detail: 'super-access cannot end the passkeys of an account: reset with endPasskeys false',
+      });
+    // An administrator's reset is incident response: every session, API token and passkey ends.
     await scope.verifier.limit(scope.request.ip, () =>
       setPassword(scope, user, body.password, {
         actor: principal.user,
         mustChange: body.mustChangePassword,
-        ends: { reason: 'admin_reset', tokens: true },
+        ends: { reason: 'admin_reset', tokens: true, passkeys: body.endPasskeys },
       }),
     );
     return c.body(null, 204);

@@ -12,7 +12,8 @@ import { DAY_MS, PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { setPassword } from './password.js';
 
 const me = protectedRoute(
-  { ...ANYONE, enrolment: true },
+  // A session reads it while its password must be changed too: a client learns who it is and that it must.
+  { ...ANYONE, enrolment: true, allowExpiredPassword: 'session' },
   {
     method: 'get',
     operationId: 'getCurrentUser',

@@ -3,6 +3,7 @@ import { desc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordVerifier } from '../auth/password-verifier.js';
 import { revokeAllTokensStatement } from '../accounts/tokens.js';
+import { endPasskeysStatement } from '../accounts/factors.js';
 import { passwordBlocklist } from '../auth/blocklist/index.js';
 import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
@@ -60,7 +61,13 @@ export interface SetPasswordOptions {
    * What the change ends in the same transaction (docs/security.md, "What ends what"): the user's sessions
    * except `keepSession` (the session a user changed their password with), and the API tokens.
    */
-  ends: { reason: 'password_change' | 'admin_reset' | 'password_reset'; keepSession?: string; tokens: boolean };
+  ends: {
+    reason: 'password_change' | 'admin_reset' | 'password_reset';
+    keepSession?: string;
+    tokens: boolean;
+    /** The account's passkeys too (they sign in without the password). */
+    passkeys?: boolean;
+  };
   /** More facts for the audit event (e.g. how the change was made). */
   auditData?: Record<string, unknown>;
 }
@@ -100,6 +107,7 @@ export async function setPassword(
     endSessionsStatement(db, user.id, now, o.ends.reason, { except: o.ends.keepSession }),
     revokeDevicesStatement(db, user.id),
     ...(o.ends.tokens ? [revokeAllTokensStatement(db, user.id, now)] : []),
+    ...(o.ends.passkeys ? [endPasskeysStatement(db, user.id)] : []),
     // Whoever changes it, the reset and welcome links of the old password end (docs/security.md, "What ends what").
     endUserLinks(db, user.id, now),
     auditInsert(db, now, {
@@ -111,6 +119,7 @@ export async function setPassword(
       data: {
         sessionsEnded: o.ends.keepSession === undefined ? 'all' : 'others',
         tokensRevoked: o.ends.tokens,
+        ...(o.ends.passkeys ? { passkeysEnded: true } : {}),
         ...o.auditData,
       },
     }),
