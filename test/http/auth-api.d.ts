@@ -397,7 +397,7 @@ export interface paths {
         put?: never;
         /**
          * Start registering a passkey for the caller
-         * @description Session cookie. Any role.
+         * @description Session cookie. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     The options of a WebAuthn registration: a discoverable credential (a passkey: it can sign in without the login) with user verification required, none of the account’s passkeys again, no attestation. Its challenge is valid for 5 minutes, once. The relying party: AUTH_WEBAUTHN_RP_ID and AUTH_WEBAUTHN_ORIGINS (docs/security-passkeys.md).
          *
@@ -427,7 +427,7 @@ export interface paths {
         put?: never;
         /**
          * Register a passkey for the caller (the answer to the registration options)
-         * @description Session cookie. Any role.
+         * @description Session cookie. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     The browser’s response to the options of /v4/users/me/passkeys/registration-options, and a name. Adding or removing a passkey ends the account's other sessions (their OAuth access tokens too; the session of this request stays) and mails the owner.
          *
@@ -452,7 +452,7 @@ export interface paths {
         post?: never;
         /**
          * Remove one of the caller's passkeys
-         * @description Session cookie. Any role.
+         * @description Session cookie. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     It no longer signs in. Adding or removing a passkey ends the account's other sessions (their OAuth access tokens too; the session of this request stays) and mails the owner. 404 when it is not one of the caller's passkeys.
          */
@@ -461,7 +461,7 @@ export interface paths {
         head?: never;
         /**
          * Rename one of the caller's passkeys
-         * @description Session cookie. Any role.
+         * @description Session cookie. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          */
         patch: operations["renameOwnPasskey"];
         trace?: never;
@@ -583,14 +583,14 @@ export interface paths {
         put?: never;
         /**
          * Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm.
          */
         post: operations["startOwnTotpEnrolment"];
         /**
          * Remove the caller's TOTP factor
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     404 without one. The account's other sessions end and the user is told by mail. The recovery codes stay (they work again only once a factor is confirmed).
          */
@@ -611,7 +611,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm a TOTP enrolment with a valid code
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 409 without a started enrolment. The factor is then required at every login; the account's other sessions end (this one, if a session, counts as verified now) and the user is told by mail.
          */
@@ -633,7 +633,7 @@ export interface paths {
         put?: never;
         /**
          * Generate 10 recovery codes (the earlier ones stop working)
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     Shown once. 409 without a confirmed second factor.
          */
@@ -935,7 +935,7 @@ export interface paths {
          * Reset a password
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account and ends its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account. Ending passkeys removes second factors, which lent rights may not do: super-access resetting an account that has passkeys must send `endPasskeys: false` (else 403).
          */
         post: operations["resetUserPassword"];
         delete?: never;
@@ -1728,9 +1728,9 @@ export interface paths {
         };
         /**
          * The mail of a notification in the development outbox (.eml)
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
-         *     The message the Node host wrote to its development outbox (status outbox: no mail server configured), as an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, if any, as a mailbox would. 404 for a notification that is not in the outbox (sent, pending, given up, purged, or the edge host, which has none).
+         *     The message the Node host wrote to its development outbox (status outbox: no mail server configured), as an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, if any, as a mailbox would: an administrator may open any (an administrator may set any password anyway; docs/mail.md, "Development outbox"), lent rights only the mail of an unprivileged account. 404 for a notification that is not in the outbox (sent, pending, given up, purged, or the edge host, which has none).
          */
         get: operations["getNotificationMessage"];
         put?: never;
@@ -1796,7 +1796,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test mail
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` (default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and the server's reply code and text, never the password. The password follows the rule of a settings write: with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too (422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development outbox (outcome outbox, file); the edge answers not_configured.
          */
@@ -2293,6 +2293,11 @@ export interface components {
             password: string;
             /** @default true */
             mustChangePassword?: boolean;
+            /**
+             * @description end the account's passkeys too (the default: a passkey signs in without the password, so a reset that keeps them leaves an old credential alive); false keeps them, e.g. for a user who only forgot the password
+             * @default true
+             */
+            endPasskeys?: boolean;
         };
         SuperAccessRequest: {
             /** @description default DEBUG_COUNTDOWN_USER_SU */
