@@ -80,8 +80,16 @@ describe('the first run in Chromium', () => {
     const tab = await newTab(browser);
     try {
       await tab.page.goto(`${host.url}/first-run`);
-      await tab.page.fill('input[name=code]', (await oneTimeCode()).toLowerCase());
+      const code = (await oneTimeCode()).toLowerCase();
+      await tab.page.fill('input[name=code]', code);
       await tab.page.fill('input[name=login]', 'first');
+      await tab.page.fill('input[name=password]', PASSWORD);
+      // A refused form (the passwords differ) comes back with what was typed: the login, and the long code.
+      await tab.page.fill('input[name=passwordRepeat]', `${PASSWORD}x`);
+      await Promise.all([tab.page.waitForURL(/\/first-run$/), tab.page.click('button[type=submit]')]);
+      await tab.page.waitForSelector('.errors');
+      expect(await tab.page.inputValue('input[name=code]')).toBe(code);
+      expect(await tab.page.inputValue('input[name=login]')).toBe('first');
       await tab.page.fill('input[name=password]', PASSWORD);
       await tab.page.fill('input[name=passwordRepeat]', PASSWORD);
       const posted = tab.page.waitForRequest((r) => r.method() === 'POST');
@@ -93,6 +101,9 @@ describe('the first run in Chromium', () => {
       await tab.page.waitForSelector('h1');
       expect(await tab.page.textContent('h1')).toBe('Administrator "first" created');
       expect(tab.problems).toEqual([]);
+      // The page leads to the console's sign-in (README, "The first run").
+      await Promise.all([tab.page.waitForURL(/\/ui\/login$/), tab.page.click('text=Sign in to the web console')]);
+      await tab.page.waitForSelector('#signin-login');
 
       await signIn(tab, host.url, 'first', PASSWORD);
       expect(new URL(tab.page.url()).pathname).not.toMatch(/\/login$/);

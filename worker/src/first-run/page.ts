@@ -38,6 +38,8 @@ export interface FormOptions {
   policy: PasswordPolicy;
   /** The login of a refused attempt, shown again. */
   login?: string;
+  /** The one-time code of a refused attempt, kept (it is long, and typed from a terminal). */
+  code?: string;
   errors?: string[];
 }
 
@@ -52,7 +54,7 @@ export function firstRunForm(o: FormOptions) {
 ${errors.length > 0 ? html`<ul class="errors" role="alert">${errors.map((e) => html`<li>${e}</li>`)}</ul>` : ''}
 <form method="post" action="${o.action}">
 <label>One-time code <input name="code" required maxlength="100" autocomplete="off" spellcheck="false"
- aria-describedby="code-hint"></label>
+ aria-describedby="code-hint" value="${o.code ?? ''}"></label>
 <p id="code-hint">Printed by <code>npm start</code> (or <code>npm run dev:edge</code>) in its terminal when it started:
 it proves that you are at this machine.</p>
 <label>Login <input name="login" required maxlength="150" autocomplete="username" value="${o.login ?? ''}"></label>
@@ -65,13 +67,21 @@ it proves that you are at this machine.</p>
 }
 
 /** What the page shows once the administrator is created. */
-export function firstRunDone(o: { title: string; login: string; docsUrl: string; apiUrl: string }) {
+export function firstRunDone(o: {
+  title: string;
+  login: string;
+  docsUrl: string;
+  apiUrl: string;
+  /** The web console's sign-in page. */
+  signInUrl: string;
+}) {
   return htmlDocument({
     title: `${o.title} — administrator created`,
     head: STYLE,
     body: html`<h1>Administrator "${o.login}" created</h1>
-<p>This page is now gone. Log in with that login and password, e.g. in
-<a href="${o.docsUrl}">the API docs</a> (Authorize), or:</p>
+<p>This page is now gone. <a href="${o.signInUrl}">Sign in to the web console</a> with that login and
+password.</p>
+<p>Or use the API, in <a href="${o.docsUrl}">the API docs</a> (Authorize), or:</p>
 <p><code>curl -u '${o.login}:YOUR-PASSWORD' -X POST ${o.apiUrl}/v3/login_without_session</code></p>
 <p>Should the password be forgotten or the account locked:
 <code>npm run ops -- reset-password ${o.login}</code> or <code>npm run ops -- unlock ${o.login}</code>

@@ -212,13 +212,20 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
       const user = await createFirstAdmin(c, body.login, body.password);
       if (!wantsHtml(c)) return c.json(toPublicUser(user, c.var.scope.config), 201);
       const apiUrl = `${new URL(c.req.url).origin}${o.root}`;
-      const done = firstRunDone({ title: o.title, login: user.login, docsUrl: `${o.root}${o.docsPrefix}`, apiUrl });
+      const done = firstRunDone({
+        title: o.title,
+        login: user.login,
+        docsUrl: `${o.root}${o.docsPrefix}`,
+        apiUrl,
+        signInUrl: `${o.root}${CONSOLE_PATH}/login`,
+      });
       return c.html(done, 201, PAGE_HEADERS);
     } catch (err) {
       // A browser gets the form again with what to fix; other clients the problem.
       if (!(err instanceof ProblemError) || !wantsHtml(c) || err.status === 404) throw err;
       const policy = passwordPolicy(c.var.scope.config);
-      const form = firstRunForm({ title: o.title, action: pageUrl, policy, login, errors: messagesOf(err) });
+      const code = typeof raw.code === 'string' ? raw.code.slice(0, 100) : '';
+      const form = firstRunForm({ title: o.title, action: pageUrl, policy, login, code, errors: messagesOf(err) });
       return c.html(form, err.status as 400, PAGE_HEADERS);
     }
   });
