@@ -54,7 +54,10 @@ const password: PageScript = (ctx) => {
   if (expired) {
     const intro = byId('password-expired-intro');
     intro.hidden = false;
-    if (new URLSearchParams(location.search).get('reason') === 'reset') intro.textContent = t('password.resetIntro');
+    const reason = new URLSearchParams(location.search).get('reason');
+    if (reason === 'reset') intro.textContent = t('password.resetIntro');
+    // A new account's first password was the administrator's: the user now chooses one, nothing was reset.
+    if (reason === 'initial') intro.textContent = t('password.initialIntro');
     byId('password-login-row').hidden = false;
     loginInput.disabled = false;
     loginInput.required = true;

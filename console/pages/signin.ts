@@ -44,7 +44,8 @@ export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unk
       // A local password is changed here (the problem names the way); an LDAP one in the directory.
       // `passwordReason` says whether an administrator reset it or it expired: the page says which.
       if (typeof err.problem.changePassword === 'string') {
-        const reason = err.problem.passwordReason === 'reset' ? '&reason=reset' : '';
+        const given = err.problem.passwordReason;
+        const reason = given === 'reset' || given === 'initial' ? `&reason=${given}` : '';
         location.assign(`${ctx.base}/password?expired=1${reason}&login=${encodeURIComponent(login)}`);
         return;
       }

@@ -103,7 +103,7 @@ export interface paths {
          *
          *     401 does not tell an unknown login from a wrong password. After AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the login is locked for that long (401 ACCOUNT_LOCKED with Retry-After), whatever the password, for every client without a device cookie of the login: Basic clients carry none (a browser that logged in through /v3/login keeps its own budget); 100 failures within a day lock it for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.
          *
-         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (a local account with `passwordReason`: `reset` by an administrator or `expired`; an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
+         *     Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with `directoryReason`) or 403 PASSWORD_EXPIRED (a local account with `passwordReason`: `initial` for a new account, `reset` by an administrator or `expired`; an LDAP account with `directoryReason`: to be changed in the directory); neither is counted as a failure. The last active administrator is never blocked for inactivity.
          *
          *     Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), not counted.
          *
@@ -161,7 +161,7 @@ export interface paths {
          *
          *     A local login also sets the device cookie `auth_device` (`__Host-auth_device` over HTTPS; HttpOnly, Secure, SameSite=Strict, Path=/, a year): signed, bound to the account, never a session. A login presenting it for its account has its own failure budget, so that failures of other clients do not lock this browser out (architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.
          *
-         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); a local password that must be changed answers 403 PASSWORD_EXPIRED with `changePassword` and `passwordReason` (`reset`: an administrator reset it or created the account so; `expired`: its lifetime ended); an LDAP one without either (it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
+         *     Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule refuses); a local password that must be changed answers 403 PASSWORD_EXPIRED with `changePassword` and `passwordReason` (`initial`: a new account chooses its own; `reset`: an administrator reset it; `expired`: its lifetime ended); with a second factor, after the second step instead, whose session may only change it (docs/security-mfa.md, "Changing factors"); an LDAP one without either (it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; 502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.
          *
          *     An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 SECOND_FACTOR_REQUIRED with `factors` (totp, passkey, recovery_code), `pendingToken`, `expiresAt` (5 minutes), `secondStep` (POST /v3/login/second-factor) and, with a passkey, `passkeyOptions`; the token is also set as the HttpOnly cookie `auth_pending_login`. A form post goes to DEFAULT_FRONTEND_URL with `auth_error=second_factor_required`.
          */
@@ -1948,10 +1948,10 @@ export interface components {
                 message: string;
             }[];
             /**
-             * @description PASSWORD_EXPIRED of a local account: `reset` (an administrator set the password to be changed at the next login) or `expired` (its lifetime ended)
+             * @description PASSWORD_EXPIRED of a local account: `initial` (a new account, created to choose its own password at the first login), `reset` (an administrator reset the password to be changed at the next login) or `expired` (its lifetime ended)
              * @enum {string}
              */
-            passwordReason?: "reset" | "expired";
+            passwordReason?: "initial" | "reset" | "expired";
         } & {
             [key: string]: unknown;
         };

@@ -178,28 +178,31 @@ describe('console sign-in: local accounts', () => {
     await tab.context.close();
   });
 
-  it('a password reset by an administrator leads to the password page saying so; the new one signs in', async () => {
-    const { login } = await newUser({ mustChangePassword: true });
-    const tab = await newTab(browser);
-    await openPage(tab, ui('login'));
-    await Promise.all([tab.page.waitForURL(/\/ui\/password\?expired=1/), submitSignIn(tab, login, PASSWORD)]);
-    await waitReady(tab.page);
-    const { page } = tab;
-    expect(await page.isVisible('#password-expired-intro')).toBe(true);
-    // An administrator's reset (must change at the next login) is no expiry: the page says which.
-    expect(await page.textContent('#password-expired-intro')).toContain('Your password was reset by an administrator');
-    expect(await page.textContent('#password-expired-intro')).not.toContain('expired');
-    expect(await page.inputValue('#password-login')).toBe(login);
-    await checkPage(tab, kind, 'password-expired');
-    await page.fill('#password-old', PASSWORD);
-    await page.fill('#password-new', 'Fresh$pass1');
-    await page.fill('#password-repeat', 'Fresh$pass1');
-    await page.click('#password-form button[type=submit]');
-    await page.waitForSelector('#password-message:has-text("Sign in with the new one")');
-    await signIn(tab, host.url, login, 'Fresh$pass1');
-    expect(await page.textContent('#profile')).toContain(login);
-    await tab.context.close();
-  });
+  it(
+    'a new account that must choose its password goes to the password page saying so; the new one ' + 'signs in',
+    async () => {
+      const { login } = await newUser({ mustChangePassword: true });
+      const tab = await newTab(browser);
+      await openPage(tab, ui('login'));
+      await Promise.all([tab.page.waitForURL(/\/ui\/password\?expired=1/), submitSignIn(tab, login, PASSWORD)]);
+      await waitReady(tab.page);
+      const { page } = tab;
+      expect(await page.isVisible('#password-expired-intro')).toBe(true);
+      // A new account's first password is neither a reset nor an expiry: the page says which.
+      expect(await page.textContent('#password-expired-intro')).toContain('Choose your own password');
+      expect(await page.textContent('#password-expired-intro')).not.toMatch(/expired|reset/);
+      expect(await page.inputValue('#password-login')).toBe(login);
+      await checkPage(tab, kind, 'password-expired');
+      await page.fill('#password-old', PASSWORD);
+      await page.fill('#password-new', 'Fresh$pass1');
+      await page.fill('#password-repeat', 'Fresh$pass1');
+      await page.click('#password-form button[type=submit]');
+      await page.waitForSelector('#password-message:has-text("Sign in with the new one")');
+      await signIn(tab, host.url, login, 'Fresh$pass1');
+      expect(await page.textContent('#profile')).toContain(login);
+      await tab.context.close();
+    },
+  );
 });
 
 describe('console sign-in: LDAP and OIDC', () => {

@@ -1,6 +1,6 @@
 /** POST /v3/login_without_session (Basic) on both hosts: success, failures, malformed headers. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { basic, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
+import { ADMIN, basic, call, callJson, createUser, setClockOffset, uniqueLogin } from '../harness/client.js';
 
 const PATH = '/v3/login_without_session';
 const PASSWORD = 'Str0ng$pass';
@@ -112,14 +112,24 @@ describe('password expiry and inactivity: told apart only after the right passwo
     expect((await call(PATH, { method: 'POST', auth: basic(login, 'N3w$secret') })).status).toBe(200);
   });
 
-  it('must-change-at-first-login behaves as expired, told apart by passwordReason reset', async () => {
+  it('must-change-at-first-login behaves as expired, told apart: initial, then reset after a reset', async () => {
     const login = uniqueLogin();
-    await createUser(login, PASSWORD, { mustChangePassword: true });
+    const id = await createUser(login, PASSWORD, { mustChangePassword: true });
     const r = await callJson(PATH, { method: 'POST', auth: basic(login, PASSWORD) });
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('PASSWORD_EXPIRED');
-    expect(r.body.passwordReason).toBe('reset');
-    expect(r.body.detail).toContain('reset by an administrator');
+    // A new account chooses its own password: nobody reset anything.
+    expect(r.body.passwordReason).toBe('initial');
+    expect(r.body.detail).toMatch(/^choose your own password/);
+    const reset = await call(`/v4/users/${id}/password`, {
+      method: 'POST',
+      auth: basic(ADMIN.login, ADMIN.password),
+      json: { password: 'R3set$pass', mustChangePassword: true },
+    });
+    expect(reset.status).toBe(204);
+    const after = await callJson(PATH, { method: 'POST', auth: basic(login, 'R3set$pass') });
+    expect(after.body.passwordReason).toBe('reset');
+    expect(after.body.detail).toContain('reset by an administrator');
   });
 
   it('inactivity past USER_INACTIVE_TIMEOUT_DAY blocks the account; a wrong password still says 401', async () => {

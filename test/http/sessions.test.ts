@@ -79,7 +79,7 @@ describe('POST /v3/login', () => {
     expect(res.status).toBe(403);
     const body = (await res.json()) as { code: string; changePassword: string; passwordReason: string };
     expect(body.code).toBe('PASSWORD_EXPIRED');
-    expect(body.passwordReason).toBe('reset');
+    expect(body.passwordReason).toBe('initial');
     expect(body.changePassword).toBe(`${root()}/v4/users/me/password`);
   });
 

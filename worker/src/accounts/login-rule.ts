@@ -158,12 +158,17 @@ export function isPasswordExpired(user: UserRow, config: ConfigSnapshot, now: nu
 }
 
 /**
- * Why the password of `user` must be changed before anything else: `reset` when an administrator
- * set it to be changed at the next login (a reset, or an account created so), `expired` when its
- * lifetime ended; null when it need not be.
+ * Why the password of `user` must be changed before anything else: `initial` when the account was
+ * created so and its first password was never changed (a new account chooses its own), `reset` when an
+ * administrator reset it to be changed at the next login, `expired` when its lifetime ended; null when
+ * it need not be.
  */
-export function passwordChangeReason(user: UserRow, config: ConfigSnapshot, now: number): 'reset' | 'expired' | null {
-  if (user.mustChangePassword) return 'reset';
+export function passwordChangeReason(
+  user: UserRow,
+  config: ConfigSnapshot,
+  now: number,
+): 'initial' | 'reset' | 'expired' | null {
+  if (user.mustChangePassword) return user.passwordChangedAt === user.createdAt ? 'initial' : 'reset';
   const expiresAt = passwordExpiresAt(user, config);
   return expiresAt !== null && expiresAt <= now ? 'expired' : null;
 }

@@ -371,19 +371,25 @@ export async function failedLogin(
 /** The 403 of a blocked account (the account rule's). */
 export const blocked = blockedProblem;
 
-/** Why a local password must be changed: `reset` by an administrator (or so created), or `expired`. */
-export type PasswordReason = 'reset' | 'expired';
+/**
+ * Why a local password must be changed: `initial` (a new account's first password, set by an
+ * administrator), `reset` by an administrator, or `expired`.
+ */
+export type PasswordReason = 'initial' | 'reset' | 'expired';
+
+const PASSWORD_REASON_DETAIL: Record<PasswordReason, string> = {
+  initial: 'choose your own password: the one the account was created with is for the first sign-in only',
+  reset: 'the password was reset by an administrator: change it',
+  expired: 'the password has expired: change it',
+};
 
 /**
- * The 403 of a password that must be changed, with `passwordReason` (reset or expired) so that a
- * client tells the user which (an administrator's reset is no expiry).
+ * The 403 of a password that must be changed, with `passwordReason` (initial, reset or expired) so
+ * that a client tells the user which (a new account's first password is no reset, a reset no expiry).
  */
 export function passwordExpiredProblem(reason: PasswordReason = 'expired'): ProblemError {
   return new ProblemError('PASSWORD_EXPIRED', {
-    detail:
-      reason === 'reset'
-        ? 'the password was reset by an administrator: change it (the old password is required)'
-        : 'the password has expired: change it (the old password is required)',
+    detail: `${PASSWORD_REASON_DETAIL[reason]} (the old password is required)`,
     extensions: { passwordReason: reason },
   });
 }

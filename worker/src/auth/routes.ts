@@ -23,8 +23,9 @@ const basicLogin = protectedRoute(
         `for every client. After AUTH_ADDRESS_FAILED_COUNT failures from one client address (any logins) within ` +
         `AUTH_ADDRESS_FAILED_WINDOW_MIN minutes, that address gets 429 ADDRESS_THROTTLED with Retry-After.`,
       'Only with the right password: 403 ACCOUNT_BLOCKED (`reason` admin, inactivity, or directory with ' +
-        '`directoryReason`) or 403 PASSWORD_EXPIRED (a local account with `passwordReason`: `reset` by an ' +
-        'administrator or `expired`; an LDAP account with `directoryReason`: to be changed in the directory); ' +
+        '`directoryReason`) or 403 PASSWORD_EXPIRED (a local account with `passwordReason`: `initial` for a new ' +
+        'account, `reset` by an administrator or `expired`; an LDAP account with `directoryReason`: to be ' +
+        'changed in the directory); ' +
         'neither is counted as a failure. The last active administrator is never blocked for inactivity.',
       'Active Directory: an account its lockout policy locked answers 401 ACCOUNT_LOCKED with `directoryReason` ' +
         'locked-out and without Retry-After, whatever the password (AD refuses it before checking the password), ' +

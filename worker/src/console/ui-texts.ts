@@ -18,6 +18,8 @@ const en = {
   'signin.reset': 'Your password was reset by an administrator. Choose a new one to sign in.',
   'password.resetIntro':
     'Your password was reset by an administrator. Enter your login, the password you were given and a new one.',
+  'password.initialIntro':
+    'Welcome. Choose your own password: enter your login, the password you were given and a new one.',
 } as const;
 
 const ru: Record<keyof typeof en, string> = {
@@ -33,6 +35,7 @@ const ru: Record<keyof typeof en, string> = {
   'policy.refused': 'Пароль не соответствует правилам:',
   'signin.reset': 'Администратор сбросил ваш пароль. Задайте новый, чтобы войти.',
   'password.resetIntro': 'Администратор сбросил ваш пароль. Введите логин, выданный пароль и новый пароль.',
+  'password.initialIntro': 'Добро пожаловать. Выберите свой пароль: введите логин, выданный пароль и новый пароль.',
 };
 
 addTexts({ en, ru });

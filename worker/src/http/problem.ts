@@ -152,12 +152,13 @@ export const ProblemSchema = z
       .optional()
       .openapi({ description: 'validation failures, one per bad field' }),
     passwordReason: z
-      .enum(['reset', 'expired'])
+      .enum(['initial', 'reset', 'expired'])
       .optional()
       .openapi({
         description:
-          'PASSWORD_EXPIRED of a local account: `reset` (an administrator set the password to be changed at the next ' +
-          'login) or `expired` (its lifetime ended)',
+          'PASSWORD_EXPIRED of a local account: `initial` (a new account, created to choose its own password at ' +
+          'the first login), `reset` (an administrator reset the password to be changed at the next login) or ' +
+          '`expired` (its lifetime ended)',
       }),
   })
   .passthrough()

@@ -81,8 +81,10 @@ const login = publicRoute({
       '(architecture.md §4). Sign out everywhere, a password change or reset and a block revoke it.',
     'Failures as for login_without_session (including 403 LOGIN_NOT_ALLOWED for an LDAP login the login rule ' +
       'refuses); a local password that must be changed answers 403 PASSWORD_EXPIRED with `changePassword` and ' +
-      '`passwordReason` (`reset`: an administrator reset it or created the account so; `expired`: its lifetime ' +
-      'ended); an LDAP one without either (it is changed in the directory); 400 UNKNOWN_LDAP_SERVER; ' +
+      '`passwordReason` (`initial`: a new account chooses its own; `reset`: an administrator reset it; ' +
+      '`expired`: its lifetime ended); with a second factor, after the second step instead, whose session may ' +
+      'only change it (docs/security-mfa.md, "Changing factors"); an LDAP one without either (it is changed in ' +
+      'the directory); 400 UNKNOWN_LDAP_SERVER; ' +
       '502/503/504 when the directory or the bridge fails (never counted as a wrong password). Any role.',
     'An account with a second factor (docs/security-mfa.md) gets no session for its right password: 401 ' +
       'SECOND_FACTOR_REQUIRED with `factors` (totp, passkey, recovery_code), `pendingToken`, `expiresAt` (5 ' +
