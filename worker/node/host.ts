@@ -33,7 +33,7 @@ import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
 import { createBatchedLogWriter } from './log-writer.js';
 import { describeListenError } from './console.js';
-import { auditLogState, humanLogLine, mailState, startBanner } from './start-banner.js';
+import { auditLogState, humanLogLine, mailState, mailLinksState, startBanner } from './start-banner.js';
 import { createFileOutbox, mailOutboxFolder } from './mail-outbox.js';
 
 export interface NodeHostOptions {
@@ -168,9 +168,22 @@ function servedUrls(address: string | undefined, port: number, root: string): st
   return [`http://127.0.0.1:${port}${root}`, ...ips];
 }
 
+/**
+ * The environment with AUTH_PUBLIC_URL, when unset, made the host's own address (the first the start
+ * names; a wildcard bind is reached on 127.0.0.1): the links in mails then open its console on this
+ * machine (docs/mail.md, "Links"). Left unset on AUTH_BIND_PORT 0 (the port is not known yet).
+ */
+function withOwnPublicUrl(raw: EnvSource): EnvSource {
+  const parsed = parseEnvironment(raw);
+  const port = parsed.get('BIND_PORT');
+  if (parsed.get('PUBLIC_URL') !== '' || port === 0) return raw;
+  const origin = new URL(servedUrls(bindAddress(parsed), port, '')[0]!).origin;
+  return { ...raw, AUTH_PUBLIC_URL: origin };
+}
+
 /** Starts the Node host. Throws ConfigError on a bad environment. */
 export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
-  const env = parseEnvironment(o.env);
+  const env = parseEnvironment(withOwnPublicUrl(o.env));
   const blocklist = loadOperatorBlocklist(env);
   const clock = o.clock ?? Date.now;
   // The service's logger, once it exists (the lazy connection opens after it).
@@ -253,7 +266,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     // Said once: where the audit events go (without a log store, a configuration state, not a failure).
     logger.info(`audit log: ${auditLogState(effective)}`);
     // ...and where mail goes (the development outbox's folder while no mail server is configured).
-    logger.info(`mail: ${mailState(effective, bridge, mailOutbox.folder)}`);
+    logger.info(`mail: ${mailState(effective, bridge, mailOutbox.folder)}; links: ${mailLinksState(effective)}`);
   }
   const blocklistNote = describeBlocklist(blocklist, env.get('PASSWORD_BLOCKLIST_FILE'));
   if (blocklistNote) logger.info(blocklistNote);

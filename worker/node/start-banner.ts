@@ -8,6 +8,7 @@ import { CONSOLE_PATH } from '../src/console/page.js';
 import type { Level } from '../src/http/logger.js';
 import { logstoreTarget } from '../src/logs/target.js';
 import { mailNotConfigured, noMailServer } from '../src/notifications/mail-settings.js';
+import { mailLinkBase } from '../src/accounts/reset-tokens.js';
 
 export interface BannerFacts {
   url: string;
@@ -40,6 +41,17 @@ export function mailState(config: ConfigSnapshot, bridge: string | null, outbox?
   return `through ${config.get('EMAIL_HOST')}:${config.get('EMAIL_PORT')}, by the bridge (${bridge ?? 'none'})`;
 }
 
+/** Where the links in mails lead (docs/mail.md, "Links"). */
+export function mailLinksState(config: ConfigSnapshot): string {
+  const why =
+    config.source('DEFAULT_FRONTEND_URL') !== 'default'
+      ? 'DEFAULT_FRONTEND_URL'
+      : config.get('PUBLIC_URL')
+        ? "this service's console at AUTH_PUBLIC_URL"
+        : 'the default DEFAULT_FRONTEND_URL: set it, or AUTH_PUBLIC_URL';
+  return `${mailLinkBase(config)}/ (${why})`;
+}
+
 /** The start banner of a terminal. */
 export function startBanner(f: BannerFacts): string {
   const admin = f.adminExists
@@ -53,6 +65,7 @@ export function startBanner(f: BannerFacts): string {
     ['API docs', `${f.url}${f.config.get('DOCS_PREFIX')}`],
     ['admin', admin],
     ['mail', mailState(f.config, f.bridge, f.outbox)],
+    ['mail links', mailLinksState(f.config)],
     ['audit log', auditLogState(f.config)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

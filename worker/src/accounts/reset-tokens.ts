@@ -10,6 +10,7 @@ import { tokenHash } from './tokens.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { notifications, passwordResetTokens, users } from '../../../schema/index.js';
+import { CONSOLE_PATH } from '../http/console-path.js';
 
 /** The front end's page that reads the token from the fragment and posts it to /v3/password_reset/confirm. */
 export const RESET_PAGE_PATH = '/reset-password';
@@ -27,11 +28,23 @@ export function mintToken(): string {
 export const hashResetToken = tokenHash;
 
 /**
- * The link of a token: DEFAULT_FRONTEND_URL + /reset-password#token=... The token rides in the
+ * The base of the links in mails (docs/mail.md, "Links"): the front end (DEFAULT_FRONTEND_URL) where one
+ * is configured; else the service's own console at AUTH_PUBLIC_URL (the Node host's own address when
+ * unset), whose pages (`/reset-password`, the home) answer the links; else DEFAULT_FRONTEND_URL's default.
+ */
+export function mailLinkBase(config: ConfigSnapshot): string {
+  const frontEnd = config.get('DEFAULT_FRONTEND_URL').replace(/\/+$/, '');
+  const publicUrl = config.get('PUBLIC_URL').replace(/\/+$/, '');
+  if (config.source('DEFAULT_FRONTEND_URL') !== 'default' || publicUrl === '') return frontEnd;
+  return `${publicUrl}${config.get('ROOT_PATH')}${CONSOLE_PATH}`;
+}
+
+/**
+ * The link of a token: the mails' link base + /reset-password#token=... The token rides in the
  * fragment, which browsers never send to a server, so it stays out of access logs and Referer.
  */
 export function resetLink(config: ConfigSnapshot, token: string): string {
-  return `${config.get('DEFAULT_FRONTEND_URL').replace(/\/+$/, '')}${RESET_PAGE_PATH}#token=${token}`;
+  return `${mailLinkBase(config)}${RESET_PAGE_PATH}#token=${token}`;
 }
 
 export interface TokenRecord {

@@ -125,6 +125,7 @@ describe('registry against the specification', () => {
       'PASSWORD_HASH_CONCURRENCY',
       'PASSWORD_HASH_QUEUE',
       'PASSWORD_RESET_TTL_MIN',
+      'PUBLIC_URL',
       'REVOCATION_CHECK_SEC',
       'SECRETS_ENCRYPTION_KEY',
       'SECRETS_ENCRYPTION_KEY_PREVIOUS',

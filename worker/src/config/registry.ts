@@ -521,6 +521,17 @@ export const REGISTRY = {
     'password of the first administrator (must pass the password policy)',
     { secret: true },
   ),
+  PUBLIC_URL: str(
+    D,
+    'AUTH_PUBLIC_URL',
+    '',
+    "the service's public origin as browsers reach it (https://auth.example.com): mails link to the console's " +
+      "pages there while DEFAULT_FRONTEND_URL is not set; empty: the Node host's own address (docs/mail.md)",
+    {
+      check: (v) =>
+        v === '' || (httpUrl(v) === null && /^https?:\/\/[^/?#]+\/?$/.test(v)) ? null : 'an http(s) origin',
+    },
+  ),
   BRIDGE_URL: str(
     D,
     'AUTH_BRIDGE_URL',

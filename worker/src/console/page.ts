@@ -13,8 +13,7 @@ import { LANGS, text, type Lang } from './texts.js';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-/** Where the console lives, below ROOT_PATH. */
-export const CONSOLE_PATH = '/ui';
+export { CONSOLE_PATH } from '../http/console-path.js';
 
 /** What a page's markup may use: its language, paths, the request's URL and read-only data. */
 export interface PageRender {

@@ -13,7 +13,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Scope } from '../http/scope.js';
 import type { UserRow } from '../accounts/model.js';
 import { auditOutbox, users } from '../../../schema/index.js';
-import { mintToken, resetLink, tokenInsertUnlessNotified } from '../accounts/reset-tokens.js';
+import { mailLinkBase, mintToken, resetLink, tokenInsertUnlessNotified } from '../accounts/reset-tokens.js';
 import { describeUserAgent, MAX_SHOWN_USER_AGENT } from './user-agent.js';
 import { notificationInsert, notificationRow, type NewNotification } from './store.js';
 
@@ -62,7 +62,7 @@ export function plannedNotification(
           address: row.sourceIp ?? undefined,
           ...client,
           userAgent: named ? undefined : (row.userAgent?.slice(0, MAX_SHOWN_USER_AGENT) ?? undefined),
-          consoleUrl: config.get('DEFAULT_FRONTEND_URL'),
+          consoleUrl: `${mailLinkBase(config)}/`,
         },
       };
     }
