@@ -13,6 +13,8 @@ export interface Me {
   lockedUntil: string | null;
   passwordExpiresAt: string | null;
   lastLoginAt: string | null;
+  /** The account's language (its mails follow it); null until chosen. */
+  language: 'ru' | 'en' | null;
 }
 
 export interface PageContext {

@@ -72,6 +72,18 @@ function signInUrl(): string {
   return `${base}/login?${target.toString()}`;
 }
 
+/**
+ * The page's language becomes the account's (its mails follow it, docs/mail.md "Language") when the user
+ * picked it with the switch (`lang` in the address), or when the account has none yet. A preference:
+ * a failure to save it changes nothing on the page.
+ */
+function rememberLanguage(me: Me): void {
+  const lang = document.documentElement.lang;
+  if (lang !== 'ru' && lang !== 'en') return;
+  if (me.language === lang || (me.language !== null && !new URLSearchParams(location.search).has('lang'))) return;
+  void api('/v4/users/me', { method: 'PATCH', json: { language: lang }, resolve: false }).catch(() => {});
+}
+
 async function start(): Promise<void> {
   const auth = body.dataset.auth;
   const message = byId('page-message');
@@ -82,8 +94,10 @@ async function start(): Promise<void> {
       location.replace(signInUrl());
       return;
     }
-    if (me) showHeader(me);
-    else byId('console-nav').hidden = true;
+    if (me) {
+      showHeader(me);
+      rememberLanguage(me);
+    } else byId('console-nav').hidden = true;
   }
   const ctx: PageContext = { root, base, me, message };
   const script = PAGE_SCRIPTS[body.dataset.page ?? ''];

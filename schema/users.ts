@@ -41,6 +41,8 @@ export const users = sqliteTable(
     /** Own session limit; null means AUTH_SESSIONS_DEFAULT_COUNT. */
     sessionLimit: integer('session_limit'),
     superAccessUntil: integer('super_access_until'),
+    /** The language the account chose in the console (its mails follow it); null: AUTH_MAIL_LANGUAGE. */
+    language: text('language', { enum: ['ru', 'en'] }),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     deletedAt: integer('deleted_at'),

@@ -303,7 +303,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the caller's own preferences: the language of its mails
+         * @description Session cookie, Basic or Bearer. Any role.
+         *
+         *     The console sets it when the user picks a language (docs/mail.md, "Language"). A preference: it ends nothing and is not audited.
+         */
+        patch: operations["updateCurrentUser"];
         trace?: never;
     };
     "/v4/users/me/tokens": {
@@ -2002,6 +2008,11 @@ export interface components {
             /** @description null: AUTH_SESSIONS_DEFAULT_COUNT */
             sessionLimit: number | null;
             superAccessUntil: string | null;
+            /**
+             * @description the account's language (the console's choice): its mails' language; null: MAIL_LANGUAGE
+             * @enum {string|null}
+             */
+            language: "ru" | "en" | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -2058,6 +2069,13 @@ export interface components {
             scope?: string;
             /** @description accounts with a second factor: a TOTP code or a recovery code (docs/security-mfa.md) */
             otp?: string;
+        };
+        OwnAccountPatch: {
+            /**
+             * @description the language of the account's mails (and the console's choice); null: MAIL_LANGUAGE
+             * @enum {string|null}
+             */
+            language: "ru" | "en" | null;
         };
         IssuedApiToken: components["schemas"]["ApiToken"] & {
             /** @description the secret: shown only in this response */
@@ -3449,6 +3467,7 @@ export interface operations {
                      *         "lastLoginAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionLimit": null,
                      *         "superAccessUntil": null,
+                     *         "language": "en",
                      *         "createdAt": "2026-01-05T09:30:00.000Z",
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       },
@@ -3929,6 +3948,63 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OwnAccountPatch"];
+            };
+        };
+        responses: {
+            /** @description the account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {
@@ -5317,6 +5393,7 @@ export interface operations {
                      *       "lastLoginAt": null,
                      *       "sessionLimit": null,
                      *       "superAccessUntil": null,
+                     *       "language": "en",
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z"
                      *     }

@@ -124,6 +124,22 @@ describe('console: profile and navigation', () => {
     await tab.context.close();
   });
 
+  it("a signed-in user's language switch becomes the account's (its mails follow it)", async () => {
+    const login = uniqueLogin('cl');
+    await createUser(login, PASSWORD);
+    const tab = await newTab(browser, { locale: 'ru-RU' });
+    await signIn(tab, baseUrl(), login, PASSWORD);
+    const language = async () =>
+      ((await (await call('/v4/users/me', { auth: basic(login, PASSWORD) })).json()) as { language: string | null })
+        .language;
+    // The first page of an account without a language keeps the page's.
+    await expect.poll(language, { timeout: 20_000 }).toBe('ru');
+    await Promise.all([tab.page.waitForURL(/lang=en/), tab.page.click('nav.languages a[lang=en]')]);
+    await waitReady(tab.page);
+    await expect.poll(language, { timeout: 20_000 }).toBe('en');
+    await tab.context.close();
+  });
+
   it('Ctrl+Shift+I shows the effective DSN (off on this host)', async () => {
     const tab = await newTab(browser);
     await openPage(tab, ui('login'));

@@ -113,6 +113,36 @@ describe('mails of events', () => {
     expect(mail!.parsed.to).toMatchObject({ value: [{ address: u.email, name: 'Eve Bcc: victim@example.com' }] });
   });
 
+  it(
+    "an account's own language (chosen in the console) decides its mails'; null falls back to " + 'MAIL_LANGUAGE',
+    async () => {
+      const u = await newUser();
+      await mailsTo(u.email); // the welcome mail, in MAIL_LANGUAGE (ru)
+      const chose = await api('/v4/users/me', {
+        method: 'PATCH',
+        auth: basic(u.login, PASSWORD),
+        json: { language: 'en' },
+      });
+      expect(chose.status).toBe(200);
+      expect(chose.body.language).toBe('en');
+      expect((await api('/v3/password_reset/request', { method: 'POST', json: { login: u.login } })).status).toBe(202);
+      const [, reset] = await mailsTo(u.email, 2);
+      expect(reset!.parsed.subject).toBe('Password reset');
+      const bad = await api('/v4/users/me', {
+        method: 'PATCH',
+        auth: basic(u.login, PASSWORD),
+        json: { language: 'de' },
+      });
+      expect(bad.status).toBe(422);
+      const back = await api('/v4/users/me', {
+        method: 'PATCH',
+        auth: basic(u.login, PASSWORD),
+        json: { language: null },
+      });
+      expect(back.body.language).toBeNull();
+    },
+  );
+
   it('a new account gets a link to set its own password (never a password); the link works once', async () => {
     const u = await newUser();
     const [mail] = await mailsTo(u.email);

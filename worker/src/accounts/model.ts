@@ -32,6 +32,9 @@ export const PublicUserSchema = z
     lastLoginAt: z.string().nullable(),
     sessionLimit: z.number().int().nullable().openapi({ description: 'null: AUTH_SESSIONS_DEFAULT_COUNT' }),
     superAccessUntil: z.string().nullable(),
+    language: z.enum(['ru', 'en']).nullable().openapi({
+      description: "the account's language (the console's choice): its mails' language; null: MAIL_LANGUAGE",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -65,6 +68,7 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     lastLoginAt: isoOrNull(user.lastLoginAt),
     sessionLimit: user.sessionLimit,
     superAccessUntil: isoOrNull(user.superAccessUntil),
+    language: user.language,
     createdAt: isoTime(user.createdAt),
     updatedAt: isoTime(user.updatedAt),
   };

@@ -31,6 +31,7 @@ const USER = {
   lastLoginAt: null,
   sessionLimit: null,
   superAccessUntil: null,
+  language: 'en',
   createdAt: AT,
   updatedAt: AT,
 };

@@ -16,7 +16,8 @@ export const NO_ADDRESS = 'the account has no e-mail address';
 
 export interface NewNotification {
   kind: NotificationKind;
-  user: Pick<UserRow, 'id' | 'login' | 'email' | 'displayName'>;
+  /** `language`: the account's own choice, when read with it (else AUTH_MAIL_LANGUAGE). */
+  user: Pick<UserRow, 'id' | 'login' | 'email' | 'displayName'> & Partial<Pick<UserRow, 'language'>>;
   data: TemplateData;
   /** Unique per cause: the same cause never makes a second mail. */
   dedupeKey: string;
@@ -36,7 +37,8 @@ export async function notificationRow(config: ConfigSnapshot, n: NewNotification
     userLogin: n.user.login,
     recipient,
     template: n.kind,
-    language: config.get('MAIL_LANGUAGE') as Language,
+    // The account's language (the console's choice), else the mails' default (docs/mail.md).
+    language: (n.user.language ?? config.get('MAIL_LANGUAGE')) as Language,
     data: { login: n.user.login, displayName: n.user.displayName, ...n.data },
     sealedLink: recipient && n.link ? await sealSecret(config, n.link) : null,
     status: recipient ? 'pending' : 'given_up',

@@ -137,6 +137,7 @@ export async function createLocalUser(db: Db, u: NewLocalUser): Promise<UserRow 
     lastActivityAt: null,
     sessionLimit: u.sessionLimit ?? null,
     superAccessUntil: null,
+    language: null,
     createdAt: u.now,
     updatedAt: u.now,
     deletedAt: null,

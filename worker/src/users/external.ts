@@ -100,6 +100,7 @@ export async function accountOfIdentity(
     lastActivityAt: null,
     sessionLimit: null,
     superAccessUntil: null,
+    language: null,
     createdAt: now,
     updatedAt: now,
     deletedAt: null,

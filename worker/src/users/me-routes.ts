@@ -10,6 +10,8 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { setPassword } from './password.js';
+import { changeAccountStatement } from '../accounts/account-writes.js';
+import { runAccountBatch } from '../accounts/writes.js';
 
 const me = protectedRoute(
   // A session reads it while its password must be changed too: a client learns who it is and that it must.
@@ -21,6 +23,35 @@ const me = protectedRoute(
     tags: ['user_v4'],
     summary: "The caller's own account",
     responses: { 200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } } },
+  },
+);
+
+const OwnPatch = z
+  .object({
+    language: z
+      .enum(['ru', 'en'])
+      .nullable()
+      .openapi({ description: "the language of the account's mails (and the console's choice); null: MAIL_LANGUAGE" }),
+  })
+  .strict()
+  .openapi('OwnAccountPatch');
+
+const patchMe = protectedRoute(
+  { ...ANYONE, enrolment: true, allowExpiredPassword: 'session' },
+  {
+    method: 'patch',
+    operationId: 'updateCurrentUser',
+    path: '/v4/users/me',
+    tags: ['user_v4'],
+    summary: "Change the caller's own preferences: the language of its mails",
+    description:
+      'The console sets it when the user picks a language (docs/mail.md, "Language"). A preference: it ends ' +
+      'nothing and is not audited.',
+    request: { body: { required: true, content: { 'application/json': { schema: OwnPatch } } } },
+    responses: {
+      200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
+      ...problemResponses(422),
+    },
   },
 );
 
@@ -125,6 +156,14 @@ const changePassword = protectedRoute(
 /** Registers /v4/users/me and its tokens. */
 export function registerMe(app: App): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
+
+  app.openapi(patchMe, async (c) => {
+    const { language } = validated(c, 'json', OwnPatch);
+    const { scope, principal } = c.var;
+    const now = scope.now();
+    await runAccountBatch(scope.db, [changeAccountStatement(scope.db, principal.user.id, { language }, now)]);
+    return c.json(toPublicUser({ ...principal.user, language, updatedAt: now }, scope.config), 200);
+  });
 
   app.openapi(issue, async (c) => {
     const now = c.var.scope.now();
