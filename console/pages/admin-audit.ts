@@ -47,8 +47,13 @@ const audit: PageScript = async (ctx) => {
   );
   if (!types) return;
   for (const lt of types.items) add(typeSelect, el('option', { value: lt.name }, lt.name));
-  const preset = new URLSearchParams(location.search).get('type');
+  // A link may name the log type and the outcome (the overview's failed sign-ins do).
+  const params = new URLSearchParams(location.search);
+  const preset = params.get('type');
   if (preset && types.items.some((x) => x.name === preset)) typeSelect.value = preset;
+  const outcome = selectById('audit-outcome');
+  const presetOutcome = params.get('outcome');
+  if (presetOutcome && [...outcome.options].some((o) => o.value === presetOutcome)) outcome.value = presetOutcome;
   const describe = () => {
     const lt = types.items.find((x) => x.name === typeSelect.value);
     description.textContent = lt ? `${lt.description} (${lt.pattern})` : '';
@@ -204,6 +209,8 @@ const audit: PageScript = async (ctx) => {
         );
       }),
   );
+  // The page opens on the last events (of the type and outcome a link named): no empty page to press Find on.
+  form.requestSubmit();
 };
 
 export const AUDIT_SCRIPTS: Record<string, PageScript> = { 'admin-audit': audit };

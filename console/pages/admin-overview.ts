@@ -116,7 +116,8 @@ const overview: PageScript = async (ctx) => {
             ),
           ),
         ],
-        [['admin/audit', t('overview.failedLink')]],
+        // The audit page opens on the failures themselves (its search runs at once).
+        [['admin/audit?type=user_activity&outcome=failure', t('overview.failedLink')]],
       ),
       card(
         'locked',

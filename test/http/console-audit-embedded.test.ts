@@ -38,6 +38,24 @@ afterAll(async () => {
 });
 
 describe('console: audit log on the embedded default', () => {
+  it(
+    "opens on the last events without pressing Find; the overview's failed sign-ins open on the " + 'failures',
+    async () => {
+      const { page } = tab;
+      await openPage(tab, `${host.url}/ui/admin/overview`);
+      await Promise.all([
+        page.waitForURL(/\/ui\/admin\/audit\?type=user_activity&outcome=failure$/),
+        page.click('a[href$="admin/audit?type=user_activity&outcome=failure"]'),
+      ]);
+      await page.waitForSelector('#audit-region table', { timeout: 20_000 });
+      expect(await page.inputValue('#audit-outcome')).toBe('failure');
+      const found = (await page.textContent('#audit-region')) ?? '';
+      expect(found).toContain('login.failure');
+      expect(found).toContain(stranger);
+      expect(found).not.toContain('login.success');
+    },
+  );
+
   it('says where events are kept, finds a failed login, shows it, runs the DSL subset, lists fields', async () => {
     const { page } = tab;
     await openPage(tab, `${host.url}/ui/admin/audit`);
