@@ -74,13 +74,13 @@ function signInUrl(): string {
 
 /**
  * The page's language becomes the account's (its mails follow it, docs/mail.md "Language") when the user
- * picked it with the switch (`lang` in the address), or when the account has none yet. A preference:
- * a failure to save it changes nothing on the page.
+ * picked it with the switch (`lang` in the address): a choice, never a guess from the browser's languages.
+ * A preference: a failure to save it changes nothing on the page.
  */
 function rememberLanguage(me: Me): void {
   const lang = document.documentElement.lang;
   if (lang !== 'ru' && lang !== 'en') return;
-  if (me.language === lang || (me.language !== null && !new URLSearchParams(location.search).has('lang'))) return;
+  if (me.language === lang || !new URLSearchParams(location.search).has('lang')) return;
   void api('/v4/users/me', { method: 'PATCH', json: { language: lang }, resolve: false }).catch(() => {});
 }
 

@@ -50,7 +50,7 @@ export function groupAnchor(group: string): string {
 function acceptedText(s: Setting): string {
   if ((s.type === 'integer' || s.type === 'number') && s.min !== undefined && s.max !== undefined)
     return t('settings.range', { min: s.min, max: s.max });
-  if (s.type === 'enumeration' && s.values) return s.values.join(', ');
+  if (s.values?.length) return s.values.join(', ');
   return known(`settings.accepted.${s.name}`) ?? s.accepted;
 }
 
@@ -63,7 +63,8 @@ function shown(v: Value | undefined): string {
 /** The control of a setting, by type. */
 function control(s: Setting, id: string, describedBy: string): Control {
   const common = { id, name: s.name, 'aria-describedby': describedBy };
-  if (s.type === 'boolean' || s.type === 'enumeration') {
+  // A fixed set of values (an enumeration, or a string of one of some: LOG_LEVEL) is a choice, not typing.
+  if (s.type === 'boolean' || s.values?.length) {
     const values = s.type === 'boolean' ? ['true', 'false'] : (s.values ?? []);
     const label = (v: string) => (s.type === 'boolean' ? t(`settings.${v}`) : v);
     const select = el('select', common, ...values.map((v) => el('option', { value: v }, label(v))));
