@@ -265,6 +265,11 @@ describe('console: settings', () => {
     expect(await page.getAttribute('#set-AUTH_FAILED_COUNT', 'max')).toBe('100');
     expect(await page.getAttribute('#set-EMAIL_HOST_PASSWORD', 'type')).toBe('password');
     expect(await page.inputValue('#set-EMAIL_HOST_PASSWORD')).toBe('');
+    // A fixed set of values is a choice: a select, showing the value in force.
+    for (const name of ['LOG_LEVEL', 'ACCESS_LOG_LEVEL']) {
+      expect(await page.$eval(`#set-${name}`, (e) => e.tagName), name).toBe('SELECT');
+    }
+    expect(await page.inputValue('#set-LOG_LEVEL')).toMatch(/^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)$/);
     // A section index of anchor links, one per group; human labels, the variable as secondary text.
     const index = await page.$$eval('nav.settings-index a', (as) =>
       as.map((a) => [a.textContent, a.getAttribute('href')]),
