@@ -8,8 +8,9 @@ export const ROLES = ['admin', 'auditor', 'user'] as const;
  * Accounts: local (password hash) or external (an LDAP server record or an OIDC provider, named by
  * `sourceName`). `loginKey` is the case-folded login; it is unique among live (not deleted) accounts.
  * `loginSkeleton` is the key's confusable skeleton (docs/security.md, "Look-alike logins"), unique among live
- * accounts too; null until the start fills it, and left null on the newer of two live accounts that already
- * looked alike before skeletons existed (reported at every start until an administrator resolves it).
+ * accounts too; null until the backfill fills it (in batches after the start, docs/architecture.md §6), and left
+ * null on the newer of two live accounts that already looked alike before skeletons existed (reported once per
+ * process until an administrator resolves it).
  */
 export const users = sqliteTable(
   'users',
@@ -48,6 +49,11 @@ export const users = sqliteTable(
   (t) => [
     uniqueIndex('users_live_login_key').on(t.loginKey).where(sql`${t.deletedAt} is null`),
     uniqueIndex('users_live_login_skeleton').on(t.loginSkeleton).where(sql`${t.deletedAt} is null`),
+    // The live accounts still without a skeleton, oldest first: what the backfill reads, batch by batch
+    // (docs/architecture.md §6, "Backfills after an upgrade"); empty once filled, but for look-alikes.
+    index('users_pending_login_skeleton')
+      .on(t.createdAt, t.id)
+      .where(sql`${t.loginSkeleton} is null and ${t.deletedAt} is null`),
     index('users_role_status').on(t.role, t.status),
   ],
 );

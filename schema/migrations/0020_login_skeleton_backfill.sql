@@ -1,0 +1,1 @@
+CREATE INDEX `users_pending_login_skeleton` ON `users` (`created_at`,`id`) WHERE "users"."login_skeleton" is null and "users"."deleted_at" is null;
