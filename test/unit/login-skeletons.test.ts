@@ -10,7 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loginReservations, users } from '../../schema/index.js';
+import { jobLeases, loginReservations, users } from '../../schema/index.js';
+import { migrateDatabase } from '../../worker/node/migrate.js';
+import { openDatabase, startNodeHost } from '../../worker/node/host.js';
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
+import { parseEnvironment } from '../../worker/src/config/index.js';
 import { createLogger } from '../../worker/src/http/logger.js';
 import { CONFUSABLES_ASSET, loginSkeleton, useConfusables } from '../../worker/src/users/confusables.js';
 import { CONFUSABLES } from '../../worker/src/users/confusables-data.js';
@@ -20,8 +24,10 @@ import {
   lookAlikeOf,
   reservedUntil,
   runSkeletonBackfill,
+  SKELETON_JOB,
 } from '../../worker/src/users/login-skeletons.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { BASE_TEST_ENV, freePort } from '../harness/hosts.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -169,6 +175,86 @@ describe('the backfill in batches', () => {
       expect(await reservedUntil(app.db, 'goне', Date.now())).toBeDefined();
     } finally {
       app.close();
+    }
+  });
+});
+
+describe('a Node host on a database with skeletons to fill', () => {
+  it('answers before the backfill, logs in and refuses look-alikes meanwhile, fills them in the background', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skeleton-host-'));
+    const env = {
+      ...BASE_TEST_ENV,
+      AUTH_TEST_CLOCK_CONTROL: 'False',
+      AUTH_BIND_HOST: '127.0.0.1',
+      AUTH_BIND_PORT: String(await freePort()),
+      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
+    };
+    // An upgraded database: accounts stored before the skeleton column, 1,200 (more than two batches).
+    const config = parseEnvironment(env);
+    const database = openDatabase(config);
+    await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+    const password = 'Legacy#pass1';
+    const rows = await legacyAccounts(database.db, 1_200, await createNodeNativeHasher().hash(password));
+    // ...and another instance holding the backfill's lease: this host must answer and be correct meanwhile.
+    const lease = { name: SKELETON_JOB, holder: 'other-instance', until: Date.now() + 600_000 };
+    await database.db.insert(jobLeases).values(lease);
+    const lines: string[] = [];
+    const host = await startNodeHost({ env, writeLog: (line) => void lines.push(line), announce: false });
+    try {
+      const ready = async () => {
+        const res = await fetch(`${host.url}/health/ready`);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { loginSkeletons: { remaining: number; filling: boolean } }).loginSkeletons;
+      };
+      // Started without filling them first.
+      expect((await skeletons(database.db)).get(rows[0]!.login)).toBeNull();
+      expect(await ready()).toEqual({ remaining: 1_200, filling: true });
+      const basic = (login: string, pw: string) => `Basic ${Buffer.from(`${login}:${pw}`).toString('base64')}`;
+      const login = await fetch(`${host.url}/v3/login_without_session`, {
+        method: 'POST',
+        headers: { authorization: basic(rows[700]!.login, password) },
+      });
+      expect(login.status).toBe(200);
+      const wrong = await fetch(`${host.url}/v3/login_without_session`, {
+        method: 'POST',
+        headers: { authorization: basic(rows[701]!.login, 'Wrong#pass1') },
+      });
+      expect(wrong.status).toBe(401);
+      const admin = basic(BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_LOGIN!, BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_PASSWORD!);
+      const create = (login: string) =>
+        fetch(`${host.url}/v4/users`, {
+          method: 'POST',
+          headers: { authorization: admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ login, password: 'N3w#account' }),
+        });
+      // old-0O700 (Latin O for zeros) looks like old-00700, which has no skeleton yet.
+      const alike = await create('old-0O700');
+      expect(alike.status).toBe(409);
+      expect(await alike.json()).toMatchObject({ reason: 'look-alike' });
+      expect((await create('new-account')).status).toBe(201);
+
+      // The other instance's lease ends without it having filled anything: this host takes the backfill over.
+      await database.db.update(jobLeases).set({ until: 0 }).where(eq(jobLeases.name, SKELETON_JOB));
+      const deadline = Date.now() + 30_000;
+      let state = await ready();
+      while (state.remaining > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        state = await ready();
+      }
+      expect(state.remaining).toBe(0);
+      const filled = await skeletons(database.db);
+      for (const r of rows) expect(filled.get(r.login)).toBe(loginSkeleton(r.login));
+      // Its progress is logged: what remained, and what was filled.
+      const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'filling login skeletons', remaining: 1_200 }));
+      expect(logged).toContainEqual(
+        expect.objectContaining({ msg: 'login skeletons filled', filled: 1_200, remaining: 0 }),
+      );
+      expect((await create('old-0O701')).status).toBe(409);
+    } finally {
+      await host.close();
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
