@@ -74,7 +74,7 @@ export const passwordHistory = sqliteTable(
 
 /**
  * Logins of deleted accounts, reserved until `until` (USER_LOGIN_REUSE_DAY), with their skeleton: a
- * look-alike of a reserved login is reserved too (null until the start fills it).
+ * look-alike of a reserved login is reserved too (null until the backfill fills it; computed meanwhile).
  */
 export const loginReservations = sqliteTable(
   'login_reservations',

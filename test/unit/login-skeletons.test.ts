@@ -128,135 +128,149 @@ const skeletons = async (db: TestApp['db']) =>
   new Map((await db.select({ login: users.login, s: users.loginSkeleton }).from(users)).map((r) => [r.login, r.s]));
 
 describe('the backfill in batches', () => {
-  it('stops after the batch that ends past its deadline, goes on where it is needed, and two runs at once write each row once', async () => {
-    const app = await createTestApp();
-    try {
-      const rows = await legacyAccounts(app.db, 95);
-      // A deadline already passed: one batch per run.
-      const first = await fillLoginSkeletons(app.db, { batchSize: 10, deadline: 0 });
-      expect(first).toEqual({ filled: 10, conflicts: [], complete: false });
-      const filled = await skeletons(app.db);
-      expect(rows.slice(0, 10).every((r) => filled.get(r.login) === loginSkeleton(r.login))).toBe(true);
-      expect(rows.slice(10).every((r) => filled.get(r.login) === null)).toBe(true);
+  it(
+    'stops after the batch that ends past its deadline, goes on where it is needed, and two runs at ' +
+      'once write each row once',
+    async () => {
+      const app = await createTestApp();
+      try {
+        const rows = await legacyAccounts(app.db, 95);
+        // A deadline already passed: one batch per run.
+        const first = await fillLoginSkeletons(app.db, { batchSize: 10, deadline: 0 });
+        expect(first).toEqual({ filled: 10, conflicts: [], complete: false });
+        const filled = await skeletons(app.db);
+        expect(rows.slice(0, 10).every((r) => filled.get(r.login) === loginSkeleton(r.login))).toBe(true);
+        expect(rows.slice(10).every((r) => filled.get(r.login) === null)).toBe(true);
 
-      // Two instances at once, in batches of other sizes: between them every row is written once.
-      const [a, b] = await Promise.all([
-        fillLoginSkeletons(app.db, { batchSize: 7 }),
-        fillLoginSkeletons(app.db, { batchSize: 5 }),
-      ]);
-      expect(a.complete && b.complete).toBe(true);
-      expect(a.filled + b.filled).toBe(85);
-      expect([...a.conflicts, ...b.conflicts]).toEqual([]);
-      const after = await skeletons(app.db);
-      for (const r of rows) expect(after.get(r.login)).toBe(loginSkeleton(r.login));
-      // Done: a run finds nothing more to do.
-      expect(await fillLoginSkeletons(app.db, { batchSize: 10 })).toEqual({ filled: 0, conflicts: [], complete: true });
-    } finally {
-      app.close();
-    }
-  });
+        // Two instances at once, in batches of other sizes: between them every row is written once.
+        const [a, b] = await Promise.all([
+          fillLoginSkeletons(app.db, { batchSize: 7 }),
+          fillLoginSkeletons(app.db, { batchSize: 5 }),
+        ]);
+        expect(a.complete && b.complete).toBe(true);
+        expect(a.filled + b.filled).toBe(85);
+        expect([...a.conflicts, ...b.conflicts]).toEqual([]);
+        const after = await skeletons(app.db);
+        for (const r of rows) expect(after.get(r.login)).toBe(loginSkeleton(r.login));
+        // Done: a run finds nothing more to do.
+        expect(await fillLoginSkeletons(app.db, { batchSize: 10 })).toEqual({
+          filled: 0,
+          conflicts: [],
+          complete: true,
+        });
+      } finally {
+        app.close();
+      }
+    },
+  );
 
-  it('until an account is filled, the look-alike checks compute its skeleton: a look-alike is refused meanwhile', async () => {
-    const app = await createTestApp();
-    try {
-      await legacyAccounts(app.db, 30);
-      await app.db.insert(users).values(legacy('zed', Date.now()));
-      await app.db.insert(loginReservations).values({ loginKey: 'g\u043eне', until: Date.now() + 60_000 });
-      // Cyrillic е, and Latin o for the Cyrillic о of the reservation: look-alikes of rows without skeletons.
-      expect(await lookAlikeOf(app.db, 'z\u0435d')).toBe('zed');
-      expect(await lookAlikeOf(app.db, 'old-0OO12')).toBe('old-00012');
-      expect(await lookAlikeOf(app.db, 'zed')).toBeUndefined(); // its own key: not a look-alike
-      expect(await lookAlikeOf(app.db, 'zeta')).toBeUndefined();
-      expect(await reservedUntil(app.db, 'goне', Date.now())).toBeDefined();
-      // The same answers once filled.
-      await fillLoginSkeletons(app.db);
-      expect(await lookAlikeOf(app.db, 'z\u0435d')).toBe('zed');
-      expect(await lookAlikeOf(app.db, 'old-0OO12')).toBe('old-00012');
-      expect(await reservedUntil(app.db, 'goне', Date.now())).toBeDefined();
-    } finally {
-      app.close();
-    }
-  });
+  it(
+    'until an account is filled, the look-alike checks compute its skeleton: a look-alike is refused ' + 'meanwhile',
+    async () => {
+      const app = await createTestApp();
+      try {
+        await legacyAccounts(app.db, 30);
+        await app.db.insert(users).values(legacy('zed', Date.now()));
+        await app.db.insert(loginReservations).values({ loginKey: 'g\u043eне', until: Date.now() + 60_000 });
+        // Cyrillic е, and Latin o for the Cyrillic о of the reservation: look-alikes of rows without skeletons.
+        expect(await lookAlikeOf(app.db, 'z\u0435d')).toBe('zed');
+        expect(await lookAlikeOf(app.db, 'old-0OO12')).toBe('old-00012');
+        expect(await lookAlikeOf(app.db, 'zed')).toBeUndefined(); // its own key: not a look-alike
+        expect(await lookAlikeOf(app.db, 'zeta')).toBeUndefined();
+        expect(await reservedUntil(app.db, 'goне', Date.now())).toBeDefined();
+        // The same answers once filled.
+        await fillLoginSkeletons(app.db);
+        expect(await lookAlikeOf(app.db, 'z\u0435d')).toBe('zed');
+        expect(await lookAlikeOf(app.db, 'old-0OO12')).toBe('old-00012');
+        expect(await reservedUntil(app.db, 'goне', Date.now())).toBeDefined();
+      } finally {
+        app.close();
+      }
+    },
+  );
 });
 
 describe('a Node host on a database with skeletons to fill', () => {
-  it('answers before the backfill, logs in and refuses look-alikes meanwhile, fills them in the background', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skeleton-host-'));
-    const env = {
-      ...BASE_TEST_ENV,
-      AUTH_TEST_CLOCK_CONTROL: 'False',
-      AUTH_BIND_HOST: '127.0.0.1',
-      AUTH_BIND_PORT: String(await freePort()),
-      LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
-    };
-    // An upgraded database: accounts stored before the skeleton column, 1,200 (more than two batches).
-    const config = parseEnvironment(env);
-    const database = openDatabase(config);
-    await migrateDatabase(database.db, config.get('DB_SCHEMA'));
-    const password = 'Legacy#pass1';
-    const rows = await legacyAccounts(database.db, 1_200, await createNodeNativeHasher().hash(password));
-    // ...and another instance holding the backfill's lease: this host must answer and be correct meanwhile.
-    const lease = { name: SKELETON_JOB, holder: 'other-instance', until: Date.now() + 600_000 };
-    await database.db.insert(jobLeases).values(lease);
-    const lines: string[] = [];
-    const host = await startNodeHost({ env, writeLog: (line) => void lines.push(line), announce: false });
-    try {
-      const ready = async () => {
-        const res = await fetch(`${host.url}/health/ready`);
-        expect(res.status).toBe(200);
-        return ((await res.json()) as { loginSkeletons: { remaining: number; filling: boolean } }).loginSkeletons;
+  it(
+    'answers before the backfill, logs in and refuses look-alikes meanwhile, fills them in the ' + 'background',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'skeleton-host-'));
+      const env = {
+        ...BASE_TEST_ENV,
+        AUTH_TEST_CLOCK_CONTROL: 'False',
+        AUTH_BIND_HOST: '127.0.0.1',
+        AUTH_BIND_PORT: String(await freePort()),
+        LIBSQL_URL: `file:${join(dir, 'auth.db')}`,
       };
-      // Started without filling them first.
-      expect((await skeletons(database.db)).get(rows[0]!.login)).toBeNull();
-      expect(await ready()).toEqual({ remaining: 1_200, filling: true });
-      const basic = (login: string, pw: string) => `Basic ${Buffer.from(`${login}:${pw}`).toString('base64')}`;
-      const login = await fetch(`${host.url}/v3/login_without_session`, {
-        method: 'POST',
-        headers: { authorization: basic(rows[700]!.login, password) },
-      });
-      expect(login.status).toBe(200);
-      const wrong = await fetch(`${host.url}/v3/login_without_session`, {
-        method: 'POST',
-        headers: { authorization: basic(rows[701]!.login, 'Wrong#pass1') },
-      });
-      expect(wrong.status).toBe(401);
-      const admin = basic(BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_LOGIN!, BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_PASSWORD!);
-      const create = (login: string) =>
-        fetch(`${host.url}/v4/users`, {
+      // An upgraded database: accounts stored before the skeleton column, 1,200 (more than two batches).
+      const config = parseEnvironment(env);
+      const database = openDatabase(config);
+      await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+      const password = 'Legacy#pass1';
+      const rows = await legacyAccounts(database.db, 1_200, await createNodeNativeHasher().hash(password));
+      // ...and another instance holding the backfill's lease: this host must answer and be correct meanwhile.
+      const lease = { name: SKELETON_JOB, holder: 'other-instance', until: Date.now() + 600_000 };
+      await database.db.insert(jobLeases).values(lease);
+      const lines: string[] = [];
+      const host = await startNodeHost({ env, writeLog: (line) => void lines.push(line), announce: false });
+      try {
+        const ready = async () => {
+          const res = await fetch(`${host.url}/health/ready`);
+          expect(res.status).toBe(200);
+          return ((await res.json()) as { loginSkeletons: { remaining: number; filling: boolean } }).loginSkeletons;
+        };
+        // Started without filling them first.
+        expect((await skeletons(database.db)).get(rows[0]!.login)).toBeNull();
+        expect(await ready()).toEqual({ remaining: 1_200, filling: true });
+        const basic = (login: string, pw: string) => `Basic ${Buffer.from(`${login}:${pw}`).toString('base64')}`;
+        const login = await fetch(`${host.url}/v3/login_without_session`, {
           method: 'POST',
-          headers: { authorization: admin, 'content-type': 'application/json' },
-          body: JSON.stringify({ login, password: 'N3w#account' }),
+          headers: { authorization: basic(rows[700]!.login, password) },
         });
-      // old-0O700 (Latin O for zeros) looks like old-00700, which has no skeleton yet.
-      const alike = await create('old-0O700');
-      expect(alike.status).toBe(409);
-      expect(await alike.json()).toMatchObject({ reason: 'look-alike' });
-      expect((await create('new-account')).status).toBe(201);
+        expect(login.status).toBe(200);
+        const wrong = await fetch(`${host.url}/v3/login_without_session`, {
+          method: 'POST',
+          headers: { authorization: basic(rows[701]!.login, 'Wrong#pass1') },
+        });
+        expect(wrong.status).toBe(401);
+        const admin = basic(BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_LOGIN!, BASE_TEST_ENV.AUTH_BOOTSTRAP_ADMIN_PASSWORD!);
+        const create = (login: string) =>
+          fetch(`${host.url}/v4/users`, {
+            method: 'POST',
+            headers: { authorization: admin, 'content-type': 'application/json' },
+            body: JSON.stringify({ login, password: 'N3w#account' }),
+          });
+        // old-0O700 (Latin O for zeros) looks like old-00700, which has no skeleton yet.
+        const alike = await create('old-0O700');
+        expect(alike.status).toBe(409);
+        expect(await alike.json()).toMatchObject({ reason: 'look-alike' });
+        expect((await create('new-account')).status).toBe(201);
 
-      // The other instance's lease ends without it having filled anything: this host takes the backfill over.
-      await database.db.update(jobLeases).set({ until: 0 }).where(eq(jobLeases.name, SKELETON_JOB));
-      const deadline = Date.now() + 30_000;
-      let state = await ready();
-      while (state.remaining > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        state = await ready();
+        // The other instance's lease ends without it having filled anything: this host takes the backfill over.
+        await database.db.update(jobLeases).set({ until: 0 }).where(eq(jobLeases.name, SKELETON_JOB));
+        const deadline = Date.now() + 30_000;
+        let state = await ready();
+        while (state.remaining > 0 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
+          state = await ready();
+        }
+        expect(state.remaining).toBe(0);
+        const filled = await skeletons(database.db);
+        for (const r of rows) expect(filled.get(r.login)).toBe(loginSkeleton(r.login));
+        // Its progress is logged: what remained, and what was filled.
+        const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+        expect(logged).toContainEqual(expect.objectContaining({ msg: 'filling login skeletons', remaining: 1_200 }));
+        expect(logged).toContainEqual(
+          expect.objectContaining({ msg: 'login skeletons filled', filled: 1_200, remaining: 0 }),
+        );
+        expect((await create('old-0O701')).status).toBe(409);
+      } finally {
+        await host.close();
+        database.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-      expect(state.remaining).toBe(0);
-      const filled = await skeletons(database.db);
-      for (const r of rows) expect(filled.get(r.login)).toBe(loginSkeleton(r.login));
-      // Its progress is logged: what remained, and what was filled.
-      const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(logged).toContainEqual(expect.objectContaining({ msg: 'filling login skeletons', remaining: 1_200 }));
-      expect(logged).toContainEqual(
-        expect.objectContaining({ msg: 'login skeletons filled', filled: 1_200, remaining: 0 }),
-      );
-      expect((await create('old-0O701')).status).toBe(409);
-    } finally {
-      await host.close();
-      database.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 describe("the edge host's confusables asset", () => {

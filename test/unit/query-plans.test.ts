@@ -119,20 +119,25 @@ describe('query plans of the hot path', () => {
     expect(steps.join('\n')).toMatch(/sessions USING INDEX sessions_user_live/);
   });
 
-  it("the skeleton backfill's batches, and the look-alike check of accounts not filled yet, read the pending index", async () => {
-    sent = [];
-    await fillLoginSkeletons(db(), { batchSize: 2 });
-    await lookAlikeOf(db(), 'someone');
-    await skeletonsRemaining(db());
-    const pending = sent.filter((s) => /login_skeleton"? is null/.test(s.sql) && /from "users"/.test(s.sql));
-    expect(pending.length, sent.map((s) => s.sql).join('\n')).toBeGreaterThanOrEqual(3);
-    for (const s of pending) {
-      const steps = plan(s.sql, s.args);
-      // A search or a scan of an index holding only the accounts still without a skeleton (none once filled, but
-      // look-alikes), never of the table; the batches ordered by the index itself: no sort per batch.
-      for (const step of steps.filter((x) => TABLES.test(x)))
-        expect(step, s.sql).toMatch(/^(SEARCH|SCAN) users USING (COVERING )?INDEX users_(pending|live)_login_skeleton/);
-      expect(steps.join('\n'), s.sql).not.toMatch(/TEMP B-TREE/);
-    }
-  });
+  it(
+    "the skeleton backfill's batches, and the look-alike check of accounts not filled yet, read the " + 'pending index',
+    async () => {
+      sent = [];
+      await fillLoginSkeletons(db(), { batchSize: 2 });
+      await lookAlikeOf(db(), 'someone');
+      await skeletonsRemaining(db());
+      const pending = sent.filter((s) => /login_skeleton"? is null/.test(s.sql) && /from "users"/.test(s.sql));
+      expect(pending.length, sent.map((s) => s.sql).join('\n')).toBeGreaterThanOrEqual(3);
+      for (const s of pending) {
+        const steps = plan(s.sql, s.args);
+        // A search or a scan of an index holding only the accounts still without a skeleton (none once filled, but
+        // look-alikes), never of the table; the batches ordered by the index itself: no sort per batch.
+        for (const step of steps.filter((x) => TABLES.test(x)))
+          expect(step, s.sql).toMatch(
+            /^(SEARCH|SCAN) users USING (COVERING )?INDEX users_(pending|live)_login_skeleton/,
+          );
+        expect(steps.join('\n'), s.sql).not.toMatch(/TEMP B-TREE/);
+      }
+    },
+  );
 });

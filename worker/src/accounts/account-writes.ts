@@ -95,6 +95,21 @@ export function endSuperAccessStatement(db: Db, userId: string, now: number): Ac
   );
 }
 
+/**
+ * Fills the confusable skeleton of `userId`'s login only while it has none and the account is live (the
+ * backfill, users/login-skeletons.ts): run twice, or by two instances at once, it writes the row once. A
+ * look-alike's skeleton throws the unique violation.
+ */
+export function fillLoginSkeletonWrite(db: Db, userId: string, skeleton: string): AccountWrite {
+  return accountWrite(
+    userId,
+    db
+      .update(users)
+      .set({ loginSkeleton: skeleton })
+      .where(and(eq(users.id, userId), isNull(users.loginSkeleton), isNull(users.deletedAt))),
+  );
+}
+
 /** Sets the login key of `userId` (after a change of its folding) and clears its skeleton, to be filled again. */
 export async function setLoginKey(db: Db, userId: string, key: string): Promise<void> {
   await runAccountBatch(db, [
@@ -102,9 +117,3 @@ export async function setLoginKey(db: Db, userId: string, key: string): Promise<
   ]);
 }
 
-/** Sets the confusable skeleton of `userId`'s login (throws the unique violation of a look-alike). */
-export async function setLoginSkeleton(db: Db, userId: string, skeleton: string): Promise<void> {
-  await runAccountBatch(db, [
-    accountWrite(userId, db.update(users).set({ loginSkeleton: skeleton }).where(eq(users.id, userId))),
-  ]);
-}

@@ -41,17 +41,21 @@ const Ready = z
       }),
     loginSkeletons: z
       .object({
-        remaining: z.number().int().openapi({
-          description:
-            'live accounts without a login skeleton: still to be filled by the backfill after an upgrade, or the ' +
-            'newer of two look-alike logins, left for an administrator (named in the log)',
-        }),
+        remaining: z
+          .number()
+          .int()
+          .openapi({
+            description:
+              'live accounts without a login skeleton: still to be filled by the backfill after an upgrade, or the ' +
+              'newer of two look-alike logins, left for an administrator (named in the log)',
+          }),
         filling: z.boolean().openapi({ description: 'a run of the backfill is under way (on any instance)' }),
       })
       .nullable()
       .openapi({
         description:
-          'reported, never failing readiness: the backfill of the look-alike checks\' skeletons (logins and look-alike ' +
+          "reported, never failing readiness: the backfill of the look-alike checks' skeletons (logins and " +
+          'look-alike ' +
           'checks are correct meanwhile); null when unreadable',
       }),
   })

@@ -5,8 +5,8 @@
  * answers (docs/architecture.md §6, "Backfills after an upgrade"). Until it is done, the checks also compute
  * the skeletons of the accounts not filled yet, so a look-alike is refused during the backfill as after it.
  */
-import { setLoginSkeleton } from '../accounts/account-writes.js';
-import { accountWrite, runAccountBatch } from '../accounts/writes.js';
+import { fillLoginSkeletonWrite } from '../accounts/account-writes.js';
+import { runAccountBatch } from '../accounts/writes.js';
 import { and, asc, count, eq, gt, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import type { Job } from '../jobs/job.js';
@@ -100,7 +100,7 @@ export interface LookAlikeConflict {
 async function fillOne(db: Db, row: { id: string; login: string }): Promise<LookAlikeConflict | 'filled' | 'gone'> {
   const skeleton = loginSkeleton(row.login);
   try {
-    const [res] = await runAccountBatch(db, [fillStatement(db, row.id, skeleton)]);
+    const [res] = await runAccountBatch(db, [fillLoginSkeletonWrite(db, row.id, skeleton)]);
     return res.rowsAffected > 0 ? 'filled' : 'gone';
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
@@ -112,19 +112,6 @@ async function fillOne(db: Db, row: { id: string; login: string }): Promise<Look
     return { login: row.login, other: holder?.login ?? '' };
   }
 }
-
-/**
- * Sets a skeleton only where it is still missing on a live account: a batch run twice, or by two
- * instances at once, writes each row once and changes nothing else.
- */
-const fillStatement = (db: Db, id: string, skeleton: string) =>
-  accountWrite(
-    id,
-    db
-      .update(users)
-      .set({ loginSkeleton: skeleton })
-      .where(and(eq(users.id, id), isNull(users.loginSkeleton), isNull(users.deletedAt))),
-  );
 
 export interface FillResult {
   /** accounts given their skeleton */
@@ -176,7 +163,7 @@ export async function fillLoginSkeletons(db: Db, o: FillOptions = {}): Promise<F
       // One transaction for the batch; a look-alike in it rolls it back, and the rows go one by one.
       const results = await runAccountBatch(
         db,
-        rows.map((r) => fillStatement(db, r.id, loginSkeleton(r.login))),
+        rows.map((r) => fillLoginSkeletonWrite(db, r.id, loginSkeleton(r.login))),
       );
       filled += results.reduce((n, r) => n + r.rowsAffected, 0);
     } catch (err) {
