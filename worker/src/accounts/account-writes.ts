@@ -116,4 +116,3 @@ export async function setLoginKey(db: Db, userId: string, key: string): Promise<
     accountWrite(userId, db.update(users).set({ loginKey: key, loginSkeleton: null }).where(eq(users.id, userId))),
   ]);
 }
-
