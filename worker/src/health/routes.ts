@@ -54,9 +54,8 @@ const Ready = z
       .nullable()
       .openapi({
         description:
-          "reported, never failing readiness: the backfill of the look-alike checks' skeletons (logins and " +
-          'look-alike ' +
-          'checks are correct meanwhile); null when unreadable',
+          'reported, never failing readiness: the backfill of the login skeletons after an upgrade (logins and ' +
+          'look-alike checks are correct meanwhile: docs/architecture.md §6); null when unreadable',
       }),
   })
   .openapi('Readiness');
@@ -77,7 +76,9 @@ const ready = publicRoute({
   path: '/health/ready',
   tags: ['health'],
   summary: 'Readiness: the database answers',
-  description: 'No authentication. 503 while libSQL does not answer; the bridge state is reported only.',
+  description:
+    'No authentication. 503 while libSQL does not answer; the bridge, the audit outbox and the backfill of login ' +
+    'skeletons are reported only.',
   responses: {
     200: { description: 'ready', content: { 'application/json': { schema: Ready } } },
     ...problemResponses(503),
