@@ -51,6 +51,9 @@ export const users = sqliteTable(
     uniqueIndex('users_live_login_skeleton').on(t.loginSkeleton).where(sql`${t.deletedAt} is null`),
     // The live accounts still without a skeleton, oldest first: what the backfill reads, batch by batch
     // (docs/architecture.md §6, "Backfills after an upgrade"); empty once filled, but for look-alikes.
+    // The accounts whose login key is not ASCII: the only keys a change of the key's folding can change, which
+    // every start looks through (users/rekey-logins.ts) without reading the other accounts.
+    index('users_non_ascii_login_key').on(t.id).where(sql`${t.loginKey} glob '*[^ -~]*'`),
     index('users_pending_login_skeleton')
       .on(t.createdAt, t.id)
       .where(sql`${t.loginSkeleton} is null and ${t.deletedAt} is null`),

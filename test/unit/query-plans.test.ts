@@ -20,6 +20,7 @@ import { createDb } from '../../worker/src/store/index.js';
 import { createEmbeddedClient } from '../../worker/node/sqlite-client.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { fillLoginSkeletons, lookAlikeOf, skeletonsRemaining } from '../../worker/src/users/login-skeletons.js';
+import { rekeyLogins } from '../../worker/src/users/rekey-logins.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'query-plans-'));
 const file = join(dir, 'plans.db');
@@ -140,4 +141,14 @@ describe('query plans of the hot path', () => {
       }
     },
   );
+
+  it("a start's look for login keys to recompute reads only the non-ASCII keys' index, never every account", async () => {
+    sent = [];
+    await rekeyLogins(db());
+    const users = sent.filter((s) => /from "users"/.test(s.sql));
+    expect(users, sent.map((s) => s.sql).join('\n')).toHaveLength(1);
+    const steps = plan(users[0]!.sql, users[0]!.args);
+    for (const step of steps.filter((x) => TABLES.test(x)))
+      expect(step, users[0]!.sql).toMatch(/^SCAN users USING INDEX users_non_ascii_login_key/);
+  });
 });
