@@ -5,7 +5,7 @@
  * answers (docs/architecture.md §6, "Backfills after an upgrade"). Until it is done, the checks also compute
  * the skeletons of the accounts not filled yet, so a look-alike is refused during the backfill as after it.
  */
-import { fillLoginSkeletonWrite } from '../accounts/account-writes.js';
+import { fillLoginSkeletonsWrite } from '../accounts/account-writes.js';
 import { runAccountBatch } from '../accounts/writes.js';
 import { and, asc, count, eq, gt, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
@@ -100,7 +100,7 @@ export interface LookAlikeConflict {
 async function fillOne(db: Db, row: { id: string; login: string }): Promise<LookAlikeConflict | 'filled' | 'gone'> {
   const skeleton = loginSkeleton(row.login);
   try {
-    const [res] = await runAccountBatch(db, [fillLoginSkeletonWrite(db, row.id, skeleton)]);
+    const [res] = await runAccountBatch(db, [fillLoginSkeletonsWrite(db, [{ id: row.id, skeleton }])]);
     return res.rowsAffected > 0 ? 'filled' : 'gone';
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
@@ -161,11 +161,9 @@ export async function fillLoginSkeletons(db: Db, o: FillOptions = {}): Promise<F
     if (rows.length === 0) return { filled, conflicts, complete: true };
     try {
       // One transaction for the batch; a look-alike in it rolls it back, and the rows go one by one.
-      const results = await runAccountBatch(
-        db,
-        rows.map((r) => fillLoginSkeletonWrite(db, r.id, loginSkeleton(r.login))),
-      );
-      filled += results.reduce((n, r) => n + r.rowsAffected, 0);
+      const rowsOf = rows.map((r) => ({ id: r.id, skeleton: loginSkeleton(r.login) }));
+      const [result] = await runAccountBatch(db, [fillLoginSkeletonsWrite(db, rowsOf)]);
+      filled += result.rowsAffected;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       for (const row of rows) {
