@@ -8,8 +8,9 @@ export const ROLES = ['admin', 'auditor', 'user'] as const;
  * Accounts: local (password hash) or external (an LDAP server record or an OIDC provider, named by
  * `sourceName`). `loginKey` is the case-folded login; it is unique among live (not deleted) accounts.
  * `loginSkeleton` is the key's confusable skeleton (docs/security.md, "Look-alike logins"), unique among live
- * accounts too; null until the start fills it, and left null on the newer of two live accounts that already
- * looked alike before skeletons existed (reported at every start until an administrator resolves it).
+ * accounts too; null until the backfill fills it (in batches after the start, docs/architecture.md §6), and left
+ * null on the newer of two live accounts that already looked alike before skeletons existed (reported once per
+ * process until an administrator resolves it).
  */
 export const users = sqliteTable(
   'users',
@@ -50,6 +51,14 @@ export const users = sqliteTable(
   (t) => [
     uniqueIndex('users_live_login_key').on(t.loginKey).where(sql`${t.deletedAt} is null`),
     uniqueIndex('users_live_login_skeleton').on(t.loginSkeleton).where(sql`${t.deletedAt} is null`),
+    // The live accounts still without a skeleton, oldest first: what the backfill reads, batch by batch
+    // (docs/architecture.md §6, "Backfills after an upgrade"); empty once filled, but for look-alikes.
+    // The accounts whose login key is not ASCII: the only keys a change of the key's folding can change, which
+    // every start looks through (users/rekey-logins.ts) without reading the other accounts.
+    index('users_non_ascii_login_key').on(t.id).where(sql`${t.loginKey} glob '*[^ -~]*'`),
+    index('users_pending_login_skeleton')
+      .on(t.createdAt, t.id)
+      .where(sql`${t.loginSkeleton} is null and ${t.deletedAt} is null`),
     index('users_role_status').on(t.role, t.status),
   ],
 );
@@ -70,7 +79,7 @@ export const passwordHistory = sqliteTable(
 
 /**
  * Logins of deleted accounts, reserved until `until` (USER_LOGIN_REUSE_DAY), with their skeleton: a
- * look-alike of a reserved login is reserved too (null until the start fills it).
+ * look-alike of a reserved login is reserved too (null until the backfill fills it; computed meanwhile).
  */
 export const loginReservations = sqliteTable(
   'login_reservations',

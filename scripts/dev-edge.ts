@@ -15,7 +15,7 @@ import { issueFirstRunCode } from '../worker/src/first-run/code.js';
 import { assertPortFree, describeListenError } from '../worker/node/console.js';
 import { loadNodeEnv } from '../worker/node/env.js';
 import { openDatabase } from '../worker/node/host.js';
-import { migrateDatabase } from '../worker/node/migrate.js';
+import { fillAllLoginSkeletons, migrateDatabase } from '../worker/node/migrate.js';
 import { startLibsqlDevServer } from './libsql-dev-server.js';
 import { startMtlsBindingEmulator } from './mtls-binding-emulator.js';
 import { startEmbeddedBridge } from '../worker/node/embedded-bridge.js';
@@ -69,6 +69,8 @@ const sqld = await startLibsqlDevServer({ path: 'data/edge.db', port: libsqlPort
 const config = parseEnvironment({ LIBSQL_URL: sqld.url });
 const database = openDatabase(config);
 await migrateDatabase(database.db, config.get('DB_SCHEMA'));
+// wrangler dev fires no Cron Trigger by itself: a development database's backfill runs here, to its end.
+await fillAllLoginSkeletons(database.db);
 const hasAdmin = await adminExists(database.db);
 // The first-run page's one-time code (first-run/code.ts): a new one at each start, as npm start does.
 const code = hasAdmin ? '' : await issueFirstRunCode(database.db);

@@ -224,6 +224,11 @@ export function formatGrowth(results: readonly ScenarioResult[]): string {
         n('loginP50Ms'),
         n('idleRssMiB'),
         n('loadRssMiB'),
+        n('startMs'),
+        n('firstAnswerMs'),
+        n('pendingStartMs'),
+        n('pendingFirstAnswerMs'),
+        n('backfillSeconds'),
       ];
     });
   if (rows.length === 0) return '';
@@ -240,6 +245,11 @@ export function formatGrowth(results: readonly ScenarioResult[]): string {
     'login p50 ms',
     'RSS idle MiB',
     'RSS load MiB',
+    'start ms',
+    'first answer ms',
+    'start ms, to fill',
+    'first answer ms, to fill',
+    'filled after s',
   ];
   return table(header, rows);
 }

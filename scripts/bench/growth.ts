@@ -5,19 +5,24 @@
  *            cookie requests), RSS after minus RSS before.
  *   growth   for each size of BENCH_GROWTH_SIZES (default 10,000, 100,000, 1,000,000 accounts,
  *            each with a session and an API token, seeded with SQL), a host on that database:
+ *            its start (spawn to listening) and first answer (a Bearer request sent as it listens),
  *            Bearer and cookie requests/s, sequential login p50, database size, RSS idle and under
- *            load. The cost per request must not grow with the number of accounts.
+ *            load; then a host on the same database with every seeded account's login skeleton
+ *            cleared (a deployment upgraded past the migration that added the column): its start
+ *            and first answer while the backfill runs, a login of a not yet filled account, and the
+ *            time until readiness reports nothing left to fill. The cost per request, and of a start,
+ *            must not grow with the number of accounts.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { runJob } from './load.js';
-import { benchServiceEnv, startBenchNodeHost, type BenchHost } from './node-host.js';
+import { benchServiceEnv, ONE_ADDRESS_ENV, startBenchNodeHost, type BenchHost } from './node-host.js';
 import { rssKiB, rssSampler } from './processes.js';
 import type { ScenarioResult } from './report.js';
 import { basic, expectStatus, loadScenario, ScenarioError, type BenchConfig } from './scenarios.js';
-import { seedAccounts, sessionCookie } from './seed.js';
+import { clearSkeletons, seedAccounts, sessionCookie } from './seed.js';
 import { median, round } from './stats.js';
 
 type Register = (stop: () => Promise<void>) => () => Promise<void>;
@@ -121,6 +126,40 @@ export function growthSizes(): number[] {
 }
 
 const LOGIN_SAMPLES = 20;
+/** A start, a first answer or a backfill taking longer than this fails the step. */
+const START_TIMEOUT_MS = 600_000;
+const BACKFILL_TIMEOUT_MS = 30 * 60_000;
+
+/** Starts a host on `dbFile` whose first request is a Bearer GET /v4/users/me: its start and that answer's time. */
+async function timedStart(
+  env: Record<string, string>,
+  dbFile: string,
+  token: string,
+  what: string,
+): Promise<{ host: BenchHost; listeningMs: number | undefined; firstAnswerMs: number }> {
+  const host = await startBenchNodeHost(env, { dbFile, noProbe: true, startTimeoutMs: START_TIMEOUT_MS });
+  const t0 = performance.now();
+  try {
+    await expectStatus(
+      `${host.base}/v4/users/me`,
+      { headers: { authorization: `Bearer ${token}` } },
+      200,
+      `${what}: the first request, GET /v4/users/me (Bearer)`,
+    );
+  } catch (err) {
+    await host.stop();
+    throw err;
+  }
+  return { host, listeningMs: host.listeningMs, firstAnswerMs: round(performance.now() - t0) };
+}
+
+/** GET /health/ready's report of the login skeletons' backfill. */
+async function skeletonState(base: string): Promise<{ remaining: number; filling: boolean }> {
+  const res = await expectStatus(`${base}/health/ready`, {}, 200, 'GET /health/ready');
+  const body = (await res.json()) as { loginSkeletons?: { remaining: number; filling: boolean } | null };
+  if (!body.loginSkeletons) throw new ScenarioError('GET /health/ready: no loginSkeletons report');
+  return body.loginSkeletons;
+}
 
 /** growth: one host per size on a seeded database. */
 export async function growth(
@@ -136,7 +175,8 @@ export async function growth(
     let host: BenchHost | undefined;
     try {
       console.log(`> growth ${n.toLocaleString('en')} accounts`);
-      const env = benchServiceEnv(adminPassword);
+      // One address, 127.0.0.1, sends every login sample.
+      const env = { ...benchServiceEnv(adminPassword), ...ONE_ADDRESS_ENV };
       // A first start migrates the database and creates the administrator.
       const first = await startBenchNodeHost(env, { dbFile });
       await first.stop();
@@ -146,13 +186,15 @@ export async function growth(
         (sum, ext) => sum + (statSync(`${dbFile}${ext}`, { throwIfNoEntry: false })?.size ?? 0),
         0,
       );
-      host = await startBenchNodeHost(env, { dbFile });
+      const { probe } = seeded;
+      const started = await timedStart(env, dbFile, probe.token, `growth ${n}`);
+      host = started.host;
       const stop = register(host.stop);
+      let details: Record<string, number | undefined>;
       try {
         const pid = host.child.pid!;
         await settle();
         const idle = rssKiB(pid);
-        const { probe } = seeded;
         const bearerHeaders = { authorization: `Bearer ${probe.token}` };
         const cookieHeaders = {
           cookie: await sessionCookie(env.SESSION_SECRET_KEY!, probe.sessionId, probe.userId, now + 86_400_000),
@@ -188,8 +230,10 @@ export async function growth(
             `growth ${n}: ${failedLogins} of ${samples.length} logins of ${probe.login} did not answer 200`,
           );
         const loginP50 = round(median(samples.map((s) => s.ms)));
-        const details = {
+        details = {
           accounts: n,
+          startMs: started.listeningMs,
+          firstAnswerMs: started.firstAnswerMs,
           seedSeconds: round(seeded.seconds),
           dbMiB: round(dbBytes / 1024 / 1024),
           idleRssMiB: mib(idle),
@@ -203,19 +247,64 @@ export async function growth(
           loginP50Ms: loginP50,
         };
         for (const r of [bearer, cookie]) report({ ...r, details: { ...r.details, ...details } });
-        report({
-          scenario: `growth-${n}`,
-          status: bearer.status === 'ok' && cookie.status === 'ok' ? 'ok' : 'flagged',
-          message:
-            `${n.toLocaleString('en')} accounts (seeded in ${details.seedSeconds} s, database ${details.dbMiB} ` +
-            `MiB): Bearer ${details.bearerPerSec}/s (${details.bearerCpuUs} us CPU each), cookie ` +
-            `${details.cookiePerSec}/s (${details.cookieCpuUs} us), login p50 ${loginP50} ms, RSS idle ` +
-            `${details.idleRssMiB} MiB / under load ${details.loadRssMiB} MiB`,
-          details,
-        });
+        if (bearer.status !== 'ok' || cookie.status !== 'ok') {
+          report({ scenario: `growth-${n}`, status: 'flagged', message: 'Bearer or cookie load flagged', details });
+          continue;
+        }
       } finally {
         await stop();
       }
+      // The same database as a deployment upgraded past the migration that added the skeleton column.
+      const clearSeconds = clearSkeletons(dbFile, n);
+      const spawned = Date.now();
+      const pending = await timedStart(env, dbFile, probe.token, `growth ${n} (backfill pending)`);
+      host = pending.host;
+      const stopPending = register(host.stop);
+      try {
+        const during = await skeletonState(host.base);
+        // A login of an account not filled yet (the probe is in the middle, filled after half the others).
+        const login = await fetch(`${host.base}/v3/login_without_session`, {
+          method: 'POST',
+          headers: { authorization: basic(probe.login, password) },
+        });
+        const loginStatus = login.status;
+        await login.arrayBuffer();
+        const afterLogin = await skeletonState(host.base);
+        if (loginStatus !== 200)
+          throw new ScenarioError(`growth ${n}: a login during the backfill answered ${loginStatus}, not 200`);
+        let state = afterLogin;
+        const deadline = Date.now() + BACKFILL_TIMEOUT_MS;
+        while (state.remaining > 0 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 200));
+          state = await skeletonState(host.base);
+        }
+        if (state.remaining > 0)
+          throw new ScenarioError(`growth ${n}: ${state.remaining} skeletons still unfilled after the backfill's time`);
+        details = {
+          ...details,
+          clearSeconds: round(clearSeconds),
+          pendingStartMs: pending.listeningMs,
+          pendingFirstAnswerMs: pending.firstAnswerMs,
+          remainingAtFirstAnswer: during.remaining,
+          remainingAfterLogin: afterLogin.remaining,
+          backfillSeconds: round((Date.now() - spawned) / 1000),
+        };
+      } finally {
+        await stopPending();
+      }
+      const d = details;
+      report({
+        scenario: `growth-${n}`,
+        status: 'ok',
+        message:
+          `${n.toLocaleString('en')} accounts (seeded in ${d.seedSeconds} s, database ${d.dbMiB} MiB): start ` +
+          `${d.startMs} ms, first answer ${d.firstAnswerMs} ms; Bearer ${d.bearerPerSec}/s (${d.bearerCpuUs} us CPU ` +
+          `each), cookie ${d.cookiePerSec}/s (${d.cookieCpuUs} us), login p50 ${d.loginP50Ms} ms, RSS idle ` +
+          `${d.idleRssMiB} MiB / under load ${d.loadRssMiB} MiB; every skeleton to fill: start ${d.pendingStartMs} ` +
+          `ms, first answer ${d.pendingFirstAnswerMs} ms (${d.remainingAtFirstAnswer} to fill; a login then ` +
+          `answered 200, ${d.remainingAfterLogin} left), all filled ${d.backfillSeconds} s after the spawn`,
+        details,
+      });
     } catch (err) {
       report({
         scenario: `growth-${n}`,

@@ -15,7 +15,7 @@ import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { generate } from 'otplib';
 import { matchingStep, stepOf, TOTP_DIGITS } from '../../worker/src/accounts/totp.js';
 import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
-import { benchServiceEnv, startBenchNodeHost } from './node-host.js';
+import { benchServiceEnv, ONE_ADDRESS_ENV, startBenchNodeHost } from './node-host.js';
 import { clockTicksPerSecond, cpuTicks } from './processes.js';
 import type { ScenarioResult } from './report.js';
 import { ScenarioError, loginCookie, type BenchConfig } from './scenarios.js';
@@ -148,11 +148,7 @@ export async function mfa(_config: BenchConfig, adminPassword: string, register:
   const passkeyUs = await passkeyCpu();
   // Every login comes from 127.0.0.1, one at a time: the per-address admission bounds would refuse
   // the 120 logins of the run (what they cost is the attack scenario's); nothing else is changed.
-  const host = await startBenchNodeHost({
-    ...benchServiceEnv(adminPassword),
-    AUTH_PASSWORD_ADDRESS_RATE: '100000',
-    AUTH_PASSWORD_ADDRESS_BURST: '100000',
-  });
+  const host = await startBenchNodeHost({ ...benchServiceEnv(adminPassword), ...ONE_ADDRESS_ENV });
   const stop = register(host.stop);
   try {
     seedAccounts(host.dbFile, 2 * LOGINS + 1, {

@@ -48,6 +48,17 @@ export function benchServiceEnv(adminPassword: string): Record<string, string> {
   };
 }
 
+/**
+ * The per-address admission bounds raised (docs/security-admission.md): for a scenario where one address,
+ * 127.0.0.1, plays every client, whose logins the bounds would answer 429 (what they cost is the attack
+ * scenario's). Nothing else is changed.
+ */
+export const ONE_ADDRESS_ENV: Readonly<Record<string, string>> = {
+  AUTH_PASSWORD_ADDRESS_IN_FLIGHT: '1000',
+  AUTH_PASSWORD_ADDRESS_RATE: '100000',
+  AUTH_PASSWORD_ADDRESS_BURST: '100000',
+};
+
 export interface BenchHost {
   /** e.g. http://127.0.0.1:40123/api/auth */
   base: string;
@@ -57,6 +68,8 @@ export interface BenchHost {
   dbFile: string;
   /** the file the host's stdout (its JSON log lines) goes to */
   logFile: string;
+  /** Milliseconds from the spawn to the host's "serving" log line (by its time), when it logged one. */
+  listeningMs: number | undefined;
   /** What the host printed on stderr, and its log file from byte `from` on. */
   output(from?: number): string;
   /** The size of the log file so far (bytes). */
@@ -72,6 +85,8 @@ export interface BenchHostOptions {
    * the caller's (the far-db scenario measures it).
    */
   noProbe?: boolean;
+  /** How long the start may take (default 30 s). */
+  startTimeoutMs?: number;
 }
 
 /** Polls GET {base}/health/live until it answers 200 (or the child exits, or time runs out). */
@@ -123,7 +138,9 @@ export async function startBenchNodeHost(env: Record<string, string>, o: BenchHo
   const prof = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`]
     : [];
-  const child = spawnPinned(HOST_CORE, process.execPath, [...prof, ...hostEntry()], {
+  const entry = hostEntry();
+  const spawnedAt = Date.now();
+  const child = spawnPinned(HOST_CORE, process.execPath, [...prof, ...entry], {
     cwd: ROOT,
     env: {
       // Nothing else from our environment: stray AUTH_* variables would change what is measured.
@@ -157,10 +174,13 @@ export async function startBenchNodeHost(env: Record<string, string>, o: BenchHo
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitUntilLive(base, child, output, 30_000, !o.noProbe);
+    await waitUntilLive(base, child, output, o.startTimeoutMs ?? 30_000, !o.noProbe);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { base, child, pinned: child.spawnfile === 'taskset', dbFile, logFile, output, logSize, stop };
+  const serving = /\{[^\n]*"msg":"serving http:\/\/[^\n]*/.exec(output())?.[0];
+  const servingAt = serving ? Date.parse((JSON.parse(serving) as { time?: string }).time ?? '') : Number.NaN;
+  const listeningMs = Number.isNaN(servingAt) ? undefined : servingAt - spawnedAt;
+  return { base, child, pinned: child.spawnfile === 'taskset', dbFile, logFile, listeningMs, output, logSize, stop };
 }

@@ -87,7 +87,14 @@ import { ldapLogin } from './ldap-login.js';
 import { formatComparison, formatGrowth } from './compare.js';
 import { growth, memoryPerSessions } from './growth.js';
 import { hashRate } from './hash-rate.js';
-import { benchServiceEnv, policyPassword, ROOT, startBenchNodeHost, type BenchHost } from './node-host.js';
+import {
+  benchServiceEnv,
+  ONE_ADDRESS_ENV,
+  policyPassword,
+  ROOT,
+  startBenchNodeHost,
+  type BenchHost,
+} from './node-host.js';
 import { ceiling, peerScenarios } from './peer.js';
 import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
@@ -256,7 +263,8 @@ async function runNodeScenarios(
   extraEnv: Record<string, string> = {},
 ): Promise<void> {
   const names = Object.keys(scenarios);
-  const env = { ...benchServiceEnv(adminPassword), ...extraEnv };
+  // The login scenarios (the peer comparison's) send every login from 127.0.0.1, 10 at once.
+  const env = { ...benchServiceEnv(adminPassword), ...ONE_ADDRESS_ENV, ...extraEnv };
   let host: BenchHost;
   try {
     host = await startBenchNodeHost(env);

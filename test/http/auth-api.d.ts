@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers
-         * @description No authentication. 503 while libSQL does not answer; the bridge state is reported only.
+         * @description No authentication. 503 while libSQL does not answer; the bridge, the audit outbox and the backfill of login skeletons are reported only.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1934,6 +1934,13 @@ export interface components {
             auditPipeline: {
                 depth: number;
                 oldestUndeliveredAgeSeconds: number | null;
+            } | null;
+            /** @description reported, never failing readiness: the backfill of the login skeletons after an upgrade (logins and look-alike checks are correct meanwhile: docs/architecture.md §6); null when unreadable */
+            loginSkeletons: {
+                /** @description live accounts without a login skeleton: still to be filled by the backfill after an upgrade, or the newer of two look-alike logins, left for an administrator (named in the log) */
+                remaining: number;
+                /** @description a run of the backfill is under way (on any instance) */
+                filling: boolean;
             } | null;
         };
         /** @description RFC 9457 problem details */

@@ -4,17 +4,19 @@
  * reach a worker that has static assets, so the bundle is driven directly.)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { Miniflare } from 'miniflare';
+import { Miniflare, Response as MfResponse } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { openDatabase } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { startLibsqlDevServer } from '../../scripts/libsql-dev-server.js';
-import { auditOutbox, users } from '../../schema/index.js';
+import { auditOutbox, jobLeases, users } from '../../schema/index.js';
+import { loginSkeleton } from '../../worker/src/users/confusables.js';
+import { SKELETON_JOB } from '../../worker/src/users/login-skeletons.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DAY = 86_400_000;
@@ -46,6 +48,14 @@ beforeAll(async () => {
     modulesRoot: join(dir, 'bundle'),
     compatibilityDate: '2026-04-20',
     bindings: { LIBSQL_URL: sqld.url, SESSION_SECRET_KEY: 'cron-test-session-key-0123456789abcdef' },
+    // The static assets (wrangler.toml [assets]): the files of static/, as the deployed worker has them.
+    serviceBindings: {
+      async ASSETS(request: { url: string }) {
+        const path = join(ROOT, 'static', decodeURIComponent(new URL(request.url).pathname));
+        if (!existsSync(path)) return new MfResponse('not found', { status: 404 });
+        return new MfResponse(readFileSync(path));
+      },
+    },
   });
 }, 120_000);
 
@@ -91,5 +101,20 @@ describe('edge scheduled handler', () => {
       (e) => e.subjectLogin,
     );
     expect(admin).toEqual(['elevated']);
+  });
+
+  it('fills the login skeletons an upgrade left empty, in batches, under its lease', async () => {
+    const now = Date.now();
+    const legacy = Array.from({ length: 1_200 }, (_, i) => account(`old-${String(i).padStart(5, '0')}`, {}));
+    for (let i = 0; i < legacy.length; i += 200) await database.db.insert(users).values(legacy.slice(i, i + 200));
+    const worker = await mf.getWorker();
+    const result = await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date(now + 60_000) });
+    expect(result.outcome).toBe('ok');
+    const skeletons = new Map(
+      (await database.db.select({ login: users.login, s: users.loginSkeleton }).from(users)).map((u) => [u.login, u.s]),
+    );
+    for (const u of legacy) expect(skeletons.get(u.login)).toBe(loginSkeleton(u.login));
+    const [lease] = await database.db.select().from(jobLeases).where(eq(jobLeases.name, SKELETON_JOB));
+    expect(JSON.parse(lease!.lastResult!)).toEqual({ filled: 1_200, conflicts: 0, complete: 1 });
   });
 });

@@ -19,6 +19,9 @@ import type { UserRow } from '../../worker/src/accounts/model.js';
 import { createDb } from '../../worker/src/store/index.js';
 import { createEmbeddedClient } from '../../worker/node/sqlite-client.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
+import { fillLoginSkeletons, lookAlikeOf, skeletonsRemaining } from '../../worker/src/users/login-skeletons.js';
+import { rekeyLogins } from '../../worker/src/users/rekey-logins.js';
+import { users as usersTable } from '../../schema/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'query-plans-'));
 const file = join(dir, 'plans.db');
@@ -116,5 +119,42 @@ describe('query plans of the hot path', () => {
     const steps = plan(limit!.sql, limit!.args);
     expectIndexed(steps);
     expect(steps.join('\n')).toMatch(/sessions USING INDEX sessions_user_live/);
+  });
+
+  it("the skeleton backfill's batches, and the look-alike check of accounts not filled yet, use indexes", async () => {
+    const now = Date.now();
+    const legacy = (id: string) => ({ id, login: id, loginKey: id, createdAt: now, updatedAt: now });
+    await createDb(client)
+      .insert(usersTable)
+      .values([legacy('plans-legacy-1'), legacy('plans-legacy-2'), legacy('plans-legacy-3')]);
+    sent = [];
+    await fillLoginSkeletons(db(), { batchSize: 2 });
+    // Each batch's write finds its rows by the primary key.
+    const writes = sent.filter((s) => /^update "users" set login_skeleton/.test(s.sql));
+    expect(writes, sent.map((s) => s.sql).join('\n')).toHaveLength(2);
+    for (const w of writes)
+      expect(plan(w.sql, w.args).join('\n')).toMatch(/^SEARCH users USING INDEX sqlite_autoindex_users_1 \(id=\?\)/);
+    await lookAlikeOf(db(), 'someone');
+    await skeletonsRemaining(db());
+    const pending = sent.filter((s) => /login_skeleton"? is null/.test(s.sql) && /from "users"/.test(s.sql));
+    expect(pending.length, sent.map((s) => s.sql).join('\n')).toBeGreaterThanOrEqual(3);
+    for (const s of pending) {
+      const steps = plan(s.sql, s.args);
+      // A search or a scan of an index holding only the accounts still without a skeleton (none once filled, but
+      // look-alikes), never of the table; the batches ordered by the index itself: no sort per batch.
+      for (const step of steps.filter((x) => TABLES.test(x)))
+        expect(step, s.sql).toMatch(/^(SEARCH|SCAN) users USING (COVERING )?INDEX users_(pending|live)_login_skeleton/);
+      expect(steps.join('\n'), s.sql).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+
+  it("a start's look for login keys to recompute reads only the non-ASCII keys' index", async () => {
+    sent = [];
+    await rekeyLogins(db());
+    const users = sent.filter((s) => /from "users"/.test(s.sql));
+    expect(users, sent.map((s) => s.sql).join('\n')).toHaveLength(1);
+    const steps = plan(users[0]!.sql, users[0]!.args);
+    for (const step of steps.filter((x) => TABLES.test(x)))
+      expect(step, users[0]!.sql).toMatch(/^SCAN users USING INDEX users_non_ascii_login_key/);
   });
 });

@@ -40,7 +40,7 @@ describe('rekeyLogins', () => {
     expect(await key('plain')).toBe('plain');
     // The two reservations are one login now: the later end wins.
     const gone = await t.db.select().from(loginReservations).where(eq(loginReservations.loginKey, 'gone'));
-    // Its skeleton is filled again after the rekey (fillLoginSkeletons, at start).
+    // Its skeleton is filled again after the rekey (the backfill of users/login-skeletons.ts, after the start).
     expect(gone).toEqual([{ loginKey: 'gone', until: later, skeleton: null }]);
     expect((await t.db.select().from(loginReservations)).map((r) => r.loginKey).sort()).toEqual(['gone']);
 

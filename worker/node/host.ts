@@ -300,6 +300,12 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   // API-access events wait in memory for at most a second (audit/api-access.ts), and are written at close.
   const flusher = setInterval(() => void service.apiAccess.flush(), 1_000);
   flusher.unref();
+  // The login skeletons left to fill after an upgrade, in batches while the host answers (docs/architecture.md
+  // §6, "Backfills after an upgrade"); stopped between two batches at close.
+  let closed = false;
+  const backfill = service
+    .fillLoginSkeletons(() => closed)
+    .catch((err: unknown) => logger.error('login skeletons: backfill failed', { err }));
 
   let closing: Promise<void> | undefined;
   return {
@@ -308,11 +314,12 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     db,
     close() {
       closing ??= new Promise<void>((done) => {
+        closed = true;
         clearInterval(scheduler);
         clearInterval(flusher);
         // close() stops accepting and resolves once in-flight requests have completed.
         server.close(() => {
-          void service.apiAccess.flush().finally(() => {
+          void Promise.all([service.apiAccess.flush(), backfill]).finally(() => {
             database.close();
             logger.info('stopped');
             done();

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '../src/http/logger.js';
 import type { Db } from '../src/store/db.js';
 import { ensureSchemaStamp } from '../src/store/schema-stamp.js';
 import { readMeta, SCHEMA_STAMP_KEY } from '../src/store/index.js';
-import { fillLoginSkeletons } from '../src/users/login-skeletons.js';
+import { runSkeletonBackfill } from '../src/users/login-skeletons.js';
 import { rekeyLogins } from '../src/users/rekey-logins.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url));
@@ -28,10 +28,18 @@ export async function migrateDatabase(
   for (const login of await rekeyLogins(db)) {
     logger.warning('login key left unchanged: another live account has the new key; rename or delete one', { login });
   }
-  // Look-alike logins (docs/security.md, "Logins"): skeletons are filled here, never by SQL; accounts that already
-  // looked alike are reported at every start, never changed.
-  for (const { login, other } of await fillLoginSkeletons(db)) {
-    const msg = 'login looks like another live account login (same confusable skeleton): delete one of the two';
-    logger.warning(msg, { login, other });
-  }
+  // Look-alike logins (docs/security.md, "Logins"): skeletons are not filled here, where a start would wait for
+  // them, but by a backfill in batches while the service answers (docs/architecture.md §6, "Backfills after an
+  // upgrade"): the Node host starts it once it listens, the edge runs it from its Cron Trigger.
+}
+
+/**
+ * Runs the backfill of the login skeletons to its end, batch by batch (`npm run db:migrate`, which an
+ * operator waits for, and the tests' databases); logs its progress and each look-alike to `logger`.
+ */
+export async function fillAllLoginSkeletons(
+  db: Db,
+  logger: Logger = createLogger({ threshold: () => 'INFO' }),
+): Promise<void> {
+  while (!(await runSkeletonBackfill(db, logger)).complete);
 }

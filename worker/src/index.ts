@@ -57,6 +57,8 @@ interface Instance {
   ready: (request: Request) => Promise<ProblemError | undefined>;
   /** The DB_SCHEMA check alone (the scheduled jobs): the refusal, if any. */
   refusal: () => Promise<ProblemError | undefined>;
+  /** The static data a request loads first (the password filters, the confusables table): the refusal, if any. */
+  loadStaticData: () => Promise<ProblemError | undefined>;
   isLiveness: (request: Request) => boolean;
 }
 
@@ -236,7 +238,13 @@ function build(env: Env): Instance {
   };
   // Liveness says that the isolate answers: it waits for none of that, and reads nothing.
   const livePath = `${config.get('ROOT_PATH')}/health/live`;
-  return { service, ready, refusal, isLiveness: (request) => new URL(request.url).pathname === livePath };
+  return {
+    service,
+    ready,
+    refusal,
+    loadStaticData,
+    isLiveness: (request) => new URL(request.url).pathname === livePath,
+  };
 }
 
 /**
@@ -282,8 +290,12 @@ export default {
     return service.app.fetch(request, env, ctx);
   },
   async scheduled(controller, env) {
-    const { service, refusal } = instanceFor(env);
+    const { service, refusal, loadStaticData } = instanceFor(env);
     if (await refusal()) return;
+    // The backfill of login skeletons computes them with the confusables table, a static asset an isolate loads
+    // with its first request (docs/performance.md, "The edge bundle"), which a cron-only isolate never had. The
+    // other jobs run whether it loads or not (a failure is logged; that job then fails, and is run again).
+    await loadStaticData();
     // The handler's own promise: the runtime keeps the invocation alive until the jobs are done.
     await service.runJobs(controller.scheduledTime);
   },

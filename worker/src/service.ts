@@ -14,9 +14,11 @@ import { ConfigService, type ConfigSnapshot } from './config/index.js';
 import type { App, AppDeps, MailOutbox, StaticFiles } from './http/context.js';
 import { createLogger, toLevel, type Logger } from './http/logger.js';
 import { scopeWithoutRequest } from './http/scope.js';
+import { runJob } from './jobs/index.js';
 import { runScheduledJobs } from './schedule/index.js';
 import { loadSavedSettings, type Db } from './store/index.js';
 import { bootstrapAdmin, type BootstrapResult } from './users/bootstrap.js';
+import { skeletonJob, skeletonsComplete } from './users/login-skeletons.js';
 
 /** What a host provides. */
 export interface HostParts {
@@ -66,6 +68,11 @@ export interface Service {
   bootstrap(): Promise<BootstrapResult>;
   /** Runs the periodic jobs once (each under its lease); returns the names of those that failed. */
   runJobs(now?: number): Promise<string[]>;
+  /**
+   * Runs the backfill of the login skeletons (users/login-skeletons.ts) under its lease, run after run, until it
+   * is done (waiting while another run holds the lease), a run fails, or `stopped` says so (between batches).
+   */
+  fillLoginSkeletons(stopped: () => boolean): Promise<void>;
 }
 
 /** Assembles the service from a host's parts. */
@@ -120,6 +127,18 @@ export function assembleService(parts: HostParts): Service {
       // One instant for the whole run (the edge: the Cron Trigger's scheduled time).
       const mailOutbox = parts.mailOutbox;
       return runScheduledJobs(scopeWithoutRequest({ db, config: current, now: () => now, logger, bridge, mailOutbox }));
+    },
+    async fillLoginSkeletons(stopped) {
+      const job = skeletonJob({ stopped });
+      const db = openDb();
+      const current = await config.current(() => loadSavedSettings(db));
+      while (!stopped()) {
+        const scope = scopeWithoutRequest({ db, config: current, now: clock, logger, bridge });
+        const outcome = await runJob(scope, job, { ignorePace: true });
+        if (outcome === 'failed' || (outcome === 'ran' && skeletonsComplete())) return;
+        // Another run holds the lease (the scheduler's, another instance's): look again once it may be done.
+        if (outcome === 'skipped') await new Promise((r) => setTimeout(r, 1_000));
+      }
     },
   };
 }

@@ -9,7 +9,7 @@ import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { Db } from '../store/db.js';
 import type { UserRow } from './model.js';
-import { accountWrite, runAccountBatch, type AccountWrite } from './writes.js';
+import { AccountWrite, accountWrite, runAccountBatch } from './writes.js';
 
 /** Inserts a new account (with its first password's history entry when it has one). */
 export function createAccountStatements(db: Db, row: UserRow): AccountWrite[] {
@@ -95,16 +95,32 @@ export function endSuperAccessStatement(db: Db, userId: string, now: number): Ac
   );
 }
 
+/**
+ * Fills the confusable skeletons of these accounts' logins, in one statement, each only while it has none and the
+ * account is live (the backfill, users/login-skeletons.ts): run twice, or by two instances at once, it writes each
+ * row once. A look-alike's skeleton throws the unique violation (the whole statement changes nothing then).
+ */
+export function fillLoginSkeletonsWrite(db: Db, rows: readonly { id: string; skeleton: string }[]): AccountWrite {
+  // By id (the primary key; the unary + keeps the planner off the skeleton index, whose null entries are every
+  // pending row): a join with a VALUES list let it walk the pending rows once per value.
+  const cases = sql.join(
+    rows.map((r) => sql`when ${r.id} then ${r.skeleton}`),
+    sql` `,
+  );
+  const ids = sql.join(
+    rows.map((r) => sql`${r.id}`),
+    sql`, `,
+  );
+  return new AccountWrite(
+    db.run(sql`update ${users} set login_skeleton = case id ${cases} end
+               where id in (${ids}) and +login_skeleton is null and deleted_at is null`),
+    rows.map((r) => r.id),
+  );
+}
+
 /** Sets the login key of `userId` (after a change of its folding) and clears its skeleton, to be filled again. */
 export async function setLoginKey(db: Db, userId: string, key: string): Promise<void> {
   await runAccountBatch(db, [
     accountWrite(userId, db.update(users).set({ loginKey: key, loginSkeleton: null }).where(eq(users.id, userId))),
-  ]);
-}
-
-/** Sets the confusable skeleton of `userId`'s login (throws the unique violation of a look-alike). */
-export async function setLoginSkeleton(db: Db, userId: string, skeleton: string): Promise<void> {
-  await runAccountBatch(db, [
-    accountWrite(userId, db.update(users).set({ loginSkeleton: skeleton }).where(eq(users.id, userId))),
   ]);
 }

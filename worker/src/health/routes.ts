@@ -5,6 +5,7 @@ import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { pipelineSummary } from '../logs/pipeline.js';
 import { publicRoute } from '../auth/protected-route.js';
+import { skeletonsFilling, skeletonsRemaining } from '../users/login-skeletons.js';
 
 const Live = z.object({ status: z.literal('ok') }).openapi('Liveness');
 const Ready = z
@@ -38,6 +39,24 @@ const Ready = z
           'reported, never failing readiness: audit events waiting for the log store (all streams), the age of ' +
           'the oldest; null when unreadable. Details: GET /v3/logs/pipeline',
       }),
+    loginSkeletons: z
+      .object({
+        remaining: z
+          .number()
+          .int()
+          .openapi({
+            description:
+              'live accounts without a login skeleton: still to be filled by the backfill after an upgrade, or the ' +
+              'newer of two look-alike logins, left for an administrator (named in the log)',
+          }),
+        filling: z.boolean().openapi({ description: 'a run of the backfill is under way (on any instance)' }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'reported, never failing readiness: the backfill of the login skeletons after an upgrade (logins and ' +
+          'look-alike checks are correct meanwhile: docs/architecture.md §6); null when unreadable',
+      }),
   })
   .openapi('Readiness');
 
@@ -57,7 +76,9 @@ const ready = publicRoute({
   path: '/health/ready',
   tags: ['health'],
   summary: 'Readiness: the database answers',
-  description: 'No authentication. 503 while libSQL does not answer; the bridge state is reported only.',
+  description:
+    'No authentication. 503 while libSQL does not answer; the bridge, the audit outbox and the backfill of login ' +
+    'skeletons are reported only.',
   responses: {
     200: { description: 'ready', content: { 'application/json': { schema: Ready } } },
     ...problemResponses(503),
@@ -87,8 +108,20 @@ export function registerHealth(app: App): void {
       c.var.scope.logger.warning('readiness: audit pipeline unreadable', { err });
       return null;
     });
+    const loginSkeletons = await Promise.all([skeletonsRemaining(db), skeletonsFilling(db, c.var.scope.now())])
+      .then(([remaining, filling]) => ({ remaining, filling }))
+      .catch((err: unknown) => {
+        c.var.scope.logger.warning('readiness: login skeletons unreadable', { err });
+        return null;
+      });
     return c.json(
-      { status: 'ok' as const, checks: { database: 'ok' as const, bridge }, bridge: named, auditPipeline },
+      {
+        status: 'ok' as const,
+        checks: { database: 'ok' as const, bridge },
+        bridge: named,
+        auditPipeline,
+        loginSkeletons,
+      },
       200,
     );
   });

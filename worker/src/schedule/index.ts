@@ -8,6 +8,7 @@ import { runJobs, type Job } from '../jobs/index.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from '../users/security-jobs.js';
 import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
+import { fillLoginSkeletonsJob } from '../users/login-skeletons.js';
 import {
   deliverNotifications,
   handleNotificationEvents,
@@ -31,6 +32,7 @@ export const JOBS: Job[] = [
   passwordExpiryNotices,
   deliverNotifications,
   purgeNotifications,
+  fillLoginSkeletonsJob,
 ];
 
 /** Runs every registered job once (jobs/index.ts runJobs); returns the names of the jobs that failed. */

@@ -22,7 +22,7 @@ export async function rekeyLogins(db: Db): Promise<string[]> {
     const key = loginKey(row.login);
     if (key === row.key) continue;
     try {
-      // The skeleton follows the key: filled again by fillLoginSkeletons, which runs next.
+      // The skeleton follows the key: filled again by the backfill (login-skeletons.ts), which runs after the start.
       await setLoginKey(db, row.id, key);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;

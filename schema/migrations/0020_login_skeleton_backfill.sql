@@ -1,0 +1,2 @@
+CREATE INDEX `users_non_ascii_login_key` ON `users` (`id`) WHERE "users"."login_key" glob '*[^ -~]*';--> statement-breakpoint
+CREATE INDEX `users_pending_login_skeleton` ON `users` (`created_at`,`id`) WHERE "users"."login_skeleton" is null and "users"."deleted_at" is null;
