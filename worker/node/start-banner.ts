@@ -8,6 +8,7 @@ import { CONSOLE_PATH } from '../src/console/page.js';
 import type { Level } from '../src/http/logger.js';
 import { logstoreTarget } from '../src/logs/target.js';
 import { mailNotConfigured, noMailServer } from '../src/notifications/mail-settings.js';
+import { shownPath } from './sealing-key.js';
 
 export interface BannerFacts {
   url: string;
@@ -18,6 +19,23 @@ export interface BannerFacts {
   bridge: string | null;
   /** The development outbox's folder (worker/node/mail-outbox.ts). */
   outbox?: string;
+  /** The kept sealing key's file, when no key is configured (worker/node/sealing-key.ts). */
+  sealingKey?: KeptKeyFacts;
+}
+
+/** The kept sealing key: its file and whether this start generated it. */
+export interface KeptKeyFacts {
+  file: string;
+  created: boolean;
+}
+
+/** The kept sealing key, in one line (also the INFO line of a start that is not on a terminal). */
+export function sealingKeyState(k: KeptKeyFacts): string {
+  const when = k.created ? 'generated at this start' : 'kept from an earlier start';
+  return (
+    `${shownPath(k.file)} (${when}; no AUTH_SECRETS_ENCRYPTION_KEY): back it up with the database, ` +
+    'without it the stored secrets (TOTP, LDAP and OIDC, mail) cannot be opened'
+  );
 }
 
 /** Where audit events go, in one line (also the INFO line of a start that is not on a terminal). */
@@ -54,6 +72,7 @@ export function startBanner(f: BannerFacts): string {
     ['admin', admin],
     ['mail', mailState(f.config, f.bridge, f.outbox)],
     ['audit log', auditLogState(f.config)],
+    ...(f.sealingKey ? [['secrets key', sealingKeyState(f.sealingKey)] as [string, string]] : []),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `  ${`${k}:`.padEnd(width + 2)}${v}`);

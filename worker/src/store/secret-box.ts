@@ -3,7 +3,8 @@
  * database dump alone does not reveal them: AES-256-GCM with a key derived (HKDF-SHA-256) from
  * SECRETS_ENCRYPTION_KEY, or from SESSION_SECRET_KEY when that is unset. Neither key is ever stored
  * in the database by us except the edge's generated session key, which is why production should
- * set one of them.
+ * set one of them. With neither set, the Node host passes a key it keeps beside the database
+ * (docs/operations.md, "Keys the Node host keeps"); the edge then refuses to seal.
  *
  * Rotation: values are sealed with the current key only, but opened with any of the current and
  * previous keys (SECRETS_ENCRYPTION_KEY, SECRETS_ENCRYPTION_KEY_PREVIOUS, SESSION_SECRET_KEY,
