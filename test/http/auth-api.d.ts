@@ -585,7 +585,7 @@ export interface paths {
          * Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code
          * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm.
+         *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["startOwnTotpEnrolment"];
         /**
@@ -1059,7 +1059,7 @@ export interface paths {
          * Change one or many settings, atomically
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds (the error-tracking variable PROFILE after a restart).
+         *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (503 while neither is set: an edge host; the Node host keeps a generated key). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds (the error-tracking variable PROFILE after a restart).
          *
          *     The mail password follows no new server: a change of EMAIL_HOST or EMAIL_PORT, or EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set (else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go without TLS).
          */
@@ -1107,7 +1107,7 @@ export interface paths {
          * Add an OIDC identity provider
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     409 when the name is taken.
+         *     409 when the name is taken. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["createIdentityProvider"];
         delete?: never;
@@ -1143,7 +1143,7 @@ export interface paths {
          * Change an OIDC identity provider
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          *
          *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).
          */
@@ -1169,7 +1169,7 @@ export interface paths {
          * Add an LDAP server record
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.
+         *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["createLdapServer"];
         delete?: never;
@@ -1207,7 +1207,7 @@ export interface paths {
          * Change an LDAP server record
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes.
+         *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         patch: operations["updateLdapServer"];
         trace?: never;
@@ -1821,6 +1821,8 @@ export interface paths {
          * @description No authentication. Give `login` or `email`. The answer is always 202 with the same body, found or not, and takes as long: what was found is told only in the mail, to the address of the account. A local, active account gets a single-use link to DEFAULT_FRONTEND_URL + `/reset-password#token=...`, valid AUTH_PASSWORD_RESET_TTL_MIN minutes; an LDAP or OIDC account is told to use its directory or provider, a blocked one to ask an administrator.
          *
          *     At most 3 requests per login or address asked for, and 30 per client address, within 15 minutes (known or not): beyond, 429 with Retry-After.
+         *
+         *     The link is sealed like a stored secret: 503 on a host without a key to seal it with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["requestPasswordReset"];
         delete?: never;
@@ -4842,7 +4844,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6505,7 +6507,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6685,7 +6687,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6876,7 +6878,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6994,7 +6996,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7176,7 +7178,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8264,7 +8266,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;

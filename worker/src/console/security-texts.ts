@@ -7,6 +7,10 @@ import { addTexts } from './texts.js';
 
 const en = {
   'nav.security': 'Security',
+  'secrets.noKey':
+    'This service cannot store secrets: it has no key to seal them with. Until an administrator sets ' +
+    'AUTH_SECRETS_ENCRYPTION_KEY in its environment, no authenticator app can be set up here and no LDAP ' +
+    'service password or OIDC client secret can be saved.',
   'security.title': 'Security',
   'security.intro':
     'A second factor protects your account when your password is known to someone else: after the password, ' +
@@ -84,6 +88,10 @@ const en = {
 
 const ru: Record<keyof typeof en, string> = {
   'nav.security': 'Безопасность',
+  'secrets.noKey':
+    'Сервис не может хранить секреты: у него нет ключа для их шифрования. Пока администратор не задаст ' +
+    'AUTH_SECRETS_ENCRYPTION_KEY в его окружении, здесь нельзя настроить приложение-аутентификатор и нельзя ' +
+    'сохранить пароль служебной учётной записи LDAP или секрет клиента OIDC.',
   'security.title': 'Безопасность',
   'security.intro':
     'Второй фактор защищает учётную запись, если ваш пароль узнал кто-то ещё: после пароля вход требует код ' +

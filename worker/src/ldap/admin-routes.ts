@@ -11,6 +11,7 @@ import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
+import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
 import {
   bridgeTimeoutMs,
   connectionOf,
@@ -173,9 +174,9 @@ const createRouteDef = protectedRoute(
     summary: 'Add an LDAP server record',
     description:
       'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
-      'one), so it must reveal nothing secret. 409 when the name is taken.',
+      'one), so it must reveal nothing secret. 409 when the name is taken. ' + SEALING_UNAVAILABLE,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
-    responses: { 201: one, ...problemResponses(400, 409, 422) },
+    responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
 );
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
@@ -196,9 +197,9 @@ const patchRoute = protectedRoute(
     operationId: 'updateLdapServer',
     path: `${path}/{name}`,
     summary: 'Change an LDAP server record',
-    description: PATCH_DESCRIPTION,
+    description: `${PATCH_DESCRIPTION} ${SEALING_UNAVAILABLE}`,
     request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
-    responses: { 200: one, ...problemResponses(400, 404, 422) },
+    responses: { 200: one, ...problemResponses(400, 404, 422, 503) },
   },
 );
 const deleteRoute = protectedRoute(

@@ -18,7 +18,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { validated } from '../http/validated.js';
 import { secondFactorStatement } from '../accounts/sessions.js';
-import { openSecret, sealSecret } from '../store/secret-box.js';
+import { openSecret, SEALING_UNAVAILABLE, sealSecret } from '../store/secret-box.js';
 import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
@@ -107,10 +107,11 @@ const startTotp = protectedRoute(
     summary: 'Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code',
     description:
       'Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). ' +
-      'Confirm with POST /v4/users/me/totp/confirm.',
+      'Confirm with POST /v4/users/me/totp/confirm. ' +
+      SEALING_UNAVAILABLE,
     responses: {
       201: { description: 'started', content: { 'application/json': { schema: TotpStart } } },
-      ...problemResponses(409),
+      ...problemResponses(409, 503),
     },
   },
 );
