@@ -174,7 +174,8 @@ const createRouteDef = protectedRoute(
     summary: 'Add an LDAP server record',
     description:
       'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
-      'one), so it must reveal nothing secret. 409 when the name is taken. ' + SEALING_UNAVAILABLE,
+      'one), so it must reveal nothing secret. 409 when the name is taken. ' +
+      SEALING_UNAVAILABLE,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
     responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },

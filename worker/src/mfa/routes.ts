@@ -26,7 +26,7 @@ import { mfaTotp, passkeys } from '../../../schema/index.js';
 import { factorsOf, recoveryCodesLeft, removeEveryFactor } from '../accounts/factors.js';
 import { secondFactorInput } from '../auth/mfa-answers.js';
 import { RECOVERY_CODES_LOW, regenerateRecoveryCodes } from '../accounts/recovery-codes.js';
-import { checkSecondFactor } from '../sessions/second-step.js';
+import { checkSecondFactor, REPLAY_DESCRIPTION } from '../sessions/second-step.js';
 import {
   confirmTotpEnrolment,
   matchingStep,
@@ -82,7 +82,7 @@ const RecoveryCodes = z
 const UserParams = z.object({ userId: z.string().min(1).max(100) });
 
 const FAILURES =
-  'A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ' +
+  'A wrong code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ' +
   'ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted).';
 
 const listMine = protectedRoute(
@@ -174,7 +174,8 @@ const verify = protectedRoute(
     description:
       'The session cookie or its OAuth access token, and exactly one of `code` and `recoveryCode`. Records the ' +
       'verification on the session: for MFA_STEP_UP_MIN minutes it may do sensitive operations. ' +
-      `${FAILURES} 400 when not a session; 409 when the account has no second factor; 422: neither or both.`,
+      `${FAILURES} ${REPLAY_DESCRIPTION} 400 when not a session; 409 when the account has no second factor; ` +
+      '422: neither or both.',
     request: { body: { required: true, content: { 'application/json': { schema: VerifyBody } } } },
     responses: { 204: { description: 'verified' }, ...problemResponses(400, 409, 422, 429) },
   },
@@ -283,7 +284,7 @@ export function registerMfa(app: App): void {
         type: 'mfa.failure',
         subject: user,
         request: scope.request,
-        data: { method: 'totp', via: 'enrolment' },
+        data: { method: 'totp', via: 'enrolment', reason: 'wrong' },
       });
       await failedLogin(scope, CHALLENGES.Bearer, plan, user.login, user, { source: user.source, via: 'totp' }, [
         failure,
