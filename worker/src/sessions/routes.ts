@@ -346,7 +346,7 @@ export function registerSessionRoutes(app: App): void {
     type: 'apiKey',
     in: 'cookie',
     name: 'auth_session',
-    description: 'the session cookie (same-origin requests only for unsafe methods)',
+    description: 'Session cookie of POST /v3/login (same-origin requests only for unsafe methods)',
   });
 
   app.openapi(login, async (c) =>
