@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers
-         * @description No authentication. 503 while libSQL does not answer; the bridge state is reported only.
+         * @description No authentication. 503 while libSQL does not answer; the bridge state is reported only: `status` is `degraded` (200) while a configured bridge is down.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1908,8 +1908,11 @@ export interface components {
             status: "ok";
         };
         Readiness: {
-            /** @enum {string} */
-            status: "ok";
+            /**
+             * @description degraded: a configured bridge is down, so LDAP logins, mail and the log store fail meanwhile; still 200, as the service answers everything else and every instance shares the one bridge (docs/operations-bridge.md, "Failures")
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
             checks: {
                 /** @enum {string} */
                 database: "ok";
@@ -2857,7 +2860,7 @@ export interface components {
                 };
                 /** @description `address.throttled` events */
                 throttledAddresses: number;
-                /** @description mails created in the window and given up */
+                /** @description mails created in the window and given up; not a mail to an account without an e-mail address, which was never tried (the notifications list shows it, given up, "the account has no e-mail address") */
                 mailGivenUp: number;
             };
             now: {
@@ -2897,7 +2900,7 @@ export interface components {
                 };
                 /** @description mails whose last try failed, waiting for another */
                 mailFailing: number;
-                /** @description the newest 5 mails of the last 24 hours that failed or were given up */
+                /** @description the newest 5 mails of the last 24 hours that failed or were given up (to an address: not a mail to an account without one) */
                 mailFailures: {
                     id: string;
                     kind: string;

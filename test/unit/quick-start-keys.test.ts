@@ -12,8 +12,6 @@ import { ADMIN } from '../harness/client.js';
 import { Browser, loggedInBrowser } from '../harness/browser.js';
 import { startNodeTestHost, type RunningHost } from '../harness/hosts.js';
 import { enrolTotp, totpCode } from '../harness/totp.js';
-import { parseEnvironment } from '../../worker/src/config/index.js';
-import { startBanner } from '../../worker/node/start-banner.js';
 
 /** The quick start's environment: no key of any kind (the harness sets SESSION_SECRET_KEY otherwise). */
 const QUICK_START = { SESSION_SECRET_KEY: '', AUTH_SECRETS_ENCRYPTION_KEY: '' };
@@ -72,24 +70,5 @@ describe('the quick start keeps its sealing key', () => {
     expect(failed).toContain('host exited with 1');
     expect(failed).toContain('secrets.key is malformed');
     expect(failed).toContain('restore it from the backup');
-  });
-});
-
-describe("the terminal's start banner", () => {
-  it('names the kept key file and says to back it up with the database', () => {
-    const facts = {
-      url: 'http://127.0.0.1:8001/api/auth',
-      config: parseEnvironment({}),
-      adminExists: true,
-      bridge: null,
-    };
-    const file = join(process.cwd(), 'data', 'secrets.key');
-    const banner = startBanner({ ...facts, sealingKey: { file, created: true } });
-    expect(banner).toMatch(
-      /secrets key: +data\/secrets\.key \(generated at this start; no AUTH_SECRETS_ENCRYPTION_KEY\)/,
-    );
-    expect(banner).toContain('back it up with the database');
-    // A configured key: nothing kept, nothing to name.
-    expect(startBanner(facts)).not.toContain('secrets key');
   });
 });

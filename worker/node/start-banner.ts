@@ -58,6 +58,15 @@ export function mailState(config: ConfigSnapshot, bridge: string | null, outbox?
   return `through ${config.get('EMAIL_HOST')}:${config.get('EMAIL_PORT')}, by the bridge (${bridge ?? 'none'})`;
 }
 
+/** The bridge in one line: its URL, or none and what then fails. */
+export function bridgeState(bridge: string | null): string {
+  return (
+    bridge ??
+    'none: LDAP logins, mail through a server and the log store answer 503 (AUTH_BRIDGE_URL; ' +
+      'docs/operations-bridge.md)'
+  );
+}
+
 /** The start banner of a terminal. */
 export function startBanner(f: BannerFacts): string {
   const admin = f.adminExists
@@ -70,6 +79,7 @@ export function startBanner(f: BannerFacts): string {
     ['console', `${f.url}${CONSOLE_PATH}/`],
     ['API docs', `${f.url}${f.config.get('DOCS_PREFIX')}`],
     ['admin', admin],
+    ['bridge', bridgeState(f.bridge)],
     ['mail', mailState(f.config, f.bridge, f.outbox)],
     ['audit log', auditLogState(f.config)],
     ...(f.sealingKey ? [['secrets key', sealingKeyState(f.sealingKey)] as [string, string]] : []),

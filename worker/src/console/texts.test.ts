@@ -24,7 +24,8 @@ describe('console texts', () => {
     expect(text('en', 'notif.sentAt')).toBe('Sent or written');
     expect(text('en', 'notif.status.outbox')).toBe('written to the outbox (no mail server)');
     expect(text('ru', 'notif.sentAt')).toBe('Отправлено или записано');
-    for (const lang of ['en', 'ru'] as const) expect(text(lang, 'notif.status.outbox')).not.toMatch(/not sent|не отправлено/);
+    for (const lang of ['en', 'ru'] as const)
+      expect(text(lang, 'notif.status.outbox')).not.toMatch(/not sent|не отправлено/);
   });
 
   it('every notification kind of the one list has its name in both languages (the notifications filter)', () => {

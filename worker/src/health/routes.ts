@@ -9,7 +9,12 @@ import { publicRoute } from '../auth/protected-route.js';
 const Live = z.object({ status: z.literal('ok') }).openapi('Liveness');
 const Ready = z
   .object({
-    status: z.literal('ok'),
+    status: z.enum(['ok', 'degraded']).openapi({
+      description:
+        'degraded: a configured bridge is down, so LDAP logins, mail and the log store fail meanwhile; still 200, ' +
+        'as the service answers everything else and every instance shares the one bridge ' +
+        '(docs/operations-bridge.md, "Failures")',
+    }),
     checks: z.object({
       database: z.literal('ok'),
       bridge: z
@@ -57,7 +62,9 @@ const ready = publicRoute({
   path: '/health/ready',
   tags: ['health'],
   summary: 'Readiness: the database answers',
-  description: 'No authentication. 503 while libSQL does not answer; the bridge state is reported only.',
+  description:
+    'No authentication. 503 while libSQL does not answer; the bridge state is reported only: `status` is ' +
+    '`degraded` (200) while a configured bridge is down.',
   responses: {
     200: { description: 'ready', content: { 'application/json': { schema: Ready } } },
     ...problemResponses(503),
@@ -88,7 +95,12 @@ export function registerHealth(app: App): void {
       return null;
     });
     return c.json(
-      { status: 'ok' as const, checks: { database: 'ok' as const, bridge }, bridge: named, auditPipeline },
+      {
+        status: bridge === 'down' ? ('degraded' as const) : ('ok' as const),
+        checks: { database: 'ok' as const, bridge },
+        bridge: named,
+        auditPipeline,
+      },
       200,
     );
   });
