@@ -2435,6 +2435,17 @@ export interface components {
             enabled: boolean;
             createdAt: string;
             updatedAt: string;
+            /** @description what an administrator should know about the record (docs/ldap.md, "Record"); empty when nothing */
+            warnings: components["schemas"]["LdapServerWarning"][];
+        };
+        LdapServerWarning: {
+            /**
+             * @description UNENCRYPTED_BIND: ldap:// URLs without StartTLS, so the bind passwords (the service account's and those of users signing in) travel unencrypted to them
+             * @enum {string}
+             */
+            code: "UNENCRYPTED_BIND";
+            urls: string[];
+            message: string;
         };
         LdapServerCreate: {
             name: string;

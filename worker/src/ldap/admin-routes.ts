@@ -89,6 +89,32 @@ const Create = z
   .strict()
   .openapi('LdapServerCreate');
 const Patch = z.object(Fields).partial().strict().openapi('LdapServerPatch');
+const LdapWarning = z
+  .object({
+    code: z.enum(['UNENCRYPTED_BIND']).openapi({
+      description:
+        "UNENCRYPTED_BIND: ldap:// URLs without StartTLS, so the bind passwords (the service account's and " +
+        'those of users signing in) travel unencrypted to them',
+    }),
+    urls: z.array(z.string()),
+    message: z.string(),
+  })
+  .openapi('LdapServerWarning');
+
+/**
+ * The record's warnings: plain ldap:// URLs without StartTLS carry every bind password in clear text
+ * (docs/ldap.md, "Record"). Allowed (a directory on the same host, a lab), but said at every answer.
+ */
+function warningsOf(r: Pick<LdapServerRow, 'urls' | 'startTls'>): Array<z.infer<typeof LdapWarning>> {
+  if (r.startTls) return [];
+  const plain = r.urls.filter((u) => /^ldap:\/\//i.test(u));
+  if (plain.length === 0) return [];
+  const message =
+    `bind passwords (the service account's and those of users signing in) travel unencrypted to ` +
+    `${plain.join(', ')}: use ldaps:// or turn on startTls`;
+  return [{ code: 'UNENCRYPTED_BIND', urls: plain, message }];
+}
+
 const Public = z
   .object({
     name: z.string(),
@@ -107,6 +133,9 @@ const Public = z
     enabled: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    warnings: z.array(LdapWarning).openapi({
+      description: 'what an administrator should know about the record (docs/ldap.md, "Record"); empty when nothing',
+    }),
   })
   .openapi('LdapServer');
 const NameParam = z.object({ name: Name });
@@ -118,6 +147,7 @@ function toPublic(r: LdapServerRow): z.infer<typeof Public> {
     bindPasswordSet: bindPasswordEnc !== null,
     createdAt: new Date(createdAt).toISOString(),
     updatedAt: new Date(updatedAt).toISOString(),
+    warnings: warningsOf(r),
   };
 }
 
