@@ -4,7 +4,7 @@
  * keeps it beside the database (mode 0600) and reads it again at the next start, so a TOTP factor
  * enrolled before a restart still opens the second step after it.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -70,5 +70,17 @@ describe('the quick start keeps its sealing key', () => {
     expect(failed).toContain('host exited with 1');
     expect(failed).toContain('secrets.key is malformed');
     expect(failed).toContain('restore it from the backup');
+  });
+
+  it('a key file that cannot be read stops the start, naming the file and the system error', async () => {
+    const dir = dataFolder();
+    // A folder where the file should be: unreadable as a file whoever runs the test (root reads any 0000 file).
+    mkdirSync(join(dir, 'secrets.key'));
+    const failed = await startNodeTestHost(QUICK_START, { database: join(dir, 'auth.db') }).then(
+      () => '',
+      (err: unknown) => String(err),
+    );
+    expect(failed).toContain('host exited with 1');
+    expect(failed).toMatch(/cannot read the sealing key \S*secrets\.key \(EISDIR\)/);
   });
 });
