@@ -13,6 +13,17 @@ import { ApiError, api, type RefusalHandler } from './api.js';
 import { t } from './i18n.js';
 import { add, el, showError, showMessage, whileBusy } from './ui.js';
 
+/**
+ * The message of a refused code: the code of the last accepted step again is told as such, with the
+ * seconds to the next one (docs/security-mfa.md, "A code used twice"); any other refusal as `invalid`,
+ * with the service's detail.
+ */
+export function codeRefused(err: ApiError, invalid = t('second.invalid')): [string, Node[]] {
+  if (err.problem.reason === 'replayed' && typeof err.problem.retryAfter === 'number')
+    return [t('second.replayed', { seconds: err.problem.retryAfter }), []];
+  return [invalid, [el('p', { class: 'detail' }, err.message)]];
+}
+
 /** A second factor typed in one field: 6 digits are an app code, anything else a recovery code. */
 export function factorBody(typed: string): { code: string } | { recoveryCode: string } {
   const value = typed.trim();
@@ -82,7 +93,7 @@ function askForStepUp(): Promise<boolean> {
           input.value = '';
           input.focus();
           if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
-            showMessage(message, 'error', t('stepup.invalid'), [el('p', { class: 'detail' }, err.message)]);
+            showMessage(message, 'error', ...codeRefused(err, t('stepup.invalid')));
           } else showError(message, err);
           return;
         }

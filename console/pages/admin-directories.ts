@@ -35,6 +35,8 @@ interface Kind {
   fields: Field[];
   /** Shown in each record's card. */
   summary: (r: Rec) => Array<[string, string]>;
+  /** Warnings shown in each record's card (the API's `warnings`), in the page's language. */
+  warnings?: (r: Rec) => string[];
   testable: boolean;
 }
 
@@ -65,6 +67,11 @@ const LDAP: Kind = {
     [t('ldap.bindDn'), String(r.bindDn ?? t('user.none'))],
     [t('ldap.bindPassword'), r.bindPasswordSet ? t('dir.secretSet') : t('dir.secretUnset')],
   ],
+  // Plain ldap:// without StartTLS (docs/ldap.md, "Record").
+  warnings: (r) =>
+    ((r.warnings ?? []) as Array<{ code: string; urls: string[]; message: string }>).map((w) =>
+      w.code === 'UNENCRYPTED_BIND' ? t('ldap.unencrypted', { urls: w.urls.join(', ') }) : w.message,
+    ),
 };
 
 const IDP: Kind = {
@@ -269,6 +276,9 @@ async function manage(kind: Kind): Promise<void> {
       { class: 'card', 'aria-labelledby': `${kind.prefix}-card-${r.name}`, 'data-record': r.name },
       el('h3', { id: `${kind.prefix}-card-${r.name}` }, `${r.name} (${r.enabled ? t('dir.on') : t('dir.off')})`),
       el('dl', { class: 'facts' }, ...facts(kind.summary(r))),
+      ...(kind.warnings?.(r) ?? []).map((w) =>
+        el('div', { class: 'message message-error', role: 'note', 'data-warning': '' }, el('p', {}, w)),
+      ),
       el('p', { class: 'actions' }, test, edit, del),
       out,
     );

@@ -9,7 +9,7 @@ import { browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext } from '../context.js';
 import { t } from '../i18n.js';
-import { enrolmentOnly, factorBody } from '../step-up.js';
+import { codeRefused, enrolmentOnly, factorBody } from '../step-up.js';
 import { el, onSubmit, showMessage } from '../ui.js';
 import { landingPage } from './admin-overview.js';
 import { signInWithPasskey } from './passkeys.js';
@@ -98,7 +98,7 @@ export function showSecondStep(
     } catch (err) {
       input.value = '';
       if (err instanceof ApiError && err.code === 'INVALID_CREDENTIALS') {
-        showMessage(region, 'error', t('second.invalid'), [el('p', { class: 'detail' }, err.message)]);
+        showMessage(region, 'error', ...codeRefused(err));
         input.focus();
       } else if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') back(t('second.expired'));
       else refused(region, err);

@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers
-         * @description No authentication. 503 while libSQL does not answer; the bridge, the audit outbox and the backfill of login skeletons are reported only.
+         * @description No authentication. 503 while libSQL does not answer; the bridge, the audit outbox and the backfill of login skeletons are reported only: `status` is `degraded` (200) while a configured bridge is down.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -205,7 +205,7 @@ export interface paths {
          * The second step of a login: a TOTP code or a recovery code opens the session
          * @description JSON or an HTML form: the `pendingToken` of the 401 SECOND_FACTOR_REQUIRED of /v3/login or /v3/login/union (omitted: the cookie `auth_pending_login`), and exactly one of `code` (TOTP, 6 digits) and `recoveryCode`. Opens the session exactly as the password login would (cookie, device cookie, events) and clears the pending cookie. A pending login completes at most one login, within 5 minutes (docs/security-mfa.md).
          *
-         *     A wrong, replayed or used code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. Neither or both of code and recoveryCode: 422. Any role.
+         *     A wrong or older code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). The code of the last accepted step again (the code that just confirmed an enrolment, say): 401 INVALID_CREDENTIALS with `reason: "replayed"` and `retryAfter`, the seconds until the next code, not counted. A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. Neither or both of code and recoveryCode: 422. Any role.
          */
         post: operations["loginSecondStep"];
         delete?: never;
@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth 2.0 password grant: a session, its cookie and an access token
-         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role. An account with a second factor (docs/security-mfa.md) sends its TOTP code or a recovery code as `otp` with the grant; without it: 400 `insufficient_user_authentication` (the error of RFC 9470), a wrong code: 400 `invalid_grant` (counted as a failed login).
+         * @description The form of RFC 6749 §4.3 (`grant_type=password`, `username`, `password`), used by the Authorize button of these docs. The access token is a Bearer credential for as long as its session lives (logout ends both). Errors in the OAuth shape (RFC 6749 §5.2); a body of another media type than the urlencoded form (multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role. An account with a second factor (docs/security-mfa.md) sends its TOTP code or a recovery code as `otp` with the grant; without it: 400 `insufficient_user_authentication` (the error of RFC 9470), a wrong code: 400 `invalid_grant` (counted as a failed login; the code of the last accepted step again is not counted).
          */
         post: operations["oauthLogin"];
         delete?: never;
@@ -591,7 +591,7 @@ export interface paths {
          * Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code
          * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
-         *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm.
+         *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["startOwnTotpEnrolment"];
         /**
@@ -619,7 +619,7 @@ export interface paths {
          * Confirm a TOTP enrolment with a valid code
          * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
-         *     A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 409 without a started enrolment. The factor is then required at every login; the account's other sessions end (this one, if a session, counts as verified now) and the user is told by mail.
+         *     A wrong code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 409 without a started enrolment. The factor is then required at every login; the account's other sessions end (this one, if a session, counts as verified now) and the user is told by mail.
          */
         post: operations["confirmOwnTotp"];
         delete?: never;
@@ -663,7 +663,7 @@ export interface paths {
          * Step-up: verify a second factor for this session
          * @description Session cookie or Bearer. Any role.
          *
-         *     The session cookie or its OAuth access token, and exactly one of `code` and `recoveryCode`. Records the verification on the session: for MFA_STEP_UP_MIN minutes it may do sensitive operations. A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 400 when not a session; 409 when the account has no second factor; 422: neither or both.
+         *     The session cookie or its OAuth access token, and exactly one of `code` and `recoveryCode`. Records the verification on the session: for MFA_STEP_UP_MIN minutes it may do sensitive operations. A wrong code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). The code of the last accepted step again (the code that just confirmed an enrolment, say): 401 INVALID_CREDENTIALS with `reason: "replayed"` and `retryAfter`, the seconds until the next code, not counted. 400 when not a session; 409 when the account has no second factor; 422: neither or both.
          */
         post: operations["verifyOwnSecondFactor"];
         delete?: never;
@@ -1065,7 +1065,7 @@ export interface paths {
          * Change one or many settings, atomically
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds (the error-tracking variable PROFILE after a restart).
+         *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (503 while neither is set: an edge host; the Node host keeps a generated key). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds (the error-tracking variable PROFILE after a restart).
          *
          *     The mail password follows no new server: a change of EMAIL_HOST or EMAIL_PORT, or EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set (else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go without TLS).
          */
@@ -1113,7 +1113,7 @@ export interface paths {
          * Add an OIDC identity provider
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     409 when the name is taken.
+         *     409 when the name is taken. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["createIdentityProvider"];
         delete?: never;
@@ -1149,7 +1149,7 @@ export interface paths {
          * Change an OIDC identity provider
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.
+         *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          *
          *     OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` therefore leaves the identities linked under the old one behind: their accounts no longer log in through this record (a local account that had linked one is offered the merge again, with its password; an account created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer (nothing changes).
          */
@@ -1175,7 +1175,7 @@ export interface paths {
          * Add an LDAP server record
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken.
+         *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["createLdapServer"];
         delete?: never;
@@ -1213,7 +1213,7 @@ export interface paths {
          * Change an LDAP server record
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes.
+         *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         patch: operations["updateLdapServer"];
         trace?: never;
@@ -1330,7 +1330,7 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md); `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
-         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login, except the replay of the last accepted TOTP code) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment; `reason`: wrong (counted), or replayed: the code of the last accepted TOTP step again (not counted; docs/security-mfa.md, "A code used twice") |
          *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
          *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
          *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
@@ -1411,7 +1411,7 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md); `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
-         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login, except the replay of the last accepted TOTP code) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment; `reason`: wrong (counted), or replayed: the code of the last accepted TOTP step again (not counted; docs/security-mfa.md, "A code used twice") |
          *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
          *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
          *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
@@ -1490,7 +1490,7 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md); `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
-         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login, except the replay of the last accepted TOTP code) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment; `reason`: wrong (counted), or replayed: the code of the last accepted TOTP step again (not counted; docs/security-mfa.md, "A code used twice") |
          *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
          *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
          *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
@@ -1567,7 +1567,7 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md); `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
-         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login, except the replay of the last accepted TOTP code) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment; `reason`: wrong (counted), or replayed: the code of the last accepted TOTP step again (not counted; docs/security-mfa.md, "A code used twice") |
          *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
          *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
          *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
@@ -1646,7 +1646,7 @@ export interface paths {
          *     | `login.failure` | user_activity | failure | a wrong password or an unknown login (subject.login: the login as given), or a passkey assertion refused | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `via`: password_change when the current password of a change was wrong; totp or recovery_code for a wrong second-factor code (docs/security-mfa.md); `method`: passkey for a passkey sign-in; `reason`: passkey: unknown-credential, user-handle (the credential is not that account's), counter (it did not grow: a cloned authenticator?), verification, user-verification or challenge; `passkeyId`: the passkey, when known |
          *     | `login.second_factor_required` | user_activity | unknown | a right password of an account with a second factor: a pending login, no session yet | `source`: local, ldap or oidc; `server`: the LDAP server record; `provider`: the OIDC provider record; `factors`: the confirmed factor kinds (totp, ...) |
          *     | `mfa.verified` | user_activity | unknown | a second factor passed: the second step of a login, or a step-up of a session | `method`: totp or recovery_code; `via`: login, oauth_login or step_up; `left`: recovery codes left |
-         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment |
+         *     | `mfa.failure` | user_activity | failure | a wrong, replayed or unknown second-factor code (counted as a failed login, except the replay of the last accepted TOTP code) | `method`: totp or recovery_code; `via`: login, oauth_login, step_up or enrolment; `reason`: wrong (counted), or replayed: the code of the last accepted TOTP step again (not counted; docs/security-mfa.md, "A code used twice") |
          *     | `mfa.factor_added` | user_activity | unknown | a second factor confirmed (the account's other sessions end; the user is told by mail) | `factor`: totp |
          *     | `mfa.factor_removed` | user_activity, crud_admin | unknown | a second factor removed by its user, an administrator or the operator (sessions end; the user is told by mail) | `factor`: totp, or all (every factor and the recovery codes); `by`: self, admin or operator |
          *     | `mfa.recovery_codes_generated` | user_activity | unknown | new recovery codes (the account's earlier ones no longer work) | `count`: how many |
@@ -1827,6 +1827,8 @@ export interface paths {
          * @description No authentication. Give `login` or `email`. The answer is always 202 with the same body, found or not, and takes as long: what was found is told only in the mail, to the address of the account. A local, active account gets a single-use link to DEFAULT_FRONTEND_URL + `/reset-password#token=...`, valid AUTH_PASSWORD_RESET_TTL_MIN minutes; an LDAP or OIDC account is told to use its directory or provider, a blocked one to ask an administrator.
          *
          *     At most 3 requests per login or address asked for, and 30 per client address, within 15 minutes (known or not): beyond, 429 with Retry-After.
+         *
+         *     The link is sealed like a stored secret: 503 on a host without a key to seal it with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["requestPasswordReset"];
         delete?: never;
@@ -1912,8 +1914,11 @@ export interface components {
             status: "ok";
         };
         Readiness: {
-            /** @enum {string} */
-            status: "ok";
+            /**
+             * @description degraded: a configured bridge is down, so LDAP logins, mail and the log store fail meanwhile; still 200, as the service answers everything else and every instance shares the one bridge (docs/operations-bridge.md, "Failures")
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
             checks: {
                 /** @enum {string} */
                 database: "ok";
@@ -2460,6 +2465,17 @@ export interface components {
             enabled: boolean;
             createdAt: string;
             updatedAt: string;
+            /** @description what an administrator should know about the record (docs/ldap.md, "Record"); empty when nothing */
+            warnings: components["schemas"]["LdapServerWarning"][];
+        };
+        LdapServerWarning: {
+            /**
+             * @description UNENCRYPTED_BIND: ldap:// URLs without StartTLS, so the bind passwords (the service account's and those of users signing in) travel unencrypted to them
+             * @enum {string}
+             */
+            code: "UNENCRYPTED_BIND";
+            urls: string[];
+            message: string;
         };
         LdapServerCreate: {
             name: string;
@@ -2885,7 +2901,7 @@ export interface components {
                 };
                 /** @description `address.throttled` events */
                 throttledAddresses: number;
-                /** @description mails created in the window and given up */
+                /** @description mails created in the window and given up; not a mail to an account without an e-mail address, which was never tried (the notifications list shows it, given up, "the account has no e-mail address") */
                 mailGivenUp: number;
             };
             now: {
@@ -2925,7 +2941,7 @@ export interface components {
                 };
                 /** @description mails whose last try failed, waiting for another */
                 mailFailing: number;
-                /** @description the newest 5 mails of the last 24 hours that failed or were given up */
+                /** @description the newest 5 mails of the last 24 hours that failed or were given up (to an address: not a mail to an account without one) */
                 mailFailures: {
                     id: string;
                     kind: string;
@@ -4930,7 +4946,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6594,7 +6610,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6774,7 +6790,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6965,7 +6981,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7083,7 +7099,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7265,7 +7281,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8353,7 +8369,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;

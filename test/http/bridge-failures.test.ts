@@ -155,6 +155,7 @@ describe('bridge failures: a documented cause and one WARNING line naming the br
       expect(host.output()).toMatch(new RegExp(`"msg":"serving [^"]*bridge: https://127\\.0\\.0\\.1:${board.port}\\)`));
     const r = await api('/health/ready');
     expect(r.status).toBe(200);
+    expect(r.body.status).toBe('ok');
     expect(r.body.checks.bridge).toBe('ok');
     expect(r.body.bridge.url).toMatch(bridgeUrl());
     expect(r.body.bridge.cause).toBeNull();
@@ -171,7 +172,9 @@ describe('bridge failures: a documented cause and one WARNING line naming the br
     expect(line).toMatch(bridgeUrl());
     if (!edge()) expect(line).toContain('connection refused (ECONNREFUSED)');
     const ready = await api('/health/ready');
-    expect(ready.body).toMatchObject({ checks: { bridge: 'down' }, bridge: { cause } });
+    // Still 200 (the service answers without the bridge), but not "ok": degraded.
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'degraded', checks: { bridge: 'down' }, bridge: { cause } });
   });
 
   it("the bridge's certificate from another CA: 503, BRIDGE_CERT_UNTRUSTED on Node", async () => {

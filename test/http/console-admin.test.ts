@@ -527,6 +527,37 @@ describe('console: directories', () => {
       expect(tab.problems).toEqual([]);
     },
   );
+
+  it(
+    'an LDAP record with plain ldap:// and no StartTLS warns, on its card, that passwords travel ' + 'unencrypted',
+    async () => {
+      const { page } = tab;
+      const plainUrl = 'ldap://plain.example.org:389';
+      const made = await api('/v3/settings/ldap-servers', {
+        method: 'POST',
+        auth: admin,
+        json: { name: 'console-plain', urls: [plainUrl], baseDn: 'dc=example,dc=org', enabled: false },
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const tls = await api('/v3/settings/ldap-servers', {
+        method: 'POST',
+        auth: admin,
+        json: { name: 'console-tls', urls: ['ldaps://tls.example.org'], baseDn: 'dc=example,dc=org', enabled: false },
+      });
+      expect(tls.status, JSON.stringify(tls.body)).toBe(201);
+      try {
+        await openPage(tab, ui('admin/directories'));
+        const warning = '[data-record=console-plain] [data-warning]';
+        await page.waitForSelector(warning);
+        expect(await page.textContent(warning)).toContain(`Passwords travel unencrypted to ${plainUrl}`);
+        // A record over ldaps:// (or StartTLS) shows none.
+        expect(await page.$$('[data-record=console-tls] [data-warning]')).toEqual([]);
+      } finally {
+        for (const name of ['console-plain', 'console-tls'])
+          await api(`/v3/settings/ldap-servers/${name}`, { method: 'DELETE', auth: admin });
+      }
+    },
+  );
 });
 
 describe('console: notifications', () => {

@@ -188,6 +188,30 @@ describe('console: second factors', () => {
     await adminTab.context.close();
   }, 300_000); // Many pages, each checked by axe at two widths, on a machine shared with other suites.
 
+  it('the code that just confirmed the app, typed again at sign-in: told as used, with the wait; the ' +
+    'next opens', async () => {
+    const login = uniqueLogin('cr');
+    await createUser(login, PASSWORD);
+    const tab = await newTab(browser);
+    const { page } = tab;
+    await signIn(tab, baseUrl(), login, PASSWORD);
+    await openPage(tab, ui('security'));
+    const secret = await startTotp(page);
+    const enrolCode = totp(secret);
+    await confirmTotp(page, enrolCode);
+    // At once, as a person does: the app still shows the code that confirmed it.
+    await signOut(page);
+    await password(page, login);
+    await page.fill('#second-code', enrolCode);
+    await page.click('#second-form button[type=submit]');
+    expect(await messageOf(page, '#second-message')).toMatch(
+      /^This code was already used: wait for the next one \(\d+ s\)\.$/,
+    );
+    await secondStep(page, totp(secret, 1));
+    expect(new URL(page.url()).pathname).not.toMatch(/\/ui\/login$/);
+    await tab.context.close();
+  }, 120_000);
+
   it('a role that must use a second factor lands on the security page, explained, until it enrols (ru ' +
     'too)', async () => {
     const set = await call('/v3/settings', {

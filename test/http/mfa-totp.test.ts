@@ -45,7 +45,9 @@ async function json(res: Response): Promise<Record<string, unknown>> {
 }
 
 /** A new local account with a confirmed TOTP factor; its browser holds the session that enrolled. */
-async function enrolled(role = 'user'): Promise<{ login: string; id: string; secret: string; b: Browser }> {
+async function enrolled(
+  role = 'user',
+): Promise<{ login: string; id: string; secret: string; b: Browser; used: string }> {
   const login = uniqueLogin('mfa');
   const id = await createUser(login, PASSWORD, { role });
   const b = new Browser(new URL(baseUrl()).origin);
@@ -56,9 +58,10 @@ async function enrolled(role = 'user'): Promise<{ login: string; id: string; sec
   expect(body.otpauthUri).toMatch(/^otpauth:\/\/totp\//);
   expect(body.qrSvg).toMatch(/^<svg/);
   const secret = new URL(body.otpauthUri).searchParams.get('secret')!;
-  const confirmed = await b.postJson(url('/v4/users/me/totp/confirm'), { code: totp(secret) });
+  const used = totp(secret);
+  const confirmed = await b.postJson(url('/v4/users/me/totp/confirm'), { code: used });
   expect(confirmed.status).toBe(204);
-  return { login, id, secret, b };
+  return { login, id, secret, b, used };
 }
 
 /** The first step: the right password of an account with a factor. */
@@ -122,6 +125,69 @@ describe('TOTP enrolment and the two-step login', () => {
     expect(JSON.stringify(listed.body)).not.toContain(secret);
     expect((listed.body.factors as { kind: string }[]).map((f) => f.kind)).toEqual(['totp']);
   });
+
+  it(
+    "the enrolment's code again: told as already used with the seconds to the next one, not counted; " +
+      'wrong codes still count',
+    async () => {
+      // `used`: the code that confirmed the enrolment (its step is the last accepted one).
+      const { login, secret, used } = await enrolled();
+      const { body } = await firstStep(new Browser(new URL(baseUrl()).origin), login);
+      const second = (code: string) =>
+        callJson('/v3/login/second-factor', { method: 'POST', json: { pendingToken: body.pendingToken, code } });
+      // AUTH_FAILED_COUNT (3) replays: none counts, so none locks.
+      for (let i = 0; i < 3; i++) {
+        const replay = await second(used);
+        expect(replay.status).toBe(401);
+        expect(replay.body.code).toBe('INVALID_CREDENTIALS');
+        expect(replay.body.reason).toBe('replayed');
+        const wait = replay.body.retryAfter as number;
+        expect(wait).toBeGreaterThanOrEqual(1);
+        expect(wait).toBeLessThanOrEqual(60);
+        expect(replay.body.detail).toBe(`this code was already used: wait for the next one (${wait} s)`);
+      }
+      // A wrong code counts, and is not told as a replay.
+      const wrongCode = [used, totp(secret, 1), totp(secret, -1)].includes('000000') ? '111111' : '000000';
+      for (let i = 0; i < 2; i++) {
+        const wrong = await second(wrongCode);
+        expect(wrong.status).toBe(401);
+        expect(wrong.body.code).toBe('INVALID_CREDENTIALS');
+        expect(wrong.body.reason).toBeUndefined();
+        expect(wrong.body.retryAfter).toBeUndefined();
+      }
+      // Two failures counted of three: the next code still opens the login.
+      const ok = await second(totp(secret, 1));
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+
+      // The audit trail says which refusal was which.
+      const events = await callJson<{ items: { event: { type: string }; data?: { reason?: string } }[] }>(
+        `/v3/logs/user_activity/events?user=${encodeURIComponent(login)}&size=100`,
+        { auth: admin },
+      );
+      expect(events.status, JSON.stringify(events.body)).toBe(200);
+      const reasons = events.body.items.filter((i) => i.event.type === 'mfa.failure').map((i) => i.data?.reason);
+      expect(reasons.sort()).toEqual(['replayed', 'replayed', 'replayed', 'wrong', 'wrong']);
+    },
+  );
+
+  it(
+    'a wrong code then the replay: the wrong one counts, the third failure locks (replays in between ' + 'do not)',
+    async () => {
+      const { login, secret, used } = await enrolled();
+      const { body } = await firstStep(new Browser(new URL(baseUrl()).origin), login);
+      const second = (code: string) =>
+        callJson('/v3/login/second-factor', { method: 'POST', json: { pendingToken: body.pendingToken, code } });
+      const wrongCode = [used, totp(secret, 1), totp(secret, -1)].includes('000000') ? '111111' : '000000';
+      for (let i = 0; i < 2; i++) {
+        expect((await second(wrongCode)).body.code).toBe('INVALID_CREDENTIALS');
+        expect((await second(used)).body.reason).toBe('replayed');
+      }
+      expect((await second(used)).body.reason).toBe('replayed');
+      // The third wrong code locks the login: the right one is refused after it.
+      expect((await second(wrongCode)).body.code).toBe('INVALID_CREDENTIALS');
+      expect((await second(totp(secret, 1))).body.code).toBe('ACCOUNT_LOCKED');
+    },
+  );
 
   it('wrong codes count like wrong passwords: AUTH_FAILED_COUNT of them lock the login', async () => {
     const { login, secret } = await enrolled();

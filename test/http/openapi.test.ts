@@ -107,6 +107,21 @@ describe('the document', () => {
     );
   });
 
+  it("lists the API's Bearer scheme before the metrics one, last, each saying what it is for", () => {
+    // Swagger UI's Authorize dialog shows the schemes in this order: a newcomer's API token goes in the first
+    // "(http, Bearer)" box, which must be the API's (docs/api.md, "The interactive docs").
+    const schemes = (doc.components as JsonObject).securitySchemes as Record<string, { description?: string }>;
+    const names = Object.keys(schemes);
+    expect(names.at(-1)).toBe('metricsToken');
+    expect(names.indexOf('bearer')).toBe(0);
+    expect(schemes.bearer!.description).toMatch(/^API token\b/);
+    expect(schemes.bearer!.description).toContain('not the metrics token');
+    expect(schemes.metricsToken!.description).toMatch(/^Metrics scrape token\b/);
+    expect(schemes.metricsToken!.description).toContain('only GET /metrics');
+    const descriptions = Object.values(schemes).map((x) => x.description);
+    expect(new Set(descriptions).size).toBe(names.length);
+  });
+
   it('documents the shared error responses of each operation from its shape', () => {
     for (const { method, path, op } of operationsOf(doc)) {
       const at = `${method.toUpperCase()} ${path}`;

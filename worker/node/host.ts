@@ -33,7 +33,15 @@ import { nodeStaticFiles } from './static-files.js';
 import { createEmbeddedClient } from './sqlite-client.js';
 import { createBatchedLogWriter } from './log-writer.js';
 import { describeListenError } from './console.js';
-import { auditLogState, humanLogLine, mailState, mailLinksState, startBanner } from './start-banner.js';
+import {
+  auditLogState,
+  humanLogLine,
+  mailLinksState,
+  mailState,
+  sealingKeyState,
+  startBanner,
+  type KeptKeyFacts,
+} from './start-banner.js';
 import { createFileOutbox, mailOutboxFolder } from './mail-outbox.js';
 
 export interface NodeHostOptions {
@@ -44,6 +52,8 @@ export interface NodeHostOptions {
   writeLog?: (line: string) => void;
   /** Say what became of the first administrator (default true; WORKERS > 1: the first worker only). */
   announce?: boolean;
+  /** The sealing key kept in the data folder, to name at start (main.ts, sealing-key.ts). */
+  sealingKey?: KeptKeyFacts;
 }
 
 export interface NodeHost {
@@ -267,6 +277,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     logger.info(`audit log: ${auditLogState(effective)}`);
     // ...and where mail goes (the development outbox's folder while no mail server is configured).
     logger.info(`mail: ${mailState(effective, bridge, mailOutbox.folder)}; links: ${mailLinksState(effective)}`);
+    if (o.sealingKey && (o.announce ?? true)) logger.info(`secrets key: ${sealingKeyState(o.sealingKey)}`);
   }
   const blocklistNote = describeBlocklist(blocklist, env.get('PASSWORD_BLOCKLIST_FILE'));
   if (blocklistNote) logger.info(blocklistNote);
@@ -282,7 +293,9 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     const adminExists = bootstrap !== 'not-configured';
     writer!.flush();
     const outbox = mailOutbox.folder;
-    process.stdout.write(startBanner({ url: urls[0]!, config: effective, firstRun, adminExists, bridge, outbox }));
+    const sealingKey = o.sealingKey;
+    const facts = { url: urls[0]!, config: effective, firstRun, adminExists, bridge, outbox };
+    process.stdout.write(startBanner({ ...facts, ...(sealingKey ? { sealingKey } : {}) }));
   }
   const notice = bootstrapNotice(bootstrap, env, firstRun);
   // On a terminal the banner says how to get the first administrator.

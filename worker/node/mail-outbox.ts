@@ -6,22 +6,17 @@
  * database). The files hold the mails' links: the folder is the owner's only (0700, files 0600).
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { composeMessage } from '../../ldap-bridge/src/mail.js';
 import type { ConfigSnapshot } from '../src/config/index.js';
 import type { MailOutbox } from '../src/http/context.js';
+import { dataFolder } from './data-folder.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The outbox folder: `mail-outbox` in the folder of a file: database, else `data/mail-outbox`. */
+/** The outbox folder: `mail-outbox` in the data folder (data-folder.ts). */
 export function mailOutboxFolder(config: ConfigSnapshot): string {
-  const url = config.get('LIBSQL_URL');
-  const bare = url.split('?')[0]!;
-  const path = bare.startsWith('file:') ? bare.slice('file:'.length) : '';
-  if (path === '' || path === ':memory:') return resolve('data', 'mail-outbox');
-  const file = path.startsWith('//') ? fileURLToPath(bare) : decodeURIComponent(path);
-  return resolve(dirname(file), 'mail-outbox');
+  return join(dataFolder(config), 'mail-outbox');
 }
 
 /** The outbox in `folder` (created at the first mail). */

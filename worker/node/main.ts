@@ -14,6 +14,7 @@ import { startEmbeddedBridge, type EmbeddedBridge } from './embedded-bridge.js';
 import { assertPortFree, say } from './console.js';
 import { bindAddress, openDatabase, prepareEmbedded, startNodeHost } from './host.js';
 import { migrateDatabase } from './migrate.js';
+import { keepSealingKey, type KeptSealingKey } from './sealing-key.js';
 
 function fail(message: string): never {
   say('CRITICAL', message);
@@ -45,6 +46,15 @@ async function main(): Promise<void> {
   }
 
   const workers = config.get('WORKERS');
+  // The key that seals stored secrets, kept beside the database when none is configured (sealing-key.ts);
+  // every process of a cluster reads the same file.
+  let sealingKey: KeptSealingKey | undefined;
+  try {
+    sealingKey = keepSealingKey(config);
+  } catch (err) {
+    fail(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (sealingKey) env.AUTH_SECRETS_ENCRYPTION_KEY = sealingKey.key;
   if (!config.get('SESSION_SECRET_KEY') && (cluster.isPrimary || workers === 1)) {
     // Specification: generated at every start when unset; sessions may not survive a restart.
     env.SESSION_SECRET_KEY = randomBytes(32).toString('base64url');
@@ -104,7 +114,9 @@ async function main(): Promise<void> {
   try {
     // With WORKERS > 1 every worker starts a host; one says what became of the first administrator.
     const announce = (cluster.worker?.id ?? 1) === 1;
-    host = await startNodeHost({ env, migrate: workers > 1 ? false : undefined, announce });
+    const migrate = workers > 1 ? false : undefined;
+    const keptKey = sealingKey && { file: sealingKey.file, created: sealingKey.created };
+    host = await startNodeHost({ env, migrate, announce, ...(keptKey ? { sealingKey: keptKey } : {}) });
   } catch (err) {
     fail(`cannot start: ${err instanceof Error ? err.message : String(err)}`);
   }

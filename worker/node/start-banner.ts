@@ -9,6 +9,7 @@ import type { Level } from '../src/http/logger.js';
 import { logstoreTarget } from '../src/logs/target.js';
 import { mailNotConfigured, noMailServer } from '../src/notifications/mail-settings.js';
 import { mailLinkBase } from '../src/accounts/reset-tokens.js';
+import { shownPath } from './sealing-key.js';
 
 export interface BannerFacts {
   url: string;
@@ -19,6 +20,23 @@ export interface BannerFacts {
   bridge: string | null;
   /** The development outbox's folder (worker/node/mail-outbox.ts). */
   outbox?: string;
+  /** The kept sealing key's file, when no key is configured (worker/node/sealing-key.ts). */
+  sealingKey?: KeptKeyFacts;
+}
+
+/** The kept sealing key: its file and whether this start generated it. */
+export interface KeptKeyFacts {
+  file: string;
+  created: boolean;
+}
+
+/** The kept sealing key, in one line (also the INFO line of a start that is not on a terminal). */
+export function sealingKeyState(k: KeptKeyFacts): string {
+  const when = k.created ? 'generated at this start' : 'kept from an earlier start';
+  return (
+    `${shownPath(k.file)} (${when}; no AUTH_SECRETS_ENCRYPTION_KEY): back it up with the database, ` +
+    'without it the stored secrets (TOTP, LDAP and OIDC, mail) cannot be opened'
+  );
 }
 
 /** Where audit events go, in one line (also the INFO line of a start that is not on a terminal). */
@@ -52,6 +70,15 @@ export function mailLinksState(config: ConfigSnapshot): string {
   return `${mailLinkBase(config)}/ (${why})`;
 }
 
+/** The bridge in one line: its URL, or none and what then fails. */
+export function bridgeState(bridge: string | null): string {
+  return (
+    bridge ??
+    'none: LDAP logins, mail through a server and the log store answer 503 (AUTH_BRIDGE_URL; ' +
+      'docs/operations-bridge.md)'
+  );
+}
+
 /** The start banner of a terminal. */
 export function startBanner(f: BannerFacts): string {
   const admin = f.adminExists
@@ -64,9 +91,11 @@ export function startBanner(f: BannerFacts): string {
     ['console', `${f.url}${CONSOLE_PATH}/`],
     ['API docs', `${f.url}${f.config.get('DOCS_PREFIX')}`],
     ['admin', admin],
+    ['bridge', bridgeState(f.bridge)],
     ['mail', mailState(f.config, f.bridge, f.outbox)],
     ['mail links', mailLinksState(f.config)],
     ['audit log', auditLogState(f.config)],
+    ...(f.sealingKey ? [['secrets key', sealingKeyState(f.sealingKey)] as [string, string]] : []),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `  ${`${k}:`.padEnd(width + 2)}${v}`);

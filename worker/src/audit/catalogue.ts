@@ -85,8 +85,16 @@ export const EVENT_CATALOGUE = {
   'mfa.failure': {
     streams: ['user_activity'],
     outcomes: ['failure'],
-    description: 'a wrong, replayed or unknown second-factor code (counted as a failed login)',
-    data: { method: 'totp or recovery_code', via: 'login, oauth_login, step_up or enrolment' },
+    description:
+      'a wrong, replayed or unknown second-factor code (counted as a failed login, except the replay of the last ' +
+      'accepted TOTP code)',
+    data: {
+      method: 'totp or recovery_code',
+      via: 'login, oauth_login, step_up or enrolment',
+      reason:
+        'wrong (counted), or replayed: the code of the last accepted TOTP step again (not counted; ' +
+        'docs/security-mfa.md, "A code used twice")',
+    },
   },
   'mfa.factor_added': {
     streams: ['user_activity'],

@@ -575,8 +575,9 @@ export const REGISTRY = {
     D,
     'AUTH_SECRETS_ENCRYPTION_KEY',
     '',
-    'key that encrypts stored secrets (LDAP service passwords, OIDC client secrets); ' +
-      'empty: derived from SESSION_SECRET_KEY',
+    'key that encrypts stored secrets (TOTP secrets, LDAP service passwords, OIDC client secrets, the mail ' +
+      'password); empty: SESSION_SECRET_KEY seals them, and with neither set the Node host generates one ' +
+      'once and keeps it in secrets.key beside the database (back it up with the database)',
     {
       secret: true,
       check: (v) => (v === '' || v.length >= 32 ? null : 'at least 32 characters'),

@@ -8,7 +8,7 @@
 import { html } from 'hono/html';
 import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
 import type { ConsolePage, PageRender } from './page.js';
-import { userFactorsSection } from './security-pages.js';
+import { noSealingKey, userFactorsSection } from './security-pages.js';
 import { policyList } from './policy.js';
 
 const option = (value: string, label: string) => html`<option value="${value}">${label}</option>`;
@@ -229,12 +229,14 @@ const directories: ConsolePage = {
   nav: { label: 'nav.adminDirectories', group: 'admin' },
   body: (r) => html`<section aria-labelledby="ldap-title">
 <h2 id="ldap-title">${r.t('dir.ldap')}</h2>
+${noSealingKey(r, 'ldap-no-key')}
 <div id="ldap-message" class="message" hidden></div>
 <div id="ldap-region"></div>
 <div id="ldap-editor"></div>
 </section>
 <section aria-labelledby="idp-title">
 <h2 id="idp-title">${r.t('dir.idp')}</h2>
+${noSealingKey(r, 'idp-no-key')}
 <div id="idp-message" class="message" hidden></div>
 <div id="idp-region"></div>
 <div id="idp-editor"></div>

@@ -17,7 +17,7 @@ const en = {
   'notif.user': 'Account',
   'notif.attempts': 'Attempts',
   'notif.lastError': 'Last error',
-  'notif.sentAt': 'Sent',
+  'notif.sentAt': 'Sent or written',
   'notif.status.pending': 'pending',
   'notif.status.sent': 'sent',
   'notif.status.failed': 'failed, will retry',
@@ -69,6 +69,9 @@ const en = {
   'ldap.caCert': 'CA certificate (PEM; empty: the system roots)',
   'ldap.bindDn': 'Service account DN (empty: anonymous search)',
   'ldap.bindPassword': 'Service account password',
+  'ldap.unencrypted':
+    "Passwords travel unencrypted to {urls}: the service account's and those of users signing in. Use ldaps:// " +
+    'or turn on StartTLS.',
   'ldap.baseDn': 'Base DN',
   'ldap.userFilter': 'User filter with {login} (empty: the default)',
   'ldap.attrDisplayName': 'Display name attribute',
@@ -243,7 +246,7 @@ const ru: Record<keyof typeof en, string> = {
   'notif.user': 'Учётная запись',
   'notif.attempts': 'Попытки',
   'notif.lastError': 'Последняя ошибка',
-  'notif.sentAt': 'Отправлено',
+  'notif.sentAt': 'Отправлено или записано',
   'notif.status.pending': 'ожидает',
   'notif.status.sent': 'отправлено',
   'notif.status.failed': 'ошибка, будет повтор',
@@ -295,6 +298,9 @@ const ru: Record<keyof typeof en, string> = {
   'ldap.caCert': 'Сертификат УЦ (PEM; пусто: системные)',
   'ldap.bindDn': 'DN служебной учётной записи (пусто: анонимный поиск)',
   'ldap.bindPassword': 'Пароль служебной учётной записи',
+  'ldap.unencrypted':
+    'Пароли передаются без шифрования на {urls}: пароль служебной учётной записи и пароли входящих ' +
+    'пользователей. Используйте ldaps:// или включите StartTLS.',
   'ldap.baseDn': 'Базовый DN',
   'ldap.userFilter': 'Фильтр пользователей с {login} (пусто: по умолчанию)',
   'ldap.attrDisplayName': 'Атрибут отображаемого имени',

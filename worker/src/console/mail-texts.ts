@@ -5,7 +5,7 @@
 import { addTexts } from './texts.js';
 
 const en = {
-  'notif.status.outbox': 'in the outbox (not sent)',
+  'notif.status.outbox': 'written to the outbox (no mail server)',
   'notif.openMail': 'Open the mail (.eml)',
   'mailTest.title': 'Send a test mail',
   'mailTest.hint':
@@ -27,7 +27,7 @@ const en = {
 };
 
 const ru: Record<keyof typeof en, string> = {
-  'notif.status.outbox': 'в папке писем (не отправлено)',
+  'notif.status.outbox': 'записано в папку писем (нет почтового сервера)',
   'notif.openMail': 'Открыть письмо (.eml)',
   'mailTest.title': 'Тестовое письмо',
   'mailTest.hint':

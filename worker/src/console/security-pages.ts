@@ -7,6 +7,17 @@
  */
 import { html } from 'hono/html';
 import type { ConsolePage, PageRender } from './page.js';
+import { canSealSecrets } from '../store/secret-box.js';
+
+/**
+ * The notice of a form that stores a sealed secret, on a host that cannot seal one (an edge host
+ * without a key: docs/security.md, "Key rotation"), shown before anyone starts filling it in.
+ */
+export function noSealingKey(r: PageRender, id: string) {
+  return canSealSecrets(r.config)
+    ? ''
+    : html`<div id="${id}" class="message message-error" role="note"><p>${r.t('secrets.noKey')}</p></div>`;
+}
 
 const security: ConsolePage = {
   id: 'security',
@@ -18,6 +29,7 @@ const security: ConsolePage = {
 <div id="security-enrol" class="message message-info" role="status" hidden><p>${r.t('security.enrolRequired')}</p></div>
 <section class="card" aria-labelledby="totp-title">
 <h2 id="totp-title">${r.t('security.totpTitle')}</h2>
+${noSealingKey(r, 'totp-no-key')}
 <p id="totp-state"></p>
 <div id="totp-message" class="message" hidden></div>
 <p class="actions"><button type="button" id="totp-start" hidden>${r.t('security.totpStart')}</button>

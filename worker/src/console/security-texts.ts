@@ -7,6 +7,10 @@ import { addTexts } from './texts.js';
 
 const en = {
   'nav.security': 'Security',
+  'secrets.noKey':
+    'This service cannot store secrets: it has no key to seal them with. Until an administrator sets ' +
+    'AUTH_SECRETS_ENCRYPTION_KEY in its environment, no authenticator app can be set up here and no LDAP ' +
+    'service password or OIDC client secret can be saved.',
   'security.title': 'Security',
   'security.intro':
     'A second factor protects your account when your password is known to someone else: after the password, ' +
@@ -57,6 +61,7 @@ const en = {
   'second.restart': 'Start again',
   'second.passkey': 'Use a passkey instead',
   'second.invalid': 'The code was not accepted.',
+  'second.replayed': 'This code was already used: wait for the next one ({seconds} s).',
   'second.expired': 'The sign-in took too long: sign in again with your password.',
   'stepup.title': 'Confirm it is you',
   'stepup.intro': 'This change needs a fresh code from your authenticator app (or a recovery code).',
@@ -85,6 +90,10 @@ const en = {
 
 const ru: Record<keyof typeof en, string> = {
   'nav.security': 'Безопасность',
+  'secrets.noKey':
+    'Сервис не может хранить секреты: у него нет ключа для их шифрования. Пока администратор не задаст ' +
+    'AUTH_SECRETS_ENCRYPTION_KEY в его окружении, здесь нельзя настроить приложение-аутентификатор и нельзя ' +
+    'сохранить пароль служебной учётной записи LDAP или секрет клиента OIDC.',
   'security.title': 'Безопасность',
   'security.intro':
     'Второй фактор защищает учётную запись, если ваш пароль узнал кто-то ещё: после пароля вход требует код ' +
@@ -135,6 +144,7 @@ const ru: Record<keyof typeof en, string> = {
   'second.restart': 'Начать заново',
   'second.passkey': 'Использовать ключ доступа',
   'second.invalid': 'Код не принят.',
+  'second.replayed': 'Этот код уже использован: дождитесь следующего ({seconds} с).',
   'second.expired': 'Вход занял слишком много времени: войдите снова с паролем.',
   'stepup.title': 'Подтвердите, что это вы',
   'stepup.intro': 'Для этого изменения нужен свежий код из приложения-аутентификатора (или код восстановления).',

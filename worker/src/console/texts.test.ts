@@ -19,6 +19,15 @@ describe('console texts', () => {
     expect(text('ru', 'no.such.key')).toBe('no.such.key');
   });
 
+  it("a mail of the development outbox does not read as 'not sent' under the column of when it was sent", () => {
+    // The notifications table shows the outbox file's time in this column (docs/mail.md, "Development outbox").
+    expect(text('en', 'notif.sentAt')).toBe('Sent or written');
+    expect(text('en', 'notif.status.outbox')).toBe('written to the outbox (no mail server)');
+    expect(text('ru', 'notif.sentAt')).toBe('Отправлено или записано');
+    for (const lang of ['en', 'ru'] as const)
+      expect(text(lang, 'notif.status.outbox')).not.toMatch(/not sent|не отправлено/);
+  });
+
   it('every notification kind of the one list has its name in both languages (the notifications filter)', () => {
     for (const kind of NOTIFICATION_KINDS) {
       for (const lang of ['en', 'ru'] as const) expect(text(lang, `notif.kind.${kind}`)).not.toBe(`notif.kind.${kind}`);

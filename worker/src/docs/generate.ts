@@ -33,6 +33,25 @@ function withOAuth2<D extends { paths?: object }>(doc: D): D {
   return doc;
 }
 
+/**
+ * The order of the security schemes, which Swagger UI's Authorize dialog follows (docs/api.md, "The
+ * interactive docs"): the API's Bearer scheme first, where a newcomer pastes an API token, and the metrics
+ * scrape token last, so that the two "(http, Bearer)" boxes are not confused. Schemes not listed go
+ * between, in the order they were registered.
+ */
+const FIRST_SCHEMES = ['bearer', 'oauth2', 'basic', 'cookie'];
+const LAST_SCHEMES = ['metricsToken'];
+
+function withSchemesOrdered<D extends { components?: { securitySchemes?: Record<string, unknown> } }>(doc: D): D {
+  const schemes = doc.components?.securitySchemes;
+  if (!schemes) return doc;
+  const names = Object.keys(schemes);
+  const middle = names.filter((n) => !FIRST_SCHEMES.includes(n) && !LAST_SCHEMES.includes(n));
+  const ordered = [...FIRST_SCHEMES, ...middle, ...LAST_SCHEMES].filter((n) => n in schemes);
+  const securitySchemes = Object.fromEntries(ordered.map((n) => [n, schemes[n]]));
+  return { ...doc, components: { ...doc.components, securitySchemes } };
+}
+
 type BodyOperation = { requestBody?: unknown; responses?: Record<string, unknown> };
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
@@ -126,7 +145,9 @@ function mountedAt<D extends ApiDocument>(doc: D, root: string): D {
  */
 export function generateApiDocument(app: App, o: Deployment): ApiDocument {
   const info = { title: o.title, description: o.description, version: '1.0.0', license: LICENSE };
-  const generated = withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS }));
+  const generated = withSchemesOrdered(
+    withOAuth2(app.getOpenAPI31Document({ openapi: '3.1.0', info, tags: API_TAGS })),
+  );
   const mounted = mountedAt(generated as unknown as ApiDocument, o.root);
   const shaped = addExamples(addSharedResponses(normalizePatterns(mounted)));
   return deployedAs(dropUnusedResponses(withDatabaseBusy(withHashingBusy(shaped))), o);

@@ -129,17 +129,20 @@ export function registerDocs(app: App, o: DocsOptions): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'basic', {
     type: 'http',
     scheme: 'basic',
-    description: 'login:password; add the header X-LDAP-Name for an account of an LDAP server',
+    description: 'Login and password (login:password); add the header X-LDAP-Name for an account of an LDAP server',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
-    description: 'an API token, or the access token of a session (/v3/oauth_login)',
+    description:
+      'API token: a token made by POST /v4/users/me/tokens (or the console), or the access token of a session ' +
+      '(/v3/oauth_login). Use this one for the API; not the metrics token.',
   });
   // The docs page's Authorize button: the password grant of /v3/oauth_login.
   app.openAPIRegistry.registerComponent('securitySchemes', 'oauth2', {
     type: 'oauth2',
-    description: 'login and password through /v3/oauth_login; the access token lives as long as its session',
+    description:
+      'Login and password through /v3/oauth_login, which gives an access token; it lives as long as its session',
     flows: { password: { tokenUrl: `${o.root}/v3/oauth_login`, scopes: {} } },
   });
 

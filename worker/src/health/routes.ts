@@ -10,7 +10,12 @@ import { skeletonsFilling, skeletonsRemaining } from '../users/login-skeletons.j
 const Live = z.object({ status: z.literal('ok') }).openapi('Liveness');
 const Ready = z
   .object({
-    status: z.literal('ok'),
+    status: z.enum(['ok', 'degraded']).openapi({
+      description:
+        'degraded: a configured bridge is down, so LDAP logins, mail and the log store fail meanwhile; still 200, ' +
+        'as the service answers everything else and every instance shares the one bridge ' +
+        '(docs/operations-bridge.md, "Failures")',
+    }),
     checks: z.object({
       database: z.literal('ok'),
       bridge: z
@@ -78,7 +83,7 @@ const ready = publicRoute({
   summary: 'Readiness: the database answers',
   description:
     'No authentication. 503 while libSQL does not answer; the bridge, the audit outbox and the backfill of login ' +
-    'skeletons are reported only.',
+    'skeletons are reported only: `status` is `degraded` (200) while a configured bridge is down.',
   responses: {
     200: { description: 'ready', content: { 'application/json': { schema: Ready } } },
     ...problemResponses(503),
@@ -116,7 +121,7 @@ export function registerHealth(app: App): void {
       });
     return c.json(
       {
-        status: 'ok' as const,
+        status: bridge === 'down' ? ('degraded' as const) : ('ok' as const),
         checks: { database: 'ok' as const, bridge },
         bridge: named,
         auditPipeline,

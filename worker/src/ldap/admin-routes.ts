@@ -11,6 +11,7 @@ import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
+import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
 import {
   bridgeTimeoutMs,
   connectionOf,
@@ -88,6 +89,32 @@ const Create = z
   .strict()
   .openapi('LdapServerCreate');
 const Patch = z.object(Fields).partial().strict().openapi('LdapServerPatch');
+const LdapWarning = z
+  .object({
+    code: z.enum(['UNENCRYPTED_BIND']).openapi({
+      description:
+        "UNENCRYPTED_BIND: ldap:// URLs without StartTLS, so the bind passwords (the service account's and " +
+        'those of users signing in) travel unencrypted to them',
+    }),
+    urls: z.array(z.string()),
+    message: z.string(),
+  })
+  .openapi('LdapServerWarning');
+
+/**
+ * The record's warnings: plain ldap:// URLs without StartTLS carry every bind password in clear text
+ * (docs/ldap.md, "Record"). Allowed (a directory on the same host, a lab), but said at every answer.
+ */
+function warningsOf(r: Pick<LdapServerRow, 'urls' | 'startTls'>): Array<z.infer<typeof LdapWarning>> {
+  if (r.startTls) return [];
+  const plain = r.urls.filter((u) => /^ldap:\/\//i.test(u));
+  if (plain.length === 0) return [];
+  const message =
+    `bind passwords (the service account's and those of users signing in) travel unencrypted to ` +
+    `${plain.join(', ')}: use ldaps:// or turn on startTls`;
+  return [{ code: 'UNENCRYPTED_BIND', urls: plain, message }];
+}
+
 const Public = z
   .object({
     name: z.string(),
@@ -106,6 +133,9 @@ const Public = z
     enabled: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    warnings: z.array(LdapWarning).openapi({
+      description: 'what an administrator should know about the record (docs/ldap.md, "Record"); empty when nothing',
+    }),
   })
   .openapi('LdapServer');
 const NameParam = z.object({ name: Name });
@@ -117,6 +147,7 @@ function toPublic(r: LdapServerRow): z.infer<typeof Public> {
     bindPasswordSet: bindPasswordEnc !== null,
     createdAt: new Date(createdAt).toISOString(),
     updatedAt: new Date(updatedAt).toISOString(),
+    warnings: warningsOf(r),
   };
 }
 
@@ -173,9 +204,10 @@ const createRouteDef = protectedRoute(
     summary: 'Add an LDAP server record',
     description:
       'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
-      'one), so it must reveal nothing secret. 409 when the name is taken.',
+      'one), so it must reveal nothing secret. 409 when the name is taken. ' +
+      SEALING_UNAVAILABLE,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
-    responses: { 201: one, ...problemResponses(400, 409, 422) },
+    responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
 );
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
@@ -196,9 +228,9 @@ const patchRoute = protectedRoute(
     operationId: 'updateLdapServer',
     path: `${path}/{name}`,
     summary: 'Change an LDAP server record',
-    description: PATCH_DESCRIPTION,
+    description: `${PATCH_DESCRIPTION} ${SEALING_UNAVAILABLE}`,
     request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
-    responses: { 200: one, ...problemResponses(400, 404, 422) },
+    responses: { 200: one, ...problemResponses(400, 404, 422, 503) },
   },
 );
 const deleteRoute = protectedRoute(

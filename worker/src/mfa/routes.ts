@@ -18,7 +18,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { validated } from '../http/validated.js';
 import { secondFactorStatement } from '../accounts/sessions.js';
-import { openSecret, sealSecret } from '../store/secret-box.js';
+import { openSecret, SEALING_UNAVAILABLE, sealSecret } from '../store/secret-box.js';
 import { liveAccount } from '../accounts/lookup.js';
 import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
@@ -26,7 +26,7 @@ import { mfaTotp, passkeys } from '../../../schema/index.js';
 import { factorsOf, recoveryCodesLeft, removeEveryFactor } from '../accounts/factors.js';
 import { secondFactorInput } from '../auth/mfa-answers.js';
 import { RECOVERY_CODES_LOW, regenerateRecoveryCodes } from '../accounts/recovery-codes.js';
-import { checkSecondFactor } from '../sessions/second-step.js';
+import { checkSecondFactor, REPLAY_DESCRIPTION } from '../sessions/second-step.js';
 import {
   confirmTotpEnrolment,
   matchingStep,
@@ -82,7 +82,7 @@ const RecoveryCodes = z
 const UserParams = z.object({ userId: z.string().min(1).max(100) });
 
 const FAILURES =
-  'A wrong or replayed code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ' +
+  'A wrong code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ' +
   'ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted).';
 
 const listMine = protectedRoute(
@@ -107,10 +107,11 @@ const startTotp = protectedRoute(
     summary: 'Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code',
     description:
       'Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). ' +
-      'Confirm with POST /v4/users/me/totp/confirm.',
+      'Confirm with POST /v4/users/me/totp/confirm. ' +
+      SEALING_UNAVAILABLE,
     responses: {
       201: { description: 'started', content: { 'application/json': { schema: TotpStart } } },
-      ...problemResponses(409),
+      ...problemResponses(409, 503),
     },
   },
 );
@@ -173,7 +174,8 @@ const verify = protectedRoute(
     description:
       'The session cookie or its OAuth access token, and exactly one of `code` and `recoveryCode`. Records the ' +
       'verification on the session: for MFA_STEP_UP_MIN minutes it may do sensitive operations. ' +
-      `${FAILURES} 400 when not a session; 409 when the account has no second factor; 422: neither or both.`,
+      `${FAILURES} ${REPLAY_DESCRIPTION} 400 when not a session; 409 when the account has no second factor; ` +
+      '422: neither or both.',
     request: { body: { required: true, content: { 'application/json': { schema: VerifyBody } } } },
     responses: { 204: { description: 'verified' }, ...problemResponses(400, 409, 422, 429) },
   },
@@ -282,7 +284,7 @@ export function registerMfa(app: App): void {
         type: 'mfa.failure',
         subject: user,
         request: scope.request,
-        data: { method: 'totp', via: 'enrolment' },
+        data: { method: 'totp', via: 'enrolment', reason: 'wrong' },
       });
       await failedLogin(scope, CHALLENGES.Bearer, plan, user.login, user, { source: user.source, via: 'totp' }, [
         failure,

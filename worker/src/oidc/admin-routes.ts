@@ -9,6 +9,7 @@ import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { identityProviders, userIdentities } from '../../../schema/index.js';
 import { sealedRecords } from '../settings/sealed-records.js';
+import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
 
 type ProviderRow = typeof identityProviders.$inferSelect;
 
@@ -151,9 +152,9 @@ const createRouteDef = protectedRoute(
     operationId: 'createIdentityProvider',
     path: '/v3/settings/identity-providers',
     summary: 'Add an OIDC identity provider',
-    description: '409 when the name is taken.',
+    description: `409 when the name is taken. ${SEALING_UNAVAILABLE}`,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
-    responses: { 201: one, ...problemResponses(400, 409, 422) },
+    responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
 );
 const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
@@ -174,11 +175,11 @@ const patchRoute = protectedRoute(
     operationId: 'updateIdentityProvider',
     path: '/v3/settings/identity-providers/{name}',
     summary: 'Change an OIDC identity provider',
-    description: `${PATCH_DESCRIPTION}\n\n${RELINK_DESCRIPTION}`,
+    description: `${PATCH_DESCRIPTION} ${SEALING_UNAVAILABLE}\n\n${RELINK_DESCRIPTION}`,
     request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
     responses: {
       200: { description: 'the provider', content: { 'application/json': { schema: Patched } } },
-      ...problemResponses(400, 404, 409, 422),
+      ...problemResponses(400, 404, 409, 422, 503),
     },
   },
 );

@@ -5,7 +5,7 @@
  * failures from the notification history (its `notifications_due` and `notifications_created`
  * indexes). Reads only.
  */
-import { and, desc, eq, gte, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox, notifications } from '../../../schema/index.js';
 
@@ -48,7 +48,14 @@ export async function recentActivity(db: Db, now: number): Promise<RecentActivit
   const since = now - WINDOW_MS;
   const events = (type: string) =>
     and(eq(auditOutbox.stream, 'user_activity'), gte(auditOutbox.at, since), eq(auditOutbox.type, type));
-  const failedMail = and(inArray(notifications.status, ['failed', 'given_up']), gte(notifications.createdAt, since));
+  // A mail to an account without an address was never tried: recorded as given up (notifications page),
+  // but no delivery failure (docs/mail.md, "Delivery"), so the overview neither counts nor lists it.
+  const addressed = isNotNull(notifications.recipient);
+  const failedMail = and(
+    inArray(notifications.status, ['failed', 'given_up']),
+    gte(notifications.createdAt, since),
+    addressed,
+  );
   const [failures, failureRows, locks, throttled, failing, givenUp, mailRows] = await db.batch([
     db
       .select({ n: sql<number>`sum(${auditOutbox.events})` })
@@ -79,7 +86,7 @@ export async function recentActivity(db: Db, now: number): Promise<RecentActivit
     db
       .select({ n: sql<number>`count(*)` })
       .from(notifications)
-      .where(and(eq(notifications.status, 'given_up'), gte(notifications.createdAt, since))),
+      .where(and(eq(notifications.status, 'given_up'), gte(notifications.createdAt, since), addressed)),
     db
       .select({
         id: notifications.id,

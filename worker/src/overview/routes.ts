@@ -51,7 +51,11 @@ const Overview = z
         logins: z.int().openapi({ description: 'distinct logins they restricted' }),
       }),
       throttledAddresses: z.int().openapi({ description: '`address.throttled` events' }),
-      mailGivenUp: z.int().openapi({ description: 'mails created in the window and given up' }),
+      mailGivenUp: z.int().openapi({
+        description:
+          'mails created in the window and given up; not a mail to an account without an e-mail address, which ' +
+          'was never tried (the notifications list shows it, given up, "the account has no e-mail address")',
+      }),
     }),
     now: z.object({
       activeSessions: z.int().openapi({ description: 'live sessions of all accounts (cookie and OAuth)' }),
@@ -89,7 +93,11 @@ const Overview = z
             createdAt: z.iso.datetime(),
           }),
         )
-        .openapi({ description: 'the newest 5 mails of the last 24 hours that failed or were given up' }),
+        .openapi({
+          description:
+            'the newest 5 mails of the last 24 hours that failed or were given up (to an address: not a mail to ' +
+            'an account without one)',
+        }),
     }),
     logStore: z.object({
       state: z.enum(['configured', 'embedded']).openapi({

@@ -52,6 +52,8 @@ const request = publicRoute({
     `At most ${RESET_LIMITS.perIdentifier} requests per login or address asked for, and ` +
       `${RESET_LIMITS.perClient} per client address, within ${windowMin} minutes (known or not): beyond, 429 ` +
       'with Retry-After.',
+    'The link is sealed like a stored secret: 503 on a host without a key to seal it with (an edge host ' +
+      'without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).',
   ].join('\n\n'),
   request: { body: { required: true, content: { 'application/json': { schema: ResetRequest } } } },
   responses: {
@@ -59,7 +61,7 @@ const request = publicRoute({
       description: 'accepted (whether or not an account matched)',
       content: { 'application/json': { schema: Accepted } },
     },
-    ...problemResponses(400, 422, 429),
+    ...problemResponses(400, 422, 429, 503),
   },
 });
 

@@ -95,7 +95,9 @@ export function registerMetrics(app: App): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', {
     type: 'http',
     scheme: 'bearer',
-    description: 'the scrape token AUTH_METRICS_TOKEN (GET /metrics only)',
+    description:
+      'Metrics scrape token (AUTH_METRICS_TOKEN), for Prometheus: it opens only GET /metrics, and an API token ' +
+      'is refused there (401). For the API, use the API token scheme.',
   });
   app.openapi(metricsRoute, async (c) => {
     const token = c.var.scope.config.get('METRICS_TOKEN');

@@ -45,7 +45,13 @@ import {
   secondFactorInput,
   secondStepRequired,
 } from '../auth/mfa-answers.js';
-import { checkSecondFactor, completePendingLogin, pendingSource, secondStepPlan } from './second-step.js';
+import {
+  checkSecondFactor,
+  completePendingLogin,
+  pendingSource,
+  REPLAY_DESCRIPTION,
+  secondStepPlan,
+} from './second-step.js';
 import { PENDING_TTL_MS } from '../accounts/pending-login.js';
 import { isTotpCode } from '../accounts/totp.js';
 
@@ -144,7 +150,7 @@ const oauth = publicRoute({
     '(multipart too): 415; a client address beyond its password-check bound: the 429 problem. Any role. ' +
     'An account with a second factor (docs/security-mfa.md) sends its TOTP code or a recovery code as `otp` ' +
     'with the grant; without it: 400 `insufficient_user_authentication` (the error of RFC 9470), a wrong code: ' +
-    '400 `invalid_grant` (counted as a failed login).',
+    '400 `invalid_grant` (counted as a failed login; the code of the last accepted step again is not counted).',
   // errors in the OAuth shape, by the handler
   request: { body: { required: false, content: { 'application/x-www-form-urlencoded': { schema: OAuthForm } } } },
   responses: {
@@ -192,8 +198,10 @@ const secondStep = publicRoute({
       '(omitted: the cookie `auth_pending_login`), and exactly one of `code` (TOTP, 6 digits) and `recoveryCode`. ' +
       'Opens the session exactly as the password login would (cookie, device cookie, events) and clears the ' +
       'pending cookie. A pending login completes at most one login, within 5 minutes (docs/security-mfa.md).',
-    'A wrong, replayed or used code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the ' +
-      'same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). A missing, expired, used or forged pending ' +
+    'A wrong or older code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the ' +
+      'same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). ' +
+      REPLAY_DESCRIPTION +
+      ' A missing, expired, used or forged pending ' +
       'login: 401 UNAUTHENTICATED. Neither or both of code and recoveryCode: 422. Any role.',
   ].join('\n\n'),
   request: { body: { required: false, content: formAndJson(SecondStepBody) } },
@@ -340,7 +348,7 @@ export function registerSessionRoutes(app: App): void {
     type: 'apiKey',
     in: 'cookie',
     name: 'auth_session',
-    description: 'the session cookie (same-origin requests only for unsafe methods)',
+    description: 'Session cookie of POST /v3/login (same-origin requests only for unsafe methods)',
   });
 
   app.openapi(login, async (c) =>

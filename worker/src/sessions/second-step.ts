@@ -9,7 +9,13 @@ import { loginRecordStatement } from '../accounts/login-rule.js';
 import { auditInsert } from '../audit/events.js';
 import { CHALLENGES } from '../auth/credentials.js';
 import { failedLogin, lockedProblem } from '../auth/password-login.js';
-import { attemptPlan, reserveAttempt, successStatements, type AttemptPlan } from '../accounts/throttle.js';
+import {
+  attemptPlan,
+  releaseAttempt,
+  reserveAttempt,
+  successStatements,
+  type AttemptPlan,
+} from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../accounts/devices.js';
@@ -22,7 +28,7 @@ import { mfaTotp, users } from '../../../schema/index.js';
 import { recoveryCodesLeft } from '../accounts/factors.js';
 import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from '../accounts/pending-login.js';
 import { useRecoveryCode } from '../accounts/recovery-codes.js';
-import { acceptStep, matchingStep } from '../accounts/totp.js';
+import { acceptStep, matchingStep, TOTP_PERIOD_S } from '../accounts/totp.js';
 
 /** What a second step presents: a TOTP code or a recovery code (exactly one). */
 
@@ -34,22 +40,36 @@ export type SecondStepMethod = 'totp' | 'recovery_code' | 'passkey';
 /** Where a second factor is checked (the `via` of its events). */
 export type SecondStepVia = 'login' | 'oauth_login' | 'step_up';
 
+/**
+ * The API description's sentence on a TOTP code used twice (docs/security-mfa.md, "A code used twice").
+ */
+export const REPLAY_DESCRIPTION =
+  'The code of the last accepted step again (the code that just confirmed an enrolment, say): 401 ' +
+  'INVALID_CREDENTIALS with `reason: "replayed"` and `retryAfter`, the seconds until the next code, not counted.';
+
 /** The plan of a code guess for an account: its login's budget (or the device's), its total, the address's. */
 export function secondStepPlan(scope: RequestScope, throttleKey: string, device?: string): AttemptPlan {
   return attemptPlan(scope.config, throttleKey, scope.request.ip, device);
 }
 
-/** Whether `code` is right for the confirmed TOTP factor of `userId`, accepting its step at most once. */
-async function totpAccepted(scope: RequestScope, userId: string, code: string): Promise<boolean> {
-  const [row] = await scope.db
-    .select()
-    .from(mfaTotp)
-    .where(and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt)))
-    .limit(1);
-  if (!row) return false;
-  const now = scope.now();
+/**
+ * Whether `code` is right for the confirmed TOTP factor of `userId`, accepting its step at most once.
+ * The code of the exact last accepted step again is a replay (docs/security-mfa.md, "A code used
+ * twice"): refused, but told apart from a wrong code, with the seconds until the next step's code.
+ * Only that step's code is: an older step's code within the window is a wrong one.
+ */
+async function totpVerdict(scope: RequestScope, userId: string, code: string, now: number): Promise<FactorVerdict> {
+  const confirmed = and(eq(mfaTotp.userId, userId), isNotNull(mfaTotp.confirmedAt));
+  const [row] = await scope.db.select().from(mfaTotp).where(confirmed).limit(1);
+  if (!row) return { ok: false };
   const step = await matchingStep(await openSecret(scope.config, row.secretEnc), code, now);
-  return step !== undefined && (await acceptStep(scope.db, userId, step, now));
+  if (step === undefined) return { ok: false };
+  if (await acceptStep(scope.db, userId, step, now)) return { ok: true };
+  // Read again: a request with the same code may have accepted this step since the row was read.
+  const [last] = await scope.db.select({ step: mfaTotp.lastStep }).from(mfaTotp).where(confirmed).limit(1);
+  if (last?.step !== step) return { ok: false };
+  const retryAfter = Math.max(1, Math.ceil(((step + 1) * TOTP_PERIOD_S * 1000 - now) / 1000));
+  return { ok: false, replayed: { retryAfter } };
 }
 
 /**
@@ -69,7 +89,7 @@ export async function checkSecondFactor(
   const method: SecondStepMethod = input.code !== undefined ? 'totp' : 'recovery_code';
   const success = await checkFactor(scope, user, plan, { method, via, source }, async (now) =>
     method === 'totp'
-      ? { ok: await totpAccepted(scope, user.id, input.code!) }
+      ? await totpVerdict(scope, user.id, input.code!, now)
       : { ok: await useRecoveryCode(scope.db, user.id, input.recoveryCode!, now) },
   );
   return { method, success };
@@ -79,13 +99,17 @@ export async function checkSecondFactor(
 export interface FactorVerdict {
   ok: boolean;
   data?: Record<string, unknown>;
+  /** Refused as the code of the last accepted step again: not counted; the next code in `retryAfter` s. */
+  replayed?: { retryAfter: number };
 }
 
 /**
  * The frame of every second-factor check (a code, a recovery code, a passkey assertion): reserves
  * the guess on `plan` (restricted: 401 ACCOUNT_LOCKED / 429 before anything is checked), runs
  * `check`, counts a refusal as a failed login with its mfa.failure event (401 INVALID_CREDENTIALS),
- * and returns a success's statements (the failures forgotten, mfa.verified) to commit with what it opens.
+ * except a replay of the last accepted code, which proves nothing new: its reservation is released
+ * and it is told as such (`reason: "replayed"`, `retryAfter`), and returns a success's statements (the failures
+ * forgotten, mfa.verified) to commit with what it opens.
  */
 export async function checkFactor(
   scope: RequestScope,
@@ -101,13 +125,23 @@ export async function checkFactor(
   const verdict = await check(now);
   if (!verdict.ok) {
     const subject = { id: user.id, login: user.login };
+    const reason = verdict.replayed ? 'replayed' : 'wrong';
     const event = auditInsert(scope.db, now, {
       stream: 'user_activity',
       type: 'mfa.failure',
       subject,
       request: scope.request,
-      data: { method, via, ...verdict.data },
+      data: { method, via, reason, ...verdict.data },
     });
+    if (verdict.replayed) {
+      const { retryAfter } = verdict.replayed;
+      await runAccountBatch(scope.db, [releaseAttempt(scope.db, plan), event]);
+      throw new ProblemError('INVALID_CREDENTIALS', {
+        detail: `this code was already used: wait for the next one (${retryAfter} s)`,
+        extensions: { reason, retryAfter },
+        headers: { 'WWW-Authenticate': CHALLENGES.Basic },
+      });
+    }
     await failedLogin(scope, CHALLENGES.Basic, plan, user.login, user as UserRow, { source: o.source, via: method }, [
       event,
     ]);

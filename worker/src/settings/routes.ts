@@ -117,7 +117,8 @@ const update = protectedRoute(
     summary: 'Change one or many settings, atomically',
     description:
       'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY ' +
-      '(409 while neither is set). Every value is checked (type, bounds) and so is the combination in force after ' +
+      '(503 while neither is set: an edge host; the Node host keeps a generated key). Every value is checked ' +
+      '(type, bounds) and so is the combination in force after ' +
       'the change (saved, environment and default values): the pairs min ≤ max, and a password policy some ' +
       'password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters ' +
       'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
@@ -131,7 +132,7 @@ const update = protectedRoute(
     request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
     responses: {
       200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } },
-      ...problemResponses(400, 409, 422),
+      ...problemResponses(400, 409, 422, 503),
     },
   },
 );

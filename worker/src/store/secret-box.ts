@@ -3,7 +3,8 @@
  * database dump alone does not reveal them: AES-256-GCM with a key derived (HKDF-SHA-256) from
  * SECRETS_ENCRYPTION_KEY, or from SESSION_SECRET_KEY when that is unset. Neither key is ever stored
  * in the database by us except the edge's generated session key, which is why production should
- * set one of them.
+ * set one of them. With neither set, the Node host passes a key it keeps beside the database
+ * (docs/operations.md, "Keys the Node host keeps"); the edge then refuses to seal.
  *
  * Rotation: values are sealed with the current key only, but opened with any of the current and
  * previous keys (SECRETS_ENCRYPTION_KEY, SECRETS_ENCRYPTION_KEY_PREVIOUS, SESSION_SECRET_KEY,
@@ -29,12 +30,24 @@ async function deriveKey(secret: string): Promise<CryptoKey> {
   );
 }
 
-/** The key that seals: SECRETS_ENCRYPTION_KEY, else SESSION_SECRET_KEY; refuses when neither is set. */
+/**
+ * Whether this host can seal secrets: a key is configured. The Node host always has one (it keeps a
+ * generated key beside the database: docs/operations.md, "Keys the Node host keeps"); the edge host
+ * needs AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (docs/security.md, "Key rotation").
+ */
+export function canSealSecrets(config: ConfigSnapshot): boolean {
+  return config.get('SECRETS_ENCRYPTION_KEY') !== '' || config.get('SESSION_SECRET_KEY') !== '';
+}
+
+/** The key that seals: SECRETS_ENCRYPTION_KEY, else SESSION_SECRET_KEY; 503 when neither is set. */
 function sealingSecret(config: ConfigSnapshot): string {
   const secret = config.get('SECRETS_ENCRYPTION_KEY') || config.get('SESSION_SECRET_KEY');
   if (!secret)
-    throw new ProblemError('CONFLICT', {
-      detail: 'set AUTH_SECRETS_ENCRYPTION_KEY (or SESSION_SECRET_KEY) to store secrets',
+    throw new ProblemError('SERVICE_UNAVAILABLE', {
+      detail:
+        'this host cannot store secrets: no key seals them. Set AUTH_SECRETS_ENCRYPTION_KEY (32 characters or ' +
+        'more; or SESSION_SECRET_KEY) in its environment',
+      log: { msg: 'a secret was not stored: AUTH_SECRETS_ENCRYPTION_KEY is not set', level: 'INFO' },
     });
   return secret;
 }
@@ -49,6 +62,11 @@ function openingSecrets(config: ConfigSnapshot): string[] {
   ];
   return [...new Set(all.filter((k) => k !== ''))];
 }
+
+/** The sentence of the API description of a route that stores a sealed secret (its 503). */
+export const SEALING_UNAVAILABLE =
+  '503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY ' +
+  'or SESSION_SECRET_KEY).';
 
 /** Whether `value` has the form of a sealed value (`v1.<iv>.<ciphertext>`). */
 export function isSealed(value: string): boolean {
