@@ -106,9 +106,10 @@ function auditShare(dbFile: string) {
         documentBytes += JSON.stringify(toLogDocument(e)).length;
       }
     }
-    const pages = db.pragma('page_count', { simple: true }) as number;
-    const free = db.pragma('freelist_count', { simple: true }) as number;
-    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const pragma = (name: string) => Object.values(db.prepare(`pragma ${name}`).get() as object)[0] as number;
+    const pages = pragma('page_count');
+    const free = pragma('freelist_count');
+    const pageSize = pragma('page_size');
     return { ...row, requests, documentBytes, pages, free, pageSize };
   } finally {
     db.close();

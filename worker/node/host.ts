@@ -284,8 +284,9 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     scheduler.unref();
     void runJobs();
   }
-  // API-access events wait in memory for at most a second (audit/api-access.ts), and are written at close.
-  const flusher = setInterval(() => void service.apiAccess.flush(), 1_000);
+  // Per-request API-access events wait in memory for at most a second, aggregates until their window ends
+  // (audit/api-access.ts); everything is written at close.
+  const flusher = setInterval(() => void service.apiAccess.flushDue(), 1_000);
   flusher.unref();
 
   let closing: Promise<void> | undefined;

@@ -578,6 +578,15 @@ export const REGISTRY = {
     'record an api_access audit event for every request authenticated with Basic or Bearer ' +
       '(buffered, written within a second)',
   ),
+  AUDIT_API_ACCESS_WINDOW_SEC: int(
+    D,
+    'AUTH_AUDIT_API_ACCESS_WINDOW_SEC',
+    60,
+    0,
+    3600,
+    'seconds of the window in which successful API reads of one account, credential, path, status and client ' +
+      'address are recorded as one api.requests event with their count (0: one event per request)',
+  ),
   AUDIT_LOCAL_RETENTION_DAYS: int(
     D,
     'AUTH_AUDIT_LOCAL_RETENTION_DAYS',
