@@ -245,6 +245,7 @@ describe('shipping the audit outbox', () => {
             tokenId: 'tok-1',
           },
           () => {},
+          0, // one event per request (AUDIT_API_ACCESS_WINDOW_SEC=0): a row of 450 events
         );
       await recorder.flush();
       const [row] = await t.db.select().from(auditOutbox);

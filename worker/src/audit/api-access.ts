@@ -7,8 +7,8 @@
  * - a successful read (status below 400, method GET, HEAD or OPTIONS) joins the **aggregate** of its
  *   account, credential (Basic, or the API token's id), method, path, status, client address and
  *   User-Agent in the current window of AUDIT_API_ACCESS_WINDOW_SEC (aligned on the clock): one
- *   `api.requests` event per aggregate, with `count` and the `first` and `last` time, written when the
- *   window has ended. A steady client costs one event per minute instead of one per request.
+ *   `api.request` event per aggregate, with `count` and the `first` and `last` time, written when the
+ *   window has ended (a row of them lists them in `data.aggregates`). A steady client costs one event per minute instead of one per request.
  * - a refusal (status 400 or more) or a write (any other method) is an `api.request` event of its own
  *   (per-request detail), buffered and written within a second, as before.
  *
@@ -100,7 +100,7 @@ type BatchedEvent = [
 ];
 
 /**
- * An aggregate of a batch row of type `api.requests`: the first request's values (its time and
+ * An aggregate, as kept in a batch row's `data.aggregates`: the first request's values (its time and
  * request id), then how many requests and the last one's time.
  */
 type BatchedAggregate = [
@@ -197,15 +197,29 @@ function toBatchedAggregate(a: Aggregate, id: string): BatchedAggregate {
 
 /**
  * The events an outbox row holds, each as a row of its own: the row itself, or for a batch of
- * API-access events one per event (`api.request`) or per aggregate (`api.requests`), with the batch's
+ * API-access events one per event (`data.events`) or per aggregate (`data.aggregates`), with the batch's
  * stream, type, host and shipping state.
  */
 export function outboxEvents(row: OutboxRow): OutboxRow[] {
-  const batched = row.stream === 'api_access' ? row.data?.events : undefined;
-  if (!Array.isArray(batched)) return [row];
-  if (row.type === 'api.requests')
-    return (batched as BatchedAggregate[]).map(
-      ([id, at, actorId, actorLogin, requestId, sourceIp, userAgent, method, httpMethod, path, status, count, last, tokenId]) => ({
+  const aggregated = row.stream === 'api_access' ? row.data?.aggregates : undefined;
+  if (Array.isArray(aggregated))
+    return (aggregated as BatchedAggregate[]).map(
+      ([
+        id,
+        at,
+        actorId,
+        actorLogin,
+        requestId,
+        sourceIp,
+        userAgent,
+        method,
+        httpMethod,
+        path,
+        status,
+        count,
+        last,
+        tokenId,
+      ]) => ({
         ...row,
         id,
         at,
@@ -228,6 +242,8 @@ export function outboxEvents(row: OutboxRow): OutboxRow[] {
         events: 1,
       }),
     );
+  const batched = row.stream === 'api_access' ? row.data?.events : undefined;
+  if (!Array.isArray(batched)) return [row];
   return (batched as BatchedEvent[]).map(
     ([id, at, actorId, actorLogin, requestId, sourceIp, userAgent, method, httpMethod, path, status, tokenId]) => ({
       ...row,
@@ -278,26 +294,34 @@ export function createApiAccessRecorder(o: RecorderOptions): ApiAccessRecorder {
     const db = o.db();
     const nextId = batchEventIds(clock());
     const rows: Array<typeof auditOutbox.$inferInsert> = [];
-    const add = (type: AuditEventType, at: number, values: unknown[]) =>
+    const add = (kind: 'events' | 'aggregates', at: number, values: unknown[]) =>
       rows.push({
         id: nextId(),
         at,
         stream: 'api_access' satisfies AuditStream,
-        type,
-        data: { events: values },
+        type: 'api.request' satisfies AuditEventType,
+        data: { [kind]: values },
         host: o.host,
         handledAt: at,
         events: values.length,
       });
     for (let i = 0; i < events.length; i += EVENTS_PER_ROW) {
       const chunk = events.slice(i, i + EVENTS_PER_ROW);
-      add('api.request', chunk[0]!.at, chunk.map((e) => toBatched(e, nextId())));
+      add(
+        'events',
+        chunk[0]!.at,
+        chunk.map((e) => toBatched(e, nextId())),
+      );
     }
     // A row's time is its first event's (the embedded audit log narrows its queries by it).
     closed.sort((a, b) => a.first.at - b.first.at);
     for (let i = 0; i < closed.length; i += EVENTS_PER_ROW) {
       const chunk = closed.slice(i, i + EVENTS_PER_ROW);
-      add('api.requests', chunk[0]!.first.at, chunk.map((a) => toBatchedAggregate(a, nextId())));
+      add(
+        'aggregates',
+        chunk[0]!.first.at,
+        chunk.map((a) => toBatchedAggregate(a, nextId())),
+      );
     }
     if (rows.length === 0) return;
     const inserts = rows.map((row) => db.insert(auditOutbox).values(row));

@@ -381,32 +381,19 @@ export const EVENT_CATALOGUE = {
     streams: ['api_access'],
     outcomes: ['success', 'failure'],
     description:
-      'one request authenticated with Basic or Bearer that was refused (failure: status 400 or more) or that ' +
-      'writes (a method other than GET, HEAD, OPTIONS); with AUDIT_API_ACCESS_WINDOW_SEC=0, every such request',
+      'requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method ' +
+      'other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, ' +
+      'status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with ' +
+      "`count`, `first` and `last` (@timestamp and request.id are the first request's)",
     data: {
       method: 'basic or bearer',
       httpMethod: 'GET, POST, ...',
       path: 'the path',
       status: 'the HTTP status',
       tokenId: 'the API token',
-    },
-  },
-  'api.requests': {
-    streams: ['api_access'],
-    outcomes: ['success'],
-    description:
-      'successful reads (GET, HEAD, OPTIONS; status below 400) authenticated with Basic or Bearer, one event per ' +
-      'account, credential, method, path, status, client address and User-Agent in a window of ' +
-      'AUDIT_API_ACCESS_WINDOW_SEC (default a minute); @timestamp and request.id are the first request\'s',
-    data: {
-      method: 'basic or bearer',
-      httpMethod: 'GET, HEAD or OPTIONS',
-      path: 'the path',
-      status: 'the HTTP status',
-      tokenId: 'the API token',
-      count: 'how many requests',
-      first: 'the first request\'s time (ISO 8601, as @timestamp)',
-      last: 'the last request\'s time (ISO 8601)',
+      count: 'successful reads: how many requests the event stands for',
+      first: "successful reads: the first request's time (ISO 8601, as @timestamp)",
+      last: "successful reads: the last request's time (ISO 8601)",
     },
   },
   'ldap.authenticate': {

@@ -100,6 +100,7 @@ describe('registry against the specification', () => {
       'ADDRESS_FAILED_COUNT',
       'ADDRESS_FAILED_WINDOW_MIN',
       'AUDIT_API_ACCESS_ENABLED',
+      'AUDIT_API_ACCESS_WINDOW_SEC',
       'AUDIT_LOCAL_RETENTION_DAYS',
       'AUTH_BOOTSTRAP_ADMIN_LOGIN',
       'AUTH_BOOTSTRAP_ADMIN_PASSWORD',

@@ -585,7 +585,7 @@ export const REGISTRY = {
     0,
     3600,
     'seconds of the window in which successful API reads of one account, credential, path, status and client ' +
-      'address are recorded as one api.requests event with their count (0: one event per request)',
+      'address are recorded as one api.request event with their count (0: one event per request)',
   ),
   AUDIT_LOCAL_RETENTION_DAYS: int(
     D,
