@@ -452,6 +452,21 @@ export const EVENT_CATALOGUE = {
       store: '`local` for the embedded audit log (absent after delivery to the log store)',
     },
   },
+  'outbox.trimmed': {
+    streams: ['data_lifecycle'],
+    outcomes: ['unknown'],
+    description:
+      'the oldest audit events deleted from the outbox (by the job) because they exceeded its size bound: ' +
+      'AUDIT_LOCAL_MAX_MB without a log store, OUTBOX_DELIVERED_MAX_MB for delivered events',
+    data: {
+      events: 'how many',
+      bytes: 'their estimated size',
+      maxMB: 'the bound',
+      store: '`local` (the embedded audit log) or `delivered` (events already in the log store)',
+      from: 'the time of the oldest deleted (ISO 8601)',
+      to: 'the time of the newest deleted (ISO 8601)',
+    },
+  },
   'notifications.purged': {
     streams: ['data_lifecycle'],
     outcomes: ['unknown'],

@@ -596,6 +596,25 @@ export const REGISTRY = {
     'days audit events are kept in the database while no log store is configured (LOGSTORE_URLS the placeholder)',
     { ui: true },
   ),
+  AUDIT_LOCAL_MAX_MB: int(
+    D,
+    'AUTH_AUDIT_LOCAL_MAX_MB',
+    1024,
+    1,
+    1_000_000,
+    'megabytes the audit events in the database may take while no log store is configured (estimated from ' +
+      'the rows); beyond, the oldest are deleted (docs/audit-logs-embedded.md, "Size bound")',
+    { ui: true },
+  ),
+  OUTBOX_DELIVERED_MAX_MB: int(
+    D,
+    'AUTH_OUTBOX_DELIVERED_MAX_MB',
+    256,
+    1,
+    1_000_000,
+    'megabytes the audit events already delivered to the log store may take in the outbox; beyond, the ' +
+      'oldest delivered are deleted before OUTBOX_RETENTION_DAY (undelivered events never)',
+  ),
   OUTBOX_RETENTION_DAY: int(
     D,
     'AUTH_OUTBOX_RETENTION_DAY',
