@@ -127,10 +127,14 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Embedded databases shared by several processes (WORKERS, a second host on the same file): WAL lets
- * readers and a writer proceed together; the client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait
+ * readers and a writer proceed together (and a new file is made with incremental auto-vacuum); the client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait
  * for another's transaction instead of failing at once.
  */
 export async function prepareEmbedded(db: Db): Promise<void> {
+  // A new file gives the pages freed by the audit trail's trims back to the file system
+  // (docs/audit-logs-embedded.md, "Size bound"); an existing one keeps its mode until a VACUUM.
+  const [pages] = await db.all<{ page_count: number }>(sql`PRAGMA page_count`);
+  if (Number(pages?.page_count ?? 1) === 0) await db.run(sql`PRAGMA auto_vacuum = INCREMENTAL`);
   await db.run(sql`PRAGMA journal_mode = WAL`);
 }
 

@@ -42,7 +42,7 @@ const TRIM_BATCHES = 50;
 const MB = 1024 * 1024;
 
 /** The estimated bytes of a row of the outbox (see the module comment). */
-const rowBytes = sql<number>`(length(cast(${auditOutbox.data} as blob)) + length(${auditOutbox.id})
+const rowBytes = sql<number>`(coalesce(length(cast(${auditOutbox.data} as blob)), 0) + length(${auditOutbox.id})
   + length(${auditOutbox.stream}) + length(${auditOutbox.type}) + coalesce(length(${auditOutbox.actorId}), 0)
   + coalesce(length(${auditOutbox.actorLogin}), 0) + coalesce(length(${auditOutbox.subjectId}), 0)
   + coalesce(length(${auditOutbox.subjectLogin}), 0) + coalesce(length(${auditOutbox.requestId}), 0)
@@ -174,10 +174,7 @@ export const boundAuditStore: Job = {
     const pages = events > 0 ? await incrementalVacuum(db) : 0;
     const outboxBytes = store === 'local' ? bytes : await total();
     const measure = { store, measuredAt: now, bytes, maxBytes, outboxBytes };
-    await db
-      .insert(auditStoreSize)
-      .values(measure)
-      .onConflictDoUpdate({ target: auditStoreSize.store, set: measure });
+    await db.insert(auditStoreSize).values(measure).onConflictDoUpdate({ target: auditStoreSize.store, set: measure });
     return {
       bytes,
       maxBytes,
