@@ -78,7 +78,7 @@ describe('the size bound of the audit outbox (AUDIT_LOCAL_MAX_MB, OUTBOX_DELIVER
       LOGSTORE_URLS: 'https://store.example:9200',
       AUTH_OUTBOX_DELIVERED_MAX_MB: '1',
     });
-    const r = await boundAuditStore.run({ db: t.db, config, now: () => NOW, logger });
+    const r = (await boundAuditStore.run({ db: t.db, config, now: () => NOW, logger })) as Record<string, number>;
     expect(r.trimmed).toBeGreaterThan(0);
     const ids = (await t.db.select({ id: auditOutbox.id }).from(auditOutbox)).map((x) => x.id);
     for (const w of waiting) expect(ids).toContain(w.id);

@@ -95,7 +95,9 @@ async function incrementalVacuum(db: Db): Promise<number> {
     const mode = await db.all<{ auto_vacuum: number }>(sql`PRAGMA auto_vacuum`);
     if (Number(mode[0]?.auto_vacuum) !== 2) return 0;
     const before = await db.all<{ freelist_count: number }>(sql`PRAGMA freelist_count`);
-    await db.run(sql`PRAGMA incremental_vacuum`);
+    // executeMultiple runs it to its end: it yields a row per page freed, and a prepared statement
+    // stepped once (run) would stay open, holding the write lock.
+    await db.$client.executeMultiple('PRAGMA incremental_vacuum');
     return Number(before[0]?.freelist_count ?? 0);
   } catch {
     // A remote libSQL may refuse pragmas: its free pages are reused for new rows.
