@@ -63,6 +63,7 @@
  *   BENCH_LDAP_VIA=ldaps   directory transport of ldap-bridge and ldap-login: ldap, starttls or ldaps
  *   BENCH_GROWTH_SIZES=10000,100000,1000000   account counts of growth
  *   BENCH_SOAK_SECONDS=180 seconds of mixed traffic of soak
+ *   BENCH_SOAK_MIX=mixed   the soak's traffic: mixed, or bearer (Bearer GET /v4/users/me only)
  *   BENCH_API_AUDIT=on     API-access audit events of our host (AUTH_AUDIT_API_ACCESS): on (the
  *                          default, as in production), off, or both (bearer and cookie again on a
  *                          second host with them off: bearer-no-audit, cookie-no-audit)

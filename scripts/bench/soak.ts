@@ -4,7 +4,7 @@
  * (default 180) of closed-loop traffic on BENCH_CONNECTIONS connections, each sending in turn
  * (per 100 requests): 78 Bearer GET /v4/users/me, 18 cookie GET /v4/users/me, 2 Bearer requests
  * refused (404), 1 password login (POST /v3/login_without_session, Basic) and 1 failed login (an
- * unknown login). Reported: throughput, p50/p99, the host's RSS, the database's growth (its file
+ * unknown login); with BENCH_SOAK_MIX=bearer, Bearer GET /v4/users/me only. Reported: throughput, p50/p99, the host's RSS, the database's growth (its file
  * after the host stopped, less its file and WAL before the traffic) per hour at that rate and per
  * million requests, and the audit trail's share: the bytes of the `api_access` rows per API request
  * they record, in the database and as the documents the shipper would send to the log store.
@@ -37,9 +37,10 @@ const SOAK_ENV = {
   AUTH_PASSWORD_ADDRESS_BURST: '100000',
 };
 
-/** One cycle of a connection's requests (100). */
+/** One cycle of a connection's requests (100); BENCH_SOAK_MIX=bearer: Bearer GET /v4/users/me only. */
 function mix(path: string, bearer: string, cookie: string, password: string): NonNullable<LoadJob['requests']> {
   const me = { method: 'GET' as const, path: `${path}/v4/users/me` };
+  if (process.env.BENCH_SOAK_MIX === 'bearer') return [{ ...me, headers: { authorization: bearer } }];
   const cycle: NonNullable<LoadJob['requests']> = [];
   for (let i = 0; i < 100; i++) {
     if (i === 49 || i === 99)
