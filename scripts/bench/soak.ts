@@ -4,12 +4,12 @@
  * (default 180) of closed-loop traffic on BENCH_CONNECTIONS connections, each sending in turn
  * (per 100 requests): 78 Bearer GET /v4/users/me, 18 cookie GET /v4/users/me, 2 Bearer requests
  * refused (404), 1 password login (POST /v3/login_without_session, Basic) and 1 failed login (an
- * unknown login); with BENCH_SOAK_MIX=bearer, Bearer GET /v4/users/me only. Reported: throughput, p50/p99, the host's RSS, the database's growth (its file
- * after the host stopped, less its file and WAL before the traffic) per hour at that rate and per
+ * unknown login); with BENCH_SOAK_MIX=bearer, Bearer GET /v4/users/me only. Reported: throughput, p50/p99, the host's RSS, the database's growth (its pages
+ * after the host stopped, less its pages before the traffic) per hour at that rate and per
  * million requests, and the audit trail's share: the bytes of the `api_access` rows per API request
  * they record, in the database and as the documents the shipper would send to the log store.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'libsql';
@@ -26,8 +26,20 @@ import { round } from './stats.js';
 
 type Register = (stop: () => Promise<void>) => () => Promise<void>;
 
-const fileSize = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-const dbBytes = (dbFile: string) => fileSize(dbFile) + fileSize(`${dbFile}-wal`);
+/**
+ * The database's logical size: its pages as a reader sees them (the WAL included, checkpointed or
+ * not), so that the size before the traffic (a WAL not yet checkpointed) and after (the host stopped,
+ * the WAL checkpointed into the file) compare.
+ */
+function dbBytes(dbFile: string): number {
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    const pragma = (name: string) => Number(Object.values(db.prepare(`pragma ${name}`).get() as object)[0]);
+    return pragma('page_count') * pragma('page_size');
+  } finally {
+    db.close();
+  }
+}
 
 /** The host's password throttles off: the soak measures disk use, not the login throttle. */
 const SOAK_ENV = {
@@ -154,7 +166,7 @@ export async function soak(config: BenchConfig, seconds: number, adminPassword: 
     const rssEnd = rssKiB(pid);
     // Stopping the host flushes what waits in memory and checkpoints the WAL into the file.
     await stop();
-    const after = fileSize(dbFile);
+    const after = dbBytes(dbFile);
     const audit = auditShare(dbFile);
     const growth = after - before;
     const elapsed = res.responses / res.requestsPerSec;
