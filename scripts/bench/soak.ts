@@ -2,12 +2,13 @@
  * soak: what a long run of mixed traffic costs on disk (docs/performance.md, "Soak"). One Node host as
  * `npm start` runs it (no log store: the embedded audit log), a fresh database, and BENCH_SOAK_SECONDS
  * (default 180) of closed-loop traffic on BENCH_CONNECTIONS connections, each sending in turn
- * (per 100 requests): 78 Bearer GET /v4/users/me, 18 cookie GET /v4/users/me, 2 Bearer requests
+ * (per 100 requests): 76 Bearer GET /v4/users/me, 20 cookie GET /v4/users/me, 2 Bearer requests
  * refused (404), 1 password login (POST /v3/login_without_session, Basic) and 1 failed login (an
- * unknown login); with BENCH_SOAK_MIX=bearer, Bearer GET /v4/users/me only. Reported: throughput, p50/p99, the host's RSS, the database's growth (its pages
- * after the host stopped, less its pages before the traffic) per hour at that rate and per
- * million requests, and the audit trail's share: the bytes of the `api_access` rows per API request
- * they record, in the database and as the documents the shipper would send to the log store.
+ * unknown login); with BENCH_SOAK_MIX=bearer, Bearer GET /v4/users/me only. Reported: throughput,
+ * p50/p99, the host's RSS, the database's growth (its pages after the host stopped, less its pages
+ * before the traffic) per hour at that rate and per million requests, and the audit trail's share:
+ * the bytes of the `api_access` rows per API request they record, in the database and as the
+ * documents the shipper would send to the log store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -180,7 +181,9 @@ export async function soak(config: BenchConfig, seconds: number, adminPassword: 
       scenario: 'soak',
       status: odd.length > 0 || res.errors > 0 ? 'flagged' : 'ok',
       message:
-        `${odd.length > 0 || res.errors > 0 ? `UNEXPECTED: statuses ${JSON.stringify(res.statusCodes)}, ${res.errors} errors; ` : ''}` +
+        (odd.length > 0 || res.errors > 0
+          ? `UNEXPECTED: statuses ${JSON.stringify(res.statusCodes)}, ${res.errors} errors; `
+          : '') +
         `${res.responses} requests in ${round(elapsed)} s; database +${round(growth / 1024 / 1024)} MiB ` +
         `(${perHourMiB} MiB/hour at this rate, ${perMillionMiB} MiB per million requests); api_access: ` +
         `${audit.rows} rows, ${audit.events} events for ${audit.requests} requests, ${perRequest} bytes per request ` +

@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(() => host?.stop());
 
 describe(`the embedded audit log's size bound (${kind} host)`, () => {
-  it('past AUDIT_LOCAL_MAX_MB the oldest events go, the trim is logged, metrics and overview show the size', async () => {
+  it('past AUDIT_LOCAL_MAX_MB the oldest go, the trim is logged, metrics and overview show the size', async () => {
     const now = Date.now();
     // About 1.5 MB of failed logins, an hour old, oldest first (each with a 10 KB login as given).
     const events = Array.from({ length: 150 }, (_, i) => ({

@@ -127,8 +127,9 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Embedded databases shared by several processes (WORKERS, a second host on the same file): WAL lets
- * readers and a writer proceed together (and a new file is made with incremental auto-vacuum); the client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait
- * for another's transaction instead of failing at once.
+ * readers and a writer proceed together (and a new file is made with incremental auto-vacuum); the
+ * client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait for another's transaction instead of failing
+ * at once.
  */
 export async function prepareEmbedded(db: Db): Promise<void> {
   // A new file gives the pages freed by the audit trail's trims back to the file system

@@ -8,7 +8,8 @@
  *   account, credential (Basic, or the API token's id), method, path, status, client address and
  *   User-Agent in the current window of AUDIT_API_ACCESS_WINDOW_SEC (aligned on the clock): one
  *   `api.request` event per aggregate, with `count` and the `first` and `last` time, written when the
- *   window has ended (a row of them lists them in `data.aggregates`). A steady client costs one event per minute instead of one per request.
+ *   window has ended (a row of them lists them in `data.aggregates`). A steady client costs one event
+ *   per minute instead of one per request.
  * - a refusal (status 400 or more) or a write (any other method) is an `api.request` event of its own
  *   (per-request detail), buffered and written within a second, as before.
  *

@@ -1,7 +1,8 @@
 /**
  * The metrics read at scrape time (architecture.md §7): from the database, so they are the same
  * whichever process or isolate answers the scrape (active sessions, the audit outbox per stream and its
- * size against its bound, the database's pages, job runs and failures), and the health of the database and the bridge as this instance sees them.
+ * size against its bound, the database's pages, job runs and failures), and the health of the
+ * database and the bridge as this instance sees them.
  */
 import { and, gt, isNull, sql } from 'drizzle-orm';
 import { jobLeases, sessions } from '../../../schema/index.js';
