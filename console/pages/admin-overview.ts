@@ -188,10 +188,7 @@ const overview: PageScript = async (ctx) => {
         'store',
         t('overview.store'),
         null,
-        [
-          el('p', {}, t(`overview.store.${data.logStore.state}`)),
-          ...storeSize(data.logStore.size),
-        ],
+        [el('p', {}, t(`overview.store.${data.logStore.state}`)), ...storeSize(data.logStore.size)],
         [['admin/audit', t('overview.storeLink')]],
       ),
     ),
