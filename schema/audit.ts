@@ -56,3 +56,18 @@ export const auditOutbox = sqliteTable(
     index('audit_outbox_stream_at').on(t.stream, t.at),
   ],
 );
+
+/**
+ * The last measure of the audit outbox's size against its bound (worker/src/logs/size-bound.ts), one
+ * row per bound (`local`, `delivered`), written by each run of the job that keeps it: GET /metrics
+ * and the admin overview read it instead of measuring the table at every request.
+ */
+export const auditStoreSize = sqliteTable('audit_store_size', {
+  store: text('store').primaryKey(),
+  measuredAt: integer('measured_at').notNull(),
+  /** Estimated bytes of the rows under the bound (after the run's trim). */
+  bytes: integer('bytes').notNull(),
+  maxBytes: integer('max_bytes').notNull(),
+  /** Estimated bytes of the whole outbox (undelivered events too). */
+  outboxBytes: integer('outbox_bytes').notNull(),
+});

@@ -39,7 +39,10 @@ interface Overview {
     mailFailing: number;
     mailFailures: { id: string; kind: string; userLogin: string | null; lastError: string | null }[];
   };
-  logStore: { state: 'configured' | 'embedded' };
+  logStore: {
+    state: 'configured' | 'embedded';
+    size: { bytes: number; maxBytes: number; percent: number; warning: boolean; measuredAt: string } | null;
+  };
   mail: { state: 'configured' | 'not_configured'; detail: string | null };
 }
 
@@ -186,11 +189,27 @@ const overview: PageScript = async (ctx) => {
         'store',
         t('overview.store'),
         null,
-        [el('p', {}, t(`overview.store.${data.logStore.state}`))],
+        [el('p', {}, t(`overview.store.${data.logStore.state}`)), ...storeSize(data.logStore.size)],
         [['admin/audit', t('overview.storeLink')]],
       ),
     ),
   );
 };
+
+/** The audit store against its size bound (docs/audit-logs-embedded.md, "Size bound"). */
+function storeSize(size: Overview['logStore']['size']): HTMLElement[] {
+  if (!size) return [];
+  const mb = (b: number) => String(Math.round((b / 1048576) * 10) / 10);
+  const line = t('overview.store.size', {
+    percent: size.percent,
+    mb: mb(size.bytes),
+    maxMb: mb(size.maxBytes),
+    date: formatDate(size.measuredAt),
+  });
+  return [
+    el('p', { id: 'overview-store-size' }, line),
+    ...(size.warning ? [el('p', { class: 'warning', role: 'status' }, t('overview.store.sizeWarning'))] : []),
+  ];
+}
 
 export const OVERVIEW_SCRIPTS: Record<string, PageScript> = { 'admin-overview': overview };

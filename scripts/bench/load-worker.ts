@@ -50,6 +50,7 @@ function runLoad(job: LoadJob): Promise<LoadResult> {
         method: job.method,
         headers: job.headers,
         body: job.body,
+        ...(job.requests ? { requests: job.requests } : {}),
         connections: job.connections,
         duration: job.warmupSeconds + job.durationSeconds,
       },

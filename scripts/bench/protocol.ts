@@ -17,6 +17,11 @@ export interface LoadJob {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /**
+   * A mix instead of one request: each connection sends these in turn, over and over (autocannon's
+   * `requests`; `path` is the absolute path on the url's origin). The soak scenario's traffic.
+   */
+  requests?: Array<{ method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }>;
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;

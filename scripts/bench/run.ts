@@ -41,6 +41,9 @@
  *                 gzipped size; a markdown table and each target met or MISSED
  *   growth        10,000 / 100,000 / 1,000,000 seeded accounts (with sessions and tokens): Bearer and
  *                 cookie requests/s, login p50, database size, RSS idle and under load, per size
+ *   soak          BENCH_SOAK_SECONDS of mixed traffic (Bearer, cookie, logins, failed logins, refused requests) on
+ *                 a fresh Node host without a log store (soak.ts): throughput, p99, RSS, the database's growth
+ *                 per hour and per million requests, the API-access audit events' bytes per request
  *
  * Every server under test (our host, the peer, the bare route, the hash worker) runs pinned to
  * core 0 and the load generator (autocannon, in its own process) to core 1, over loopback, with
@@ -59,6 +62,8 @@
  *   BENCH_LDAP_LOGINS=300  sequential logins per series of ldap-bridge and ldap-login
  *   BENCH_LDAP_VIA=ldaps   directory transport of ldap-bridge and ldap-login: ldap, starttls or ldaps
  *   BENCH_GROWTH_SIZES=10000,100000,1000000   account counts of growth
+ *   BENCH_SOAK_SECONDS=180 seconds of mixed traffic of soak
+ *   BENCH_SOAK_MIX=mixed   the soak's traffic: mixed, or bearer (Bearer GET /v4/users/me only)
  *   BENCH_API_AUDIT=on     API-access audit events of our host (AUTH_AUDIT_API_ACCESS): on (the
  *                          default, as in production), off, or both (bearer and cookie again on a
  *                          second host with them off: bearer-no-audit, cookie-no-audit)
@@ -87,6 +92,7 @@ import { ldapLogin } from './ldap-login.js';
 import { formatComparison, formatGrowth } from './compare.js';
 import { growth, memoryPerSessions } from './growth.js';
 import { hashRate } from './hash-rate.js';
+import { soak } from './soak.js';
 import {
   benchServiceEnv,
   ONE_ADDRESS_ENV,
@@ -197,6 +203,7 @@ const ALL = [
   'mfa',
   'far-db',
   'growth',
+  'soak',
 ];
 const selected = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : ALL;
 const unknown = selected.filter((s) => !ALL.includes(s));
@@ -432,6 +439,11 @@ async function main(): Promise<number> {
     }
     if (selected.includes('growth'))
       await growth(config, adminPassword, register, push).catch((err: unknown) => push(failed('growth', err)));
+    if (selected.includes('soak')) {
+      const seconds = envNumber('BENCH_SOAK_SECONDS', 180);
+      console.log(`> soak (${seconds} s of mixed traffic on a fresh Node host, no log store)`);
+      push(await soak(config, seconds, adminPassword, register).catch((err: unknown) => failed('soak', err)));
+    }
   } finally {
     await stopAll();
     // Belt and braces: nothing we started may outlive the benchmark.

@@ -33,18 +33,20 @@ async function rows(db: Client, where: string, args: string[]): Promise<Row[]> {
 }
 
 /**
- * The API-access events of the given requests. They are stored a batch per row, each event a list
- * of values in `data.events` (worker/src/audit/api-access.ts); each is read back here with its
- * row's stream, type and host, as the shipper sends it.
+ * The API-access events of the given requests (an aggregate by its first request). They are stored a
+ * batch per row, each event a list of values in `data.events`, each aggregate of successful reads in
+ * `data.aggregates` (worker/src/audit/api-access.ts); each is read back here with its row's stream,
+ * type and host, as the shipper sends it.
  */
-async function apiAccessEvents(db: Client, requestIds: string[]): Promise<Row[]> {
+async function apiAccessEvents(db: Client, requestIds?: string[]): Promise<Row[]> {
   const events: Row[] = [];
   for (const row of await rows(db, `stream = 'api_access'`, [])) {
-    const batch = JSON.parse(row.data!) as { events: unknown[][] };
-    expect(Number((row as unknown as { events: number }).events)).toBe(batch.events.length);
+    const batch = JSON.parse(row.data!) as { events?: unknown[][]; aggregates?: unknown[][] };
+    const listed = batch.events ?? batch.aggregates ?? [];
+    expect(Number((row as unknown as { events: number }).events)).toBe(listed.length);
     for (const [
       ,
-      ,
+      at,
       ,
       actorLogin,
       requestId,
@@ -54,8 +56,9 @@ async function apiAccessEvents(db: Client, requestIds: string[]): Promise<Row[]>
       httpMethod,
       path,
       status,
-      tokenId,
-    ] of batch.events)
+      ...rest
+    ] of listed) {
+      const [count, last, tokenId] = batch.aggregates ? rest : [undefined, undefined, rest[0]];
       events.push({
         ...row,
         outcome: (status as number) < 400 ? 'success' : 'failure',
@@ -63,10 +66,20 @@ async function apiAccessEvents(db: Client, requestIds: string[]): Promise<Row[]>
         user_agent: userAgent as string | null,
         request_id: requestId as string,
         actor_login: actorLogin as string,
-        data: JSON.stringify({ method, httpMethod, path, status, ...(tokenId ? { tokenId } : {}) }),
+        data: JSON.stringify({
+          method,
+          httpMethod,
+          path,
+          status,
+          ...(tokenId ? { tokenId } : {}),
+          ...(batch.aggregates
+            ? { count, first: new Date(at as number).toISOString(), last: new Date(last as number).toISOString() }
+            : {}),
+        }),
       });
+    }
   }
-  return events.filter((e) => requestIds.includes(e.request_id!));
+  return requestIds ? events.filter((e) => requestIds.includes(e.request_id!)) : events;
 }
 
 /** Sends a request and answers its status and our request id. */
@@ -135,7 +148,8 @@ describe(`audit trail (${kind} host)`, () => {
   let db: Client;
 
   beforeAll(async () => {
-    host = await startTestHost(kind);
+    // Windows of a second, so that aggregates of successful reads are written within the test.
+    host = await startTestHost(kind, { AUTH_AUDIT_API_ACCESS_WINDOW_SEC: '1' });
     db = createClient({ url: host.libsqlUrl });
   }, 120_000);
   afterAll(async () => {
@@ -184,19 +198,63 @@ describe(`audit trail (${kind} host)`, () => {
     expect(bearer).toMatchObject({ type: 'api.request', outcome: 'success', actor_login: ADMIN.login, user_agent: UA });
     expect(bearer.source_ip).toBeTruthy();
     const path = new URL(`${host.url}/v4/users/me`).pathname;
+    // A successful read is an aggregate of its window (here: this one request).
     expect(JSON.parse(bearer.data!)).toEqual({
       method: 'bearer',
       httpMethod: 'GET',
       path,
       status: 200,
       tokenId: t.tokenId,
+      count: 1,
+      first: expect.any(String),
+      last: expect.any(String),
     });
     const basicEvent = events.find((e) => e.request_id === t.basicCall.id)!;
     expect(JSON.parse(basicEvent.data!)).toMatchObject({ method: 'basic', status: 200 });
-    // A request refused after authentication is recorded too, with its status.
+    // A request refused after authentication is recorded too, as an event of its own, with its status.
     const refused = events.find((e) => e.request_id === t.refused.id)!;
     expect(refused.outcome).toBe('failure');
-    expect(JSON.parse(refused.data!)).toMatchObject({ httpMethod: 'PATCH', status: t.refused.status });
+    expect(JSON.parse(refused.data!)).toEqual({
+      method: 'bearer',
+      httpMethod: 'PATCH',
+      path: new URL(`${host.url}/v3/settings`).pathname,
+      status: t.refused.status,
+      tokenId: t.tokenId,
+    });
+  });
+
+  it('successful Bearer reads are counted in aggregates; every refusal and write is an event of its own', async () => {
+    const issued = await fetch(`${host.url}/v4/users/me/tokens`, {
+      method: 'POST',
+      headers: { Authorization: admin, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'aggregates' }),
+    });
+    const { token, id: tokenId } = (await issued.json()) as { token: string; id: string };
+    const auth = { Authorization: `Bearer ${token}` };
+    const reads = 20;
+    for (let i = 0; i < reads; i++) expect((await send(host, '/v4/users/me', { headers: auth })).status).toBe(200);
+    const missing = await send(host, '/v4/users/00000000-0000-4000-8000-00000000dead', { headers: auth });
+    const write = await send(host, '/v3/settings', {
+      method: 'PATCH',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ values: { AUDIT_LOCAL_RETENTION_DAYS: 30 } }),
+    });
+    expect([missing.status, write.status]).toEqual([404, 200]);
+    const ofToken = async () => (await apiAccessEvents(db)).filter((e) => JSON.parse(e.data!).tokenId === tokenId);
+    const counted = (events: Row[]) => events.reduce((n, e) => n + (JSON.parse(e.data!).count ?? 0), 0);
+    const events = await eventually(host, ofToken, (e) => counted(e) >= reads && e.length >= 3);
+    const aggregates = events.filter((e) => JSON.parse(e.data!).count !== undefined);
+    expect(counted(events)).toBe(reads);
+    // The reads took well under the test's timeout: a few one-second windows, far fewer events than requests.
+    expect(aggregates.length).toBeLessThan(reads / 2);
+    for (const e of aggregates) expect(e).toMatchObject({ type: 'api.request', outcome: 'success', user_agent: UA });
+    const single = events.filter((e) => JSON.parse(e.data!).count === undefined);
+    expect(single.map((e) => e.request_id).sort()).toEqual([missing.id, write.id].sort());
+    expect(single.find((e) => e.request_id === missing.id)).toMatchObject({ outcome: 'failure' });
+    expect(JSON.parse(single.find((e) => e.request_id === write.id)!.data!)).toMatchObject({
+      httpMethod: 'PATCH',
+      status: 200,
+    });
   });
 });
 

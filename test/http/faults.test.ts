@@ -185,13 +185,17 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
     expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } })).status).toBe(
       201,
     );
-    // The ids of the events waiting: a row's, or for a batch of API-access events (one row,
-    // worker/src/audit/api-access.ts), each event's, as the store gets them.
+    // The ids of the events waiting: a row's, or for a batch of API-access events or aggregates (one
+    // row, worker/src/audit/api-access.ts), each one's, as the store gets them.
     const pending = async () =>
       (await rows('select id, stream, data from audit_outbox where shipped_at is null and dead_at is null')).flatMap(
         (r) => {
-          const batch = r.stream === 'api_access' ? (JSON.parse(String(r.data)) as { events?: unknown[][] }) : {};
-          return batch.events ? batch.events.map((e) => String(e[0])) : [String(r.id)];
+          const batch =
+            r.stream === 'api_access'
+              ? (JSON.parse(String(r.data)) as { events?: unknown[][]; aggregates?: unknown[][] })
+              : {};
+          const listed = batch.events ?? batch.aggregates;
+          return listed ? listed.map((e) => String(e[0])) : [String(r.id)];
         },
       );
     const before = await pending();

@@ -245,6 +245,7 @@ describe('shipping the audit outbox', () => {
             tokenId: 'tok-1',
           },
           () => {},
+          0, // one event per request (AUDIT_API_ACCESS_WINDOW_SEC=0): a row of 450 events
         );
       await recorder.flush();
       const [row] = await t.db.select().from(auditOutbox);
@@ -299,4 +300,45 @@ describe('shipping the audit outbox', () => {
       expect(store.requests).toHaveLength(sent);
     },
   );
+
+  it('aggregates of successful reads ship as one document each, with their count, first and last time', async () => {
+    const recorder = createApiAccessRecorder({ db: () => t.db, host: 'node-1', clock: () => T0 });
+    const read = (i: number, tokenId: string) => ({
+      at: T0 + i,
+      user: { id: 'u1', login: 'alice' },
+      method: 'bearer' as const,
+      httpMethod: 'GET',
+      path: '/api/auth/v4/users/me',
+      status: 200,
+      requestId: `agg-${tokenId}-${i}`,
+      sourceIp: '203.0.113.9',
+      userAgent: 'curl/8',
+      tokenId,
+    });
+    for (let i = 0; i < 1_000; i++) recorder.record(read(i, i % 2 ? 'tok-a' : 'tok-b'), () => {}, 60_000);
+    await recorder.flush();
+    const rows = await t.db.select().from(auditOutbox);
+    expect(rows).toMatchObject([{ stream: 'api_access', type: 'api.request', events: 2 }]);
+    expect(await ship(T0 + 61_000)).toMatchObject({ delivered: 2, dead: 0, retried: 0 });
+    const docs = store.documents('svc-sec-api-access-*');
+    expect(docs).toHaveLength(2);
+    const ofA = docs.find((d) => (d.source.data as { tokenId?: string }).tokenId === 'tok-a')!;
+    expect(ofA.source).toMatchObject({
+      '@timestamp': new Date(T0 + 1).toISOString(),
+      event: { type: 'api.request', stream: 'api_access', outcome: 'success' },
+      actor: { login: 'alice' },
+      source: { ip: '203.0.113.9' },
+      request: { id: 'agg-tok-a-1' },
+      data: {
+        method: 'bearer',
+        httpMethod: 'GET',
+        path: '/api/auth/v4/users/me',
+        status: 200,
+        tokenId: 'tok-a',
+        count: 500,
+        first: new Date(T0 + 1).toISOString(),
+        last: new Date(T0 + 999).toISOString(),
+      },
+    });
+  });
 });

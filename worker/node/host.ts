@@ -137,10 +137,15 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Embedded databases shared by several processes (WORKERS, a second host on the same file): WAL lets
- * readers and a writer proceed together; the client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait
- * for another's transaction instead of failing at once.
+ * readers and a writer proceed together (and a new file is made with incremental auto-vacuum); the
+ * client's busy wait (BUSY_TIMEOUT_MS) makes a writer wait for another's transaction instead of failing
+ * at once.
  */
 export async function prepareEmbedded(db: Db): Promise<void> {
+  // A new file gives the pages freed by the audit trail's trims back to the file system
+  // (docs/audit-logs-embedded.md, "Size bound"); an existing one keeps its mode until a VACUUM.
+  const [pages] = await db.all<{ page_count: number }>(sql`PRAGMA page_count`);
+  if (Number(pages?.page_count ?? 1) === 0) await db.run(sql`PRAGMA auto_vacuum = INCREMENTAL`);
   await db.run(sql`PRAGMA journal_mode = WAL`);
 }
 
@@ -310,8 +315,9 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     scheduler.unref();
     void runJobs();
   }
-  // API-access events wait in memory for at most a second (audit/api-access.ts), and are written at close.
-  const flusher = setInterval(() => void service.apiAccess.flush(), 1_000);
+  // Per-request API-access events wait in memory for at most a second, aggregates until their window ends
+  // (audit/api-access.ts); everything is written at close.
+  const flusher = setInterval(() => void service.apiAccess.flushDue(), 1_000);
   flusher.unref();
   // The login skeletons left to fill after an upgrade, in batches while the host answers (docs/architecture.md
   // §6, "Backfills after an upgrade"); stopped between two batches at close.

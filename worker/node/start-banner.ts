@@ -44,9 +44,10 @@ export function auditLogState(config: ConfigSnapshot): string {
   const target = logstoreTarget(config);
   if (target) return `the log store (${target.urls.join(', ')}), through the bridge`;
   const days = config.get('AUDIT_LOCAL_RETENTION_DAYS');
+  const mb = config.get('AUDIT_LOCAL_MAX_MB');
   return (
-    `kept in this service's database for ${days} days (no log store: LOGSTORE_URLS is the placeholder; ` +
-    'AUDIT_LOCAL_RETENTION_DAYS sets the days)'
+    `kept in this service's database for ${days} days, at most ${mb} MB (no log store: LOGSTORE_URLS is the ` +
+    'placeholder; AUDIT_LOCAL_RETENTION_DAYS and AUDIT_LOCAL_MAX_MB set the bounds)'
   );
 }
 

@@ -388,13 +388,20 @@ export const EVENT_CATALOGUE = {
   'api.request': {
     streams: ['api_access'],
     outcomes: ['success', 'failure'],
-    description: 'a request authenticated with Basic or Bearer (failure: status 400 or more)',
+    description:
+      'requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method ' +
+      'other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, ' +
+      'status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with ' +
+      "`count`, `first` and `last` (@timestamp and request.id are the first request's)",
     data: {
       method: 'basic or bearer',
       httpMethod: 'GET, POST, ...',
       path: 'the path',
       status: 'the HTTP status',
       tokenId: 'the API token',
+      count: 'successful reads: how many requests the event stands for',
+      first: "successful reads: the first request's time (ISO 8601, as @timestamp)",
+      last: "successful reads: the last request's time (ISO 8601)",
     },
   },
   'ldap.authenticate': {
@@ -451,6 +458,21 @@ export const EVENT_CATALOGUE = {
       events: 'how many',
       retentionDays: 'OUTBOX_RETENTION_DAY, or AUDIT_LOCAL_RETENTION_DAYS',
       store: '`local` for the embedded audit log (absent after delivery to the log store)',
+    },
+  },
+  'outbox.trimmed': {
+    streams: ['data_lifecycle'],
+    outcomes: ['unknown'],
+    description:
+      'the oldest audit events deleted from the outbox (by the job) because they exceeded its size bound: ' +
+      'AUDIT_LOCAL_MAX_MB without a log store, OUTBOX_DELIVERED_MAX_MB for delivered events',
+    data: {
+      events: 'how many',
+      bytes: 'their estimated size',
+      maxMB: 'the bound',
+      store: '`local` (the embedded audit log) or `delivered` (events already in the log store)',
+      from: 'the time of the oldest deleted (ISO 8601)',
+      to: 'the time of the newest deleted (ISO 8601)',
     },
   },
   'notifications.purged': {

@@ -590,6 +590,15 @@ export const REGISTRY = {
     'record an api_access audit event for every request authenticated with Basic or Bearer ' +
       '(buffered, written within a second)',
   ),
+  AUDIT_API_ACCESS_WINDOW_SEC: int(
+    D,
+    'AUTH_AUDIT_API_ACCESS_WINDOW_SEC',
+    60,
+    0,
+    3600,
+    'seconds of the window in which successful API reads of one account, credential, path, status and client ' +
+      'address are recorded as one api.request event with their count (0: one event per request)',
+  ),
   AUDIT_LOCAL_RETENTION_DAYS: int(
     D,
     'AUTH_AUDIT_LOCAL_RETENTION_DAYS',
@@ -598,6 +607,25 @@ export const REGISTRY = {
     3650,
     'days audit events are kept in the database while no log store is configured (LOGSTORE_URLS the placeholder)',
     { ui: true },
+  ),
+  AUDIT_LOCAL_MAX_MB: int(
+    D,
+    'AUTH_AUDIT_LOCAL_MAX_MB',
+    1024,
+    1,
+    1_000_000,
+    'megabytes the audit events in the database may take while no log store is configured (estimated from ' +
+      'the rows); beyond, the oldest are deleted (docs/audit-logs-embedded.md, "Size bound")',
+    { ui: true },
+  ),
+  OUTBOX_DELIVERED_MAX_MB: int(
+    D,
+    'AUTH_OUTBOX_DELIVERED_MAX_MB',
+    256,
+    1,
+    1_000_000,
+    'megabytes the audit events already delivered to the log store may take in the outbox; beyond, the ' +
+      'oldest delivered are deleted before OUTBOX_RETENTION_DAY (undelivered events never)',
   ),
   OUTBOX_RETENTION_DAY: int(
     D,

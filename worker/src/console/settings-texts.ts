@@ -72,6 +72,10 @@ const EN: Record<string, [string, string]> = {
     'Audit events kept here (days)',
     'Days audit events stay in this database while no log store is configured.',
   ],
+  AUDIT_LOCAL_MAX_MB: [
+    'Audit events kept here (MB)',
+    'Megabytes audit events may take in this database while no log store is configured; beyond, the oldest go.',
+  ],
   MFA_REQUIRED_ROLES: [
     'Roles that need a second factor',
     'Accounts of these roles must add a second factor before doing anything else.',
@@ -171,6 +175,11 @@ const RU: Record<keyof typeof EN, [string, string]> = {
   AUDIT_LOCAL_RETENTION_DAYS: [
     'Хранить события аудита здесь (дней)',
     'Сколько дней события аудита хранятся в этой базе данных, пока хранилище журналов не настроено.',
+  ],
+  AUDIT_LOCAL_MAX_MB: [
+    'Хранить события аудита здесь (МБ)',
+    'Сколько мегабайт события аудита могут занимать в этой базе, пока хранилище журналов не настроено; ' +
+      'сверх того удаляются самые старые.',
   ],
   MFA_REQUIRED_ROLES: [
     'Роли, которым нужен второй фактор',

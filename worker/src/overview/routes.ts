@@ -10,6 +10,7 @@ import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
+import { auditStoreState } from '../logs/size-bound.js';
 import { logstoreTarget } from '../logs/target.js';
 import { mailNotConfigured, noMailServer } from '../notifications/mail-settings.js';
 import { recentActivity, WINDOW_MS } from './activity.js';
@@ -103,6 +104,25 @@ const Overview = z
       state: z.enum(['configured', 'embedded']).openapi({
         description: 'configured: LOGSTORE_URLS; embedded: the audit log in libSQL (docs/audit-logs-embedded.md)',
       }),
+      size: z
+        .object({
+          store: z.enum(['local', 'delivered']).openapi({
+            description:
+              'local: every event kept in libSQL (AUDIT_LOCAL_MAX_MB); delivered: events already in the ' +
+              'log store, kept in the outbox (OUTBOX_DELIVERED_MAX_MB)',
+          }),
+          bytes: z.int().openapi({ description: 'estimated bytes of those events' }),
+          maxBytes: z.int().openapi({ description: 'the bound; beyond, the oldest are deleted' }),
+          percent: z.number().openapi({ description: 'bytes in percent of maxBytes' }),
+          warning: z.boolean().openapi({ description: 'true from 80 % of the bound' }),
+          measuredAt: z.iso.datetime().openapi({ description: 'when the job bound-audit-store measured it' }),
+        })
+        .nullable()
+        .openapi({
+          description:
+            'the audit events against their size bound (docs/audit-logs-embedded.md, "Size bound"); ' +
+            'null before its first measure',
+        }),
     }),
     mail: z.object({
       state: z.enum(['configured', 'outbox', 'not_configured']).openapi({
@@ -138,9 +158,10 @@ const overviewRoute = protectedRoute(
 export function registerOverview(app: App): void {
   app.openapi(overviewRoute, async (c) => {
     const now = c.var.scope.now();
-    const [attention, recent] = await Promise.all([
+    const [attention, recent, size] = await Promise.all([
       accountAttention(c.var.scope.db, c.var.scope.config, now),
       recentActivity(c.var.scope.db, now),
+      auditStoreState(c.var.scope.db, c.var.scope.config),
     ]);
     const account = (i: { id: string; login: string; at: number | null }) => ({ ...i, at: isoOrNull(i.at) });
     const listed = (l: { count: number; items: Array<{ id: string; login: string; at: number | null }> }) => ({
@@ -173,7 +194,17 @@ export function registerOverview(app: App): void {
           mailFailing: recent.mail.failing,
           mailFailures: recent.mail.items.map((m) => ({ ...m, createdAt: isoTime(m.createdAt) })),
         },
-        logStore: { state: logstoreTarget(c.var.scope.config) ? ('configured' as const) : ('embedded' as const) },
+        logStore: {
+          state: logstoreTarget(c.var.scope.config) ? ('configured' as const) : ('embedded' as const),
+          size: size && {
+            store: size.store,
+            bytes: size.bytes,
+            maxBytes: size.maxBytes,
+            percent: Math.round((size.bytes / size.maxBytes) * 1000) / 10,
+            warning: size.warning,
+            measuredAt: isoTime(size.measuredAt),
+          },
+        },
         mail: {
           state:
             mailProblem === null

@@ -85,7 +85,8 @@ async function fromSession(c: Context<AppEnv>, token: string, o: AuthenticateOpt
 
 /**
  * Runs the rest of the request as `principal`; a request authenticated with Basic or Bearer is then
- * recorded as an API-access event (audit/api-access.ts: buffered, written after the response).
+ * recorded as an API-access event (audit/api-access.ts: a successful read joins its aggregate of the
+ * window, a refusal or a write is an event of its own; buffered, written after the response).
  * Cookie sessions are not: their logins and changes are audited, and a browser's every request
  * would drown the stream.
  */
@@ -107,7 +108,7 @@ async function proceed(
   await next();
   const recorder = c.var.deps.apiAccess;
   if (scheme === 'Cookie' || !recorder || !c.var.scope.config.get('AUDIT_API_ACCESS_ENABLED')) return;
-  const { request } = c.var.scope;
+  const { request, config } = c.var.scope;
   recorder.record(
     {
       at: c.var.scope.now(),
@@ -123,6 +124,7 @@ async function proceed(
       ...(principal.tokenId ? { tokenId: principal.tokenId } : {}),
     },
     (work) => inBackground(c, work),
+    config.get('AUDIT_API_ACCESS_WINDOW_SEC') * 1000,
   );
 }
 

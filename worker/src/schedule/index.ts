@@ -7,6 +7,7 @@ import type { Scope } from '../http/scope.js';
 import { runJobs, type Job } from '../jobs/index.js';
 import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from '../users/security-jobs.js';
 import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
+import { boundAuditStore } from '../logs/size-bound.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
 import { fillLoginSkeletonsJob } from '../users/login-skeletons.js';
 import {
@@ -27,6 +28,7 @@ export const JOBS: Job[] = [
   purgeLoginThrottle,
   purgeAuditOutbox,
   purgeLocalAuditLog,
+  boundAuditStore,
   resealSecretsJob,
   handleNotificationEvents,
   passwordExpiryNotices,

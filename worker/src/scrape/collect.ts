@@ -1,7 +1,8 @@
 /**
  * The metrics read at scrape time (architecture.md §7): from the database, so they are the same
- * whichever process or isolate answers the scrape (active sessions, the audit outbox per stream,
- * job runs and failures), and the health of the database and the bridge as this instance sees them.
+ * whichever process or isolate answers the scrape (active sessions, the audit outbox per stream and its
+ * size against its bound, the database's pages, job runs and failures), and the health of the
+ * database and the bridge as this instance sees them.
  */
 import { and, gt, isNull, sql } from 'drizzle-orm';
 import { jobLeases, sessions } from '../../../schema/index.js';
@@ -9,6 +10,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Scope } from '../http/scope.js';
 import { streamPipelines } from '../logs/pipeline.js';
+import { auditStoreState, type AuditStoreState } from '../logs/size-bound.js';
 import { sessionPolicy } from '../accounts/sessions.js';
 import type { Db } from '../store/index.js';
 import { Registry } from '../metrics/registry.js';
@@ -82,12 +84,31 @@ export async function collectScrapeMetrics(o: Scope): Promise<Registry> {
     'duration of the last leased run of each job (database)',
     ['job'],
   );
+  const storeBytes = r.gauge(
+    'auth_audit_store_bytes',
+    'estimated bytes of the audit events under the size bound (database, as its job last measured them), by ' +
+      'store: local (no log store) or delivered',
+    ['store'],
+  );
+  const storeMax = r.gauge(
+    'auth_audit_store_max_bytes',
+    'the size bound: AUDIT_LOCAL_MAX_MB or OUTBOX_DELIVERED_MAX_MB',
+    ['store'],
+  );
+  const storeNear = r.gauge(
+    'auth_audit_store_near_limit',
+    'whether the audit events under the bound reached 80 % of it (1) or not (0): the oldest go at 100 %',
+    ['store'],
+  );
+  const outboxBytes = r.gauge('auth_outbox_bytes', 'estimated bytes of the whole audit outbox (database)');
   try {
-    const [bySession, streams, jobs] = await Promise.all([
+    const [bySession, streams, jobs, store] = await Promise.all([
       activeSessions(o.db, o.config, now),
       streamPipelines(o.db, now),
       o.db.select().from(jobLeases),
+      auditStoreState(o.db, o.config),
     ]);
+    setStore(store, storeBytes, storeMax, storeNear, outboxBytes);
     for (const kind of ['cookie', 'oauth'] as const) {
       sessionsActive.set([kind], Number(bySession.find((s) => s.kind === kind)?.n ?? 0));
     }
@@ -108,5 +129,41 @@ export async function collectScrapeMetrics(o: Scope): Promise<Registry> {
     // A failed read leaves those families empty; the process's own counters are still served.
     o.logger.error('metrics: database metrics unreadable', { err });
   }
+  await databasePages(o.db, r);
   return r;
+}
+
+type Gauge = ReturnType<Registry['gauge']>;
+
+function setStore(s: AuditStoreState | null, bytes: Gauge, max: Gauge, near: Gauge, outbox: Gauge): void {
+  if (!s) return;
+  bytes.set([s.store], s.bytes);
+  max.set([s.store], s.maxBytes);
+  near.set([s.store], s.warning ? 1 : 0);
+  outbox.set([], s.outboxBytes);
+}
+
+/**
+ * The database file's size and its free pages (pages freed by deletes, reused before the file grows;
+ * docs/audit-logs-embedded.md, "Size bound"). A remote libSQL may refuse the pragmas: then absent.
+ */
+async function databasePages(db: Db, r: Registry): Promise<void> {
+  try {
+    const one = async (name: string) => {
+      const [row] = await db.all<Record<string, number>>(sql.raw(`PRAGMA ${name}`));
+      return Number(Object.values(row ?? {})[0]);
+    };
+    const [pages, free, size] = [await one('page_count'), await one('freelist_count'), await one('page_size')];
+    if (![pages, free, size].every(Number.isFinite)) return;
+    r.gauge('auth_database_bytes', "the database's size: its pages (the file, less a WAL not yet checkpointed)").set(
+      [],
+      pages * size,
+    );
+    r.gauge('auth_database_free_bytes', "the database's free pages: freed by deletes, reused before it grows").set(
+      [],
+      free * size,
+    );
+  } catch {
+    // not readable here (a remote libSQL): the families stay absent
+  }
 }
