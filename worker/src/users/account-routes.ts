@@ -203,9 +203,8 @@ const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('un
 const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is ' +
-  'false) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account. Ending ' +
-  'passkeys removes second factors, which lent rights may not do: super-access resetting an account that has ' +
-  'passkeys must send `endPasskeys: false` (else 403).';
+  'false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an ' +
+  'LDAP or OIDC account.';
 const resetRoute = protectedRoute(
   { ...adminOnly(superAccess.unprivilegedTargets('reset the password of')), stepUp: true },
   {
