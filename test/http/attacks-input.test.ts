@@ -150,7 +150,9 @@ describe('attacks with request bodies', () => {
       const path = `${baseUrl()}${concrete}`;
       const types = Object.keys(((o.op.requestBody as JsonObject).content as JsonObject) ?? {});
       const security = (o.op.security as JsonObject[] | undefined) ?? [];
-      const auth = security.some((s) => 'bearer' in s) ? bearer : admin;
+      // A change of factors takes no API token (docs/security-mfa.md, "Changing factors"): Basic proves the password.
+      const factorChange = o.op['x-step-up'] === 'factors' && security.some((s) => 'basic' in s);
+      const auth = security.some((s) => 'bearer' in s) && !factorChange ? bearer : admin;
       // An operation that takes only a session (adding a passkey) gets a browser's session cookie.
       const sessionOnly = security.length > 0 && security.every((s) => 'cookie' in s);
       const browser = sessionOnly ? await loggedInBrowser(baseUrl(), ADMIN.login, ADMIN.password) : undefined;

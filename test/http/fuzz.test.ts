@@ -456,9 +456,10 @@ describe('fixed cases of every operation', () => {
       const at = `${o.method.toUpperCase()} ${o.path}`;
       const schemes = new Set(((o.op.security as JsonObject[] | undefined) ?? []).flatMap((x) => Object.keys(x)));
       // Bearer, else the session cookie (same-origin, as a browser's) for the operations that take only
-      // a session (adding a passkey), else Basic.
+      // a session (adding a passkey), else Basic; Basic for a change of factors, which no API token may make.
+      const factorChange = o.op['x-step-up'] === 'factors' && schemes.has('basic');
       const auth: [string, string][] =
-        schemes.has('bearer') || schemes.size === 0
+        (schemes.has('bearer') || schemes.size === 0) && !factorChange
           ? [['Authorization', admin.bearer]]
           : schemes.has('cookie')
             ? [
