@@ -57,7 +57,7 @@ export function idleSince(cutoff: number): SQL {
 
 /** SQL: another live, active administrator than the row at hand (a correlated subquery). */
 const other = alias(users, 'other');
-const anotherActiveAdmin = sql`exists (select 1 from ${other}
+const anotherActiveAdmin = sql`exists (select 1 from ${users} as other
   where ${other.role} = 'admin' and ${activeAccountIn(other)} and ${other.id} <> ${users.id})`;
 
 /**
