@@ -39,13 +39,27 @@ describe('compareTimings: a majority of measurements decides', () => {
   });
 
   it('one spoilt measurement of three does not decide: within the tolerance', async () => {
-    const r = await compareTimings(kinds([[10, 14], [10, 10.3], [10, 10.1]]).kinds, { rounds: ROUNDS });
+    const r = await compareTimings(
+      kinds([
+        [10, 14],
+        [10, 10.3],
+        [10, 10.1],
+      ]).kinds,
+      { rounds: ROUNDS },
+    );
     expect(r.ratios).toEqual([1.4, 1.03, 1.01]);
     expect(r.ratio).toBeLessThan(1.1);
   });
 
   it('a difference in two measurements of three fails, though one was within the tolerance', async () => {
-    const r = await compareTimings(kinds([[10, 10.2], [10, 13], [10, 12.5]]).kinds, { rounds: ROUNDS });
+    const r = await compareTimings(
+      kinds([
+        [10, 10.2],
+        [10, 13],
+        [10, 12.5],
+      ]).kinds,
+      { rounds: ROUNDS },
+    );
     expect(r.ratios).toEqual([1.02, 1.3, 1.25]);
     expect(r.ratio).toBeCloseTo(1.25);
   });
