@@ -19,7 +19,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, call, uniqueLogin, type Call } from '../harness/client.js';
-import { casesOf, type FuzzCase, type FuzzContext, type IdentityCredentials } from '../harness/fuzz-cases.js';
+import {
+  casesOf,
+  sameOriginCookie,
+  type FuzzCase,
+  type FuzzContext,
+  type IdentityCredentials,
+} from '../harness/fuzz-cases.js';
 import { changedTables, curlOf, fingerprint, sendFuzzRequest, type FuzzAnswer } from '../harness/fuzz-run.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
@@ -376,7 +382,14 @@ describe('schema-driven fuzz of every operation', () => {
         const t0 = Date.now();
         const r = await fuzzOperation(
           o,
-          { doc, identities, pathValues, maxBodySize, bodyOnGet: host.kind !== 'edge' },
+          {
+            doc,
+            identities,
+            pathValues,
+            maxBodySize,
+            bodyOnGet: host.kind !== 'edge',
+            origin: new URL(host.url).origin,
+          },
           validate,
         );
         total += r.cases;
@@ -461,10 +474,7 @@ describe('fixed cases of every operation', () => {
         schemes.has('bearer') || schemes.size === 0
           ? [['Authorization', admin.bearer]]
           : schemes.has('cookie')
-            ? [
-                ['Cookie', admin.cookie],
-                ['Sec-Fetch-Site', 'same-origin'],
-              ]
+            ? sameOriginCookie(admin.cookie, o.method, new URL(host.url).origin)
             : [['Authorization', admin.basic]];
       const params = (o.op.parameters as JsonObject[] | undefined) ?? [];
       const fill = (bad: boolean) =>
