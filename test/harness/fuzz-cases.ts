@@ -55,21 +55,6 @@ export interface FuzzContext {
    * proxy); chunked GETs are still sent (the odd Transfer-Encoding header).
    */
   bodyOnGet: boolean;
-  /** The host's origin, which a browser sends as Origin with an unsafe request's session cookie. */
-  origin: string;
-}
-
-/**
- * The headers a browser (Chromium) sends with a session cookie, same-origin: Sec-Fetch-Site, and Origin on
- * an unsafe method (a GET or HEAD goes without it).
- */
-export function sameOriginCookie(cookie: string, method: string, origin: string): [string, string][] {
-  const unsafe = !['GET', 'HEAD'].includes(method.toUpperCase());
-  return [
-    ['Cookie', cookie],
-    ...(unsafe ? [['Origin', origin] as [string, string]] : []),
-    ['Sec-Fetch-Site', 'same-origin'],
-  ];
 }
 
 const enc = new TextEncoder();
@@ -412,7 +397,11 @@ export function casesOf(ctx: FuzzContext, o: Operation): fc.Arbitrary<FuzzCase> 
     // Bearer, else the session cookie (a same-origin request, as a browser's): neither costs a
     // password hash per request. Basic where it is the only way (a login without a session).
     if (schemes.has('bearer') || schemes.size === 0) return [['Authorization', c.bearer]];
-    if (schemes.has('cookie')) return sameOriginCookie(c.cookie, o.method, ctx.origin);
+    if (schemes.has('cookie'))
+      return [
+        ['Cookie', c.cookie],
+        ['Sec-Fetch-Site', 'same-origin'],
+      ];
     return [['Authorization', c.basic]];
   };
   const auth = fc.oneof(
