@@ -22,6 +22,8 @@ export interface TestProvider {
   requests: string[];
   /** The `amr` and `acr` the provider's login of an account (by `sub`) reports in its ID tokens. */
   authContext: Record<string, { amr?: string[]; acr?: string }>;
+  /** Whether the provider still takes authorization code `code` (issued, not used, not expired). */
+  codeValid(code: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,8 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
     down: false,
     requests: [],
     authContext: {},
+    // The check its token endpoint makes: found, not used and not expired.
+    codeValid: async (code) => (await provider.AuthorizationCode.find(code))?.isValid === true,
     close: async () => {
       await new Promise((r) => proxy.close(r));
       await new Promise((r) => backend.close(r));

@@ -269,7 +269,10 @@ describe('OIDC login', () => {
   it('an expired code is refused', async () => {
     const b = new Browser(new URL(baseUrl()).origin);
     const url = await throughProvider(b, shortName, uniqueLogin('oidc'));
-    await new Promise((r) => setTimeout(r, 2500));
+    // Its code lives 1 s at the provider: sent once the provider no longer finds it.
+    const code = new URL(url).searchParams.get('code')!;
+    expect(await shortIdp.codeValid(code)).toBe(true);
+    await expect.poll(() => shortIdp.codeValid(code), { timeout: 10_000, interval: 100 }).toBe(false);
     const res = await b.fetch(url);
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/invalid_grant/);

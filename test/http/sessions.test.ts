@@ -216,19 +216,34 @@ describe('session limits and revocation', () => {
 describe('lifetime and tampering', () => {
   // A request's activity is written after its answer (architecture.md §6, "Background work does not even
   // take the answer's CPU"; the edge starts it 20 ms later): a client moving the clock by hours at once
-  // leaves it the time to land, as any client's next request an hour later would.
-  const afterAnswer = () => new Promise((r) => setTimeout(r, 500));
+  // leaves it the time to land, as any client's next request an hour later would: the test waits until the
+  // account's sessions show it (`lastSeenAt` at the request's moment of the moved clock, `sent` in real time).
+  const afterAnswer = (userId: string, offset: number, sent: number) =>
+    expect
+      .poll(
+        async () => {
+          const r = await callJson<{ items: { lastSeenAt: string }[] }>(`/v4/users/${userId}/sessions`, {
+            auth: basic(ADMIN.login, ADMIN.password),
+          });
+          // A second of slack: workerd's clock advances only on I/O.
+          return Math.max(0, ...r.body.items.map((i) => Date.parse(i.lastSeenAt))) >= sent + offset - 1000;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
 
   it('idle timeout (120 min) and absolute timeout (24 h)', async () => {
     const login = uniqueLogin();
-    await createUser(login, PASSWORD, { sessionLimit: 2 });
+    const id = await createUser(login, PASSWORD, { sessionLimit: 2 });
     const idle = await loggedIn(login);
     await setClockOffset(119 * MINUTE);
+    let sent = Date.now();
     expect((await me(idle)).status).toBe(200); // activity is recorded (at most once a minute)
-    await afterAnswer();
+    await afterAnswer(id, 119 * MINUTE, sent);
     await setClockOffset(238 * MINUTE);
+    sent = Date.now();
     expect((await me(idle)).status).toBe(200);
-    await afterAnswer();
+    await afterAnswer(id, 238 * MINUTE, sent);
     await setClockOffset(238 * MINUTE + 121 * MINUTE);
     expect((await me(idle)).status).toBe(401);
 
@@ -236,8 +251,9 @@ describe('lifetime and tampering', () => {
     const busy = await loggedIn(login);
     for (let m = 90; m < 24 * 60; m += 90) {
       await setClockOffset(m * MINUTE);
+      sent = Date.now();
       expect((await me(busy)).status, `minute ${m}`).toBe(200);
-      await afterAnswer();
+      await afterAnswer(id, m * MINUTE, sent);
     }
     await setClockOffset(DAY + MINUTE);
     expect((await me(busy)).status).toBe(401);

@@ -5,11 +5,12 @@
  * the end of super-access, and the login-name upkeep. Sessions and tokens: sessions.ts, tokens.ts;
  * a login's record and the inactivity block: login-rule.ts.
  */
-import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { passwordHistory, users } from '../../../schema/index.js';
 import type { Db } from '../store/db.js';
 import type { UserRow } from './model.js';
 import { AccountWrite, accountWrite, runAccountBatch } from './writes.js';
+import { liveAccounts } from './live.js';
 
 /** Inserts a new account (with its first password's history entry when it has one). */
 export function createAccountStatements(db: Db, row: UserRow): AccountWrite[] {
@@ -64,7 +65,7 @@ export function changeAccountStatement(
     db
       .update(users)
       .set({ ...set, updatedAt: now })
-      .where(and(eq(users.id, userId), isNull(users.deletedAt), when)),
+      .where(and(eq(users.id, userId), liveAccounts, when)),
   );
 }
 
@@ -113,7 +114,7 @@ export function fillLoginSkeletonsWrite(db: Db, rows: readonly { id: string; ske
   );
   return new AccountWrite(
     db.run(sql`update ${users} set login_skeleton = case id ${cases} end
-               where id in (${ids}) and +login_skeleton is null and deleted_at is null`),
+               where id in (${ids}) and +login_skeleton is null and ${liveAccounts}`),
     rows.map((r) => r.id),
   );
 }

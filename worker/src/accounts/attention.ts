@@ -2,13 +2,14 @@
  * What the administrator's overview counts of accounts, sessions and failed-login locks
  * (docs/console.md, "Overview"; docs/api.md, "The overview"): a few queries, each bounded, reads only.
  */
-import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { loginLocks, sessions, users } from '../../../schema/index.js';
 import { DAY_MS, ROLES } from './model.js';
 import { liveSession } from './session-list.js';
 import { sessionPolicy } from './sessions.js';
+import { liveAccounts } from './live.js';
 
 /** Accounts are "inactive soon" when the inactivity block would reach them within this many days. */
 export const INACTIVE_SOON_DAYS = 7;
@@ -48,7 +49,7 @@ const activity = sql`coalesce(${users.lastActivityAt}, ${users.createdAt})`;
 
 /** Live accounts of `status`, through the (role, status) index: every role named, so the status is searched. */
 const withStatus = (status: 'active' | 'blocked') =>
-  and(inArray(users.role, [...ROLES]), eq(users.status, status), isNull(users.deletedAt))!;
+  and(inArray(users.role, [...ROLES]), eq(users.status, status), liveAccounts)!;
 const countOf = (rows: Array<{ n: number }>) => Number(rows[0]?.n ?? 0);
 
 /** The counts and short lists of accounts needing attention, live sessions and current locks. */
@@ -84,7 +85,7 @@ export async function accountAttention(db: Db, config: ConfigSnapshot, now: numb
       db
         .select({ key: loginLocks.throttleKey, until: loginLocks.until, userId: users.id })
         .from(loginLocks)
-        .leftJoin(users, and(sql`'local:' || ${users.loginKey} = ${loginLocks.throttleKey}`, isNull(users.deletedAt)))
+        .leftJoin(users, and(sql`'local:' || ${users.loginKey} = ${loginLocks.throttleKey}`, liveAccounts))
         .where(lockKeys)
         .orderBy(desc(loginLocks.until))
         .limit(SHORT_LIST),

@@ -4,7 +4,7 @@
  * with a password change or reset, a block and "sign out everywhere" (revokeDevicesStatement,
  * accounts/sessions.ts), and after DEVICE_COOKIE_MS unused (accounts/throttle.ts).
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { RequestMeta } from '../http/scope.js';
 import { CredentialCache } from '../store/credential-cache.js';
@@ -13,6 +13,7 @@ import { devices, users } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
 import type { SessionRow } from './sessions.js';
 import { devicesOfAccount } from './writes.js';
+import { liveAccounts } from './live.js';
 
 /** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
 export interface DeviceClaim {
@@ -44,7 +45,7 @@ export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk?: string) {
         eq(devices.id, claim.id),
         eq(devices.userId, claim.userId),
         lk === undefined ? undefined : eq(users.loginKey, lk),
-        isNull(users.deletedAt),
+        liveAccounts,
         eq(users.source, 'local'),
       ),
     )

@@ -12,6 +12,7 @@ import { mfaRecoveryCodes, mfaTotp, passkeys, users } from '../../../schema/inde
 import type { UserRow } from './model.js';
 import { endSessionsStatement } from './sessions.js';
 import { runAccountBatch, type AccountBatchItem } from './writes.js';
+import { liveAccounts } from './live.js';
 
 /**
  * A kind of confirmed second factor: a TOTP authenticator, or a registered passkey (it serves as the
@@ -43,12 +44,12 @@ export function factorsOfLoginKey(db: Db, lk: string) {
     .select({ userId: mfaTotp.userId, kind: sql<FactorKind>`'totp'`.as('kind') })
     .from(mfaTotp)
     .innerJoin(users, eq(users.id, mfaTotp.userId))
-    .where(and(eq(users.loginKey, lk), isNull(users.deletedAt), isNotNull(mfaTotp.confirmedAt)));
+    .where(and(eq(users.loginKey, lk), liveAccounts, isNotNull(mfaTotp.confirmedAt)));
   const passkey = db
     .selectDistinct({ userId: passkeys.userId, kind: sql<FactorKind>`'passkey'`.as('kind') })
     .from(passkeys)
     .innerJoin(users, eq(users.id, passkeys.userId))
-    .where(and(eq(users.loginKey, lk), isNull(users.deletedAt)));
+    .where(and(eq(users.loginKey, lk), liveAccounts));
   return totp.unionAll(passkey);
 }
 

@@ -7,7 +7,7 @@
  * - an expired password (local passwords only: external logins do not use one of ours).
  * The lockout of failed passwords is the throttle's (accounts/throttle.ts), checked before the password.
  */
-import { and, asc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, lt, or, sql, type SQL } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
@@ -15,11 +15,13 @@ import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { endSessionsStatement, revokeDevicesStatement } from './sessions.js';
 import { endUserLinks } from './reset-tokens.js';
+import { alias } from 'drizzle-orm/sqlite-core';
 import { users } from '../../../schema/index.js';
 import { DAY_MS, passwordExpiresAt, type UserRow } from './model.js';
 import type { RequestMeta, Scope } from '../http/scope.js';
 import { countLoginEvent } from '../metrics/process.js';
 import { accountWrite, runAccountBatch, type AccountBatchItem, type AccountWrite } from './writes.js';
+import { activeAccountIn, activeAccounts } from './live.js';
 
 /** Where a login comes from, as the audit events name it. */
 export interface LoginSource {
@@ -50,12 +52,13 @@ const activitySql = sql`coalesce(${users.lastActivityAt}, ${users.createdAt})`;
 
 /** SQL: a live, active account without activity since before `cutoff`. */
 export function idleSince(cutoff: number): SQL {
-  return and(eq(users.status, 'active'), isNull(users.deletedAt), lt(activitySql, cutoff))!;
+  return and(activeAccounts, lt(activitySql, cutoff))!;
 }
 
 /** SQL: another live, active administrator than the row at hand (a correlated subquery). */
+const other = alias(users, 'other');
 const anotherActiveAdmin = sql`exists (select 1 from ${users} as other
-  where other.role = 'admin' and other.status = 'active' and other.deleted_at is null and other.id <> ${users.id})`;
+  where ${other.role} = 'admin' and ${activeAccountIn(other)} and ${other.id} <> ${users.id})`;
 
 /**
  * SQL: the row may be blocked for inactivity now: idle since before `cutoff`, and not the last

@@ -1,18 +1,19 @@
 /** Finding live accounts (not deleted): one, a page of them, with their locks. */
-import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { ProblemError } from '../http/problem.js';
 import type { Db } from '../store/index.js';
 import { loginLocks, users } from '../../../schema/index.js';
 import { loginKey } from './login-name.js';
 import type { Role, UserRow } from './model.js';
 import { localLockOf, localLockUntil } from './throttle.js';
+import { liveAccounts } from './live.js';
 
 /** The live account `id`, or undefined. */
 export async function findLiveAccount(db: Db, id: string): Promise<UserRow | undefined> {
   const rows = await db
     .select()
     .from(users)
-    .where(and(eq(users.id, id), isNull(users.deletedAt)))
+    .where(and(eq(users.id, id), liveAccounts))
     .limit(1);
   return rows[0];
 }
@@ -29,7 +30,7 @@ export const adminExistsQuery = (db: Db) =>
   db
     .select({ id: users.id })
     .from(users)
-    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
+    .where(and(eq(users.role, 'admin'), liveAccounts))
     .limit(1);
 
 /** Whether a live administrator account exists (active or blocked). */
@@ -88,7 +89,7 @@ export function accountContains(q: string): SQL {
 export async function listAccounts(db: Db, q: AccountQuery, now: number) {
   const escaped = q.login === undefined ? undefined : likeLiteral(loginKey(q.login));
   const where = and(
-    isNull(users.deletedAt),
+    liveAccounts,
     escaped !== undefined ? sql`${users.loginKey} like ${`${escaped}%`} escape '\\'` : undefined,
     q.q !== undefined && q.q !== '' ? accountContains(q.q) : undefined,
     q.role ? eq(users.role, q.role) : undefined,

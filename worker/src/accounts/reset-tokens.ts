@@ -11,6 +11,7 @@ import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { notifications, passwordResetTokens, users } from '../../../schema/index.js';
 import { CONSOLE_PATH } from '../http/console-path.js';
+import { activeAccounts } from './live.js';
 
 /** The front end's page that reads the token from the fragment and posts it to /v3/password_reset/confirm. */
 export const RESET_PAGE_PATH = '/reset-password';
@@ -67,7 +68,7 @@ export interface LinkAccount {
  * since `account` was read (a change in between ended the links already; none may follow it).
  */
 function accountUnchanged(userId: string, account: LinkAccount): SQL {
-  return sql`exists (select 1 from ${users} where id = ${userId} and deleted_at is null and status = 'active'
+  return sql`exists (select 1 from ${users} where id = ${userId} and ${activeAccounts}
     and email is ${account.email} and password_changed_at is ${account.passwordChangedAt})`;
 }
 

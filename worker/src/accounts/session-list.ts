@@ -8,6 +8,7 @@ import { sessions, users } from '../../../schema/index.js';
 import { likeLiteral } from './lookup.js';
 import { loginKey } from './login-name.js';
 import type { SessionPolicy, SessionRow } from './sessions.js';
+import { liveAccounts } from './live.js';
 
 /** A live session with the account it belongs to. */
 export interface AccountSession {
@@ -32,7 +33,7 @@ export async function listAllSessions(
 ): Promise<{ rows: AccountSession[]; total: number }> {
   const where = and(
     liveSession(now, p),
-    isNull(users.deletedAt),
+    liveAccounts,
     q.login ? sql`${users.loginKey} like ${`%${likeLiteral(loginKey(q.login))}%`} escape '\\'` : undefined,
   );
   const [rows, count] = await db.batch([

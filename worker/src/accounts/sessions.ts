@@ -8,6 +8,7 @@ import { devices, sessions, users, type SessionEndReason } from '../../../schema
 import type { RequestMeta } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
 import { AccountWrite, accountWrite, devicesOfAccount, runAccountBatch, type AccountBatchItem } from './writes.js';
+import { activeAccounts } from './live.js';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type SessionAuthMethod = NonNullable<SessionRow['authMethod']>;
@@ -210,8 +211,7 @@ function sessionLookupQuery(
         isNull(sessions.revokedAt),
         gt(sessions.expiresAt, now),
         gt(sessions.lastSeenAt, idleSince),
-        isNull(users.deletedAt),
-        eq(users.status, 'active'),
+        activeAccounts,
       ),
     )
     .limit(1);

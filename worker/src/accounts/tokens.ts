@@ -13,6 +13,7 @@ import { apiTokens, users } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { accountWrite, runAccountBatch, type AccountWrite } from './writes.js';
+import { activeAccounts } from './live.js';
 
 const TOKEN_PREFIX = 'ast_';
 
@@ -247,8 +248,7 @@ function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Plac
         eq(apiTokens.secretHash, hash),
         isNull(apiTokens.revokedAt),
         or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
-        isNull(users.deletedAt),
-        eq(users.status, 'active'),
+        activeAccounts,
         eq(users.source, 'local'),
       ),
     )

@@ -3,7 +3,7 @@
  * (Basic, session logins, /v4/users): the lockout here; blocked accounts, inactivity and password
  * expiry by the account rule (accounts/login-rule.ts), as for LDAP and OIDC logins.
  */
-import { and, eq, exists, isNull, sql } from 'drizzle-orm';
+import { and, eq, exists, sql } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { laneDevice, trustedDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
@@ -37,6 +37,7 @@ import {
 import type { RequestScope, Scope } from '../http/scope.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
 import { countLockedAttempt, loginMethod, lockouts, restrictions } from '../metrics/process.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /**
  * What a password check needs of the scope: the attempt is reserved and a success recorded on
@@ -81,7 +82,7 @@ export function liveLocalUser(db: Db, key: string) {
   return db
     .select()
     .from(users)
-    .where(and(eq(users.loginKey, key), isNull(users.deletedAt), eq(users.source, 'local')))
+    .where(and(eq(users.loginKey, key), liveAccounts, eq(users.source, 'local')))
     .limit(1);
 }
 

@@ -3,8 +3,17 @@ import type { ApiDocument } from './document.js';
 import { addSharedResponses, sharedStatuses } from './shared-responses.js';
 
 describe('sharedStatuses', () => {
-  it('every operation: 413 (the body limit bounds any request, with a body or without) and 500', () => {
-    expect(sharedStatuses({})).toEqual([413, 500]);
+  it(
+    'every operation: 413 and 422 (the body limit bounds any request, with a body or without, and the ' +
+      'nesting of a JSON one) and 500',
+    () => {
+      expect(sharedStatuses({})).toEqual([413, 422, 500]);
+    },
+  );
+
+  it('a path that reads its body itself (the Sentry tunnel): no 422 of the nesting bound', () => {
+    expect(sharedStatuses({}, true)).toEqual([413, 500]);
+    expect(sharedStatuses({ requestBody: { content: { 'text/plain': {} } } }, true)).toEqual([400, 413, 415, 500]);
   });
 
   it('a JSON or form body: 400, 413, 415, 422', () => {
@@ -14,21 +23,21 @@ describe('sharedStatuses', () => {
     ]);
   });
 
-  it('a body the route does not validate by a schema (text, binary): no 422', () => {
-    expect(sharedStatuses({ requestBody: { content: { 'text/plain': {} } } })).toEqual([400, 413, 415, 500]);
+  it('a body the route does not validate by a schema (text, binary): 422 of the nesting bound only', () => {
+    expect(sharedStatuses({ requestBody: { content: { 'text/plain': {} } } })).toEqual([400, 413, 415, 422, 500]);
   });
 
   it('declared parameters (path, query, header): 422', () => {
     expect(sharedStatuses({ parameters: [{ in: 'path', name: 'id' }] })).toEqual([413, 422, 500]);
     expect(sharedStatuses({ parameters: [{ in: 'query', name: 'q' }] })).toEqual([413, 422, 500]);
     expect(sharedStatuses({ parameters: [{ in: 'header', name: 'X-LDAP-Name' }] })).toEqual([413, 422, 500]);
-    expect(sharedStatuses({ parameters: [] })).toEqual([413, 500]);
+    expect(sharedStatuses({ parameters: [] })).toEqual([413, 422, 500]);
   });
 
   it('security: 401 and 403, and 429 with Basic (a password login); `security: []` is none', () => {
-    expect(sharedStatuses({ security: [{ basic: [] }, { bearer: [] }] })).toEqual([401, 403, 413, 429, 500]);
-    expect(sharedStatuses({ security: [{ bearer: [] }] })).toEqual([401, 403, 413, 500]);
-    expect(sharedStatuses({ security: [] })).toEqual([413, 500]);
+    expect(sharedStatuses({ security: [{ basic: [] }, { bearer: [] }] })).toEqual([401, 403, 413, 422, 429, 500]);
+    expect(sharedStatuses({ security: [{ bearer: [] }] })).toEqual([401, 403, 413, 422, 500]);
+    expect(sharedStatuses({ security: [] })).toEqual([413, 422, 500]);
   });
 });
 

@@ -40,7 +40,7 @@ const SHARED: Record<number, { name: string; description: string }> = {
     name: 'ValidationFailed',
     description:
       'Validation failed: `errors` lists every bad field (body, path or query); a JSON body nested deeper ' +
-      'than 64 levels (`maxDepth`) is refused as a whole',
+      'than 64 levels (`maxDepth`) is refused as a whole, also one sent to an operation that takes no body',
   },
   405: {
     name: 'MethodNotAllowed',
@@ -58,11 +58,17 @@ const SHARED: Record<number, { name: string; description: string }> = {
 /** Media types of bodies that the route validator checks against their schema. */
 const VALIDATED_BODY = /^(application\/([a-z.-]+\+)?json|application\/x-www-form-urlencoded|multipart\/form-data)$/;
 
-/** The statuses an operation can answer because of its shape alone. */
-export function sharedStatuses(op: OperationEntry): number[] {
+/**
+ * The statuses an operation can answer because of its shape alone; `selfLimited`: its path reads its body
+ * itself (SELF_LIMITED_BODIES), past the body limit and the JSON nesting bound.
+ */
+export function sharedStatuses(op: OperationEntry, selfLimited = false): number[] {
   // Any request may carry a body, and the body limit bounds every one before its route runs (413:
   // http/body-limit.ts), so an operation without a request body answers it too.
   const statuses = new Set<number>([413, 500]);
+  // The limit measures the nesting of every JSON body it bounds (http/json-depth.ts), whatever the operation:
+  // a body nested too deep is a 422, also for an operation that takes no body.
+  if (!selfLimited) statuses.add(422);
   // A body is malformed (400) or of another media type (415); JSON and form bodies are validated
   // against their schema (422), other media types (the Sentry tunnel's) are not.
   if (op.requestBody) for (const s of [400, 415]) statuses.add(s);
@@ -127,7 +133,7 @@ export function addSharedResponses<D extends ApiDocument>(doc: D): D {
       const description = `The body is larger than ${ownLimit}, announced or counted while reading`;
       declared['413'] = { description, content: PROBLEM_CONTENT };
     }
-    const statuses = sharedStatuses(op);
+    const statuses = sharedStatuses(op, ownLimit !== undefined);
     if (dotSegmentMeets405(doc, method, path)) statuses.push(405);
     for (const status of statuses) {
       declared[String(status)] ??= { $ref: `#/components/responses/${SHARED[status]!.name}` };

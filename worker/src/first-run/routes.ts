@@ -22,6 +22,7 @@ import { CONSOLE_PATH } from '../console/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 import { requestHeader } from '../http/node-messages.js';
 import { publicRoute } from '../auth/protected-route.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /**
  * The page ROOT_PATH and `/` send a browser to once an administrator exists, below ROOT_PATH: the
@@ -239,7 +240,7 @@ export function registerFirstRun(app: App, api: App, o: { root: string; docsPref
 async function createFirstAdmin(c: Context<AppEnv>, login: string, password: string) {
   const { scope } = c.var;
   const db = scope.db;
-  const noAdmin = sql`not exists (select 1 from ${users} where role = 'admin' and deleted_at is null)`;
+  const noAdmin = sql`not exists (select 1 from ${users} where role = 'admin' and ${liveAccounts})`;
   await db.delete(serviceMeta).where(and(eq(serviceMeta.key, CLAIM_KEY), noAdmin));
   try {
     return await createLocalAccount(

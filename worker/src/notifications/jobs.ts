@@ -2,7 +2,7 @@
  * The notifications' periodic jobs: handling the outbox's events, delivering due mails (with their
  * retries), the password-expiry notices and the retention of the history (NOTIFICATION_EXPIRATION).
  */
-import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, lt, lte, or, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { Job } from '../jobs/job.js';
 import { DAY_MS } from '../accounts/model.js';
@@ -10,6 +10,7 @@ import { notifications, passwordResetRequests, passwordResetTokens, users } from
 import { deliverDue } from './deliver.js';
 import { handleEvents } from './handler.js';
 import { notificationInsert, notificationRow } from './store.js';
+import { activeAccounts } from '../accounts/live.js';
 
 /** Turns the outbox's events into notifications (EVENT_HANDLING); every 30 s, whoever fires the schedule. */
 export const handleNotificationEvents: Job = {
@@ -55,8 +56,7 @@ export const passwordExpiryNotices: Job = {
       .where(
         and(
           eq(users.source, 'local'),
-          eq(users.status, 'active'),
-          isNull(users.deletedAt),
+          activeAccounts,
           eq(users.mustChangePassword, false),
           isNotNull(users.passwordChangedAt),
           // Expires within the notice period, and has not expired yet.

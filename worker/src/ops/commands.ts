@@ -5,7 +5,7 @@
  * Every use is an audit event in audit_outbox with actor_login "operator" (actor_id null), written
  * by the service's own account functions in the same transaction as the change.
  */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import { loginKey } from '../auth/credentials.js';
 import { lockedUntil, throttleKey } from '../accounts/throttle.js';
@@ -19,6 +19,7 @@ import { createLocalAccount } from '../users/create.js';
 import type { UserRow } from '../accounts/model.js';
 import { setPassword } from '../users/password.js';
 import type { RequestScope, Scope } from '../http/scope.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /**
  * The scope of the operator command (no request): its configuration is the effective one (environment
@@ -62,7 +63,7 @@ async function accountOf(db: Db, login: string): Promise<UserRow> {
   const rows = await db
     .select()
     .from(users)
-    .where(and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt)))
+    .where(and(eq(users.loginKey, loginKey(login)), liveAccounts))
     .limit(1);
   if (!rows[0]) throw new ProblemError('NOT_FOUND', { detail: `no account with the login "${login}"` });
   return rows[0];
@@ -78,7 +79,7 @@ export async function listAdministrators(scope: OperatorScope): Promise<AccountS
   const admins = await scope.db
     .select()
     .from(users)
-    .where(and(eq(users.role, 'admin'), isNull(users.deletedAt)))
+    .where(and(eq(users.role, 'admin'), liveAccounts))
     .orderBy(asc(users.loginKey));
   const event = { type: 'operator.admins_listed', actor: OPERATOR_ACTOR, data: { count: admins.length } } as const;
   await scope.db.batch([auditInsert(scope.db, scope.now(), { stream: 'crud_admin', ...event })]);

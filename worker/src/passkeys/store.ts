@@ -1,10 +1,11 @@
 /** Passkey rows: the account's list, one by credential id, and their public shape. */
 import { z } from '@hono/zod-openapi';
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { passkeys, users } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
 import type { UserRow } from '../accounts/model.js';
 import type { PasskeyRow } from '../accounts/passkeys.js';
+import { liveAccounts } from '../accounts/live.js';
 
 export type { PasskeyRow } from '../accounts/passkeys.js';
 
@@ -69,7 +70,7 @@ export function passkeyByCredentialQuery(db: Db, credentialId: string) {
     .select({ passkey: passkeys, user: users })
     .from(passkeys)
     .innerJoin(users, eq(users.id, passkeys.userId))
-    .where(and(eq(passkeys.credentialId, credentialId), isNull(users.deletedAt)))
+    .where(and(eq(passkeys.credentialId, credentialId), liveAccounts))
     .limit(1);
 }
 

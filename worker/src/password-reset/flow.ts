@@ -15,7 +15,7 @@
  *   a failed-login lock and the account's other links, and is audited. Every other password change, a
  *   block and an e-mail change end the account's links too (docs/security.md, "What ends what").
  */
-import { and, eq, gt, isNull, min, sql } from 'drizzle-orm';
+import { and, eq, gt, min, sql } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { restrictedSql, throttleKey, unlockStatements } from '../accounts/throttle.js';
 import { ProblemError } from '../http/problem.js';
@@ -37,6 +37,7 @@ import {
   resetLink,
   tokenInsert,
 } from '../accounts/reset-tokens.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /** Requests per login or address asked for, and per client address, within THROTTLE_WINDOW_MS. */
 export const RESET_LIMITS = { perIdentifier: 3, perClient: 30 } as const;
@@ -81,13 +82,13 @@ async function accountsFor(db: Db, ask: { login?: string; email?: string }): Pro
     return db
       .select()
       .from(users)
-      .where(and(eq(users.loginKey, loginKey(normaliseLogin(ask.login))), isNull(users.deletedAt)))
+      .where(and(eq(users.loginKey, loginKey(normaliseLogin(ask.login))), liveAccounts))
       .limit(1);
   }
   return db
     .select()
     .from(users)
-    .where(and(sql`lower(${users.email}) = ${ask.email!.toLowerCase()}`, isNull(users.deletedAt)))
+    .where(and(sql`lower(${users.email}) = ${ask.email!.toLowerCase()}`, liveAccounts))
     .limit(MAX_ACCOUNTS_PER_ADDRESS);
 }
 

@@ -3,7 +3,7 @@
  * same failure budgets as the password of the account (accounts/throttle.ts: a guess is reserved before
  * it is checked, a wrong one counts and may lock), and completing a pending login with it.
  */
-import { and, eq, isNotNull, isNull } from 'drizzle-orm';
+import { and, eq, isNotNull } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { loginRecordStatement } from '../accounts/login-rule.js';
 import { auditInsert } from '../audit/events.js';
@@ -33,6 +33,7 @@ import { acceptStep, matchingStep, TOTP_PERIOD_S } from '../accounts/totp.js';
 /** What a second step presents: a TOTP code or a recovery code (exactly one). */
 
 import type { SecondFactorInput } from '../auth/mfa-answers.js';
+import { activeAccounts } from '../accounts/live.js';
 
 export type { SecondFactorInput };
 export type SecondStepMethod = 'totp' | 'recovery_code' | 'passkey';
@@ -194,7 +195,7 @@ export async function completePendingLogin(
   const [row] = await db
     .select()
     .from(users)
-    .where(and(eq(users.id, pending.userId), isNull(users.deletedAt), eq(users.status, 'active')))
+    .where(and(eq(users.id, pending.userId), activeAccounts))
     .limit(1);
   if (!row) throw pendingUsedProblem();
   const user: UserRow = { ...row, lastLoginAt: now, lastActivityAt: now };

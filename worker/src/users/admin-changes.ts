@@ -15,6 +15,7 @@ import type { Db } from '../store/index.js';
 import { loginReservations, users } from '../../../schema/index.js';
 import { DAY_MS, type Role, type UserRow } from '../accounts/model.js';
 import type { Scope } from '../http/scope.js';
+import { activeAccounts } from '../accounts/live.js';
 
 /**
  * Who makes an admin change: an administrator's account, or the operator command (`npm run ops`),
@@ -46,7 +47,7 @@ export function assertMayChangeRole(actor: UserRow): void {
 /** SQL: another live, active administrator than `id` exists. */
 function anotherAdmin(id: string): SQL {
   return sql`(select count(*) from ${users}
-    where role = 'admin' and status = 'active' and deleted_at is null and id <> ${id}) > 0`;
+    where role = 'admin' and ${activeAccounts} and id <> ${id}) > 0`;
 }
 
 /** Whether a change takes an administrator's admin rights away (then another must remain). */

@@ -4,7 +4,7 @@
  * account is never logged in silently: it becomes a pending merge that /v3/login/union completes
  * (a local account), or is refused (another external account): users/identity-merge.ts.
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { createAccountStatements, refreshProfileStatement } from '../accounts/account-writes.js';
 import { auditInsert } from '../audit/events.js';
@@ -22,6 +22,7 @@ import {
 import type { Role, UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { userIdentities, users } from '../../../schema/index.js';
+import { liveAccounts } from '../accounts/live.js';
 
 export interface ExternalIdentity {
   source: 'ldap' | 'oidc';
@@ -148,7 +149,7 @@ async function linkedAccount(scope: RequestScope, identity: ExternalIdentity): P
         eq(userIdentities.sourceName, sourceName),
         eq(userIdentities.issuer, issuer),
         eq(userIdentities.externalId, externalId),
-        isNull(users.deletedAt),
+        liveAccounts,
       ),
     )
     .limit(1);

@@ -6,7 +6,7 @@
  * The signed cookies that carry a pending merge are the sessions capability's (sessions/merge.ts).
  */
 import { z } from '@hono/zod-openapi';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
@@ -15,6 +15,7 @@ import type { ExternalIdentity } from './external.js';
 import { loginKey } from '../accounts/login-name.js';
 import type { UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /** The external identity waiting to be linked to the local account of `login`. */
 export const PendingMergeSchema = z.object({
@@ -36,7 +37,7 @@ export type PendingMerge = z.infer<typeof PendingMergeSchema>;
 export async function pendingMergeOf(scope: RequestScope, identity: ExternalIdentity): Promise<PendingMerge> {
   const { source, sourceName, issuer, externalId, login } = identity;
   const db = scope.db;
-  const live = and(eq(users.loginKey, loginKey(login)), isNull(users.deletedAt));
+  const live = and(eq(users.loginKey, loginKey(login)), liveAccounts);
   const other = (await db.select().from(users).where(live).limit(1))[0];
   if (other?.source === 'local' && other.passwordHash !== null)
     return { login, source, sourceName, issuer, externalId };

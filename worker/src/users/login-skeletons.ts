@@ -15,6 +15,7 @@ import { jobLeases, loginReservations, users } from '../../../schema/index.js';
 import { loginSkeleton } from './confusables.js';
 import { loginKey } from '../accounts/login-name.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /** Rows read and written per batch: one transaction each, short enough not to hold a host's event loop. */
 export const SKELETON_BATCH = 500;
@@ -38,7 +39,7 @@ async function pendingAfter(
   return db.all(sql`
     select id, login, login_key as loginKey, created_at as createdAt
     from ${users} indexed by users_pending_login_skeleton
-    where login_skeleton is null and deleted_at is null ${past}
+    where login_skeleton is null and ${liveAccounts} ${past}
     order by created_at, id limit ${limit}`);
 }
 
@@ -53,7 +54,7 @@ export async function lookAlikeOf(db: Db, login: string): Promise<string | undef
   const [row] = await db
     .select({ login: users.login })
     .from(users)
-    .where(and(eq(users.loginSkeleton, skeleton), ne(users.loginKey, key), isNull(users.deletedAt)))
+    .where(and(eq(users.loginSkeleton, skeleton), ne(users.loginKey, key), liveAccounts))
     .limit(1);
   if (row) return row.login;
   let after: Cursor | undefined;
@@ -107,7 +108,7 @@ async function fillOne(db: Db, row: { id: string; login: string }): Promise<Look
     const [holder] = await db
       .select({ login: users.login })
       .from(users)
-      .where(and(eq(users.loginSkeleton, skeleton), isNull(users.deletedAt)))
+      .where(and(eq(users.loginSkeleton, skeleton), liveAccounts))
       .limit(1);
     return { login: row.login, other: holder?.login ?? '' };
   }
@@ -204,7 +205,7 @@ export async function skeletonsRemaining(db: Db): Promise<number> {
   const [row] = await db
     .select({ n: count() })
     .from(users)
-    .where(and(isNull(users.loginSkeleton), isNull(users.deletedAt)));
+    .where(and(isNull(users.loginSkeleton), liveAccounts));
   return row?.n ?? 0;
 }
 
