@@ -941,7 +941,7 @@ export interface paths {
          * Reset a password
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account. Ending passkeys removes second factors, which lent rights may not do: super-access resetting an account that has passkeys must send `endPasskeys: false` (else 403).
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
          */
         post: operations["resetUserPassword"];
         delete?: never;
