@@ -25,6 +25,11 @@ interface EventPage {
   total?: { value: number; relation: string };
 }
 
+/** An event's outcome (ECS: success, failure, unknown) in the page's words. */
+function outcomeText(outcome: string): string {
+  return ['success', 'failure', 'unknown'].includes(outcome) ? t(`audit.${outcome}`) : outcome;
+}
+
 /** A dotted path of an event (`event.type`), as text. */
 function pick(e: Event, path: string): string {
   let v: unknown = e;
@@ -56,7 +61,10 @@ const audit: PageScript = async (ctx) => {
   if (presetOutcome && [...outcome.options].some((o) => o.value === presetOutcome)) outcome.value = presetOutcome;
   const describe = () => {
     const lt = types.items.find((x) => x.name === typeSelect.value);
-    description.textContent = lt ? `${lt.description} (${lt.pattern})` : '';
+    // The type's meaning in the page's words (the API's description is English), its index pattern as code.
+    description.replaceChildren(
+      ...(lt ? [t(`audit.stream.${lt.name}`), ' (', el('code', {}, lt.pattern), ')'] : []),
+    );
   };
   describe();
   typeSelect.addEventListener('change', describe);
@@ -96,8 +104,8 @@ const audit: PageScript = async (ctx) => {
       open.addEventListener('click', () => showRecord(e));
       return [
         formatDate(pick(e, '@timestamp')),
-        pick(e, 'event.type'),
-        pick(e, 'event.outcome'),
+        clip(pick(e, 'event.type'), 'code'),
+        outcomeText(pick(e, 'event.outcome')),
         clip(pick(e, 'actor.login')),
         clip(pick(e, 'subject.login')),
         clip(pick(e, 'source.ip')),

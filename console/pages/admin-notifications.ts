@@ -30,6 +30,15 @@ function outboxLink(n: Notification): Node {
   return el('span', {}, formatDate(n.sentAt), ' ', el('a', { href, download: `${n.id}.eml` }, t('notif.openMail')));
 }
 
+/**
+ * Why a mail failed, in the page's language where the service's reason is known by its data (an account
+ * without an address is never tried); else the mail server's or the outbox's own words, as code.
+ */
+function lastError(n: Notification): Node | string | null {
+  if (n.status === 'given_up' && !n.recipient) return t('notif.reason.noAddress');
+  return n.lastError ? el('code', {}, n.lastError) : null;
+}
+
 const notifications: PageScript = async () => {
   const region = byId('notif-region');
   const pager = byId('notif-pager');
@@ -58,7 +67,7 @@ const notifications: PageScript = async () => {
       n.recipient ? clip(n.recipient) : none,
       t(`notif.status.${n.status}`),
       String(n.attempts),
-      n.lastError ?? none,
+      lastError(n) ?? none,
       n.status === 'outbox' ? outboxLink(n) : formatDate(n.sentAt) || none,
     ]);
     add(

@@ -51,7 +51,16 @@ function acceptedText(s: Setting): string {
   if ((s.type === 'integer' || s.type === 'number') && s.min !== undefined && s.max !== undefined)
     return t('settings.range', { min: s.min, max: s.max });
   if (s.values?.length) return s.values.join(', ');
-  return known(`settings.accepted.${s.name}`) ?? s.accepted;
+  return known(`settings.accepted.${s.name}`) ?? known(`settings.accepted.${acceptedKind(s)}`) ?? s.accepted;
+}
+
+/** The kind of text a string setting takes, which the page words once for all of its kind. */
+function acceptedKind(s: Setting): string {
+  if (/^AUDIT_\w+_PATTERN$/.test(s.name)) return 'indexPattern';
+  if (/_URL$/.test(s.name)) return 'url';
+  if (s.name === 'EMAIL_HOST' || s.name === 'EMAIL_FROM') return 'nonEmpty';
+  if (s.name === 'EMAIL_HOST_USER' || s.name === 'EMAIL_HOST_PASSWORD') return 'string';
+  return '';
 }
 
 /** A value as its control shows it (lists one per line). */

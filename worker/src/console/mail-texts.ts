@@ -7,6 +7,7 @@ import { addTexts } from './texts.js';
 const en = {
   'notif.status.outbox': 'written to the outbox (no mail server)',
   'notif.openMail': 'Open the mail (.eml)',
+  'notif.reason.noAddress': 'the account has no e-mail address',
   'mailTest.title': 'Send a test mail',
   'mailTest.hint':
     'One real attempt with the saved Mail settings, to the address below (empty: your own). The result names the ' +
@@ -29,6 +30,7 @@ const en = {
 const ru: Record<keyof typeof en, string> = {
   'notif.status.outbox': 'записано в папку писем (нет почтового сервера)',
   'notif.openMail': 'Открыть письмо (.eml)',
+  'notif.reason.noAddress': 'у учётной записи нет адреса почты',
   'mailTest.title': 'Тестовое письмо',
   'mailTest.hint':
     'Одна настоящая попытка с сохранёнными настройками почты на адрес ниже (пусто — на ваш). В ответе — шаг, до ' +
