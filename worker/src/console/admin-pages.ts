@@ -64,8 +64,9 @@ ${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
 <select id="create-role" name="role">${roles(r)}</select></p>
 ${policyList(r, 'create-password-policy')}
 <p class="field"><label for="create-password">${r.t('users.password')}</label>
-<input id="create-password" name="password" type="password" required autocomplete="new-password"
-aria-describedby="create-password-policy-title create-password-policy"></p>
+<input id="create-password" name="password" type="password" autocomplete="new-password"
+aria-describedby="create-password-hint create-password-policy-title create-password-policy"></p>
+<p class="hint" id="create-password-hint">${r.t('users.passwordOptional')}</p>
 <p class="field"><label for="create-limit">${r.t('users.sessionLimit')}</label>
 <input id="create-limit" name="sessionLimit" type="number" min="1" inputmode="numeric"></p>
 <p class="check"><input id="create-must" name="mustChangePassword" type="checkbox" checked>

@@ -120,6 +120,9 @@ const en = {
   'users.displayName': 'Display name',
   'users.email': 'E-mail address',
   'users.password': 'Password',
+  'users.passwordOptional':
+    'Give it to the user yourself; or leave it empty, and the user chooses one with the link of the welcome mail ' +
+    '(an e-mail address is then needed).',
   'users.mustChange': 'Must change the password at the next sign-in',
   'users.endPasskeys': 'End their passkeys too (they sign in without the password)',
   'users.sessionLimit': 'Session limit (empty: the default)',
@@ -365,6 +368,9 @@ const ru: Record<keyof typeof en, string> = {
   'users.displayName': 'Отображаемое имя',
   'users.email': 'Адрес эл. почты',
   'users.password': 'Пароль',
+  'users.passwordOptional':
+    'Сообщите его пользователю сами или оставьте пустым: пользователь задаст пароль по ссылке из приветственного ' +
+    'письма (тогда нужен адрес почты).',
   'users.mustChange': 'Сменить пароль при следующем входе',
   'users.endPasskeys': 'Удалить и ключи доступа (они входят без пароля)',
   'users.sessionLimit': 'Предел сеансов (пусто: по умолчанию)',
