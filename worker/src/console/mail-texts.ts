@@ -6,7 +6,13 @@ import { addTexts } from './texts.js';
 
 const en = {
   'notif.status.outbox': 'written to the outbox (no mail server)',
-  'notif.openMail': 'Open the mail (.eml)',
+  'notif.openMail': 'Open the mail',
+  'notif.downloadMail': 'Download (.eml)',
+  'notif.mail.title': 'The mail',
+  'notif.mail.from': 'From',
+  'notif.mail.to': 'To',
+  'notif.mail.subject': 'Subject',
+  'notif.mail.date': 'Date',
   'notif.reason.noAddress': 'the account has no e-mail address',
   'mailTest.title': 'Send a test mail',
   'mailTest.hint':
@@ -29,7 +35,13 @@ const en = {
 
 const ru: Record<keyof typeof en, string> = {
   'notif.status.outbox': 'записано в папку писем (нет почтового сервера)',
-  'notif.openMail': 'Открыть письмо (.eml)',
+  'notif.openMail': 'Открыть письмо',
+  'notif.downloadMail': 'Скачать (.eml)',
+  'notif.mail.title': 'Письмо',
+  'notif.mail.from': 'От',
+  'notif.mail.to': 'Кому',
+  'notif.mail.subject': 'Тема',
+  'notif.mail.date': 'Дата',
   'notif.reason.noAddress': 'у учётной записи нет адреса почты',
   'mailTest.title': 'Тестовое письмо',
   'mailTest.hint':
