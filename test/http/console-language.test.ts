@@ -156,4 +156,34 @@ describe('console: one language per page', () => {
       }
     }, 180_000);
   }
+
+  it("the audit log's dates are typed in the page's format: Russian day.month.year, refused in its words", async () => {
+    const tab: ConsoleTab = await newTab(browser, { locale: 'en-GB' });
+    try {
+      await signIn(tab, host.url, ADMIN.login, ADMIN.password);
+      // The console in Russian, the browser in English: the fields follow the console.
+      await openPage(tab, `${host.url}/ui/admin/audit?lang=ru`);
+      const { page } = tab;
+      await page.waitForSelector('#audit-region table', { timeout: 20_000 });
+      expect(await page.getAttribute('#audit-from', 'placeholder')).toBe('ДД.ММ.ГГГГ ЧЧ:ММ');
+      expect(await page.getAttribute('#audit-from', 'type')).toBeNull();
+      // From tomorrow on: no event; up to tomorrow: the events are there.
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      const typed = `${tomorrow.getDate()}.${tomorrow.getMonth() + 1}.${tomorrow.getFullYear()}`;
+      await page.fill('#audit-from', typed);
+      await page.click('#audit-form button[type=submit]');
+      await page.waitForSelector('#audit-region p:text-is("Событий не найдено.")');
+      await page.fill('#audit-from', '');
+      await page.fill('#audit-to', `${typed} 00:00`);
+      await page.click('#audit-form button[type=submit]');
+      await page.waitForSelector('#audit-region table');
+      await page.fill('#audit-to', '31.02.2026');
+      await page.click('#audit-form button[type=submit]');
+      await page.waitForSelector('#audit-message:has-text("Это не дата: «31.02.2026»")');
+      expect(await page.getAttribute('#audit-to', 'aria-invalid')).toBe('true');
+    } finally {
+      await tab.context.close();
+    }
+  }, 120_000);
 });
+

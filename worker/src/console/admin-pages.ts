@@ -186,9 +186,12 @@ ${option('failure', r.t('audit.failure'))}</select></p>
 <p class="field"><label for="audit-event-types">${r.t('audit.eventTypes')}</label>
 <input id="audit-event-types" name="eventTypes" spellcheck="false"></p>
 <p class="field"><label for="audit-from">${r.t('audit.from')}</label>
-<input id="audit-from" name="from" type="datetime-local"></p>
+<input id="audit-from" name="from" inputmode="numeric" autocomplete="off" spellcheck="false"
+placeholder="${r.t('date.format')}" aria-describedby="audit-date-hint"></p>
 <p class="field"><label for="audit-to">${r.t('audit.to')}</label>
-<input id="audit-to" name="to" type="datetime-local"></p>
+<input id="audit-to" name="to" inputmode="numeric" autocomplete="off" spellcheck="false"
+placeholder="${r.t('date.format')}" aria-describedby="audit-date-hint"></p>
+<p class="hint" id="audit-date-hint">${r.t('date.hint', { format: r.t('date.format') })}</p>
 <p class="field"><label for="audit-size">${r.t('audit.size')}</label>
 <input id="audit-size" name="size" type="number" min="1" max="500" value="50" inputmode="numeric"></p>
 </div>
