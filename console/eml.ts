@@ -77,7 +77,10 @@ function partText(headers: Map<string, string>, body: string): string {
   const charset = param(headers.get('content-type') ?? '', 'charset');
   if (encoding === 'base64') return decodeBytes(base64Bytes(body), charset);
   if (encoding === 'quoted-printable') return decodeBytes(quotedPrintableBytes(body), charset);
-  return decodeBytes(Uint8Array.from(body, (ch) => ch.charCodeAt(0)), charset);
+  return decodeBytes(
+    Uint8Array.from(body, (ch) => ch.charCodeAt(0)),
+    charset,
+  );
 }
 
 /** The first text/plain part of a message or part, or undefined. */

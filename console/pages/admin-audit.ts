@@ -84,9 +84,7 @@ const audit: PageScript = async (ctx) => {
   const describe = () => {
     const lt = types.items.find((x) => x.name === typeSelect.value);
     // The type's meaning in the page's words (the API's description is English), its index pattern as code.
-    description.replaceChildren(
-      ...(lt ? [t(`audit.stream.${lt.name}`), ' (', el('code', {}, lt.pattern), ')'] : []),
-    );
+    description.replaceChildren(...(lt ? [t(`audit.stream.${lt.name}`), ' (', el('code', {}, lt.pattern), ')'] : []));
   };
   describe();
   typeSelect.addEventListener('change', describe);

@@ -31,11 +31,7 @@ const PAGE_SIZE = 20;
  */
 function outboxCell(n: Notification, viewer: HTMLElement): Node {
   const href = `${rootPath()}/v4/notifications/${encodeURIComponent(n.id)}/message`;
-  const open = el(
-    'button',
-    { type: 'button', class: 'secondary', 'aria-controls': viewer.id },
-    t('notif.openMail'),
-  );
+  const open = el('button', { type: 'button', class: 'secondary', 'aria-controls': viewer.id }, t('notif.openMail'));
   open.addEventListener('click', () => void whileBusy(open, () => showMail(href, viewer)));
   return el(
     'span',

@@ -63,7 +63,9 @@ const password: PageScript = (ctx) => {
   watchPolicy('password-policy', newInput, () => ctx.me?.login ?? loginInput.value.trim());
   onSubmit(form, region, async () => {
     if (!repeatMatches(newInput, repeat, region)) return;
-    const headers: Record<string, string> = expired ? { Authorization: basicAuth(loginInput.value, oldInput.value) } : {};
+    const headers: Record<string, string> = expired
+      ? { Authorization: basicAuth(loginInput.value, oldInput.value) }
+      : {};
     try {
       await api('/v4/users/me/password', {
         method: 'PUT',

@@ -186,4 +186,3 @@ describe('console: one language per page', () => {
     }
   }, 120_000);
 });
-

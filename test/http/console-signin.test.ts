@@ -199,7 +199,9 @@ describe('console sign-in: local accounts', () => {
       expect(visible).toEqual(['signin-change-new', 'signin-change-repeat']);
       expect(page.url()).not.toContain(PASSWORD);
       expect(page.url()).not.toContain(encodeURIComponent(PASSWORD));
-      const stored = await page.evaluate(() => JSON.stringify([{ ...localStorage }, { ...sessionStorage }, history.state]));
+      const stored = await page.evaluate(() =>
+        JSON.stringify([{ ...localStorage }, { ...sessionStorage }, history.state]),
+      );
       expect(stored).not.toContain(PASSWORD);
       // Against an empty field no rule is shown as met.
       expect(await page.$$eval('#signin-change-policy li.met', (xs) => xs.length)).toBe(0);
@@ -219,27 +221,30 @@ describe('console sign-in: local accounts', () => {
     },
   );
 
-  it('the password page without a session asks for the login and the current password; a reset form ' +
-    'shows no rule met', async () => {
-    const { login } = await newUser({ mustChangePassword: true });
-    const tab = await newTab(browser);
-    await openPage(tab, ui(`password?expired=1&reason=initial&login=${login}`));
-    const { page } = tab;
-    expect(await page.isVisible('#password-expired-intro')).toBe(true);
-    expect(await page.inputValue('#password-login')).toBe(login);
-    // The rules follow the field: met while typed, none met once the form is reset (no input event then).
-    await page.fill('#password-new', 'Fresh$pass1');
-    expect(await page.$$eval('#password-policy li.met', (xs) => xs.length)).toBeGreaterThan(0);
-    await page.evaluate(() => (document.getElementById('password-form') as HTMLFormElement).reset());
-    await expect.poll(() => page.$$eval('#password-policy li.met', (xs) => xs.length)).toBe(0);
-    await page.fill('#password-login', login);
-    await page.fill('#password-old', PASSWORD);
-    await page.fill('#password-new', 'Fresh$pass1');
-    await page.fill('#password-repeat', 'Fresh$pass1');
-    await page.click('#password-form button[type=submit]');
-    await page.waitForSelector('#password-message:has-text("Sign in with the new one")');
-    await tab.context.close();
-  });
+  it(
+    'the password page without a session asks for the login and the current password; a reset form ' +
+      'shows no rule met',
+    async () => {
+      const { login } = await newUser({ mustChangePassword: true });
+      const tab = await newTab(browser);
+      await openPage(tab, ui(`password?expired=1&reason=initial&login=${login}`));
+      const { page } = tab;
+      expect(await page.isVisible('#password-expired-intro')).toBe(true);
+      expect(await page.inputValue('#password-login')).toBe(login);
+      // The rules follow the field: met while typed, none met once the form is reset (no input event then).
+      await page.fill('#password-new', 'Fresh$pass1');
+      expect(await page.$$eval('#password-policy li.met', (xs) => xs.length)).toBeGreaterThan(0);
+      await page.evaluate(() => (document.getElementById('password-form') as HTMLFormElement).reset());
+      await expect.poll(() => page.$$eval('#password-policy li.met', (xs) => xs.length)).toBe(0);
+      await page.fill('#password-login', login);
+      await page.fill('#password-old', PASSWORD);
+      await page.fill('#password-new', 'Fresh$pass1');
+      await page.fill('#password-repeat', 'Fresh$pass1');
+      await page.click('#password-form button[type=submit]');
+      await page.waitForSelector('#password-message:has-text("Sign in with the new one")');
+      await tab.context.close();
+    },
+  );
 });
 
 describe('console sign-in: LDAP and OIDC', () => {

@@ -143,30 +143,34 @@ describe('mails of events', () => {
     },
   );
 
-  it('a new account without a password gets a link to set its own (never a password); the link works once', async () => {
-    const u = await newUser({ password: undefined });
-    const [mail] = await mailsTo(u.email);
-    expect(mail!.parsed.subject).toBe('Для вас создана учётная запись');
-    expect(mail!.raw).not.toContain(PASSWORD);
-    expect(mail!.parsed.text).toContain('https://console.example.com/app/reset-password#token=');
-    const token = tokenOf(mail!)!;
-    expect(
-      (await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } })).status,
-    ).toBe(204);
-    expect(
-      (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status,
-    ).toBe(200);
-    const again = await api('/v3/password_reset/confirm', {
-      method: 'POST',
-      json: { token, newPassword: 'Other#pass1' },
-    });
-    expect(again.status).toBe(400);
-    expect(again.body.code).toBe('INVALID_RESET_TOKEN');
-    // And the change is told by mail, as made with a link.
-    const [, changed] = await mailsTo(u.email, 2);
-    expect(changed!.parsed.subject).toBe('Пароль изменён');
-    expect(changed!.parsed.text).toContain('по ссылке для восстановления пароля');
-  });
+  it(
+    'a new account without a password gets a link to set its own (never a password); the link works ' + 'once',
+    async () => {
+      const u = await newUser({ password: undefined });
+      const [mail] = await mailsTo(u.email);
+      expect(mail!.parsed.subject).toBe('Для вас создана учётная запись');
+      expect(mail!.raw).not.toContain(PASSWORD);
+      expect(mail!.parsed.text).toContain('https://console.example.com/app/reset-password#token=');
+      const token = tokenOf(mail!)!;
+      expect(
+        (await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } }))
+          .status,
+      ).toBe(204);
+      expect(
+        (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status,
+      ).toBe(200);
+      const again = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token, newPassword: 'Other#pass1' },
+      });
+      expect(again.status).toBe(400);
+      expect(again.body.code).toBe('INVALID_RESET_TOKEN');
+      // And the change is told by mail, as made with a link.
+      const [, changed] = await mailsTo(u.email, 2);
+      expect(changed!.parsed.subject).toBe('Пароль изменён');
+      expect(changed!.parsed.text).toContain('по ссылке для восстановления пароля');
+    },
+  );
 });
 
 describe('password reset by mail', () => {

@@ -32,7 +32,10 @@ describe('the OpenAPI document written at build time', () => {
     // Words, not letters: the login rules quote a homoglyph (`аdmin` with a Cyrillic `а`) on purpose.
     const cyrillic = JSON.stringify(doc).match(/[^"]{0,40}[\u0400-\u04FF]{2,}[^"]{0,40}/g);
     expect(cyrillic, 'Cyrillic words in the default OpenAPI document').toBeNull();
-    expect((doc as { info?: unknown }).info).toMatchObject({ title: 'AUTH', description: expect.stringMatching(/authorization service/) });
+    expect((doc as { info?: unknown }).info).toMatchObject({
+      title: 'AUTH',
+      description: expect.stringMatching(/authorization service/),
+    });
   });
 
   it("made a deployment's, is what that configuration generates: nothing else depends on it", () => {

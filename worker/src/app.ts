@@ -381,8 +381,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
     title: env.get('PROJECT_NAME'),
     // The document is English (docs/api.md): its description too, unless the operator set one of their own;
     // the default AUTH_PROJECT_DESCRIPTION is the service's Russian name (authenticator apps, passkeys).
-    description:
-      env.source('PROJECT_DESCRIPTION') === 'default' ? API_DESCRIPTION : env.get('PROJECT_DESCRIPTION'),
+    description: env.source('PROJECT_DESCRIPTION') === 'default' ? API_DESCRIPTION : env.get('PROJECT_DESCRIPTION'),
   };
   registerDocs(api, docs);
   return { app, api, docs };

@@ -221,7 +221,8 @@ const en = {
   'settings.range': 'from {min} to {max}',
   'settings.accepted.USER_PASSWORD_SPECIAL_SYM': 'single characters',
   'settings.accepted.MFA_REQUIRED_ROLES': 'roles: admin, auditor, user',
-  'settings.accepted.indexPattern': 'an index pattern starting with svc-sec- (then lower-case letters, digits, . _ + - and *)',
+  'settings.accepted.indexPattern':
+    'an index pattern starting with svc-sec- (then lower-case letters, digits, . _ + - and *)',
   'settings.accepted.LOGSTORE_URLS': 'http(s) addresses separated by ";"',
   'settings.accepted.url': 'an absolute http(s) address',
   'settings.accepted.DIRECTORY_SIGNATURE': 'an OID such as 1.2.840.113556.1.4.800',

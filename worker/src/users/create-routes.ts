@@ -14,11 +14,16 @@ import { LoginSchema, normaliseLogin } from '../accounts/login-name.js';
 const CreateUser = z
   .object({
     login: LoginSchema,
-    password: z.string().min(1).max(1024).optional().openapi({
-      description:
-        "the first password, which the administrator gives the user (the welcome mail says so, with no link); " +
-        'absent: the account has none, and the welcome mail links to choosing it (then `email` is required)',
-    }),
+    password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .openapi({
+        description:
+          'the first password, which the administrator gives the user (the welcome mail says so, with no link); ' +
+          'absent: the account has none, and the welcome mail links to choosing it (then `email` is required)',
+      }),
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
     role: z.enum(ROLES).default('user'),

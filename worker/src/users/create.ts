@@ -97,7 +97,11 @@ export async function createLocalAccount(
         subject: u,
         request: scope.request,
         // Whether its user chooses the password (the welcome mail then links to it: docs/mail.md, "Kinds").
-        data: { role: u.role, password: a.password === undefined ? 'chosen' : 'given', ...(o.via ? { via: o.via } : {}) },
+        data: {
+          role: u.role,
+          password: a.password === undefined ? 'chosen' : 'given',
+          ...(o.via ? { via: o.via } : {}),
+        },
       }),
       ...(o.extra?.(u) ?? []),
     ],
