@@ -146,6 +146,12 @@ describe('console: one language per page', () => {
             await tab.page.click('#ldap-region button:text-matches("test|проверить", "i")');
             await tab.page.waitForSelector('[id^="ldap-test-"]:not([hidden])', { timeout: 20_000 });
           }
+          if (path === 'admin/settings') {
+            // "Send a test mail" with no mail server: the outbox file (Node) or nothing tried (edge).
+            await tab.page.fill('#mail-test-to', 'ops@example.com');
+            await tab.page.click('#mail-test button[type=submit]');
+            await tab.page.waitForSelector('#mail-test-message:not([hidden])', { timeout: 20_000 });
+          }
           if (path === 'admin/audit') await tab.page.waitForSelector('#audit-region table', { timeout: 20_000 });
           if (path === 'admin/notifications') await tab.page.waitForSelector('#notif-region table');
           for (const text of foreign(lang, await ownWords(tab.page))) found.push(`/ui/${path}: ${text}`);
