@@ -2,9 +2,10 @@
  * The console's one way to call the service: the public API under ROOT_PATH, with the session
  * cookie (same origin). CSRF: the browser sends Origin on every unsafe fetch, which is what the
  * service checks (worker/src/http/csrf.ts); nothing else is needed and no token is kept in the page.
- * Failures become ApiError with the problem's `detail`, shown to the user as is.
+ * Failures become ApiError, whose message is the problem in the page's language (`problemMessage`).
  */
-import { t } from './i18n.js';
+import '../worker/src/console/problem-texts.js';
+import { lang, t } from './i18n.js';
 
 /** An RFC 9457 problem as the service sends it. */
 export interface Problem {
@@ -17,15 +18,48 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
-/** A failed call: HTTP status (0: no answer), the problem, and the response headers. */
+/** A text of the dictionary, or undefined when it has none. */
+function known(key: string, vars: Record<string, string | number> = {}): string | undefined {
+  const value = t(key, vars);
+  return value === key ? undefined : value;
+}
+
+/**
+ * A refusal in the page's language (docs/console.md, "Layout and words"): on an English page the API's
+ * `detail` (English, and the most precise), else the console's text of the bridge failure (`cause`), of
+ * the fields a validation problem names, or of the problem's `code`; never the API's English on a
+ * Russian page.
+ */
+export function problemMessage(problem: Problem, status: number): string {
+  if (lang() === 'en' && problem.detail) return problem.detail;
+  const cause = typeof problem.cause === 'string' ? known(`problem.cause.${problem.cause}`) : undefined;
+  if (cause) return cause;
+  const errors = Array.isArray(problem.errors) ? (problem.errors as Array<{ path?: unknown }>) : [];
+  const fields = [
+    ...new Set(errors.map((e) => (typeof e.path === 'string' ? e.path.replace(/^values\./, '') : '')).filter(Boolean)),
+  ];
+  if (problem.code === 'VALIDATION' && fields.length > 0)
+    return t('problem.VALIDATION.fields', { fields: fields.map((f) => known(`field.${f}`) ?? f).join(', ') });
+  return (
+    known(`problem.${problem.code ?? ''}`) ??
+    (lang() === 'en' ? problem.title : undefined) ??
+    t('error.generic', { status })
+  );
+}
+
+/**
+ * A failed call: HTTP status (0: no answer), the problem, and the response headers. Its message is
+ * `problemMessage`, or the console's own words (`message`: no answer, a cancelled step-up).
+ */
 export class ApiError extends Error {
   override name = 'ApiError';
   constructor(
     readonly status: number,
     readonly problem: Problem,
     readonly headers: Headers = new Headers(),
+    message?: string,
   ) {
-    super(problem.detail ?? problem.title ?? t('error.generic', { status }));
+    super(message ?? problemMessage(problem, status));
   }
 
   /** The problem's code (e.g. ACCOUNT_LOCKED), '' when none. */
@@ -98,7 +132,7 @@ async function callOnce<T>(path: string, o: CallOptions): Promise<T> {
       cache: 'no-store',
     });
   } catch {
-    throw new ApiError(0, { detail: t('error.network') });
+    throw new ApiError(0, {}, undefined, t('error.network'));
   }
   const body = await res.text();
   let parsed: unknown;

@@ -115,14 +115,14 @@ export function resolveRefusals(base: string): RefusalHandler {
     if (err.code === 'STEP_UP_REQUIRED' && err.problem.reason === 'stale_second_factor' && !asking) {
       if (await askForStepUp()) return true;
       // Cancelled: the action's own region says why it was not done, in the page's language.
-      throw new ApiError(err.status, { ...err.problem, detail: t('stepup.cancelled') }, err.headers);
+      throw new ApiError(err.status, err.problem, err.headers, t('stepup.cancelled'));
     }
     if (err.code === 'MFA_ENROLMENT_REQUIRED' && document.body.dataset.page !== 'security') {
       location.assign(`${base}/security`);
     }
     // A first second factor needs a recent sign-in: the action's region says so in the page's language.
     if (err.code === 'REAUTHENTICATION_REQUIRED' && err.problem.change === 'factors') {
-      throw new ApiError(err.status, { ...err.problem, detail: t('stepup.reauth') }, err.headers);
+      throw new ApiError(err.status, err.problem, err.headers, t('stepup.reauth'));
     }
     // A session whose password must be changed may only change it (a sign-in's own refusal names
     // `changePassword`, and the sign-in page handles it).

@@ -89,8 +89,12 @@ if (emulator) console.log(`development bridge on ${bridge!.url}, reached by the 
 const wranglerArgs = ['dev', '--ip', '127.0.0.1', '--port', String(edgePort), '--var', `LIBSQL_URL:${sqld.url}`];
 if (emulator) wranglerArgs.push('--var', `AUTH_BRIDGE_URL:${emulator.url}`);
 const wranglerCli = 'node_modules/wrangler/bin/wrangler.js';
+// The service reads nothing of `request.cf`: wrangler's placeholder will do, and no fetch of Cloudflare's
+// cf.json is tried (offline, each of wrangler dev's two runtimes printed its failed DNS lookup's stack;
+// docs/development.md, "The edge host locally"). CLOUDFLARE_CF_FETCH_ENABLED set in the environment wins.
 const wrangler = spawn(process.execPath, [wranglerCli, ...wranglerArgs, ...process.argv.slice(2)], {
   stdio: 'inherit',
+  env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env },
 });
 const stop = () => wrangler.kill('SIGINT');
 process.on('SIGINT', stop);

@@ -25,6 +25,11 @@ interface EventPage {
   total?: { value: number; relation: string };
 }
 
+/** An event's outcome (ECS: success, failure, unknown) in the page's words. */
+function outcomeText(outcome: string): string {
+  return ['success', 'failure', 'unknown'].includes(outcome) ? t(`audit.${outcome}`) : outcome;
+}
+
 /** A dotted path of an event (`event.type`), as text. */
 function pick(e: Event, path: string): string {
   let v: unknown = e;
@@ -32,9 +37,31 @@ function pick(e: Event, path: string): string {
   return v === undefined || v === null ? '' : String(v);
 }
 
-/** A datetime-local value as ISO 8601 (the browser's time zone), or undefined. */
-function iso(input: HTMLInputElement): string | undefined {
-  return input.value ? new Date(input.value).toISOString() : undefined;
+/**
+ * A date typed in the console's format (docs/console.md, "Layout and words": day, month, year and an optional
+ * time, as `date.format` shows it in the page's language; also ISO 8601), in the browser's time zone, as
+ * ISO 8601; undefined when empty. A date that is not one is refused with its words, the field marked.
+ */
+export function typedDate(input: HTMLInputElement): string | undefined {
+  input.removeAttribute('aria-invalid');
+  const value = input.value.trim();
+  if (!value) return undefined;
+  const dmy = /^(\d{1,2})[./-](\d{1,2})[./-](\d{4})(?:[ ,T]+(\d{1,2})[:.](\d{2}))?$/.exec(value);
+  const ymd = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2}))?$/.exec(value);
+  const [d, m, y, h, min] = dmy
+    ? dmy.slice(1).map(Number)
+    : ymd
+      ? [ymd[3], ymd[2], ymd[1], ymd[4], ymd[5]].map(Number)
+      : [];
+  const date = new Date(y ?? Number.NaN, (m ?? 0) - 1, d, h || 0, min || 0);
+  // new Date rolls 31/02 over into March: the fields must come back as typed.
+  const rolled = date.getDate() !== d || date.getMonth() !== (m ?? 0) - 1 || date.getHours() !== (h || 0);
+  if (Number.isNaN(date.getTime()) || rolled) {
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+    throw new Error(t('date.bad', { value, format: t('date.format') }));
+  }
+  return date.toISOString();
 }
 
 const audit: PageScript = async (ctx) => {
@@ -56,7 +83,8 @@ const audit: PageScript = async (ctx) => {
   if (presetOutcome && [...outcome.options].some((o) => o.value === presetOutcome)) outcome.value = presetOutcome;
   const describe = () => {
     const lt = types.items.find((x) => x.name === typeSelect.value);
-    description.textContent = lt ? `${lt.description} (${lt.pattern})` : '';
+    // The type's meaning in the page's words (the API's description is English), its index pattern as code.
+    description.replaceChildren(...(lt ? [t(`audit.stream.${lt.name}`), ' (', el('code', {}, lt.pattern), ')'] : []));
   };
   describe();
   typeSelect.addEventListener('change', describe);
@@ -96,8 +124,8 @@ const audit: PageScript = async (ctx) => {
       open.addEventListener('click', () => showRecord(e));
       return [
         formatDate(pick(e, '@timestamp')),
-        pick(e, 'event.type'),
-        pick(e, 'event.outcome'),
+        clip(pick(e, 'event.type'), 'code'),
+        outcomeText(pick(e, 'event.outcome')),
         clip(pick(e, 'actor.login')),
         clip(pick(e, 'subject.login')),
         clip(pick(e, 'source.ip')),
@@ -141,8 +169,8 @@ const audit: PageScript = async (ctx) => {
     set('ip', given(field('audit-ip')));
     set('outcome', given(field('audit-outcome')));
     set('type', given(field('audit-event-types'))?.replace(/\s+/g, ''));
-    set('from', iso(field('audit-from')));
-    set('to', iso(field('audit-to')));
+    set('from', typedDate(field('audit-from')));
+    set('to', typedDate(field('audit-to')));
     set('size', given(field('audit-size')));
     shown = [];
     cursor = null;

@@ -106,6 +106,13 @@ interface Step {
   ms: number;
 }
 
+/** A step of a connection test in the page's words. */
+function stepName(step: string): string {
+  const key = `dir.step.${step}`;
+  const name = t(key);
+  return name === key ? step : name;
+}
+
 /** One kind of record: its list, its cards' actions, and its editor. */
 async function manage(kind: Kind): Promise<void> {
   const region = byId(`${kind.prefix}-region`);
@@ -222,9 +229,11 @@ async function manage(kind: Kind): Promise<void> {
         el(
           'li',
           { class: s.ok ? 'met' : 'unmet' },
-          el('strong', {}, s.step),
-          ` — ${s.ok ? t('dir.stepOk') : t('dir.stepFailed')} (${s.ms} ms)`,
-          s.detail ? `: ${s.detail}` : '',
+          // The step in the page's words (its name as the bridge gives it otherwise); the directory's own
+          // reason is quoted as code, as the directory said it.
+          el('strong', {}, stepName(s.step)),
+          ` — ${s.ok ? t('dir.stepOk') : t('dir.stepFailed')} (${t('dir.ms', { ms: s.ms })})`,
+          ...(s.detail ? [': ', el('code', {}, s.detail)] : []),
         ),
       ),
     );

@@ -171,12 +171,15 @@ const overview: PageScript = async (ctx) => {
           el('p', {}, t(`overview.mail.${data.mail.state}`)),
           el('p', {}, t('overview.mailFailing', { n: now.mailFailing, given: last24h.mailGivenUp })),
           list(
+            // The mail server's own words, quoted as code (not the page's language).
             now.mailFailures.map((m) =>
-              t('overview.mailItem', {
-                kind: t(`notif.kind.${m.kind}`),
-                login: m.userLogin ?? t('user.none'),
-                error: m.lastError ?? t('user.none'),
-              }),
+              el(
+                'span',
+                {},
+                t('overview.mailItem', { kind: t(`notif.kind.${m.kind}`), login: m.userLogin ?? t('user.none') }),
+                ' ',
+                m.lastError ? el('code', {}, m.lastError) : t('user.none'),
+              ),
             ),
           ),
         ],

@@ -46,12 +46,28 @@ export function groupAnchor(group: string): string {
   return `settings-${group.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
 }
 
-/** What a setting accepts, in the page's language where the page can say it. */
-function acceptedText(s: Setting): string {
+/** What a setting accepts, in the page's language where the page can say it; values as code. */
+function acceptedText(s: Setting): Node | string {
   if ((s.type === 'integer' || s.type === 'number') && s.min !== undefined && s.max !== undefined)
     return t('settings.range', { min: s.min, max: s.max });
-  if (s.values?.length) return s.values.join(', ');
-  return known(`settings.accepted.${s.name}`) ?? s.accepted;
+  if (s.values?.length) return el('code', {}, s.values.join(', '));
+  return known(`settings.accepted.${s.name}`) ?? known(`settings.accepted.${acceptedKind(s)}`) ?? s.accepted;
+}
+
+/** The kind of text a string setting takes, which the page words once for all of its kind. */
+function acceptedKind(s: Setting): string {
+  if (/^AUDIT_\w+_PATTERN$/.test(s.name)) return 'indexPattern';
+  if (/_URL$/.test(s.name)) return 'url';
+  if (s.name === 'EMAIL_HOST' || s.name === 'EMAIL_FROM') return 'nonEmpty';
+  if (s.name === 'EMAIL_HOST_USER' || s.name === 'EMAIL_HOST_PASSWORD') return 'string';
+  return '';
+}
+
+/** A setting's default: a value as code (booleans in words), or "empty". */
+function defaultText(s: Setting): Node | string {
+  const value = shown(s.default);
+  if (!value) return t('settings.emptyDefault');
+  return s.type === 'boolean' ? t(`settings.${value}`) : el('code', {}, value);
 }
 
 /** A value as its control shows it (lists one per line). */
@@ -145,8 +161,8 @@ const settings: PageScript = async (ctx) => {
         'p',
         { class: 'meta', id: `${id}-meta` },
         `${t('settings.type')}: ${known(`settings.typeName.${s.type}`) ?? s.type}`,
-        s.type === 'boolean' ? null : ` · ${t('settings.accepted')}: ${acceptedText(s)}`,
-        s.secret ? null : ` · ${t('settings.default')}: ${shown(s.default) || t('settings.emptyDefault')}`,
+        ...(s.type === 'boolean' ? [] : [` · ${t('settings.accepted')}: `, acceptedText(s)]),
+        ...(s.secret ? [] : [` · ${t('settings.default')}: `, defaultText(s)]),
         ` · ${t('settings.source')}: `,
         el('strong', { 'data-source': s.source }, t(`settings.source.${s.source}`)),
       );

@@ -156,9 +156,11 @@ const list: PageScript = async (ctx) => {
     const v = (id: string) => byId<HTMLInputElement>(id);
     const limit = given(v('create-limit'));
     const email = given(v('create-email'));
+    const password = v('create-password').value;
+    // Without a password the user chooses one through the welcome mail's link (docs/mail.md, "Kinds").
     const body = {
       login: v('create-login').value.trim(),
-      password: v('create-password').value,
+      ...(password ? { password } : {}),
       displayName: v('create-display').value.trim(),
       role: v('create-role').value,
       mustChangePassword: v('create-must').checked,

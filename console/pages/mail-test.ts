@@ -46,7 +46,11 @@ export function mailTestForm(): HTMLFormElement {
       method: 'POST',
       json: recipient ? { to: recipient } : {},
     });
-    showMessage(message, r.outcome === 'sent' || r.outcome === 'outbox' ? 'success' : 'error', words(r));
+    // Why nothing was tried is the service's sentence naming variables: quoted as code under the page's words.
+    // So is the outbox file's path.
+    const quoted = r.outcome === 'not_configured' ? r.detail : r.outcome === 'outbox' ? r.file : null;
+    const why = quoted ? [el('p', {}, el('code', {}, quoted))] : [];
+    showMessage(message, r.outcome === 'sent' || r.outcome === 'outbox' ? 'success' : 'error', words(r), why);
   });
   return form;
 }

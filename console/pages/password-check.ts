@@ -21,7 +21,7 @@ export function watchPolicy(listId: string, input: HTMLInputElement, login?: () 
     for (const item of list.querySelectorAll<HTMLElement>('li[data-rule]')) {
       const unchecked = item.dataset.onSend !== undefined || (item.dataset.rule === 'contains_login' && known === '');
       if (unchecked) {
-        item.classList.remove('unmet');
+        item.classList.remove('met', 'unmet');
         const state = item.querySelector('.rule-state');
         if (state) state.textContent = '';
         continue;
@@ -35,6 +35,8 @@ export function watchPolicy(listId: string, input: HTMLInputElement, login?: () 
     return broken.size === 0;
   };
   input.addEventListener('input', update);
+  // A reset clears the field without an input event: check again once it has (the reset follows its event).
+  input.form?.addEventListener('reset', () => setTimeout(update, 0));
   return update;
 }
 

@@ -16,7 +16,7 @@ import {
   table,
   whileBusy,
 } from '../ui.js';
-import { showLoginRefusal } from './signin.js';
+import { basicAuth, showLoginRefusal } from './signin.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
 const profile: PageScript = ({ me }) => {
@@ -35,12 +35,6 @@ const profile: PageScript = ({ me }) => {
   ];
   byId('profile').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, t(k)), el('dd', {}, v)]));
 };
-
-/** Basic credentials (UTF-8), for the expired-password change, which has no session to use. */
-function basic(login: string, password: string): string {
-  const bytes = new TextEncoder().encode(`${login}:${password}`);
-  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
-}
 
 const password: PageScript = (ctx) => {
   const form = byId<HTMLFormElement>('password-form');
@@ -69,7 +63,9 @@ const password: PageScript = (ctx) => {
   watchPolicy('password-policy', newInput, () => ctx.me?.login ?? loginInput.value.trim());
   onSubmit(form, region, async () => {
     if (!repeatMatches(newInput, repeat, region)) return;
-    const headers: Record<string, string> = expired ? { Authorization: basic(loginInput.value, oldInput.value) } : {};
+    const headers: Record<string, string> = expired
+      ? { Authorization: basicAuth(loginInput.value, oldInput.value) }
+      : {};
     try {
       await api('/v4/users/me/password', {
         method: 'PUT',

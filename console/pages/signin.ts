@@ -14,7 +14,13 @@ import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.
  * refusal the page has no words for); a refusal that leads elsewhere (a local password to change, a
  * merge) goes there instead.
  */
-export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unknown, login: string): void {
+export function showLoginRefusal(
+  ctx: PageContext,
+  region: HTMLElement,
+  err: unknown,
+  login: string,
+  typed?: { password: string; next: string },
+): void {
   if (!(err instanceof ApiError)) {
     showError(region, err);
     return;
@@ -45,8 +51,14 @@ export function showLoginRefusal(ctx: PageContext, region: HTMLElement, err: unk
       // `passwordReason` says whether an administrator reset it or it expired: the page says which.
       if (typeof err.problem.changePassword === 'string') {
         const given = err.problem.passwordReason;
-        const reason = given === 'reset' || given === 'initial' ? `&reason=${given}` : '';
-        location.assign(`${ctx.base}/password?expired=1${reason}&login=${encodeURIComponent(login)}`);
+        const reason = given === 'reset' || given === 'initial' ? given : 'expired';
+        // On the sign-in page, with the password just typed: the change asks only for the new one.
+        if (typed && document.getElementById('signin-change')) {
+          showChangeStep(ctx, { login, password: typed.password, reason, next: typed.next });
+          return;
+        }
+        const query = reason === 'expired' ? '' : `&reason=${reason}`;
+        location.assign(`${ctx.base}/password?expired=1${query}&login=${encodeURIComponent(login)}`);
         return;
       }
       key = 'signin.expiredLdap';
@@ -88,7 +100,7 @@ const signin: PageScript = async (ctx) => {
       byId<HTMLInputElement>('signin-password').value = '';
       if (err instanceof ApiError && err.code === 'SECOND_FACTOR_REQUIRED') {
         showSecondStep(ctx, form, next, (r, e) => showLoginRefusal(ctx, r, e, login), factorsOf(err));
-      } else showLoginRefusal(ctx, region, err, login);
+      } else showLoginRefusal(ctx, region, err, login, { password, next });
       return;
     }
     showMessage(region, 'success', t('signin.ok'));
@@ -96,6 +108,64 @@ const signin: PageScript = async (ctx) => {
   });
   wirePasskeySignIn(ctx, form, region);
 };
+
+/** Basic credentials (UTF-8), for a password change without a session (an expired password). */
+export function basicAuth(login: string, password: string): string {
+  const bytes = new TextEncoder().encode(`${login}:${password}`);
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/**
+ * The change of an expired (or reset, or first) local password in place of the sign-in form
+ * (docs/console.md, "Sign-in and an expired password"): the password the user typed a moment ago is
+ * kept in this closure only (never in the address, storage or history) and proves who they are; they
+ * type the new one twice, and are then signed in with it.
+ */
+function showChangeStep(
+  ctx: PageContext,
+  o: { login: string; password: string; reason: 'expired' | 'reset' | 'initial'; next: string },
+): void {
+  const section = byId('signin-change');
+  const form = byId<HTMLFormElement>('signin-change-form');
+  const region = byId('signin-change-message');
+  const newInput = byId<HTMLInputElement>('signin-change-new');
+  const repeat = byId<HTMLInputElement>('signin-change-repeat');
+  byId('signin-form').hidden = true;
+  byId('signin-passkey').hidden = true;
+  byId('signin-change-intro').textContent = t(`signin.changeIntro.${o.reason}`);
+  section.hidden = false;
+  showMessage(byId('signin-message'), null);
+  const check = watchPolicy('signin-change-policy', newInput, () => o.login);
+  check();
+  newInput.focus();
+  onSubmit(form, region, async () => {
+    if (!repeatMatches(newInput, repeat, region)) return;
+    try {
+      await api('/v4/users/me/password', {
+        method: 'PUT',
+        headers: { Authorization: basicAuth(o.login, o.password) },
+        json: { oldPassword: o.password, newPassword: newInput.value },
+      });
+    } catch (err) {
+      showPolicyProblem(region, err);
+      return;
+    }
+    const changed = newInput.value;
+    o.password = '';
+    form.reset();
+    showMessage(region, 'success', t('signin.changed'));
+    try {
+      await api('/v3/login', { method: 'POST', json: { login: o.login, password: changed } });
+    } catch {
+      // A second factor or another refusal: the sign-in form, with the new password, is the way on.
+      showMessage(region, 'success', t('password.doneSignIn'), [
+        el('p', {}, el('a', { href: `${ctx.base}/login` }, t('nav.signin'))),
+      ]);
+      return;
+    }
+    await land(ctx, o.next);
+  });
+}
 
 /** "Sign in with a passkey": a discoverable credential of this browser's authenticators, no login typed. */
 function wirePasskeySignIn(ctx: PageContext, form: HTMLFormElement, region: HTMLElement): void {

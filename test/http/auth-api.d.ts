@@ -717,7 +717,7 @@ export interface paths {
          * Create a local account
          * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
          *
-         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
+         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a password the account cannot sign in until its user chooses one through the welcome mail's link, which needs `email` (422 without it); with one, the welcome mail says the account exists, that the administrator gives the password, and where to sign in. 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
          */
         post: operations["createUser"];
         delete?: never;
@@ -1352,7 +1352,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1434,7 +1434,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1514,7 +1514,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1592,7 +1592,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1672,7 +1672,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -2256,7 +2256,8 @@ export interface components {
              * @example j.doe
              */
             login: string;
-            password: string;
+            /** @description the first password, which the administrator gives the user (the welcome mail says so, with no link); absent: the account has none, and the welcome mail links to choosing it (then `email` is required) */
+            password?: string;
             displayName?: string;
             /** Format: email */
             email?: string | null;
@@ -2268,7 +2269,7 @@ export interface components {
             /** @description at most AUTH_SESSIONS_MAX_COUNT; null: the default count */
             sessionLimit?: number | null;
             /**
-             * @description the user must change the password at first login
+             * @description the user must change the given password at first login (ignored without one)
              * @default false
              */
             mustChangePassword?: boolean;

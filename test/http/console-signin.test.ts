@@ -179,27 +179,69 @@ describe('console sign-in: local accounts', () => {
   });
 
   it(
-    'a new account that must choose its password goes to the password page saying so; the new one ' + 'signs in',
+    'a new account that must choose its password is asked, on the sign-in page, only for the new one ' +
+      '(the password just typed is not asked again); the change signs it in',
     async () => {
       const { login } = await newUser({ mustChangePassword: true });
       const tab = await newTab(browser);
       await openPage(tab, ui('login'));
-      await Promise.all([tab.page.waitForURL(/\/ui\/password\?expired=1/), submitSignIn(tab, login, PASSWORD)]);
-      await waitReady(tab.page);
+      const { page } = tab;
+      await submitSignIn(tab, login, PASSWORD);
+      await page.waitForSelector('#signin-change:not([hidden])');
+      // A new account's first password is neither a reset nor an expiry: the page says which.
+      const intro = await page.textContent('#signin-change-intro');
+      expect(intro).toContain('Choose your own password');
+      expect(intro).not.toMatch(/expired|reset/);
+      // Only the new password, twice: no login, no current password to type again.
+      const visible = await page.$$eval('input', (xs) =>
+        xs.filter((x) => (x as HTMLElement).checkVisibility()).map((x) => x.id),
+      );
+      expect(visible).toEqual(['signin-change-new', 'signin-change-repeat']);
+      expect(page.url()).not.toContain(PASSWORD);
+      expect(page.url()).not.toContain(encodeURIComponent(PASSWORD));
+      const stored = await page.evaluate(() =>
+        JSON.stringify([{ ...localStorage }, { ...sessionStorage }, history.state]),
+      );
+      expect(stored).not.toContain(PASSWORD);
+      // Against an empty field no rule is shown as met.
+      expect(await page.$$eval('#signin-change-policy li.met', (xs) => xs.length)).toBe(0);
+      await checkPage(tab, kind, 'signin-change');
+      await page.fill('#signin-change-new', 'Fresh$pass1');
+      await page.fill('#signin-change-repeat', 'Fresh$pass1');
+      await Promise.all([
+        page.waitForURL((u) => !u.pathname.endsWith('/ui/login'), { timeout: 20_000 }),
+        page.click('#signin-change-form button[type=submit]'),
+      ]);
+      await waitReady(page);
+      expect(await page.textContent('#profile')).toContain(login);
+      // The new password is the account's now.
+      const check = await api('/v3/login_without_session', { method: 'POST', auth: basic(login, 'Fresh$pass1') });
+      expect(check.status).toBe(200);
+      await tab.context.close();
+    },
+  );
+
+  it(
+    'the password page without a session asks for the login and the current password; a reset form ' +
+      'shows no rule met',
+    async () => {
+      const { login } = await newUser({ mustChangePassword: true });
+      const tab = await newTab(browser);
+      await openPage(tab, ui(`password?expired=1&reason=initial&login=${login}`));
       const { page } = tab;
       expect(await page.isVisible('#password-expired-intro')).toBe(true);
-      // A new account's first password is neither a reset nor an expiry: the page says which.
-      expect(await page.textContent('#password-expired-intro')).toContain('Choose your own password');
-      expect(await page.textContent('#password-expired-intro')).not.toMatch(/expired|reset/);
       expect(await page.inputValue('#password-login')).toBe(login);
-      await checkPage(tab, kind, 'password-expired');
+      // The rules follow the field: met while typed, none met once the form is reset (no input event then).
+      await page.fill('#password-new', 'Fresh$pass1');
+      expect(await page.$$eval('#password-policy li.met', (xs) => xs.length)).toBeGreaterThan(0);
+      await page.evaluate(() => (document.getElementById('password-form') as HTMLFormElement).reset());
+      await expect.poll(() => page.$$eval('#password-policy li.met', (xs) => xs.length)).toBe(0);
+      await page.fill('#password-login', login);
       await page.fill('#password-old', PASSWORD);
       await page.fill('#password-new', 'Fresh$pass1');
       await page.fill('#password-repeat', 'Fresh$pass1');
       await page.click('#password-form button[type=submit]');
       await page.waitForSelector('#password-message:has-text("Sign in with the new one")');
-      await signIn(tab, host.url, login, 'Fresh$pass1');
-      expect(await page.textContent('#profile')).toContain(login);
       await tab.context.close();
     },
   );
@@ -297,10 +339,13 @@ describe('console: password reset by mail', () => {
     await tab.page.fill('#reset-login', `${login}@example.org`);
     await tab.page.click('#reset-request-form button[type=submit]');
     await tab.page.waitForSelector('#reset-request-message:has-text("If an account matches")');
-    await expect
-      .poll(() => smtp.received.some((m) => m.to.includes(`${login}@example.org`)), { timeout: 30_000, interval: 200 })
-      .toBe(true);
-    const mail = smtp.received.find((m) => m.to.includes(`${login}@example.org`))!;
+    // The reset mail (the welcome mail of an account created with a password has no link).
+    const resetMail = () =>
+      smtp.received.find(
+        (m) => m.to.includes(`${login}@example.org`) && /reset-password#token=/.test(m.parsed.text ?? ''),
+      );
+    await expect.poll(() => resetMail() !== undefined, { timeout: 30_000, interval: 200 }).toBe(true);
+    const mail = resetMail()!;
     const link = /(http\S+\/reset-password#token=[A-Za-z0-9_-]+)/.exec(mail.parsed.text ?? '')?.[1];
     expect(link?.startsWith(ui('reset-password#token='))).toBe(true);
 

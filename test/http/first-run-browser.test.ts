@@ -88,6 +88,8 @@ describe('the first run in Chromium', () => {
       await tab.page.fill('input[name=passwordRepeat]', `${PASSWORD}x`);
       await Promise.all([tab.page.waitForURL(/\/first-run$/), tab.page.click('button[type=submit]')]);
       await tab.page.waitForSelector('.errors');
+      // In the page's words: the field's label, not the form's field name.
+      expect(await tab.page.textContent('.errors')).toBe('Repeat the password: the two passwords differ');
       expect(await tab.page.inputValue('input[name=code]')).toBe(code);
       expect(await tab.page.inputValue('input[name=login]')).toBe('first');
       await tab.page.fill('input[name=password]', PASSWORD);

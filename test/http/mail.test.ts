@@ -143,30 +143,34 @@ describe('mails of events', () => {
     },
   );
 
-  it('a new account gets a link to set its own password (never a password); the link works once', async () => {
-    const u = await newUser();
-    const [mail] = await mailsTo(u.email);
-    expect(mail!.parsed.subject).toBe('Для вас создана учётная запись');
-    expect(mail!.raw).not.toContain(PASSWORD);
-    expect(mail!.parsed.text).toContain('https://console.example.com/app/reset-password#token=');
-    const token = tokenOf(mail!)!;
-    expect(
-      (await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } })).status,
-    ).toBe(204);
-    expect(
-      (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status,
-    ).toBe(200);
-    const again = await api('/v3/password_reset/confirm', {
-      method: 'POST',
-      json: { token, newPassword: 'Other#pass1' },
-    });
-    expect(again.status).toBe(400);
-    expect(again.body.code).toBe('INVALID_RESET_TOKEN');
-    // And the change is told by mail, as made with a link.
-    const [, changed] = await mailsTo(u.email, 2);
-    expect(changed!.parsed.subject).toBe('Пароль изменён');
-    expect(changed!.parsed.text).toContain('по ссылке для восстановления пароля');
-  });
+  it(
+    'a new account without a password gets a link to set its own (never a password); the link works ' + 'once',
+    async () => {
+      const u = await newUser({ password: undefined });
+      const [mail] = await mailsTo(u.email);
+      expect(mail!.parsed.subject).toBe('Для вас создана учётная запись');
+      expect(mail!.raw).not.toContain(PASSWORD);
+      expect(mail!.parsed.text).toContain('https://console.example.com/app/reset-password#token=');
+      const token = tokenOf(mail!)!;
+      expect(
+        (await api('/v3/password_reset/confirm', { method: 'POST', json: { token, newPassword: 'My0wn#pass' } }))
+          .status,
+      ).toBe(204);
+      expect(
+        (await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'My0wn#pass') })).status,
+      ).toBe(200);
+      const again = await api('/v3/password_reset/confirm', {
+        method: 'POST',
+        json: { token, newPassword: 'Other#pass1' },
+      });
+      expect(again.status).toBe(400);
+      expect(again.body.code).toBe('INVALID_RESET_TOKEN');
+      // And the change is told by mail, as made with a link.
+      const [, changed] = await mailsTo(u.email, 2);
+      expect(changed!.parsed.subject).toBe('Пароль изменён');
+      expect(changed!.parsed.text).toContain('по ссылке для восстановления пароля');
+    },
+  );
 });
 
 describe('password reset by mail', () => {
@@ -363,14 +367,45 @@ describe('links end with a password change, a block and an e-mail change', () =>
   beforeAll(() => moveClock(6 * 60 * MINUTE));
   afterAll(() => moveClock(0));
 
-  it("a new account's welcome link ends when the user changes the password the administrator set", async () => {
-    const u = await newUser();
-    const [welcome] = await mailsTo(u.email);
-    const token = tokenOf(welcome!)!;
-    expect((await ownChange(u, PASSWORD, 'My0wn#pass')).status).toBe(204);
-    await expectEnded(token);
-    expect((await api('/v4/users/me', { auth: basic(u.login, 'My0wn#pass') })).status).toBe(200);
-  });
+  it(
+    'an account created with a password: its welcome mail says the administrator gives it and where to sign ' +
+      'in, with no link to choose one',
+    async () => {
+      const u = await newUser();
+      const [welcome] = await mailsTo(u.email);
+      expect(tokenOf(welcome!)).toBeUndefined();
+      expect(welcome!.parsed.text).not.toMatch(/reset-password|#token=/);
+      expect(welcome!.parsed.text).toContain('Пароль вам сообщит администратор.');
+      // Where to sign in: the console (the mails' link base), as a link in both parts.
+      const where = /Входить сюда: (\S+)/.exec(welcome!.parsed.text ?? '')?.[1];
+      expect(where).toBe('https://console.example.com/app/'); // DEFAULT_FRONTEND_URL, as every link's base
+      expect(welcome!.parsed.html).toContain(`href="${where}"`);
+      expect((await api('/v4/users/me', { auth: basic(u.login, PASSWORD) })).status).toBe(200);
+    },
+  );
+
+  it(
+    'an account created without a password cannot sign in until its welcome link sets one; the link works ' +
+      'once; without an address such an account is refused',
+    async () => {
+      const u = await newUser({ password: undefined });
+      const [welcome] = await mailsTo(u.email);
+      expect(welcome!.parsed.text).toContain('Задайте свой пароль по ссылке');
+      const token = tokenOf(welcome!)!;
+      expect(token).toBeDefined();
+      expect((await api('/v4/users/me', { auth: basic(u.login, PASSWORD) })).status).toBe(401);
+      expect((await confirm(token, 'My0wn#pass')).status).toBe(204);
+      expect((await api('/v4/users/me', { auth: basic(u.login, 'My0wn#pass') })).status).toBe(200);
+      await expectEnded(token);
+      const none = await api('/v4/users', {
+        method: 'POST',
+        auth: admin,
+        json: { login: uniqueLogin('m') },
+      });
+      expect(none.status).toBe(422);
+      expect(none.body.errors.map((e: { path: string }) => e.path)).toEqual(['email']);
+    },
+  );
 
   it('a reset link requested before an own password change ends with it', async () => {
     const u = await newUser();
@@ -411,7 +446,7 @@ describe('links end with a password change, a block and an e-mail change', () =>
   });
 
   it('a block alone ends the links: they stay ended after the unblock', async () => {
-    const u = await newUser();
+    const u = await newUser({ password: undefined });
     const [welcome] = await mailsTo(u.email);
     const token = await resetLinkOf(u);
     expect((await api(`/v4/users/${u.id}/block`, { method: 'POST', auth: admin })).status).toBe(200);
@@ -421,7 +456,7 @@ describe('links end with a password change, a block and an e-mail change', () =>
   });
 
   it('an e-mail change ends the links mailed to the old address', async () => {
-    const u = await newUser();
+    const u = await newUser({ password: undefined });
     const [welcome] = await mailsTo(u.email);
     const token = await resetLinkOf(u);
     const patched = await api(`/v4/users/${u.id}`, {

@@ -27,6 +27,17 @@ describe('the OpenAPI document written at build time', () => {
     }
   }, 60_000);
 
+  it('is in one language: English, its title and description too (unless the deployment sets its own)', () => {
+    const doc = generatedDocument();
+    // Words, not letters: the login rules quote a homoglyph (`аdmin` with a Cyrillic `а`) on purpose.
+    const cyrillic = JSON.stringify(doc).match(/[^"]{0,40}[\u0400-\u04FF]{2,}[^"]{0,40}/g);
+    expect(cyrillic, 'Cyrillic words in the default OpenAPI document').toBeNull();
+    expect((doc as { info?: unknown }).info).toMatchObject({
+      title: 'AUTH',
+      description: expect.stringMatching(/authorization service/),
+    });
+  });
+
   it("made a deployment's, is what that configuration generates: nothing else depends on it", () => {
     const vars = {
       AUTH_ROOT_PATH: '/edge/auth',

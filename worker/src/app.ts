@@ -123,6 +123,11 @@ export function createApp(hostDeps: AppDeps): App {
   return buildApp(hostDeps).app;
 }
 
+/** The OpenAPI document's description where the deployment names none (AUTH_PROJECT_DESCRIPTION unset). */
+export const API_DESCRIPTION =
+  'The authorization service: local, LDAP and OIDC accounts, sessions and API tokens, second factors, ' +
+  'user management, security settings, audit-log search and mail notifications.';
+
 /**
  * The app, the app of its routes below ROOT_PATH (`api`, whose routes the OpenAPI document describes:
  * docs/generate.ts, run at build time) and the options of its docs.
@@ -374,7 +379,9 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
     docsPrefix: env.get('DOCS_PREFIX'),
     staticPath: env.get('STATIC_PATH'),
     title: env.get('PROJECT_NAME'),
-    description: env.get('PROJECT_DESCRIPTION'),
+    // The document is English (docs/api.md): its description too, unless the operator set one of their own;
+    // the default AUTH_PROJECT_DESCRIPTION is the service's Russian name (authenticator apps, passkeys).
+    description: env.source('PROJECT_DESCRIPTION') === 'default' ? API_DESCRIPTION : env.get('PROJECT_DESCRIPTION'),
   };
   registerDocs(api, docs);
   return { app, api, docs };

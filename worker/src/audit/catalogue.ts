@@ -266,6 +266,7 @@ export const EVENT_CATALOGUE = {
     description: 'an account created: by an administrator, the bootstrap, the operator, or a first external login',
     data: {
       role: 'its role',
+      password: 'local: `chosen` (created without one: the welcome mail links to choosing it) or `given`',
       via: 'bootstrap, first-run, operator, ...',
       source: 'ldap or oidc',
       sourceName: 'the record',

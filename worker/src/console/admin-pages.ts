@@ -64,8 +64,9 @@ ${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
 <select id="create-role" name="role">${roles(r)}</select></p>
 ${policyList(r, 'create-password-policy')}
 <p class="field"><label for="create-password">${r.t('users.password')}</label>
-<input id="create-password" name="password" type="password" required autocomplete="new-password"
-aria-describedby="create-password-policy-title create-password-policy"></p>
+<input id="create-password" name="password" type="password" autocomplete="new-password"
+aria-describedby="create-password-hint create-password-policy-title create-password-policy"></p>
+<p class="hint" id="create-password-hint">${r.t('users.passwordOptional')}</p>
 <p class="field"><label for="create-limit">${r.t('users.sessionLimit')}</label>
 <input id="create-limit" name="sessionLimit" type="number" min="1" inputmode="numeric"></p>
 <p class="check"><input id="create-must" name="mustChangePassword" type="checkbox" checked>
@@ -185,9 +186,12 @@ ${option('failure', r.t('audit.failure'))}</select></p>
 <p class="field"><label for="audit-event-types">${r.t('audit.eventTypes')}</label>
 <input id="audit-event-types" name="eventTypes" spellcheck="false"></p>
 <p class="field"><label for="audit-from">${r.t('audit.from')}</label>
-<input id="audit-from" name="from" type="datetime-local"></p>
+<input id="audit-from" name="from" inputmode="numeric" autocomplete="off" spellcheck="false"
+placeholder="${r.t('date.format')}" aria-describedby="audit-date-hint"></p>
 <p class="field"><label for="audit-to">${r.t('audit.to')}</label>
-<input id="audit-to" name="to" type="datetime-local"></p>
+<input id="audit-to" name="to" inputmode="numeric" autocomplete="off" spellcheck="false"
+placeholder="${r.t('date.format')}" aria-describedby="audit-date-hint"></p>
+<p class="hint" id="audit-date-hint">${r.t('date.hint', { format: r.t('date.format') })}</p>
 <p class="field"><label for="audit-size">${r.t('audit.size')}</label>
 <input id="audit-size" name="size" type="number" min="1" max="500" value="50" inputmode="numeric"></p>
 </div>

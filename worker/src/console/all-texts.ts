@@ -5,6 +5,7 @@
  */
 import './base-texts.js';
 import './ui-texts.js';
+import './problem-texts.js';
 import './admin-texts.js';
 import './overview-texts.js';
 import './security-texts.js';

@@ -85,6 +85,11 @@ const EN: Record<string, [string, string]> = {
     'Minutes a second-factor check lets a session do sensitive operations.',
   ],
   NEW_DEVICE_MAIL: ['Mail on a new device', 'Mail the owner when someone signs in from a browser not seen before.'],
+  REVOCATION_CHECK_SEC: [
+    'Revocation check interval (seconds)',
+    'How long a server trusts its last check of a session or API token: a sign-out, block or revocation ' +
+      'holds at once where it was made and within this time everywhere else (0: every request checks).',
+  ],
 };
 
 /** [label, description] of each variable in Russian. */
@@ -193,6 +198,11 @@ const RU: Record<keyof typeof EN, [string, string]> = {
     'Письмо о новом устройстве',
     'Писать владельцу, когда вход выполнен из браузера, которого ещё не было.',
   ],
+  REVOCATION_CHECK_SEC: [
+    'Интервал проверки отзыва (секунд)',
+    'Сколько сервер доверяет своей последней проверке сеанса или токена API: выход, блокировка или отзыв ' +
+      'действуют сразу там, где сделаны, и в пределах этого времени везде (0: проверяет каждый запрос).',
+  ],
 };
 
 const words = (dict: Record<string, [string, string]>) =>
@@ -220,6 +230,13 @@ const en = {
   'settings.range': 'from {min} to {max}',
   'settings.accepted.USER_PASSWORD_SPECIAL_SYM': 'single characters',
   'settings.accepted.MFA_REQUIRED_ROLES': 'roles: admin, auditor, user',
+  'settings.accepted.indexPattern':
+    'an index pattern starting with svc-sec- (then lower-case letters, digits, . _ + - and *)',
+  'settings.accepted.LOGSTORE_URLS': 'http(s) addresses separated by ";"',
+  'settings.accepted.url': 'an absolute http(s) address',
+  'settings.accepted.DIRECTORY_SIGNATURE': 'an OID such as 1.2.840.113556.1.4.800',
+  'settings.accepted.nonEmpty': 'any text, not empty',
+  'settings.accepted.string': 'any text',
 };
 
 const ru: Record<keyof typeof en, string> = {
@@ -239,6 +256,13 @@ const ru: Record<keyof typeof en, string> = {
   'settings.range': 'от {min} до {max}',
   'settings.accepted.USER_PASSWORD_SPECIAL_SYM': 'отдельные символы',
   'settings.accepted.MFA_REQUIRED_ROLES': 'роли: admin, auditor, user',
+  'settings.accepted.indexPattern':
+    'шаблон индекса, начинающийся с svc-sec- (дальше строчные латинские буквы, цифры, . _ + - и *)',
+  'settings.accepted.LOGSTORE_URLS': 'адреса http(s) через ";"',
+  'settings.accepted.url': 'полный адрес http(s)',
+  'settings.accepted.DIRECTORY_SIGNATURE': 'OID, например 1.2.840.113556.1.4.800',
+  'settings.accepted.nonEmpty': 'любой непустой текст',
+  'settings.accepted.string': 'любой текст',
 };
 
 addTexts({ en, ru });

@@ -38,6 +38,22 @@ function authErrorMessage(r: PageRender) {
   return html`<div id="signin-message" class="message message-error" role="alert"><p>${message}</p>${more}</div>`;
 }
 
+/**
+ * The change of a local password the sign-in was refused for (PASSWORD_EXPIRED), shown in place of the sign-in
+ * form by its script: only the new password, twice; the password just typed stays in the script's memory
+ * (docs/console.md, "Sign-in and an expired password").
+ */
+function changeStep(r: PageRender) {
+  return html`<section id="signin-change" class="card" hidden aria-labelledby="signin-change-title">
+<h2 id="signin-change-title">${r.t('password.title')}</h2>
+<p id="signin-change-intro">${r.t('signin.changeIntro.expired')}</p>
+<form id="signin-change-form">
+${newPasswordFields(r, 'signin-change')}
+<div id="signin-change-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('password.submit')}</button></p>
+</form></section>`;
+}
+
 const signIn: ConsolePage = {
   id: 'signin',
   path: 'login',
@@ -85,7 +101,8 @@ ${authErrorMessage(r)}
 </form>
 <p class="actions"><button type="button" id="signin-passkey" class="secondary">${r.t('signin.passkey')}</button></p>
 <p><a href="${r.base}/reset-password">${r.t('signin.forgot')}</a></p>
-${oidc}`;
+${oidc}
+${changeStep(r)}`;
   },
 };
 

@@ -20,6 +20,10 @@ const en = {
     'Your password was reset by an administrator. Enter your login, the password you were given and a new one.',
   'password.initialIntro':
     'Welcome. Choose your own password: enter your login, the password you were given and a new one.',
+  'signin.changeIntro.expired': 'Your password has expired. Choose a new one to sign in.',
+  'signin.changeIntro.reset': 'Your password was reset by an administrator. Choose a new one to sign in.',
+  'signin.changeIntro.initial': 'Welcome. Choose your own password to sign in.',
+  'signin.changed': 'Your password is changed. Signing in…',
 } as const;
 
 const ru: Record<keyof typeof en, string> = {
@@ -36,6 +40,10 @@ const ru: Record<keyof typeof en, string> = {
   'signin.reset': 'Администратор сбросил ваш пароль. Задайте новый, чтобы войти.',
   'password.resetIntro': 'Администратор сбросил ваш пароль. Введите логин, выданный пароль и новый пароль.',
   'password.initialIntro': 'Добро пожаловать. Выберите свой пароль: введите логин, выданный пароль и новый пароль.',
+  'signin.changeIntro.expired': 'Срок действия пароля истёк. Выберите новый, чтобы войти.',
+  'signin.changeIntro.reset': 'Администратор сбросил ваш пароль. Выберите новый, чтобы войти.',
+  'signin.changeIntro.initial': 'Добро пожаловать. Выберите свой пароль, чтобы войти.',
+  'signin.changed': 'Пароль изменён. Выполняется вход…',
 };
 
 addTexts({ en, ru });

@@ -164,9 +164,19 @@ const PAGE_HEADERS = { 'Content-Security-Policy': FIRST_RUN_CSP, 'Cache-Control'
 
 const wantsHtml = (c: Context<AppEnv>) => (requestHeader(c, 'Accept') ?? '').includes('text/html');
 
+/** The page's labels of the fields an error may name (the API's field names are not words of the page). */
+const LABELS: Record<string, string> = {
+  code: 'One-time code',
+  login: 'Login',
+  password: 'Password',
+  passwordRepeat: 'Repeat the password',
+};
+
 function messagesOf(err: ProblemError): string[] {
   const list = (err.extensions.violations ?? err.extensions.errors) as { message: string; path?: string }[] | undefined;
-  return list?.map((v) => (v.path ? `${v.path}: ${v.message}` : v.message)) ?? [err.detail ?? err.title];
+  const named = (v: { message: string; path?: string }) =>
+    v.path ? `${LABELS[v.path] ?? v.path}: ${v.message}` : v.message;
+  return list?.map(named) ?? [err.detail ?? err.title];
 }
 
 /** Registers the first-run page on `api` (below ROOT_PATH) and the redirects of ROOT_PATH and `/` on `app`. */

@@ -107,11 +107,16 @@ export function plannedNotification(
     case 'user.created': {
       // External accounts are created by their first login: nothing to tell.
       if (user.source !== 'local') return null;
+      const serviceName = config.get('PROJECT_DESCRIPTION');
+      // A password the administrator gave: the mail says so and where to sign in, with no link to choose
+      // one; an account created without one gets the link (docs/mail.md, "Kinds").
+      if (data.password !== 'chosen')
+        return { ...base, kind: 'account_created', data: { serviceName, consoleUrl: `${mailLinkBase(config)}/` } };
       const expiresAt = now + config.get('WELCOME_LINK_TTL_HOURS') * 3_600_000;
       return {
         ...base,
         kind: 'account_created',
-        data: { expiresAt: new Date(expiresAt).toISOString(), serviceName: config.get('PROJECT_DESCRIPTION') },
+        data: { expiresAt: new Date(expiresAt).toISOString(), serviceName },
       };
     }
     default:
@@ -155,7 +160,7 @@ async function handleBatch(s: HandleScope, now: number, rows: OutboxRow[], resul
     // A link only while the account still has the password it was created with (a change since, a
     // block, ended the links and must not be followed by one: docs/security.md, "What ends what").
     const unchanged = user.status === 'active' && (user.passwordChangedAt ?? 0) <= row.at;
-    if (plan.kind === 'account_created' && user.email && unchanged) {
+    if (plan.kind === 'account_created' && plan.data.expiresAt && user.email && unchanged) {
       const token = mintToken();
       const expiresAt = Date.parse(String(plan.data.expiresAt));
       writes.push(

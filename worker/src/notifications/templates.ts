@@ -39,7 +39,10 @@ export interface TemplateData {
   browser?: string;
   system?: string;
   userAgent?: string;
-  /** new_device: where to change the password and sign out everywhere (DEFAULT_FRONTEND_URL). */
+  /**
+   * new_device: where to change the password and sign out everywhere; account_created with a password the
+   * administrator gives: where to sign in (the mails' link base, mailLinkBase).
+   */
   consoleUrl?: string;
   /** passkey_changed and second_factor_changed: added or removed; the passkey's name. */
   change?: string;
@@ -108,7 +111,10 @@ const RU: Record<NotificationKind, Texts> = {
             ['Задайте свой пароль по ссылке (она действует до ', formatTime(d.expiresAt), ' и только один раз):'],
             [{ link }],
           ]
-        : [['Пароль вам сообщит администратор.']]),
+        : [
+            ['Пароль вам сообщит администратор.'],
+            ...(d.consoleUrl ? [['Входить сюда: ', { link: d.consoleUrl }]] : []),
+          ]),
     ],
   }),
   password_reset: (d, link) => ({
@@ -222,7 +228,10 @@ const EN: Record<NotificationKind, Texts> = {
       [`An account ${who(d)} was created for you${d.serviceName ? ` in ${d.serviceName}` : ''}.`],
       ...(link
         ? [['Set your own password with this link (valid until ', formatTime(d.expiresAt), ', once):'], [{ link }]]
-        : [['Your administrator will tell you its password.']]),
+        : [
+            ['Your administrator will tell you its password.'],
+            ...(d.consoleUrl ? [['Sign in here: ', { link: d.consoleUrl }]] : []),
+          ]),
     ],
   }),
   password_reset: (d, link) => ({

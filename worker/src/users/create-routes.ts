@@ -14,7 +14,16 @@ import { LoginSchema, normaliseLogin } from '../accounts/login-name.js';
 const CreateUser = z
   .object({
     login: LoginSchema,
-    password: z.string().min(1).max(1024),
+    password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .openapi({
+        description:
+          'the first password, which the administrator gives the user (the welcome mail says so, with no link); ' +
+          'absent: the account has none, and the welcome mail links to choosing it (then `email` is required)',
+      }),
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
     role: z.enum(ROLES).default('user'),
@@ -28,7 +37,7 @@ const CreateUser = z
     mustChangePassword: z
       .boolean()
       .default(false)
-      .openapi({ description: 'the user must change the password at first login' }),
+      .openapi({ description: 'the user must change the given password at first login (ignored without one)' }),
   })
   .strict()
   .openapi('CreateUser');
@@ -40,7 +49,10 @@ const create = protectedRoute(adminOnly(superAccess.allowed), {
   tags: ['user_v4'],
   summary: 'Create a local account',
   description:
-    'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). 422 when the ' +
+    'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a ' +
+    "password the account cannot sign in until its user chooses one through the welcome mail's link, which " +
+    'needs `email` (422 without it); with one, the welcome mail says the account exists, that the ' +
+    'administrator gives the password, and where to sign in. 422 when the ' +
     'login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and ' +
     'width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the ' +
     'role user only (403 for admin or auditor).',

@@ -19,7 +19,8 @@ import type { RequestScope, Scope } from '../http/scope.js';
 
 export interface NewAccount {
   login: string;
-  password: string;
+  /** Absent: the account has none until its user chooses one through the welcome mail's link. */
+  password?: string;
   displayName?: string;
   email?: string | null;
   role: Role;
@@ -59,7 +60,15 @@ export async function createLocalAccount(
       extensions: { errors: [{ location: 'json', path: 'login', message }] },
     });
   }
-  assertPasswordPolicy(a.password, scope.config, a.login);
+  if (a.password !== undefined) assertPasswordPolicy(a.password, scope.config, a.login);
+  else if (!a.email) {
+    // Without a password nobody could sign in: the welcome mail's link is the one way to choose it.
+    const message = 'an account created without a password needs an e-mail address (its welcome mail sets one)';
+    throw new ProblemError('VALIDATION', {
+      detail: `email: ${message}`,
+      extensions: { errors: [{ location: 'json', path: 'email', message }] },
+    });
+  }
   const reserved = await reservedUntil(db, a.login, now);
   if (reserved !== undefined) {
     const until = new Date(reserved).toISOString();
@@ -76,8 +85,8 @@ export async function createLocalAccount(
     displayName: a.displayName ?? a.login,
     email: a.email ?? null,
     role: a.role,
-    passwordHash: await scope.verifier.hasher.hash(a.password),
-    mustChangePassword: a.mustChangePassword ?? false,
+    passwordHash: a.password === undefined ? null : await scope.verifier.hasher.hash(a.password),
+    mustChangePassword: a.password !== undefined && (a.mustChangePassword ?? false),
     sessionLimit: a.sessionLimit ?? null,
     now: now,
     extra: (u) => [
@@ -87,7 +96,12 @@ export async function createLocalAccount(
         actor: o.actor,
         subject: u,
         request: scope.request,
-        data: { role: u.role, ...(o.via ? { via: o.via } : {}) },
+        // Whether its user chooses the password (the welcome mail then links to it: docs/mail.md, "Kinds").
+        data: {
+          role: u.role,
+          password: a.password === undefined ? 'chosen' : 'given',
+          ...(o.via ? { via: o.via } : {}),
+        },
       }),
       ...(o.extra?.(u) ?? []),
     ],
@@ -103,7 +117,8 @@ export interface NewLocalUser {
   displayName?: string;
   email?: string | null;
   role: Role;
-  passwordHash: string;
+  /** null: none yet (chosen through the welcome link). */
+  passwordHash: string | null;
   mustChangePassword?: boolean;
   sessionLimit?: number | null;
   now: number;
