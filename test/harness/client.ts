@@ -1,6 +1,6 @@
 /** Small HTTP helpers for the cross-host suites. */
 import { Agent, fetch as undiciFetch } from 'undici';
-import { inject } from 'vitest';
+import { afterEach, inject } from 'vitest';
 
 export const ADMIN = { login: 'root-admin', password: 'Adm1n$ecret' };
 
@@ -77,6 +77,44 @@ export async function callJson<T = Record<string, unknown>>(
 export async function setClockOffset(offsetMs: number): Promise<void> {
   const res = await call('/__test__/clock', { method: 'POST', json: { offsetMs } });
   if (res.status !== 200) throw new Error(`cannot move the clock: ${res.status} ${await res.text()}`);
+}
+
+/**
+ * The shared host's clock for a test file: `move(ms)` sets it ahead of real time, `now()` is the service's
+ * time, and it is put back after each test.
+ */
+export function testClock(): { move: (ms: number) => Promise<void>; now: () => number } {
+  let offset = 0;
+  afterEach(async () => {
+    offset = 0;
+    await setClockOffset(0);
+  });
+  return {
+    move: async (ms) => {
+      offset = ms;
+      await setClockOffset(ms);
+    },
+    now: () => Date.now() + offset,
+  };
+}
+
+/** Runs `work` with saved settings `values` on the shared host, then resets each to its default. */
+export async function withSettings(values: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
+  const admin = basic(ADMIN.login, ADMIN.password);
+  const set = await call('/v3/settings', { method: 'PATCH', auth: admin, json: { values } });
+  if (set.status !== 200) throw new Error(`cannot save ${Object.keys(values).join(', ')}: ${await set.text()}`);
+  // The work's own failure first; a setting left saved then fails the test as well.
+  const outcome = await work().then(
+    () => ({ ok: true as const }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+  const unreset: string[] = [];
+  for (const name of Object.keys(values)) {
+    const reset = await call(`/v3/settings/${name}`, { method: 'DELETE', auth: admin });
+    if (reset.status !== 200) unreset.push(`${name}: ${reset.status} ${await reset.text()}`);
+  }
+  if (!outcome.ok) throw outcome.err;
+  if (unreset.length > 0) throw new Error(`cannot reset ${unreset.join('; ')}`);
 }
 
 let counter = 0;

@@ -19,6 +19,7 @@ import {
   createUser,
   setClockOffset,
   uniqueLogin,
+  withSettings,
 } from '../harness/client.js';
 import { checkPage, launchChromium, messageOf, newTab, openPage, signIn, waitReady } from '../harness/console.js';
 import { totpCode } from '../harness/totp.js';
@@ -214,13 +215,7 @@ describe('console: second factors', () => {
 
   it('a role that must use a second factor lands on the security page, explained, until it enrols (ru ' +
     'too)', async () => {
-    const set = await call('/v3/settings', {
-      method: 'PATCH',
-      auth: admin,
-      json: { values: { MFA_REQUIRED_ROLES: 'auditor' } },
-    });
-    expect(set.status).toBe(200);
-    try {
+    await withSettings({ MFA_REQUIRED_ROLES: 'auditor' }, async () => {
       const login = uniqueLogin('ce');
       await createUser(login, PASSWORD, { role: 'auditor' });
       const tab = await newTab(browser);
@@ -253,8 +248,6 @@ describe('console: second factors', () => {
       expect(await page.textContent('#totp-state')).toContain('Приложение-аутентификатор настроено');
       await checkPage(tab, kind, 'security-ru');
       await tab.context.close();
-    } finally {
-      expect((await call('/v3/settings/MFA_REQUIRED_ROLES', { method: 'DELETE', auth: admin })).status).toBe(200);
-    }
+    });
   }, 180_000);
 });

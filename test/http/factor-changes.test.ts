@@ -8,7 +8,7 @@
  * - an administrator's reset ends the passkeys (lent rights may not), and a password that must be changed
  *   opens nothing, whatever factor signs in.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
 import {
   ADMIN,
@@ -20,8 +20,9 @@ import {
   callJson,
   createSuperAccessHolder,
   createUser,
-  setClockOffset,
+  testClock,
   uniqueLogin,
+  withSettings,
 } from '../harness/client.js';
 import { softAuthenticator } from '../harness/soft-authenticator.js';
 import { totpCode } from '../harness/totp.js';
@@ -29,17 +30,8 @@ import { totpCode } from '../harness/totp.js';
 const PASSWORD = 'Str0ng$pass';
 const admin = basic(ADMIN.login, ADMIN.password);
 const url = (path: string) => `${baseUrl()}${path}`;
-let offset = 0;
-
-afterEach(async () => {
-  offset = 0;
-  await setClockOffset(0);
-});
-
-async function moveClock(ms: number): Promise<void> {
-  offset = ms;
-  await setClockOffset(ms);
-}
+const clock = testClock();
+const moveClock = clock.move;
 
 async function body(res: Response): Promise<Record<string, any>> {
   const text = await res.text();
@@ -130,7 +122,7 @@ describe('a change of factors needs the step-up (a stolen session plants nothing
     const listed = await body(await b.fetch(url('/v4/users/me/passkeys')));
     expect(listed.items).toMatchObject([{ id: passkeyId, name: 'laptop' }]);
     // The owner steps up with a code; then the same session may change its factors again.
-    const stepUp = await b.postJson(url('/v4/users/me/second-factor'), { code: totpCode(secret, Date.now() + offset) });
+    const stepUp = await b.postJson(url('/v4/users/me/second-factor'), { code: totpCode(secret, clock.now()) });
     expect(stepUp.status).toBe(204);
     expect((await b.postJson(url('/v4/users/me/passkeys/registration-options'), {})).status).toBe(200);
   });
@@ -160,13 +152,7 @@ describe('a change of factors needs the step-up (a stolen session plants nothing
   });
 
   it('MFA_REQUIRED_ROLES: a passkey may be the first factor; its registration completes the enrolment', async () => {
-    const set = await call('/v3/settings', {
-      method: 'PATCH',
-      auth: admin,
-      json: { values: { MFA_REQUIRED_ROLES: 'auditor' } },
-    });
-    expect(set.status).toBe(200);
-    try {
+    await withSettings({ MFA_REQUIRED_ROLES: 'auditor' }, async () => {
       const login = uniqueLogin('fcaud');
       await createUser(login, PASSWORD, { role: 'auditor' });
       const b = await signedIn(login);
@@ -178,9 +164,7 @@ describe('a change of factors needs the step-up (a stolen session plants nothing
       const again = await passkeySignIn(key, userHandle);
       expect(again.res.status).toBe(200);
       expect((await again.b.fetch(url('/v4/users/me/tokens'))).status).toBe(200);
-    } finally {
-      expect((await call('/v3/settings/MFA_REQUIRED_ROLES', { method: 'DELETE', auth: admin })).status).toBe(200);
-    }
+    });
   });
 });
 
@@ -270,36 +254,29 @@ describe('an incident response leaves no passkey alive; a password to change ope
 
   it('a session whose password expires while it lives may only change the password', async () => {
     const days = 2;
-    const set = await call('/v3/settings', {
-      method: 'PATCH',
-      auth: admin,
-      json: { values: { USER_PASSWORD_EXPIRATION_DAY: days } },
+    await withSettings({ USER_PASSWORD_EXPIRATION_DAY: days }, async () => {
+      try {
+        const login = uniqueLogin('fc');
+        await createUser(login, PASSWORD);
+        await moveClock(days * DAY - 30 * MINUTE);
+        const b = await signedIn(login);
+        expect((await b.fetch(url('/v4/users/me/sessions'))).status).toBe(200);
+        await moveClock(days * DAY + 30 * MINUTE);
+        const refused = await b.fetch(url('/v4/users/me/sessions'));
+        expect(refused.status).toBe(403);
+        expect(await body(refused)).toMatchObject({ code: 'PASSWORD_EXPIRED', passwordReason: 'expired' });
+        const changed = await b.fetch(url('/v4/users/me/password'), {
+          method: 'PUT',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ oldPassword: PASSWORD, newPassword: 'Ch0sen$pass' }),
+        });
+        expect(changed.status).toBe(204);
+        expect((await b.fetch(url('/v4/users/me/sessions'))).status).toBe(200);
+      } finally {
+        // The clock first: the administrator's own password would be expired too, and it resets the setting.
+        await moveClock(0);
+      }
     });
-    expect(set.status).toBe(200);
-    try {
-      const login = uniqueLogin('fc');
-      await createUser(login, PASSWORD);
-      await moveClock(days * DAY - 30 * MINUTE);
-      const b = await signedIn(login);
-      expect((await b.fetch(url('/v4/users/me/sessions'))).status).toBe(200);
-      await moveClock(days * DAY + 30 * MINUTE);
-      const refused = await b.fetch(url('/v4/users/me/sessions'));
-      expect(refused.status).toBe(403);
-      expect(await body(refused)).toMatchObject({ code: 'PASSWORD_EXPIRED', passwordReason: 'expired' });
-      const changed = await b.fetch(url('/v4/users/me/password'), {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ oldPassword: PASSWORD, newPassword: 'Ch0sen$pass' }),
-      });
-      expect(changed.status).toBe(204);
-      expect((await b.fetch(url('/v4/users/me/sessions'))).status).toBe(200);
-    } finally {
-      // The clock first: the administrator's own password would be expired too.
-      await moveClock(0);
-      expect((await call('/v3/settings/USER_PASSWORD_EXPIRATION_DAY', { method: 'DELETE', auth: admin })).status).toBe(
-        200,
-      );
-    }
   });
 
   it('lent rights may reset a password but not end passkeys (a change of second factors)', async () => {

@@ -4,7 +4,7 @@
  * replay, wrong codes restricted like wrong passwords, Basic refused, recovery codes used once,
  * step-up expiry, enforcement per role, a password reset not bypassing the factor, admin removal.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { totpCode } from '../harness/totp.js';
 import { Browser } from '../harness/browser.js';
 import {
@@ -15,28 +15,20 @@ import {
   call,
   callJson,
   createUser,
-  setClockOffset,
+  testClock,
   uniqueLogin,
+  withSettings,
 } from '../harness/client.js';
 
 const PASSWORD = 'Str0ng$pass';
 const url = (path: string) => `${baseUrl()}${path}`;
 const admin = basic(ADMIN.login, ADMIN.password);
-let offset = 0;
-
-afterEach(async () => {
-  offset = 0;
-  await setClockOffset(0);
-});
-
-async function moveClock(ms: number): Promise<void> {
-  offset = ms;
-  await setClockOffset(ms);
-}
+const clock = testClock();
+const moveClock = clock.move;
 
 /** The TOTP code of `secret` at the service's time plus `steps` periods, by oathtool. */
 function totp(secret: string, steps = 0): string {
-  return totpCode(secret, Date.now() + offset, steps);
+  return totpCode(secret, clock.now(), steps);
 }
 
 async function json(res: Response): Promise<Record<string, unknown>> {
@@ -288,13 +280,7 @@ describe('recovery codes, step-up, enforcement, reset, admin removal', () => {
   });
 
   it('MFA_REQUIRED_ROLES: a session of such a role without a factor may only enrol', async () => {
-    const set = await call('/v3/settings', {
-      method: 'PATCH',
-      auth: admin,
-      json: { values: { MFA_REQUIRED_ROLES: 'auditor' } },
-    });
-    expect(set.status).toBe(200);
-    try {
+    await withSettings({ MFA_REQUIRED_ROLES: 'auditor' }, async () => {
       const login = uniqueLogin('aud');
       await createUser(login, PASSWORD, { role: 'auditor' });
       const b = new Browser(new URL(baseUrl()).origin);
@@ -315,9 +301,7 @@ describe('recovery codes, step-up, enforcement, reset, admin removal', () => {
       const u = new Browser(b.origin);
       expect((await u.postJson(url('/v3/login'), { login: plain, password: PASSWORD })).status).toBe(200);
       expect((await u.fetch(url('/v4/users/me/tokens'))).status).toBe(200);
-    } finally {
-      expect((await call('/v3/settings/MFA_REQUIRED_ROLES', { method: 'DELETE', auth: admin })).status).toBe(200);
-    }
+    });
   });
 
   it('a password reset does not remove or bypass the factor', async () => {

@@ -8,9 +8,10 @@
  * and its consequences (sessions ended, the audit event) is one batch built in one place. The scanner
  * is tested on planted bypasses first.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { matchesAcrossLines, sourceFiles } from '../harness/source-scan.js';
 
 const ROOT = join(import.meta.dirname, '../../worker/src');
 const TABLES = {
@@ -42,20 +43,8 @@ const PATTERNS: RegExp[] = [
   /\b(accountWrite\s*\(|new\s+AccountWrite\b|AccountWrite\.statementOf)/,
 ];
 
-/** The lines of `source` that write a credential table. */
-function credentialWrites(source: string): string[] {
-  // Joined across line breaks so that a statement split over lines is still seen.
-  const flat = source.replace(/\s*\n\s*/g, ' ');
-  return PATTERNS.flatMap((p) => [...flat.matchAll(new RegExp(p.source, `${p.flags}g`))].map((m) => m[0]));
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sources(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
-  });
-}
+/** What the scanner finds in `source`. */
+const credentialWrites = (source: string) => matchesAcrossLines(source, PATTERNS);
 
 describe('accounts/ is the only writer of the credential tables', () => {
   it('the scanner finds planted bypasses, in every form', () => {
@@ -96,7 +85,7 @@ describe('accounts/ is the only writer of the credential tables', () => {
   });
 
   it('no file outside accounts/ writes a credential, second-factor or device table', () => {
-    const found = sources(ROOT)
+    const found = sourceFiles(ROOT)
       .filter((f) => !relative(ROOT, f).startsWith('accounts/'))
       .flatMap((f) => credentialWrites(readFileSync(f, 'utf8')).map((w) => `${relative(ROOT, f)}: ${w}`));
     expect(found).toEqual([]);

@@ -5,9 +5,10 @@
  * template (`deleted_at is null`, `status = 'active'`), so a change of what "live" means is made in one place.
  * The scanner is tested on planted copies first.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { matchesAcrossLines, sourceFiles } from '../harness/source-scan.js';
 
 const ROOT = join(import.meta.dirname, '../../worker/src');
 const DEFINITION = 'accounts/live.ts';
@@ -23,20 +24,8 @@ const PATTERNS: RegExp[] = [
   /(\bstatus["`]?|\$\{\s*[\w.]*\bstatus\s*\})\s*(=|==|<>|!=)\s*'active'/i,
 ];
 
-/** The hand-written live- or active-account conditions in `source`. */
-function handWritten(source: string): string[] {
-  // Joined across line breaks so that a condition split over lines is still seen.
-  const flat = source.replace(/\s*\n\s*/g, ' ');
-  return PATTERNS.flatMap((p) => [...flat.matchAll(new RegExp(p.source, `${p.flags}g`))].map((m) => m[0]));
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sources(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
-  });
-}
+/** What the scanner finds in `source`. */
+const handWritten = (source: string) => matchesAcrossLines(source, PATTERNS);
 
 describe('one definition of a live and of an active account', () => {
   it('the scanner finds planted copies, in every form', () => {
@@ -67,7 +56,7 @@ describe('one definition of a live and of an active account', () => {
   });
 
   it(`no file of worker/src but ${DEFINITION} writes the condition by hand`, () => {
-    const found = sources(ROOT)
+    const found = sourceFiles(ROOT)
       .filter((f) => relative(ROOT, f) !== DEFINITION)
       .flatMap((f) => handWritten(readFileSync(f, 'utf8')).map((w) => `${relative(ROOT, f)}: ${w}`));
     expect(found).toEqual([]);
