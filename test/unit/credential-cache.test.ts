@@ -64,8 +64,8 @@ describe('which writes drop cached lookups', () => {
     raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, sb.id);
     raw.prepare('update api_tokens set revoked_at = ? where id = ?').run(now, tb.id);
     // ...through the activity touches of B and a revocation of A's sessions, which ends A's at once.
-    await touchSession(t.db, { ...sb, lastSeenAt: now - 120_000 }, now);
-    await touchToken(t.db, { ...cachedToken, lastUsedAt: null }, now);
+    await touchSession(t.db, { ...sb, lastSeenAt: now - 120_000 }, now)?.();
+    await touchToken(t.db, { ...cachedToken, lastUsedAt: null }, now)?.();
     expect(await revokeSessions(t.db, a, { now, actor: a, reason: 'logout' })).toBeGreaterThan(0);
     expect(await sessionAccount(t.db, sa.id, now + 1, p)).toBeUndefined();
     expect(await sessionAccount(t.db, sb.id, now + 1, p)).toBeDefined();

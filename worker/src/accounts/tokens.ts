@@ -257,18 +257,20 @@ function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Plac
 
 /**
  * Records a token's use, and the account's activity (a token login keeps it from inactivity
- * blocking), at most once a minute; the caller runs it off the request's critical path. `t` is
- * the (cached) lookup: its `lastUsedAt` moves at once, so concurrent requests do not touch again.
+ * blocking), at most once a minute: the write when one is due, which the caller runs off the request's
+ * critical path, else undefined (decided at once: most requests schedule nothing). `t` is the
+ * (cached) lookup: its `lastUsedAt` moves at once, so concurrent requests do not touch again.
  */
 export function touchToken(
   db: Db,
   t: { tokenId: string; userId: string; lastUsedAt: number | null },
   now: number,
-): Promise<unknown> | undefined {
+): (() => Promise<unknown>) | undefined {
   if (t.lastUsedAt !== null && now - t.lastUsedAt < 60_000) return undefined;
   t.lastUsedAt = now;
-  return db.batch([
-    db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, t.tokenId)),
-    db.update(users).set({ lastActivityAt: now }).where(eq(users.id, t.userId)),
-  ]);
+  return () =>
+    db.batch([
+      db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, t.tokenId)),
+      db.update(users).set({ lastActivityAt: now }).where(eq(users.id, t.userId)),
+    ]);
 }

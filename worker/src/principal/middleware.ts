@@ -185,7 +185,8 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     }
     const found = await accountOfToken(db, token, now, revocationCheckMs(c.var.scope.config));
     if (!found) throw invalidToken(o.schemes);
-    inBackground(c, () => touchToken(db, found, now));
+    const touch = touchToken(db, found, now);
+    if (touch) inBackground(c, touch);
     return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);
   });
 }
