@@ -56,7 +56,7 @@ describe('which writes drop cached lookups', () => {
       .returning();
     const sa = await createSession(t.db, a, { kind: 'cookie', authMethod: 'local_password', now, config });
     const sb = await createSession(t.db, b!, { kind: 'cookie', authMethod: 'local_password', now, config });
-    const tb = await issueToken(t.db, b!, { name: 'b', expiresAt: null, now, actor: b! });
+    const tb = await issueToken(t.db, b!, { name: 'b', expiresAt: null, scopes: null, now, actor: b! });
     expect(await sessionAccount(t.db, sa.id, now, p)).toBeDefined();
     expect(await sessionAccount(t.db, sb.id, now, p)).toBeDefined();
     const cachedToken = (await accountOfToken(t.db, tb.token, now, p.recheckMs))!;
