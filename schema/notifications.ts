@@ -10,6 +10,7 @@ export const NOTIFICATION_KINDS = [
   'account_locked',
   'account_blocked_inactivity',
   'password_expiring',
+  'token_expiring',
   'password_changed',
   'account_created',
   'password_reset',

@@ -2864,7 +2864,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
             /** @description the account the mail is about */
             userId: string | null;
             userLogin: string | null;
@@ -8089,7 +8089,7 @@ export interface operations {
                 limit?: number;
                 offset?: number | null;
                 status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
-                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
                 /** @description the address, ignoring case */
                 recipient?: string;
             };
@@ -8211,7 +8211,7 @@ export interface operations {
                 limit?: number;
                 offset?: number | null;
                 status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
-                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
             };
             header?: never;
             path?: never;

@@ -18,10 +18,12 @@ import { deliverDue, MAX_ATTEMPTS } from '../../worker/src/notifications/deliver
 import { handleEvents } from '../../worker/src/notifications/handler.js';
 import { renderMail } from '../../worker/src/notifications/templates.js';
 import { describeUserAgent } from '../../worker/src/notifications/user-agent.js';
+import { issueToken, revokeToken } from '../../worker/src/accounts/tokens.js';
 import {
   deliverNotifications,
   handleNotificationEvents,
   passwordExpiryNotices,
+  tokenExpiryNotices,
   purgeNotifications,
 } from '../../worker/src/notifications/jobs.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
@@ -379,6 +381,31 @@ describe('jobs', () => {
       expect(mail!.parsed.subject).toBe('Your password expires soon');
     },
   );
+
+  it('token-expiry notices: once per live token, within AUTH_TOKEN_EXPIRY_NOTICE_DAY days of its expiry', async () => {
+    const [made1] = await makeUsers(1);
+    const [owner] = await t.db.select().from(users).where(eq(users.id, made1!.id));
+    const made = (name: string, expiresAt: number | null) =>
+      issueToken(t.db, owner!, { name, expiresAt, scopes: null, now: T0 - DAY, actor: owner! });
+    const soon = await made('ci soon', T0 + 3 * DAY);
+    await made('later', T0 + 30 * DAY);
+    await made('never', null);
+    const revoked = await made('revoked', T0 + 2 * DAY);
+    await revokeToken(t.db, owner!, revoked.id, { now: T0 - DAY, actor: owner! });
+    const c = config({ AUTH_TOKEN_EXPIRY_NOTICE_DAY: '7' });
+    const ctx = scopeWithoutRequest({ db: t.db, config: c, now: () => T0, bridge });
+    await Promise.all([runScheduledJobs(ctx, [tokenExpiryNotices]), runScheduledJobs(ctx, [tokenExpiryNotices])]);
+    await tokenExpiryNotices.run(ctx);
+    const rows = await t.db.select().from(notifications);
+    expect(rows.map((r) => [r.userId, r.kind])).toEqual([[owner!.id, 'token_expiring']]);
+    expect(rows[0]!.data).toMatchObject({ days: 3, name: 'ci soon', prefix: soon.prefix });
+    await deliverDue({ db: t.db, config: c, now: () => T0, bridge });
+    const [mail] = await smtp.waitFor(1);
+    expect(mail!.parsed.subject).toBe('An API token expires soon');
+    expect(mail!.parsed.text).toContain('ci soon');
+    // Never the secret.
+    expect(mail!.raw).not.toContain(soon.token);
+  });
 
   it(
     'retention: notifications older than NOTIFICATION_EXPIRATION days are purged, ' + 'with a data-lifecycle event',

@@ -847,6 +847,15 @@ export const REGISTRY = {
     ['ru', 'en'],
     'language of the mails the service sends (notifications, password reset)',
   ),
+  TOKEN_EXPIRY_NOTICE_DAY: int(
+    D,
+    'AUTH_TOKEN_EXPIRY_NOTICE_DAY',
+    7,
+    0,
+    365,
+    'days before an API token expires when its owner is told by mail, once per token (0: never)',
+    { ui: true },
+  ),
   PASSWORD_EXPIRY_NOTICE_DAY: int(
     D,
     'AUTH_PASSWORD_EXPIRY_NOTICE_DAY',

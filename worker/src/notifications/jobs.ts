@@ -1,12 +1,12 @@
 /**
  * The notifications' periodic jobs: handling the outbox's events, delivering due mails (with their
- * retries), the password-expiry notices and the retention of the history (NOTIFICATION_EXPIRATION).
+ * retries), the password- and token-expiry notices and the retention of the history (NOTIFICATION_EXPIRATION).
  */
-import { and, eq, gt, isNotNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { Job } from '../jobs/job.js';
 import { DAY_MS } from '../accounts/model.js';
-import { notifications, passwordResetRequests, passwordResetTokens, users } from '../../../schema/index.js';
+import { apiTokens, notifications, passwordResetRequests, passwordResetTokens, users } from '../../../schema/index.js';
 import { deliverDue } from './deliver.js';
 import { handleEvents } from './handler.js';
 import { notificationInsert, notificationRow } from './store.js';
@@ -75,6 +75,56 @@ export const passwordExpiryNotices: Job = {
         user,
         data: { expiresAt: new Date(expiresAt).toISOString(), days },
         dedupeKey: `password_expiring:${user.id}:${user.passwordChangedAt}`,
+        now,
+      });
+      writes.push(notificationInsert(db, row));
+    }
+    if (writes.length) await db.batch(writes as [(typeof writes)[number], ...(typeof writes)[number][]]);
+    return { notified: writes.length };
+  },
+};
+
+/**
+ * Tells the owners of API tokens that expire within TOKEN_EXPIRY_NOTICE_DAY days, once per token (the
+ * dedupe key is the token's id, so a job that runs twice tells nobody twice); live tokens of active
+ * accounts only. Every 15 minutes.
+ */
+export const tokenExpiryNotices: Job = {
+  name: 'token-expiry-notices',
+  everyMs: 15 * 60_000,
+  async run({ db, config, now: clock }) {
+    const now = clock();
+    const notice = config.get('TOKEN_EXPIRY_NOTICE_DAY');
+    if (notice === 0) return { notified: 0 };
+    const key = sql`'token_expiring:' || ${apiTokens.id}`;
+    const due = await db
+      .select({ user: users, token: apiTokens })
+      .from(apiTokens)
+      .innerJoin(users, eq(users.id, apiTokens.userId))
+      .where(
+        and(
+          activeAccounts,
+          isNull(apiTokens.revokedAt),
+          isNotNull(apiTokens.expiresAt),
+          gt(apiTokens.expiresAt, now),
+          lte(apiTokens.expiresAt, now + notice * DAY_MS),
+          sql`not exists (select 1 from ${notifications} where ${notifications.dedupeKey} = ${key})`,
+        ),
+      )
+      .limit(EXPIRY_BATCH);
+    const writes = [];
+    for (const { user, token } of due) {
+      const expiresAt = token.expiresAt!;
+      const row = await notificationRow(config, {
+        kind: 'token_expiring',
+        user,
+        data: {
+          expiresAt: new Date(expiresAt).toISOString(),
+          days: Math.max(1, Math.ceil((expiresAt - now) / DAY_MS)),
+          name: token.name,
+          prefix: token.prefix,
+        },
+        dedupeKey: `token_expiring:${token.id}`,
         now,
       });
       writes.push(notificationInsert(db, row));

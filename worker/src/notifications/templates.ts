@@ -44,9 +44,11 @@ export interface TemplateData {
    * administrator gives: where to sign in (the mails' link base, mailLinkBase).
    */
   consoleUrl?: string;
-  /** passkey_changed and second_factor_changed: added or removed; the passkey's name. */
+  /** passkey_changed and second_factor_changed: added or removed; the passkey's name (token_expiring: the token's). */
   change?: string;
   name?: string;
+  /** token_expiring: the token's first characters. */
+  prefix?: string;
 }
 
 export interface RenderedMail {
@@ -86,6 +88,16 @@ const RU: Record<NotificationKind, Texts> = {
     lines: [
       [`Учётная запись ${who(d)} заблокирована: в неё не входили ${d.days ?? ''} дн.`],
       ['Чтобы снова пользоваться ею, обратитесь к администратору.'],
+    ],
+  }),
+  token_expiring: (d) => ({
+    subject: 'Срок действия API-токена скоро истекает',
+    lines: [
+      [
+        `API-токен «${d.name ?? ''}» (${d.prefix ?? ''}…) учётной записи ${who(d)} истекает ` +
+          `${formatTime(d.expiresAt)} (через ${d.days ?? ''} дн.).`,
+      ],
+      ['Если он ещё нужен, выпустите новый и замените его там, где он используется.'],
     ],
   }),
   password_expiring: (d) => ({
@@ -206,6 +218,16 @@ const EN: Record<NotificationKind, Texts> = {
     lines: [
       [`The account ${who(d)} was blocked: nobody logged in to it for ${d.days ?? ''} days.`],
       ['Ask your administrator to unblock it.'],
+    ],
+  }),
+  token_expiring: (d) => ({
+    subject: 'An API token expires soon',
+    lines: [
+      [
+        `The API token "${d.name ?? ''}" (${d.prefix ?? ''}…) of the account ${who(d)} expires on ` +
+          `${formatTime(d.expiresAt)} (in ${d.days ?? ''} days).`,
+      ],
+      ['If it is still needed, issue a new one and replace it where it is used.'],
     ],
   }),
   password_expiring: (d) => ({

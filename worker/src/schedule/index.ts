@@ -15,6 +15,7 @@ import {
   handleNotificationEvents,
   passwordExpiryNotices,
   purgeNotifications,
+  tokenExpiryNotices,
 } from '../notifications/jobs.js';
 
 /**
@@ -32,6 +33,7 @@ export const JOBS: Job[] = [
   resealSecretsJob,
   handleNotificationEvents,
   passwordExpiryNotices,
+  tokenExpiryNotices,
   deliverNotifications,
   purgeNotifications,
   fillLoginSkeletonsJob,
