@@ -357,6 +357,41 @@ export const EVENT_CATALOGUE = {
     description: 'an LDAP server record removed',
     data: { name: 'the record' },
   },
+  'group.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a local group made by an administrator (docs/groups.md)',
+    data: { id: 'the group', name: 'its name' },
+  },
+  'group.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a group renamed, or its description changed',
+    data: {
+      id: 'the group',
+      name: 'its name now',
+      changed: 'the changed fields',
+      before: 'its name before (a rename)',
+    },
+  },
+  'group.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a group removed with its memberships',
+    data: { id: 'the group', name: 'its name', source: 'local, ldap or oidc' },
+  },
+  'group.member_added': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account (the subject) added to a group by an administrator',
+    data: { id: 'the group', name: 'its name' },
+  },
+  'group.member_removed': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "an account's (the subject's) local membership of a group removed by an administrator",
+    data: { id: 'the group', name: 'its name' },
+  },
   'identity_provider.created': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],
