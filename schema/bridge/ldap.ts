@@ -121,6 +121,25 @@ export const LdapAuthenticateResponseSchema = z.discriminatedUnion('outcome', [
 ]);
 export type LdapAuthenticateResponse = z.infer<typeof LdapAuthenticateResponseSchema>;
 
+/**
+ * POST /v1/ldap/groups: the groups of known users (the periodic refresh, docs/ldap.md, "Groups"):
+ * each login is looked up with the user filter as the service account (no user bind), and its
+ * groups read as at a login. `found: false`: no single entry matches the login any more.
+ */
+export const LdapGroupsRequestSchema = z.object({
+  connection: LdapConnectionSchema,
+  logins: z.array(z.string().min(1).max(256)).min(1).max(100),
+});
+export const LdapGroupsResponseSchema = z.object({
+  results: z.array(
+    z.discriminatedUnion('found', [
+      z.object({ login: z.string(), found: z.literal(true), groups: z.array(z.string()) }),
+      z.object({ login: z.string(), found: z.literal(false) }),
+    ]),
+  ),
+});
+export type LdapGroupsResponse = z.infer<typeof LdapGroupsResponseSchema>;
+
 /** POST /v1/ldap/test: connect, bind with the service account, read the root DSE, check the base DN. */
 export const LdapTestRequestSchema = z.object({ connection: LdapConnectionSchema });
 export const LdapTestResponseSchema = z.object({

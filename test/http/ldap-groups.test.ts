@@ -80,48 +80,51 @@ describe('LDAP groups', () => {
     expect(names(r.body)).toEqual(['auth-auditors/ldap']);
   });
 
-  it('a DN with filter characters is escaped in the search; groups follow the directory at the next login', async () => {
-    // A DN holding "*", "(" and ")" (no DN escapes needed): unescaped in (member={dn}), the filter breaks.
-    const uid = `odd${Date.now().toString(36)}`;
-    const password = 'Odd-dn-pass-1';
-    const special = { login: uid, password, dn: `cn=odd(*)${uid},ou=people,${slapd.baseDn}` };
-    const carol = slapd.user('carol');
-    const directory = new Client({ url: slapd.ldapUrl });
-    await directory.bind(slapd.rootDn, slapd.rootPassword);
-    await directory.add(special.dn, {
-      objectClass: 'inetOrgPerson',
-      uid,
-      cn: `odd(*)${uid}`,
-      sn: uid,
-      userPassword: password,
-    });
-    await directory.add(TEAM, { objectClass: 'groupOfNames', cn: 'special-team', member: [special.dn] });
-    try {
-      for (const server of MODES) {
-        await mode(server);
-        const r = await ldapBasic('corp', special.login, special.password!);
-        expect(r.status, JSON.stringify(r.body)).toBe(200);
-        expect(names(r.body.user ?? r.body), server).toEqual(['special-team/ldap']);
-        // Another member's login does not find the group of the DN with filter characters.
-        const c = await ldapBasic('corp', carol.login, carol.password!);
-        expect(names(c.body.user ?? c.body), server).toEqual([]);
+  it(
+    'a DN with filter characters is escaped in the search; groups follow the directory at the next ' + 'login',
+    async () => {
+      // A DN holding "*", "(" and ")" (no DN escapes needed): unescaped in (member={dn}), the filter breaks.
+      const uid = `odd${Date.now().toString(36)}`;
+      const password = 'Odd-dn-pass-1';
+      const special = { login: uid, password, dn: `cn=odd(*)${uid},ou=people,${slapd.baseDn}` };
+      const carol = slapd.user('carol');
+      const directory = new Client({ url: slapd.ldapUrl });
+      await directory.bind(slapd.rootDn, slapd.rootPassword);
+      await directory.add(special.dn, {
+        objectClass: 'inetOrgPerson',
+        uid,
+        cn: `odd(*)${uid}`,
+        sn: uid,
+        userPassword: password,
+      });
+      await directory.add(TEAM, { objectClass: 'groupOfNames', cn: 'special-team', member: [special.dn] });
+      try {
+        for (const server of MODES) {
+          await mode(server);
+          const r = await ldapBasic('corp', special.login, special.password!);
+          expect(r.status, JSON.stringify(r.body)).toBe(200);
+          expect(names(r.body.user ?? r.body), server).toEqual(['special-team/ldap']);
+          // Another member's login does not find the group of the DN with filter characters.
+          const c = await ldapBasic('corp', carol.login, carol.password!);
+          expect(names(c.body.user ?? c.body), server).toEqual([]);
+        }
+        // Out of the group in the directory: the next login takes it away.
+        await directory.modify(
+          TEAM,
+          new Change({ operation: 'replace', modification: new Attribute({ type: 'member', values: [carol.dn] }) }),
+        );
+        for (const server of MODES) {
+          await mode(server);
+          const r = await ldapBasic('corp', special.login, special.password!);
+          expect(names(r.body.user ?? r.body), server).toEqual([]);
+        }
+      } finally {
+        await directory.del(TEAM);
+        await directory.del(special.dn);
+        await directory.unbind();
       }
-      // Out of the group in the directory: the next login takes it away.
-      await directory.modify(
-        TEAM,
-        new Change({ operation: 'replace', modification: new Attribute({ type: 'member', values: [carol.dn] }) }),
-      );
-      for (const server of MODES) {
-        await mode(server);
-        const r = await ldapBasic('corp', special.login, special.password!);
-        expect(names(r.body.user ?? r.body), server).toEqual([]);
-      }
-    } finally {
-      await directory.del(TEAM);
-      await directory.del(special.dn);
-      await directory.unbind();
-    }
-  });
+    },
+  );
 
   it('AUTH_GROUP_ROLES maps a directory group to a role at each login', async () => {
     const carol = slapd.user('carol');
@@ -149,4 +152,62 @@ describe('LDAP groups', () => {
       await api('/v3/settings/AUTH_GROUP_ROLES', { method: 'DELETE', auth: admin });
     }
   });
+
+  it(
+    'the periodic refresh takes away what the directory no longer lists, and the role it gave; it adds ' + 'nothing',
+    async () => {
+      const carol = slapd.user('carol');
+      const directory = new Client({ url: slapd.ldapUrl });
+      await directory.bind(slapd.rootDn, slapd.rootPassword);
+      const [ops, dev, later] = ['ops-team', 'dev-team', 'later-team'].map(
+        (cn) => `cn=${cn},ou=groups,${slapd.baseDn}`,
+      );
+      await directory.add(ops!, { objectClass: 'groupOfNames', cn: 'ops-team', member: [carol.dn] });
+      await directory.add(dev!, { objectClass: 'groupOfNames', cn: 'dev-team', member: [carol.dn] });
+      const clock = (offsetMs: number) => api('/__test__/clock', { method: 'POST', json: { offsetMs } });
+      const refresh = () => api<Json>('/__test__/jobs', { method: 'POST', json: { names: ['refresh-ldap-groups'] } });
+      await mode('search');
+      const set = await api('/v3/settings', {
+        method: 'PATCH',
+        auth: admin,
+        json: { values: { AUTH_GROUP_ROLES: ['ops-team=auditor'], LDAP_GROUPS_REFRESH_MIN: 30 } },
+      });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      try {
+        const first = await ldapBasic('corp', carol.login, carol.password!);
+        expect(names(first.body)).toEqual(['dev-team/ldap', 'ops-team/ldap']);
+        expect(first.body.role).toBe('auditor');
+        const id = first.body.id as string;
+        // Out of ops-team, into later-team, in the directory.
+        await directory.del(ops!);
+        await directory.add(later!, { objectClass: 'groupOfNames', cn: 'later-team', member: [carol.dn] });
+        const account = async () => (await api<Json>(`/v4/users/${id}`, { auth: admin })).body;
+
+        // Before the interval: nothing is read again.
+        expect((await refresh()).body['refresh-ldap-groups']).toMatchObject({ accounts: 0 });
+        expect(names(await account())).toEqual(['dev-team/ldap', 'ops-team/ldap']);
+
+        await clock(31 * 60_000);
+        // The other accounts of the record read so far are due too; only carol's groups changed.
+        const ran = (await refresh()).body['refresh-ldap-groups'];
+        expect(ran.accounts).toBeGreaterThanOrEqual(1);
+        expect(ran.narrowed).toBe(1);
+        const after = await account();
+        expect(names(after)).toEqual(['dev-team/ldap']);
+        expect(after.role).toBe('user');
+        // Read again: not due until another interval has passed.
+        expect((await refresh()).body['refresh-ldap-groups']).toMatchObject({ accounts: 0 });
+
+        // The next login reads the directory again: later-team now.
+        const again = await ldapBasic('corp', carol.login, carol.password!);
+        expect(names(again.body)).toEqual(['dev-team/ldap', 'later-team/ldap']);
+      } finally {
+        await clock(0);
+        for (const dn of [ops!, dev!, later!]) await directory.del(dn).catch(() => {});
+        await directory.unbind();
+        for (const name of ['AUTH_GROUP_ROLES', 'LDAP_GROUPS_REFRESH_MIN'])
+          await api(`/v3/settings/${name}`, { method: 'DELETE', auth: admin });
+      }
+    },
+  );
 });

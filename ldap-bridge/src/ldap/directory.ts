@@ -24,6 +24,7 @@ import { FilterParser, ResultCodeError, type Entry } from 'ldapts';
 import type {
   LdapAuthenticateResponse,
   LdapConnection,
+  LdapGroupsResponse,
   LdapProfile,
   LdapTestResponse,
 } from '../../../schema/bridge/index.js';
@@ -286,16 +287,21 @@ export function firstRdnValue(dn: string): string | null {
  * with the user's DN escaped (RFC 4515) in place of {dn}, searched as the service account on a fresh
  * connection to the URL that answered. Undefined when the record reads no groups.
  */
-export async function groupsOf(entry: Entry, conn: LdapConnection, url: string): Promise<string[] | undefined> {
+export async function groupsOf(
+  entry: Entry,
+  conn: LdapConnection,
+  url: string,
+  service?: Session,
+): Promise<string[] | undefined> {
   const g = conn.groups;
   if (!g || g.mode === 'none') return undefined;
   if (g.mode === 'memberOf') {
     return [...new Set(values(entry, g.attr).flatMap((dn) => firstRdnValue(dn) ?? []))];
   }
   const filter = groupFilterFor(g.filter, entry.dn);
-  const s = await openSession(url, conn);
+  const s = service ?? (await openSession(url, conn));
   try {
-    await bindService(s, conn);
+    if (!service) await bindService(s, conn);
     const { searchEntries } = await s
       .op('group search', (c) =>
         c.search(g.baseDn, {
@@ -311,7 +317,47 @@ export async function groupsOf(entry: Entry, conn: LdapConnection, url: string):
       });
     return [...new Set(searchEntries.flatMap((e) => values(e, g.nameAttr)[0] ?? firstRdnValue(e.dn) ?? []))];
   } finally {
-    await s.close();
+    if (!service) await s.close();
+  }
+}
+
+/**
+ * The groups of known users without their passwords (POST /v1/ldap/groups): one service session,
+ * each login's entry found with the user filter as at a login, its groups read as at a login.
+ */
+export async function groupsOfLogins(conn: LdapConnection, logins: readonly string[]): Promise<LdapGroupsResponse> {
+  const service = await openFirst(conn);
+  try {
+    await bindService(service, conn);
+    const activeDirectory = await detectActiveDirectory(service, conn);
+    const template = effectiveUserFilter(conn, activeDirectory);
+    checkUserFilter(template);
+    const attributes = conn.groups?.mode === 'memberOf' ? [conn.groups.attr] : ['1.1'];
+    const results: LdapGroupsResponse['results'] = [];
+    for (const login of logins) {
+      const { searchEntries } = await service
+        .op('user search', (c) =>
+          c.search(conn.baseDn, {
+            scope: 'sub',
+            filter: userFilterFor(template, login),
+            attributes,
+            sizeLimit: 2,
+            timeLimit: Math.ceil(conn.searchTimeoutMs / 1000),
+          }),
+        )
+        .catch((err: unknown) => {
+          throw err instanceof ResultCodeError ? classify(err, 'user search') : err;
+        });
+      const entry = searchEntries.length === 1 ? searchEntries[0]! : undefined;
+      if (!entry) {
+        results.push({ login, found: false });
+        continue;
+      }
+      results.push({ login, found: true, groups: (await groupsOf(entry, conn, service.url, service)) ?? [] });
+    }
+    return { results };
+  } finally {
+    await service.close();
   }
 }
 

@@ -143,3 +143,33 @@ export async function accountGroups(db: Db, userId: string): Promise<GroupOfAcco
   const [row] = await db.select({ groups: users.groups }).from(users).where(eq(users.id, userId)).limit(1);
   return row?.groups ?? [];
 }
+
+/**
+ * The periodic refresh's narrowing of an LDAP account (docs/ldap.md, "Groups"): its memberships of
+ * source ldap not in `keep` (group ids) are removed, the kept ones marked read at `now`, and its role
+ * lowered to `role` when given. Nothing is ever added here: only a login widens.
+ */
+export function narrowLdapGroupsStatements(
+  db: Db,
+  userId: string,
+  keep: readonly string[],
+  now: number,
+  role?: 'auditor' | 'user',
+): AccountBatchItem[] {
+  const mine = and(eq(groupMembers.userId, userId), eq(groupMembers.source, 'ldap'));
+  return [
+    db.delete(groupMembers).where(and(mine, keep.length > 0 ? notInArray(groupMembers.groupId, [...keep]) : undefined)),
+    ...(keep.length > 0
+      ? [
+          db
+            .update(groupMembers)
+            .set({ readAt: now })
+            .where(and(mine, inArray(groupMembers.groupId, [...keep]))),
+        ]
+      : []),
+    accountGroupsStatement(db, [userId]),
+    ...(role
+      ? [new AccountWrite(db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)), [userId])]
+      : []),
+  ];
+}

@@ -281,8 +281,16 @@ export const EVENT_CATALOGUE = {
   'user.refreshed': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],
-    description: "an external account's profile refreshed from its source at a login",
-    data: { source: 'ldap or oidc', sourceName: 'the record', role: 'the new role, when it changed' },
+    description:
+      "an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the " +
+      'periodic refresh (by: job)',
+    data: {
+      source: 'ldap or oidc',
+      sourceName: 'the record',
+      role: 'the new role, when it changed',
+      groupsRemoved: 'the groups the directory no longer lists (the refresh)',
+      by: 'job (the refresh; absent at a login)',
+    },
   },
   'user.deleted': {
     streams: ['crud_admin'],

@@ -269,6 +269,15 @@ export const REGISTRY = {
     120,
     'seconds, timeout of a search on the LDAP server',
   ),
+  LDAP_GROUPS_REFRESH_MIN: int(
+    S,
+    'LDAP_GROUPS_REFRESH_MIN',
+    60,
+    0,
+    10080,
+    'minutes between two reads of the groups of an LDAP account between its logins; a refresh only takes ' +
+      'groups (and the roles they gave) away (docs/ldap.md, "Groups"); 0: read at logins only',
+  ),
   DIRECTORY_SIGNATURE: str(S, 'DIRECTORY_SIGNATURE', '1.2.840.113556.1.4.800', 'signature of the directory service', {
     check: (v) => (/^\d+(\.\d+)+$/.test(v) ? null : 'an OID such as 1.2.840.113556.1.4.800'),
   }),
