@@ -1,7 +1,7 @@
 /**
  * Groups (docs/groups.md) on both hosts: local groups and their members under /v4/groups, the
  * caller's groups in GET /v4/users/me (from the account's row: a warm token reads nothing more), the
- * OIDC groups claim read at each login, and AUTH_GROUP_ROLES giving roles at such logins.
+ * OIDC groups claim read at each login, and GROUP_ROLES giving roles at such logins.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
@@ -247,17 +247,17 @@ describe('OIDC groups and roles from groups', () => {
   });
 
   it(
-    'AUTH_GROUP_ROLES makes members of a mapped group auditors or admins at each login, and takes it ' + 'back',
+    'GROUP_ROLES makes members of a mapped group auditors or admins at each login, and takes it ' + 'back',
     async () => {
       const sub = uniqueLogin('or');
       const [auditors, admins] = [uniqueGroup('Auditors'), uniqueGroup('Admins')];
       const bad = await callJson('/v3/settings', {
         method: 'PATCH',
         auth: admin,
-        json: { values: { AUTH_GROUP_ROLES: [`${auditors}=root`] } },
+        json: { values: { GROUP_ROLES: [`${auditors}=root`] } },
       });
       expect(bad.status).toBe(422);
-      await withSettings({ AUTH_GROUP_ROLES: [`${auditors.toUpperCase()}=auditor`, `${admins}=admin`] }, async () => {
+      await withSettings({ GROUP_ROLES: [`${auditors.toUpperCase()}=auditor`, `${admins}=admin`] }, async () => {
         idp.groups[sub] = [auditors];
         const first = await signIn(name, sub);
         expect(first.role).toBe('auditor');
@@ -278,7 +278,7 @@ describe('OIDC groups and roles from groups', () => {
       // A source that reads no groups leaves roles alone.
       const other = uniqueLogin('op');
       idp.groups[other] = [admins];
-      await withSettings({ AUTH_GROUP_ROLES: [`${admins}=admin`] }, async () => {
+      await withSettings({ GROUP_ROLES: [`${admins}=admin`] }, async () => {
         expect((await signIn(plain, other)).role).toBe('user');
       });
     },

@@ -1,7 +1,7 @@
 /**
  * LDAP groups (docs/ldap.md, "Groups") on both hosts, against the harness's real slapd (memberof
  * overlay) through the bridge: memberOf and the group search by member DN (escaped), read at each
- * login and stored with source ldap, and AUTH_GROUP_ROLES giving roles at such logins. Its own host,
+ * login and stored with source ldap, and GROUP_ROLES giving roles at such logins. Its own host,
  * so that the settings it saves touch no other suite.
  */
 import { Attribute, Change, Client } from 'ldapts';
@@ -126,7 +126,7 @@ describe('LDAP groups', () => {
     },
   );
 
-  it('AUTH_GROUP_ROLES maps a directory group to a role at each login', async () => {
+  it('GROUP_ROLES maps a directory group to a role at each login', async () => {
     const carol = slapd.user('carol');
     const directory = new Client({ url: slapd.ldapUrl });
     await directory.bind(slapd.rootDn, slapd.rootPassword);
@@ -135,7 +135,7 @@ describe('LDAP groups', () => {
     const set = await api('/v3/settings', {
       method: 'PATCH',
       auth: admin,
-      json: { values: { AUTH_GROUP_ROLES: ['Ops-Auditors=auditor'] } },
+      json: { values: { GROUP_ROLES: ['Ops-Auditors=auditor'] } },
     });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     await mode('search');
@@ -149,7 +149,7 @@ describe('LDAP groups', () => {
     } finally {
       await directory.del(ops).catch(() => {});
       await directory.unbind();
-      await api('/v3/settings/AUTH_GROUP_ROLES', { method: 'DELETE', auth: admin });
+      await api('/v3/settings/GROUP_ROLES', { method: 'DELETE', auth: admin });
     }
   });
 
@@ -170,7 +170,7 @@ describe('LDAP groups', () => {
       const set = await api('/v3/settings', {
         method: 'PATCH',
         auth: admin,
-        json: { values: { AUTH_GROUP_ROLES: ['ops-team=auditor'], LDAP_GROUPS_REFRESH_MIN: 30 } },
+        json: { values: { GROUP_ROLES: ['ops-team=auditor'], LDAP_GROUPS_REFRESH_MIN: 30 } },
       });
       expect(set.status, JSON.stringify(set.body)).toBe(200);
       try {
@@ -205,7 +205,7 @@ describe('LDAP groups', () => {
         await clock(0);
         for (const dn of [ops!, dev!, later!]) await directory.del(dn).catch(() => {});
         await directory.unbind();
-        for (const name of ['AUTH_GROUP_ROLES', 'LDAP_GROUPS_REFRESH_MIN'])
+        for (const name of ['GROUP_ROLES', 'LDAP_GROUPS_REFRESH_MIN'])
           await api(`/v3/settings/${name}`, { method: 'DELETE', auth: admin });
       }
     },

@@ -180,8 +180,9 @@ const removeMemberRoute = protectedRoute(WRITERS('change group memberships'), {
 /** The groups with their live members counted (each account once, whatever the sources of its memberships). */
 function withMembers(db: Db) {
   const members = sql<number>`(
-    select count(distinct m.user_id) from ${groupMembers} m join ${users} u on u.id = m.user_id
-    where m.group_id = "groups"."id" and u.deleted_at is null)`;
+    select count(distinct ${groupMembers.userId}) from ${groupMembers}
+    join ${users} on ${users.id} = ${groupMembers.userId}
+    where ${groupMembers.groupId} = "groups"."id" and ${liveAccounts})`;
   return db.select({ group: groups, members: members.mapWith(Number) }).from(groups);
 }
 

@@ -2,11 +2,12 @@
  * The periodic refresh of LDAP groups (docs/ldap.md, "Groups"): between its logins, an LDAP account's
  * groups are read again every LDAP_GROUPS_REFRESH_MIN minutes through the bridge (the service
  * account finds the entry; no password). A refresh only narrows: the groups the directory no longer
- * lists go, with the role AUTH_GROUP_ROLES gave through them; a group added in the directory waits
+ * lists go, with the role GROUP_ROLES gave through them; a group added in the directory waits
  * for the account's next login. An entry the directory no longer finds loses its LDAP groups. A
  * directory that cannot be reached changes nothing (its accounts cannot log in meanwhile either).
  */
-import { and, eq, isNull, lt, ne, sql } from 'drizzle-orm';
+import { and, eq, lt, ne, sql } from 'drizzle-orm';
+import { liveAccounts } from '../accounts/live.js';
 import { LdapGroupsResponseSchema } from '../../../schema/bridge/index.js';
 import { groupMembers, groups, ldapServers, users } from '../../../schema/index.js';
 import { groupNameKey, narrowLdapGroupsStatements } from '../accounts/group-members.js';
@@ -45,7 +46,7 @@ export async function refreshLdapGroups(scope: Scope): Promise<Record<string, nu
           lt(groupMembers.readAt, now - minutes * 60_000),
           eq(users.source, 'ldap'),
           eq(users.sourceName, record.name),
-          isNull(users.deletedAt),
+          liveAccounts,
         ),
       )
       .groupBy(users.id)
@@ -70,7 +71,7 @@ export async function refreshLdapGroups(scope: Scope): Promise<Record<string, nu
       continue;
     }
     const byLogin = new Map(answer.results.map((r) => [r.login, r]));
-    const mapping = scope.config.get('AUTH_GROUP_ROLES');
+    const mapping = scope.config.get('GROUP_ROLES');
     for (const account of due) {
       const result = byLogin.get(account.login);
       if (!result) continue;

@@ -53,7 +53,7 @@ const higher = (a: Role | null, b: Role | null): Role | null =>
   a === null ? b : b === null ? a : RANK[a] >= RANK[b] ? a : b;
 
 /**
- * The role AUTH_GROUP_ROLES gives `names` (the highest of the groups listed), or null when none of
+ * The role GROUP_ROLES gives `names` (the highest of the groups listed), or null when none of
  * them is listed; undefined when groups decide no role (the setting is empty, or the source reads
  * no groups).
  */
@@ -74,12 +74,12 @@ export function roleOfGroups(
 
 /**
  * The role of an external account at this login (docs/groups.md, "Roles from groups"): when groups
- * decide (AUTH_GROUP_ROLES set and the source reads groups), the higher of the source's own mapping
+ * decide (GROUP_ROLES set and the source reads groups), the higher of the source's own mapping
  * (`refreshRole`) and the groups', else user, whatever was set by hand meanwhile; otherwise the
  * source's mapping when it refreshes roles, else `current`.
  */
 function roleAtLogin(scope: RequestScope, identity: ExternalIdentity, current: Role | null): Role {
-  const fromGroups = roleOfGroups(scope.config.get('AUTH_GROUP_ROLES'), identity.groups);
+  const fromGroups = roleOfGroups(scope.config.get('GROUP_ROLES'), identity.groups);
   const fromSource = identity.refreshRole || current === null ? identity.role : null;
   if (fromGroups !== undefined) return higher(fromSource, fromGroups) ?? 'user';
   return fromSource ?? current ?? 'user';
