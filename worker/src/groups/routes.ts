@@ -17,7 +17,7 @@ import {
 import { liveAccounts } from '../accounts/live.js';
 import { liveAccount } from '../accounts/lookup.js';
 import { runAccountBatch } from '../accounts/writes.js';
-import { auditInsert } from '../audit/events.js';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { ANY_CREDENTIAL, adminOnly, protectedRoute, type Access } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
@@ -338,52 +338,33 @@ export function registerGroups(app: App): void {
     return c.json({ items, total: total?.n ?? 0, limit, offset }, 200);
   });
 
-  app.openapi(addMemberRoute, async (c) => {
+  /** Adds or removes a local membership; the event is written only when the membership changed. */
+  const membership = async (c: Context<AppEnv>, adding: boolean) => {
     const { db } = c.var.scope;
     const params = validated(c, 'param', MemberParams);
     const g = await groupById(db, params.id);
     const user = await liveAccount(db, params.userId);
-    const [local] = await db
-      .select({ n: count() })
-      .from(groupMembers)
-      .where(and(eq(groupMembers.groupId, g.id), eq(groupMembers.userId, user.id), eq(groupMembers.source, 'local')));
-    if ((local?.n ?? 0) > 0) return c.body(null, 204);
-    await runAccountBatch(db, [
-      ...addLocalMemberStatements(db, g.id, user.id, c.var.scope.now()),
-      auditInsert(db, c.var.scope.now(), {
-        stream: 'crud_admin',
-        type: 'group.member_added',
-        actor: c.var.principal.user,
-        subject: user,
-        request: c.var.scope.request,
-        data: { id: g.id, name: g.name },
-      }),
+    const now = c.var.scope.now();
+    const [change, ...rest] = adding
+      ? addLocalMemberStatements(db, g.id, user.id, now)
+      : removeLocalMemberStatements(db, g.id, user.id);
+    const event = {
+      stream: 'crud_admin',
+      type: adding ? 'group.member_added' : 'group.member_removed',
+      actor: c.var.principal.user,
+      subject: user,
+      request: c.var.scope.request,
+      data: { id: g.id, name: g.name },
+    } as const;
+    const [changed] = await runAccountBatch(db, [
+      change!,
+      auditInsertWhen(db, now, event, sql`changes() > 0`),
+      ...rest,
     ]);
-    return c.body(null, 204);
-  });
-
-  app.openapi(removeMemberRoute, async (c) => {
-    const { db } = c.var.scope;
-    const params = validated(c, 'param', MemberParams);
-    const g = await groupById(db, params.id);
-    const user = await liveAccount(db, params.userId);
-    const [local] = await db
-      .select({ n: count() })
-      .from(groupMembers)
-      .where(and(eq(groupMembers.groupId, g.id), eq(groupMembers.userId, user.id), eq(groupMembers.source, 'local')));
-    if ((local?.n ?? 0) === 0)
+    if (!adding && changed.rowsAffected === 0)
       throw new ProblemError('NOT_FOUND', { detail: 'the account has no local membership of the group' });
-    await runAccountBatch(db, [
-      ...removeLocalMemberStatements(db, g.id, user.id),
-      auditInsert(db, c.var.scope.now(), {
-        stream: 'crud_admin',
-        type: 'group.member_removed',
-        actor: c.var.principal.user,
-        subject: user,
-        request: c.var.scope.request,
-        data: { id: g.id, name: g.name },
-      }),
-    ]);
     return c.body(null, 204);
-  });
+  };
+  app.openapi(addMemberRoute, (c) => membership(c, true));
+  app.openapi(removeMemberRoute, (c) => membership(c, false));
 }
