@@ -16,6 +16,7 @@ const TIERS = [
   ['audit', 'errtrack', 'jobs'], // audit events; error reports; the job shape, runner and leases
   ['accounts'], // the owner of users, sessions, tokens, second factors, devices and login attempts
   ['auth'], // credentials, password hashing and policy, roles, protected routes, password logins
+  ['groups'], // local groups and their administration; the name rule external logins read groups by
   ['users', 'settings', 'logs', 'docs', 'console'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'], // overview: the administrator's first screen (reads)

@@ -22,6 +22,8 @@ export const identityProviders = sqliteTable('identity_providers', {
   trustMfaClaims: integer('trust_mfa_claims', { mode: 'boolean' }).notNull().default(false),
   /** `acr` values that count as multi-factor when trustMfaClaims is set (with the `amr` rule). */
   acceptedAcr: text('accepted_acr', { mode: 'json' }).$type<string[]>().notNull().default([]),
+  /** A claim (ID token or userinfo) listing the user's group names (docs/groups.md); null: none read. */
+  claimGroups: text('claim_groups'),
   enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),

@@ -23,6 +23,19 @@ export const ldapServers = sqliteTable('ldap_servers', {
   attrRole: text('attr_role'),
   roleAdminGroup: text('role_admin_group'),
   roleAuditorGroup: text('role_auditor_group'),
+  /**
+   * How logins read the user's groups (docs/ldap.md, "Groups"): none; memberOf, the values of
+   * `groupAttr` (group DNs; Active Directory, OpenLDAP's memberof overlay); or search, the entries under
+   * `groupBaseDn` matching `groupFilter` with the user's DN (escaped) in place of {dn}.
+   */
+  groupMode: text('group_mode', { enum: ['none', 'memberOf', 'search'] })
+    .notNull()
+    .default('none'),
+  groupAttr: text('group_attr').notNull().default('memberOf'),
+  groupBaseDn: text('group_base_dn'),
+  groupFilter: text('group_filter'),
+  /** The group entry's attribute that names it (its first value; memberOf: the DN's first RDN value). */
+  groupNameAttr: text('group_name_attr').notNull().default('cn'),
   enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),

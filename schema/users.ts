@@ -44,6 +44,15 @@ export const users = sqliteTable(
     superAccessUntil: integer('super_access_until'),
     /** The language the account chose in the console (its mails follow it); null: AUTH_MAIL_LANGUAGE. */
     language: text('language', { enum: ['ru', 'en'] }),
+    /**
+     * The account's groups and where each membership comes from (docs/groups.md), kept here beside
+     * `group_members` (rewritten in the same batch as any change of them): the credential lookups read
+     * the account's row, so an authenticated request knows its groups without another query.
+     */
+    groups: text('groups', { mode: 'json' })
+      .$type<{ name: string; source: 'local' | 'ldap' | 'oidc' }[]>()
+      .notNull()
+      .default([]),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     deletedAt: integer('deleted_at'),

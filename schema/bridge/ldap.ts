@@ -38,6 +38,24 @@ export const LdapConnectionSchema = z.object({
   }),
   /** Group DNs that map to roles when `attributes.role` holds DNs (memberOf style). */
   roleGroups: z.object({ admin: z.string().max(1024).nullable(), auditor: z.string().max(1024).nullable() }),
+  /**
+   * How to read the user's groups after a successful bind (absent: none, as before groups existed):
+   * `memberOf`, the group DNs in the user's attribute `attr` (named by their first RDN's value);
+   * `search`, the entries under `baseDn` matching `filter` with {dn} replaced by the user's DN
+   * (RFC 4515–escaped), named by their attribute `nameAttr`.
+   */
+  groups: z
+    .discriminatedUnion('mode', [
+      z.object({ mode: z.literal('none') }),
+      z.object({
+        mode: z.enum(['memberOf', 'search']),
+        attr: z.string().max(128),
+        baseDn: z.string().min(1).max(1024),
+        filter: z.string().min(3).max(1024).includes('{dn}', { message: 'must contain {dn}' }),
+        nameAttr: z.string().max(128),
+      }),
+    ])
+    .optional(),
   /** DIRECTORY_SIGNATURE: the capability OID in the root DSE's supportedCapabilities that means Active Directory. */
   directorySignature: z.string().max(256),
   /** LDAP_SERVER_CONNECT_TIMEOUT and LDAP_SERVER_SEARCHING_TIMEOUT, in milliseconds. */
@@ -68,6 +86,8 @@ export const LdapProfileSchema = z.object({
   displayName: z.string().nullable(),
   email: z.string().nullable(),
   role: z.enum(['admin', 'auditor', 'user']).nullable(),
+  /** The names of the user's groups (connection.groups); absent when none are read. */
+  groups: z.array(z.string()).optional(),
 });
 export type LdapProfile = z.infer<typeof LdapProfileSchema>;
 
@@ -100,6 +120,25 @@ export const LdapAuthenticateResponseSchema = z.discriminatedUnion('outcome', [
   z.object({ outcome: z.literal('locked-out') }),
 ]);
 export type LdapAuthenticateResponse = z.infer<typeof LdapAuthenticateResponseSchema>;
+
+/**
+ * POST /v1/ldap/groups: the groups of known users (the periodic refresh, docs/ldap.md, "Groups"):
+ * each login is looked up with the user filter as the service account (no user bind), and its
+ * groups read as at a login. `found: false`: no single entry matches the login any more.
+ */
+export const LdapGroupsRequestSchema = z.object({
+  connection: LdapConnectionSchema,
+  logins: z.array(z.string().min(1).max(256)).min(1).max(100),
+});
+export const LdapGroupsResponseSchema = z.object({
+  results: z.array(
+    z.discriminatedUnion('found', [
+      z.object({ login: z.string(), found: z.literal(true), groups: z.array(z.string()) }),
+      z.object({ login: z.string(), found: z.literal(false) }),
+    ]),
+  ),
+});
+export type LdapGroupsResponse = z.infer<typeof LdapGroupsResponseSchema>;
 
 /** POST /v1/ldap/test: connect, bind with the service account, read the root DSE, check the base DN. */
 export const LdapTestRequestSchema = z.object({ connection: LdapConnectionSchema });

@@ -22,6 +22,8 @@ export interface TestProvider {
   requests: string[];
   /** The `amr` and `acr` the provider's login of an account (by `sub`) reports in its ID tokens. */
   authContext: Record<string, { amr?: string[]; acr?: string }>;
+  /** The `groups` claim (scope profile) of an account (by `sub`) in its ID tokens; none when absent. */
+  groups: Record<string, string[]>;
   /** Whether the provider still takes authorization code `code` (issued, not used, not expired). */
   codeValid(code: string): Promise<boolean>;
   close(): Promise<void>;
@@ -46,10 +48,16 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
     async findAccount(_ctx, id) {
       return {
         accountId: id,
-        claims: async () => ({ sub: id, preferred_username: id, name: `User ${id}`, email: `${id}@example.org` }),
+        claims: async () => ({
+          sub: id,
+          preferred_username: id,
+          name: `User ${id}`,
+          email: `${id}@example.org`,
+          ...(state.groups[id] ? { groups: state.groups[id] } : {}),
+        }),
       };
     },
-    claims: { openid: ['sub', 'acr', 'amr'], profile: ['preferred_username', 'name'], email: ['email'] },
+    claims: { openid: ['sub', 'acr', 'amr'], profile: ['preferred_username', 'name', 'groups'], email: ['email'] },
     conformIdTokenClaims: false,
     features: { devInteractions: { enabled: true } },
     acrValues: ['urn:test:pwd', 'urn:test:mfa'],
@@ -78,6 +86,7 @@ export async function startTestProvider(redirectUris: string[], codeTtlSeconds =
     down: false,
     requests: [],
     authContext: {},
+    groups: {},
     // The check its token endpoint makes: found, not used and not expired.
     codeValid: async (code) => (await provider.AuthorizationCode.find(code))?.isValid === true,
     close: async () => {

@@ -1240,6 +1240,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v4/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Groups
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope users:read. Super-access: allowed.
+         *
+         *     Every group, local or read at LDAP and OIDC logins, by name.
+         */
+        get: operations["listGroups"];
+        put?: never;
+        /**
+         * Make a local group
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403).
+         *
+         *     Names are unique whatever their case: 409 when a group of that name exists (of any source).
+         */
+        post: operations["createGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a group
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope users:read. Super-access: allowed.
+         */
+        get: operations["getGroup"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a group and its memberships
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403).
+         *
+         *     A directory's or a provider's group comes back at the next login of a member that reads it from there.
+         */
+        delete: operations["deleteGroup"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a group or change its description
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403).
+         *
+         *     Omitted fields keep their values. Only a local group is renamed (422 naming `name` for a directory's or a provider's group); 409 when the new name is another group's. The members' groups follow at once.
+         */
+        patch: operations["updateGroup"];
+        trace?: never;
+    };
+    "/v4/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A group's members
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope users:read. Super-access: allowed.
+         *
+         *     Live accounts, one entry per membership (an account may be a member locally and from its source).
+         */
+        get: operations["listGroupMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/groups/{id}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add an account to a group (a local membership)
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403).
+         *
+         *     Idempotent: 204 whether or not the account was a member. 404 for an unknown group or account.
+         */
+        put: operations["addGroupMember"];
+        post?: never;
+        /**
+         * Remove an account's local membership
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403).
+         *
+         *     Memberships read at LDAP and OIDC logins are the source's: they stay until the next login no longer reads them. 404 when the account has no local membership of the group.
+         */
+        delete: operations["removeGroupMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/oidc/login/{idp_name}": {
         parameters: {
             query?: never;
@@ -1354,7 +1464,7 @@ export interface paths {
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
-         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
          *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
@@ -1366,6 +1476,11 @@ export interface paths {
          *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
          *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
          *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `group.created` | crud_admin | unknown | a local group made by an administrator (docs/groups.md) | `id`: the group; `name`: its name |
+         *     | `group.updated` | crud_admin | unknown | a group renamed, or its description changed | `id`: the group; `name`: its name now; `changed`: the changed fields; `before`: its name before (a rename) |
+         *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
+         *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
+         *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1436,7 +1551,7 @@ export interface paths {
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
-         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
          *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
@@ -1448,6 +1563,11 @@ export interface paths {
          *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
          *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
          *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `group.created` | crud_admin | unknown | a local group made by an administrator (docs/groups.md) | `id`: the group; `name`: its name |
+         *     | `group.updated` | crud_admin | unknown | a group renamed, or its description changed | `id`: the group; `name`: its name now; `changed`: the changed fields; `before`: its name before (a rename) |
+         *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
+         *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
+         *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1516,7 +1636,7 @@ export interface paths {
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
-         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
          *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
@@ -1528,6 +1648,11 @@ export interface paths {
          *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
          *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
          *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `group.created` | crud_admin | unknown | a local group made by an administrator (docs/groups.md) | `id`: the group; `name`: its name |
+         *     | `group.updated` | crud_admin | unknown | a group renamed, or its description changed | `id`: the group; `name`: its name now; `changed`: the changed fields; `before`: its name before (a rename) |
+         *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
+         *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
+         *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1594,7 +1719,7 @@ export interface paths {
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
-         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
          *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
@@ -1606,6 +1731,11 @@ export interface paths {
          *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
          *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
          *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `group.created` | crud_admin | unknown | a local group made by an administrator (docs/groups.md) | `id`: the group; `name`: its name |
+         *     | `group.updated` | crud_admin | unknown | a group renamed, or its description changed | `id`: the group; `name`: its name now; `changed`: the changed fields; `before`: its name before (a rename) |
+         *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
+         *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
+         *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1674,7 +1804,7 @@ export interface paths {
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
          *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
-         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed |
+         *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
          *     | `account.unblocked` | crud_admin | unknown | an account unblocked by an administrator or the operator | - |
          *     | `account.unlocked` | crud_admin, user_activity | unknown | a login's restrictions lifted: by an administrator or the operator (crud_admin), or by a password reset through the mailed link (user_activity); a lock that ends by itself writes none | `via`: reset_link when a reset lifted it |
@@ -1686,6 +1816,11 @@ export interface paths {
          *     | `ldap_server.created` | crud_admin | unknown | an LDAP server record created | `name`: the record; `urls`: its URLs; `baseDn`: its base DN |
          *     | `ldap_server.updated` | crud_admin | unknown | an LDAP server record changed | `name`: the record; `changed`: the names of the changed fields |
          *     | `ldap_server.deleted` | crud_admin | unknown | an LDAP server record removed | `name`: the record |
+         *     | `group.created` | crud_admin | unknown | a local group made by an administrator (docs/groups.md) | `id`: the group; `name`: its name |
+         *     | `group.updated` | crud_admin | unknown | a group renamed, or its description changed | `id`: the group; `name`: its name now; `changed`: the changed fields; `before`: its name before (a rename) |
+         *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
+         *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
+         *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -2025,6 +2160,15 @@ export interface components {
             /** @description null: AUTH_SESSIONS_DEFAULT_COUNT */
             sessionLimit: number | null;
             superAccessUntil: string | null;
+            /** @description the groups of the account, one entry per group and source of the membership (docs/groups.md) */
+            groups: {
+                name: string;
+                /**
+                 * @description local: an administrator's membership; ldap, oidc: read at the account's last login
+                 * @enum {string}
+                 */
+                source: "local" | "ldap" | "oidc";
+            }[];
             /**
              * @description the account's language (the console's choice): its mails' language; null: MAIL_LANGUAGE
              * @enum {string|null}
@@ -2399,6 +2543,7 @@ export interface components {
             claimDisplayName: string;
             claimEmail: string;
             claimRole: string | null;
+            claimGroups: string | null;
             trustMfaClaims: boolean;
             acceptedAcr: string[];
             enabled: boolean;
@@ -2426,6 +2571,12 @@ export interface components {
             claimEmail?: string;
             /** @default null */
             claimRole?: string | null;
+            /**
+             * @description a claim (ID token, else userinfo) listing the group names of the user, read at each login (docs/groups.md); null: no groups are read
+             * @default null
+             * @example groups
+             */
+            claimGroups?: string | null;
             /**
              * @description true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose `acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it (docs/security-mfa.md)
              * @default false
@@ -2457,6 +2608,11 @@ export interface components {
             claimDisplayName?: string;
             claimEmail?: string;
             claimRole?: string | null;
+            /**
+             * @description a claim (ID token, else userinfo) listing the group names of the user, read at each login (docs/groups.md); null: no groups are read
+             * @example groups
+             */
+            claimGroups?: string | null;
             /** @description true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose `acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it (docs/security-mfa.md) */
             trustMfaClaims?: boolean;
             /** @description `acr` values that count as multi-factor when trustMfaClaims is true */
@@ -2479,6 +2635,12 @@ export interface components {
             attrRole: string | null;
             roleAdminGroup: string | null;
             roleAuditorGroup: string | null;
+            /** @enum {string} */
+            groupMode: "none" | "memberOf" | "search";
+            groupAttr: string;
+            groupBaseDn: string | null;
+            groupFilter: string | null;
+            groupNameAttr: string;
             enabled: boolean;
             createdAt: string;
             updatedAt: string;
@@ -2543,6 +2705,32 @@ export interface components {
             roleAdminGroup?: string | null;
             /** @default null */
             roleAuditorGroup?: string | null;
+            /**
+             * @description how each login reads the user's groups (docs/ldap.md, "Groups"): none; memberOf, the group DNs of the user's `groupAttr` (Active Directory, OpenLDAP's memberof overlay); search, the entries under `groupBaseDn` matching `groupFilter`, {dn} standing for the escaped user DN
+             * @default none
+             * @enum {string}
+             */
+            groupMode?: "none" | "memberOf" | "search";
+            /**
+             * @description the attribute listing the group DNs (memberOf mode)
+             * @default memberOf
+             */
+            groupAttr?: string;
+            /**
+             * @description where groups are searched (search mode); null: baseDn
+             * @default null
+             */
+            groupBaseDn?: string | null;
+            /**
+             * @description the group search filter (search mode); null: (member={dn})
+             * @default null
+             */
+            groupFilter?: string | null;
+            /**
+             * @description the group entry's attribute naming it (search mode; memberOf: the DN's first RDN value)
+             * @default cn
+             */
+            groupNameAttr?: string;
             /** @default true */
             enabled?: boolean;
         };
@@ -2572,7 +2760,74 @@ export interface components {
             attrRole?: string | null;
             roleAdminGroup?: string | null;
             roleAuditorGroup?: string | null;
+            /**
+             * @description how each login reads the user's groups (docs/ldap.md, "Groups"): none; memberOf, the group DNs of the user's `groupAttr` (Active Directory, OpenLDAP's memberof overlay); search, the entries under `groupBaseDn` matching `groupFilter`, {dn} standing for the escaped user DN
+             * @enum {string}
+             */
+            groupMode?: "none" | "memberOf" | "search";
+            /** @description the attribute listing the group DNs (memberOf mode) */
+            groupAttr?: string;
+            /** @description where groups are searched (search mode); null: baseDn */
+            groupBaseDn?: string | null;
+            /** @description the group search filter (search mode); null: (member={dn}) */
+            groupFilter?: string | null;
+            /** @description the group entry's attribute naming it (search mode; memberOf: the DN's first RDN value) */
+            groupNameAttr?: string;
             enabled?: boolean;
+        };
+        GroupPage: {
+            items: components["schemas"]["Group"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        Group: {
+            id: string;
+            name: string;
+            description: string;
+            /**
+             * @description local: made by an administrator; ldap, oidc: first read at a login of that source
+             * @enum {string}
+             */
+            source: "local" | "ldap" | "oidc";
+            /** @description the LDAP server record or OIDC provider (ldap, oidc) */
+            sourceName: string | null;
+            /** @description live accounts with a membership of any source */
+            members: number;
+            createdAt: string;
+            updatedAt: string;
+        };
+        GroupCreate: {
+            /** @example developers */
+            name: string;
+            /** @default  */
+            description?: string;
+        };
+        GroupPatch: {
+            /**
+             * @description local groups only: the name of a directory's or a provider's group is theirs
+             * @example developers
+             */
+            name?: string;
+            description?: string;
+        };
+        GroupMemberPage: {
+            items: components["schemas"]["GroupMember"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        GroupMember: {
+            id: string;
+            login: string;
+            displayName: string;
+            /**
+             * @description local: an administrator's membership; ldap, oidc: read at the account's last login of that source
+             * @enum {string}
+             */
+            source: "local" | "ldap" | "oidc";
+            /** @description when it was added (local) or last read (ldap, oidc) */
+            readAt: string;
         };
         /**
          * @example {
@@ -3533,6 +3788,12 @@ export interface operations {
                      *         "lastLoginAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionLimit": null,
                      *         "superAccessUntil": null,
+                     *         "groups": [
+                     *           {
+                     *             "name": "developers",
+                     *             "source": "local"
+                     *           }
+                     *         ],
                      *         "language": "en",
                      *         "createdAt": "2026-01-05T09:30:00.000Z",
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
@@ -5479,6 +5740,12 @@ export interface operations {
                      *       "lastLoginAt": null,
                      *       "sessionLimit": null,
                      *       "superAccessUntil": null,
+                     *       "groups": [
+                     *         {
+                     *           "name": "developers",
+                     *           "source": "local"
+                     *         }
+                     *       ],
                      *       "language": "en",
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z"
@@ -7433,6 +7700,482 @@ export interface operations {
             };
             /** @description Gateway timeout */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listGroups: {
+        parameters: {
+            query?: {
+                /** @description page size, at most 100 */
+                limit?: number;
+                offset?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of groups */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupPage"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupCreate"];
+            };
+        };
+        responses: {
+            /** @description the group */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the group */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupPatch"];
+            };
+        };
+        responses: {
+            /** @description the group */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listGroupMembers: {
+        parameters: {
+            query?: {
+                /** @description page size, at most 100 */
+                limit?: number;
+                offset?: number | null;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of memberships */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupMemberPage"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the account is a local member */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -54,6 +54,8 @@ const CHECKS: Record<string, Check> = {
     expect(items.find((i) => i.name === 'USER_PASSWORD_EXPIRATION_DAY')).toMatchObject({ value: 90, source: 'ui' });
   },
   'api-token': (out) => expect(json(out)).toMatchObject({ login: 'admin' }),
+  groups: (out) =>
+    expect(json(out)).toMatchObject({ login: 'admin', groups: [{ name: 'developers', source: 'local' }] }),
   'ops-unlock': (out) => {
     expect(out).toMatch(/^admin \[admin, local\]: active, not locked/m);
     expect(out).toContain('unlocked: admin [admin, local]: active, not locked');

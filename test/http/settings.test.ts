@@ -69,14 +69,17 @@ describe('settings', () => {
     for (const hidden of ['DB_SCHEMA', 'SESSION_SECRET_KEY', 'ROOT_PATH', 'ERRTRACK_CA', 'LIBSQL_URL'])
       expect(names).not.toContain(hidden);
     // The specification's 38, and AUTH_NEW_DEVICE_MAIL, AUTH_MFA_REQUIRED_ROLES, AUTH_MFA_STEP_UP_MIN and
-    // AUTH_AUDIT_LOCAL_RETENTION_DAYS and AUTH_AUDIT_LOCAL_MAX_MB (deployment variables that are policy).
+    // AUTH_AUDIT_LOCAL_RETENTION_DAYS and AUTH_AUDIT_LOCAL_MAX_MB, AUTH_GROUP_ROLES and
+    // AUTH_LDAP_GROUPS_REFRESH_MIN (deployment variables that are policy).
     expect(names).toContain('NEW_DEVICE_MAIL');
     expect(names).toContain('MFA_REQUIRED_ROLES');
     expect(names).toContain('MFA_STEP_UP_MIN');
     expect(names).toContain('AUDIT_LOCAL_RETENTION_DAYS');
     expect(names).toContain('AUDIT_LOCAL_MAX_MB');
     expect(names).toContain('REVOCATION_CHECK_SEC');
-    expect(names).toHaveLength(44);
+    expect(names).toContain('GROUP_ROLES');
+    expect(names).toContain('LDAP_GROUPS_REFRESH_MIN');
+    expect(names).toHaveLength(46);
     const mail = r.body.items!.find((s) => s.name === 'EMAIL_HOST_PASSWORD')!;
     expect(mail).toMatchObject({ isSet: true, source: 'env' });
     expect(mail.value).toBeUndefined();

@@ -2,7 +2,8 @@
  * accounts/ is the only writer of the credential tables (architecture.md §6): no file of worker/src
  * outside accounts/ inserts, updates or deletes rows of `users`, `sessions`, `api_tokens`,
  * `password_history`, the second factors (`mfa_totp`, `mfa_recovery_codes`, `mfa_pending_uses`,
- * `passkeys`, `passkey_challenges_used`) or the device cookies' `devices` (through drizzle or raw SQL),
+ * `passkeys`, `passkey_challenges_used`), the device cookies' `devices` or the group memberships'
+ * `group_members` (through drizzle or raw SQL),
  * or builds an AccountWrite (which would skip nothing, but names accounts a reviewer cannot see); so
  * every such write invalidates the credential cache for its account, and every change of a credential
  * and its consequences (sessions ended, the audit event) is one batch built in one place. The scanner
@@ -25,6 +26,7 @@ const TABLES = {
   passkeys: 'passkeys',
   passkeyChallengesUsed: 'passkey_challenges_used',
   devices: 'devices',
+  groupMembers: 'group_members',
 };
 const idents = Object.keys(TABLES).join('|');
 const names = Object.values(TABLES).join('|');

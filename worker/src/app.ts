@@ -47,6 +47,7 @@ import { registerAccountAdmin } from './users/account-routes.js';
 import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
+import { registerGroups } from './groups/routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
@@ -358,6 +359,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   registerSettings(api);
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
+  registerGroups(api);
   registerOidc(api);
   registerLogs(api);
   registerNotifications(api);

@@ -24,11 +24,12 @@ import { FilterParser, ResultCodeError, type Entry } from 'ldapts';
 import type {
   LdapAuthenticateResponse,
   LdapConnection,
+  LdapGroupsResponse,
   LdapProfile,
   LdapTestResponse,
 } from '../../../schema/bridge/index.js';
 import { adBindOutcome } from './ad-bind.js';
-import { guidString, normalizeDn, userFilterFor } from './escape.js';
+import { groupFilterFor, guidString, normalizeDn, userFilterFor } from './escape.js';
 import { classify, DirectoryError, openFirst, openSession, type Session, type StepRunner } from './session.js';
 
 /** The filters used when `userFilter` is null (schema/bridge/ldap.ts). */
@@ -185,6 +186,7 @@ export async function authenticate(
       conn.attributes.displayName,
       conn.attributes.email,
       conn.attributes.role,
+      conn.groups?.mode === 'memberOf' ? conn.groups.attr : null,
       'entryUUID',
       ...(activeDirectory ? ['objectGUID', 'userAccountControl'] : []),
     ];
@@ -240,7 +242,123 @@ export async function authenticate(
     if (uac & UF_ACCOUNTDISABLE) return { outcome: 'disabled', reason: 'account-disabled' };
     if (uac & UF_LOCKOUT) return { outcome: 'disabled', reason: 'locked-out' };
   }
-  return { outcome: 'ok', activeDirectory, profile: toProfile(entry, conn, { activeDirectory, loginAttr, login }) };
+  const profile = toProfile(entry, conn, { activeDirectory, loginAttr, login });
+  const groups = await groupsOf(entry, conn, service.url);
+  return { outcome: 'ok', activeDirectory, profile: groups ? { ...profile, groups } : profile };
+}
+
+/** The value of the first RDN of `dn` (`cn=Admins,ou=groups,...`: `Admins`), its escapes decoded. */
+export function firstRdnValue(dn: string): string | null {
+  let value = '';
+  let seenEquals = false;
+  for (let i = 0; i < dn.length; i++) {
+    const ch = dn[i]!;
+    if (ch === '\\' && i + 1 < dn.length) {
+      const hex = dn.slice(i + 1, i + 3);
+      if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+        // A run of \XX escapes is UTF-8 bytes: collect them all before decoding.
+        const bytes: number[] = [];
+        while (dn[i] === '\\' && /^[0-9a-fA-F]{2}$/.test(dn.slice(i + 1, i + 3))) {
+          bytes.push(Number.parseInt(dn.slice(i + 1, i + 3), 16));
+          i += 3;
+        }
+        i--;
+        if (seenEquals) value += Buffer.from(bytes).toString('utf8');
+      } else {
+        if (seenEquals) value += dn[i + 1];
+        i++;
+      }
+      continue;
+    }
+    if (!seenEquals) {
+      if (ch === '=') seenEquals = true;
+      continue;
+    }
+    if (ch === ',' || ch === ';' || ch === '+') break;
+    value += ch;
+  }
+  const trimmed = value.trim();
+  return seenEquals && trimmed !== '' ? trimmed : null;
+}
+
+/**
+ * The names of the user's groups (connection.groups): memberOf, the first RDN value of each DN in
+ * the entry's attribute; search, the `nameAttr` of each entry under the base DN matching the filter,
+ * with the user's DN escaped (RFC 4515) in place of {dn}, searched as the service account on a fresh
+ * connection to the URL that answered. Undefined when the record reads no groups.
+ */
+export async function groupsOf(
+  entry: Entry,
+  conn: LdapConnection,
+  url: string,
+  service?: Session,
+): Promise<string[] | undefined> {
+  const g = conn.groups;
+  if (!g || g.mode === 'none') return undefined;
+  if (g.mode === 'memberOf') {
+    return [...new Set(values(entry, g.attr).flatMap((dn) => firstRdnValue(dn) ?? []))];
+  }
+  const filter = groupFilterFor(g.filter, entry.dn);
+  const s = service ?? (await openSession(url, conn));
+  try {
+    if (!service) await bindService(s, conn);
+    const { searchEntries } = await s
+      .op('group search', (c) =>
+        c.search(g.baseDn, {
+          scope: 'sub',
+          filter,
+          attributes: [g.nameAttr],
+          sizeLimit: 1000,
+          timeLimit: Math.ceil(conn.searchTimeoutMs / 1000),
+        }),
+      )
+      .catch((err: unknown) => {
+        throw err instanceof ResultCodeError ? classify(err, 'group search') : err;
+      });
+    return [...new Set(searchEntries.flatMap((e) => values(e, g.nameAttr)[0] ?? firstRdnValue(e.dn) ?? []))];
+  } finally {
+    if (!service) await s.close();
+  }
+}
+
+/**
+ * The groups of known users without their passwords (POST /v1/ldap/groups): one service session,
+ * each login's entry found with the user filter as at a login, its groups read as at a login.
+ */
+export async function groupsOfLogins(conn: LdapConnection, logins: readonly string[]): Promise<LdapGroupsResponse> {
+  const service = await openFirst(conn);
+  try {
+    await bindService(service, conn);
+    const activeDirectory = await detectActiveDirectory(service, conn);
+    const template = effectiveUserFilter(conn, activeDirectory);
+    checkUserFilter(template);
+    const attributes = conn.groups?.mode === 'memberOf' ? [conn.groups.attr] : ['1.1'];
+    const results: LdapGroupsResponse['results'] = [];
+    for (const login of logins) {
+      const { searchEntries } = await service
+        .op('user search', (c) =>
+          c.search(conn.baseDn, {
+            scope: 'sub',
+            filter: userFilterFor(template, login),
+            attributes,
+            sizeLimit: 2,
+            timeLimit: Math.ceil(conn.searchTimeoutMs / 1000),
+          }),
+        )
+        .catch((err: unknown) => {
+          throw err instanceof ResultCodeError ? classify(err, 'user search') : err;
+        });
+      const entry = searchEntries.length === 1 ? searchEntries[0]! : undefined;
+      if (!entry) {
+        results.push({ login, found: false });
+        continue;
+      }
+      results.push({ login, found: true, groups: (await groupsOf(entry, conn, service.url, service)) ?? [] });
+    }
+    return { results };
+  } finally {
+    await service.close();
+  }
 }
 
 /** A bind that cannot succeed (a DN that does not exist, a random password): timing cover only. */

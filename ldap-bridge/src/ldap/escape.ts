@@ -16,6 +16,12 @@ export function userFilterFor(template: string, login: string): string {
   return template.replaceAll('{login}', () => escaped);
 }
 
+/** The group filter with `{dn}` replaced by the escaped DN of the user's entry. */
+export function groupFilterFor(template: string, dn: string): string {
+  const escaped = escapeFilterValue(dn);
+  return template.replaceAll('{dn}', () => escaped);
+}
+
 /** A DN in a comparable form (RFC 4514): escapes decoded, blanks around separators and case ignored. */
 export function normalizeDn(dn: string): string {
   const rdns: string[][] = [];

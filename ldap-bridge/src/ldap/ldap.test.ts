@@ -27,6 +27,8 @@ import {
   guidString,
   mapRole,
   normalizeDn,
+  firstRdnValue,
+  groupFilterFor,
   userFilterFor,
 } from './index.js';
 
@@ -431,6 +433,18 @@ describe('helpers', () => {
     ).toBe('admin');
     expect(mapRole(['Auditor'], { admin: null, auditor: null })).toBe('auditor');
     expect(mapRole([], { admin: null, auditor: null })).toBe('user');
+  });
+
+  it("names a group by its DN's first RDN value, escapes decoded; puts the escaped DN in a group filter", () => {
+    expect(firstRdnValue('cn=Developers,ou=groups,dc=x')).toBe('Developers');
+    expect(firstRdnValue('CN=Doe\\, John,OU=Groups,DC=x')).toBe('Doe, John');
+    expect(firstRdnValue('cn=caf\\c3\\a9 team+ou=x,dc=x')).toBe('café team');
+    expect(firstRdnValue(' cn = spaced ,dc=x')).toBe('spaced');
+    expect(firstRdnValue('no-equals')).toBeNull();
+    expect(firstRdnValue('cn=,dc=x')).toBeNull();
+    expect(groupFilterFor('(&(objectClass=groupOfNames)(member={dn}))', 'uid=a*(b)\\5c,dc=x')).toBe(
+      '(&(objectClass=groupOfNames)(member=uid=a\\2a\\28b\\29\\5c5c,dc=x))',
+    );
   });
 
   it('prints objectGUID as AD does', () => {

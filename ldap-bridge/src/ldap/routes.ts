@@ -1,9 +1,13 @@
-/** The LDAP routes of the bridge: POST /v1/ldap/authenticate and POST /v1/ldap/test. */
+/** The LDAP routes of the bridge: POST /v1/ldap/authenticate, /v1/ldap/groups and /v1/ldap/test. */
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply } from 'fastify';
-import { LdapAuthenticateRequestSchema, LdapTestRequestSchema } from '../../../schema/bridge/index.js';
+import {
+  LdapAuthenticateRequestSchema,
+  LdapGroupsRequestSchema,
+  LdapTestRequestSchema,
+} from '../../../schema/bridge/index.js';
 import { invalidBody, sendBridgeProblem, sendProblem } from '../problem.js';
-import { authenticate, BlankPasswordError, testConnection } from './directory.js';
+import { authenticate, BlankPasswordError, groupsOfLogins, testConnection } from './directory.js';
 import { DirectoryError } from './session.js';
 
 /** The LDAP routes of the bridge. */
@@ -44,6 +48,20 @@ export const ldapPlugin: FastifyPluginAsync = async (app) => {
       return res;
     } catch (err) {
       return fail(reply, req.log, err, 'authenticate');
+    }
+  });
+
+  app.post('/v1/ldap/groups', async (req, reply) => {
+    const parsed = LdapGroupsRequestSchema.safeParse(req.body);
+    if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
+    const t0 = performance.now();
+    try {
+      const res = await groupsOfLogins(parsed.data.connection, parsed.data.logins);
+      const missing = res.results.filter((r) => !r.found).length;
+      req.log.info({ logins: res.results.length, missing, ms: Math.round(performance.now() - t0) }, 'ldap groups');
+      return res;
+    } catch (err) {
+      return fail(reply, req.log, err, 'groups');
     }
   });
 

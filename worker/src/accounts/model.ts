@@ -32,6 +32,18 @@ export const PublicUserSchema = z
     lastLoginAt: z.string().nullable(),
     sessionLimit: z.number().int().nullable().openapi({ description: 'null: AUTH_SESSIONS_DEFAULT_COUNT' }),
     superAccessUntil: z.string().nullable(),
+    groups: z
+      .array(
+        z.object({
+          name: z.string(),
+          source: z.enum(['local', 'ldap', 'oidc']).openapi({
+            description: "local: an administrator's membership; ldap, oidc: read at the account's last login",
+          }),
+        }),
+      )
+      .openapi({
+        description: 'the groups of the account, one entry per group and source of the membership (docs/groups.md)',
+      }),
     language: z.enum(['ru', 'en']).nullable().openapi({
       description: "the account's language (the console's choice): its mails' language; null: MAIL_LANGUAGE",
     }),
@@ -68,6 +80,7 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     lastLoginAt: isoOrNull(user.lastLoginAt),
     sessionLimit: user.sessionLimit,
     superAccessUntil: isoOrNull(user.superAccessUntil),
+    groups: user.groups.map((g) => ({ name: g.name, source: g.source })),
     language: user.language,
     createdAt: isoTime(user.createdAt),
     updatedAt: isoTime(user.updatedAt),
@@ -77,4 +90,19 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
 /** The role in force: an account with live super-access acts as an admin until it ends. */
 export function effectiveRole(user: UserRow, now: number): Role {
   return user.superAccessUntil !== null && user.superAccessUntil > now ? 'admin' : user.role;
+}
+
+const namesOfRow = new WeakMap<UserRow, readonly string[]>();
+
+/**
+ * The names of the groups of `user` (each once, whatever the sources of its memberships), read from
+ * its row: no query. Kept per row object (the credential caches share one frozen row per entry).
+ */
+export function groupNamesOf(user: UserRow): readonly string[] {
+  let names = namesOfRow.get(user);
+  if (!names) {
+    names = Object.freeze([...new Set(user.groups.map((g) => g.name))]);
+    namesOfRow.set(user, names);
+  }
+  return names;
 }

@@ -13,10 +13,10 @@ export const TOKEN_SCOPES = {
   'account:read': "the caller's own account: its profile, sessions, second factors and notifications listed",
   'account:write': "the caller's own account: its preferences, ending its own sessions",
   'users:read':
-    'other accounts (an administrator): accounts, their sessions, tokens and factors listed, mails, the overview',
+    'other accounts (an administrator): accounts, groups, their sessions, tokens, factors, mails, the overview',
   'users:write':
     'other accounts (an administrator): create, change, block, unblock, unlock, delete, end sessions, lend ' +
-    'admin rights',
+    'admin rights, groups and memberships',
   'settings:read': 'the settings, identity providers and LDAP server records',
   'settings:write': 'change the settings and records, test an LDAP server, send a test mail',
   'logs:read': "the audit log: its types, searches, events, exports, the shipping pipeline's health",

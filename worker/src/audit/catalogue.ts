@@ -281,8 +281,16 @@ export const EVENT_CATALOGUE = {
   'user.refreshed': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],
-    description: "an external account's profile refreshed from its source at a login",
-    data: { source: 'ldap or oidc', sourceName: 'the record', role: 'the new role, when it changed' },
+    description:
+      "an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the " +
+      'periodic refresh (by: job)',
+    data: {
+      source: 'ldap or oidc',
+      sourceName: 'the record',
+      role: 'the new role, when it changed',
+      groupsRemoved: 'the groups the directory no longer lists (the refresh)',
+      by: 'job (the refresh; absent at a login)',
+    },
   },
   'user.deleted': {
     streams: ['crud_admin'],
@@ -356,6 +364,41 @@ export const EVENT_CATALOGUE = {
     outcomes: ['unknown'],
     description: 'an LDAP server record removed',
     data: { name: 'the record' },
+  },
+  'group.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a local group made by an administrator (docs/groups.md)',
+    data: { id: 'the group', name: 'its name' },
+  },
+  'group.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a group renamed, or its description changed',
+    data: {
+      id: 'the group',
+      name: 'its name now',
+      changed: 'the changed fields',
+      before: 'its name before (a rename)',
+    },
+  },
+  'group.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a group removed with its memberships',
+    data: { id: 'the group', name: 'its name', source: 'local, ldap or oidc' },
+  },
+  'group.member_added': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'an account (the subject) added to a group by an administrator',
+    data: { id: 'the group', name: 'its name' },
+  },
+  'group.member_removed': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "an account's (the subject's) local membership of a group removed by an administrator",
+    data: { id: 'the group', name: 'its name' },
   },
   'identity_provider.created': {
     streams: ['crud_admin'],

@@ -110,6 +110,8 @@ describe('registry against the specification', () => {
       'BRIDGE_TLS_CERT',
       'BRIDGE_TLS_KEY',
       'BRIDGE_URL',
+      'GROUP_ROLES',
+      'LDAP_GROUPS_REFRESH_MIN',
       'LIBSQL_AUTH_TOKEN',
       'LIBSQL_URL',
       'MAIL_LANGUAGE',

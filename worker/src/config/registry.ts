@@ -157,6 +157,14 @@ function webOrigin(value: string): string | null {
 
 const A = 'API' as const;
 const S = 'Security' as const;
+
+/** An item of GROUP_ROLES: a group name, "=", and admin or auditor. */
+function checkGroupRole(item: string): string | null {
+  const at = item.lastIndexOf('=');
+  const role = item.slice(at + 1).trim();
+  if (at <= 0 || item.slice(0, at).trim() === '') return 'a group name, "=", and admin or auditor';
+  return role === 'admin' || role === 'auditor' ? null : `the role after "=" is admin or auditor, not "${role}"`;
+}
 const M = 'Mail' as const;
 const E = 'Error tracking' as const;
 const DB = 'Database connection' as const;
@@ -261,9 +269,27 @@ export const REGISTRY = {
     120,
     'seconds, timeout of a search on the LDAP server',
   ),
+  LDAP_GROUPS_REFRESH_MIN: int(
+    D,
+    'AUTH_LDAP_GROUPS_REFRESH_MIN',
+    60,
+    0,
+    10080,
+    'minutes between two reads of the groups of an LDAP account between its logins; a refresh only takes ' +
+      'groups (and the roles they gave) away (docs/ldap.md, "Groups"); 0: read at logins only',
+    { ui: true },
+  ),
   DIRECTORY_SIGNATURE: str(S, 'DIRECTORY_SIGNATURE', '1.2.840.113556.1.4.800', 'signature of the directory service', {
     check: (v) => (/^\d+(\.\d+)+$/.test(v) ? null : 'an OID such as 1.2.840.113556.1.4.800'),
   }),
+  GROUP_ROLES: list(
+    D,
+    'AUTH_GROUP_ROLES',
+    [],
+    'groups whose members get a role of this service at each LDAP or OIDC login that reads their groups, as ' +
+      'name=admin or name=auditor (docs/groups.md, "Roles from groups"); empty: groups give no role',
+    { checkItem: checkGroupRole, format: 'comma-separated group=admin or group=auditor', ui: true },
+  ),
   AUTH_FAILED_TIMEOUT_MIN: int(
     S,
     'AUTH_FAILED_TIMEOUT_MIN',

@@ -80,6 +80,16 @@ const EN: Record<string, [string, string]> = {
     'Roles that need a second factor',
     'Accounts of these roles must add a second factor before doing anything else.',
   ],
+  GROUP_ROLES: [
+    'Roles from groups',
+    'Directory or provider groups whose members become auditors or administrators at each sign-in, ' +
+      'as group=admin or group=auditor.',
+  ],
+  LDAP_GROUPS_REFRESH_MIN: [
+    'LDAP groups re-read every (minutes)',
+    "Minutes between two reads of an LDAP account's groups between its sign-ins; a re-read only takes " +
+      'groups away. 0: at sign-in only.',
+  ],
   MFA_STEP_UP_MIN: [
     'Second-factor check lasts (minutes)',
     'Minutes a second-factor check lets a session do sensitive operations.',
@@ -189,6 +199,16 @@ const RU: Record<keyof typeof EN, [string, string]> = {
   MFA_REQUIRED_ROLES: [
     'Роли, которым нужен второй фактор',
     'Учётные записи этих ролей должны добавить второй фактор, прежде чем делать что-либо ещё.',
+  ],
+  GROUP_ROLES: [
+    'Роли по группам',
+    'Группы каталога или провайдера, участники которых при каждом входе становятся аудиторами или ' +
+      'администраторами, в виде группа=admin или группа=auditor.',
+  ],
+  LDAP_GROUPS_REFRESH_MIN: [
+    'Перечитывать группы LDAP каждые (минут)',
+    'Сколько минут между двумя чтениями групп учётной записи LDAP между её входами; повторное чтение ' +
+      'только убирает группы. 0: только при входе.',
   ],
   MFA_STEP_UP_MIN: [
     'Действие проверки второго фактора (минут)',

@@ -31,6 +31,7 @@ const USER = {
   lastLoginAt: null,
   sessionLimit: null,
   superAccessUntil: null,
+  groups: [{ name: 'developers', source: 'local' }],
   language: 'en',
   createdAt: AT,
   updatedAt: AT,

@@ -14,6 +14,7 @@ import { ADDRESS_FAILURES_THROTTLED, addSharedResponses, dropUnusedResponses } f
 export const API_TAGS = [
   { name: 'auths', description: 'Logins with and without a session, API tokens, logout' },
   { name: 'user_v4', description: 'User management (/v4/users)' },
+  { name: 'groups', description: 'Groups and their members (/v4/groups)' },
   { name: 'logs', description: 'Audit-log search in the log store' },
   { name: 'settings', description: 'Security settings (/v3/settings)' },
   { name: 'notifications', description: 'Mail notifications and their history' },

@@ -93,6 +93,7 @@ export interface Principal {
   sessionId?: string;
   /** The session row (method session): how and when it was authenticated. */
   session?: SessionRow;
+  groups?: readonly string[];
 }
 
 export interface AppVariables {

@@ -15,6 +15,7 @@ import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
 import {
   bridgeTimeoutMs,
   connectionOf,
+  DEFAULT_GROUP_FILTER,
   DEFAULT_USER_FILTER,
   ldapServerRecords,
   type LdapServerRow,
@@ -38,6 +39,12 @@ const Filter = z
   .max(1024)
   .regex(/^\([\s\S]*\)$/, 'an LDAP filter in parentheses')
   .refine((f) => f.includes('{login}'), 'must contain {login}, where the escaped login goes');
+
+const GroupFilter = z
+  .string()
+  .max(1024)
+  .regex(/^\([\s\S]*\)$/, 'an LDAP filter in parentheses')
+  .refine((f) => f.includes('{dn}'), "must contain {dn}, where the user's escaped DN goes");
 
 const Fields = {
   urls: z
@@ -68,6 +75,20 @@ const Fields = {
   }),
   roleAdminGroup: Dn.nullable(),
   roleAuditorGroup: Dn.nullable(),
+  groupMode: z.enum(['none', 'memberOf', 'search']).openapi({
+    description:
+      'how each login reads the user\'s groups (docs/ldap.md, "Groups"): none; memberOf, the group DNs of the ' +
+      "user's `groupAttr` (Active Directory, OpenLDAP's memberof overlay); search, the entries under " +
+      '`groupBaseDn` matching `groupFilter`, {dn} standing for the escaped user DN',
+  }),
+  groupAttr: Attr.openapi({ description: 'the attribute listing the group DNs (memberOf mode)' }),
+  groupBaseDn: Dn.nullable().openapi({ description: 'where groups are searched (search mode); null: baseDn' }),
+  groupFilter: GroupFilter.nullable().openapi({
+    description: `the group search filter (search mode); null: ${DEFAULT_GROUP_FILTER}`,
+  }),
+  groupNameAttr: Attr.openapi({
+    description: "the group entry's attribute naming it (search mode; memberOf: the DN's first RDN value)",
+  }),
   enabled: z.boolean(),
 };
 const Create = z
@@ -84,6 +105,11 @@ const Create = z
     attrRole: Fields.attrRole.default(null),
     roleAdminGroup: Fields.roleAdminGroup.default(null),
     roleAuditorGroup: Fields.roleAuditorGroup.default(null),
+    groupMode: Fields.groupMode.default('none'),
+    groupAttr: Fields.groupAttr.default('memberOf'),
+    groupBaseDn: Fields.groupBaseDn.default(null),
+    groupFilter: Fields.groupFilter.default(null),
+    groupNameAttr: Fields.groupNameAttr.default('cn'),
     enabled: Fields.enabled.default(true),
   })
   .strict()
@@ -130,6 +156,11 @@ const Public = z
     attrRole: z.string().nullable(),
     roleAdminGroup: z.string().nullable(),
     roleAuditorGroup: z.string().nullable(),
+    groupMode: z.enum(['none', 'memberOf', 'search']),
+    groupAttr: z.string(),
+    groupBaseDn: z.string().nullable(),
+    groupFilter: z.string().nullable(),
+    groupNameAttr: z.string(),
     enabled: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),

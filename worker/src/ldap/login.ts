@@ -178,6 +178,7 @@ async function bindAtServer(
     email: profile.email,
     role: profile.role,
     refreshRole: server.attrRole !== null,
+    ...(profile.groups ? { groups: profile.groups } : {}),
   };
   // An account of this identity with a second factor: the right password forgets no failures (only
   // the second step does, docs/security-mfa.md), so a known password gives no fresh code guesses.

@@ -11,6 +11,8 @@ export type LdapServerRow = typeof ldapServers.$inferSelect;
 
 /** The default search filter: the login attribute of OpenLDAP-style directories. */
 export const DEFAULT_USER_FILTER = '(uid={login})';
+/** The default group search filter: groups naming the user's DN as a member (groupOfNames, AD groups). */
+export const DEFAULT_GROUP_FILTER = '(member={dn})';
 
 /**
  * Why a change would send the stored service password somewhere it did not go before: a server
@@ -73,6 +75,16 @@ export async function connectionOf(
     userFilter: row.userFilter,
     attributes: { displayName: row.attrDisplayName, email: row.attrEmail, role: row.attrRole },
     roleGroups: { admin: row.roleAdminGroup, auditor: row.roleAuditorGroup },
+    groups:
+      row.groupMode === 'none'
+        ? { mode: 'none' }
+        : {
+            mode: row.groupMode,
+            attr: row.groupAttr,
+            baseDn: row.groupBaseDn ?? row.baseDn,
+            filter: row.groupFilter ?? DEFAULT_GROUP_FILTER,
+            nameAttr: row.groupNameAttr,
+          },
     directorySignature: config.get('DIRECTORY_SIGNATURE'),
     connectTimeoutMs: config.get('LDAP_SERVER_CONNECT_TIMEOUT') * 1000,
     searchTimeoutMs: config.get('LDAP_SERVER_SEARCHING_TIMEOUT') * 1000,

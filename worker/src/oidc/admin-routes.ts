@@ -28,6 +28,12 @@ const Fields = {
   claimDisplayName: Claim,
   claimEmail: Claim,
   claimRole: Claim.nullable(),
+  claimGroups: Claim.nullable().openapi({
+    description:
+      'a claim (ID token, else userinfo) listing the group names of the user, read at each login ' +
+      '(docs/groups.md); null: no groups are read',
+    example: 'groups',
+  }),
   trustMfaClaims: z.boolean().openapi({
     description:
       'true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose ' +
@@ -49,6 +55,7 @@ const Create = z
     claimDisplayName: Claim.default('name'),
     claimEmail: Claim.default('email'),
     claimRole: Claim.nullable().default(null),
+    claimGroups: Fields.claimGroups.default(null),
     trustMfaClaims: Fields.trustMfaClaims.default(false),
     acceptedAcr: Fields.acceptedAcr.default([]),
     enabled: z.boolean().default(true),
@@ -79,6 +86,7 @@ const Public = z
     claimDisplayName: z.string(),
     claimEmail: z.string(),
     claimRole: z.string().nullable(),
+    claimGroups: z.string().nullable(),
     trustMfaClaims: z.boolean(),
     acceptedAcr: z.array(z.string()),
     enabled: z.boolean(),
@@ -100,6 +108,7 @@ function toPublic(p: ProviderRow, root: string): z.infer<typeof Public> {
     claimDisplayName: p.claimDisplayName,
     claimEmail: p.claimEmail,
     claimRole: p.claimRole,
+    claimGroups: p.claimGroups,
     trustMfaClaims: p.trustMfaClaims,
     acceptedAcr: p.acceptedAcr,
     enabled: p.enabled,

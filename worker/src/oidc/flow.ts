@@ -229,5 +229,25 @@ export function identityOfClaims(provider: ProviderRow, claims: oauth.IDToken): 
     email: claimText(claims[provider.claimEmail]) ?? null,
     role: ROLES.find((r) => r === role) ?? null,
     refreshRole: false,
+    ...(provider.claimGroups ? { groups: groupsOfClaim(claims, provider.claimGroups) } : {}),
   };
+}
+
+/**
+ * The group names of the claim `name` (docs/groups.md, "OIDC"): an array of strings, or one string;
+ * a name with dots that is no claim of its own is a path into nested claims (`realm_access.roles`).
+ * A claim that is absent or of another shape lists no groups (the account's groups of this provider
+ * are then emptied: the token vouches for none).
+ */
+export function groupsOfClaim(claims: Record<string, unknown>, name: string): string[] {
+  let value: unknown = claims[name];
+  if (value === undefined && name.includes('.')) {
+    value = name
+      .split('.')
+      .reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), claims);
+  }
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+  return [...new Set(list.filter((v): v is string => typeof v === 'string').map((v) => v.trim()))].filter(
+    (v) => v !== '',
+  );
 }

@@ -16,6 +16,7 @@ import { accountOfIdentity, assertMayLogIn, recordLogin } from '../users/externa
 import { pendingMergeOf } from '../users/identity-merge.js';
 import { FLOW_COOKIE, completeLogin, enabledProvider, identityOfClaims, startLogin } from './flow.js';
 import { publicRoute } from '../auth/protected-route.js';
+import { groupNamesOf } from '../accounts/model.js';
 
 const Params = z.object({
   idp_name: z.string().min(1).max(63).openapi({ description: 'the name of the identity provider record' }),
@@ -146,7 +147,7 @@ export function registerOidc(app: App): void {
       // The browser holds the pending cookie; the front end asks for the second step.
       return c.redirect(frontendWithError(config, pending.code), 303);
     }
-    c.set('principal', { user, method: 'session' });
+    c.set('principal', { user, method: 'session', groups: groupNamesOf(user) });
     await startSession(c, user, 'cookie', 'oidc', trusted ? c.var.scope.now() : undefined);
     return c.redirect(safeRedirect(c, result.next, new URL(c.var.scope.config.get('DEFAULT_FRONTEND_URL')).href), 303);
   });

@@ -16,7 +16,7 @@ import { SECOND_STEP_PATH, clearPendingCookie, pendingOfRequest } from '../auth/
 import { readBody } from '../http/body.js';
 import { requestHeader } from '../http/node-messages.js';
 import { SessionResponse } from '../sessions/routes.js';
-import { toPublicUser } from '../accounts/model.js';
+import { groupNamesOf, toPublicUser } from '../accounts/model.js';
 import { signInOptions, signInWithPasskey } from './login.js';
 import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from './registration.js';
 import { relyingParty } from './relying-party.js';
@@ -340,7 +340,7 @@ export function registerPasskeyRoutes(app: App): void {
     clearPendingCookie(c);
     setAuthCookie(c, done.token, done.session.expiresAt);
     if (done.device) await setDeviceCookie(c, scope, done.user.id, done.device);
-    c.set('principal', { user: done.user, method: 'session' });
+    c.set('principal', { user: done.user, method: 'session', groups: groupNamesOf(done.user) });
     return c.json(
       { user: toPublicUser(done.user, c.var.scope.config), expiresAt: new Date(done.session.expiresAt).toISOString() },
       200,
@@ -357,7 +357,7 @@ export function registerPasskeyRoutes(app: App): void {
     const opened = await signInWithPasskey(scope, rpOf(c), response, 'cookie', await readDeviceClaim(c));
     setAuthCookie(c, opened.token, opened.session.expiresAt);
     await setDeviceCookie(c, scope, opened.user.id, opened.device);
-    c.set('principal', { user: opened.user, method: 'session' });
+    c.set('principal', { user: opened.user, method: 'session', groups: groupNamesOf(opened.user) });
     return c.json(
       {
         user: toPublicUser(opened.user, c.var.scope.config),

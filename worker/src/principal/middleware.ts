@@ -6,6 +6,7 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv, Principal } from '../http/context.js';
+import { groupNamesOf } from '../accounts/model.js';
 import { inBackground } from '../http/background.js';
 import { ProblemError } from '../http/problem.js';
 import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js';
@@ -75,7 +76,10 @@ async function signedOnly(c: Context<AppEnv>, token: string, o: AuthenticateOpti
 /** The principal of a live session token; a Response when `o` lets an ended session log out again. */
 async function fromSession(c: Context<AppEnv>, token: string, o: AuthenticateOptions): Promise<Principal | Response> {
   const found = await sessionFromToken(c.var.scope, token, SESSION_AUDIENCE);
-  if (found) return { user: found.user, method: 'session', sessionId: found.session.id, session: found.session };
+  if (found) {
+    const { user, session } = found;
+    return { user, method: 'session', sessionId: session.id, session, groups: groupNamesOf(user) };
+  }
   if (o.endedSessionIsLoggedOut && (await signedSessionClaims(c.var.scope, token, SESSION_AUDIENCE))) {
     clearAuthCookie(c);
     return c.body(null, 204);
@@ -165,14 +169,20 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
         const outcome = await authenticateLdapPassword(c.var.scope, ldapServer, login, password, challenge);
         if ('merge' in outcome) throw mergeRequiredProblem(c.var.scope.config, outcome.merge);
         if (outcome.secondFactor) throw basicWithSecondFactor(c.var.scope.config.get('ROOT_PATH'));
-        return proceed(c, next, { user: outcome.user, method: 'basic' }, 'Basic', o);
+        return proceed(
+          c,
+          next,
+          { user: outcome.user, method: 'basic', groups: groupNamesOf(outcome.user) },
+          'Basic',
+          o,
+        );
       }
       const { config } = c.var.scope;
       const result = await authenticateLocalPassword(c.var.scope, login, password, { challenge });
       if (result.secondFactor) throw basicWithSecondFactor(config.get('ROOT_PATH'));
       if (result.passwordExpired && o.allowExpiredPassword !== true)
         throw passwordExpiredProblem(result.passwordReason);
-      return proceed(c, next, { user: result.user, method: 'basic' }, 'Basic', o);
+      return proceed(c, next, { user: result.user, method: 'basic', groups: groupNamesOf(result.user) }, 'Basic', o);
     }
 
     const token = parseBearer(header, o.schemes);
@@ -190,6 +200,12 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     if (!tokenAllows(found.scopes, o.tokenScope ?? 'none')) throw insufficientScope(o.tokenScope ?? 'none');
     const touch = touchToken(db, found, now, c.var.scope.request.ip);
     if (touch) inBackground(c, touch);
-    return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);
+    const principal: Principal = {
+      user: found.user,
+      method: 'bearer',
+      tokenId: found.tokenId,
+      groups: groupNamesOf(found.user),
+    };
+    return proceed(c, next, principal, 'Bearer', o);
   });
 }

@@ -10,6 +10,7 @@ import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/j
 import { boundAuditStore } from '../logs/size-bound.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
 import { fillLoginSkeletonsJob } from '../users/login-skeletons.js';
+import { refreshLdapGroupsJob } from '../ldap/group-refresh.js';
 import {
   deliverNotifications,
   handleNotificationEvents,
@@ -37,6 +38,7 @@ export const JOBS: Job[] = [
   deliverNotifications,
   purgeNotifications,
   fillLoginSkeletonsJob,
+  refreshLdapGroupsJob,
 ];
 
 /** Runs every registered job once (jobs/index.ts runJobs); returns the names of the jobs that failed. */

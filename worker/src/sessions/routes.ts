@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ANYONE, ANY_ROLE, protectedRoute, publicRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
-import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { groupNamesOf, PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { isFormPost, readBody } from '../http/body.js';
 import {
   clearAuthCookie,
@@ -357,7 +357,7 @@ export function registerSessionRoutes(app: App): void {
       refuseCrossSiteLogin(c);
       const body = await readBody(c, LoginBody, { ldap_server: 'ldapServer' });
       const opened = (await sessionLogin(c, 'cookie', body.login, body.password, body.ldapServer))!;
-      c.set('principal', { user: opened.user, method: 'session' });
+      c.set('principal', { user: opened.user, method: 'session', groups: groupNamesOf(opened.user) });
       return { ...opened, next: body.next };
     }),
   );
@@ -381,7 +381,7 @@ export function registerSessionRoutes(app: App): void {
         const { factors, pending } = checked.secondStep;
         throw await secondStepRequired(c, user, factors, pending);
       }
-      c.set('principal', { user, method: 'session' });
+      c.set('principal', { user, method: 'session', groups: groupNamesOf(user) });
       return { ...(await startSession(c, user, 'cookie', 'local_password')), next: body.next };
     }),
   );
@@ -400,7 +400,7 @@ export function registerSessionRoutes(app: App): void {
       clearPendingCookie(c);
       setAuthCookie(c, done.token, done.session.expiresAt);
       if (done.device) await setDeviceCookie(c, scope, done.user.id, done.device);
-      c.set('principal', { user: done.user, method: 'session' });
+      c.set('principal', { user: done.user, method: 'session', groups: groupNamesOf(done.user) });
       return { session: done.session, token: done.token, next: body.next };
     }),
   );

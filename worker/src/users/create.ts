@@ -152,6 +152,7 @@ export async function createLocalUser(db: Db, u: NewLocalUser): Promise<UserRow 
     lastActivityAt: null,
     sessionLimit: u.sessionLimit ?? null,
     superAccessUntil: null,
+    groups: [],
     language: null,
     createdAt: u.now,
     updatedAt: u.now,

@@ -23,6 +23,8 @@ import type { Role, UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { userIdentities, users } from '../../../schema/index.js';
 import { liveAccounts } from '../accounts/live.js';
+import { accountGroups, externalGroupsStatements, groupNameKey } from '../accounts/group-members.js';
+import { GROUP_NAME_RULE } from '../groups/names.js';
 
 export interface ExternalIdentity {
   source: 'ldap' | 'oidc';
@@ -39,6 +41,69 @@ export interface ExternalIdentity {
   role: Role | null;
   /** Whether later logins refresh the role too (the source maps roles). */
   refreshRole: boolean;
+  /**
+   * The names of the groups the source lists for the identity at this login (docs/groups.md);
+   * undefined when the source reads no groups (its memberships are then left as they are).
+   */
+  groups?: readonly string[];
+}
+
+const RANK: Record<Role, number> = { user: 0, auditor: 1, admin: 2 };
+const higher = (a: Role | null, b: Role | null): Role | null =>
+  a === null ? b : b === null ? a : RANK[a] >= RANK[b] ? a : b;
+
+/**
+ * The role GROUP_ROLES gives `names` (the highest of the groups listed), or null when none of
+ * them is listed; undefined when groups decide no role (the setting is empty, or the source reads
+ * no groups).
+ */
+export function roleOfGroups(
+  mapping: readonly string[],
+  names: readonly string[] | undefined,
+): Role | null | undefined {
+  if (names === undefined || mapping.length === 0) return undefined;
+  const keys = new Set(names.map(groupNameKey));
+  let role: Role | null = null;
+  for (const item of mapping) {
+    const at = item.lastIndexOf('=');
+    const mapped = item.slice(at + 1).trim() as Role;
+    if (keys.has(groupNameKey(item.slice(0, at).trim()))) role = higher(role, mapped);
+  }
+  return role;
+}
+
+/**
+ * The role of an external account at this login (docs/groups.md, "Roles from groups"): when groups
+ * decide (GROUP_ROLES set and the source reads groups), the higher of the source's own mapping
+ * (`refreshRole`) and the groups', else user, whatever was set by hand meanwhile; otherwise the
+ * source's mapping when it refreshes roles, else `current`.
+ */
+function roleAtLogin(scope: RequestScope, identity: ExternalIdentity, current: Role | null): Role {
+  const fromGroups = roleOfGroups(scope.config.get('GROUP_ROLES'), identity.groups);
+  const fromSource = identity.refreshRole || current === null ? identity.role : null;
+  if (fromGroups !== undefined) return higher(fromSource, fromGroups) ?? 'user';
+  return fromSource ?? current ?? 'user';
+}
+
+/** Writes the groups of this login (when the source reads groups) and answers the account with them. */
+async function withGroupsOfLogin(scope: RequestScope, user: UserRow, identity: ExternalIdentity): Promise<UserRow> {
+  if (identity.groups === undefined) return user;
+  const names = identity.groups.filter((n) => GROUP_NAME_RULE.test(n));
+  if (names.length < identity.groups.length)
+    scope.logger.warning('group names not allowed here were skipped', {
+      source: identity.source,
+      sourceName: identity.sourceName,
+      skipped: identity.groups.length - names.length,
+    });
+  const now = scope.now();
+  await runAccountBatch(
+    scope.db,
+    externalGroupsStatements(scope.db, user.id, identity.source, identity.sourceName, names, now) as [
+      AccountBatchItem,
+      ...AccountBatchItem[],
+    ],
+  );
+  return { ...user, groups: await accountGroups(scope.db, user.id) };
 }
 
 export type Outcome = { user: UserRow } | { collision: { login: string; externalId: string } };
@@ -60,7 +125,7 @@ export async function accountOfIdentity(
   const found = await linkedAccount(scope, identity);
   if (found) {
     // External accounts follow their source's profile; a merged local account keeps its own.
-    const role = identity.refreshRole && identity.role ? identity.role : found.role;
+    const role = found.source === source ? roleAtLogin(scope, identity, found.role) : found.role;
     if (
       found.source === source &&
       (found.displayName !== displayName || found.email !== email || found.role !== role)
@@ -75,9 +140,9 @@ export async function accountOfIdentity(
           data: { source, sourceName, ...(role !== found.role ? { role } : {}) },
         }),
       ]);
-      return { user: { ...found, displayName, email, role } };
+      return { user: await withGroupsOfLogin(scope, { ...found, displayName, email, role }, identity) };
     }
-    return { user: found };
+    return { user: await withGroupsOfLogin(scope, found, identity) };
   }
 
   const login = await assertLoginAllowed(scope, identity, o.also ?? []);
@@ -88,7 +153,7 @@ export async function accountOfIdentity(
     loginSkeleton: loginSkeleton(login),
     displayName,
     email,
-    role: identity.role ?? 'user',
+    role: roleAtLogin(scope, identity, null),
     source,
     sourceName,
     externalId,
@@ -101,6 +166,7 @@ export async function accountOfIdentity(
     lastActivityAt: null,
     sessionLimit: null,
     superAccessUntil: null,
+    groups: [],
     language: null,
     createdAt: now,
     updatedAt: now,
@@ -125,7 +191,7 @@ export async function accountOfIdentity(
     // A first login of this very identity created its account meanwhile (two tabs, a client's
     // retry): this one logs in to it too.
     const created = await linkedAccount(scope, identity);
-    if (created) return { user: created };
+    if (created) return { user: await withGroupsOfLogin(scope, created, identity) };
     // A look-alike created meanwhile (the skeleton's index): refused as it would have been before.
     if ((await lookAlikeOf(db, login)) !== undefined) {
       return refuseLogin(scope, identity, login, LOOK_ALIKE, 'look-alike', o.also ?? []);
@@ -133,7 +199,7 @@ export async function accountOfIdentity(
     // The login belongs to another account (local, or another source's): a merge, not a login.
     return { collision: { login, externalId } };
   }
-  return { user: row };
+  return { user: await withGroupsOfLogin(scope, row, identity) };
 }
 
 /** The live account linked to `identity`, if any. */

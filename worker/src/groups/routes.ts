@@ -1,0 +1,375 @@
+/**
+ * Groups under /v4/groups (docs/groups.md): administrators make local groups and add or remove
+ * accounts; groups read at LDAP and OIDC logins appear here too, with their memberships. Admins and
+ * auditors read them; only admins change them, and never with lent rights (super-access): a
+ * membership may open a protected service, which would outlive the loan.
+ */
+import { z } from '@hono/zod-openapi';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { groupMembers, groups, users } from '../../../schema/index.js';
+import {
+  addLocalMemberStatements,
+  groupChangeStatements,
+  groupNameKey,
+  removeLocalMemberStatements,
+} from '../accounts/group-members.js';
+import { liveAccounts } from '../accounts/live.js';
+import { liveAccount } from '../accounts/lookup.js';
+import { runAccountBatch } from '../accounts/writes.js';
+import { auditInsert, auditInsertWhen } from '../audit/events.js';
+import { ANY_CREDENTIAL, adminOnly, protectedRoute, type Access } from '../auth/protected-route.js';
+import { superAccess } from '../auth/roles.js';
+import type { App, AppEnv } from '../http/context.js';
+import { isoTime } from '../http/iso-time.js';
+import { pageOf, pageQuery } from '../http/paging.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
+import { validated } from '../http/validated.js';
+import type { Db } from '../store/index.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
+import { GROUP_NAME_RULE } from './names.js';
+
+type GroupRow = typeof groups.$inferSelect;
+
+const Name = z
+  .string()
+  .regex(GROUP_NAME_RULE, 'up to 128 characters without commas, "=", control characters or blanks at either end')
+  .openapi({ example: 'developers' });
+const Description = z.string().max(500);
+
+const Create = z
+  .object({ name: Name, description: Description.default('') })
+  .strict()
+  .openapi('GroupCreate');
+const Patch = z
+  .object({
+    name: Name.openapi({ description: "local groups only: the name of a directory's or a provider's group is theirs" }),
+    description: Description,
+  })
+  .partial()
+  .strict()
+  .openapi('GroupPatch');
+const Source = z.enum(['local', 'ldap', 'oidc']);
+const Public = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    source: Source.openapi({
+      description: 'local: made by an administrator; ldap, oidc: first read at a login of that source',
+    }),
+    sourceName: z.string().nullable().openapi({ description: 'the LDAP server record or OIDC provider (ldap, oidc)' }),
+    members: z.number().int().openapi({ description: 'live accounts with a membership of any source' }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('Group');
+const Member = z
+  .object({
+    id: z.string(),
+    login: z.string(),
+    displayName: z.string(),
+    source: Source.openapi({
+      description: "local: an administrator's membership; ldap, oidc: read at the account's last login of that source",
+    }),
+    readAt: z.string().openapi({ description: 'when it was added (local) or last read (ldap, oidc)' }),
+  })
+  .openapi('GroupMember');
+const IdParam = z.object({ id: z.string().max(64) });
+const MemberParams = z.object({ id: z.string().max(64), userId: z.string().max(64) });
+
+const READERS: Access = {
+  schemes: ANY_CREDENTIAL,
+  roles: ['admin', 'auditor'],
+  superAccess: superAccess.allowed,
+  tokenScope: 'users:read',
+};
+const WRITERS = (what: string): Access => adminOnly(superAccess.refused(what), 'users:write');
+
+const path = '/v4/groups';
+const base = { tags: ['groups'] };
+const one = { description: 'the group', content: { 'application/json': { schema: Public } } };
+
+const listRoute = protectedRoute(READERS, {
+  ...base,
+  method: 'get',
+  operationId: 'listGroups',
+  path,
+  summary: 'Groups',
+  description: 'Every group, local or read at LDAP and OIDC logins, by name.',
+  request: { query: z.object(pageQuery) },
+  responses: {
+    200: { description: 'a page of groups', content: { 'application/json': { schema: pageOf(Public, 'GroupPage') } } },
+  },
+});
+const createRoute = protectedRoute(WRITERS('make groups'), {
+  ...base,
+  method: 'post',
+  operationId: 'createGroup',
+  path,
+  summary: 'Make a local group',
+  description: 'Names are unique whatever their case: 409 when a group of that name exists (of any source).',
+  request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
+  responses: { 201: one, ...problemResponses(400, 409, 422) },
+});
+const getRoute = protectedRoute(READERS, {
+  ...base,
+  method: 'get',
+  operationId: 'getGroup',
+  path: `${path}/{id}`,
+  summary: 'Read a group',
+  request: { params: IdParam },
+  responses: { 200: one, ...problemResponses(404) },
+});
+const patchRoute = protectedRoute(WRITERS('change groups'), {
+  ...base,
+  method: 'patch',
+  operationId: 'updateGroup',
+  path: `${path}/{id}`,
+  summary: 'Rename a group or change its description',
+  description:
+    "Omitted fields keep their values. Only a local group is renamed (422 naming `name` for a directory's or a " +
+    "provider's group); 409 when the new name is another group's. The members' groups follow at once.",
+  request: { params: IdParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
+  responses: { 200: one, ...problemResponses(400, 404, 409, 422) },
+});
+const deleteRoute = protectedRoute(WRITERS('remove groups'), {
+  ...base,
+  method: 'delete',
+  operationId: 'deleteGroup',
+  path: `${path}/{id}`,
+  summary: 'Remove a group and its memberships',
+  description: "A directory's or a provider's group comes back at the next login of a member that reads it from there.",
+  request: { params: IdParam },
+  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+});
+const membersRoute = protectedRoute(READERS, {
+  ...base,
+  method: 'get',
+  operationId: 'listGroupMembers',
+  path: `${path}/{id}/members`,
+  summary: "A group's members",
+  description: 'Live accounts, one entry per membership (an account may be a member locally and from its source).',
+  request: { params: IdParam, query: z.object(pageQuery) },
+  responses: {
+    200: {
+      description: 'a page of memberships',
+      content: { 'application/json': { schema: pageOf(Member, 'GroupMemberPage') } },
+    },
+    ...problemResponses(404),
+  },
+});
+const addMemberRoute = protectedRoute(WRITERS('change group memberships'), {
+  ...base,
+  method: 'put',
+  operationId: 'addGroupMember',
+  path: `${path}/{id}/members/{userId}`,
+  summary: 'Add an account to a group (a local membership)',
+  description: 'Idempotent: 204 whether or not the account was a member. 404 for an unknown group or account.',
+  request: { params: MemberParams },
+  responses: { 204: { description: 'the account is a local member' }, ...problemResponses(404) },
+});
+const removeMemberRoute = protectedRoute(WRITERS('change group memberships'), {
+  ...base,
+  method: 'delete',
+  operationId: 'removeGroupMember',
+  path: `${path}/{id}/members/{userId}`,
+  summary: "Remove an account's local membership",
+  description:
+    "Memberships read at LDAP and OIDC logins are the source's: they stay until the next login no longer reads " +
+    'them. 404 when the account has no local membership of the group.',
+  request: { params: MemberParams },
+  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+});
+
+/** The groups with their live members counted (each account once, whatever the sources of its memberships). */
+function withMembers(db: Db) {
+  const members = sql<number>`(
+    select count(distinct ${groupMembers.userId}) from ${groupMembers}
+    join ${users} on ${users.id} = ${groupMembers.userId}
+    where ${groupMembers.groupId} = "groups"."id" and ${liveAccounts})`;
+  return db.select({ group: groups, members: members.mapWith(Number) }).from(groups);
+}
+
+function toPublic(g: GroupRow, members: number): z.infer<typeof Public> {
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    source: g.source,
+    sourceName: g.sourceName,
+    members,
+    createdAt: isoTime(g.createdAt),
+    updatedAt: isoTime(g.updatedAt),
+  };
+}
+
+async function groupById(db: Db, id: string): Promise<GroupRow> {
+  const [row] = await db.select().from(groups).where(eq(groups.id, id)).limit(1);
+  if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such group' });
+  return row;
+}
+
+async function publicGroup(db: Db, id: string): Promise<z.infer<typeof Public>> {
+  const [row] = await withMembers(db).where(eq(groups.id, id)).limit(1);
+  if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such group' });
+  return toPublic(row.group, row.members);
+}
+
+function nameTaken(name: string): ProblemError {
+  return new ProblemError('CONFLICT', {
+    detail: `a group named ${JSON.stringify(name)} exists (names are unique whatever their case)`,
+    extensions: { errors: [{ location: 'json', path: 'name', message: 'taken' }] },
+  });
+}
+
+/** Registers /v4/groups. */
+export function registerGroups(app: App): void {
+  const event = (c: Context<AppEnv>, type: Parameters<typeof auditInsert>[2]['type'], data: Record<string, unknown>) =>
+    auditInsert(c.var.scope.db, c.var.scope.now(), {
+      stream: 'crud_admin',
+      type,
+      actor: c.var.principal.user,
+      request: c.var.scope.request,
+      data,
+    });
+
+  app.openapi(listRoute, async (c) => {
+    const { db } = c.var.scope;
+    const { limit, offset } = validated(c, 'query', z.object(pageQuery));
+    const [rows, [total]] = await Promise.all([
+      withMembers(db).orderBy(asc(groups.nameKey)).limit(limit).offset(offset),
+      db.select({ n: count() }).from(groups),
+    ]);
+    const items = rows.map((r) => toPublic(r.group, r.members));
+    return c.json({ items, total: total?.n ?? 0, limit, offset }, 200);
+  });
+
+  app.openapi(createRoute, async (c) => {
+    const { db } = c.var.scope;
+    const { name, description } = validated(c, 'json', Create);
+    const now = c.var.scope.now();
+    const row: GroupRow = {
+      id: crypto.randomUUID(),
+      name: name.normalize('NFC'),
+      nameKey: groupNameKey(name),
+      description,
+      source: 'local',
+      sourceName: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await db.batch([db.insert(groups).values(row), event(c, 'group.created', { id: row.id, name: row.name })]);
+    } catch (err) {
+      throw isUniqueViolation(err) ? nameTaken(name) : err;
+    }
+    return c.json(toPublic(row, 0), 201);
+  });
+
+  app.openapi(getRoute, async (c) => c.json(await publicGroup(c.var.scope.db, validated(c, 'param', IdParam).id), 200));
+
+  app.openapi(patchRoute, async (c) => {
+    const { db } = c.var.scope;
+    const before = await groupById(db, validated(c, 'param', IdParam).id);
+    const change = validated(c, 'json', Patch);
+    const name = change.name?.normalize('NFC');
+    if (name !== undefined && name !== before.name && before.source !== 'local')
+      throw new ProblemError('VALIDATION', {
+        detail:
+          `the group is read from ${before.source === 'ldap' ? 'an LDAP server' : 'an OIDC provider'}: its name ` +
+          `is the source's`,
+        extensions: { errors: [{ location: 'json', path: 'name', message: 'only a local group is renamed' }] },
+      });
+    const now = c.var.scope.now();
+    const after = {
+      ...(name !== undefined ? { name, nameKey: groupNameKey(name) } : {}),
+      ...(change.description !== undefined ? { description: change.description } : {}),
+      updatedAt: now,
+    };
+    const changed = Object.keys(change);
+    const update = db.update(groups).set(after).where(eq(groups.id, before.id));
+    const audit = event(c, 'group.updated', {
+      id: before.id,
+      name: name ?? before.name,
+      changed,
+      ...(name !== undefined && name !== before.name ? { before: before.name } : {}),
+    });
+    try {
+      // A rename rewrites the members' groups (their rows: accounts/group-members.ts).
+      const renamed = name !== undefined && name !== before.name;
+      await runAccountBatch(
+        db,
+        renamed ? await groupChangeStatements(db, before.id, [update, audit]) : [update, audit],
+      );
+    } catch (err) {
+      throw isUniqueViolation(err) ? nameTaken(name ?? before.name) : err;
+    }
+    return c.json(await publicGroup(db, before.id), 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const { db } = c.var.scope;
+    const g = await groupById(db, validated(c, 'param', IdParam).id);
+    const remove = db.delete(groups).where(eq(groups.id, g.id));
+    const audit = event(c, 'group.deleted', { id: g.id, name: g.name, source: g.source });
+    await runAccountBatch(db, await groupChangeStatements(db, g.id, [remove, audit], { removing: true }));
+    return c.body(null, 204);
+  });
+
+  app.openapi(membersRoute, async (c) => {
+    const { db } = c.var.scope;
+    const g = await groupById(db, validated(c, 'param', IdParam).id);
+    const { limit, offset } = validated(c, 'query', z.object(pageQuery));
+    const where = and(eq(groupMembers.groupId, g.id), liveAccounts);
+    const [rows, [total]] = await Promise.all([
+      db
+        .select({
+          id: users.id,
+          login: users.login,
+          displayName: users.displayName,
+          source: groupMembers.source,
+          readAt: groupMembers.readAt,
+        })
+        .from(groupMembers)
+        .innerJoin(users, eq(users.id, groupMembers.userId))
+        .where(where)
+        .orderBy(asc(users.loginKey), asc(groupMembers.source))
+        .limit(limit)
+        .offset(offset),
+      db.select({ n: count() }).from(groupMembers).innerJoin(users, eq(users.id, groupMembers.userId)).where(where),
+    ]);
+    const items = rows.map((r) => ({ ...r, readAt: isoTime(r.readAt) }));
+    return c.json({ items, total: total?.n ?? 0, limit, offset }, 200);
+  });
+
+  /** Adds or removes a local membership; the event is written only when the membership changed. */
+  const membership = async (c: Context<AppEnv>, adding: boolean) => {
+    const { db } = c.var.scope;
+    const params = validated(c, 'param', MemberParams);
+    const g = await groupById(db, params.id);
+    const user = await liveAccount(db, params.userId);
+    const now = c.var.scope.now();
+    const [change, ...rest] = adding
+      ? addLocalMemberStatements(db, g.id, user.id, now)
+      : removeLocalMemberStatements(db, g.id, user.id);
+    const event = {
+      stream: 'crud_admin',
+      type: adding ? 'group.member_added' : 'group.member_removed',
+      actor: c.var.principal.user,
+      subject: user,
+      request: c.var.scope.request,
+      data: { id: g.id, name: g.name },
+    } as const;
+    const [changed] = await runAccountBatch(db, [
+      change!,
+      auditInsertWhen(db, now, event, sql`changes() > 0`),
+      ...rest,
+    ]);
+    if (!adding && changed.rowsAffected === 0)
+      throw new ProblemError('NOT_FOUND', { detail: 'the account has no local membership of the group' });
+    return c.body(null, 204);
+  };
+  app.openapi(addMemberRoute, (c) => membership(c, true));
+  app.openapi(removeMemberRoute, (c) => membership(c, false));
+}
