@@ -46,6 +46,8 @@ import { registerUserSessions } from './users/session-routes.js';
 import { registerAccountAdmin } from './users/account-routes.js';
 import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
+import { registerServiceAdmin } from './gate/admin-routes.js';
+import { registerForwardAuth } from './gate/authz-routes.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
@@ -358,6 +360,8 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   registerSettings(api);
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);
+  registerServiceAdmin(api);
+  registerForwardAuth(api);
   registerOidc(api);
   registerLogs(api);
   registerNotifications(api);

@@ -357,6 +357,47 @@ export const EVENT_CATALOGUE = {
     description: 'an LDAP server record removed',
     data: { name: 'the record' },
   },
+  'service.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a protected service created (docs/integration.md)',
+    data: { name: 'the service', hosts: 'its hosts', prefixes: 'its URL prefixes', clientId: 'its client id' },
+  },
+  'service.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a protected service changed',
+    data: { name: 'the service', changed: 'the names of the changed fields' },
+  },
+  'service.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a protected service removed',
+    data: { name: 'the service' },
+  },
+  'service.secret_rotated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "a protected service's client secret replaced (the old one stops working)",
+    data: { name: 'the service', clientId: 'its client id' },
+  },
+  'service.access': {
+    streams: ['ext_service_access'],
+    outcomes: ['success', 'failure'],
+    description:
+      'the gate asked to let a request into a protected service (forward-auth, docs/integration.md): a refusal ' +
+      '(failure) per service, reason, account and address in a window of AUDIT_API_ACCESS_WINDOW_SEC, with ' +
+      '`count` of the refusals it stands for; an admission (success) once per session or token and service in ' +
+      'that window',
+    data: {
+      service: 'the service (null: none answers for the address)',
+      outcome: 'allow, sign-in, second-step or refuse',
+      reason: 'allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, ' +
+        'second-factor-required, not-allowed, untrusted-proxy',
+      url: 'the address asked for, without its query',
+      count: 'the requests this event stands for in its window (refusals)',
+    },
+  },
   'identity_provider.created': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],

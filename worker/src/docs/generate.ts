@@ -16,6 +16,7 @@ export const API_TAGS = [
   { name: 'user_v4', description: 'User management (/v4/users)' },
   { name: 'logs', description: 'Audit-log search in the log store' },
   { name: 'settings', description: 'Security settings (/v3/settings)' },
+  { name: 'services', description: 'Protected services, forward-auth for reverse proxies, token introspection' },
   { name: 'notifications', description: 'Mail notifications and their history' },
   { name: 'errtrack', description: 'Browser error tracking: client configuration and the Sentry tunnel' },
   { name: 'health', description: 'Liveness and readiness probes; metrics for operators' },

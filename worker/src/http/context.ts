@@ -92,6 +92,8 @@ export interface Principal {
   sessionId?: string;
   /** The session row (method session): how and when it was authenticated. */
   session?: SessionRow;
+  /** The account's group names (local, LDAP, OIDC), where known: the gate's access rules read them. */
+  groups?: readonly string[];
 }
 
 export interface AppVariables {
