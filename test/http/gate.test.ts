@@ -10,12 +10,17 @@ import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
 const PASSWORD = 'Str0ng$pass';
+const METRICS_TOKEN = 'gate-metrics-token-0123456789abcdef-XYZ';
 const admin = basic(ADMIN.login, ADMIN.password);
 let host: RunningHost;
 let base: string;
 
 beforeAll(async () => {
-  host = await startTestHost(kind, { AUTH_TRUSTED_PROXIES: '127.0.0.1,::1', AUTH_REVOCATION_CHECK_SEC: '60' });
+  host = await startTestHost(kind, {
+    AUTH_TRUSTED_PROXIES: '127.0.0.1,::1',
+    AUTH_REVOCATION_CHECK_SEC: '60',
+    AUTH_METRICS_TOKEN: METRICS_TOKEN,
+  });
   base = host.url;
 });
 afterAll(async () => {
@@ -324,5 +329,101 @@ describe('forward-auth', () => {
     }
     const upper = await back(`HTTP://${app.hosts[0]!.toUpperCase()}./page`);
     expect(upper.headers.get('location')).toBe(`http://${app.hosts[0]}/page`);
+  });
+
+  it('refusals and admissions are audited in the compact grain; /metrics counts every decision', async () => {
+    const other = await createAccount();
+    const otherCookie = await sessionCookie(other.login);
+    for (let i = 0; i < 3; i++) expect((await forwardAuth(`http://${admins.hosts[0]}/a?q=${i}`, { Cookie: otherCookie })).status).toBe(403);
+    for (let i = 0; i < 3; i++) expect((await forwardAuth(`http://${app.hosts[0]}/b`, { Cookie: otherCookie })).status).toBe(200);
+    type Event = { event: { outcome: string }; user?: { name: string }; data: Record<string, unknown> };
+    let events: Event[] = [];
+    await expect
+      .poll(async () => {
+        const r = await callJson<{ items: Event[] }>(
+          `/v3/logs/ext_service_access/events?type=service.access&user=${encodeURIComponent(other.login)}&size=100`,
+          { base, auth: admin },
+        );
+        events = r.body.items ?? [];
+        return events.length;
+      }, { timeout: 15_000 })
+      .toBe(2);
+    const refused = events.find((e) => e.event.outcome === 'failure')!;
+    expect(refused.data).toMatchObject({ service: admins.name, outcome: 'refuse', reason: 'not-allowed' });
+    expect(refused.data.url).toBe(`http://${admins.hosts[0]}/a`);
+    expect(events.find((e) => e.event.outcome === 'success')!.data).toMatchObject({ service: app.name, outcome: 'allow' });
+
+    const text = await (await call('/metrics', { base, auth: `Bearer ${METRICS_TOKEN}` })).text();
+    const count = (service: string, outcome: string) =>
+      Number(new RegExp(`^auth_gate_decisions_total\\{service="${service}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    expect(count(admins.name, 'refuse')).toBeGreaterThanOrEqual(3);
+    expect(count(app.name, 'allow')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('introspection (RFC 7662): active only for what the calling service may see; advertised (RFC 8414)', async () => {
+    const meta = await callJson<Record<string, unknown>>('/.well-known/oauth-authorization-server', { base });
+    expect(meta.body.introspection_endpoint).toBe(`${base}/v3/oauth/introspect`);
+    expect(meta.body.issuer).toBe(base);
+    const rfc = await fetch(`${new URL(base).origin}/.well-known/oauth-authorization-server${new URL(base).pathname}`);
+    expect(((await rfc.json()) as Record<string, unknown>).issuer).toBe(base);
+
+    const introspect = async (service: Service, token: string, how: 'basic' | 'post' = 'basic') => {
+      const form: Record<string, string> = { token };
+      if (how === 'post') Object.assign(form, { client_id: service.clientId, client_secret: service.clientSecret! });
+      const r = await callJson<Record<string, unknown>>('/v3/oauth/introspect', {
+        base,
+        method: 'POST',
+        form,
+        ...(how === 'basic' ? { auth: basic(service.clientId, service.clientSecret!) } : {}),
+      });
+      return r;
+    };
+    const issued = await callJson<{ id: string; token: string }>('/v4/users/me/tokens', {
+      base,
+      method: 'POST',
+      auth: basic(user.login, PASSWORD),
+      json: { name: 'introspected' },
+    });
+    const token = issued.body.token;
+    const active = await introspect(app, token);
+    expect(active.status).toBe(200);
+    expect(active.body).toMatchObject({
+      active: true,
+      sub: user.id,
+      username: user.login,
+      scope: 'user',
+      token_type: 'Bearer',
+      aud: app.clientId,
+      client_id: app.clientId,
+    });
+    expect((await introspect(app, token, 'post')).body.active).toBe(true);
+    // Not meant for the caller: the account may not enter it, or it lacks the second factor it requires.
+    expect((await introspect(admins, token)).body).toEqual({ active: false });
+    expect((await introspect(strong, token)).body).toEqual({ active: false });
+    expect((await introspect(app, 'ast_unknown')).body).toEqual({ active: false });
+    expect((await introspect(app, 'a.b.c')).body).toEqual({ active: false });
+
+    const grant = await callJson<{ access_token: string }>('/v3/oauth_login', {
+      base,
+      method: 'POST',
+      form: { grant_type: 'password', username: user.login, password: PASSWORD },
+    });
+    const session = await introspect(app, grant.body.access_token);
+    expect(session.body).toMatchObject({ active: true, username: user.login });
+    expect(typeof session.body.exp).toBe('number');
+
+    const revoked = await call(`/v4/users/me/tokens/${issued.body.id}`, {
+      base,
+      method: 'DELETE',
+      auth: basic(user.login, PASSWORD),
+    });
+    expect(revoked.status).toBe(204);
+    expect((await introspect(app, token)).body).toEqual({ active: false });
+
+    const wrong = await introspect({ ...app, clientSecret: 'svc_wrong' }, grant.body.access_token);
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe('invalid_client');
+    const unknown = await introspect({ ...app, clientId: 'nobody' }, grant.body.access_token);
+    expect(unknown.status).toBe(401);
   });
 });

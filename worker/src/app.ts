@@ -48,6 +48,7 @@ import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerServiceAdmin } from './gate/admin-routes.js';
 import { registerForwardAuth } from './gate/authz-routes.js';
+import { registerIntrospection } from './gate/introspect.js';
 import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
@@ -362,6 +363,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   registerLdapServerAdmin(api);
   registerServiceAdmin(api);
   registerForwardAuth(api);
+  registerIntrospection(api, app, root);
   registerOidc(api);
   registerLogs(api);
   registerNotifications(api);

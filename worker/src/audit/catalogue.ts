@@ -385,17 +385,16 @@ export const EVENT_CATALOGUE = {
     streams: ['ext_service_access'],
     outcomes: ['success', 'failure'],
     description:
-      'the gate asked to let a request into a protected service (forward-auth, docs/integration.md): a refusal ' +
-      '(failure) per service, reason, account and address in a window of AUDIT_API_ACCESS_WINDOW_SEC, with ' +
-      '`count` of the refusals it stands for; an admission (success) once per session or token and service in ' +
-      'that window',
+      'the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, ' +
+      '"Audit"): a refusal (failure) once per service, reason, account and client address in a window of ' +
+      'AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window',
     data: {
       service: 'the service (null: none answers for the address)',
       outcome: 'allow, sign-in, second-step or refuse',
-      reason: 'allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, ' +
-        'second-factor-required, not-allowed, untrusted-proxy',
-      url: 'the address asked for, without its query',
-      count: 'the requests this event stands for in its window (refusals)',
+      reason:
+        'allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, ' +
+        'second-factor-required, not-allowed or untrusted-proxy',
+      url: 'the address asked for, without its query (null when none could be read)',
     },
   },
   'identity_provider.created': {

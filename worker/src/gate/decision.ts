@@ -128,6 +128,17 @@ export function identityHeaders(names: ServiceHeaders, account: GateAccount): Re
   };
 }
 
+/**
+ * Whether a valid credential opens `service` by itself: its account may enter, and the second factor
+ * the service requires is there. Token introspection answers `active` by this (a service learns only
+ * about the credentials meant for it).
+ */
+export function admits(service: ServiceRule, credential: Extract<GateCredential, { kind: 'account' }>): boolean {
+  if (credential.method === 'basic' && !service.allowBasic) return false;
+  if (!mayEnter(service.access, credential.account)) return false;
+  return !service.requireSecondFactor || credential.secondFactor;
+}
+
 /** The decision (see the module comment); the table it follows is docs/integration.md, "The decision". */
 export function decide(input: DecisionInput): Decision {
   if (!input.url) return { outcome: 'refuse', reason: 'bad-target' };
