@@ -180,7 +180,7 @@ describe('forward-auth', () => {
     const browser = await forwardAuth(url, HTML);
     expect(browser.status).toBe(302);
     const to = new URL(browser.headers.get('location')!);
-    expect(to.pathname).toBe('/api/auth/ui/signin');
+    expect(to.pathname).toBe('/api/auth/ui/login');
     const next = to.searchParams.get('next')!;
     expect(next).toBe(`/api/auth/v4/authz/continue?rd=${encodeURIComponent(url)}`);
     const api = await forwardAuth(url);
@@ -193,7 +193,7 @@ describe('forward-auth', () => {
     const url = `http://${app.hosts[0]}/x`;
     const anon = await call('/v4/authz/auth-request', { base, headers: { 'X-Original-URL': url } });
     expect(anon.status).toBe(401);
-    expect(anon.headers.get('location')).toContain('/api/auth/ui/signin?next=');
+    expect(anon.headers.get('location')).toContain('/api/auth/ui/login?next=');
     const ok = await call('/v4/authz/auth-request', { base, headers: { 'X-Original-URL': url, Cookie: cookie } });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('remote-user')).toBe(user.login);
@@ -307,7 +307,7 @@ describe('forward-auth', () => {
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toBe(good);
     const anon = await back(good, {});
-    expect(anon.headers.get('location')).toContain('/ui/signin?next=');
+    expect(anon.headers.get('location')).toContain('/ui/login?next=');
     const home = '/api/auth/ui/';
     for (const rd of [
       'https://evil.test/',

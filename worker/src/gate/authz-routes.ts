@@ -76,7 +76,7 @@ function publicBase(c: Context<AppEnv>): string {
 export function signInUrl(c: Context<AppEnv>, url: URL): string {
   const root = c.var.deps.config.env.get('ROOT_PATH');
   const back = `${root}${CONTINUE_PATH}?rd=${encodeURIComponent(url.href)}`;
-  return `${publicBase(c)}${root}${CONSOLE_PATH}/signin?next=${encodeURIComponent(back)}`;
+  return `${publicBase(c)}${root}${CONSOLE_PATH}/login?next=${encodeURIComponent(back)}`;
 }
 
 /** A browser's navigation (it gets a redirect), rather than an API client (it gets 401). */
