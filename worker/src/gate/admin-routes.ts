@@ -1,5 +1,6 @@
 /** The protected services' records, managed by admins under /v4/services (docs/integration.md). */
 import { z } from '@hono/zod-openapi';
+import { GATE_DOCS as DOCS } from './gate-route-docs.js';
 import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { protectedServices } from '../../../schema/index.js';
@@ -21,7 +22,7 @@ const Host = z
   .string()
   .max(300)
   .refine((h) => normaliseHost(h) !== undefined, 'a host name, with an optional port (no scheme, path or userinfo)')
-  .openapi({ description: 'stored lower-case, without a trailing dot, in IDNA A-labels', example: 'app.example.com' });
+  .openapi({ description: DOCS.admin1, example: 'app.example.com' });
 const Prefix = z
   .string()
   .max(2000)
@@ -29,7 +30,7 @@ const Prefix = z
   .openapi({ example: 'https://example.com/grafana/' });
 const Access = z
   .object({
-    anyAccount: z.boolean().openapi({ description: 'true: any active account; the lists are then ignored' }),
+    anyAccount: z.boolean().openapi({ description: DOCS.admin2 }),
     roles: z.array(z.enum(ROLES)).max(3).default([]),
     accounts: z.array(z.string().min(1).max(256)).max(1000).default([]).openapi({ description: 'account ids or logins' }),
     groups: z.array(z.string().min(1).max(256)).max(1000).default([]).openapi({ description: 'group names' }),
@@ -40,15 +41,15 @@ const Headers = z
   .object({ user: HeaderName, name: HeaderName, email: HeaderName, groups: HeaderName, role: HeaderName })
   .partial()
   .strict()
-  .openapi('ServiceHeaders', { description: 'the identity headers; omitted: Remote-User, Remote-Name, ...' });
+  .openapi('ServiceHeaders', { description: DOCS.admin3 });
 const Fields = {
-  hosts: z.array(Host).max(50).openapi({ description: 'host names it answers for (every path)' }),
-  prefixes: z.array(Prefix).max(50).openapi({ description: 'URL prefixes it answers for (the longest wins)' }),
+  hosts: z.array(Host).max(50).openapi({ description: DOCS.admin4 }),
+  prefixes: z.array(Prefix).max(50).openapi({ description: DOCS.admin5 }),
   access: Access,
   requireSecondFactor: z.boolean().openapi({
-    description: 'sessions without a verified second factor are sent to the second step; API tokens refused',
+    description: DOCS.admin6,
   }),
-  allowBasic: z.boolean().openapi({ description: 'whether Basic (login and password) may enter' }),
+  allowBasic: z.boolean().openapi({ description: DOCS.admin7 }),
   headers: Headers,
 };
 const Create = z
@@ -79,13 +80,13 @@ const Public = z
     requireSecondFactor: z.boolean(),
     allowBasic: z.boolean(),
     headers: z.object({ user: z.string(), name: z.string(), email: z.string(), groups: z.string(), role: z.string() }),
-    clientId: z.string().openapi({ description: 'the client id of its credential (introspection)' }),
+    clientId: z.string().openapi({ description: DOCS.admin8 }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .openapi('Service');
 const WithSecret = Public.extend({
-  clientSecret: z.string().openapi({ description: 'shown once; only its hash is stored' }),
+  clientSecret: z.string().openapi({ description: DOCS.admin9 }),
 }).openapi('ServiceWithSecret');
 const NameParam = z.object({ name: Name });
 
@@ -107,17 +108,16 @@ function toPublic(r: ServiceRow): z.infer<typeof Public> {
 const base = { tags: ['services'] };
 const one = { description: 'the service', content: { 'application/json': { schema: Public } } };
 const withSecret = {
-  description: 'the service and its new secret (shown once)',
+  description: DOCS.admin10,
   content: { 'application/json': { schema: WithSecret } },
 };
-const TARGETS = 'A service answers for its `hosts` (every path) and its URL `prefixes`; it needs one of them at least.';
 const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   ...base,
   method: 'get',
   operationId: 'listServices',
   path: '/v4/services',
   summary: 'Protected services',
-  description: 'The SRM and monitoring services are present from the start (SRM_*, MONITORING_*). Secrets are never returned.',
+  description: DOCS.admin11,
   responses: {
     200: { description: 'the services', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } },
   },
@@ -130,7 +130,7 @@ const createRouteDef = protectedRoute(
     operationId: 'createService',
     path: '/v4/services',
     summary: 'Add a protected service',
-    description: `${TARGETS} 409 when the name is taken. The answer carries the client secret, once.`,
+    description: DOCS.admin12,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
     responses: { 201: withSecret, ...problemResponses(400, 409, 422) },
   },
@@ -151,8 +151,8 @@ const patchRoute = protectedRoute(
     method: 'patch',
     operationId: 'updateService',
     path: '/v4/services/{name}',
-    summary: 'Change a protected service',
-    description: `Omitted fields keep their values; \`headers\` names only the headers to rename. ${TARGETS}`,
+    summary: DOCS.admin13,
+    description: DOCS.admin14,
     request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
     responses: { 200: one, ...problemResponses(400, 404, 422) },
   },
@@ -164,8 +164,8 @@ const deleteRoute = protectedRoute(
     method: 'delete',
     operationId: 'deleteService',
     path: '/v4/services/{name}',
-    summary: 'Remove a protected service',
-    description: 'Its hosts and prefixes are refused (403) from then on; its credential introspects no more.',
+    summary: DOCS.admin15,
+    description: DOCS.admin16,
     request: { params: NameParam },
     responses: { 204: { description: 'removed' }, ...problemResponses(404) },
   },
@@ -177,8 +177,8 @@ const rotateRoute = protectedRoute(
     method: 'post',
     operationId: 'rotateServiceSecret',
     path: '/v4/services/{name}/secret',
-    summary: "Replace a protected service's secret",
-    description: 'The old secret stops working at once; the new one is in the answer, once.',
+    summary: DOCS.admin17,
+    description: DOCS.admin18,
     request: { params: NameParam },
     responses: { 200: withSecret, ...problemResponses(404) },
   },

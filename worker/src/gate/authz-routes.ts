@@ -13,6 +13,7 @@
  * GET /v4/authz/continue is where the console sends the browser back after the sign-in.
  */
 import { z } from '@hono/zod-openapi';
+import { GATE_DOCS as DOCS } from './gate-route-docs.js';
 import type { Context } from 'hono';
 import { ipMatcher } from '../config/ip-ranges.js';
 import type { App, AppEnv } from '../http/context.js';
@@ -157,20 +158,15 @@ async function gate(c: Context<AppEnv>, dialect: Dialect): Promise<Response> {
 
 const TAGS = ['services'];
 const allowed = {
-  description: 'allowed: the identity headers (names per service: Remote-User, Remote-Name, Remote-Email, Remote-Groups, Remote-Role)',
+  description: DOCS.authz1,
 };
-const COMMON =
-  'Answers only a proxy of AUTH_TRUSTED_PROXIES (anyone else: 403 `untrusted-proxy`). 403 also when no protected ' +
-  'service answers for the address or the account may not enter (`reason`). docs/integration.md.';
 const authRequestRoute = publicRoute({
   method: 'get',
   operationId: 'authzAuthRequest',
   path: '/v4/authz/auth-request',
   tags: TAGS,
-  summary: 'Forward-auth for nginx auth_request',
-  description:
-    `${COMMON} The address from X-Original-URL (X-Original-Method), else X-Forwarded-Proto, -Host, -Uri. Not ` +
-    'signed in (or the second step needed): 401 with the sign-in address in Location, for `auth_request_set`.',
+  summary: DOCS.authz2,
+  description: DOCS.authz101,
   request: {
     headers: z.object({
       'x-original-url': z.string().optional().openapi({ example: 'https://app.example.com/page' }),
@@ -184,11 +180,8 @@ const forwardAuthRoute = publicRoute({
   operationId: 'authzForwardAuth',
   path: '/v4/authz/forward-auth',
   tags: TAGS,
-  summary: 'Forward-auth for Caddy forward_auth and Traefik ForwardAuth',
-  description:
-    `${COMMON} The address from X-Forwarded-Proto, -Host and -Uri (X-Forwarded-Method). Not signed in: a ` +
-    "browser's navigation gets 302 to the sign-in, others 401; the second step: the same, with RFC 9470's " +
-    '`insufficient_user_authentication` for Bearer clients.',
+  summary: DOCS.authz3,
+  description: DOCS.authz102,
   request: {
     headers: z.object({
       'x-forwarded-proto': z.string().optional(),
@@ -204,10 +197,8 @@ const extAuthzRoute = publicRoute({
   operationId: 'authzExtAuthz',
   path: '/v4/authz/ext-authz',
   tags: TAGS,
-  summary: 'Forward-auth for Envoy ext_authz (HTTP service)',
-  description:
-    `${COMMON} Envoy appends the original path to this one (path_prefix) and keeps the original method and Host; ` +
-    'the scheme from X-Forwarded-Proto. Any method. Answers as forward-auth does.',
+  summary: DOCS.authz4,
+  description: DOCS.authz103,
   responses: { 200: allowed, 302: { description: 'to the sign-in (browsers)' }, ...problemResponses(401, 403, 429) },
 });
 const continueRoute = publicRoute({
@@ -215,14 +206,14 @@ const continueRoute = publicRoute({
   operationId: 'authzContinue',
   path: CONTINUE_PATH,
   tags: TAGS,
-  summary: 'Back to a protected service after the sign-in',
+  summary: DOCS.authz5,
   description:
     'The console sends the browser here after its sign-in. `rd` must be an address of a protected service that ' +
     "the session's account may now enter: then 303 there. Not signed in: 303 to the sign-in again; the second " +
     "step still missing: 303 to the console's security page (enrol a factor); anything else (another host, a " +
     "malformed or ambiguous address): 303 to the console's home. Never an open redirect.",
   request: { query: z.object({ rd: z.string().max(4096).optional() }) },
-  responses: { 303: { description: 'to the service, the sign-in, or the console' }, ...problemResponses(403) },
+  responses: { 303: { description: DOCS.authz6 }, ...problemResponses(403) },
 });
 
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];

@@ -8,6 +8,7 @@
  * any client introspect any token).
  */
 import { z } from '@hono/zod-openapi';
+import { GATE_DOCS as DOCS } from './gate-route-docs.js';
 import type { Context } from 'hono';
 import { revocationCheckMs } from '../accounts/sessions.js';
 import { accountOfToken } from '../accounts/tokens.js';
@@ -25,9 +26,9 @@ const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 const Form = z
   .object({
-    token: z.string().optional().openapi({ description: 'required: a session access token or an API token' }),
-    token_type_hint: z.string().optional().openapi({ description: 'ignored: both kinds are tried' }),
-    client_id: z.string().optional().openapi({ description: 'client_secret_post (else HTTP Basic)' }),
+    token: z.string().optional().openapi({ description: DOCS.introspect1 }),
+    token_type_hint: z.string().optional().openapi({ description: DOCS.introspect2 }),
+    client_id: z.string().optional().openapi({ description: DOCS.introspect3 }),
     client_secret: z.string().optional(),
   })
   .openapi('IntrospectionRequest');
@@ -36,11 +37,11 @@ const Active = z
     active: z.boolean(),
     sub: z.string().optional().openapi({ description: 'the account id' }),
     username: z.string().optional().openapi({ description: 'the login' }),
-    scope: z.string().optional().openapi({ description: "the account's role (admin, auditor, user)" }),
-    exp: z.number().int().optional().openapi({ description: 'absolute end (seconds); absent for a token without' }),
+    scope: z.string().optional().openapi({ description: DOCS.introspect4 }),
+    exp: z.number().int().optional().openapi({ description: DOCS.introspect5 }),
     iat: z.number().int().optional(),
     token_type: z.literal('Bearer').optional(),
-    aud: z.string().optional().openapi({ description: "the calling service's client id" }),
+    aud: z.string().optional().openapi({ description: DOCS.introspect6 }),
     client_id: z.string().optional(),
   })
   .openapi('IntrospectionResponse');
@@ -51,7 +52,7 @@ const introspectRoute = publicRoute({
   operationId: 'introspectToken',
   path: INTROSPECT_PATH,
   tags: ['services'],
-  summary: 'Token introspection (RFC 7662) for protected services',
+  summary: DOCS.introspect7,
   description:
     "Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as " +
     'HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: ' +
@@ -70,7 +71,7 @@ const metadataRoute = publicRoute({
   operationId: 'authorizationServerMetadata',
   path: METADATA_PATH,
   tags: ['services'],
-  summary: 'Authorization server metadata (RFC 8414)',
+  summary: DOCS.introspect8,
   description:
     'Names the issuer and the introspection endpoint. Also served at the RFC 8414 address for an issuer with a ' +
     'path: /.well-known/oauth-authorization-server followed by ROOT_PATH.',
