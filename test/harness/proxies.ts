@@ -98,7 +98,12 @@ function stopProcess(child: ChildProcess, dir: string): Promise<void> {
   });
 }
 
-function run(command: string, args: string[], dir: string, port: number): Promise<ChildProcess & { out: () => string }> {
+function run(
+  command: string,
+  args: string[],
+  dir: string,
+  port: number,
+): Promise<ChildProcess & { out: () => string }> {
   const child = spawn(command, args, {
     cwd: dir,
     env: { ...process.env, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
@@ -142,7 +147,9 @@ export async function startNginx(authBase: string, upstream: Upstream): Promise<
     'events { worker_connections 256; }',
     'http {',
     '  access_log off;',
-    ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((d) => `  ${d === 'body' ? 'client_body' : d}_temp_path ${dir}/${d};`),
+    ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
+      (d) => `  ${d === 'body' ? 'client_body' : d}_temp_path ${dir}/${d};`,
+    ),
     `  include ${dir}/site.conf;`,
     '}',
   ].join('\n');

@@ -47,8 +47,22 @@ beforeAll(async () => {
     }
   }
   user = uniqueLogin('p');
-  expect((await api('/v4/users', { method: 'POST', auth: admin, json: { login: user, password: PASSWORD, displayName: 'Proxy User' } })).status).toBe(201);
-  token = (await api<{ token: string }>('/v4/users/me/tokens', { method: 'POST', auth: basic(user, PASSWORD), json: { name: 'p' } })).body.token;
+  expect(
+    (
+      await api('/v4/users', {
+        method: 'POST',
+        auth: admin,
+        json: { login: user, password: PASSWORD, displayName: 'Proxy User' },
+      })
+    ).status,
+  ).toBe(201);
+  token = (
+    await api<{ token: string }>('/v4/users/me/tokens', {
+      method: 'POST',
+      auth: basic(user, PASSWORD),
+      json: { name: 'p' },
+    })
+  ).body.token;
 });
 afterAll(async () => {
   await browser?.close();
@@ -68,7 +82,12 @@ describe.each(['nginx', 'caddy'] as const)('%s in front of the gate', (name) => 
 
   it('an allowed account reaches the upstream with the identity headers; forged ones are replaced', async () => {
     const res = await fetch(`${proxy().url}/page?x=1`, {
-      headers: { Authorization: `Bearer ${token}`, 'Remote-User': 'root-admin', 'Remote-Role': 'admin', 'Remote-Groups': 'ops' },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Remote-User': 'root-admin',
+        'Remote-Role': 'admin',
+        'Remote-Groups': 'ops',
+      },
     });
     expect(res.status).toBe(200);
     // nginx drops a header set to an empty value, Caddy passes it empty: the client's own is gone either way.
@@ -94,7 +113,10 @@ describe.each(['nginx', 'caddy'] as const)('%s in front of the gate', (name) => 
   it('an anonymous API client is not let through; a wrong token neither', async () => {
     const anon = await fetch(`${proxy().url}/page`, { redirect: 'manual' });
     expect([401, 302]).toContain(anon.status);
-    const wrong = await fetch(`${proxy().url}/page`, { redirect: 'manual', headers: { Authorization: 'Bearer ast_nope' } });
+    const wrong = await fetch(`${proxy().url}/page`, {
+      redirect: 'manual',
+      headers: { Authorization: 'Bearer ast_nope' },
+    });
     expect([401, 302]).toContain(wrong.status);
   });
 
@@ -116,7 +138,10 @@ describe.each(['nginx', 'caddy'] as const)('%s in front of the gate', (name) => 
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ login: user, password: PASSWORD }),
     });
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('auth_session='))!.split(';')[0]!;
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('auth_session='))!
+      .split(';')[0]!;
     const ok = await fetch(`${proxy().url}/page`, { headers: { Cookie: cookie } });
     expect(ok.status).toBe(200);
     const strong = await fetch(`${proxy().url}/strong/x`, { redirect: 'manual', headers: { Cookie: cookie } });

@@ -61,7 +61,10 @@ async function sessionCookie(login: string): Promise<string> {
     body: JSON.stringify({ login, password: PASSWORD }),
   });
   expect(res.status).toBe(200);
-  return res.headers.getSetCookie().find((c) => c.startsWith('auth_session='))!.split(';')[0]!;
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('auth_session='))!
+    .split(';')[0]!;
 }
 
 /** Asks the Caddy/Traefik endpoint about `url` with `headers`. */
@@ -234,25 +237,28 @@ describe('forward-auth', () => {
     expect(nginx.status).toBe(403);
   });
 
-  it('Bearer: API tokens and session access tokens; a warm decision reads no credential from the database', async () => {
-    const issued = await callJson<{ token: string }>('/v4/users/me/tokens', {
-      base,
-      method: 'POST',
-      auth: basic(user.login, PASSWORD),
-      json: { name: 'gate' },
-    });
-    const bearer = { Authorization: `Bearer ${issued.body.token}` };
-    expect((await forwardAuth(`https://${app.hosts[0]}/`, bearer)).status).toBe(200);
-    expect((await forwardAuth(`https://${app.hosts[0]}/`, { Cookie: cookie })).status).toBe(200);
-    const before = (await callJson('/__test__/credential-lookups', { base })).body;
-    for (let i = 0; i < 5; i++) {
+  it(
+    'Bearer: API tokens and session access tokens; a warm decision reads no credential from the ' + 'database',
+    async () => {
+      const issued = await callJson<{ token: string }>('/v4/users/me/tokens', {
+        base,
+        method: 'POST',
+        auth: basic(user.login, PASSWORD),
+        json: { name: 'gate' },
+      });
+      const bearer = { Authorization: `Bearer ${issued.body.token}` };
       expect((await forwardAuth(`https://${app.hosts[0]}/`, bearer)).status).toBe(200);
-      expect((await forwardAuth(`http://${app.hosts[0]}/`, { Cookie: cookie })).status).toBe(200);
-    }
-    expect((await callJson('/__test__/credential-lookups', { base })).body).toEqual(before);
-    const wrong = await forwardAuth(`https://${app.hosts[0]}/`, { Authorization: 'Bearer ast_nope' });
-    expect(wrong.status).toBe(401);
-  });
+      expect((await forwardAuth(`https://${app.hosts[0]}/`, { Cookie: cookie })).status).toBe(200);
+      const before = (await callJson('/__test__/credential-lookups', { base })).body;
+      for (let i = 0; i < 5; i++) {
+        expect((await forwardAuth(`https://${app.hosts[0]}/`, bearer)).status).toBe(200);
+        expect((await forwardAuth(`http://${app.hosts[0]}/`, { Cookie: cookie })).status).toBe(200);
+      }
+      expect((await callJson('/__test__/credential-lookups', { base })).body).toEqual(before);
+      const wrong = await forwardAuth(`https://${app.hosts[0]}/`, { Authorization: 'Bearer ast_nope' });
+      expect(wrong.status).toBe(401);
+    },
+  );
 
   it('Basic only where the service allows it', async () => {
     const auth = { Authorization: basic(user.login, PASSWORD) };
@@ -334,28 +340,40 @@ describe('forward-auth', () => {
   it('refusals and admissions are audited in the compact grain; /metrics counts every decision', async () => {
     const other = await createAccount();
     const otherCookie = await sessionCookie(other.login);
-    for (let i = 0; i < 3; i++) expect((await forwardAuth(`http://${admins.hosts[0]}/a?q=${i}`, { Cookie: otherCookie })).status).toBe(403);
-    for (let i = 0; i < 3; i++) expect((await forwardAuth(`http://${app.hosts[0]}/b`, { Cookie: otherCookie })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await forwardAuth(`http://${admins.hosts[0]}/a?q=${i}`, { Cookie: otherCookie })).status).toBe(403);
+    for (let i = 0; i < 3; i++)
+      expect((await forwardAuth(`http://${app.hosts[0]}/b`, { Cookie: otherCookie })).status).toBe(200);
     type Event = { event: { outcome: string }; user?: { name: string }; data: Record<string, unknown> };
     let events: Event[] = [];
     await expect
-      .poll(async () => {
-        const r = await callJson<{ items: Event[] }>(
-          `/v3/logs/ext_service_access/events?type=service.access&user=${encodeURIComponent(other.login)}&size=100`,
-          { base, auth: admin },
-        );
-        events = r.body.items ?? [];
-        return events.length;
-      }, { timeout: 15_000 })
+      .poll(
+        async () => {
+          const r = await callJson<{ items: Event[] }>(
+            `/v3/logs/ext_service_access/events?type=service.access&user=${encodeURIComponent(other.login)}&size=100`,
+            { base, auth: admin },
+          );
+          events = r.body.items ?? [];
+          return events.length;
+        },
+        { timeout: 15_000 },
+      )
       .toBe(2);
     const refused = events.find((e) => e.event.outcome === 'failure')!;
     expect(refused.data).toMatchObject({ service: admins.name, outcome: 'refuse', reason: 'not-allowed' });
     expect(refused.data.url).toBe(`http://${admins.hosts[0]}/a`);
-    expect(events.find((e) => e.event.outcome === 'success')!.data).toMatchObject({ service: app.name, outcome: 'allow' });
+    expect(events.find((e) => e.event.outcome === 'success')!.data).toMatchObject({
+      service: app.name,
+      outcome: 'allow',
+    });
 
     const text = await (await call('/metrics', { base, auth: `Bearer ${METRICS_TOKEN}` })).text();
     const count = (service: string, outcome: string) =>
-      Number(new RegExp(`^auth_gate_decisions_total\\{service="${service}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      Number(
+        new RegExp(`^auth_gate_decisions_total\\{service="${service}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(
+          text,
+        )?.[1] ?? 0,
+      );
     expect(count(admins.name, 'refuse')).toBeGreaterThanOrEqual(3);
     expect(count(app.name, 'allow')).toBeGreaterThanOrEqual(3);
   });

@@ -32,7 +32,11 @@ const Access = z
   .object({
     anyAccount: z.boolean().openapi({ description: DOCS.admin2 }),
     roles: z.array(z.enum(ROLES)).max(3).default([]),
-    accounts: z.array(z.string().min(1).max(256)).max(1000).default([]).openapi({ description: 'account ids or logins' }),
+    accounts: z
+      .array(z.string().min(1).max(256))
+      .max(1000)
+      .default([])
+      .openapi({ description: 'account ids or logins' }),
     groups: z.array(z.string().min(1).max(256)).max(1000).default([]).openapi({ description: 'group names' }),
   })
   .strict()
@@ -119,7 +123,10 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   summary: 'Protected services',
   description: DOCS.admin11,
   responses: {
-    200: { description: 'the services', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } },
+    200: {
+      description: 'the services',
+      content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } },
+    },
   },
 });
 const createRouteDef = protectedRoute(
@@ -246,7 +253,12 @@ export function registerServiceAdmin(app: App): void {
     try {
       await db.batch([
         db.insert(protectedServices).values(row),
-        audit(c, 'service.created', { name: row.name, hosts: row.hosts, prefixes: row.prefixes, clientId: row.clientId }),
+        audit(c, 'service.created', {
+          name: row.name,
+          hosts: row.hosts,
+          prefixes: row.prefixes,
+          clientId: row.clientId,
+        }),
       ]);
     } catch (err) {
       if (isUniqueViolation(err))
@@ -296,7 +308,10 @@ export function registerServiceAdmin(app: App): void {
     const now = c.var.scope.now();
     const db = c.var.scope.db;
     await db.batch([
-      db.update(protectedServices).set({ secretHash: secretHash(secret), updatedAt: now }).where(eq(protectedServices.id, row.id)),
+      db
+        .update(protectedServices)
+        .set({ secretHash: secretHash(secret), updatedAt: now })
+        .where(eq(protectedServices.id, row.id)),
       audit(c, 'service.secret_rotated', { name: row.name, clientId: row.clientId }),
     ]);
     changed(c);

@@ -138,9 +138,7 @@ async function gate(c: Context<AppEnv>, dialect: Dialect): Promise<Response> {
   const snapshot = await servicesSnapshot(scope, c.var.deps);
   const service = t.url ? findService(snapshot.rules, t.url) : undefined;
   // No service, no credential read: an unknown host costs no lookup and checks no password.
-  const read = service
-    ? await readCredential(c, service)
-    : { credential: { kind: 'none' as const } };
+  const read = service ? await readCredential(c, service) : { credential: { kind: 'none' as const } };
   const d = decide({
     credential: read.credential,
     url: t.url,
@@ -150,7 +148,10 @@ async function gate(c: Context<AppEnv>, dialect: Dialect): Promise<Response> {
   });
   const p = 'principal' in read ? read.principal : undefined;
   const subject = p
-    ? { account: { id: p.user.id, login: p.user.login }, credentialId: p.sessionId ?? p.tokenId ?? `basic:${p.user.id}` }
+    ? {
+        account: { id: p.user.id, login: p.user.login },
+        credentialId: p.sessionId ?? p.tokenId ?? `basic:${p.user.id}`,
+      }
     : {};
   recordDecision(scope, c.var.deps, d, subject, t.url);
   return answer(c, dialect, d, t.url, t.method);
@@ -190,7 +191,11 @@ const forwardAuthRoute = publicRoute({
       'x-forwarded-method': z.string().optional(),
     }),
   },
-  responses: { 200: allowed, 302: { description: 'to the sign-in (browsers)' }, ...problemResponses(400, 401, 403, 429) },
+  responses: {
+    200: allowed,
+    302: { description: 'to the sign-in (browsers)' },
+    ...problemResponses(400, 401, 403, 429),
+  },
 });
 const extAuthzRoute = publicRoute({
   method: 'get',
@@ -239,7 +244,13 @@ export function registerForwardAuth(app: App): void {
     const service = findService(snapshot.rules, url);
     if (!service) return c.redirect(home, 303);
     const read = await readCredential(c, service);
-    const d = decide({ credential: read.credential, url, services: snapshot.rules, method: 'GET', clientAddress: null });
+    const d = decide({
+      credential: read.credential,
+      url,
+      services: snapshot.rules,
+      method: 'GET',
+      clientAddress: null,
+    });
     if (d.outcome === 'allow') return c.redirect(url.href, 303);
     if (d.outcome === 'sign-in') return c.redirect(signInUrl(c, url), 303);
     if (d.outcome === 'second-step') return c.redirect(`${root}${CONSOLE_PATH}/security`, 303);

@@ -44,7 +44,10 @@ async function fromSessionToken(c: Context<AppEnv>, token: string): Promise<Read
   if (!found) return INVALID;
   // A session whose password must be changed may only change it (principal/middleware.ts): not enter.
   if (passwordChangeReason(found.user, scope.config, scope.now())) return INVALID;
-  return asCredential({ user: found.user, method: 'session', sessionId: found.session.id, session: found.session }, 'session');
+  return asCredential(
+    { user: found.user, method: 'session', sessionId: found.session.id, session: found.session },
+    'session',
+  );
 }
 
 /** The credential of the request for `service` (a password is checked only where the service takes it). */

@@ -39,8 +39,18 @@ const session = (account = person(), secondFactor = false): GateCredential => ({
   method: 'session',
   secondFactor,
 });
-const token = (account = person()): GateCredential => ({ kind: 'account', account, method: 'token', secondFactor: false });
-const password = (account = person()): GateCredential => ({ kind: 'account', account, method: 'basic', secondFactor: false });
+const token = (account = person()): GateCredential => ({
+  kind: 'account',
+  account,
+  method: 'token',
+  secondFactor: false,
+});
+const password = (account = person()): GateCredential => ({
+  kind: 'account',
+  account,
+  method: 'basic',
+  secondFactor: false,
+});
 
 // credential × service rule → outcome, reason, service (docs/integration.md, "The decision")
 const table: [string, GateCredential, string, string, string, string | undefined][] = [
@@ -53,16 +63,37 @@ const table: [string, GateCredential, string, string, string, string | undefined
   ['session, longest prefix wins', session(), 'https://open.example.com/app/x', 'allow', 'allowed', 'app'],
   ['session, prefix boundary', session(), 'https://open.example.com/apple', 'allow', 'allowed', 'open'],
   ['user, admins only', session(), 'https://admins.example.com/', 'refuse', 'not-allowed', 'admins'],
-  ['admin, admins only', session(person({ role: 'admin' })), 'https://admins.example.com/', 'allow', 'allowed', 'admins'],
+  [
+    'admin, admins only',
+    session(person({ role: 'admin' })),
+    'https://admins.example.com/',
+    'allow',
+    'allowed',
+    'admins',
+  ],
   ['named account', session(person({ id: 'u-carol' })), 'https://admins.example.com/', 'allow', 'allowed', 'admins'],
   ['group member', session(person({ groups: ['ops'] })), 'https://admins.example.com/', 'allow', 'allowed', 'admins'],
-  ['other group', session(person({ groups: ['dev'] })), 'https://admins.example.com/', 'refuse', 'not-allowed', 'admins'],
+  [
+    'other group',
+    session(person({ groups: ['dev'] })),
+    'https://admins.example.com/',
+    'refuse',
+    'not-allowed',
+    'admins',
+  ],
   ['session without 2nd factor', session(), 'https://mfa.example.com/', 'second-step', 'second-factor-required', 'mfa'],
   ['session with 2nd factor', session(person(), true), 'https://mfa.example.com/', 'allow', 'allowed', 'mfa'],
   ['API token, 2nd factor', token(), 'https://mfa.example.com/', 'refuse', 'second-factor-required', 'mfa'],
   ['API token, open', token(), 'https://open.example.com/', 'allow', 'allowed', 'open'],
   ['Basic, not allowed', password(), 'https://open.example.com/', 'sign-in', 'basic-not-allowed', 'open'],
-  ['Basic refused unchecked', { kind: 'basic-refused' }, 'https://open.example.com/', 'sign-in', 'basic-not-allowed', 'open'],
+  [
+    'Basic refused unchecked',
+    { kind: 'basic-refused' },
+    'https://open.example.com/',
+    'sign-in',
+    'basic-not-allowed',
+    'open',
+  ],
   ['Basic, allowed', password(), 'https://basic.example.com/', 'allow', 'allowed', 'basic'],
 ];
 

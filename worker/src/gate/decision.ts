@@ -93,9 +93,7 @@ export function findService(services: readonly ServiceRule[], url: URL): Service
         bestLength = p.length;
       }
   if (best) return best;
-  return (
-    services.find((s) => s.hosts.includes(url.host)) ?? services.find((s) => s.hosts.includes(url.hostname))
-  );
+  return services.find((s) => s.hosts.includes(url.host)) ?? services.find((s) => s.hosts.includes(url.hostname));
 }
 
 /** Whether `account` may enter `service` by its access rule. */
@@ -162,5 +160,10 @@ export function decide(input: DecisionInput): Decision {
     if (credential.method !== 'session') return { outcome: 'refuse', reason: 'second-factor-required', service };
     return { outcome: 'second-step', reason: 'second-factor-required', service };
   }
-  return { outcome: 'allow', reason: 'allowed', service, headers: identityHeaders(service.headers, credential.account) };
+  return {
+    outcome: 'allow',
+    reason: 'allowed',
+    service,
+    headers: identityHeaders(service.headers, credential.account),
+  };
 }

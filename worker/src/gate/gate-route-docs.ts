@@ -19,7 +19,8 @@ export const GATE_DOCS = {
   admin8: 'the client id of its credential (introspection)',
   admin9: 'shown once; only its hash is stored',
   admin10: 'the service and its new secret (shown once)',
-  admin11: 'The SRM and monitoring services are present from the start (SRM_*, MONITORING_*). Secrets are never returned.',
+  admin11:
+    'The SRM and monitoring services are present from the start (SRM_*, MONITORING_*). Secrets are never returned.',
   admin12: `${TARGETS} 409 when the name is taken. The answer carries the client secret, once.`,
   admin13: 'Change a protected service',
   admin14: `Omitted fields keep their values; \`headers\` names only the headers to rename. ${TARGETS}`,
@@ -27,7 +28,9 @@ export const GATE_DOCS = {
   admin16: 'Its hosts and prefixes are refused (403) from then on; its credential introspects no more.',
   admin17: "Replace a protected service's secret",
   admin18: 'The old secret stops working at once; the new one is in the answer, once.',
-  authz1: 'allowed: the identity headers (names per service: Remote-User, Remote-Name, Remote-Email, Remote-Groups, Remote-Role)',
+  authz1:
+    'allowed: the identity headers (names per service: Remote-User, Remote-Name, Remote-Email, Remote-Groups, ' +
+    'Remote-Role)',
   authz2: 'Forward-auth for nginx auth_request',
   authz3: 'Forward-auth for Caddy forward_auth and Traefik ForwardAuth',
   authz4: 'Forward-auth for Envoy ext_authz (HTTP service)',
@@ -41,11 +44,14 @@ export const GATE_DOCS = {
   introspect6: "the calling service's client id",
   introspect7: 'Token introspection (RFC 7662) for protected services',
   introspect8: 'Authorization server metadata (RFC 8414)',
-  authz101: `${COMMON} The address from X-Original-URL (X-Original-Method), else X-Forwarded-Proto, -Host, -Uri. Not ` +
+  authz101:
+    `${COMMON} The address from X-Original-URL (X-Original-Method), else X-Forwarded-Proto, -Host, -Uri. Not ` +
     'signed in (or the second step needed): 401 with the sign-in address in Location, for `auth_request_set`.',
-  authz102: `${COMMON} The address from X-Forwarded-Proto, -Host and -Uri (X-Forwarded-Method). Not signed in: a ` +
+  authz102:
+    `${COMMON} The address from X-Forwarded-Proto, -Host and -Uri (X-Forwarded-Method). Not signed in: a ` +
     "browser's navigation gets 302 to the sign-in, others 401; the second step: the same, with RFC 9470's " +
     '`insufficient_user_authentication` for Bearer clients.',
-  authz103: `${COMMON} Envoy appends the original path to this one (path_prefix) and keeps the original method and Host; ` +
+  authz103:
+    `${COMMON} Envoy appends the original path to this one (path_prefix) and keeps the original method and Host; ` +
     'the scheme from X-Forwarded-Proto. Any method. Answers as forward-auth does.',
 };

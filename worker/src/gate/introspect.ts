@@ -45,7 +45,9 @@ const Active = z
     client_id: z.string().optional(),
   })
   .openapi('IntrospectionResponse');
-const ClientError = z.object({ error: z.string(), error_description: z.string().optional() }).openapi('IntrospectionError');
+const ClientError = z
+  .object({ error: z.string(), error_description: z.string().optional() })
+  .openapi('IntrospectionError');
 
 const introspectRoute = publicRoute({
   method: 'post',
@@ -93,7 +95,10 @@ function sameText(a: string, b: string): boolean {
 }
 
 /** The client id and secret of the request: HTTP Basic (RFC 6749 §2.3.1: form-encoded parts), else the form. */
-function clientCredentials(c: Context<AppEnv>, form: Record<string, unknown>): { id: string; secret: string } | undefined {
+function clientCredentials(
+  c: Context<AppEnv>,
+  form: Record<string, unknown>,
+): { id: string; secret: string } | undefined {
   const header = requestHeader(c, 'Authorization');
   const basic = header && /^Basic\s+(.+)$/i.exec(header.trim());
   if (basic) {
@@ -130,23 +135,35 @@ async function tokenCredential(
     const s = found.session;
     const principal = { user: found.user, method: 'session' as const, sessionId: s.id, session: s };
     const secondFactor = s.secondFactorAt !== null || s.authMethod === 'passkey';
-    const credential = { kind: 'account' as const, account: gateAccount(principal), method: 'session' as const, secondFactor };
+    const credential = {
+      kind: 'account' as const,
+      account: gateAccount(principal),
+      method: 'session' as const,
+      secondFactor,
+    };
     return { credential, exp: s.expiresAt, iat: s.createdAt };
   }
   const found = await accountOfToken(scope.db, token, scope.now(), revocationCheckMs(scope.config));
   if (!found) return undefined;
   const principal = { user: found.user, method: 'bearer' as const, tokenId: found.tokenId };
-  const credential = { kind: 'account' as const, account: gateAccount(principal), method: 'token' as const, secondFactor: false };
+  const credential = {
+    kind: 'account' as const,
+    account: gateAccount(principal),
+    method: 'token' as const,
+    secondFactor: false,
+  };
   return { credential, ...(found.expiresAt !== null ? { exp: found.expiresAt } : {}) };
 }
-
 
 /** Registers introspection and the metadata (`app`: the root, for RFC 8414's address of an issuer with a path). */
 export function registerIntrospection(api: App, app: App, root: string): void {
   api.openapi(introspectRoute, async (c) => {
     const type = requestHeader(c, 'Content-Type') ?? '';
     if (!/^application\/x-www-form-urlencoded/i.test(type))
-      return c.json({ error: 'invalid_request', error_description: 'send an application/x-www-form-urlencoded form' }, 400);
+      return c.json(
+        { error: 'invalid_request', error_description: 'send an application/x-www-form-urlencoded form' },
+        400,
+      );
     const form = await c.req.parseBody();
     const client = clientCredentials(c, form);
     const invalidClient = () =>

@@ -99,7 +99,10 @@ async function seedOnce(db: Db, config: ConfigSnapshot, now: number): Promise<vo
   await db.batch([
     db.run(inserts[0]!),
     ...inserts.slice(1).map((s) => db.run(s)),
-    db.insert(serviceMeta).values({ key: SEEDED_KEY, value: String(now) }).onConflictDoNothing(),
+    db
+      .insert(serviceMeta)
+      .values({ key: SEEDED_KEY, value: String(now) })
+      .onConflictDoNothing(),
   ]);
 }
 

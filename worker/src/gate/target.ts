@@ -6,7 +6,9 @@
  * than guessed at: that is how Authelia's CVE-2021-32637 and the host-case bypasses came about.
  */
 
-/** Control characters, white space and backslashes, raw or percent-encoded (tabs and newlines are stripped by browsers). */
+/**
+ * Control characters, white space and backslashes, raw or percent-encoded (tabs and newlines are stripped by browsers).
+ */
 const SUSPECT = /[\u0000-\u0020\u007f\\]|%(?:[01][0-9a-f]|20|7f|5c|2f)/i;
 
 /** `host` (with an optional port) normalised, or undefined when it is no plain host. */
