@@ -110,6 +110,7 @@ describe('registry against the specification', () => {
       'BRIDGE_TLS_CERT',
       'BRIDGE_TLS_KEY',
       'BRIDGE_URL',
+      'COOKIE_DOMAIN',
       'LIBSQL_AUTH_TOKEN',
       'LIBSQL_URL',
       'MAIL_LANGUAGE',
