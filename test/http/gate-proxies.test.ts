@@ -4,12 +4,21 @@
  * identity headers, on both hosts. The session cookie has AUTH_COOKIE_DOMAIN (127.0.0.1 here), so the sign-in
  * at the service reaches the proxies' ports.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, callJson, uniqueLogin } from '../harness/client.js';
 import { launchChromium, newTab, waitReady } from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
-import { startCaddy, startEchoUpstream, startNginx, type RunningProxy, type Upstream } from '../harness/proxies.js';
+import {
+  documentedConfig,
+  startCaddy,
+  startEchoUpstream,
+  startNginx,
+  type RunningProxy,
+  type Upstream,
+} from '../harness/proxies.js';
 
 const kind = inject('hostKind');
 const PASSWORD = 'Str0ng$pass';
@@ -76,6 +85,14 @@ const proxies = () =>
     ['nginx', nginx],
     ['caddy', caddy],
   ] as const;
+
+describe('the documented configurations', () => {
+  it('docs/integration.md quotes the files these proxies run', () => {
+    const doc = readFileSync(resolve(import.meta.dirname, '../../docs/integration.md'), 'utf8');
+    expect(doc).toContain(documentedConfig('nginx.conf'));
+    expect(doc).toContain(documentedConfig('Caddyfile'));
+  });
+});
 
 describe.each(['nginx', 'caddy'] as const)('%s in front of the gate', (name) => {
   const proxy = () => proxies().find(([n]) => n === name)![1];
