@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, callJson, uniqueLogin } from '../harness/client.js';
-import { launchChromium, newTab, waitReady } from '../harness/console.js';
+import { checkPage, launchChromium, newTab, openPage, signIn, waitReady } from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import {
   documentedConfig,
@@ -155,10 +155,11 @@ describe.each(['nginx', 'caddy'] as const)('%s in front of the gate', (name) => 
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ login: user, password: PASSWORD }),
     });
-    const cookie = login.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('auth_session='))!
-      .split(';')[0]!;
+    const set = login.headers.getSetCookie().find((c) => c.startsWith('auth_session='))!;
+    // AUTH_COOKIE_DOMAIN: the session cookie goes to every path of the domain (here an IP address, host-only).
+    expect(set).toMatch(/; Domain=127\.0\.0\.1/);
+    expect(set).toMatch(/; Path=\/(;|$)/);
+    const cookie = set.split(';')[0]!;
     const ok = await fetch(`${proxy().url}/page`, { headers: { Cookie: cookie } });
     expect(ok.status).toBe(200);
     const strong = await fetch(`${proxy().url}/strong/x`, { redirect: 'manual', headers: { Cookie: cookie } });
@@ -187,6 +188,49 @@ describe.each(['nginx', 'caddy'] as const)('%s in front of the gate', (name) => 
       ]);
       expect(tab.page.url()).toBe(`${proxy().url}/welcome?from=${name}`);
       expect(await tab.page.textContent('#who')).toBe(user);
+    } finally {
+      await tab.context.close();
+    }
+  });
+});
+
+describe('console: protected services', () => {
+  it('lists the services, adds one (its secret shown once), gives it a new secret, deletes it', async () => {
+    browser ??= await launchChromium();
+    const tab = await newTab(browser);
+    const { page } = tab;
+    try {
+      await signIn(tab, host.url, ADMIN.login, ADMIN.password);
+      await openPage(tab, `${host.url}/ui/admin/services`);
+      await page.waitForSelector('#svc-region [data-record=srm]');
+      await page.waitForSelector('#svc-editor form');
+      await page.fill('#svc-f-name', 'console-app');
+      await page.fill('#svc-f-hosts', 'Console.Example.com.');
+      await page.uncheck('#svc-f-anyAccount');
+      await page.check('#svc-f-role-auditor');
+      await page.check('#svc-f-requireSecondFactor');
+      await page.click('#svc-editor button[type=submit]');
+      await page.waitForSelector('#svc-region [data-record=console-app]');
+      const shown = (await page.textContent('#svc-message')) ?? '';
+      const secret = /svc_[0-9a-f]{64}/.exec(shown)?.[0];
+      expect(secret, shown).toBeDefined();
+      const saved = await api<Record<string, unknown>>('/v4/services/console-app', { auth: admin });
+      expect(saved.body).toMatchObject({
+        hosts: ['console.example.com'],
+        access: { anyAccount: false, roles: ['auditor'] },
+        requireSecondFactor: true,
+      });
+      await checkPage(tab, kind, 'admin-services');
+
+      await page.click('[data-record=console-app] button[aria-label="New secret for console-app"]');
+      await page.waitForFunction((old) => {
+        const text = document.querySelector('#svc-message')?.textContent ?? '';
+        return /svc_[0-9a-f]{64}/.test(text) && !text.includes(old);
+      }, secret!);
+      await page.click('[data-record=console-app] button[aria-label="Delete console-app"]');
+      await page.click('[data-record=console-app] button[aria-label="Delete console-app"]');
+      await page.waitForSelector('#svc-region [data-record=console-app]', { state: 'detached' });
+      expect((await api('/v4/services/console-app', { auth: admin })).status).toBe(404);
     } finally {
       await tab.context.close();
     }
