@@ -60,7 +60,13 @@ const services: PageScript = async () => {
       box.checked = checked;
       return el('p', { class: 'check' }, box, ' ', el('label', { for: id(key) }, label));
     };
-    const name = el('input', { id: id('name'), name: 'name', required: true, spellcheck: 'false', autocomplete: 'off' });
+    const name = el('input', {
+      id: id('name'),
+      name: 'name',
+      required: true,
+      spellcheck: 'false',
+      autocomplete: 'off',
+    });
     const titleId = 'svc-editor-title';
     const formMessage = el('div', { class: 'message', hidden: true });
     const cancel = el('button', { type: 'button', class: 'secondary' }, t('dir.cancel'));

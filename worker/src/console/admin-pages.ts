@@ -1,8 +1,8 @@
 /**
  * The administrator pages of the console (architecture.md §8): users (list, search, create), one
  * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
- * records and identity providers, the gate's protected services, the audit log viewer and the notification history. Links shown
- * to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else
+ * records and identity providers, the gate's protected services, the audit log viewer and the notification history.
+ * Links shown to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else
  * who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
  */
 import { html } from 'hono/html';

@@ -9,12 +9,12 @@
  */
 import { z } from '@hono/zod-openapi';
 import { GATE_DOCS as DOCS } from './gate-route-docs.js';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { revocationCheckMs } from '../accounts/sessions.js';
 import { accountOfToken } from '../accounts/tokens.js';
 import type { App, AppEnv } from '../http/context.js';
 import { requestHeader } from '../http/node-messages.js';
-import { problemResponses } from '../http/problem.js';
+import { ProblemError, problemResponses } from '../http/problem.js';
 import { publicRoute } from '../http/public-route.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
 import { gateAccount } from './credential.js';
@@ -49,10 +49,21 @@ const ClientError = z
   .object({ error: z.string(), error_description: z.string().optional() })
   .openapi('IntrospectionError');
 
+/**
+ * RFC 7662 §2.1: the request is a urlencoded form. The route's form validator would also parse a multipart
+ * body, and answer a malformed one with a problem instead of an OAuth error: 415 before it.
+ */
+const urlencodedOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (/^\s*multipart\//i.test(requestHeader(c, 'Content-Type') ?? ''))
+    throw new ProblemError('UNSUPPORTED_MEDIA_TYPE', { detail: 'send application/x-www-form-urlencoded' });
+  await next();
+};
+
 const introspectRoute = publicRoute({
   method: 'post',
   operationId: 'introspectToken',
   path: INTROSPECT_PATH,
+  middleware: [urlencodedOnly] as const,
   tags: ['services'],
   summary: DOCS.introspect7,
   description:
@@ -66,6 +77,7 @@ const introspectRoute = publicRoute({
     200: { description: 'the answer', content: { 'application/json': { schema: Active } } },
     400: { description: 'invalid_request', content: { 'application/json': { schema: ClientError } } },
     401: { description: 'invalid_client', content: { 'application/json': { schema: ClientError } } },
+    ...problemResponses(415),
   },
 });
 const metadataRoute = publicRoute({
