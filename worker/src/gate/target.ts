@@ -5,15 +5,15 @@
  * ways (backslashes, control characters, white space, userinfo, encoded slashes) is refused rather
  * than guessed at: that is how Authelia's CVE-2021-32637 and the host-case bypasses came about.
  */
+import { SUSPECT as REDIRECT_SUSPECT } from '../http/redirect.js';
 
-/**
- * Control characters, white space and backslashes, raw or percent-encoded (tabs and newlines are stripped by browsers).
- */
-const SUSPECT = /[\u0000-\u0020\u007f\\]|%(?:[01][0-9a-f]|20|7f|5c|2f)/i;
+/** Besides what no redirect may hold (http/redirect.ts): a space, and all of these percent-encoded, `/` too. */
+const ENCODED_OR_SPACE = / |%(?:[01][0-9a-f]|20|7f|5c|2f)/i;
+const suspect = (text: string) => REDIRECT_SUSPECT.test(text) || ENCODED_OR_SPACE.test(text);
 
 /** `host` (with an optional port) normalised, or undefined when it is no plain host. */
 export function normaliseHost(host: string): string | undefined {
-  if (host === '' || host.length > 300 || SUSPECT.test(host) || /[/?#@]/.test(host)) return undefined;
+  if (host === '' || host.length > 300 || suspect(host) || /[/?#@]/.test(host)) return undefined;
   let url: URL;
   try {
     url = new URL(`http://${host}/`);
@@ -28,10 +28,10 @@ export function normaliseHost(host: string): string | undefined {
 /**
  * A URL of a protected service, normalised: http(s) only, no userinfo, the host as normaliseHost
  * makes it, the path resolved (dot segments, encoded dots) and the default port dropped. Undefined
- * for anything else, or anything suspect (see SUSPECT) anywhere in it.
+ * for anything else, or anything suspect (see `suspect`) anywhere in it.
  */
 export function normaliseUrl(raw: string): URL | undefined {
-  if (raw.length > 4096 || SUSPECT.test(raw)) return undefined;
+  if (raw.length > 4096 || suspect(raw)) return undefined;
   let url: URL;
   try {
     url = new URL(raw);
