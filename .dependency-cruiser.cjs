@@ -20,7 +20,7 @@ const TIERS = [
   ['users', 'settings', 'logs', 'docs', 'console'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'], // overview: the administrator's first screen (reads)
-  ['oidc', 'principal', 'mfa', 'passkeys'], // principal: the authentication middleware, above every credential it checks;
+  ['oidc', 'principal', 'mfa', 'passkeys', 'gate'], // principal: the authentication middleware, above every credential it checks;
   // mfa and passkeys: their routes (the factors themselves are account data, in accounts/)
 ];
 // Above every tier: the files directly in worker/src (app.ts, service.ts, index.ts), imported by no folder.

@@ -7,6 +7,7 @@ import { AUDIT_SCRIPTS } from './pages/admin-audit.js';
 import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
 import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
 import { OVERVIEW_SCRIPTS } from './pages/admin-overview.js';
+import { SERVICES_SCRIPTS } from './pages/admin-services.js';
 import { SESSIONS_SCRIPTS } from './pages/admin-sessions.js';
 import { PASSKEY_SCRIPTS } from './pages/passkeys.js';
 import { SECURITY_SCRIPTS } from './pages/security.js';
@@ -22,6 +23,7 @@ export const PAGE_SCRIPTS: Record<string, PageScript> = {
   ...USERS_SCRIPTS,
   ...SETTINGS_SCRIPTS,
   ...DIRECTORIES_SCRIPTS,
+  ...SERVICES_SCRIPTS,
   ...AUDIT_SCRIPTS,
   ...NOTIFICATIONS_SCRIPTS,
   ...OVERVIEW_SCRIPTS,

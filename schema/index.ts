@@ -11,3 +11,4 @@ export * from './notifications.js';
 export * from './passkeys.js';
 export * from './mfa.js';
 export * from './groups.js';
+export * from './services.js';

@@ -1,6 +1,6 @@
 // Run by `npm test` before the suites: the tests use real servers from Debian's packages (Chromium
 // for the browser tests, OpenLDAP's slapd and ldap-utils for LDAP, a Samba AD DC for Active
-// Directory, openssl for test certificates).
+// Directory, openssl for test certificates, nginx and Caddy for the gate).
 // When one is missing and we are root with apt-get, install it; otherwise stop at once with one line
 // naming the exact command to run. TEST_PREREQS=skip skips the check (e.g. a machine without apt).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -17,6 +17,9 @@ const PACKAGES = {
   'samba-ad-provision': '/usr/share/samba/setup/ad-schema',
   // TOTP codes computed by an independent implementation (test/http/mfa-*.test.ts).
   oathtool: '/usr/bin/oathtool',
+  // The gate behind real proxies (test/http/gate-proxies.test.ts, docs/integration.md).
+  'nginx-light': '/usr/sbin/nginx',
+  caddy: '/usr/bin/caddy',
 };
 
 if (process.env.TEST_PREREQS === 'skip') process.exit(0);
@@ -47,6 +50,6 @@ execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
 execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { stdio: 'inherit', env });
 // Services the packages may start are not needed (the tests run their own; a system Samba or slapd
 // would hold ports 389 and 636).
-for (const service of ['slapd', 'samba-ad-dc', 'smbd', 'nmbd', 'winbind']) {
+for (const service of ['slapd', 'samba-ad-dc', 'smbd', 'nmbd', 'winbind', 'nginx', 'caddy']) {
   spawnSync('sh', ['-c', `service ${service} stop`], { stdio: 'ignore' });
 }

@@ -1350,6 +1350,208 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v4/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected services
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
+         *
+         *     The SRM and monitoring services are present from the start (SRM_*, MONITORING_*). Secrets are never returned.
+         */
+        get: operations["listServices"];
+        put?: never;
+        /**
+         * Add a protected service
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     A service answers for its `hosts` (every path) and its URL `prefixes`; it needs one of them at least. 409 when the name is taken. The answer carries the client secret, once.
+         */
+        post: operations["createService"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/services/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a protected service
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
+         */
+        get: operations["getService"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a protected service
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Its hosts and prefixes are refused (403) from then on; its credential introspects no more.
+         */
+        delete: operations["deleteService"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a protected service
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Omitted fields keep their values; `headers` names only the headers to rename. A service answers for its `hosts` (every path) and its URL `prefixes`; it needs one of them at least.
+         */
+        patch: operations["updateService"];
+        trace?: never;
+    };
+    "/v4/services/{name}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a protected service's secret
+         * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     The old secret stops working at once; the new one is in the answer, once.
+         */
+        post: operations["rotateServiceSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/authz/auth-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Forward-auth for nginx auth_request
+         * @description Answers only a proxy of AUTH_TRUSTED_PROXIES (anyone else: 403 `untrusted-proxy`). 403 also when no protected service answers for the address or the account may not enter (`reason`). docs/integration.md. The address from X-Original-URL (X-Original-Method), else X-Forwarded-Proto, -Host, -Uri. Not signed in (or the second step needed): 401 with the sign-in address in Location, for `auth_request_set`.
+         */
+        get: operations["authzAuthRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/authz/forward-auth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Forward-auth for Caddy forward_auth and Traefik ForwardAuth
+         * @description Answers only a proxy of AUTH_TRUSTED_PROXIES (anyone else: 403 `untrusted-proxy`). 403 also when no protected service answers for the address or the account may not enter (`reason`). docs/integration.md. The address from X-Forwarded-Proto, -Host and -Uri (X-Forwarded-Method). Not signed in: a browser's navigation gets 302 to the sign-in, others 401; the second step: the same, with RFC 9470's `insufficient_user_authentication` for Bearer clients.
+         */
+        get: operations["authzForwardAuth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/authz/ext-authz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Forward-auth for Envoy ext_authz (HTTP service)
+         * @description Answers only a proxy of AUTH_TRUSTED_PROXIES (anyone else: 403 `untrusted-proxy`). 403 also when no protected service answers for the address or the account may not enter (`reason`). docs/integration.md. Envoy appends the original path to this one (path_prefix) and keeps the original method and Host; the scheme from X-Forwarded-Proto. Any method. Answers as forward-auth does.
+         */
+        get: operations["authzExtAuthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/authz/continue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Back to a protected service after the sign-in
+         * @description The console sends the browser here after its sign-in. `rd` must be an address of a protected service that the session's account may now enter: then 303 there. Not signed in: 303 to the sign-in again; the second step still missing: 303 to the console's security page (enrol a factor); anything else (another host, a malformed or ambiguous address): 303 to the console's home. Never an open redirect.
+         */
+        get: operations["authzContinue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token introspection (RFC 7662) for protected services
+         * @description Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: unknown, expired, revoked, a blocked account, or a token whose account may not enter that service. A wrong client credential: 401 `invalid_client`.
+         */
+        post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization server metadata (RFC 8414)
+         * @description Names the issuer and the introspection endpoint. Also served at the RFC 8414 address for an issuer with a path: /.well-known/oauth-authorization-server followed by ROOT_PATH.
+         */
+        get: operations["authorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/oidc/login/{idp_name}": {
         parameters: {
             query?: never;
@@ -1481,6 +1683,11 @@ export interface paths {
          *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
          *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
          *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
+         *     | `service.created` | crud_admin | unknown | a protected service created (docs/integration.md) | `name`: the service; `hosts`: its hosts; `prefixes`: its URL prefixes; `clientId`: its client id |
+         *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
+         *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
+         *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1568,6 +1775,11 @@ export interface paths {
          *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
          *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
          *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
+         *     | `service.created` | crud_admin | unknown | a protected service created (docs/integration.md) | `name`: the service; `hosts`: its hosts; `prefixes`: its URL prefixes; `clientId`: its client id |
+         *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
+         *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
+         *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1653,6 +1865,11 @@ export interface paths {
          *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
          *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
          *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
+         *     | `service.created` | crud_admin | unknown | a protected service created (docs/integration.md) | `name`: the service; `hosts`: its hosts; `prefixes`: its URL prefixes; `clientId`: its client id |
+         *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
+         *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
+         *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1736,6 +1953,11 @@ export interface paths {
          *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
          *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
          *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
+         *     | `service.created` | crud_admin | unknown | a protected service created (docs/integration.md) | `name`: the service; `hosts`: its hosts; `prefixes`: its URL prefixes; `clientId`: its client id |
+         *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
+         *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
+         *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1821,6 +2043,11 @@ export interface paths {
          *     | `group.deleted` | crud_admin | unknown | a group removed with its memberships | `id`: the group; `name`: its name; `source`: local, ldap or oidc |
          *     | `group.member_added` | crud_admin | unknown | an account (the subject) added to a group by an administrator | `id`: the group; `name`: its name |
          *     | `group.member_removed` | crud_admin | unknown | an account's (the subject's) local membership of a group removed by an administrator | `id`: the group; `name`: its name |
+         *     | `service.created` | crud_admin | unknown | a protected service created (docs/integration.md) | `name`: the service; `hosts`: its hosts; `prefixes`: its URL prefixes; `clientId`: its client id |
+         *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
+         *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
+         *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -2828,6 +3055,136 @@ export interface components {
             source: "local" | "ldap" | "oidc";
             /** @description when it was added (local) or last read (ldap, oidc) */
             readAt: string;
+        };
+        Service: {
+            name: string;
+            hosts: string[];
+            prefixes: string[];
+            access: {
+                anyAccount: boolean;
+                roles: string[];
+                accounts: string[];
+                groups: string[];
+            };
+            requireSecondFactor: boolean;
+            allowBasic: boolean;
+            headers: {
+                user: string;
+                name: string;
+                email: string;
+                groups: string;
+                role: string;
+            };
+            /** @description the client id of its credential (introspection) */
+            clientId: string;
+            createdAt: string;
+            updatedAt: string;
+        };
+        ServiceWithSecret: components["schemas"]["Service"] & {
+            /** @description shown once; only its hash is stored */
+            clientSecret: string;
+        };
+        ServiceCreate: {
+            name: string;
+            /**
+             * @description host names it answers for (every path)
+             * @default []
+             */
+            hosts?: string[];
+            /**
+             * @description URL prefixes it answers for (the longest wins)
+             * @default []
+             */
+            prefixes?: string[];
+            access?: components["schemas"]["ServiceAccess"];
+            /**
+             * @description sessions without a verified second factor are sent to the second step; API tokens refused
+             * @default false
+             */
+            requireSecondFactor?: boolean;
+            /**
+             * @description whether Basic (login and password) may enter
+             * @default false
+             */
+            allowBasic?: boolean;
+            headers?: components["schemas"]["ServiceHeaders"];
+        };
+        /**
+         * @default {
+         *       "anyAccount": true,
+         *       "roles": [],
+         *       "accounts": [],
+         *       "groups": []
+         *     }
+         */
+        ServiceAccess: {
+            /** @description true: any active account; the lists are then ignored */
+            anyAccount: boolean;
+            /** @default [] */
+            roles?: ("admin" | "auditor" | "user")[];
+            /**
+             * @description account ids or logins
+             * @default []
+             */
+            accounts?: string[];
+            /**
+             * @description group names
+             * @default []
+             */
+            groups?: string[];
+        };
+        /**
+         * @description the identity headers; omitted: Remote-User, Remote-Name, ...
+         * @default {}
+         */
+        ServiceHeaders: {
+            user?: string;
+            name?: string;
+            email?: string;
+            groups?: string;
+            role?: string;
+        };
+        ServicePatch: {
+            /** @description host names it answers for (every path) */
+            hosts?: string[];
+            /** @description URL prefixes it answers for (the longest wins) */
+            prefixes?: string[];
+            access?: components["schemas"]["ServiceAccess"];
+            /** @description sessions without a verified second factor are sent to the second step; API tokens refused */
+            requireSecondFactor?: boolean;
+            /** @description whether Basic (login and password) may enter */
+            allowBasic?: boolean;
+            headers?: components["schemas"]["ServiceHeaders"];
+        };
+        IntrospectionResponse: {
+            active: boolean;
+            /** @description the account id */
+            sub?: string;
+            /** @description the login */
+            username?: string;
+            /** @description the account's role (admin, auditor, user) */
+            scope?: string;
+            /** @description absolute end (seconds); absent for a token without */
+            exp?: number;
+            iat?: number;
+            /** @enum {string} */
+            token_type?: "Bearer";
+            /** @description the calling service's client id */
+            aud?: string;
+            client_id?: string;
+        };
+        IntrospectionError: {
+            error: string;
+            error_description?: string;
+        };
+        IntrospectionRequest: {
+            /** @description required: a session access token or an API token */
+            token?: string;
+            /** @description ignored: both kinds are tried */
+            token_type_hint?: string;
+            /** @description client_secret_post (else HTTP Basic) */
+            client_id?: string;
+            client_secret?: string;
         };
         /**
          * @example {
@@ -8173,6 +8530,711 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listServices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the services */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Service"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceCreate"];
+            };
+        };
+        responses: {
+            /** @description the service and its new secret (shown once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceWithSecret"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the service */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Service"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServicePatch"];
+            };
+        };
+        responses: {
+            /** @description the service */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Service"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateServiceSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the service and its new secret (shown once) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceWithSecret"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authzAuthRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                "x-original-url"?: string;
+                "x-original-method"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description allowed: the identity headers (names per service: Remote-User, Remote-Name, Remote-Email, Remote-Groups, Remote-Role) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authzForwardAuth: {
+        parameters: {
+            query?: never;
+            header?: {
+                "x-forwarded-proto"?: string;
+                "x-forwarded-host"?: string;
+                "x-forwarded-uri"?: string;
+                "x-forwarded-method"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description allowed: the identity headers (names per service: Remote-User, Remote-Name, Remote-Email, Remote-Groups, Remote-Role) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description to the sign-in (browsers) */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authzExtAuthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description allowed: the identity headers (names per service: Remote-User, Remote-Name, Remote-Email, Remote-Groups, Remote-Role) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description to the sign-in (browsers) */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authzContinue: {
+        parameters: {
+            query?: {
+                rd?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the service, the sign-in, or the console */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["IntrospectionRequest"];
+            };
+        };
+        responses: {
+            /** @description the answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectionResponse"];
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectionError"];
+                };
+            };
+            /** @description invalid_client */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectionError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
             /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
             503: {

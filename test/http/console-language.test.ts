@@ -124,6 +124,7 @@ const PAGES = [
   'admin/settings',
   'admin/audit',
   'admin/directories',
+  'admin/services',
   'admin/notifications',
 ];
 

@@ -88,14 +88,19 @@ describe('the document', () => {
     });
   });
 
-  it('gives every operation a success answer: a 2xx, or the redirects of the OIDC browser flow', () => {
-    // The one check Redocly's operation-2xx-response would make, with its exception (redocly.yaml).
-    for (const { method, path, op } of operationsOf(doc)) {
-      const success = Object.keys(op.responses as JsonObject).filter((s) => /^2/.test(s));
-      if (path.startsWith('/v3/oidc/')) expect(success, `${method} ${path}`).toEqual([]);
-      else expect(success.length, `${method.toUpperCase()} ${path}`).toBeGreaterThan(0);
-    }
-  });
+  it(
+    'gives every operation a success answer: a 2xx, or the redirects of the OIDC flow and of the way back to ' +
+      'a service',
+    () => {
+      // The one check Redocly's operation-2xx-response would make, with its exception (redocly.yaml).
+      for (const { method, path, op } of operationsOf(doc)) {
+        const success = Object.keys(op.responses as JsonObject).filter((s) => /^2/.test(s));
+        if (path.startsWith('/v3/oidc/') || path === '/v4/authz/continue')
+          expect(success, `${method} ${path}`).toEqual([]);
+        else expect(success.length, `${method.toUpperCase()} ${path}`).toBeGreaterThan(0);
+      }
+    },
+  );
 
   it('declares the security of every operation: none (`[]`) on the public ones', () => {
     for (const { method, path, op } of operationsOf(doc)) {
@@ -161,6 +166,8 @@ const PATTERN_SAMPLES: Record<string, { valid: string[]; invalid: string[] }> = 
     valid: ['openid', 'openid profile email', 'profile openid'],
     invalid: ['profile', 'openidx'],
   },
+  // the identity header names of a protected service (docs/integration.md)
+  '^[A-Za-z0-9-]{1,64}$': { valid: ['Remote-User', 'X-Auth-Request-Email'], invalid: ['', 'a b', 'X:Y', 'Ä'] },
   // LDAP server record names (X-LDAP-Name)
   '^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$': { valid: ['corp', 'Corp.AD-1'], invalid: ['.corp', 'a b'] },
   '^[Ll][Dd][Aa][Pp][Ss]?:\\/\\/[^\\s/?#]+\\/?$': {

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /** KiB, gzipped, of the whole upload. */
-const CEILING_KIB = 295;
+const CEILING_KIB = 301;
 
 /**
  * The stand-ins of wrangler.toml's [alias] (worker/edge-aliases/) by the package whose imports they replace:
@@ -30,6 +30,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/libsql-ws.js': /\/@libsql\/client\/lib-esm\/web\.js$/,
   'worker/edge-aliases/webauthn-attestation.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/webauthn-ec2-signature.js': /\/@simplewebauthn\/server\/esm\//,
+  'worker/edge-aliases/gate-route-docs.js': /^worker\/src\/gate\//,
 };
 
 /**

@@ -62,6 +62,7 @@ describe('the event catalogue', () => {
       else expect(spec.outcomes, type).toEqual(['success', 'failure']);
     }
     expect(eventTypesOf('ext_service_access')).toEqual([
+      'service.access',
       'ldap.authenticate',
       'ldap.test',
       'oidc.token_exchange',

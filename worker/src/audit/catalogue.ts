@@ -400,6 +400,46 @@ export const EVENT_CATALOGUE = {
     description: "an account's (the subject's) local membership of a group removed by an administrator",
     data: { id: 'the group', name: 'its name' },
   },
+  'service.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a protected service created (docs/integration.md)',
+    data: { name: 'the service', hosts: 'its hosts', prefixes: 'its URL prefixes', clientId: 'its client id' },
+  },
+  'service.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a protected service changed',
+    data: { name: 'the service', changed: 'the names of the changed fields' },
+  },
+  'service.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a protected service removed',
+    data: { name: 'the service' },
+  },
+  'service.secret_rotated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: "a protected service's client secret replaced (the old one stops working)",
+    data: { name: 'the service', clientId: 'its client id' },
+  },
+  'service.access': {
+    streams: ['ext_service_access'],
+    outcomes: ['success', 'failure'],
+    description:
+      'the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, ' +
+      '"Audit"): a refusal (failure) once per service, reason, account and client address in a window of ' +
+      'AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window',
+    data: {
+      service: 'the service (null: none answers for the address)',
+      outcome: 'allow, sign-in, second-step or refuse',
+      reason:
+        'allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, ' +
+        'second-factor-required, not-allowed or untrusted-proxy',
+      url: 'the address asked for, without its query (null when none could be read)',
+    },
+  },
   'identity_provider.created': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],

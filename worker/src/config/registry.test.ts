@@ -112,6 +112,7 @@ describe('registry against the specification', () => {
       'BRIDGE_URL',
       'GROUP_ROLES',
       'LDAP_GROUPS_REFRESH_MIN',
+      'COOKIE_DOMAIN',
       'LIBSQL_AUTH_TOKEN',
       'LIBSQL_URL',
       'MAIL_LANGUAGE',

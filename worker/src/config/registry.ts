@@ -558,6 +558,20 @@ export const REGISTRY = {
         v === '' || (httpUrl(v) === null && /^https?:\/\/[^/?#]+\/?$/.test(v)) ? null : 'an http(s) origin',
     },
   ),
+  COOKIE_DOMAIN: str(
+    D,
+    'AUTH_COOKIE_DOMAIN',
+    '',
+    "the session cookie's Domain (e.g. .example.com), so that one sign-in reaches the platform's protected " +
+      'services behind the gate (docs/integration.md); it then has Path=/. Empty: a host-only cookie scoped to ' +
+      'ROOT_PATH. The CSRF rules are the same either way',
+    {
+      check: (v) =>
+        v === '' || /^\.?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(v)
+          ? null
+          : 'a domain name in lower case (an optional leading dot), or an IPv4 address',
+    },
+  ),
   BRIDGE_URL: str(
     D,
     'AUTH_BRIDGE_URL',

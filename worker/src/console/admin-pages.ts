@@ -1,8 +1,8 @@
 /**
  * The administrator pages of the console (architecture.md §8): users (list, search, create), one
  * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
- * records and identity providers, the audit log viewer and the notification history. Links shown
- * to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else
+ * records and identity providers, the gate's protected services, the audit log viewer and the notification history.
+ * Links shown to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else
  * who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
  */
 import { html } from 'hono/html';
@@ -247,6 +247,22 @@ ${noSealingKey(r, 'idp-no-key')}
 </section>`,
 };
 
+/** The gate's protected services (docs/integration.md); script: console/pages/admin-services.ts. */
+const services: ConsolePage = {
+  id: 'admin-services',
+  path: 'admin/services',
+  title: 'svc.title',
+  auth: 'required',
+  nav: { label: 'nav.adminServices', group: 'admin' },
+  body: (r) => html`<section aria-labelledby="svc-list-title">
+<h2 id="svc-list-title">${r.t('svc.title')}</h2>
+<p>${r.t('svc.intro')}</p>
+<div id="svc-message" class="message" hidden></div>
+<div id="svc-region"></div>
+<div id="svc-editor"></div>
+</section>`,
+};
+
 const STATUSES = ['pending', 'sent', 'failed', 'given_up'];
 
 const notifications: ConsolePage = {
@@ -280,4 +296,4 @@ ${NOTIFICATION_KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
 };
 
 /** The administrator pages, in navigation order. */
-export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, audit, notifications];
+export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, services, audit, notifications];

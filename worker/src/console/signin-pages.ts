@@ -9,11 +9,15 @@ import { identityProviders, ldapServers } from '../../../schema/index.js';
 import type { ConsolePage, PageRender } from './page.js';
 import { newPasswordFields } from './policy.js';
 
-/** A console path for after the sign-in: only below the console itself (never an open redirect). */
+/**
+ * A console path for after the sign-in: only below the console itself, or the gate's return to a protected
+ * service (which checks its address again: docs/integration.md). Never an open redirect.
+ */
 export function safeNext(r: PageRender, next: string | undefined): string {
   const home = `${r.base}/`;
-  if (!next?.startsWith(home) || next.includes('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next))
-    return home;
+  const gateReturn = `${r.root}/v4/authz/continue?rd=`;
+  if (!(next?.startsWith(home) || next?.startsWith(gateReturn))) return home;
+  if (next.includes('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next)) return home;
   return next;
 }
 

@@ -17,6 +17,7 @@ export const API_TAGS = [
   { name: 'groups', description: 'Groups and their members (/v4/groups)' },
   { name: 'logs', description: 'Audit-log search in the log store' },
   { name: 'settings', description: 'Security settings (/v3/settings)' },
+  { name: 'services', description: 'Protected services, forward-auth for reverse proxies, token introspection' },
   { name: 'notifications', description: 'Mail notifications and their history' },
   { name: 'errtrack', description: 'Browser error tracking: client configuration and the Sentry tunnel' },
   { name: 'health', description: 'Liveness and readiness probes; metrics for operators' },

@@ -93,6 +93,7 @@ export interface Principal {
   sessionId?: string;
   /** The session row (method session): how and when it was authenticated. */
   session?: SessionRow;
+  /** The account's group names (local, LDAP, OIDC), where known: the gate's access rules read them. */
   groups?: readonly string[];
 }
 

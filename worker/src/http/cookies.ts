@@ -25,13 +25,24 @@ function cookiePath(c: Context<AppEnv>): string {
   return c.var.deps.config.env.get('ROOT_PATH') || '/';
 }
 
+/**
+ * Where a cookie set by setAuthCookie goes: the session cookie, with AUTH_COOKIE_DOMAIN set, to that
+ * domain and every path, so that the gate's protected services receive it (docs/integration.md,
+ * "One sign-in for the platform"); every other cookie, and the session's without it, host-only below
+ * ROOT_PATH. Its `__Secure-` prefix over HTTPS stays (it allows a Domain; `__Host-` would not).
+ */
+function cookieScope(c: Context<AppEnv>, base: string): { path: string; domain?: string } {
+  const domain = base === SESSION_COOKIE ? c.var.deps.config.env.get('COOKIE_DOMAIN') : '';
+  return domain ? { path: '/', domain } : { path: cookiePath(c) };
+}
+
 /** Sets a signed cookie: HttpOnly, Secure, SameSite=Lax, Path=ROOT_PATH. */
 export function setAuthCookie(c: Context<AppEnv>, value: string, expiresAt: number, base = BASE_NAME): void {
   setCookie(c, cookieName(c, base), value, {
     httpOnly: true,
     secure: true,
     sameSite: 'Lax',
-    path: cookiePath(c),
+    ...cookieScope(c, base),
     expires: new Date(expiresAt),
   });
 }
@@ -49,7 +60,7 @@ export function readAuthCookie(c: Context<AppEnv>, base = BASE_NAME): string | u
 
 /** Clears a cookie set by setAuthCookie. */
 export function clearAuthCookie(c: Context<AppEnv>, base = BASE_NAME): void {
-  deleteCookie(c, cookieName(c, base), { path: cookiePath(c), secure: true, httpOnly: true, sameSite: 'Lax' });
+  deleteCookie(c, cookieName(c, base), { ...cookieScope(c, base), secure: true, httpOnly: true, sameSite: 'Lax' });
 }
 
 /**

@@ -3,8 +3,11 @@ import type { Context } from 'hono';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { AppEnv } from './context.js';
 
-/** Backslashes (browsers read them as `/`) and control characters (browsers strip tabs and newlines). */
-const SUSPECT = /[\\\u0000-\u001f\u007f]/;
+/**
+ * Backslashes (browsers read them as `/`) and control characters (browsers strip tabs and newlines): never
+ * in an address a browser is sent to (also the gate's, gate/target.ts).
+ */
+export const SUSPECT = /[\\\u0000-\u001f\u007f]/;
 
 /**
  * Whether `path`, sent as a Location, keeps a browser on this origin: it starts with one `/` and

@@ -161,3 +161,10 @@ export function countLoginEvent(type: string, data: Record<string, unknown> | un
 export function countLockedAttempt(throttleKey: string, outcome: 'locked' | 'throttled' = 'locked'): void {
   logins.inc([throttleKey.startsWith('ldap:') ? 'ldap' : 'local', outcome]);
 }
+
+/** The gate's decisions (docs/integration.md), by protected service ("" when none answers) and outcome. */
+export const gateDecisions = processRegistry.counter(
+  'auth_gate_decisions_total',
+  'forward-auth decisions by protected service and outcome (allow, sign-in, second-step, refuse)',
+  ['service', 'outcome'],
+);

@@ -1,0 +1,107 @@
+/**
+ * The credential a proxied request carries (docs/integration.md, "Credentials"): the session cookie,
+ * a Bearer token (a session's access token or an API token) or, for a service that allows it, Basic.
+ * Sessions and API tokens are read through the credential caches with the revocation bound of every
+ * other route (architecture.md §6), so a warm decision makes no database round trip.
+ */
+import { parse } from 'hono/utils/cookie';
+import type { Context } from 'hono';
+import { passwordChangeReason } from '../accounts/login-rule.js';
+import { revocationCheckMs } from '../accounts/sessions.js';
+import { accountOfToken, touchToken } from '../accounts/tokens.js';
+import { groupNamesOf } from '../accounts/model.js';
+import { CHALLENGES, parseBasic, splitAuthorization } from '../auth/credentials.js';
+import { authenticateLocalPassword } from '../auth/password-login.js';
+import type { AppEnv, Principal } from '../http/context.js';
+import { SESSION_COOKIE } from '../http/cookies.js';
+import { requestHeader } from '../http/node-messages.js';
+import { ProblemError } from '../http/problem.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import type { GateAccount, GateCredential, ServiceRule } from './decision.js';
+
+/** A checked credential with the principal behind it, if any. */
+export interface ReadCredential {
+  credential: GateCredential;
+  principal?: Principal;
+}
+
+/** The decision's view of a principal: its groups are `principal.groups` (none where unknown). */
+export function gateAccount(p: Principal): GateAccount {
+  const u = p.user;
+  // The groups come with the account's row (accounts/model.ts groupNamesOf): no query of their own.
+  return {
+    id: u.id,
+    login: u.login,
+    displayName: u.displayName,
+    email: u.email,
+    role: u.role,
+    groups: p.groups ?? groupNamesOf(u),
+  };
+}
+
+function asCredential(p: Principal, method: 'session' | 'token' | 'basic'): ReadCredential {
+  const s = p.session;
+  const secondFactor = s !== undefined && (s.secondFactorAt !== null || s.authMethod === 'passkey');
+  return { credential: { kind: 'account', account: gateAccount(p), method, secondFactor }, principal: p };
+}
+
+const INVALID: ReadCredential = { credential: { kind: 'invalid' } };
+
+async function fromSessionToken(c: Context<AppEnv>, token: string): Promise<ReadCredential> {
+  const { scope } = c.var;
+  const found = await sessionFromToken(scope, token, SESSION_AUDIENCE);
+  if (!found) return INVALID;
+  // A session whose password must be changed may only change it (principal/middleware.ts): not enter.
+  if (passwordChangeReason(found.user, scope.config, scope.now())) return INVALID;
+  return asCredential(
+    { user: found.user, method: 'session', sessionId: found.session.id, session: found.session },
+    'session',
+  );
+}
+
+/** The credential of the request for `service` (a password is checked only where the service takes it). */
+export async function readCredential(c: Context<AppEnv>, service: ServiceRule): Promise<ReadCredential> {
+  const { scope } = c.var;
+  const header = requestHeader(c, 'Authorization');
+  const parts = splitAuthorization(header);
+  if (header && parts) {
+    const scheme = parts.scheme.toLowerCase();
+    if (scheme === 'bearer') {
+      const token = parts.value.trim();
+      if (token.includes('.')) return fromSessionToken(c, token);
+      const now = scope.now();
+      const found = await accountOfToken(scope.db, token, now, revocationCheckMs(scope.config));
+      if (!found) return INVALID;
+      // A token narrowed to scopes of this service's API does not open the platform's services
+      // (docs/api.md, "API token scopes"); one made without scopes may do what its owner may.
+      if (found.scopes !== null) return INVALID;
+      const touch = touchToken(scope.db, found, now, scope.request.ip);
+      if (touch) scope.inBackground(touch);
+      return asCredential({ user: found.user, method: 'bearer', tokenId: found.tokenId }, 'token');
+    }
+    if (scheme === 'basic') {
+      // A password is checked (and counted against the lockout) only for a service that takes it.
+      if (!service.allowBasic) return { credential: { kind: 'basic-refused' } };
+      const { login, password } = parseBasic(header!, ['Basic']);
+      try {
+        const result = await authenticateLocalPassword(scope, login, password, { challenge: CHALLENGES.Basic });
+        // A password alone never opens an account with a second factor, nor one whose password expired.
+        if (result.secondFactor || result.passwordExpired) return INVALID;
+        return asCredential({ user: result.user, method: 'basic' }, 'basic');
+      } catch (err) {
+        if (err instanceof ProblemError && err.status === 401) return INVALID;
+        throw err;
+      }
+    }
+    // Another scheme is the upstream's own business: the cookie may still say who the caller is.
+  }
+  const cookies = requestHeader(c, 'Cookie');
+  // The cookie is named by the scheme the browser reached this service with (http/cookies.ts), which
+  // may differ from the protected service's: either name, the `__Secure-` one first. Both carry a
+  // signed session token, so neither can be forged.
+  const secure = `__Secure-${SESSION_COOKIE}`;
+  const jar = cookies ? parse(cookies) : {};
+  const value = jar[secure] ?? jar[SESSION_COOKIE];
+  if (!value) return { credential: { kind: 'none' } };
+  return fromSessionToken(c, value);
+}
