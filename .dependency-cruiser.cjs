@@ -16,7 +16,7 @@ const TIERS = [
   ['audit', 'errtrack', 'jobs'], // audit events; error reports; the job shape, runner and leases
   ['accounts'], // the owner of users, sessions, tokens, second factors, devices and login attempts
   ['auth'], // credentials, password hashing and policy, roles, protected routes, password logins
-  ['users', 'settings', 'logs', 'docs', 'console'],
+  ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'], // webhooks: subscriptions, delivery (below scrape)
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'], // overview: the administrator's first screen (reads)
   ['oidc', 'principal', 'mfa', 'passkeys'], // principal: the authentication middleware, above every credential it checks;

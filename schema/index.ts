@@ -10,3 +10,4 @@ export * from './jobs.js';
 export * from './notifications.js';
 export * from './passkeys.js';
 export * from './mfa.js';
+export * from './webhooks.js';

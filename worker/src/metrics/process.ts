@@ -161,3 +161,11 @@ export function countLoginEvent(type: string, data: Record<string, unknown> | un
 export function countLockedAttempt(throttleKey: string, outcome: 'locked' | 'throttled' = 'locked'): void {
   logins.inc([throttleKey.startsWith('ldap:') ? 'ldap' : 'local', outcome]);
 }
+
+/** Webhook attempts of this process (edge: isolate), by outcome (docs/webhooks.md, "What operators see"). */
+export const webhookAttempts = processRegistry.counter(
+  'auth_webhook_attempts_total',
+  'webhook delivery attempts made by this process (edge: isolate), by outcome: delivered (2xx), retry (failed, ' +
+    'retried later), failed (the retry schedule ran out) or gone (410: the subscription was disabled)',
+  ['outcome'],
+);
