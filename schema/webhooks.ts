@@ -60,9 +60,7 @@ export const webhookDeliveries = sqliteTable(
     createdAt: integer('created_at').notNull(),
   },
   (t) => [
-    index('webhook_deliveries_due')
-      .on(t.nextAttemptAt)
-      .where(sql`delivered_at is null and failed_at is null`),
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`delivered_at is null and failed_at is null`),
     index('webhook_deliveries_webhook').on(t.webhookId, t.createdAt),
   ],
 );

@@ -150,7 +150,9 @@ describe('webhook subscriptions', () => {
   ])('refuses the target %s (422 naming url)', async (url, why) => {
     const r = await api('/v4/webhooks', { method: 'POST', auth: admin, json: { url, eventTypes: ['*'] } });
     expect(r.status).toBe(422);
-    expect(r.body.errors).toEqual([expect.objectContaining({ location: 'json', path: 'url', message: expect.stringMatching(why) })]);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({ location: 'json', path: 'url', message: expect.stringMatching(why) }),
+    ]);
   });
 
   it('refuses event types outside the catalogue, and the api_access stream', async () => {

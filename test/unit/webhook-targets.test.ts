@@ -100,17 +100,20 @@ describe('webhook targets (docs/webhooks.md, "Targets")', () => {
 });
 
 describe('webhook signatures and bodies (docs/webhooks.md, "On the wire")', () => {
-  it('signs id.timestamp.body with the decoded secret (checked with node:crypto), one signature per secret', async () => {
-    const secret = newSigningSecret();
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-    expect(key.length).toBe(32);
-    const expected = createHmac('sha256', key).update('msg_1.1700000000.{"a":1}').digest('base64');
-    expect(await signMessage(secret, 'msg_1', 1700000000, '{"a":1}')).toBe(`v1,${expected}`);
-    const other = newSigningSecret();
-    const header = await signatureHeader([secret, other], 'msg_1', 1700000000, '{"a":1}');
-    expect(header.split(' ')).toEqual([`v1,${expected}`, await signMessage(other, 'msg_1', 1700000000, '{"a":1}')]);
-  });
+  it(
+    'signs id.timestamp.body with the decoded secret (checked with node:crypto), one signature per ' + 'secret',
+    async () => {
+      const secret = newSigningSecret();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      expect(key.length).toBe(32);
+      const expected = createHmac('sha256', key).update('msg_1.1700000000.{"a":1}').digest('base64');
+      expect(await signMessage(secret, 'msg_1', 1700000000, '{"a":1}')).toBe(`v1,${expected}`);
+      const other = newSigningSecret();
+      const header = await signatureHeader([secret, other], 'msg_1', 1700000000, '{"a":1}');
+      expect(header.split(' ')).toEqual([`v1,${expected}`, await signMessage(other, 'msg_1', 1700000000, '{"a":1}')]);
+    },
+  );
 
   it("builds {type, timestamp, data} with the catalogue's fields only, never a secret, code or link", () => {
     const body = JSON.parse(

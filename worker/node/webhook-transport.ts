@@ -74,7 +74,10 @@ export function createWebhookTransport(resolve: Resolver = systemResolver): Webh
           res.on('error', finish);
         },
       );
-      timer = setTimeout(() => call.destroy(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), req.timeoutMs);
+      timer = setTimeout(
+        () => call.destroy(Object.assign(new Error('timeout'), { name: 'TimeoutError' })),
+        req.timeoutMs,
+      );
       call.on('error', (err) => {
         clearTimeout(timer);
         fail(err);

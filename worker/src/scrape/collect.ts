@@ -118,7 +118,10 @@ export async function collectScrapeMetrics(o: Scope): Promise<Registry> {
     setStore(store, storeBytes, storeMax, storeNear, outboxBytes);
     const queues = [...hooks.values()];
     const oldest = Math.min(...queues.map((q) => q.oldestAt ?? now));
-    hookDepth.set([], queues.reduce((n, q) => n + q.depth, 0));
+    hookDepth.set(
+      [],
+      queues.reduce((n, q) => n + q.depth, 0),
+    );
     hookAge.set([], queues.length ? Math.max(0, Math.round((now - oldest) / 1000)) : 0);
     for (const kind of ['cookie', 'oauth'] as const) {
       sessionsActive.set([kind], Number(bySession.find((s) => s.kind === kind)?.n ?? 0));

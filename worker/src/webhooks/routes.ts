@@ -34,7 +34,13 @@ import { checkTarget, targetRules } from './targets.js';
 /** How long the previous secret still signs after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
-const STREAMS: readonly AuditStream[] = ['user_activity', 'crud_user', 'crud_admin', 'ext_service_access', 'data_lifecycle'];
+const STREAMS: readonly AuditStream[] = [
+  'user_activity',
+  'crud_user',
+  'crud_admin',
+  'ext_service_access',
+  'data_lifecycle',
+];
 /** What a subscription may name: a catalogue type (not api_access's), `<stream>.*`, or `*`. */
 const DELIVERABLE = new Set<string>([
   '*',
@@ -57,12 +63,16 @@ const EventTypes = z
     example: ['user_activity.*', 'user.created'],
   });
 const Fields = {
-  url: z.string().min(1).max(2048).openapi({
-    description:
-      'https:// (http:// only for AUTH_WEBHOOK_ALLOW_HTTP_HOSTS); no user name or password; no private, ' +
-      'loopback, link-local or metadata address unless AUTH_WEBHOOK_ALLOW_PRIVATE opens it (docs/webhooks.md)',
-    example: 'https://hooks.example.com/auth',
-  }),
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .openapi({
+      description:
+        'https:// (http:// only for AUTH_WEBHOOK_ALLOW_HTTP_HOSTS); no user name or password; no private, ' +
+        'loopback, link-local or metadata address unless AUTH_WEBHOOK_ALLOW_PRIVATE opens it (docs/webhooks.md)',
+      example: 'https://hooks.example.com/auth',
+    }),
   eventTypes: EventTypes,
   enabled: z.boolean(),
   description: z.string().max(500),
@@ -92,11 +102,14 @@ const Public = z
     eventTypes: z.array(z.string()),
     enabled: z.boolean(),
     description: z.string(),
-    disabledReason: z.enum(['gone', 'failing']).nullable().openapi({
-      description:
-        'why the service disabled it: gone (the receiver answered 410), failing (its deliveries failed for ' +
-        `${DISABLE_AFTER_MS / 86_400_000} days); null otherwise`,
-    }),
+    disabledReason: z
+      .enum(['gone', 'failing'])
+      .nullable()
+      .openapi({
+        description:
+          'why the service disabled it: gone (the receiver answered 410), failing (its deliveries failed for ' +
+          `${DISABLE_AFTER_MS / 86_400_000} days); null otherwise`,
+      }),
     disabledAt: z.iso.datetime().nullable(),
     failingSince: z.iso.datetime().nullable().openapi({
       description: 'since when its attempts fail (null: the last attempt succeeded)',
@@ -114,9 +127,7 @@ const Secret = z.string().openapi({
   example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
 });
 const Created = Public.extend({ secret: Secret }).openapi('WebhookCreated');
-const Rotated = z
-  .object({ secret: Secret, previousSecretExpiresAt: z.iso.datetime() })
-  .openapi('WebhookSecretRotated');
+const Rotated = z.object({ secret: Secret, previousSecretExpiresAt: z.iso.datetime() }).openapi('WebhookSecretRotated');
 const Delivery = z
   .object({
     id: z.string().openapi({ description: 'the webhook-id header: the same on every attempt' }),
@@ -227,7 +238,10 @@ const listRoute = protectedRoute(read, {
   summary: 'Webhook subscriptions',
   description: 'Every subscription with its queue. Signing secrets are never returned.',
   responses: {
-    200: { description: 'the subscriptions', content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } } },
+    200: {
+      description: 'the subscriptions',
+      content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } },
+    },
   },
 });
 const createRoute = protectedRoute(write('add webhook subscriptions'), {
@@ -339,7 +353,10 @@ const redeliverRoute = protectedRoute(write('redeliver webhooks'), {
     'Queues the delivery again at once with a fresh retry schedule and the same `webhook-id` (a receiver that ' +
     'got it already recognises it).',
   request: { params: DeliveryParam },
-  responses: { 202: { description: 'queued', content: { 'application/json': { schema: Delivery } } }, ...problemResponses(404) },
+  responses: {
+    202: { description: 'queued', content: { 'application/json': { schema: Delivery } } },
+    ...problemResponses(404),
+  },
 });
 
 /** Registers /v4/webhooks. */

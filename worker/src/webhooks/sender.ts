@@ -48,9 +48,7 @@ export function nextWait(attempts: number, status: number | null, retryAfter: st
   const wait = RETRY_SCHEDULE_MS[attempts - 1];
   if (wait === undefined) return null;
   if ((status === 429 || status === 503) && retryAfter !== null) {
-    const asked = /^\d+$/.test(retryAfter.trim())
-      ? Number(retryAfter.trim()) * SECOND
-      : Date.parse(retryAfter) - now;
+    const asked = /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter.trim()) * SECOND : Date.parse(retryAfter) - now;
     if (Number.isFinite(asked)) return Math.max(wait, Math.min(asked, MAX_RETRY_AFTER_MS));
   }
   return wait;
@@ -121,7 +119,10 @@ async function attempt(scope: SenderScope, row: DeliveryRow, hook: WebhookRow, h
       rules: targetRules(scope.config),
     });
   } catch (err) {
-    error = (err instanceof Error ? (err.name === 'TimeoutError' ? 'timeout' : err.message) : String(err)).slice(0, 300);
+    error = (err instanceof Error ? (err.name === 'TimeoutError' ? 'timeout' : err.message) : String(err)).slice(
+      0,
+      300,
+    );
   }
   const now = scope.now();
   const status = answer?.status ?? null;
