@@ -30,6 +30,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/libsql-ws.js': /\/@libsql\/client\/lib-esm\/web\.js$/,
   'worker/edge-aliases/webauthn-attestation.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/webauthn-ec2-signature.js': /\/@simplewebauthn\/server\/esm\//,
+  'worker/edge-aliases/webhook-api-words.js': /^worker\/src\/webhooks\/routes\.ts$/,
 };
 
 /**

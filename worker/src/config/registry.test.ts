@@ -139,6 +139,8 @@ describe('registry against the specification', () => {
       'TRUSTED_PROXIES',
       'WEBAUTHN_ORIGINS',
       'WEBAUTHN_RP_ID',
+      'WEBHOOK_ALLOW_HTTP_HOSTS',
+      'WEBHOOK_ALLOW_PRIVATE',
       'WELCOME_LINK_TTL_HOURS',
     ]);
   });

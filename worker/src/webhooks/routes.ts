@@ -15,9 +15,9 @@ import type { App, AppEnv } from '../http/context.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { SEALING_UNAVAILABLE, sealSecret } from '../store/secret-box.js';
+import { sealSecret } from '../store/secret-box.js';
+import { W } from './webhook-api-words.js';
 import { TEST_EVENT_TYPE } from './payload.js';
-import { DISABLE_AFTER_MS, RETRY_SCHEDULE_MS } from './sender.js';
 import { newSigningSecret } from './signature.js';
 import {
   type DeliveryRow,
@@ -57,22 +57,14 @@ const EventTypes = z
   .min(1)
   .max(100)
   .openapi({
-    description:
-      'audit event types (docs/architecture.md §5.1), `<stream>.*` for every type of a stream, or `*` for all; ' +
-      'the api_access stream is never delivered',
+    description: W.d33,
     example: ['user_activity.*', 'user.created'],
   });
 const Fields = {
-  url: z
-    .string()
-    .min(1)
-    .max(2048)
-    .openapi({
-      description:
-        'https:// (http:// only for AUTH_WEBHOOK_ALLOW_HTTP_HOSTS); no user name or password; no private, ' +
-        'loopback, link-local or metadata address unless AUTH_WEBHOOK_ALLOW_PRIVATE opens it (docs/webhooks.md)',
-      example: 'https://hooks.example.com/auth',
-    }),
+  url: z.string().min(1).max(2048).openapi({
+    description: W.d34,
+    example: 'https://hooks.example.com/auth',
+  }),
   eventTypes: EventTypes,
   enabled: z.boolean(),
   description: z.string().max(500),
@@ -81,17 +73,12 @@ const Create = z
   .object({ ...Fields, enabled: Fields.enabled.default(true), description: Fields.description.default('') })
   .strict()
   .openapi('WebhookCreate');
-const Patch = z
-  .object(Fields)
-  .partial()
-  .strict()
-  .openapi({ description: 'Omitted fields keep their values. Enabling a disabled subscription clears why.' })
-  .openapi('WebhookPatch');
+const Patch = z.object(Fields).partial().strict().openapi({ description: W.d1 }).openapi('WebhookPatch');
 
 const Queue = z
   .object({
-    depth: z.int().openapi({ description: 'deliveries not yet delivered nor given up' }),
-    oldestAt: z.iso.datetime().nullable().openapi({ description: 'the event time of the oldest of them' }),
+    depth: z.int().openapi({ description: W.d2 }),
+    oldestAt: z.iso.datetime().nullable().openapi({ description: W.d3 }),
     oldestAgeSeconds: z.int().nullable(),
   })
   .openapi('WebhookQueue');
@@ -102,20 +89,15 @@ const Public = z
     eventTypes: z.array(z.string()),
     enabled: z.boolean(),
     description: z.string(),
-    disabledReason: z
-      .enum(['gone', 'failing'])
-      .nullable()
-      .openapi({
-        description:
-          'why the service disabled it: gone (the receiver answered 410), failing (its deliveries failed for ' +
-          `${DISABLE_AFTER_MS / 86_400_000} days); null otherwise`,
-      }),
+    disabledReason: z.enum(['gone', 'failing']).nullable().openapi({
+      description: W.d35,
+    }),
     disabledAt: z.iso.datetime().nullable(),
     failingSince: z.iso.datetime().nullable().openapi({
-      description: 'since when its attempts fail (null: the last attempt succeeded)',
+      description: W.d4,
     }),
     previousSecretExpiresAt: z.iso.datetime().nullable().openapi({
-      description: 'during a rotation: until when the previous secret signs too',
+      description: W.d5,
     }),
     queue: Queue,
     createdAt: z.iso.datetime(),
@@ -123,25 +105,25 @@ const Public = z
   })
   .openapi('Webhook');
 const Secret = z.string().openapi({
-  description: 'the signing secret, `whsec_` and base64 of 32 random bytes: shown this once, never again',
+  description: W.d6,
   example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
 });
 const Created = Public.extend({ secret: Secret }).openapi('WebhookCreated');
 const Rotated = z.object({ secret: Secret, previousSecretExpiresAt: z.iso.datetime() }).openapi('WebhookSecretRotated');
 const Delivery = z
   .object({
-    id: z.string().openapi({ description: 'the webhook-id header: the same on every attempt' }),
+    id: z.string().openapi({ description: W.d7 }),
     type: z.string(),
     eventId: z.string(),
-    at: z.iso.datetime().openapi({ description: "the event's time" }),
+    at: z.iso.datetime().openapi({ description: W.d36 }),
     state: z.enum(['pending', 'delivered', 'failed']),
     attempts: z.int(),
-    nextAttemptAt: z.iso.datetime().nullable().openapi({ description: 'pending: when the next attempt is due' }),
+    nextAttemptAt: z.iso.datetime().nullable().openapi({ description: W.d8 }),
     lastAttemptAt: z.iso.datetime().nullable(),
-    lastStatus: z.int().nullable().openapi({ description: 'HTTP status; null when no answer came' }),
+    lastStatus: z.int().nullable().openapi({ description: W.d9 }),
     lastDurationMs: z.int().nullable(),
     lastResponse: z.string().nullable().openapi({
-      description: 'the first 1 KiB of the last answer, or why none came (timeout, refused address, ...)',
+      description: W.d10,
     }),
     deliveredAt: z.iso.datetime().nullable(),
     failedAt: z.iso.datetime().nullable(),
@@ -151,7 +133,7 @@ const Delivery = z
 const IdParam = z.object({ id: z.string().min(1).max(64) });
 const DeliveryParam = IdParam.extend({ deliveryId: z.string().min(1).max(64) });
 const Recent = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: 'at most this many (50)' }),
+  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: W.d11 }),
 });
 
 function queueOf(q: QueueFigures | undefined, now: number): z.infer<typeof Queue> {
@@ -220,11 +202,7 @@ const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, un
     data,
   });
 
-const SCHEDULE_WORDS = `immediately, then after ${RETRY_SCHEDULE_MS.map((ms) =>
-  ms < 60_000 ? `${ms / 1000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`,
-).join(', ')}`;
-
-const one = { description: 'the subscription', content: { 'application/json': { schema: Public } } };
+const one = { description: W.d12, content: { 'application/json': { schema: Public } } };
 const path = '/v4/webhooks';
 const base = { tags: ['webhooks'] };
 const read = adminOnly(superAccess.allowed);
@@ -235,11 +213,11 @@ const listRoute = protectedRoute(read, {
   method: 'get',
   operationId: 'listWebhooks',
   path,
-  summary: 'Webhook subscriptions',
-  description: 'Every subscription with its queue. Signing secrets are never returned.',
+  summary: W.s13,
+  description: W.d14,
   responses: {
     200: {
-      description: 'the subscriptions',
+      description: W.d15,
       content: { 'application/json': { schema: z.object({ items: z.array(Public) }) } },
     },
   },
@@ -249,15 +227,11 @@ const createRoute = protectedRoute(write('add webhook subscriptions'), {
   method: 'post',
   operationId: 'createWebhook',
   path,
-  summary: 'Add a webhook subscription',
-  description:
-    'Answers the signing secret once (`secret`); keep it, it is never shown again. Deliveries follow the ' +
-    `Standard Webhooks specification (docs/webhooks.md); attempts: ${SCHEDULE_WORDS}. 422 naming \`url\` when ` +
-    'the target is refused. ' +
-    SEALING_UNAVAILABLE,
+  summary: W.s16,
+  description: W.d37,
   request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
   responses: {
-    201: { description: 'the subscription and its secret', content: { 'application/json': { schema: Created } } },
+    201: { description: W.d17, content: { 'application/json': { schema: Created } } },
     ...problemResponses(400, 422, 503),
   },
 });
@@ -266,8 +240,8 @@ const getRoute = protectedRoute(read, {
   method: 'get',
   operationId: 'getWebhook',
   path: `${path}/{id}`,
-  summary: 'Read a webhook subscription',
-  description: 'The signing secret is never returned.',
+  summary: W.s18,
+  description: W.d19,
   request: { params: IdParam },
   responses: { 200: one, ...problemResponses(404) },
 });
@@ -276,8 +250,8 @@ const patchRoute = protectedRoute(write('change webhook subscriptions'), {
   method: 'patch',
   operationId: 'updateWebhook',
   path: `${path}/{id}`,
-  summary: 'Change a webhook subscription',
-  description: '422 naming `url` when the new target is refused.',
+  summary: W.s20,
+  description: W.d21,
   request: { params: IdParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
   responses: { 200: one, ...problemResponses(400, 404, 422) },
 });
@@ -286,24 +260,21 @@ const deleteRoute = protectedRoute(write('remove webhook subscriptions'), {
   method: 'delete',
   operationId: 'deleteWebhook',
   path: `${path}/{id}`,
-  summary: 'Remove a webhook subscription',
-  description: 'Its deliveries, sent or not, go with it.',
+  summary: W.s22,
+  description: W.d23,
   request: { params: IdParam },
-  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
+  responses: { 204: { description: W.d24 }, ...problemResponses(404) },
 });
 const rotateRoute = protectedRoute(write('rotate webhook secrets'), {
   ...base,
   method: 'post',
   operationId: 'rotateWebhookSecret',
   path: `${path}/{id}/rotate-secret`,
-  summary: 'Rotate the signing secret of a webhook subscription',
-  description:
-    'Answers the new secret once. For the next 24 hours the previous secret signs too: `webhook-signature` ' +
-    'carries both signatures, space-separated, so the receiver can switch at its own pace. ' +
-    SEALING_UNAVAILABLE,
+  summary: W.s25,
+  description: W.d38,
   request: { params: IdParam },
   responses: {
-    200: { description: 'the new secret', content: { 'application/json': { schema: Rotated } } },
+    200: { description: W.d26, content: { 'application/json': { schema: Rotated } } },
     ...problemResponses(404, 503),
   },
 });
@@ -312,14 +283,12 @@ const testRoute = protectedRoute(write('send webhook test events'), {
   method: 'post',
   operationId: 'sendWebhookTestEvent',
   path: `${path}/{id}/test`,
-  summary: 'Send a test event to a webhook subscription',
-  description:
-    `Queues one \`${TEST_EVENT_TYPE}\` event for this subscription only (enabled or not, it is sent while ` +
-    'enabled), delivered like any other; its delivery is in the list of deliveries.',
+  summary: W.s27,
+  description: W.d39,
   request: { params: IdParam },
   responses: {
     202: {
-      description: 'queued',
+      description: W.d28,
       content: { 'application/json': { schema: z.object({ deliveryId: z.string() }) } },
     },
     ...problemResponses(404),
@@ -330,14 +299,12 @@ const deliveriesRoute = protectedRoute(read, {
   method: 'get',
   operationId: 'listWebhookDeliveries',
   path: `${path}/{id}/deliveries`,
-  summary: 'Recent deliveries of a webhook subscription',
-  description:
-    'Newest first, with their last attempt (time, status, duration, the first bytes of the answer). Delivered ' +
-    'and given-up deliveries are kept 7 days.',
+  summary: W.s29,
+  description: W.d40,
   request: { params: IdParam, query: Recent },
   responses: {
     200: {
-      description: 'the deliveries',
+      description: W.d30,
       content: { 'application/json': { schema: z.object({ items: z.array(Delivery) }) } },
     },
     ...problemResponses(404),
@@ -348,13 +315,11 @@ const redeliverRoute = protectedRoute(write('redeliver webhooks'), {
   method: 'post',
   operationId: 'redeliverWebhook',
   path: `${path}/{id}/deliveries/{deliveryId}/redeliver`,
-  summary: 'Send a delivery again',
-  description:
-    'Queues the delivery again at once with a fresh retry schedule and the same `webhook-id` (a receiver that ' +
-    'got it already recognises it).',
+  summary: W.s31,
+  description: W.d41,
   request: { params: DeliveryParam },
   responses: {
-    202: { description: 'queued', content: { 'application/json': { schema: Delivery } } },
+    202: { description: W.d32, content: { 'application/json': { schema: Delivery } } },
     ...problemResponses(404),
   },
 });
