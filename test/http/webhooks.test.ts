@@ -222,7 +222,14 @@ describe('webhook delivery', () => {
     await deliveriesTo('/busy', 2);
   });
 
-  it('disables the subscription on a 410', async () => {
+  it('disables the subscription on a 410, and tells the administrators by mail', async () => {
+    const mailTo = `${uniqueLogin('whadm')}@example.com`;
+    const adm = await api('/v4/users', {
+      method: 'POST',
+      auth: admin,
+      json: { login: uniqueLogin('whadm'), password: 'Str0ng$passWh', email: mailTo, role: 'admin' },
+    });
+    expect(adm.status, JSON.stringify(adm.body)).toBe(201);
     const hook = await subscribe('/gone');
     answers.set('/gone', [{ status: 410 }]);
     await newUser();
@@ -235,6 +242,16 @@ describe('webhook delivery', () => {
     await newUser();
     await runSender();
     expect(received.filter((r) => r.path === '/gone')).toHaveLength(1);
+    await expect
+      .poll(async () => {
+        await api('/__test__/jobs', { method: 'POST', json: { names: ['handle-events'] } });
+        const r = await api<{ items: Json[] }>(
+          `/v4/notifications?kind=webhook_disabled&recipient=${encodeURIComponent(mailTo)}`,
+          { auth: admin },
+        );
+        return r.body.items;
+      })
+      .toEqual([expect.objectContaining({ kind: 'webhook_disabled', recipient: mailTo })]);
   });
 
   it('disables a subscription that has failed for 5 days', async () => {
