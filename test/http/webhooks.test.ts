@@ -239,6 +239,10 @@ describe('webhook delivery', () => {
       .toMatchObject({ enabled: false, disabledReason: 'gone' });
     const [d] = await deliveries(hook.id);
     expect(d).toMatchObject({ state: 'failed', lastStatus: 410 });
+    const overview = await api('/v4/admin/overview', { auth: admin });
+    expect(overview.body.webhooks.items).toContainEqual(
+      expect.objectContaining({ id: hook.id, enabled: false, disabledReason: 'gone' }),
+    );
     await newUser();
     await runSender();
     expect(received.filter((r) => r.path === '/gone')).toHaveLength(1);

@@ -25,6 +25,7 @@ import {
   listWebhooks,
   queueFigures,
   type QueueFigures,
+  reasonOf,
   recentDeliveries,
   webhookById,
   type WebhookRow,
@@ -152,7 +153,7 @@ function toPublic(r: WebhookRow, q: QueueFigures | undefined, now: number): z.in
     eventTypes: r.eventTypes,
     enabled: r.enabled,
     description: r.description,
-    disabledReason: r.disabledReason === 'gone' || r.disabledReason === 'failing' ? r.disabledReason : null,
+    disabledReason: reasonOf(r.disabledReason),
     disabledAt: isoOrNull(r.disabledAt),
     failingSince: isoOrNull(r.failingSince),
     previousSecretExpiresAt:

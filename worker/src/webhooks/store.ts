@@ -2,7 +2,7 @@
  * Webhook subscriptions and their deliveries in libSQL (schema/webhooks.ts): reads, the queue's figures, and
  * the per-instance snapshot that tells the after-response kick whether there is anything to send at all.
  */
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import { webhookDeliveries, webhooks } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
 import { ProblemError } from '../http/problem.js';
@@ -52,6 +52,35 @@ export function recentDeliveries(db: Db, webhookId: string, limit: number): Prom
     .where(eq(webhookDeliveries.webhookId, webhookId))
     .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
     .limit(limit);
+}
+
+/** Why the service disabled a subscription, as the API says it. */
+export function reasonOf(reason: string | null): 'gone' | 'failing' | null {
+  return reason === 'gone' || reason === 'failing' ? reason : null;
+}
+
+/**
+ * The subscriptions needing attention (the administrator's overview): failing now, or disabled by the service;
+ * with their queue's depth, oldest failure first.
+ */
+export async function failingWebhooks(db: Db) {
+  const [rows, queues] = await Promise.all([
+    db
+      .select()
+      .from(webhooks)
+      .where(or(isNotNull(webhooks.failingSince), isNotNull(webhooks.disabledReason))),
+    queueFigures(db),
+  ]);
+  return rows
+    .sort((a, b) => (a.failingSince ?? a.disabledAt ?? 0) - (b.failingSince ?? b.disabledAt ?? 0))
+    .map((r) => ({
+      id: r.id,
+      url: r.url,
+      enabled: r.enabled,
+      failingSince: r.failingSince,
+      disabledReason: reasonOf(r.disabledReason),
+      queueDepth: queues.get(r.id)?.depth ?? 0,
+    }));
 }
 
 /** How long the instance trusts its snapshot of "is any subscription enabled?". */
