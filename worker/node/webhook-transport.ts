@@ -6,8 +6,8 @@
  * followed (node:http follows none), the answer is read up to ANSWER_BYTES, and the call ends at its timeout.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { addressRefusal, checkTarget, type TargetRules } from '../src/webhooks/targets.js';
 import { ANSWER_BYTES, type WebhookFetch } from '../src/webhooks/transport.js';
@@ -37,6 +37,12 @@ export function checkedLookup(urlHost: string, rules: TargetRules, resolve: Reso
 
 /** The transport of the Node host; `resolve` replaces DNS in tests. */
 export function createWebhookTransport(resolve: Resolver = systemResolver): WebhookFetch {
+  // Kept-alive connections per receiver: a socket is reused only for the host and port it was opened to, and
+  // was opened to an address the lookup checked.
+  const agents = {
+    http: new HttpAgent({ keepAlive: true, maxSockets: 8 }),
+    https: new HttpsAgent({ keepAlive: true, maxSockets: 8 }),
+  };
   return (req) =>
     new Promise((done, fail) => {
       const target = checkTarget(req.url, req.rules);
@@ -50,12 +56,12 @@ export function createWebhookTransport(resolve: Resolver = systemResolver): Webh
           method: 'POST',
           headers: { ...req.headers, 'content-length': String(body.length) },
           lookup: checkedLookup(target.host, req.rules, resolve),
-          agent: false,
+          agent: target.url.protocol === 'https:' ? agents.https : agents.http,
         },
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
-          const finish = () => {
+          const finish = (cut: boolean) => {
             clearTimeout(timer);
             const retryAfter = res.headers['retry-after'];
             done({
@@ -63,15 +69,16 @@ export function createWebhookTransport(resolve: Resolver = systemResolver): Webh
               retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
               body: Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8'),
             });
-            res.destroy();
+            // A longer answer is cut (its socket closed); a whole one leaves the socket to the next call.
+            if (cut) res.destroy();
           };
           res.on('data', (chunk: Buffer) => {
             chunks.push(chunk);
             size += chunk.length;
-            if (size >= ANSWER_BYTES) finish();
+            if (size >= ANSWER_BYTES) finish(true);
           });
-          res.on('end', finish);
-          res.on('error', finish);
+          res.on('end', () => finish(false));
+          res.on('error', () => finish(true));
         },
       );
       timer = setTimeout(

@@ -28,7 +28,7 @@ export function createWebhookKicker(): (c: Context<AppEnv>) => void {
         do {
           state.again = false;
           if (!(await anyEnabled(c.var.scope.db))) return;
-          await deliverDue(c.var.scope, 1);
+          await deliverDue(c.var.scope);
         } while (state.again);
       } finally {
         state.running = false;

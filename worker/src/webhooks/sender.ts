@@ -38,6 +38,8 @@ export const DISABLE_AFTER_MS = 5 * 24 * HOUR;
 export const DELIVERY_LEASE_MS = 2 * MINUTE;
 /** Deliveries claimed per round. */
 const BATCH = 50;
+/** Recorded attempts written together (at most this many are sent again after a crash). */
+const FLUSH_EVERY = 10;
 /** Delivered and given-up deliveries are kept this long (the attempts list), then purged. */
 export const KEEP_MS = 7 * 24 * HOUR;
 
@@ -93,8 +95,18 @@ async function signingSecrets(scope: SenderScope, hook: WebhookRow, now: number)
 
 type Outcome = 'delivered' | 'retry' | 'failed' | 'gone';
 
-/** Sends one delivery and records the attempt; returns its outcome. */
-async function attempt(scope: SenderScope, row: DeliveryRow, hook: WebhookRow, holder: string): Promise<Outcome> {
+/**
+ * Sends one delivery (signed with `secrets`); returns its outcome and the writes that record it. A success's
+ * writes may wait for the others of the round (one transaction for many: a crash before it sends them again,
+ * with the same webhook-id); a failure's are written at once by the caller.
+ */
+async function attempt(
+  scope: SenderScope,
+  row: DeliveryRow,
+  hook: WebhookRow,
+  secrets: () => Promise<string[]>,
+  holder: string,
+): Promise<{ outcome: Outcome; writes: BatchItem<'sqlite'>[] }> {
   const { db } = scope;
   const body = webhookBody(row.type, row.at, row.payload);
   const sentAt = scope.now();
@@ -104,7 +116,7 @@ async function attempt(scope: SenderScope, row: DeliveryRow, hook: WebhookRow, h
   let answer: WebhookAnswer | null = null;
   let error = '';
   try {
-    const signature = await signatureHeader(await signingSecrets(scope, hook, sentAt), row.id, timestamp, body);
+    const signature = await signatureHeader(await secrets(), row.id, timestamp, body);
     answer = await send({
       url: hook.url,
       headers: {
@@ -148,9 +160,7 @@ async function attempt(scope: SenderScope, row: DeliveryRow, hook: WebhookRow, h
       })
       .where(mine),
   ];
-  if (ok) {
-    writes.push(db.update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, hook.id)));
-  } else {
+  if (!ok) {
     writes.push(
       db
         .update(webhooks)
@@ -159,10 +169,9 @@ async function attempt(scope: SenderScope, row: DeliveryRow, hook: WebhookRow, h
     );
     writes.push(...disableWrites(scope, hook, now, outcome === 'gone' ? 'gone' : 'failing'));
   }
-  await db.batch(writes as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
   countDelivery(outcome);
   if (!ok) scope.logger.info('webhook attempt failed', { webhookId: hook.id, delivery: row.id, status, error });
-  return outcome;
+  return { outcome, writes };
 }
 
 /**
@@ -223,14 +232,31 @@ export async function deliverDue(scope: SenderScope, rounds = 10): Promise<Recor
         const rows = claimed.filter((r) => r.webhookId === id);
         const hook = hooks.get(id);
         let sent = 0;
+        // Opened once per round (a key derivation each), not once per delivery.
+        let opened: Promise<string[]> | undefined;
+        const secrets = () => (opened ??= signingSecrets(scope, hook!, scope.now()));
+        const pending: BatchItem<'sqlite'>[] = [];
+        let cleared = false;
+        const flush = async () => {
+          if (pending.length === 0) return;
+          await scope.db.batch(pending.splice(0) as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
+        };
         try {
           for (const row of rows) {
             if (!hook?.enabled) break;
             sent += 1;
-            const outcome = await attempt(scope, row, hook, holder);
+            const { outcome, writes } = await attempt(scope, row, hook, secrets, holder);
+            pending.push(...writes);
             counts[outcome] += 1;
             if (outcome !== 'delivered') break;
+            // A success ends the subscription's failing spell (before any later failure's writes).
+            if (!cleared && hook.failingSince !== null) {
+              cleared = true;
+              pending.push(scope.db.update(webhooks).set({ failingSince: null }).where(eq(webhooks.id, id)));
+            }
+            if (pending.length >= FLUSH_EVERY) await flush();
           }
+          await flush();
         } catch (err) {
           scope.logger.error('webhook delivery not recorded', { webhookId: id, err });
         } finally {
