@@ -3023,7 +3023,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed" | "webhook_disabled";
             /** @description the account the mail is about */
             userId: string | null;
             userLogin: string | null;
@@ -3156,6 +3156,21 @@ export interface components {
                      */
                     measuredAt: string;
                 } | null;
+            };
+            /** @description webhook subscriptions needing attention (docs/webhooks.md), the first 5 */
+            webhooks: {
+                /** @description subscriptions whose last attempt failed, or that the service disabled */
+                failing: number;
+                items: {
+                    id: string;
+                    url: string;
+                    enabled: boolean;
+                    /** Format: date-time */
+                    failingSince: string | null;
+                    /** @enum {string|null} */
+                    disabledReason: "gone" | "failing" | null;
+                    queueDepth: number;
+                }[];
             };
             mail: {
                 /**
@@ -8361,7 +8376,7 @@ export interface operations {
                 limit?: number;
                 offset?: number | null;
                 status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
-                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed" | "webhook_disabled";
                 /** @description the address, ignoring case */
                 recipient?: string;
             };
@@ -8483,7 +8498,7 @@ export interface operations {
                 limit?: number;
                 offset?: number | null;
                 status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
-                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed" | "webhook_disabled";
             };
             header?: never;
             path?: never;
