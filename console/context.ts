@@ -38,5 +38,9 @@ export interface TokenItem {
   prefix: string;
   createdAt: string;
   lastUsedAt: string | null;
+  /** the client address of the last recorded use */
+  lastUsedIp: string | null;
   expiresAt: string | null;
+  /** null: everything its owner may do (docs/api.md, "API token scopes") */
+  scopes: string[] | null;
 }

@@ -35,7 +35,7 @@ export function sessionColumns(): string[] {
 
 /** The column heads of an API tokens table: the user's own (tokens page) and a user's (administrator). */
 export function tokenColumns(): string[] {
-  return ['name', 'prefix', 'created', 'lastUsed', 'expires', 'actions'].map((k) => t(`tokens.${k}`));
+  return ['name', 'prefix', 'scopesColumn', 'created', 'lastUsed', 'expires', 'actions'].map((k) => t(`tokens.${k}`));
 }
 
 /**

@@ -16,6 +16,10 @@ export const apiTokens = sqliteTable(
     lastUsedAt: integer('last_used_at'),
     expiresAt: integer('expires_at'),
     revokedAt: integer('revoked_at'),
+    /** The token's scopes (worker/src/auth/token-scopes.ts); null: every scope its owner's rights allow. */
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>(),
+    /** The client address of the last recorded use (with lastUsedAt, at most once a minute). */
+    lastUsedIp: text('last_used_ip'),
   },
   (t) => [index('api_tokens_user').on(t.userId)],
 );

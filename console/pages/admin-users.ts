@@ -423,8 +423,11 @@ const one: PageScript = async (ctx) => {
       return [
         tok.name,
         clip(`${tok.prefix}…`, 'code'),
+        tok.scopes ? tok.scopes.join(', ') : t('tokens.everything'),
         formatDate(tok.createdAt),
-        formatDate(tok.lastUsedAt) || t('tokens.never'),
+        tok.lastUsedAt
+          ? `${formatDate(tok.lastUsedAt)}${tok.lastUsedIp ? ` (${tok.lastUsedIp})` : ''}`
+          : t('tokens.never'),
         formatDate(tok.expiresAt) || t('profile.never'),
         revoke,
       ];

@@ -218,8 +218,13 @@ const tokens: PageScript = async (ctx: PageContext) => {
       return [
         text(tok.name),
         clip(`${tok.prefix}…`, 'code'),
+        text(tok.scopes ? tok.scopes.join(', ') : t('tokens.everything')),
         text(formatDate(tok.createdAt)),
-        text(formatDate(tok.lastUsedAt) || t('tokens.never')),
+        text(
+          tok.lastUsedAt
+            ? `${formatDate(tok.lastUsedAt)}${tok.lastUsedIp ? ` (${tok.lastUsedIp})` : ''}`
+            : t('tokens.never'),
+        ),
         text(formatDate(tok.expiresAt) || t('profile.never')),
         revoke,
       ];
@@ -239,11 +244,13 @@ const tokens: PageScript = async (ctx: PageContext) => {
   onSubmit(form, message, async () => {
     const name = byId<HTMLInputElement>('token-name').value.trim();
     const days = byId<HTMLInputElement>('token-days').value;
+    // None ticked: a token that may do everything its owner may (docs/api.md, "API token scopes").
+    const scopes = [...form.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map((i) => i.value);
     let token: TokenItem & { token: string };
     try {
       token = await api('/v4/users/me/tokens', {
         method: 'POST',
-        json: { name, ...(days ? { expiresInDays: Number(days) } : {}) },
+        json: { name, ...(days ? { expiresInDays: Number(days) } : {}), ...(scopes.length ? { scopes } : {}) },
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'REAUTHENTICATION_REQUIRED') {

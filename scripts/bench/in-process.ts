@@ -20,6 +20,7 @@ import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';
 import { openDatabase, prepareEmbedded } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { nodeStaticFiles } from '../../worker/node/static-files.js';
+import { ONE_ADDRESS_ENV } from './node-host.js';
 
 const requested = process.argv[2] ?? 'bearer';
 const overhead = requested.endsWith('-overhead');
@@ -35,6 +36,8 @@ async function build() {
     SESSION_SECRET_KEY: 'in-process-bench-session-key-0123456789',
     AUTH_BOOTSTRAP_ADMIN_LOGIN: 'admin',
     AUTH_BOOTSTRAP_ADMIN_PASSWORD: 'Adm#1passWord',
+    // One address sends every login (the bound would answer 429 after its burst).
+    ...ONE_ADDRESS_ENV,
   });
   const database = openDatabase(env);
   await prepareEmbedded(database.db);

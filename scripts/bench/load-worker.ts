@@ -22,6 +22,13 @@ import {
 } from './protocol.js';
 import { percentile } from './stats.js';
 
+/** autocannon's setupClient: the next connection's own headers. */
+function perConnection(job: LoadJob): (client: { setHeaders(h: Record<string, string>): void }) => void {
+  const each = job.perConnection!;
+  let next = 0;
+  return (client) => client.setHeaders({ ...job.headers, ...each[next++ % each.length] });
+}
+
 /**
  * One autocannon run of the warm-up and the measured part together: the closed loop never stops in
  * between, and only what is answered after the warm-up counts. (Two runs, one after the other, let
@@ -51,6 +58,7 @@ function runLoad(job: LoadJob): Promise<LoadResult> {
         headers: job.headers,
         body: job.body,
         ...(job.requests ? { requests: job.requests } : {}),
+        ...(job.perConnection ? { setupClient: perConnection(job) } : {}),
         connections: job.connections,
         duration: job.warmupSeconds + job.durationSeconds,
       },

@@ -22,6 +22,8 @@ export interface LoadJob {
    * `requests`; `path` is the absolute path on the url's origin). The soak scenario's traffic.
    */
   requests?: Array<{ method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }>;
+  /** Connection i adds (or overrides) `perConnection[i % length]` to `headers`: a client of its own each. */
+  perConnection?: Array<Record<string, string>>;
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;

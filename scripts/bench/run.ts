@@ -9,6 +9,7 @@
  *   ceiling       GET /ping of a bare Hono route on @hono/node-server
  *   liveness      GET /health/live under load (our framework without authentication)
  *   basic-login   POST /v3/login_without_session with Basic, a local account, under load
+ *   basic-login-accounts   the same with one account per connection (seeded)
  *   session-login POST /v3/login (JSON): a password check and a new session per request
  *   bearer        GET /v4/users/me with a personal API token, under load
  *   cookie        GET /v4/users/me with a session cookie, under load
@@ -109,6 +110,7 @@ import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
 import {
   basicLogin,
+  basicLoginAccounts,
   bearer,
   cookie,
   liveness,
@@ -186,6 +188,7 @@ type NodeScenario = (ctx: NodeScenarioContext) => Promise<ScenarioResult>;
 const NODE_SCENARIOS: Record<string, NodeScenario> = {
   liveness,
   'basic-login': basicLogin,
+  'basic-login-accounts': basicLoginAccounts,
   'session-login': sessionLogin,
   bearer: (ctx) => bearer(ctx),
   cookie: (ctx) => cookie(ctx),
@@ -299,6 +302,7 @@ async function runNodeScenarios(
           adminPassword,
           config,
           sessionSecret: env.SESSION_SECRET_KEY!,
+          dbFile: host.dbFile,
         });
       } catch (err) {
         r = failed(name, err);

@@ -3,7 +3,9 @@
  * endpoint answers as expected (so a missing endpoint or a wrong credential fails with a clear
  * message instead of measuring error responses), then hands the load to the pinned load process.
  */
+import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
 import { startHashWorker, type RawHashRun } from './raw-hash.js';
+import { seededLogin, seedAccounts } from './seed.js';
 import { runJob } from './load.js';
 import { ADMIN_LOGIN } from './node-host.js';
 import { cpuMeter, rssSampler, untilQuiet, type CpuShare } from './processes.js';
@@ -29,6 +31,8 @@ export interface NodeScenarioContext {
   config: BenchConfig;
   /** the host's SESSION_SECRET_KEY (to sign cookies of seeded sessions) */
   sessionSecret: string;
+  /** the host's database file (to seed accounts into) */
+  dbFile: string;
 }
 
 /** A scenario cannot run (endpoint missing, unexpected answer): reported as failed, with the reason. */
@@ -72,6 +76,8 @@ export interface LoadRequest {
   method?: LoadJob['method'];
   headers?: Record<string, string>;
   body?: string;
+  /** per connection, added to `headers` (LoadJob.perConnection) */
+  perConnection?: Array<Record<string, string>>;
 }
 
 /**
@@ -91,6 +97,7 @@ export async function loadScenario(
     method: r.method ?? 'GET',
     headers: r.headers ?? {},
     body: r.body,
+    perConnection: r.perConnection,
     connections,
     warmupSeconds,
     durationSeconds,
@@ -183,6 +190,35 @@ export async function basicLogin(ctx: NodeScenarioContext): Promise<ScenarioResu
   );
   await res.json(); // must be JSON (the profile)
   return pairedWithHash(ctx, 'basic-login', { url: `${ctx.base}/v3/login_without_session`, method: 'POST', headers });
+}
+
+/** The password of the accounts seeded for basic-login-accounts. */
+const SEEDED_PASSWORD = 'Bn#7seededPassw0rd';
+
+/**
+ * basic-login with one account per connection (seeded into the host's database): the same rate as
+ * one account, or a per-account rule costs the logins something.
+ */
+export async function basicLoginAccounts(ctx: NodeScenarioContext): Promise<ScenarioResult> {
+  const n = ctx.config.connections;
+  // Numbered past the accounts other scenarios seed (growth, attack use their own hosts).
+  const offset = 900_000;
+  seedAccounts(ctx.dbFile, n, {
+    passwordHash: await createNodeNativeHasher().hash(SEEDED_PASSWORD),
+    now: Date.now(),
+    offset,
+  });
+  const perConnection = Array.from({ length: n }, (_, i) => ({
+    authorization: basic(seededLogin(offset + i + 1), SEEDED_PASSWORD),
+  }));
+  const url = `${ctx.base}/v3/login_without_session`;
+  await expectStatus(
+    url,
+    { method: 'POST', headers: perConnection[0] },
+    200,
+    'POST /v3/login_without_session (seeded)',
+  );
+  return pairedWithHash(ctx, 'basic-login-accounts', { url, method: 'POST', perConnection });
 }
 
 /** Rounds of the login scenarios, each a raw argon2id run and then the logins (LOGIN_ROUNDS). */

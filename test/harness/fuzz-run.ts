@@ -138,7 +138,7 @@ export function curlOf(origin: string, r: FuzzRequest): string {
  * - login_attempts, login_locks: the throttle of failed logins (lockout counting is the point);
  * - job_leases: the background jobs' leases, taken whatever the request;
  * - password_reset_requests: the rate limit of reset requests counts the refused ones too;
- * - api_tokens.last_used_at, sessions.last_seen_at, users.last_login_at and last_activity_at:
+ * - api_tokens.last_used_at and last_used_ip, sessions.last_seen_at, users.last_login_at and last_activity_at:
  *   written by a successful authentication, which precedes the refusal of what was asked;
  * - unused `welcome` rows of password_reset_tokens: the event handler makes a new account's link in
  *   the background, after the request that created it (their use stays in the fingerprint).
@@ -157,7 +157,7 @@ const KEPT_ROWS: Record<string, string> = {
   password_reset_tokens: "purpose <> 'welcome' or used_at is not null",
 };
 const EXCLUDED_COLUMNS: Record<string, string[]> = {
-  api_tokens: ['last_used_at'],
+  api_tokens: ['last_used_at', 'last_used_ip'],
   sessions: ['last_seen_at'],
   users: ['last_login_at', 'last_activity_at'],
 };

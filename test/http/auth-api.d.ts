@@ -129,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with an API token, without a session
-         * @description Bearer. Any role.
+         * @description Bearer. Any role. An API token needs the scope account:read.
          *
          *     Credentials in `Authorization: Bearer <API token>`; local accounts only. Creates no session and sets no cookie. 401 for an unknown, expired or revoked token, or a blocked or deleted account.
          */
@@ -245,7 +245,7 @@ export interface paths {
         put?: never;
         /**
          * End the current session
-         * @description Session cookie or Bearer. Any role.
+         * @description Session cookie or Bearer. Any role. An API token needs the scope account:write.
          *
          *     The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. The session is ended by the id its credential carries, signed, without reading it first (one database round trip).
          *
@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * End every session of the caller
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:write.
          *
          *     Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.
          *
@@ -295,7 +295,7 @@ export interface paths {
         };
         /**
          * The caller's own account
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -305,7 +305,7 @@ export interface paths {
         head?: never;
         /**
          * Change the caller's own preferences: the language of its mails
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:write.
          *
          *     The console sets it when the user picks a language (docs/mail.md, "Language"). A preference: it ends nothing and is not audited.
          */
@@ -321,7 +321,7 @@ export interface paths {
         };
         /**
          * The caller's live API tokens
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.
          *
          *     Never returns secrets.
          */
@@ -352,7 +352,7 @@ export interface paths {
         get?: never;
         /**
          * Change the caller's password
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     The old password in the body. Allowed while the password is expired (the only thing allowed then).
          *
@@ -382,7 +382,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one of the caller’s API tokens
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic).
          *
          *     The token stops working at once.
          */
@@ -425,7 +425,7 @@ export interface paths {
         };
         /**
          * The caller's passkeys
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.
          *
          *     Names, dates and flags; never a key or a credential id.
          */
@@ -567,7 +567,7 @@ export interface paths {
         };
         /**
          * The caller's second factors (never their secrets) and recovery codes left
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.
          */
         get: operations["listOwnSecondFactors"];
         put?: never;
@@ -589,14 +589,14 @@ export interface paths {
         put?: never;
         /**
          * Start a TOTP enrolment: the secret, once, as an otpauth:// URI and a QR code
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     Replaces an unconfirmed enrolment; 409 when a TOTP factor is confirmed already (remove it first). Confirm with POST /v4/users/me/totp/confirm. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
         post: operations["startOwnTotpEnrolment"];
         /**
          * Remove the caller's TOTP factor
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     404 without one. The account's other sessions end and the user is told by mail. The recovery codes stay (they work again only once a factor is confirmed).
          */
@@ -617,7 +617,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm a TOTP enrolment with a valid code
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     A wrong code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). 409 without a started enrolment. The factor is then required at every login; the account's other sessions end (this one, if a session, counts as verified now) and the user is told by mail.
          */
@@ -639,7 +639,7 @@ export interface paths {
         put?: never;
         /**
          * Generate 10 recovery codes (the earlier ones stop working)
-         * @description Session cookie, Basic or Bearer. Any role. Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md). An account without one needs Basic or a session signed in within MFA_STEP_UP_MIN minutes (else 403 REAUTHENTICATION_REQUIRED).
          *
          *     Shown once. 409 without a confirmed second factor.
          */
@@ -661,7 +661,7 @@ export interface paths {
         put?: never;
         /**
          * Step-up: verify a second factor for this session
-         * @description Session cookie or Bearer. Any role.
+         * @description Session cookie or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic).
          *
          *     The session cookie or its OAuth access token, and exactly one of `code` and `recoveryCode`. Records the verification on the session: for MFA_STEP_UP_MIN minutes it may do sensitive operations. A wrong code is 401 INVALID_CREDENTIALS and counts like a wrong password of the account (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). The code of the last accepted step again (the code that just confirmed an enrolment, say): 401 INVALID_CREDENTIALS with `reason: "replayed"` and `retryAfter`, the seconds until the next code, not counted. 400 when not a session; 409 when the account has no second factor; 422: neither or both.
          */
@@ -681,14 +681,14 @@ export interface paths {
         };
         /**
          * A user's second factors (never their secrets)
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          */
         get: operations["listUserSecondFactors"];
         put?: never;
         post?: never;
         /**
          * Remove every second factor of a user (a lost authenticator): TOTP, passkeys, recovery codes
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Audited (mfa.factor_removed, crud_admin); every session of the user ends; the user is told by mail. 404 for an unknown user; 204 also when there was nothing to remove.
          */
@@ -707,7 +707,7 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          *
          *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status and source, sorted by login, creation or last login (prefix `-` for descending).
          */
@@ -715,7 +715,7 @@ export interface paths {
         put?: never;
         /**
          * Create a local account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed.
          *
          *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a password the account cannot sign in until its user chooses one through the welcome mail's link, which needs `email` (422 without it); with one, the welcome mail says the account exists, that the administrator gives the password, and where to sign in. 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
          */
@@ -735,7 +735,7 @@ export interface paths {
         };
         /**
          * The caller's live sessions
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.
          */
         get: operations["listOwnSessions"];
         put?: never;
@@ -755,7 +755,7 @@ export interface paths {
         };
         /**
          * Live sessions of all accounts
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          *
          *     Paginated (limit at most 100, offset), most recently used first, filtered by a substring of the login. Each names its account; ending one is DELETE /v4/users/{userId}/sessions/{sessionId} (endUserSession).
          */
@@ -780,7 +780,7 @@ export interface paths {
         post?: never;
         /**
          * End one of the caller’s sessions
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:write.
          *
          *     The session is refused at once.
          */
@@ -799,7 +799,7 @@ export interface paths {
         };
         /**
          * A user's live sessions
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          */
         get: operations["listUserSessions"];
         put?: never;
@@ -822,7 +822,7 @@ export interface paths {
         post?: never;
         /**
          * End one of a user's sessions
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     The session is refused at once.
          */
@@ -841,14 +841,14 @@ export interface paths {
         };
         /**
          * Read an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          */
         get: operations["getUser"];
         put?: never;
         post?: never;
         /**
          * Delete an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     Its sessions and tokens stop at once; its login stays reserved for USER_LOGIN_REUSE_DAY days. Not the last active administrator (409).
          */
@@ -857,7 +857,7 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Nobody changes their own role; the last active administrator cannot be demoted (409); super-access cannot change roles (403). sessionLimit is at most AUTH_SESSIONS_MAX_COUNT. A new email ends the reset and welcome links mailed before.
          */
@@ -875,7 +875,7 @@ export interface paths {
         put?: never;
         /**
          * Block an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     Its sessions and its reset and welcome links end for good (an unblock does not revive them) and its API tokens are refused at once, while it stays blocked. Not the last active administrator (409).
          */
@@ -897,7 +897,7 @@ export interface paths {
         put?: never;
         /**
          * Unblock an account
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked (an administrator's password reset revokes them all) work again.
          */
@@ -919,7 +919,7 @@ export interface paths {
         put?: never;
         /**
          * End a failed-login lock
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed, except on an account with administrator or auditor rights (403).
          */
         post: operations["unlockUser"];
         delete?: never;
@@ -939,7 +939,7 @@ export interface paths {
         put?: never;
         /**
          * Reset a password
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
          */
@@ -961,7 +961,7 @@ export interface paths {
         put?: never;
         /**
          * Grant temporary super-access
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU minutes (or `minutes`). Granted and ended in the audit log.
          *
@@ -990,7 +990,7 @@ export interface paths {
         post: operations["grantSuperAccess"];
         /**
          * End super-access now
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: refused (403).
          */
         delete: operations["endSuperAccess"];
         options?: never;
@@ -1007,7 +1007,7 @@ export interface paths {
         };
         /**
          * A user's live API tokens
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          *
          *     Never the secrets.
          */
@@ -1032,7 +1032,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a user's API token
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     It stops working at once.
          */
@@ -1051,7 +1051,7 @@ export interface paths {
         };
         /**
          * The UI-editable settings
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Every variable of the groups API, Security, Mail and Error tracking (and AUTH_NEW_DEVICE_MAIL) with its effective value, source (ui, env, default), type, default and bounds. Secrets are never returned: only whether they are set.
          */
@@ -1063,7 +1063,7 @@ export interface paths {
         head?: never;
         /**
          * Change one or many settings, atomically
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY (503 while neither is set: an edge host; the Node host keeps a generated key). Every value is checked (type, bounds) and so is the combination in force after the change (saved, environment and default values): the pairs min ≤ max, and a password policy some password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds (the error-tracking variable PROFILE after a restart).
          *
@@ -1084,7 +1084,7 @@ export interface paths {
         post?: never;
         /**
          * Reset a setting to its environment or default value
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Removes the value saved through the settings API. 422 naming the conflicting settings when the environment or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.
          */
@@ -1103,7 +1103,7 @@ export interface paths {
         };
         /**
          * OIDC identity providers
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Client secrets are never returned.
          */
@@ -1111,7 +1111,7 @@ export interface paths {
         put?: never;
         /**
          * Add an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     409 when the name is taken. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
@@ -1131,7 +1131,7 @@ export interface paths {
         };
         /**
          * Read an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Client secrets are never returned.
          */
@@ -1140,14 +1140,14 @@ export interface paths {
         post?: never;
         /**
          * Remove an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          */
         delete: operations["deleteIdentityProvider"];
         options?: never;
         head?: never;
         /**
          * Change an OIDC identity provider
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is sent to the issuer): otherwise 422 naming clientSecret, and nothing changes. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          *
@@ -1165,7 +1165,7 @@ export interface paths {
         };
         /**
          * LDAP server records
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Service passwords are never returned.
          */
@@ -1173,7 +1173,7 @@ export interface paths {
         put?: never;
         /**
          * Add an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown one), so it must reveal nothing secret. 409 when the name is taken. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
@@ -1193,7 +1193,7 @@ export interface paths {
         };
         /**
          * Read an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Service passwords are never returned.
          */
@@ -1202,7 +1202,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Accounts of this server stay, but cannot log in until a record of the same name exists again.
          */
@@ -1211,7 +1211,7 @@ export interface paths {
         head?: never;
         /**
          * Change an LDAP server record
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL not in the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: otherwise 422 naming bindPassword, and nothing changes. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
@@ -1229,7 +1229,7 @@ export interface paths {
         put?: never;
         /**
          * Test the connection to an LDAP server
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403).
          *
          *     Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, `ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an `ldap.test` audit event (ext_service_access).
          */
@@ -1295,7 +1295,7 @@ export interface paths {
         };
         /**
          * Health of the audit pipeline
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope logs:read. Super-access: allowed.
          *
          *     Read from the outbox (libSQL), never from the store: per stream, the events waiting for delivery, the age of the oldest, the dead letters and the last delivery error; and the last run of the shipping job (`ship-audit-outbox`).
          */
@@ -1317,7 +1317,7 @@ export interface paths {
         };
         /**
          * Audit log types
-         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope logs:read. Super-access: refused (403).
          *
          *     One type per AUDIT_*_PATTERN variable, with its effective index pattern, what it records, and its event types (`eventTypes`: outcomes, description, `data` fields).
          *
@@ -1403,7 +1403,7 @@ export interface paths {
         put?: never;
         /**
          * Search an audit log (query DSL)
-         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope logs:read. Super-access: refused (403).
          *
          *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered; nested deeper than 64 levels: 422. The worker adds a server-side `timeout` (80% of LOGSTORE_TIMEOUT; the answer then says `timed_out`). The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 when LOGSTORE_URLS names a node outside the bridge's LOGSTORE_ALLOWED_URLS (`cause` LOGSTORE_URL_NOT_ALLOWED), or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node. While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database: the query DSL subset of docs/audit-logs-embedded.md (match_all, match_none, term, terms, ids, exists, prefix, range, bool, constant_score; sort by @timestamp and event.id; from, size, search_after, _source, track_total_hits, post_filter); anything else is 422 VALIDATION with `cause` LOGSTORE_REQUIRED naming each key (`errors`).
          *
@@ -1487,7 +1487,7 @@ export interface paths {
         put?: never;
         /**
          * Field capabilities of an audit log
-         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope logs:read. Super-access: refused (403).
          *
          *     The query runs on the type's configured index pattern only (404 for any other type), as the caller: the login goes to the store as `x-proxy-user`, the value of the account attribute named by LOGSTORE_USER_ROLE_ATTRIBUTE as `x-proxy-roles`. No query parameters (422 naming each). Bodies over AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered; nested deeper than 64 levels: 422. `fields` goes in the body (a list, or a comma-separated string; default `*`), with an optional `index_filter` query. The store's own refusal of the query is 400 QUERY_REJECTED with its reason (`storeError`); its 403 (the proxy role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed, the store's certificate was not verified, or it answered another error (`upstreamStatus`); 503 when LOGSTORE_URLS names a node outside the bridge's LOGSTORE_ALLOWED_URLS (`cause` LOGSTORE_URL_NOT_ALLOWED), or the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node. While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database: the query DSL subset of docs/audit-logs-embedded.md (match_all, match_none, term, terms, ids, exists, prefix, range, bool, constant_score; sort by @timestamp and event.id; from, size, search_after, _source, track_total_hits, post_filter); anything else is 422 VALIDATION with `cause` LOGSTORE_REQUIRED naming each key (`errors`).
          *
@@ -1569,7 +1569,7 @@ export interface paths {
         };
         /**
          * Find audit events (simple form)
-         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope logs:read. Super-access: refused (403).
          *
          *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Newest first (`@timestamp`, then `event.id`), `size` per page (default 50, at most 500); `nextCursor` continues after the page's last event (search_after), so pages never skip or repeat an event. A cursor this service did not make: 422. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; a node outside the bridge's LOGSTORE_ALLOWED_URLS (`cause` LOGSTORE_URL_NOT_ALLOWED), or the bridge not configured or unreachable: 503. While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database (docs/audit-logs-embedded.md).
          *
@@ -1653,7 +1653,7 @@ export interface paths {
         };
         /**
          * Export audit events (NDJSON or CSV)
-         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Roles: admin, auditor. An API token needs the scope logs:read. Super-access: refused (403).
          *
          *     Filters (all optional, combined with AND): `user` (actor or subject login, exact), `ip`, `outcome`, `type` (comma-separated, any of), `from` (inclusive) and `to` (exclusive) in ISO 8601. Other query parameters: 422 naming each. Every matching event, newest first, streamed as an attachment (pages of 500 through the store): `format=ndjson` (default; one event per line, as stored) or `csv` (columns `timestamp`, `event.id`, `event.type`, `event.outcome`, `actor.login`, `subject.login`, `source.ip`, `document`; `document` is the whole event as JSON; cells starting with = + - @ get a leading apostrophe). At most 100000 events: more matches are refused with 422 before anything is sent (narrow `from`/`to`). A failure after the first page aborts the transfer, so a partial file is never complete-looking. The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; a node outside the bridge's LOGSTORE_ALLOWED_URLS (`cause` LOGSTORE_URL_NOT_ALLOWED), or the bridge not configured or unreachable: 503. While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database (docs/audit-logs-embedded.md).
          *
@@ -1737,7 +1737,7 @@ export interface paths {
         };
         /**
          * The notification history (mails)
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          *
          *     Every notification, filtered by status, kind and recipient; paginated (limit at most 100, offset). Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.
          */
@@ -1759,7 +1759,7 @@ export interface paths {
         };
         /**
          * The mail of a notification in the development outbox (.eml)
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed, except on an account with administrator or auditor rights (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed, except on an account with administrator or auditor rights (403).
          *
          *     The message the Node host wrote to its development outbox (status outbox: no mail server configured), as an RFC 5322 file to open in a mail client (Content-Disposition: attachment). It holds the link of the mail, if any, as a mailbox would: an administrator may open any (an administrator may set any password anyway; docs/mail.md, "Development outbox"), lent rights only the mail of an unprivileged account. 404 for a notification that is not in the outbox (sent, pending, given up, purged, or the edge host, which has none).
          */
@@ -1781,7 +1781,7 @@ export interface paths {
         };
         /**
          * The caller's own notifications
-         * @description Session cookie, Basic or Bearer. Any role.
+         * @description Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.
          *
          *     The mails about the caller's account only, filtered by status and kind. Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.
          */
@@ -1803,7 +1803,7 @@ export interface paths {
         };
         /**
          * The administrator's overview
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: refused (403).
          *
          *     Failed logins and locks of the last 24 hours, live sessions, accounts needing attention (blocked, expired password, inactive soon), mail delivery failures, and the state of the log store and of mail: counts with the first few items of each. The 24-hour numbers read the audit outbox, which holds shipped events OUTBOX_RETENTION_DAY days with a log store and AUDIT_LOCAL_RETENTION_DAYS days without.
          */
@@ -1977,7 +1977,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test mail
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` (default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and the server's reply code and text, never the password. The password follows the rule of a settings write: with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too (422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development outbox (outcome outbox, file); the edge answers not_configured.
          */
@@ -2276,13 +2276,24 @@ export interface components {
             createdAt: string;
             /** @description updated at most once a minute */
             lastUsedAt: string | null;
+            /** @description the client address of the last use recorded (with lastUsedAt) */
+            lastUsedIp: string | null;
             expiresAt: string | null;
+            /** @description what the token may be used for (docs/api.md, "API token scopes"), within its owner's rights; null: everything its owner may do (a token made without scopes, as every token made before scopes existed) */
+            scopes: ("account:read" | "account:write" | "users:read" | "users:write" | "settings:read" | "settings:write" | "logs:read")[] | null;
         };
         ApiTokenRequest: {
             /** @example ci-pipeline */
             name: string;
-            /** @description omitted: the token does not expire */
-            expiresInDays?: number;
+            /** @description the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED */
+            expiresInDays?: number | null;
+            /**
+             * @description what the token may be used for (docs/api.md, "API token scopes"), within the owner's rights at each request; omitted: everything the owner may do
+             * @example [
+             *       "account:read"
+             *     ]
+             */
+            scopes?: ("account:read" | "account:write" | "users:read" | "users:write" | "settings:read" | "settings:write" | "logs:read")[];
         };
         PasswordChange: {
             oldPassword: string;
@@ -4448,7 +4459,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "ci-pipeline",
-                 *       "expiresInDays": 90
+                 *       "expiresInDays": 90,
+                 *       "scopes": [
+                 *         "account:read",
+                 *         "logs:read"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["ApiTokenRequest"];
@@ -4468,7 +4483,12 @@ export interface operations {
                      *       "prefix": "ast_lvgl0RQw",
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "lastUsedAt": null,
+                     *       "lastUsedIp": null,
                      *       "expiresAt": "2026-04-05T09:30:00.000Z",
+                     *       "scopes": [
+                     *         "account:read",
+                     *         "logs:read"
+                     *       ],
                      *       "token": "ast_lvgl0RQwhBv6J0OlefIrE156y8t-4jV-cG0H8pi7tOI"
                      *     }
                      */

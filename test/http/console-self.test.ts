@@ -271,6 +271,8 @@ describe('console: API tokens', () => {
     await page.waitForSelector('#tokens-region:has-text("No tokens")');
     await page.fill('#token-name', 'ci pipeline');
     await page.fill('#token-days', '30');
+    // Only reading the own account: the token may not read the audit logs, nor change the account.
+    await page.check('#token-scope-account-read');
     await page.click('#token-form button[type=submit]');
     await page.waitForSelector('#token-issued:not([hidden])');
     const secret = await page.inputValue('#token-secret');
@@ -279,9 +281,12 @@ describe('console: API tokens', () => {
     await page.click('#token-copy');
     await page.waitForSelector('#token-copy-state:has-text("Copied")');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
-    await page.waitForSelector('#tokens-region tbody tr:has-text("ci pipeline")');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("ci pipeline"):has-text("account:read")');
     await checkPage(tab, kind, 'tokens');
     expect((await call('/v4/users/me', { auth: `Bearer ${secret}` })).status).toBe(200);
+    const patch = await call('/v4/users/me', { method: 'PATCH', auth: `Bearer ${secret}`, json: { language: 'en' } });
+    expect(patch.status).toBe(403);
+    expect(patch.headers.get('WWW-Authenticate')).toContain('scope="account:write"');
 
     // Revoked while its secret is on screen: asked first; then the secret leaves the page.
     await page.click('#tokens-region button[aria-label="Revoke the token ci pipeline"]');
@@ -299,7 +304,8 @@ describe('console: API tokens', () => {
     await page.waitForSelector('#token-issued:not([hidden])');
     const second = await page.inputValue('#token-secret');
     await openPage(tab, ui('tokens'));
-    await page.waitForSelector('#tokens-region tbody tr:has-text("second")');
+    // None ticked: everything its owner may do, and said so.
+    await page.waitForSelector('#tokens-region tbody tr:has-text("second"):has-text("everything its owner may do")');
     expect(await page.isHidden('#token-issued')).toBe(true);
     expect(await page.content()).not.toContain(second);
     await tab.context.close();

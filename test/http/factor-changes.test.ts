@@ -145,7 +145,8 @@ describe('a change of factors needs the step-up (a stolen session plants nothing
     }
     const byToken = await callJson('/v4/users/me/totp', { method: 'POST', auth: `Bearer ${token.body.token}` });
     expect(byToken.status).toBe(403);
-    expect(byToken.body).toMatchObject({ code: 'REAUTHENTICATION_REQUIRED', reason: 'not_a_session' });
+    // No API token manages factors, whatever its scopes (docs/api.md, "API token scopes").
+    expect(byToken.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE' });
     expect((await callJson('/v4/users/me/totp', { method: 'POST', auth: basic(login, PASSWORD) })).status).toBe(201);
     const fresh = await signedIn(login);
     expect((await fresh.postJson(url('/v4/users/me/passkeys/registration-options'), {})).status).toBe(200);

@@ -456,10 +456,12 @@ describe('fixed cases of every operation', () => {
       const at = `${o.method.toUpperCase()} ${o.path}`;
       const schemes = new Set(((o.op.security as JsonObject[] | undefined) ?? []).flatMap((x) => Object.keys(x)));
       // Bearer, else the session cookie (same-origin, as a browser's) for the operations that take only
-      // a session (adding a passkey), else Basic; Basic for a change of factors, which no API token may make.
+      // a session (adding a passkey), else Basic; Basic for what no API token may do (managing tokens,
+      // factors and passwords: x-token-scope none), a change of factors among them.
+      const noToken = o.op['x-token-scope'] === 'none';
       const factorChange = o.op['x-step-up'] === 'factors' && schemes.has('basic');
       const auth: [string, string][] =
-        (schemes.has('bearer') || schemes.size === 0) && !factorChange
+        (schemes.has('bearer') || schemes.size === 0) && !factorChange && !noToken
           ? [['Authorization', admin.bearer]]
           : schemes.has('cookie')
             ? [

@@ -26,8 +26,11 @@ interface Operation {
   security: string[];
   superAccess?: unknown;
   superAccessTarget?: unknown;
+  /** What an API token needs (`none`: no API token may call it; test/http/token-scopes.test.ts). */
+  tokenScope?: string;
 }
 type OpenApiOperation = {
+  'x-token-scope'?: string;
   'x-required-roles'?: Role[];
   'x-super-access'?: unknown;
   'x-super-access-target'?: unknown;
@@ -67,6 +70,7 @@ beforeAll(async () => {
         security: op.security!.flatMap((s) => Object.keys(s)),
         superAccess: op['x-super-access'],
         superAccessTarget: op['x-super-access-target'],
+        tokenScope: op['x-token-scope'],
       })),
   );
   const logins: Record<Role, string> = { admin: ADMIN.login, auditor: uniqueLogin('aud'), user: uniqueLogin('usr') };
@@ -104,7 +108,7 @@ function concrete(path: string, userId = '00000000-0000-4000-8000-000000000000')
  */
 async function credential(op: Operation, c: Creds): Promise<{ auth?: string; browser?: Browser }> {
   if (op.security.includes('basic')) return { auth: c.basic };
-  if (op.security.includes('bearer')) return { auth: c.bearer };
+  if (op.security.includes('bearer') && op.tokenScope !== 'none') return { auth: c.bearer };
   return { browser: await loggedInBrowser(baseUrl(), c.login, c.password) };
 }
 

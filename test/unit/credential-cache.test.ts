@@ -56,7 +56,7 @@ describe('which writes drop cached lookups', () => {
       .returning();
     const sa = await createSession(t.db, a, { kind: 'cookie', authMethod: 'local_password', now, config });
     const sb = await createSession(t.db, b!, { kind: 'cookie', authMethod: 'local_password', now, config });
-    const tb = await issueToken(t.db, b!, { name: 'b', expiresAt: null, now, actor: b! });
+    const tb = await issueToken(t.db, b!, { name: 'b', expiresAt: null, scopes: null, now, actor: b! });
     expect(await sessionAccount(t.db, sa.id, now, p)).toBeDefined();
     expect(await sessionAccount(t.db, sb.id, now, p)).toBeDefined();
     const cachedToken = (await accountOfToken(t.db, tb.token, now, p.recheckMs))!;
@@ -64,8 +64,8 @@ describe('which writes drop cached lookups', () => {
     raw.prepare('update sessions set revoked_at = ? where id = ?').run(now, sb.id);
     raw.prepare('update api_tokens set revoked_at = ? where id = ?').run(now, tb.id);
     // ...through the activity touches of B and a revocation of A's sessions, which ends A's at once.
-    await touchSession(t.db, { ...sb, lastSeenAt: now - 120_000 }, now);
-    await touchToken(t.db, { ...cachedToken, lastUsedAt: null }, now);
+    await touchSession(t.db, { ...sb, lastSeenAt: now - 120_000 }, now)?.();
+    await touchToken(t.db, { ...cachedToken, lastUsedAt: null }, now)?.();
     expect(await revokeSessions(t.db, a, { now, actor: a, reason: 'logout' })).toBeGreaterThan(0);
     expect(await sessionAccount(t.db, sa.id, now + 1, p)).toBeUndefined();
     expect(await sessionAccount(t.db, sb.id, now + 1, p)).toBeDefined();

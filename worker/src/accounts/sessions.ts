@@ -218,16 +218,18 @@ function sessionLookupQuery(
 }
 
 /**
- * Records activity at most once a minute (run off the request's critical path). `s` is the
- * (cached) row: its `lastSeenAt` moves at once, so concurrent requests do not touch again.
+ * Records activity at most once a minute: the write when one is due (run off the request's critical
+ * path), else undefined (decided at once: most requests schedule nothing). `s` is the (cached) row:
+ * its `lastSeenAt` moves at once, so concurrent requests do not touch again.
  */
-export function touchSession(db: Db, s: SessionRow, now: number): Promise<unknown> | undefined {
+export function touchSession(db: Db, s: SessionRow, now: number): (() => Promise<unknown>) | undefined {
   if (now - s.lastSeenAt < 60_000) return undefined;
   s.lastSeenAt = now;
-  return db.batch([
-    db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, s.id)),
-    db.update(users).set({ lastActivityAt: now }).where(eq(users.id, s.userId)),
-  ]);
+  return () =>
+    db.batch([
+      db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, s.id)),
+      db.update(users).set({ lastActivityAt: now }).where(eq(users.id, s.userId)),
+    ]);
 }
 
 /** The live sessions of a user, newest first. */

@@ -14,6 +14,7 @@ import type { RequestMeta } from '../http/scope.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { accountWrite, runAccountBatch, type AccountWrite } from './writes.js';
 import { activeAccounts } from './live.js';
+import { TOKEN_SCOPE_NAMES, type TokenScope } from './token-scopes.js';
 
 const TOKEN_PREFIX = 'ast_';
 
@@ -24,7 +25,19 @@ export const TokenSchema = z
     prefix: z.string().openapi({ description: 'the first characters of the token, to recognise it' }),
     createdAt: z.string(),
     lastUsedAt: z.string().nullable().openapi({ description: 'updated at most once a minute' }),
+    lastUsedIp: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the client address of the last use recorded (with lastUsedAt)' }),
     expiresAt: z.string().nullable(),
+    scopes: z
+      .array(z.enum(TOKEN_SCOPE_NAMES))
+      .nullable()
+      .openapi({
+        description:
+          'what the token may be used for (docs/api.md, "API token scopes"), within its owner\'s rights; null: ' +
+          'everything its owner may do (a token made without scopes, as every token made before scopes existed)',
+      }),
   })
   .openapi('ApiToken');
 
@@ -42,7 +55,9 @@ export function toPublicToken(t: TokenRow): z.infer<typeof TokenSchema> {
     prefix: t.prefix,
     createdAt: isoTime(t.createdAt),
     lastUsedAt: isoOrNull(t.lastUsedAt),
+    lastUsedIp: t.lastUsedIp,
     expiresAt: isoOrNull(t.expiresAt),
+    scopes: (t.scopes as TokenScope[] | null) ?? null,
   };
 }
 
@@ -77,7 +92,15 @@ export function tokenHash(token: string): string {
 export async function issueToken(
   db: Db,
   user: UserRow,
-  o: { name: string; expiresAt: number | null; now: number; actor: UserRow; request?: RequestMeta },
+  o: {
+    name: string;
+    expiresAt: number | null;
+    /** null: every scope (what the owner may do) */
+    scopes: readonly TokenScope[] | null;
+    now: number;
+    actor: UserRow;
+    request?: RequestMeta;
+  },
 ): Promise<z.infer<typeof IssuedTokenSchema>> {
   const token = TOKEN_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
   const row: TokenRow = {
@@ -90,6 +113,8 @@ export async function issueToken(
     lastUsedAt: null,
     expiresAt: o.expiresAt,
     revokedAt: null,
+    scopes: o.scopes ? [...new Set(o.scopes)] : null,
+    lastUsedIp: null,
   };
   await runAccountBatch(db, [
     accountWrite(user.id, db.insert(apiTokens).values(row)),
@@ -99,7 +124,13 @@ export async function issueToken(
       actor: o.actor,
       subject: user,
       request: o.request,
-      data: { tokenId: row.id, name: row.name, prefix: row.prefix, expiresAt: isoOrNull(row.expiresAt) },
+      data: {
+        tokenId: row.id,
+        name: row.name,
+        prefix: row.prefix,
+        expiresAt: isoOrNull(row.expiresAt),
+        scopes: row.scopes,
+      },
     }),
   ]);
   return { ...toPublicToken(row), token };
@@ -173,6 +204,8 @@ export interface TokenAccount {
   userId: string;
   lastUsedAt: number | null;
   expiresAt: number | null;
+  /** null: every scope (accounts/token-scopes.ts) */
+  scopes: string[] | null;
 }
 
 // At most one query per token per AUTH_REVOCATION_CHECK_SEC (store/credential-cache.ts: the staleness bound).
@@ -240,6 +273,7 @@ function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Plac
       userId: apiTokens.userId,
       lastUsedAt: apiTokens.lastUsedAt,
       expiresAt: apiTokens.expiresAt,
+      scopes: apiTokens.scopes,
     })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
@@ -257,18 +291,21 @@ function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Plac
 
 /**
  * Records a token's use, and the account's activity (a token login keeps it from inactivity
- * blocking), at most once a minute; the caller runs it off the request's critical path. `t` is
- * the (cached) lookup: its `lastUsedAt` moves at once, so concurrent requests do not touch again.
+ * blocking), at most once a minute: the write when one is due, which the caller runs off the request's
+ * critical path, else undefined (decided at once: most requests schedule nothing). `t` is the
+ * (cached) lookup: its `lastUsedAt` moves at once, so concurrent requests do not touch again.
  */
 export function touchToken(
   db: Db,
   t: { tokenId: string; userId: string; lastUsedAt: number | null },
   now: number,
-): Promise<unknown> | undefined {
+  ip: string | null = null,
+): (() => Promise<unknown>) | undefined {
   if (t.lastUsedAt !== null && now - t.lastUsedAt < 60_000) return undefined;
   t.lastUsedAt = now;
-  return db.batch([
-    db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, t.tokenId)),
-    db.update(users).set({ lastActivityAt: now }).where(eq(users.id, t.userId)),
-  ]);
+  return () =>
+    db.batch([
+      db.update(apiTokens).set({ lastUsedAt: now, lastUsedIp: ip }).where(eq(apiTokens.id, t.tokenId)),
+      db.update(users).set({ lastActivityAt: now }).where(eq(users.id, t.userId)),
+    ]);
 }

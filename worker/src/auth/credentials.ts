@@ -3,6 +3,7 @@
  * refused before any account is looked up or any attempt is counted.
  */
 import { ProblemError } from '../http/problem.js';
+import type { TokenRule } from '../accounts/token-scopes.js';
 
 export const MAX_LOGIN_LENGTH = 256;
 export const MAX_PASSWORD_LENGTH = 1024;
@@ -35,6 +36,11 @@ export interface AuthenticateOptions {
    * The middleware then sets `signedSession` instead of `principal`; other credentials as usual.
    */
   signedSessionSuffices?: boolean;
+  /**
+   * What an API token must carry to call the route (accounts/token-scopes.ts): a scope, or `none` (no API
+   * token may). Required of every route that takes Bearer; checked as the token is read.
+   */
+  tokenScope?: TokenRule;
 }
 
 /** The WWW-Authenticate challenge of each scheme (a session cookie has no standard challenge). */

@@ -330,6 +330,22 @@ describe('lanes (docs/security-admission.md)', () => {
     await Promise.all(waiting);
     expect(started).toEqual(['a1', 'a2']);
   });
+
+  it('an address suspect only for its concurrent attempts waits behind clean ones, not held to the share', async () => {
+    const now = 0;
+    const slots = createHashSlots({ concurrency: 1, queue: 8, handOver: true, now: () => now });
+    const held = gate();
+    const running = slots.run(A, held.work);
+    // A's next attempts arrive while its first runs: suspect (concurrent), but no failure.
+    const started: string[] = [];
+    const waiting = [1, 2, 3].map((i) => slots.run(A, async () => void started.push(`a${i}`)));
+    const clean = slots.run(B, async () => void started.push('b'));
+    held.open();
+    await running;
+    // The clock stands still: under the share, only its one token would start; all four run.
+    await Promise.all([...waiting, clean]);
+    expect(started).toEqual(['b', 'a1', 'a2', 'a3']);
+  });
 });
 
 describe('the bound in force', () => {

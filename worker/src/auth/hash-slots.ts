@@ -19,11 +19,12 @@
  * - clean addresses: no failed login from them in this process within SUSPECT_MS (`noteFailure`).
  * - suspect addresses: a recent failure, or another attempt sent while one of the address's own was
  *   running or waiting (until none is left). Lanes are decided afresh whenever waiters are compared,
- *   so an address turning suspect takes its waiting work along. Served only when no clean waiter is, and while others
- *   wait they together start at most SUSPECT_SHARE of the slots' measured capacity, so a flood of
- *   failing addresses (each within its own bound, together beyond the capacity) leaves clean
- *   addresses their slots and the process's CPU (edge: the isolate the WASM hash blocks) to other
- *   requests.
+ *   so an address turning suspect takes its waiting work along. Served only when no clean waiter is,
+ *   and while others wait the addresses with a recent failure together start at most SUSPECT_SHARE
+ *   of the slots' measured capacity, so a flood of failing addresses (each within its own bound,
+ *   together beyond the capacity) leaves clean addresses their slots and the process's CPU (edge:
+ *   the isolate the WASM hash blocks) to other requests. An address suspect only for its concurrent
+ *   attempts is not held to the share: a busy client whose logins succeed keeps the slots busy.
  * Within a lane, rounds: an address's first waiting piece of work is in the current round, its
  * next ones each one round later, so one address's excess waits behind every other address's
  * first attempt (start-time fair queueing).
@@ -291,11 +292,18 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     return tokens >= 1 ? RETRY_AFTER_S : ((1 - tokens) * 60) / bound.perMinute;
   };
   /**
-   * Whether `w` may start now: a suspect address only within the suspects' share, which binds while
-   * anyone else waits (a flood); a lone client with a past failure is not slowed by it.
+   * Whether `w`'s start counts against the suspects' share: an address with a recent failure. One
+   * that is suspect only for sending attempts concurrently (a busy client that has not failed, or a
+   * flood before its first failure is known) waits behind clean addresses but is not held to the share:
+   * with nobody better placed, its work keeps the slots busy (docs/security-admission.md, "Budgets").
+   */
+  const sharesSuspects = (w: { client: string; lane: Lane }, t: number) => w.lane === SUSPECT && isSuspect(w.client, t);
+  /**
+   * Whether `w` may start now: an address with a recent failure only within the suspects' share,
+   * which binds while anyone else waits (a flood); a lone client with a past failure is not slowed by it.
    */
   const mayStart = (w: Waiter, t: number) => {
-    if (w.lane !== SUSPECT) return true;
+    if (!sharesSuspects(w, t)) return true;
     const perMs = (SUSPECT_SHARE * slotsAtOnce) / workMs;
     suspectTokens = Math.min(slotsAtOnce, suspectTokens + (t - suspectAt) * perMs);
     suspectAt = t;
@@ -314,7 +322,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
   };
   const start = (w: Waiter) => {
     running.set(w.id, { since: now(), client: w.client, lane: w.lane });
-    if (w.lane === SUSPECT) suspectTokens = Math.max(0, suspectTokens - 1);
+    if (sharesSuspects(w, now())) suspectTokens = Math.max(0, suspectTokens - 1);
     round = Math.max(round, w.round);
   };
   /** handOver: gives free slots to the best placed waiters, and wakes them. */

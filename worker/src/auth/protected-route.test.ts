@@ -4,8 +4,9 @@ import { superAccess } from './roles.js';
 
 describe('protectedRoute', () => {
   it('derives security, middleware, roles and the super-access extensions from one declaration', () => {
-    const d = accessDeclaration(adminOnly(superAccess.unprivilegedTargets('block')));
-    expect(d.security).toEqual([{ cookie: [] }, { basic: [] }, { bearer: [] }]);
+    const d = accessDeclaration(adminOnly(superAccess.unprivilegedTargets('block'), 'users:write'));
+    expect(d.security).toEqual([{ cookie: [] }, { basic: [] }, { bearer: ['users:write'] }]);
+    expect(d['x-token-scope']).toBe('users:write');
     expect(d['x-required-roles']).toEqual(['admin']);
     expect(d['x-super-access']).toBe(true);
     expect(d['x-super-access-target']).toBe('unprivileged');
@@ -23,29 +24,45 @@ describe('protectedRoute', () => {
   it('refuses declarations that leave the super-access rule open or name nothing', () => {
     expect(() => accessDeclaration({ schemes: ['Basic'], roles: ['admin'] })).toThrow(TypeError);
     expect(() => accessDeclaration({ schemes: ['Basic'], roles: ['admin', 'auditor'] })).toThrow(TypeError);
-    expect(() => accessDeclaration({ ...ANYONE, superAccess: superAccess.allowed })).toThrow(TypeError);
+    expect(() =>
+      accessDeclaration({ ...ANYONE, tokenScope: 'account:read', superAccess: superAccess.allowed }),
+    ).toThrow(TypeError);
     expect(() => accessDeclaration({ schemes: [], roles: ['user'] })).toThrow(TypeError);
     expect(() => accessDeclaration({ schemes: ['Basic'], roles: [] })).toThrow(TypeError);
+    // Bearer without the API token's scope, or a scope where no token is taken
+    expect(() => accessDeclaration(ANYONE)).toThrow(TypeError);
+    expect(() => accessDeclaration({ schemes: ['Basic'], roles: ['user'], tokenScope: 'account:read' })).toThrow(
+      TypeError,
+    );
   });
 
   it('states the rule in the first paragraph of the description', () => {
-    expect(describeAccess(ANYONE)).toBe('Session cookie, Basic or Bearer. Any role.');
-    expect(describeAccess(adminOnly(superAccess.refused('x')))).toBe(
-      'Session cookie, Basic or Bearer. Admin only. Super-access: refused (403).',
+    const anyone = { ...ANYONE, tokenScope: 'account:read' } as const;
+    expect(describeAccess(anyone)).toBe(
+      'Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.',
+    );
+    expect(describeAccess(adminOnly(superAccess.refused('x'), 'none'))).toBe(
+      'Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords ' +
+        'are managed with a session or Basic). Super-access: refused (403).',
     );
     const auditors = {
       schemes: ['Bearer'] as const,
       roles: ['admin', 'auditor'] as const,
       superAccess: superAccess.allowed,
-    };
-    expect(describeAccess(auditors)).toBe('Bearer. Roles: admin, auditor. Super-access: allowed.');
-    const route = protectedRoute(ANYONE, {
+      tokenScope: 'logs:read',
+    } as const;
+    expect(describeAccess(auditors)).toBe(
+      'Bearer. Roles: admin, auditor. An API token needs the scope logs:read. Super-access: allowed.',
+    );
+    const route = protectedRoute(anyone, {
       method: 'get',
       operationId: 'readX',
       path: '/x',
       description: 'More.',
       responses: { 204: { description: 'none' } },
     });
-    expect(route.description).toBe('Session cookie, Basic or Bearer. Any role.\n\nMore.');
+    expect(route.description).toBe(
+      'Session cookie, Basic or Bearer. Any role. An API token needs the scope account:read.\n\nMore.',
+    );
   });
 });

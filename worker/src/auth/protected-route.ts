@@ -19,6 +19,7 @@ import { ROLES, type Role } from '../accounts/model.js';
 import type { AuthenticateOptions, Scheme } from './credentials.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
 import { requireFactorChangeProof, requireStepUp } from './mfa-enforcement.js';
+import type { TokenRule } from '../accounts/token-scopes.js';
 
 /** Every role: any authenticated caller. */
 export const ANY_ROLE: readonly Role[] = ROLES;
@@ -46,12 +47,15 @@ export type Access = Omit<AuthenticateOptions, 'schemes'> & {
       }
   );
 
-/** Any authenticated caller, with any credential. */
-export const ANYONE: Access = { schemes: ANY_CREDENTIAL, roles: ANY_ROLE };
+/** Any authenticated caller, with any credential (a route adds the `tokenScope` it needs). */
+export const ANYONE = { schemes: ANY_CREDENTIAL, roles: ANY_ROLE } as const satisfies Partial<Access>;
 
-/** Administrators, with any credential; `superAccess` says what lent admin rights may do. */
-export function adminOnly(superAccess: SuperAccessRule): Access {
-  return { schemes: ANY_CREDENTIAL, roles: ['admin'], superAccess };
+/**
+ * Administrators, with any credential; `superAccess` says what lent admin rights may do, `tokenScope`
+ * what an API token must carry.
+ */
+export function adminOnly(superAccess: SuperAccessRule, tokenScope: TokenRule): Access {
+  return { schemes: ANY_CREDENTIAL, roles: ['admin'], superAccess, tokenScope };
 }
 
 const SCHEME_NAMES: Record<Scheme, string> = { Cookie: 'cookie', Basic: 'basic', Bearer: 'bearer' };
@@ -76,6 +80,10 @@ function authenticated(options: AuthenticateOptions): MiddlewareHandler<AppEnv> 
 
 function checkAccess(a: Access): void {
   if (a.schemes.length === 0) throw new TypeError('protectedRoute: name at least one scheme');
+  if (a.schemes.includes('Bearer') !== (a.tokenScope !== undefined))
+    throw new TypeError(
+      "protectedRoute: routes taking Bearer declare the API token's scope (tokenScope), and only they",
+    );
   if (a.roles.length === 0) throw new TypeError('protectedRoute: name at least one role');
   if (lendable(a.roles) !== (a.superAccess !== undefined)) {
     throw new TypeError('protectedRoute: routes open to admin but not user declare superAccess, and only they');
@@ -101,7 +109,21 @@ export function describeAccess(a: Access): string {
           : []),
       ]
     : [];
-  return [`${schemes}.`, roles, ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : []), ...stepUp].join(' ');
+  const token =
+    a.tokenScope === undefined
+      ? []
+      : [
+          a.tokenScope === 'none'
+            ? 'Not with an API token (tokens, second factors and passwords are managed with a session or Basic).'
+            : `An API token needs the scope ${a.tokenScope}.`,
+        ];
+  return [
+    `${schemes}.`,
+    roles,
+    ...token,
+    ...(a.superAccess ? [describeSuperAccess(a.superAccess)] : []),
+    ...stepUp,
+  ].join(' ');
 }
 
 /**
@@ -117,8 +139,12 @@ export function accessDeclaration(a: Access) {
   if (!all) middleware.push(authorize(roles, superAccess));
   // A sensitive operation: a recent second-factor verification (docs/security-mfa.md, "Step-up").
   if (stepUp) middleware.push(stepUp === 'factors' ? requireFactorChangeProof : requireStepUp);
+  const scopes = (s: Scheme) =>
+    s === 'Bearer' && options.tokenScope && options.tokenScope !== 'none' ? [options.tokenScope] : [];
   return {
-    security: schemes.map((s) => ({ [SCHEME_NAMES[s]]: [] })),
+    security: schemes.map((s) => ({ [SCHEME_NAMES[s]]: scopes(s) })),
+    // Read by the test that walks every operation with a token lacking its scope (test/http/token-scopes.test.ts).
+    ...(options.tokenScope ? { 'x-token-scope': options.tokenScope } : {}),
     middleware,
     'x-required-roles': [...roles],
     // Read by the tests that walk every sensitive operation (test/http/factor-changes.test.ts).

@@ -47,7 +47,7 @@ const basicLogin = protectedRoute(
 );
 
 const tokenLogin = protectedRoute(
-  { schemes: ['Bearer'], roles: ANY_ROLE },
+  { tokenScope: 'account:read', schemes: ['Bearer'], roles: ANY_ROLE },
   {
     method: 'post',
     operationId: 'loginWithApiToken',

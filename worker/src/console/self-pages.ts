@@ -7,6 +7,7 @@
 import { html } from 'hono/html';
 import type { ConsolePage } from './page.js';
 import { newPasswordFields } from './policy.js';
+import { TOKEN_SCOPE_NAMES } from '../accounts/token-scopes.js';
 
 const profile: ConsolePage = {
   id: 'profile',
@@ -58,6 +59,15 @@ const tokens: ConsolePage = {
 <input id="token-name" name="name" maxlength="100" required></p>
 <p class="field"><label for="token-days">${r.t('tokens.days')}</label>
 <input id="token-days" name="expiresInDays" type="number" min="1" max="3650" inputmode="numeric"></p>
+<fieldset id="token-scopes"><legend>${r.t('tokens.scopes')}</legend>
+<p class="hint">${r.t('tokens.scopesHint')}</p>
+${TOKEN_SCOPE_NAMES.map(
+  (
+    s,
+  ) => html`<p class="check"><input id="token-scope-${s.replace(':', '-')}" name="scopes" type="checkbox" value="${s}">
+<label for="token-scope-${s.replace(':', '-')}"><code>${s}</code> ${r.t(`tokens.scope.${s}`)}</label></p>`,
+)}
+</fieldset>
 <div id="token-message" class="message" hidden></div>
 <p class="actions"><button type="submit">${r.t('tokens.issue')}</button></p>
 </form>

@@ -126,7 +126,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     },
   },
   'POST /v4/users/me/tokens': {
-    request: { 'application/json': { name: 'ci-pipeline', expiresInDays: 90 } },
+    request: { 'application/json': { name: 'ci-pipeline', expiresInDays: 90, scopes: ['account:read', 'logs:read'] } },
     responses: {
       201: {
         id: '97bef43d-f537-4aab-b499-6bcea9500274',
@@ -134,7 +134,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
         prefix: 'ast_lvgl0RQw',
         createdAt: AT,
         lastUsedAt: null,
+        lastUsedIp: null,
         expiresAt: '2026-04-05T09:30:00.000Z',
+        scopes: ['account:read', 'logs:read'],
         token: 'ast_lvgl0RQwhBv6J0OlefIrE156y8t-4jV-cG0H8pi7tOI',
       },
     },

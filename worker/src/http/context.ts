@@ -54,7 +54,8 @@ export interface AppDeps {
   hashConcurrency?: number;
   /**
    * A request may wait on a promise another request resolves (Node host), so a finished password
-   * check hands its slot straight to the next waiter. Absent on the edge: Workers cancel such waits.
+   * check hands its slot straight to the next waiter, and it has no ExecutionContext (background work
+   * is a detached promise: http/background.ts). Absent on the edge: Workers cancel such waits.
    */
   crossRequestWaits?: boolean;
   /** Where JSON log lines go (default console.log). */

@@ -23,6 +23,7 @@ export const PROBLEM_CODES = {
     title: 'This account has a second factor: use a session or an API token',
   },
   STEP_UP_REQUIRED: { status: 403, title: 'A recent second-factor verification is required' },
+  INSUFFICIENT_SCOPE: { status: 403, title: 'The API token does not have the scope this operation needs' },
   MFA_ENROLMENT_REQUIRED: { status: 403, title: 'Enrol a second factor first' },
   LOGIN_NOT_ALLOWED: { status: 403, title: 'The login is not allowed here' },
   PASSWORD_POLICY: { status: 422, title: 'Password refused by the password policy' },

@@ -180,7 +180,7 @@ const path = '/v3/settings/ldap-servers';
 
 // Admin only: the record decides where the service password goes and which roles logins get.
 const base = { tags: ['settings'] };
-const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   ...base,
   method: 'get',
   operationId: 'listLdapServers',
@@ -195,7 +195,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   },
 });
 const createRouteDef = protectedRoute(
-  { ...adminOnly(superAccess.refused('add LDAP server records')), stepUp: true },
+  { ...adminOnly(superAccess.refused('add LDAP server records'), 'settings:write'), stepUp: true },
   {
     ...base,
     method: 'post',
@@ -210,7 +210,7 @@ const createRouteDef = protectedRoute(
     responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
 );
-const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const getRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   ...base,
   method: 'get',
   operationId: 'getLdapServer',
@@ -221,7 +221,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   responses: { 200: one, ...problemResponses(404) },
 });
 const patchRoute = protectedRoute(
-  { ...adminOnly(superAccess.refused('change LDAP server records')), stepUp: true },
+  { ...adminOnly(superAccess.refused('change LDAP server records'), 'settings:write'), stepUp: true },
   {
     ...base,
     method: 'patch',
@@ -234,7 +234,7 @@ const patchRoute = protectedRoute(
   },
 );
 const deleteRoute = protectedRoute(
-  { ...adminOnly(superAccess.refused('remove LDAP server records')), stepUp: true },
+  { ...adminOnly(superAccess.refused('remove LDAP server records'), 'settings:write'), stepUp: true },
   {
     ...base,
     method: 'delete',
@@ -246,7 +246,7 @@ const deleteRoute = protectedRoute(
     responses: { 204: { description: 'removed' }, ...problemResponses(404) },
   },
 );
-const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections')), {
+const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections'), 'settings:write'), {
   ...base,
   method: 'post',
   operationId: 'testLdapServer',

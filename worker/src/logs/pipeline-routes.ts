@@ -60,7 +60,7 @@ const Pipeline = z
     },
   });
 
-const pipelineRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const pipelineRoute = protectedRoute(adminOnly(superAccess.allowed, 'logs:read'), {
   method: 'get',
   operationId: 'getAuditPipelineHealth',
   path: '/v3/logs/pipeline',

@@ -15,6 +15,7 @@ export const READERS: Access = {
   schemes: ANY_CREDENTIAL,
   roles: ['admin', 'auditor'],
   superAccess: superAccess.refused('read the audit logs'),
+  tokenScope: 'logs:read',
 };
 
 const TYPES = Object.keys(STREAMS).join(', ');

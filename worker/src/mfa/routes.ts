@@ -86,7 +86,7 @@ const FAILURES =
   'ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted).';
 
 const listMine = protectedRoute(
-  { ...ANYONE, enrolment: true },
+  { tokenScope: 'account:read', ...ANYONE, enrolment: true },
   {
     method: 'get',
     path: '/v4/users/me/second-factors',
@@ -98,7 +98,7 @@ const listMine = protectedRoute(
 );
 
 const startTotp = protectedRoute(
-  { ...ANYONE, enrolment: true, stepUp: 'factors' },
+  { tokenScope: 'none', ...ANYONE, enrolment: true, stepUp: 'factors' },
   {
     method: 'post',
     path: '/v4/users/me/totp',
@@ -117,7 +117,7 @@ const startTotp = protectedRoute(
 );
 
 const confirmTotp = protectedRoute(
-  { ...ANYONE, enrolment: true, stepUp: 'factors' },
+  { tokenScope: 'none', ...ANYONE, enrolment: true, stepUp: 'factors' },
   {
     method: 'post',
     path: '/v4/users/me/totp/confirm',
@@ -133,7 +133,7 @@ const confirmTotp = protectedRoute(
 );
 
 const deleteTotp = protectedRoute(
-  { ...ANYONE, stepUp: 'factors' },
+  { tokenScope: 'none', ...ANYONE, stepUp: 'factors' },
   {
     method: 'delete',
     path: '/v4/users/me/totp',
@@ -148,7 +148,7 @@ const deleteTotp = protectedRoute(
 );
 
 const newCodes = protectedRoute(
-  { ...ANYONE, enrolment: true, stepUp: 'factors' },
+  { tokenScope: 'none', ...ANYONE, enrolment: true, stepUp: 'factors' },
   {
     method: 'post',
     path: '/v4/users/me/recovery-codes',
@@ -164,7 +164,7 @@ const newCodes = protectedRoute(
 );
 
 const verify = protectedRoute(
-  { schemes: ['Cookie', 'Bearer'], roles: ANYONE.roles, enrolment: true },
+  { tokenScope: 'none', schemes: ['Cookie', 'Bearer'], roles: ANYONE.roles, enrolment: true },
   {
     method: 'post',
     path: '/v4/users/me/second-factor',
@@ -181,7 +181,7 @@ const verify = protectedRoute(
   },
 );
 
-const listUser = protectedRoute(adminOnly(superAccess.allowed), {
+const listUser = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   path: '/v4/users/{userId}/second-factors',
   operationId: 'listUserSecondFactors',
@@ -195,7 +195,7 @@ const listUser = protectedRoute(adminOnly(superAccess.allowed), {
 });
 
 const removeUser = protectedRoute(
-  { ...adminOnly(superAccess.refused('remove second factors')), stepUp: true },
+  { ...adminOnly(superAccess.refused('remove second factors'), 'none'), stepUp: true },
   {
     method: 'delete',
     path: '/v4/users/{userId}/second-factors',

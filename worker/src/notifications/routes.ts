@@ -59,7 +59,7 @@ const OwnQuery = z.object(page);
 
 const history = 'Newest first. Kept NOTIFICATION_EXPIRATION days. Never shows a link or its token.';
 
-const adminList = protectedRoute(adminOnly(superAccess.allowed), {
+const adminList = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'listNotifications',
   path: '/v4/notifications',
@@ -75,19 +75,22 @@ const adminList = protectedRoute(adminOnly(superAccess.allowed), {
   },
 });
 
-const ownList = protectedRoute(ANYONE, {
-  method: 'get',
-  operationId: 'listOwnNotifications',
-  path: '/v4/users/me/notifications',
-  tags: ['notifications'],
-  summary: "The caller's own notifications",
-  description: `The mails about the caller's account only, filtered by status and kind. ${history}`,
-  request: { query: OwnQuery },
-  responses: {
-    200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
-    ...problemResponses(422),
+const ownList = protectedRoute(
+  { ...ANYONE, tokenScope: 'account:read' },
+  {
+    method: 'get',
+    operationId: 'listOwnNotifications',
+    path: '/v4/users/me/notifications',
+    tags: ['notifications'],
+    summary: "The caller's own notifications",
+    description: `The mails about the caller's account only, filtered by status and kind. ${history}`,
+    request: { query: OwnQuery },
+    responses: {
+      200: { description: 'a page of notifications', content: { 'application/json': { schema: NotificationList } } },
+      ...problemResponses(422),
+    },
   },
-});
+);
 
 const IdParam = z.object({ id: z.uuid().openapi({ description: 'the notification' }) });
 
@@ -105,7 +108,7 @@ const accountOfNotification: TargetOf = async (c) => {
   return row ? row.userId : undefined;
 };
 
-const READER = adminOnly(superAccess.unprivilegedTargets('read the mail of', accountOfNotification));
+const READER = adminOnly(superAccess.unprivilegedTargets('read the mail of', accountOfNotification), 'users:read');
 const message = protectedRoute(READER, {
   method: 'get',
   operationId: 'getNotificationMessage',

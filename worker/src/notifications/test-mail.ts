@@ -80,7 +80,7 @@ const TestResult = z
 type TestResult = z.infer<typeof TestResult>;
 
 const route = protectedRoute(
-  { ...adminOnly(superAccess.refused('send a test mail')), stepUp: true },
+  { ...adminOnly(superAccess.refused('send a test mail'), 'settings:write'), stepUp: true },
   {
     method: 'post',
     operationId: 'sendTestMail',

@@ -130,7 +130,7 @@ const RELINK_DESCRIPTION =
   '(nothing changes).';
 // Admin only: a provider record decides which accounts log in, with which roles (claimRole).
 const base = { tags: ['settings'] };
-const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   ...base,
   method: 'get',
   operationId: 'listIdentityProviders',
@@ -145,7 +145,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
   },
 });
 const createRouteDef = protectedRoute(
-  { ...adminOnly(superAccess.refused('add identity providers')), stepUp: true },
+  { ...adminOnly(superAccess.refused('add identity providers'), 'settings:write'), stepUp: true },
   {
     ...base,
     method: 'post',
@@ -157,7 +157,7 @@ const createRouteDef = protectedRoute(
     responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
 );
-const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const getRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   ...base,
   method: 'get',
   operationId: 'getIdentityProvider',
@@ -168,7 +168,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   responses: { 200: one, ...problemResponses(404) },
 });
 const patchRoute = protectedRoute(
-  { ...adminOnly(superAccess.refused('change identity providers')), stepUp: true },
+  { ...adminOnly(superAccess.refused('change identity providers'), 'settings:write'), stepUp: true },
   {
     ...base,
     method: 'patch',
@@ -184,7 +184,7 @@ const patchRoute = protectedRoute(
   },
 );
 const deleteRoute = protectedRoute(
-  { ...adminOnly(superAccess.refused('remove identity providers')), stepUp: true },
+  { ...adminOnly(superAccess.refused('remove identity providers'), 'settings:write'), stepUp: true },
   {
     ...base,
     method: 'delete',

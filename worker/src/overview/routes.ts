@@ -154,7 +154,7 @@ const Overview = z
   .openapi('AdminOverview');
 
 const overviewRoute = protectedRoute(
-  adminOnly(superAccess.refused('read the overview (it summarises the audit log)')),
+  adminOnly(superAccess.refused('read the overview (it summarises the audit log)'), 'users:read'),
   {
     method: 'get',
     operationId: 'getAdminOverview',

@@ -156,7 +156,7 @@ const register = protectedRoute(ENROL, {
 });
 
 const list = protectedRoute(
-  { ...ANYONE, enrolment: true },
+  { tokenScope: 'account:read', ...ANYONE, enrolment: true },
   {
     method: 'get',
     path: '/v4/users/me/passkeys',

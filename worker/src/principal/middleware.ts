@@ -26,6 +26,7 @@ import {
 } from '../auth/credentials.js';
 import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/password-login.js';
 import { accountOfToken, touchToken } from '../accounts/tokens.js';
+import { insufficientScope, tokenAllows } from '../accounts/token-scopes.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
 import { assertEnrolled } from '../auth/mfa-enforcement.js';
 import { passwordChangeReason } from '../accounts/login-rule.js';
@@ -185,7 +186,10 @@ export function authenticate(o: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     }
     const found = await accountOfToken(db, token, now, revocationCheckMs(c.var.scope.config));
     if (!found) throw invalidToken(o.schemes);
-    inBackground(c, () => touchToken(db, found, now));
+    // Its scopes, before anything else: the owner's role is the route's role check (accounts/token-scopes.ts).
+    if (!tokenAllows(found.scopes, o.tokenScope ?? 'none')) throw insufficientScope(o.tokenScope ?? 'none');
+    const touch = touchToken(db, found, now, c.var.scope.request.ip);
+    if (touch) inBackground(c, touch);
     return proceed(c, next, { user: found.user, method: 'bearer', tokenId: found.tokenId }, 'Bearer', o);
   });
 }

@@ -214,6 +214,7 @@ const secondStep = publicRoute({
 
 const logout = protectedRoute(
   {
+    tokenScope: 'account:write',
     schemes: ['Cookie', 'Bearer'],
     roles: ANY_ROLE,
     endedSessionIsLoggedOut: true,
@@ -239,7 +240,7 @@ const logout = protectedRoute(
 );
 
 const logoutAll = protectedRoute(
-  { ...ANYONE, endedSessionIsLoggedOut: true, enrolment: true },
+  { tokenScope: 'account:write', ...ANYONE, endedSessionIsLoggedOut: true, enrolment: true },
   {
     method: 'post',
     operationId: 'logoutAll',

@@ -30,6 +30,7 @@ export async function sessionFromToken(
   if (!claims || typeof claims.sid !== 'string') return undefined;
   const found = await sessionAccount(scope.db, claims.sid, now, sessionPolicy(scope.config));
   if (!found || found.user.id !== claims.sub) return undefined;
-  scope.inBackground(() => touchSession(scope.db, found.session, now));
+  const touch = touchSession(scope.db, found.session, now);
+  if (touch) scope.inBackground(touch);
   return found;
 }

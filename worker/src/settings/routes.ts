@@ -95,7 +95,7 @@ function describeSetting(name: VarName, config: ConfigSnapshot): z.infer<typeof 
 
 // Admin only; settings hold the security policy (lockout, passwords), so lent rights only read them.
 
-const list = protectedRoute(adminOnly(superAccess.allowed), {
+const list = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   method: 'get',
   operationId: 'listSettings',
   path: '/v3/settings',
@@ -108,7 +108,7 @@ const list = protectedRoute(adminOnly(superAccess.allowed), {
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
 const update = protectedRoute(
-  { ...adminOnly(superAccess.refused('change settings')), stepUp: true },
+  { ...adminOnly(superAccess.refused('change settings'), 'settings:write'), stepUp: true },
   {
     method: 'patch',
     operationId: 'updateSettings',
@@ -137,7 +137,7 @@ const update = protectedRoute(
   },
 );
 const reset = protectedRoute(
-  { ...adminOnly(superAccess.refused('reset settings')), stepUp: true },
+  { ...adminOnly(superAccess.refused('reset settings'), 'settings:write'), stepUp: true },
   {
     method: 'delete',
     operationId: 'resetSetting',

@@ -112,7 +112,7 @@ const LENT_RIGHTS = [
   'A refusal is 403 with a detail saying what super-access cannot do.',
 ].join('\n');
 
-const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'listUsers',
   path: '/v4/users',
@@ -128,7 +128,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed), {
     ...problemResponses(422),
   },
 });
-const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const getRoute = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'getUser',
   path: '/v4/users/{userId}',
@@ -138,7 +138,7 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed), {
   responses: { ...one, ...problemResponses(404) },
 });
 const patchRoute = protectedRoute(
-  { ...adminOnly(superAccess.unprivilegedTargets('change')), stepUp: true },
+  { ...adminOnly(superAccess.unprivilegedTargets('change'), 'users:write'), stepUp: true },
   {
     method: 'patch',
     operationId: 'updateUser',
@@ -153,7 +153,7 @@ const patchRoute = protectedRoute(
     responses: { ...one, ...problemResponses(400, 404, 409, 422) },
   },
 );
-const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('delete')), {
+const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('delete'), 'users:write'), {
   method: 'delete',
   operationId: 'deleteUser',
   path: '/v4/users/{userId}',
@@ -168,7 +168,7 @@ const deleteRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('de
 const BLOCK_DESCRIPTION =
   'Its sessions and its reset and welcome links end for good (an unblock does not revive them) and its API tokens ' +
   'are refused at once, while it stays blocked. Not the last active administrator (409).';
-const blockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('block')), {
+const blockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('block'), 'users:write'), {
   method: 'post',
   operationId: 'blockUser',
   path: '/v4/users/{userId}/block',
@@ -181,7 +181,7 @@ const blockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('blo
 const UNBLOCK_DESCRIPTION =
   'Also restarts its inactivity period. Sessions ended by the block stay ended; API tokens that were not revoked ' +
   "(an administrator's password reset revokes them all) work again.";
-const unblockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unblock')), {
+const unblockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unblock'), 'users:write'), {
   method: 'post',
   operationId: 'unblockUser',
   path: '/v4/users/{userId}/unblock',
@@ -191,7 +191,7 @@ const unblockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('u
   request: { params: UserParam },
   responses: { ...one, ...problemResponses(404) },
 });
-const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unlock')), {
+const unlockRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('unlock'), 'users:write'), {
   method: 'post',
   operationId: 'unlockUser',
   path: '/v4/users/{userId}/unlock',
@@ -206,7 +206,7 @@ const RESET_DESCRIPTION =
   'false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an ' +
   'LDAP or OIDC account.';
 const resetRoute = protectedRoute(
-  { ...adminOnly(superAccess.unprivilegedTargets('reset the password of')), stepUp: true },
+  { ...adminOnly(superAccess.unprivilegedTargets('reset the password of'), 'none'), stepUp: true },
   {
     method: 'post',
     operationId: 'resetUserPassword',
@@ -219,7 +219,7 @@ const resetRoute = protectedRoute(
   },
 );
 const grantRoute = protectedRoute(
-  { ...adminOnly(superAccess.refused('grant super-access')), stepUp: true },
+  { ...adminOnly(superAccess.refused('grant super-access'), 'users:write'), stepUp: true },
   {
     method: 'post',
     operationId: 'grantSuperAccess',
@@ -233,7 +233,7 @@ const grantRoute = protectedRoute(
     responses: { ...one, ...problemResponses(400, 404, 422) },
   },
 );
-const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-access')), {
+const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-access'), 'users:write'), {
   method: 'delete',
   operationId: 'endSuperAccess',
   path: '/v4/users/{userId}/super-access',
@@ -242,7 +242,7 @@ const revokeSuRoute = protectedRoute(adminOnly(superAccess.refused('end super-ac
   request: { params: UserParam },
   responses: { ...one, ...problemResponses(404) },
 });
-const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
+const tokensRoute = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'listUserTokens',
   path: '/v4/users/{userId}/tokens',
@@ -258,7 +258,7 @@ const tokensRoute = protectedRoute(adminOnly(superAccess.allowed), {
     ...problemResponses(404),
   },
 });
-const revokeTokenRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('revoke the tokens of')), {
+const revokeTokenRoute = protectedRoute(adminOnly(superAccess.unprivilegedTargets('revoke the tokens of'), 'none'), {
   method: 'delete',
   operationId: 'revokeUserToken',
   path: '/v4/users/{userId}/tokens/{tokenId}',

@@ -42,7 +42,7 @@ const CreateUser = z
   .strict()
   .openapi('CreateUser');
 
-const create = protectedRoute(adminOnly(superAccess.allowed), {
+const create = protectedRoute(adminOnly(superAccess.allowed, 'users:write'), {
   method: 'post',
   operationId: 'createUser',
   path: '/v4/users',

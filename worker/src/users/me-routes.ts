@@ -8,6 +8,8 @@ import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } f
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
+import { TOKEN_SCOPE_NAMES } from '../accounts/token-scopes.js';
+import type { ConfigSnapshot } from '../config/index.js';
 import { DAY_MS, PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { setPassword } from './password.js';
 import { changeAccountStatement } from '../accounts/account-writes.js';
@@ -15,7 +17,7 @@ import { runAccountBatch } from '../accounts/writes.js';
 
 const me = protectedRoute(
   // A session reads it while its password must be changed too: a client learns who it is and that it must.
-  { ...ANYONE, enrolment: true, allowExpiredPassword: 'session' },
+  { ...ANYONE, tokenScope: 'account:read', enrolment: true, allowExpiredPassword: 'session' },
   {
     method: 'get',
     operationId: 'getCurrentUser',
@@ -37,7 +39,7 @@ const OwnPatch = z
   .openapi('OwnAccountPatch');
 
 const patchMe = protectedRoute(
-  { ...ANYONE, enrolment: true, allowExpiredPassword: 'session' },
+  { tokenScope: 'account:write', ...ANYONE, enrolment: true, allowExpiredPassword: 'session' },
   {
     method: 'patch',
     operationId: 'updateCurrentUser',
@@ -63,8 +65,23 @@ const TokenRequest = z
       .int()
       .min(1)
       .max(3650)
+      .nullable()
       .optional()
-      .openapi({ description: 'omitted: the token does not expire' }),
+      .openapi({
+        description:
+          'the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: ' +
+          'AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED',
+      }),
+    scopes: z
+      .array(z.enum(TOKEN_SCOPE_NAMES))
+      .min(1)
+      .optional()
+      .openapi({
+        description:
+          'what the token may be used for (docs/api.md, "API token scopes"), within the owner\'s rights at each ' +
+          'request; omitted: everything the owner may do',
+        example: ['account:read'],
+      }),
   })
   .strict()
   .openapi('ApiTokenRequest');
@@ -95,33 +112,39 @@ const issue = protectedRoute(
   },
 );
 
-const list = protectedRoute(ANYONE, {
-  method: 'get',
-  operationId: 'listOwnTokens',
-  path: '/v4/users/me/tokens',
-  tags: ['user_v4'],
-  summary: "The caller's live API tokens",
-  description: 'Never returns secrets.',
-  responses: {
-    200: {
-      description: 'the tokens',
-      content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } },
+const list = protectedRoute(
+  { ...ANYONE, tokenScope: 'account:read' },
+  {
+    method: 'get',
+    operationId: 'listOwnTokens',
+    path: '/v4/users/me/tokens',
+    tags: ['user_v4'],
+    summary: "The caller's live API tokens",
+    description: 'Never returns secrets.',
+    responses: {
+      200: {
+        description: 'the tokens',
+        content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } },
+      },
     },
   },
-});
+);
 
 const RevokeParams = z.object({ tokenId: z.uuid() });
 
-const revoke = protectedRoute(ANYONE, {
-  method: 'delete',
-  operationId: 'revokeOwnToken',
-  path: '/v4/users/me/tokens/{tokenId}',
-  tags: ['user_v4'],
-  summary: 'Revoke one of the caller’s API tokens',
-  description: 'The token stops working at once.',
-  request: { params: RevokeParams },
-  responses: { 204: { description: 'revoked' }, ...problemResponses(404, 422) },
-});
+const revoke = protectedRoute(
+  { ...ANYONE, tokenScope: 'none' },
+  {
+    method: 'delete',
+    operationId: 'revokeOwnToken',
+    path: '/v4/users/me/tokens/{tokenId}',
+    tags: ['user_v4'],
+    summary: 'Revoke one of the caller’s API tokens',
+    description: 'The token stops working at once.',
+    request: { params: RevokeParams },
+    responses: { 204: { description: 'revoked' }, ...problemResponses(404, 422) },
+  },
+);
 
 const PasswordChange = z
   .object({ oldPassword: z.string().min(1).max(1024), newPassword: z.string().min(1).max(1024) })
@@ -129,7 +152,7 @@ const PasswordChange = z
   .openapi('PasswordChange');
 
 const changePassword = protectedRoute(
-  { ...ANYONE, allowExpiredPassword: true, stepUp: true },
+  { tokenScope: 'none', ...ANYONE, allowExpiredPassword: true, stepUp: true },
   {
     method: 'put',
     operationId: 'changeOwnPassword',
@@ -153,6 +176,23 @@ const changePassword = protectedRoute(
   },
 );
 
+/** The expiry of a new token (docs/api.md, "API token lifetimes"); a 422 naming the rule it breaks. */
+function tokenExpiry(config: ConfigSnapshot, days: number | null | undefined, now: number): number | null {
+  const max = config.get('TOKEN_MAX_LIFETIME_DAYS');
+  const refuse = (message: string) =>
+    new ProblemError('VALIDATION', {
+      detail: message,
+      extensions: { errors: [{ location: 'json', path: 'expiresInDays', message }] },
+    });
+  if (days === null) {
+    if (!config.get('TOKEN_NO_EXPIRY_ALLOWED'))
+      throw refuse('tokens that never expire are not allowed here (AUTH_TOKEN_NO_EXPIRY_ALLOWED); give a lifetime');
+    return null;
+  }
+  if (days !== undefined && days > max) throw refuse(`at most ${max} days (AUTH_TOKEN_MAX_LIFETIME_DAYS)`);
+  return now + (days ?? Math.min(config.get('TOKEN_DEFAULT_LIFETIME_DAYS'), max)) * DAY_MS;
+}
+
 /** Registers /v4/users/me and its tokens. */
 export function registerMe(app: App): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
@@ -172,7 +212,8 @@ export function registerMe(app: App): void {
     const user = c.var.principal.user;
     const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
-      expiresAt: body.expiresInDays ? now + body.expiresInDays * DAY_MS : null,
+      expiresAt: tokenExpiry(c.var.scope.config, body.expiresInDays, now),
+      scopes: body.scopes ?? null,
       now,
       actor: user,
       request: c.var.scope.request,

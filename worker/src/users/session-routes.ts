@@ -69,25 +69,31 @@ const MeParams = z.object({ sessionId: SessionId });
 const UserParams = z.object({ userId: z.string().min(1).max(64) });
 const UserSessionParams = z.object({ userId: z.string().min(1).max(64), sessionId: SessionId });
 
-const listMine = protectedRoute(ANYONE, {
-  method: 'get',
-  operationId: 'listOwnSessions',
-  path: '/v4/users/me/sessions',
-  tags: ['user_v4'],
-  summary: "The caller's live sessions",
-  responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } } },
-});
-const revokeMine = protectedRoute(ANYONE, {
-  method: 'delete',
-  operationId: 'endOwnSession',
-  path: '/v4/users/me/sessions/{sessionId}',
-  tags: ['user_v4'],
-  summary: 'End one of the caller’s sessions',
-  description: 'The session is refused at once.',
-  request: { params: MeParams },
-  responses: { 204: { description: 'ended' }, ...problemResponses(404) },
-});
-const listUser = protectedRoute(adminOnly(superAccess.allowed), {
+const listMine = protectedRoute(
+  { ...ANYONE, tokenScope: 'account:read' },
+  {
+    method: 'get',
+    operationId: 'listOwnSessions',
+    path: '/v4/users/me/sessions',
+    tags: ['user_v4'],
+    summary: "The caller's live sessions",
+    responses: { 200: { description: 'the sessions', content: { 'application/json': { schema: SessionList } } } },
+  },
+);
+const revokeMine = protectedRoute(
+  { ...ANYONE, tokenScope: 'account:write' },
+  {
+    method: 'delete',
+    operationId: 'endOwnSession',
+    path: '/v4/users/me/sessions/{sessionId}',
+    tags: ['user_v4'],
+    summary: 'End one of the caller’s sessions',
+    description: 'The session is refused at once.',
+    request: { params: MeParams },
+    responses: { 204: { description: 'ended' }, ...problemResponses(404) },
+  },
+);
+const listUser = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'listUserSessions',
   path: '/v4/users/{userId}/sessions',
@@ -99,7 +105,7 @@ const listUser = protectedRoute(adminOnly(superAccess.allowed), {
     ...problemResponses(404),
   },
 });
-const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end the sessions of')), {
+const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end the sessions of'), 'users:write'), {
   method: 'delete',
   operationId: 'endUserSession',
   path: '/v4/users/{userId}/sessions/{sessionId}',
@@ -110,7 +116,7 @@ const revokeUser = protectedRoute(adminOnly(superAccess.unprivilegedTargets('end
   responses: { 204: { description: 'ended' }, ...problemResponses(404) },
 });
 
-const listAll = protectedRoute(adminOnly(superAccess.allowed), {
+const listAll = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'listAllSessions',
   path: '/v4/sessions',

@@ -206,8 +206,9 @@ const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, un
 const one = { description: W.d12, content: { 'application/json': { schema: Public } } };
 const path = '/v4/webhooks';
 const base = { tags: ['webhooks'] };
-const read = adminOnly(superAccess.allowed);
-const write = (verb: string) => ({ ...adminOnly(superAccess.refused(verb)), stepUp: true });
+// Tokens: the settings scopes, as the other admin records (LDAP servers, identity providers).
+const read = adminOnly(superAccess.allowed, 'settings:read');
+const write = (verb: string) => ({ ...adminOnly(superAccess.refused(verb), 'settings:write'), stepUp: true });
 
 const listRoute = protectedRoute(read, {
   ...base,
