@@ -1825,7 +1825,7 @@ export interface paths {
         };
         /**
          * Webhook subscriptions
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Every subscription with its queue. Signing secrets are never returned.
          */
@@ -1833,7 +1833,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Answers the signing secret once (`secret`); keep it, it is never shown again. Deliveries follow the Standard Webhooks specification (docs/webhooks.md); attempts: immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. 422 naming `url` when the target is refused. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
@@ -1853,7 +1853,7 @@ export interface paths {
         };
         /**
          * Read a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     The signing secret is never returned.
          */
@@ -1862,7 +1862,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Its deliveries, sent or not, go with it.
          */
@@ -1871,7 +1871,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     422 naming `url` when the new target is refused.
          */
@@ -1889,7 +1889,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret of a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Answers the new secret once. For the next 24 hours the previous secret signs too: `webhook-signature` carries both signatures, space-separated, so the receiver can switch at its own pace. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
          */
@@ -1911,7 +1911,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event to a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Queues one `webhook.test` event for this subscription only (enabled or not, it is sent while enabled), delivered like any other; its delivery is in the list of deliveries.
          */
@@ -1931,7 +1931,7 @@ export interface paths {
         };
         /**
          * Recent deliveries of a webhook subscription
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: allowed.
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
          *
          *     Newest first, with their last attempt (time, status, duration, the first bytes of the answer). Delivered and given-up deliveries are kept 7 days.
          */
@@ -1955,7 +1955,7 @@ export interface paths {
         put?: never;
         /**
          * Send a delivery again
-         * @description Session cookie, Basic or Bearer. Admin only. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
          *     Queues the delivery again at once with a fresh retry schedule and the same `webhook-id` (a receiver that got it already recognises it).
          */
