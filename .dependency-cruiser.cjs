@@ -17,7 +17,7 @@ const TIERS = [
   ['accounts'], // the owner of users, sessions, tokens, second factors, devices and login attempts
   ['auth'], // credentials, password hashing and policy, roles, protected routes, password logins
   ['groups'], // local groups and their administration; the name rule external logins read groups by
-  ['users', 'settings', 'logs', 'docs', 'console'],
+  ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'], // webhooks: subscriptions, delivery (below scrape)
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'], // overview: the administrator's first screen (reads)
   ['oidc', 'principal', 'mfa', 'passkeys', 'gate'], // principal: the authentication middleware, above every credential it checks;

@@ -12,3 +12,4 @@ export * from './passkeys.js';
 export * from './mfa.js';
 export * from './groups.js';
 export * from './services.js';
+export * from './webhooks.js';

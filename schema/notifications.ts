@@ -17,6 +17,7 @@ export const NOTIFICATION_KINDS = [
   'new_device',
   'passkey_changed',
   'second_factor_changed',
+  'webhook_disabled',
 ] as const;
 
 /**

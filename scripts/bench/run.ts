@@ -35,6 +35,8 @@
  *   mfa           second factors (mfa.ts), short: the CPU of a TOTP and of a passkey assertion's
  *                 verification, and sequential password + TOTP logins (two requests) against
  *                 password-only ones on a Node host: latency and host CPU per login
+ *   webhooks      a burst of 1,000 Basic logins without and with three webhook subscriptions to a receiver on
+ *                 loopback (webhooks.ts): login p50/p99 of both, the p99 ratio (target <= 1.1), deliveries/s
  *   far-db        a far database (far-db.ts): the edge host (wrangler dev) and the Node host with a remote
  *                 libSQL URL behind a delaying proxy at 0 and 50 ms per round trip; per operation (Bearer and
  *                 cookie every 2 s, Basic and session login, logout, settings PATCH, a fresh host's first and
@@ -85,6 +87,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { attack } from './attack.js';
 import { mfa } from './mfa.js';
+import { webhooks } from './webhooks.js';
 import { farDb, formatFarDb, type FarDbConfig } from './far-db.js';
 import { edgeCpu } from './edge-cpu.js';
 import { edgeStart } from './edge-start.js';
@@ -204,6 +207,7 @@ const ALL = [
   'ldap-login',
   'attack',
   'mfa',
+  'webhooks',
   'far-db',
   'growth',
   'soak',
@@ -432,6 +436,10 @@ async function main(): Promise<number> {
     if (selected.includes('mfa')) {
       console.log('> mfa (TOTP and passkey verification CPU; password + TOTP logins against password-only)');
       push(await mfa(config, adminPassword, register).catch((err: unknown) => failed('mfa', err)));
+    }
+    if (selected.includes('webhooks')) {
+      console.log('> webhooks (1,000 logins without and with 3 subscriptions; deliveries/s to a local receiver)');
+      push(await webhooks(config, adminPassword, register).catch((err: unknown) => failed('webhooks', err)));
     }
     if (selected.includes('far-db')) {
       const far = farDbConfig();

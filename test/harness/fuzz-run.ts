@@ -138,6 +138,7 @@ export function curlOf(origin: string, r: FuzzRequest): string {
  * - login_attempts, login_locks: the throttle of failed logins (lockout counting is the point);
  * - job_leases: the background jobs' leases, taken whatever the request;
  * - password_reset_requests: the rate limit of reset requests counts the refused ones too;
+ * - audit_store_size: the embedded audit store's size, which its bounding job measures whatever the request;
  * - api_tokens.last_used_at and last_used_ip, sessions.last_seen_at, users.last_login_at and last_activity_at:
  *   written by a successful authentication, which precedes the refusal of what was asked;
  * - unused `welcome` rows of password_reset_tokens: the event handler makes a new account's link in
@@ -150,6 +151,7 @@ const EXCLUDED_TABLES = new Set([
   'login_locks',
   'job_leases',
   'password_reset_requests',
+  'audit_store_size',
   '__drizzle_migrations',
 ]);
 /** Rows left out, as an SQL condition on the rows kept. */

@@ -134,6 +134,9 @@ export const BASE_TEST_ENV: Record<string, string> = {
   // Every suite logs in from 127.0.0.1 with wrong passwords on purpose: the per-address throttle
   // would soon answer them all 429. Its own suite (login-throttle.test.ts) starts hosts with a small bound.
   AUTH_ADDRESS_FAILED_COUNT: '1000000',
+  // The webhook suites' receivers listen on loopback over plain HTTP (docs/webhooks.md, "Targets").
+  AUTH_WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+  AUTH_WEBHOOK_ALLOW_PRIVATE: '127.0.0.1',
 };
 
 export interface TestHostOptions {

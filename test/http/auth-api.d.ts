@@ -1691,6 +1691,10 @@ export interface paths {
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `webhook.created` | crud_admin | unknown | a webhook subscription created (docs/webhooks.md) | `webhookId`: the subscription; `url`: where it delivers; `eventTypes`: the types it wants |
+         *     | `webhook.updated` | crud_admin | unknown | a webhook subscription changed, or its secret rotated | `webhookId`: the subscription; `changed`: the names of the changed fields (secret: a rotation); `url`: the new URL, when it changed |
+         *     | `webhook.deleted` | crud_admin | unknown | a webhook subscription removed | `webhookId`: the subscription; `url`: where it delivered |
+         *     | `webhook.disabled` | crud_admin | unknown | the service disabled a webhook subscription (docs/webhooks.md, "Disabled subscriptions") | `webhookId`: the subscription; `url`: where it delivered; `reason`: gone (the receiver answered 410) or failing (its deliveries failed for too long) |
          *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
          *     | `api.request` | api_access | success, failure | requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with `count`, `first` and `last` (@timestamp and request.id are the first request's) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token; `count`: successful reads: how many requests the event stands for; `first`: successful reads: the first request's time (ISO 8601, as @timestamp); `last`: successful reads: the last request's time (ISO 8601) |
          *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
@@ -1783,6 +1787,10 @@ export interface paths {
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `webhook.created` | crud_admin | unknown | a webhook subscription created (docs/webhooks.md) | `webhookId`: the subscription; `url`: where it delivers; `eventTypes`: the types it wants |
+         *     | `webhook.updated` | crud_admin | unknown | a webhook subscription changed, or its secret rotated | `webhookId`: the subscription; `changed`: the names of the changed fields (secret: a rotation); `url`: the new URL, when it changed |
+         *     | `webhook.deleted` | crud_admin | unknown | a webhook subscription removed | `webhookId`: the subscription; `url`: where it delivered |
+         *     | `webhook.disabled` | crud_admin | unknown | the service disabled a webhook subscription (docs/webhooks.md, "Disabled subscriptions") | `webhookId`: the subscription; `url`: where it delivered; `reason`: gone (the receiver answered 410) or failing (its deliveries failed for too long) |
          *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
          *     | `api.request` | api_access | success, failure | requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with `count`, `first` and `last` (@timestamp and request.id are the first request's) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token; `count`: successful reads: how many requests the event stands for; `first`: successful reads: the first request's time (ISO 8601, as @timestamp); `last`: successful reads: the last request's time (ISO 8601) |
          *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
@@ -1873,6 +1881,10 @@ export interface paths {
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `webhook.created` | crud_admin | unknown | a webhook subscription created (docs/webhooks.md) | `webhookId`: the subscription; `url`: where it delivers; `eventTypes`: the types it wants |
+         *     | `webhook.updated` | crud_admin | unknown | a webhook subscription changed, or its secret rotated | `webhookId`: the subscription; `changed`: the names of the changed fields (secret: a rotation); `url`: the new URL, when it changed |
+         *     | `webhook.deleted` | crud_admin | unknown | a webhook subscription removed | `webhookId`: the subscription; `url`: where it delivered |
+         *     | `webhook.disabled` | crud_admin | unknown | the service disabled a webhook subscription (docs/webhooks.md, "Disabled subscriptions") | `webhookId`: the subscription; `url`: where it delivered; `reason`: gone (the receiver answered 410) or failing (its deliveries failed for too long) |
          *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
          *     | `api.request` | api_access | success, failure | requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with `count`, `first` and `last` (@timestamp and request.id are the first request's) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token; `count`: successful reads: how many requests the event stands for; `first`: successful reads: the first request's time (ISO 8601, as @timestamp); `last`: successful reads: the last request's time (ISO 8601) |
          *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
@@ -1961,6 +1973,10 @@ export interface paths {
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `webhook.created` | crud_admin | unknown | a webhook subscription created (docs/webhooks.md) | `webhookId`: the subscription; `url`: where it delivers; `eventTypes`: the types it wants |
+         *     | `webhook.updated` | crud_admin | unknown | a webhook subscription changed, or its secret rotated | `webhookId`: the subscription; `changed`: the names of the changed fields (secret: a rotation); `url`: the new URL, when it changed |
+         *     | `webhook.deleted` | crud_admin | unknown | a webhook subscription removed | `webhookId`: the subscription; `url`: where it delivered |
+         *     | `webhook.disabled` | crud_admin | unknown | the service disabled a webhook subscription (docs/webhooks.md, "Disabled subscriptions") | `webhookId`: the subscription; `url`: where it delivered; `reason`: gone (the receiver answered 410) or failing (its deliveries failed for too long) |
          *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
          *     | `api.request` | api_access | success, failure | requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with `count`, `first` and `last` (@timestamp and request.id are the first request's) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token; `count`: successful reads: how many requests the event stands for; `first`: successful reads: the first request's time (ISO 8601, as @timestamp); `last`: successful reads: the last request's time (ISO 8601) |
          *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
@@ -2051,6 +2067,10 @@ export interface paths {
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
+         *     | `webhook.created` | crud_admin | unknown | a webhook subscription created (docs/webhooks.md) | `webhookId`: the subscription; `url`: where it delivers; `eventTypes`: the types it wants |
+         *     | `webhook.updated` | crud_admin | unknown | a webhook subscription changed, or its secret rotated | `webhookId`: the subscription; `changed`: the names of the changed fields (secret: a rotation); `url`: the new URL, when it changed |
+         *     | `webhook.deleted` | crud_admin | unknown | a webhook subscription removed | `webhookId`: the subscription; `url`: where it delivered |
+         *     | `webhook.disabled` | crud_admin | unknown | the service disabled a webhook subscription (docs/webhooks.md, "Disabled subscriptions") | `webhookId`: the subscription; `url`: where it delivered; `reason`: gone (the receiver answered 410) or failing (its deliveries failed for too long) |
          *     | `operator.admins_listed` | crud_admin | unknown | the operator command listed the administrators | `count`: how many |
          *     | `api.request` | api_access | success, failure | requests authenticated with Basic or Bearer: a refusal (failure: status 400 or more) or a write (a method other than GET, HEAD, OPTIONS) one event each; successful reads one event per account, credential, path, status, client address and User-Agent in a window of AUDIT_API_ACCESS_WINDOW_SEC (default a minute), with `count`, `first` and `last` (@timestamp and request.id are the first request's) | `method`: basic or bearer; `httpMethod`: GET, POST, ...; `path`: the path; `status`: the HTTP status; `tokenId`: the API token; `count`: successful reads: how many requests the event stands for; `first`: successful reads: the first request's time (ISO 8601, as @timestamp); `last`: successful reads: the last request's time (ISO 8601) |
          *     | `ldap.authenticate` | ext_service_access | success, failure | the directory of an LDAP server record asked, through the bridge, to find and bind a user's entry | `server`: the LDAP server record; `result`: ok, invalid-credentials, locked-out, disabled, password-expired, or error; `activeDirectory`: whether the directory is Active Directory; `durationMs`: how long the call took; `errorClass`: on failure, its class: the bridge's code (DIRECTORY_UNAVAILABLE, ...), BRIDGE_TIMEOUT, PROVIDER_UNREACHABLE, SMTP_4XX...; never its text |
@@ -2152,6 +2172,156 @@ export interface paths {
         get: operations["getAdminOverview"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook subscriptions
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
+         *
+         *     Every subscription with its queue. Signing secrets are never returned.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Answers the signing secret once (`secret`); keep it, it is never shown again. Deliveries follow the Standard Webhooks specification (docs/webhooks.md); attempts: immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. 422 naming `url` when the target is refused. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
+         *
+         *     The signing secret is never returned.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Its deliveries, sent or not, go with it.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     422 naming `url` when the new target is refused.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v4/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret of a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Answers the new secret once. For the next 24 hours the previous secret signs too: `webhook-signature` carries both signatures, space-separated, so the receiver can switch at its own pace. 503 when this host has no key to seal the secret with (an edge host without AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Queues one `webhook.test` event for this subscription only (enabled or not, it is sent while enabled), delivered like any other; its delivery is in the list of deliveries.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent deliveries of a webhook subscription
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:read. Super-access: allowed.
+         *
+         *     Newest first, with their last attempt (time, status, duration, the first bytes of the answer). Delivered and given-up deliveries are kept 7 days.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Queues the delivery again at once with a fresh retry schedule and the same `webhook-id` (a receiver that got it already recognises it).
+         */
+        post: operations["redeliverWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3476,7 +3646,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+            kind: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed" | "webhook_disabled";
             /** @description the account the mail is about */
             userId: string | null;
             userLogin: string | null;
@@ -3610,6 +3780,21 @@ export interface components {
                     measuredAt: string;
                 } | null;
             };
+            /** @description webhook subscriptions needing attention (docs/webhooks.md), the first 5 */
+            webhooks: {
+                /** @description subscriptions whose last attempt failed, or that the service disabled */
+                failing: number;
+                items: {
+                    id: string;
+                    url: string;
+                    enabled: boolean;
+                    /** Format: date-time */
+                    failingSince: string | null;
+                    /** @enum {string|null} */
+                    disabledReason: "gone" | "failing" | null;
+                    queueDepth: number;
+                }[];
+            };
             mail: {
                 /**
                  * @description configured: a mail server; outbox: none, mails are written as .eml files (Node host; docs/mail.md, "Development outbox"); not_configured: mail cannot be sent
@@ -3628,6 +3813,128 @@ export interface components {
              * @description what put it on the list (see the list)
              */
             at: string | null;
+        };
+        Webhook: {
+            id: string;
+            url: string;
+            eventTypes: string[];
+            enabled: boolean;
+            description: string;
+            /**
+             * @description why the service disabled it: gone (the receiver answered 410), failing (its deliveries failed for 5 days); null otherwise
+             * @enum {string|null}
+             */
+            disabledReason: "gone" | "failing" | null;
+            /** Format: date-time */
+            disabledAt: string | null;
+            /**
+             * Format: date-time
+             * @description since when its attempts fail (null: the last attempt succeeded)
+             */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description during a rotation: until when the previous secret signs too
+             */
+            previousSecretExpiresAt: string | null;
+            queue: components["schemas"]["WebhookQueue"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookQueue: {
+            /** @description deliveries not yet delivered nor given up */
+            depth: number;
+            /**
+             * Format: date-time
+             * @description the event time of the oldest of them
+             */
+            oldestAt: string | null;
+            oldestAgeSeconds: number | null;
+        };
+        WebhookCreated: components["schemas"]["Webhook"] & {
+            /**
+             * @description the signing secret, `whsec_` and base64 of 32 random bytes: shown this once, never again
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookCreate: {
+            /**
+             * @description https:// (http:// only for AUTH_WEBHOOK_ALLOW_HTTP_HOSTS); no user name or password; no private, loopback, link-local or metadata address unless AUTH_WEBHOOK_ALLOW_PRIVATE opens it (docs/webhooks.md)
+             * @example https://hooks.example.com/auth
+             */
+            url: string;
+            /**
+             * @description audit event types (docs/architecture.md §5.1), `<stream>.*` for every type of a stream, or `*` for all; the api_access stream is never delivered
+             * @example [
+             *       "user_activity.*",
+             *       "user.created"
+             *     ]
+             */
+            eventTypes: string[];
+            /** @default true */
+            enabled?: boolean;
+            /** @default  */
+            description?: string;
+        };
+        /** @description Omitted fields keep their values. Enabling a disabled subscription clears why. */
+        WebhookPatch: {
+            /**
+             * @description https:// (http:// only for AUTH_WEBHOOK_ALLOW_HTTP_HOSTS); no user name or password; no private, loopback, link-local or metadata address unless AUTH_WEBHOOK_ALLOW_PRIVATE opens it (docs/webhooks.md)
+             * @example https://hooks.example.com/auth
+             */
+            url?: string;
+            /**
+             * @description audit event types (docs/architecture.md §5.1), `<stream>.*` for every type of a stream, or `*` for all; the api_access stream is never delivered
+             * @example [
+             *       "user_activity.*",
+             *       "user.created"
+             *     ]
+             */
+            eventTypes?: string[];
+            enabled?: boolean;
+            description?: string;
+        };
+        WebhookSecretRotated: {
+            /**
+             * @description the signing secret, `whsec_` and base64 of 32 random bytes: shown this once, never again
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+            /** Format: date-time */
+            previousSecretExpiresAt: string;
+        };
+        WebhookDelivery: {
+            /** @description the webhook-id header: the same on every attempt */
+            id: string;
+            type: string;
+            eventId: string;
+            /**
+             * Format: date-time
+             * @description the event's time
+             */
+            at: string;
+            /** @enum {string} */
+            state: "pending" | "delivered" | "failed";
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description pending: when the next attempt is due
+             */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            /** @description HTTP status; null when no answer came */
+            lastStatus: number | null;
+            lastDurationMs: number | null;
+            /** @description the first 1 KiB of the last answer, or why none came (timeout, refused address, ...) */
+            lastResponse: string | null;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /** Format: date-time */
+            failedAt: string | null;
         };
         MailTestResult: {
             /**
@@ -9894,7 +10201,7 @@ export interface operations {
                 limit?: number;
                 offset?: number | null;
                 status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
-                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed" | "webhook_disabled";
                 /** @description the address, ignoring case */
                 recipient?: string;
             };
@@ -10016,7 +10323,7 @@ export interface operations {
                 limit?: number;
                 offset?: number | null;
                 status?: "pending" | "sent" | "failed" | "given_up" | "outbox";
-                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed";
+                kind?: "account_locked" | "account_blocked_inactivity" | "password_expiring" | "token_expiring" | "password_changed" | "account_created" | "password_reset" | "new_device" | "passkey_changed" | "second_factor_changed" | "webhook_disabled";
             };
             header?: never;
             path?: never;
@@ -10086,6 +10393,524 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the subscriptions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description the subscription and its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description the subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable; or the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveryId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description at most this many (50) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /** KiB, gzipped, of the whole upload. */
-const CEILING_KIB = 301;
+const CEILING_KIB = 318;
 
 /**
  * The stand-ins of wrangler.toml's [alias] (worker/edge-aliases/) by the package whose imports they replace:
@@ -31,6 +31,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/webauthn-attestation.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/webauthn-ec2-signature.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/gate-route-docs.js': /^worker\/src\/gate\//,
+  'worker/edge-aliases/webhook-api-words.js': /^worker\/src\/webhooks\/routes\.ts$/,
 };
 
 /**

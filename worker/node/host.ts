@@ -43,6 +43,7 @@ import {
   type KeptKeyFacts,
 } from './start-banner.js';
 import { createFileOutbox, mailOutboxFolder } from './mail-outbox.js';
+import { createWebhookTransport } from './webhook-transport.js';
 
 export interface NodeHostOptions {
   env: EnvSource;
@@ -228,6 +229,8 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     writeLog: o.writeLog ?? (tty ? (line) => writer!.write(humanLogLine(line)) : writer!.write),
     ...(transport ? { bridgeTransport: transport } : {}),
     mailOutbox,
+    // Webhooks connect only to the addresses their rules checked (webhook-transport.ts).
+    webhookFetch: createWebhookTransport(),
     // @hono/node-server hands the Node request over as env.incoming: its socket's peer is the client.
     clientAddress: (_request, bindings) => {
       const incoming = (bindings as { incoming?: IncomingMessage } | undefined)?.incoming;

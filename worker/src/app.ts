@@ -64,6 +64,8 @@ import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerOverview } from './overview/routes.js';
+import { createWebhookKicker } from './webhooks/kick.js';
+import { registerWebhooks } from './webhooks/routes.js';
 import { registerTestMail } from './notifications/test-mail.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
@@ -155,6 +157,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   const kickOutbox = outboxKicker();
   // After the response: the notifications of the events the request may have written.
   const kickNotifications = createNotificationKicker();
+  const kickWebhooks = createWebhookKicker();
   const debug = env.get('DEBUG');
   const levels: { log: Level; access: Level } = {
     log: toLevel(env.get('LOG_LEVEL')),
@@ -237,6 +240,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
     if (c.var.scope) {
       kickOutbox(c);
       kickNotifications.afterResponse(c);
+      kickWebhooks(c);
     }
     const status = c.res.status;
     // Only the path: query strings may carry codes or tokens, and headers are never logged. (An
@@ -285,6 +289,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
       logger,
       bridge: deps.bridge,
       mailOutbox: deps.mailOutbox,
+      webhookFetch: deps.webhookFetch,
       verifier: deps.verifier,
       sessionKeys,
       inBackground: (work) => inBackground(c, work),
@@ -370,6 +375,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   registerLogs(api);
   registerNotifications(api);
   registerOverview(api);
+  registerWebhooks(api);
   registerTestMail(api);
   registerPasswordReset(api);
   registerMetrics(api);

@@ -12,6 +12,7 @@ import { createPasswordVerifier } from './auth/password-verifier.js';
 import { createBridgeClient, type BridgeClient, type BridgeFetch } from './bridge/client.js';
 import { ConfigService, type ConfigSnapshot } from './config/index.js';
 import type { App, AppDeps, MailOutbox, StaticFiles } from './http/context.js';
+import type { WebhookFetch } from './webhooks/transport.js';
 import { createLogger, toLevel, type Logger } from './http/logger.js';
 import { scopeWithoutRequest } from './http/scope.js';
 import { runJob } from './jobs/index.js';
@@ -43,6 +44,8 @@ export interface HostParts {
   bridgeTransport?: BridgeFetch;
   /** The development outbox (Node host): where mail goes while no mail server is configured. */
   mailOutbox?: MailOutbox;
+  /** How webhooks leave (Node host: to checked addresses only); absent: `fetch`. */
+  webhookFetch?: WebhookFetch;
   /** A ready bridge client instead of a transport (tests). */
   bridge?: BridgeClient;
   clock?: () => number;
@@ -113,6 +116,7 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.nodeMessages ? { nodeMessages: parts.nodeMessages } : {}),
     ...(bridge ? { bridge } : {}),
     ...(parts.mailOutbox ? { mailOutbox: parts.mailOutbox } : {}),
+    ...(parts.webhookFetch ? { webhookFetch: parts.webhookFetch } : {}),
   });
   return {
     app,
@@ -125,8 +129,10 @@ export function assembleService(parts: HostParts): Service {
       const db = openDb();
       const current = await config.current(() => loadSavedSettings(db));
       // One instant for the whole run (the edge: the Cron Trigger's scheduled time).
-      const mailOutbox = parts.mailOutbox;
-      return runScheduledJobs(scopeWithoutRequest({ db, config: current, now: () => now, logger, bridge, mailOutbox }));
+      const { mailOutbox, webhookFetch } = parts;
+      return runScheduledJobs(
+        scopeWithoutRequest({ db, config: current, now: () => now, logger, bridge, mailOutbox, webhookFetch }),
+      );
     },
     async fillLoginSkeletons(stopped) {
       const job = skeletonJob({ stopped });

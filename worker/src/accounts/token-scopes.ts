@@ -17,8 +17,8 @@ export const TOKEN_SCOPES = {
   'users:write':
     'other accounts (an administrator): create, change, block, unblock, unlock, delete, end sessions, lend ' +
     'admin rights, groups and memberships',
-  'settings:read': 'the settings, identity providers and LDAP server records',
-  'settings:write': 'change the settings and records, test an LDAP server, send a test mail',
+  'settings:read': 'the settings, identity providers, LDAP server records and webhook subscriptions',
+  'settings:write': 'change the settings and records, test an LDAP server, send a test mail or webhook',
   'logs:read': "the audit log: its types, searches, events, exports, the shipping pipeline's health",
 } as const;
 

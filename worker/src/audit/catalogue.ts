@@ -463,6 +463,38 @@ export const EVENT_CATALOGUE = {
     description: 'an OIDC identity provider record removed',
     data: { name: 'the record' },
   },
+  'webhook.created': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a webhook subscription created (docs/webhooks.md)',
+    data: { webhookId: 'the subscription', url: 'where it delivers', eventTypes: 'the types it wants' },
+  },
+  'webhook.updated': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a webhook subscription changed, or its secret rotated',
+    data: {
+      webhookId: 'the subscription',
+      changed: 'the names of the changed fields (secret: a rotation)',
+      url: 'the new URL, when it changed',
+    },
+  },
+  'webhook.deleted': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'a webhook subscription removed',
+    data: { webhookId: 'the subscription', url: 'where it delivered' },
+  },
+  'webhook.disabled': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description: 'the service disabled a webhook subscription (docs/webhooks.md, "Disabled subscriptions")',
+    data: {
+      webhookId: 'the subscription',
+      url: 'where it delivered',
+      reason: 'gone (the receiver answered 410) or failing (its deliveries failed for too long)',
+    },
+  },
   'operator.admins_listed': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],

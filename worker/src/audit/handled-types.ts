@@ -14,6 +14,7 @@ export const HANDLED_EVENT_TYPES: ReadonlySet<string> = new Set([
   'password.changed',
   'password.reset',
   'user.created',
+  'webhook.disabled',
 ]);
 
 /** The handled_at value an event is written with: null while a handler still has to see it. */

@@ -75,6 +75,13 @@ export function checkProxyRange(item: string): string | null {
   return parseRange(item) ? null : 'IP addresses or CIDR ranges such as 10.0.0.0/8 or fd00::/8';
 }
 
+/** Configuration check of an item that is an IP address, a CIDR range or a host name (AUTH_WEBHOOK_ALLOW_PRIVATE). */
+export function checkHostOrRange(item: string): string | null {
+  if (parseRange(item)) return null;
+  const host = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+  return host.test(item) ? null : 'host names, IP addresses or CIDR ranges such as 10.0.0.0/8 or fd00::/8';
+}
+
 function inRange(ip: number[], r: Range): boolean {
   if (ip.length !== r.bytes.length) return false;
   for (let bit = 0; bit < r.prefix; bit++) {

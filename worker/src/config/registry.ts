@@ -3,7 +3,7 @@
  * variables this implementation adds). Nothing else in the code knows a variable's environment
  * name, type or default: the resolver reads them from here, and so do the table of docs/configuration.md and tests.
  */
-import { checkProxyRange } from './ip-ranges.js';
+import { checkHostOrRange, checkProxyRange } from './ip-ranges.js';
 import { AUDIT_INDEX_PREFIX, IndexPatternSchema } from '../../../schema/bridge/index.js';
 import type { BooleanVar, EnumVar, IntegerVar, ListVar, NumberVar, StringVar, VarDef, VarGroup } from './types.js';
 
@@ -808,6 +808,22 @@ export const REGISTRY = {
       checkItem: checkProxyRange,
       format: 'comma-separated IP addresses or CIDR ranges',
     },
+  ),
+  WEBHOOK_ALLOW_HTTP_HOSTS: list(
+    D,
+    'AUTH_WEBHOOK_ALLOW_HTTP_HOSTS',
+    [],
+    'host names (or IP addresses) that webhook subscriptions may reach over plain http:// (development, a ' +
+      'receiver on the same host); every other subscription URL must be https:// (docs/webhooks.md, "Targets")',
+    { format: 'comma-separated host names or IP addresses' },
+  ),
+  WEBHOOK_ALLOW_PRIVATE: list(
+    D,
+    'AUTH_WEBHOOK_ALLOW_PRIVATE',
+    [],
+    'host names, IP addresses or CIDR ranges that webhooks may reach although they are loopback, private, ' +
+      'link-local or a cloud metadata address (refused otherwise: docs/webhooks.md, "Targets")',
+    { checkItem: checkHostOrRange, format: 'comma-separated host names, IP addresses or CIDR ranges' },
   ),
   WEBAUTHN_RP_ID: str(
     D,

@@ -19,6 +19,7 @@ export const API_TAGS = [
   { name: 'settings', description: 'Security settings (/v3/settings)' },
   { name: 'services', description: 'Protected services, forward-auth for reverse proxies, token introspection' },
   { name: 'notifications', description: 'Mail notifications and their history' },
+  { name: 'webhooks', description: 'Signed webhooks of audit events (Standard Webhooks)' },
   { name: 'errtrack', description: 'Browser error tracking: client configuration and the Sentry tunnel' },
   { name: 'health', description: 'Liveness and readiness probes; metrics for operators' },
 ];

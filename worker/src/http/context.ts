@@ -17,6 +17,7 @@ export type StaticFiles = (relativePath: string) => Promise<Response | null>;
 
 import type { BridgeClient } from '../bridge/client.js';
 import type { ApiAccessRecorder } from '../audit/api-access.js';
+import type { WebhookFetch } from '../webhooks/transport.js';
 
 /**
  * What of the Node request and response the app uses on the Node host (http.IncomingMessage,
@@ -63,6 +64,8 @@ export interface AppDeps {
   bridge?: BridgeClient;
   /** Where mail goes while no mail server is configured (Node host); absent on the edge. */
   mailOutbox?: MailOutbox;
+  /** How webhooks leave (Scope.webhookFetch); absent on the edge. */
+  webhookFetch?: WebhookFetch;
   /** Where requests authenticated with Basic or Bearer are recorded (absent: not recorded). */
   apiAccess?: ApiAccessRecorder;
   /**

@@ -11,6 +11,7 @@ import type { PasswordVerifier } from '../auth/password-verifier.js';
 import type { SessionKeys } from '../accounts/session-keys.js';
 import type { Db } from '../store/db.js';
 import type { MailMessage } from '../../../schema/bridge/index.js';
+import type { WebhookFetch } from '../webhooks/transport.js';
 import { createLogger, type Logger } from './logger.js';
 
 /**
@@ -69,6 +70,8 @@ export interface Scope {
   bridge?: BridgeClient;
   /** The development outbox (Node host), where mail goes while no mail server is configured. */
   mailOutbox?: MailOutbox;
+  /** How webhooks leave (Node host: checked addresses only); absent: `fetch` (webhooks/transport.ts). */
+  webhookFetch?: WebhookFetch;
 }
 
 /** The scope of a request: the scope plus the request's own values. */

@@ -168,3 +168,11 @@ export const gateDecisions = processRegistry.counter(
   'forward-auth decisions by protected service and outcome (allow, sign-in, second-step, refuse)',
   ['service', 'outcome'],
 );
+
+/** Webhook attempts of this process (edge: isolate), by outcome (docs/webhooks.md, "What operators see"). */
+export const webhookAttempts = processRegistry.counter(
+  'auth_webhook_attempts_total',
+  'webhook delivery attempts made by this process (edge: isolate), by outcome: delivered (2xx), retry (failed, ' +
+    'retried later), failed (the retry schedule ran out) or gone (410: the subscription was disabled)',
+  ['outcome'],
+);

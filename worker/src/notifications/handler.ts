@@ -8,7 +8,8 @@
  * once (a job and a kick, two hosts) inserts nothing twice: the second insert of a key is skipped,
  * and so is the second token of a new account's link.
  */
-import { asc, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { activeAccounts } from '../accounts/live.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Scope } from '../http/scope.js';
 import type { UserRow } from '../accounts/model.js';
@@ -151,6 +152,28 @@ async function handleBatch(s: HandleScope, now: number, rows: OutboxRow[], resul
   const accounts = ids.length ? await db.select().from(users).where(inArray(users.id, ids)) : [];
   const byId = new Map(accounts.map((u) => [u.id, u]));
   const writes = [];
+  // Events about the service itself go to every active administrator with an address (docs/webhooks.md).
+  const forAdmins = rows.filter((r) => r.type === 'webhook.disabled');
+  const admins = forAdmins.length
+    ? await db
+        .select()
+        .from(users)
+        .where(and(eq(users.role, 'admin'), activeAccounts))
+    : [];
+  for (const row of forAdmins) {
+    const data = (row.data ?? {}) as Record<string, unknown>;
+    for (const admin of admins.filter((a) => a.email?.trim())) {
+      const plan = {
+        kind: 'webhook_disabled' as const,
+        user: admin,
+        dedupeKey: `event:${row.id}:${admin.id}`,
+        eventId: row.id,
+        data: { at: new Date(row.at).toISOString(), url: String(data.url ?? ''), reason: String(data.reason ?? '') },
+      };
+      writes.push(notificationInsert(db, await notificationRow(config, { ...plan, now })));
+      result.notifications++;
+    }
+  }
   for (const row of rows) {
     const user = row.subjectId ? byId.get(row.subjectId) : undefined;
     if (!user || user.deletedAt !== null) continue;

@@ -44,6 +44,9 @@ export interface TemplateData {
    * administrator gives: where to sign in (the mails' link base, mailLinkBase).
    */
   consoleUrl?: string;
+  /** webhook_disabled: the subscription's URL, and why (gone: a 410; failing: failing for days). */
+  url?: string;
+  reason?: string;
   /** passkey_changed and second_factor_changed: added or removed; the passkey's name (token_expiring: the token's). */
   change?: string;
   name?: string;
@@ -190,6 +193,16 @@ const RU: Record<NotificationKind, Texts> = {
       ['Если это сделали не вы, немедленно сообщите администратору.'],
     ],
   }),
+  webhook_disabled: (d) => ({
+    subject: 'Подписка на вебхуки отключена',
+    lines: [
+      [
+        `${formatTime(d.at)} сервис отключил подписку на вебхуки ${d.url ?? ''}: ` +
+          (d.reason === 'gone' ? 'получатель ответил 410 Gone.' : 'доставка не удавалась 5 дней подряд.'),
+      ],
+      ['События ей больше не отправляются. Проверьте получателя и включите подписку снова в консоли.'],
+    ],
+  }),
 };
 
 /** new_device: the client, in words; the raw User-Agent only when nothing in it was recognised. */
@@ -314,6 +327,16 @@ const EN: Record<NotificationKind, Texts> = {
           `the account ${who(d)}${byEn(d.by)}; its other sessions were ended.`,
       ],
       ['If it was not you, tell your administrator at once.'],
+    ],
+  }),
+  webhook_disabled: (d) => ({
+    subject: 'A webhook subscription was disabled',
+    lines: [
+      [
+        `On ${formatTime(d.at)} the service disabled the webhook subscription ${d.url ?? ''}: ` +
+          (d.reason === 'gone' ? 'its receiver answered 410 Gone.' : 'its deliveries failed for 5 days.'),
+      ],
+      ['No events are sent to it any more. Check the receiver, then enable the subscription again.'],
     ],
   }),
 };

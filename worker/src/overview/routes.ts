@@ -13,6 +13,7 @@ import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { auditStoreState } from '../logs/size-bound.js';
 import { logstoreTarget } from '../logs/target.js';
 import { mailNotConfigured, noMailServer } from '../notifications/mail-settings.js';
+import { failingWebhooks } from '../webhooks/store.js';
 import { recentActivity, WINDOW_MS } from './activity.js';
 
 const AccountItem = z
@@ -124,6 +125,23 @@ const Overview = z
             'null before its first measure',
         }),
     }),
+    webhooks: z
+      .object({
+        failing: z
+          .int()
+          .openapi({ description: 'subscriptions whose last attempt failed, or that the service disabled' }),
+        items: z.array(
+          z.object({
+            id: z.string(),
+            url: z.string(),
+            enabled: z.boolean(),
+            failingSince: z.iso.datetime().nullable(),
+            disabledReason: z.enum(['gone', 'failing']).nullable(),
+            queueDepth: z.int(),
+          }),
+        ),
+      })
+      .openapi({ description: 'webhook subscriptions needing attention (docs/webhooks.md), the first 5' }),
     mail: z.object({
       state: z.enum(['configured', 'outbox', 'not_configured']).openapi({
         description:
@@ -158,10 +176,11 @@ const overviewRoute = protectedRoute(
 export function registerOverview(app: App): void {
   app.openapi(overviewRoute, async (c) => {
     const now = c.var.scope.now();
-    const [attention, recent, size] = await Promise.all([
+    const [attention, recent, size, hooks] = await Promise.all([
       accountAttention(c.var.scope.db, c.var.scope.config, now),
       recentActivity(c.var.scope.db, now),
       auditStoreState(c.var.scope.db, c.var.scope.config),
+      failingWebhooks(c.var.scope.db),
     ]);
     const account = (i: { id: string; login: string; at: number | null }) => ({ ...i, at: isoOrNull(i.at) });
     const listed = (l: { count: number; items: Array<{ id: string; login: string; at: number | null }> }) => ({
@@ -204,6 +223,10 @@ export function registerOverview(app: App): void {
             warning: size.warning,
             measuredAt: isoTime(size.measuredAt),
           },
+        },
+        webhooks: {
+          failing: hooks.length,
+          items: hooks.slice(0, 5).map((h) => ({ ...h, failingSince: isoOrNull(h.failingSince) })),
         },
         mail: {
           state:

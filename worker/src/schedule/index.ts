@@ -9,6 +9,7 @@ import { blockInactiveAccounts, endSuperAccess, purgeLoginThrottle } from '../us
 import { purgeAuditOutbox, purgeLocalAuditLog, shipAuditOutbox } from '../logs/jobs.js';
 import { boundAuditStore } from '../logs/size-bound.js';
 import { resealSecretsJob } from '../store/stored-secrets.js';
+import { deliverWebhooksJob } from '../webhooks/sender.js';
 import { fillLoginSkeletonsJob } from '../users/login-skeletons.js';
 import { refreshLdapGroupsJob } from '../ldap/group-refresh.js';
 import {
@@ -39,6 +40,7 @@ export const JOBS: Job[] = [
   purgeNotifications,
   fillLoginSkeletonsJob,
   refreshLdapGroupsJob,
+  deliverWebhooksJob,
 ];
 
 /** Runs every registered job once (jobs/index.ts runJobs); returns the names of the jobs that failed. */

@@ -14,6 +14,7 @@ import { auditStoreState, type AuditStoreState } from '../logs/size-bound.js';
 import { sessionPolicy } from '../accounts/sessions.js';
 import type { Db } from '../store/index.js';
 import { Registry } from '../metrics/registry.js';
+import { queueFigures } from '../webhooks/store.js';
 
 /** Live sessions by kind: not revoked, before their absolute end, used within the idle time. */
 async function activeSessions(db: Db, config: ConfigSnapshot, now: number) {
@@ -101,14 +102,27 @@ export async function collectScrapeMetrics(o: Scope): Promise<Registry> {
     ['store'],
   );
   const outboxBytes = r.gauge('auth_outbox_bytes', 'estimated bytes of the whole audit outbox (database)');
+  const hookDepth = r.gauge('auth_webhook_queue_depth', 'webhook deliveries not yet delivered nor given up (database)');
+  const hookAge = r.gauge(
+    'auth_webhook_oldest_age_seconds',
+    'age of the event of the oldest webhook delivery not yet delivered nor given up (database); 0 when none waits',
+  );
   try {
-    const [bySession, streams, jobs, store] = await Promise.all([
+    const [bySession, streams, jobs, store, hooks] = await Promise.all([
       activeSessions(o.db, o.config, now),
       streamPipelines(o.db, now),
       o.db.select().from(jobLeases),
       auditStoreState(o.db, o.config),
+      queueFigures(o.db),
     ]);
     setStore(store, storeBytes, storeMax, storeNear, outboxBytes);
+    const queues = [...hooks.values()];
+    const oldest = Math.min(...queues.map((q) => q.oldestAt ?? now));
+    hookDepth.set(
+      [],
+      queues.reduce((n, q) => n + q.depth, 0),
+    );
+    hookAge.set([], queues.length ? Math.max(0, Math.round((now - oldest) / 1000)) : 0);
     for (const kind of ['cookie', 'oauth'] as const) {
       sessionsActive.set([kind], Number(bySession.find((s) => s.kind === kind)?.n ?? 0));
     }
