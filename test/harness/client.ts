@@ -73,26 +73,34 @@ export async function callJson<T = Record<string, unknown>>(
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T, res };
 }
 
-/** Moves the service clock (AUTH_TEST_CLOCK_CONTROL) to `offsetMs` ahead of real time. */
-export async function setClockOffset(offsetMs: number): Promise<void> {
-  const res = await call('/__test__/clock', { method: 'POST', json: { offsetMs } });
+/**
+ * Moves the service clock (AUTH_TEST_CLOCK_CONTROL) to `offsetMs` ahead of real time, on the shared host
+ * or the host at `base`.
+ */
+export async function setClockOffset(offsetMs: number, base?: string): Promise<void> {
+  const res = await call('/__test__/clock', { base, method: 'POST', json: { offsetMs } });
   if (res.status !== 200) throw new Error(`cannot move the clock: ${res.status} ${await res.text()}`);
 }
 
 /**
- * The shared host's clock for a test file: `move(ms)` sets it ahead of real time, `now()` is the service's
- * time, and it is put back after each test.
+ * The shared host's clock for a test file (or that of the host whose base URL `base()` answers, once it
+ * runs): `move(ms)` sets it ahead of real time, `now()` is the service's time, and it is put back after
+ * each test that moved it.
  */
-export function testClock(): { move: (ms: number) => Promise<void>; now: () => number } {
+export function testClock(base?: () => string | undefined): {
+  move: (ms: number) => Promise<void>;
+  now: () => number;
+} {
   let offset = 0;
   afterEach(async () => {
+    if (base && offset === 0) return;
     offset = 0;
-    await setClockOffset(0);
+    await setClockOffset(0, base?.());
   });
   return {
     move: async (ms) => {
       offset = ms;
-      await setClockOffset(ms);
+      await setClockOffset(ms, base?.());
     },
     now: () => Date.now() + offset,
   };

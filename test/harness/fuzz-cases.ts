@@ -55,6 +55,21 @@ export interface FuzzContext {
    * proxy); chunked GETs are still sent (the odd Transfer-Encoding header).
    */
   bodyOnGet: boolean;
+  /** The host's origin: a browser's same-origin unsafe request names it in Origin. */
+  origin: string;
+}
+
+/**
+ * The headers of a session cookie as Chromium sends them on a same-origin fetch: Sec-Fetch-Site always,
+ * Origin too on a POST, PUT, PATCH or DELETE (not on a GET or HEAD).
+ */
+export function cookieHeaders(cookie: string, method: string, origin: string): [string, string][] {
+  const unsafe = !['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
+  return [
+    ['Cookie', cookie],
+    ['Sec-Fetch-Site', 'same-origin'],
+    ...(unsafe ? [['Origin', origin] as [string, string]] : []),
+  ];
 }
 
 const enc = new TextEncoder();
@@ -397,11 +412,7 @@ export function casesOf(ctx: FuzzContext, o: Operation): fc.Arbitrary<FuzzCase> 
     // Bearer, else the session cookie (a same-origin request, as a browser's): neither costs a
     // password hash per request. Basic where it is the only way (a login without a session).
     if (schemes.has('bearer') || schemes.size === 0) return [['Authorization', c.bearer]];
-    if (schemes.has('cookie'))
-      return [
-        ['Cookie', c.cookie],
-        ['Sec-Fetch-Site', 'same-origin'],
-      ];
+    if (schemes.has('cookie')) return cookieHeaders(c.cookie, o.method, ctx.origin);
     return [['Authorization', c.basic]];
   };
   const auth = fc.oneof(

@@ -7,7 +7,8 @@
 import { hostname } from 'node:os';
 import { createClient, type Client } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ADMIN, basic } from '../harness/client.js';
+import { ADMIN, basic, testClock } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
@@ -93,26 +94,25 @@ async function send(host: RunningHost, path: string, init: RequestInit = {}): Pr
 
 /**
  * Polls until `check` passes. API-access events are written within about a second on Node (a
- * timer); on the edge by the next Basic or Bearer request that finds the batch aged, so each poll
- * sends one (its own event is not among those checked).
+ * timer); on the edge by the next Basic or Bearer request that finds the batch aged, so each try
+ * that finds them missing sends one (its own event is not among those checked).
  */
-async function eventually<T>(
-  host: RunningHost,
-  read: () => Promise<T>,
-  check: (v: T) => boolean,
-  ms = 15_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 1_100));
-    await send(host, '/v4/users/me', { headers: { Authorization: admin } });
-  }
+async function written<T>(host: RunningHost, read: () => Promise<T>, check: (v: T) => boolean): Promise<T> {
+  return eventually(
+    async () => {
+      const value = await read();
+      if (check(value)) return value;
+      await send(host, '/v4/users/me', { headers: { Authorization: admin } });
+    },
+    { timeoutMs: 15_000, intervalMs: 100, what: 'the api_access events' },
+  );
 }
 
-/** Bearer, Basic and cookie requests to GET /v4/users/me; then one more Basic after the batch aged. */
-async function apiTraffic(host: RunningHost) {
+/**
+ * Bearer, Basic and cookie requests to GET /v4/users/me; then one more Basic in the next aggregation
+ * window of the service's clock (moved by `clock`).
+ */
+async function apiTraffic(host: RunningHost, clock: ReturnType<typeof testClock>) {
   const issued = await fetch(`${host.url}/v4/users/me/tokens`, {
     method: 'POST',
     headers: { Authorization: admin, 'Content-Type': 'application/json' },
@@ -136,8 +136,8 @@ async function apiTraffic(host: RunningHost) {
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
     body: '{"values":{"NOPE":1}}',
   });
-  // The edge host writes a batch from the request that finds it aged (> 1 s); Node flushes every second.
-  await new Promise((r) => setTimeout(r, 1_300));
+  // A window of AUTH_AUDIT_API_ACCESS_WINDOW_SEC (1 s) later: an aggregate of its own.
+  await clock.move(1_100);
   const last = await send(host, '/v4/users/me', { headers: { Authorization: admin } });
   for (const r of [bearer, basicCall, cookieCall, last]) expect(r.status).toBe(200);
   return { tokenId, bearer, basicCall, cookieCall, refused, last };
@@ -146,6 +146,7 @@ async function apiTraffic(host: RunningHost) {
 describe(`audit trail (${kind} host)`, () => {
   let host: RunningHost;
   let db: Client;
+  const clock = testClock(() => host?.url);
 
   beforeAll(async () => {
     // Windows of a second, so that aggregates of successful reads are written within the test.
@@ -179,10 +180,10 @@ describe(`audit trail (${kind} host)`, () => {
   });
 
   it('Basic and Bearer requests are api_access events after a flush; cookie requests are not', async () => {
-    const t = await apiTraffic(host);
+    const t = await apiTraffic(host, clock);
     const ids = [t.bearer.id, t.basicCall.id, t.refused.id, t.last.id];
     const read = () => apiAccessEvents(db, [...ids, t.cookieCall.id]);
-    const events = await eventually(host, read, (r) => r.length >= 4);
+    const events = await written(host, read, (r) => r.length >= 4);
     const named = {
       bearer: t.bearer.id,
       basic: t.basicCall.id,
@@ -242,7 +243,7 @@ describe(`audit trail (${kind} host)`, () => {
     expect([missing.status, write.status]).toEqual([404, 200]);
     const ofToken = async () => (await apiAccessEvents(db)).filter((e) => JSON.parse(e.data!).tokenId === tokenId);
     const counted = (events: Row[]) => events.reduce((n, e) => n + (JSON.parse(e.data!).count ?? 0), 0);
-    const events = await eventually(host, ofToken, (e) => counted(e) >= reads && e.length >= 3);
+    const events = await written(host, ofToken, (e) => counted(e) >= reads && e.length >= 3);
     const aggregates = events.filter((e) => JSON.parse(e.data!).count !== undefined);
     expect(counted(events)).toBe(reads);
     // The reads took well under the test's timeout: a few one-second windows, far fewer events than requests.
@@ -261,6 +262,7 @@ describe(`audit trail (${kind} host)`, () => {
 describe(`AUTH_AUDIT_API_ACCESS=False (${kind} host)`, () => {
   let host: RunningHost;
   let db: Client;
+  const clock = testClock(() => host?.url);
 
   beforeAll(async () => {
     host = await startTestHost(kind, { AUTH_AUDIT_API_ACCESS: 'False' });
@@ -272,7 +274,8 @@ describe(`AUTH_AUDIT_API_ACCESS=False (${kind} host)`, () => {
   });
 
   it('records no api_access event, and still every security event', async () => {
-    const t = await apiTraffic(host);
+    const t = await apiTraffic(host, clock);
+    // Kept: no event would show the flush that writes nothing (a real-time timer, not the test clock).
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await rows(db, `stream = 'api_access'`, [])).toEqual([]);
     expect((await rows(db, `type = 'token.issued'`, [])).length).toBe(1);

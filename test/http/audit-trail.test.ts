@@ -12,6 +12,7 @@ import { EVENT_CATALOGUE, eventTypesOf, type AuditStream } from '../../worker/sr
 import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { addLdapServer } from '../harness/ldap-records.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
@@ -36,21 +37,21 @@ const api = <T = Json>(path: string, o: Call = {}) => callJson<T>(path, { base: 
 
 /** Waits until the store holds a document matching `match` (shipping runs after the responses). */
 async function shipped(match: (d: StoredDoc) => boolean, timeoutMs = 30_000): Promise<StoredDoc> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const found = store.documents('*').find(match);
-    if (found) return found;
-    if (Date.now() > until)
+  return eventually(
+    async () => {
+      const found = store.documents('*').find(match);
+      if (found) return found;
+      // A request that may write events kicks the shipping again (at most once a second).
+      await api('/v3/logout', { method: 'POST' });
       throw new Error(
-        `not shipped within ${timeoutMs} ms; the store has ${store
+        `the store has ${store
           .documents('*')
           .map((d) => `${d.index}:${(d.source.event as Json)?.type}`)
           .join(', ')}`,
       );
-    // A request that may write events kicks the shipping again (at most once a second).
-    await api('/v3/logout', { method: 'POST' });
-    await new Promise((r) => setTimeout(r, 300));
-  }
+    },
+    { timeoutMs, intervalMs: 100, what: 'the event shipped' },
+  );
 }
 const typeIs = (type: string, login?: string) => (d: StoredDoc) => {
   const s = d.source as Json;

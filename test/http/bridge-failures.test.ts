@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
 import { issueCert, makeCa } from '../../scripts/dev-certs.js';
 import { ADMIN, basic, callJson, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { freePort, startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 
@@ -29,6 +30,8 @@ class Switchboard {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private mode: Mode = { kind: 'closed' };
+  /** The connections accepted so far. */
+  accepted = 0;
   constructor(readonly port: number) {}
 
   async set(mode: Mode): Promise<void> {
@@ -48,6 +51,7 @@ class Switchboard {
   }
 
   private accept(socket: Socket): void {
+    this.accepted++;
     this.sockets.add(socket);
     socket.on('error', () => {});
     socket.on('close', () => this.sockets.delete(socket));
@@ -133,12 +137,19 @@ const bridgeUrl = () => (edge() ? /http:\/\/127\.0\.0\.1:\d+/ : new RegExp(`http
 const ldapLogin = () =>
   api('/v3/login', { method: 'POST', json: { login: 'jdoe', password: 'Corr3ct$horse', ldapServer: 'corp' } });
 
-/** The log since `from`, once it holds `pattern` (wrangler passes the worker's lines on a moment later). */
+/**
+ * The log since `from`, once it holds `pattern` and the request's access line, its last (wrangler passes
+ * the worker's lines on a moment later): a second line of the same request would be there by then.
+ */
 async function logSince(from: number, pattern: RegExp): Promise<string> {
-  await expect.poll(() => host.output().slice(from), { timeout: 10_000 }).toMatch(pattern);
-  // A moment for any further line of the same request (a second log line would be one too many).
-  await new Promise((r) => setTimeout(r, 300));
-  return host.output().slice(from);
+  const accessLine = /\\?"msg\\?":\\?"request\\?"/;
+  return eventually(
+    () => {
+      const log = host.output().slice(from);
+      return pattern.test(log) && accessLine.test(log) && log;
+    },
+    { what: `${pattern} and the access line in the host's log` },
+  );
 }
 
 /** One WARNING line holding `cause`, and no ERROR, no stack, no "unhandled error". */
@@ -219,8 +230,10 @@ describe('a login while another attempt holds the reservation', () => {
     expect((await settings({ AUTH_FAILED_COUNT: 1 })).status).toBe(200);
     try {
       // The first attempt holds the login's only reservation while the bridge does not answer.
+      const connected = board.accepted;
       const first = ldapLogin();
-      await new Promise((r) => setTimeout(r, 1500));
+      // It holds it once it calls the bridge.
+      await eventually(() => board.accepted > connected, { what: 'the first attempt at the bridge' });
       const second = await ldapLogin();
       expect(second.status, JSON.stringify(second.body)).toBe(401);
       expect(second.body).toMatchObject({

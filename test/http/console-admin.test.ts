@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import {
   axeViolations,
   checkPage,
@@ -374,22 +375,22 @@ describe('console: audit log', () => {
       await page.selectOption('#audit-type', 'crud_admin');
       await page.fill('#audit-user', person.login);
       // Shipping runs after the responses: search until the unlock made above is in the store.
-      const until = Date.now() + 40_000;
-      for (;;) {
-        await page.click('#audit-form button[type=submit]');
-        await page.waitForFunction(
-          () =>
-            document.querySelector('#audit-region')?.textContent ||
-            !document.querySelector('#audit-message')?.hasAttribute('hidden'),
-        );
-        const text = (await page.textContent('#audit-region')) ?? '';
-        if (text.includes('account.unlocked')) break;
-        if (Date.now() > until)
+      const found = await eventually(
+        async () => {
+          await page.click('#audit-form button[type=submit]');
+          await page.waitForFunction(
+            () =>
+              document.querySelector('#audit-region')?.textContent ||
+              !document.querySelector('#audit-message')?.hasAttribute('hidden'),
+          );
+          const text = (await page.textContent('#audit-region')) ?? '';
+          if (text.includes('account.unlocked')) return text;
+          // A request that kicks the shipping again.
+          await api('/v3/logout', { method: 'POST' });
           throw new Error(`events not found: ${text} ${await page.textContent('#audit-message')}`);
-        await api('/v3/logout', { method: 'POST' });
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      const found = (await page.textContent('#audit-region')) ?? '';
+        },
+        { timeoutMs: 40_000, intervalMs: 100, what: 'the unlock in the audit page' },
+      );
       for (const type of ['user.created', 'account.blocked', 'account.unblocked', 'account.unlocked'])
         expect(found).toContain(type);
       await checkPage(tab, kind, 'admin-audit');
@@ -565,14 +566,16 @@ describe('console: notifications', () => {
     const { page } = tab;
     await openPage(tab, ui('admin/notifications'));
     await page.selectOption('#notif-kind', 'account_locked');
-    const until = Date.now() + 30_000;
-    for (;;) {
-      await page.click('#notif-search button[type=submit]');
-      await page.waitForSelector('#notif-region:not([aria-busy])');
-      if (((await page.textContent('#notif-region')) ?? '').includes(person.login)) break;
-      if (Date.now() > until) throw new Error(`no notification: ${await page.textContent('#notif-region')}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await eventually(
+      async () => {
+        await page.click('#notif-search button[type=submit]');
+        await page.waitForSelector('#notif-region:not([aria-busy])');
+        const text = (await page.textContent('#notif-region')) ?? '';
+        if (!text.includes(person.login)) throw new Error(`no notification: ${text}`);
+        return true;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: "the 'account locked' mail in the history" },
+    );
     const row = await page.textContent('#notif-region tbody');
     expect(row).toContain('account locked');
     const listed = await api<{ items: Json[] }>('/v4/notifications?kind=account_locked', { auth: admin });

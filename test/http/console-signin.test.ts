@@ -10,6 +10,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { checkPage, launchChromium, newTab, openPage, signIn, waitReady, type ConsoleTab } from '../harness/console.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { addLdapServer } from '../harness/ldap-records.js';
@@ -69,8 +70,15 @@ beforeAll(async () => {
     json: { name: 'testidp', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
   });
   expect(oidc.status, JSON.stringify(oidc.body)).toBe(201);
-  // Saved settings reach every instance within 2 s.
-  await new Promise((r) => setTimeout(r, 2100));
+  // Saved settings reach every instance within 5 s: once the one that answers serves the front end's.
+  await eventually(
+    async () => {
+      const r = await api<{ items: Array<{ name: string; value?: unknown }> }>('/v3/settings', { auth: admin });
+      const served = Object.fromEntries(r.body.items.map((i) => [i.name, i.value]));
+      return served.DEFAULT_FRONTEND_URL === ui() && served.DEFAULT_FRONTEND_MERGE_URL === ui('merge');
+    },
+    { what: 'the front end in the served settings' },
+  );
 }, 240_000);
 afterAll(async () => {
   await browser?.close();

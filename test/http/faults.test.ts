@@ -15,6 +15,7 @@ import Database from 'libsql';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startBridgeProcess, type BridgeProcess } from '../harness/bridge-process.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { farDatabase, remoteDatabase, type FarDatabase } from '../harness/far-database.js';
 import { freePort, startEdgeTestHost, startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
@@ -135,6 +136,7 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
       });
       void login.then((r) => (succeeded += r.status === 200 ? 1 : 0)).catch(() => undefined);
       steady.push(login);
+      // Kept: pacing, not a wait: a steady flow of logins before and after the kill.
       await sleep(150);
       if (killedAt < 0 && i >= 5 && succeeded > 0) {
         await bridge.kill();
@@ -206,8 +208,10 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
     await store.nodes[0]!.set('slow', { delayMs: 3000 });
     const from = store.requests.length;
     const run = shipNow();
-    for (let i = 0; i < 100 && !store.requests.slice(from).some((q) => q.path.endsWith('/_bulk')); i++) await sleep(50);
-    expect(store.requests.slice(from).some((q) => q.path.endsWith('/_bulk'))).toBe(true);
+    const bulk = await eventually(() => store.requests.slice(from).find((q) => q.path.endsWith('/_bulk')), {
+      timeoutMs: 5_000,
+      what: 'the batch at the store',
+    });
     await bridge.kill();
     const result = await run;
     expect(result.status, JSON.stringify(result.body)).toBe(200);
@@ -217,7 +221,19 @@ describe('the bridge killed (SIGKILL) mid-flight', () => {
     // (API-access events of the requests above may join the outbox meanwhile: written each second.)
     expect(await pending()).toEqual(expect.arrayContaining(before));
 
-    await sleep(3500);
+    // The slow store takes the batch once its delay is over: every document of the bulk stored.
+    const sent = bulk.body
+      .split('\n')
+      .filter((line) => line.includes('"create"'))
+      .map((line) => (JSON.parse(line) as { create: { _id: string } }).create._id);
+    expect(sent.length).toBeGreaterThan(0);
+    await eventually(
+      () => {
+        const stored = new Set(store.documents('*').map((d) => d.id));
+        return sent.every((id) => stored.has(id));
+      },
+      { what: 'the slow batch stored' },
+    );
     await store.nodes[0]!.set('up');
     await bridge.start();
     // Past the backoff (5 s for a first retry).
@@ -263,6 +279,7 @@ describe('the database locked by another connection', () => {
     const login = uniqueLogin('short');
     const lock = await lockDatabase();
     const created = api('/v4/users', { method: 'POST', auth: admin, json: { login, password: PASSWORD } });
+    // Kept: the lock is held for a second on purpose (what is tested is a lock of that length).
     await sleep(1000);
     lock.release();
     expect((await created).status).toBe(201);
@@ -286,6 +303,7 @@ describe('the database locked by another connection', () => {
         ),
       ];
       // Meanwhile the host answers what needs no write at once (Node: the event loop is not blocked).
+      // Kept: the calls reach the host and wait on the lock; nothing the host shows tells when.
       await sleep(500);
       const t = Date.now();
       expect((await api('/health/live')).status).toBe(200);

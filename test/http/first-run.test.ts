@@ -15,6 +15,7 @@ import { parseEnvironment } from '../../worker/src/config/index.js';
 import { openDatabase } from '../../worker/node/host.js';
 import { FIRST_RUN_CODE_TRIES, issueFirstRunCode } from '../../worker/src/first-run/code.js';
 import { basic, baseUrl } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
@@ -49,12 +50,9 @@ const root = () => new URL(host.url).pathname;
  */
 async function currentCode(): Promise<string> {
   if (kind === 'node') {
-    for (let i = 0; i < 100 && !/one-time code [A-Z0-9-]{20,}/.test(host.output()); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const said = [...host.output().matchAll(/one-time code ([A-Z0-9-]{20,})/g)].at(-1)?.[1];
-    if (!said) throw new Error(`no one-time code in the start messages:\n${host.output()}`);
-    return said;
+    return eventually(() => [...host.output().matchAll(/one-time code ([A-Z0-9-]{20,})/g)].at(-1)?.[1], {
+      what: "the one-time code in the Node host's start messages",
+    });
   }
   const db = openDatabase(parseEnvironment({ LIBSQL_URL: host.libsqlUrl }));
   try {

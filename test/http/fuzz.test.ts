@@ -19,7 +19,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, call, uniqueLogin, type Call } from '../harness/client.js';
-import { casesOf, type FuzzCase, type FuzzContext, type IdentityCredentials } from '../harness/fuzz-cases.js';
+import {
+  casesOf,
+  cookieHeaders,
+  type FuzzCase,
+  type FuzzContext,
+  type IdentityCredentials,
+} from '../harness/fuzz-cases.js';
+import { eventually } from '../harness/eventually.js';
 import { changedTables, curlOf, fingerprint, sendFuzzRequest, type FuzzAnswer } from '../harness/fuzz-run.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestLogStore, type TestLogStore } from '../harness/logstore/server.js';
@@ -344,7 +351,17 @@ async function fixture<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (err) {
     if (host.kind !== 'edge' || !(err instanceof TypeError)) throw err;
-    await new Promise((r) => setTimeout(r, 500));
+    // Once the proxy answers again.
+    await eventually(
+      () =>
+        fetch(`${host.url}/health/live`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      {
+        what: "wrangler dev's proxy answering again",
+      },
+    );
     return call();
   }
 }
@@ -376,7 +393,7 @@ describe('schema-driven fuzz of every operation', () => {
         const t0 = Date.now();
         const r = await fuzzOperation(
           o,
-          { doc, identities, pathValues, maxBodySize, bodyOnGet: host.kind !== 'edge' },
+          { doc, identities, pathValues, maxBodySize, bodyOnGet: host.kind !== 'edge', origin },
           validate,
         );
         total += r.cases;
@@ -464,10 +481,7 @@ describe('fixed cases of every operation', () => {
         (schemes.has('bearer') || schemes.size === 0) && !factorChange && !noToken
           ? [['Authorization', admin.bearer]]
           : schemes.has('cookie')
-            ? [
-                ['Cookie', admin.cookie],
-                ['Sec-Fetch-Site', 'same-origin'],
-              ]
+            ? cookieHeaders(admin.cookie, o.method, origin)
             : [['Authorization', admin.basic]];
       const params = (o.op.parameters as JsonObject[] | undefined) ?? [];
       const fill = (bad: boolean) =>

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, DAY, MINUTE, uniqueLogin, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from '../harness/smtp.js';
 
@@ -41,14 +42,15 @@ afterAll(async () => {
 const api = <T = Record<string, any>>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
 
 /** The mails to `address` once there are `n` of them. */
-async function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<ReceivedMail[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const got = smtp.received.filter((m) => m.to.includes(address));
-    if (got.length >= n) return got;
-    if (Date.now() > deadline) throw new Error(`expected ${n} mails to ${address}, got ${got.length}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<ReceivedMail[]> {
+  return eventually(
+    () => {
+      const got = smtp.received.filter((m) => m.to.includes(address));
+      if (got.length < n) throw new Error(`got ${got.length}`);
+      return got;
+    },
+    { timeoutMs, what: `${n} mails to ${address}` },
+  );
 }
 
 async function newUser(o: Record<string, unknown> = {}) {

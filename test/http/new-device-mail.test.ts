@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser } from '../harness/browser.js';
 import { startTestBridge, type TestBridge } from '../harness/bridge.js';
 import { ADMIN, basic, callJson, uniqueLogin, type Call } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from '../harness/smtp.js';
 
@@ -47,14 +48,15 @@ afterAll(async () => {
 const api = <T = Record<string, any>>(path: string, o: Call = {}) => callJson<T>(path, { base: host.url, ...o });
 
 /** The mails to `address` once there are `n` of them. */
-async function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<ReceivedMail[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const got = smtp.received.filter((m) => m.to.includes(address));
-    if (got.length >= n) return got;
-    if (Date.now() > deadline) throw new Error(`expected ${n} mails to ${address}, got ${got.length}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function mailsTo(address: string, n = 1, timeoutMs = 20_000): Promise<ReceivedMail[]> {
+  return eventually(
+    () => {
+      const got = smtp.received.filter((m) => m.to.includes(address));
+      if (got.length < n) throw new Error(`got ${got.length}`);
+      return got;
+    },
+    { timeoutMs, what: `${n} mails to ${address}` },
+  );
 }
 const alerts = (address: string) => smtp.received.filter((m) => m.to.includes(address) && m.parsed.subject === SUBJECT);
 
@@ -91,11 +93,10 @@ async function settle(u: { login: string; email: string }) {
   const before = smtp.received.filter((m) => m.to.includes(u.email) && m.parsed.subject === LOCKED).length;
   for (let i = 0; i < 3; i++)
     await api('/v3/login_without_session', { method: 'POST', auth: basic(u.login, 'Wr0ng$pass') });
-  const deadline = Date.now() + 20_000;
-  while (smtp.received.filter((m) => m.to.includes(u.email) && m.parsed.subject === LOCKED).length <= before) {
-    if (Date.now() > deadline) throw new Error('the lock mail never came');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually(
+    () => smtp.received.filter((m) => m.to.includes(u.email) && m.parsed.subject === LOCKED).length > before,
+    { timeoutMs: 20_000, what: 'the lock mail' },
+  );
 }
 
 /** The kinds of the notifications to `email` (the administrators' list). */

@@ -358,8 +358,33 @@ describe("the service's own unhandled errors (ERRTRACK_DSN)", () => {
   );
 
   it('reports nothing for a deliberate problem (a 4xx or a bridge 5xx)', async () => {
-    expect((await fetch(`${tunnel.url}/v3/no-such-endpoint`)).status).toBe(404);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(ingest.received).toHaveLength(0);
+    const deliberate = await fetch(`${tunnel.url}/v3/no-such-endpoint`);
+    expect(deliberate.status).toBe(404);
+    // Then an unhandled error (as above): once its report is in, one for the 404 would be too.
+    const clock = (offsetMs: number) =>
+      fetch(`${tunnel.url}/__test__/clock`, {
+        method: 'POST',
+        body: JSON.stringify({ offsetMs }),
+        headers: { 'Content-Type': 'application/json' },
+      });
+    expect((await clock(500 * 86_400_000)).status).toBe(200);
+    let unhandled: Response;
+    try {
+      unhandled = await fetch(`${tunnel.url}/v3/login`, {
+        method: 'POST',
+        body: JSON.stringify({ login: ADMIN.login, password: ADMIN.password }),
+        headers: { 'Content-Type': 'application/json', Origin: tunnel.origin },
+      });
+    } finally {
+      await clock(0);
+    }
+    expect(unhandled.status).toBe(500);
+    await ingest.waitFor(1, 15_000);
+    const tagged = ingest.received.map((r) => {
+      const [, , payload] = r.body.toString('utf8').split('\n');
+      return (JSON.parse(payload!) as { tags: Record<string, string> }).tags.request_id;
+    });
+    expect(tagged).toEqual([unhandled.headers.get('x-request-id')]);
+    expect(tagged).not.toContain(deliberate.headers.get('x-request-id'));
   });
 });

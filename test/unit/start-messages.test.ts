@@ -10,7 +10,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { createClient } from '@libsql/client';
 import { formatMessage } from '../../worker/node/console.js';
+import { JOBS } from '../../worker/src/schedule/index.js';
+import { eventually } from '../harness/eventually.js';
 import { saysPortTaken, startNodeTestHost } from '../harness/hosts.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -167,6 +170,25 @@ describe('configuration errors', () => {
   });
 });
 
+/**
+ * Once every job of the scheduler's first round at start has run (its lease row counts a run), any line
+ * it logs has been written (each job logs before it gives its lease back).
+ */
+async function firstRoundRan(url: string): Promise<void> {
+  const db = createClient({ url });
+  try {
+    await eventually(
+      async () => {
+        const rs = await db.execute('select count(*) as n from job_leases where run_count > 0');
+        return Number(rs.rows[0]!.n) >= JOBS.length;
+      },
+      { timeoutMs: 30_000, what: "the scheduler's first round" },
+    );
+  } finally {
+    db.close();
+  }
+}
+
 describe('npm start on a terminal, and not', () => {
   it('a terminal: a short human banner (addresses, first run, mail, audit log), no JSON and no job lines', async () => {
     const cwd = tempDir();
@@ -192,9 +214,8 @@ describe('npm start on a terminal, and not', () => {
     child.stdout.on('data', (d: Buffer) => (out += d));
     try {
       await expect.poll(() => out, { timeout: 60_000, interval: 200 }).toContain('audit log:');
-      // The scheduler's first round ran at start: its lines are DEBUG now, below the default INFO. A fixed
-      // wait on purpose: what is checked is that no job line comes within it, an absence no event marks.
-      await new Promise((r) => setTimeout(r, 1_500));
+      // The scheduler's first round ran at start: its lines are DEBUG now, below the default INFO.
+      await firstRoundRan(env.LIBSQL_URL);
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('close', r));
@@ -219,8 +240,8 @@ describe('npm start on a terminal, and not', () => {
   it('not a terminal: JSON lines, with where the audit log goes said once at INFO and no job lines', async () => {
     const host = await startNodeTestHost({ AUTH_BOOTSTRAP_ADMIN_LOGIN: '', AUTH_BOOTSTRAP_ADMIN_PASSWORD: '' });
     await expect.poll(() => host.output()).toContain('"msg":"audit log: kept in this service');
-    // A fixed wait on purpose: no job line may come within it (an absence, which no event marks).
-    await new Promise((r) => setTimeout(r, 1_500));
+    // No job line may come in the scheduler's first round.
+    await firstRoundRan(host.libsqlUrl);
     await host.stop();
     const lines = host
       .output()
