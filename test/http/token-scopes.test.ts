@@ -18,6 +18,7 @@ import {
   uniqueLogin,
   withSettings,
 } from '../harness/client.js';
+import { eventually } from '../harness/eventually.js';
 
 interface Operation {
   method: string;
@@ -195,13 +196,15 @@ describe('what a token shows', () => {
     const all = await issue({ name: 'all' }, auth);
     expect(all.body.scopes).toBeNull();
     expect((await call('/v4/users/me', { auth: `Bearer ${made.body.token}` })).status).toBe(200);
-    // The use is recorded after the answer: poll the list for it.
-    let listed: { id: string; scopes: string[] | null; lastUsedAt: string | null; lastUsedIp: string | null }[] = [];
-    for (let i = 0; i < 100; i++) {
-      listed = (await callJson<{ items: typeof listed }>('/v4/users/me/tokens', { auth })).body.items;
-      if (listed.find((t) => t.id === made.body.id)?.lastUsedAt) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // The use is recorded after the answer: wait for it in the list.
+    type Listed = { id: string; scopes: string[] | null; lastUsedAt: string | null; lastUsedIp: string | null };
+    const listed = await eventually(
+      async () => {
+        const items = (await callJson<{ items: Listed[] }>('/v4/users/me/tokens', { auth })).body.items;
+        return items.find((t) => t.id === made.body.id)?.lastUsedAt ? items : undefined;
+      },
+      { what: "the token's last use in the list" },
+    );
     const mine = listed.find((t) => t.id === made.body.id)!;
     expect(mine.scopes).toEqual(['account:read', 'logs:read']);
     expect(mine.lastUsedAt).not.toBeNull();
