@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN, basic, baseUrl, call, callJson, uniqueLogin } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import tokenIntrospection from 'token-introspection';
 
 const kind = inject('hostKind');
 const PASSWORD = 'Str0ng$pass';
@@ -415,6 +416,15 @@ describe('forward-auth', () => {
       client_id: app.clientId,
     });
     expect((await introspect(app, token, 'post')).body.active).toBe(true);
+    // A client no one here wrote (npm token-introspection) reads it, and is told of nothing else.
+    const client = tokenIntrospection({
+      endpoint: `${base}/v3/oauth/introspect`,
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+      fetch,
+    });
+    expect(await client(token, 'access_token')).toMatchObject({ active: true, username: user.login, sub: user.id });
+    await expect(client('ast_unknown')).rejects.toThrow(/not active/i);
     // Not meant for the caller: the account may not enter it, or it lacks the second factor it requires.
     expect((await introspect(admins, token)).body).toEqual({ active: false });
     expect((await introspect(strong, token)).body).toEqual({ active: false });

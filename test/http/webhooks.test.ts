@@ -1,13 +1,15 @@
 /**
  * Webhooks (docs/webhooks.md) on both hosts, against a receiver on loopback (opened by the harness's
  * AUTH_WEBHOOK_ALLOW_HTTP_HOSTS and AUTH_WEBHOOK_ALLOW_PRIVATE). Every delivery the receiver gets is verified
- * with an HMAC of the test's own (node:crypto), as a Standard Webhooks receiver does: the npm verifiers
- * (standardwebhooks, svix) are not installed in this repository. Time moves with the service's test clock.
+ * with the npm verifiers a receiver uses (standardwebhooks, svix), and each signature counted with an HMAC
+ * of the test's own (node:crypto). Time moves with the service's test clock.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { ADMIN, basic, call, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
@@ -98,19 +100,34 @@ async function deliveriesTo(path: string, n: number): Promise<Received[]> {
   return received.filter((r) => r.path === path);
 }
 
-/** The signatures of `r` that `secret` verifies (Standard Webhooks: base64 HMAC-SHA256 of id.timestamp.body). */
+/**
+ * The signatures of `r` that `secret` verifies (Standard Webhooks: base64 HMAC-SHA256 of id.timestamp.body);
+ * where one does, the receivers' own libraries must accept the delivery too: `standardwebhooks` and svix's
+ * verifier, code no one here wrote (each throws on a bad signature or a timestamp outside five minutes).
+ */
 function verifiedBy(r: Received, secret: string): number {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   const id = String(r.headers['webhook-id']);
   const ts = String(r.headers['webhook-timestamp']);
+  const signature = String(r.headers['webhook-signature']);
   const expected = createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest();
-  return String(r.headers['webhook-signature'])
-    .split(' ')
-    .filter((s) => {
-      const [version, sig] = s.split(',');
-      const given = Buffer.from(sig ?? '', 'base64');
-      return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
-    }).length;
+  const count = signature.split(' ').filter((s) => {
+    const [version, sig] = s.split(',');
+    const given = Buffer.from(sig ?? '', 'base64');
+    return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
+  }).length;
+  if (count > 0) {
+    const headers = { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': signature };
+    // Checked at the time of the delivery: the service's test clock may run ahead of this process's.
+    vi.useFakeTimers({ now: Number(ts) * 1000, toFake: ['Date'] });
+    try {
+      new StandardWebhook(secret).verify(r.body, headers);
+      new SvixWebhook(secret).verify(r.body, headers);
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+  return count;
 }
 
 async function deliveries(id: string): Promise<Json[]> {
