@@ -67,15 +67,16 @@ describe('the old password of PUT /v4/users/me/password counts like a login', ()
       auth: `Bearer ${token}`,
       json: { oldPassword, newPassword: 'N3w$secret' },
     });
+  // A session's access token (an API token may not change a password: docs/api.md, "API token scopes").
   async function withToken(): Promise<{ login: string; token: string }> {
     const login = uniqueLogin();
     await createUser(login, PASSWORD);
-    const r = await callJson<{ token: string }>('/v4/users/me/tokens', {
+    const r = await callJson<{ access_token: string }>('/v3/oauth_login', {
       method: 'POST',
-      auth: basic(login, PASSWORD),
-      json: { name: 't' },
+      form: { grant_type: 'password', username: login, password: PASSWORD },
     });
-    return { login, token: r.body.token };
+    expect(r.status).toBe(200);
+    return { login, token: r.body.access_token };
   }
 
   it('AUTH_FAILED_COUNT wrong old passwords lock the account, for the change and for logins', async () => {
