@@ -8,6 +8,7 @@ import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
 import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
 import { OVERVIEW_SCRIPTS } from './pages/admin-overview.js';
 import { SERVICES_SCRIPTS } from './pages/admin-services.js';
+import { WEBHOOKS_SCRIPTS } from './pages/admin-webhooks.js';
 import { SESSIONS_SCRIPTS } from './pages/admin-sessions.js';
 import { PASSKEY_SCRIPTS } from './pages/passkeys.js';
 import { SECURITY_SCRIPTS } from './pages/security.js';
@@ -24,6 +25,7 @@ export const PAGE_SCRIPTS: Record<string, PageScript> = {
   ...SETTINGS_SCRIPTS,
   ...DIRECTORIES_SCRIPTS,
   ...SERVICES_SCRIPTS,
+  ...WEBHOOKS_SCRIPTS,
   ...AUDIT_SCRIPTS,
   ...NOTIFICATIONS_SCRIPTS,
   ...OVERVIEW_SCRIPTS,

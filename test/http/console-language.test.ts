@@ -125,6 +125,7 @@ const PAGES = [
   'admin/audit',
   'admin/directories',
   'admin/services',
+  'admin/webhooks',
   'admin/notifications',
 ];
 

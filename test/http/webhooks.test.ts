@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { ADMIN, basic, call, callJson, uniqueLogin, type Call } from '../harness/client.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
+import { checkPage, launchChromium, newTab, openPage, signIn } from '../harness/console.js';
 
 type Json = Record<string, any>;
 const TOKEN = 'metrics-scrape-token-webhooks-0123456789abcdef';
@@ -331,5 +332,48 @@ describe('webhook delivery', () => {
     expect(text).toMatch(/^auth_webhook_oldest_age_seconds \d/m);
     expect(text).toMatch(/^auth_webhook_attempts_total\{outcome="retry"\} [1-9]/m);
     expect(text).toMatch(/^auth_webhook_attempts_total\{outcome="delivered"\} [1-9]/m);
+  });
+});
+
+describe('console: webhooks', () => {
+  it('adds a subscription (its secret shown once), sends a test event, lists the delivery, deletes it', async () => {
+    const browser = await launchChromium();
+    const tab = await newTab(browser);
+    const { page } = tab;
+    try {
+      await signIn(tab, host.url, ADMIN.login, ADMIN.password);
+      await openPage(tab, `${host.url}/ui/admin/webhooks`);
+      await page.waitForSelector('#hook-editor form');
+      const url = `${receiverUrl}/console`;
+      await page.fill('#hook-f-url', url);
+      await page.fill('#hook-f-eventTypes', 'user_activity.*\nuser.created');
+      await page.fill('#hook-f-description', 'from the console');
+      await page.click('#hook-editor button[type=submit]');
+      await page.waitForSelector('#hook-region article[data-record]');
+      const shown = (await page.textContent('#hook-message')) ?? '';
+      const secret = /whsec_[A-Za-z0-9+/]+=*/.exec(shown)?.[0];
+      expect(secret, shown).toBeDefined();
+      const listed = await api<{ items: Json[] }>('/v4/webhooks', { auth: admin });
+      const hook = listed.body.items.find((h) => h.url === url)!;
+      created.push(hook.id);
+      expect(hook).toMatchObject({ eventTypes: ['user_activity.*', 'user.created'], description: 'from the console' });
+      expect(JSON.stringify(listed.body)).not.toContain(secret!);
+      await checkPage(tab, inject('hostKind'), 'admin-webhooks');
+
+      // The test event reaches the receiver, signed with the secret the page showed.
+      await page.click(`[data-record="${hook.id}"] button[aria-label="Send a test event to ${url}"]`);
+      const [got] = await deliveriesTo('/console', 1);
+      expect(verifiedBy(got!, secret!)).toBe(1);
+      await page.click(`[data-record="${hook.id}"] button[aria-label="Recent deliveries of ${url}"]`);
+      await page.waitForSelector(`[data-record="${hook.id}"] table tbody tr:has-text("delivered")`);
+
+      await page.click(`[data-record="${hook.id}"] button[aria-label="Delete ${url}"]`);
+      await page.click(`[data-record="${hook.id}"] button[aria-label="Delete ${url}"]`);
+      await page.waitForSelector(`#hook-region [data-record="${hook.id}"]`, { state: 'detached' });
+      expect((await api(`/v4/webhooks/${hook.id}`, { auth: admin })).status).toBe(404);
+    } finally {
+      await tab.context.close();
+      await browser.close();
+    }
   });
 });

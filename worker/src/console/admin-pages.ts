@@ -263,6 +263,22 @@ const services: ConsolePage = {
 </section>`,
 };
 
+/** Webhook subscriptions (docs/webhooks.md); script: console/pages/admin-webhooks.ts. */
+const webhooks: ConsolePage = {
+  id: 'admin-webhooks',
+  path: 'admin/webhooks',
+  title: 'hook.title',
+  auth: 'required',
+  nav: { label: 'nav.adminWebhooks', group: 'admin' },
+  body: (r) => html`<section aria-labelledby="hook-list-title">
+<h2 id="hook-list-title">${r.t('hook.title')}</h2>
+<p>${r.t('hook.intro')}</p>
+<div id="hook-message" class="message" hidden></div>
+<div id="hook-region"></div>
+<div id="hook-editor"></div>
+</section>`,
+};
+
 const STATUSES = ['pending', 'sent', 'failed', 'given_up'];
 
 const notifications: ConsolePage = {
@@ -296,4 +312,13 @@ ${NOTIFICATION_KINDS.map((v) => option(v, r.t(`notif.kind.${v}`)))}</select></p>
 };
 
 /** The administrator pages, in navigation order. */
-export const ADMIN_PAGES: readonly ConsolePage[] = [users, user, settings, directories, services, audit, notifications];
+export const ADMIN_PAGES: readonly ConsolePage[] = [
+  users,
+  user,
+  settings,
+  directories,
+  services,
+  webhooks,
+  audit,
+  notifications,
+];
