@@ -90,6 +90,18 @@ export function formatComparison(results: readonly ScenarioResult[]): {
       referenceLabel: 'bare',
     },
     {
+      what: 'forward-auth decision, Bearer',
+      ours: find(results, 'forward-auth-bearer'),
+      reference: rate(find(results, 'bearer')),
+      referenceLabel: 'Bearer /me',
+    },
+    {
+      what: 'forward-auth decision, cookie',
+      ours: find(results, 'forward-auth-cookie'),
+      reference: rate(find(results, 'cookie')),
+      referenceLabel: 'cookie /me',
+    },
+    {
       what: 'cookie session, API-access audit off',
       ours: find(results, 'cookie-no-audit'),
       peer: find(results, 'peer-cookie'),
@@ -179,6 +191,12 @@ export function formatComparison(results: readonly ScenarioResult[]): {
   };
   check('Bearer', find(results, 'bearer'), find(results, 'peer-cookie'));
   check('cookie', find(results, 'cookie'), find(results, 'peer-cookie'));
+  // The gate's decisions: at least as fast as Bearer GET /v4/users/me measured in the same run.
+  const bearerRate = rate(find(results, 'bearer'));
+  for (const name of ['forward-auth-bearer', 'forward-auth-cookie']) {
+    const v = rate(find(results, name));
+    if (v !== undefined && bearerRate !== undefined) targets[`${name} >= Bearer /v4/users/me`] = v >= bearerRate;
+  }
   for (const name of ['basic-login', 'basic-login-accounts', 'session-login']) {
     const r = find(results, name);
     const v = rate(r);

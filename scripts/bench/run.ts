@@ -13,6 +13,8 @@
  *   session-login POST /v3/login (JSON): a password check and a new session per request
  *   bearer        GET /v4/users/me with a personal API token, under load
  *   cookie        GET /v4/users/me with a session cookie, under load
+ *   forward-auth  the gate's decision (GET /v4/authz/forward-auth, Caddy's and Traefik's form) for a protected
+ *                 service, with an API token and with a session cookie, on a host that trusts 127.0.0.1 as a proxy
  *   login-timing  known login + wrong password vs unknown login, sequential (must not differ)
  *   memory        a fresh host's RSS at idle, under load, and per 10,000 live sessions (seeded,
  *                 each used twice, after 1,000 others used twice)
@@ -113,6 +115,7 @@ import {
   basicLoginAccounts,
   bearer,
   cookie,
+  forwardAuth,
   liveness,
   loginTiming,
   MAX_TIMING_PAIRS,
@@ -199,6 +202,7 @@ const ALL = [
   'hash-rate',
   'ceiling',
   ...Object.keys(NODE_SCENARIOS),
+  'forward-auth',
   'memory',
   ...PEER_SCENARIOS,
   'edge-cpu',
@@ -380,6 +384,18 @@ async function main(): Promise<number> {
       if (selected.includes('bearer')) withoutAudit['bearer-no-audit'] = (ctx) => bearer(ctx, 'bearer-no-audit');
       if (selected.includes('cookie')) withoutAudit['cookie-no-audit'] = (ctx) => cookie(ctx, 'cookie-no-audit');
       await runNodeScenarios(withoutAudit, adminPassword, results, audit.off);
+    }
+    if (selected.includes('forward-auth')) {
+      console.log('Node host with AUTH_TRUSTED_PROXIES=127.0.0.1 (the gate answers trusted proxies only)');
+      await runNodeScenarios(
+        {
+          'forward-auth-bearer': (ctx) => forwardAuth(ctx, 'bearer'),
+          'forward-auth-cookie': (ctx) => forwardAuth(ctx, 'cookie'),
+        },
+        adminPassword,
+        results,
+        { AUTH_TRUSTED_PROXIES: '127.0.0.1' },
+      );
     }
     if (selected.includes('memory')) {
       console.log('> memory (a fresh Node host; 10,000 seeded sessions)');

@@ -383,3 +383,39 @@ export async function loginTiming(ctx: NodeScenarioContext): Promise<ScenarioRes
     details: { ...stats, unexpectedAnswers: unexpected.length },
   };
 }
+
+/**
+ * The gate's decision (docs/integration.md) as Caddy or Traefik ask for it: `GET /v4/authz/forward-auth` with
+ * the X-Forwarded-* headers of a request to a protected service, from a trusted proxy (the host runs with
+ * AUTH_TRUSTED_PROXIES=127.0.0.1), with an API token or a session cookie. Target: at least as fast as Bearer
+ * `GET /v4/users/me`: a warm decision makes no database round trip (docs/integration.md, "Credentials").
+ */
+export async function forwardAuth(ctx: NodeScenarioContext, credential: 'bearer' | 'cookie'): Promise<ScenarioResult> {
+  const admin = basic(ADMIN_LOGIN, ctx.adminPassword);
+  const host = 'bench-app.example.com';
+  const made = await fetch(`${ctx.base}/v4/services`, {
+    method: 'POST',
+    headers: { authorization: admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench-app', hosts: [host], access: { anyAccount: true } }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  // 409: made by the other credential's run on this host.
+  if (made.status !== 201 && made.status !== 409)
+    throw new ScenarioError(
+      `POST /v4/services: expected 201, got ${made.status}: ${(await made.text()).slice(0, 300)}`,
+    );
+  const auth: Record<string, string> =
+    credential === 'bearer'
+      ? { authorization: `Bearer ${await createToken(ctx.base, ADMIN_LOGIN, ctx.adminPassword)}` }
+      : { cookie: await loginCookie(ctx.base, ADMIN_LOGIN, ctx.adminPassword) };
+  const headers = {
+    ...auth,
+    'x-forwarded-method': 'GET',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': host,
+    'x-forwarded-uri': '/dashboard',
+  };
+  const url = `${ctx.base}/v4/authz/forward-auth`;
+  await expectStatus(url, { headers }, 200, `GET /v4/authz/forward-auth (${credential})`);
+  return loadScenario(ctx.config, ctx.hostPid, `forward-auth-${credential}`, { url, headers });
+}

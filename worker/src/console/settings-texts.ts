@@ -90,6 +90,19 @@ const EN: Record<string, [string, string]> = {
     "Minutes between two reads of an LDAP account's groups between its sign-ins; a re-read only takes " +
       'groups away. 0: at sign-in only.',
   ],
+  TOKEN_DEFAULT_LIFETIME_DAYS: [
+    'API token lifetime by default (days)',
+    'Days an API token lives when whoever makes it names no lifetime (at most the maximum below).',
+  ],
+  TOKEN_MAX_LIFETIME_DAYS: [
+    'Longest API token lifetime (days)',
+    'The longest lifetime a new API token may be given; tokens made before keep theirs.',
+  ],
+  TOKEN_NO_EXPIRY_ALLOWED: ['API tokens that never expire', 'Whether an API token may be made without an end.'],
+  TOKEN_EXPIRY_NOTICE_DAY: [
+    'Mail before an API token expires (days)',
+    'Days before an API token expires when its owner is told by mail, once per token. 0: never.',
+  ],
   MFA_STEP_UP_MIN: [
     'Second-factor check lasts (minutes)',
     'Minutes a second-factor check lets a session do sensitive operations.',
@@ -209,6 +222,19 @@ const RU: Record<keyof typeof EN, [string, string]> = {
     'Перечитывать группы LDAP каждые (минут)',
     'Сколько минут между двумя чтениями групп учётной записи LDAP между её входами; повторное чтение ' +
       'только убирает группы. 0: только при входе.',
+  ],
+  TOKEN_DEFAULT_LIFETIME_DAYS: [
+    'Срок API-токена по умолчанию (дней)',
+    'Сколько дней живёт API-токен, если при выпуске срок не указан (не больше наибольшего срока ниже).',
+  ],
+  TOKEN_MAX_LIFETIME_DAYS: [
+    'Наибольший срок API-токена (дней)',
+    'Наибольший срок, который можно дать новому API-токену; выпущенные раньше сохраняют свой.',
+  ],
+  TOKEN_NO_EXPIRY_ALLOWED: ['Бессрочные API-токены', 'Можно ли выпустить API-токен без срока действия.'],
+  TOKEN_EXPIRY_NOTICE_DAY: [
+    'Письмо до истечения API-токена (дней)',
+    'За сколько дней до истечения API-токена владельцу пишут, один раз на токен. 0: никогда.',
   ],
   MFA_STEP_UP_MIN: [
     'Действие проверки второго фактора (минут)',
