@@ -150,11 +150,17 @@ describe('attacks with request bodies', () => {
       const path = `${baseUrl()}${concrete}`;
       const types = Object.keys(((o.op.requestBody as JsonObject).content as JsonObject) ?? {});
       const security = (o.op.security as JsonObject[] | undefined) ?? [];
-      // A change of factors takes no API token (docs/security-mfa.md, "Changing factors"): Basic proves the password.
-      const factorChange = o.op['x-step-up'] === 'factors' && security.some((s) => 'basic' in s);
-      const auth = security.some((s) => 'bearer' in s) && !factorChange ? bearer : admin;
-      // An operation that takes only a session (adding a passkey) gets a browser's session cookie.
-      const sessionOnly = security.length > 0 && security.every((s) => 'cookie' in s);
+      // A change of factors, and whatever no API token may do (x-token-scope none: docs/api.md, "API token
+      // scopes"), take Basic, which proves the password.
+      const noToken = o.op['x-step-up'] === 'factors' || o.op['x-token-scope'] === 'none';
+      const auth =
+        security.some((s) => 'bearer' in s) && !(noToken && security.some((s) => 'basic' in s)) ? bearer : admin;
+      // An operation that takes only a session (adding a passkey), or no API token and no Basic (the step-up),
+      // gets a browser's session cookie.
+      const basicToo = security.some((s) => 'basic' in s);
+      const sessionOnly =
+        security.length > 0 &&
+        (security.every((s) => 'cookie' in s) || (noToken && !basicToo && security.some((s) => 'cookie' in s)));
       const browser = sessionOnly ? await loggedInBrowser(baseUrl(), ADMIN.login, ADMIN.password) : undefined;
       const at = `${o.method.toUpperCase()} ${o.path}`;
       const send = async (init: { type: string; body: BodyInit; chunked?: boolean }) => {

@@ -337,6 +337,7 @@ describe('the event catalogue through the API', () => {
       }
     }
     expect(r.body.items.find((i) => i.name === 'ext_service_access')!.eventTypes.map((e) => e.type)).toEqual([
+      'service.access',
       'ldap.authenticate',
       'ldap.test',
       'oidc.token_exchange',

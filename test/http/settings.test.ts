@@ -70,7 +70,7 @@ describe('settings', () => {
       expect(names).not.toContain(hidden);
     // The specification's 38, and AUTH_NEW_DEVICE_MAIL, AUTH_MFA_REQUIRED_ROLES, AUTH_MFA_STEP_UP_MIN and
     // AUTH_AUDIT_LOCAL_RETENTION_DAYS and AUTH_AUDIT_LOCAL_MAX_MB, AUTH_GROUP_ROLES and
-    // AUTH_LDAP_GROUPS_REFRESH_MIN (deployment variables that are policy).
+    // AUTH_LDAP_GROUPS_REFRESH_MIN, the four API token settings (AUTH_TOKEN_*: deployment variables that are policy).
     expect(names).toContain('NEW_DEVICE_MAIL');
     expect(names).toContain('MFA_REQUIRED_ROLES');
     expect(names).toContain('MFA_STEP_UP_MIN');
@@ -79,7 +79,14 @@ describe('settings', () => {
     expect(names).toContain('REVOCATION_CHECK_SEC');
     expect(names).toContain('GROUP_ROLES');
     expect(names).toContain('LDAP_GROUPS_REFRESH_MIN');
-    expect(names).toHaveLength(46);
+    for (const token of [
+      'TOKEN_DEFAULT_LIFETIME_DAYS',
+      'TOKEN_MAX_LIFETIME_DAYS',
+      'TOKEN_NO_EXPIRY_ALLOWED',
+      'TOKEN_EXPIRY_NOTICE_DAY',
+    ])
+      expect(names).toContain(token);
+    expect(names).toHaveLength(50);
     const mail = r.body.items!.find((s) => s.name === 'EMAIL_HOST_PASSWORD')!;
     expect(mail).toMatchObject({ isSet: true, source: 'env' });
     expect(mail.value).toBeUndefined();
