@@ -97,7 +97,6 @@ function unquote(value: string): string {
   return value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
 
-
 /** Reads a cookie set by setAuthCookie. */
 export function readAuthCookie(c: Context<AppEnv>, base = BASE_NAME): string | undefined {
   return readCookie(c, cookieName(c, base));
