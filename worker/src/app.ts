@@ -1,6 +1,7 @@
 /**
- * The app factory: one Hono app for both hosts (edge and Node). It wires the request id, the
- * per-request context, access logs, RFC 9457 errors, 404/405, the OpenAPI docs and every capability.
+ * The app factory: one Hono app for both hosts (edge and Node). It wires the request frame
+ * (http/request-frame.ts: request ids, the per-request context, access logs), RFC 9457 errors, 404/405, the
+ * OpenAPI docs, every capability's routes and, on test hosts, the test hooks (test-hooks.ts).
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
