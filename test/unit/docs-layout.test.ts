@@ -5,7 +5,8 @@
  * tier or no line, so the page and the checked rules cannot disagree. The other pages keep no layout of
  * their own.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { END, layoutGaps, renderLayout, sourceEntries, START } from '../../scripts/docs-layout.js';
 
@@ -31,5 +32,30 @@ describe('the layout of worker/src in architecture.md §2', () => {
     const dev = page('development.md');
     expect(dev).not.toMatch(/^worker\/src\/\s/m);
     expect(dev).toContain('architecture.md#2-layout-and-import-rules');
+  });
+});
+
+/** The files of worker/src (not tests), relative to it. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sources(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+describe("architecture.md §2 on Hono's Context", () => {
+  it('names every file besides route files, http/ and app.ts that sees it', () => {
+    const src = new URL('worker/src/', root).pathname;
+    const seeing = sources(src)
+      .filter((path) => /import (type )?\{[^}]*\bContext\b[^}]*\} from 'hono'/.test(readFileSync(path, 'utf8')))
+      .map((path) => relative(src, path))
+      .filter((path) => !path.endsWith('routes.ts') && !path.startsWith('http/') && path !== 'app.ts');
+    const doc = page('architecture.md');
+    const a = doc.indexOf("- Hono's `Context` is seen by");
+    const sentence = doc.slice(a, doc.indexOf('No other file does.', a));
+    expect(a).toBeGreaterThan(0);
+    expect(seeing).toContain('auth/mfa-answers.ts');
+    expect(seeing.filter((path) => !sentence.includes(`\`${path}\``))).toEqual([]);
   });
 });
