@@ -98,7 +98,7 @@ const REFUSAL_DETAIL: Record<string, string> = {
 /** The answer of `d` in `dialect`. */
 function answer(c: Context<AppEnv>, dialect: Dialect, d: Decision, url: URL | undefined, method: string): Response {
   // The identity headers as a plain object and an empty text body: the Node host writes such an answer
-  // without building Fetch Headers and Response objects (docs/performance.md, "Forward-auth").
+  // without building Fetch Headers and Response objects (docs/performance.md, "The gate's decisions").
   if (d.outcome === 'allow') return new Response('', { status: 200, headers: { ...d.headers } });
   if (d.outcome === 'refuse')
     throw new ProblemError('FORBIDDEN', { detail: REFUSAL_DETAIL[d.reason], extensions: { reason: d.reason } });
@@ -161,7 +161,7 @@ const TAGS = ['services'];
 /**
  * A forwarded header, documented as an OpenAPI parameter rather than a validated request schema: each is
  * an optional string the decision reads itself, and a validator per decision was a tenth of its CPU
- * (docs/performance.md, "Forward-auth").
+ * (docs/performance.md, "The gate's decisions").
  */
 const header = (name: string, example: string) =>
   ({ in: 'header', name, required: false, schema: { type: 'string' }, example }) as const;
