@@ -14,7 +14,7 @@ const suspect = (text: string) => REDIRECT_SUSPECT.test(text) || ENCODED_OR_SPAC
 /**
  * The normalised addresses asked about last, as text (undefined: refused): a proxy asks about the same
  * few addresses again and again, and normalising one parses it three times (docs/performance.md,
- * "Forward-auth"). Each answer is a new URL, parsed once from the kept text, so no caller can change
+ * "The gate's decisions"). Each answer is a new URL, parsed once from the kept text, so no caller can change
  * another's. Bounded in count and in key length; emptied when full.
  */
 const seen = new Map<string, string | null>();
