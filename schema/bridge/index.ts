@@ -4,3 +4,4 @@ export * from './errtrack.js';
 export * from './logstore.js';
 export * from './mail.js';
 export * from './problem-type.js';
+export * from './webhooks.js';

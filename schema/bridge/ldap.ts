@@ -173,6 +173,7 @@ export const BridgeProblemSchema = z.object({
     'MAIL_UNAVAILABLE',
     'MAIL_TIMEOUT',
     'MAIL_TLS',
+    'WEBHOOK_TARGET_REFUSED',
     'BAD_REQUEST',
     'INTERNAL',
   ]),

@@ -42,6 +42,8 @@ export interface IngestServer {
   /** Status of the answers (200 by default) and extra headers. */
   status: number;
   headers: Record<string, string>;
+  /** The body of the answers (null: a JSON document the relays must never pass on). */
+  answerBody: string | null;
   /** Presents a certificate of the other CA (true) or of its own (false). */
   useOtherCa(on: boolean): void;
   /** Resolves once `n` requests have been received, or rejects after `timeoutMs`. */
@@ -77,7 +79,7 @@ export async function startIngestServer(): Promise<IngestServer> {
       const answer = () => {
         if (res.destroyed) return;
         res.writeHead(server.status, { 'content-type': 'application/json', ...server.headers });
-        res.end(JSON.stringify({ id: 'ingest-secret-body-never-relayed' }));
+        res.end(server.answerBody ?? JSON.stringify({ id: 'ingest-secret-body-never-relayed' }));
       };
       if (server.delayMs > 0) setTimeout(answer, server.delayMs);
       else answer();
@@ -105,6 +107,7 @@ export async function startIngestServer(): Promise<IngestServer> {
     delayMs: 0,
     status: 200,
     headers: {},
+    answerBody: null,
     useOtherCa(on) {
       https.setSecureContext(on ? foreignCtx : ownCtx);
       // Connections kept alive by a client were made with the old certificate: drop them.
@@ -130,6 +133,7 @@ export async function startIngestServer(): Promise<IngestServer> {
       server.delayMs = 0;
       server.status = 200;
       server.headers = {};
+      server.answerBody = null;
     },
     async stop() {
       for (const s of sockets) s.destroy();
