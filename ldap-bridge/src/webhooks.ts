@@ -12,7 +12,7 @@
  * to the check and another to the connection).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { Agent, request } from 'node:https';
+import { Agent, request, type RequestOptions } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
@@ -176,6 +176,7 @@ export async function webhooksPlugin(app: FastifyInstance, o: { options?: Webhoo
       const out = await new Promise<WebhookDeliverResponse>((done, fail) => {
         const call = request(
           url,
+          // secureContext reaches tls.connect through the agent (RequestOptions' type does not list it).
           {
             method: 'POST',
             headers: sent,
@@ -184,7 +185,7 @@ export async function webhooksPlugin(app: FastifyInstance, o: { options?: Webhoo
             rejectUnauthorized: true,
             lookup: fixedLookup(addresses),
             signal: deadline,
-          },
+          } as RequestOptions,
           (res) => {
             const chunks: Buffer[] = [];
             let size = 0;

@@ -23,6 +23,8 @@ export interface WebhookAnswer {
   status: number;
   retryAfter: string | null;
   body: string;
+  /** How long the receiver took, when measured nearer to it than the sender can (the bridge). */
+  durationMs?: number;
 }
 
 /**
