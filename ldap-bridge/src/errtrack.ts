@@ -47,7 +47,7 @@ export function classifyUpstreamError(
   for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
   const names = chain.map((e) => `${(e as Error).name ?? ''} ${(e as { code?: string }).code ?? ''}`).join(' ');
   const code = chain.map((e) => (e as { code?: unknown }).code).find((c) => typeof c === 'string');
-  const tail = withCode && typeof code === 'string' && /^[A-Z0-9_]{2,60}$/.test(code) ? ` (${code})` : '';
+  const shown = withCode && typeof code === 'string' && /^[A-Z0-9_]{2,60}$/.test(code) ? code : null;
   if (/TimeoutError|AbortError|UND_ERR_(CONNECT|HEADERS|BODY)_TIMEOUT/.test(names)) {
     return { status: 504, code: 'UPSTREAM_TIMEOUT', detail: `${words.what} did not answer in time` };
   }
@@ -55,10 +55,10 @@ export function classifyUpstreamError(
     return {
       status: 502,
       code: 'UPSTREAM_TLS',
-      detail: `the TLS certificate of ${words.what} was not verified${tail} (${words.caSetting})`,
+      detail: `the TLS certificate of ${words.what} was not verified (${shown ? `${shown}; ` : ''}${words.caSetting})`,
     };
   }
-  return { status: 502, code: 'UPSTREAM_UNAVAILABLE', detail: `${words.what} is unreachable${tail}` };
+  return { status: 502, code: 'UPSTREAM_UNAVAILABLE', detail: `${words.what} is unreachable${shown ? ` (${shown})` : ''}` };
 }
 
 export interface ErrtrackRelayOptions {

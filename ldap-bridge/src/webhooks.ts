@@ -149,7 +149,7 @@ export async function webhooksPlugin(app: FastifyInstance, o: { options?: Webhoo
     if (!parsed.success) return sendProblem(reply, 400, 'BAD_REQUEST', invalidBody(parsed.error));
     const { url: text, headers, body, timeoutMs } = parsed.data;
     const started = Date.now();
-    const refuse = (why: string) => sendProblem(reply, 403, 'WEBHOOK_TARGET_REFUSED', `refused by the bridge: ${why}`);
+    const refuse = (why: string) => sendProblem(reply, 403, 'WEBHOOK_TARGET_REFUSED', `refused: ${why}`);
     if (list.empty) return refuse('BRIDGE_WEBHOOK_HOSTS is empty, so this bridge relays webhooks to no host');
     let url: URL;
     try {

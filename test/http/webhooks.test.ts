@@ -173,6 +173,23 @@ describe('webhook subscriptions', () => {
     ]);
   });
 
+  it('refuses delivery through the bridge while none is configured (422 naming delivery)', async () => {
+    const json = { url: 'https://hooks.corp.example/in', eventTypes: ['*'], delivery: 'bridge' };
+    const r = await api('/v4/webhooks', { method: 'POST', auth: admin, json });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({ path: 'delivery', message: expect.stringMatching(/AUTH_BRIDGE_URL/) }),
+    ]);
+    const hook = await subscribe('/no-bridge');
+    expect(hook.delivery).toBe('direct');
+    const patched = await api(`/v4/webhooks/${hook.id}`, { method: 'PATCH', auth: admin, json: { delivery: 'bridge' } });
+    expect(patched.status).toBe(422);
+    expect(JSON.stringify(patched.body.errors)).toContain('delivery');
+    const bad = await api('/v4/webhooks', { method: 'POST', auth: admin, json: { ...json, delivery: 'pigeon' } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.errors)).toContain('delivery');
+  });
+
   it('refuses event types outside the catalogue, and the api_access stream', async () => {
     for (const eventTypes of [['login.nope'], ['api.request'], ['api_access.*'], []]) {
       const r = await api('/v4/webhooks', {

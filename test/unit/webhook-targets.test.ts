@@ -195,8 +195,8 @@ describe('webhook signatures and bodies (docs/webhooks.md, "On the wire")', () =
       name: 'TimeoutError',
     });
     await expect(
-      bridgeWebhookFetch(problem('WEBHOOK_TARGET_REFUSED', 'refused by the bridge: x'))(req),
-    ).rejects.toThrow('bridge: refused by the bridge: x (WEBHOOK_TARGET_REFUSED)');
+      bridgeWebhookFetch(problem('WEBHOOK_TARGET_REFUSED', 'refused: x'))(req),
+    ).rejects.toThrow('bridge: refused: x (WEBHOOK_TARGET_REFUSED)');
     await expect(bridgeWebhookFetch(undefined)(req)).rejects.toThrow(/no bridge is configured \(AUTH_BRIDGE_URL\)/);
     await expect(bridgeWebhookFetch(ok)({ ...req, url: 'http://hooks.corp/in' })).rejects.toThrow(/only https/);
     expect(calls).toHaveLength(3);
