@@ -17,7 +17,9 @@ export const webhooks = sqliteTable('webhooks', {
    * How deliveries leave: `direct` (the host's own transport) or `bridge` (POST /v1/webhooks/deliver of the
    * bridge, for receivers behind a private CA: docs/webhooks.md, "Targets").
    */
-  delivery: text('delivery', { enum: ['direct', 'bridge'] }).notNull().default('direct'),
+  delivery: text('delivery', { enum: ['direct', 'bridge'] })
+    .notNull()
+    .default('direct'),
   /** `whsec_…`, sealed. */
   secretEnc: text('secret_enc').notNull(),
   previousSecretEnc: text('previous_secret_enc'),

@@ -58,7 +58,11 @@ export function classifyUpstreamError(
       detail: `the TLS certificate of ${words.what} was not verified (${shown ? `${shown}; ` : ''}${words.caSetting})`,
     };
   }
-  return { status: 502, code: 'UPSTREAM_UNAVAILABLE', detail: `${words.what} is unreachable${shown ? ` (${shown})` : ''}` };
+  return {
+    status: 502,
+    code: 'UPSTREAM_UNAVAILABLE',
+    detail: `${words.what} is unreachable${shown ? ` (${shown})` : ''}`,
+  };
 }
 
 export interface ErrtrackRelayOptions {

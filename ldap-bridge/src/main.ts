@@ -5,9 +5,9 @@
  * (comma-separated). `npm run certs:dev` makes development certificates in data/certs. The log store's
  * CA and credentials: LOGSTORE_CA_FILE (a PEM file), LOGSTORE_USERNAME and LOGSTORE_PASSWORD, or
  * LOGSTORE_API_KEY, and LOGSTORE_ALLOWED_URLS (the only store nodes they are sent to, https://,
- * separated by ";"). The mail server's CA: MAIL_CA_FILE (a PEM file; else the system's roots). The webhook relay: BRIDGE_WEBHOOK_CA (a PEM
- * file, trusted besides the system roots) and BRIDGE_WEBHOOK_HOSTS (the only receivers: host names, addresses
- * or CIDR ranges, separated by commas; empty: none).
+ * separated by ";"). The mail server's CA: MAIL_CA_FILE (a PEM file; else the system's roots). The webhook relay:
+ * BRIDGE_WEBHOOK_CA (a PEM file, trusted besides the system roots) and BRIDGE_WEBHOOK_HOSTS (the only receivers: host
+ * names, addresses or CIDR ranges, separated by commas; empty: none).
  */
 import { readFileSync } from 'node:fs';
 import { buildBridge } from './app.js';

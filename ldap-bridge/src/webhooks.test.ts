@@ -33,8 +33,7 @@ function bridge(options: Omit<WebhookRelayOptions, 'ca'> & { ca?: string | null 
     webhooks: { ...options, ca: options.ca === null ? undefined : (options.ca ?? ingest.caPem) },
   });
   apps.push(app);
-  return (body: Record<string, unknown>) =>
-    app.inject({ method: 'POST', url: '/v1/webhooks/deliver', payload: body });
+  return (body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/v1/webhooks/deliver', payload: body });
 }
 
 const headers = {
@@ -74,7 +73,11 @@ describe('POST /v1/webhooks/deliver', () => {
     const got = ingest.received[0]!;
     expect(got.url).toBe('/hooks?x=1');
     expect(got.body.toString()).toBe('{"type":"login.failure"}');
-    expect(got.headers).toMatchObject({ 'webhook-id': 'msg_1', 'webhook-signature': 'v1,abc=', 'content-length': '24' });
+    expect(got.headers).toMatchObject({
+      'webhook-id': 'msg_1',
+      'webhook-signature': 'v1,abc=',
+      'content-length': '24',
+    });
   });
 
   it('reads the answer up to WEBHOOK_ANSWER_BYTES', async () => {

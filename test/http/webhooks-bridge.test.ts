@@ -117,8 +117,9 @@ describe('webhooks through the bridge', () => {
       vi.useRealTimers();
     }
     expect(event).toMatchObject({ type: 'login.success', data: { subject: { login: name } } });
-    expect(() => new StandardWebhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(got!.body, headers))
-      .toThrow();
+    expect(() =>
+      new StandardWebhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(got!.body, headers),
+    ).toThrow();
     const r = await api<{ items: Json[] }>(`/v4/webhooks/${hook.id}/deliveries`, { auth: admin });
     expect(r.body.items.find((d) => d.id === headers['webhook-id'])).toMatchObject({
       state: 'delivered',
@@ -148,7 +149,7 @@ describe('webhooks through the bridge', () => {
     expect(foreign.received).toHaveLength(0);
   });
 
-  it("fails direct to the same private-CA receiver: the bridge is what verifies it", async () => {
+  it('fails direct to the same private-CA receiver: the bridge is what verifies it', async () => {
     const hook = await subscribe(`${trusted.origin}/in/direct`);
     expect(hook.delivery).toBe('direct');
     await login();
@@ -168,7 +169,11 @@ describe('webhooks through the bridge', () => {
     expect(r.status).toBe(422);
     expect(r.body.errors).toEqual([expect.objectContaining({ path: 'url', message: expect.stringMatching(/https/) })]);
     const hook = await subscribe(`${trusted.httpOrigin}/in/plain`);
-    const patched = await api(`/v4/webhooks/${hook.id}`, { method: 'PATCH', auth: admin, json: { delivery: 'bridge' } });
+    const patched = await api(`/v4/webhooks/${hook.id}`, {
+      method: 'PATCH',
+      auth: admin,
+      json: { delivery: 'bridge' },
+    });
     expect(patched.status).toBe(422);
     const moved = await api(`/v4/webhooks/${hook.id}`, {
       method: 'PATCH',

@@ -161,7 +161,7 @@ describe('webhook signatures and bodies (docs/webhooks.md, "On the wire")', () =
     expect(nextWait(8, 500, null, 0)).toBeNull();
   });
 
-  it('through the bridge: https only, no credentials or fragment; the address is the bridge\'s to judge', () => {
+  it("through the bridge: https only, no credentials or fragment; the address is the bridge's to judge", () => {
     expect(bridgeTargetRefusal('https://10.1.2.3:8443/in')).toBeNull();
     expect(bridgeTargetRefusal('https://intranet/in')).toBeNull();
     expect(bridgeTargetRefusal('http://10.1.2.3/in')).toMatch(/only https/);
@@ -194,9 +194,9 @@ describe('webhook signatures and bodies (docs/webhooks.md, "On the wire")', () =
     await expect(bridgeWebhookFetch(problem('UPSTREAM_TIMEOUT', 'slow'))(req)).rejects.toMatchObject({
       name: 'TimeoutError',
     });
-    await expect(
-      bridgeWebhookFetch(problem('WEBHOOK_TARGET_REFUSED', 'refused: x'))(req),
-    ).rejects.toThrow('bridge: refused: x (WEBHOOK_TARGET_REFUSED)');
+    await expect(bridgeWebhookFetch(problem('WEBHOOK_TARGET_REFUSED', 'refused: x'))(req)).rejects.toThrow(
+      'bridge: refused: x (WEBHOOK_TARGET_REFUSED)',
+    );
     await expect(bridgeWebhookFetch(undefined)(req)).rejects.toThrow(/no bridge is configured \(AUTH_BRIDGE_URL\)/);
     await expect(bridgeWebhookFetch(ok)({ ...req, url: 'http://hooks.corp/in' })).rejects.toThrow(/only https/);
     expect(calls).toHaveLength(3);

@@ -51,7 +51,7 @@ export function mayHaveWrittenEvents(c: Context<AppEnv>): boolean {
  * one per request. `work` answering false ends the runs (nothing to do).
  */
 export function coalescedKicker(
-  work: (c: Context<AppEnv>) => Promise<boolean | undefined | void>,
+  work: (c: Context<AppEnv>) => Promise<unknown>,
   intervalMs = 0,
 ): (c: Context<AppEnv>) => void {
   const state = { running: false, again: false, last: 0 };
