@@ -17,21 +17,22 @@ export const WEBHOOK_ANSWER_BYTES = 1024;
 export const WEBHOOK_RELAY_MAX_BYTES = 1_048_576;
 
 /** POST /v1/webhooks/deliver. */
-export const WebhookDeliverRequestSchema = z.object({
-  /** The subscription's URL: https:// only (the relay exists to verify TLS with a private CA). */
-  url: z
-    .string()
-    .max(2048)
-    .regex(/^https:\/\/[^\s/?#]+([/?][^\s#]*)?$/i, 'an https:// URL'),
-  /** The request's headers (content-type, webhook-id, webhook-timestamp, webhook-signature, user-agent). */
-  headers: z.record(z.string().max(64), z.string().max(4096)).refine((h) => Object.keys(h).length <= 20, {
-    message: 'at most 20 headers',
-  }),
-  /** The signed body, as sent. */
-  body: z.string().max(WEBHOOK_RELAY_MAX_BYTES),
-  /** How long the call may take, connection to the answer's last byte read. */
-  timeoutMs: z.number().int().min(100).max(60_000),
-});
+export const WebhookDeliverRequestSchema = /* @__PURE__ */ (() =>
+  z.object({
+    /** The subscription's URL: https:// only (the relay exists to verify TLS with a private CA). */
+    url: z
+      .string()
+      .max(2048)
+      .regex(/^https:\/\/[^\s/?#]+([/?][^\s#]*)?$/i, 'an https:// URL'),
+    /** The request's headers (content-type, webhook-id, webhook-timestamp, webhook-signature, user-agent). */
+    headers: z.record(z.string().max(64), z.string().max(4096)).refine((h) => Object.keys(h).length <= 20, {
+      message: 'at most 20 headers',
+    }),
+    /** The signed body, as sent. */
+    body: z.string().max(WEBHOOK_RELAY_MAX_BYTES),
+    /** How long the call may take, connection to the answer's last byte read. */
+    timeoutMs: z.number().int().min(100).max(60_000),
+  }))();
 export type WebhookDeliverRequest = z.infer<typeof WebhookDeliverRequestSchema>;
 
 /** The receiver's answer: status, Retry-After, its first WEBHOOK_ANSWER_BYTES bytes, and how long it took. */
