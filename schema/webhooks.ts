@@ -13,6 +13,13 @@ export const webhooks = sqliteTable('webhooks', {
   eventTypes: text('event_types', { mode: 'json' }).$type<string[]>().notNull(),
   enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
   description: text('description').notNull().default(''),
+  /**
+   * How deliveries leave: `direct` (the host's own transport) or `bridge` (POST /v1/webhooks/deliver of the
+   * bridge, for receivers behind a private CA: docs/webhooks.md, "Targets").
+   */
+  delivery: text('delivery', { enum: ['direct', 'bridge'] })
+    .notNull()
+    .default('direct'),
   /** `whsec_…`, sealed. */
   secretEnc: text('secret_enc').notNull(),
   previousSecretEnc: text('previous_secret_enc'),

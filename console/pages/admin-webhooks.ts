@@ -17,6 +17,7 @@ interface Webhook {
   eventTypes: string[];
   enabled: boolean;
   description: string;
+  delivery: 'direct' | 'bridge';
   disabledReason: 'gone' | 'failing' | null;
   failingSince: string | null;
   queue: { depth: number; oldestAgeSeconds: number | null };
@@ -63,11 +64,18 @@ const webhooks: PageScript = async () => {
     types.value = (record?.eventTypes ?? []).join('\n');
     const description = el('input', { id: id('description'), name: 'description', maxlength: '500' });
     description.value = record?.description ?? '';
+    // Through the bridge: a receiver behind a private CA (docs/webhooks.md, "Targets").
+    const via = el(
+      'select',
+      { id: id('via'), name: 'delivery' },
+      ...(['direct', 'bridge'] as const).map((v) => el('option', { value: v }, t(`hook.via.${v}`))),
+    );
+    via.value = record?.delivery ?? 'direct';
     const enabled = el('input', { id: id('enabled'), name: 'enabled', type: 'checkbox' });
     enabled.checked = record?.enabled ?? true;
     const formMessage = el('div', { class: 'message', hidden: true });
     const cancel = el('button', { type: 'button', class: 'secondary' }, t('dir.cancel'));
-    const field = (key: string, input: HTMLElement) =>
+    const field = (key: string, input: Node) =>
       el('p', { class: 'field' }, el('label', { for: id(key) }, t(`hook.${key}`)), input);
     const form = el(
       'form',
@@ -76,6 +84,7 @@ const webhooks: PageScript = async () => {
       field('url', url),
       field('eventTypes', types),
       field('description', description),
+      field('via', via),
       el('p', { class: 'check' }, enabled, ' ', el('label', { for: id('enabled') }, t('hook.enabled'))),
       formMessage,
       el('p', { class: 'actions' }, el('button', { type: 'submit' }, t('dir.save')), record ? cancel : null),
@@ -87,6 +96,7 @@ const webhooks: PageScript = async () => {
         eventTypes: lines(types.value),
         description: description.value.trim(),
         enabled: enabled.checked,
+        delivery: via.value,
       };
       if (record) {
         await api(itemPath(record.id), { method: 'PATCH', json: body });
@@ -174,6 +184,7 @@ const webhooks: PageScript = async () => {
         ...facts([
           [t('hook.eventTypes'), el('code', {}, h.eventTypes.join(', '))],
           [t('hook.description'), h.description || '—'],
+          [t('hook.via'), t(`hook.via.${h.delivery}`)],
           [t('hook.state'), stateText(h)],
           [t('hook.queue'), queue],
         ]),

@@ -1,6 +1,6 @@
 /**
  * The on-prem bridge (architecture.md §1): a Fastify service that does what the worker cannot (LDAP
- * binds, SMTP, log-store queries, the error-tracking relay), reached only over mutual TLS.
+ * binds, SMTP, log-store queries, the error-tracking and webhook relays), reached only over mutual TLS.
  * This is its skeleton: the app factory and the health endpoint; the capabilities come as plugins.
  */
 import type { Server } from 'node:https';
@@ -16,6 +16,7 @@ import { errtrackPlugin } from './errtrack.js';
 import { ldapPlugin } from './ldap/index.js';
 import { logstorePlugin, type LogstoreCredentials } from './logstore.js';
 import { mailPlugin, type MailOptions } from './mail.js';
+import { webhooksPlugin, type WebhookRelayOptions } from './webhooks.js';
 
 export interface BridgeOptions {
   /** Fastify server options (logger, ...). */
@@ -26,6 +27,8 @@ export interface BridgeOptions {
   logstore?: LogstoreCredentials;
   /** The mail server's CA (MAIL_CA_FILE, from the bridge's environment). */
   mail?: MailOptions;
+  /** The webhook relay's CA and allow-list (BRIDGE_WEBHOOK_CA, BRIDGE_WEBHOOK_HOSTS); absent: it refuses all. */
+  webhooks?: WebhookRelayOptions;
   /** Version reported by the health endpoint. */
   version?: string;
 }
@@ -48,6 +51,7 @@ export function buildBridge(o: BridgeOptions = {}): FastifyInstance {
   void app.register(ldapPlugin);
   void app.register(logstorePlugin, { credentials: o.logstore });
   void app.register(mailPlugin, { options: o.mail });
+  void app.register(webhooksPlugin, { options: o.webhooks });
   // One root error handler: whatever fails (malformed JSON, a body over a route's limit, a wrong
   // content type, a bug) is a problem+json answer; 5xx details go to the log only.
   app.setErrorHandler((err: FastifyError, req, reply) => {

@@ -26,22 +26,43 @@ type ProblemCode = BridgeProblem['code'];
 /** Node's error codes of a refused certificate (verification, name, validity). */
 const TLS_CODES = /CERT|SELF_SIGNED|SIGNATURE|ALTNAME|UNABLE_TO_(GET|VERIFY)|ERR_SSL|ERR_TLS|HOSTNAME_MISMATCH/;
 
-/** Classifies a failed upstream request: TLS refused, timed out, or unreachable. */
-export function classifyUpstreamError(err: unknown): { status: 502 | 504; code: ProblemCode; detail: string } {
+/** How a classification names the upstream and the setting of its CA. */
+export interface UpstreamWords {
+  what: string;
+  caSetting: string;
+}
+
+const ERRTRACK_WORDS: UpstreamWords = { what: 'the error-tracking system', caSetting: 'ERRTRACK_CA' };
+
+/**
+ * Classifies a failed upstream request: TLS refused, timed out, or unreachable. With `withCode`, the detail
+ * ends with Node's error code (ECONNREFUSED, UNABLE_TO_VERIFY_LEAF_SIGNATURE: never a secret).
+ */
+export function classifyUpstreamError(
+  err: unknown,
+  words: UpstreamWords = ERRTRACK_WORDS,
+  withCode = false,
+): { status: 502 | 504; code: ProblemCode; detail: string } {
   const chain: unknown[] = [];
   for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
   const names = chain.map((e) => `${(e as Error).name ?? ''} ${(e as { code?: string }).code ?? ''}`).join(' ');
+  const code = chain.map((e) => (e as { code?: unknown }).code).find((c) => typeof c === 'string');
+  const shown = withCode && typeof code === 'string' && /^[A-Z0-9_]{2,60}$/.test(code) ? code : null;
   if (/TimeoutError|AbortError|UND_ERR_(CONNECT|HEADERS|BODY)_TIMEOUT/.test(names)) {
-    return { status: 504, code: 'UPSTREAM_TIMEOUT', detail: 'the error-tracking system did not answer in time' };
+    return { status: 504, code: 'UPSTREAM_TIMEOUT', detail: `${words.what} did not answer in time` };
   }
   if (TLS_CODES.test(names)) {
     return {
       status: 502,
       code: 'UPSTREAM_TLS',
-      detail: 'the TLS certificate of the error-tracking system was not verified (ERRTRACK_CA)',
+      detail: `the TLS certificate of ${words.what} was not verified (${shown ? `${shown}; ` : ''}${words.caSetting})`,
     };
   }
-  return { status: 502, code: 'UPSTREAM_UNAVAILABLE', detail: 'the error-tracking system is unreachable' };
+  return {
+    status: 502,
+    code: 'UPSTREAM_UNAVAILABLE',
+    detail: `${words.what} is unreachable${shown ? ` (${shown})` : ''}`,
+  };
 }
 
 export interface ErrtrackRelayOptions {

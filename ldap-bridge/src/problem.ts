@@ -18,6 +18,7 @@ const TITLES: Record<BridgeProblem['code'], string> = {
   MAIL_UNAVAILABLE: 'Mail server unavailable',
   MAIL_TIMEOUT: 'Mail server timeout',
   MAIL_TLS: 'Mail server TLS failure',
+  WEBHOOK_TARGET_REFUSED: "Webhook receiver outside the bridge's BRIDGE_WEBHOOK_HOSTS",
   BAD_REQUEST: 'Bad request',
   INTERNAL: 'Internal error',
 };

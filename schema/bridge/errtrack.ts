@@ -14,25 +14,26 @@ import { z } from 'zod';
 export const ERRTRACK_RELAY_MAX_BYTES = 104_857_600;
 
 /** POST /v1/errtrack/relay. */
-export const ErrtrackRelayRequestSchema = z.object({
-  /**
-   * The ingest endpoint, `https://host[:port][/prefix]/api/{projectId}/envelope/`, computed by the
-   * worker from its own configuration only. Plain http:// is refused: the relay exists to verify TLS.
-   */
-  url: z
-    .string()
-    .max(2048)
-    .regex(/^https:\/\/[^\s/?#]+(\/[^\s#]*)?$/i, 'an https:// URL'),
-  /** The envelope bytes, base64 (standard alphabet, padded). */
-  envelope: z
-    .string()
-    .max(Math.ceil(ERRTRACK_RELAY_MAX_BYTES / 3) * 4)
-    .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
-  /** ERRTRACK_CA: PEM certificate(s) that verify the upstream; null: the system's roots. */
-  caCert: z.string().max(65_536).nullable(),
-  /** FRONTEND_ERRTRACK_TUNNEL_TIMEOUT (or the reporter's own), in milliseconds: connect to last byte. */
-  timeoutMs: z.number().int().min(100).max(600_000),
-});
+export const ErrtrackRelayRequestSchema = /* @__PURE__ */ (() =>
+  z.object({
+    /**
+     * The ingest endpoint, `https://host[:port][/prefix]/api/{projectId}/envelope/`, computed by the
+     * worker from its own configuration only. Plain http:// is refused: the relay exists to verify TLS.
+     */
+    url: z
+      .string()
+      .max(2048)
+      .regex(/^https:\/\/[^\s/?#]+(\/[^\s#]*)?$/i, 'an https:// URL'),
+    /** The envelope bytes, base64 (standard alphabet, padded). */
+    envelope: z
+      .string()
+      .max(Math.ceil(ERRTRACK_RELAY_MAX_BYTES / 3) * 4)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
+    /** ERRTRACK_CA: PEM certificate(s) that verify the upstream; null: the system's roots. */
+    caCert: z.string().max(65_536).nullable(),
+    /** FRONTEND_ERRTRACK_TUNNEL_TIMEOUT (or the reporter's own), in milliseconds: connect to last byte. */
+    timeoutMs: z.number().int().min(100).max(600_000),
+  }))();
 export type ErrtrackRelayRequest = z.infer<typeof ErrtrackRelayRequestSchema>;
 
 /** The upstream's answer: its status, and the rate-limit headers the browser SDK obeys. Never its body. */

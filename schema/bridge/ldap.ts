@@ -10,70 +10,72 @@
 import { z } from 'zod';
 
 /** How to reach and search one directory (from the worker's LDAP server record). */
-export const LdapConnectionSchema = z.object({
-  /** One or more `ldap://` / `ldaps://` URLs, tried in order until one connects. */
-  urls: z
-    .array(z.string().regex(/^ldaps?:\/\/[^\s/]+\/?$/i, 'an ldap:// or ldaps:// URL without a path'))
-    .min(1)
-    .max(8),
-  /** Upgrade `ldap://` connections with StartTLS before any bind. */
-  startTls: z.boolean(),
-  /** PEM CA certificate(s) that verify the directory's TLS certificate; null: the system's roots. */
-  caCert: z.string().max(65_536).nullable(),
-  /** The service account that finds users' entries; null: anonymous search. */
-  bindDn: z.string().max(1024).nullable(),
-  bindPassword: z.string().max(1024).nullable(),
-  baseDn: z.string().min(1).max(1024),
-  /**
-   * The search filter with `{login}` where the (RFC 4515–escaped) login goes, e.g. `(uid={login})`.
-   * null: `(uid={login})`, or on Active Directory `(|(sAMAccountName={login})(userPrincipalName={login}))`.
-   */
-  userFilter: z.string().min(3).max(1024).includes('{login}', { message: 'must contain {login}' }).nullable(),
-  /** Attributes mapped to the local profile; null: not mapped. */
-  attributes: z.object({
-    displayName: z.string().max(128).nullable(),
-    email: z.string().max(128).nullable(),
-    /** An attribute whose value (admin, auditor, user) or group DN list (memberOf) sets the role. */
-    role: z.string().max(128).nullable(),
-  }),
-  /** Group DNs that map to roles when `attributes.role` holds DNs (memberOf style). */
-  roleGroups: z.object({ admin: z.string().max(1024).nullable(), auditor: z.string().max(1024).nullable() }),
-  /**
-   * How to read the user's groups after a successful bind (absent: none, as before groups existed):
-   * `memberOf`, the group DNs in the user's attribute `attr` (named by their first RDN's value);
-   * `search`, the entries under `baseDn` matching `filter` with {dn} replaced by the user's DN
-   * (RFC 4515–escaped), named by their attribute `nameAttr`.
-   */
-  groups: z
-    .discriminatedUnion('mode', [
-      z.object({ mode: z.literal('none') }),
-      z.object({
-        mode: z.enum(['memberOf', 'search']),
-        attr: z.string().max(128),
-        baseDn: z.string().min(1).max(1024),
-        filter: z.string().min(3).max(1024).includes('{dn}', { message: 'must contain {dn}' }),
-        nameAttr: z.string().max(128),
-      }),
-    ])
-    .optional(),
-  /** DIRECTORY_SIGNATURE: the capability OID in the root DSE's supportedCapabilities that means Active Directory. */
-  directorySignature: z.string().max(256),
-  /** LDAP_SERVER_CONNECT_TIMEOUT and LDAP_SERVER_SEARCHING_TIMEOUT, in milliseconds. */
-  connectTimeoutMs: z.number().int().min(100).max(600_000),
-  searchTimeoutMs: z.number().int().min(100).max(600_000),
-});
+export const LdapConnectionSchema = /* @__PURE__ */ (() =>
+  z.object({
+    /** One or more `ldap://` / `ldaps://` URLs, tried in order until one connects. */
+    urls: z
+      .array(z.string().regex(/^ldaps?:\/\/[^\s/]+\/?$/i, 'an ldap:// or ldaps:// URL without a path'))
+      .min(1)
+      .max(8),
+    /** Upgrade `ldap://` connections with StartTLS before any bind. */
+    startTls: z.boolean(),
+    /** PEM CA certificate(s) that verify the directory's TLS certificate; null: the system's roots. */
+    caCert: z.string().max(65_536).nullable(),
+    /** The service account that finds users' entries; null: anonymous search. */
+    bindDn: z.string().max(1024).nullable(),
+    bindPassword: z.string().max(1024).nullable(),
+    baseDn: z.string().min(1).max(1024),
+    /**
+     * The search filter with `{login}` where the (RFC 4515–escaped) login goes, e.g. `(uid={login})`.
+     * null: `(uid={login})`, or on Active Directory `(|(sAMAccountName={login})(userPrincipalName={login}))`.
+     */
+    userFilter: z.string().min(3).max(1024).includes('{login}', { message: 'must contain {login}' }).nullable(),
+    /** Attributes mapped to the local profile; null: not mapped. */
+    attributes: z.object({
+      displayName: z.string().max(128).nullable(),
+      email: z.string().max(128).nullable(),
+      /** An attribute whose value (admin, auditor, user) or group DN list (memberOf) sets the role. */
+      role: z.string().max(128).nullable(),
+    }),
+    /** Group DNs that map to roles when `attributes.role` holds DNs (memberOf style). */
+    roleGroups: z.object({ admin: z.string().max(1024).nullable(), auditor: z.string().max(1024).nullable() }),
+    /**
+     * How to read the user's groups after a successful bind (absent: none, as before groups existed):
+     * `memberOf`, the group DNs in the user's attribute `attr` (named by their first RDN's value);
+     * `search`, the entries under `baseDn` matching `filter` with {dn} replaced by the user's DN
+     * (RFC 4515–escaped), named by their attribute `nameAttr`.
+     */
+    groups: z
+      .discriminatedUnion('mode', [
+        z.object({ mode: z.literal('none') }),
+        z.object({
+          mode: z.enum(['memberOf', 'search']),
+          attr: z.string().max(128),
+          baseDn: z.string().min(1).max(1024),
+          filter: z.string().min(3).max(1024).includes('{dn}', { message: 'must contain {dn}' }),
+          nameAttr: z.string().max(128),
+        }),
+      ])
+      .optional(),
+    /** DIRECTORY_SIGNATURE: the capability OID in the root DSE's supportedCapabilities that means Active Directory. */
+    directorySignature: z.string().max(256),
+    /** LDAP_SERVER_CONNECT_TIMEOUT and LDAP_SERVER_SEARCHING_TIMEOUT, in milliseconds. */
+    connectTimeoutMs: z.number().int().min(100).max(600_000),
+    searchTimeoutMs: z.number().int().min(100).max(600_000),
+  }))();
 export type LdapConnection = z.infer<typeof LdapConnectionSchema>;
 
 /** POST /v1/ldap/authenticate: find the user's entry with the service account, then bind as the user. */
-export const LdapAuthenticateRequestSchema = z.object({
-  connection: LdapConnectionSchema,
-  login: z.string().min(1).max(256),
-  /** Never empty or whitespace-only: such a bind would be an anonymous (unauthenticated) bind. */
-  password: z
-    .string()
-    .max(1024)
-    .refine((p) => p.trim() !== '', 'an empty or whitespace-only password is refused before any bind'),
-});
+export const LdapAuthenticateRequestSchema = /* @__PURE__ */ (() =>
+  z.object({
+    connection: LdapConnectionSchema,
+    login: z.string().min(1).max(256),
+    /** Never empty or whitespace-only: such a bind would be an anonymous (unauthenticated) bind. */
+    password: z
+      .string()
+      .max(1024)
+      .refine((p) => p.trim() !== '', 'an empty or whitespace-only password is refused before any bind'),
+  }))();
 export type LdapAuthenticateRequest = z.infer<typeof LdapAuthenticateRequestSchema>;
 
 /** The profile read from the user's entry. */
@@ -126,10 +128,11 @@ export type LdapAuthenticateResponse = z.infer<typeof LdapAuthenticateResponseSc
  * each login is looked up with the user filter as the service account (no user bind), and its
  * groups read as at a login. `found: false`: no single entry matches the login any more.
  */
-export const LdapGroupsRequestSchema = z.object({
-  connection: LdapConnectionSchema,
-  logins: z.array(z.string().min(1).max(256)).min(1).max(100),
-});
+export const LdapGroupsRequestSchema = /* @__PURE__ */ (() =>
+  z.object({
+    connection: LdapConnectionSchema,
+    logins: z.array(z.string().min(1).max(256)).min(1).max(100),
+  }))();
 export const LdapGroupsResponseSchema = z.object({
   results: z.array(
     z.discriminatedUnion('found', [
@@ -141,7 +144,7 @@ export const LdapGroupsResponseSchema = z.object({
 export type LdapGroupsResponse = z.infer<typeof LdapGroupsResponseSchema>;
 
 /** POST /v1/ldap/test: connect, bind with the service account, read the root DSE, check the base DN. */
-export const LdapTestRequestSchema = z.object({ connection: LdapConnectionSchema });
+export const LdapTestRequestSchema = /* @__PURE__ */ (() => z.object({ connection: LdapConnectionSchema }))();
 export const LdapTestResponseSchema = z.object({
   ok: z.boolean(),
   /** The URL that answered. */
@@ -173,6 +176,7 @@ export const BridgeProblemSchema = z.object({
     'MAIL_UNAVAILABLE',
     'MAIL_TIMEOUT',
     'MAIL_TLS',
+    'WEBHOOK_TARGET_REFUSED',
     'BAD_REQUEST',
     'INTERNAL',
   ]),

@@ -19,10 +19,14 @@ import { z } from 'zod';
 export const AUDIT_INDEX_PREFIX = 'svc-sec-';
 
 /** A concrete index name of the service (the prefix, then lower case, no wildcard, no separator). */
-export const IndexNameSchema = z
-  .string()
-  .max(255)
-  .regex(/^svc-sec-[a-z0-9][a-z0-9._+-]*$/, 'a concrete index name: svc-sec- then lower case letters, digits, . _ + -');
+export const IndexNameSchema = /* @__PURE__ */ (() =>
+  z
+    .string()
+    .max(255)
+    .regex(
+      /^svc-sec-[a-z0-9][a-z0-9._+-]*$/,
+      'a concrete index name: svc-sec- then lower case letters, digits, . _ + -',
+    ))();
 
 /**
  * An index pattern of one stream (AUDIT_*_PATTERN): the prefix, then a name with `*` wildcards; no
@@ -37,40 +41,42 @@ export const IndexPatternSchema = z
   );
 
 /** Where and how the store is reached: the worker's effective LOGSTORE_* values. */
-export const LogstoreTargetSchema = z.object({
-  /** LOGSTORE_URLS, split at `;`: every node, tried with failover. */
-  urls: z
-    .array(
-      z
-        .string()
-        .max(2048)
-        .regex(/^https?:\/\/[^\s/?#]+\/?$/i, 'an http(s):// origin'),
-    )
-    .min(1)
-    .max(32),
-  /** LOGSTORE_TIMEOUT, in milliseconds, per request to a node. */
-  timeoutMs: z.number().int().min(100).max(300_000),
-  /** LOGSTORE_VERIFY_CERTS: false accepts any certificate of the store (the specification's default). */
-  verifyCerts: z.boolean(),
-});
+export const LogstoreTargetSchema = /* @__PURE__ */ (() =>
+  z.object({
+    /** LOGSTORE_URLS, split at `;`: every node, tried with failover. */
+    urls: z
+      .array(
+        z
+          .string()
+          .max(2048)
+          .regex(/^https?:\/\/[^\s/?#]+\/?$/i, 'an http(s):// origin'),
+      )
+      .min(1)
+      .max(32),
+    /** LOGSTORE_TIMEOUT, in milliseconds, per request to a node. */
+    timeoutMs: z.number().int().min(100).max(300_000),
+    /** LOGSTORE_VERIFY_CERTS: false accepts any certificate of the store (the specification's default). */
+    verifyCerts: z.boolean(),
+  }))();
 export type LogstoreTarget = z.infer<typeof LogstoreTargetSchema>;
 
 /** Largest batch the bridge takes in one call (OUTBOX_BATCH_SIZE is bounded below it). */
 export const LOGSTORE_BULK_MAX_ITEMS = 5000;
 
 /** POST /v1/logstore/bulk: `create` actions with the event id as `_id`, so a retry never duplicates. */
-export const LogstoreBulkRequestSchema = LogstoreTargetSchema.extend({
-  items: z
-    .array(
-      z.object({
-        index: IndexNameSchema,
-        id: z.string().min(1).max(512),
-        document: z.record(z.string(), z.unknown()),
-      }),
-    )
-    .min(1)
-    .max(LOGSTORE_BULK_MAX_ITEMS),
-});
+export const LogstoreBulkRequestSchema = /* @__PURE__ */ (() =>
+  LogstoreTargetSchema.extend({
+    items: z
+      .array(
+        z.object({
+          index: IndexNameSchema,
+          id: z.string().min(1).max(512),
+          document: z.record(z.string(), z.unknown()),
+        }),
+      )
+      .min(1)
+      .max(LOGSTORE_BULK_MAX_ITEMS),
+  }))();
 export type LogstoreBulkRequest = z.infer<typeof LogstoreBulkRequestSchema>;
 
 /** The store's verdict on each item, in the request's order (201 created, 409 already there, ...). */
@@ -86,17 +92,18 @@ export const LogstoreBulkResponseSchema = z.object({
 export type LogstoreBulkResponse = z.infer<typeof LogstoreBulkResponseSchema>;
 
 /** POST /v1/logstore/query: one `_search` or `_field_caps` on one stream's pattern. */
-export const LogstoreQueryRequestSchema = LogstoreTargetSchema.extend({
-  operation: z.enum(['search', 'field_caps']),
-  index: IndexPatternSchema,
-  /** The query DSL body, already checked against the worker's allow-list. */
-  body: z.record(z.string(), z.unknown()),
-  /** field_caps only: the fields to describe (comma-separated, wildcards). */
-  fields: z.string().max(4096).optional(),
-  /** OpenSearch Security proxy authentication: the caller's login and role values. */
-  proxyUser: z.string().max(512).nullable(),
-  proxyRoles: z.array(z.string().max(256)).max(64),
-});
+export const LogstoreQueryRequestSchema = /* @__PURE__ */ (() =>
+  LogstoreTargetSchema.extend({
+    operation: z.enum(['search', 'field_caps']),
+    index: IndexPatternSchema,
+    /** The query DSL body, already checked against the worker's allow-list. */
+    body: z.record(z.string(), z.unknown()),
+    /** field_caps only: the fields to describe (comma-separated, wildcards). */
+    fields: z.string().max(4096).optional(),
+    /** OpenSearch Security proxy authentication: the caller's login and role values. */
+    proxyUser: z.string().max(512).nullable(),
+    proxyRoles: z.array(z.string().max(256)).max(64),
+  }))();
 export type LogstoreQueryRequest = z.infer<typeof LogstoreQueryRequestSchema>;
 
 /** The store's answer, passed back as it is: its status and its JSON body. */

@@ -27,51 +27,54 @@ export const MailAddressSchema = headerSafe(320).pipe(
 );
 
 /** A mailbox: the address and an optional display name (encoded by the bridge as RFC 2047 when needed). */
-export const MailboxSchema = z.object({
-  address: MailAddressSchema,
-  name: headerSafe(256).optional(),
-});
+export const MailboxSchema = /* @__PURE__ */ (() =>
+  z.object({
+    address: MailAddressSchema,
+    name: headerSafe(256).optional(),
+  }))();
 export type Mailbox = z.infer<typeof MailboxSchema>;
 
 /** How to reach the mail server: the effective Mail settings of the worker. */
-export const MailServerSchema = z.object({
-  host: z
-    .string()
-    .min(1)
-    .max(253)
-    .regex(/^[A-Za-z0-9.:[\]_-]+$/, 'a host name or IP address'),
-  port: z.number().int().min(1).max(65535),
-  /**
-   * EMAIL_USE_TLS: TLS is required. Port 465: implicit TLS; any other port: STARTTLS, and a server
-   * that does not offer it is refused (never a silent fall-back to plain text).
-   */
-  useTls: z.boolean(),
-  /** EMAIL_HOST_USER; empty: no authentication. */
-  user: z.string().max(256),
-  /** EMAIL_HOST_PASSWORD, decrypted for this call only. */
-  password: z.string().max(1024),
-  connectTimeoutMs: z.number().int().min(100).max(600_000),
-  greetingTimeoutMs: z.number().int().min(100).max(600_000),
-  socketTimeoutMs: z.number().int().min(100).max(600_000),
-});
+export const MailServerSchema = /* @__PURE__ */ (() =>
+  z.object({
+    host: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[A-Za-z0-9.:[\]_-]+$/, 'a host name or IP address'),
+    port: z.number().int().min(1).max(65535),
+    /**
+     * EMAIL_USE_TLS: TLS is required. Port 465: implicit TLS; any other port: STARTTLS, and a server
+     * that does not offer it is refused (never a silent fall-back to plain text).
+     */
+    useTls: z.boolean(),
+    /** EMAIL_HOST_USER; empty: no authentication. */
+    user: z.string().max(256),
+    /** EMAIL_HOST_PASSWORD, decrypted for this call only. */
+    password: z.string().max(1024),
+    connectTimeoutMs: z.number().int().min(100).max(600_000),
+    greetingTimeoutMs: z.number().int().min(100).max(600_000),
+    socketTimeoutMs: z.number().int().min(100).max(600_000),
+  }))();
 export type MailServer = z.infer<typeof MailServerSchema>;
 
 /** Largest text or HTML body the bridge takes. */
 export const MAIL_BODY_MAX_CHARS = 512 * 1024;
 
 /** POST /v1/mail/send: one message to one recipient. */
-export const MailSendRequestSchema = z.object({
-  server: MailServerSchema,
-  from: MailboxSchema,
-  to: MailboxSchema,
-  subject: headerSafe(998),
-  text: z.string().max(MAIL_BODY_MAX_CHARS),
-  html: z.string().max(MAIL_BODY_MAX_CHARS),
-  /** The Message-ID, stable per notification (a resend after a lost answer keeps it). */
-  messageId: z.string().regex(/^<[A-Za-z0-9._-]{1,200}@[A-Za-z0-9.-]{1,200}>$/, 'a Message-ID such as <id@host>'),
-  /** Content-Language of the message (ru, en). */
-  language: z.string().regex(/^[a-z]{2}$/),
-});
+export const MailSendRequestSchema = /* @__PURE__ */ (() =>
+  z.object({
+    server: MailServerSchema,
+    from: MailboxSchema,
+    to: MailboxSchema,
+    subject: headerSafe(998),
+    text: z.string().max(MAIL_BODY_MAX_CHARS),
+    html: z.string().max(MAIL_BODY_MAX_CHARS),
+    /** The Message-ID, stable per notification (a resend after a lost answer keeps it). */
+    messageId: z.string().regex(/^<[A-Za-z0-9._-]{1,200}@[A-Za-z0-9.-]{1,200}>$/, 'a Message-ID such as <id@host>'),
+    /** Content-Language of the message (ru, en). */
+    language: z.string().regex(/^[a-z]{2}$/),
+  }))();
 export type MailSendRequest = z.infer<typeof MailSendRequestSchema>;
 
 /** Where an SMTP refusal came: connecting, authenticating, the envelope (MAIL FROM, RCPT TO), the message. */

@@ -23,18 +23,26 @@ export interface BridgeProcess {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Starts the bridge process; `logstore` gives it the store's CA and credentials (its environment). */
-export async function startBridgeProcess(logstore: {
-  ca: string;
-  username?: string;
-  password?: string;
-  /** LOGSTORE_ALLOWED_URLS (required by the bridge with credentials). */
-  allowedUrls?: string[];
-}): Promise<BridgeProcess> {
+/**
+ * Starts the bridge process; `logstore` gives it the store's CA and credentials (its environment), `webhooks`
+ * the webhook relay's CA bundle and allow-list (BRIDGE_WEBHOOK_CA, BRIDGE_WEBHOOK_HOSTS).
+ */
+export async function startBridgeProcess(
+  logstore: {
+    ca: string;
+    username?: string;
+    password?: string;
+    /** LOGSTORE_ALLOWED_URLS (required by the bridge with credentials). */
+    allowedUrls?: string[];
+  },
+  webhooks?: { ca: string; hosts: string[] },
+): Promise<BridgeProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'bridge-proc-'));
   const certs = makeDevCertificates(dir);
   const caFile = join(dir, 'logstore-ca.pem');
   writeFileSync(caFile, logstore.ca);
+  const webhookCaFile = join(dir, 'webhook-ca.pem');
+  if (webhooks) writeFileSync(webhookCaFile, webhooks.ca);
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
@@ -54,6 +62,7 @@ export async function startBridgeProcess(logstore: {
         LOGSTORE_CA_FILE: caFile,
         ...(logstore.username ? { LOGSTORE_USERNAME: logstore.username, LOGSTORE_PASSWORD: logstore.password } : {}),
         ...(logstore.allowedUrls ? { LOGSTORE_ALLOWED_URLS: logstore.allowedUrls.join(';') } : {}),
+        ...(webhooks ? { BRIDGE_WEBHOOK_CA: webhookCaFile, BRIDGE_WEBHOOK_HOSTS: webhooks.hosts.join(',') } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

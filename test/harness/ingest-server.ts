@@ -37,11 +37,15 @@ export interface IngestServer {
   /** PEM of another CA, which does not sign the server's certificate. */
   otherCaPem: string;
   received: ReceivedRequest[];
+  /** TCP connections accepted (by either listener) since the start. */
+  connections: number;
   /** Milliseconds to wait before answering (0: at once). */
   delayMs: number;
   /** Status of the answers (200 by default) and extra headers. */
   status: number;
   headers: Record<string, string>;
+  /** The body of the answers (null: a JSON document the relays must never pass on). */
+  answerBody: string | null;
   /** Presents a certificate of the other CA (true) or of its own (false). */
   useOtherCa(on: boolean): void;
   /** Resolves once `n` requests have been received, or rejects after `timeoutMs`. */
@@ -50,13 +54,15 @@ export interface IngestServer {
   stop(): Promise<void>;
 }
 
-/** Starts the ingest server on loopback (HTTPS and plain HTTP). */
-export async function startIngestServer(): Promise<IngestServer> {
+/** Starts the ingest server on loopback (HTTPS and plain HTTP), on 127.0.0.1 or `host`. */
+export async function startIngestServer(o: { host?: string } = {}): Promise<IngestServer> {
+  const host = o.host ?? '127.0.0.1';
   const dir = mkdtempSync(join(tmpdir(), 'ingest-'));
   const ca = makeCa(dir, 'ingest-ca');
   const other = makeCa(dir, 'other-ca');
-  const own = issueCert(dir, ca, 'ingest', { cn: 'ingest', usage: 'server' });
-  const foreign = issueCert(dir, other, 'ingest-foreign', { cn: 'ingest', usage: 'server' });
+  const hosts = [...new Set(['127.0.0.1', 'localhost', host])];
+  const own = issueCert(dir, ca, 'ingest', { cn: 'ingest', usage: 'server', hosts });
+  const foreign = issueCert(dir, other, 'ingest-foreign', { cn: 'ingest', usage: 'server', hosts });
   const read = (p: string) => readFileSync(p, 'utf8');
   const ownCtx = { key: read(own.key), cert: read(own.cert) };
   const foreignCtx = { key: read(foreign.key), cert: read(foreign.cert) };
@@ -77,7 +83,7 @@ export async function startIngestServer(): Promise<IngestServer> {
       const answer = () => {
         if (res.destroyed) return;
         res.writeHead(server.status, { 'content-type': 'application/json', ...server.headers });
-        res.end(JSON.stringify({ id: 'ingest-secret-body-never-relayed' }));
+        res.end(server.answerBody ?? JSON.stringify({ id: 'ingest-secret-body-never-relayed' }));
       };
       if (server.delayMs > 0) setTimeout(answer, server.delayMs);
       else answer();
@@ -86,8 +92,12 @@ export async function startIngestServer(): Promise<IngestServer> {
   const https: HttpsServer = createHttpsServer(ownCtx, handle('https'));
   const http: HttpServer = createHttpServer(handle('http'));
   for (const s of [https, http])
-    s.on('connection', (sock) => (sockets.add(sock), sock.on('close', () => sockets.delete(sock))));
-  await Promise.all([https, http].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    s.on('connection', (sock) => {
+      server.connections += 1;
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+    });
+  await Promise.all([https, http].map((s) => new Promise<void>((r) => s.listen(0, host, r))));
 
   let waiters: Array<() => void> = [];
   const notify = () => {
@@ -97,14 +107,16 @@ export async function startIngestServer(): Promise<IngestServer> {
   };
 
   const server: IngestServer = {
-    origin: `https://127.0.0.1:${(https.address() as AddressInfo).port}`,
-    httpOrigin: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    origin: `https://${host}:${(https.address() as AddressInfo).port}`,
+    httpOrigin: `http://${host}:${(http.address() as AddressInfo).port}`,
+    connections: 0,
     caPem: read(ca.cert),
     otherCaPem: read(other.cert),
     received: [],
     delayMs: 0,
     status: 200,
     headers: {},
+    answerBody: null,
     useOtherCa(on) {
       https.setSecureContext(on ? foreignCtx : ownCtx);
       // Connections kept alive by a client were made with the old certificate: drop them.
@@ -130,6 +142,7 @@ export async function startIngestServer(): Promise<IngestServer> {
       server.delayMs = 0;
       server.status = 200;
       server.headers = {};
+      server.answerBody = null;
     },
     async stop() {
       for (const s of sockets) s.destroy();

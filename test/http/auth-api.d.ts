@@ -2235,7 +2235,7 @@ export interface paths {
          * Change a webhook subscription
          * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope settings:write. Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     422 naming `url` when the new target is refused.
+         *     422 naming `url` when the new target is refused, `delivery` when it is `bridge` and no bridge is configured.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -3821,6 +3821,11 @@ export interface components {
             enabled: boolean;
             description: string;
             /**
+             * @description how deliveries leave: `direct` (from the service) or `bridge` (through the on-prem bridge, for a receiver behind a private CA: the bridge verifies it with BRIDGE_WEBHOOK_CA and sends only to its BRIDGE_WEBHOOK_HOSTS; https:// only). `bridge` needs a bridge (AUTH_BRIDGE_URL): 422 naming `delivery` without one (docs/webhooks.md, "Targets")
+             * @enum {string}
+             */
+            delivery: "direct" | "bridge";
+            /**
              * @description why the service disabled it: gone (the receiver answered 410), failing (its deliveries failed for 5 days); null otherwise
              * @enum {string|null}
              */
@@ -3878,6 +3883,12 @@ export interface components {
             enabled?: boolean;
             /** @default  */
             description?: string;
+            /**
+             * @description how deliveries leave: `direct` (from the service) or `bridge` (through the on-prem bridge, for a receiver behind a private CA: the bridge verifies it with BRIDGE_WEBHOOK_CA and sends only to its BRIDGE_WEBHOOK_HOSTS; https:// only). `bridge` needs a bridge (AUTH_BRIDGE_URL): 422 naming `delivery` without one (docs/webhooks.md, "Targets")
+             * @default direct
+             * @enum {string}
+             */
+            delivery?: "direct" | "bridge";
         };
         /** @description Omitted fields keep their values. Enabling a disabled subscription clears why. */
         WebhookPatch: {
@@ -3896,6 +3907,11 @@ export interface components {
             eventTypes?: string[];
             enabled?: boolean;
             description?: string;
+            /**
+             * @description how deliveries leave: `direct` (from the service) or `bridge` (through the on-prem bridge, for a receiver behind a private CA: the bridge verifies it with BRIDGE_WEBHOOK_CA and sends only to its BRIDGE_WEBHOOK_HOSTS; https:// only). `bridge` needs a bridge (AUTH_BRIDGE_URL): 422 naming `delivery` without one (docs/webhooks.md, "Targets")
+             * @enum {string}
+             */
+            delivery?: "direct" | "bridge";
         };
         WebhookSecretRotated: {
             /**

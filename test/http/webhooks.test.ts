@@ -173,6 +173,27 @@ describe('webhook subscriptions', () => {
     ]);
   });
 
+  it('refuses delivery through the bridge while none is configured (422 naming delivery)', async () => {
+    const json = { url: 'https://hooks.corp.example/in', eventTypes: ['*'], delivery: 'bridge' };
+    const r = await api('/v4/webhooks', { method: 'POST', auth: admin, json });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({ path: 'delivery', message: expect.stringMatching(/AUTH_BRIDGE_URL/) }),
+    ]);
+    const hook = await subscribe('/no-bridge');
+    expect(hook.delivery).toBe('direct');
+    const patched = await api(`/v4/webhooks/${hook.id}`, {
+      method: 'PATCH',
+      auth: admin,
+      json: { delivery: 'bridge' },
+    });
+    expect(patched.status).toBe(422);
+    expect(JSON.stringify(patched.body.errors)).toContain('delivery');
+    const bad = await api('/v4/webhooks', { method: 'POST', auth: admin, json: { ...json, delivery: 'pigeon' } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.errors)).toContain('delivery');
+  });
+
   it('refuses event types outside the catalogue, and the api_access stream', async () => {
     for (const eventTypes of [['login.nope'], ['api.request'], ['api_access.*'], []]) {
       const r = await api('/v4/webhooks', {
@@ -348,6 +369,11 @@ describe('console: webhooks', () => {
       await page.fill('#hook-f-url', url);
       await page.fill('#hook-f-eventTypes', 'user_activity.*\nuser.created');
       await page.fill('#hook-f-description', 'from the console');
+      // Through the bridge: refused on this host, which has none (the form shows the problem).
+      await page.selectOption('#hook-f-via', 'bridge');
+      await page.click('#hook-editor button[type=submit]');
+      await page.waitForSelector('#hook-editor .message:not([hidden]):has-text("AUTH_BRIDGE_URL")');
+      await page.selectOption('#hook-f-via', 'direct');
       await page.click('#hook-editor button[type=submit]');
       await page.waitForSelector('#hook-region article[data-record]');
       const shown = (await page.textContent('#hook-message')) ?? '';
@@ -356,7 +382,12 @@ describe('console: webhooks', () => {
       const listed = await api<{ items: Json[] }>('/v4/webhooks', { auth: admin });
       const hook = listed.body.items.find((h) => h.url === url)!;
       created.push(hook.id);
-      expect(hook).toMatchObject({ eventTypes: ['user_activity.*', 'user.created'], description: 'from the console' });
+      expect(hook).toMatchObject({
+        eventTypes: ['user_activity.*', 'user.created'],
+        description: 'from the console',
+        delivery: 'direct',
+      });
+      expect(await page.textContent(`[data-record="${hook.id}"]`)).toContain('directly from the service');
       expect(JSON.stringify(listed.body)).not.toContain(secret!);
       await checkPage(tab, inject('hostKind'), 'admin-webhooks');
 

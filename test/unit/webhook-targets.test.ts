@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { checkedLookup } from '../../worker/node/webhook-transport.js';
 import { nextWait, RETRY_SCHEDULE_MS } from '../../worker/src/webhooks/sender.js';
 import { newSigningSecret, signatureHeader, signMessage } from '../../worker/src/webhooks/signature.js';
-import { addressRefusal, checkTarget, type TargetRules } from '../../worker/src/webhooks/targets.js';
+import {
+  addressRefusal,
+  bridgeTargetRefusal,
+  checkTarget,
+  type TargetRules,
+} from '../../worker/src/webhooks/targets.js';
+import { bridgeWebhookFetch } from '../../worker/src/webhooks/bridge-transport.js';
+import type { BridgeClient } from '../../worker/src/bridge/client.js';
+import { ProblemError } from '../../worker/src/http/problem.js';
 import { webhookBody } from '../../worker/src/webhooks/payload.js';
 import { createHmac } from 'node:crypto';
 
@@ -151,5 +159,46 @@ describe('webhook signatures and bodies (docs/webhooks.md, "On the wire")', () =
     expect(nextWait(3, 429, '1', 0)).toBe(1_800_000);
     expect(nextWait(1, 500, '120', 0)).toBe(5_000);
     expect(nextWait(8, 500, null, 0)).toBeNull();
+  });
+
+  it("through the bridge: https only, no credentials or fragment; the address is the bridge's to judge", () => {
+    expect(bridgeTargetRefusal('https://10.1.2.3:8443/in')).toBeNull();
+    expect(bridgeTargetRefusal('https://intranet/in')).toBeNull();
+    expect(bridgeTargetRefusal('http://10.1.2.3/in')).toMatch(/only https/);
+    expect(bridgeTargetRefusal('https://u:p@hooks.corp/in')).toMatch(/user name or password/);
+    expect(bridgeTargetRefusal('https://hooks.corp/in#x')).toMatch(/fragment/);
+    expect(bridgeTargetRefusal('not a url')).toMatch(/absolute URL/);
+  });
+
+  it("maps the bridge's answers and problems onto an attempt's answer or reason", async () => {
+    const req = { url: 'https://hooks.corp/in', headers: {}, body: '{}', timeoutMs: 15_000, rules: none };
+    const calls: Array<{ path: string; body: unknown; timeoutMs: number }> = [];
+    const bridge = (answer: () => unknown): BridgeClient => ({
+      status: async () => 'ok',
+      call: async (path, body, schema, timeoutMs) => {
+        calls.push({ path, body, timeoutMs });
+        return schema.parse(answer());
+      },
+    });
+    const ok = bridge(() => ({ status: 410, retryAfter: null, body: 'gone', durationMs: 12 }));
+    expect(await bridgeWebhookFetch(ok)(req)).toEqual({ status: 410, retryAfter: null, body: 'gone', durationMs: 12 });
+    expect(calls[0]).toEqual({
+      path: '/v1/webhooks/deliver',
+      body: { url: req.url, headers: {}, body: '{}', timeoutMs: 15_000 },
+      timeoutMs: 16_500,
+    });
+    const problem = (code: string, detail: string) =>
+      bridge(() => {
+        throw new ProblemError('BAD_GATEWAY', { detail, extensions: { cause: code } });
+      });
+    await expect(bridgeWebhookFetch(problem('UPSTREAM_TIMEOUT', 'slow'))(req)).rejects.toMatchObject({
+      name: 'TimeoutError',
+    });
+    await expect(bridgeWebhookFetch(problem('WEBHOOK_TARGET_REFUSED', 'refused: x'))(req)).rejects.toThrow(
+      'bridge: refused: x (WEBHOOK_TARGET_REFUSED)',
+    );
+    await expect(bridgeWebhookFetch(undefined)(req)).rejects.toThrow(/no bridge is configured \(AUTH_BRIDGE_URL\)/);
+    await expect(bridgeWebhookFetch(ok)({ ...req, url: 'http://hooks.corp/in' })).rejects.toThrow(/only https/);
+    expect(calls).toHaveLength(3);
   });
 });

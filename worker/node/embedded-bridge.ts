@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { buildBridge } from '../../ldap-bridge/src/app.js';
 import { logstoreCredentialsFromEnv } from '../../ldap-bridge/src/logstore.js';
 import { mailOptionsFromEnv } from '../../ldap-bridge/src/mail.js';
+import { webhookOptionsFromEnv } from '../../ldap-bridge/src/webhooks.js';
 import { makeDevCertificates } from '../../scripts/dev-certs.js';
 import type { ConfigSnapshot } from '../src/config/index.js';
 import { loadNodeEnv } from './env.js';
@@ -62,12 +63,20 @@ export async function startEmbeddedBridge(config: ConfigSnapshot): Promise<Embed
       throw new Error(`cannot read MAIL_CA_FILE (${path})`);
     }
   });
+  // The webhook relay's CA and allow-list (BRIDGE_WEBHOOK_CA, BRIDGE_WEBHOOK_HOSTS), read the same way.
+  const webhooks = webhookOptionsFromEnv(loadNodeEnv() as NodeJS.ProcessEnv, (path) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      throw new Error(`cannot read BRIDGE_WEBHOOK_CA (${path})`);
+    }
+  });
   const mtls = {
     key: readFileSync(server.key),
     cert: readFileSync(server.cert),
     ca: readFileSync(config.get('BRIDGE_TLS_CA')),
   };
-  const app = buildBridge({ server: { logger: false }, logstore, mail, mtls });
+  const app = buildBridge({ server: { logger: false }, logstore, mail, webhooks, mtls });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
 }

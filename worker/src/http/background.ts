@@ -35,3 +35,45 @@ export function inBackground(c: Context<AppEnv>, work: BackgroundWork): void {
     .catch((err: unknown) => c.var.logger.error('background work failed', { err }));
   ctx?.waitUntil(later);
 }
+
+/** Whether a response may have written an event: a change (not a read), or a refused login (401, 403). */
+export function mayHaveWrittenEvents(c: Context<AppEnv>): boolean {
+  const method = c.req.method;
+  return (
+    !(method === 'GET' || method === 'HEAD' || method === 'OPTIONS') || c.res.status === 401 || c.res.status === 403
+  );
+}
+
+/**
+ * The after-response kick of one instance (the notification and webhook senders): with OUTBOX_CONTEXT_DETACH,
+ * after a response that may have written events, runs `work` in the background. One run at a time, at most one
+ * per `intervalMs`; a request during a run asks for one more after it, so a burst costs a couple of runs, not
+ * one per request. `work` answering false ends the runs (nothing to do).
+ */
+export function coalescedKicker(
+  work: (c: Context<AppEnv>) => Promise<unknown>,
+  intervalMs = 0,
+): (c: Context<AppEnv>) => void {
+  const state = { running: false, again: false, last: 0 };
+  return (c) => {
+    if (!c.var.scope?.config.get('OUTBOX_CONTEXT_DETACH') || !mayHaveWrittenEvents(c)) return;
+    if (state.running) {
+      state.again = true;
+      return;
+    }
+    state.running = true;
+    inBackground(c, async () => {
+      try {
+        do {
+          state.again = false;
+          const wait = state.last + intervalMs - Date.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          state.last = Date.now();
+          if ((await work(c)) === false) return;
+        } while (state.again);
+      } finally {
+        state.running = false;
+      }
+    });
+  };
+}

@@ -30,7 +30,7 @@ import {
   webhookById,
   type WebhookRow,
 } from './store.js';
-import { checkTarget, targetRules } from './targets.js';
+import { bridgeTargetRefusal, checkTarget, targetRules } from './targets.js';
 
 /** How long the previous secret still signs after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -69,9 +69,15 @@ const Fields = {
   eventTypes: EventTypes,
   enabled: z.boolean(),
   description: z.string().max(500),
+  delivery: z.enum(['direct', 'bridge']).openapi({ description: W.d42 }),
 };
 const Create = z
-  .object({ ...Fields, enabled: Fields.enabled.default(true), description: Fields.description.default('') })
+  .object({
+    ...Fields,
+    enabled: Fields.enabled.default(true),
+    description: Fields.description.default(''),
+    delivery: Fields.delivery.default('direct'),
+  })
   .strict()
   .openapi('WebhookCreate');
 const Patch = z.object(Fields).partial().strict().openapi({ description: W.d1 }).openapi('WebhookPatch');
@@ -90,6 +96,7 @@ const Public = z
     eventTypes: z.array(z.string()),
     enabled: z.boolean(),
     description: z.string(),
+    delivery: z.enum(['direct', 'bridge']).openapi({ description: W.d42 }),
     disabledReason: z.enum(['gone', 'failing']).nullable().openapi({
       description: W.d35,
     }),
@@ -153,6 +160,7 @@ function toPublic(r: WebhookRow, q: QueueFigures | undefined, now: number): z.in
     eventTypes: r.eventTypes,
     enabled: r.enabled,
     description: r.description,
+    delivery: r.delivery,
     disabledReason: reasonOf(r.disabledReason),
     disabledAt: isoOrNull(r.disabledAt),
     failingSince: isoOrNull(r.failingSince),
@@ -183,15 +191,26 @@ function toDelivery(d: DeliveryRow): z.infer<typeof Delivery> {
   };
 }
 
-/** 422 naming `url` when the URL breaks the target rules (webhooks/targets.ts). */
-function assertTarget(c: Context<AppEnv>, url: string): void {
-  const checked = checkTarget(url, targetRules(c.var.scope.config));
-  if ('refused' in checked) {
-    throw new ProblemError('VALIDATION', {
-      detail: `url refused: ${checked.refused}`,
-      extensions: { errors: [{ location: 'json', path: 'url', message: checked.refused }] },
-    });
+const refused = (field: 'url' | 'delivery', why: string) =>
+  new ProblemError('VALIDATION', {
+    detail: `${field} refused: ${why}`,
+    extensions: { errors: [{ location: 'json', path: field, message: why }] },
+  });
+
+/**
+ * 422 naming `url` when the URL breaks the target rules (webhooks/targets.ts; through the bridge, the bridge's
+ * own allow-list judges the address), or `delivery` when it is the bridge and none is configured.
+ */
+function assertTarget(c: Context<AppEnv>, url: string, delivery: WebhookRow['delivery']): void {
+  if (delivery === 'bridge') {
+    if (!c.var.scope.bridge)
+      throw refused('delivery', 'no bridge is configured (AUTH_BRIDGE_URL), so nothing can be delivered through it');
+    const refusal = bridgeTargetRefusal(url);
+    if (refusal) throw refused('url', refusal);
+    return;
   }
+  const checked = checkTarget(url, targetRules(c.var.scope.config));
+  if ('refused' in checked) throw refused('url', checked.refused);
 }
 
 const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
@@ -343,7 +362,7 @@ export function registerWebhooks(app: App): void {
 
   app.openapi(createRoute, async (c) => {
     const body = validated(c, 'json', Create);
-    assertTarget(c, body.url);
+    assertTarget(c, body.url, body.delivery);
     const { db, config } = c.var.scope;
     const now = c.var.scope.now();
     const secret = newSigningSecret();
@@ -372,7 +391,8 @@ export function registerWebhooks(app: App): void {
   app.openapi(patchRoute, async (c) => {
     const before = await byId(c);
     const change = validated(c, 'json', Patch);
-    if (change.url !== undefined) assertTarget(c, change.url);
+    if (change.url !== undefined || change.delivery !== undefined)
+      assertTarget(c, change.url ?? before.url, change.delivery ?? before.delivery);
     const { db } = c.var.scope;
     const now = c.var.scope.now();
     const enabling = change.enabled === true && !before.enabled;

@@ -18,6 +18,7 @@ import { signatureHeader } from './signature.js';
 import { type DeliveryRow, type WebhookRow, undelivered } from './store.js';
 import { targetRules } from './targets.js';
 import { fetchWebhook, type WebhookAnswer } from './transport.js';
+import { bridgeWebhookFetch } from './bridge-transport.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -43,7 +44,7 @@ const FLUSH_EVERY = 10;
 /** Delivered and given-up deliveries are kept this long (the attempts list), then purged. */
 export const KEEP_MS = 7 * 24 * HOUR;
 
-type SenderScope = Pick<Scope, 'db' | 'config' | 'now' | 'logger' | 'webhookFetch'>;
+type SenderScope = Pick<Scope, 'db' | 'config' | 'now' | 'logger' | 'webhookFetch' | 'bridge'>;
 
 /** The wait before the next attempt after `attempts` failed ones, or null when the schedule ran out. */
 export function nextWait(attempts: number, status: number | null, retryAfter: string | null, now: number) {
@@ -111,7 +112,8 @@ async function attempt(
   const body = webhookBody(row.type, row.at, row.payload);
   const sentAt = scope.now();
   const timestamp = Math.floor(sentAt / SECOND);
-  const send = scope.webhookFetch ?? fetchWebhook;
+  // A receiver behind a private CA goes through the bridge (docs/webhooks.md, "Targets").
+  const send = hook.delivery === 'bridge' ? bridgeWebhookFetch(scope.bridge) : (scope.webhookFetch ?? fetchWebhook);
   const started = Date.now();
   let answer: WebhookAnswer | null = null;
   let error = '';
@@ -150,7 +152,7 @@ async function attempt(
         attempts,
         lastAttemptAt: sentAt,
         lastStatus: status,
-        lastDurationMs: Date.now() - started,
+        lastDurationMs: answer?.durationMs ?? Date.now() - started,
         lastResponse: answer ? answer.body : error,
         leaseUntil: null,
         leaseHolder: null,

@@ -128,3 +128,22 @@ export function checkTarget(text: string, rules: TargetRules): CheckedTarget | {
   }
   return { url, host, literal };
 }
+
+/**
+ * Why the URL of a subscription delivered through the bridge is refused (null: it is not): https:// only (the
+ * bridge exists to verify a private CA), no user name or password, no fragment. Its addresses are the bridge's
+ * to judge (BRIDGE_WEBHOOK_HOSTS): such a receiver is on-prem by design (docs/webhooks.md, "Targets").
+ */
+export function bridgeTargetRefusal(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'not an absolute URL';
+  }
+  if (url.protocol !== 'https:') return 'only https:// URLs through the bridge';
+  if (url.username !== '' || url.password !== '') return 'a user name or password in the URL';
+  if (url.hostname === '') return 'no host';
+  if (url.hash !== '') return 'a fragment (#...) in the URL';
+  return null;
+}

@@ -4,6 +4,8 @@
  * (worker/node/webhook-transport.ts). Without one (the edge), `fetch` sends it: Cloudflare's fetch reaches
  * only public addresses for a public name, and IP addresses are checked here (targets.ts) before any call.
  * Either way: no redirect is followed, the answer is read up to ANSWER_BYTES, and a call ends at its timeout.
+ * A subscription with `delivery: bridge` (a receiver behind a private CA) goes through the bridge instead
+ * (bridge-transport.ts), whatever the host.
  */
 import { checkTarget, type TargetRules } from './targets.js';
 
@@ -23,6 +25,8 @@ export interface WebhookAnswer {
   status: number;
   retryAfter: string | null;
   body: string;
+  /** How long the receiver took, when measured nearer to it than the sender can (the bridge). */
+  durationMs?: number;
 }
 
 /**

@@ -34,7 +34,7 @@ export const W: Record<string, string> = {
   s18: 'Read a webhook subscription',
   d19: 'The signing secret is never returned.',
   s20: 'Change a webhook subscription',
-  d21: '422 naming `url` when the new target is refused.',
+  d21: '422 naming `url` when the new target is refused, `delivery` when it is `bridge` and no bridge is configured.',
   s22: 'Remove a webhook subscription',
   d23: 'Its deliveries, sent or not, go with it.',
   d24: 'removed',
@@ -71,6 +71,11 @@ export const W: Record<string, string> = {
   d40:
     'Newest first, with their last attempt (time, status, duration, the first bytes of the answer). Delivered ' +
     'and given-up deliveries are kept 7 days.',
+  d42:
+    'how deliveries leave: `direct` (from the service) or `bridge` (through the on-prem bridge, for a receiver ' +
+    'behind a private CA: the bridge verifies it with BRIDGE_WEBHOOK_CA and sends only to its ' +
+    'BRIDGE_WEBHOOK_HOSTS; https:// only). `bridge` needs a bridge (AUTH_BRIDGE_URL): 422 naming `delivery` ' +
+    'without one (docs/webhooks.md, "Targets")',
   d41:
     'Queues the delivery again at once with a fresh retry schedule and the same `webhook-id` (a receiver that ' +
     'got it already recognises it).',

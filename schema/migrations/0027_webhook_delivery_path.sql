@@ -1,0 +1,1 @@
+ALTER TABLE `webhooks` ADD `delivery` text DEFAULT 'direct' NOT NULL;
