@@ -194,6 +194,22 @@ describe('webhook subscriptions', () => {
     expect(JSON.stringify(bad.body.errors)).toContain('delivery');
   });
 
+  it('tells another subscription of a new one: its address, types and delivery (webhook.created), no secret', async () => {
+    const watcher = await subscribe('/watch-created', ['webhook.created']);
+    const hook = await subscribe('/watched', ['user.created']);
+    // Its own creation may come first (a subscription hears the event of the batch that made it).
+    const ofHook = () => received.find((r) => r.path === '/watch-created' && r.body.includes(hook.id));
+    await expect.poll(async () => ofHook() ?? (await runSender()), { timeout: 20_000, interval: 200 }).toBeTruthy();
+    const got = ofHook();
+    expect(verifiedBy(got!, watcher.secret)).toBe(1);
+    const body = JSON.parse(got!.body);
+    expect(body).toMatchObject({
+      type: 'webhook.created',
+      data: { webhookId: hook.id, url: `${receiverUrl}/watched`, eventTypes: ['user.created'], delivery: 'direct' },
+    });
+    expect(got!.body).not.toContain(hook.secret.slice(6, 20));
+  });
+
   it('refuses event types outside the catalogue, and the api_access stream', async () => {
     for (const eventTypes of [['login.nope'], ['api.request'], ['api_access.*'], []]) {
       const r = await api('/v4/webhooks', {

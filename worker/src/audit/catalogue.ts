@@ -467,7 +467,12 @@ export const EVENT_CATALOGUE = {
     streams: ['crud_admin'],
     outcomes: ['unknown'],
     description: 'a webhook subscription created (docs/webhooks.md)',
-    data: { webhookId: 'the subscription', url: 'where it delivers', eventTypes: 'the types it wants' },
+    data: {
+      webhookId: 'the subscription',
+      url: 'where it delivers',
+      eventTypes: 'the types it wants',
+      delivery: 'direct, or through the bridge',
+    },
   },
   'webhook.updated': {
     streams: ['crud_admin'],

@@ -1,6 +1,7 @@
 /**
  * The normalised target addresses, asked again: the second answer is the first's, as a new object
- * (the normalisations themselves are walked shape by shape in test/http/gate.test.ts and the open-redirect walk of test/http/attacks-sessions.test.ts).
+ * (the normalisations themselves are walked shape by shape in test/http/gate.test.ts and in the
+ * open-redirect walk of test/http/attacks-sessions.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { normaliseUrl, urlFromParts } from './target.js';

@@ -380,7 +380,12 @@ export function registerWebhooks(app: App): void {
     };
     await db.batch([
       db.insert(webhooks).values(row),
-      audit(c, 'webhook.created', { webhookId: row.id, url: row.url, eventTypes: row.eventTypes }),
+      audit(c, 'webhook.created', {
+        webhookId: row.id,
+        url: row.url,
+        eventTypes: row.eventTypes,
+        delivery: row.delivery,
+      }),
     ]);
     forgetSnapshot();
     return c.json({ ...toPublic(row, undefined, now), secret }, 201);
