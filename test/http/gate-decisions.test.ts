@@ -1,6 +1,8 @@
 /**
- * The gate's `service.access` events in their windows (docs/integration.md, "Audit and metrics"), on both
- * hosts (a host of its own: its clock moves): within one window of AUDIT_API_ACCESS_WINDOW_SEC an
+ * Rows of the gate's decision table that gate.test.ts does not drive over HTTP (docs/integration.md, "The
+ * decision"): an API token made with scopes, a blocked account's session, Basic where a second factor is
+ * required; and the gate's `service.access` events in their windows ("Audit and metrics"), on both hosts (a
+ * host of its own: its clock moves): within one window of AUDIT_API_ACCESS_WINDOW_SEC an
  * admission is written once per credential (session or API token) and service, a refusal once per
  * service, reason, account and client address whatever the credential; the next window writes them again.
  */
@@ -24,8 +26,11 @@ afterAll(async () => {
   await host?.stop();
 });
 
-/** Asks the Caddy/Traefik endpoint about `http://{hostName}/` (node:http: fetch adds Sec-Fetch-Mode). */
-function decide(hostName: string, headers: Record<string, string>): Promise<number> {
+/**
+ * Asks the Caddy/Traefik endpoint about `http://{hostName}/` (node:http: fetch adds Sec-Fetch-Mode); the
+ * status and body of its answer.
+ */
+function decideFully(hostName: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   const forwarded = {
     'X-Forwarded-Method': 'GET',
     'X-Forwarded-Proto': 'http',
@@ -33,18 +38,79 @@ function decide(hostName: string, headers: Record<string, string>): Promise<numb
     'X-Forwarded-Uri': '/',
   };
   return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(`${host.url}/v4/authz/forward-auth`),
-      { headers: { ...forwarded, ...headers } },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
-      },
-    );
+    const url = new URL(`${host.url}/v4/authz/forward-auth`);
+    const req = request(url, { headers: { ...forwarded, ...headers } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
     req.on('error', reject);
     req.end();
   });
 }
+
+/** The status of the answer about `http://{hostName}/`. */
+const decide = async (hostName: string, headers: Record<string, string>) =>
+  (await decideFully(hostName, headers)).status;
+
+/** A local account and its session cookie. */
+async function account(): Promise<{ login: string; id: string; cookie: Record<string, string> }> {
+  const login = uniqueLogin('wa');
+  const made = await callJson<{ id: string }>('/v4/users', {
+    base: host.url,
+    method: 'POST',
+    auth: admin,
+    json: { login, password: PASSWORD },
+  });
+  expect(made.status).toBe(201);
+  const signedIn = await fetch(`${host.url}/v3/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ login, password: PASSWORD }),
+  });
+  expect(signedIn.status).toBe(200);
+  const cookie = signedIn.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('auth_session='))!
+    .split(';')[0]!;
+  return { login, id: made.body.id, cookie: { Cookie: cookie } };
+}
+
+describe('the decision table over HTTP', () => {
+  it('a scoped API token and a blocked account sign in again; Basic is refused where a second factor is required', async () => {
+    const tag = uniqueLogin('t');
+    for (const json of [
+      { name: `${tag}-open`, hosts: [`${tag}-open.test`] },
+      { name: `${tag}-strong`, hosts: [`${tag}-strong.test`], requireSecondFactor: true, allowBasic: true },
+    ]) {
+      const r = await callJson('/v4/services', { base: host.url, method: 'POST', auth: admin, json });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+    }
+    const someone = await account();
+    const reasonOf = async (hostName: string, headers: Record<string, string>) => {
+      const r = await decideFully(hostName, headers);
+      return [r.status, (JSON.parse(r.body || '{}') as { reason?: string }).reason ?? 'allowed'];
+    };
+    const scoped = await callJson<{ token: string }>('/v4/users/me/tokens', {
+      base: host.url,
+      method: 'POST',
+      auth: basic(someone.login, PASSWORD),
+      json: { name: 'scoped', scopes: ['account:read'] },
+    });
+    expect(scoped.status, JSON.stringify(scoped.body)).toBe(201);
+    expect(await reasonOf(`${tag}-open.test`, { Authorization: `Bearer ${scoped.body.token}` })).toEqual([
+      401,
+      'invalid-credentials',
+    ]);
+    const password = { Authorization: basic(someone.login, PASSWORD) };
+    expect(await reasonOf(`${tag}-strong.test`, password)).toEqual([403, 'second-factor-required']);
+    expect(await reasonOf(`${tag}-open.test`, password)).toEqual([401, 'basic-not-allowed']);
+    expect(await reasonOf(`${tag}-open.test`, someone.cookie)).toEqual([200, 'allowed']);
+    const blocked = await callJson(`/v4/users/${someone.id}/block`, { base: host.url, method: 'POST', auth: admin });
+    expect(blocked.status, JSON.stringify(blocked.body)).toBe(200);
+    expect(await reasonOf(`${tag}-open.test`, someone.cookie)).toEqual([401, 'invalid-credentials']);
+  });
+});
 
 type Event = { event: { outcome: string }; data: { service: string; outcome: string; reason: string } };
 
