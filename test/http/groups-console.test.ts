@@ -33,7 +33,13 @@ beforeAll(async () => {
   const record = await api('/v3/settings/identity-providers', {
     method: 'POST',
     auth: admin,
-    json: { name: IDP, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, claimGroups: 'groups' },
+    json: {
+      name: IDP,
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      claimGroups: 'groups',
+    },
   });
   expect(record.status, JSON.stringify(record.body)).toBe(201);
   const set = await api('/v3/settings', {
@@ -135,39 +141,44 @@ describe('console: groups', () => {
 });
 
 describe('the last active administrator and roles from groups', () => {
-  it("keeps admin when an OIDC login's groups no longer give it, with a warning; another admin is demoted", async () => {
-    const sub = uniqueLogin('gl');
-    idp.groups[sub] = [ADMINS];
-    const { b, me } = await oidcSignIn(sub);
-    expect(me.role).toBe('admin');
-    const root = (await api<Json>('/v4/users/me', { auth: admin })).body;
-    // The OIDC administrator demotes the built-in one: it is now the only active administrator.
-    // The session limit is 1 by default: each sign-in ends the one before, so the newest browser acts.
-    let current = b;
-    const patch = (role: string) =>
-      current.fetch(`${host.url}/v4/users/${root.id}`, {
-        method: 'PATCH',
-        body: JSON.stringify({ role }),
-        headers: { 'Content-Type': 'application/json' },
-      });
-    const demoted = await patch('user');
-    expect(demoted.status, await demoted.clone().text()).toBe(200);
-    try {
-      idp.groups[sub] = [];
-      const again = await oidcSignIn(sub);
-      current = again.b;
-      expect(again.me.role).toBe('admin');
-      const res = await again.b.fetch(`${host.url}/v3/logs/crud_admin/events?user=${encodeURIComponent(sub)}&size=50`);
-      expect(res.status).toBe(200);
-      const events = ((await res.json()) as { items: Json[] }).items;
-      const kept = events.find((e) => e.event.type === 'user.last_admin_kept');
-      expect(kept, JSON.stringify(events.map((e) => e.event.type))).toBeDefined();
-      expect(JSON.stringify(kept)).toContain('"role":"user"');
-    } finally {
-      const restored = await patch('admin');
-      expect(restored.status, await restored.clone().text()).toBe(200);
-    }
-    // With another active administrator, the groups decide again.
-    expect((await oidcSignIn(sub)).me.role).toBe('user');
-  });
+  it(
+    "keeps admin when an OIDC login's groups no longer give it, with a warning; another admin is " + 'demoted',
+    async () => {
+      const sub = uniqueLogin('gl');
+      idp.groups[sub] = [ADMINS];
+      const { b, me } = await oidcSignIn(sub);
+      expect(me.role).toBe('admin');
+      const root = (await api<Json>('/v4/users/me', { auth: admin })).body;
+      // The OIDC administrator demotes the built-in one: it is now the only active administrator.
+      // The session limit is 1 by default: each sign-in ends the one before, so the newest browser acts.
+      let current = b;
+      const patch = (role: string) =>
+        current.fetch(`${host.url}/v4/users/${root.id}`, {
+          method: 'PATCH',
+          body: JSON.stringify({ role }),
+          headers: { 'Content-Type': 'application/json' },
+        });
+      const demoted = await patch('user');
+      expect(demoted.status, await demoted.clone().text()).toBe(200);
+      try {
+        idp.groups[sub] = [];
+        const again = await oidcSignIn(sub);
+        current = again.b;
+        expect(again.me.role).toBe('admin');
+        const res = await again.b.fetch(
+          `${host.url}/v3/logs/crud_admin/events?user=${encodeURIComponent(sub)}&size=50`,
+        );
+        expect(res.status).toBe(200);
+        const events = ((await res.json()) as { items: Json[] }).items;
+        const kept = events.find((e) => e.event.type === 'user.last_admin_kept');
+        expect(kept, JSON.stringify(events.map((e) => e.event.type))).toBeDefined();
+        expect(JSON.stringify(kept)).toContain('"role":"user"');
+      } finally {
+        const restored = await patch('admin');
+        expect(restored.status, await restored.clone().text()).toBe(200);
+      }
+      // With another active administrator, the groups decide again.
+      expect((await oidcSignIn(sub)).me.role).toBe('user');
+    },
+  );
 });
