@@ -8,22 +8,85 @@
  * A new folder under worker/src must be given a tier here (rule `folder-has-a-tier`).
  */
 
-/** Folders of worker/src, lowest tier first. */
+/** Folders of worker/src, lowest tier first. docs/architecture.md §2 lists them (npm run docs:layout). */
 const TIERS = [
-  ['config', 'metrics'], // the variable registry and IP ranges; process-wide counters
-  ['http'], // the base of every request
-  ['store', 'bridge'], // the database; the on-prem bridge client
-  ['audit', 'errtrack', 'jobs'], // audit events; error reports; the job shape, runner and leases
-  ['accounts'], // the owner of users, sessions, tokens, second factors, devices and login attempts
-  ['auth'], // credentials, password hashing and policy, roles, protected routes, password logins
-  ['groups'], // local groups and their administration; the name rule external logins read groups by
-  ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'], // webhooks: subscriptions, delivery (below scrape)
+  ['config', 'metrics'],
+  ['http'],
+  ['store', 'bridge'],
+  ['audit', 'errtrack', 'jobs'],
+  ['accounts'],
+  ['auth'],
+  ['groups'],
+  ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
-  ['sessions', 'password-reset', 'schedule', 'overview'], // overview: the administrator's first screen (reads)
-  ['oidc', 'principal', 'mfa', 'passkeys', 'gate'], // principal: the authentication middleware, above every credential it checks;
-  // mfa and passkeys: their routes (the factors themselves are account data, in accounts/)
+  ['sessions', 'password-reset', 'schedule', 'overview'],
+  ['oidc', 'principal', 'mfa', 'passkeys', 'gate'],
 ];
-// Above every tier: the files directly in worker/src (app.ts, service.ts, index.ts), imported by no folder.
+// Above every tier: the files directly in worker/src, imported by no folder.
+
+/**
+ * What each folder of worker/src (and each file directly in it) holds, one line each: the layout of
+ * docs/architecture.md §2 is generated from these and TIERS (scripts/docs-layout.ts;
+ * test/unit/docs-layout.test.ts fails when a folder has no tier or no line here, or the page differs).
+ */
+const PURPOSES = {
+  config: 'the variable registry and resolver (the only reader of the environment); IP ranges',
+  metrics: 'the Prometheus registry and the process counters (request, login, hashing)',
+  http:
+    'the base of every request: the request frame (request-frame.ts), request context and scope, problem type, ' +
+    'logger, background work, cookies, CSRF checks, safe redirects, JSON-or-form bodies, forwarded headers, ' +
+    "list paging, the answer's headers, the router, request headers on the Node host",
+  store: 'drizzle over libSQL, saved settings, sealed secrets (secret-box), unique violations, the credential cache',
+  bridge: 'the client of the on-prem bridge (typed by schema/bridge) and its edge transport',
+  audit: 'audit events written to the outbox, the event catalogue; API-access events buffered',
+  errtrack: "client-config, the Sentry tunnel, the service's own error reports",
+  jobs: 'the job shape (job.ts), the runner and its leases, the retry backoff',
+  accounts:
+    'the owner of the account data: users, sessions, API and reset tokens, second factors (TOTP, recovery ' +
+    'codes, passkeys), device rows, login attempts and locks (the throttle); the account model, lookups and ' +
+    "the list, the login name and login rule, a login's success bookkeeping, the session-limit rule",
+  auth:
+    'credentials, password hashing and policy (blocklist/: the common-password filter), password logins, ' +
+    'the two-step answers, roles and protectedRoute (a protected route declared once)',
+  groups:
+    "/v4/groups and the group-name rule; memberships are written by accounts/group-members.ts (docs/groups.md)",
+  users:
+    'the account rule, creating accounts, admin changes, external identities and pending merges; /v4/users ' +
+    'routes (create-routes, account-routes, me-routes, session-routes); bootstrap of the first admin; the ' +
+    'security jobs',
+  settings:
+    '/v3/settings (routes.ts) and its changes (changes.ts: validation, the write, the reset); sealed-records.ts: ' +
+    'the records keyed by name that hold a sealed secret (LDAP servers, identity providers)',
+  logs: 'streams, shipping to the log store, the /v3/logs endpoints, the embedded audit log',
+  docs: 'the OpenAPI document (generated at build time), its shared statuses, the docs page',
+  console: "the web console's page shells, page registry and texts (§8)",
+  webhooks: '/v4/webhooks, the target rules (SSRF), signing, the sender job and its kick (docs/webhooks.md)',
+  ldap: 'LDAP logins through the bridge, the LDAP server records, the refresh of LDAP groups',
+  notifications: "mail notifications: the event handler, templates, delivery and its job, the mail settings",
+  'first-run': 'the first-run page (loopback only, one-time code) and the redirect of ROOT_PATH and /',
+  health: 'liveness and readiness',
+  ops: "the operator command's logic (npm run ops), over the service's own account functions",
+  scrape: 'GET /metrics: the scrape-time series and the exposition',
+  sessions:
+    'session tokens, signing keys, session logins, device cookies, pending-merge claims; /v3/login, ' +
+    '/v3/oauth_login, /v3/login/union, logout',
+  'password-reset': 'password reset by mail: the flow and its routes (docs/mail.md)',
+  schedule: "the registered jobs (each capability's own), in their order",
+  overview: "GET /v4/admin/overview: the administrator's first screen (reads only; docs/api.md)",
+  oidc: 'the OIDC flow (oauth4webapi) and the identity provider records',
+  principal: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
+  mfa: 'the routes of second factors (the factors themselves are account data, in accounts/; docs/security-mfa.md)',
+  passkeys:
+    'WebAuthn passkeys: registration, the passwordless sign-in, verifyPasskeyAssertion (docs/security-passkeys.md)',
+  gate:
+    "the platform's gatekeeper: protected services (/v4/services) and their snapshot, the one decision, " +
+    "forward-auth in each proxy's dialect, token introspection (docs/integration.md)",
+  'app.ts': 'createApp: the request frame, errors, 404/405, the route modules (and the test hooks)',
+  'service.ts': "assembleService: the one assembly of the service from a host's parts",
+  'index.ts': 'the edge host (fetch, scheduled)',
+  'test-hooks.ts': 'every /__test__/* route, registered only with AUTH_TEST_CLOCK_CONTROL (docs/testing.md)',
+  'wasm.d.ts': 'the type of the WebAssembly modules the edge bundle imports',
+};
 
 const SRC = '^worker/src/';
 const folders = (names) => `${SRC}(${names.join('|')})/`;
@@ -133,3 +196,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
   },
 };
+
+// For scripts/docs-layout.ts, out of the configuration dependency-cruiser reads and validates.
+Object.defineProperty(module.exports, 'TIERS', { value: TIERS, enumerable: false });
+Object.defineProperty(module.exports, 'PURPOSES', { value: PURPOSES, enumerable: false });

@@ -1,5 +1,5 @@
 /**
- * Renders the table of audit event types in docs/architecture.md §5.1 from the catalogue
+ * Renders the table of audit event types in docs/events.md from the catalogue
  * (worker/src/audit/catalogue.ts), so it cannot drift: `npm run docs:events` rewrites the block
  * between the markers; test/unit/event-catalogue.test.ts fails while the two differ.
  */
@@ -15,16 +15,16 @@ export function renderEventTable(): string {
   return `${START}\n${catalogueMarkdown()}\n${END}`;
 }
 
-/** architecture.md's text with the generated block replaced. */
+/** events.md's text with the generated block replaced. */
 export function withEventTable(doc: string): string {
   const a = doc.indexOf(START);
   const b = doc.indexOf(END);
-  if (a < 0 || b < a) throw new Error('docs/architecture.md has no event catalogue markers');
+  if (a < 0 || b < a) throw new Error('docs/events.md has no event catalogue markers');
   return doc.slice(0, a) + renderEventTable() + doc.slice(b + END.length);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const path = new URL('../docs/architecture.md', import.meta.url);
+  const path = new URL('../docs/events.md', import.meta.url);
   writeFileSync(path, withEventTable(readFileSync(path, 'utf8')));
-  console.log('docs/architecture.md event catalogue updated');
+  console.log('docs/events.md updated');
 }

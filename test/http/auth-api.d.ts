@@ -9216,8 +9216,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example https://app.example.com/page */
                 "x-original-url"?: string;
+                /** @example GET */
                 "x-original-method"?: string;
+                /** @example https */
+                "x-forwarded-proto"?: string;
+                /** @example app.example.com */
+                "x-forwarded-host"?: string;
+                /** @example /page */
+                "x-forwarded-uri"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9285,9 +9293,13 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example https */
                 "x-forwarded-proto"?: string;
+                /** @example app.example.com */
                 "x-forwarded-host"?: string;
+                /** @example /page */
                 "x-forwarded-uri"?: string;
+                /** @example GET */
                 "x-forwarded-method"?: string;
             };
             path?: never;

@@ -1,6 +1,6 @@
 /**
  * The catalogue of audit event types (worker/src/audit/catalogue.ts) is the one source: the table of
- * architecture.md §5.1 is generated from it, outcomes agree with the rule of events.ts, every type the
+ * docs/events.md is generated from it, outcomes agree with the rule of events.ts, every type the
  * code writes (typed inserts, the raw SQL of API-access events, the handlers' types) is in it with the
  * stream it is written to, and the external-service helpers keep secrets out.
  */
@@ -44,11 +44,11 @@ describe('the event catalogue', () => {
     expect(write).toBeTypeOf('function');
   });
 
-  it('architecture.md §5.1 holds the table generated from it (npm run docs:events)', () => {
-    const doc = readFileSync(new URL('docs/architecture.md', root), 'utf8');
+  it('docs/events.md holds the table generated from it (npm run docs:events)', () => {
+    const doc = readFileSync(new URL('docs/events.md', root), 'utf8');
     const a = doc.indexOf(START);
     const b = doc.indexOf(END);
-    expect(a, 'the markers are in architecture.md').toBeGreaterThan(0);
+    expect(a, 'the markers are in events.md').toBeGreaterThan(0);
     expect(doc.slice(a, b + END.length)).toBe(renderEventTable());
     for (const type of Object.keys(catalogue)) expect(doc).toContain(`| \`${type}\` |`);
   });

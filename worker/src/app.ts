@@ -1,6 +1,7 @@
 /**
- * The app factory: one Hono app for both hosts (edge and Node). It wires the request id, the
- * per-request context, access logs, RFC 9457 errors, 404/405, the OpenAPI docs and every capability.
+ * The app factory: one Hono app for both hosts (edge and Node). It wires the request frame
+ * (http/request-frame.ts: request ids, the per-request context, access logs), RFC 9457 errors, 404/405, the
+ * OpenAPI docs, every capability's routes and, on test hosts, the test hooks (test-hooks.ts).
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
@@ -17,15 +18,11 @@ import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
 import type { App, AppDeps, AppEnv } from './http/context.js';
-import type { ConfigSnapshot } from './config/index.js';
 import { limitBody, SELF_LIMITED_BODIES } from './http/body-limit.js';
-import { createLogger, toLevel, type Level } from './http/logger.js';
-import { acceptedClientRequestId } from './http/request-id.js';
-import { setResponseHeaders } from './http/response-headers.js';
 import { RememberingRouter } from './http/router.js';
 import { requestHeader } from './http/node-messages.js';
 import { inBackground, type BackgroundWork } from './http/background.js';
-import { clientIp } from './http/forwarded.js';
+import { frameLoggers, requestFrame } from './http/request-frame.js';
 import { ProblemError, problemResponse, type FieldError, type ProblemCode } from './http/problem.js';
 import { registerMe } from './users/me-routes.js';
 import { registerPasskeyRoutes } from './passkeys/routes.js';
@@ -36,11 +33,8 @@ import {
   databaseUnreachableProblem,
   isDatabaseBusy,
   loadSavedSettings,
-  type Db,
 } from './store/index.js';
 import { sessionKeyResolver } from './accounts/session-keys.js';
-import { sessionLookups } from './accounts/sessions.js';
-import { tokenLookups } from './accounts/tokens.js';
 import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
 import { registerAccountAdmin } from './users/account-routes.js';
@@ -53,9 +47,7 @@ import { registerLdapServerAdmin } from './ldap/admin-routes.js';
 import { registerGroups } from './groups/routes.js';
 import { registerOidc } from './oidc/routes.js';
 import { registerLogs } from './logs/routes.js';
-import { createTestClock, registerTestClock } from './http/test-clock-routes.js';
-import { registerTestJobs } from './schedule/test-routes.js';
-import { registerTestAuditEvents } from './logs/test-routes.js';
+import { createTestClock, registerTestHooks } from './test-hooks.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
 import { csrfRefusalPage } from './console/refusal-page.js';
@@ -110,20 +102,6 @@ function fieldErrors(
   return error.issues.map((i) => ({ location: target, path: i.path.map(String).join('.'), message: i.message }));
 }
 
-/**
- * Makes `c.var` read the request's variables in place. Hono's `c.var` copies every variable into a
- * new object at each access (Object.fromEntries), and the code reads `c.var.x` a dozen times per
- * request: that copying was a measurable share of an authenticated request's CPU (architecture.md §6). The
- * view reads through `c.get`, so it always shows the current values; it is read-only, as before.
- */
-function readVarsInPlace(c: Context<AppEnv>): void {
-  type Vars = AppEnv['Variables'];
-  const view = new Proxy({} as Vars, {
-    get: (_, key) => (typeof key === 'string' ? c.get(key as keyof Vars) : undefined),
-  });
-  Object.defineProperty(c, 'var', { value: view, configurable: true });
-}
-
 /** Builds the service's Hono app from its dependencies. */
 export function createApp(hostDeps: AppDeps): App {
   return buildApp(hostDeps).app;
@@ -153,24 +131,17 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   const deps: AppDeps = testClock ? { ...bounded, clock: testClock.now } : bounded;
   const root = env.get('ROOT_PATH');
   const livePath = `${root}/health/live`;
-  const resolveSessionKeys = sessionKeyResolver(env);
-  const kickOutbox = outboxKicker();
-  // After the response: the notifications of the events the request may have written.
+  // After the response: the outbox's shipping, the notifications and webhooks of the events the request
+  // may have written.
   const kickNotifications = createNotificationKicker();
-  const kickWebhooks = createWebhookKicker();
+  const afterResponse = [
+    outboxKicker(),
+    (c: Context<AppEnv>) => kickNotifications.afterResponse(c),
+    createWebhookKicker(),
+  ];
   const debug = env.get('DEBUG');
-  const levels: { log: Level; access: Level } = {
-    log: toLevel(env.get('LOG_LEVEL')),
-    access: toLevel(env.get('ACCESS_LOG_LEVEL')),
-  };
-  let levelsOf: ConfigSnapshot | undefined;
-  const baseLogger = createLogger({ threshold: () => levels.log, write: deps.writeLog, now: deps.clock });
-  const accessLogger = createLogger({
-    threshold: () => levels.access,
-    write: deps.writeLog,
-    now: deps.clock,
-    fields: { logger: 'access' },
-  });
+  const loggers = frameLoggers(deps);
+  const baseLogger = loggers.base;
 
   const app: App = new OpenAPIHono<AppEnv>({
     router: new RememberingRouter(),
@@ -205,96 +176,24 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
       ),
   });
 
-  // The frame of every request, one middleware step (each step costs on the hot path, architecture.md §6):
-  // the request ids and the per-request context before the route; after it, 405, the response
-  // headers, metrics, background kicks and the access log line, for every answer (an error of the
-  // frame's own steps, such as the body limit's 413 or an unreadable configuration, included).
-  app.use('*', async (c, next) => {
-    readVarsInPlace(c);
-    c.set('deps', deps);
-    c.set('authenticate', authenticate);
-    const requestId = crypto.randomUUID();
-    c.set('requestId', requestId);
-    const clientRequestId = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));
-    if (clientRequestId) c.set('clientRequestId', clientRequestId);
-    const started = deps.clock();
-    const startedAt = performance.now();
-    try {
-      const db = deps.db();
-      // Saved settings are served from the cache and refreshed in the background; a request waits
-      // for their read only when there is no snapshot younger than 5 s (docs/architecture.md §3).
-      // Liveness reads nothing: without a snapshot it answers on the environment's values.
-      const loadSaved = () => loadSavedSettings(db);
-      const config =
-        deps.config.served(loadSaved, (work) => inBackground(c, work)) ??
-        (c.req.path === livePath ? deps.config.env : await deps.config.current(loadSaved));
-      setRequestContext(c, db, config, requestId, clientRequestId);
-      await bodyLimit(c, next);
-    } catch (err) {
-      c.error = err instanceof Error ? err : new Error(String(err));
-      c.res = handleError(err, c);
-    }
-    if (c.res.status === 404 && !c.error) await notAllowed(c, async () => {});
-    setResponseHeaders(c, requestId);
-    observeRequest(c, startedAt);
-    if (c.var.scope) {
-      kickOutbox(c);
-      kickNotifications.afterResponse(c);
-      kickWebhooks(c);
-    }
-    const status = c.res.status;
-    // Only the path: query strings may carry codes or tokens, and headers are never logged. (An
-    // undefined clientRequestId is left out of the line, as JSON leaves out undefined values.)
-    // ERROR for a defect (500) only: a 502/503/504 is a dependency's expected failure (its cause is on
-    // the WARNING line the error handler wrote).
-    accessLogger.log(status === 500 ? 'ERROR' : status >= 400 ? 'WARNING' : 'INFO', 'request', {
-      requestId,
-      clientRequestId,
-      method: c.req.method,
-      path: c.req.path,
-      status,
-      durationMs: deps.clock() - started,
-    });
-  });
-
-  /** The per-request context: database, configuration snapshot, logger and the request scope. */
-  const setRequestContext = (
-    c: Context<AppEnv>,
-    db: Db,
-    config: ConfigSnapshot,
-    requestId: string,
-    clientRequestId: string | undefined,
-  ) => {
-    const sessionKeys = () => resolveSessionKeys(db);
-    if (config !== levelsOf) {
-      // A new snapshot (a settings change, or its refresh every 2 s): read the levels again.
-      levelsOf = config;
-      levels.log = toLevel(config.get('LOG_LEVEL'));
-      levels.access = toLevel(config.get('ACCESS_LOG_LEVEL'));
-    }
-    const logger = baseLogger.child({ requestId, clientRequestId });
-    c.set('logger', logger);
-    c.set('scope', {
-      db,
-      lazyDb: deps.lazyDb?.(),
-      config,
-      now: deps.clock,
-      request: {
-        id: requestId,
-        clientRequestId,
-        ip: clientIp(c),
-        userAgent: requestHeader(c, 'User-Agent') ?? null,
-        host: deps.hostName,
-      },
-      logger,
-      bridge: deps.bridge,
-      mailOutbox: deps.mailOutbox,
-      webhookFetch: deps.webhookFetch,
-      verifier: deps.verifier,
-      sessionKeys,
-      inBackground: (work) => inBackground(c, work),
-    });
-  };
+  // The frame of every request (http/request-frame.ts): ids, context and scope, the body limit; after
+  // the route, 405, headers, metrics, the background kicks and the access log line.
+  app.use(
+    '*',
+    requestFrame({
+      deps,
+      loggers,
+      livePath,
+      authenticate,
+      loadSaved: loadSavedSettings,
+      sessionKeys: sessionKeyResolver(env),
+      bodyLimit,
+      notAllowed,
+      handleError: (err, c) => handleError(err, c),
+      observe: observeRequest,
+      afterResponse,
+    }),
+  );
 
   const render = (c: Context<AppEnv>, problem: ProblemError): Response => {
     // No Basic challenge for a page's script: the browser would prompt (credentials.ts).
@@ -380,13 +279,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   registerPasswordReset(api);
   registerMetrics(api);
   registerConsole(api);
-  if (testClock) {
-    registerTestClock(api, testClock);
-    registerTestJobs(api);
-    registerTestAuditEvents(api);
-    // How many token and session lookups reached the database (store/credential-cache.ts), for the tests.
-    api.get('/__test__/credential-lookups', (c) => c.json({ tokens: tokenLookups(), sessions: sessionLookups() }));
-  }
+  if (testClock) registerTestHooks(api, testClock);
   registerFirstRun(app, api, { root, docsPrefix: env.get('DOCS_PREFIX'), title: env.get('PROJECT_NAME') });
   const docs: DocsOptions = {
     root,

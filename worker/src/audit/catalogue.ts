@@ -3,7 +3,7 @@
  * records, with its stream(s), its outcome(s), what it means and the fields of its `data`. The type of
  * `auditInsert`'s `type` is derived from it (an uncatalogued type does not typecheck), GET
  * /v3/logs/audit_log_types lists it per stream, the logs endpoints' OpenAPI descriptions carry its
- * table, and a unit test keeps the table of architecture.md §5.1 equal to it.
+ * table, and a unit test keeps the table of docs/events.md equal to it.
  */
 
 /** Log-store streams, one per AUDIT_* index pattern. */
@@ -624,7 +624,7 @@ export function eventTypesOf(stream: AuditStream): AuditEventType[] {
 
 const cell = (s: string) => s.replaceAll('|', '\\|');
 
-/** The catalogue as a markdown table (architecture.md §5.1 and the logs endpoints' descriptions). */
+/** The catalogue as a markdown table (docs/events.md and the logs endpoints' descriptions). */
 export function catalogueMarkdown(): string {
   const rows = (Object.entries(EVENT_CATALOGUE) as [AuditEventType, EventTypeSpec][]).map(([type, s]) => {
     const data =

@@ -26,6 +26,16 @@ describe('IP ranges (AUTH_TRUSTED_PROXIES)', () => {
     expect(ipMatcher(['0.0.0.0/0'])('2001:db8::1')).toBe(false);
   });
 
+  it('answers the same when asked again, after its memory of addresses filled and emptied, and for long text', () => {
+    const trusted = ipMatcher(['10.0.0.0/8']);
+    const asked = ['10.1.2.3', '11.1.2.3', '10.1.2.3', '11.1.2.3'];
+    expect(asked.map(trusted)).toEqual([true, false, true, false]);
+    for (let i = 0; i < 3000; i++) expect(trusted(`10.0.${i >> 8}.${i & 255}`)).toBe(true);
+    for (let i = 0; i < 3000; i++) expect(trusted(`12.0.${i >> 8}.${i & 255}`)).toBe(false);
+    expect(asked.map(trusted)).toEqual([true, false, true, false]);
+    expect(trusted(`10.0.0.1${' '.repeat(100)}`)).toBe(false);
+  });
+
   it('the configuration check refuses what is not an address or a range', () => {
     for (const ok of ['10.0.0.0/8', '::1', 'fd00::/8', '192.168.0.1/32']) expect(checkProxyRange(ok), ok).toBeNull();
     for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/1', 'proxy.internal', '10.0.0.0/x']) {

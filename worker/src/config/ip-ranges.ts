@@ -94,11 +94,30 @@ function inRange(ip: number[], r: Range): boolean {
 /** A predicate telling whether an address lies in one of `ranges` (malformed items never match). */
 export function ipMatcher(ranges: readonly string[]): (address: string | undefined) => boolean {
   const parsed = ranges.map(parseRange).filter((r): r is Range => r !== null);
-  return (address) => {
-    const ip = address === undefined ? null : parseIp(address);
+  const matches = (address: string) => {
+    const ip = parseIp(address);
     return ip !== null && parsed.some((r) => inRange(ip, r));
   };
+  // The answers for the addresses seen last: every request asks about its peer, and a host's peers are
+  // few (its proxies, its load balancer). Bounded in count and in length (X-Forwarded-For hops are the
+  // client's text); emptied when full, so a spray of addresses costs what it did without it.
+  const known = new Map<string, boolean>();
+  return (address) => {
+    if (address === undefined) return false;
+    if (address.length > LONGEST_ADDRESS) return matches(address);
+    let inside = known.get(address);
+    if (inside === undefined) {
+      inside = matches(address);
+      if (known.size >= KNOWN_ADDRESSES) known.clear();
+      known.set(address, inside);
+    }
+    return inside;
+  };
 }
+
+/** How many addresses' answers a matcher keeps, and the longest it keeps (an IPv6 address with a zone). */
+const KNOWN_ADDRESSES = 1024;
+const LONGEST_ADDRESS = 64;
 
 /**
  * The bucket a client address counts in (the per-address login throttle, architecture.md §4): an

@@ -11,6 +11,27 @@ import { SUSPECT as REDIRECT_SUSPECT } from '../http/redirect.js';
 const ENCODED_OR_SPACE = / |%(?:[01][0-9a-f]|20|7f|5c|2f)/i;
 const suspect = (text: string) => REDIRECT_SUSPECT.test(text) || ENCODED_OR_SPACE.test(text);
 
+/**
+ * The normalised addresses asked about last, as text (undefined: refused): a proxy asks about the same
+ * few addresses again and again, and normalising one parses it three times (docs/performance.md,
+ * "The gate's decisions"). Each answer is a new URL, parsed once from the kept text, so no caller can change
+ * another's. Bounded in count and in key length; emptied when full.
+ */
+const seen = new Map<string, string | null>();
+const SEEN_ADDRESSES = 1024;
+const LONGEST_KEPT = 1024;
+
+function remembered(key: string, compute: () => URL | undefined): URL | undefined {
+  if (key.length > LONGEST_KEPT) return compute();
+  let href = seen.get(key);
+  if (href === undefined) {
+    href = compute()?.href ?? null;
+    if (seen.size >= SEEN_ADDRESSES) seen.clear();
+    seen.set(key, href);
+  }
+  return href === null ? undefined : new URL(href);
+}
+
 /** `host` (with an optional port) normalised, or undefined when it is no plain host. */
 export function normaliseHost(host: string): string | undefined {
   if (host === '' || host.length > 300 || suspect(host) || /[/?#@]/.test(host)) return undefined;
@@ -31,6 +52,10 @@ export function normaliseHost(host: string): string | undefined {
  * for anything else, or anything suspect (see `suspect`) anywhere in it.
  */
 export function normaliseUrl(raw: string): URL | undefined {
+  return remembered(raw, () => normalise(raw));
+}
+
+function normalise(raw: string): URL | undefined {
   if (raw.length > 4096 || suspect(raw)) return undefined;
   let url: URL;
   try {
@@ -50,11 +75,15 @@ export function normaliseUrl(raw: string): URL | undefined {
 
 /** The URL a forward-auth request names through its parts (scheme, host, request target), normalised. */
 export function urlFromParts(proto: string, host: string, uri: string): URL | undefined {
+  return remembered(`${proto}\n${host}\n${uri}`, () => fromParts(proto, host, uri));
+}
+
+function fromParts(proto: string, host: string, uri: string): URL | undefined {
   const scheme = proto.trim().toLowerCase();
   if ((scheme !== 'http' && scheme !== 'https') || !uri.startsWith('/') || uri.startsWith('//')) return undefined;
   const normalHost = normaliseHost(host.trim());
   if (normalHost === undefined) return undefined;
-  return normaliseUrl(`${scheme}://${normalHost}${uri}`);
+  return normalise(`${scheme}://${normalHost}${uri}`);
 }
 
 /** A URL prefix of a service as stored: normalised, with its path ending in `/` or not as given. */

@@ -4,7 +4,7 @@
  */
 import type { Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
-import { parse } from 'hono/utils/cookie';
+import { tryDecodeURIComponent } from 'hono/utils/url';
 import type { AppEnv } from './context.js';
 import { isHttpsRequest } from './forwarded.js';
 import { requestHeader } from './node-messages.js';
@@ -47,10 +47,54 @@ export function setAuthCookie(c: Context<AppEnv>, value: string, expiresAt: numb
   });
 }
 
-/** A request cookie by name (hono/cookie's getCookie, with the header read by requestHeader). */
+/** A request cookie by name (as hono/cookie's getCookie reads it, with the header read by requestHeader). */
 export function readCookie(c: Context<AppEnv>, name: string): string | undefined {
   const header = requestHeader(c, 'Cookie');
-  return header ? parse(header, name)[name] : undefined;
+  return header ? cookieValue(header, name) : undefined;
+}
+
+/** A cookie value's characters (RFC 6265 §4.1.1's cookie-octet, plus space, as Hono's parser allows). */
+const COOKIE_VALUE = /^[ !#-:<-[\]-~]*$/;
+
+/**
+ * The first value of cookie `name` in a Cookie header, exactly as Hono's `parse(header, name)[name]`
+ * reads it (the tests compare both), without splitting the whole header into pairs: the session cookie
+ * is read on every cookie request, and a platform's hosts share their cookies (AUTH_COOKIE_DOMAIN), so
+ * the header may carry many (docs/performance.md, "Logins and the hot path").
+ */
+export function cookieValue(header: string, name: string): string | undefined {
+  let at = 0;
+  // The next '=' at or after `at`, found once for every pair before it (linear in the header's length).
+  let eq = -1;
+  while (at < header.length) {
+    let end = header.indexOf(';', at);
+    if (end === -1) end = header.length;
+    if (eq < at) eq = header.indexOf('=', at);
+    if (eq === -1) return undefined;
+    if (eq < end) {
+      let start = at;
+      while (isBlank(header.charCodeAt(start))) start++;
+      let nameEnd = eq;
+      while (nameEnd > start && isBlank(header.charCodeAt(nameEnd - 1))) nameEnd--;
+      if (nameEnd - start === name.length && header.startsWith(name, start)) {
+        let from = eq + 1;
+        let to = end;
+        while (from < to && isBlank(header.charCodeAt(from))) from++;
+        while (to > from && isBlank(header.charCodeAt(to - 1))) to--;
+        const value = unquote(header.slice(from, to));
+        // Hono skips an invalid value and reads on; only a valid one is the answer.
+        if (COOKIE_VALUE.test(value)) return tryDecodeURIComponent(value);
+      }
+    }
+    at = end + 1;
+  }
+  return undefined;
+}
+
+const isBlank = (code: number) => code === 32 || code === 9;
+
+function unquote(value: string): string {
+  return value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
 
 /** Reads a cookie set by setAuthCookie. */

@@ -1,5 +1,5 @@
 /**
- * The headers every answer carries, set once per request after the route has answered (app.ts):
+ * The headers every answer carries, set once per request after the route has answered (request-frame.ts):
  * the request id and the security headers below. They are fixed strings, built once, and set in
  * one loop on the response's headers: Hono's `secureHeaders` middleware set eleven, one more
  * middleware step per request, and was about a sixth of the CPU of an unauthenticated request

@@ -2,34 +2,17 @@
  * /v3/settings: the UI-editable variables (groups API, Security, Mail, Error tracking). Reading shows
  * each effective value and where it comes from; a write of one or many is validated as a whole and
  * applied in one transaction (or not at all); a reset returns a variable to its environment or
- * default value. Hidden variables are neither readable nor writable here. Admin only.
+ * default value. Hidden variables are neither readable nor writable here. Admin only. The changes
+ * themselves (validation, the write and its audit events) are settings/changes.ts's.
  */
 import { z } from '@hono/zod-openapi';
-import { inArray } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
-import type { Context } from 'hono';
-import { auditInsert } from '../audit/events.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
-import {
-  REGISTRY,
-  VAR_NAMES,
-  describeExpected,
-  findConflicts,
-  formatValue,
-  isVarName,
-  parseValue,
-  type ConfigSnapshot,
-  type ValueReader,
-  type VarName,
-} from '../config/index.js';
-import type { App, AppEnv } from '../http/context.js';
-import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
+import { REGISTRY, VAR_NAMES, describeExpected, type ConfigSnapshot, type VarName } from '../config/index.js';
+import type { App } from '../http/context.js';
+import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { loadSavedSettings, savedSettingsQuery, savedValues } from '../store/index.js';
-import { sealSecret } from '../store/secret-box.js';
-import { mailSecretErrors, type SettingsView } from './mail-secret.js';
-import { settings } from '../../../schema/index.js';
+import { changeSettings, resetSetting, uiName } from './changes.js';
 
 const UI_NAMES = VAR_NAMES.filter((n) => REGISTRY[n].ui);
 
@@ -157,149 +140,19 @@ const reset = protectedRoute(
   },
 );
 
-/** The text form of a submitted value (numbers and booleans as JSON gives them, lists joined). */
-function asText(value: string | number | boolean | string[]): string {
-  if (Array.isArray(value)) return value.join(',');
-  return String(value);
-}
-
-/**
- * Conflicts of the combination `after` that involve a changed variable (one that conflicted before
- * and is left alone does not block other changes; touching it without fixing it does).
- */
-function conflictErrors(after: ValueReader, changed: readonly VarName[]): FieldError[] {
-  return findConflicts(after)
-    .filter((c) => c.names.some((n) => changed.includes(n)))
-    .map((c) => ({
-      location: 'json',
-      path: `values.${c.names.find((n) => changed.includes(n))!}`,
-      message: c.message,
-    }));
-}
-
-function uiName(name: string): VarName {
-  if (!isVarName(name) || !REGISTRY[name].ui)
-    throw new ProblemError('NOT_FOUND', { detail: `no UI-editable setting named ${name}` });
-  return name;
-}
-
-/** The configuration re-read from the store (after a write, this instance sees the change at once). */
-async function current(c: Context<AppEnv>): Promise<ConfigSnapshot> {
-  c.var.deps.config.invalidate();
-  const db = c.var.scope.db;
-  return c.var.deps.config.current(() => loadSavedSettings(db));
-}
-
 /** Registers /v3/settings. */
 export function registerSettings(app: App): void {
   app.openapi(list, (c) => c.json({ items: UI_NAMES.map((n) => describeSetting(n, c.var.scope.config)) }, 200));
 
   app.openapi(update, async (c) => {
-    const body = validated(c, 'json', Update);
-    const errors: FieldError[] = [];
-    const parsed = new Map<VarName, { text: string; value: unknown }>();
-    for (const [name, value] of Object.entries(body.values)) {
-      if (!isVarName(name) || !REGISTRY[name].ui) {
-        errors.push({ location: 'json', path: `values.${name}`, message: 'not a UI-editable setting' });
-        continue;
-      }
-      const text = asText(value);
-      const r = parseValue(name, text, 'ui');
-      if (r.ok) parsed.set(name, { text, value: r.value });
-      else
-        errors.push({
-          location: 'json',
-          path: `values.${name}`,
-          message: `expected ${r.issue.expected}, received ${r.issue.received}`,
-        });
-    }
-    if (parsed.size === 0 && errors.length === 0)
-      errors.push({ location: 'json', path: 'values', message: 'name at least one setting' });
-    // The stored values as of now (the request's snapshot may be up to the cache TTL old).
-    const before = await current(c);
-    const changed = [...parsed.keys()];
-    const after: SettingsView = {
-      get: ((n: VarName) => (parsed.has(n) ? parsed.get(n)!.value : before.get(n))) as SettingsView['get'],
-      source: (n) => (parsed.has(n) ? 'ui' : before.source(n)),
-    };
-    errors.push(...conflictErrors(after.get, changed));
-    errors.push(...mailSecretErrors(before, after, changed, c.var.deps.config.env));
-    if (errors.length > 0) {
-      throw new ProblemError('VALIDATION', {
-        detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '),
-        extensions: { errors },
-      });
-    }
-
-    // Secrets (EMAIL_HOST_PASSWORD) are stored sealed, so a database dump does not reveal them; the
-    // mail sender opens them for each send (notifications/mail-settings.ts).
-    for (const [name, p] of parsed) {
-      if (REGISTRY[name].secret && p.text !== '') p.text = await sealSecret(before, p.text);
-    }
-    const db = c.var.scope.db;
-    const now = c.var.scope.now();
-    const actor = c.var.principal.user;
-    const shown = (n: VarName, v: unknown) => (REGISTRY[n].secret ? '***' : formatValue(REGISTRY[n], v));
-    const writes = [...parsed].flatMap(([name, { text, value }]) => [
-      db
-        .insert(settings)
-        .values({ name, value: text, updatedAt: now, updatedBy: actor.id })
-        .onConflictDoUpdate({ target: settings.name, set: { value: text, updatedAt: now, updatedBy: actor.id } }),
-      auditInsert(db, now, {
-        stream: 'crud_admin',
-        type: 'setting.changed',
-        actor,
-        request: c.var.scope.request,
-        data: {
-          name,
-          before: shown(name, before.get(name)),
-          beforeSource: before.source(name),
-          after: shown(name, value),
-        },
-      }),
-    ]);
-    // The writes and the read of what is then saved: one round trip (architecture.md §6, "A far database").
-    const read = savedSettingsQuery(db);
-    const batch: BatchItem<'sqlite'>[] = [...writes, read];
-    const results: unknown[] = await db.batch(batch as [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]);
-    const saved = savedValues(results[results.length - 1] as Awaited<typeof read>);
-    c.var.deps.config.invalidate();
-    const now2 = await c.var.deps.config.current(async () => saved);
-    return c.json({ items: UI_NAMES.map((n) => describeSetting(n, now2)) }, 200);
+    const { values } = validated(c, 'json', Update);
+    const after = await changeSettings(c.var.scope, c.var.deps.config, c.var.principal.user, values);
+    return c.json({ items: UI_NAMES.map((n) => describeSetting(n, after)) }, 200);
   });
 
   app.openapi(reset, async (c) => {
     const name = uiName(validated(c, 'param', NameParam).name);
-    const db = c.var.scope.db;
-    const now = c.var.scope.now();
-    const before = await current(c);
-    // The value the reset falls back to (restart-only variables included: it is what a restart gives).
-    const env = c.var.deps.config.env;
-    const after: SettingsView = {
-      get: ((n: VarName) => (n === name ? env.get(n) : before.get(n))) as SettingsView['get'],
-      source: (n) => (n === name ? env.source(n) : before.source(n)),
-    };
-    const errors = [...conflictErrors(after.get, [name]), ...mailSecretErrors(before, after, [name], env)];
-    if (errors.length > 0) {
-      throw new ProblemError('VALIDATION', {
-        detail: `resetting ${name} to its ${env.source(name)} value: ${errors.map((e) => e.message).join('; ')}`,
-        extensions: { errors },
-      });
-    }
-    await db.batch([
-      db.delete(settings).where(inArray(settings.name, [name])),
-      auditInsert(db, now, {
-        stream: 'crud_admin',
-        type: 'setting.reset',
-        actor: c.var.principal.user,
-        request: c.var.scope.request,
-        data: {
-          name,
-          before: REGISTRY[name].secret ? '***' : formatValue(REGISTRY[name], before.get(name)),
-          beforeSource: before.source(name),
-        },
-      }),
-    ]);
-    return c.json(describeSetting(name, await current(c)), 200);
+    const after = await resetSetting(c.var.scope, c.var.deps.config, c.var.principal.user, name);
+    return c.json(describeSetting(name, after), 200);
   });
 }
