@@ -5,6 +5,7 @@
 import type { PageScript } from './context.js';
 import { AUDIT_SCRIPTS } from './pages/admin-audit.js';
 import { DIRECTORIES_SCRIPTS } from './pages/admin-directories.js';
+import { GROUPS_SCRIPTS } from './pages/admin-groups.js';
 import { NOTIFICATIONS_SCRIPTS } from './pages/admin-notifications.js';
 import { OVERVIEW_SCRIPTS } from './pages/admin-overview.js';
 import { SERVICES_SCRIPTS } from './pages/admin-services.js';
@@ -24,6 +25,7 @@ export const PAGE_SCRIPTS: Record<string, PageScript> = {
   ...USERS_SCRIPTS,
   ...SETTINGS_SCRIPTS,
   ...DIRECTORIES_SCRIPTS,
+  ...GROUPS_SCRIPTS,
   ...SERVICES_SCRIPTS,
   ...WEBHOOKS_SCRIPTS,
   ...AUDIT_SCRIPTS,

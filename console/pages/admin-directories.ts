@@ -9,8 +9,8 @@ import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
-import { facts } from './admin-common.js';
+import { add, byId, el, loading, onSubmit, showMessage } from '../ui.js';
+import { actionButton, facts, pressedTwice } from './admin-common.js';
 
 type Rec = Record<string, unknown> & { name: string; enabled: boolean };
 
@@ -247,36 +247,21 @@ async function manage(kind: Kind): Promise<void> {
 
   const card = (r: Rec) => {
     const out = el('div', { class: 'message', hidden: true, id: `${kind.prefix}-test-${r.name}` });
-    const button = (text: string, aria: string, cls: string, action: (b: HTMLButtonElement) => Promise<void>) => {
-      const b = el('button', { type: 'button', class: cls, 'aria-label': aria }, text);
-      b.addEventListener(
-        'click',
-        () =>
-          void whileBusy(b, async () => {
-            showMessage(message, null);
-            try {
-              await action(b);
-            } catch (err) {
-              showError(out, err);
-            }
-          }),
-      );
-      return b;
-    };
+    const button = (text: string, aria: string, cls: 'secondary' | 'danger', action: () => Promise<void>) =>
+      actionButton(text, { aria, cls, errors: out, clears: message }, action);
     const edit = button(t('dir.edit'), t('dir.editNamed', { name: r.name }), 'secondary', async () => {
       editor(r).querySelector<HTMLElement>('h3')?.focus();
     });
-    let armed = false;
-    const del = button(t('dir.delete'), t('dir.deleteNamed', { name: r.name }), 'danger', async () => {
-      // Two presses: the first only asks (no modal dialog to trap the keyboard).
-      if (!armed) {
-        armed = true;
-        return showMessage(out, 'info', t('dir.deleteConfirm', { name: r.name }));
-      }
-      await api(itemPath(r.name), { method: 'DELETE' });
-      showMessage(message, 'success', t('dir.deleted', { name: r.name }));
-      await list();
-    });
+    const del = button(
+      t('dir.delete'),
+      t('dir.deleteNamed', { name: r.name }),
+      'danger',
+      pressedTwice(out, t('dir.deleteConfirm', { name: r.name }), async () => {
+        await api(itemPath(r.name), { method: 'DELETE' });
+        showMessage(message, 'success', t('dir.deleted', { name: r.name }));
+        await list();
+      }),
+    );
     const test = kind.testable
       ? button(t('dir.test'), t('dir.testNamed', { name: r.name }), 'secondary', () => testRun(r, out))
       : null;

@@ -7,8 +7,8 @@ import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, whileBusy } from '../ui.js';
-import { facts } from './admin-common.js';
+import { add, byId, el, loading, onSubmit, showMessage } from '../ui.js';
+import { actionButton, facts, pressedTwice } from './admin-common.js';
 
 interface Service {
   name: string;
@@ -122,39 +122,24 @@ const services: PageScript = async () => {
 
   const card = (s: Service) => {
     const out = el('div', { class: 'message', hidden: true });
-    const button = (text: string, aria: string, cls: string, action: () => Promise<void>) => {
-      const b = el('button', { type: 'button', class: cls, 'aria-label': aria }, text);
-      b.addEventListener(
-        'click',
-        () =>
-          void whileBusy(b, async () => {
-            showMessage(message, null);
-            try {
-              await action();
-            } catch (err) {
-              showError(out, err);
-            }
-          }),
-      );
-      return b;
-    };
+    const button = (text: string, aria: string, cls: 'secondary' | 'danger', action: () => Promise<void>) =>
+      actionButton(text, { aria, cls, errors: out, clears: message }, action);
     const edit = button(t('dir.edit'), t('dir.editNamed', { name: s.name }), 'secondary', async () => {
       editor(s).querySelector<HTMLElement>('h3')?.focus();
     });
     const rotate = button(t('svc.rotate'), t('svc.rotateNamed', { name: s.name }), 'secondary', async () => {
       showSecret(await api<Service>(`${itemPath(s.name)}/secret`, { method: 'POST' }));
     });
-    let armed = false;
-    const del = button(t('dir.delete'), t('dir.deleteNamed', { name: s.name }), 'danger', async () => {
-      // Two presses: the first only asks (no modal dialog to trap the keyboard).
-      if (!armed) {
-        armed = true;
-        return showMessage(out, 'info', t('dir.deleteConfirm', { name: s.name }));
-      }
-      await api(itemPath(s.name), { method: 'DELETE' });
-      showMessage(message, 'success', t('dir.deleted', { name: s.name }));
-      await list();
-    });
+    const del = button(
+      t('dir.delete'),
+      t('dir.deleteNamed', { name: s.name }),
+      'danger',
+      pressedTwice(out, t('dir.deleteConfirm', { name: s.name }), async () => {
+        await api(itemPath(s.name), { method: 'DELETE' });
+        showMessage(message, 'success', t('dir.deleted', { name: s.name }));
+        await list();
+      }),
+    );
     const yesNo = (b: boolean) => (b ? t('svc.yes') : t('svc.no'));
     return el(
       'article',

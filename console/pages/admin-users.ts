@@ -21,7 +21,7 @@ import {
   whileBusy,
 } from '../ui.js';
 import { showPolicyProblem, watchPolicy } from './password-check.js';
-import { facts, given, selectById, showPager, table } from './admin-common.js';
+import { actionButton, facts, given, selectById, showPager, table } from './admin-common.js';
 import { wireUserFactors } from './admin-factors.js';
 
 /** An account as the admin API answers (the API's `User`). */
@@ -191,29 +191,15 @@ interface SessionItem {
   authMethod: string | null;
 }
 
-/** A button that asks `question` first, then runs `action` while busy, its failure shown in `region`. */
-function actionButton(
+/** A button that asks `question` first (a dialog), then runs `action`; its failure is shown in `region`. */
+function confirmedButton(
   label: string,
   aria: string,
   question: string,
   region: HTMLElement,
   action: () => Promise<void>,
 ): HTMLButtonElement {
-  const button = el('button', { type: 'button', class: 'danger', 'aria-label': aria }, label);
-  button.addEventListener(
-    'click',
-    async () =>
-      (await confirmAction(question, label)) &&
-      void whileBusy(button, async () => {
-        showMessage(region, null);
-        try {
-          await action();
-        } catch (err) {
-          showError(region, err);
-        }
-      }),
-  );
-  return button;
+  return actionButton(label, { aria, errors: region, ask: () => confirmAction(question, label) }, action);
 }
 
 const one: PageScript = async (ctx) => {
@@ -378,7 +364,7 @@ const one: PageScript = async (ctx) => {
     if (r.items.length === 0) return add(sessionsRegion, el('p', {}, t('user.sessionsEmpty')));
     const rows = r.items.map((s) => {
       const started = formatDate(s.createdAt);
-      const end = actionButton(
+      const end = confirmedButton(
         t('sessions.end'),
         t('sessions.endNamed', { date: started }),
         t('confirm.endSession', { date: started }),
@@ -409,7 +395,7 @@ const one: PageScript = async (ctx) => {
     if (!r) return;
     if (r.items.length === 0) return add(tokensRegion, el('p', {}, t('user.tokensEmpty')));
     const rows = r.items.map((tok) => {
-      const revoke = actionButton(
+      const revoke = confirmedButton(
         t('tokens.revoke'),
         t('tokens.revokeNamed', { name: tok.name }),
         t('confirm.revokeToken', { name: tok.name }),

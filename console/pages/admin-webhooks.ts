@@ -8,8 +8,8 @@ import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';
-import { add, byId, el, loading, onSubmit, showError, showMessage, table, whileBusy } from '../ui.js';
-import { facts } from './admin-common.js';
+import { add, byId, el, loading, onSubmit, showMessage, table } from '../ui.js';
+import { actionButton, facts, pressedTwice } from './admin-common.js';
 
 interface Webhook {
   id: string;
@@ -115,22 +115,8 @@ const webhooks: PageScript = async () => {
   const card = (h: Webhook) => {
     const out = el('div', { class: 'message', hidden: true });
     const attempts = el('div', {});
-    const button = (text: string, aria: string, cls: string, action: () => Promise<void>) => {
-      const b = el('button', { type: 'button', class: cls, 'aria-label': aria }, text);
-      b.addEventListener(
-        'click',
-        () =>
-          void whileBusy(b, async () => {
-            showMessage(message, null);
-            try {
-              await action();
-            } catch (err) {
-              showError(out, err);
-            }
-          }),
-      );
-      return b;
-    };
+    const button = (text: string, aria: string, cls: 'secondary' | 'danger', action: () => Promise<void>) =>
+      actionButton(text, { aria, cls, errors: out, clears: message }, action);
     const showAttempts = async () => {
       const r = await loading(attempts, () => api<{ items: Delivery[] }>(`${itemPath(h.id)}/deliveries`));
       if (!r) return;
@@ -161,17 +147,16 @@ const webhooks: PageScript = async () => {
       showSecret(h.url, (await api<{ secret: string }>(`${itemPath(h.id)}/rotate-secret`, { method: 'POST' })).secret);
     });
     const recent = button(t('hook.attempts'), t('hook.attemptsNamed', { url: h.url }), 'secondary', showAttempts);
-    let armed = false;
-    const del = button(t('dir.delete'), t('dir.deleteNamed', { name: h.url }), 'danger', async () => {
-      // Two presses: the first only asks (no modal dialog to trap the keyboard).
-      if (!armed) {
-        armed = true;
-        return showMessage(out, 'info', t('dir.deleteConfirm', { name: h.url }));
-      }
-      await api(itemPath(h.id), { method: 'DELETE' });
-      showMessage(message, 'success', t('dir.deleted', { name: h.url }));
-      await list();
-    });
+    const del = button(
+      t('dir.delete'),
+      t('dir.deleteNamed', { name: h.url }),
+      'danger',
+      pressedTwice(out, t('dir.deleteConfirm', { name: h.url }), async () => {
+        await api(itemPath(h.id), { method: 'DELETE' });
+        showMessage(message, 'success', t('dir.deleted', { name: h.url }));
+        await list();
+      }),
+    );
     const queue =
       h.queue.depth === 0 ? '0' : t('hook.queueText', { depth: h.queue.depth, age: h.queue.oldestAgeSeconds ?? 0 });
     return el(

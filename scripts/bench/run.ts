@@ -15,6 +15,10 @@
  *   cookie        GET /v4/users/me with a session cookie, under load
  *   forward-auth  the gate's decision (GET /v4/authz/forward-auth, Caddy's and Traefik's form) for a protected
  *                 service, with an API token and with a session cookie, on a host that trusts 127.0.0.1 as a proxy
+ *   forward-auth-nginx  the same behind real nginx (forward-auth-nginx.ts): nginx with the documented
+ *                 auth_request configuration in front of a tiny upstream, requests/s and p99 with a session cookie
+ *                 and with a Bearer token, against the same nginx serving the upstream without auth_request
+ *                 (nginx-alone), and their ratio
  *   login-timing  known login + wrong password vs unknown login, sequential (must not differ)
  *   memory        a fresh host's RSS at idle, under load, and per 10,000 live sessions (seeded,
  *                 each used twice, after 1,000 others used twice)
@@ -96,6 +100,7 @@ import { edgeStart } from './edge-start.js';
 import { ldapBridge } from './ldap-bridge.js';
 import { ldapLogin } from './ldap-login.js';
 import { formatComparison, formatGrowth } from './compare.js';
+import { nginxScenarios } from './forward-auth-nginx.js';
 import { growth, memoryPerSessions } from './growth.js';
 import { hashRate } from './hash-rate.js';
 import { soak } from './soak.js';
@@ -203,6 +208,7 @@ const ALL = [
   'ceiling',
   ...Object.keys(NODE_SCENARIOS),
   'forward-auth',
+  'forward-auth-nginx',
   'memory',
   ...PEER_SCENARIOS,
   'edge-cpu',
@@ -396,6 +402,15 @@ async function main(): Promise<number> {
         results,
         { AUTH_TRUSTED_PROXIES: '127.0.0.1' },
       );
+    }
+    if (selected.includes('forward-auth-nginx')) {
+      console.log('nginx (auth_request) in front of a tiny upstream, asking a Node host that trusts 127.0.0.1');
+      const rig = nginxScenarios();
+      try {
+        await runNodeScenarios(rig.scenarios, adminPassword, results, { AUTH_TRUSTED_PROXIES: '127.0.0.1' });
+      } finally {
+        await rig.stop();
+      }
     }
     if (selected.includes('memory')) {
       console.log('> memory (a fresh Node host; 10,000 seeded sessions)');

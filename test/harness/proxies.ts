@@ -122,11 +122,19 @@ function run(
   );
 }
 
+/** What the benchmark adds to the suites' nginx (scripts/bench/forward-auth-nginx.ts). */
+export interface NginxOptions {
+  /** More `server` blocks, in the same nginx (e.g. the upstream itself, or the service without the gate). */
+  servers?: (port: number) => string;
+  /** The core nginx and its worker run on (`taskset -c`), when given. */
+  core?: number;
+}
+
 /**
  * nginx with docs/integration/nginx.conf in front of `upstream`, asking the gate at `authBase` (the
  * service's base URL, ROOT_PATH included).
  */
-export async function startNginx(authBase: string, upstream: Upstream): Promise<RunningProxy> {
+export async function startNginx(authBase: string, upstream: Upstream, o: NginxOptions = {}): Promise<RunningProxy> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'gate-nginx-'));
   // The workers may run as nobody (the suites may run as root): they write their temporary files here.
@@ -137,7 +145,7 @@ export async function startNginx(authBase: string, upstream: Upstream): Promise<
     ['https://auth.example.com/api/auth', `${auth.origin}${auth.pathname}`],
     ['http://127.0.0.1:3000', `http://${upstream.hostPort}`],
   ]);
-  writeFileSync(join(dir, 'site.conf'), site);
+  writeFileSync(join(dir, 'site.conf'), o.servers ? `${site}\n${o.servers(port)}` : site);
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d), { mode: 0o777 });
   const main = [
     'daemon off;',
@@ -154,7 +162,10 @@ export async function startNginx(authBase: string, upstream: Upstream): Promise<
     '}',
   ].join('\n');
   writeFileSync(join(dir, 'nginx.conf'), main);
-  const child = await run('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], dir, port);
+  const args = ['-p', dir, '-c', join(dir, 'nginx.conf')];
+  const child = await (o.core === undefined
+    ? run('nginx', args, dir, port)
+    : run('taskset', ['-c', String(o.core), 'nginx', ...args], dir, port));
   return { url: `http://127.0.0.1:${port}`, port, config: site, stop: () => stopProcess(child, dir) };
 }
 

@@ -210,4 +210,51 @@ describe('LDAP groups', () => {
       }
     },
   );
+  it('the refresh does not take admin from the last active administrator: it keeps it, with a warning', async () => {
+    const carol = slapd.user('carol');
+    const directory = new Client({ url: slapd.ldapUrl });
+    await directory.bind(slapd.rootDn, slapd.rootPassword);
+    const root = `cn=root-team,ou=groups,${slapd.baseDn}`;
+    await directory.add(root, { objectClass: 'groupOfNames', cn: 'root-team', member: [carol.dn] });
+    const clock = (offsetMs: number) => api('/__test__/clock', { method: 'POST', json: { offsetMs } });
+    const refresh = () => api<Json>('/__test__/jobs', { method: 'POST', json: { names: ['refresh-ldap-groups'] } });
+    // Carol's own calls: each is an LDAP login, which reads her groups again (so none before the refresh).
+    const asCarol = { auth: basic(carol.login, carol.password!), headers: { 'X-LDAP-Name': 'corp' } };
+    await mode('search');
+    const set = await api('/v3/settings', {
+      method: 'PATCH',
+      auth: admin,
+      json: { values: { GROUP_ROLES: ['root-team=admin'], LDAP_GROUPS_REFRESH_MIN: 30 } },
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const builtIn = (await api<Json>('/v4/users/me', { auth: admin })).body.id as string;
+    const setRole = (role: string) => api(`/v4/users/${builtIn}`, { method: 'PATCH', ...asCarol, json: { role } });
+    let demoted = false;
+    try {
+      const first = await ldapBasic('corp', carol.login, carol.password!);
+      expect(first.body.role).toBe('admin');
+      // Carol demotes the built-in administrator: she is the last active one.
+      const r = await setRole('user');
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      demoted = true;
+      await directory.del(root);
+      await clock(31 * 60_000);
+      expect((await refresh()).body['refresh-ldap-groups'].narrowed).toBeGreaterThanOrEqual(1);
+      const me = await api<Json>('/v4/users/me', asCarol);
+      expect(me.body.role).toBe('admin');
+      const events = await api<{ items: Json[] }>(
+        `/v3/logs/crud_admin/events?user=${encodeURIComponent(carol.login)}&size=50`,
+        asCarol,
+      );
+      const kept = events.body.items.filter((e) => e.event.type === 'user.last_admin_kept');
+      expect(kept.map((e) => e.data.by ?? 'login')).toContain('job');
+    } finally {
+      if (demoted) expect((await setRole('admin')).status).toBe(200);
+      await clock(0);
+      await directory.del(root).catch(() => {});
+      await directory.unbind();
+      for (const name of ['GROUP_ROLES', 'LDAP_GROUPS_REFRESH_MIN'])
+        await api(`/v3/settings/${name}`, { method: 'DELETE', auth: admin });
+    }
+  });
 });

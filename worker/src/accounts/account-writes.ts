@@ -10,6 +10,7 @@ import { passwordHistory, users } from '../../../schema/index.js';
 import type { Db } from '../store/db.js';
 import type { UserRow } from './model.js';
 import { AccountWrite, accountWrite, runAccountBatch } from './writes.js';
+import { roleUnlessLastAdmin } from './last-admin.js';
 import { liveAccounts } from './live.js';
 
 /** Inserts a new account (with its first password's history entry when it has one). */
@@ -69,7 +70,10 @@ export function changeAccountStatement(
   );
 }
 
-/** An external account's profile as its directory or provider now has it. */
+/**
+ * An external account's profile as its directory or provider now has it; the last active
+ * administrator keeps admin whatever role it brings (last-admin.ts).
+ */
 export function refreshProfileStatement(
   db: Db,
   userId: string,
@@ -80,7 +84,7 @@ export function refreshProfileStatement(
     userId,
     db
       .update(users)
-      .set({ ...profile, updatedAt: now })
+      .set({ ...profile, role: roleUnlessLastAdmin(profile.role), updatedAt: now })
       .where(eq(users.id, userId)),
   );
 }

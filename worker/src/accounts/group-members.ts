@@ -8,6 +8,7 @@
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import { groupMembers, groups, users, type GroupSource } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
+import { roleUnlessLastAdmin } from './last-admin.js';
 import { AccountWrite, type AccountBatchItem } from './writes.js';
 
 /** An account's group as its row keeps it: the name, and where the membership comes from. */
@@ -147,7 +148,8 @@ export async function accountGroups(db: Db, userId: string): Promise<GroupOfAcco
 /**
  * The periodic refresh's narrowing of an LDAP account (docs/ldap.md, "Groups"): its memberships of
  * source ldap not in `keep` (group ids) are removed, the kept ones marked read at `now`, and its role
- * lowered to `role` when given. Nothing is ever added here: only a login widens.
+ * lowered to `role` when given (never the last active administrator's: last-admin.ts). Nothing is
+ * ever added here: only a login widens.
  */
 export function narrowLdapGroupsStatements(
   db: Db,
@@ -169,7 +171,15 @@ export function narrowLdapGroupsStatements(
       : []),
     accountGroupsStatement(db, [userId]),
     ...(role
-      ? [new AccountWrite(db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)), [userId])]
+      ? [
+          new AccountWrite(
+            db
+              .update(users)
+              .set({ role: roleUnlessLastAdmin(role), updatedAt: now })
+              .where(eq(users.id, userId)),
+            [userId],
+          ),
+        ]
       : []),
   ];
 }

@@ -292,6 +292,19 @@ export const EVENT_CATALOGUE = {
       by: 'job (the refresh; absent at a login)',
     },
   },
+  'user.last_admin_kept': {
+    streams: ['crud_admin'],
+    outcomes: ['unknown'],
+    description:
+      'a warning: the last active administrator kept admin, which its groups (GROUP_ROLES) or its source no ' +
+      'longer give, at a login or the LDAP groups refresh (docs/groups.md)',
+    data: {
+      source: 'ldap or oidc',
+      sourceName: 'the record',
+      role: 'the role the groups or the source would have given',
+      by: 'job (the refresh; absent at a login)',
+    },
+  },
   'user.deleted': {
     streams: ['crud_admin'],
     outcomes: ['unknown'],

@@ -1,7 +1,8 @@
 /**
  * The administrator pages of the console (architecture.md §8): users (list, search, create), one
  * user (edit, block, unlock, password reset, super-access, sessions, tokens), settings, LDAP server
- * records and identity providers, the gate's protected services, the audit log viewer and the notification history.
+ * records and identity providers, groups, the gate's protected services, the audit log viewer and the notification
+ * history.
  * Links shown to administrators only (the audit log's also to auditors); the API enforces the roles (anyone else
  * who opens a page sees its 403 problem detail). Scripts: console/pages/admin-*.ts.
  */
@@ -263,6 +264,47 @@ const services: ConsolePage = {
 </section>`,
 };
 
+/** Groups and their members (docs/groups.md); script: console/pages/admin-groups.ts. */
+const groups: ConsolePage = {
+  id: 'admin-groups',
+  path: 'admin/groups',
+  title: 'grp.title',
+  auth: 'required',
+  nav: { label: 'nav.adminGroups', group: 'admin' },
+  body: (r) => html`<section aria-labelledby="grp-list-title">
+<h2 id="grp-list-title">${r.t('grp.title')}</h2>
+<p>${r.t('grp.intro')}</p>
+<div id="grp-message" class="message" hidden></div>
+<div id="grp-region"></div>
+<nav id="grp-pager" class="actions" aria-label="${r.t('users.pager')}" hidden>
+<button type="button" id="grp-prev" class="secondary">${r.t('users.prev')}</button>
+<button type="button" id="grp-next" class="secondary">${r.t('users.next')}</button>
+</nav>
+</section>
+<section id="grp-members-box" class="card" aria-labelledby="grp-members-title" hidden>
+<h2 id="grp-members-title" tabindex="-1"></h2>
+<div id="grp-members-message" class="message" hidden></div>
+<div id="grp-members"></div>
+<form id="grp-add" aria-labelledby="grp-add-title">
+<h3 id="grp-add-title">${r.t('grp.add')}</h3>
+<p class="field"><label for="grp-add-login">${r.t('grp.login')}</label>
+<input id="grp-add-login" name="login" required maxlength="150" autocapitalize="none" spellcheck="false"
+autocomplete="off"></p>
+<div id="grp-add-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('grp.addSubmit')}</button></p>
+</form>
+</section>
+<form id="grp-create" class="card" aria-labelledby="grp-create-title">
+<h2 id="grp-create-title">${r.t('grp.create')}</h2>
+<p class="field"><label for="grp-name">${r.t('grp.name')}</label>
+<input id="grp-name" name="name" required maxlength="128" spellcheck="false" autocomplete="off"></p>
+<p class="field"><label for="grp-description">${r.t('grp.description')}</label>
+<input id="grp-description" name="description" maxlength="500" autocomplete="off"></p>
+<div id="grp-create-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('grp.createSubmit')}</button></p>
+</form>`,
+};
+
 /** Webhook subscriptions (docs/webhooks.md); script: console/pages/admin-webhooks.ts. */
 const webhooks: ConsolePage = {
   id: 'admin-webhooks',
@@ -317,6 +359,7 @@ export const ADMIN_PAGES: readonly ConsolePage[] = [
   user,
   settings,
   directories,
+  groups,
   services,
   webhooks,
   audit,

@@ -322,6 +322,46 @@ const en = {
     'No log store is configured: the events are kept in this database for {days} days ' +
     '(AUDIT_LOCAL_RETENTION_DAYS). The search and the filters work; aggregations and full-text queries need the ' +
     'log store.',
+  'nav.adminGroups': 'Groups',
+  'grp.title': 'Groups',
+  'grp.intro':
+    'Groups name sets of accounts: local groups made here, and the groups LDAP directories and OIDC providers list ' +
+    "at logins. Protected services may admit a group; GROUP_ROLES gives roles to the members of a directory's or " +
+    "a provider's group at their logins.",
+  'grp.empty': 'No groups yet.',
+  'grp.caption': 'Groups {from}–{to} of {total}',
+  'grp.col.name': 'Name',
+  'grp.col.source': 'Source',
+  'grp.col.members': 'Members',
+  'grp.col.roles': 'Roles it gives',
+  'grp.col.description': 'Description',
+  'grp.col.actions': 'Actions',
+  'grp.source.local': 'local',
+  'grp.source.ldap': 'LDAP ({name})',
+  'grp.source.oidc': 'OIDC ({name})',
+  'grp.noRoles': 'none',
+  'grp.members': 'Members',
+  'grp.membersNamed': 'Members of {name}',
+  'grp.create': 'Make a local group',
+  'grp.name': 'Name',
+  'grp.description': 'Description',
+  'grp.createSubmit': 'Make the group',
+  'grp.created': 'The group {name} is made.',
+  'grp.membersEmpty': 'No members.',
+  'grp.membersCaption': 'Members of {name}: {shown} of {total}',
+  'grp.col.login': 'Login',
+  'grp.col.displayName': 'Name',
+  'grp.col.membership': 'Membership',
+  'grp.col.readAt': 'Added or read',
+  'grp.add': 'Add an account',
+  'grp.login': 'Login',
+  'grp.addSubmit': 'Add to the group',
+  'grp.added': '{login} is a member of {name}.',
+  'grp.noAccount': 'No account has the login {login}.',
+  'grp.remove': 'Remove',
+  'grp.removeNamed': 'Remove {login} from {name}',
+  'grp.removeConfirm': 'Remove {login} from {name}? Press again to confirm.',
+  'grp.removed': '{login} is no longer a local member of {name}.',
 };
 
 const ru: Record<keyof typeof en, string> = {
@@ -644,6 +684,46 @@ const ru: Record<keyof typeof en, string> = {
     'Хранилище журналов не настроено: события хранятся в базе данных сервиса {days} дн. ' +
     '(AUDIT_LOCAL_RETENTION_DAYS). Поиск и фильтры работают; агрегации и полнотекстовые запросы требуют ' +
     'хранилища журналов.',
+  'nav.adminGroups': 'Группы',
+  'grp.title': 'Группы',
+  'grp.intro':
+    'Группы объединяют учётные записи: локальные группы создаются здесь, а группы LDAP-каталогов и OIDC-провайдеров ' +
+    'читаются при входе. Защищённые сервисы могут впускать группу; GROUP_ROLES даёт роли участникам группы ' +
+    'каталога или провайдера при их входе.',
+  'grp.empty': 'Групп пока нет.',
+  'grp.caption': 'Группы {from}–{to} из {total}',
+  'grp.col.name': 'Имя',
+  'grp.col.source': 'Источник',
+  'grp.col.members': 'Участники',
+  'grp.col.roles': 'Даёт роли',
+  'grp.col.description': 'Описание',
+  'grp.col.actions': 'Действия',
+  'grp.source.local': 'локальная',
+  'grp.source.ldap': 'LDAP ({name})',
+  'grp.source.oidc': 'OIDC ({name})',
+  'grp.noRoles': 'нет',
+  'grp.members': 'Участники',
+  'grp.membersNamed': 'Участники группы {name}',
+  'grp.create': 'Создать локальную группу',
+  'grp.name': 'Имя',
+  'grp.description': 'Описание',
+  'grp.createSubmit': 'Создать группу',
+  'grp.created': 'Группа {name} создана.',
+  'grp.membersEmpty': 'Участников нет.',
+  'grp.membersCaption': 'Участники группы {name}: {shown} из {total}',
+  'grp.col.login': 'Логин',
+  'grp.col.displayName': 'Имя',
+  'grp.col.membership': 'Членство',
+  'grp.col.readAt': 'Добавлено или прочитано',
+  'grp.add': 'Добавить учётную запись',
+  'grp.login': 'Логин',
+  'grp.addSubmit': 'Добавить в группу',
+  'grp.added': '{login} теперь участник группы {name}.',
+  'grp.noAccount': 'Нет учётной записи с логином {login}.',
+  'grp.remove': 'Убрать',
+  'grp.removeNamed': 'Убрать {login} из группы {name}',
+  'grp.removeConfirm': 'Убрать {login} из группы {name}? Нажмите ещё раз для подтверждения.',
+  'grp.removed': '{login} больше не локальный участник группы {name}.',
 };
 
 addTexts({ en, ru });

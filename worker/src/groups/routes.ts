@@ -27,7 +27,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import type { Db } from '../store/index.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
-import { GROUP_NAME_RULE } from './names.js';
+import { GROUP_NAME_RULE, rolesOfGroup } from './names.js';
 
 type GroupRow = typeof groups.$inferSelect;
 
@@ -60,6 +60,10 @@ const Public = z
     }),
     sourceName: z.string().nullable().openapi({ description: 'the LDAP server record or OIDC provider (ldap, oidc)' }),
     members: z.number().int().openapi({ description: 'live accounts with a membership of any source' }),
+    roles: z.array(z.enum(['admin', 'auditor'])).openapi({
+      description:
+        'the roles GROUP_ROLES gives its members at their LDAP and OIDC logins (docs/groups.md, "Roles from groups")',
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -191,7 +195,7 @@ function withMembers(db: Db) {
   return db.select({ group: groups, members: members.mapWith(Number) }).from(groups);
 }
 
-function toPublic(g: GroupRow, members: number): z.infer<typeof Public> {
+function toPublic(g: GroupRow, members: number, mapping: readonly string[]): z.infer<typeof Public> {
   return {
     id: g.id,
     name: g.name,
@@ -199,6 +203,7 @@ function toPublic(g: GroupRow, members: number): z.infer<typeof Public> {
     source: g.source,
     sourceName: g.sourceName,
     members,
+    roles: rolesOfGroup(mapping, g.name),
     createdAt: isoTime(g.createdAt),
     updatedAt: isoTime(g.updatedAt),
   };
@@ -210,10 +215,10 @@ async function groupById(db: Db, id: string): Promise<GroupRow> {
   return row;
 }
 
-async function publicGroup(db: Db, id: string): Promise<z.infer<typeof Public>> {
-  const [row] = await withMembers(db).where(eq(groups.id, id)).limit(1);
+async function publicGroup(c: Context<AppEnv>, id: string): Promise<z.infer<typeof Public>> {
+  const [row] = await withMembers(c.var.scope.db).where(eq(groups.id, id)).limit(1);
   if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such group' });
-  return toPublic(row.group, row.members);
+  return toPublic(row.group, row.members, c.var.scope.config.get('GROUP_ROLES'));
 }
 
 function nameTaken(name: string): ProblemError {
@@ -241,7 +246,8 @@ export function registerGroups(app: App): void {
       withMembers(db).orderBy(asc(groups.nameKey)).limit(limit).offset(offset),
       db.select({ n: count() }).from(groups),
     ]);
-    const items = rows.map((r) => toPublic(r.group, r.members));
+    const mapping = c.var.scope.config.get('GROUP_ROLES');
+    const items = rows.map((r) => toPublic(r.group, r.members, mapping));
     return c.json({ items, total: total?.n ?? 0, limit, offset }, 200);
   });
 
@@ -264,10 +270,10 @@ export function registerGroups(app: App): void {
     } catch (err) {
       throw isUniqueViolation(err) ? nameTaken(name) : err;
     }
-    return c.json(toPublic(row, 0), 201);
+    return c.json(toPublic(row, 0, c.var.scope.config.get('GROUP_ROLES')), 201);
   });
 
-  app.openapi(getRoute, async (c) => c.json(await publicGroup(c.var.scope.db, validated(c, 'param', IdParam).id), 200));
+  app.openapi(getRoute, async (c) => c.json(await publicGroup(c, validated(c, 'param', IdParam).id), 200));
 
   app.openapi(patchRoute, async (c) => {
     const { db } = c.var.scope;
@@ -305,7 +311,7 @@ export function registerGroups(app: App): void {
     } catch (err) {
       throw isUniqueViolation(err) ? nameTaken(name ?? before.name) : err;
     }
-    return c.json(await publicGroup(db, before.id), 200);
+    return c.json(await publicGroup(c, before.id), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {

@@ -11,6 +11,7 @@ import { liveAccounts } from '../accounts/live.js';
 import { LdapGroupsResponseSchema } from '../../../schema/bridge/index.js';
 import { groupMembers, groups, ldapServers, users } from '../../../schema/index.js';
 import { groupNameKey, narrowLdapGroupsStatements } from '../accounts/group-members.js';
+import { demotesLastAdmin } from '../accounts/last-admin.js';
 import type { Role } from '../accounts/model.js';
 import { runAccountBatch } from '../accounts/writes.js';
 import { auditInsert } from '../audit/events.js';
@@ -94,10 +95,13 @@ export async function refreshLdapGroups(scope: Scope): Promise<Record<string, nu
           mapping,
           kept.map((g) => g.name),
         ) ?? 'user';
-      const lower =
+      let lower =
         removed.length > 0 && before && account.role === before && RANK[after] < RANK[account.role]
           ? (after as 'auditor' | 'user')
           : undefined;
+      // The last active administrator keeps admin (docs/groups.md): a warning instead of the demotion.
+      const spared = lower !== undefined && (await demotesLastAdmin(db, account.id, lower)) ? lower : undefined;
+      if (spared) lower = undefined;
       const statements = narrowLdapGroupsStatements(
         db,
         account.id,
@@ -119,6 +123,20 @@ export async function refreshLdapGroups(scope: Scope): Promise<Record<string, nu
               groupsRemoved: removed.map((g) => g.name),
               ...(lower ? { role: lower } : {}),
             },
+          }),
+        );
+      }
+      if (spared) {
+        scope.logger.warning('LDAP groups refresh: the last active administrator keeps admin', {
+          server: record.name,
+          login: account.login,
+        });
+        statements.push(
+          auditInsert(db, now, {
+            stream: 'crud_admin',
+            type: 'user.last_admin_kept',
+            subject: account,
+            data: { source: 'ldap', sourceName: record.name, by: 'job', role: spared },
           }),
         );
       }

@@ -22,6 +22,7 @@ import {
 import type { Role, UserRow } from '../accounts/model.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { userIdentities, users } from '../../../schema/index.js';
+import { demotesLastAdmin } from '../accounts/last-admin.js';
 import { liveAccounts } from '../accounts/live.js';
 import { accountGroups, externalGroupsStatements, groupNameKey } from '../accounts/group-members.js';
 import { GROUP_NAME_RULE } from '../groups/names.js';
@@ -125,7 +126,9 @@ export async function accountOfIdentity(
   const found = await linkedAccount(scope, identity);
   if (found) {
     // External accounts follow their source's profile; a merged local account keeps its own.
-    const role = found.source === source ? roleAtLogin(scope, identity, found.role) : found.role;
+    let role = found.source === source ? roleAtLogin(scope, identity, found.role) : found.role;
+    const kept = await keptLastAdmin(scope, found, identity, role);
+    if (kept.length > 0) role = found.role;
     if (
       found.source === source &&
       (found.displayName !== displayName || found.email !== email || found.role !== role)
@@ -139,9 +142,11 @@ export async function accountOfIdentity(
           request: scope.request,
           data: { source, sourceName, ...(role !== found.role ? { role } : {}) },
         }),
+        ...kept,
       ]);
       return { user: await withGroupsOfLogin(scope, { ...found, displayName, email, role }, identity) };
     }
+    if (kept.length > 0) await runAccountBatch(db, kept as [AccountBatchItem]);
     return { user: await withGroupsOfLogin(scope, found, identity) };
   }
 
@@ -200,6 +205,35 @@ export async function accountOfIdentity(
     return { collision: { login, externalId } };
   }
   return { user: await withGroupsOfLogin(scope, row, identity) };
+}
+
+/**
+ * When the role of this login would take admin from the last active administrator (docs/groups.md,
+ * "Roles from groups"): the warning event of keeping it (the account stays admin), else nothing.
+ */
+async function keptLastAdmin(
+  scope: RequestScope,
+  found: UserRow,
+  identity: ExternalIdentity,
+  role: Role,
+): Promise<AccountBatchItem[]> {
+  if (found.role !== 'admin' || role === 'admin' || !(await demotesLastAdmin(scope.db, found.id, role))) return [];
+  const { source, sourceName } = identity;
+  scope.logger.warning('the last active administrator keeps admin, which its groups or source no longer give', {
+    login: found.login,
+    source,
+    sourceName,
+    role,
+  });
+  return [
+    auditInsert(scope.db, scope.now(), {
+      stream: 'crud_admin',
+      type: 'user.last_admin_kept',
+      subject: found,
+      request: scope.request,
+      data: { source, sourceName, role },
+    }),
+  ];
 }
 
 /** The live account linked to `identity`, if any. */
