@@ -194,7 +194,7 @@ describe('webhook subscriptions', () => {
     expect(JSON.stringify(bad.body.errors)).toContain('delivery');
   });
 
-  it('tells another subscription of a new one: its address, types and delivery (webhook.created), no secret', async () => {
+  it('tells another subscription of a new one: its address, types and delivery (webhook.created)', async () => {
     const watcher = await subscribe('/watch-created', ['webhook.created']);
     const hook = await subscribe('/watched', ['user.created']);
     // Its own creation may come first (a subscription hears the event of the batch that made it).
