@@ -252,7 +252,14 @@ export const EVENT_CATALOGUE = {
     streams: ['crud_user', 'crud_admin'],
     outcomes: ['unknown'],
     description: 'an API token issued (by its owner: crud_user; by an administrator: crud_admin)',
-    data: { tokenId: 'the token', name: 'its name', prefix: 'its first characters', expiresAt: 'its expiry' },
+    data: {
+      tokenId: 'the token',
+      name: 'its name',
+      prefix: 'its first characters',
+      expiresAt: 'its expiry',
+      scopes: 'its scopes (null: everything its owner may do)',
+      audiences: 'the protected services it is limited to (null: no audience limit)',
+    },
   },
   'token.revoked': {
     streams: ['crud_user', 'crud_admin'],
@@ -436,7 +443,8 @@ export const EVENT_CATALOGUE = {
       outcome: 'allow, sign-in, second-step or refuse',
       reason:
         'allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, ' +
-        'second-factor-required, not-allowed or untrusted-proxy',
+        'second-factor-required, not-allowed, token-audience (an API token limited to other services) or ' +
+        'untrusted-proxy',
       url: 'the address asked for, without its query (null when none could be read)',
     },
   },

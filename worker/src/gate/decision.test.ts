@@ -13,8 +13,9 @@ const rule = (over: Partial<ServiceRule>): ServiceRule => ({
   headers: DEFAULT_HEADERS,
   ...over,
 });
-const open = rule({ name: 'open', hosts: ['open.example.com'] });
+const open = rule({ id: 'id-open', name: 'open', hosts: ['open.example.com'] });
 const admins = rule({
+  id: 'id-admins',
   name: 'admins',
   hosts: ['admins.example.com'],
   access: { anyAccount: false, roles: ['admin'], accounts: ['u-carol'], groups: ['ops'] },
@@ -44,6 +45,13 @@ const token = (account = person()): GateCredential => ({
   account,
   method: 'token',
   secondFactor: false,
+});
+const limited = (audiences: string[], account = person()): GateCredential => ({
+  kind: 'account',
+  account,
+  method: 'token',
+  secondFactor: false,
+  audiences,
 });
 const password = (account = person()): GateCredential => ({
   kind: 'account',
@@ -95,6 +103,25 @@ const table: [string, GateCredential, string, string, string, string | undefined
     'open',
   ],
   ['Basic, allowed', password(), 'https://basic.example.com/', 'allow', 'allowed', 'basic'],
+  // API token audiences (docs/api.md, "API token audiences"): only the services named, and only where the owner may.
+  ['token for open, open', limited(['id-open']), 'https://open.example.com/', 'allow', 'allowed', 'open'],
+  [
+    'token for open, an admin at admins',
+    limited(['id-open'], person({ role: 'admin' })),
+    'https://admins.example.com/',
+    'refuse',
+    'token-audience',
+    'admins',
+  ],
+  [
+    'token for admins, a user at admins',
+    limited(['id-admins']),
+    'https://admins.example.com/',
+    'refuse',
+    'not-allowed',
+    'admins',
+  ],
+  ['token for nothing known', limited([]), 'https://open.example.com/', 'refuse', 'token-audience', 'open'],
 ];
 
 describe('decide', () => {

@@ -39,9 +39,13 @@ export const GATE_DOCS = {
   introspect1: 'required: a session access token or an API token',
   introspect2: 'ignored: both kinds are tried',
   introspect3: 'client_secret_post (else HTTP Basic)',
-  introspect4: "the account's role (admin, auditor, user)",
+  introspect4:
+    "an API token's scopes, space-separated (empty: none of this service's API); absent for a session or a " +
+    'token made without scopes (docs/integration.md, "Introspection")',
   introspect5: 'absolute end (seconds); absent for a token without',
-  introspect6: "the calling service's client id",
+  introspect6:
+    "the calling service's client id; for an API token limited to services, their client ids (a list, " +
+    'docs/api.md, "API token audiences")',
   introspect7: 'Token introspection (RFC 7662) for protected services',
   introspect8: 'Authorization server metadata (RFC 8414)',
   authz101:

@@ -8,9 +8,8 @@ import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } f
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { TOKEN_SCOPE_NAMES } from '../accounts/token-scopes.js';
-import type { ConfigSnapshot } from '../config/index.js';
-import { DAY_MS, PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { TokenRequest, tokenExpiry, tokenLimits } from './token-request.js';
 import { setPassword } from './password.js';
 import { changeAccountStatement } from '../accounts/account-writes.js';
 import { runAccountBatch } from '../accounts/writes.js';
@@ -57,35 +56,6 @@ const patchMe = protectedRoute(
   },
 );
 
-const TokenRequest = z
-  .object({
-    name: z.string().trim().min(1).max(100).openapi({ example: 'ci-pipeline' }),
-    expiresInDays: z
-      .number()
-      .int()
-      .min(1)
-      .max(3650)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          'the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: ' +
-          'AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED',
-      }),
-    scopes: z
-      .array(z.enum(TOKEN_SCOPE_NAMES))
-      .min(1)
-      .optional()
-      .openapi({
-        description:
-          'what the token may be used for (docs/api.md, "API token scopes"), within the owner\'s rights at each ' +
-          'request; omitted: everything the owner may do',
-        example: ['account:read'],
-      }),
-  })
-  .strict()
-  .openapi('ApiTokenRequest');
-
 const issue = protectedRoute(
   { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE, stepUp: true },
   {
@@ -101,6 +71,9 @@ const issue = protectedRoute(
         'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
         'never may; an API token or the OAuth access token as Bearer is 401.',
       'The secret is in this response only; it is stored as a hash.',
+      '`audiences` limits the token to protected services (docs/api.md, "API token audiences"): 422 naming ' +
+        '`audiences` for an id no service has; `scopes: []` without audiences is 422 too (the token would open ' +
+        'nothing).',
     ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
     responses: {
@@ -176,23 +149,6 @@ const changePassword = protectedRoute(
   },
 );
 
-/** The expiry of a new token (docs/api.md, "API token lifetimes"); a 422 naming the rule it breaks. */
-function tokenExpiry(config: ConfigSnapshot, days: number | null | undefined, now: number): number | null {
-  const max = config.get('TOKEN_MAX_LIFETIME_DAYS');
-  const refuse = (message: string) =>
-    new ProblemError('VALIDATION', {
-      detail: message,
-      extensions: { errors: [{ location: 'json', path: 'expiresInDays', message }] },
-    });
-  if (days === null) {
-    if (!config.get('TOKEN_NO_EXPIRY_ALLOWED'))
-      throw refuse('tokens that never expire are not allowed here (AUTH_TOKEN_NO_EXPIRY_ALLOWED); give a lifetime');
-    return null;
-  }
-  if (days !== undefined && days > max) throw refuse(`at most ${max} days (AUTH_TOKEN_MAX_LIFETIME_DAYS)`);
-  return now + (days ?? Math.min(config.get('TOKEN_DEFAULT_LIFETIME_DAYS'), max)) * DAY_MS;
-}
-
 /** Registers /v4/users/me and its tokens. */
 export function registerMe(app: App): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
@@ -210,10 +166,11 @@ export function registerMe(app: App): void {
     assertRecentPassword(c.var.principal, now);
     const body = validated(c, 'json', TokenRequest);
     const user = c.var.principal.user;
+    const expiresAt = tokenExpiry(c.var.scope.config, body.expiresInDays, now);
     const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
-      expiresAt: tokenExpiry(c.var.scope.config, body.expiresInDays, now),
-      scopes: body.scopes ?? null,
+      expiresAt,
+      ...(await tokenLimits(c.var.scope, body)),
       now,
       actor: user,
       request: c.var.scope.request,
