@@ -37,14 +37,14 @@ export const TokenSchema = z
         description:
           'what the token may be used for (docs/api.md, "API token scopes"), within its owner\'s rights; null: ' +
           'everything its owner may do (a token made without scopes, as every token made before scopes existed); ' +
-          'empty: none of this service\'s API (a token for its audiences only)',
+          "empty: none of this service's API (a token for its audiences only)",
       }),
     audiences: z
       .array(z.string())
       .nullable()
       .openapi({
         description:
-          'the protected services (ids of /v4/services) the gate and introspection admit the token for ' +
+          'the protected services (names of /v4/services) the gate and introspection admit the token for ' +
           '(docs/api.md, "API token audiences"); null: no audience limit',
       }),
   })
@@ -220,7 +220,7 @@ export interface TokenAccount {
   expiresAt: number | null;
   /** null: every scope (accounts/token-scopes.ts) */
   scopes: string[] | null;
-  /** The services the gate admits it for (ids); null: no audience limit */
+  /** The services the gate admits it for (names); null: no audience limit */
   audiences: string[] | null;
 }
 

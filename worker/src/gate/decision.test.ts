@@ -13,9 +13,8 @@ const rule = (over: Partial<ServiceRule>): ServiceRule => ({
   headers: DEFAULT_HEADERS,
   ...over,
 });
-const open = rule({ id: 'id-open', name: 'open', hosts: ['open.example.com'] });
+const open = rule({ name: 'open', hosts: ['open.example.com'] });
 const admins = rule({
-  id: 'id-admins',
   name: 'admins',
   hosts: ['admins.example.com'],
   access: { anyAccount: false, roles: ['admin'], accounts: ['u-carol'], groups: ['ops'] },
@@ -104,10 +103,10 @@ const table: [string, GateCredential, string, string, string, string | undefined
   ],
   ['Basic, allowed', password(), 'https://basic.example.com/', 'allow', 'allowed', 'basic'],
   // API token audiences (docs/api.md, "API token audiences"): only the services named, and only where the owner may.
-  ['token for open, open', limited(['id-open']), 'https://open.example.com/', 'allow', 'allowed', 'open'],
+  ['token for open, open', limited(['open']), 'https://open.example.com/', 'allow', 'allowed', 'open'],
   [
     'token for open, an admin at admins',
-    limited(['id-open'], person({ role: 'admin' })),
+    limited(['open'], person({ role: 'admin' })),
     'https://admins.example.com/',
     'refuse',
     'token-audience',
@@ -115,7 +114,7 @@ const table: [string, GateCredential, string, string, string, string | undefined
   ],
   [
     'token for admins, a user at admins',
-    limited(['id-admins']),
+    limited(['admins']),
     'https://admins.example.com/',
     'refuse',
     'not-allowed',

@@ -43,7 +43,7 @@ export type GateCredential =
       method: 'session' | 'token' | 'basic';
       /** A session that passed a second factor (its second step, or a passkey). */
       secondFactor: boolean;
-      /** An API token limited to these services (ids); absent: no audience limit. */
+      /** An API token limited to these services (names); absent: no audience limit. */
       audiences?: readonly string[] | null;
     };
 
@@ -136,7 +136,7 @@ export function identityHeaders(names: ServiceHeaders, account: GateAccount): Re
  */
 export function admits(service: ServiceRule, credential: Extract<GateCredential, { kind: 'account' }>): boolean {
   if (credential.method === 'basic' && !service.allowBasic) return false;
-  if (credential.audiences && !credential.audiences.includes(service.id)) return false;
+  if (credential.audiences && !credential.audiences.includes(service.name)) return false;
   if (!mayEnter(service.access, credential.account)) return false;
   return !service.requireSecondFactor || credential.secondFactor;
 }
@@ -158,7 +158,7 @@ export function decide(input: DecisionInput): Decision {
   if (credential.method === 'basic' && !service.allowBasic)
     return { outcome: 'sign-in', reason: 'basic-not-allowed', service };
   // An API token limited to other services is refused like an account that may not enter.
-  if (credential.audiences && !credential.audiences.includes(service.id))
+  if (credential.audiences && !credential.audiences.includes(service.name))
     return { outcome: 'refuse', reason: 'token-audience', service };
   // Who may enter is decided before the second factor: a step that cannot lead in is not asked for.
   if (!mayEnter(service.access, credential.account)) return { outcome: 'refuse', reason: 'not-allowed', service };

@@ -204,7 +204,7 @@ export function registerIntrospection(api: App, app: App, root: string): void {
     const a = found.credential.account;
     const limited = found.credential.audiences;
     // The audiences as the services know themselves: their client ids (a deleted service is dropped).
-    const clientIds = new Map([...snapshot.byClientId.values()].map((r) => [r.id, r.clientId]));
+    const clientIds = new Map([...snapshot.byClientId.values()].map((r) => [r.name, r.clientId]));
     const aud = limited ? limited.flatMap((id) => clientIds.get(id) ?? []) : service.clientId;
     return c.json(
       {

@@ -72,7 +72,7 @@ const issue = protectedRoute(
         'never may; an API token or the OAuth access token as Bearer is 401.',
       'The secret is in this response only; it is stored as a hash.',
       '`audiences` limits the token to protected services (docs/api.md, "API token audiences"): 422 naming ' +
-        '`audiences` for an id no service has; `scopes: []` without audiences is 422 too (the token would open ' +
+        '`audiences` for a name no service has; `scopes: []` without audiences is 422 too (the token would open ' +
         'nothing).',
     ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },

@@ -43,8 +43,8 @@ export const TokenRequest = z
       .optional()
       .openapi({
         description:
-          'the protected services (ids of GET /v4/services) the gate and introspection admit the token for ' +
-          '(docs/api.md, "API token audiences"); omitted: no audience limit. Every id must name a service',
+          'the protected services (names of /v4/services) the gate and introspection admit the token for ' +
+          '(docs/api.md, "API token audiences"); omitted: no audience limit. Each must name a service',
         example: ['srm'],
       }),
   })
@@ -86,8 +86,8 @@ export async function tokenLimits(
       throw refuse('scopes', 'a token without scopes opens nothing: name scopes, or audiences');
     return { scopes: body.scopes ?? null, audiences: null };
   }
-  const known = new Set((await listServices(scope.db, scope.config, scope.now())).map((s) => s.id));
+  const known = new Set((await listServices(scope.db, scope.config, scope.now())).map((s) => s.name));
   const unknown = body.audiences.find((a) => !known.has(a));
-  if (unknown !== undefined) throw refuse('audiences', `no protected service has the id ${unknown}`);
+  if (unknown !== undefined) throw refuse('audiences', `no protected service is named ${unknown}`);
   return { scopes: body.scopes ?? [], audiences: body.audiences };
 }
