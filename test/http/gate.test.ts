@@ -519,11 +519,31 @@ describe('forward-auth', () => {
       scope: 'account:read',
       aud: [app.clientId, other.clientId],
     });
-    // The audience does not widen who may enter: the account still may not enter `admins`.
+    // The choices are the services the owner may enter; another is refused like one that does not exist.
+    const choices = await callJson<{ items: { name: string }[] }>('/v4/users/me/token-audiences', {
+      base,
+      auth: owner,
+    });
+    const names = choices.body.items.map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining([app.name, other.name, 'srm']));
+    expect(names).not.toContain(admins.name);
     const notAllowed = await issue({ audiences: [admins.name] });
-    const denied = await forwardAuth(`http://${admins.hosts[0]}/`, bearer(notAllowed.body.token));
-    expect(denied.status).toBe(403);
-    expect((await denied.json()) as object).toMatchObject({ reason: 'not-allowed' });
+    expect(notAllowed.status).toBe(422);
+    expect(notAllowed.body.errors?.[0]?.path).toBe('audiences');
+    expect((await call('/v4/users/me/token-audiences', { base, headers: bearer(both.body.token) })).status).toBe(403);
+    // Nor does the audience widen who may enter: closed to the account afterwards, the service refuses.
+    const closed = await call(`/v4/services/${other.name}`, {
+      base,
+      method: 'PATCH',
+      auth: admin,
+      json: { access: { anyAccount: false, roles: ['admin'] } },
+    });
+    expect(closed.status).toBe(200);
+    await expect
+      .poll(async () => (await forwardAuth(`http://${other.hosts[0]}/`, bearer(both.body.token))).status, {
+        timeout: 15_000,
+      })
+      .toBe(403);
 
     // Scopes without audiences: this API only, no service (docs/api.md, "API token audiences").
     const scoped = await issue({ scopes: ['account:read'] });
@@ -534,7 +554,7 @@ describe('forward-auth', () => {
     // Without scopes or audiences: where its owner may enter, as before.
     const legacy = await issue({});
     expect(legacy.body.audiences).toBeNull();
-    expect((await forwardAuth(`http://${other.hosts[0]}/`, bearer(legacy.body.token))).status).toBe(200);
+    expect((await forwardAuth(`http://${app.hosts[0]}/`, bearer(legacy.body.token))).status).toBe(200);
 
     // Bad requests name their field.
     const unknown = await issue({ audiences: ['no-such-service'] });

@@ -9,7 +9,7 @@ import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
-import { TokenRequest, tokenExpiry, tokenLimits } from './token-request.js';
+import { TokenRequest, audienceChoices, tokenExpiry, tokenLimits } from './token-request.js';
 import { setPassword } from './password.js';
 import { changeAccountStatement } from '../accounts/account-writes.js';
 import { runAccountBatch } from '../accounts/writes.js';
@@ -72,7 +72,7 @@ const issue = protectedRoute(
         'never may; an API token or the OAuth access token as Bearer is 401.',
       'The secret is in this response only; it is stored as a hash.',
       '`audiences` limits the token to protected services (docs/api.md, "API token audiences"): 422 naming ' +
-        '`audiences` for a name no service has; `scopes: []` without audiences is 422 too (the token would open ' +
+        '`audiences` for a name no service the caller may enter has; `scopes: []` without audiences is 422 too (the token would open ' +
         'nothing).',
     ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
@@ -98,6 +98,31 @@ const list = protectedRoute(
       200: {
         description: 'the tokens',
         content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } },
+      },
+    },
+  },
+);
+
+const audiences = protectedRoute(
+  { ...ANYONE, tokenScope: 'none' },
+  {
+    method: 'get',
+    operationId: 'listOwnTokenAudiences',
+    path: '/v4/users/me/token-audiences',
+    tags: ['user_v4'],
+    summary: "The protected services the caller's API tokens may be limited to",
+    description:
+      'The names of the protected services (/v4/services) the caller may enter by their access rules: the ' +
+      'choices of `audiences` when issuing a token (docs/api.md, "API token audiences"). Part of managing ' +
+      'tokens: never with an API token.',
+    responses: {
+      200: {
+        description: 'the service names, sorted',
+        content: {
+          'application/json': {
+            schema: z.object({ items: z.array(z.object({ name: z.string() })) }).openapi('TokenAudienceChoices'),
+          },
+        },
       },
     },
   },
@@ -170,7 +195,7 @@ export function registerMe(app: App): void {
     const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
       expiresAt,
-      ...(await tokenLimits(c.var.scope, body)),
+      ...(await tokenLimits(c.var.scope, body, user)),
       now,
       actor: user,
       request: c.var.scope.request,
@@ -202,6 +227,10 @@ export function registerMe(app: App): void {
     });
     return c.body(null, 204);
   });
+
+  app.openapi(audiences, async (c) =>
+    c.json({ items: (await audienceChoices(c.var.scope, c.var.principal.user)).map((name) => ({ name })) }, 200),
+  );
 
   app.openapi(list, async (c) =>
     c.json({ items: await listTokens(c.var.scope.db, c.var.principal.user.id, c.var.scope.now()) }, 200),

@@ -10,6 +10,8 @@ import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { listServices } from '../gate/services.js';
+import { mayEnter } from '../gate/decision.js';
+import { groupNamesOf, type UserRow } from '../accounts/model.js';
 
 export const TokenRequest = z
   .object({
@@ -44,7 +46,8 @@ export const TokenRequest = z
       .openapi({
         description:
           'the protected services (names of /v4/services) the gate and introspection admit the token for ' +
-          '(docs/api.md, "API token audiences"); omitted: no audience limit. Each must name a service',
+          '(docs/api.md, "API token audiences"); omitted: no audience limit. Each must name a service the ' +
+          "token's owner may enter (GET /v4/users/me/token-audiences)",
         example: ['srm'],
       }),
   })
@@ -76,18 +79,31 @@ export function tokenExpiry(config: ConfigSnapshot, days: number | null | undefi
   return now + (days ?? Math.min(config.get('TOKEN_DEFAULT_LIFETIME_DAYS'), max)) * DAY_MS;
 }
 
-/** The scopes and audiences to store: null is no limit; each audience is a registered service. */
+/**
+ * The names of the protected services `owner` may enter by their access rules: what its tokens may be
+ * limited to (another name is refused like one no service has, so nobody learns of services beyond).
+ */
+export async function audienceChoices(scope: RequestScope, owner: UserRow): Promise<string[]> {
+  const account = { ...owner, groups: groupNamesOf(owner) };
+  return (await listServices(scope.db, scope.config, scope.now()))
+    .filter((s) => mayEnter(s.access, account))
+    .map((s) => s.name);
+}
+
+/** The scopes and audiences to store: null is no limit; each audience is a service `owner` may enter. */
 export async function tokenLimits(
   scope: RequestScope,
   body: TokenRequestBody,
+  owner: UserRow,
 ): Promise<{ scopes: TokenScope[] | null; audiences: string[] | null }> {
   if (!body.audiences) {
     if (body.scopes?.length === 0)
       throw refuse('scopes', 'a token without scopes opens nothing: name scopes, or audiences');
     return { scopes: body.scopes ?? null, audiences: null };
   }
-  const known = new Set((await listServices(scope.db, scope.config, scope.now())).map((s) => s.name));
+  const known = new Set(await audienceChoices(scope, owner));
   const unknown = body.audiences.find((a) => !known.has(a));
-  if (unknown !== undefined) throw refuse('audiences', `no protected service is named ${unknown}`);
+  if (unknown !== undefined)
+    throw refuse('audiences', `no protected service named ${unknown} that this account may enter`);
   return { scopes: body.scopes ?? [], audiences: body.audiences };
 }
