@@ -48,6 +48,15 @@ export const GATE_DOCS = {
     'docs/api.md, "API token audiences")',
   introspect7: 'Token introspection (RFC 7662) for protected services',
   introspect8: 'Authorization server metadata (RFC 8414)',
+  introspect9:
+    "Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as " +
+    'HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: ' +
+    'unknown, expired, revoked, a blocked account, a token whose account may not enter that service, or an API ' +
+    'token limited to other services (its audiences) or narrowed to scopes of this API only. A wrong client ' +
+    'credential: 401 `invalid_client`.',
+  introspect10:
+    'Names the issuer and the introspection endpoint. Also served at the RFC 8414 address for an issuer with a ' +
+    'path: /.well-known/oauth-authorization-server followed by ROOT_PATH.',
   authz101:
     `${COMMON} The address from X-Original-URL (X-Original-Method), else X-Forwarded-Proto, -Host, -Uri. Not ` +
     'signed in (or the second step needed): 401 with the sign-in address in Location, for `auth_request_set`.',

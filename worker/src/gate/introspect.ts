@@ -69,12 +69,7 @@ const introspectRoute = publicRoute({
   middleware: [urlencodedOnly] as const,
   tags: ['services'],
   summary: DOCS.introspect7,
-  description:
-    "Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as " +
-    'HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: ' +
-    'unknown, expired, revoked, a blocked account, a token whose account may not enter that service, or an API ' +
-    'token limited to other services (its audiences) or narrowed to scopes of this API only. A wrong client ' +
-    'credential: 401 `invalid_client`.',
+  description: DOCS.introspect9,
   // Fields are checked by the handler, which answers RFC 6749 errors (invalid_request, invalid_client).
   request: { body: { required: false, content: { 'application/x-www-form-urlencoded': { schema: Form } } } },
   responses: {
@@ -90,9 +85,7 @@ const metadataRoute = publicRoute({
   path: METADATA_PATH,
   tags: ['services'],
   summary: DOCS.introspect8,
-  description:
-    'Names the issuer and the introspection endpoint. Also served at the RFC 8414 address for an issuer with a ' +
-    'path: /.well-known/oauth-authorization-server followed by ROOT_PATH.',
+  description: DOCS.introspect10,
   responses: {
     200: {
       description: 'the metadata',

@@ -3,7 +3,8 @@ import { z } from '@hono/zod-openapi';
 import { CHALLENGES } from '../auth/credentials.js';
 import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import { verifyCurrentPassword } from '../auth/password-login.js';
-import { RECENT_PASSWORD_LOGIN_MS, assertRecentPassword } from '../auth/recent-password.js';
+import { assertRecentPassword } from '../auth/recent-password.js';
+import { T } from './token-api-words.js';
 import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
@@ -29,10 +30,7 @@ const me = protectedRoute(
 
 const OwnPatch = z
   .object({
-    language: z
-      .enum(['ru', 'en'])
-      .nullable()
-      .openapi({ description: "the language of the account's mails (and the console's choice); null: MAIL_LANGUAGE" }),
+    language: z.enum(['ru', 'en']).nullable().openapi({ description: T.language }),
   })
   .strict()
   .openapi('OwnAccountPatch');
@@ -45,9 +43,7 @@ const patchMe = protectedRoute(
     path: '/v4/users/me',
     tags: ['user_v4'],
     summary: "Change the caller's own preferences: the language of its mails",
-    description:
-      'The console sets it when the user picks a language (docs/mail.md, "Language"). A preference: it ends ' +
-      'nothing and is not audited.',
+    description: T.patchMe,
     request: { body: { required: true, content: { 'application/json': { schema: OwnPatch } } } },
     responses: {
       200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
@@ -64,17 +60,7 @@ const issue = protectedRoute(
     path: '/v4/users/me/tokens',
     tags: ['user_v4'],
     summary: 'Issue an API token for the caller',
-    description: [
-      'Needs a recent proof of the password: Basic, or the cookie of a session started by a password login ' +
-        `(/v3/login with a local or LDAP password, /v3/login/union) at most ${RECENT_PASSWORD_LOGIN_MS / 60_000} ` +
-        'minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, ' +
-        'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
-        'never may; an API token or the OAuth access token as Bearer is 401.',
-      'The secret is in this response only; it is stored as a hash.',
-      '`audiences` limits the token to protected services (docs/api.md, "API token audiences"): 422 naming ' +
-        '`audiences` for a name no service the caller may enter has; `scopes: []` without audiences is 422 too (the token would open ' +
-        'nothing).',
-    ].join('\n\n'),
+    description: T.issue,
     request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
     responses: {
       201: {
@@ -110,11 +96,8 @@ const audiences = protectedRoute(
     operationId: 'listOwnTokenAudiences',
     path: '/v4/users/me/token-audiences',
     tags: ['user_v4'],
-    summary: "The protected services the caller's API tokens may be limited to",
-    description:
-      'The names of the protected services (/v4/services) the caller may enter by their access rules: the ' +
-      'choices of `audiences` when issuing a token (docs/api.md, "API token audiences"). Part of managing ' +
-      'tokens: never with an API token.',
+    summary: T.audiencesSummary,
+    description: T.audiences,
     responses: {
       200: {
         description: 'the service names, sorted',
@@ -157,18 +140,7 @@ const changePassword = protectedRoute(
     path: '/v4/users/me/password',
     tags: ['user_v4'],
     summary: "Change the caller's password",
-    description: [
-      'The old password in the body. Allowed while the password is expired (the only thing allowed then).',
-      'The old password is checked like a login, on the same failed-login count: a wrong one is 401 ' +
-        'INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the ' +
-        'account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking ' +
-        'the password. The client address counts as for a login (429 ADDRESS_THROTTLED).',
-      'A change ends every other session of the user (their OAuth access tokens too): a change made with a session ' +
-        'keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists ' +
-        'and revokes them). Reset and welcome links mailed before end.',
-      '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
-        'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
-    ].join('\n\n'),
+    description: T.changePassword,
     request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
     responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422, 429) },
   },

@@ -11,31 +11,20 @@ import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { listServices } from '../gate/services.js';
 import { mayEnter } from '../gate/decision.js';
+import { T } from './token-api-words.js';
 import { groupNamesOf, type UserRow } from '../accounts/model.js';
 
 export const TokenRequest = z
   .object({
     name: z.string().trim().min(1).max(100).openapi({ example: 'ci-pipeline' }),
-    expiresInDays: z
-      .number()
-      .int()
-      .min(1)
-      .max(3650)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          'the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: ' +
-          'AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED',
-      }),
+    expiresInDays: z.number().int().min(1).max(3650).nullable().optional().openapi({
+      description: T.expiresInDays,
+    }),
     scopes: z
       .array(z.enum(TOKEN_SCOPE_NAMES))
       .optional()
       .openapi({
-        description:
-          'what the token may be used for (docs/api.md, "API token scopes"), within the owner\'s rights at each ' +
-          'request; omitted: everything the owner may do, or, with `audiences`, none of this API (empty: the ' +
-          'same; only with `audiences`)',
+        description: T.scopes,
         example: ['account:read'],
       }),
     audiences: z
@@ -44,10 +33,7 @@ export const TokenRequest = z
       .max(50)
       .optional()
       .openapi({
-        description:
-          'the protected services (names of /v4/services) the gate and introspection admit the token for ' +
-          '(docs/api.md, "API token audiences"); omitted: no audience limit. Each must name a service the ' +
-          "token's owner may enter (GET /v4/users/me/token-audiences)",
+        description: T.audienceNames,
         example: ['srm'],
       }),
   })
