@@ -43,4 +43,6 @@ export interface TokenItem {
   expiresAt: string | null;
   /** null: everything its owner may do (docs/api.md, "API token scopes") */
   scopes: string[] | null;
+  /** null: no audience limit (docs/api.md, "API token audiences") */
+  audiences: string[] | null;
 }

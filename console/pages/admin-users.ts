@@ -6,7 +6,7 @@
 import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { Me, PageScript, TokenItem } from '../context.js';
-import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
+import { formatDate, sessionColumns, t, tokenColumns, tokenLimitsText } from '../i18n.js';
 import {
   add,
   agentCell,
@@ -423,7 +423,7 @@ const one: PageScript = async (ctx) => {
       return [
         tok.name,
         clip(`${tok.prefix}…`, 'code'),
-        tok.scopes ? tok.scopes.join(', ') : t('tokens.everything'),
+        ...tokenLimitsText(tok),
         formatDate(tok.createdAt),
         tok.lastUsedAt
           ? `${formatDate(tok.lastUsedAt)}${tok.lastUsedIp ? ` (${tok.lastUsedIp})` : ''}`

@@ -310,4 +310,58 @@ describe('console: API tokens', () => {
     expect(await page.content()).not.toContain(second);
     await tab.context.close();
   });
+
+  it('limits a token to a service chosen from a list, shows its scopes and services, filters the list', async () => {
+    const login = uniqueLogin('ta');
+    await createUser(login, PASSWORD);
+    const tab = await newTab(browser);
+    await signIn(tab, baseUrl(), login, PASSWORD);
+    await openPage(tab, ui('tokens'));
+    const { page } = tab;
+    // The choices are the services the user may enter: srm (any account), not monitoring (admins, auditors).
+    await page.waitForSelector('#token-audience-list input[value="srm"]');
+    expect(await page.$('#token-audience-list input[value="monitoring"]')).toBeNull();
+    await page.fill('#token-name', 'to srm');
+    await page.check('#token-audience-list input[value="srm"]');
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector('#token-issued:not([hidden])');
+    const secret = await page.inputValue('#token-secret');
+    // For srm only: no scope of this API.
+    await page.waitForSelector(
+      '#tokens-region tbody tr:has-text("to srm"):has-text("none of this API"):has-text("srm")',
+    );
+    expect((await call('/v4/users/me', { auth: `Bearer ${secret}` })).status).toBe(403);
+    const listed = await call('/v4/users/me/tokens', { auth: basic(login, PASSWORD) });
+    const made = ((await listed.json()) as { items: { name: string; audiences: string[]; createdAt: string }[] }).items;
+    expect(made.find((t) => t.name === 'to srm')?.audiences).toEqual(['srm']);
+
+    await page.fill('#token-name', 'reader');
+    await page.check('#token-scope-account-read');
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader"):has-text("no limit")');
+    const reader = await page.inputValue('#token-secret');
+    expect((await call('/v4/users/me', { auth: `Bearer ${reader}` })).status).toBe(200);
+    await openPage(tab, ui('tokens'));
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
+
+    // By scope: only the token with account:read.
+    await page.selectOption('#token-filter-scope', 'account:read');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
+    expect(await page.$('#tokens-region tbody tr:has-text("to srm")')).toBeNull();
+    await page.selectOption('#token-filter-scope', '');
+    // By last use: never used is the srm token; reader was just used.
+    await page.selectOption('#token-filter-use', 'never');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("to srm")');
+    expect(await page.$('#tokens-region tbody tr:has-text("reader")')).toBeNull();
+    await page.selectOption('#token-filter-use', '30');
+    await page.waitForSelector('#tokens-region:has-text("No token matches the filters.")');
+    // A month on (the page's clock), neither was used for 30 days.
+    const issuedAt = Math.max(...made.map((t) => Date.parse(t.createdAt)), Date.now());
+    await page.clock.setFixedTime(issuedAt + 31 * 86_400_000);
+    await page.selectOption('#token-filter-use', '90');
+    await page.selectOption('#token-filter-use', '30');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
+    expect(await page.$('#tokens-region tbody tr:has-text("to srm")')).not.toBeNull();
+    await tab.context.close();
+  });
 });
