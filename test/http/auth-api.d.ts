@@ -5117,8 +5117,10 @@ export interface operations {
                  *       "name": "ci-pipeline",
                  *       "expiresInDays": 90,
                  *       "scopes": [
-                 *         "account:read",
-                 *         "logs:read"
+                 *         "account:read"
+                 *       ],
+                 *       "audiences": [
+                 *         "srm"
                  *       ]
                  *     }
                  */
@@ -5142,8 +5144,10 @@ export interface operations {
                      *       "lastUsedIp": null,
                      *       "expiresAt": "2026-04-05T09:30:00.000Z",
                      *       "scopes": [
-                     *         "account:read",
-                     *         "logs:read"
+                     *         "account:read"
+                     *       ],
+                     *       "audiences": [
+                     *         "srm"
                      *       ],
                      *       "token": "ast_lvgl0RQwhBv6J0OlefIrE156y8t-4jV-cG0H8pi7tOI"
                      *     }
