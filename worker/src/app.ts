@@ -44,6 +44,7 @@ import { tokenLookups } from './accounts/tokens.js';
 import { registerAccountCreation } from './users/create-routes.js';
 import { registerUserSessions } from './users/session-routes.js';
 import { registerAccountAdmin } from './users/account-routes.js';
+import { registerServiceTokens } from './users/service-token-routes.js';
 import { registerSettings } from './settings/routes.js';
 import { registerIdentityProviderAdmin } from './oidc/admin-routes.js';
 import { registerServiceAdmin } from './gate/admin-routes.js';
@@ -364,6 +365,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
   registerAccountCreation(api);
   registerUserSessions(api);
   registerAccountAdmin(api);
+  registerServiceTokens(api);
   registerSettings(api);
   registerIdentityProviderAdmin(api);
   registerLdapServerAdmin(api);

@@ -274,6 +274,7 @@ export const EVENT_CATALOGUE = {
     data: {
       role: 'its role',
       password: 'local: `chosen` (created without one: the welcome mail links to choosing it) or `given`',
+      kind: '`service` for a service account (docs/api.md, "Service accounts"); absent for a person',
       via: 'bootstrap, first-run, operator, ...',
       source: 'ldap or oidc',
       sourceName: 'the record',

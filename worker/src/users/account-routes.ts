@@ -47,6 +47,12 @@ const ListQuery = z.object({
   role: z.enum(ROLES).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
+  kind: z
+    .enum(['person', 'service'])
+    .optional()
+    .openapi({
+      description: 'service: the service accounts only; person: the others (docs/api.md, "Service accounts")',
+    }),
   sort: z.enum(ACCOUNT_SORTS).default('login'),
 });
 const UserPage = pageOf(PublicUserSchema, 'UserPage');
@@ -204,7 +210,7 @@ const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is ' +
   'false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an ' +
-  'LDAP or OIDC account.';
+  'LDAP or OIDC account, and for a service account (it has no password).';
 const resetRoute = protectedRoute(
   { ...adminOnly(superAccess.unprivilegedTargets('reset the password of'), 'none'), stepUp: true },
   {
@@ -368,6 +374,8 @@ export function registerAccountAdmin(app: App): void {
 
   app.openapi(resetRoute, async (c) => {
     const user = await target(c);
+    if (user.kind === 'service')
+      throw new ProblemError('CONFLICT', { detail: 'a service account has no password: it never signs in' });
     const body = validated(c, 'json', Reset);
     const { scope, principal } = c.var;
     // Lent rights may not remove second factors (removeUserSecondFactors): nor may they through a reset.

@@ -38,6 +38,14 @@ const CreateUser = z
       .boolean()
       .default(false)
       .openapi({ description: 'the user must change the given password at first login (ignored without one)' }),
+    kind: z
+      .enum(['person', 'service'])
+      .default('person')
+      .openapi({
+        description:
+          'service: an account that exists to own API tokens (a pipeline, a service), made without `password` ' +
+          'and `email` (422 with either), which never signs in (docs/api.md, "Service accounts")',
+      }),
   })
   .strict()
   .openapi('CreateUser');

@@ -40,6 +40,15 @@ export const T: Record<string, string> = {
     '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
       'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
   ].join('\n\n'),
+  serviceTokenSummary: 'Issue an API token for a service account',
+  serviceToken: [
+    'Administrators only (not super-access), with a recent proof of the password as for their own tokens ' +
+      '(403 REAUTHENTICATION_REQUIRED otherwise). The account must be a service account (409 for a person: a ' +
+      "person's tokens are issued by that person). The body, the lifetimes, scopes and audiences are those of " +
+      'POST /v4/users/me/tokens; the audiences are the services the service account may enter. Audited ' +
+      '`token.issued` in crud_admin.',
+    'The secret is in this response only. List and revoke with GET and DELETE /v4/users/{userId}/tokens.',
+  ].join('\n\n'),
   expiresInDays:
     'the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: ' +
     'AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED',

@@ -1,0 +1,1 @@
+ALTER TABLE `users` ADD `kind` text DEFAULT 'person' NOT NULL;
