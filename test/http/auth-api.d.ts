@@ -733,7 +733,7 @@ export interface paths {
          * List accounts
          * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          *
-         *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status and source, sorted by login, creation or last login (prefix `-` for descending).
+         *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status, source and kind (`service`: the service accounts), sorted by login, creation or last login (prefix `-` for descending).
          */
         get: operations["listUsers"];
         put?: never;
@@ -741,7 +741,7 @@ export interface paths {
          * Create a local account
          * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed.
          *
-         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a password the account cannot sign in until its user chooses one through the welcome mail's link, which needs `email` (422 without it); with one, the welcome mail says the account exists, that the administrator gives the password, and where to sign in. 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
+         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a password the account cannot sign in until its user chooses one through the welcome mail's link, which needs `email` (422 without it); with one, the welcome mail says the account exists, that the administrator gives the password, and where to sign in. 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor). A service account (`kind: "service"`) is made without `password` and `email`.
          */
         post: operations["createUser"];
         delete?: never;
@@ -965,7 +965,7 @@ export interface paths {
          * Reset a password
          * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account, and for a service account (it has no password).
          */
         post: operations["resetUserPassword"];
         delete?: never;
@@ -1037,7 +1037,15 @@ export interface paths {
          */
         get: operations["listUserTokens"];
         put?: never;
-        post?: never;
+        /**
+         * Issue an API token for a service account
+         * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Administrators only (not super-access), with a recent proof of the password as for their own tokens (403 REAUTHENTICATION_REQUIRED otherwise). The account must be a service account (409 for a person: a person's tokens are issued by that person). The body, the lifetimes, scopes and audiences are those of POST /v4/users/me/tokens; the audiences are the services the service account may enter. Audited `token.issued` in crud_admin.
+         *
+         *     The secret is in this response only. List and revoke with GET and DELETE /v4/users/{userId}/tokens.
+         */
+        post: operations["createServiceAccountToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1688,7 +1696,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1784,7 +1792,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1878,7 +1886,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -1970,7 +1978,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -2064,7 +2072,7 @@ export interface paths {
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
          *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.deleted` | crud_admin | unknown | an account deleted | `loginReservedUntil`: until when its login stays reserved |
@@ -2566,6 +2574,11 @@ export interface components {
             role: "admin" | "auditor" | "user";
             /** @enum {string} */
             source: "local" | "ldap" | "oidc";
+            /**
+             * @description service: an account that owns API tokens and never signs in (docs/api.md, "Service accounts")
+             * @enum {string}
+             */
+            kind: "person" | "service";
             /** @description LDAP server record or OIDC provider of an external account */
             sourceName: string | null;
             /** @enum {string} */
@@ -2863,6 +2876,12 @@ export interface components {
              * @default false
              */
             mustChangePassword?: boolean;
+            /**
+             * @description service: an account that exists to own API tokens (a pipeline, a service), made without `password` and `email` (422 with either), which never signs in (docs/api.md, "Service accounts")
+             * @default person
+             * @enum {string}
+             */
+            kind?: "person" | "service";
         };
         SessionList: {
             items: components["schemas"]["Session"][];
@@ -6393,6 +6412,8 @@ export interface operations {
                 role?: "admin" | "auditor" | "user";
                 status?: "active" | "blocked";
                 source?: "local" | "ldap" | "oidc";
+                /** @description service: the service accounts only; person: the others (docs/api.md, "Service accounts") */
+                kind?: "person" | "service";
                 sort?: "login" | "-login" | "createdAt" | "-createdAt" | "lastLoginAt" | "-lastLoginAt";
             };
             header?: never;
@@ -7456,6 +7477,84 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createServiceAccountToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description the token, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedApiToken"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {

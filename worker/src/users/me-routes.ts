@@ -4,7 +4,7 @@ import { CHALLENGES } from '../auth/credentials.js';
 import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import { verifyCurrentPassword } from '../auth/password-login.js';
 import { assertRecentPassword } from '../auth/recent-password.js';
-import { T } from './token-api-words.js';
+import { T } from './user-api-words.js';
 import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';

@@ -13,7 +13,7 @@ import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { TokenRequest, tokenExpiry, tokenLimits } from './token-request.js';
-import { T } from './token-api-words.js';
+import { T } from './user-api-words.js';
 
 const UserParam = z.object({ userId: z.uuid() });
 

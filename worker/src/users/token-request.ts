@@ -11,7 +11,7 @@ import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { listServices } from '../gate/services.js';
 import { mayEnter } from '../gate/decision.js';
-import { T } from './token-api-words.js';
+import { T } from './user-api-words.js';
 import { groupNamesOf, type UserRow } from '../accounts/model.js';
 
 export const TokenRequest = z

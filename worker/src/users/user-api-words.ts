@@ -1,13 +1,59 @@
 /**
- * The words of /v4/users/me and its tokens in the API description (me-routes.ts, token-request.ts): their
- * summaries and descriptions. The document is generated at build time on the Node host (architecture.md §10),
- * so the edge script needs none of them: wrangler.toml's [alias] replaces this module there with
- * worker/edge-aliases/token-api-words.js (empty strings), as for the webhooks' words (docs/performance.md,
+ * The words of /v4/users in the API description (me-routes.ts, token-request.ts, account-routes.ts,
+ * create-routes.ts, service-token-routes.ts): their longer summaries and descriptions. The document is
+ * generated at build time on the Node host (architecture.md §10), so the edge script needs none of them: wrangler.toml's [alias] replaces this module there with
+ * worker/edge-aliases/user-api-words.js (empty strings), as for the webhooks' words (docs/performance.md,
  * "The edge bundle").
  */
 import { RECENT_PASSWORD_LOGIN_MS } from '../auth/recent-password.js';
 
 export const T: Record<string, string> = {
+  // What super-access (lent rights) may do, as documented on the grant route; each operation declares its own
+  // part (`x-super-access`), and test/http/permissions.test.ts walks every route against it.
+  lentRights: [
+    'Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and',
+    '`x-super-access-target: unprivileged` where the account must hold neither administrator rights nor the',
+    'auditor role):',
+    '',
+    '| Operation | Super-access |',
+    '|---|---|',
+    '| list and read accounts, their sessions and API tokens (administrators included) | allowed |',
+    '| list the live sessions of all accounts (`/v4/sessions`) | allowed |',
+    '| create an account | role `user` only |',
+    '| update, delete, block, unblock, unlock, reset the password, end a session, revoke a token |' +
+      ' on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access' +
+      ' of their own) |',
+    '| change a role | refused |',
+    '| grant or end super-access | refused |',
+    '| identity providers, LDAP servers: read | allowed |',
+    '| identity providers, LDAP servers: add, change, remove, test the connection | refused |',
+    '| settings (`/v3/settings`): read | allowed |',
+    '| settings: change, reset | refused |',
+    '| audit logs (`/v3/logs`): types, search, events, export | refused |',
+    '| audit pipeline health (`/v3/logs/pipeline`) | allowed |',
+    '| the administrator overview (`/v4/admin/overview`: it summarises the audit log) | refused |',
+    '',
+    'A refusal is 403 with a detail saying what super-access cannot do.',
+  ].join('\n'),
+  createUser:
+    'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a ' +
+    "password the account cannot sign in until its user chooses one through the welcome mail's link, which " +
+    'needs `email` (422 without it); with one, the welcome mail says the account exists, that the ' +
+    'administrator gives the password, and where to sign in. 422 when the ' +
+    'login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and ' +
+    'width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the ' +
+    'role user only (403 for admin or auditor).' +
+    ' A service account (`kind: "service"`) is made without `password` and `email`.',
+  firstPassword:
+    'the first password, which the administrator gives the user (the welcome mail says so, with no link); ' +
+    'absent: the account has none, and the welcome mail links to choosing it (then `email` is required)',
+  kind:
+    'service: an account that exists to own API tokens (a pipeline, a service), made without `password` ' +
+    'and `email` (422 with either), which never signs in (docs/api.md, "Service accounts")',
+  listUsers:
+    'Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), ' +
+    'role, status, source and kind (`service`: the service accounts), sorted by login, creation or last login ' +
+    '(prefix `-` for descending).',
   patchMe:
     'The console sets it when the user picks a language (docs/mail.md, "Language"). A preference: it ends ' +
     'nothing and is not audited.',
