@@ -21,6 +21,7 @@ const USER = {
   email: 'jane.doe@example.com',
   role: 'user',
   source: 'local',
+  kind: 'person',
   sourceName: null,
   status: 'active',
   blockedReason: null,
