@@ -8,6 +8,8 @@ export interface Me {
   email: string | null;
   role: 'admin' | 'auditor' | 'user';
   source: 'local' | 'ldap' | 'oidc';
+  /** service: a service account, which owns API tokens and never signs in */
+  kind: 'person' | 'service';
   sourceName: string | null;
   status: 'active' | 'blocked';
   lockedUntil: string | null;

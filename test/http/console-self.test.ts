@@ -8,7 +8,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser as CookieBrowser } from '../harness/browser.js';
-import { baseUrl, basic, call, createUser, uniqueLogin } from '../harness/client.js';
+import { ADMIN, baseUrl, basic, call, createUser, uniqueLogin } from '../harness/client.js';
 import { axeViolations, checkPage, launchChromium, newTab, openPage, signIn, waitReady } from '../harness/console.js';
 
 const kind = inject('hostKind');
@@ -362,6 +362,46 @@ describe('console: API tokens', () => {
     await page.selectOption('#token-filter-use', '30');
     await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
     expect(await page.$('#tokens-region tbody tr:has-text("to srm")')).not.toBeNull();
+    await tab.context.close();
+  });
+});
+
+describe('console: service accounts', () => {
+  it('an administrator makes one, finds it among the service accounts and issues its token', async () => {
+    const login = uniqueLogin('svc');
+    const tab = await newTab(browser);
+    await signIn(tab, baseUrl(), ADMIN.login, ADMIN.password);
+    await openPage(tab, ui('admin/users'));
+    const { page } = tab;
+    await page.fill('#create-login', login);
+    await page.check('#create-service');
+    await page.click('#user-create button[type=submit]');
+    await page.waitForSelector('#user-create-message.message-success');
+    // Listed apart: the kind filter finds it, and says what it is.
+    await page.fill('#users-q', login);
+    await page.selectOption('#users-kind', 'service');
+    await page.click('#users-search button[type=submit]');
+    await page.waitForSelector(`#users-region tbody tr:has-text("${login}"):has-text("service account")`);
+    expect(page.url()).toContain('kind=service');
+    await page.selectOption('#users-kind', 'person');
+    await page.click('#users-search button[type=submit]');
+    await page.waitForSelector('#users-region:has-text("No user matches.")');
+    await page.selectOption('#users-kind', 'service');
+    await page.click('#users-search button[type=submit]');
+    await page.click(`#users-region a:has-text("${login}")`);
+    await page.waitForSelector('#user-token-form:not([hidden])');
+    // No password to reset; a token to issue.
+    expect(await page.isHidden('#user-reset')).toBe(true);
+    await page.fill('#user-token-name', 'pipeline');
+    await page.check('#user-token-scope-account-read');
+    await page.click('#user-token-form button[type=submit]');
+    await page.waitForSelector('#user-token-issued:not([hidden])');
+    const secret = await page.inputValue('#user-token-secret');
+    expect(secret).toMatch(/^ast_/);
+    await page.waitForSelector('#user-tokens tbody tr:has-text("pipeline"):has-text("account:read")');
+    const me = await call('/v4/users/me', { auth: `Bearer ${secret}` });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ login, kind: 'service' });
     await tab.context.close();
   });
 });
