@@ -456,7 +456,7 @@ describe('forward-auth', () => {
     expect(unknown.status).toBe(401);
   });
 
-  it('API token audiences: admitted by the services named only; introspection agrees; no API without a scope', async () => {
+  it('API token audiences: the services named only, introspection agrees, no API without a scope', async () => {
     const owner = basic(user.login, PASSWORD);
     const other = await createService({
       name: `${uniqueLogin('aud')}-other`,

@@ -1,9 +1,9 @@
 /**
  * The words of /v4/users in the API description (me-routes.ts, token-request.ts, account-routes.ts,
  * create-routes.ts, service-token-routes.ts): their longer summaries and descriptions. The document is
- * generated at build time on the Node host (architecture.md §10), so the edge script needs none of them: wrangler.toml's [alias] replaces this module there with
- * worker/edge-aliases/user-api-words.js (empty strings), as for the webhooks' words (docs/performance.md,
- * "The edge bundle").
+ * generated at build time on the Node host (architecture.md §10), so the edge script needs none of them:
+ * wrangler.toml's [alias] replaces this module there with worker/edge-aliases/user-api-words.js (empty
+ * strings), as for the webhooks' words (docs/performance.md, "The edge bundle").
  */
 import { RECENT_PASSWORD_LOGIN_MS } from '../auth/recent-password.js';
 
