@@ -10,7 +10,7 @@ import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
-import { TokenRequest, audienceChoices, tokenExpiry, tokenLimits } from './token-request.js';
+import { TokenRequest, tokenExpiry, tokenLimits, type AudienceChoices } from './token-request.js';
 import { setPassword } from './password.js';
 import { changeAccountStatement } from '../accounts/account-writes.js';
 import { runAccountBatch } from '../accounts/writes.js';
@@ -146,8 +146,8 @@ const changePassword = protectedRoute(
   },
 );
 
-/** Registers /v4/users/me and its tokens. */
-export function registerMe(app: App): void {
+/** Registers /v4/users/me and its tokens; `audienceChoices`: the gate's (gate/token-audiences.ts). */
+export function registerMe(app: App, audienceChoices: AudienceChoices): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
 
   app.openapi(patchMe, async (c) => {
@@ -167,7 +167,7 @@ export function registerMe(app: App): void {
     const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
       expiresAt,
-      ...(await tokenLimits(c.var.scope, body, user)),
+      ...(await tokenLimits(c.var.scope, body, user, audienceChoices)),
       now,
       actor: user,
       request: c.var.scope.request,

@@ -12,7 +12,7 @@ import { liveAccount } from '../accounts/lookup.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { TokenRequest, tokenExpiry, tokenLimits } from './token-request.js';
+import { TokenRequest, tokenExpiry, tokenLimits, type AudienceChoices } from './token-request.js';
 import { T } from './user-api-words.js';
 
 const UserParam = z.object({ userId: z.uuid() });
@@ -41,7 +41,7 @@ const issueFor = protectedRoute(
 );
 
 /** Registers the issuance of service accounts' tokens. */
-export function registerServiceTokens(app: App): void {
+export function registerServiceTokens(app: App, audienceChoices: AudienceChoices): void {
   app.openapi(issueFor, async (c) => {
     const { scope, principal } = c.var;
     const now = scope.now();
@@ -54,7 +54,7 @@ export function registerServiceTokens(app: App): void {
     const issued = await issueToken(scope.db, owner, {
       name: body.name,
       expiresAt: tokenExpiry(scope.config, body.expiresInDays, now),
-      ...(await tokenLimits(scope, body, owner)),
+      ...(await tokenLimits(scope, body, owner, audienceChoices)),
       now,
       actor: principal.user,
       request: scope.request,

@@ -9,10 +9,8 @@ import { TOKEN_SCOPE_NAMES, type TokenScope } from '../accounts/token-scopes.js'
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import { listServices } from '../gate/services.js';
-import { mayEnter } from '../gate/decision.js';
 import { T } from './user-api-words.js';
-import { groupNamesOf, type UserRow } from '../accounts/model.js';
+import type { UserRow } from '../accounts/model.js';
 
 export const TokenRequest = z
   .object({
@@ -66,21 +64,17 @@ export function tokenExpiry(config: ConfigSnapshot, days: number | null | undefi
 }
 
 /**
- * The names of the protected services `owner` may enter by their access rules: what its tokens may be
- * limited to (another name is refused like one no service has, so nobody learns of services beyond).
+ * The names of the protected services `owner` may enter: what its tokens may be limited to. The gate's
+ * (gate/token-audiences.ts), handed over by app.ts: the gate is a tier above this folder (architecture.md §2).
  */
-export async function audienceChoices(scope: RequestScope, owner: UserRow): Promise<string[]> {
-  const account = { ...owner, groups: groupNamesOf(owner) };
-  return (await listServices(scope.db, scope.config, scope.now()))
-    .filter((s) => mayEnter(s.access, account))
-    .map((s) => s.name);
-}
+export type AudienceChoices = (scope: RequestScope, owner: UserRow) => Promise<string[]>;
 
 /** The scopes and audiences to store: null is no limit; each audience is a service `owner` may enter. */
 export async function tokenLimits(
   scope: RequestScope,
   body: TokenRequestBody,
   owner: UserRow,
+  audienceChoices: AudienceChoices,
 ): Promise<{ scopes: TokenScope[] | null; audiences: string[] | null }> {
   if (!body.audiences) {
     if (body.scopes?.length === 0)
