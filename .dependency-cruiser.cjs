@@ -80,7 +80,8 @@ const PURPOSES = {
     'WebAuthn passkeys: registration, the passwordless sign-in, verifyPasskeyAssertion (docs/security-passkeys.md)',
   gate:
     "the platform's gatekeeper: protected services (/v4/services) and their snapshot, the one decision, " +
-    "forward-auth in each proxy's dialect, token introspection (docs/integration.md)",
+    "forward-auth in each proxy's dialect, token introspection (docs/integration.md); the services a token " +
+    'may be limited to (token-audiences.ts, handed to users/ by app.ts)',
   'app.ts': 'createApp: the request frame, errors, 404/405, the route modules (and the test hooks)',
   'service.ts': "assembleService: the one assembly of the service from a host's parts",
   'index.ts': 'the edge host (fetch, scheduled)',

@@ -8,6 +8,8 @@ export interface Me {
   email: string | null;
   role: 'admin' | 'auditor' | 'user';
   source: 'local' | 'ldap' | 'oidc';
+  /** service: a service account, which owns API tokens and never signs in */
+  kind: 'person' | 'service';
   sourceName: string | null;
   status: 'active' | 'blocked';
   lockedUntil: string | null;
@@ -43,4 +45,6 @@ export interface TokenItem {
   expiresAt: string | null;
   /** null: everything its owner may do (docs/api.md, "API token scopes") */
   scopes: string[] | null;
+  /** null: no audience limit (docs/api.md, "API token audiences") */
+  audiences: string[] | null;
 }

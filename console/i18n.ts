@@ -35,7 +35,15 @@ export function sessionColumns(): string[] {
 
 /** The column heads of an API tokens table: the user's own (tokens page) and a user's (administrator). */
 export function tokenColumns(): string[] {
-  return ['name', 'prefix', 'scopesColumn', 'created', 'lastUsed', 'expires', 'actions'].map((k) => t(`tokens.${k}`));
+  return ['name', 'prefix', 'scopesColumn', 'audiencesColumn', 'created', 'lastUsed', 'expires', 'actions'].map((k) =>
+    t(`tokens.${k}`),
+  );
+}
+
+/** A token's scopes and audiences in words, for its row. */
+export function tokenLimitsText(tok: { scopes: string[] | null; audiences?: string[] | null }): [string, string] {
+  const scopes = tok.scopes === null ? t('tokens.everything') : tok.scopes.join(', ') || t('tokens.noScope');
+  return [scopes, tok.audiences ? tok.audiences.join(', ') : t('tokens.anyService')];
 }
 
 /**

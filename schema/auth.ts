@@ -20,6 +20,11 @@ export const apiTokens = sqliteTable(
     scopes: text('scopes', { mode: 'json' }).$type<string[]>(),
     /** The client address of the last recorded use (with lastUsedAt, at most once a minute). */
     lastUsedIp: text('last_used_ip'),
+    /**
+     * The protected services (names of schema/services.ts, which never change) the gate and
+     * introspection admit the token for (docs/api.md, "API token audiences"); null: no audience limit.
+     */
+    audiences: text('audiences', { mode: 'json' }).$type<string[]>(),
   },
   (t) => [index('api_tokens_user').on(t.userId)],
 );

@@ -53,6 +53,13 @@ export const users = sqliteTable(
       .$type<{ name: string; source: 'local' | 'ldap' | 'oidc' }[]>()
       .notNull()
       .default([]),
+    /**
+     * `service`: an account that exists to own API tokens (a pipeline, a service; docs/api.md, "Service
+     * accounts"): local, without a password, an address or a second factor, never signed in interactively.
+     */
+    kind: text('kind', { enum: ['person', 'service'] })
+      .notNull()
+      .default('person'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     deletedAt: integer('deleted_at'),

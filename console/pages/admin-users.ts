@@ -6,7 +6,7 @@
 import '../../worker/src/console/admin-texts.js';
 import { api } from '../api.js';
 import type { Me, PageScript, TokenItem } from '../context.js';
-import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
+import { formatDate, sessionColumns, t, tokenColumns, tokenLimitsText } from '../i18n.js';
 import {
   add,
   agentCell,
@@ -45,7 +45,8 @@ const PAGE_SIZE = 20;
 
 /** The account's source in words. */
 function sourceText(u: User): string {
-  return u.source === 'local' ? t('source.local') : t(`source.${u.source}`, { name: u.sourceName ?? '' });
+  const source = u.source === 'local' ? t('source.local') : t(`source.${u.source}`, { name: u.sourceName ?? '' });
+  return u.kind === 'service' ? `${source} · ${t('users.kindService')}` : source;
 }
 
 /** A countdown as h:mm:ss or m:ss. */
@@ -69,7 +70,7 @@ const list: PageScript = async (ctx) => {
   const pager = byId('users-pager');
   const prev = byId<HTMLButtonElement>('users-prev');
   const next = byId<HTMLButtonElement>('users-next');
-  const fields = ['q', 'role', 'status', 'source', 'sort'].map((f) => byId<HTMLInputElement>(`users-${f}`));
+  const fields = ['q', 'role', 'status', 'source', 'kind', 'sort'].map((f) => byId<HTMLInputElement>(`users-${f}`));
   // The search lives in the address (bookmarkable; Back returns to it). An older address's `login`
   // (a prefix) is searched as a substring.
   const fromUrl = new URLSearchParams(location.search);
@@ -157,16 +158,22 @@ const list: PageScript = async (ctx) => {
     const limit = given(v('create-limit'));
     const email = given(v('create-email'));
     const password = v('create-password').value;
-    // Without a password the user chooses one through the welcome mail's link (docs/mail.md, "Kinds").
-    const body = {
+    const common = {
       login: v('create-login').value.trim(),
-      ...(password ? { password } : {}),
       displayName: v('create-display').value.trim(),
       role: v('create-role').value,
-      mustChangePassword: v('create-must').checked,
-      ...(email ? { email } : {}),
       ...(limit ? { sessionLimit: Number(limit) } : {}),
     };
+    // A service account has no password or address: the fields are left out (the API refuses them).
+    // Without a password a person chooses one through the welcome mail's link (docs/mail.md, "Kinds").
+    const body = v('create-service').checked
+      ? { ...common, kind: 'service' }
+      : {
+          ...common,
+          ...(password ? { password } : {}),
+          mustChangePassword: v('create-must').checked,
+          ...(email ? { email } : {}),
+        };
     let made: User;
     try {
       made = await api<User>('/v4/users', { method: 'POST', json: body });
@@ -263,7 +270,8 @@ const one: PageScript = async (ctx) => {
     byId<HTMLInputElement>('edit-email').value = u.email ?? '';
     selectById('edit-role').value = u.role;
     byId<HTMLInputElement>('edit-limit').value = u.sessionLimit === null ? '' : String(u.sessionLimit);
-    byId('user-reset').hidden = u.source !== 'local';
+    byId('user-reset').hidden = u.source !== 'local' || u.kind === 'service';
+    byId('user-token-form').hidden = u.kind !== 'service';
     byId('delete-confirm-label').textContent = t('user.deleteConfirm', { login: u.login });
     showSuperAccess();
     byId('user-panels').hidden = false;
@@ -409,7 +417,7 @@ const one: PageScript = async (ctx) => {
       return [
         tok.name,
         clip(`${tok.prefix}…`, 'code'),
-        tok.scopes ? tok.scopes.join(', ') : t('tokens.everything'),
+        ...tokenLimitsText(tok),
         formatDate(tok.createdAt),
         tok.lastUsedAt
           ? `${formatDate(tok.lastUsedAt)}${tok.lastUsedIp ? ` (${tok.lastUsedIp})` : ''}`
@@ -420,6 +428,25 @@ const one: PageScript = async (ctx) => {
     });
     add(tokensRegion, table(t('user.tokens'), tokenColumns(), rows));
   };
+
+  // A service account's tokens are issued here (docs/api.md, "Service accounts"); the secret is shown once.
+  const tokenForm = byId<HTMLFormElement>('user-token-form');
+  const tokenMessage = byId('user-token-message');
+  onSubmit(tokenForm, tokenMessage, async () => {
+    const name = byId<HTMLInputElement>('user-token-name').value.trim();
+    const scopes = [...tokenForm.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map(
+      (i) => i.value,
+    );
+    const made = await api<TokenItem & { token: string }>(`${path}/tokens`, {
+      method: 'POST',
+      json: { name, ...(scopes.length ? { scopes } : {}) },
+    });
+    tokenForm.reset();
+    byId<HTMLInputElement>('user-token-secret').value = made.token;
+    byId('user-token-issued').hidden = false;
+    showMessage(tokenMessage, 'success', t('tokens.issued', { name: made.name }));
+    await renderTokens();
+  });
 
   const delMessage = byId('user-delete-message');
   onSubmit(byId<HTMLFormElement>('user-delete'), delMessage, async () => {

@@ -1,7 +1,7 @@
 /** Scripts of the self-service pages (worker/src/console/self-pages.ts): profile, password, sessions, tokens. */
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript, TokenItem } from '../context.js';
-import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';
+import { formatDate, sessionColumns, t, tokenColumns, tokenLimitsText } from '../i18n.js';
 import {
   add,
   agentCell,
@@ -17,6 +17,7 @@ import {
   whileBusy,
 } from '../ui.js';
 import { basicAuth, showLoginRefusal } from './signin.js';
+import { selectById } from './admin-common.js';
 import { repeatMatches, showPolicyProblem, watchPolicy } from './password-check.js';
 
 const profile: PageScript = ({ me }) => {
@@ -183,12 +184,33 @@ const tokens: PageScript = async (ctx: PageContext) => {
   const region = byId('tokens-region');
   const form = byId<HTMLFormElement>('token-form');
   const message = byId('token-message');
+  const scopeFilter = selectById('token-filter-scope');
+  const useFilter = selectById('token-filter-use');
+  let items: TokenItem[] = [];
+  /** The tokens the filters keep: with the scope (a token without scopes has them all), unused for so long. */
+  const kept = () => {
+    const scope = scopeFilter.value;
+    const use = useFilter.value;
+    return items.filter((tok) => {
+      if (scope && tok.scopes !== null && !tok.scopes.includes(scope)) return false;
+      if (use === 'never') return tok.lastUsedAt === null;
+      // Unused for n days: its last use, or its issue when never used, lies that long ago.
+      return !use || Date.now() - Date.parse(tok.lastUsedAt ?? tok.createdAt) >= Number(use) * 86_400_000;
+    });
+  };
   const render = async () => {
     region.replaceChildren();
     const list = await loading(region, () => api<{ items: TokenItem[] }>('/v4/users/me/tokens'));
     if (!list) return;
-    if (list.items.length === 0) return add(region, el('p', {}, t('tokens.empty')));
-    const rows = list.items.map((tok) => {
+    items = list.items;
+    show();
+  };
+  const show = () => {
+    region.replaceChildren();
+    if (items.length === 0) return add(region, el('p', {}, t('tokens.empty')));
+    const shown = kept();
+    if (shown.length === 0) return add(region, el('p', {}, t('tokens.noneMatch')));
+    const rows = shown.map((tok) => {
       const revoke = el(
         'button',
         { type: 'button', class: 'danger', 'aria-label': t('tokens.revokeNamed', { name: tok.name }) },
@@ -218,7 +240,7 @@ const tokens: PageScript = async (ctx: PageContext) => {
       return [
         text(tok.name),
         clip(`${tok.prefix}…`, 'code'),
-        text(tok.scopes ? tok.scopes.join(', ') : t('tokens.everything')),
+        ...tokenLimitsText(tok).map(text),
         text(formatDate(tok.createdAt)),
         text(
           tok.lastUsedAt
@@ -231,6 +253,25 @@ const tokens: PageScript = async (ctx: PageContext) => {
     });
     add(region, table(t('tokens.caption'), tokenColumns(), rows));
   };
+  scopeFilter.addEventListener('change', show);
+  useFilter.addEventListener('change', show);
+
+  // The services a token may be limited to: those the user may enter (docs/api.md, "API token audiences").
+  const audienceList = byId('token-audience-list');
+  const choices = await api<{ items: { name: string }[] }>('/v4/users/me/token-audiences').catch(() => undefined);
+  if (choices?.items.length === 0) add(audienceList, el('p', { class: 'hint' }, t('tokens.noAudienceChoices')));
+  for (const [i, { name }] of (choices?.items ?? []).entries()) {
+    const id = `token-audience-${i}`;
+    add(
+      audienceList,
+      el(
+        'p',
+        { class: 'check' },
+        el('input', { id, name: 'audiences', type: 'checkbox', value: name }),
+        el('label', { for: id }, el('code', {}, name)),
+      ),
+    );
+  }
 
   const issued = byId('token-issued');
   const secret = byId<HTMLInputElement>('token-secret');
@@ -245,12 +286,20 @@ const tokens: PageScript = async (ctx: PageContext) => {
     const name = byId<HTMLInputElement>('token-name').value.trim();
     const days = byId<HTMLInputElement>('token-days').value;
     // None ticked: a token that may do everything its owner may (docs/api.md, "API token scopes").
-    const scopes = [...form.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map((i) => i.value);
+    const ticked = (field: string) =>
+      [...form.querySelectorAll<HTMLInputElement>(`input[name="${field}"]:checked`)].map((i) => i.value);
+    const scopes = ticked('scopes');
+    const audiences = ticked('audiences');
     let token: TokenItem & { token: string };
     try {
       token = await api('/v4/users/me/tokens', {
         method: 'POST',
-        json: { name, ...(days ? { expiresInDays: Number(days) } : {}), ...(scopes.length ? { scopes } : {}) },
+        json: {
+          name,
+          ...(days ? { expiresInDays: Number(days) } : {}),
+          ...(scopes.length ? { scopes } : {}),
+          ...(audiences.length ? { audiences } : {}),
+        },
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'REAUTHENTICATION_REQUIRED') {

@@ -334,6 +334,8 @@ export interface paths {
          *     Needs a recent proof of the password: Basic, or the cookie of a session started by a password login (/v3/login with a local or LDAP password, /v3/login/union) at most 15 minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions never may; an API token or the OAuth access token as Bearer is 401.
          *
          *     The secret is in this response only; it is stored as a hash.
+         *
+         *     `audiences` limits the token to protected services (docs/api.md, "API token audiences"): 422 naming `audiences` for a name that no service the caller may enter has; `scopes: []` without audiences is 422 too (the token would open nothing).
          */
         post: operations["createOwnToken"];
         delete?: never;
@@ -363,6 +365,28 @@ export interface paths {
          *     409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.
          */
         put: operations["changeOwnPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v4/users/me/token-audiences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The protected services the caller's API tokens may be limited to
+         * @description Session cookie, Basic or Bearer. Any role. Not with an API token (tokens, second factors and passwords are managed with a session or Basic).
+         *
+         *     The names of the protected services (/v4/services) the caller may enter by their access rules: the choices of `audiences` when issuing a token (docs/api.md, "API token audiences"). Part of managing tokens: never with an API token.
+         */
+        get: operations["listOwnTokenAudiences"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -709,7 +733,7 @@ export interface paths {
          * List accounts
          * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:read. Super-access: allowed.
          *
-         *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status and source, sorted by login, creation or last login (prefix `-` for descending).
+         *     Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), role, status, source and kind (`service`: the service accounts), sorted by login, creation or last login (prefix `-` for descending).
          */
         get: operations["listUsers"];
         put?: never;
@@ -717,7 +741,7 @@ export interface paths {
          * Create a local account
          * @description Session cookie, Basic or Bearer. Admin only. An API token needs the scope users:write. Super-access: allowed.
          *
-         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a password the account cannot sign in until its user chooses one through the welcome mail's link, which needs `email` (422 without it); with one, the welcome mail says the account exists, that the administrator gives the password, and where to sign in. 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor).
+         *     The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a password the account cannot sign in until its user chooses one through the welcome mail's link, which needs `email` (422 without it); with one, the welcome mail says the account exists, that the administrator gives the password, and where to sign in. 422 when the login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the role user only (403 for admin or auditor). A service account (`kind: "service"`) is made without `password` and `email`.
          */
         post: operations["createUser"];
         delete?: never;
@@ -941,7 +965,7 @@ export interface paths {
          * Reset a password
          * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: allowed, except on an account with administrator or auditor rights (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
          *
-         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account.
+         *     Policy-checked; by default the user must change it at the next login. Ends every session of the user (their OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an LDAP or OIDC account, and for a service account (it has no password).
          */
         post: operations["resetUserPassword"];
         delete?: never;
@@ -1013,7 +1037,15 @@ export interface paths {
          */
         get: operations["listUserTokens"];
         put?: never;
-        post?: never;
+        /**
+         * Issue an API token for a service account
+         * @description Session cookie, Basic or Bearer. Admin only. Not with an API token (tokens, second factors and passwords are managed with a session or Basic). Super-access: refused (403). Step-up: an account with a second factor needs a session that verified it within MFA_STEP_UP_MIN minutes (else 403 STEP_UP_REQUIRED; docs/security-mfa.md).
+         *
+         *     Administrators only (not super-access), with a recent proof of the password as for their own tokens (403 REAUTHENTICATION_REQUIRED otherwise). The account must be a service account (409 for a person: a person's tokens are issued by that person). The body, the lifetimes, scopes and audiences are those of POST /v4/users/me/tokens; the audiences are the services the service account may enter. Audited `token.issued` in crud_admin.
+         *
+         *     The secret is in this response only. List and revoke with GET and DELETE /v4/users/{userId}/tokens.
+         */
+        post: operations["createServiceAccountToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1523,7 +1555,7 @@ export interface paths {
         put?: never;
         /**
          * Token introspection (RFC 7662) for protected services
-         * @description Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: unknown, expired, revoked, a blocked account, or a token whose account may not enter that service. A wrong client credential: 401 `invalid_client`.
+         * @description Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: unknown, expired, revoked, a blocked account, a token whose account may not enter that service, or an API token limited to other services (its audiences) or narrowed to scopes of this API only. A wrong client credential: 401 `invalid_client`.
          */
         post: operations["introspectToken"];
         delete?: never;
@@ -1662,9 +1694,9 @@ export interface paths {
          *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
          *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
-         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.last_admin_kept` | crud_admin | unknown | a warning: the last active administrator kept admin, which its groups (GROUP_ROLES) or its source no longer give, at a login or the LDAP groups refresh (docs/groups.md) | `source`: ldap or oidc; `sourceName`: the record; `role`: the role the groups or the source would have given; `by`: job (the refresh; absent at a login) |
@@ -1688,7 +1720,7 @@ export interface paths {
          *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
          *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
          *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
-         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed, token-audience (an API token limited to other services) or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1759,9 +1791,9 @@ export interface paths {
          *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
          *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
-         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.last_admin_kept` | crud_admin | unknown | a warning: the last active administrator kept admin, which its groups (GROUP_ROLES) or its source no longer give, at a login or the LDAP groups refresh (docs/groups.md) | `source`: ldap or oidc; `sourceName`: the record; `role`: the role the groups or the source would have given; `by`: job (the refresh; absent at a login) |
@@ -1785,7 +1817,7 @@ export interface paths {
          *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
          *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
          *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
-         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed, token-audience (an API token limited to other services) or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1854,9 +1886,9 @@ export interface paths {
          *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
          *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
-         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.last_admin_kept` | crud_admin | unknown | a warning: the last active administrator kept admin, which its groups (GROUP_ROLES) or its source no longer give, at a login or the LDAP groups refresh (docs/groups.md) | `source`: ldap or oidc; `sourceName`: the record; `role`: the role the groups or the source would have given; `by`: job (the refresh; absent at a login) |
@@ -1880,7 +1912,7 @@ export interface paths {
          *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
          *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
          *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
-         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed, token-audience (an API token limited to other services) or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -1947,9 +1979,9 @@ export interface paths {
          *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
          *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
-         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.last_admin_kept` | crud_admin | unknown | a warning: the last active administrator kept admin, which its groups (GROUP_ROLES) or its source no longer give, at a login or the LDAP groups refresh (docs/groups.md) | `source`: ldap or oidc; `sourceName`: the record; `role`: the role the groups or the source would have given; `by`: job (the refresh; absent at a login) |
@@ -1973,7 +2005,7 @@ export interface paths {
          *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
          *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
          *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
-         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed, token-audience (an API token limited to other services) or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -2042,9 +2074,9 @@ export interface paths {
          *     | `passkey.refused` | crud_user | failure | a passkey registration refused (the response did not verify, or the passkey is registered) | `reason`: challenge, verification, user-verification or registered |
          *     | `passkey.renamed` | crud_user | unknown | a user renamed one of their passkeys | `passkeyId`: the passkey; `name`: its new name |
          *     | `passkey.removed` | crud_user | unknown | a user removed one of their passkeys: the account's other sessions end and the owner is told by mail | `passkeyId`: the passkey; `name`: its name |
-         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry |
+         *     | `token.issued` | crud_user, crud_admin | unknown | an API token issued (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token; `name`: its name; `prefix`: its first characters; `expiresAt`: its expiry; `scopes`: its scopes (null: everything its owner may do); `audiences`: the protected services it is limited to (null: no audience limit) |
          *     | `token.revoked` | crud_user, crud_admin | unknown | an API token revoked (by its owner: crud_user; by an administrator: crud_admin) | `tokenId`: the token |
-         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
+         *     | `user.created` | crud_admin | unknown | an account created: by an administrator, the bootstrap, the operator, or a first external login | `role`: its role; `password`: local: `chosen` (created without one: the welcome mail links to choosing it) or `given`; `kind`: `service` for a service account (docs/api.md, "Service accounts"); absent for a person; `via`: bootstrap, first-run, operator, ...; `source`: ldap or oidc; `sourceName`: the record |
          *     | `user.updated` | crud_admin | unknown | an account changed by an administrator | `before`: the changed fields before; `after`: the changed fields after |
          *     | `user.refreshed` | crud_admin | unknown | an external account's profile refreshed from its source at a login, or its LDAP groups narrowed by the periodic refresh (by: job) | `source`: ldap or oidc; `sourceName`: the record; `role`: the new role, when it changed; `groupsRemoved`: the groups the directory no longer lists (the refresh); `by`: job (the refresh; absent at a login) |
          *     | `user.last_admin_kept` | crud_admin | unknown | a warning: the last active administrator kept admin, which its groups (GROUP_ROLES) or its source no longer give, at a login or the LDAP groups refresh (docs/groups.md) | `source`: ldap or oidc; `sourceName`: the record; `role`: the role the groups or the source would have given; `by`: job (the refresh; absent at a login) |
@@ -2068,7 +2100,7 @@ export interface paths {
          *     | `service.updated` | crud_admin | unknown | a protected service changed | `name`: the service; `changed`: the names of the changed fields |
          *     | `service.deleted` | crud_admin | unknown | a protected service removed | `name`: the service |
          *     | `service.secret_rotated` | crud_admin | unknown | a protected service's client secret replaced (the old one stops working) | `name`: the service; `clientId`: its client id |
-         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
+         *     | `service.access` | ext_service_access | success, failure | the gate asked whether a request may enter a protected service (forward-auth, docs/integration.md, "Audit"): a refusal (failure) once per service, reason, account and client address in a window of AUDIT_API_ACCESS_WINDOW_SEC; an admission (success) once per session or token and service in that window | `service`: the service (null: none answers for the address); `outcome`: allow, sign-in, second-step or refuse; `reason`: allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, second-factor-required, not-allowed, token-audience (an API token limited to other services) or untrusted-proxy; `url`: the address asked for, without its query (null when none could be read) |
          *     | `identity_provider.created` | crud_admin | unknown | an OIDC identity provider record created | `name`: the record; `issuer`: its issuer; `clientId`: its client id |
          *     | `identity_provider.updated` | crud_admin | unknown | an OIDC identity provider record changed | `name`: the record; `changed`: the names of the changed fields; `issuer`: from and to, when the issuer changed; `relinkIdentities`: whether linked identities moved to the new issuer |
          *     | `identity_provider.deleted` | crud_admin | unknown | an OIDC identity provider record removed | `name`: the record |
@@ -2547,6 +2579,11 @@ export interface components {
             role: "admin" | "auditor" | "user";
             /** @enum {string} */
             source: "local" | "ldap" | "oidc";
+            /**
+             * @description service: an account that owns API tokens and never signs in (docs/api.md, "Service accounts")
+             * @enum {string}
+             */
+            kind: "person" | "service";
             /** @description LDAP server record or OIDC provider of an external account */
             sourceName: string | null;
             /** @enum {string} */
@@ -2655,8 +2692,10 @@ export interface components {
             /** @description the client address of the last use recorded (with lastUsedAt) */
             lastUsedIp: string | null;
             expiresAt: string | null;
-            /** @description what the token may be used for (docs/api.md, "API token scopes"), within its owner's rights; null: everything its owner may do (a token made without scopes, as every token made before scopes existed) */
+            /** @description what the token may be used for (docs/api.md, "API token scopes"), within its owner's rights; null: everything its owner may do (a token made without scopes, as every token made before scopes existed); empty: none of this service's API (a token for its audiences only) */
             scopes: ("account:read" | "account:write" | "users:read" | "users:write" | "settings:read" | "settings:write" | "logs:read")[] | null;
+            /** @description the protected services (names of /v4/services) the gate and introspection admit the token for (docs/api.md, "API token audiences"); null: no audience limit */
+            audiences: string[] | null;
         };
         ApiTokenRequest: {
             /** @example ci-pipeline */
@@ -2664,16 +2703,28 @@ export interface components {
             /** @description the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED */
             expiresInDays?: number | null;
             /**
-             * @description what the token may be used for (docs/api.md, "API token scopes"), within the owner's rights at each request; omitted: everything the owner may do
+             * @description what the token may be used for (docs/api.md, "API token scopes"), within the owner's rights at each request; omitted: everything the owner may do, or, with `audiences`, none of this API (empty: the same; only with `audiences`)
              * @example [
              *       "account:read"
              *     ]
              */
             scopes?: ("account:read" | "account:write" | "users:read" | "users:write" | "settings:read" | "settings:write" | "logs:read")[];
+            /**
+             * @description the protected services (names of /v4/services) the gate and introspection admit the token for (docs/api.md, "API token audiences"); omitted: no audience limit. Each must name a service the token's owner may enter (GET /v4/users/me/token-audiences)
+             * @example [
+             *       "srm"
+             *     ]
+             */
+            audiences?: string[];
         };
         PasswordChange: {
             oldPassword: string;
             newPassword: string;
+        };
+        TokenAudienceChoices: {
+            items: {
+                name: string;
+            }[];
         };
         /** @description PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3): hand it to navigator.credentials.create (PublicKeyCredential.parseCreationOptionsFromJSON, or @simplewebauthn/browser startRegistration) */
         PasskeyCreationOptions: {
@@ -2830,6 +2881,12 @@ export interface components {
              * @default false
              */
             mustChangePassword?: boolean;
+            /**
+             * @description service: an account that exists to own API tokens (a pipeline, a service), made without `password` and `email` (422 with either), which never signs in (docs/api.md, "Service accounts")
+             * @default person
+             * @enum {string}
+             */
+            kind?: "person" | "service";
         };
         SessionList: {
             items: components["schemas"]["Session"][];
@@ -3339,15 +3396,15 @@ export interface components {
             sub?: string;
             /** @description the login */
             username?: string;
-            /** @description the account's role (admin, auditor, user) */
+            /** @description an API token's scopes, space-separated (empty: none of this service's API); absent for a session or a token made without scopes (docs/integration.md, "Introspection") */
             scope?: string;
             /** @description absolute end (seconds); absent for a token without */
             exp?: number;
             iat?: number;
             /** @enum {string} */
             token_type?: "Bearer";
-            /** @description the calling service's client id */
-            aud?: string;
+            /** @description the calling service's client id; for an API token limited to services, their client ids (a list, docs/api.md, "API token audiences") */
+            aud?: string | string[];
             client_id?: string;
         };
         IntrospectionError: {
@@ -4465,6 +4522,7 @@ export interface operations {
                      *         "email": "jane.doe@example.com",
                      *         "role": "user",
                      *         "source": "local",
+                     *         "kind": "person",
                      *         "sourceName": null,
                      *         "status": "active",
                      *         "blockedReason": null,
@@ -5102,8 +5160,10 @@ export interface operations {
                  *       "name": "ci-pipeline",
                  *       "expiresInDays": 90,
                  *       "scopes": [
-                 *         "account:read",
-                 *         "logs:read"
+                 *         "account:read"
+                 *       ],
+                 *       "audiences": [
+                 *         "srm"
                  *       ]
                  *     }
                  */
@@ -5127,8 +5187,10 @@ export interface operations {
                      *       "lastUsedIp": null,
                      *       "expiresAt": "2026-04-05T09:30:00.000Z",
                      *       "scopes": [
-                     *         "account:read",
-                     *         "logs:read"
+                     *         "account:read"
+                     *       ],
+                     *       "audiences": [
+                     *         "srm"
                      *       ],
                      *       "token": "ast_lvgl0RQwhBv6J0OlefIrE156y8t-4jV-cG0H8pi7tOI"
                      *     }
@@ -5245,6 +5307,49 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOwnTokenAudiences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the service names, sorted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenAudienceChoices"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {
@@ -6331,6 +6436,8 @@ export interface operations {
                 role?: "admin" | "auditor" | "user";
                 status?: "active" | "blocked";
                 source?: "local" | "ldap" | "oidc";
+                /** @description service: the service accounts only; person: the others (docs/api.md, "Service accounts") */
+                kind?: "person" | "service";
                 sort?: "login" | "-login" | "createdAt" | "-createdAt" | "lastLoginAt" | "-lastLoginAt";
             };
             header?: never;
@@ -6417,6 +6524,7 @@ export interface operations {
                      *       "email": "jane.doe@example.com",
                      *       "role": "user",
                      *       "source": "local",
+                     *       "kind": "person",
                      *       "sourceName": null,
                      *       "status": "active",
                      *       "blockedReason": null,
@@ -7394,6 +7502,84 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
+            /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: the database is busy (locked by another connection past the 5 s wait; nothing was written or counted) or, a remote one, cannot be reached: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createServiceAccountToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description the token, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedApiToken"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description ADDRESS_THROTTLED: too many failed password logins from the client address (AUTH_ADDRESS_FAILED_COUNT within AUTH_ADDRESS_FAILED_WINDOW_MIN, across all logins); the password was not checked; Retry-After; or PASSWORD_CHECKS_THROTTLED: too many password checks from the client address (IPv4 /32, IPv6 /64): beyond AUTH_PASSWORD_ADDRESS_IN_FLIGHT at once, AUTH_PASSWORD_ADDRESS_RATE per minute (bursts of AUTH_PASSWORD_ADDRESS_BURST) (`reason` address-in-flight, address-rate), queued out or shed by other clients (address-queue; an address with recent failed logins first), every waiting place taken by other clients' first attempts (capacity); retry after Retry-After (its own budget); nothing was checked or counted, whether the login exists or not */
             429: {
                 headers: {

@@ -8,7 +8,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Browser as CookieBrowser } from '../harness/browser.js';
-import { baseUrl, basic, call, createUser, uniqueLogin } from '../harness/client.js';
+import { ADMIN, baseUrl, basic, call, createUser, uniqueLogin } from '../harness/client.js';
 import { axeViolations, checkPage, launchChromium, newTab, openPage, signIn, waitReady } from '../harness/console.js';
 
 const kind = inject('hostKind');
@@ -308,6 +308,100 @@ describe('console: API tokens', () => {
     await page.waitForSelector('#tokens-region tbody tr:has-text("second"):has-text("everything its owner may do")');
     expect(await page.isHidden('#token-issued')).toBe(true);
     expect(await page.content()).not.toContain(second);
+    await tab.context.close();
+  });
+
+  it('limits a token to a service chosen from a list, shows its scopes and services, filters the list', async () => {
+    const login = uniqueLogin('ta');
+    await createUser(login, PASSWORD);
+    const tab = await newTab(browser);
+    await signIn(tab, baseUrl(), login, PASSWORD);
+    await openPage(tab, ui('tokens'));
+    const { page } = tab;
+    // The choices are the services the user may enter: srm (any account), not monitoring (admins, auditors).
+    await page.waitForSelector('#token-audience-list input[value="srm"]');
+    expect(await page.$('#token-audience-list input[value="monitoring"]')).toBeNull();
+    await page.fill('#token-name', 'to srm');
+    await page.check('#token-audience-list input[value="srm"]');
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector('#token-issued:not([hidden])');
+    const secret = await page.inputValue('#token-secret');
+    // For srm only: no scope of this API.
+    await page.waitForSelector(
+      '#tokens-region tbody tr:has-text("to srm"):has-text("none of this API"):has-text("srm")',
+    );
+    expect((await call('/v4/users/me', { auth: `Bearer ${secret}` })).status).toBe(403);
+    const listed = await call('/v4/users/me/tokens', { auth: basic(login, PASSWORD) });
+    const made = ((await listed.json()) as { items: { name: string; audiences: string[]; createdAt: string }[] }).items;
+    expect(made.find((t) => t.name === 'to srm')?.audiences).toEqual(['srm']);
+
+    await page.fill('#token-name', 'reader');
+    await page.check('#token-scope-account-read');
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader"):has-text("no limit")');
+    const reader = await page.inputValue('#token-secret');
+    expect((await call('/v4/users/me', { auth: `Bearer ${reader}` })).status).toBe(200);
+    await openPage(tab, ui('tokens'));
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
+
+    // By scope: only the token with account:read.
+    await page.selectOption('#token-filter-scope', 'account:read');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
+    expect(await page.$('#tokens-region tbody tr:has-text("to srm")')).toBeNull();
+    await page.selectOption('#token-filter-scope', '');
+    // By last use: never used is the srm token; reader was just used.
+    await page.selectOption('#token-filter-use', 'never');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("to srm")');
+    expect(await page.$('#tokens-region tbody tr:has-text("reader")')).toBeNull();
+    await page.selectOption('#token-filter-use', '30');
+    await page.waitForSelector('#tokens-region:has-text("No token matches the filters.")');
+    // A month on (the page's clock), neither was used for 30 days.
+    const issuedAt = Math.max(...made.map((t) => Date.parse(t.createdAt)), Date.now());
+    await page.clock.setFixedTime(issuedAt + 31 * 86_400_000);
+    await page.selectOption('#token-filter-use', '90');
+    await page.selectOption('#token-filter-use', '30');
+    await page.waitForSelector('#tokens-region tbody tr:has-text("reader")');
+    expect(await page.$('#tokens-region tbody tr:has-text("to srm")')).not.toBeNull();
+    await tab.context.close();
+  });
+});
+
+describe('console: service accounts', () => {
+  it('an administrator makes one, finds it among the service accounts and issues its token', async () => {
+    const login = uniqueLogin('svc');
+    const tab = await newTab(browser);
+    await signIn(tab, baseUrl(), ADMIN.login, ADMIN.password);
+    await openPage(tab, ui('admin/users'));
+    const { page } = tab;
+    await page.fill('#create-login', login);
+    await page.check('#create-service');
+    await page.click('#user-create button[type=submit]');
+    await page.waitForSelector('#user-create-message.message-success');
+    // Listed apart: the kind filter finds it, and says what it is.
+    await page.fill('#users-q', login);
+    await page.selectOption('#users-kind', 'service');
+    await page.click('#users-search button[type=submit]');
+    await page.waitForSelector(`#users-region tbody tr:has-text("${login}"):has-text("service account")`);
+    expect(page.url()).toContain('kind=service');
+    await page.selectOption('#users-kind', 'person');
+    await page.click('#users-search button[type=submit]');
+    await page.waitForSelector('#users-region:has-text("No user matches.")');
+    await page.selectOption('#users-kind', 'service');
+    await page.click('#users-search button[type=submit]');
+    await page.click(`#users-region a:has-text("${login}")`);
+    await page.waitForSelector('#user-token-form:not([hidden])');
+    // No password to reset; a token to issue.
+    expect(await page.isHidden('#user-reset')).toBe(true);
+    await page.fill('#user-token-name', 'pipeline');
+    await page.check('#user-token-scope-account-read');
+    await page.click('#user-token-form button[type=submit]');
+    await page.waitForSelector('#user-token-issued:not([hidden])');
+    const secret = await page.inputValue('#user-token-secret');
+    expect(secret).toMatch(/^ast_/);
+    await page.waitForSelector('#user-tokens tbody tr:has-text("pipeline"):has-text("account:read")');
+    const me = await call('/v4/users/me', { auth: `Bearer ${secret}` });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ login, kind: 'service' });
     await tab.context.close();
   });
 });

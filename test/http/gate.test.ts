@@ -410,11 +410,12 @@ describe('forward-auth', () => {
       active: true,
       sub: user.id,
       username: user.login,
-      scope: 'user',
       token_type: 'Bearer',
       aud: app.clientId,
       client_id: app.clientId,
     });
+    // A token made without scopes is not narrowed: no `scope` (docs/integration.md, "Introspection").
+    expect(active.body.scope).toBeUndefined();
     expect((await introspect(app, token, 'post')).body.active).toBe(true);
     // A client no one here wrote (npm token-introspection) reads it, and is told of nothing else.
     const client = tokenIntrospection({
@@ -453,5 +454,129 @@ describe('forward-auth', () => {
     expect(wrong.body.error).toBe('invalid_client');
     const unknown = await introspect({ ...app, clientId: 'nobody' }, grant.body.access_token);
     expect(unknown.status).toBe(401);
+  });
+
+  it('API token audiences: the services named only, introspection agrees, no API without a scope', async () => {
+    const owner = basic(user.login, PASSWORD);
+    const other = await createService({
+      name: `${uniqueLogin('aud')}-other`,
+      hosts: [`${uniqueLogin('o')}.example.com`],
+    });
+    const issue = (json: Record<string, unknown>) =>
+      callJson<{
+        id: string;
+        token: string;
+        scopes: string[] | null;
+        audiences: string[] | null;
+        errors?: { path: string }[];
+      }>('/v4/users/me/tokens', { base, method: 'POST', auth: owner, json: { name: 'aud', ...json } });
+    const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+    const introspect = (service: Service, token: string) =>
+      callJson<Record<string, unknown>>('/v3/oauth/introspect', {
+        base,
+        method: 'POST',
+        form: { token },
+        auth: basic(service.clientId, service.clientSecret!),
+      });
+
+    const forApp = await issue({ audiences: [app.name, app.name] });
+    expect(forApp.status, JSON.stringify(forApp.body)).toBe(201);
+    expect(forApp.body.audiences).toEqual([app.name]);
+    expect(forApp.body.scopes).toEqual([]);
+    const token = forApp.body.token;
+    const admitted = await forwardAuth(`http://${app.hosts[0]}/ok`, bearer(token));
+    expect(admitted.status).toBe(200);
+    expect(admitted.headers.get('remote-user')).toBe(user.login);
+    // Any account may enter `other`: this token may not, refused like an account that may not enter.
+    const refused = await forwardAuth(`http://${other.hosts[0]}/no`, bearer(token));
+    expect(refused.status).toBe(403);
+    expect((await refused.json()) as object).toMatchObject({ reason: 'token-audience' });
+    const viaNginx = await call('/v4/authz/auth-request', {
+      base,
+      headers: { 'X-Original-URL': `http://${other.hosts[0]}/no`, ...bearer(token) },
+    });
+    expect(viaNginx.status).toBe(403);
+    expect((await introspect(app, token)).body).toMatchObject({
+      active: true,
+      username: user.login,
+      scope: '',
+      aud: [app.clientId],
+      client_id: app.clientId,
+    });
+    expect((await introspect(other, token)).body).toEqual({ active: false });
+    // No API scope: this service's own API refuses it.
+    const me = await call('/v4/users/me', { base, headers: bearer(token) });
+    expect(me.status).toBe(403);
+    expect(me.headers.get('www-authenticate')).toContain('insufficient_scope');
+
+    // Audiences and a scope: both.
+    const both = await issue({ audiences: [app.name, other.name], scopes: ['account:read'] });
+    expect(both.status).toBe(201);
+    expect((await call('/v4/users/me', { base, headers: bearer(both.body.token) })).status).toBe(200);
+    expect((await forwardAuth(`http://${other.hosts[0]}/`, bearer(both.body.token))).status).toBe(200);
+    expect((await introspect(other, both.body.token)).body).toMatchObject({
+      active: true,
+      scope: 'account:read',
+      aud: [app.clientId, other.clientId],
+    });
+    // The choices are the services the owner may enter; another is refused like one that does not exist.
+    const choices = await callJson<{ items: { name: string }[] }>('/v4/users/me/token-audiences', {
+      base,
+      auth: owner,
+    });
+    const names = choices.body.items.map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining([app.name, other.name, 'srm']));
+    expect(names).not.toContain(admins.name);
+    const notAllowed = await issue({ audiences: [admins.name] });
+    expect(notAllowed.status).toBe(422);
+    expect(notAllowed.body.errors?.[0]?.path).toBe('audiences');
+    expect((await call('/v4/users/me/token-audiences', { base, headers: bearer(both.body.token) })).status).toBe(403);
+    // Nor does the audience widen who may enter: closed to the account afterwards, the service refuses.
+    const closed = await call(`/v4/services/${other.name}`, {
+      base,
+      method: 'PATCH',
+      auth: admin,
+      json: { access: { anyAccount: false, roles: ['admin'] } },
+    });
+    expect(closed.status).toBe(200);
+    await expect
+      .poll(async () => (await forwardAuth(`http://${other.hosts[0]}/`, bearer(both.body.token))).status, {
+        timeout: 15_000,
+      })
+      .toBe(403);
+
+    // Scopes without audiences: this API only, no service (docs/api.md, "API token audiences").
+    const scoped = await issue({ scopes: ['account:read'] });
+    const asScoped = await forwardAuth(`http://${app.hosts[0]}/`, bearer(scoped.body.token));
+    expect(asScoped.status).toBe(401);
+    expect((await asScoped.json()) as object).toMatchObject({ reason: 'invalid-credentials' });
+    expect((await introspect(app, scoped.body.token)).body).toEqual({ active: false });
+    // Without scopes or audiences: where its owner may enter, as before.
+    const legacy = await issue({});
+    expect(legacy.body.audiences).toBeNull();
+    expect((await forwardAuth(`http://${app.hosts[0]}/`, bearer(legacy.body.token))).status).toBe(200);
+
+    // Bad requests name their field.
+    const unknown = await issue({ audiences: ['no-such-service'] });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors?.[0]?.path).toBe('audiences');
+    const nothing = await issue({ scopes: [] });
+    expect(nothing.status).toBe(422);
+    expect(nothing.body.errors?.[0]?.path).toBe('scopes');
+
+    // The refusal is audited with its reason.
+    type Event = { data: Record<string, unknown> };
+    await expect
+      .poll(
+        async () => {
+          const r = await callJson<{ items: Event[] }>(
+            `/v3/logs/ext_service_access/events?type=service.access&user=${encodeURIComponent(user.login)}&size=100`,
+            { base, auth: admin },
+          );
+          return (r.body.items ?? []).some((e) => e.data.reason === 'token-audience' && e.data.service === other.name);
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(true);
   });
 });

@@ -32,6 +32,8 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/webauthn-ec2-signature.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/gate-route-docs.js': /^worker\/src\/gate\//,
   'worker/edge-aliases/webhook-api-words.js': /^worker\/src\/webhooks\/routes\.ts$/,
+  'worker/edge-aliases/user-api-words.js':
+    /^worker\/src\/users\/(me|account|create|service-token)-routes\.ts$|^worker\/src\/users\/token-request\.ts$/,
 };
 
 /**

@@ -63,6 +63,7 @@ export interface AccountQuery {
   role?: Role;
   status?: UserRow['status'];
   source?: UserRow['source'];
+  kind?: UserRow['kind'];
   sort: (typeof ACCOUNT_SORTS)[number];
   limit: number;
   offset: number;
@@ -95,6 +96,7 @@ export async function listAccounts(db: Db, q: AccountQuery, now: number) {
     q.role ? eq(users.role, q.role) : undefined,
     q.status ? eq(users.status, q.status) : undefined,
     q.source ? eq(users.source, q.source) : undefined,
+    q.kind ? eq(users.kind, q.kind) : undefined,
   );
   const [rows, count] = await db.batch([
     db

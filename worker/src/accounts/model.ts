@@ -19,6 +19,9 @@ export const PublicUserSchema = z
     email: z.string().nullable(),
     role: z.enum(ROLES),
     source: z.enum(['local', 'ldap', 'oidc']),
+    kind: z.enum(['person', 'service']).openapi({
+      description: 'service: an account that owns API tokens and never signs in (docs/api.md, "Service accounts")',
+    }),
     sourceName: z
       .string()
       .nullable()
@@ -70,6 +73,7 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     email: user.email,
     role: user.role,
     source: user.source,
+    kind: user.kind,
     sourceName: user.sourceName,
     status: user.status,
     blockedReason: user.blockedReason,

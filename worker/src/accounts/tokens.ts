@@ -36,7 +36,16 @@ export const TokenSchema = z
       .openapi({
         description:
           'what the token may be used for (docs/api.md, "API token scopes"), within its owner\'s rights; null: ' +
-          'everything its owner may do (a token made without scopes, as every token made before scopes existed)',
+          'everything its owner may do (a token made without scopes, as every token made before scopes existed); ' +
+          "empty: none of this service's API (a token for its audiences only)",
+      }),
+    audiences: z
+      .array(z.string())
+      .nullable()
+      .openapi({
+        description:
+          'the protected services (names of /v4/services) the gate and introspection admit the token for ' +
+          '(docs/api.md, "API token audiences"); null: no audience limit',
       }),
   })
   .openapi('ApiToken');
@@ -58,6 +67,7 @@ export function toPublicToken(t: TokenRow): z.infer<typeof TokenSchema> {
     lastUsedIp: t.lastUsedIp,
     expiresAt: isoOrNull(t.expiresAt),
     scopes: (t.scopes as TokenScope[] | null) ?? null,
+    audiences: t.audiences ?? null,
   };
 }
 
@@ -97,6 +107,8 @@ export async function issueToken(
     expiresAt: number | null;
     /** null: every scope (what the owner may do) */
     scopes: readonly TokenScope[] | null;
+    /** null: no audience limit */
+    audiences?: readonly string[] | null;
     now: number;
     actor: UserRow;
     request?: RequestMeta;
@@ -115,6 +127,7 @@ export async function issueToken(
     revokedAt: null,
     scopes: o.scopes ? [...new Set(o.scopes)] : null,
     lastUsedIp: null,
+    audiences: o.audiences ? [...new Set(o.audiences)] : null,
   };
   await runAccountBatch(db, [
     accountWrite(user.id, db.insert(apiTokens).values(row)),
@@ -130,6 +143,7 @@ export async function issueToken(
         prefix: row.prefix,
         expiresAt: isoOrNull(row.expiresAt),
         scopes: row.scopes,
+        audiences: row.audiences,
       },
     }),
   ]);
@@ -206,6 +220,8 @@ export interface TokenAccount {
   expiresAt: number | null;
   /** null: every scope (accounts/token-scopes.ts) */
   scopes: string[] | null;
+  /** The services the gate admits it for (names); null: no audience limit */
+  audiences: string[] | null;
 }
 
 // At most one query per token per AUTH_REVOCATION_CHECK_SEC (store/credential-cache.ts: the staleness bound).
@@ -274,6 +290,7 @@ function tokenLookupQuery(db: Db, hash: string | Placeholder, now: number | Plac
       lastUsedAt: apiTokens.lastUsedAt,
       expiresAt: apiTokens.expiresAt,
       scopes: apiTokens.scopes,
+      audiences: apiTokens.audiences,
     })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))

@@ -252,7 +252,14 @@ export const EVENT_CATALOGUE = {
     streams: ['crud_user', 'crud_admin'],
     outcomes: ['unknown'],
     description: 'an API token issued (by its owner: crud_user; by an administrator: crud_admin)',
-    data: { tokenId: 'the token', name: 'its name', prefix: 'its first characters', expiresAt: 'its expiry' },
+    data: {
+      tokenId: 'the token',
+      name: 'its name',
+      prefix: 'its first characters',
+      expiresAt: 'its expiry',
+      scopes: 'its scopes (null: everything its owner may do)',
+      audiences: 'the protected services it is limited to (null: no audience limit)',
+    },
   },
   'token.revoked': {
     streams: ['crud_user', 'crud_admin'],
@@ -267,6 +274,7 @@ export const EVENT_CATALOGUE = {
     data: {
       role: 'its role',
       password: 'local: `chosen` (created without one: the welcome mail links to choosing it) or `given`',
+      kind: '`service` for a service account (docs/api.md, "Service accounts"); absent for a person',
       via: 'bootstrap, first-run, operator, ...',
       source: 'ldap or oidc',
       sourceName: 'the record',
@@ -449,7 +457,8 @@ export const EVENT_CATALOGUE = {
       outcome: 'allow, sign-in, second-step or refuse',
       reason:
         'allowed, unknown-service, bad-target, no-credentials, invalid-credentials, basic-not-allowed, ' +
-        'second-factor-required, not-allowed or untrusted-proxy',
+        'second-factor-required, not-allowed, token-audience (an API token limited to other services) or ' +
+        'untrusted-proxy',
       url: 'the address asked for, without its query (null when none could be read)',
     },
   },

@@ -77,12 +77,15 @@ export interface LoginResult {
   secondFactor?: { factors: FactorKind[]; plan: AttemptPlan; known: boolean };
 }
 
-/** Finds the live local account of a login (case-insensitive). */
+/**
+ * Finds the live local account of a login (case-insensitive) that signs in: a service account never
+ * does (docs/api.md, "Service accounts"), so its login is answered as an unknown one.
+ */
 export function liveLocalUser(db: Db, key: string) {
   return db
     .select()
     .from(users)
-    .where(and(eq(users.loginKey, key), liveAccounts, eq(users.source, 'local')))
+    .where(and(eq(users.loginKey, key), liveAccounts, eq(users.source, 'local'), eq(users.kind, 'person')))
     .limit(1);
 }
 

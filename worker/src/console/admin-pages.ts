@@ -11,6 +11,7 @@ import { NOTIFICATION_KINDS } from '../../../schema/notifications.js';
 import type { ConsolePage, PageRender } from './page.js';
 import { noSealingKey, userFactorsSection } from './security-pages.js';
 import { policyList } from './policy.js';
+import { TOKEN_SCOPE_NAMES } from '../accounts/token-scopes.js';
 
 const option = (value: string, label: string) => html`<option value="${value}">${label}</option>`;
 const roles = (r: PageRender) => ['user', 'auditor', 'admin'].map((v) => option(v, r.t(`role.${v}`)));
@@ -38,6 +39,11 @@ ${option('', r.t('users.any'))}
 ${option('local', r.t('source.local'))}
 ${option('ldap', 'LDAP')}
 ${option('oidc', 'OIDC')}</select></p>
+<p class="field"><label for="users-kind">${r.t('users.kind')}</label>
+<select id="users-kind" name="kind">
+${option('', r.t('users.any'))}
+${option('person', r.t('users.kindPerson'))}
+${option('service', r.t('users.kindServices'))}</select></p>
 <p class="field"><label for="users-sort">${r.t('users.sort')}</label>
 <select id="users-sort" name="sort">
 ${option('login', r.t('users.sortLogin'))}
@@ -59,6 +65,8 @@ ${option('-lastLoginAt', r.t('users.sortLastLogin'))}</select></p>
   autocapitalize="none" spellcheck="false" autocomplete="off"></p>
 <p class="field"><label for="create-display">${r.t('users.displayName')}</label>
 <input id="create-display" name="displayName" maxlength="200" autocomplete="off"></p>
+<p class="check"><input id="create-service" name="kind" type="checkbox" value="service">
+<label for="create-service">${r.t('users.serviceAccount')}</label></p>
 <p class="field"><label for="create-email">${r.t('users.email')}</label>
 <input id="create-email" name="email" type="email" autocomplete="off"></p>
 <p class="field"><label for="create-role">${r.t('users.role')}</label>
@@ -141,6 +149,21 @@ aria-describedby="reset-password-policy-title reset-password-policy"></p>
 <h2 id="user-tokens-title">${r.t('user.tokens')}</h2>
 <div id="user-tokens-message" class="message" hidden></div>
 <div id="user-tokens"></div>
+<form id="user-token-form" hidden>
+<h3>${r.t('user.issueToken')}</h3>
+<p class="field"><label for="user-token-name">${r.t('tokens.name')}</label>
+<input id="user-token-name" name="name" maxlength="100" required></p>
+<fieldset><legend>${r.t('tokens.scopes')}</legend>
+${TOKEN_SCOPE_NAMES.map(
+  (s) => html`<p class="check"><input id="user-token-scope-${s.replace(':', '-')}" name="scopes" type="checkbox"
+value="${s}"><label for="user-token-scope-${s.replace(':', '-')}"><code>${s}</code></label></p>`,
+)}
+</fieldset>
+<div id="user-token-message" class="message" hidden></div>
+<p class="actions"><button type="submit">${r.t('tokens.issue')}</button></p>
+<p class="field" id="user-token-issued" hidden><label for="user-token-secret">${r.t('tokens.secret')}</label>
+<input id="user-token-secret" readonly class="secret" spellcheck="false"></p>
+</form>
 </section>
 ${userFactorsSection(r)}
 <form id="user-delete" class="card" aria-labelledby="user-delete-title">

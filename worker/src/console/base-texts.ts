@@ -174,6 +174,19 @@ const en = {
     'None ticked: everything you may do (as tokens made before scopes). It can never manage tokens, second ' +
     'factors or passwords.',
   'tokens.everything': 'everything its owner may do',
+  'tokens.noScope': 'none of this API',
+  'tokens.audiences': 'Services it may enter',
+  'tokens.audiencesHint':
+    'None ticked: no limit (without scopes, it enters the services you may enter; with scopes, none). Ticked: ' +
+    'only those, and without scopes it cannot use this API.',
+  'tokens.noAudienceChoices': 'There is no protected service you may enter.',
+  'tokens.audiencesColumn': 'Services',
+  'tokens.anyService': 'no limit',
+  'tokens.filterScope': 'With the scope',
+  'tokens.filterUse': 'Last use',
+  'tokens.unusedFor': 'unused for {n} days',
+  'tokens.neverUsed': 'never used',
+  'tokens.noneMatch': 'No token matches the filters.',
   'tokens.scope.account:read': 'read your account (profile, sessions, factors, mails)',
   'tokens.scope.account:write': 'change your preferences, end your sessions',
   'tokens.scope.users:read': 'read other accounts (administrators)',
@@ -374,6 +387,19 @@ const ru: Record<keyof typeof en, string> = {
     'Ничего не отмечено: всё, что можете вы (как у токенов, выпущенных до областей). Управлять токенами, ' +
     'вторыми факторами и паролями токен не может никогда.',
   'tokens.everything': 'всё, что может владелец',
+  'tokens.noScope': 'ничего в этом API',
+  'tokens.audiences': 'В какие сервисы пускает',
+  'tokens.audiencesHint':
+    'Ничего не отмечено: без ограничения (без областей — в сервисы, куда можно вам; с областями — ни в какие). ' +
+    'Отмечено: только в эти, а без областей этот API ему недоступен.',
+  'tokens.noAudienceChoices': 'Нет защищённых сервисов, куда вам можно войти.',
+  'tokens.audiencesColumn': 'Сервисы',
+  'tokens.anyService': 'без ограничения',
+  'tokens.filterScope': 'С областью',
+  'tokens.filterUse': 'Последнее использование',
+  'tokens.unusedFor': 'не использовался {n} дн.',
+  'tokens.neverUsed': 'ни разу',
+  'tokens.noneMatch': 'Нет токенов, подходящих под фильтры.',
   'tokens.scope.account:read': 'читать свою учётную запись (профиль, сеансы, факторы, письма)',
   'tokens.scope.account:write': 'менять свои настройки, завершать свои сеансы',
   'tokens.scope.users:read': 'читать другие учётные записи (администраторы)',

@@ -68,6 +68,10 @@ ${TOKEN_SCOPE_NAMES.map(
 <label for="token-scope-${s.replace(':', '-')}"><code>${s}</code> ${r.t(`tokens.scope.${s}`)}</label></p>`,
 )}
 </fieldset>
+<fieldset id="token-audiences"><legend>${r.t('tokens.audiences')}</legend>
+<p class="hint">${r.t('tokens.audiencesHint')}</p>
+<div id="token-audience-list"></div>
+</fieldset>
 <div id="token-message" class="message" hidden></div>
 <p class="actions"><button type="submit">${r.t('tokens.issue')}</button></p>
 </form>
@@ -77,6 +81,15 @@ ${TOKEN_SCOPE_NAMES.map(
 <input id="token-secret" readonly class="secret" spellcheck="false"></p>
 <p class="actions"><button type="button" id="token-copy">${r.t('tokens.copy')}</button> <span id="token-copy-state"
 role="status"></span></p>
+</div>
+<div class="grid" id="token-filters">
+<p class="field"><label for="token-filter-scope">${r.t('tokens.filterScope')}</label>
+<select id="token-filter-scope"><option value="">${r.t('users.any')}</option>
+${TOKEN_SCOPE_NAMES.map((s) => html`<option value="${s}">${s}</option>`)}</select></p>
+<p class="field"><label for="token-filter-use">${r.t('tokens.filterUse')}</label>
+<select id="token-filter-use"><option value="">${r.t('users.any')}</option>
+${[30, 90].map((n) => html`<option value="${n}">${r.t('tokens.unusedFor', { n })}</option>`)}
+<option value="never">${r.t('tokens.neverUsed')}</option></select></p>
 </div>
 <div id="tokens-region"></div>`,
 };

@@ -21,6 +21,7 @@ const USER = {
   email: 'jane.doe@example.com',
   role: 'user',
   source: 'local',
+  kind: 'person',
   sourceName: null,
   status: 'active',
   blockedReason: null,
@@ -127,7 +128,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     },
   },
   'POST /v4/users/me/tokens': {
-    request: { 'application/json': { name: 'ci-pipeline', expiresInDays: 90, scopes: ['account:read', 'logs:read'] } },
+    request: {
+      'application/json': { name: 'ci-pipeline', expiresInDays: 90, scopes: ['account:read'], audiences: ['srm'] },
+    },
     responses: {
       201: {
         id: '97bef43d-f537-4aab-b499-6bcea9500274',
@@ -137,7 +140,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
         lastUsedAt: null,
         lastUsedIp: null,
         expiresAt: '2026-04-05T09:30:00.000Z',
-        scopes: ['account:read', 'logs:read'],
+        scopes: ['account:read'],
+        audiences: ['srm'],
         token: 'ast_lvgl0RQwhBv6J0OlefIrE156y8t-4jV-cG0H8pi7tOI',
       },
     },

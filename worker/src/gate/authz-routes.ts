@@ -92,6 +92,7 @@ const REFUSAL_DETAIL: Record<string, string> = {
   'unknown-service': 'no protected service answers for this address',
   'bad-target': 'the forwarded address is missing or malformed',
   'not-allowed': 'this account may not enter this service',
+  'token-audience': 'this API token is limited to other services',
   'second-factor-required': 'this service requires a second factor, which this credential cannot carry',
 };
 

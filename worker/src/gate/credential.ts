@@ -39,10 +39,23 @@ export function gateAccount(p: Principal): GateAccount {
   };
 }
 
-function asCredential(p: Principal, method: 'session' | 'token' | 'basic'): ReadCredential {
+function asCredential(
+  p: Principal,
+  method: 'session' | 'token' | 'basic',
+  audiences?: readonly string[] | null,
+): ReadCredential {
   const s = p.session;
   const secondFactor = s !== undefined && (s.secondFactorAt !== null || s.authMethod === 'passkey');
-  return { credential: { kind: 'account', account: gateAccount(p), method, secondFactor }, principal: p };
+  return { credential: { kind: 'account', account: gateAccount(p), method, secondFactor, audiences }, principal: p };
+}
+
+/**
+ * Whether an API token may be presented to a protected service at all (docs/api.md, "API token
+ * audiences"): one with audiences, for those (the decision checks which); one made without scopes,
+ * wherever its owner may enter; one narrowed to scopes of this service's API only, nowhere.
+ */
+export function tokenForServices(t: { scopes: readonly string[] | null; audiences: readonly string[] | null }) {
+  return t.audiences !== null || t.scopes === null;
 }
 
 const INVALID: ReadCredential = { credential: { kind: 'invalid' } };
@@ -72,12 +85,10 @@ export async function readCredential(c: Context<AppEnv>, service: ServiceRule): 
       const now = scope.now();
       const found = await accountOfToken(scope.db, token, now, revocationCheckMs(scope.config));
       if (!found) return INVALID;
-      // A token narrowed to scopes of this service's API does not open the platform's services
-      // (docs/api.md, "API token scopes"); one made without scopes may do what its owner may.
-      if (found.scopes !== null) return INVALID;
+      if (!tokenForServices(found)) return INVALID;
       const touch = touchToken(scope.db, found, now, scope.request.ip);
       if (touch) scope.inBackground(touch);
-      return asCredential({ user: found.user, method: 'bearer', tokenId: found.tokenId }, 'token');
+      return asCredential({ user: found.user, method: 'bearer', tokenId: found.tokenId }, 'token', found.audiences);
     }
     if (scheme === 'basic') {
       // A password is checked (and counted against the lockout) only for a service that takes it.

@@ -45,6 +45,13 @@ const token = (account = person()): GateCredential => ({
   method: 'token',
   secondFactor: false,
 });
+const limited = (audiences: string[], account = person()): GateCredential => ({
+  kind: 'account',
+  account,
+  method: 'token',
+  secondFactor: false,
+  audiences,
+});
 const password = (account = person()): GateCredential => ({
   kind: 'account',
   account,
@@ -95,6 +102,25 @@ const table: [string, GateCredential, string, string, string, string | undefined
     'open',
   ],
   ['Basic, allowed', password(), 'https://basic.example.com/', 'allow', 'allowed', 'basic'],
+  // API token audiences (docs/api.md, "API token audiences"): only the services named, and only where the owner may.
+  ['token for open, open', limited(['open']), 'https://open.example.com/', 'allow', 'allowed', 'open'],
+  [
+    'token for open, an admin at admins',
+    limited(['open'], person({ role: 'admin' })),
+    'https://admins.example.com/',
+    'refuse',
+    'token-audience',
+    'admins',
+  ],
+  [
+    'token for admins, a user at admins',
+    limited(['admins']),
+    'https://admins.example.com/',
+    'refuse',
+    'not-allowed',
+    'admins',
+  ],
+  ['token for nothing known', limited([]), 'https://open.example.com/', 'refuse', 'token-audience', 'open'],
 ];
 
 describe('decide', () => {

@@ -43,6 +43,8 @@ export type GateCredential =
       method: 'session' | 'token' | 'basic';
       /** A session that passed a second factor (its second step, or a passkey). */
       secondFactor: boolean;
+      /** An API token limited to these services (names); absent: no audience limit. */
+      audiences?: readonly string[] | null;
     };
 
 export type DecisionReason =
@@ -53,7 +55,8 @@ export type DecisionReason =
   | 'invalid-credentials'
   | 'basic-not-allowed'
   | 'second-factor-required'
-  | 'not-allowed';
+  | 'not-allowed'
+  | 'token-audience';
 
 export type Decision =
   | { outcome: 'allow'; reason: 'allowed'; service: ServiceRule; headers: Record<string, string> }
@@ -133,6 +136,7 @@ export function identityHeaders(names: ServiceHeaders, account: GateAccount): Re
  */
 export function admits(service: ServiceRule, credential: Extract<GateCredential, { kind: 'account' }>): boolean {
   if (credential.method === 'basic' && !service.allowBasic) return false;
+  if (credential.audiences && !credential.audiences.includes(service.name)) return false;
   if (!mayEnter(service.access, credential.account)) return false;
   return !service.requireSecondFactor || credential.secondFactor;
 }
@@ -153,6 +157,9 @@ export function decide(input: DecisionInput): Decision {
   }
   if (credential.method === 'basic' && !service.allowBasic)
     return { outcome: 'sign-in', reason: 'basic-not-allowed', service };
+  // An API token limited to other services is refused like an account that may not enter.
+  if (credential.audiences && !credential.audiences.includes(service.name))
+    return { outcome: 'refuse', reason: 'token-audience', service };
   // Who may enter is decided before the second factor: a step that cannot lead in is not asked for.
   if (!mayEnter(service.access, credential.account)) return { outcome: 'refuse', reason: 'not-allowed', service };
   if (service.requireSecondFactor && !credential.secondFactor) {

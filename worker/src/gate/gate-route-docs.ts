@@ -39,11 +39,24 @@ export const GATE_DOCS = {
   introspect1: 'required: a session access token or an API token',
   introspect2: 'ignored: both kinds are tried',
   introspect3: 'client_secret_post (else HTTP Basic)',
-  introspect4: "the account's role (admin, auditor, user)",
+  introspect4:
+    "an API token's scopes, space-separated (empty: none of this service's API); absent for a session or a " +
+    'token made without scopes (docs/integration.md, "Introspection")',
   introspect5: 'absolute end (seconds); absent for a token without',
-  introspect6: "the calling service's client id",
+  introspect6:
+    "the calling service's client id; for an API token limited to services, their client ids (a list, " +
+    'docs/api.md, "API token audiences")',
   introspect7: 'Token introspection (RFC 7662) for protected services',
   introspect8: 'Authorization server metadata (RFC 8414)',
+  introspect9:
+    "Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as " +
+    'HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: ' +
+    'unknown, expired, revoked, a blocked account, a token whose account may not enter that service, or an API ' +
+    'token limited to other services (its audiences) or narrowed to scopes of this API only. A wrong client ' +
+    'credential: 401 `invalid_client`.',
+  introspect10:
+    'Names the issuer and the introspection endpoint. Also served at the RFC 8414 address for an issuer with a ' +
+    'path: /.well-known/oauth-authorization-server followed by ROOT_PATH.',
   authz101:
     `${COMMON} The address from X-Original-URL (X-Original-Method), else X-Forwarded-Proto, -Host, -Uri. Not ` +
     'signed in (or the second step needed): 401 with the sign-in address in Location, for `auth_request_set`.',

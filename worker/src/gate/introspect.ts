@@ -17,7 +17,7 @@ import { requestHeader } from '../http/node-messages.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { publicRoute } from '../http/public-route.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
-import { gateAccount } from './credential.js';
+import { gateAccount, tokenForServices } from './credential.js';
 import { admits, type GateCredential } from './decision.js';
 import { secretHash, servicesSnapshot, type ServiceRow } from './services.js';
 
@@ -41,7 +41,10 @@ const Active = z
     exp: z.number().int().optional().openapi({ description: DOCS.introspect5 }),
     iat: z.number().int().optional(),
     token_type: z.literal('Bearer').optional(),
-    aud: z.string().optional().openapi({ description: DOCS.introspect6 }),
+    aud: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .openapi({ description: DOCS.introspect6 }),
     client_id: z.string().optional(),
   })
   .openapi('IntrospectionResponse');
@@ -66,11 +69,7 @@ const introspectRoute = publicRoute({
   middleware: [urlencodedOnly] as const,
   tags: ['services'],
   summary: DOCS.introspect7,
-  description:
-    "Authenticated with a protected service's credential (`client_id` and the secret of POST /v4/services), as " +
-    'HTTP Basic or in the form. `{"active": false}` (200) for anything not valid for the calling service: ' +
-    'unknown, expired, revoked, a blocked account, or a token whose account may not enter that service. A wrong ' +
-    'client credential: 401 `invalid_client`.',
+  description: DOCS.introspect9,
   // Fields are checked by the handler, which answers RFC 6749 errors (invalid_request, invalid_client).
   request: { body: { required: false, content: { 'application/x-www-form-urlencoded': { schema: Form } } } },
   responses: {
@@ -86,9 +85,7 @@ const metadataRoute = publicRoute({
   path: METADATA_PATH,
   tags: ['services'],
   summary: DOCS.introspect8,
-  description:
-    'Names the issuer and the introspection endpoint. Also served at the RFC 8414 address for an issuer with a ' +
-    'path: /.well-known/oauth-authorization-server followed by ROOT_PATH.',
+  description: DOCS.introspect10,
   responses: {
     200: {
       description: 'the metadata',
@@ -139,7 +136,10 @@ function clientCredentials(
 async function tokenCredential(
   c: Context<AppEnv>,
   token: string,
-): Promise<{ credential: Extract<GateCredential, { kind: 'account' }>; exp?: number; iat?: number } | undefined> {
+): Promise<
+  | { credential: Extract<GateCredential, { kind: 'account' }>; exp?: number; iat?: number; scopes?: string[] | null }
+  | undefined
+> {
   const { scope } = c.var;
   if (token.includes('.')) {
     const found = await sessionFromToken(scope, token, SESSION_AUDIENCE);
@@ -156,16 +156,17 @@ async function tokenCredential(
     return { credential, exp: s.expiresAt, iat: s.createdAt };
   }
   const found = await accountOfToken(scope.db, token, scope.now(), revocationCheckMs(scope.config));
-  // A token narrowed to this service's API is no credential for another service (docs/api.md, "API token scopes").
-  if (!found || found.scopes !== null) return undefined;
+  // A token narrowed to this service's API is no credential for another service (docs/api.md, "API token audiences").
+  if (!found || !tokenForServices(found)) return undefined;
   const principal = { user: found.user, method: 'bearer' as const, tokenId: found.tokenId };
   const credential = {
     kind: 'account' as const,
     account: gateAccount(principal),
     method: 'token' as const,
     secondFactor: false,
+    audiences: found.audiences,
   };
-  return { credential, ...(found.expiresAt !== null ? { exp: found.expiresAt } : {}) };
+  return { credential, scopes: found.scopes, ...(found.expiresAt !== null ? { exp: found.expiresAt } : {}) };
 }
 
 /** Registers introspection and the metadata (`app`: the root, for RFC 8414's address of an issuer with a path). */
@@ -194,16 +195,20 @@ export function registerIntrospection(api: App, app: App, root: string): void {
     const rule = snapshot.rules.find((r) => r.id === service.id);
     if (!found || !rule || !admits(rule, found.credential)) return c.json({ active: false }, 200);
     const a = found.credential.account;
+    const limited = found.credential.audiences;
+    // The audiences as the services know themselves: their client ids (a deleted service is dropped).
+    const clientIds = new Map([...snapshot.byClientId.values()].map((r) => [r.name, r.clientId]));
+    const aud = limited ? limited.flatMap((id) => clientIds.get(id) ?? []) : service.clientId;
     return c.json(
       {
         active: true,
         sub: a.id,
         username: a.login,
-        scope: a.role,
+        ...(found.scopes ? { scope: found.scopes.join(' ') } : {}),
         ...(found.exp !== undefined ? { exp: Math.floor(found.exp / 1000) } : {}),
         ...(found.iat !== undefined ? { iat: Math.floor(found.iat / 1000) } : {}),
         token_type: 'Bearer' as const,
-        aud: service.clientId,
+        aud,
         client_id: service.clientId,
       },
       200,

@@ -76,19 +76,20 @@ async function throttle(scope: RequestScope, identifier: string, now: number): P
   }
 }
 
-/** The live accounts a request names. */
+/** The live accounts a request names (a service account never: it has no password, docs/api.md, "Service accounts"). */
 async function accountsFor(db: Db, ask: { login?: string; email?: string }): Promise<UserRow[]> {
+  const people = and(liveAccounts, eq(users.kind, 'person'));
   if (ask.login !== undefined) {
     return db
       .select()
       .from(users)
-      .where(and(eq(users.loginKey, loginKey(normaliseLogin(ask.login))), liveAccounts))
+      .where(and(eq(users.loginKey, loginKey(normaliseLogin(ask.login))), people))
       .limit(1);
   }
   return db
     .select()
     .from(users)
-    .where(and(sql`lower(${users.email}) = ${ask.email!.toLowerCase()}`, liveAccounts))
+    .where(and(sql`lower(${users.email}) = ${ask.email!.toLowerCase()}`, people))
     .limit(MAX_ACCOUNTS_PER_ADDRESS);
 }
 

@@ -5,6 +5,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
+import { T } from './user-api-words.js';
 import { superAccess } from '../auth/roles.js';
 import { TokenSchema, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App, AppEnv } from '../http/context.js';
@@ -47,6 +48,9 @@ const ListQuery = z.object({
   role: z.enum(ROLES).optional(),
   status: z.enum(['active', 'blocked']).optional(),
   source: z.enum(['local', 'ldap', 'oidc']).optional(),
+  kind: z.enum(['person', 'service']).optional().openapi({
+    description: 'service: the service accounts only; person: the others (docs/api.md, "Service accounts")',
+  }),
   sort: z.enum(ACCOUNT_SORTS).default('login'),
 });
 const UserPage = pageOf(PublicUserSchema, 'UserPage');
@@ -82,46 +86,13 @@ const SuperAccess = z
   .strict()
   .openapi('SuperAccessRequest');
 
-/**
- * What super-access (lent rights) may do, as documented on the grant route; each operation declares
- * its own part (`x-super-access`), and test/http/permissions.test.ts walks every route against it.
- */
-const LENT_RIGHTS = [
-  'Super-access exists to help users. What it may do (each operation declares it: `x-super-access`, and',
-  '`x-super-access-target: unprivileged` where the account must hold neither administrator rights nor the',
-  'auditor role):',
-  '',
-  '| Operation | Super-access |',
-  '|---|---|',
-  '| list and read accounts, their sessions and API tokens (administrators included) | allowed |',
-  '| list the live sessions of all accounts (`/v4/sessions`) | allowed |',
-  '| create an account | role `user` only |',
-  '| update, delete, block, unblock, unlock, reset the password, end a session, revoke a token |' +
-    ' on accounts without administrator or auditor rights (neither the admin or auditor role nor super-access' +
-    ' of their own) |',
-  '| change a role | refused |',
-  '| grant or end super-access | refused |',
-  '| identity providers, LDAP servers: read | allowed |',
-  '| identity providers, LDAP servers: add, change, remove, test the connection | refused |',
-  '| settings (`/v3/settings`): read | allowed |',
-  '| settings: change, reset | refused |',
-  '| audit logs (`/v3/logs`): types, search, events, export | refused |',
-  '| audit pipeline health (`/v3/logs/pipeline`) | allowed |',
-  '| the administrator overview (`/v4/admin/overview`: it summarises the audit log) | refused |',
-  '',
-  'A refusal is 403 with a detail saying what super-access cannot do.',
-].join('\n');
-
 const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'users:read'), {
   method: 'get',
   operationId: 'listUsers',
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'List accounts',
-  description:
-    'Paginated (limit at most 100, offset), filtered by login prefix, a substring of login, name or address (`q`), ' +
-    'role, status and source, sorted by login, ' +
-    'creation or last login (prefix `-` for descending).',
+  description: T.listUsers,
   request: { query: ListQuery },
   responses: {
     200: { description: 'a page of accounts', content: { 'application/json': { schema: UserPage } } },
@@ -204,7 +175,7 @@ const RESET_DESCRIPTION =
   'Policy-checked; by default the user must change it at the next login. Ends every session of the user (their ' +
   'OAuth access tokens too), revokes every API token of the account, ends its passkeys (unless `endPasskeys` is ' +
   'false; lent rights must keep them: 403) and its reset and welcome links, in the same transaction. 409 for an ' +
-  'LDAP or OIDC account.';
+  'LDAP or OIDC account, and for a service account (it has no password).';
 const resetRoute = protectedRoute(
   { ...adminOnly(superAccess.unprivilegedTargets('reset the password of'), 'none'), stepUp: true },
   {
@@ -228,7 +199,7 @@ const grantRoute = protectedRoute(
     summary: 'Grant temporary super-access',
     description:
       `The account acts as an administrator until the access ends by itself after DEBUG_COUNTDOWN_USER_SU ` +
-      `minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${LENT_RIGHTS}`,
+      `minutes (or \`minutes\`). Granted and ended in the audit log.\n\n${T.lentRights}`,
     request: { params: UserParam, body: { required: false, content: { 'application/json': { schema: SuperAccess } } } },
     responses: { ...one, ...problemResponses(400, 404, 422) },
   },
@@ -368,6 +339,8 @@ export function registerAccountAdmin(app: App): void {
 
   app.openapi(resetRoute, async (c) => {
     const user = await target(c);
+    if (user.kind === 'service')
+      throw new ProblemError('CONFLICT', { detail: 'a service account has no password: it never signs in' });
     const body = validated(c, 'json', Reset);
     const { scope, principal } = c.var;
     // Lent rights may not remove second factors (removeUserSecondFactors): nor may they through a reset.

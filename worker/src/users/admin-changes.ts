@@ -46,8 +46,9 @@ export function assertMayChangeRole(actor: UserRow): void {
 
 /** SQL: another live, active administrator than `id` exists. */
 function anotherAdmin(id: string): SQL {
+  // A person: a service account never signs in, so it cannot be the administrator who remains.
   return sql`(select count(*) from ${users}
-    where role = 'admin' and ${activeAccounts} and id <> ${id}) > 0`;
+    where role = 'admin' and kind = 'person' and ${activeAccounts} and id <> ${id}) > 0`;
 }
 
 /** Whether a change takes an administrator's admin rights away (then another must remain). */

@@ -9,21 +9,15 @@ import { PublicUserSchema, ROLES, toPublicUser } from '../accounts/model.js';
 import { assertMayChangeRole } from './admin-changes.js';
 import { assertSessionLimit } from '../accounts/sessions.js';
 import { createLocalAccount } from './create.js';
+import { T } from './user-api-words.js';
 import { LoginSchema, normaliseLogin } from '../accounts/login-name.js';
 
 const CreateUser = z
   .object({
     login: LoginSchema,
-    password: z
-      .string()
-      .min(1)
-      .max(1024)
-      .optional()
-      .openapi({
-        description:
-          'the first password, which the administrator gives the user (the welcome mail says so, with no link); ' +
-          'absent: the account has none, and the welcome mail links to choosing it (then `email` is required)',
-      }),
+    password: z.string().min(1).max(1024).optional().openapi({
+      description: T.firstPassword,
+    }),
     displayName: z.string().trim().max(200).optional(),
     email: z.email().max(254).nullable().optional(),
     role: z.enum(ROLES).default('user'),
@@ -38,6 +32,9 @@ const CreateUser = z
       .boolean()
       .default(false)
       .openapi({ description: 'the user must change the given password at first login (ignored without one)' }),
+    kind: z.enum(['person', 'service']).default('person').openapi({
+      description: T.kind,
+    }),
   })
   .strict()
   .openapi('CreateUser');
@@ -48,14 +45,7 @@ const create = protectedRoute(adminOnly(superAccess.allowed, 'users:write'), {
   path: '/v4/users',
   tags: ['user_v4'],
   summary: 'Create a local account',
-  description:
-    'The password must pass the password policy (422 PASSWORD_POLICY lists every broken rule). Without a ' +
-    "password the account cannot sign in until its user chooses one through the welcome mail's link, which " +
-    'needs `email` (422 without it); with one, the welcome mail says the account exists, that the ' +
-    'administrator gives the password, and where to sign in. 422 when the ' +
-    'login breaks the login rule (naming the refused character). 409 when the login is taken (ignoring case and ' +
-    'width) or still reserved after a deletion (USER_LOGIN_REUSE_DAY). Super-access may create accounts of the ' +
-    'role user only (403 for admin or auditor).',
+  description: T.createUser,
   request: { body: { required: true, content: { 'application/json': { schema: CreateUser } } } },
   responses: {
     201: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },

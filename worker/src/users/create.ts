@@ -26,6 +26,8 @@ export interface NewAccount {
   role: Role;
   mustChangePassword?: boolean;
   sessionLimit?: number | null;
+  /** service: an account that owns API tokens, without a password or address (docs/api.md, "Service accounts"). */
+  kind?: 'person' | 'service';
 }
 
 export interface CreateAccountOptions {
@@ -60,7 +62,18 @@ export async function createLocalAccount(
       extensions: { errors: [{ location: 'json', path: 'login', message }] },
     });
   }
-  if (a.password !== undefined) assertPasswordPolicy(a.password, scope.config, a.login);
+  const service = a.kind === 'service';
+  if (service) {
+    // It never signs in: nothing to sign in with, nowhere to mail a link.
+    const given = a.password !== undefined ? 'password' : a.email ? 'email' : undefined;
+    if (given) {
+      const message = `a service account has no ${given === 'password' ? 'password' : 'e-mail address'}`;
+      throw new ProblemError('VALIDATION', {
+        detail: `${given}: ${message}`,
+        extensions: { errors: [{ location: 'json', path: given, message }] },
+      });
+    }
+  } else if (a.password !== undefined) assertPasswordPolicy(a.password, scope.config, a.login);
   else if (!a.email) {
     // Without a password nobody could sign in: the welcome mail's link is the one way to choose it.
     const message = 'an account created without a password needs an e-mail address (its welcome mail sets one)';
@@ -88,6 +101,7 @@ export async function createLocalAccount(
     passwordHash: a.password === undefined ? null : await scope.verifier.hasher.hash(a.password),
     mustChangePassword: a.password !== undefined && (a.mustChangePassword ?? false),
     sessionLimit: a.sessionLimit ?? null,
+    kind: a.kind ?? 'person',
     now: now,
     extra: (u) => [
       auditInsert(db, now, {
@@ -97,11 +111,13 @@ export async function createLocalAccount(
         subject: u,
         request: scope.request,
         // Whether its user chooses the password (the welcome mail then links to it: docs/mail.md, "Kinds").
-        data: {
-          role: u.role,
-          password: a.password === undefined ? 'chosen' : 'given',
-          ...(o.via ? { via: o.via } : {}),
-        },
+        data: service
+          ? { role: u.role, kind: 'service' }
+          : {
+              role: u.role,
+              password: a.password === undefined ? 'chosen' : 'given',
+              ...(o.via ? { via: o.via } : {}),
+            },
       }),
       ...(o.extra?.(u) ?? []),
     ],
@@ -121,6 +137,7 @@ export interface NewLocalUser {
   passwordHash: string | null;
   mustChangePassword?: boolean;
   sessionLimit?: number | null;
+  kind?: 'person' | 'service';
   now: number;
   /** Statements to run in the same transaction (e.g. the audit event). */
   extra?: (user: UserRow) => AccountBatchItem[];
@@ -141,12 +158,14 @@ export async function createLocalUser(db: Db, u: NewLocalUser): Promise<UserRow 
     email: u.email ?? null,
     role: u.role,
     source: 'local',
+    kind: u.kind ?? 'person',
     sourceName: null,
     externalId: null,
     status: 'active',
     blockedReason: null,
     passwordHash: u.passwordHash,
-    passwordChangedAt: u.now,
+    // A service account has no password to change, nor to expire.
+    passwordChangedAt: u.kind === 'service' ? null : u.now,
     mustChangePassword: u.mustChangePassword ?? false,
     lastLoginAt: null,
     lastActivityAt: null,

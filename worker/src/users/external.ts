@@ -160,6 +160,7 @@ export async function accountOfIdentity(
     email,
     role: roleAtLogin(scope, identity, null),
     source,
+    kind: 'person',
     sourceName,
     externalId,
     status: 'active',

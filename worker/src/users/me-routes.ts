@@ -3,14 +3,14 @@ import { z } from '@hono/zod-openapi';
 import { CHALLENGES } from '../auth/credentials.js';
 import { ANYONE, ANY_ROLE, protectedRoute } from '../auth/protected-route.js';
 import { verifyCurrentPassword } from '../auth/password-login.js';
-import { RECENT_PASSWORD_LOGIN_MS, assertRecentPassword } from '../auth/recent-password.js';
+import { assertRecentPassword } from '../auth/recent-password.js';
+import { T } from './user-api-words.js';
 import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } from '../accounts/tokens.js';
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { TOKEN_SCOPE_NAMES } from '../accounts/token-scopes.js';
-import type { ConfigSnapshot } from '../config/index.js';
-import { DAY_MS, PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { TokenRequest, tokenExpiry, tokenLimits, type AudienceChoices } from './token-request.js';
 import { setPassword } from './password.js';
 import { changeAccountStatement } from '../accounts/account-writes.js';
 import { runAccountBatch } from '../accounts/writes.js';
@@ -30,10 +30,7 @@ const me = protectedRoute(
 
 const OwnPatch = z
   .object({
-    language: z
-      .enum(['ru', 'en'])
-      .nullable()
-      .openapi({ description: "the language of the account's mails (and the console's choice); null: MAIL_LANGUAGE" }),
+    language: z.enum(['ru', 'en']).nullable().openapi({ description: T.language }),
   })
   .strict()
   .openapi('OwnAccountPatch');
@@ -46,9 +43,7 @@ const patchMe = protectedRoute(
     path: '/v4/users/me',
     tags: ['user_v4'],
     summary: "Change the caller's own preferences: the language of its mails",
-    description:
-      'The console sets it when the user picks a language (docs/mail.md, "Language"). A preference: it ends ' +
-      'nothing and is not audited.',
+    description: T.patchMe,
     request: { body: { required: true, content: { 'application/json': { schema: OwnPatch } } } },
     responses: {
       200: { description: 'the account', content: { 'application/json': { schema: PublicUserSchema } } },
@@ -56,35 +51,6 @@ const patchMe = protectedRoute(
     },
   },
 );
-
-const TokenRequest = z
-  .object({
-    name: z.string().trim().min(1).max(100).openapi({ example: 'ci-pipeline' }),
-    expiresInDays: z
-      .number()
-      .int()
-      .min(1)
-      .max(3650)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          'the lifetime in days, at most AUTH_TOKEN_MAX_LIFETIME_DAYS (365 by default); omitted: ' +
-          'AUTH_TOKEN_DEFAULT_LIFETIME_DAYS (90); null: it never expires, only where AUTH_TOKEN_NO_EXPIRY_ALLOWED',
-      }),
-    scopes: z
-      .array(z.enum(TOKEN_SCOPE_NAMES))
-      .min(1)
-      .optional()
-      .openapi({
-        description:
-          'what the token may be used for (docs/api.md, "API token scopes"), within the owner\'s rights at each ' +
-          'request; omitted: everything the owner may do',
-        example: ['account:read'],
-      }),
-  })
-  .strict()
-  .openapi('ApiTokenRequest');
 
 const issue = protectedRoute(
   { schemes: ['Cookie', 'Basic'], roles: ANY_ROLE, stepUp: true },
@@ -94,14 +60,7 @@ const issue = protectedRoute(
     path: '/v4/users/me/tokens',
     tags: ['user_v4'],
     summary: 'Issue an API token for the caller',
-    description: [
-      'Needs a recent proof of the password: Basic, or the cookie of a session started by a password login ' +
-        `(/v3/login with a local or LDAP password, /v3/login/union) at most ${RECENT_PASSWORD_LOGIN_MS / 60_000} ` +
-        'minutes ago. Otherwise 403 REAUTHENTICATION_REQUIRED (`reason`: stale_login, oauth_access_token, ' +
-        'oidc_session, not_a_password): the cookie of /v3/oauth_login (its access token) and OIDC-started sessions ' +
-        'never may; an API token or the OAuth access token as Bearer is 401.',
-      'The secret is in this response only; it is stored as a hash.',
-    ].join('\n\n'),
+    description: T.issue,
     request: { body: { required: true, content: { 'application/json': { schema: TokenRequest } } } },
     responses: {
       201: {
@@ -125,6 +84,28 @@ const list = protectedRoute(
       200: {
         description: 'the tokens',
         content: { 'application/json': { schema: z.object({ items: z.array(TokenSchema) }) } },
+      },
+    },
+  },
+);
+
+const audiences = protectedRoute(
+  { ...ANYONE, tokenScope: 'none' },
+  {
+    method: 'get',
+    operationId: 'listOwnTokenAudiences',
+    path: '/v4/users/me/token-audiences',
+    tags: ['user_v4'],
+    summary: T.audiencesSummary,
+    description: T.audiences,
+    responses: {
+      200: {
+        description: 'the service names, sorted',
+        content: {
+          'application/json': {
+            schema: z.object({ items: z.array(z.object({ name: z.string() })) }).openapi('TokenAudienceChoices'),
+          },
+        },
       },
     },
   },
@@ -159,42 +140,14 @@ const changePassword = protectedRoute(
     path: '/v4/users/me/password',
     tags: ['user_v4'],
     summary: "Change the caller's password",
-    description: [
-      'The old password in the body. Allowed while the password is expired (the only thing allowed then).',
-      'The old password is checked like a login, on the same failed-login count: a wrong one is 401 ' +
-        'INVALID_CREDENTIALS and counts; after AUTH_FAILED_COUNT failures within AUTH_FAILED_TIMEOUT_MIN minutes the ' +
-        'account is locked (its logins too) and the answer is 401 ACCOUNT_LOCKED with Retry-After, without checking ' +
-        'the password. The client address counts as for a login (429 ADDRESS_THROTTLED).',
-      'A change ends every other session of the user (their OAuth access tokens too): a change made with a session ' +
-        'keeps that session; one made with Basic or an API token ends them all. API tokens are kept (the user lists ' +
-        'and revokes them). Reset and welcome links mailed before end.',
-      '409 for an LDAP or OIDC account (its password is not managed here). 422 PASSWORD_POLICY lists every broken ' +
-        'rule, including reuse of one of the last USER_PASSWORD_HISTORY_DEPTH passwords.',
-    ].join('\n\n'),
+    description: T.changePassword,
     request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
     responses: { 204: { description: 'changed' }, ...problemResponses(400, 409, 422, 429) },
   },
 );
 
-/** The expiry of a new token (docs/api.md, "API token lifetimes"); a 422 naming the rule it breaks. */
-function tokenExpiry(config: ConfigSnapshot, days: number | null | undefined, now: number): number | null {
-  const max = config.get('TOKEN_MAX_LIFETIME_DAYS');
-  const refuse = (message: string) =>
-    new ProblemError('VALIDATION', {
-      detail: message,
-      extensions: { errors: [{ location: 'json', path: 'expiresInDays', message }] },
-    });
-  if (days === null) {
-    if (!config.get('TOKEN_NO_EXPIRY_ALLOWED'))
-      throw refuse('tokens that never expire are not allowed here (AUTH_TOKEN_NO_EXPIRY_ALLOWED); give a lifetime');
-    return null;
-  }
-  if (days !== undefined && days > max) throw refuse(`at most ${max} days (AUTH_TOKEN_MAX_LIFETIME_DAYS)`);
-  return now + (days ?? Math.min(config.get('TOKEN_DEFAULT_LIFETIME_DAYS'), max)) * DAY_MS;
-}
-
-/** Registers /v4/users/me and its tokens. */
-export function registerMe(app: App): void {
+/** Registers /v4/users/me and its tokens; `audienceChoices`: the gate's (gate/token-audiences.ts). */
+export function registerMe(app: App, audienceChoices: AudienceChoices): void {
   app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
 
   app.openapi(patchMe, async (c) => {
@@ -210,10 +163,11 @@ export function registerMe(app: App): void {
     assertRecentPassword(c.var.principal, now);
     const body = validated(c, 'json', TokenRequest);
     const user = c.var.principal.user;
+    const expiresAt = tokenExpiry(c.var.scope.config, body.expiresInDays, now);
     const issued = await issueToken(c.var.scope.db, user, {
       name: body.name,
-      expiresAt: tokenExpiry(c.var.scope.config, body.expiresInDays, now),
-      scopes: body.scopes ?? null,
+      expiresAt,
+      ...(await tokenLimits(c.var.scope, body, user, audienceChoices)),
       now,
       actor: user,
       request: c.var.scope.request,
@@ -245,6 +199,10 @@ export function registerMe(app: App): void {
     });
     return c.body(null, 204);
   });
+
+  app.openapi(audiences, async (c) =>
+    c.json({ items: (await audienceChoices(c.var.scope, c.var.principal.user)).map((name) => ({ name })) }, 200),
+  );
 
   app.openapi(list, async (c) =>
     c.json({ items: await listTokens(c.var.scope.db, c.var.principal.user.id, c.var.scope.now()) }, 200),
