@@ -20,7 +20,7 @@ const TIERS = [
   ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'],
-  ['oidc', 'principal', 'mfa', 'passkeys', 'gate'],
+  ['oidc', 'authentication', 'mfa', 'passkeys', 'gate'],
 ];
 // Above every tier: the files directly in worker/src, imported by no folder.
 
@@ -74,7 +74,7 @@ const PURPOSES = {
   schedule: "the registered jobs (each capability's own), in their order",
   overview: "GET /v4/admin/overview: the administrator's first screen (reads only; docs/api.md)",
   oidc: 'the OIDC flow (oauth4webapi) and the identity provider records',
-  principal: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
+  authentication: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
   mfa: 'the routes of second factors (the factors themselves are account data, in accounts/; docs/security-mfa.md)',
   passkeys:
     'WebAuthn passkeys: registration, the passwordless sign-in, verifyPasskeyAssertion (docs/security-passkeys.md)',

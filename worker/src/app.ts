@@ -61,7 +61,7 @@ import { registerWebhooks } from './webhooks/routes.js';
 import { registerTestMail } from './notifications/test-mail.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
-import { authenticate } from './principal/middleware.js';
+import { authenticate } from './authentication/middleware.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
