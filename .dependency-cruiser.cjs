@@ -17,7 +17,7 @@ const TIERS = [
   ['accounts'],
   ['auth'],
   ['groups'],
-  ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'],
+  ['users', 'settings', 'logs', 'docs', 'pages', 'webhooks'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'],
   ['oidc', 'authentication', 'mfa', 'passkeys', 'gate'],
@@ -59,7 +59,7 @@ const PURPOSES = {
     'the records keyed by name that hold a sealed secret (LDAP servers, identity providers)',
   logs: 'streams, shipping to the log store, the /v3/logs endpoints, the embedded audit log',
   docs: 'the OpenAPI document (generated at build time), its shared statuses, the docs page',
-  console: "the web console's page shells, page registry and texts (§8)",
+  pages: "the web console's page shells, page registry and texts (§8)",
   webhooks: '/v4/webhooks, the target rules (SSRF), signing, the sender job and its kick (docs/webhooks.md)',
   ldap: 'LDAP logins through the bridge, the LDAP server records, the refresh of LDAP groups',
   notifications: "mail notifications: the event handler, templates, delivery and its job, the mail settings",
@@ -178,7 +178,7 @@ module.exports = {
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
         pathNot:
-          '^worker/src/(console/[a-z-]*texts|' +
+          '^worker/src/(pages/[a-z-]*texts|' +
           'auth/password-policy|notifications/user-agent)\\.ts$',
       },
     },

@@ -40,7 +40,7 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
  * its texts from there, so the edge script carries none (docs/performance.md, "The edge bundle").
  */
 async function writeTexts(build, staticDir) {
-  const { dictionaries } = await importBundled(build, 'worker/src/console/all-texts.ts');
+  const { dictionaries } = await importBundled(build, 'worker/src/pages/all-texts.ts');
   writeAsset(staticDir, 'console/texts.json', JSON.stringify(dictionaries()));
 }
 

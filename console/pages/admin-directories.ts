@@ -5,7 +5,7 @@
  * serves both, driven by a list of fields; secrets (the bind password, the client secret) are
  * write-only: the page shows whether one is set and sends one only when a new one is typed.
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';

@@ -3,8 +3,8 @@
  * login substring, 20 a page (the search kept in the address), and End with a confirmation in the
  * row, through DELETE /v4/users/{userId}/sessions/{sessionId}.
  */
-import '../../worker/src/console/admin-texts.js';
-import '../../worker/src/console/overview-texts.js';
+import '../../worker/src/pages/admin-texts.js';
+import '../../worker/src/pages/overview-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, sessionColumns, t } from '../i18n.js';

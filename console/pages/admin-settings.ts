@@ -5,8 +5,8 @@
  * all, each named), a saved value is reset with DELETE /v3/settings/{name}. Secrets are write-only:
  * the page only says whether one is set, and sends a secret only when a new one is typed.
  */
-import '../../worker/src/console/admin-texts.js';
-import '../../worker/src/console/settings-texts.js';
+import '../../worker/src/pages/admin-texts.js';
+import '../../worker/src/pages/settings-texts.js';
 import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';

@@ -3,7 +3,7 @@
  * pages, create) and one user (edit, block, unblock, unlock, password reset, super-access with its
  * countdown, sessions, tokens, second factors, delete). Everything through /v4/users (admin only, enforced by the API).
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { Me, PageScript, TokenItem } from '../context.js';
 import { formatDate, sessionColumns, t, tokenColumns } from '../i18n.js';

@@ -4,7 +4,7 @@
  * signing secret (shown once, as at creation), a test event, the recent deliveries with a redelivery, and a
  * delete that asks twice.
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';

@@ -24,13 +24,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** texts.ts as a process (isolate) that has read no texts yet: a module instance of its own. */
 async function freshTexts() {
   vi.resetModules();
-  return import('../../worker/src/console/texts.js');
+  return import('../../worker/src/pages/texts.js');
 }
 
 describe("the server's console texts", () => {
   it('are every texts module, in both languages', async () => {
     const built = JSON.parse(readFileSync(join(dir, 'console', 'texts.json'), 'utf8'));
-    const { dictionaries } = await import('../../worker/src/console/all-texts.js');
+    const { dictionaries } = await import('../../worker/src/pages/all-texts.js');
     expect(built).toEqual(dictionaries());
     expect(Object.keys(built.ru).sort()).toEqual(Object.keys(built.en).sort());
     for (const key of [

@@ -18,7 +18,7 @@ import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { isLocalRequest } from './local-client.js';
 import { FIRST_RUN_CODE_TRIES, checkFirstRunCode, dropFirstRunCode } from './code.js';
 import { isHiddenSameOrigin } from '../http/csrf.js';
-import { CONSOLE_PATH } from '../console/page.js';
+import { CONSOLE_PATH } from '../pages/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 import { requestHeader } from '../http/node-messages.js';
 import { publicRoute } from '../auth/protected-route.js';
