@@ -5,7 +5,7 @@
  * overview/activity.ts).
  */
 import { z } from '@hono/zod-openapi';
-import { accountAttention } from '../accounts/attention.js';
+import { accountAttention } from './attention.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';
