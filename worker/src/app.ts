@@ -58,7 +58,7 @@ import { registerNotifications } from './notifications/routes.js';
 import { registerOverview } from './overview/routes.js';
 import { createWebhookKicker } from './webhooks/kick.js';
 import { registerWebhooks } from './webhooks/routes.js';
-import { registerTestMail } from './notifications/test-mail.js';
+import { registerTestMail } from './notifications/mail-test-routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
 import { authenticate } from './authentication/middleware.js';
