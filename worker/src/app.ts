@@ -9,7 +9,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
 import { challengeForCaller } from './auth/credentials.js';
-import { addressBound, createHashSlots, hashConcurrency } from './auth/hash-slots.js';
+import { addressBound, createHashSlots, hashConcurrency } from './auth/admission.js';
 import { withHashSlots } from './auth/password-verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs, type DocsOptions } from './docs/routes.js';

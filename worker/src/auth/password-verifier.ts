@@ -2,7 +2,7 @@
  * Password verification that takes the same time whether or not the account exists: an unknown
  * login is checked against a dummy hash of the same parameters (no enumeration by timing).
  */
-import { UNBOUNDED, type AdmitOptions, type HashSlots } from './hash-slots.js';
+import { UNBOUNDED, type AdmitOptions, type HashSlots } from './admission.js';
 import { needsRehash, type PasswordHasher } from './password-hash/index.js';
 
 /**
