@@ -62,6 +62,7 @@ import { registerTestMail } from './notifications/mail-test-routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
 import { authenticate } from './authentication/middleware.js';
+import { requireFactorChangeProof, requireStepUp } from './auth/mfa-enforcement.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -185,6 +186,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
       loggers,
       livePath,
       authenticate,
+      stepUpRules: { sensitive: requireStepUp, factors: requireFactorChangeProof },
       loadSaved: loadSavedSettings,
       sessionKeys: sessionKeyResolver(env),
       bodyLimit,

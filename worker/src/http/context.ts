@@ -87,6 +87,12 @@ export interface AppDeps {
   nodeMessages?: (c: Context<AppEnv>) => NodeMessages | undefined;
 }
 
+/** The middleware of a route declared `stepUp: true` (`sensitive`) and of one declared `stepUp: 'factors'`. */
+export interface StepUpRules {
+  sensitive: MiddlewareHandler<AppEnv>;
+  factors: MiddlewareHandler<AppEnv>;
+}
+
 /** The authenticated caller of a request. */
 export interface Principal {
   user: UserRow;
@@ -118,6 +124,11 @@ export interface AppVariables {
    * run by protected routes (auth/protected-route.ts; why it is handed over: architecture.md §2).
    */
   authenticate: (options: AuthenticateOptions) => MiddlewareHandler<AppEnv>;
+  /**
+   * The second-factor rules of sensitive routes (auth/mfa-enforcement.ts), set by the app and run by
+   * protected routes that declare `stepUp` (handed over as `authenticate` is: architecture.md §2).
+   */
+  stepUpRules: StepUpRules;
   /**
    * What domain code gets of the request, built once per request (http/scope.ts): the database,
    * the configuration snapshot, the clock, the session keys... are read from here.
