@@ -13,7 +13,7 @@ import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js
 import { explainEndedSession, signedSessionClaims, type SessionEnd } from '../sessions/ended.js';
 import { clearAuthCookie, readAuthCookie } from '../http/cookies.js';
 import { assertNotCrossSite } from '../http/csrf.js';
-import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../accounts/session-token.js';
 import { verifyClaims } from '../accounts/session-keys.js';
 import {
   CHALLENGES,

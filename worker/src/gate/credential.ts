@@ -16,7 +16,7 @@ import type { AppEnv, Principal } from '../http/context.js';
 import { SESSION_COOKIE } from '../http/cookies.js';
 import { requestHeader } from '../http/node-messages.js';
 import { ProblemError } from '../http/problem.js';
-import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../accounts/session-token.js';
 import type { GateAccount, GateCredential, ServiceRule } from './decision.js';
 
 /** A checked credential with the principal behind it, if any. */

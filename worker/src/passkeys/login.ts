@@ -18,7 +18,7 @@ import { attemptPlan, notReserved, reserveAttempt, successStatements, throttleKe
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../accounts/devices.js';
-import { sessionToken } from '../sessions/session-token.js';
+import { sessionToken } from '../accounts/session-token.js';
 import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { assertMayLogIn, loginRecordStatement } from '../accounts/login-rule.js';
 import { runAccountBatch } from '../accounts/writes.js';
