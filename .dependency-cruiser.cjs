@@ -16,11 +16,12 @@ const TIERS = [
   ['audit', 'errtrack', 'jobs'],
   ['accounts'],
   ['auth'],
+  ['mfa'],
   ['groups'],
   ['users', 'settings', 'logs', 'docs', 'pages', 'webhooks'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'],
-  ['oidc', 'authentication', 'mfa', 'passkeys', 'gate'],
+  ['oidc', 'authentication', 'passkeys', 'gate'],
 ];
 // Above every tier: the files directly in worker/src, imported by no folder.
 

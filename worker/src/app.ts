@@ -62,7 +62,7 @@ import { registerTestMail } from './notifications/mail-test-routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
 import { authenticate } from './authentication/middleware.js';
-import { requireFactorChangeProof, requireStepUp } from './auth/mfa-enforcement.js';
+import { requireFactorChangeProof, requireStepUp } from './mfa/enforcement.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {

@@ -29,7 +29,7 @@ import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/passw
 import { accountOfToken, touchToken } from '../accounts/tokens.js';
 import { insufficientScope, tokenAllows } from '../accounts/token-scopes.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
-import { assertEnrolled } from '../auth/mfa-enforcement.js';
+import { assertEnrolled } from '../mfa/enforcement.js';
 import { passwordChangeReason } from '../accounts/login-rule.js';
 import { requestHeader } from '../http/node-messages.js';
 

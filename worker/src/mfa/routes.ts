@@ -24,9 +24,9 @@ import type { UserRow } from '../accounts/model.js';
 import type { Context } from 'hono';
 import { mfaTotp, passkeys } from '../../../schema/index.js';
 import { factorsOf, recoveryCodesLeft, removeEveryFactor } from '../accounts/factors.js';
-import { secondFactorInput } from '../auth/mfa-answers.js';
+import { secondFactorInput } from './answers.js';
 import { RECOVERY_CODES_LOW, regenerateRecoveryCodes } from '../accounts/recovery-codes.js';
-import { checkSecondFactor, REPLAY_DESCRIPTION } from '../sessions/second-step.js';
+import { checkSecondFactor, REPLAY_DESCRIPTION } from './second-step.js';
 import {
   confirmTotpEnrolment,
   matchingStep,

@@ -12,7 +12,7 @@ import { refuseCrossSiteLogin, requestOrigin } from '../http/csrf.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { readDeviceClaim, setDeviceCookie } from '../sessions/device-cookie.js';
-import { SECOND_STEP_PATH, clearPendingCookie, pendingOfRequest } from '../auth/mfa-answers.js';
+import { SECOND_STEP_PATH, clearPendingCookie, pendingOfRequest } from '../mfa/answers.js';
 import { readBody } from '../http/body.js';
 import { requestHeader } from '../http/node-messages.js';
 import { SessionResponse } from '../sessions/routes.js';

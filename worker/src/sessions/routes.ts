@@ -44,15 +44,15 @@ import {
   pendingOfRequest,
   secondFactorInput,
   secondStepRequired,
-} from '../auth/mfa-answers.js';
+} from '../mfa/answers.js';
 import {
   checkSecondFactor,
   completePendingLogin,
   pendingSource,
   REPLAY_DESCRIPTION,
   secondStepPlan,
-} from './second-step.js';
-import { PENDING_TTL_MS } from '../accounts/pending-login.js';
+} from '../mfa/second-step.js';
+import { PENDING_TTL_MS } from '../mfa/pending-login.js';
 import { isTotpCode } from '../accounts/totp.js';
 
 /** The answer of a session login (JSON). */

@@ -26,13 +26,13 @@ import { isUniqueViolation } from '../store/unique-violation.js';
 import type { UserRow } from '../accounts/model.js';
 import { mfaTotp, users } from '../../../schema/index.js';
 import { recoveryCodesLeft } from '../accounts/factors.js';
-import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from '../accounts/pending-login.js';
+import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from './pending-login.js';
 import { useRecoveryCode } from '../accounts/recovery-codes.js';
 import { acceptStep, matchingStep, TOTP_PERIOD_S } from '../accounts/totp.js';
 
 /** What a second step presents: a TOTP code or a recovery code (exactly one). */
 
-import type { SecondFactorInput } from '../auth/mfa-answers.js';
+import type { SecondFactorInput } from './answers.js';
 import { activeAccounts } from '../accounts/live.js';
 
 export type { SecondFactorInput };
