@@ -12,7 +12,7 @@
 const TIERS = [
   ['config', 'metrics'],
   ['http'],
-  ['store', 'bridge'],
+  ['store', 'bridge', 'passwords'],
   ['audit', 'errtrack', 'jobs'],
   ['accounts'],
   ['auth'],
@@ -38,6 +38,9 @@ const PURPOSES = {
     'logger, background work, cookies, CSRF checks, safe redirects, JSON-or-form bodies, forwarded headers, ' +
     "list paging, the answer's headers, the router, request headers on the Node host",
   store: 'drizzle over libSQL, saved settings, sealed secrets (secret-box), unique violations, the credential cache',
+  passwords:
+    'passwords themselves: hashing (hash/: argon2id, PHC strings), the admission of hashing (admission.ts), ' +
+    'the verifier a request uses, the policy and the common-password filter (blocklist/)',
   bridge: 'the client of the on-prem bridge (typed by schema/bridge) and its edge transport',
   audit: 'audit events written to the outbox, the event catalogue; API-access events buffered',
   errtrack: "client-config, the Sentry tunnel, the service's own error reports",
@@ -180,7 +183,7 @@ module.exports = {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
         pathNot:
           '^worker/src/(pages/[a-z-]*texts|' +
-          'auth/password-policy|notifications/user-agent)\\.ts$',
+          'passwords/policy|notifications/user-agent)\\.ts$',
       },
     },
     {

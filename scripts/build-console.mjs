@@ -107,7 +107,7 @@ function writeAsset(staticDir, path, data) {
  */
 function writePasswordFilter(staticDir) {
   const base64 = generatedData(
-    'worker/src/auth/blocklist/bundled-filter.ts',
+    'worker/src/passwords/blocklist/bundled-filter.ts',
     'BUNDLED_FILTER_BASE64',
     '[A-Za-z0-9+/=]',
   );

@@ -25,7 +25,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/zod-unused.js': /\/zod\/v4\//,
   'worker/edge-aliases/zod-json-schema.js': /\/zod\/v4\//,
   'worker/edge-aliases/zod-to-openapi.js': /\/@hono\/zod-openapi\//,
-  'worker/edge-aliases/bundled-filter.js': /^worker\/src\/auth\/blocklist\/index\.ts$/,
+  'worker/edge-aliases/bundled-filter.js': /^worker\/src\/passwords\/blocklist\/index\.ts$/,
   'worker/edge-aliases/confusables-data.js': /^worker\/src\/users\/confusables\.ts$/,
   'worker/edge-aliases/libsql-ws.js': /\/@libsql\/client\/lib-esm\/web\.js$/,
   'worker/edge-aliases/webauthn-attestation.js': /\/@simplewebauthn\/server\/esm\//,

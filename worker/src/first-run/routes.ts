@@ -6,7 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { passwordPolicy } from '../auth/password-policy.js';
+import { passwordPolicy } from '../passwords/policy.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { serviceMeta, users } from '../../../schema/index.js';

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ConfigService } from '../config/index.js';
 import type { Db } from '../store/db.js';
-import type { PasswordVerifier } from '../auth/password-verifier.js';
+import type { PasswordVerifier } from '../passwords/verifier.js';
 import type { AuthenticateOptions } from '../auth/credentials.js';
 import type { UserRow } from '../accounts/model.js';
 import type { SessionRow } from '../accounts/sessions.js';

@@ -6,7 +6,7 @@
  * checked by the service when the password is sent; a refusal names it in words.
  */
 import { html } from 'hono/html';
-import { CONTEXT_WORD_MIN, passwordPolicy, type PolicyRule } from '../auth/password-policy.js';
+import { CONTEXT_WORD_MIN, passwordPolicy, type PolicyRule } from '../passwords/policy.js';
 import type { PageRender } from './page.js';
 
 /** The rules of the policy in force with their limits (rules with a limit of 0 are not shown). */

@@ -3,7 +3,7 @@
  * login is checked against a dummy hash of the same parameters (no enumeration by timing).
  */
 import { UNBOUNDED, type AdmitOptions, type HashSlots } from './admission.js';
-import { needsRehash, type PasswordHasher } from './password-hash/index.js';
+import { needsRehash, type PasswordHasher } from './hash/index.js';
 
 /**
  * A hash of 32 random bytes that were thrown away: no password matches it. A constant (not made
