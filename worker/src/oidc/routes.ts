@@ -6,7 +6,7 @@ import { requestOrigin } from '../http/csrf.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { validated } from '../http/validated.js';
-import { startPendingMerge, startSession } from '../sessions/routes.js';
+import { startPendingMerge, startSession } from '../sessions/route-common.js';
 import { factorsOf } from '../accounts/factors.js';
 import { throttleKey } from '../accounts/throttle.js';
 import { loginKey } from '../auth/credentials.js';

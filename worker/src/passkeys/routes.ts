@@ -15,7 +15,7 @@ import { readDeviceClaim, setDeviceCookie } from '../sessions/device-cookie.js';
 import { SECOND_STEP_PATH, clearPendingCookie, pendingOfRequest } from '../mfa/answers.js';
 import { readBody } from '../http/body.js';
 import { requestHeader } from '../http/node-messages.js';
-import { SessionResponse } from '../sessions/routes.js';
+import { SessionResponse } from '../sessions/route-common.js';
 import { groupNamesOf, toPublicUser } from '../accounts/model.js';
 import { signInOptions, signInWithPasskey } from './login.js';
 import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from './registration.js';
