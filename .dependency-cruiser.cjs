@@ -46,12 +46,13 @@ const PURPOSES = {
   errtrack: "client-config, the Sentry tunnel, the service's own error reports",
   jobs: 'the job shape (job.ts), the runner and its leases, the retry backoff',
   accounts:
-    'the owner of the account data: users, sessions, API and reset tokens, second factors (TOTP, recovery ' +
-    'codes, passkeys), device rows, login attempts and locks (the throttle); the account model, lookups and ' +
-    "the list, the login name and login rule, a login's success bookkeeping, the session-limit rule",
+    'the owner of the account data: users, sessions (and the session token), API and reset tokens, the ' +
+    'writes of second factors (TOTP, recovery codes, passkeys), device rows, login attempts and locks (the ' +
+    "throttle); the account model, lookups and the list, the login name and login rule, a login's success " +
+    'bookkeeping, the session-limit rule',
   auth:
-    'credentials, password hashing and policy (blocklist/: the common-password filter), password logins, ' +
-    'the two-step answers, roles and protectedRoute (a protected route declared once)',
+    'credentials, password logins, a recent password, roles and protectedRoute (a protected route declared ' +
+    'once)',
   groups:
     "/v4/groups and the group-name rule; memberships are written by accounts/group-members.ts (docs/groups.md)",
   users:
@@ -72,14 +73,17 @@ const PURPOSES = {
   ops: "the operator command's logic (npm run ops), over the service's own account functions",
   scrape: 'GET /metrics: the scrape-time series and the exposition',
   sessions:
-    'session tokens, signing keys, session logins, device cookies, pending-merge claims; /v3/login, ' +
-    '/v3/oauth_login, /v3/login/union, logout',
+    'session logins, device cookies, pending-merge claims; /v3/login, /v3/oauth_login, /v3/login/union ' +
+    '(routes), the second step (second-step-routes), logout (logout-routes)',
   'password-reset': 'password reset by mail: the flow and its routes (docs/mail.md)',
   schedule: "the registered jobs (each capability's own), in their order",
   overview: "GET /v4/admin/overview: the administrator's first screen (reads only; docs/api.md)",
   oidc: 'the OIDC flow (oauth4webapi) and the identity provider records',
   authentication: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
-  mfa: 'the routes of second factors (the factors themselves are account data, in accounts/; docs/security-mfa.md)',
+  mfa:
+    'second factors (docs/security-mfa.md): the pending login and the second step of a login, its answers ' +
+    '(the 401 and its cookie), enforcement and step-up, the OIDC amr/acr claims; /v4/users/me/second-factors, ' +
+    'TOTP and recovery-code enrolment (enrolment-routes), the step-up; the writes are accounts/',
   passkeys:
     'WebAuthn passkeys: registration, the passwordless sign-in, verifyPasskeyAssertion (docs/security-passkeys.md)',
   gate:

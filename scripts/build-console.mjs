@@ -36,7 +36,7 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
 }
 
 /**
- * Every text of the console as `texts.json` (worker/src/console/texts.ts, `loadTexts`): the server reads
+ * Every text of the console as `texts.json` (worker/src/pages/texts.ts, `loadTexts`): the server reads
  * its texts from there, so the edge script carries none (docs/performance.md, "The edge bundle").
  */
 async function writeTexts(build, staticDir) {

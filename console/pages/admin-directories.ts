@@ -1,5 +1,5 @@
 /**
- * Script of the directories page (worker/src/console/admin-pages.ts): LDAP server records
+ * Script of the directories page (worker/src/pages/admin-pages.ts): LDAP server records
  * (/v3/settings/ldap-servers, with "test connection" showing each step the bridge took) and identity
  * providers (/v3/settings/identity-providers): list, add, edit, enable or disable, delete. One editor
  * serves both, driven by a list of fields; secrets (the bind password, the client secret) are

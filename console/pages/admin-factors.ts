@@ -1,5 +1,5 @@
 /**
- * An administrator's view of a user's second factors on the user's page (worker/src/console/
+ * An administrator's view of a user's second factors on the user's page (worker/src/pages/
  * security-pages.ts, userFactorsSection): the factors (never a secret) and the recovery codes left,
  * and their removal after a confirmation (GET and DELETE /v4/users/{id}/second-factors).
  */

@@ -1,5 +1,5 @@
 /**
- * Script of the notifications page (worker/src/console/admin-pages.ts): the mail history of
+ * Script of the notifications page (worker/src/pages/admin-pages.ts): the mail history of
  * GET /v4/notifications, filtered by status, kind and recipient, 20 a page, newest first.
  */
 import '../../worker/src/pages/admin-texts.js';

@@ -1,5 +1,5 @@
 /**
- * Script of the administrator's overview (worker/src/console/overview-pages.ts): one call to
+ * Script of the administrator's overview (worker/src/pages/overview-pages.ts): one call to
  * GET /v4/admin/overview, shown as cards (a count, the first few items, a link to the page behind
  * it); and where administrators land after signing in (`landingPage`).
  */

@@ -1,5 +1,5 @@
 /**
- * Script of the protected services page (worker/src/console/admin-pages.ts, docs/integration.md): the
+ * Script of the protected services page (worker/src/pages/admin-pages.ts, docs/integration.md): the
  * records of /v4/services as cards (hosts, prefixes, who may enter, the client id), an editor that adds
  * or changes one, a new secret (shown once, as at creation) and a delete that asks twice.
  */

@@ -1,5 +1,5 @@
 /**
- * Script of the sessions of all users (worker/src/console/overview-pages.ts): GET /v4/sessions by a
+ * Script of the sessions of all users (worker/src/pages/overview-pages.ts): GET /v4/sessions by a
  * login substring, 20 a page (the search kept in the address), and End with a confirmation in the
  * row, through DELETE /v4/users/{userId}/sessions/{sessionId}.
  */

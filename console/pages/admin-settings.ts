@@ -1,5 +1,5 @@
 /**
- * Script of the settings page (worker/src/console/admin-pages.ts): every UI-editable variable of
+ * Script of the settings page (worker/src/pages/admin-pages.ts): every UI-editable variable of
  * GET /v3/settings, grouped as the API groups them (the specification's groups), each with its type,
  * accepted values, default and source; a group is saved in one PATCH (atomic: one bad value refuses
  * all, each named), a saved value is reset with DELETE /v3/settings/{name}. Secrets are write-only:

@@ -1,5 +1,5 @@
 /**
- * Scripts of the users pages (worker/src/console/admin-pages.ts): the list (search, filters, sort,
+ * Scripts of the users pages (worker/src/pages/admin-pages.ts): the list (search, filters, sort,
  * pages, create) and one user (edit, block, unblock, unlock, password reset, super-access with its
  * countdown, sessions, tokens, second factors, delete). Everything through /v4/users (admin only, enforced by the API).
  */

@@ -1,5 +1,5 @@
 /**
- * The console's texts on the server (worker/src/console/texts.ts): read from the built console's
+ * The console's texts on the server (worker/src/pages/texts.ts): read from the built console's
  * `texts.json`, which scripts/build-console.mjs writes from every texts module (all-texts.ts), so the
  * edge script carries none (docs/performance.md, "The edge bundle").
  */

@@ -31,7 +31,7 @@ export type Access = Omit<AuthenticateOptions, 'schemes'> & {
   /**
    * A sensitive operation: an account with a second factor needs a recent verification (step-up).
    * `'factors'`: a change of the caller's own second factors, which an account without one may make only
-   * after a recent sign-in (auth/mfa-enforcement.ts, `requireFactorChangeProof`).
+   * after a recent sign-in (mfa/enforcement.ts, `requireFactorChangeProof`).
    */
   stepUp?: boolean | 'factors';
 } & (
@@ -65,7 +65,7 @@ const lendable = (roles: readonly Role[]) => roles.includes('admin') && !roles.i
 
 /**
  * The authentication step of a protected route: the app's one authentication middleware
- * (`c.var.authenticate`, principal/middleware.ts), bound to `options` at the route's first request.
+ * (`c.var.authenticate`, authentication/middleware.ts), bound to `options` at the route's first request.
  * It is handed over rather than imported because it checks the credentials of capabilities above
  * this module (sessions, LDAP logins), whose routes are protected routes (architecture.md §2).
  */
@@ -78,7 +78,7 @@ function authenticated(options: AuthenticateOptions): MiddlewareHandler<AppEnv> 
 }
 
 /**
- * The step-up rule of a sensitive route (`c.var.stepUpRules`, auth/mfa-enforcement.ts), handed over like
+ * The step-up rule of a sensitive route (`c.var.stepUpRules`, mfa/enforcement.ts), handed over like
  * `authenticate`: the second factors sit above this module (architecture.md §2).
  */
 const stepUpRule =

@@ -51,7 +51,7 @@ async function fromSessionToken(c: Context<AppEnv>, token: string): Promise<Read
   const { scope } = c.var;
   const found = await sessionFromToken(scope, token, SESSION_AUDIENCE);
   if (!found) return INVALID;
-  // A session whose password must be changed may only change it (principal/middleware.ts): not enter.
+  // A session whose password must be changed may only change it (authentication/middleware.ts): not enter.
   if (passwordChangeReason(found.user, scope.config, scope.now())) return INVALID;
   return asCredential(
     { user: found.user, method: 'session', sessionId: found.session.id, session: found.session },

@@ -120,12 +120,12 @@ export interface AppVariables {
   /** The host's parts; routes read the scope instead wherever it has the value. */
   deps: AppDeps;
   /**
-   * The authentication middleware for a set of options (principal/middleware.ts), set by the app and
+   * The authentication middleware for a set of options (authentication/middleware.ts), set by the app and
    * run by protected routes (auth/protected-route.ts; why it is handed over: architecture.md §2).
    */
   authenticate: (options: AuthenticateOptions) => MiddlewareHandler<AppEnv>;
   /**
-   * The second-factor rules of sensitive routes (auth/mfa-enforcement.ts), set by the app and run by
+   * The second-factor rules of sensitive routes (mfa/enforcement.ts), set by the app and run by
    * protected routes that declare `stepUp` (handed over as `authenticate` is: architecture.md §2).
    */
   stepUpRules: StepUpRules;

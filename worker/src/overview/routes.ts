@@ -1,7 +1,7 @@
 /**
  * GET /v4/admin/overview: the administrator's first screen in one answer (docs/api.md, "The
  * overview"; the console's overview page): counts and short lists of the last 24 hours and of now,
- * and the state of the log store and of mail. Each number is one indexed query (accounts/attention.ts,
+ * and the state of the log store and of mail. Each number is one indexed query (overview/attention.ts,
  * overview/activity.ts).
  */
 import { z } from '@hono/zod-openapi';

@@ -154,7 +154,7 @@ export async function signInWithPasskey(
   }
   await assertMayLogIn(scope, user, { source: 'local' }, [...successStatements(db, plan)]);
   // A password that must be changed (an administrator's reset that kept the passkeys, or its lifetime's
-  // end): the session opens, and may do nothing but change it (principal/middleware.ts).
+  // end): the session opens, and may do nothing but change it (authentication/middleware.ts).
   const ldb = scope.lazyDb ?? db;
   const { row: session, writes } = sessionWrites(ldb, user, {
     kind,

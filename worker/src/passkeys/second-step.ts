@@ -2,7 +2,7 @@
  * A passkey as the second step of a two-step login (docs/security-mfa.md, "The two-step login"):
  * after a right password, the options of an assertion bound to the pending login (the account's
  * passkeys listed, its challenge naming the pending login), and the assertion that completes it
- * exactly as a code does. A refused assertion counts as a wrong code (sessions/second-step.ts).
+ * exactly as a code does. A refused assertion counts as a wrong code (mfa/second-step.ts).
  */
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { ProblemError } from '../http/problem.js';
