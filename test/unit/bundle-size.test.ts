@@ -69,7 +69,7 @@ describe('the edge bundle', () => {
       expect(inputs.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f))).toEqual([]);
       expect(inputs.filter((f) => f.endsWith('blocklist/bundled-filter.ts'))).toEqual([]);
       expect(inputs.filter((f) => f.endsWith('users/confusables-data.ts'))).toEqual([]);
-      // The console's texts: the server reads them from the built console (console/texts.ts, loadTexts).
+      // The console's texts: the server reads them from the built console (pages/texts.ts, loadTexts).
       expect(inputs.filter((f) => /worker\/src\/console\/[a-z-]+-texts\.ts$/.test(f))).toEqual([]);
       expect(inputs.filter((f) => /zod\/v4\/(core\/compile|classic\/from-json-schema)\.js$/.test(f))).toEqual([]);
       expect(inputs.filter((f) => LEFT_OUT.test(f))).toEqual([]);
