@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { clearAuthCookie, readAuthCookie, setAuthCookie } from '../http/cookies.js';
 import { ProblemError } from '../http/problem.js';
-import { PENDING_COOKIE, signPendingLogin, verifyPendingLogin, type PendingLogin } from './pending-login.js';
+import { PENDING_COOKIE, signPendingLogin, verifyPendingLogin, type PendingLogin } from '../accounts/pending-login.js';
 import { recoveryCodesLeft } from '../accounts/factors.js';
 import type { FactorKind } from '../accounts/factors.js';
 import type { UserRow } from '../accounts/model.js';

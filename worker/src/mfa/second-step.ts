@@ -26,7 +26,7 @@ import { isUniqueViolation } from '../store/unique-violation.js';
 import type { UserRow } from '../accounts/model.js';
 import { mfaTotp, users } from '../../../schema/index.js';
 import { recoveryCodesLeft } from '../accounts/factors.js';
-import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from './pending-login.js';
+import { consumePendingStatement, pendingUsedProblem, type PendingLogin } from '../accounts/pending-login.js';
 import { useRecoveryCode } from '../accounts/recovery-codes.js';
 import { acceptStep, matchingStep, TOTP_PERIOD_S } from '../accounts/totp.js';
 

@@ -7,7 +7,7 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
-import type { PendingLogin } from '../mfa/pending-login.js';
+import type { PendingLogin } from '../accounts/pending-login.js';
 import { checkFactor, completePendingLogin, pendingSource, secondStepPlan } from '../mfa/second-step.js';
 import type { CompletedLogin } from '../mfa/second-step.js';
 import { secondFactorOptions } from './login.js';

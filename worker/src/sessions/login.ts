@@ -16,7 +16,7 @@ import type { PendingMerge } from '../users/identity-merge.js';
 import { loginKey } from '../auth/credentials.js';
 import { throttleKey } from '../accounts/throttle.js';
 import type { FactorKind } from '../accounts/factors.js';
-import type { PendingLogin } from '../mfa/pending-login.js';
+import type { PendingLogin } from '../accounts/pending-login.js';
 import {
   createSession,
   sessionWrites,

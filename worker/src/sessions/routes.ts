@@ -21,7 +21,7 @@ import type { SessionRow } from '../accounts/sessions.js';
 import { requestHeader } from '../http/node-messages.js';
 import { secondStepRequired } from '../mfa/answers.js';
 import { checkSecondFactor, completePendingLogin, secondStepPlan } from '../mfa/second-step.js';
-import { PENDING_TTL_MS } from '../mfa/pending-login.js';
+import { PENDING_TTL_MS } from '../accounts/pending-login.js';
 import { isTotpCode } from '../accounts/totp.js';
 
 const login = publicRoute({

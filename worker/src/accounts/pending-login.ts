@@ -9,7 +9,7 @@
 import { eq } from 'drizzle-orm';
 import type { RequestScope } from '../http/scope.js';
 import { ProblemError } from '../http/problem.js';
-import { signClaims, verifyClaims } from '../accounts/session-keys.js';
+import { signClaims, verifyClaims } from './session-keys.js';
 import type { Db } from '../store/index.js';
 import { mfaPendingUses } from '../../../schema/index.js';
 
