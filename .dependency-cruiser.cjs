@@ -81,9 +81,10 @@ const PURPOSES = {
   oidc: 'the OIDC flow (oauth4webapi) and the identity provider records',
   authentication: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
   mfa:
-    'second factors (docs/security-mfa.md): the pending login and the second step of a login, its answers ' +
-    '(the 401 and its cookie), enforcement and step-up, the OIDC amr/acr claims; /v4/users/me/second-factors, ' +
-    'TOTP and recovery-code enrolment (enrolment-routes), the step-up; the writes are accounts/',
+    'second factors (docs/security-mfa.md): the second step of a login (its pending login: accounts/), its ' +
+    'answers (the 401 and its cookie), enforcement and step-up, the OIDC amr/acr claims; ' +
+    '/v4/users/me/second-factors, TOTP and recovery-code enrolment (enrolment-routes), the step-up; the ' +
+    'writes are accounts/',
   passkeys:
     'WebAuthn passkeys: registration, the passwordless sign-in, verifyPasskeyAssertion (docs/security-passkeys.md)',
   gate:

@@ -60,7 +60,7 @@ export type SessionLoginOutcome =
   | { merge: PendingMerge }
   | { secondStep: SecondStepNeeded };
 
-/** A right password of an account with a second factor: what its pending login carries (mfa/pending-login.ts). */
+/** A right password of an account with a second factor: what its pending login carries (accounts/pending-login.ts). */
 export interface SecondStepNeeded {
   user: UserRow;
   factors: FactorKind[];
