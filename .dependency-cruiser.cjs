@@ -12,15 +12,16 @@
 const TIERS = [
   ['config', 'metrics'],
   ['http'],
-  ['store', 'bridge'],
+  ['store', 'bridge', 'passwords'],
   ['audit', 'errtrack', 'jobs'],
   ['accounts'],
   ['auth'],
+  ['mfa'],
   ['groups'],
-  ['users', 'settings', 'logs', 'docs', 'console', 'webhooks'],
+  ['users', 'settings', 'logs', 'docs', 'pages', 'webhooks'],
   ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
   ['sessions', 'password-reset', 'schedule', 'overview'],
-  ['oidc', 'principal', 'mfa', 'passkeys', 'gate'],
+  ['oidc', 'authentication', 'passkeys', 'gate'],
 ];
 // Above every tier: the files directly in worker/src, imported by no folder.
 
@@ -37,17 +38,21 @@ const PURPOSES = {
     'logger, background work, cookies, CSRF checks, safe redirects, JSON-or-form bodies, forwarded headers, ' +
     "list paging, the answer's headers, the router, request headers on the Node host",
   store: 'drizzle over libSQL, saved settings, sealed secrets (secret-box), unique violations, the credential cache',
+  passwords:
+    'passwords themselves: hashing (hash/: argon2id, PHC strings), the admission of hashing (admission.ts), ' +
+    'the verifier a request uses, the policy and the common-password filter (blocklist/)',
   bridge: 'the client of the on-prem bridge (typed by schema/bridge) and its edge transport',
   audit: 'audit events written to the outbox, the event catalogue; API-access events buffered',
   errtrack: "client-config, the Sentry tunnel, the service's own error reports",
   jobs: 'the job shape (job.ts), the runner and its leases, the retry backoff',
   accounts:
-    'the owner of the account data: users, sessions, API and reset tokens, second factors (TOTP, recovery ' +
-    'codes, passkeys), device rows, login attempts and locks (the throttle); the account model, lookups and ' +
-    "the list, the login name and login rule, a login's success bookkeeping, the session-limit rule",
+    'the owner of the account data: users, sessions (and the session token), API and reset tokens, the ' +
+    'writes of second factors (TOTP, recovery codes, passkeys), device rows, login attempts and locks (the ' +
+    "throttle); the account model, lookups and the list, the login name and login rule, a login's success " +
+    'bookkeeping, the session-limit rule',
   auth:
-    'credentials, password hashing and policy (blocklist/: the common-password filter), password logins, ' +
-    'the two-step answers, roles and protectedRoute (a protected route declared once)',
+    'credentials, password logins, a recent password, roles and protectedRoute (a protected route declared ' +
+    'once)',
   groups:
     "/v4/groups and the group-name rule; memberships are written by accounts/group-members.ts (docs/groups.md)",
   users:
@@ -59,7 +64,7 @@ const PURPOSES = {
     'the records keyed by name that hold a sealed secret (LDAP servers, identity providers)',
   logs: 'streams, shipping to the log store, the /v3/logs endpoints, the embedded audit log',
   docs: 'the OpenAPI document (generated at build time), its shared statuses, the docs page',
-  console: "the web console's page shells, page registry and texts (§8)",
+  pages: "the web console's page shells, page registry and texts (§8)",
   webhooks: '/v4/webhooks, the target rules (SSRF), signing, the sender job and its kick (docs/webhooks.md)',
   ldap: 'LDAP logins through the bridge, the LDAP server records, the refresh of LDAP groups',
   notifications: "mail notifications: the event handler, templates, delivery and its job, the mail settings",
@@ -68,14 +73,18 @@ const PURPOSES = {
   ops: "the operator command's logic (npm run ops), over the service's own account functions",
   scrape: 'GET /metrics: the scrape-time series and the exposition',
   sessions:
-    'session tokens, signing keys, session logins, device cookies, pending-merge claims; /v3/login, ' +
-    '/v3/oauth_login, /v3/login/union, logout',
+    'session logins, device cookies, pending-merge claims; /v3/login, /v3/oauth_login, /v3/login/union ' +
+    '(routes), the second step (second-step-routes), logout (logout-routes)',
   'password-reset': 'password reset by mail: the flow and its routes (docs/mail.md)',
   schedule: "the registered jobs (each capability's own), in their order",
   overview: "GET /v4/admin/overview: the administrator's first screen (reads only; docs/api.md)",
   oidc: 'the OIDC flow (oauth4webapi) and the identity provider records',
-  principal: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
-  mfa: 'the routes of second factors (the factors themselves are account data, in accounts/; docs/security-mfa.md)',
+  authentication: 'the authentication middleware (Basic, Bearer, cookie), above every credential it checks',
+  mfa:
+    'second factors (docs/security-mfa.md): the second step of a login (its pending login: accounts/), its ' +
+    'answers (the 401 and its cookie), enforcement and step-up, the OIDC amr/acr claims; ' +
+    '/v4/users/me/second-factors, TOTP and recovery-code enrolment (enrolment-routes), the step-up; the ' +
+    'writes are accounts/',
   passkeys:
     'WebAuthn passkeys: registration, the passwordless sign-in, verifyPasskeyAssertion (docs/security-passkeys.md)',
   gate:
@@ -179,8 +188,8 @@ module.exports = {
       to: {
         path: '^(worker|ldap-bridge|scripts|test|schema)/',
         pathNot:
-          '^worker/src/(console/[a-z-]*texts|' +
-          'auth/password-policy|notifications/user-agent)\\.ts$',
+          '^worker/src/(pages/[a-z-]*texts|' +
+          'passwords/policy|notifications/user-agent)\\.ts$',
       },
     },
     {

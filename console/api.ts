@@ -4,7 +4,7 @@
  * service checks (worker/src/http/csrf.ts); nothing else is needed and no token is kept in the page.
  * Failures become ApiError, whose message is the problem in the page's language (`problemMessage`).
  */
-import '../worker/src/console/problem-texts.js';
+import '../worker/src/pages/problem-texts.js';
 import { lang, t } from './i18n.js';
 
 /** An RFC 9457 problem as the service sends it. */

@@ -1,8 +1,8 @@
 /** The console's texts in the page's language (`<html lang>`, chosen by the server). */
 import { describeUserAgent } from '../worker/src/notifications/user-agent.js';
-import { isLang, text, type Lang } from '../worker/src/console/texts.js';
-import '../worker/src/console/base-texts.js';
-import '../worker/src/console/ui-texts.js';
+import { isLang, text, type Lang } from '../worker/src/pages/texts.js';
+import '../worker/src/pages/base-texts.js';
+import '../worker/src/pages/ui-texts.js';
 
 /** The page's language. */
 export function lang(): Lang {

@@ -1,6 +1,6 @@
 /**
  * The scripts of the console's pages by `<body data-page>` id (the server's pages are in
- * worker/src/console/pages.ts). To add a page group, spread its record here.
+ * worker/src/pages/pages.ts). To add a page group, spread its record here.
  */
 import type { PageScript } from './context.js';
 import { AUDIT_SCRIPTS } from './pages/admin-audit.js';

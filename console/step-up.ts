@@ -8,7 +8,7 @@
  * - 403 REAUTHENTICATION_REQUIRED of a first factor's set-up (the sign-in is too old): said in words.
  * - 403 PASSWORD_EXPIRED of a session (its password must be changed): the visitor goes to the password page.
  */
-import '../worker/src/console/security-texts.js';
+import '../worker/src/pages/security-texts.js';
 import { ApiError, api, type RefusalHandler } from './api.js';
 import { t } from './i18n.js';
 import { add, el, showError, showMessage, whileBusy } from './ui.js';

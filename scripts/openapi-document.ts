@@ -5,7 +5,7 @@
  * configuration's document to STATIC_DIR/openapi/openapi.json; scripts/openapi-lint.ts lints it.
  */
 import { buildApp } from '../worker/src/app.js';
-import type { PasswordVerifier } from '../worker/src/auth/password-verifier.js';
+import type { PasswordVerifier } from '../worker/src/passwords/verifier.js';
 import { ConfigService, parseEnvironment } from '../worker/src/config/index.js';
 import { generateApiDocument } from '../worker/src/docs/generate.js';
 import type { ApiDocument } from '../worker/src/docs/document.js';

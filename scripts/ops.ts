@@ -11,7 +11,7 @@ import { createNodeNativeHasher } from '../worker/node/native-hasher.js';
 import { ConfigError, ConfigService, parseEnvironment } from '../worker/src/config/index.js';
 import { ProblemError } from '../worker/src/http/problem.js';
 import { scopeWithoutRequest } from '../worker/src/http/scope.js';
-import { createPasswordVerifier } from '../worker/src/auth/password-verifier.js';
+import { createPasswordVerifier } from '../worker/src/passwords/verifier.js';
 import {
   createAdministrator,
   listAdministrators,

@@ -1,10 +1,10 @@
 /**
- * Script of the audit log viewer (worker/src/console/admin-pages.ts): the log types of
+ * Script of the audit log viewer (worker/src/pages/admin-pages.ts): the log types of
  * /v3/logs/audit_log_types, the simple search of /v3/logs/{type}/events with its cursor paging and
  * each event's full record, the free query DSL of /v3/logs/{type}/search, and the fields of
  * /v3/logs/{type}/field_caps. The store's answers are shown as JSON text (never as markup).
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';

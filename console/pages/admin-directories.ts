@@ -1,11 +1,11 @@
 /**
- * Script of the directories page (worker/src/console/admin-pages.ts): LDAP server records
+ * Script of the directories page (worker/src/pages/admin-pages.ts): LDAP server records
  * (/v3/settings/ldap-servers, with "test connection" showing each step the bridge took) and identity
  * providers (/v3/settings/identity-providers): list, add, edit, enable or disable, delete. One editor
  * serves both, driven by a list of fields; secrets (the bind password, the client secret) are
  * write-only: the page shows whether one is set and sends one only when a new one is typed.
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';

@@ -1,9 +1,9 @@
 /**
- * An administrator's view of a user's second factors on the user's page (worker/src/console/
+ * An administrator's view of a user's second factors on the user's page (worker/src/pages/
  * security-pages.ts, userFactorsSection): the factors (never a secret) and the recovery codes left,
  * and their removal after a confirmation (GET and DELETE /v4/users/{id}/second-factors).
  */
-import '../../worker/src/console/security-texts.js';
+import '../../worker/src/pages/security-texts.js';
 import { api } from '../api.js';
 import { formatDate, t } from '../i18n.js';
 import { add, byId, el, showError, showMessage, table, whileBusy } from '../ui.js';

@@ -1,9 +1,9 @@
 /**
- * Script of the groups page (worker/src/console/admin-pages.ts, docs/groups.md): the groups of /v4/groups
+ * Script of the groups page (worker/src/pages/admin-pages.ts, docs/groups.md): the groups of /v4/groups
  * with their source, member count and the roles GROUP_ROLES gives them; a local group made or deleted
  * (pressed twice); a group's members, an account added by its login and a local membership removed.
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';

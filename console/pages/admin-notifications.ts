@@ -1,9 +1,9 @@
 /**
- * Script of the notifications page (worker/src/console/admin-pages.ts): the mail history of
+ * Script of the notifications page (worker/src/pages/admin-pages.ts): the mail history of
  * GET /v4/notifications, filtered by status, kind and recipient, 20 a page, newest first.
  */
-import '../../worker/src/console/admin-texts.js';
-import '../../worker/src/console/mail-texts.js';
+import '../../worker/src/pages/admin-texts.js';
+import '../../worker/src/pages/mail-texts.js';
 import { ApiError, api, rootPath, type Problem } from '../api.js';
 import { readMail } from '../eml.js';
 import type { PageScript } from '../context.js';

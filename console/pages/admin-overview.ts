@@ -1,10 +1,10 @@
 /**
- * Script of the administrator's overview (worker/src/console/overview-pages.ts): one call to
+ * Script of the administrator's overview (worker/src/pages/overview-pages.ts): one call to
  * GET /v4/admin/overview, shown as cards (a count, the first few items, a link to the page behind
  * it); and where administrators land after signing in (`landingPage`).
  */
-import '../../worker/src/console/admin-texts.js';
-import '../../worker/src/console/overview-texts.js';
+import '../../worker/src/pages/admin-texts.js';
+import '../../worker/src/pages/overview-texts.js';
 import { api } from '../api.js';
 import type { Me, PageContext, PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';

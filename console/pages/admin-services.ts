@@ -1,9 +1,9 @@
 /**
- * Script of the protected services page (worker/src/console/admin-pages.ts, docs/integration.md): the
+ * Script of the protected services page (worker/src/pages/admin-pages.ts, docs/integration.md): the
  * records of /v4/services as cards (hosts, prefixes, who may enter, the client id), an editor that adds
  * or changes one, a new secret (shown once, as at creation) and a delete that asks twice.
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';

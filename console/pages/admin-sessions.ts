@@ -1,10 +1,10 @@
 /**
- * Script of the sessions of all users (worker/src/console/overview-pages.ts): GET /v4/sessions by a
+ * Script of the sessions of all users (worker/src/pages/overview-pages.ts): GET /v4/sessions by a
  * login substring, 20 a page (the search kept in the address), and End with a confirmation in the
  * row, through DELETE /v4/users/{userId}/sessions/{sessionId}.
  */
-import '../../worker/src/console/admin-texts.js';
-import '../../worker/src/console/overview-texts.js';
+import '../../worker/src/pages/admin-texts.js';
+import '../../worker/src/pages/overview-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, sessionColumns, t } from '../i18n.js';

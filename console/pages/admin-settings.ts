@@ -1,12 +1,12 @@
 /**
- * Script of the settings page (worker/src/console/admin-pages.ts): every UI-editable variable of
+ * Script of the settings page (worker/src/pages/admin-pages.ts): every UI-editable variable of
  * GET /v3/settings, grouped as the API groups them (the specification's groups), each with its type,
  * accepted values, default and source; a group is saved in one PATCH (atomic: one bad value refuses
  * all, each named), a saved value is reset with DELETE /v3/settings/{name}. Secrets are write-only:
  * the page only says whether one is set, and sends a secret only when a new one is typed.
  */
-import '../../worker/src/console/admin-texts.js';
-import '../../worker/src/console/settings-texts.js';
+import '../../worker/src/pages/admin-texts.js';
+import '../../worker/src/pages/settings-texts.js';
 import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { t } from '../i18n.js';

@@ -1,9 +1,9 @@
 /**
- * Scripts of the users pages (worker/src/console/admin-pages.ts): the list (search, filters, sort,
+ * Scripts of the users pages (worker/src/pages/admin-pages.ts): the list (search, filters, sort,
  * pages, create) and one user (edit, block, unblock, unlock, password reset, super-access with its
  * countdown, sessions, tokens, second factors, delete). Everything through /v4/users (admin only, enforced by the API).
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { Me, PageScript, TokenItem } from '../context.js';
 import { formatDate, sessionColumns, t, tokenColumns, tokenLimitsText } from '../i18n.js';

@@ -1,10 +1,10 @@
 /**
- * Script of the webhooks page (worker/src/console/admin-pages.ts, docs/webhooks.md): the subscriptions of
+ * Script of the webhooks page (worker/src/pages/admin-pages.ts, docs/webhooks.md): the subscriptions of
  * /v4/webhooks as cards (address, event types, state, the queue), an editor that adds or changes one, a new
  * signing secret (shown once, as at creation), a test event, the recent deliveries with a redelivery, and a
  * delete that asks twice.
  */
-import '../../worker/src/console/admin-texts.js';
+import '../../worker/src/pages/admin-texts.js';
 import { api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';

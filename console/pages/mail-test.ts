@@ -2,7 +2,7 @@
  * "Send a test mail" on the settings page (docs/mail.md, "Test mail"): a recipient and a button below
  * the Mail group; POST /v3/settings/mail/test with the saved settings, and the result in words.
  */
-import '../../worker/src/console/mail-texts.js';
+import '../../worker/src/pages/mail-texts.js';
 import { api } from '../api.js';
 import { t } from '../i18n.js';
 import { el, onSubmit, showMessage } from '../ui.js';

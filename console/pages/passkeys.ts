@@ -1,5 +1,5 @@
 /**
- * The passkeys page (worker/src/console/self-pages.ts): register one in this browser's authenticator
+ * The passkeys page (worker/src/pages/self-pages.ts): register one in this browser's authenticator
  * (@simplewebauthn/browser), list, rename and remove them (docs/security-passkeys.md).
  */
 import {

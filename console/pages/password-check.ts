@@ -2,7 +2,7 @@
  * Live check of a new password against the policy the page shows (`data-policy`), with the
  * service's own rule function, so the page and the API never disagree on the rules.
  */
-import { checkPassword, type PasswordPolicy } from '../../worker/src/auth/password-policy.js';
+import { checkPassword, type PasswordPolicy } from '../../worker/src/passwords/policy.js';
 import { ApiError } from '../api.js';
 import { t } from '../i18n.js';
 import { byId, el, showError, showMessage } from '../ui.js';

@@ -4,7 +4,7 @@
  * form sends an app code or a recovery code to /v3/login/second-factor and then lands where the
  * password alone would have. Used by the sign-in and merge pages (console/pages/signin.ts).
  */
-import '../../worker/src/console/security-texts.js';
+import '../../worker/src/pages/security-texts.js';
 import { browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext } from '../context.js';

@@ -1,10 +1,10 @@
 /**
- * The security page (worker/src/console/security-pages.ts; docs/security-mfa.md): the authenticator
+ * The security page (worker/src/pages/security-pages.ts; docs/security-mfa.md): the authenticator
  * app (start, the QR code and key shown once, confirm with a code, remove), recovery codes (generate,
  * shown once with copy and download, the count left and a warning when few are left) and the number
  * of passkeys. Sensitive steps may ask for a fresh code first (console/step-up.ts).
  */
-import '../../worker/src/console/security-texts.js';
+import '../../worker/src/pages/security-texts.js';
 import { ApiError, api } from '../api.js';
 import type { PageScript } from '../context.js';
 import { formatDate, t } from '../i18n.js';

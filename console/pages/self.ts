@@ -1,4 +1,4 @@
-/** Scripts of the self-service pages (worker/src/console/self-pages.ts): profile, password, sessions, tokens. */
+/** Scripts of the self-service pages (worker/src/pages/self-pages.ts): profile, password, sessions, tokens. */
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript, TokenItem } from '../context.js';
 import { formatDate, sessionColumns, t, tokenColumns, tokenLimitsText } from '../i18n.js';

@@ -1,4 +1,4 @@
-/** Scripts of the sign-in pages (worker/src/console/signin-pages.ts): sign-in, merge, password reset. */
+/** Scripts of the sign-in pages (worker/src/pages/signin-pages.ts): sign-in, merge, password reset. */
 import { browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { ApiError, api } from '../api.js';
 import type { PageContext, PageScript } from '../context.js';

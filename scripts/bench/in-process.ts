@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createApp } from '../../worker/src/app.js';
 import { createApiAccessRecorder } from '../../worker/src/audit/api-access.js';
 import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
-import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
+import { createPasswordVerifier } from '../../worker/src/passwords/verifier.js';
 import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
 import { loadSavedSettings } from '../../worker/src/store/index.js';
 import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';

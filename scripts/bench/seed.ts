@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'libsql';
 import { signClaims } from '../../worker/src/accounts/session-keys.js';
-import { SESSION_AUDIENCE } from '../../worker/src/sessions/session-token.js';
+import { SESSION_AUDIENCE } from '../../worker/src/accounts/session-token.js';
 import { tokenHash } from '../../worker/src/accounts/tokens.js';
 import { loginSkeleton } from '../../worker/src/users/confusables.js';
 

@@ -1,6 +1,6 @@
 /** A request scope for unit tests of domain code (no HTTP): what the app's middleware would build. */
 import { createNodeNativeHasher } from '../../worker/node/native-hasher.js';
-import { createPasswordVerifier } from '../../worker/src/auth/password-verifier.js';
+import { createPasswordVerifier } from '../../worker/src/passwords/verifier.js';
 import type { ConfigSnapshot } from '../../worker/src/config/index.js';
 import { createLogger } from '../../worker/src/http/logger.js';
 import type { RequestMeta, RequestScope } from '../../worker/src/http/scope.js';

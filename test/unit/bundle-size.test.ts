@@ -25,7 +25,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/zod-unused.js': /\/zod\/v4\//,
   'worker/edge-aliases/zod-json-schema.js': /\/zod\/v4\//,
   'worker/edge-aliases/zod-to-openapi.js': /\/@hono\/zod-openapi\//,
-  'worker/edge-aliases/bundled-filter.js': /^worker\/src\/auth\/blocklist\/index\.ts$/,
+  'worker/edge-aliases/bundled-filter.js': /^worker\/src\/passwords\/blocklist\/index\.ts$/,
   'worker/edge-aliases/confusables-data.js': /^worker\/src\/users\/confusables\.ts$/,
   'worker/edge-aliases/libsql-ws.js': /\/@libsql\/client\/lib-esm\/web\.js$/,
   'worker/edge-aliases/webauthn-attestation.js': /\/@simplewebauthn\/server\/esm\//,
@@ -71,7 +71,7 @@ describe('the edge bundle', () => {
       expect(inputs.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f))).toEqual([]);
       expect(inputs.filter((f) => f.endsWith('blocklist/bundled-filter.ts'))).toEqual([]);
       expect(inputs.filter((f) => f.endsWith('users/confusables-data.ts'))).toEqual([]);
-      // The console's texts: the server reads them from the built console (console/texts.ts, loadTexts).
+      // The console's texts: the server reads them from the built console (pages/texts.ts, loadTexts).
       expect(inputs.filter((f) => /worker\/src\/console\/[a-z-]+-texts\.ts$/.test(f))).toEqual([]);
       expect(inputs.filter((f) => /zod\/v4\/(core\/compile|classic\/from-json-schema)\.js$/.test(f))).toEqual([]);
       expect(inputs.filter((f) => LEFT_OUT.test(f))).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * The console's texts on the server (worker/src/console/texts.ts): read from the built console's
+ * The console's texts on the server (worker/src/pages/texts.ts): read from the built console's
  * `texts.json`, which scripts/build-console.mjs writes from every texts module (all-texts.ts), so the
  * edge script carries none (docs/performance.md, "The edge bundle").
  */
@@ -24,13 +24,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** texts.ts as a process (isolate) that has read no texts yet: a module instance of its own. */
 async function freshTexts() {
   vi.resetModules();
-  return import('../../worker/src/console/texts.js');
+  return import('../../worker/src/pages/texts.js');
 }
 
 describe("the server's console texts", () => {
   it('are every texts module, in both languages', async () => {
     const built = JSON.parse(readFileSync(join(dir, 'console', 'texts.json'), 'utf8'));
-    const { dictionaries } = await import('../../worker/src/console/all-texts.js');
+    const { dictionaries } = await import('../../worker/src/pages/all-texts.js');
     expect(built).toEqual(dictionaries());
     expect(Object.keys(built.ru).sort()).toEqual(Object.keys(built.en).sort());
     for (const key of [

@@ -55,7 +55,7 @@ describe("architecture.md §2 on Hono's Context", () => {
     const a = doc.indexOf("- Hono's `Context` is seen by");
     const sentence = doc.slice(a, doc.indexOf('No other file does.', a));
     expect(a).toBeGreaterThan(0);
-    expect(seeing).toContain('auth/mfa-answers.ts');
+    expect(seeing).toContain('mfa/answers.ts');
     expect(seeing.filter((path) => !sentence.includes(`\`${path}\``))).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@
  * through what the operator meant to refuse.
  */
 import { readFileSync } from 'node:fs';
-import { type BloomFilter, useOperatorBlocklist } from '../src/auth/blocklist/index.js';
+import { type BloomFilter, useOperatorBlocklist } from '../src/passwords/blocklist/index.js';
 import type { ConfigSnapshot } from '../src/config/index.js';
 
 /** Installs the operator's filter of `config` (or none); returns it. Throws naming the variable. */

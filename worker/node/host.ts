@@ -13,7 +13,7 @@ import type { NodeMessages } from '../src/http/context.js';
 import type { Logger } from '../src/http/logger.js';
 import { createNodeNativeHasher, nativeHashConcurrency } from './native-hasher.js';
 import { loadOperatorBlocklist } from './blocklist.js';
-import { describeBlocklist } from '../src/auth/blocklist/index.js';
+import { describeBlocklist } from '../src/passwords/blocklist/index.js';
 import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/users/bootstrap.js';
 import { issueFirstRunCode } from '../src/first-run/code.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';

@@ -12,8 +12,8 @@
 import { Buffer } from 'node:buffer';
 import { availableParallelism } from 'node:os';
 import { argon2id, hash as argon2Hash } from 'argon2';
-import { DEFAULT_ARGON2_PARAMS, createArgon2idHasher } from '../src/auth/password-hash/phc.js';
-import type { Argon2DeriveInput, HasherOptions, PasswordHasher } from '../src/auth/password-hash/types.js';
+import { DEFAULT_ARGON2_PARAMS, createArgon2idHasher } from '../src/passwords/hash/phc.js';
+import type { Argon2DeriveInput, HasherOptions, PasswordHasher } from '../src/passwords/hash/types.js';
 
 export async function nativeArgon2id(input: Argon2DeriveInput): Promise<Uint8Array> {
   const raw = await argon2Hash(Buffer.from(input.password), {

@@ -4,7 +4,7 @@
  * go), and human log lines after it; JSON log lines, as always, when stdout is not a terminal.
  */
 import type { ConfigSnapshot } from '../src/config/index.js';
-import { CONSOLE_PATH } from '../src/console/page.js';
+import { CONSOLE_PATH } from '../src/pages/page.js';
 import type { Level } from '../src/http/logger.js';
 import { logstoreTarget } from '../src/logs/target.js';
 import { mailNotConfigured, noMailServer } from '../src/notifications/mail-settings.js';

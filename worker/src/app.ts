@@ -9,11 +9,11 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Context } from 'hono';
 import { registerSessionlessLogins } from './auth/routes.js';
 import { challengeForCaller } from './auth/credentials.js';
-import { addressBound, createHashSlots, hashConcurrency } from './auth/hash-slots.js';
-import { withHashSlots } from './auth/password-verifier.js';
+import { addressBound, createHashSlots, hashConcurrency } from './passwords/admission.js';
+import { withHashSlots } from './passwords/verifier.js';
 import { registerSessionRoutes } from './sessions/routes.js';
 import { registerDocs, type DocsOptions } from './docs/routes.js';
-import { registerConsole } from './console/routes.js';
+import { registerConsole } from './pages/routes.js';
 import { registerErrtrack } from './errtrack/routes.js';
 import { reportUnhandled } from './errtrack/own-errors.js';
 import { registerHealth } from './health/routes.js';
@@ -52,18 +52,19 @@ import { registerLogs } from './logs/routes.js';
 import { createTestClock, registerTestHooks } from './test-hooks.js';
 import { outboxKicker } from './logs/kick.js';
 import { registerFirstRun } from './first-run/routes.js';
-import { csrfRefusalPage } from './console/refusal-page.js';
-import { CONSOLE_PATH } from './console/page.js';
+import { csrfRefusalPage } from './pages/refusal-page.js';
+import { CONSOLE_PATH } from './pages/page.js';
 import { FIRST_RUN_PATH } from './users/bootstrap.js';
 import { createNotificationKicker } from './notifications/kick.js';
 import { registerNotifications } from './notifications/routes.js';
 import { registerOverview } from './overview/routes.js';
 import { createWebhookKicker } from './webhooks/kick.js';
 import { registerWebhooks } from './webhooks/routes.js';
-import { registerTestMail } from './notifications/test-mail.js';
+import { registerTestMail } from './notifications/mail-test-routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
 import { observeRequest, registerMetrics } from './scrape/routes.js';
-import { authenticate } from './principal/middleware.js';
+import { authenticate } from './authentication/middleware.js';
+import { requireFactorChangeProof, requireStepUp } from './mfa/enforcement.js';
 
 /** Maps statuses of framework exceptions (malformed JSON, body limits) to problem codes. */
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -187,6 +188,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
       loggers,
       livePath,
       authenticate,
+      stepUpRules: { sensitive: requireStepUp, factors: requireFactorChangeProof },
       loadSaved: loadSavedSettings,
       sessionKeys: sessionKeyResolver(env),
       bodyLimit,

@@ -6,7 +6,7 @@
 import argon2Wasm from '@phi-ag/argon2/argon2.wasm';
 import { createClient } from '@libsql/client/web';
 import { edgeBridgeTransport } from './bridge/edge-transport.js';
-import { createEdgeHasher } from './auth/password-hash/index.js';
+import { createEdgeHasher } from './passwords/hash/index.js';
 import {
   assetPathOf,
   BUNDLED_ASSET,
@@ -14,7 +14,7 @@ import {
   describeBlocklist,
   useBundledBlocklist,
   useOperatorBlocklist,
-} from './auth/blocklist/index.js';
+} from './passwords/blocklist/index.js';
 import { bootstrapNotice } from './users/bootstrap.js';
 import { CONFUSABLES_ASSET, confusablesMissing, useConfusables } from './users/confusables.js';
 import { parseEnvironment } from './config/index.js';

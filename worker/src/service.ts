@@ -7,8 +7,8 @@
  */
 import { createApp } from './app.js';
 import { createApiAccessRecorder, type ApiAccessRecorder } from './audit/api-access.js';
-import type { PasswordHasher } from './auth/password-hash/index.js';
-import { createPasswordVerifier } from './auth/password-verifier.js';
+import type { PasswordHasher } from './passwords/hash/index.js';
+import { createPasswordVerifier } from './passwords/verifier.js';
 import { createBridgeClient, type BridgeClient, type BridgeFetch } from './bridge/client.js';
 import { ConfigService, type ConfigSnapshot } from './config/index.js';
 import type { App, AppDeps, MailOutbox, StaticFiles } from './http/context.js';

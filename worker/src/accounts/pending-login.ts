@@ -4,7 +4,7 @@
  * the session keys, its own audience). It completes at most one login: its `jti` is inserted in the
  * transaction that opens the session, and a second insert of the same `jti` fails (a replay). Every
  * second step (a TOTP code, a recovery code, a passkey assertion) verifies it with
- * `verifyPendingLogin` and completes it with `completePendingLogin` (sessions/second-step.ts).
+ * `verifyPendingLogin` and completes it with `completePendingLogin` (mfa/second-step.ts).
  */
 import { eq } from 'drizzle-orm';
 import type { RequestScope } from '../http/scope.js';

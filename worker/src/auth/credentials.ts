@@ -11,7 +11,7 @@ const MAX_HEADER_LENGTH = 4096;
 
 export type Scheme = 'Basic' | 'Bearer' | 'Cookie';
 
-/** What a protected route asks of the authentication middleware (principal/middleware.ts). */
+/** What a protected route asks of the authentication middleware (authentication/middleware.ts). */
 export interface AuthenticateOptions {
   schemes: readonly Scheme[];
   /**

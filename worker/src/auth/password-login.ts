@@ -187,7 +187,7 @@ export async function authenticateLocalPassword(
   if ('notLive' in checked) throw new Error('an attempt without a device found a device not live');
   // Locked, throttled, or every attempt of the window is in flight: the password is not checked,
   // so right and wrong passwords get this same answer and the lock is no oracle. Like a wrong
-  // password, it makes the address wait behind clean ones for a while (hash-slots.ts).
+  // password, it makes the address wait behind clean ones for a while (admission.ts).
   if (checked.refused) {
     scope.verifier.noteFailure(ip ?? null);
     throw await lockedProblem(scope, o.challenge, checked.plan);
@@ -208,7 +208,7 @@ export async function authenticateLocalPassword(
   const factors = factorsAmong(factorRows, user.id);
   // A password that must be changed: only a change is allowed. Without a second factor the password
   // proves enough to make it (with Basic); with one, the change needs the second step's session, which
-  // may do nothing else (principal/middleware.ts; docs/security.md, "What ends what").
+  // may do nothing else (authentication/middleware.ts; docs/security.md, "What ends what").
   if (passwordExpired && factors.length === 0) {
     await db.batch([
       ...successStatements(db, plan),

@@ -14,11 +14,10 @@
  */
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../http/context.js';
+import type { AppEnv, StepUpRules } from '../http/context.js';
 import { ROLES, type Role } from '../accounts/model.js';
 import type { AuthenticateOptions, Scheme } from './credentials.js';
 import { authorize, describeSuperAccess, type SuperAccessRule } from './roles.js';
-import { requireFactorChangeProof, requireStepUp } from './mfa-enforcement.js';
 import type { TokenRule } from '../accounts/token-scopes.js';
 
 /** Every role: any authenticated caller. */
@@ -32,7 +31,7 @@ export type Access = Omit<AuthenticateOptions, 'schemes'> & {
   /**
    * A sensitive operation: an account with a second factor needs a recent verification (step-up).
    * `'factors'`: a change of the caller's own second factors, which an account without one may make only
-   * after a recent sign-in (auth/mfa-enforcement.ts, `requireFactorChangeProof`).
+   * after a recent sign-in (mfa/enforcement.ts, `requireFactorChangeProof`).
    */
   stepUp?: boolean | 'factors';
 } & (
@@ -66,7 +65,7 @@ const lendable = (roles: readonly Role[]) => roles.includes('admin') && !roles.i
 
 /**
  * The authentication step of a protected route: the app's one authentication middleware
- * (`c.var.authenticate`, principal/middleware.ts), bound to `options` at the route's first request.
+ * (`c.var.authenticate`, authentication/middleware.ts), bound to `options` at the route's first request.
  * It is handed over rather than imported because it checks the credentials of capabilities above
  * this module (sessions, LDAP logins), whose routes are protected routes (architecture.md §2).
  */
@@ -77,6 +76,17 @@ function authenticated(options: AuthenticateOptions): MiddlewareHandler<AppEnv> 
     return bound(c, next);
   };
 }
+
+/**
+ * The step-up rule of a sensitive route (`c.var.stepUpRules`, mfa/enforcement.ts), handed over like
+ * `authenticate`: the second factors sit above this module (architecture.md §2).
+ */
+const stepUpRule =
+  (kind: keyof StepUpRules): MiddlewareHandler<AppEnv> =>
+  (c, next) =>
+    c.var.stepUpRules[kind](c, next);
+const STEP_UP = stepUpRule('sensitive');
+const FACTOR_CHANGE = stepUpRule('factors');
 
 function checkAccess(a: Access): void {
   if (a.schemes.length === 0) throw new TypeError('protectedRoute: name at least one scheme');
@@ -138,7 +148,7 @@ export function accessDeclaration(a: Access) {
   // Any role: every authenticated caller passes, so no role check runs on the request path.
   if (!all) middleware.push(authorize(roles, superAccess));
   // A sensitive operation: a recent second-factor verification (docs/security-mfa.md, "Step-up").
-  if (stepUp) middleware.push(stepUp === 'factors' ? requireFactorChangeProof : requireStepUp);
+  if (stepUp) middleware.push(stepUp === 'factors' ? FACTOR_CHANGE : STEP_UP);
   const scopes = (s: Scheme) =>
     s === 'Bearer' && options.tokenScope && options.tokenScope !== 'none' ? [options.tokenScope] : [];
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
+import { checkPassword, passwordPolicy } from '../passwords/policy.js';
 import { findConflicts } from './consistency.js';
 import { ConfigError } from './parse.js';
 import { parseEnvironment } from './resolve.js';

@@ -3,7 +3,7 @@
  * ROOT_PATH + STATIC_PATH (copied from swagger-ui-dist at install), never from a CDN.
  */
 import type { App, AppDeps } from '../http/context.js';
-import { FILTER_EXTENSION } from '../auth/blocklist/index.js';
+import { FILTER_EXTENSION } from '../passwords/blocklist/index.js';
 import { ProblemError } from '../http/problem.js';
 import { html } from 'hono/html';
 import { htmlDocument } from '../http/html.js';

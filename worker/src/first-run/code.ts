@@ -11,7 +11,7 @@
  * guess hopeless; the count is taken before the comparison, so parallel guesses count too.
  */
 import { eq, inArray, sql } from 'drizzle-orm';
-import { constantTimeEqual } from '../auth/password-hash/phc.js';
+import { constantTimeEqual } from '../passwords/hash/phc.js';
 import type { Db } from '../store/index.js';
 import { serviceMeta } from '../../../schema/index.js';
 

@@ -1,6 +1,6 @@
 /** The HTML of the first-run page: the form, its errors, and what to do once the administrator exists. */
 import { html } from 'hono/html';
-import { CONTEXT_WORD_MIN, checkPassword, type PasswordPolicy } from '../auth/password-policy.js';
+import { CONTEXT_WORD_MIN, checkPassword, type PasswordPolicy } from '../passwords/policy.js';
 import { htmlDocument } from '../http/html.js';
 
 /** No script at all; forms post to this page only. */

@@ -6,7 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { passwordPolicy } from '../auth/password-policy.js';
+import { passwordPolicy } from '../passwords/policy.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses, type FieldError } from '../http/problem.js';
 import { serviceMeta, users } from '../../../schema/index.js';
@@ -18,7 +18,7 @@ import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
 import { isLocalRequest } from './local-client.js';
 import { FIRST_RUN_CODE_TRIES, checkFirstRunCode, dropFirstRunCode } from './code.js';
 import { isHiddenSameOrigin } from '../http/csrf.js';
-import { CONSOLE_PATH } from '../console/page.js';
+import { CONSOLE_PATH } from '../pages/page.js';
 import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 import { requestHeader } from '../http/node-messages.js';
 import { publicRoute } from '../auth/protected-route.js';

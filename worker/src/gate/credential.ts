@@ -16,7 +16,7 @@ import type { AppEnv, Principal } from '../http/context.js';
 import { SESSION_COOKIE } from '../http/cookies.js';
 import { requestHeader } from '../http/node-messages.js';
 import { ProblemError } from '../http/problem.js';
-import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../accounts/session-token.js';
 import type { GateAccount, GateCredential, ServiceRule } from './decision.js';
 
 /** A checked credential with the principal behind it, if any. */
@@ -64,7 +64,7 @@ async function fromSessionToken(c: Context<AppEnv>, token: string): Promise<Read
   const { scope } = c.var;
   const found = await sessionFromToken(scope, token, SESSION_AUDIENCE);
   if (!found) return INVALID;
-  // A session whose password must be changed may only change it (principal/middleware.ts): not enter.
+  // A session whose password must be changed may only change it (authentication/middleware.ts): not enter.
   if (passwordChangeReason(found.user, scope.config, scope.now())) return INVALID;
   return asCredential(
     { user: found.user, method: 'session', sessionId: found.session.id, session: found.session },

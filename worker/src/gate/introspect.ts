@@ -16,7 +16,7 @@ import type { App, AppEnv } from '../http/context.js';
 import { requestHeader } from '../http/node-messages.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { publicRoute } from '../http/public-route.js';
-import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../accounts/session-token.js';
 import { gateAccount, tokenForServices } from './credential.js';
 import { admits, type GateCredential } from './decision.js';
 import { secretHash, servicesSnapshot, type ServiceRow } from './services.js';

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ConfigService } from '../config/index.js';
 import type { Db } from '../store/db.js';
-import type { PasswordVerifier } from '../auth/password-verifier.js';
+import type { PasswordVerifier } from '../passwords/verifier.js';
 import type { AuthenticateOptions } from '../auth/credentials.js';
 import type { UserRow } from '../accounts/model.js';
 import type { SessionRow } from '../accounts/sessions.js';
@@ -87,6 +87,12 @@ export interface AppDeps {
   nodeMessages?: (c: Context<AppEnv>) => NodeMessages | undefined;
 }
 
+/** The middleware of a route declared `stepUp: true` (`sensitive`) and of one declared `stepUp: 'factors'`. */
+export interface StepUpRules {
+  sensitive: MiddlewareHandler<AppEnv>;
+  factors: MiddlewareHandler<AppEnv>;
+}
+
 /** The authenticated caller of a request. */
 export interface Principal {
   user: UserRow;
@@ -114,10 +120,15 @@ export interface AppVariables {
   /** The host's parts; routes read the scope instead wherever it has the value. */
   deps: AppDeps;
   /**
-   * The authentication middleware for a set of options (principal/middleware.ts), set by the app and
+   * The authentication middleware for a set of options (authentication/middleware.ts), set by the app and
    * run by protected routes (auth/protected-route.ts; why it is handed over: architecture.md §2).
    */
   authenticate: (options: AuthenticateOptions) => MiddlewareHandler<AppEnv>;
+  /**
+   * The second-factor rules of sensitive routes (mfa/enforcement.ts), set by the app and run by
+   * protected routes that declare `stepUp` (handed over as `authenticate` is: architecture.md §2).
+   */
+  stepUpRules: StepUpRules;
   /**
    * What domain code gets of the request, built once per request (http/scope.ts): the database,
    * the configuration snapshot, the clock, the session keys... are read from here.

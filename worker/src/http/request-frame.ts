@@ -63,6 +63,8 @@ export interface RequestFrameOptions {
   livePath: string;
   /** The authentication middleware protected routes run (AppVariables.authenticate). */
   authenticate: AppEnv['Variables']['authenticate'];
+  /** The step-up rules protected routes run (AppVariables.stepUpRules). */
+  stepUpRules: AppEnv['Variables']['stepUpRules'];
   /** Reads the saved settings (store/settings-store.ts). */
   loadSaved: (db: Db) => Promise<Record<string, string>>;
   /** The session keys of a database (accounts/session-keys.ts), resolved at first use. */
@@ -134,6 +136,7 @@ export function requestFrame(o: RequestFrameOptions): MiddlewareHandler<AppEnv> 
     readVarsInPlace(c);
     c.set('deps', deps);
     c.set('authenticate', o.authenticate);
+    c.set('stepUpRules', o.stepUpRules);
     const requestId = crypto.randomUUID();
     c.set('requestId', requestId);
     const clientRequestId = acceptedClientRequestId(requestHeader(c, 'X-Request-Id'));

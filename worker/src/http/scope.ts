@@ -7,7 +7,7 @@
  */
 import type { BridgeClient } from '../bridge/client.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import type { PasswordVerifier } from '../auth/password-verifier.js';
+import type { PasswordVerifier } from '../passwords/verifier.js';
 import type { SessionKeys } from '../accounts/session-keys.js';
 import type { Db } from '../store/db.js';
 import type { MailMessage } from '../../../schema/bridge/index.js';

@@ -69,7 +69,7 @@ export async function authenticateLdapPassword(
       detail: 'an empty password is never accepted',
       headers: { 'WWW-Authenticate': challenge },
     });
-  // Admitted per client address like a local password check (auth/hash-slots.ts), before the
+  // Admitted per client address like a local password check (passwords/admission.ts), before the
   // attempt is reserved: a refusal (429) reads, writes and binds nothing.
   return scope.verifier.admit(scope.request.ip, () => bindAtServer(scope, serverName, login, password, challenge));
 }

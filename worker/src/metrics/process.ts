@@ -97,7 +97,7 @@ export const lockouts = processRegistry.counter(
   ['method'],
 );
 
-/** Password work refused before anything was hashed (auth/hash-slots.ts), by reason. */
+/** Password work refused before anything was hashed (passwords/admission.ts), by reason. */
 export const admissionsRefused = processRegistry.counter(
   'auth_password_admissions_refused_total',
   'password checks and hashes refused or shed before any hashing, all 429: reason rate, in_flight or queue ' +

@@ -1,11 +1,11 @@
 /**
  * GET /v4/admin/overview: the administrator's first screen in one answer (docs/api.md, "The
  * overview"; the console's overview page): counts and short lists of the last 24 hours and of now,
- * and the state of the log store and of mail. Each number is one indexed query (accounts/attention.ts,
+ * and the state of the log store and of mail. Each number is one indexed query (overview/attention.ts,
  * overview/activity.ts).
  */
 import { z } from '@hono/zod-openapi';
-import { accountAttention } from '../accounts/attention.js';
+import { accountAttention } from './attention.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App } from '../http/context.js';

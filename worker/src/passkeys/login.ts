@@ -18,7 +18,7 @@ import { attemptPlan, notReserved, reserveAttempt, successStatements, throttleKe
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../accounts/devices.js';
-import { sessionToken } from '../sessions/session-token.js';
+import { sessionToken } from '../accounts/session-token.js';
 import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { assertMayLogIn, loginRecordStatement } from '../accounts/login-rule.js';
 import { runAccountBatch } from '../accounts/writes.js';
@@ -154,7 +154,7 @@ export async function signInWithPasskey(
   }
   await assertMayLogIn(scope, user, { source: 'local' }, [...successStatements(db, plan)]);
   // A password that must be changed (an administrator's reset that kept the passkeys, or its lifetime's
-  // end): the session opens, and may do nothing but change it (principal/middleware.ts).
+  // end): the session opens, and may do nothing but change it (authentication/middleware.ts).
   const ldb = scope.lazyDb ?? db;
   const { row: session, writes } = sessionWrites(ldb, user, {
     kind,

@@ -2,14 +2,14 @@
  * A passkey as the second step of a two-step login (docs/security-mfa.md, "The two-step login"):
  * after a right password, the options of an assertion bound to the pending login (the account's
  * passkeys listed, its challenge naming the pending login), and the assertion that completes it
- * exactly as a code does. A refused assertion counts as a wrong code (sessions/second-step.ts).
+ * exactly as a code does. A refused assertion counts as a wrong code (mfa/second-step.ts).
  */
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import type { PendingLogin } from '../accounts/pending-login.js';
-import { checkFactor, completePendingLogin, pendingSource, secondStepPlan } from '../sessions/second-step.js';
-import type { CompletedLogin } from '../sessions/second-step.js';
+import { checkFactor, completePendingLogin, pendingSource, secondStepPlan } from '../mfa/second-step.js';
+import type { CompletedLogin } from '../mfa/second-step.js';
 import { secondFactorOptions } from './login.js';
 import type { RelyingParty } from './relying-party.js';
 import { listPasskeys } from './store.js';

@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
-import { constantTimeEqual } from '../auth/password-hash/phc.js';
+import { constantTimeEqual } from '../passwords/hash/phc.js';
 import { collectScrapeMetrics } from './collect.js';
 import { noteProcessStart, processRegistry, recordRequest } from '../metrics/process.js';
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from '../metrics/registry.js';

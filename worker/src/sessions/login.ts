@@ -11,7 +11,7 @@ import type { RequestScope } from '../http/scope.js';
 import { authenticateLdapPassword } from '../ldap/login.js';
 import type { UserRow } from '../accounts/model.js';
 import { deviceWrites } from '../accounts/devices.js';
-import { sessionToken } from './session-token.js';
+import { sessionToken } from '../accounts/session-token.js';
 import type { PendingMerge } from '../users/identity-merge.js';
 import { loginKey } from '../auth/credentials.js';
 import { throttleKey } from '../accounts/throttle.js';

@@ -1,66 +1,28 @@
-/** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union; /v3/logout and /v3/logout/all. */
+/** Logins with a session: /v3/login, /v3/oauth_login, /v3/login/union (the second step and logout: beside). */
+import { SessionResponse, answerLogin, formAndJson, startPendingMerge, startSession } from './route-common.js';
+import { registerSecondStep } from './second-step-routes.js';
+import { registerLogout } from './logout-routes.js';
 import { z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { ANYONE, ANY_ROLE, protectedRoute, publicRoute } from '../auth/protected-route.js';
+import { publicRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
-import { groupNamesOf, PublicUserSchema, toPublicUser } from '../accounts/model.js';
-import { isFormPost, readBody } from '../http/body.js';
-import {
-  clearAuthCookie,
-  clearHostCookie,
-  readAuthCookie,
-  readHostCookie,
-  setAuthCookie,
-  setHostCookie,
-} from '../http/cookies.js';
+import { groupNamesOf } from '../accounts/model.js';
+import { readBody } from '../http/body.js';
+import { clearAuthCookie, clearHostCookie, readAuthCookie, readHostCookie, setAuthCookie } from '../http/cookies.js';
 import { refuseCrossSiteLogin } from '../http/csrf.js';
-import { frontendWithError, safeRedirect } from '../http/redirect.js';
 import { mergeRequiredProblem } from '../ldap/login.js';
-import { linkPendingMerge, type PendingMerge } from '../users/identity-merge.js';
+import { linkPendingMerge } from '../users/identity-merge.js';
 import type { UserRow } from '../accounts/model.js';
-import {
-  LoginBody,
-  checkLocalPassword,
-  logInWithSession,
-  openSession,
-  type OpenedSession,
-  type SecondStepNeeded,
-} from './login.js';
+import { LoginBody, checkLocalPassword, logInWithSession, type OpenedSession, type SecondStepNeeded } from './login.js';
 import { readDeviceClaim, setDeviceCookie } from './device-cookie.js';
-import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, signPendingMerge, verifyPendingMerge } from './merge.js';
-import {
-  logOutSignedSession,
-  revokeSessions,
-  sessionPolicy,
-  type SessionAuthMethod,
-  type SessionRow,
-} from '../accounts/sessions.js';
+import { BINDING_COOKIE, MERGE_COOKIE, MergeBody, verifyPendingMerge } from './merge.js';
+import type { SessionRow } from '../accounts/sessions.js';
 import { requestHeader } from '../http/node-messages.js';
-import {
-  SECOND_STEP_PATH,
-  SecondStepBody,
-  clearPendingCookie,
-  pendingOfRequest,
-  secondFactorInput,
-  secondStepRequired,
-} from '../auth/mfa-answers.js';
-import {
-  checkSecondFactor,
-  completePendingLogin,
-  pendingSource,
-  REPLAY_DESCRIPTION,
-  secondStepPlan,
-} from './second-step.js';
+import { secondStepRequired } from '../mfa/answers.js';
+import { checkSecondFactor, completePendingLogin, secondStepPlan } from '../mfa/second-step.js';
 import { PENDING_TTL_MS } from '../accounts/pending-login.js';
 import { isTotpCode } from '../accounts/totp.js';
-
-/** The answer of a session login (JSON). */
-export const SessionResponse = z.object({ user: PublicUserSchema, expiresAt: z.string() }).openapi('SessionLogin');
-const formAndJson = <S extends z.ZodType>(schema: S) => ({
-  'application/json': { schema },
-  'application/x-www-form-urlencoded': { schema },
-});
 
 const login = publicRoute({
   method: 'post',
@@ -187,100 +149,6 @@ const union = publicRoute({
   },
 });
 
-const secondStep = publicRoute({
-  method: 'post',
-  operationId: 'loginSecondStep',
-  path: SECOND_STEP_PATH,
-  tags: ['auths'],
-  summary: 'The second step of a login: a TOTP code or a recovery code opens the session',
-  description: [
-    'JSON or an HTML form: the `pendingToken` of the 401 SECOND_FACTOR_REQUIRED of /v3/login or /v3/login/union ' +
-      '(omitted: the cookie `auth_pending_login`), and exactly one of `code` (TOTP, 6 digits) and `recoveryCode`. ' +
-      'Opens the session exactly as the password login would (cookie, device cookie, events) and clears the ' +
-      'pending cookie. A pending login completes at most one login, within 5 minutes (docs/security-mfa.md).',
-    'A wrong or older code: 401 INVALID_CREDENTIALS, counted like a wrong password of the account (the ' +
-      'same restriction: 401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED). ' +
-      REPLAY_DESCRIPTION +
-      ' A missing, expired, used or forged pending ' +
-      'login: 401 UNAUTHENTICATED. Neither or both of code and recoveryCode: 422. Any role.',
-  ].join('\n\n'),
-  request: { body: { required: false, content: formAndJson(SecondStepBody) } },
-  responses: {
-    200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
-    303: { description: 'form post: to the front end' },
-    ...problemResponses(400, 401, 403, 415, 422, 429),
-  },
-});
-
-const logout = protectedRoute(
-  {
-    tokenScope: 'account:write',
-    schemes: ['Cookie', 'Bearer'],
-    roles: ANY_ROLE,
-    endedSessionIsLoggedOut: true,
-    enrolment: true,
-    signedSessionSuffices: true,
-  },
-  {
-    method: 'post',
-    operationId: 'logout',
-    path: '/v3/logout',
-    tags: ['auths'],
-    summary: 'End the current session',
-    description: [
-      'The session cookie (same-origin requests only) or the session access token as Bearer. Clears the cookie. ' +
-        'The session is ended by the id its credential carries, signed, without reading it first (one database ' +
-        'round trip).',
-      'Idempotent: a cookie or access token that we signed whose session has already ended (logged out, ended by a ' +
-        'newer login, a password change, an administrator, or expired) or is unknown also gets 204, and ends nothing.',
-      'No credential, or a token we did not sign: 401. An API token is not a session: 400.',
-    ].join('\n\n'),
-    responses: { 204: { description: 'ended, or already ended' }, ...problemResponses(400) },
-  },
-);
-
-const logoutAll = protectedRoute(
-  { tokenScope: 'account:write', ...ANYONE, endedSessionIsLoggedOut: true, enrolment: true },
-  {
-    method: 'post',
-    operationId: 'logoutAll',
-    path: '/v3/logout/all',
-    tags: ['auths'],
-    summary: 'End every session of the caller',
-    description: [
-      'Session cookie, session access token, Basic or Bearer (API token). Ends every session of the caller (their ' +
-        'OAuth access tokens too; API tokens are not sessions and stay) and clears the cookie.',
-      'Idempotent: a cookie or access token that we signed whose session has already ended, or is unknown, gets 204 ' +
-        'and ends nothing (an ended session is no proof of who the caller is).',
-      'No credential, a token we did not sign, or wrong Basic credentials: 401.',
-    ].join('\n\n'),
-    responses: { 204: { description: 'ended, or already ended' } },
-  },
-);
-
-/**
- * Opens a session for `user` and sets its cookie (the session logins and the OIDC callback);
- * `secondFactorAt`: the login proved a second factor then (an OIDC provider's trusted claims).
- */
-export async function startSession(
-  c: Context<AppEnv>,
-  user: UserRow,
-  kind: SessionRow['kind'],
-  authMethod: SessionAuthMethod,
-  secondFactorAt?: number,
-): Promise<OpenedSession> {
-  const opened = await openSession(c.var.scope, user, kind, authMethod, secondFactorAt);
-  setAuthCookie(c, opened.token, opened.session.expiresAt);
-  return opened;
-}
-
-/** Sets the two cookies of a pending merge (an LDAP or OIDC login that collides with a local account). */
-export async function startPendingMerge(c: Context<AppEnv>, merge: PendingMerge): Promise<void> {
-  const cookies = await signPendingMerge(c.var.scope, merge);
-  setAuthCookie(c, cookies.token, cookies.expiresAt, MERGE_COOKIE);
-  setHostCookie(c, BINDING_COOKIE, cookies.binding, cookies.expiresAt);
-}
-
 /**
  * A local or LDAP login that opens a session of `kind` and sets its cookie; a collision with a local
  * account starts a pending merge (409) instead.
@@ -315,32 +183,6 @@ async function sessionLogin(
   setAuthCookie(c, outcome.token, outcome.session.expiresAt);
   if (outcome.device) await setDeviceCookie(c, c.var.scope, outcome.user.id, outcome.device);
   return outcome;
-}
-
-/** Answers a session login: JSON 200, or 303 for a form post. */
-async function answerLogin(
-  c: Context<AppEnv>,
-  run: () => Promise<Awaited<ReturnType<typeof startSession>> & { next?: string }>,
-) {
-  const fallback = new URL(c.var.scope.config.get('DEFAULT_FRONTEND_URL')).href;
-  if (!isFormPost(c)) {
-    const { session } = await run();
-    const user = c.var.principal.user;
-    return c.json(
-      { user: toPublicUser(user, c.var.scope.config), expiresAt: new Date(session.expiresAt).toISOString() },
-      200,
-    );
-  }
-  try {
-    const { next } = await run();
-    return c.redirect(safeRedirect(c, next, fallback), 303);
-  } catch (err) {
-    if (err instanceof ProblemError && err.code === 'MERGE_REQUIRED')
-      return c.redirect(new URL(c.var.scope.config.get('DEFAULT_FRONTEND_MERGE_URL')).href, 303);
-    if (err instanceof ProblemError && err.status < 500 && err.code !== 'VALIDATION')
-      return c.redirect(frontendWithError(c.var.scope.config, err.code), 303);
-    throw err;
-  }
 }
 
 /** Registers the session endpoints. */
@@ -386,24 +228,7 @@ export function registerSessionRoutes(app: App): void {
     }),
   );
 
-  app.openapi(secondStep, async (c) =>
-    answerLogin(c, async () => {
-      refuseCrossSiteLogin(c);
-      const body = await readBody(c, SecondStepBody);
-      const input = secondFactorInput(body);
-      const scope = c.var.scope;
-      const pending = await pendingOfRequest(c, body.pendingToken);
-      const plan = secondStepPlan(scope, pending.throttleKey, pending.device);
-      const who = { id: pending.userId, login: pending.login };
-      const { success } = await checkSecondFactor(scope, who, plan, input, 'login', pendingSource(pending));
-      const done = await completePendingLogin(scope, pending, success);
-      clearPendingCookie(c);
-      setAuthCookie(c, done.token, done.session.expiresAt);
-      if (done.device) await setDeviceCookie(c, scope, done.user.id, done.device);
-      c.set('principal', { user: done.user, method: 'session', groups: groupNamesOf(done.user) });
-      return { session: done.session, token: done.token, next: body.next };
-    }),
-  );
+  registerSecondStep(app);
 
   app.openapi(oauth, async (c) => {
     const oauthError = (error: string, description: string) =>
@@ -458,45 +283,5 @@ export function registerSessionRoutes(app: App): void {
     }
   });
 
-  app.openapi(logout, async (c) => {
-    const signed = c.var.signedSession;
-    if (signed) {
-      await logOutSignedSession(c.var.scope.db, {
-        id: signed.sessionId,
-        userId: signed.userId,
-        now: c.var.scope.now(),
-        policy: sessionPolicy(c.var.scope.config),
-        request: c.var.scope.request,
-      });
-      clearAuthCookie(c);
-      return c.body(null, 204);
-    }
-    // Only an API token reaches here (a session credential is `signedSession`).
-    const { user, method, sessionId } = c.var.principal;
-    if (method !== 'session' || !sessionId)
-      throw new ProblemError('MALFORMED_REQUEST', { detail: 'not a session: nothing to log out' });
-    const now = c.var.scope.now();
-    await revokeSessions(c.var.scope.db, user, {
-      id: sessionId,
-      now,
-      actor: user,
-      reason: 'logout',
-      request: c.var.scope.request,
-    });
-    clearAuthCookie(c);
-    return c.body(null, 204);
-  });
-
-  app.openapi(logoutAll, async (c) => {
-    const user = c.var.principal.user;
-    const now = c.var.scope.now();
-    await revokeSessions(c.var.scope.db, user, {
-      now,
-      actor: user,
-      reason: 'logout_all',
-      request: c.var.scope.request,
-    });
-    clearAuthCookie(c);
-    return c.body(null, 204);
-  });
+  registerLogout(app);
 }

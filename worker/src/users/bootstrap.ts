@@ -5,9 +5,9 @@
  * anywhere.
  */
 import { auditInsert } from '../audit/events.js';
-import { passwordBlocklist } from '../auth/blocklist/index.js';
-import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
-import type { PasswordHasher } from '../auth/password-hash/index.js';
+import { passwordBlocklist } from '../passwords/blocklist/index.js';
+import { checkPassword, passwordPolicy } from '../passwords/policy.js';
+import type { PasswordHasher } from '../passwords/hash/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { loginViolation, normaliseLogin } from '../accounts/login-name.js';

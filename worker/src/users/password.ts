@@ -1,11 +1,11 @@
 /** Setting a local account's password: policy, history (USER_PASSWORD_HISTORY_DEPTH), audit. */
 import { desc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
-import type { PasswordVerifier } from '../auth/password-verifier.js';
+import type { PasswordVerifier } from '../passwords/verifier.js';
 import { revokeAllTokensStatement } from '../accounts/tokens.js';
 import { endPasskeysStatement } from '../accounts/factors.js';
-import { passwordBlocklist } from '../auth/blocklist/index.js';
-import { checkPassword, passwordPolicy } from '../auth/password-policy.js';
+import { passwordBlocklist } from '../passwords/blocklist/index.js';
+import { checkPassword, passwordPolicy } from '../passwords/policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import { countBlocklistRefusals } from '../metrics/process.js';

@@ -2,8 +2,8 @@
  * Password verification that takes the same time whether or not the account exists: an unknown
  * login is checked against a dummy hash of the same parameters (no enumeration by timing).
  */
-import { UNBOUNDED, type AdmitOptions, type HashSlots } from './hash-slots.js';
-import { needsRehash, type PasswordHasher } from './password-hash/index.js';
+import { UNBOUNDED, type AdmitOptions, type HashSlots } from './admission.js';
+import { needsRehash, type PasswordHasher } from './hash/index.js';
 
 /**
  * A hash of 32 random bytes that were thrown away: no password matches it. A constant (not made
@@ -21,16 +21,16 @@ export interface PasswordVerifier {
   needsRehash(phc: string): boolean;
   /**
    * Runs password work (checks, hashes) admitted for the client at `ip` (the request's trusted
-   * address, http/forwarded.ts) in one of the bounded hashing slots (hash-slots.ts), or throws its
+   * address, http/forwarded.ts) in one of the bounded hashing slots (admission.ts), or throws its
    * 429 before anything ran. Every request-time hashing goes through it, never nested. `o.trusted`:
    * the priority lane of a valid device cookie of the login tried (docs/security-admission.md).
    */
   limit<T>(ip: string | null, work: () => Promise<T>, o?: AdmitOptions): Promise<T>;
   /** Runs a password check done elsewhere (an LDAP bind at the bridge) admitted for `ip`, without a slot. */
   admit<T>(ip: string | null, work: () => Promise<T>): Promise<T>;
-  /** Whether password work of `ip` would start at once, in no lane behind others (hash-slots.ts). */
+  /** Whether password work of `ip` would start at once, in no lane behind others (admission.ts). */
   startsAtOnce(ip: string | null): boolean;
-  /** A failed login from `ip`: its address waits behind clean ones for a while (hash-slots.ts). */
+  /** A failed login from `ip`: its address waits behind clean ones for a while (admission.ts). */
   noteFailure(ip: string | null): void;
 }
 

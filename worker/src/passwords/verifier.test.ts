@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createNobleHasher, needsRehash, type PasswordHasher } from './password-hash/index.js';
-import { DUMMY_HASH, createPasswordVerifier } from './password-verifier.js';
+import { createNobleHasher, needsRehash, type PasswordHasher } from './hash/index.js';
+import { DUMMY_HASH, createPasswordVerifier } from './verifier.js';
 
 describe('password verifier', () => {
   it('the dummy hash has the current parameters (unknown logins cost the same as known ones)', () => {

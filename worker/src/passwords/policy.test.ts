@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { overlayUiValues, parseEnvironment } from '../config/index.js';
 import { BloomFilter } from './blocklist/filter.js';
 import { bundledBlocklist } from './blocklist/index.js';
-import { CONTEXT_WORD_MIN, checkPassword, passwordPolicy } from './password-policy.js';
-import type { PasswordPolicy, PolicyRule } from './password-policy.js';
+import { CONTEXT_WORD_MIN, checkPassword, passwordPolicy } from './policy.js';
+import type { PasswordPolicy, PolicyRule } from './policy.js';
 
 const P: PasswordPolicy = {
   minLength: 8,

@@ -1,12 +1,12 @@
 /**
  * The password policy as a page shows it: one list item per rule in force, and the policy itself in
  * `data-policy` (JSON) so the page's script checks a new password as it is typed with the same
- * function the service uses (auth/password-policy.ts, checkPassword). The list of common passwords is
+ * function the service uses (passwords/policy.ts, checkPassword). The list of common passwords is
  * too large for a page (docs/security.md, "Password blocklist"): its rule is listed, marked `data-on-send`, and
  * checked by the service when the password is sent; a refusal names it in words.
  */
 import { html } from 'hono/html';
-import { CONTEXT_WORD_MIN, passwordPolicy, type PolicyRule } from '../auth/password-policy.js';
+import { CONTEXT_WORD_MIN, passwordPolicy, type PolicyRule } from '../passwords/policy.js';
 import type { PageRender } from './page.js';
 
 /** The rules of the policy in force with their limits (rules with a limit of 0 are not shown). */

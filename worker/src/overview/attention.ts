@@ -6,10 +6,10 @@ import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, or, sql } from 'dr
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { loginLocks, sessions, users } from '../../../schema/index.js';
-import { DAY_MS, ROLES } from './model.js';
-import { liveSession } from './session-list.js';
-import { sessionPolicy } from './sessions.js';
-import { liveAccounts } from './live.js';
+import { DAY_MS, ROLES } from '../accounts/model.js';
+import { liveSession } from '../accounts/session-list.js';
+import { sessionPolicy } from '../accounts/sessions.js';
+import { liveAccounts } from '../accounts/live.js';
 
 /** Accounts are "inactive soon" when the inactivity block would reach them within this many days. */
 export const INACTIVE_SOON_DAYS = 7;

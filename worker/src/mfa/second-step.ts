@@ -19,7 +19,7 @@ import {
 import { ProblemError } from '../http/problem.js';
 import type { RequestScope } from '../http/scope.js';
 import { deviceWrites } from '../accounts/devices.js';
-import { sessionToken } from './session-token.js';
+import { sessionToken } from '../accounts/session-token.js';
 import { sessionWrites, type SessionRow } from '../accounts/sessions.js';
 import { openSecret } from '../store/secret-box.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
@@ -32,7 +32,7 @@ import { acceptStep, matchingStep, TOTP_PERIOD_S } from '../accounts/totp.js';
 
 /** What a second step presents: a TOTP code or a recovery code (exactly one). */
 
-import type { SecondFactorInput } from '../auth/mfa-answers.js';
+import type { SecondFactorInput } from './answers.js';
 import { activeAccounts } from '../accounts/live.js';
 
 export type { SecondFactorInput };

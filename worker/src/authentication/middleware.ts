@@ -13,7 +13,7 @@ import { authenticateLdapPassword, mergeRequiredProblem } from '../ldap/login.js
 import { explainEndedSession, signedSessionClaims, type SessionEnd } from '../sessions/ended.js';
 import { clearAuthCookie, readAuthCookie } from '../http/cookies.js';
 import { assertNotCrossSite } from '../http/csrf.js';
-import { SESSION_AUDIENCE, sessionFromToken } from '../sessions/session-token.js';
+import { SESSION_AUDIENCE, sessionFromToken } from '../accounts/session-token.js';
 import { verifyClaims } from '../accounts/session-keys.js';
 import {
   CHALLENGES,
@@ -29,7 +29,7 @@ import { authenticateLocalPassword, passwordExpiredProblem } from '../auth/passw
 import { accountOfToken, touchToken } from '../accounts/tokens.js';
 import { insufficientScope, tokenAllows } from '../accounts/token-scopes.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
-import { assertEnrolled } from '../auth/mfa-enforcement.js';
+import { assertEnrolled } from '../mfa/enforcement.js';
 import { passwordChangeReason } from '../accounts/login-rule.js';
 import { requestHeader } from '../http/node-messages.js';
 

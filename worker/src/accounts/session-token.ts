@@ -1,8 +1,8 @@
 /** Session tokens (the cookie value and the OAuth access token): a signed session id. */
 import type { RequestScope } from '../http/scope.js';
-import type { UserRow } from '../accounts/model.js';
-import { signClaims, verifyClaims } from '../accounts/session-keys.js';
-import { sessionAccount, sessionPolicy, touchSession, type SessionRow } from '../accounts/sessions.js';
+import type { UserRow } from './model.js';
+import { signClaims, verifyClaims } from './session-keys.js';
+import { sessionAccount, sessionPolicy, touchSession, type SessionRow } from './sessions.js';
 
 export const SESSION_AUDIENCE = 'auth-session';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseEnvironment } from '../config/index.js';
-import { addressKey, createHashSlots, hashConcurrency } from './hash-slots.js';
+import { addressKey, createHashSlots, hashConcurrency } from './admission.js';
 import { nativeHashConcurrency } from '../../node/native-hasher.js';
 
 const A = '192.0.2.1';
