@@ -15,7 +15,7 @@ import { validated } from '../http/validated.js';
 import { TokenRequest, tokenExpiry, tokenLimits, type AudienceChoices } from './token-request.js';
 import { T } from './user-api-words.js';
 
-const UserParam = z.object({ userId: z.uuid() });
+const UserParam = z.object({ userId: z.string().min(1).max(64) });
 
 const issueFor = protectedRoute(
   { ...adminOnly(superAccess.refused('issue tokens for service accounts'), 'none'), stepUp: true },
