@@ -199,7 +199,7 @@ const rotateRoute = protectedRoute(
   },
 );
 
-const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
+const audited = (c: Context<AppEnv>) => (type: AuditEventType, data: Record<string, unknown>) =>
   auditInsert(c.var.scope.db, c.var.scope.now(), {
     stream: 'crud_admin',
     type,
@@ -209,7 +209,6 @@ const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, un
   });
 
 const byName = (c: Context<AppEnv>) => serviceByName(c.var.scope.db, validated(c, 'param', NameParam).name);
-const audited = (c: Context<AppEnv>) => (type: AuditEventType, data: Record<string, unknown>) => audit(c, type, data);
 
 /** Registers the services' administration. */
 export function registerServiceAdmin(app: App): void {

@@ -16,7 +16,7 @@ import { validated } from '../http/validated.js';
 
 import { changeLocalMembership, groupById, memberPage } from './store.js';
 
-const Source = z.enum(['local', 'ldap', 'oidc']);
+export const Source = z.enum(['local', 'ldap', 'oidc']);
 const Member = z
   .object({
     id: z.string(),
@@ -28,20 +28,20 @@ const Member = z
     readAt: z.string().openapi({ description: 'when it was added (local) or last read (ldap, oidc)' }),
   })
   .openapi('GroupMember');
-const IdParam = z.object({ id: z.string().max(64) });
+export const IdParam = z.object({ id: z.string().max(64) });
 const MemberParams = z.object({ id: z.string().max(64), userId: z.string().max(64) });
 
-// The same access as the groups' (routes.ts).
-const READERS: Access = {
+// The groups' access too (routes.ts imports it).
+export const READERS: Access = {
   schemes: ANY_CREDENTIAL,
   roles: ['admin', 'auditor'],
   superAccess: superAccess.allowed,
   tokenScope: 'users:read',
 };
-const WRITERS = (what: string): Access => adminOnly(superAccess.refused(what), 'users:write');
+export const WRITERS = (what: string): Access => adminOnly(superAccess.refused(what), 'users:write');
 
-const path = '/v4/groups';
-const base = { tags: ['groups'] };
+export const path = '/v4/groups';
+export const base = { tags: ['groups'] };
 
 const membersRoute = protectedRoute(READERS, {
   ...base,

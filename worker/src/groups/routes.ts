@@ -12,8 +12,7 @@ import { groups } from '../../../schema/index.js';
 import { groupChangeStatements, groupNameKey } from '../accounts/group-members.js';
 import { runAccountBatch } from '../accounts/writes.js';
 import { auditInsert } from '../audit/events.js';
-import { ANY_CREDENTIAL, adminOnly, protectedRoute, type Access } from '../auth/protected-route.js';
-import { superAccess } from '../auth/roles.js';
+import { protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { isoTime } from '../http/iso-time.js';
 import { pageOf, pageQuery } from '../http/paging.js';
@@ -21,7 +20,7 @@ import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { GROUP_NAME_RULE, rolesOfGroup } from './names.js';
-import { registerGroupMembers } from './member-routes.js';
+import { base, IdParam, path, READERS, registerGroupMembers, Source, WRITERS } from './member-routes.js';
 import { type GroupRow, groupById, groupPage, withMembers } from './store.js';
 
 const Name = z
@@ -42,7 +41,6 @@ const Patch = z
   .partial()
   .strict()
   .openapi('GroupPatch');
-const Source = z.enum(['local', 'ldap', 'oidc']);
 const Public = z
   .object({
     id: z.string(),
@@ -61,18 +59,7 @@ const Public = z
     updatedAt: z.string(),
   })
   .openapi('Group');
-const IdParam = z.object({ id: z.string().max(64) });
 
-const READERS: Access = {
-  schemes: ANY_CREDENTIAL,
-  roles: ['admin', 'auditor'],
-  superAccess: superAccess.allowed,
-  tokenScope: 'users:read',
-};
-const WRITERS = (what: string): Access => adminOnly(superAccess.refused(what), 'users:write');
-
-const path = '/v4/groups';
-const base = { tags: ['groups'] };
 const one = { description: 'the group', content: { 'application/json': { schema: Public } } };
 
 const listRoute = protectedRoute(READERS, {

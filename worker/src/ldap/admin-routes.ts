@@ -12,10 +12,9 @@ import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
 import { DEFAULT_GROUP_FILTER, DEFAULT_USER_FILTER, ldapServerRecords, type LdapServerRow } from './records.js';
-import { assertBindPair, SERVER_NAME_MESSAGE, SERVER_NAME_RULE, warningsOf } from './record-rules.js';
-import { registerLdapServerTest } from './test-routes.js';
+import { assertBindPair, warningsOf } from './record-rules.js';
+import { base, Name, NameParam, path, registerLdapServerTest } from './test-routes.js';
 
-const Name = z.string().regex(SERVER_NAME_RULE, SERVER_NAME_MESSAGE);
 // No i or s flags: the OpenAPI description publishes these as patterns, which carry no flags.
 const Url = z
   .string()
@@ -147,7 +146,6 @@ const Public = z
     }),
   })
   .openapi('LdapServer');
-const NameParam = z.object({ name: Name });
 
 function toPublic(r: LdapServerRow): z.infer<typeof Public> {
   const { bindPasswordEnc, createdAt, updatedAt, ...rest } = r;
@@ -167,10 +165,8 @@ const PATCH_DESCRIPTION =
   'otherwise 422 naming bindPassword, and nothing changes.';
 
 const one = { description: 'the LDAP server record', content: { 'application/json': { schema: Public } } };
-const path = '/v3/settings/ldap-servers';
 
 // Admin only: the record decides where the service password goes and which roles logins get.
-const base = { tags: ['settings'] };
 const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   ...base,
   method: 'get',

@@ -13,9 +13,11 @@ import { testLdapServer } from './connection-test.js';
 import { ldapServerRecords } from './records.js';
 import { SERVER_NAME_MESSAGE, SERVER_NAME_RULE } from './record-rules.js';
 
-const path = '/v3/settings/ldap-servers';
-const base = { tags: ['settings'] };
-const NameParam = z.object({ name: z.string().regex(SERVER_NAME_RULE, SERVER_NAME_MESSAGE) });
+// The records' name, path and tag too (admin-routes.ts imports them).
+export const Name = z.string().regex(SERVER_NAME_RULE, SERVER_NAME_MESSAGE);
+export const NameParam = z.object({ name: Name });
+export const path = '/v3/settings/ldap-servers';
+export const base = { tags: ['settings'] };
 const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections'), 'settings:write'), {
   ...base,
   method: 'post',

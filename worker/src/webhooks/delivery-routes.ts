@@ -33,7 +33,7 @@ const Delivery = z
   })
   .openapi('WebhookDelivery');
 
-const IdParam = z.object({ id: z.string().min(1).max(64) });
+export const IdParam = z.object({ id: z.string().min(1).max(64) });
 const DeliveryParam = IdParam.extend({ deliveryId: z.string().min(1).max(64) });
 const Recent = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: W.d11 }),
@@ -58,11 +58,11 @@ function toDelivery(d: DeliveryRow): z.infer<typeof Delivery> {
   };
 }
 
-const path = '/v4/webhooks';
-const base = { tags: ['webhooks'] };
-// The same access as the subscriptions' (routes.ts).
-const read = adminOnly(superAccess.allowed, 'settings:read');
-const write = (verb: string) => ({ ...adminOnly(superAccess.refused(verb), 'settings:write'), stepUp: true });
+export const path = '/v4/webhooks';
+export const base = { tags: ['webhooks'] };
+// The subscriptions' access too (routes.ts imports it).
+export const read = adminOnly(superAccess.allowed, 'settings:read');
+export const write = (verb: string) => ({ ...adminOnly(superAccess.refused(verb), 'settings:write'), stepUp: true });
 
 const testRoute = protectedRoute(write('send webhook test events'), {
   ...base,

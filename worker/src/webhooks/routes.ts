@@ -7,15 +7,14 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { addWebhook, changeWebhook, isDeliverable, removeWebhook, rotateSecret } from './subscriptions.js';
-import { adminOnly, protectedRoute } from '../auth/protected-route.js';
-import { superAccess } from '../auth/roles.js';
+import { protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { sealSecret } from '../store/secret-box.js';
 import { W } from './webhook-api-words.js';
-import { registerWebhookDeliveries } from './delivery-routes.js';
+import { base, IdParam, path, read, registerWebhookDeliveries, write } from './delivery-routes.js';
 import { newSigningSecret } from './signature.js';
 import {
   forgetSnapshot,
@@ -94,8 +93,6 @@ const Secret = z.string().openapi({
 const Created = Public.extend({ secret: Secret }).openapi('WebhookCreated');
 const Rotated = z.object({ secret: Secret, previousSecretExpiresAt: z.iso.datetime() }).openapi('WebhookSecretRotated');
 
-const IdParam = z.object({ id: z.string().min(1).max(64) });
-
 function queueOf(q: QueueFigures | undefined, now: number): z.infer<typeof Queue> {
   const oldestAt = q?.oldestAt ?? null;
   return {
@@ -146,7 +143,7 @@ function assertTarget(c: Context<AppEnv>, url: string, delivery: WebhookRow['del
   if ('refused' in checked) throw refused('url', checked.refused);
 }
 
-const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
+const audited = (c: Context<AppEnv>) => (type: AuditEventType, data: Record<string, unknown>) =>
   auditInsert(c.var.scope.db, c.var.scope.now(), {
     stream: 'crud_admin',
     type,
@@ -156,11 +153,7 @@ const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, un
   });
 
 const one = { description: W.d12, content: { 'application/json': { schema: Public } } };
-const path = '/v4/webhooks';
-const base = { tags: ['webhooks'] };
 // Tokens: the settings scopes, as the other admin records (LDAP servers, identity providers).
-const read = adminOnly(superAccess.allowed, 'settings:read');
-const write = (verb: string) => ({ ...adminOnly(superAccess.refused(verb), 'settings:write'), stepUp: true });
 
 const listRoute = protectedRoute(read, {
   ...base,
@@ -266,7 +259,7 @@ export function registerWebhooks(app: App): void {
       createdAt: now,
       updatedAt: now,
     };
-    await addWebhook(db, row, (type, data) => audit(c, type, data));
+    await addWebhook(db, row, audited(c));
     forgetSnapshot();
     return c.json({ ...toPublic(row, undefined, now), secret }, 201);
   });
@@ -278,14 +271,14 @@ export function registerWebhooks(app: App): void {
     const change = validated(c, 'json', Patch);
     if (change.url !== undefined || change.delivery !== undefined)
       assertTarget(c, change.url ?? before.url, change.delivery ?? before.delivery);
-    await changeWebhook(c.var.scope.db, before, change, c.var.scope.now(), (type, data) => audit(c, type, data));
+    await changeWebhook(c.var.scope.db, before, change, c.var.scope.now(), audited(c));
     forgetSnapshot();
     return c.json(await answer(c, before.id), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const row = await byId(c);
-    await removeWebhook(c.var.scope.db, row, (type, data) => audit(c, type, data));
+    await removeWebhook(c.var.scope.db, row, audited(c));
     forgetSnapshot();
     return c.body(null, 204);
   });
@@ -294,9 +287,7 @@ export function registerWebhooks(app: App): void {
     const row = await byId(c);
     const secret = newSigningSecret();
     const sealed = await sealSecret(c.var.scope.config, secret);
-    const until = await rotateSecret(c.var.scope.db, row, sealed, c.var.scope.now(), (type, data) =>
-      audit(c, type, data),
-    );
+    const until = await rotateSecret(c.var.scope.db, row, sealed, c.var.scope.now(), audited(c));
     return c.json({ secret, previousSecretExpiresAt: isoTime(until) }, 200);
   });
 
