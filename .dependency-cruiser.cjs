@@ -19,7 +19,7 @@ const TIERS = [
   ['mfa'],
   ['groups'],
   ['users', 'settings', 'logs', 'docs', 'pages', 'webhooks'],
-  ['ldap', 'notifications', 'first-run', 'health', 'ops', 'scrape'],
+  ['ldap', 'notifications', 'first-run', 'health', 'ops', 'metrics-route'],
   ['sessions', 'password-reset', 'schedule', 'overview'],
   ['oidc', 'authentication', 'passkeys', 'gate'],
 ];
@@ -71,7 +71,7 @@ const PURPOSES = {
   'first-run': 'the first-run page (loopback only, one-time code) and the redirect of ROOT_PATH and /',
   health: 'liveness and readiness',
   ops: "the operator command's logic (npm run ops), over the service's own account functions",
-  scrape: 'GET /metrics: the scrape-time series and the exposition',
+  'metrics-route': 'GET /metrics: the scrape-time series and the exposition',
   sessions:
     'session logins, device cookies, pending-merge claims; /v3/login, /v3/oauth_login, /v3/login/union ' +
     '(routes), the second step (second-step-routes), logout (logout-routes)',

@@ -62,7 +62,7 @@ import { createWebhookKicker } from './webhooks/kick.js';
 import { registerWebhooks } from './webhooks/routes.js';
 import { registerTestMail } from './notifications/mail-test-routes.js';
 import { registerPasswordReset } from './password-reset/routes.js';
-import { observeRequest, registerMetrics } from './scrape/routes.js';
+import { observeRequest, registerMetrics } from './metrics-route/routes.js';
 import { authenticate } from './authentication/middleware.js';
 import { requireFactorChangeProof, requireStepUp } from './mfa/enforcement.js';
 

@@ -1,20 +1,28 @@
-/** The protected services' records, managed by admins under /v4/services (docs/integration.md). */
+/**
+ * The protected services' records, managed by admins under /v4/services (docs/integration.md); their reads,
+ * rules and writes: service-records.ts.
+ */
 import { z } from '@hono/zod-openapi';
 import { GATE_DOCS as DOCS } from './gate-route-docs.js';
-import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { protectedServices } from '../../../schema/index.js';
 import { ROLES } from '../accounts/model.js';
 import { auditInsert, type AuditEventType } from '../audit/events.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
-import { ProblemError, problemResponses } from '../http/problem.js';
+import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { isUniqueViolation } from '../store/unique-violation.js';
 import { DEFAULT_HEADERS } from './decision.js';
-import { dropServicesSnapshot, listServices, newSecret, secretHash, type ServiceRow } from './services.js';
 import { normaliseHost, normalisePrefix } from './target.js';
+import { dropServicesSnapshot, listServices, newSecret, secretHash, type ServiceRow } from './services.js';
+import {
+  addService,
+  changeService,
+  removeService,
+  rotateServiceSecret,
+  serviceByName,
+  serviceTargets,
+} from './service-records.js';
 
 const Name = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, "-" and "_"');
 const HeaderName = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'a header name: letters, digits and "-"');
@@ -191,7 +199,7 @@ const rotateRoute = protectedRoute(
   },
 );
 
-const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
+const audited = (c: Context<AppEnv>) => (type: AuditEventType, data: Record<string, unknown>) =>
   auditInsert(c.var.scope.db, c.var.scope.now(), {
     stream: 'crud_admin',
     type,
@@ -200,26 +208,7 @@ const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, un
     data,
   });
 
-async function byName(c: Context<AppEnv>): Promise<ServiceRow> {
-  const { name } = validated(c, 'param', NameParam);
-  const [row] = await c.var.scope.db.select().from(protectedServices).where(eq(protectedServices.name, name)).limit(1);
-  if (!row) throw new ProblemError('NOT_FOUND', { detail: `no protected service named ${name}` });
-  return row;
-}
-
-/** Hosts and prefixes normalised; 422 naming `hosts` when a service would answer for nothing. */
-function targets(hosts: string[], prefixes: string[]): { hosts: string[]; prefixes: string[] } {
-  const out = {
-    hosts: [...new Set(hosts.map((h) => normaliseHost(h)!))],
-    prefixes: [...new Set(prefixes.map((p) => normalisePrefix(p)!))],
-  };
-  if (out.hosts.length + out.prefixes.length === 0)
-    throw new ProblemError('VALIDATION', {
-      detail: 'a service needs a host or a URL prefix',
-      extensions: { errors: [{ location: 'json', path: 'hosts', message: 'give hosts or prefixes (one at least)' }] },
-    });
-  return out;
-}
+const byName = (c: Context<AppEnv>) => serviceByName(c.var.scope.db, validated(c, 'param', NameParam).name);
 
 /** Registers the services' administration. */
 export function registerServiceAdmin(app: App): void {
@@ -239,7 +228,7 @@ export function registerServiceAdmin(app: App): void {
     const row: ServiceRow = {
       id: crypto.randomUUID(),
       name: body.name,
-      ...targets(body.hosts, body.prefixes),
+      ...serviceTargets(body.hosts, body.prefixes),
       access: body.access,
       requireSecondFactor: body.requireSecondFactor,
       allowBasic: body.allowBasic,
@@ -249,22 +238,7 @@ export function registerServiceAdmin(app: App): void {
       createdAt: now,
       updatedAt: now,
     };
-    const db = c.var.scope.db;
-    try {
-      await db.batch([
-        db.insert(protectedServices).values(row),
-        audit(c, 'service.created', {
-          name: row.name,
-          hosts: row.hosts,
-          prefixes: row.prefixes,
-          clientId: row.clientId,
-        }),
-      ]);
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw new ProblemError('CONFLICT', { detail: `a protected service named ${row.name} exists` });
-      throw err;
-    }
+    await addService(c.var.scope.db, row, audited(c));
     changed(c);
     return c.json({ ...toPublic(row), clientSecret: secret }, 201);
   });
@@ -279,41 +253,27 @@ export function registerServiceAdmin(app: App): void {
       ...(body.requireSecondFactor !== undefined ? { requireSecondFactor: body.requireSecondFactor } : {}),
       ...(body.allowBasic !== undefined ? { allowBasic: body.allowBasic } : {}),
       ...(body.headers ? { headers: { ...before.headers, ...body.headers } } : {}),
-      ...(body.hosts || body.prefixes ? targets(body.hosts ?? before.hosts, body.prefixes ?? before.prefixes) : {}),
+      ...(body.hosts || body.prefixes
+        ? serviceTargets(body.hosts ?? before.hosts, body.prefixes ?? before.prefixes)
+        : {}),
       updatedAt: c.var.scope.now(),
     };
-    const db = c.var.scope.db;
-    await db.batch([
-      db.update(protectedServices).set(set).where(eq(protectedServices.id, before.id)),
-      audit(c, 'service.updated', { name: before.name, changed: Object.keys(body) }),
-    ]);
+    await changeService(c.var.scope.db, before, set, Object.keys(body), audited(c));
     changed(c);
     return c.json(toPublic({ ...before, ...set }), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const row = await byName(c);
-    const db = c.var.scope.db;
-    await db.batch([
-      db.delete(protectedServices).where(eq(protectedServices.id, row.id)),
-      audit(c, 'service.deleted', { name: row.name }),
-    ]);
+    await removeService(c.var.scope.db, row, audited(c));
     changed(c);
     return c.body(null, 204);
   });
 
   app.openapi(rotateRoute, async (c) => {
     const row = await byName(c);
-    const secret = newSecret();
     const now = c.var.scope.now();
-    const db = c.var.scope.db;
-    await db.batch([
-      db
-        .update(protectedServices)
-        .set({ secretHash: secretHash(secret), updatedAt: now })
-        .where(eq(protectedServices.id, row.id)),
-      audit(c, 'service.secret_rotated', { name: row.name, clientId: row.clientId }),
-    ]);
+    const secret = await rotateServiceSecret(c.var.scope.db, row, now, audited(c));
     changed(c);
     return c.json({ ...toPublic({ ...row, updatedAt: now }), clientSecret: secret }, 200);
   });

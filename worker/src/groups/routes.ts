@@ -2,34 +2,26 @@
  * Groups under /v4/groups (docs/groups.md): administrators make local groups and add or remove
  * accounts; groups read at LDAP and OIDC logins appear here too, with their memberships. Admins and
  * auditors read them; only admins change them, and never with lent rights (super-access): a
- * membership may open a protected service, which would outlive the loan.
+ * membership may open a protected service, which would outlive the loan. Its members: member-routes.ts;
+ * the reads and the memberships' writes: store.ts.
  */
 import { z } from '@hono/zod-openapi';
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { groupMembers, groups, users } from '../../../schema/index.js';
-import {
-  addLocalMemberStatements,
-  groupChangeStatements,
-  groupNameKey,
-  removeLocalMemberStatements,
-} from '../accounts/group-members.js';
-import { liveAccounts } from '../accounts/live.js';
-import { liveAccount } from '../accounts/lookup.js';
+import { groups } from '../../../schema/index.js';
+import { groupChangeStatements, groupNameKey } from '../accounts/group-members.js';
 import { runAccountBatch } from '../accounts/writes.js';
-import { auditInsert, auditInsertWhen } from '../audit/events.js';
-import { ANY_CREDENTIAL, adminOnly, protectedRoute, type Access } from '../auth/protected-route.js';
-import { superAccess } from '../auth/roles.js';
+import { auditInsert } from '../audit/events.js';
+import { protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { isoTime } from '../http/iso-time.js';
 import { pageOf, pageQuery } from '../http/paging.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import type { Db } from '../store/index.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { GROUP_NAME_RULE, rolesOfGroup } from './names.js';
-
-type GroupRow = typeof groups.$inferSelect;
+import { base, IdParam, path, READERS, registerGroupMembers, Source, WRITERS } from './member-routes.js';
+import { type GroupRow, groupById, groupPage, withMembers } from './store.js';
 
 const Name = z
   .string()
@@ -49,7 +41,6 @@ const Patch = z
   .partial()
   .strict()
   .openapi('GroupPatch');
-const Source = z.enum(['local', 'ldap', 'oidc']);
 const Public = z
   .object({
     id: z.string(),
@@ -68,30 +59,7 @@ const Public = z
     updatedAt: z.string(),
   })
   .openapi('Group');
-const Member = z
-  .object({
-    id: z.string(),
-    login: z.string(),
-    displayName: z.string(),
-    source: Source.openapi({
-      description: "local: an administrator's membership; ldap, oidc: read at the account's last login of that source",
-    }),
-    readAt: z.string().openapi({ description: 'when it was added (local) or last read (ldap, oidc)' }),
-  })
-  .openapi('GroupMember');
-const IdParam = z.object({ id: z.string().max(64) });
-const MemberParams = z.object({ id: z.string().max(64), userId: z.string().max(64) });
 
-const READERS: Access = {
-  schemes: ANY_CREDENTIAL,
-  roles: ['admin', 'auditor'],
-  superAccess: superAccess.allowed,
-  tokenScope: 'users:read',
-};
-const WRITERS = (what: string): Access => adminOnly(superAccess.refused(what), 'users:write');
-
-const path = '/v4/groups';
-const base = { tags: ['groups'] };
 const one = { description: 'the group', content: { 'application/json': { schema: Public } } };
 
 const listRoute = protectedRoute(READERS, {
@@ -147,53 +115,6 @@ const deleteRoute = protectedRoute(WRITERS('remove groups'), {
   request: { params: IdParam },
   responses: { 204: { description: 'removed' }, ...problemResponses(404) },
 });
-const membersRoute = protectedRoute(READERS, {
-  ...base,
-  method: 'get',
-  operationId: 'listGroupMembers',
-  path: `${path}/{id}/members`,
-  summary: "A group's members",
-  description: 'Live accounts, one entry per membership (an account may be a member locally and from its source).',
-  request: { params: IdParam, query: z.object(pageQuery) },
-  responses: {
-    200: {
-      description: 'a page of memberships',
-      content: { 'application/json': { schema: pageOf(Member, 'GroupMemberPage') } },
-    },
-    ...problemResponses(404),
-  },
-});
-const addMemberRoute = protectedRoute(WRITERS('change group memberships'), {
-  ...base,
-  method: 'put',
-  operationId: 'addGroupMember',
-  path: `${path}/{id}/members/{userId}`,
-  summary: 'Add an account to a group (a local membership)',
-  description: 'Idempotent: 204 whether or not the account was a member. 404 for an unknown group or account.',
-  request: { params: MemberParams },
-  responses: { 204: { description: 'the account is a local member' }, ...problemResponses(404) },
-});
-const removeMemberRoute = protectedRoute(WRITERS('change group memberships'), {
-  ...base,
-  method: 'delete',
-  operationId: 'removeGroupMember',
-  path: `${path}/{id}/members/{userId}`,
-  summary: "Remove an account's local membership",
-  description:
-    "Memberships read at LDAP and OIDC logins are the source's: they stay until the next login no longer reads " +
-    'them. 404 when the account has no local membership of the group.',
-  request: { params: MemberParams },
-  responses: { 204: { description: 'removed' }, ...problemResponses(404) },
-});
-
-/** The groups with their live members counted (each account once, whatever the sources of its memberships). */
-function withMembers(db: Db) {
-  const members = sql<number>`(
-    select count(distinct ${groupMembers.userId}) from ${groupMembers}
-    join ${users} on ${users.id} = ${groupMembers.userId}
-    where ${groupMembers.groupId} = "groups"."id" and ${liveAccounts})`;
-  return db.select({ group: groups, members: members.mapWith(Number) }).from(groups);
-}
 
 function toPublic(g: GroupRow, members: number, mapping: readonly string[]): z.infer<typeof Public> {
   return {
@@ -207,12 +128,6 @@ function toPublic(g: GroupRow, members: number, mapping: readonly string[]): z.i
     createdAt: isoTime(g.createdAt),
     updatedAt: isoTime(g.updatedAt),
   };
-}
-
-async function groupById(db: Db, id: string): Promise<GroupRow> {
-  const [row] = await db.select().from(groups).where(eq(groups.id, id)).limit(1);
-  if (!row) throw new ProblemError('NOT_FOUND', { detail: 'no such group' });
-  return row;
 }
 
 async function publicGroup(c: Context<AppEnv>, id: string): Promise<z.infer<typeof Public>> {
@@ -240,15 +155,11 @@ export function registerGroups(app: App): void {
     });
 
   app.openapi(listRoute, async (c) => {
-    const { db } = c.var.scope;
     const { limit, offset } = validated(c, 'query', z.object(pageQuery));
-    const [rows, [total]] = await Promise.all([
-      withMembers(db).orderBy(asc(groups.nameKey)).limit(limit).offset(offset),
-      db.select({ n: count() }).from(groups),
-    ]);
+    const { rows, total } = await groupPage(c.var.scope.db, limit, offset);
     const mapping = c.var.scope.config.get('GROUP_ROLES');
     const items = rows.map((r) => toPublic(r.group, r.members, mapping));
-    return c.json({ items, total: total?.n ?? 0, limit, offset }, 200);
+    return c.json({ items, total, limit, offset }, 200);
   });
 
   app.openapi(createRoute, async (c) => {
@@ -322,60 +233,5 @@ export function registerGroups(app: App): void {
     await runAccountBatch(db, await groupChangeStatements(db, g.id, [remove, audit], { removing: true }));
     return c.body(null, 204);
   });
-
-  app.openapi(membersRoute, async (c) => {
-    const { db } = c.var.scope;
-    const g = await groupById(db, validated(c, 'param', IdParam).id);
-    const { limit, offset } = validated(c, 'query', z.object(pageQuery));
-    const where = and(eq(groupMembers.groupId, g.id), liveAccounts);
-    const [rows, [total]] = await Promise.all([
-      db
-        .select({
-          id: users.id,
-          login: users.login,
-          displayName: users.displayName,
-          source: groupMembers.source,
-          readAt: groupMembers.readAt,
-        })
-        .from(groupMembers)
-        .innerJoin(users, eq(users.id, groupMembers.userId))
-        .where(where)
-        .orderBy(asc(users.loginKey), asc(groupMembers.source))
-        .limit(limit)
-        .offset(offset),
-      db.select({ n: count() }).from(groupMembers).innerJoin(users, eq(users.id, groupMembers.userId)).where(where),
-    ]);
-    const items = rows.map((r) => ({ ...r, readAt: isoTime(r.readAt) }));
-    return c.json({ items, total: total?.n ?? 0, limit, offset }, 200);
-  });
-
-  /** Adds or removes a local membership; the event is written only when the membership changed. */
-  const membership = async (c: Context<AppEnv>, adding: boolean) => {
-    const { db } = c.var.scope;
-    const params = validated(c, 'param', MemberParams);
-    const g = await groupById(db, params.id);
-    const user = await liveAccount(db, params.userId);
-    const now = c.var.scope.now();
-    const [change, ...rest] = adding
-      ? addLocalMemberStatements(db, g.id, user.id, now)
-      : removeLocalMemberStatements(db, g.id, user.id);
-    const event = {
-      stream: 'crud_admin',
-      type: adding ? 'group.member_added' : 'group.member_removed',
-      actor: c.var.principal.user,
-      subject: user,
-      request: c.var.scope.request,
-      data: { id: g.id, name: g.name },
-    } as const;
-    const [changed] = await runAccountBatch(db, [
-      change!,
-      auditInsertWhen(db, now, event, sql`changes() > 0`),
-      ...rest,
-    ]);
-    if (!adding && changed.rowsAffected === 0)
-      throw new ProblemError('NOT_FOUND', { detail: 'the account has no local membership of the group' });
-    return c.body(null, 204);
-  };
-  app.openapi(addMemberRoute, (c) => membership(c, true));
-  app.openapi(removeMemberRoute, (c) => membership(c, false));
+  registerGroupMembers(app);
 }

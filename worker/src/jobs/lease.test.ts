@@ -59,7 +59,7 @@ describe('job leases', () => {
 
   it('counts runs and failures in the lease row, which GET /metrics reads', async () => {
     const { createLogger } = await import('../http/logger.js');
-    const { collectScrapeMetrics } = await import('../scrape/collect.js');
+    const { collectScrapeMetrics } = await import('../metrics-route/collect.js');
     const logger = createLogger({ threshold: () => 'CRITICAL', write: () => {} });
     const ctx = { db: t.db, config: parseEnvironment({}), now: () => 9_000_000, logger };
     let fail = false;

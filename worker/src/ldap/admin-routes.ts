@@ -1,29 +1,20 @@
 /**
  * LDAP server records, managed by admins under /v3/settings/ldap-servers, and their "test
- * connection" operation. The service account's password is stored encrypted and never returned.
+ * connection" operation (test-routes.ts). The service account's password is stored encrypted and never returned;
+ * the record's rules: record-rules.ts.
  */
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { LdapTestResponseSchema, type LdapTestResponse } from '../../../schema/bridge/index.js';
-import { errorClassOf, extServiceInsert } from '../audit/ext-service.js';
 import { adminOnly, protectedRoute } from '../auth/protected-route.js';
 import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
-import { ProblemError, problemResponses } from '../http/problem.js';
+import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
-import {
-  bridgeTimeoutMs,
-  connectionOf,
-  DEFAULT_GROUP_FILTER,
-  DEFAULT_USER_FILTER,
-  ldapServerRecords,
-  type LdapServerRow,
-} from './records.js';
+import { DEFAULT_GROUP_FILTER, DEFAULT_USER_FILTER, ldapServerRecords, type LdapServerRow } from './records.js';
+import { assertBindPair, warningsOf } from './record-rules.js';
+import { base, Name, NameParam, path, registerLdapServerTest } from './test-routes.js';
 
-const Name = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, ".", "-" and "_" (the value of X-LDAP-Name)');
 // No i or s flags: the OpenAPI description publishes these as patterns, which carry no flags.
 const Url = z
   .string()
@@ -127,20 +118,6 @@ const LdapWarning = z
   })
   .openapi('LdapServerWarning');
 
-/**
- * The record's warnings: plain ldap:// URLs without StartTLS carry every bind password in clear text
- * (docs/ldap.md, "Record"). Allowed (a directory on the same host, a lab), but said at every answer.
- */
-function warningsOf(r: Pick<LdapServerRow, 'urls' | 'startTls'>): Array<z.infer<typeof LdapWarning>> {
-  if (r.startTls) return [];
-  const plain = r.urls.filter((u) => /^ldap:\/\//i.test(u));
-  if (plain.length === 0) return [];
-  const message =
-    `bind passwords (the service account's and those of users signing in) travel unencrypted to ` +
-    `${plain.join(', ')}: use ldaps:// or turn on startTls`;
-  return [{ code: 'UNENCRYPTED_BIND', urls: plain, message }];
-}
-
 const Public = z
   .object({
     name: z.string(),
@@ -169,7 +146,6 @@ const Public = z
     }),
   })
   .openapi('LdapServer');
-const NameParam = z.object({ name: Name });
 
 function toPublic(r: LdapServerRow): z.infer<typeof Public> {
   const { bindPasswordEnc, createdAt, updatedAt, ...rest } = r;
@@ -182,24 +158,6 @@ function toPublic(r: LdapServerRow): z.infer<typeof Public> {
   };
 }
 
-/** A bind DN without a password would bind anonymously-or-fail; refuse the pair half set. */
-function assertBindPair(bindDn: string | null, bindPasswordSet: boolean): void {
-  if ((bindDn === null) !== !bindPasswordSet) {
-    throw new ProblemError('VALIDATION', {
-      detail: 'bindDn and bindPassword go together: set both (a service account) or neither (anonymous search)',
-      extensions: {
-        errors: [
-          {
-            location: 'json',
-            path: bindDn === null ? 'bindDn' : 'bindPassword',
-            message: 'set together with its pair',
-          },
-        ],
-      },
-    });
-  }
-}
-
 const PATCH_DESCRIPTION =
   'Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL ' +
   'not in ' +
@@ -207,10 +165,8 @@ const PATCH_DESCRIPTION =
   'otherwise 422 naming bindPassword, and nothing changes.';
 
 const one = { description: 'the LDAP server record', content: { 'application/json': { schema: Public } } };
-const path = '/v3/settings/ldap-servers';
 
 // Admin only: the record decides where the service password goes and which roles logins get.
-const base = { tags: ['settings'] };
 const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   ...base,
   method: 'get',
@@ -277,23 +233,6 @@ const deleteRoute = protectedRoute(
     responses: { 204: { description: 'removed' }, ...problemResponses(404) },
   },
 );
-const testRoute = protectedRoute(adminOnly(superAccess.refused('test LDAP server connections'), 'settings:write'), {
-  ...base,
-  method: 'post',
-  operationId: 'testLdapServer',
-  path: `${path}/{name}/test`,
-  summary: 'Test the connection to an LDAP server',
-  description:
-    'Through the bridge: connect (each URL in order), StartTLS when set, bind as the service account, read the ' +
-    'root DSE (Active Directory is detected by DIRECTORY_SIGNATURE), search the base DN. 200 with each step, ' +
-    '`ok: false` naming the failing step; 503/504 when the bridge cannot be reached. Each test is an ' +
-    '`ldap.test` audit event (ext_service_access).',
-  request: { params: NameParam },
-  responses: {
-    200: { description: 'the steps', content: { 'application/json': { schema: LdapTestResponseSchema } } },
-    ...problemResponses(404, 502, 503, 504),
-  },
-});
 
 /** Registers the LDAP server administration. */
 export function registerLdapServerAdmin(app: App): void {
@@ -340,38 +279,5 @@ export function registerLdapServerAdmin(app: App): void {
     await records.remove(c, await byName(c));
     return c.body(null, 204);
   });
-
-  app.openapi(testRoute, async (c) => {
-    const row = await byName(c);
-    const bridge = c.var.scope.bridge;
-    if (!bridge)
-      throw new ProblemError('SERVICE_UNAVAILABLE', {
-        detail: 'no bridge is configured (AUTH_BRIDGE_URL): the directory cannot be reached',
-      });
-    const connection = await connectionOf(c.var.scope, row);
-    // The directory call is recorded (ext_service_access) on its own: it changes nothing here.
-    const call = {
-      type: 'ldap.test',
-      at: c.var.scope.now(),
-      actor: c.var.principal.user,
-      request: c.var.scope.request,
-    } as const;
-    const done = (ok: boolean, data: Record<string, unknown>) =>
-      extServiceInsert(c.var.scope.db, {
-        ...call,
-        ok,
-        durationMs: c.var.scope.now() - call.at,
-        data: { server: row.name, ...data },
-      })();
-    let answer: LdapTestResponse;
-    try {
-      answer = await bridge.call('/v1/ldap/test', { connection }, LdapTestResponseSchema, bridgeTimeoutMs(connection));
-    } catch (err) {
-      await done(false, { errorClass: errorClassOf(err) });
-      throw err;
-    }
-    const failed = answer.steps.find((s) => !s.ok)?.step;
-    await done(answer.ok, failed ? { failedStep: failed } : {});
-    return c.json(answer, 200);
-  });
+  registerLdapServerTest(app);
 }

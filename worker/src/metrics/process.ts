@@ -2,7 +2,7 @@
  * The metrics each process (Node) or isolate (edge) counts itself (architecture.md §7): requests
  * by route pattern and status with their latency, logins by method and outcome, lockouts. One
  * registry per module instance, which is one per process or isolate; the database-derived metrics
- * are read at scrape time instead (scrape/collect.ts) and are global.
+ * are read at scrape time instead (metrics-route/collect.ts) and are global.
  */
 import { type HistogramSeries, Registry } from './registry.js';
 

@@ -16,6 +16,8 @@ import { loginReservations, users } from '../../../schema/index.js';
 import { DAY_MS, type Role, type UserRow } from '../accounts/model.js';
 import type { Scope } from '../http/scope.js';
 import { activeAccounts } from '../accounts/live.js';
+import { assertSessionLimit, endSessionsStatement, revokeDevicesStatement } from '../accounts/sessions.js';
+import { endUserLinks } from '../accounts/reset-tokens.js';
 
 /**
  * Who makes an admin change: an administrator's account, or the operator command (`npm run ops`),
@@ -156,6 +158,82 @@ export async function unlockAccount(scope: Scope, actor: Actor, user: UserRow): 
 export async function unblockAccount(scope: Scope, actor: Actor, user: UserRow): Promise<void> {
   const set = { status: 'active' as const, blockedReason: null, lastActivityAt: scope.now() };
   await updateAccount(scope, actor, user, set, { audit: { type: 'account.unblocked' } });
+}
+
+/**
+ * Blocks an account: its sessions and reset/welcome links end for good (an unblock must not revive an unattended
+ * browser or an old mail); its API tokens are only refused while blocked (docs/security.md, "What ends what").
+ */
+export async function blockAccount(scope: Scope, actor: Actor, user: UserRow): Promise<void> {
+  const now = scope.now();
+  await updateAccount(
+    scope,
+    actor,
+    user,
+    { status: 'blocked', blockedReason: 'admin' },
+    {
+      audit: { type: 'account.blocked', data: { reason: 'admin' } },
+      change: { status: 'blocked' },
+      extra: (happened) => [
+        endSessionsStatement(scope.db, user.id, now, 'block', { when: happened }),
+        revokeDevicesStatement(scope.db, user.id, happened),
+        endUserLinks(scope.db, user.id, now, happened),
+      ],
+    },
+  );
+}
+
+/** Changes an account's details; nobody changes their own role, and lent rights never change a role. */
+export async function changeAccountDetails(
+  scope: Scope,
+  actor: UserRow,
+  user: UserRow,
+  body: { displayName?: string; email?: string | null; role?: Role; sessionLimit?: number | null },
+): Promise<void> {
+  if (body.role !== undefined && body.role !== user.role && user.id === actor.id) {
+    throw new ProblemError('FORBIDDEN', { detail: 'nobody changes their own role' });
+  }
+  if (body.role !== undefined && body.role !== user.role) assertMayChangeRole(actor);
+  assertSessionLimit(scope.config, body.sessionLimit);
+  const before = {
+    displayName: user.displayName,
+    email: user.email,
+    role: user.role,
+    sessionLimit: user.sessionLimit,
+  };
+  // A new address ends the links mailed to the old one (docs/security.md, "What ends what").
+  const newAddress = body.email !== undefined && body.email !== user.email;
+  const now = scope.now();
+  await updateAccount(scope, actor, user, body, {
+    audit: { type: 'user.updated', data: { before, after: body } },
+    change: { role: body.role },
+    extra: (happened) => (newAddress ? [endUserLinks(scope.db, user.id, now, happened)] : []),
+  });
+}
+
+/** Lends administrator rights for `minutes` (default DEBUG_COUNTDOWN_USER_SU); only an administrator does. */
+export async function grantSuperAccess(scope: Scope, actor: UserRow, user: UserRow, minutes?: number): Promise<void> {
+  assertMayGrantAdmin(actor);
+  const m = minutes ?? scope.config.get('DEBUG_COUNTDOWN_USER_SU');
+  const until = scope.now() + m * 60_000;
+  await updateAccount(
+    scope,
+    actor,
+    user,
+    { superAccessUntil: until },
+    { audit: { type: 'super_access.granted', data: { until: new Date(until).toISOString(), minutes: m } } },
+  );
+}
+
+/** Ends an account's super-access now. */
+export async function endSuperAccess(scope: Scope, actor: Actor, user: UserRow): Promise<void> {
+  await updateAccount(
+    scope,
+    actor,
+    user,
+    { superAccessUntil: null },
+    { audit: { type: 'super_access.ended', data: { by: 'admin' } } },
+  );
 }
 
 /** Accounts whose super-access has ended: cleared, with the audit event (run by the jobs). */

@@ -3,7 +3,7 @@ import { desc, eq } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { PasswordVerifier } from '../passwords/verifier.js';
 import { revokeAllTokensStatement } from '../accounts/tokens.js';
-import { endPasskeysStatement } from '../accounts/factors.js';
+import { endPasskeysStatement, factorsOf } from '../accounts/factors.js';
 import { passwordBlocklist } from '../passwords/blocklist/index.js';
 import { checkPassword, passwordPolicy } from '../passwords/policy.js';
 import type { ConfigSnapshot } from '../config/index.js';
@@ -124,4 +124,30 @@ export async function setPassword(
       },
     }),
   ]);
+}
+
+/**
+ * An administrator's password reset: incident response, so every session and API token ends, and the passkeys
+ * unless `endPasskeys` is false (lent rights may not remove second factors: nor may they through a reset).
+ * 409 for a service account (it has no password).
+ */
+export async function adminResetPassword(
+  scope: RequestScope,
+  actor: UserRow,
+  user: UserRow,
+  body: { password: string; mustChangePassword: boolean; endPasskeys: boolean },
+): Promise<void> {
+  if (user.kind === 'service')
+    throw new ProblemError('CONFLICT', { detail: 'a service account has no password: it never signs in' });
+  if (body.endPasskeys && actor.role !== 'admin' && (await factorsOf(scope.db, user.id)).includes('passkey'))
+    throw new ProblemError('FORBIDDEN', {
+      detail: 'super-access cannot end the passkeys of an account: reset with endPasskeys false',
+    });
+  await scope.verifier.limit(scope.request.ip, () =>
+    setPassword(scope, user, body.password, {
+      actor,
+      mustChange: body.mustChangePassword,
+      ends: { reason: 'admin_reset', tokens: true, passkeys: body.endPasskeys },
+    }),
+  );
 }

@@ -1,60 +1,34 @@
 /**
  * /v4/webhooks (docs/webhooks.md): the subscriptions, administered by admins, each change audited
- * (crud_admin); their signing secrets shown once (at creation and rotation), never returned otherwise; a test
- * event, a redelivery, the recent deliveries and the queue.
+ * (crud_admin); their signing secrets shown once (at creation and rotation), never returned otherwise; the
+ * writes are subscriptions.ts' (a test event, the recent deliveries and a redelivery: delivery-routes.ts).
  */
 import { z } from '@hono/zod-openapi';
-import { and, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { webhookDeliveries, webhooks } from '../../../schema/index.js';
 import { auditInsert, type AuditEventType } from '../audit/events.js';
-import { EVENT_CATALOGUE, type AuditStream } from '../audit/catalogue.js';
-import { adminOnly, protectedRoute } from '../auth/protected-route.js';
-import { superAccess } from '../auth/roles.js';
+import { addWebhook, changeWebhook, isDeliverable, removeWebhook, rotateSecret } from './subscriptions.js';
+import { protectedRoute } from '../auth/protected-route.js';
 import type { App, AppEnv } from '../http/context.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { sealSecret } from '../store/secret-box.js';
 import { W } from './webhook-api-words.js';
-import { TEST_EVENT_TYPE } from './payload.js';
+import { base, IdParam, path, read, registerWebhookDeliveries, write } from './delivery-routes.js';
 import { newSigningSecret } from './signature.js';
 import {
-  type DeliveryRow,
   forgetSnapshot,
   listWebhooks,
   queueFigures,
   type QueueFigures,
   reasonOf,
-  recentDeliveries,
   webhookById,
   type WebhookRow,
 } from './store.js';
 import { bridgeTargetRefusal, checkTarget, targetRules } from './targets.js';
 
-/** How long the previous secret still signs after a rotation. */
-export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-
-const STREAMS: readonly AuditStream[] = [
-  'user_activity',
-  'crud_user',
-  'crud_admin',
-  'ext_service_access',
-  'data_lifecycle',
-];
-/** What a subscription may name: a catalogue type (not api_access's), `<stream>.*`, or `*`. */
-const DELIVERABLE = new Set<string>([
-  '*',
-  ...STREAMS.map((s) => `${s}.*`),
-  ...Object.entries(EVENT_CATALOGUE)
-    .filter(([, spec]) => !(spec.streams as readonly string[]).includes('api_access'))
-    .map(([type]) => type),
-]);
-
 const EventTypes = z
-  .array(
-    z.string().refine((t) => DELIVERABLE.has(t), 'a type of the audit catalogue (not api_access), <stream>.* or *'),
-  )
+  .array(z.string().refine(isDeliverable, 'a type of the audit catalogue (not api_access), <stream>.* or *'))
   .min(1)
   .max(100)
   .openapi({
@@ -118,31 +92,6 @@ const Secret = z.string().openapi({
 });
 const Created = Public.extend({ secret: Secret }).openapi('WebhookCreated');
 const Rotated = z.object({ secret: Secret, previousSecretExpiresAt: z.iso.datetime() }).openapi('WebhookSecretRotated');
-const Delivery = z
-  .object({
-    id: z.string().openapi({ description: W.d7 }),
-    type: z.string(),
-    eventId: z.string(),
-    at: z.iso.datetime().openapi({ description: W.d36 }),
-    state: z.enum(['pending', 'delivered', 'failed']),
-    attempts: z.int(),
-    nextAttemptAt: z.iso.datetime().nullable().openapi({ description: W.d8 }),
-    lastAttemptAt: z.iso.datetime().nullable(),
-    lastStatus: z.int().nullable().openapi({ description: W.d9 }),
-    lastDurationMs: z.int().nullable(),
-    lastResponse: z.string().nullable().openapi({
-      description: W.d10,
-    }),
-    deliveredAt: z.iso.datetime().nullable(),
-    failedAt: z.iso.datetime().nullable(),
-  })
-  .openapi('WebhookDelivery');
-
-const IdParam = z.object({ id: z.string().min(1).max(64) });
-const DeliveryParam = IdParam.extend({ deliveryId: z.string().min(1).max(64) });
-const Recent = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: W.d11 }),
-});
 
 function queueOf(q: QueueFigures | undefined, now: number): z.infer<typeof Queue> {
   const oldestAt = q?.oldestAt ?? null;
@@ -172,25 +121,6 @@ function toPublic(r: WebhookRow, q: QueueFigures | undefined, now: number): z.in
   };
 }
 
-function toDelivery(d: DeliveryRow): z.infer<typeof Delivery> {
-  const state = d.deliveredAt !== null ? 'delivered' : d.failedAt !== null ? 'failed' : 'pending';
-  return {
-    id: d.id,
-    type: d.type,
-    eventId: d.eventId,
-    at: isoTime(d.at),
-    state,
-    attempts: d.attempts,
-    nextAttemptAt: state === 'pending' ? isoTime(d.nextAttemptAt) : null,
-    lastAttemptAt: isoOrNull(d.lastAttemptAt),
-    lastStatus: d.lastStatus,
-    lastDurationMs: d.lastDurationMs,
-    lastResponse: d.lastResponse,
-    deliveredAt: isoOrNull(d.deliveredAt),
-    failedAt: isoOrNull(d.failedAt),
-  };
-}
-
 const refused = (field: 'url' | 'delivery', why: string) =>
   new ProblemError('VALIDATION', {
     detail: `${field} refused: ${why}`,
@@ -213,7 +143,7 @@ function assertTarget(c: Context<AppEnv>, url: string, delivery: WebhookRow['del
   if ('refused' in checked) throw refused('url', checked.refused);
 }
 
-const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, unknown>) =>
+const audited = (c: Context<AppEnv>) => (type: AuditEventType, data: Record<string, unknown>) =>
   auditInsert(c.var.scope.db, c.var.scope.now(), {
     stream: 'crud_admin',
     type,
@@ -223,11 +153,7 @@ const audit = (c: Context<AppEnv>, type: AuditEventType, data: Record<string, un
   });
 
 const one = { description: W.d12, content: { 'application/json': { schema: Public } } };
-const path = '/v4/webhooks';
-const base = { tags: ['webhooks'] };
 // Tokens: the settings scopes, as the other admin records (LDAP servers, identity providers).
-const read = adminOnly(superAccess.allowed, 'settings:read');
-const write = (verb: string) => ({ ...adminOnly(superAccess.refused(verb), 'settings:write'), stepUp: true });
 
 const listRoute = protectedRoute(read, {
   ...base,
@@ -299,51 +225,6 @@ const rotateRoute = protectedRoute(write('rotate webhook secrets'), {
     ...problemResponses(404, 503),
   },
 });
-const testRoute = protectedRoute(write('send webhook test events'), {
-  ...base,
-  method: 'post',
-  operationId: 'sendWebhookTestEvent',
-  path: `${path}/{id}/test`,
-  summary: W.s27,
-  description: W.d39,
-  request: { params: IdParam },
-  responses: {
-    202: {
-      description: W.d28,
-      content: { 'application/json': { schema: z.object({ deliveryId: z.string() }) } },
-    },
-    ...problemResponses(404),
-  },
-});
-const deliveriesRoute = protectedRoute(read, {
-  ...base,
-  method: 'get',
-  operationId: 'listWebhookDeliveries',
-  path: `${path}/{id}/deliveries`,
-  summary: W.s29,
-  description: W.d40,
-  request: { params: IdParam, query: Recent },
-  responses: {
-    200: {
-      description: W.d30,
-      content: { 'application/json': { schema: z.object({ items: z.array(Delivery) }) } },
-    },
-    ...problemResponses(404),
-  },
-});
-const redeliverRoute = protectedRoute(write('redeliver webhooks'), {
-  ...base,
-  method: 'post',
-  operationId: 'redeliverWebhook',
-  path: `${path}/{id}/deliveries/{deliveryId}/redeliver`,
-  summary: W.s31,
-  description: W.d41,
-  request: { params: DeliveryParam },
-  responses: {
-    202: { description: W.d32, content: { 'application/json': { schema: Delivery } } },
-    ...problemResponses(404),
-  },
-});
 
 /** Registers /v4/webhooks. */
 export function registerWebhooks(app: App): void {
@@ -378,15 +259,7 @@ export function registerWebhooks(app: App): void {
       createdAt: now,
       updatedAt: now,
     };
-    await db.batch([
-      db.insert(webhooks).values(row),
-      audit(c, 'webhook.created', {
-        webhookId: row.id,
-        url: row.url,
-        eventTypes: row.eventTypes,
-        delivery: row.delivery,
-      }),
-    ]);
+    await addWebhook(db, row, audited(c));
     forgetSnapshot();
     return c.json({ ...toPublic(row, undefined, now), secret }, 201);
   });
@@ -398,103 +271,25 @@ export function registerWebhooks(app: App): void {
     const change = validated(c, 'json', Patch);
     if (change.url !== undefined || change.delivery !== undefined)
       assertTarget(c, change.url ?? before.url, change.delivery ?? before.delivery);
-    const { db } = c.var.scope;
-    const now = c.var.scope.now();
-    const enabling = change.enabled === true && !before.enabled;
-    const changed = Object.keys(change).filter(
-      (k) => JSON.stringify(change[k as keyof typeof change]) !== JSON.stringify(before[k as keyof WebhookRow]),
-    );
-    await db.batch([
-      db
-        .update(webhooks)
-        .set({
-          ...change,
-          updatedAt: now,
-          ...(enabling ? { disabledReason: null, disabledAt: null, failingSince: null } : {}),
-        })
-        .where(eq(webhooks.id, before.id)),
-      audit(c, 'webhook.updated', {
-        webhookId: before.id,
-        changed,
-        ...(change.url !== undefined && change.url !== before.url ? { url: change.url } : {}),
-      }),
-    ]);
+    await changeWebhook(c.var.scope.db, before, change, c.var.scope.now(), audited(c));
     forgetSnapshot();
     return c.json(await answer(c, before.id), 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const row = await byId(c);
-    const { db } = c.var.scope;
-    await db.batch([
-      db.delete(webhookDeliveries).where(eq(webhookDeliveries.webhookId, row.id)),
-      db.delete(webhooks).where(eq(webhooks.id, row.id)),
-      audit(c, 'webhook.deleted', { webhookId: row.id, url: row.url }),
-    ]);
+    await removeWebhook(c.var.scope.db, row, audited(c));
     forgetSnapshot();
     return c.body(null, 204);
   });
 
   app.openapi(rotateRoute, async (c) => {
     const row = await byId(c);
-    const { db, config } = c.var.scope;
-    const now = c.var.scope.now();
     const secret = newSigningSecret();
-    const until = now + ROTATION_OVERLAP_MS;
-    await db.batch([
-      db
-        .update(webhooks)
-        .set({
-          secretEnc: await sealSecret(config, secret),
-          previousSecretEnc: row.secretEnc,
-          previousSecretUntil: until,
-          updatedAt: now,
-        })
-        .where(and(eq(webhooks.id, row.id), eq(webhooks.secretEnc, row.secretEnc))),
-      audit(c, 'webhook.updated', { webhookId: row.id, changed: ['secret'] }),
-    ]);
+    const sealed = await sealSecret(c.var.scope.config, secret);
+    const until = await rotateSecret(c.var.scope.db, row, sealed, c.var.scope.now(), audited(c));
     return c.json({ secret, previousSecretExpiresAt: isoTime(until) }, 200);
   });
 
-  app.openapi(testRoute, async (c) => {
-    const row = await byId(c);
-    const now = c.var.scope.now();
-    const id = `msg_${crypto.randomUUID().replaceAll('-', '')}`;
-    const data = { webhookId: row.id, message: 'a test event, sent from the webhook administration' };
-    await c.var.scope.db.insert(webhookDeliveries).values({
-      id,
-      webhookId: row.id,
-      eventId: id,
-      type: TEST_EVENT_TYPE,
-      at: now,
-      payload: { data },
-      nextAttemptAt: now,
-      createdAt: now,
-    });
-    return c.json({ deliveryId: id }, 202);
-  });
-
-  app.openapi(deliveriesRoute, async (c) => {
-    const row = await byId(c);
-    const { limit } = validated(c, 'query', Recent);
-    const items = await recentDeliveries(c.var.scope.db, row.id, limit);
-    return c.json({ items: items.map(toDelivery) }, 200);
-  });
-
-  app.openapi(redeliverRoute, async (c) => {
-    const { id, deliveryId } = validated(c, 'param', DeliveryParam);
-    const now = c.var.scope.now();
-    const [updated] = await c.var.scope.db
-      .update(webhookDeliveries)
-      .set({
-        attempts: 0,
-        nextAttemptAt: now,
-        deliveredAt: null,
-        failedAt: null,
-      })
-      .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, id)))
-      .returning();
-    if (!updated) throw new ProblemError('NOT_FOUND', { detail: `no delivery ${deliveryId} of webhook ${id}` });
-    return c.json(toDelivery(updated), 202);
-  });
+  registerWebhookDeliveries(app);
 }

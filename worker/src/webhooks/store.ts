@@ -6,6 +6,7 @@ import { and, desc, eq, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import { webhookDeliveries, webhooks } from '../../../schema/index.js';
 import type { Db } from '../store/index.js';
 import { ProblemError } from '../http/problem.js';
+import { TEST_EVENT_TYPE } from './payload.js';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -102,4 +103,32 @@ export async function anyEnabled(db: Db): Promise<boolean> {
 /** Forgets the snapshot (a subscription of this instance changed). */
 export function forgetSnapshot(): void {
   snapshot = null;
+}
+
+/** Queues a test event for the subscription `webhookId`; the delivery's id. */
+export async function queueTestEvent(db: Db, webhookId: string, now: number): Promise<string> {
+  const id = `msg_${crypto.randomUUID().replaceAll('-', '')}`;
+  const data = { webhookId, message: 'a test event, sent from the webhook administration' };
+  await db.insert(webhookDeliveries).values({
+    id,
+    webhookId,
+    eventId: id,
+    type: TEST_EVENT_TYPE,
+    at: now,
+    payload: { data },
+    nextAttemptAt: now,
+    createdAt: now,
+  });
+  return id;
+}
+
+/** Sends the delivery `deliveryId` of `webhookId` again from its first attempt, or 404. */
+export async function redeliver(db: Db, webhookId: string, deliveryId: string, now: number): Promise<DeliveryRow> {
+  const [updated] = await db
+    .update(webhookDeliveries)
+    .set({ attempts: 0, nextAttemptAt: now, deliveredAt: null, failedAt: null })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
+    .returning();
+  if (!updated) throw new ProblemError('NOT_FOUND', { detail: `no delivery ${deliveryId} of webhook ${webhookId}` });
+  return updated;
 }
