@@ -4,7 +4,6 @@
  * Sessions and API tokens are read through the credential caches with the revocation bound of every
  * other route (architecture.md §6), so a warm decision makes no database round trip.
  */
-import { parse } from 'hono/utils/cookie';
 import type { Context } from 'hono';
 import { passwordChangeReason } from '../accounts/login-rule.js';
 import { revocationCheckMs } from '../accounts/sessions.js';
@@ -13,7 +12,7 @@ import { groupNamesOf } from '../accounts/model.js';
 import { CHALLENGES, parseBasic, splitAuthorization } from '../auth/credentials.js';
 import { authenticateLocalPassword } from '../auth/password-login.js';
 import type { AppEnv, Principal } from '../http/context.js';
-import { SESSION_COOKIE } from '../http/cookies.js';
+import { cookieValue, SESSION_COOKIE } from '../http/cookies.js';
 import { requestHeader } from '../http/node-messages.js';
 import { ProblemError } from '../http/problem.js';
 import { SESSION_AUDIENCE, sessionFromToken } from '../accounts/session-token.js';
@@ -59,6 +58,7 @@ export function tokenForServices(t: { scopes: readonly string[] | null; audience
 }
 
 const INVALID: ReadCredential = { credential: { kind: 'invalid' } };
+const SECURE_SESSION_COOKIE = `__Secure-${SESSION_COOKIE}`;
 
 async function fromSessionToken(c: Context<AppEnv>, token: string): Promise<ReadCredential> {
   const { scope } = c.var;
@@ -110,9 +110,10 @@ export async function readCredential(c: Context<AppEnv>, service: ServiceRule): 
   // The cookie is named by the scheme the browser reached this service with (http/cookies.ts), which
   // may differ from the protected service's: either name, the `__Secure-` one first. Both carry a
   // signed session token, so neither can be forged.
-  const secure = `__Secure-${SESSION_COOKIE}`;
-  const jar = cookies ? parse(cookies) : {};
-  const value = jar[secure] ?? jar[SESSION_COOKIE];
+  // Read by name, not by parsing every cookie of the platform's hosts (AUTH_COOKIE_DOMAIN) each decision.
+  const value = cookies
+    ? (cookieValue(cookies, SECURE_SESSION_COOKIE) ?? cookieValue(cookies, SESSION_COOKIE))
+    : undefined;
   if (!value) return { credential: { kind: 'none' } };
   return fromSessionToken(c, value);
 }
