@@ -31,9 +31,9 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/webauthn-attestation.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/webauthn-ec2-signature.js': /\/@simplewebauthn\/server\/esm\//,
   'worker/edge-aliases/gate-route-docs.js': /^worker\/src\/gate\//,
-  'worker/edge-aliases/webhook-api-words.js': /^worker\/src\/webhooks\/routes\.ts$/,
+  'worker/edge-aliases/webhook-api-words.js': /^worker\/src\/webhooks\/(delivery-)?routes\.ts$/,
   'worker/edge-aliases/user-api-words.js':
-    /^worker\/src\/users\/(me|account|create|service-token)-routes\.ts$|^worker\/src\/users\/token-request\.ts$/,
+    /^worker\/src\/users\/(me|account|account-access|create|service-token)-routes\.ts$|^worker\/src\/users\/token-request\.ts$/,
   'worker/edge-aliases/session-api-words.js': /^worker\/src\/sessions\/routes\.ts$/,
   'worker/edge-aliases/ldap-api-words.js': /^worker\/src\/ldap\/admin-routes\.ts$/,
   'worker/edge-aliases/log-api-words.js': /^worker\/src\/logs\/(query|events)-routes\.ts$/,
