@@ -33,7 +33,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/gate-route-docs.js': /^worker\/src\/gate\//,
   'worker/edge-aliases/webhook-api-words.js': /^worker\/src\/webhooks\/(delivery-)?routes\.ts$/,
   'worker/edge-aliases/user-api-words.js':
-    /^worker\/src\/users\/(me|account|account-access|create|service-token)-routes\.ts$|^worker\/src\/users\/token-request\.ts$/,
+    /^worker\/src\/users\/((me|account|account-access|create|service-token)-routes|token-request)\.ts$/,
   'worker/edge-aliases/session-api-words.js': /^worker\/src\/sessions\/routes\.ts$/,
   'worker/edge-aliases/ldap-api-words.js': /^worker\/src\/ldap\/admin-routes\.ts$/,
   'worker/edge-aliases/log-api-words.js': /^worker\/src\/logs\/(query|events)-routes\.ts$/,
