@@ -18,7 +18,7 @@ import { auditInsert, outcomeOfType } from '../../worker/src/audit/events.js';
 import { errorClassOf, maskAddress, statusClass } from '../../worker/src/audit/ext-service.js';
 import { HANDLED_EVENT_TYPES } from '../../worker/src/audit/handled-types.js';
 import { ProblemError } from '../../worker/src/http/problem.js';
-import { CATALOGUE_SECTION } from '../../worker/src/logs/catalogue-docs.js';
+import { CATALOGUE_SECTION } from '../../worker/src/logs/log-api-words.js';
 import { STREAMS } from '../../worker/src/logs/streams.js';
 import { END, renderEventTable, START } from '../../scripts/event-catalogue-doc.js';
 import { createTestApp, type TestApp } from '../harness/app.js';

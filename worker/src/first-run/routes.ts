@@ -23,6 +23,7 @@ import { FIRST_RUN_CSP, firstRunDone, firstRunForm } from './page.js';
 import { requestHeader } from '../http/node-messages.js';
 import { publicRoute } from '../auth/protected-route.js';
 import { liveAccounts } from '../accounts/live.js';
+import { W } from './first-run-api-words.js';
 
 /**
  * The page ROOT_PATH and `/` send a browser to once an administrator exists, below ROOT_PATH: the
@@ -37,28 +38,14 @@ const CLAIM_KEY = 'first_admin';
 
 const Form = z
   .object({
-    code: z
-      .string()
-      .max(100)
-      .openapi({
-        description:
-          'the one-time code that `npm start` (or `npm run dev:edge`) printed at start (docs/security.md, "First ' +
-          'administrator")',
-      }),
+    code: z.string().max(100).openapi({
+      description: W.d1,
+    }),
     login: LoginSchema,
     password: z.string().min(1).max(1024),
-    passwordRepeat: z.string().max(1024).optional().openapi({ description: 'when sent, must equal password' }),
+    passwordRepeat: z.string().max(1024).optional().openapi({ description: W.d2 }),
   })
   .openapi('FirstRunForm');
-
-const DESCRIPTION = [
-  'While no administrator exists, creates the first one: no login needed, so only a client on the',
-  "service's machine may use it: the client address must be loopback (Node host: the socket's peer;",
-  "edge host: the CF-Connecting-IP of `wrangler dev`, so never in production), the URL's host a",
-  'loopback name (no DNS rebinding) and no proxy header (Forwarded, X-Forwarded-For, X-Forwarded-Host,',
-  'X-Real-IP, True-Client-IP, X-Client-IP, CF-Connecting-IP on Node, ...) present. Otherwise 403. 404',
-  'once an administrator exists (then `npm run ops` is the way back to a locked-out or forgotten one).',
-].join(' ');
 
 // Documented in the OpenAPI description; served by plain handlers (HTML or JSON by Accept, and the
 // form checked by the handler so that a browser gets the form back with what to fix).
@@ -67,8 +54,8 @@ const getRoute = publicRoute({
   operationId: 'getFirstRunPage',
   path: FIRST_RUN_PATH,
   tags: ['user_v4'],
-  summary: 'First-run page: the form that creates the first administrator',
-  description: DESCRIPTION,
+  summary: W.s3,
+  description: W.get,
   responses: {
     200: { description: 'the form (HTML)', content: { 'text/html': { schema: z.string() } } },
     ...problemResponses(403, 404),
@@ -80,18 +67,8 @@ const postRoute = publicRoute({
   operationId: 'createFirstAdmin',
   path: FIRST_RUN_PATH,
   tags: ['user_v4'],
-  summary: 'Create the first administrator (first-run form post)',
-  description: [
-    DESCRIPTION,
-    'The form post must be same-origin (Origin, or `Origin: null` with `Sec-Fetch-Site: same-origin` as',
-    "Chromium sends under the page's no-referrer policy, else Sec-Fetch-Site; a client that sends none,",
-    "such as curl, is no browser and cannot be led into a cross-site post); a browser's refused post gets",
-    'an HTML page. It must carry the one-time code printed at start (403 when missing or wrong, nothing',
-    `changed; 429 after ${FIRST_RUN_CODE_TRIES} wrong codes, until a restart issues a new one).`,
-    'The password must pass the password policy (422 PASSWORD_POLICY). ' +
-      'The creation is audited (user.created, via first-run).',
-    'A browser (Accept: text/html) gets HTML pages, other clients JSON.',
-  ].join(' '),
+  summary: W.s4,
+  description: W.post,
   request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: Form } } } },
   responses: {
     201: {

@@ -10,10 +10,10 @@ import { superAccess } from '../auth/roles.js';
 import type { App, AppEnv } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
-import { DEFAULT_GROUP_FILTER, DEFAULT_USER_FILTER, ldapServerRecords, type LdapServerRow } from './records.js';
+import { ldapServerRecords, type LdapServerRow } from './records.js';
 import { assertBindPair, warningsOf } from './record-rules.js';
 import { base, Name, NameParam, path, registerLdapServerTest } from './test-routes.js';
+import { W } from './ldap-api-words.js';
 
 // No i or s flags: the OpenAPI description publishes these as patterns, which carry no flags.
 const Url = z
@@ -42,43 +42,36 @@ const Fields = {
     .array(Url)
     .min(1)
     .max(8)
-    .openapi({ description: 'tried in order until one connects', example: ['ldaps://ldap.example.com'] }),
-  startTls: z.boolean().openapi({ description: 'upgrade ldap:// connections with StartTLS before any bind' }),
+    .openapi({ description: W.d1, example: ['ldaps://ldap.example.com'] }),
+  startTls: z.boolean().openapi({ description: W.d2 }),
   caCert: Pem.nullable().openapi({
-    description: "PEM CA certificate(s) verifying the directory's TLS; null: the bridge's system roots",
+    description: W.d3,
   }),
   bindDn: Dn.nullable().openapi({
-    description: "the service account that finds users' entries; null: anonymous search",
+    description: W.d4,
   }),
-  bindPassword: z.string().min(1).max(1024).nullable().openapi({ description: 'stored encrypted; never returned' }),
+  bindPassword: z.string().min(1).max(1024).nullable().openapi({ description: W.d5 }),
   baseDn: Dn.openapi({ example: 'ou=people,dc=example,dc=com' }),
   userFilter: Filter.nullable().openapi({
-    description:
-      `search filter with {login}; null: ${DEFAULT_USER_FILTER}, or ` +
-      `(|(sAMAccountName={login})(userPrincipalName={login})) on Active Directory`,
+    description: W.userFilter,
   }),
   attrDisplayName: Attr.nullable(),
   attrEmail: Attr.nullable(),
   attrRole: Attr.nullable().openapi({
-    description:
-      'an attribute holding admin, auditor or user, or group DNs (e.g. memberOf) matched with roleAdminGroup ' +
-      'and roleAuditorGroup; null: new accounts are users',
+    description: W.d6,
   }),
   roleAdminGroup: Dn.nullable(),
   roleAuditorGroup: Dn.nullable(),
   groupMode: z.enum(['none', 'memberOf', 'search']).openapi({
-    description:
-      'how each login reads the user\'s groups (docs/ldap.md, "Groups"): none; memberOf, the group DNs of the ' +
-      "user's `groupAttr` (Active Directory, OpenLDAP's memberof overlay); search, the entries under " +
-      '`groupBaseDn` matching `groupFilter`, {dn} standing for the escaped user DN',
+    description: W.d7,
   }),
-  groupAttr: Attr.openapi({ description: 'the attribute listing the group DNs (memberOf mode)' }),
-  groupBaseDn: Dn.nullable().openapi({ description: 'where groups are searched (search mode); null: baseDn' }),
+  groupAttr: Attr.openapi({ description: W.d8 }),
+  groupBaseDn: Dn.nullable().openapi({ description: W.d9 }),
   groupFilter: GroupFilter.nullable().openapi({
-    description: `the group search filter (search mode); null: ${DEFAULT_GROUP_FILTER}`,
+    description: W.groupFilter,
   }),
   groupNameAttr: Attr.openapi({
-    description: "the group entry's attribute naming it (search mode; memberOf: the DN's first RDN value)",
+    description: W.d10,
   }),
   enabled: z.boolean(),
 };
@@ -109,9 +102,7 @@ const Patch = z.object(Fields).partial().strict().openapi('LdapServerPatch');
 const LdapWarning = z
   .object({
     code: z.enum(['UNENCRYPTED_BIND']).openapi({
-      description:
-        "UNENCRYPTED_BIND: ldap:// URLs without StartTLS, so the bind passwords (the service account's and " +
-        'those of users signing in) travel unencrypted to them',
+      description: W.d11,
     }),
     urls: z.array(z.string()),
     message: z.string(),
@@ -142,7 +133,7 @@ const Public = z
     createdAt: z.string(),
     updatedAt: z.string(),
     warnings: z.array(LdapWarning).openapi({
-      description: 'what an administrator should know about the record (docs/ldap.md, "Record"); empty when nothing',
+      description: W.d12,
     }),
   })
   .openapi('LdapServer');
@@ -158,12 +149,6 @@ function toPublic(r: LdapServerRow): z.infer<typeof Public> {
   };
 }
 
-const PATCH_DESCRIPTION =
-  'Omitted fields keep their values. A change that would send the stored service password somewhere new (a URL ' +
-  'not in ' +
-  'the stored list, StartTLS turned off for ldap:// URLs, another caCert) needs `bindPassword` in the same request: ' +
-  'otherwise 422 naming bindPassword, and nothing changes.';
-
 const one = { description: 'the LDAP server record', content: { 'application/json': { schema: Public } } };
 
 // Admin only: the record decides where the service password goes and which roles logins get.
@@ -173,7 +158,7 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read')
   operationId: 'listLdapServers',
   path,
   summary: 'LDAP server records',
-  description: 'Service passwords are never returned.',
+  description: W.d13,
   responses: {
     200: {
       description: 'the records',
@@ -188,11 +173,8 @@ const createRouteDef = protectedRoute(
     method: 'post',
     operationId: 'createLdapServer',
     path,
-    summary: 'Add an LDAP server record',
-    description:
-      'The name is the value of X-LDAP-Name; it is public (a sign-in page offers it, and logins name an unknown ' +
-      'one), so it must reveal nothing secret. 409 when the name is taken. ' +
-      SEALING_UNAVAILABLE,
+    summary: W.s14,
+    description: W.create,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
     responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
@@ -202,8 +184,8 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'),
   method: 'get',
   operationId: 'getLdapServer',
   path: `${path}/{name}`,
-  summary: 'Read an LDAP server record',
-  description: 'Service passwords are never returned.',
+  summary: W.s15,
+  description: W.d16,
   request: { params: NameParam },
   responses: { 200: one, ...problemResponses(404) },
 });
@@ -214,8 +196,8 @@ const patchRoute = protectedRoute(
     method: 'patch',
     operationId: 'updateLdapServer',
     path: `${path}/{name}`,
-    summary: 'Change an LDAP server record',
-    description: `${PATCH_DESCRIPTION} ${SEALING_UNAVAILABLE}`,
+    summary: W.s17,
+    description: W.patch,
     request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
     responses: { 200: one, ...problemResponses(400, 404, 422, 503) },
   },
@@ -227,8 +209,8 @@ const deleteRoute = protectedRoute(
     method: 'delete',
     operationId: 'deleteLdapServer',
     path: `${path}/{name}`,
-    summary: 'Remove an LDAP server record',
-    description: 'Accounts of this server stay, but cannot log in until a record of the same name exists again.',
+    summary: W.s18,
+    description: W.d19,
     request: { params: NameParam },
     responses: { 204: { description: 'removed' }, ...problemResponses(404) },
   },

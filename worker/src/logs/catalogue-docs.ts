@@ -1,8 +1,8 @@
 /**
  * The event catalogue (audit/catalogue.ts) as the logs endpoints show it: per stream in
- * GET /v3/logs/audit_log_types, and as a table in the OpenAPI descriptions of the logs endpoints.
+ * GET /v3/logs/audit_log_types (the table in the OpenAPI descriptions of the logs endpoints: log-api-words.ts).
  */
-import { catalogueMarkdown, EVENT_CATALOGUE, eventTypesOf } from '../audit/catalogue.js';
+import { EVENT_CATALOGUE, eventTypesOf } from '../audit/catalogue.js';
 import type { StreamName } from './streams.js';
 
 /** The event types of a stream, as audit_log_types lists them. */
@@ -12,13 +12,3 @@ export function eventTypesOfStream(stream: StreamName) {
     return { type, outcomes: [...s.outcomes], description: s.description, data: { ...s.data } };
   });
 }
-
-/** The catalogue's section of the logs endpoints' descriptions (a markdown table). */
-export const CATALOGUE_SECTION = [
-  '',
-  '',
-  '**Event types** (`event.type`; `event.stream` is the log type; the document shape is in',
-  'architecture.md §5.1):',
-  '',
-  catalogueMarkdown(),
-].join('\n');

@@ -9,10 +9,10 @@ import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { decodeCursor, eventsPage, FilterFields, formOf, MAX_EVENTS_PAGE } from './events.js';
-import { CSV_COLUMNS, EXPORT_MAX_EVENTS, EXPORT_PAGE_SIZE, exportEvents } from './export.js';
+import { CSV_COLUMNS, exportEvents } from './export.js';
 import { allowQueryParameters, knownStream } from './request-guards.js';
-import { CATALOGUE_SECTION } from './catalogue-docs.js';
 import { READERS, streamOf, TypeParam } from './route-common.js';
+import { W } from './log-api-words.js';
 
 const EventsQuery = z.object({
   ...FilterFields,
@@ -22,12 +22,8 @@ const EventsQuery = z.object({
     .min(1)
     .max(MAX_EVENTS_PAGE)
     .default(50)
-    .openapi({ description: `page size, at most ${MAX_EVENTS_PAGE}`, example: 50 }),
-  cursor: z
-    .string()
-    .max(1400)
-    .optional()
-    .openapi({ description: 'the nextCursor of the previous page', example: 'WzE3OTc5NDg4MDAwMDAsImUxIl0' }),
+    .openapi({ description: W.pageSize, example: 50 }),
+  cursor: z.string().max(1400).optional().openapi({ description: W.d14, example: 'WzE3OTc5NDg4MDAwMDAsImUxIl0' }),
 });
 const ExportQuery = z.object({
   ...FilterFields,
@@ -36,15 +32,12 @@ const ExportQuery = z.object({
 
 const EventsPageSchema = z
   .object({
-    items: z.array(z.record(z.string(), z.unknown())).openapi({ description: 'the events as stored, newest first' }),
-    nextCursor: z
-      .string()
-      .nullable()
-      .openapi({ description: 'pass as `cursor` for the next page; null after the last' }),
+    items: z.array(z.record(z.string(), z.unknown())).openapi({ description: W.d15 }),
+    nextCursor: z.string().nullable().openapi({ description: W.d16 }),
     total: z
       .object({ value: z.number().int(), relation: z.enum(['eq', 'gte']) })
       .nullable()
-      .openapi({ description: 'matching events as the store counts them (up to 10,000 exactly, then `gte`)' }),
+      .openapi({ description: W.d17 }),
   })
   .openapi('AuditEventsPage', {
     example: {
@@ -60,18 +53,6 @@ const EventsPageSchema = z
       total: { value: 1, relation: 'eq' },
     },
   });
-
-const FORM = [
-  `Filters (all optional, combined with AND): \`user\` (actor or subject login, exact), \`ip\`, \`outcome\`,`,
-  `\`type\` (comma-separated, any of), \`from\` (inclusive) and \`to\` (exclusive) in ISO 8601. Other query`,
-  `parameters: 422 naming each.`,
-].join(' ');
-const FAILURES = [
-  `The store down (every node) or its certificate refused: 502; past LOGSTORE_TIMEOUT: 504; a node outside the`,
-  `bridge's LOGSTORE_ALLOWED_URLS (\`cause\` LOGSTORE_URL_NOT_ALLOWED), or the bridge not configured or`,
-  `unreachable: 503. While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database`,
-  `(docs/audit-logs-embedded.md).`,
-].join(' ');
 const base = { tags: ['logs'] };
 
 const eventsRoute = protectedRoute(READERS, {
@@ -80,14 +61,8 @@ const eventsRoute = protectedRoute(READERS, {
   operationId: 'findAuditEvents',
   path: '/v3/logs/{audit_log_type}/events',
   middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'size', 'cursor'])],
-  summary: 'Find audit events (simple form)',
-  description:
-    [
-      `${FORM} Newest first (\`@timestamp\`, then \`event.id\`), \`size\` per page (default 50,`,
-      `at most ${MAX_EVENTS_PAGE}); \`nextCursor\` continues after the page's last event (search_after), so ` +
-        `pages never`,
-      `skip or repeat an event. A cursor this service did not make: 422. ${FAILURES}`,
-    ].join(' ') + CATALOGUE_SECTION,
+  summary: W.s18,
+  description: W.events,
   request: { params: TypeParam, query: EventsQuery },
   responses: {
     200: { description: 'a page of events', content: { 'application/json': { schema: EventsPageSchema } } },
@@ -101,16 +76,8 @@ const exportRoute = protectedRoute(READERS, {
   operationId: 'exportAuditEvents',
   path: '/v3/logs/{audit_log_type}/export',
   middleware: [knownStream, allowQueryParameters([...Object.keys(FilterFields), 'format'])],
-  summary: 'Export audit events (NDJSON or CSV)',
-  description:
-    [
-      `${FORM} Every matching event, newest first, streamed as an attachment (pages of`,
-      `${EXPORT_PAGE_SIZE} through the store): \`format=ndjson\` (default; one event per line, as stored) or \`csv\``,
-      `(columns ${CSV_COLUMNS.map(([h]) => `\`${h}\``).join(', ')}; \`document\` is the whole event as JSON; cells`,
-      `starting with = + - @ get a leading apostrophe). At most ${EXPORT_MAX_EVENTS} events: more matches are refused`,
-      `with 422 before anything is sent (narrow \`from\`/\`to\`). A failure after the first page aborts the transfer,`,
-      `so a partial file is never complete-looking. ${FAILURES}`,
-    ].join(' ') + CATALOGUE_SECTION,
+  summary: W.s19,
+  description: W.export,
   request: { params: TypeParam, query: ExportQuery },
   responses: {
     200: {

@@ -8,20 +8,19 @@ import { protectedRoute } from '../auth/protected-route.js';
 import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { checkFieldCapsBody, checkSearchBody, MAX_RESULT_WINDOW } from './dsl-guard.js';
+import { checkFieldCapsBody, checkSearchBody } from './dsl-guard.js';
 import { allowQueryParameters, knownStream } from './request-guards.js';
 import { READERS, refused, streamOf, TypeParam } from './route-common.js';
 import { logstoreConfigured, queryStore, searchTimeout, storeAnswer } from './store-query.js';
-import { CATALOGUE_SECTION, eventTypesOfStream } from './catalogue-docs.js';
+import { eventTypesOfStream } from './catalogue-docs.js';
 import { STREAMS, type StreamName } from './streams.js';
+import { W } from './log-api-words.js';
 
 const AuditLogType = z
   .object({
     name: z.string().openapi({ example: 'user_activity' }),
-    variable: z
-      .string()
-      .openapi({ description: 'the variable holding the index pattern', example: 'AUDIT_USER_ACTIVITY_PATTERN' }),
-    pattern: z.string().openapi({ description: 'the effective index pattern', example: 'svc-sec-user-activity-*' }),
+    variable: z.string().openapi({ description: W.d1, example: 'AUDIT_USER_ACTIVITY_PATTERN' }),
+    pattern: z.string().openapi({ description: W.d2, example: 'svc-sec-user-activity-*' }),
     description: z.string(),
     eventTypes: z
       .array(
@@ -33,32 +32,25 @@ const AuditLogType = z
               .openapi({ description: '`event.outcome` values' }),
             description: z.string(),
             data: z.record(z.string(), z.string()).openapi({
-              description: 'the fields of `data`, each with its meaning',
+              description: W.d3,
               example: { source: 'local, ldap or oidc' },
             }),
           })
           .openapi('AuditEventTypeDescription'),
       )
-      .openapi({ description: 'the event types this log records (the catalogue, audit/catalogue.ts)' }),
+      .openapi({ description: W.d4 }),
   })
   .openapi('AuditLogType');
 const AuditLogTypes = z
   .object({
     items: z.array(AuditLogType),
     logstoreConfigured: z.boolean().openapi({
-      description: 'false while LOGSTORE_URLS is the placeholder: the embedded audit log answers the queries',
+      description: W.d5,
     }),
     storage: z.enum(['logstore', 'embedded']).openapi({
-      description:
-        '`embedded`: no log store is configured, and the events are kept in the database for ' +
-        '`localRetentionDays` days (AUDIT_LOCAL_RETENTION_DAYS); the query DSL answers a subset ' +
-        '(docs/audit-logs-embedded.md)',
+      description: W.d6,
     }),
-    localRetentionDays: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: 'AUDIT_LOCAL_RETENTION_DAYS while the storage is `embedded`, else null', example: null }),
+    localRetentionDays: z.number().int().nullable().openapi({ description: W.d7, example: null }),
   })
   .openapi('AuditLogTypes', {
     example: {
@@ -85,13 +77,7 @@ const AuditLogTypes = z
   });
 
 const SearchBody = z.record(z.string(), z.unknown()).openapi('LogSearchBody', {
-  description: [
-    `The store's _search query DSL, checked against the allow-list (docs/audit-logs.md): query, post_filter,`,
-    `from, size (from + size ≤ ${MAX_RESULT_WINDOW}), sort, _source, aggs, track_total_hits, search_after.`,
-    `Refused with 422 naming the key: scripts, lookups into other indices, pit, suggest, rescore, profile,`,
-    `explain, slice,`,
-    `stored_fields, docvalue_fields, timeout and anything unlisted.`,
-  ].join(' '),
+  description: W.searchBody,
   example: {
     query: {
       bool: {
@@ -116,21 +102,18 @@ const FieldList = z
       .refine((s) => s.split(',').every((f) => FIELD.test(f.trim())), 'field names or wildcards separated by commas'),
   ])
   .openapi({
-    description: 'the fields to describe (wildcards allowed); default `*`',
+    description: W.d8,
     example: ['event.*', 'actor.login'],
   });
 const FieldCapsBody = z
   .object({
     fields: FieldList.optional(),
-    index_filter: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .openapi({ description: 'a query (allow-listed like search queries): only indices with matching documents' }),
+    index_filter: z.record(z.string(), z.unknown()).optional().openapi({ description: W.d9 }),
   })
   .catchall(z.unknown())
   .openapi('LogFieldCapsBody', { example: { fields: ['event.*', '@timestamp'] } });
 const FieldCapsAnswer = z.record(z.string(), z.unknown()).openapi('LogFieldCapsAnswer', {
-  description: "The store's answer, passed back as it is.",
+  description: W.d10,
   example: {
     indices: ['svc-sec-user-activity-2026.11.26'],
     fields: {
@@ -140,7 +123,7 @@ const FieldCapsAnswer = z.record(z.string(), z.unknown()).openapi('LogFieldCapsA
   },
 });
 const StoreAnswer = z.record(z.string(), z.unknown()).openapi('LogStoreAnswer', {
-  description: "The store's answer, passed back as it is.",
+  description: W.d11,
   example: {
     took: 3,
     timed_out: false,
@@ -157,24 +140,6 @@ const StoreAnswer = z.record(z.string(), z.unknown()).openapi('LogStoreAnswer', 
   },
 });
 
-const FAILURES = [
-  `The store's own refusal of the query is 400 QUERY_REJECTED with its reason (\`storeError\`); its 403 (the proxy`,
-  `role may not read these indices), 404 and 429 keep their status; 502 when every node of LOGSTORE_URLS failed,`,
-  `the store's certificate was not verified, or it answered another error (\`upstreamStatus\`); 503 when`,
-  `LOGSTORE_URLS names a node outside the bridge's LOGSTORE_ALLOWED_URLS (\`cause\` LOGSTORE_URL_NOT_ALLOWED), or`,
-  `the bridge is not configured or unreachable; 504 past LOGSTORE_TIMEOUT on every node.`,
-  `While LOGSTORE_URLS is the placeholder, the embedded audit log answers from the database: the query DSL`,
-  `subset of docs/audit-logs-embedded.md (match_all, match_none, term, terms, ids, exists, prefix, range, bool,`,
-  `constant_score; sort by @timestamp and event.id; from, size, search_after, _source, track_total_hits,`,
-  `post_filter); anything else is 422 VALIDATION with \`cause\` LOGSTORE_REQUIRED naming each key (\`errors\`).`,
-].join(' ');
-const COMMON = [
-  `The query runs on the type's configured index pattern only (404 for any other type), as`,
-  `the caller: the login goes to the store as \`x-proxy-user\`, the value of the account attribute named by`,
-  `LOGSTORE_USER_ROLE_ATTRIBUTE as \`x-proxy-roles\`. No query parameters (422 naming each). Bodies over`,
-  `AUTH_MAX_BODY_SIZE (64 KiB by default): 413, before they are buffered; nested deeper than 64 levels: 422.`,
-].join(' ');
-
 const queryMiddleware = [knownStream, allowQueryParameters([])];
 const base = { tags: ['logs'] };
 const errors = problemResponses(400, 404, 413, 415, 422, 429, 502, 503, 504);
@@ -185,11 +150,7 @@ const typesRoute = protectedRoute(READERS, {
   operationId: 'listAuditLogTypes',
   path: '/v3/logs/audit_log_types',
   summary: 'Audit log types',
-  description:
-    [
-      `One type per AUDIT_*_PATTERN variable, with its effective index pattern, what it`,
-      `records, and its event types (\`eventTypes\`: outcomes, description, \`data\` fields).`,
-    ].join(' ') + CATALOGUE_SECTION,
+  description: W.types,
   responses: {
     200: { description: 'the types', content: { 'application/json': { schema: AuditLogTypes } } },
   },
@@ -201,12 +162,8 @@ const searchRoute = protectedRoute(READERS, {
   operationId: 'searchAuditLog',
   path: '/v3/logs/{audit_log_type}/search',
   middleware: queryMiddleware,
-  summary: 'Search an audit log (query DSL)',
-  description:
-    [
-      `${COMMON} The worker adds a server-side \`timeout\` (80% of LOGSTORE_TIMEOUT; the answer then says`,
-      `\`timed_out\`). ${FAILURES}`,
-    ].join(' ') + CATALOGUE_SECTION,
+  summary: W.s12,
+  description: W.search,
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: SearchBody } } } },
   responses: {
     200: { description: "the store's search answer", content: { 'application/json': { schema: StoreAnswer } } },
@@ -220,12 +177,8 @@ const fieldCapsRoute = protectedRoute(READERS, {
   operationId: 'getAuditLogFieldCaps',
   path: '/v3/logs/{audit_log_type}/field_caps',
   middleware: queryMiddleware,
-  summary: 'Field capabilities of an audit log',
-  description:
-    [
-      `${COMMON} \`fields\` goes in the body (a list, or a comma-separated string; default \`*\`), with an optional`,
-      `\`index_filter\` query. ${FAILURES}`,
-    ].join(' ') + CATALOGUE_SECTION,
+  summary: W.s13,
+  description: W.fieldCaps,
   request: { params: TypeParam, body: { required: true, content: { 'application/json': { schema: FieldCapsBody } } } },
   responses: {
     200: { description: "the store's field_caps answer", content: { 'application/json': { schema: FieldCapsAnswer } } },

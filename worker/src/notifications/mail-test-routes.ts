@@ -21,6 +21,7 @@ import {
   type MailMessage,
 } from '../../../schema/bridge/index.js';
 import { MAIL_TIMEOUTS, mailNotConfigured, mailPassword, noMailServer, senderOf } from './mail-settings.js';
+import { W } from './mail-test-api-words.js';
 
 const TEST_VARS = [
   'EMAIL_HOST',
@@ -34,7 +35,7 @@ const TEST_VARS = [
 const TestRequest = z
   .object({
     to: z.string().trim().max(320).optional().openapi({
-      description: "the recipient; default: the caller's e-mail address",
+      description: W.d1,
       example: 'admin@example.com',
     }),
     values: z
@@ -42,8 +43,7 @@ const TestRequest = z
       .strict()
       .optional()
       .openapi({
-        description:
-          'unsaved Mail settings to try instead of those in force (the others stay as they are); nothing is saved',
+        description: W.d2,
         example: { EMAIL_HOST: 'smtp.example.com', EMAIL_PORT: 587, EMAIL_HOST_PASSWORD: 'secret' },
       }),
   })
@@ -55,25 +55,16 @@ const OUTCOMES = ['sent', 'refused', 'failed', 'outbox', 'not_configured'] as co
 const TestResult = z
   .object({
     outcome: z.enum(OUTCOMES).openapi({
-      description:
-        'sent: the server accepted the message; refused: the server answered a refusal (responseCode); failed: ' +
-        'no answer (refused or dropped connection, timeout, TLS not offered or not verified); outbox: no mail ' +
-        'server is configured and the Node host wrote the mail to its development outbox (file); ' +
-        'not_configured: nothing was attempted (detail says why)',
+      description: W.d3,
     }),
     to: z.string(),
-    server: z.string().nullable().openapi({ description: 'host:port tried (null when none was)' }),
-    stage: z
-      .enum(MAIL_TEST_STAGES)
-      .nullable()
-      .openapi({
-        description:
-          'the SMTP stage reached: connect (and the greeting), tls, auth, mail_from, rcpt, data (sent: the reply ' +
-          'to the message); null when nothing was attempted',
-      }),
-    responseCode: z.number().int().nullable().openapi({ description: "the server's reply code, if it answered" }),
-    response: z.string().nullable().openapi({ description: "the server's reply text, or why there was none" }),
-    file: z.string().nullable().openapi({ description: 'outbox: the file written' }),
+    server: z.string().nullable().openapi({ description: W.d4 }),
+    stage: z.enum(MAIL_TEST_STAGES).nullable().openapi({
+      description: W.d5,
+    }),
+    responseCode: z.number().int().nullable().openapi({ description: W.d6 }),
+    response: z.string().nullable().openapi({ description: W.d7 }),
+    file: z.string().nullable().openapi({ description: W.d8 }),
     detail: z.string().openapi({ description: 'the result in words' }),
   })
   .openapi('MailTestResult');
@@ -87,13 +78,7 @@ const route = protectedRoute(
     path: '/v3/settings/mail/test',
     tags: ['settings'],
     summary: 'Send a test mail',
-    description:
-      'One real attempt with the Mail settings in force, or with unsaved `values` (nothing is saved), to `to` ' +
-      "(default: the caller's address), over a connection of its own; the answer says the SMTP stage reached and " +
-      "the server's reply code and text, never the password. The password follows the rule of a settings write: " +
-      'with a user and a password set, a host, port or EMAIL_USE_TLS off given here needs EMAIL_HOST_PASSWORD too ' +
-      '(422 naming it). While EMAIL_HOST is the placeholder the Node host writes the mail to its development ' +
-      'outbox (outcome outbox, file); the edge answers not_configured.',
+    description: W.d9,
     request: { body: { required: true, content: { 'application/json': { schema: TestRequest } } } },
     responses: {
       200: { description: 'what the attempt reached', content: { 'application/json': { schema: TestResult } } },

@@ -9,16 +9,16 @@ import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { identityProviders, userIdentities } from '../../../schema/index.js';
 import { sealedRecords } from '../settings/sealed-records.js';
-import { SEALING_UNAVAILABLE } from '../store/secret-box.js';
+import { W } from './oidc-api-words.js';
 
 type ProviderRow = typeof identityProviders.$inferSelect;
 
 const Name = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, "-" and "_"');
 const Claim = z.string().min(1).max(100);
 const Fields = {
-  issuer: z.url().max(500).openapi({ description: 'the issuer; its /.well-known/openid-configuration is used' }),
+  issuer: z.url().max(500).openapi({ description: W.d1 }),
   clientId: z.string().min(1).max(300),
-  clientSecret: z.string().min(1).max(1000).openapi({ description: 'stored encrypted; never returned' }),
+  clientSecret: z.string().min(1).max(1000).openapi({ description: W.d2 }),
   scopes: z
     .string()
     .min(1)
@@ -29,21 +29,13 @@ const Fields = {
   claimEmail: Claim,
   claimRole: Claim.nullable(),
   claimGroups: Claim.nullable().openapi({
-    description:
-      'a claim (ID token, else userinfo) listing the group names of the user, read at each login ' +
-      '(docs/groups.md); null: no groups are read',
+    description: W.d3,
     example: 'groups',
   }),
   trustMfaClaims: z.boolean().openapi({
-    description:
-      'true: an ID token whose `amr` names a multi-factor method (RFC 8176: mfa, otp, hwk, swk, sc, ...) or whose ' +
-      '`acr` is in acceptedAcr counts as a second factor; false: an account with a local factor is asked for it ' +
-      '(docs/security-mfa.md)',
+    description: W.d4,
   }),
-  acceptedAcr: z
-    .array(z.string().min(1).max(200))
-    .max(20)
-    .openapi({ description: '`acr` values that count as multi-factor when trustMfaClaims is true' }),
+  acceptedAcr: z.array(z.string().min(1).max(200)).max(20).openapi({ description: W.d5 }),
   enabled: z.boolean(),
 };
 const Create = z
@@ -66,10 +58,7 @@ const Patch = z
   .object({
     ...Fields,
     relinkIdentities: z.boolean().openapi({
-      description:
-        'with a new `issuer` only. true: the identities linked through this record under the old issuer move to ' +
-        'the new one (you confirm that its subjects are the same people, e.g. the provider moved to another ' +
-        'URL). Absent or false: they stay under the old issuer and log in no more.',
+      description: W.d6,
     }),
   })
   .partial()
@@ -117,26 +106,10 @@ function toPublic(p: ProviderRow, root: string): z.infer<typeof Public> {
     updatedAt: new Date(p.updatedAt).toISOString(),
   };
 }
-
-const PATCH_DESCRIPTION =
-  'Omitted fields keep their values. A new `issuer` needs `clientSecret` in the same request (the stored secret is ' +
-  'sent to the issuer): otherwise 422 naming clientSecret, and nothing changes.';
 const one = { description: 'the provider', content: { 'application/json': { schema: Public } } };
 const Patched = Public.extend({
-  relinkedIdentities: z
-    .number()
-    .int()
-    .optional()
-    .openapi({ description: 'when the issuer changed: how many linked identities moved to it' }),
+  relinkedIdentities: z.number().int().optional().openapi({ description: W.d7 }),
 }).openapi('IdentityProviderPatched');
-
-const RELINK_DESCRIPTION =
-  'OIDC identities are keyed by record, issuer and subject (a `sub` is unique per issuer only). A new `issuer` ' +
-  'therefore leaves the identities linked under the old one behind: their accounts no longer log in through ' +
-  'this record (a local account that had linked one is offered the merge again, with its password; an account ' +
-  'created by an OIDC login must be re-linked or deleted by an admin). With `relinkIdentities: true` they move ' +
-  'to the new issuer in the same transaction. 409 when a moved identity is already linked under the new issuer ' +
-  '(nothing changes).';
 // Admin only: a provider record decides which accounts log in, with which roles (claimRole).
 const base = { tags: ['settings'] };
 const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
@@ -144,8 +117,8 @@ const listRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read')
   method: 'get',
   operationId: 'listIdentityProviders',
   path: '/v3/settings/identity-providers',
-  summary: 'OIDC identity providers',
-  description: 'Client secrets are never returned.',
+  summary: W.s8,
+  description: W.d9,
   responses: {
     200: {
       description: 'the providers',
@@ -160,8 +133,8 @@ const createRouteDef = protectedRoute(
     method: 'post',
     operationId: 'createIdentityProvider',
     path: '/v3/settings/identity-providers',
-    summary: 'Add an OIDC identity provider',
-    description: `409 when the name is taken. ${SEALING_UNAVAILABLE}`,
+    summary: W.s10,
+    description: W.create,
     request: { body: { required: true, content: { 'application/json': { schema: Create } } } },
     responses: { 201: one, ...problemResponses(400, 409, 422, 503) },
   },
@@ -171,8 +144,8 @@ const getRoute = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'),
   method: 'get',
   operationId: 'getIdentityProvider',
   path: '/v3/settings/identity-providers/{name}',
-  summary: 'Read an OIDC identity provider',
-  description: 'Client secrets are never returned.',
+  summary: W.s11,
+  description: W.d12,
   request: { params: NameParam },
   responses: { 200: one, ...problemResponses(404) },
 });
@@ -183,8 +156,8 @@ const patchRoute = protectedRoute(
     method: 'patch',
     operationId: 'updateIdentityProvider',
     path: '/v3/settings/identity-providers/{name}',
-    summary: 'Change an OIDC identity provider',
-    description: `${PATCH_DESCRIPTION} ${SEALING_UNAVAILABLE}\n\n${RELINK_DESCRIPTION}`,
+    summary: W.s13,
+    description: W.patch,
     request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Patch } } } },
     responses: {
       200: { description: 'the provider', content: { 'application/json': { schema: Patched } } },
@@ -199,7 +172,7 @@ const deleteRoute = protectedRoute(
     method: 'delete',
     operationId: 'deleteIdentityProvider',
     path: '/v3/settings/identity-providers/{name}',
-    summary: 'Remove an OIDC identity provider',
+    summary: W.s14,
     request: { params: NameParam },
     responses: { 204: { description: 'removed' }, ...problemResponses(404) },
   },

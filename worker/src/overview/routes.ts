@@ -15,15 +15,16 @@ import { logstoreTarget } from '../logs/target.js';
 import { mailNotConfigured, noMailServer } from '../notifications/mail-settings.js';
 import { failingWebhooks } from '../webhooks/store.js';
 import { recentActivity, WINDOW_MS } from './activity.js';
+import { W } from './overview-api-words.js';
 
 const AccountItem = z
   .object({
     id: z.string(),
     login: z.string(),
-    at: z.iso.datetime().nullable().openapi({ description: 'what put it on the list (see the list)' }),
+    at: z.iso.datetime().nullable().openapi({ description: W.d1 }),
   })
   .openapi('OverviewAccount');
-const accounts = (description: string) =>
+const accounts = (description: string | undefined) =>
   z.object({ count: z.int(), items: z.array(AccountItem).openapi({ description: 'the first 5' }) }).openapi({
     description,
   });
@@ -31,12 +32,10 @@ const accounts = (description: string) =>
 const Overview = z
   .object({
     generatedAt: z.iso.datetime(),
-    since: z.iso.datetime().openapi({ description: 'the start of the 24 hours the `last24h` numbers count' }),
+    since: z.iso.datetime().openapi({ description: W.d2 }),
     last24h: z.object({
       failedLogins: z.object({
-        count: z
-          .int()
-          .openapi({ description: '`login.failure` events (wrong password, unknown login, passkey refused)' }),
+        count: z.int().openapi({ description: W.d3 }),
         items: z
           .array(
             z.object({
@@ -49,41 +48,33 @@ const Overview = z
           .openapi({ description: 'the newest 5' }),
       }),
       lockEvents: z.object({
-        count: z.int().openapi({ description: '`account.locked` events (a failed-login restriction applied)' }),
-        logins: z.int().openapi({ description: 'distinct logins they restricted' }),
+        count: z.int().openapi({ description: W.d4 }),
+        logins: z.int().openapi({ description: W.d5 }),
       }),
-      throttledAddresses: z.int().openapi({ description: '`address.throttled` events' }),
+      throttledAddresses: z.int().openapi({ description: W.d6 }),
       mailGivenUp: z.int().openapi({
-        description:
-          'mails created in the window and given up; not a mail to an account without an e-mail address, which ' +
-          'was never tried (the notifications list shows it, given up, "the account has no e-mail address")',
+        description: W.d7,
       }),
     }),
     now: z.object({
-      activeSessions: z.int().openapi({ description: 'live sessions of all accounts (cookie and OAuth)' }),
+      activeSessions: z.int().openapi({ description: W.d8 }),
       lockedLogins: z
         .object({
           count: z.int(),
           items: z.array(
             z.object({
-              login: z.string().openapi({ description: 'the login key (case-folded)' }),
+              login: z.string().openapi({ description: W.d9 }),
               source: z.enum(['local', 'ldap']),
               until: z.iso.datetime(),
-              userId: z.string().nullable().openapi({ description: 'the local account, if one has the login' }),
+              userId: z.string().nullable().openapi({ description: W.d10 }),
             }),
           ),
         })
-        .openapi({ description: 'logins locked for untrusted clients now (local and LDAP), latest end first' }),
-      blocked: accounts(
-        'blocked accounts (by an administrator or for inactivity), last changed first; `at`: last change',
-      ),
-      passwordExpired: accounts(
-        'active local accounts whose password is older than USER_PASSWORD_EXPIRATION_DAY; `at`: when it was set',
-      ),
-      inactiveSoon: accounts(
-        'active accounts the inactivity block (USER_INACTIVE_TIMEOUT_DAY) reaches within 7 days; `at`: last activity',
-      ),
-      mailFailing: z.int().openapi({ description: 'mails whose last try failed, waiting for another' }),
+        .openapi({ description: W.d11 }),
+      blocked: accounts(W.blocked),
+      passwordExpired: accounts(W.passwordExpired),
+      inactiveSoon: accounts(W.inactiveSoon),
+      mailFailing: z.int().openapi({ description: W.d12 }),
       mailFailures: z
         .array(
           z.object({
@@ -96,40 +87,32 @@ const Overview = z
           }),
         )
         .openapi({
-          description:
-            'the newest 5 mails of the last 24 hours that failed or were given up (to an address: not a mail to ' +
-            'an account without one)',
+          description: W.d13,
         }),
     }),
     logStore: z.object({
       state: z.enum(['configured', 'embedded']).openapi({
-        description: 'configured: LOGSTORE_URLS; embedded: the audit log in libSQL (docs/audit-logs-embedded.md)',
+        description: W.d14,
       }),
       size: z
         .object({
           store: z.enum(['local', 'delivered']).openapi({
-            description:
-              'local: every event kept in libSQL (AUDIT_LOCAL_MAX_MB); delivered: events already in the ' +
-              'log store, kept in the outbox (OUTBOX_DELIVERED_MAX_MB)',
+            description: W.d15,
           }),
-          bytes: z.int().openapi({ description: 'estimated bytes of those events' }),
-          maxBytes: z.int().openapi({ description: 'the bound; beyond, the oldest are deleted' }),
-          percent: z.number().openapi({ description: 'bytes in percent of maxBytes' }),
-          warning: z.boolean().openapi({ description: 'true from 80 % of the bound' }),
-          measuredAt: z.iso.datetime().openapi({ description: 'when the job bound-audit-store measured it' }),
+          bytes: z.int().openapi({ description: W.d16 }),
+          maxBytes: z.int().openapi({ description: W.d17 }),
+          percent: z.number().openapi({ description: W.d18 }),
+          warning: z.boolean().openapi({ description: W.d19 }),
+          measuredAt: z.iso.datetime().openapi({ description: W.d20 }),
         })
         .nullable()
         .openapi({
-          description:
-            'the audit events against their size bound (docs/audit-logs-embedded.md, "Size bound"); ' +
-            'null before its first measure',
+          description: W.d21,
         }),
     }),
     webhooks: z
       .object({
-        failing: z
-          .int()
-          .openapi({ description: 'subscriptions whose last attempt failed, or that the service disabled' }),
+        failing: z.int().openapi({ description: W.d22 }),
         items: z.array(
           z.object({
             id: z.string(),
@@ -141,14 +124,12 @@ const Overview = z
           }),
         ),
       })
-      .openapi({ description: 'webhook subscriptions needing attention (docs/webhooks.md), the first 5' }),
+      .openapi({ description: W.d23 }),
     mail: z.object({
       state: z.enum(['configured', 'outbox', 'not_configured']).openapi({
-        description:
-          'configured: a mail server; outbox: none, mails are written as .eml files (Node host; docs/mail.md, ' +
-          '"Development outbox"); not_configured: mail cannot be sent',
+        description: W.d24,
       }),
-      detail: z.string().nullable().openapi({ description: 'why mail cannot be sent (not_configured)' }),
+      detail: z.string().nullable().openapi({ description: W.d25 }),
     }),
   })
   .openapi('AdminOverview');
@@ -160,12 +141,8 @@ const overviewRoute = protectedRoute(
     operationId: 'getAdminOverview',
     path: '/v4/admin/overview',
     tags: ['user_v4'],
-    summary: "The administrator's overview",
-    description:
-      'Failed logins and locks of the last 24 hours, live sessions, accounts needing attention (blocked, expired ' +
-      'password, inactive soon), mail delivery failures, and the state of the log store and of mail: counts with ' +
-      'the first few items of each. The 24-hour numbers read the audit outbox, which holds shipped events ' +
-      'OUTBOX_RETENTION_DAY days with a log store and AUDIT_LOCAL_RETENTION_DAYS days without.',
+    summary: W.s26,
+    description: W.d27,
     responses: {
       200: { description: 'the overview', content: { 'application/json': { schema: Overview } } },
     },

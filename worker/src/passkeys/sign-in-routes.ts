@@ -20,6 +20,7 @@ import { groupNamesOf, toPublicUser } from '../accounts/model.js';
 import { signInOptions, signInWithPasskey } from './login.js';
 import { relyingParty } from './relying-party.js';
 import { completeWithPasskey, pendingPasskeyOptions } from './second-step.js';
+import { W } from './passkey-api-words.js';
 
 export const B64URL = z.string().regex(/^[A-Za-z0-9_-]*={0,2}$/, 'base64url');
 export const b64 = (max: number) => B64URL.max(max);
@@ -39,22 +40,20 @@ const AssertionSchema = z
     authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
   })
   .openapi('PasskeyAssertion', {
-    description: "The browser's PublicKeyCredential as JSON (WebAuthn Level 3 toJSON(); @simplewebauthn/browser)",
+    description: W.d1,
   });
 
 const RequestOptions = z
   .object({ challenge: z.string(), rpId: z.string().optional(), userVerification: z.string().optional() })
   .passthrough()
   .openapi('PasskeyRequestOptions', {
-    description:
-      'PublicKeyCredentialRequestOptionsJSON (WebAuthn Level 3): hand it to navigator.credentials.get ' +
-      '(PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser startAuthentication)',
+    description: W.d2,
   });
 
 const SignInBody = z.object({ response: AssertionSchema }).strict().openapi('PasskeySignIn');
 
 const PendingToken = z.string().max(4096).optional().openapi({
-  description: 'the pendingToken of the 401 SECOND_FACTOR_REQUIRED (omitted: the auth_pending_login cookie)',
+  description: W.d3,
 });
 const PendingOptionsBody = z.object({ pendingToken: PendingToken }).strict().openapi('PasskeySecondStepStart');
 const PendingAssertionBody = z
@@ -67,11 +66,8 @@ const signInOptionsRoute = publicRoute({
   path: '/v3/login/passkey/options',
   operationId: 'startPasskeyLogin',
   tags: ['auths'],
-  summary: 'Start a passwordless sign-in with a passkey',
-  description:
-    'The options of a WebAuthn authentication: no credentials listed (the authenticator offers the passkeys it ' +
-    'holds for this relying party), user verification required. Its challenge is valid for 5 minutes, once. ' +
-    'Nothing is stored. Any role.',
+  summary: W.s4,
+  description: W.d5,
   responses: {
     200: { description: 'the options', content: { 'application/json': { schema: RequestOptions } } },
   },
@@ -82,17 +78,8 @@ const signIn = publicRoute({
   path: '/v3/login/passkey',
   operationId: 'loginWithPasskey',
   tags: ['auths'],
-  summary: 'Sign in with a passkey (no password)',
-  description: [
-    'The browser’s response to the options of /v3/login/passkey/options. Opens a session as /v3/login does: ' +
-      'the session cookie, the device cookie (a new device is mailed about), login.success with method passkey.',
-    'A refused assertion (an unknown passkey, one whose user handle is not its account’s, a signature that does ' +
-      'not verify, no user verification, a signature counter that did not grow, a used or expired challenge) is 401 ' +
-      'INVALID_CREDENTIALS and counts as a failed login of that account on the budgets of a wrong password ' +
-      '(device, account, client address); a restricted login is 401 ACCOUNT_LOCKED (429 ADDRESS_THROTTLED) before ' +
-      'anything is checked. A blocked account: 403 ACCOUNT_BLOCKED. An LDAP or OIDC account’s passkey does not ' +
-      'sign in without its directory or provider: 403 LOGIN_NOT_ALLOWED. A cross-site request: 403. Any role.',
-  ].join('\n\n'),
+  summary: W.s6,
+  description: W.d7,
   request: { body: { required: true, content: { 'application/json': { schema: SignInBody } } } },
   responses: {
     200: { description: 'signed in', content: { 'application/json': { schema: SessionResponse } } },
@@ -105,16 +92,8 @@ const secondStepOptions = publicRoute({
   path: `${SECOND_STEP_PATH}/passkey/options`,
   operationId: 'startPasskeySecondStep',
   tags: ['auths'],
-  summary: 'The second step of a login with a passkey: the options of its assertion',
-  description: [
-    'After a right password answered 401 SECOND_FACTOR_REQUIRED with `passkey` among its `factors`: the options of ' +
-      'a WebAuthn authentication for that pending login (docs/security-mfa.md). The body is optional: JSON ' +
-      '`{"pendingToken": ...}`, or nothing (the cookie `auth_pending_login` names the pending login). The ' +
-      'account’s passkeys are listed (allowCredentials), user verification preferred; the challenge is valid for ' +
-      '5 minutes, once, and for this pending login only. Nothing is stored.',
-    'A missing, expired, used or forged pending login: 401 UNAUTHENTICATED. An account without a passkey: 409. ' +
-      'Any role.',
-  ].join('\n\n'),
+  summary: W.s8,
+  description: W.d9,
   request: { body: { required: false, content: { 'application/json': { schema: PendingOptionsBody } } } },
   responses: {
     200: { description: 'the options', content: { 'application/json': { schema: RequestOptions } } },
@@ -127,16 +106,8 @@ const secondStepAssertion = publicRoute({
   path: `${SECOND_STEP_PATH}/passkey`,
   operationId: 'loginSecondStepWithPasskey',
   tags: ['auths'],
-  summary: 'The second step of a login with a passkey: the assertion opens the session',
-  description: [
-    'The browser’s answer to the options of /v3/login/second-factor/passkey/options, with the `pendingToken` ' +
-      '(omitted: the cookie `auth_pending_login`). Opens the session exactly as a code at /v3/login/second-factor ' +
-      'does (cookie, device cookie, events; the session’s second-factor time starts) and clears the pending cookie.',
-    'A refused assertion (not a passkey of the account, a challenge of another pending login, used or expired, a ' +
-      'signature that does not verify, a counter that did not grow) is 401 INVALID_CREDENTIALS and counts like a ' +
-      'wrong code (401 ACCOUNT_LOCKED, 429 ADDRESS_THROTTLED once restricted). A missing, expired, used or forged ' +
-      'pending login: 401 UNAUTHENTICATED. A cross-site request: 403. Any role.',
-  ].join('\n\n'),
+  summary: W.s10,
+  description: W.d11,
   request: { body: { required: true, content: { 'application/json': { schema: PendingAssertionBody } } } },
   responses: {
     200: { description: 'logged in', content: { 'application/json': { schema: SessionResponse } } },
