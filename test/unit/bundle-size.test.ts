@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /** KiB, gzipped, of the whole upload. */
-const CEILING_KIB = 311;
+const CEILING_KIB = 312;
 
 /**
  * The stand-ins of wrangler.toml's [alias] (worker/edge-aliases/) by the package whose imports they replace:
