@@ -92,6 +92,23 @@ describe('GET /v4/admin/overview', () => {
     expect(later.now.lockedLogins.items.map((l) => l.login)).not.toContain(login.toLowerCase());
   });
 
+  it('leaves out failures dated after now (a clock running ahead): not yet of the last 24 hours', async () => {
+    const ahead = [uniqueLogin('ova'), uniqueLogin('ova'), uniqueLogin('ova')];
+    for (const login of ahead) await createUser(login, PASSWORD);
+    const now = uniqueLogin('ovn');
+    const nowId = await createUser(now, PASSWORD);
+    const before = await overview();
+    // Six failures stamped twelve hours ahead (two per login: none locks), more than the short list holds.
+    await setClockOffset(DAY / 2);
+    for (const login of ahead) for (let i = 0; i < 2; i++) expect((await attempt(login, WRONG)).status).toBe(401);
+    await setClockOffset(0);
+    expect((await attempt(now, WRONG)).status).toBe(401);
+    const after = await overview();
+    expect(after.last24h.failedLogins.count).toBe(before.last24h.failedLogins.count + 1);
+    expect(after.last24h.failedLogins.items[0]).toMatchObject({ login: now, userId: nowId });
+    expect(after.last24h.failedLogins.items.map((f) => f.login)).not.toContain(ahead[0]);
+  });
+
   it('blocked accounts, expired passwords and accounts inactive soon, each counted and listed', async () => {
     const before = await overview();
     const blocked = uniqueLogin('ovb');

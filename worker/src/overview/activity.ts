@@ -5,7 +5,7 @@
  * failures from the notification history (its `notifications_due` and `notifications_created`
  * indexes). Reads only.
  */
-import { and, desc, eq, gte, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { auditOutbox, notifications } from '../../../schema/index.js';
 
@@ -43,17 +43,27 @@ export interface RecentActivity {
 
 const n = (rows: Array<{ n: number | null }>) => Number(rows[0]?.n ?? 0);
 
-/** Failed logins, locks and mail failures since `now - WINDOW_MS`. */
+/**
+ * Failed logins, locks and mail failures from `now - WINDOW_MS` to `now`: a row stamped later (by an
+ * instance whose clock runs ahead) is not yet of the last 24 hours, and would push the newest ones out of the
+ * short lists.
+ */
 export async function recentActivity(db: Db, now: number): Promise<RecentActivity> {
   const since = now - WINDOW_MS;
   const events = (type: string) =>
-    and(eq(auditOutbox.stream, 'user_activity'), gte(auditOutbox.at, since), eq(auditOutbox.type, type));
+    and(
+      eq(auditOutbox.stream, 'user_activity'),
+      gte(auditOutbox.at, since),
+      lte(auditOutbox.at, now),
+      eq(auditOutbox.type, type),
+    );
   // A mail to an account without an address was never tried: recorded as given up (notifications page),
   // but no delivery failure (docs/mail.md, "Delivery"), so the overview neither counts nor lists it.
   const addressed = isNotNull(notifications.recipient);
   const failedMail = and(
     inArray(notifications.status, ['failed', 'given_up']),
     gte(notifications.createdAt, since),
+    lte(notifications.createdAt, now),
     addressed,
   );
   const [failures, failureRows, locks, throttled, failing, givenUp, mailRows] = await db.batch([
@@ -86,7 +96,14 @@ export async function recentActivity(db: Db, now: number): Promise<RecentActivit
     db
       .select({ n: sql<number>`count(*)` })
       .from(notifications)
-      .where(and(eq(notifications.status, 'given_up'), gte(notifications.createdAt, since), addressed)),
+      .where(
+        and(
+          eq(notifications.status, 'given_up'),
+          gte(notifications.createdAt, since),
+          lte(notifications.createdAt, now),
+          addressed,
+        ),
+      ),
     db
       .select({
         id: notifications.id,
