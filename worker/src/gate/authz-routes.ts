@@ -15,9 +15,9 @@
 import { z } from '@hono/zod-openapi';
 import { GATE_DOCS as DOCS } from './gate-route-docs.js';
 import type { Context } from 'hono';
-import { ipMatcher } from '../config/ip-ranges.js';
 import type { App, AppEnv } from '../http/context.js';
 import { CONSOLE_PATH } from '../http/console-path.js';
+import { trustedProxy } from '../http/forwarded.js';
 import { requestHeader } from '../http/node-messages.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { publicRoute } from '../http/public-route.js';
@@ -32,17 +32,10 @@ type Dialect = 'nginx' | 'forward' | 'envoy';
 /** The path of the return after the sign-in; the console's sign-in accepts it as `next` (signin-pages.ts). */
 export const CONTINUE_PATH = '/v4/authz/continue';
 
-const matchers = new WeakMap<readonly string[], (address: string | undefined) => boolean>();
-
 /** Whether the caller (the connection's peer; on the edge the address Cloudflare saw) is a trusted proxy. */
 function fromTrustedPeer(c: Context<AppEnv>): boolean {
-  const ranges = c.var.deps.config.env.get('TRUSTED_PROXIES');
-  if (ranges.length === 0) return false;
-  let matches = matchers.get(ranges);
-  if (!matches) matchers.set(ranges, (matches = ipMatcher(ranges)));
   const deps = c.var.deps;
-  const peer = deps.peerAddress ? deps.peerAddress(c) : deps.clientAddress?.(c.req.raw, c.env);
-  return matches(peer);
+  return trustedProxy(c)(deps.peerAddress ? deps.peerAddress(c) : deps.clientAddress?.(c.req.raw, c.env));
 }
 
 /** The URL and method the proxy asks about, from its dialect's headers; undefined parts when absent. */

@@ -16,7 +16,8 @@ import { requestHeader } from './node-messages.js';
 
 const matchers = new WeakMap<readonly string[], (address: string | undefined) => boolean>();
 
-function trustedProxy(c: Context<AppEnv>): (address: string | undefined) => boolean {
+/** Whether an address is one of AUTH_TRUSTED_PROXIES (one matcher per configured list). */
+export function trustedProxy(c: Context<AppEnv>): (address: string | undefined) => boolean {
   const ranges = c.var.deps.config.env.get('TRUSTED_PROXIES');
   if (ranges.length === 0) return () => false;
   let matches = matchers.get(ranges);
