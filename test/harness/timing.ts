@@ -35,13 +35,22 @@ async function measure(kinds: Record<string, () => Promise<void>>, rounds: numbe
   return { medians, ratio: Math.max(...values) / Math.min(...values) };
 }
 
+/** A measurement's verdict: `within` the tolerance, or the name of the kind that was slower beyond it. */
+function verdict(m: TimingComparison, tolerance: number): string {
+  if (m.ratio < tolerance) return 'within';
+  const [slower] = Object.entries(m.medians).reduce((a, b) => (b[1] > a[1] ? b : a));
+  return slower;
+}
+
 /**
  * Measures `kinds` interleaved over `rounds`, three times at most, and counts what a majority of the
- * measurements say: the first two, when both are within `tolerance` or both beyond it, else a third one
- * (twice the rounds) decides. A load spike of a loaded machine spoils one measurement, not two (a 10 ms
- * request's medians 13 % apart, the slower side changing from one run to the next); a real difference
- * shows in every measurement. The result is the majority's measurement nearest the tolerance (within: the
- * slowest of them; beyond: the least beyond), so its ratio says the verdict, and `ratios` lists them all.
+ * measurements say: the first two, when they agree, else a third one (twice the rounds) decides. Each one
+ * says "within `tolerance`" or "kind K slower beyond it": a real difference shows the same slower kind in
+ * every measurement, while a load spike spoils one measurement, not two, and makes either kind the slower
+ * one (a 10 ms request's medians 13 % apart, the slower side changing from one run to the next). Three
+ * measurements that all disagree (one of them within, then) show no consistent difference: within. The
+ * result is the deciding verdict's measurement nearest the tolerance (within: the slowest of them; beyond:
+ * the least beyond), so its ratio says the verdict, and `ratios` lists them all.
  */
 export async function compareTimings(
   kinds: Record<string, () => Promise<void>>,
@@ -50,10 +59,12 @@ export async function compareTimings(
   const rounds = o.rounds ?? 25;
   const tolerance = o.tolerance ?? 1.1;
   const runs = [await measure(kinds, rounds), await measure(kinds, rounds)];
-  const within = (m: TimingComparison) => m.ratio < tolerance;
-  if (within(runs[0]!) !== within(runs[1]!)) runs.push(await measure(kinds, 2 * rounds));
-  const passed = runs.filter(within);
-  const majority = passed.length * 2 > runs.length ? passed : runs.filter((m) => !within(m));
-  const pick = majority.reduce((a, b) => (within(a) ? (b.ratio > a.ratio ? b : a) : b.ratio < a.ratio ? b : a));
+  const says = (m: TimingComparison) => verdict(m, tolerance);
+  if (says(runs[0]!) !== says(runs[1]!)) runs.push(await measure(kinds, 2 * rounds));
+  const counts = new Map<string, number>();
+  for (const m of runs) counts.set(says(m), (counts.get(says(m)) ?? 0) + 1);
+  const [top] = [...counts].find(([, n]) => n * 2 > runs.length) ?? ['within'];
+  const chosen = runs.filter((m) => says(m) === top);
+  const pick = chosen.reduce((a, b) => (top === 'within' ? (b.ratio > a.ratio ? b : a) : b.ratio < a.ratio ? b : a));
   return { ...pick, ratios: runs.map((m) => Math.round(m.ratio * 1000) / 1000) };
 }

@@ -1,8 +1,8 @@
 /**
  * compareTimings (test/harness/timing.ts) counts what a majority of its measurements say, not the best
  * one: the timing attacks' tests (attacks-logins, attacks-ldap) pass on a loaded machine whose spike
- * spoils one measurement, and fail on a difference that shows in two. The clock is a fake one that each
- * kind of request moves by the time given for the measurement at hand.
+ * spoils one measurement, and fail on a difference that shows in two, the same kind slower in both. The
+ * clock is a fake one that each kind of request moves by the time given for the measurement at hand.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compareTimings } from '../harness/timing.js';
@@ -67,10 +67,37 @@ describe('compareTimings: a majority of measurements decides', () => {
   it('a difference in the first two fails, without a third', async () => {
     const k = kinds([
       [10, 12],
-      [13, 10],
+      [10, 13],
     ]);
     const r = await compareTimings(k.kinds, { rounds: ROUNDS });
     expect(r.ratio).toBeCloseTo(1.2);
     expect(k.measurements()).toBe(2);
+  });
+
+  it('the slower side changing from one measurement to the next is no difference', async () => {
+    // A loaded machine: b slower, then a slower, then within. No kind is slower in a majority.
+    const k = kinds([
+      [10, 12],
+      [13, 10],
+      [10, 10.4],
+    ]);
+    const r = await compareTimings(k.kinds, { rounds: ROUNDS });
+    expect(r.ratios).toEqual([1.2, 1.3, 1.04]);
+    expect(r.ratio).toBeCloseTo(1.04);
+    expect(k.measurements()).toBe(3);
+  });
+
+  it('the same slower side in two of three fails, whatever the other one says', async () => {
+    const r = await compareTimings(
+      kinds([
+        [10, 12],
+        [13, 10],
+        [10, 12.5],
+      ]).kinds,
+      { rounds: ROUNDS },
+    );
+    expect(r.ratios).toEqual([1.2, 1.3, 1.25]);
+    expect(r.ratio).toBeCloseTo(1.2);
+    expect(r.medians.b).toBeGreaterThan(r.medians.a!);
   });
 });
