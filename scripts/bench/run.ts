@@ -57,8 +57,8 @@
  * Every server under test (our host, the peer, the bare route, the hash worker) runs pinned to
  * core 0 and the load generator (autocannon, in its own process) to core 1, over loopback, with
  * the same connections and durations. Our host runs with the production defaults of logging
- * (LOG_LEVEL and ACCESS_LOG_LEVEL INFO, written to a file). Results: the tables on stdout and
- * bench-results.json in the project root. Exit code 1 when a scenario failed or its numbers are
+ * (LOG_LEVEL and ACCESS_LOG_LEVEL INFO, written to a file) unless BENCH_LOG_LEVEL says otherwise.
+ * Results: the tables on stdout and bench-results.json in the project root. Exit code 1 when a scenario failed or its numbers are
  * not to be trusted.
  *
  * Environment (all optional):
@@ -87,6 +87,7 @@
  *   FAR_DB_REVOCATION_CHECK_SEC   AUTH_REVOCATION_CHECK_SEC of far-db's hosts (default: the service's)
  *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
+ *   BENCH_LOG_LEVEL=INFO   LOG_LEVEL and ACCESS_LOG_LEVEL of the hosts (ERROR: no access log line)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -520,7 +521,7 @@ async function main(): Promise<number> {
     node: process.version,
     pinned,
     machineBusyBefore,
-    config: { ...config, apiAudit: audit.mode },
+    config: { ...config, apiAudit: audit.mode, logLevel: process.env.BENCH_LOG_LEVEL ?? 'INFO' },
     targets: {
       ...comparison.targets,
       ...attackTargets(results),

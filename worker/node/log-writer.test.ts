@@ -1,22 +1,29 @@
-/** The Node host's batched log writer: order kept, one write per turn, nothing lost at exit. */
+/** The Node host's batched log writer: order kept, one write per FLUSH_MS at most, nothing lost at exit. */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { createBatchedLogWriter } from './log-writer.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createBatchedLogWriter, FLUSH_MS } from './log-writer.js';
 
 describe('batched log writer', () => {
-  it('writes the lines of one turn in one write, in order, after the turn', async () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('writes the lines of FLUSH_MS in one write, in order, after many turns of the event loop', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const writes: string[] = [];
     const w = createBatchedLogWriter({ write: (t: string) => writes.push(t) });
     w.write('{"a":1}');
-    w.write('{"a":2}');
-    expect(writes).toEqual([]);
     await new Promise((r) => setImmediate(r));
+    w.write('{"a":2}');
+    await vi.advanceTimersByTimeAsync(FLUSH_MS - 1);
+    expect(writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
     expect(writes).toEqual(['{"a":1}\n{"a":2}\n']);
     w.write('{"a":3}');
     w.flush();
     expect(writes[1]).toBe('{"a":3}\n');
+    await vi.advanceTimersByTimeAsync(FLUSH_MS);
+    expect(writes).toHaveLength(2);
   });
 
   it('flushes a large batch at once', () => {

@@ -1,12 +1,16 @@
 /**
  * The Node host's log output: JSON lines on stdout, written in batches. A line per request (the
  * access log) written with console.log costs a system call and console's formatting each time,
- * about a tenth of an authenticated request's CPU (architecture.md §6); here the lines of one turn of the
- * event loop go out in one write, at the latest after the current I/O callbacks (setImmediate).
- * Writes to stdout are synchronous for files and pipes on Linux, so nothing is lost on a normal
- * exit or a crash: the buffer is flushed on `exit` (which uncaught exceptions and process.exit
- * also reach); only a SIGKILL can drop the lines of the last turn.
+ * about a tenth of an authenticated request's CPU (architecture.md §6). The lines go out in one write
+ * every FLUSH_MS at most, or at once past MAX_BUFFERED characters: one write per turn of the event loop
+ * still cost about 5 µs of a Bearer request's 75 (docs/performance.md, "Logins and the hot path").
+ * Writes to stdout are synchronous for files and pipes on Linux, so nothing is lost on a normal exit
+ * or a crash: the buffer is flushed on `exit` (which uncaught exceptions and process.exit also reach);
+ * only a SIGKILL (or the machine's end) can drop the lines of the last FLUSH_MS.
  */
+
+/** The longest a line waits for its write. */
+export const FLUSH_MS = 10;
 
 /** Flush at once past this many buffered characters. */
 const MAX_BUFFERED = 64 * 1024;
@@ -35,7 +39,8 @@ export function createBatchedLogWriter(out: { write(text: string): unknown } = p
       if (size >= MAX_BUFFERED) flush();
       else if (!scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        // Unref'd: a waiting write keeps no process alive (`exit` flushes it).
+        setTimeout(flush, FLUSH_MS).unref();
       }
     },
     flush,
