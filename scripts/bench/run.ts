@@ -58,8 +58,8 @@
  * core 0 and the load generator (autocannon, in its own process) to core 1, over loopback, with
  * the same connections and durations. Our host runs with the production defaults of logging
  * (LOG_LEVEL and ACCESS_LOG_LEVEL INFO, written to a file) unless BENCH_LOG_LEVEL says otherwise.
- * Results: the tables on stdout and bench-results.json in the project root. Exit code 1 when a scenario failed or its numbers are
- * not to be trusted.
+ * Results: the tables on stdout and bench-results.json in the project root. Exit code 1 when a scenario
+ * failed or its numbers are not to be trusted.
  *
  * Environment (all optional):
  *   BENCH_DURATION=10      measured seconds per load scenario
