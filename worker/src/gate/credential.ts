@@ -24,18 +24,25 @@ export interface ReadCredential {
   principal?: Principal;
 }
 
-/** The decision's view of a principal: its groups are `principal.groups` (none where unknown). */
+/** The views made so far of account rows (a cached credential's row is the same object each time). */
+const accountOfRow = new WeakMap<Principal['user'], GateAccount>();
+
+/**
+ * The decision's view of a principal: its groups are `principal.groups`, else the row's. Made once per
+ * row, so that the identity headers made for it are found again (decision.ts `identityHeaders`).
+ */
 export function gateAccount(p: Principal): GateAccount {
   const u = p.user;
-  // The groups come with the account's row (accounts/model.ts groupNamesOf): no query of their own.
-  return {
-    id: u.id,
-    login: u.login,
-    displayName: u.displayName,
-    email: u.email,
-    role: u.role,
-    groups: p.groups ?? groupNamesOf(u),
-  };
+  const view = (groups: readonly string[]): GateAccount =>
+    Object.freeze({ id: u.id, login: u.login, displayName: u.displayName, email: u.email, role: u.role, groups });
+  if (p.groups) return view(p.groups);
+  let account = accountOfRow.get(u);
+  if (!account) {
+    // The groups come with the account's row (accounts/model.ts groupNamesOf): no query of their own.
+    account = view(groupNamesOf(u));
+    accountOfRow.set(u, account);
+  }
+  return account;
 }
 
 function asCredential(

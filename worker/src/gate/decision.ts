@@ -59,7 +59,7 @@ export type DecisionReason =
   | 'token-audience';
 
 export type Decision =
-  | { outcome: 'allow'; reason: 'allowed'; service: ServiceRule; headers: Record<string, string> }
+  | { outcome: 'allow'; reason: 'allowed'; service: ServiceRule; headers: Readonly<Record<string, string>> }
   | { outcome: 'sign-in'; reason: DecisionReason; service: ServiceRule }
   | { outcome: 'second-step'; reason: 'second-factor-required'; service: ServiceRule }
   | { outcome: 'refuse'; reason: DecisionReason; service?: ServiceRule };
@@ -118,15 +118,29 @@ export function headerValue(value: string): string {
   return /^[\u0020-\u007e]*$/.test(value) ? value : encodeURIComponent(value);
 }
 
-/** The identity headers of an admitted account, under the service's names. */
-export function identityHeaders(names: ServiceHeaders, account: GateAccount): Record<string, string> {
-  return {
-    [names.user]: headerValue(account.login),
-    [names.name]: headerValue(account.displayName),
-    [names.email]: headerValue(account.email ?? ''),
-    [names.groups]: headerValue(account.groups.join(',')),
-    [names.role]: account.role,
-  };
+/**
+ * The identity headers made so far, per account and per service's names: a warm decision's account
+ * is the same object each time (credential.ts `gateAccount`), and so are a service's names until the
+ * services change; each key going when its object goes (docs/performance.md, "The gate's decisions").
+ */
+const headersOf = new WeakMap<GateAccount, WeakMap<ServiceHeaders, Readonly<Record<string, string>>>>();
+
+/** The identity headers of an admitted account, under the service's names (read-only: made once). */
+export function identityHeaders(names: ServiceHeaders, account: GateAccount): Readonly<Record<string, string>> {
+  let byNames = headersOf.get(account);
+  if (!byNames) headersOf.set(account, (byNames = new WeakMap()));
+  let headers = byNames.get(names);
+  if (!headers) {
+    headers = Object.freeze({
+      [names.user]: headerValue(account.login),
+      [names.name]: headerValue(account.displayName),
+      [names.email]: headerValue(account.email ?? ''),
+      [names.groups]: headerValue(account.groups.join(',')),
+      [names.role]: account.role,
+    });
+    byNames.set(names, headers);
+  }
+  return headers;
 }
 
 /**
