@@ -86,8 +86,7 @@ export async function startBridgeProcess(
       });
     });
     // Keep reading, so a full pipe never stalls it, but no longer keep or search what it writes: the whole
-    // output searched again at each line cost the test process more for each line the bridge logs (an
-    // unknown LDAP login logs one more than a known one, which the timing comparisons then measured).
+    // output, kept and searched again at each line, grew with every line a long drill made the bridge log.
     c.stdout?.off('data', onData);
     c.stderr?.off('data', onData);
     c.stdout?.resume();

@@ -89,7 +89,7 @@ function fromParts(proto: string, host: string, uri: string): URL | undefined {
 /** A URL prefix of a service as stored: normalised, with its path ending in `/` or not as given. */
 export function normalisePrefix(raw: string): string | undefined {
   const url = normaliseUrl(raw);
-  if (url?.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#')) return undefined;
+  if (!url || url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#')) return undefined;
   return url.href;
 }
 

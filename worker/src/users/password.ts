@@ -143,11 +143,13 @@ export async function adminResetPassword(
     throw new ProblemError('FORBIDDEN', {
       detail: 'super-access cannot end the passkeys of an account: reset with endPasskeys false',
     });
+  // Lent rights end no passkey even when none was found above: one enrolled meanwhile stays.
+  const passkeys = body.endPasskeys && actor.role === 'admin';
   await scope.verifier.limit(scope.request.ip, () =>
     setPassword(scope, user, body.password, {
       actor,
       mustChange: body.mustChangePassword,
-      ends: { reason: 'admin_reset', tokens: true, passkeys: body.endPasskeys },
+      ends: { reason: 'admin_reset', tokens: true, passkeys },
     }),
   );
 }
