@@ -371,9 +371,11 @@ describe('a remote database out of reach', () => {
     } finally {
       proxy.cut(false);
     }
-    const log = far.output();
-    expect(log).toMatch(/"level":"WARNING".*"msg":"the database cannot be reached".*"cause":"DATABASE_UNREACHABLE"/);
-    expect(log).not.toContain('unhandled error');
+    // The Node host writes its log lines in batches (every 10 ms at most): waited for, not read at once.
+    await expect
+      .poll(() => far.output(), { timeout: 10_000 })
+      .toMatch(/"level":"WARNING".*"msg":"the database cannot be reached".*"cause":"DATABASE_UNREACHABLE"/);
+    expect(far.output()).not.toContain('unhandled error');
     const again = await callJson('/v3/login_without_session', {
       base: far.url,
       method: 'POST',

@@ -13,6 +13,7 @@ import { parseEnvironment } from '../../worker/src/config/index.js';
 import { issueFirstRunCode } from '../../worker/src/first-run/code.js';
 import { openDatabase } from '../../worker/node/host.js';
 import { launchChromium, newTab, signIn } from '../harness/console.js';
+import { eventually } from '../harness/eventually.js';
 import { startTestHost, type RunningHost } from '../harness/hosts.js';
 
 const kind = inject('hostKind');
@@ -46,9 +47,10 @@ afterAll(async () => {
 /** The code `npm start` printed (Node), or one issued as `npm run dev:edge` issues it (edge). */
 async function oneTimeCode(): Promise<string> {
   if (kind === 'node') {
-    const said = host.output().match(/one-time code ([A-Z0-9-]{20,})/)?.[1];
-    if (!said) throw new Error(`no one-time code in the start messages:\n${host.output()}`);
-    return said;
+    // Said after the start's first line (log lines go out in batches): waited for.
+    return eventually(() => host.output().match(/one-time code ([A-Z0-9-]{20,})/)?.[1], {
+      what: 'the one-time code in the start messages',
+    });
   }
   const db = openDatabase(parseEnvironment({ LIBSQL_URL: host.libsqlUrl }));
   try {

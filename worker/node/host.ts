@@ -308,6 +308,9 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const notice = bootstrapNotice(bootstrap, env, firstRun);
   // On a terminal the banner says how to get the first administrator.
   if (notice && (o.announce ?? true) && !(tty && bootstrap === 'not-configured')) logger.log(notice.level, notice.msg);
+  // The start's messages out now, not with the next batch of request lines (log-writer.ts): an operator's tail,
+  // or a supervisor waiting for them, sees the whole start at once.
+  writer?.flush();
 
   // The in-app scheduler (edge: Cron Triggers): the periodic jobs at start and every 30 seconds; each
   // job keeps its own pace through its lease (shipping the audit outbox every 30 s, the others every
