@@ -7,6 +7,7 @@
  * With a kind ending in `-overhead` (login-overhead, session-login-overhead), the password check
  * answers at once (no argon2id): what the service itself costs per login, on top of the hash.
  */
+import { createHmac, createSecretKey } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,11 @@ async function build() {
     config: new ConfigService({ env, load: () => loadSavedSettings(database.db) }),
     clock: Date.now,
     verifier: createPasswordVerifier(hasher),
+    // As the Node host signs tokens (worker/node/host.ts).
+    hmacSha256: (key: Uint8Array) => {
+      const secret = createSecretKey(key);
+      return (data: Uint8Array) => createHmac('sha256', secret).update(data).digest();
+    },
     staticFiles: nodeStaticFiles('static'),
     writeLog: (line) => logs.push(line),
     hostName: 'in-process',

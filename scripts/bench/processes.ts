@@ -3,7 +3,7 @@
  * time from /proc (Linux only; the edge CPU scenario needs it, the others do not).
  */
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 let tasksetCache: boolean | undefined;
@@ -20,6 +20,28 @@ export function canPin(): boolean {
     }
   }
   return tasksetCache;
+}
+
+/**
+ * Keeps every CPU out of its sleep states while the benchmark runs (Linux's PM QoS interface:
+ * 0 µs written to /dev/cpu_dma_latency, in force while the file stays open, so until this process
+ * exits). Without it, on a virtual machine whose idle CPU halts (cpuidle-haltpoll with no polling,
+ * as here), every response to a load generator that went idle pays for waking its CPU (an
+ * inter-processor interrupt and an exit to the hypervisor) inside the server's socket write: a
+ * quarter of an authenticated request's CPU, and more the slower the server, which a client across
+ * a network never costs the server (docs/performance.md, "Idle CPUs"). BENCH_IDLE_POLL=off leaves
+ * the sleep states alone. Returns what was done, for the report.
+ */
+export function holdCpusAwake(): { held: boolean; reason?: string } {
+  if (process.env.BENCH_IDLE_POLL === 'off') return { held: false, reason: 'BENCH_IDLE_POLL=off' };
+  try {
+    const fd = openSync('/dev/cpu_dma_latency', 'w');
+    const zero = Buffer.alloc(4);
+    writeSync(fd, zero);
+    return { held: true };
+  } catch (err) {
+    return { held: false, reason: (err as Error).message };
+  }
 }
 
 /**

@@ -56,8 +56,9 @@
  *
  * Every server under test (our host, the peer, the bare route, the hash worker) runs pinned to
  * core 0 and the load generator (autocannon, in its own process) to core 1, over loopback, with
- * the same connections and durations. Our host runs with the production defaults of logging
- * (LOG_LEVEL and ACCESS_LOG_LEVEL INFO, written to a file) unless BENCH_LOG_LEVEL says otherwise.
+ * the same connections and durations, the CPUs kept out of their sleep states (BENCH_IDLE_POLL).
+ * Our host runs with the production defaults of logging (LOG_LEVEL and ACCESS_LOG_LEVEL INFO,
+ * written to a file) unless BENCH_LOG_LEVEL says otherwise.
  * Results: the tables on stdout and bench-results.json in the project root. Exit code 1 when a scenario
  * failed or its numbers are not to be trusted.
  *
@@ -88,6 +89,8 @@
  *   BENCH_SCENARIOS=a,b    run only these (default all; names above)
  *   BENCH_OUTPUT=path      where to write the JSON (default bench-results.json)
  *   BENCH_LOG_LEVEL=INFO   LOG_LEVEL and ACCESS_LOG_LEVEL of the hosts (ERROR: no access log line)
+ *   BENCH_IDLE_POLL=on     keep the CPUs out of their sleep states while measuring (processes.ts
+ *                          holdCpusAwake; needs root, else noted); off: let them sleep, as before
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,7 +117,7 @@ import {
   type BenchHost,
 } from './node-host.js';
 import { ceiling, peerScenarios } from './peer.js';
-import { canPin, cpuMeter, killAll, ownDescendants } from './processes.js';
+import { canPin, cpuMeter, holdCpusAwake, killAll, ownDescendants } from './processes.js';
 import { formatTable, warnLoudly, writeReport, type ScenarioResult } from './report.js';
 import {
   basicLogin,
@@ -351,12 +354,14 @@ function attackTargets(results: readonly ScenarioResult[]): Record<string, boole
 
 async function main(): Promise<number> {
   const pinned = canPin();
+  const awake = holdCpusAwake();
   console.log(
     `bench: ${config.connections} connections, ${config.warmupSeconds} s warm-up + ${config.durationSeconds} s ` +
       `measured; Node ${process.version}; ` +
       (pinned
         ? 'host on core 0, load on core 1'
-        : 'NOT pinned (no taskset, or fewer than 2 CPUs): host and load share the CPUs'),
+        : 'NOT pinned (no taskset, or fewer than 2 CPUs): host and load share the CPUs') +
+      (awake.held ? '; CPUs kept out of sleep states' : `; CPUs may sleep (${awake.reason})`),
   );
   // Pinning keeps our processes apart, not other people's processes off our cores.
   const idle = cpuMeter(process.pid);
@@ -521,7 +526,12 @@ async function main(): Promise<number> {
     node: process.version,
     pinned,
     machineBusyBefore,
-    config: { ...config, apiAudit: audit.mode, logLevel: process.env.BENCH_LOG_LEVEL ?? 'INFO' },
+    config: {
+      ...config,
+      apiAudit: audit.mode,
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'INFO',
+      cpusAwake: awake.held,
+    },
     targets: {
       ...comparison.targets,
       ...attackTargets(results),

@@ -1,4 +1,5 @@
 /** The Node host: embedded libSQL (or a remote one), migrations, the app on @hono/node-server. */
+import { createHmac, createSecretKey } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -222,6 +223,11 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     // WORKERS processes share the cores.
     hashConcurrency: nativeHashConcurrency(Math.max(1, Math.floor(availableParallelism() / env.get('WORKERS')))),
     crossRequestWaits: true,
+    // Tokens signed at once, not as thread-pool jobs beside the password hashes (session-keys.ts).
+    hmacSha256: (key) => {
+      const secret = createSecretKey(key);
+      return (data) => createHmac('sha256', secret).update(data).digest();
+    },
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     clock,

@@ -190,7 +190,7 @@ export function buildApp(hostDeps: AppDeps): { app: App; api: App; docs: DocsOpt
       authenticate,
       stepUpRules: { sensitive: requireStepUp, factors: requireFactorChangeProof },
       loadSaved: loadSavedSettings,
-      sessionKeys: sessionKeyResolver(env),
+      sessionKeys: sessionKeyResolver(env, deps.hmacSha256),
       bodyLimit,
       notAllowed,
       handleError: (err, c) => handleError(err, c),

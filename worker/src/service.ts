@@ -37,6 +37,8 @@ export interface HostParts {
   hashConcurrency?: number;
   /** AppDeps.crossRequestWaits (Node host). */
   crossRequestWaits?: boolean;
+  /** AppDeps.hmacSha256 (Node host). */
+  hmacSha256?: AppDeps['hmacSha256'];
   staticFiles: StaticFiles;
   /** The instance's name in audit events (Node: os.hostname(); edge: "edge"). */
   hostName: string;
@@ -109,6 +111,7 @@ export function assembleService(parts: HostParts): Service {
     ...(parts.openLazyDb ? { lazyDb: parts.openLazyDb } : {}),
     ...(parts.hashConcurrency ? { hashConcurrency: parts.hashConcurrency } : {}),
     ...(parts.crossRequestWaits ? { crossRequestWaits: true } : {}),
+    ...(parts.hmacSha256 ? { hmacSha256: parts.hmacSha256 } : {}),
     ...(parts.writeLog ? { writeLog: parts.writeLog } : {}),
     ...(parts.clientAddress ? { clientAddress: parts.clientAddress } : {}),
     ...(parts.clientAddressHeader ? { clientAddressHeader: parts.clientAddressHeader } : {}),

@@ -1,17 +1,26 @@
 /**
  * Signing keys of session cookies, access tokens and pending merges (architecture.md §4): HS256 keyed by
  * SESSION_SECRET_KEY; SESSION_SECRET_KEY_PREVIOUS is still accepted for verification during a
- * rotation. Without SESSION_SECRET_KEY, the Node host passes the key it generated at start; the
+ * rotation. Without SESSION_SECRET_KEY, the Node host generates one at start (node/main.ts); the
  * edge host, whose isolates come and go, keeps one generated key in libSQL (never one per isolate).
  */
-import { SignJWT, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
+import { SignJWT, base64url, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ConfigSnapshot } from '../config/index.js';
 import { claimMeta, type Db } from '../store/index.js';
 
 export interface SessionKeys {
   current: CryptoKey;
   previous: CryptoKey | undefined;
+  /** The current key's HMAC-SHA256, synchronous, where the host offers one (AppDeps.hmacSha256). */
+  signNow?: (data: Uint8Array) => Uint8Array;
 }
+
+/**
+ * A host's synchronous HMAC-SHA256 for a key. On Node, WebCrypto runs every HMAC as a job on libuv's
+ * thread pool, which the password hashes also use: a session login signs two tokens, and the two
+ * hand-overs cost more than the HMACs (docs/performance.md, "Logins").
+ */
+export type HmacSha256 = (key: Uint8Array) => (data: Uint8Array) => Uint8Array;
 
 /** Imports a secret once as an HMAC key (importing it at every verification costs more than the HMAC). */
 function hmacKey(secret: string): Promise<CryptoKey> {
@@ -21,10 +30,10 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   ]);
 }
 
-/** Resolves the keys; `generated` is the Node host's key of this start, when it made one. */
-export function sessionKeyResolver(config: ConfigSnapshot, generated?: string): (db: Db) => Promise<SessionKeys> {
+/** Resolves the keys; `hmac`: the host's synchronous HMAC, when it has one. */
+export function sessionKeyResolver(config: ConfigSnapshot, hmac?: HmacSha256): (db: Db) => Promise<SessionKeys> {
   const previousSecret = config.get('SESSION_SECRET_KEY_PREVIOUS');
-  const fixed = config.get('SESSION_SECRET_KEY') || generated;
+  const fixed = config.get('SESSION_SECRET_KEY');
   // The resolved keys are cached as values, never as a shared promise: on Workers a request must
   // not wait on another request's work.
   let keys: SessionKeys | undefined;
@@ -36,7 +45,11 @@ export function sessionKeyResolver(config: ConfigSnapshot, generated?: string): 
       const candidate = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
       secret = await claimMeta(db, 'session_secret_key', candidate);
     }
-    keys = { current: await hmacKey(secret), previous: previousSecret ? await hmacKey(previousSecret) : undefined };
+    keys = {
+      current: await hmacKey(secret),
+      previous: previousSecret ? await hmacKey(previousSecret) : undefined,
+      signNow: hmac?.(new TextEncoder().encode(secret)),
+    };
     return keys;
   };
 }
@@ -53,13 +66,27 @@ function remember(token: string, entry: { payload: JWTPayload; audience: string;
   verified.set(token, entry);
 }
 
-/** Signs claims with the current key. */
+const JWT_HEADER = base64url.encode(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
+
+/**
+ * Signs claims with the current key. With the host's synchronous HMAC (`signNow`) the token is
+ * put together here, byte for byte what jose's SignJWT makes (session-keys.test.ts compares them):
+ * the same header, the claims followed by iat, aud and exp.
+ */
 export async function signClaims(
   keys: SessionKeys,
   claims: JWTPayload,
   expiresAt: number,
   audience: string,
 ): Promise<string> {
+  if (keys.signNow) {
+    const payload = { ...claims, iat: Math.floor(Date.now() / 1000), aud: audience, exp: Math.floor(expiresAt / 1000) };
+    const input = `${JWT_HEADER}.${base64url.encode(JSON.stringify(payload))}`;
+    const token = `${input}.${base64url.encode(keys.signNow(new TextEncoder().encode(input)))}`;
+    // Signed here, so verified: the client's next request with it needs no HMAC either.
+    remember(token, { payload, audience, keys });
+    return token;
+  }
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()

@@ -7,6 +7,7 @@ import type { PasswordVerifier } from '../passwords/verifier.js';
 import type { AuthenticateOptions } from '../auth/credentials.js';
 import type { UserRow } from '../accounts/model.js';
 import type { SessionRow } from '../accounts/sessions.js';
+import type { HmacSha256 } from '../accounts/session-keys.js';
 import type { Logger } from './logger.js';
 import type { MailOutbox, RequestScope } from './scope.js';
 
@@ -52,6 +53,11 @@ export interface AppDeps {
    * most its spare libuv threads). Absent: the registry's default.
    */
   hashConcurrency?: number;
+  /**
+   * A synchronous HMAC-SHA256 (Node: node:crypto), with which the service's own tokens are signed
+   * without a hand-over to WebCrypto's thread pool (accounts/session-keys.ts). Absent: WebCrypto.
+   */
+  hmacSha256?: HmacSha256;
   /**
    * A request may wait on a promise another request resolves (Node host), so a finished password
    * check hands its slot straight to the next waiter, and it has no ExecutionContext (background work
