@@ -140,9 +140,13 @@ export async function startNginx(authBase: string, upstream: Upstream, o: NginxO
   // The workers may run as nobody (the suites may run as root): they write their temporary files here.
   chmodSync(dir, 0o777);
   const auth = new URL(authBase);
+  // The service here speaks plain HTTP: the upstream's scheme and address are the test's (the
+  // proxy_ssl_* lines then do nothing).
   const site = replaced(documentedConfig('nginx.conf'), [
     ['listen 80;', `listen 127.0.0.1:${port};`],
-    ['https://auth.example.com/api/auth', `${auth.origin}${auth.pathname}`],
+    ['server auth.example.com:443;', `server ${auth.host};`],
+    ['https://auth_service/api/auth', `${auth.protocol}//auth_service${auth.pathname}`],
+    ['proxy_set_header Host auth.example.com;', `proxy_set_header Host ${auth.host};`],
     ['http://127.0.0.1:3000', `http://${upstream.hostPort}`],
   ]);
   writeFileSync(join(dir, 'site.conf'), o.servers ? `${site}\n${o.servers(port)}` : site);
