@@ -42,4 +42,18 @@ describe('signClaims with the host synchronous HMAC', () => {
     expect(await verifyClaims(fresh, tampered, 'auth-session', Date.now())).toBeUndefined();
     expect(await verifyClaims(fresh, token, 'auth-session', Date.now())).toMatchObject({ sid: 's1', sub: 'u1' });
   });
+
+  it("remembers as verified only the tokens it is asked to (a session's), under the same keys", async () => {
+    // A signer whose key differs from the verifying one: only a remembered token can pass.
+    const verifying = await keysOf('the-verifying-secret-of-some-length-01');
+    const keys = { ...verifying, signNow: nodeHmac(new TextEncoder().encode('a-different-signing-secret-0123456')) };
+    const expiresAt = Date.now() + 60_000;
+    const remembered = await signClaims(keys, { sid: 's2', sub: 'u2' }, expiresAt, 'auth-session', { remember: true });
+    const notRemembered = await signClaims(keys, { sid: 's3', sub: 'u3' }, expiresAt, 'auth-session');
+    expect(await verifyClaims(keys, remembered, 'auth-session', Date.now())).toMatchObject({ sid: 's2' });
+    expect(await verifyClaims(keys, notRemembered, 'auth-session', Date.now())).toBeUndefined();
+    // Another audience, or past its end, is refused even when remembered.
+    expect(await verifyClaims(keys, remembered, 'auth-device', Date.now())).toBeUndefined();
+    expect(await verifyClaims(keys, remembered, 'auth-session', expiresAt + 1_000)).toBeUndefined();
+  });
 });

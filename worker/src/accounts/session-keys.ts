@@ -18,7 +18,7 @@ export interface SessionKeys {
 /**
  * A host's synchronous HMAC-SHA256 for a key. On Node, WebCrypto runs every HMAC as a job on libuv's
  * thread pool, which the password hashes also use: a session login signs two tokens, and the two
- * hand-overs cost more than the HMACs (docs/performance.md, "Logins").
+ * hand-overs cost more than the HMACs (architecture.md §6).
  */
 export type HmacSha256 = (key: Uint8Array) => (data: Uint8Array) => Uint8Array;
 
@@ -71,28 +71,32 @@ const JWT_HEADER = base64url.encode(JSON.stringify({ alg: 'HS256', typ: 'JWT' })
 /**
  * Signs claims with the current key. With the host's synchronous HMAC (`signNow`) the token is
  * put together here, byte for byte what jose's SignJWT makes (session-keys.test.ts compares them):
- * the same header, the claims followed by iat, aud and exp.
+ * the same header, the claims followed by iat, aud and exp. `remember`: the token is kept as
+ * verified, so the client's first request with it needs no HMAC (a session's token only: tokens
+ * anyone may have signed, such as a passkey challenge's, would push sessions' tokens out).
  */
 export async function signClaims(
   keys: SessionKeys,
   claims: JWTPayload,
   expiresAt: number,
   audience: string,
+  o: { remember?: boolean } = {},
 ): Promise<string> {
+  let token: string;
   if (keys.signNow) {
     const payload = { ...claims, iat: Math.floor(Date.now() / 1000), aud: audience, exp: Math.floor(expiresAt / 1000) };
     const input = `${JWT_HEADER}.${base64url.encode(JSON.stringify(payload))}`;
-    const token = `${input}.${base64url.encode(keys.signNow(new TextEncoder().encode(input)))}`;
-    // Signed here, so verified: the client's next request with it needs no HMAC either.
-    remember(token, { payload, audience, keys });
-    return token;
+    token = `${input}.${base64url.encode(keys.signNow(new TextEncoder().encode(input)))}`;
+  } else {
+    token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuedAt()
+      .setAudience(audience)
+      .setExpirationTime(Math.floor(expiresAt / 1000))
+      .sign(keys.current);
   }
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt()
-    .setAudience(audience)
-    .setExpirationTime(Math.floor(expiresAt / 1000))
-    .sign(keys.current);
+  if (o.remember) remember(token, { payload: decodeJwt(token), audience, keys });
+  return token;
 }
 
 /**

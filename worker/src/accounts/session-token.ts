@@ -13,6 +13,7 @@ export async function sessionToken(scope: RequestScope, session: SessionRow): Pr
     { sid: session.id, sub: session.userId },
     session.expiresAt,
     SESSION_AUDIENCE,
+    { remember: true },
   );
 }
 
