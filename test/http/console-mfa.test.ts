@@ -224,13 +224,16 @@ describe('console: second factors', () => {
       await waitReady(page);
       await page.fill('#signin-login', login);
       await page.fill('#signin-password', PASSWORD);
-      await Promise.all([page.waitForURL(/\/ui\/security$/), page.click('#signin-form button[type=submit]')]);
+      // The page's own readiness (waitReady) is what counts, not its "load" event: under a loaded machine
+      // the edge host's static files can hold that past the wait, as they did once in CI.
+      const atSecurity = () => page.waitForURL(/\/ui\/security$/, { waitUntil: 'domcontentloaded' });
+      await Promise.all([atSecurity(), page.click('#signin-form button[type=submit]')]);
       await waitReady(page);
       await page.waitForSelector('#security-enrol:not([hidden])');
       expect(await page.textContent('#security-enrol')).toContain('Your role must use a second factor');
       // Any other page sends it back here.
       await page.goto(ui('tokens'), { waitUntil: 'domcontentloaded' });
-      await page.waitForURL(/\/ui\/security$/);
+      await atSecurity();
       await waitReady(page);
       await page.waitForSelector('#security-enrol:not([hidden])');
       await checkPage(tab, kind, 'security-enrol-required');
