@@ -10,8 +10,8 @@ export type { BackgroundWork } from './scope.js';
  * answer out in its own event loop after the handler returns, and work started on a shorter timer (0 or
  * 1 ms) ran before that write: with it, a Bearer request after a 2 s pause (which refreshes the settings
  * and writes the API-access batch) answered in 19 ms at the median under `wrangler dev`, its liveness in
- * 15; with 20 ms, 11 and 11 (architecture.md §6, "A far database"). The Node host starts it on the next
- * timer turn (0 ms).
+ * 15; with 20 ms, 11 and 11 (architecture.md §6, "A far database"). The Node host starts it right after
+ * the turn of the event loop that wrote the answer.
  */
 const EDGE_AFTER_RESPONSE_MS = 20;
 
@@ -30,7 +30,13 @@ export function inBackground(c: Context<AppEnv>, work: BackgroundWork): void {
       ctx = undefined; // no ExecutionContext (a test's app.fetch)
     }
   }
-  const later = new Promise<void>((resolve) => setTimeout(resolve, ctx ? EDGE_AFTER_RESPONSE_MS : 0))
+  // Node: once this turn of the event loop has written the answer (setImmediate), where a 0 ms timer
+  // had the process sleep and wake again for it (a wake per login, taking the core from the hash).
+  const later = new Promise<void>((resolve) => {
+    if (ctx) setTimeout(resolve, EDGE_AFTER_RESPONSE_MS);
+    else if (typeof setImmediate === 'function') setImmediate(resolve);
+    else setTimeout(resolve, 0);
+  })
     .then(work)
     .catch((err: unknown) => c.var.logger.error('background work failed', { err }));
   ctx?.waitUntil(later);

@@ -331,6 +331,30 @@ describe('lanes (docs/security-admission.md)', () => {
     expect(started).toEqual(['a1', 'a2']);
   });
 
+  it('with handOver, a suspect held to its share starts when the share has a token, not at its look', async () => {
+    vi.useFakeTimers({ now: 0 });
+    try {
+      const slots = createHashSlots({ concurrency: 1, queue: 4, handOver: true, now: () => Date.now() });
+      slots.noteFailure(A);
+      await slots.run(A, async () => {}); // the share's one token
+      const held = gate();
+      const running = slots.run(B, held.work);
+      const started: number[] = [];
+      const waiting = [1, 2].map(() => slots.run(A, async () => void started.push(Date.now())));
+      held.open();
+      await running;
+      expect(started).toEqual([]);
+      // The share refills at half a slot's measured rate: a token within a few work durations, long
+      // before a waiter's own look (a second on Node).
+      await vi.advanceTimersByTimeAsync(300);
+      expect(started).toHaveLength(2);
+      expect(started[0]).toBeGreaterThan(0);
+      await Promise.all(waiting);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('an address suspect only for its concurrent attempts waits behind clean ones, not held to the share', async () => {
     const now = 0;
     const slots = createHashSlots({ concurrency: 1, queue: 8, handOver: true, now: () => now });

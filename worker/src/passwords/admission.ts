@@ -53,8 +53,15 @@ import { admissionsRefused } from '../metrics/process.js';
 const LEASE_MS = 30_000;
 /** Edge: a waiter that has not looked for this long was cancelled with its request. */
 const STALE_MS = 2_000;
-/** How often a waiter looks for a free slot. */
+/** How often a waiter looks for a free slot (edge). */
 const POLL_MS = 5;
+/**
+ * How often a waiter looks with handOver (Node), where a slot is handed to it as it frees and a suspect held
+ * to its share is started by a timer set for the share's next token: only a lease to check. Its 5 ms
+ * looks woke the process three times per login, each time taking the core from the password hash it
+ * waits for (docs/performance.md, "Logins and the hot path").
+ */
+const HANDOVER_POLL_MS = 1_000;
 /** The least Retry-After, in seconds. */
 const RETRY_AFTER_S = 1;
 /** Idle token buckets (and forgotten failures) are swept at most this often, once there are more than SWEEP_ABOVE. */
@@ -325,12 +332,25 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
     if (sharesSuspects(w, now())) suspectTokens = Math.max(0, suspectTokens - 1);
     round = Math.max(round, w.round);
   };
+  /** handOver: the timer that hands a free slot on when the suspects' share holds its next token. */
+  let shareTimer: ReturnType<typeof setTimeout> | undefined;
   /** handOver: gives free slots to the best placed waiters, and wakes them. */
   const handOver = () => {
     const t = now();
     while (o.handOver && running.size < o.concurrency && queue.length > 0) {
       const w = next(t);
-      if (!w) break; // only suspects wait, beyond their share: their own looks retry
+      if (!w) {
+        // Only suspects wait, beyond their share (mayStart just brought its tokens up to `t`).
+        if (shareTimer === undefined) {
+          const perMs = (SUSPECT_SHARE * slotsAtOnce) / workMs;
+          const ms = Math.min(HANDOVER_POLL_MS, Math.max(1, Math.ceil((1 - suspectTokens) / perMs)));
+          shareTimer = setTimeout(() => {
+            shareTimer = undefined;
+            handOver();
+          }, ms);
+        }
+        break;
+      }
       dequeue(w);
       start(w);
       w.wake?.();
@@ -381,7 +401,7 @@ export function createHashSlots(o: HashSlotsOptions): HashSlots {
       // Waited past the lease: its own 429, like any client queued out.
       if (!queue.includes(w)) throw addressThrottled('queue', retryAfterOf(w.client, now()));
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
+        const timer = setTimeout(resolve, o.handOver ? HANDOVER_POLL_MS : POLL_MS);
         w.wake = () => {
           clearTimeout(timer);
           resolve();
