@@ -1,6 +1,6 @@
 /**
- * The Node host's batched log writer: order kept, a write per FLUSH_MS at most (and a line after a quiet
- * one at once), nothing lost at exit.
+ * The Node host's batched log writer: order kept, a write per FLUSH_MS at most (and the lines of a turn
+ * after a quiet one at its end), nothing lost at exit.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -11,13 +11,17 @@ import { createBatchedLogWriter, FLUSH_MS } from './log-writer.js';
 describe('batched log writer', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('writes a line after a quiet FLUSH_MS at once, the lines within FLUSH_MS of a write in one', async () => {
+  it("writes a quiet FLUSH_MS's lines at the end of their turn, the lines within FLUSH_MS in one", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const writes: string[] = [];
     const w = createBatchedLogWriter({ write: (t: string) => writes.push(t) });
-    // Nothing written for FLUSH_MS: no timer, no wait (a timer would wake an idle process for one line).
+    // Nothing written for FLUSH_MS: the lines of this turn go out at its end, no timer (a timer would wake
+    // an idle process for them alone).
     w.write('{"a":0}');
-    expect(writes).toEqual(['{"a":0}\n']);
+    w.write('{"a":0.5}');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['{"a":0}\n{"a":0.5}\n']);
     w.write('{"a":1}');
     await new Promise((r) => setImmediate(r));
     w.write('{"a":2}');
@@ -32,8 +36,9 @@ describe('batched log writer', () => {
     expect(writes[2]).toBe('{"a":3}\n');
     await vi.advanceTimersByTimeAsync(FLUSH_MS);
     expect(writes).toHaveLength(3);
-    // Quiet again for FLUSH_MS: at once.
+    // Quiet again for FLUSH_MS: at the end of the turn.
     w.write('{"a":4}');
+    await new Promise((r) => setImmediate(r));
     expect(writes[3]).toBe('{"a":4}\n');
   });
 
