@@ -7,7 +7,6 @@
  * With a kind ending in `-overhead` (login-overhead, session-login-overhead), the password check
  * answers at once (no argon2id): what the service itself costs per login, on top of the hash.
  */
-import { createHmac, createSecretKey } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ import { createPasswordVerifier } from '../../worker/src/passwords/verifier.js';
 import { ConfigService, parseEnvironment } from '../../worker/src/config/index.js';
 import { loadSavedSettings } from '../../worker/src/store/index.js';
 import { bootstrapAdmin } from '../../worker/src/users/bootstrap.js';
-import { openDatabase, prepareEmbedded } from '../../worker/node/host.js';
+import { nodeHmacSha256, openDatabase, prepareEmbedded } from '../../worker/node/host.js';
 import { migrateDatabase } from '../../worker/node/migrate.js';
 import { nodeStaticFiles } from '../../worker/node/static-files.js';
 import { ONE_ADDRESS_ENV } from './node-host.js';
@@ -54,11 +53,8 @@ async function build() {
     config: new ConfigService({ env, load: () => loadSavedSettings(database.db) }),
     clock: Date.now,
     verifier: createPasswordVerifier(hasher),
-    // As the Node host signs tokens (worker/node/host.ts).
-    hmacSha256: (key: Uint8Array) => {
-      const secret = createSecretKey(key);
-      return (data: Uint8Array) => createHmac('sha256', secret).update(data).digest();
-    },
+    // As the Node host signs tokens.
+    hmacSha256: nodeHmacSha256,
     staticFiles: nodeStaticFiles('static'),
     writeLog: (line) => logs.push(line),
     hostName: 'in-process',

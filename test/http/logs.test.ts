@@ -596,9 +596,11 @@ describe('POST /v3/logs/{type}/search and /field_caps', () => {
         },
       }),
       duplex: 'half',
-    } as RequestInit);
-    // The same race as above when the 413 comes before the last chunk is sent.
-    expect(await statusOf(chunked)).toBe(413);
+    } as RequestInit)
+      .then(statusOf)
+      // The same race as above when the 413 comes before the last chunk is sent: a 503 or a cut.
+      .catch(() => 'connection cut');
+    expect([413, 'connection cut']).toContain(chunked);
     expect(store.requests.length).toBe(before);
     // Just under the limit is fine.
     const fits = await search('user_activity', { size: 0, _source: ['z'.repeat(60 * 1024)] });

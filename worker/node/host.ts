@@ -19,6 +19,7 @@ import { bootstrapNotice, FIRST_RUN_PATH, type BootstrapResult } from '../src/us
 import { issueFirstRunCode } from '../src/first-run/code.js';
 import { parseEnvironment, type ConfigSnapshot, type EnvSource } from '../src/config/index.js';
 import { assembleService } from '../src/service.js';
+import type { HmacSha256 } from '../src/accounts/session-keys.js';
 import {
   createDb,
   databaseFetch,
@@ -198,6 +199,12 @@ function withOwnPublicUrl(raw: EnvSource): EnvSource {
   return { ...raw, AUTH_PUBLIC_URL: origin };
 }
 
+/** The Node host's synchronous HMAC-SHA256 (AppDeps.hmacSha256): node:crypto, the key imported once. */
+export const nodeHmacSha256: HmacSha256 = (key) => {
+  const secret = createSecretKey(key);
+  return (data) => createHmac('sha256', secret).update(data).digest();
+};
+
 /** Starts the Node host. Throws ConfigError on a bad environment. */
 export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
   const env = parseEnvironment(withOwnPublicUrl(o.env));
@@ -224,10 +231,7 @@ export async function startNodeHost(o: NodeHostOptions): Promise<NodeHost> {
     hashConcurrency: nativeHashConcurrency(Math.max(1, Math.floor(availableParallelism() / env.get('WORKERS')))),
     crossRequestWaits: true,
     // Tokens signed at once, not as thread-pool jobs beside the password hashes (session-keys.ts).
-    hmacSha256: (key) => {
-      const secret = createSecretKey(key);
-      return (data) => createHmac('sha256', secret).update(data).digest();
-    },
+    hmacSha256: nodeHmacSha256,
     hostName: hostname(),
     staticFiles: nodeStaticFiles(env.get('STATIC_DIR')),
     clock,

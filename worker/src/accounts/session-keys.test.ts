@@ -1,10 +1,11 @@
-import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseEnvironment } from '../config/index.js';
 import type { Db } from '../store/index.js';
+import { nodeHmacSha256 } from '../../node/host.js';
 import { sessionKeyResolver, signClaims, verifyClaims, type HmacSha256 } from './session-keys.js';
 
-const nodeHmac: HmacSha256 = (key) => (data) => createHmac('sha256', key).update(data).digest();
+// The Node host's own HMAC, as it runs.
+const nodeHmac = nodeHmacSha256;
 
 async function keysOf(secret: string, hmac?: HmacSha256) {
   // With SESSION_SECRET_KEY set, no database is read.

@@ -83,8 +83,9 @@ export async function signClaims(
   o: { remember?: boolean } = {},
 ): Promise<string> {
   let token: string;
+  let payload: JWTPayload | undefined;
   if (keys.signNow) {
-    const payload = { ...claims, iat: Math.floor(Date.now() / 1000), aud: audience, exp: Math.floor(expiresAt / 1000) };
+    payload = { ...claims, iat: Math.floor(Date.now() / 1000), aud: audience, exp: Math.floor(expiresAt / 1000) };
     const input = `${JWT_HEADER}.${base64url.encode(JSON.stringify(payload))}`;
     token = `${input}.${base64url.encode(keys.signNow(new TextEncoder().encode(input)))}`;
   } else {
@@ -95,7 +96,7 @@ export async function signClaims(
       .setExpirationTime(Math.floor(expiresAt / 1000))
       .sign(keys.current);
   }
-  if (o.remember) remember(token, { payload: decodeJwt(token), audience, keys });
+  if (o.remember) remember(token, { payload: payload ?? decodeJwt(token), audience, keys });
   return token;
 }
 
