@@ -98,7 +98,7 @@ describe('query plans of the hot path', () => {
 
   it('the login lookup and the lockout reservation use indexes', () => {
     const d = createDb(client);
-    const account = liveLocalUser(d, 'someone').toSQL();
+    const account = liveLocalUser(d, { key: 'someone' }).getQuery();
     expectIndexed(plan(account.sql, account.params));
     expect(plan(account.sql, account.params).join('\n')).toMatch(/users USING INDEX users_live_login_key/);
     const attempt = attemptPlan(parseEnvironment({}), throttleKey('someone'), '10.0.0.1', 'a-device');

@@ -4,11 +4,11 @@
  * with a password change or reset, a block and "sign out everywhere" (revokeDevicesStatement,
  * accounts/sessions.ts), and after DEVICE_COOKIE_MS unused (accounts/throttle.ts).
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { RequestMeta } from '../http/scope.js';
 import { CredentialCache } from '../store/credential-cache.js';
-import type { Db } from '../store/index.js';
+import { reusableStatement, type Db } from '../store/index.js';
 import { devices, users } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
 import type { SessionRow } from './sessions.js';
@@ -82,6 +82,20 @@ export async function laneDevice(
   return found !== undefined;
 }
 
+// A session login's device statements, built once.
+const touchDevice = reusableStatement(
+  (db, p) =>
+    db
+      .update(devices)
+      .set({ lastUsedAt: sql`${p.now}` })
+      .where(eq(devices.id, p.id)),
+  ['id', 'now'],
+);
+const insertDevice = reusableStatement(
+  (db, p) => db.insert(devices).values({ id: p.id, userId: p.userId, createdAt: p.now, lastUsedAt: p.now }),
+  ['id', 'userId', 'now'],
+);
+
 /**
  * The writes of a successful session login for its device, to join the login's batch: the device it
  * presented is touched; a client without one gets a new device. `added`: the client presented no valid
@@ -96,11 +110,9 @@ export function deviceWrites(
   now: number,
   added?: { request: RequestMeta; via: SessionRow['kind'] },
 ) {
-  if (device) {
-    return { id: device, writes: [db.update(devices).set({ lastUsedAt: now }).where(eq(devices.id, device))] };
-  }
+  if (device) return { id: device, writes: [touchDevice(db, { id: device, now })] };
   const id = crypto.randomUUID();
-  const insert = db.insert(devices).values({ id, userId: user.id, createdAt: now, lastUsedAt: now });
+  const insert = insertDevice(db, { id, userId: user.id, now });
   if (!added) return { id, writes: [insert] };
   const subject = { id: user.id, login: user.login };
   const event = { stream: 'user_activity', type: 'device.added', subject, request: added.request } as const;

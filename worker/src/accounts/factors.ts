@@ -7,7 +7,7 @@
 import { and, eq, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
 import { auditInsert, auditInsertWhen, type AuditEvent, type AuditEventType } from '../audit/events.js';
 import type { RequestMeta } from '../http/scope.js';
-import type { Db } from '../store/index.js';
+import { reusableStatement, type Db } from '../store/index.js';
 import { mfaRecoveryCodes, mfaTotp, passkeys, users } from '../../../schema/index.js';
 import type { UserRow } from './model.js';
 import { endSessionsStatement } from './sessions.js';
@@ -39,19 +39,22 @@ export async function factorsOf(db: Db, userId: string): Promise<FactorKind[]> {
  * registered passkey: one row per kind and account), to join a login's first batch (its attempt
  * reservation and account read): the factors cost no round trip of their own.
  */
-export function factorsOfLoginKey(db: Db, lk: string) {
-  const totp = db
-    .select({ userId: mfaTotp.userId, kind: sql<FactorKind>`'totp'`.as('kind') })
-    .from(mfaTotp)
-    .innerJoin(users, eq(users.id, mfaTotp.userId))
-    .where(and(eq(users.loginKey, lk), liveAccounts, isNotNull(mfaTotp.confirmedAt)));
-  const passkey = db
-    .selectDistinct({ userId: passkeys.userId, kind: sql<FactorKind>`'passkey'`.as('kind') })
-    .from(passkeys)
-    .innerJoin(users, eq(users.id, passkeys.userId))
-    .where(and(eq(users.loginKey, lk), liveAccounts));
-  return totp.unionAll(passkey);
-}
+export const factorsOfLoginKey = reusableStatement(
+  (db, p) => {
+    const totp = db
+      .select({ userId: mfaTotp.userId, kind: sql<FactorKind>`'totp'`.as('kind') })
+      .from(mfaTotp)
+      .innerJoin(users, eq(users.id, mfaTotp.userId))
+      .where(and(eq(users.loginKey, p.key), liveAccounts, isNotNull(mfaTotp.confirmedAt)));
+    const passkey = db
+      .selectDistinct({ userId: passkeys.userId, kind: sql<FactorKind>`'passkey'`.as('kind') })
+      .from(passkeys)
+      .innerJoin(users, eq(users.id, passkeys.userId))
+      .where(and(eq(users.loginKey, p.key), liveAccounts));
+    return totp.unionAll(passkey);
+  },
+  ['key'],
+);
 
 /** The factor kinds of account `userId` among the rows of `factorsOfLoginKey`, in factorsOf's order. */
 export function factorsAmong(rows: readonly { userId: string; kind: FactorKind }[], userId: string): FactorKind[] {

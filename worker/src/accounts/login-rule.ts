@@ -12,7 +12,7 @@ import { auditInsert, auditInsertWhen, type AuditEventType } from '../audit/even
 import type { ConfigSnapshot } from '../config/index.js';
 import type { Logger } from '../http/logger.js';
 import { ProblemError } from '../http/problem.js';
-import type { Db } from '../store/index.js';
+import { reusableStatement, type Db } from '../store/index.js';
 import { endSessionsStatement, revokeDevicesStatement } from './sessions.js';
 import { endUserLinks } from './reset-tokens.js';
 import { alias } from 'drizzle-orm/sqlite-core';
@@ -236,14 +236,22 @@ export function loginSuccessStatements(
  * the same password): every login path writes it, through loginSuccessStatements or beside its own event.
  */
 export function loginRecordStatement(db: Db, userId: string, now: number, rehash?: string): AccountWrite {
+  if (!rehash) return accountWrite(userId, recordLogin(db, { now, userId }));
   return accountWrite(
     userId,
-    db
-      .update(users)
-      .set({ lastLoginAt: now, lastActivityAt: now, ...(rehash ? { passwordHash: rehash } : {}) })
-      .where(eq(users.id, userId)),
+    db.update(users).set({ lastLoginAt: now, lastActivityAt: now, passwordHash: rehash }).where(eq(users.id, userId)),
   );
 }
+
+// Every login's record, built once.
+const recordLogin = reusableStatement(
+  (db, p) =>
+    db
+      .update(users)
+      .set({ lastLoginAt: sql`${p.now}`, lastActivityAt: sql`${p.now}` })
+      .where(eq(users.id, p.userId)),
+  ['now', 'userId'],
+);
 
 /** The account after a successful login at `now` (see loginSuccessStatements). */
 export const loggedIn = (user: UserRow, now: number): UserRow => ({ ...user, lastLoginAt: now, lastActivityAt: now });

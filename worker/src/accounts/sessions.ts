@@ -2,7 +2,7 @@
 import { and, desc, eq, gt, isNull, ne, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { auditInsert, auditInsertOfAccountWhen, auditInsertWhen } from '../audit/events.js';
 import type { ConfigSnapshot } from '../config/index.js';
-import { CredentialCache, preparedPerDb, writeMark, type Db } from '../store/index.js';
+import { CredentialCache, preparedPerDb, reusableStatement, writeMark, type Db } from '../store/index.js';
 import type { UserRow } from './model.js';
 import { devices, sessions, users, type SessionEndReason } from '../../../schema/index.js';
 import type { RequestMeta } from '../http/scope.js';
@@ -101,18 +101,9 @@ export function sessionWrites(
     secondFactorAt: o.secondFactorAt ?? null,
   };
   const writes: [AccountBatchItem, ...AccountBatchItem[]] = [
-    accountWrite(user.id, db.insert(sessions).values(row)),
+    accountWrite(user.id, insertSession(db, row)),
     // Keep the newest `limit` live sessions (the new one included); end the rest.
-    accountWrite(
-      user.id,
-      db.run(sql`
-      update ${sessions} set revoked_at = ${o.now}, revoked_reason = 'limit'
-      where id in (
-        select id from ${sessions}
-        where user_id = ${user.id} and revoked_at is null and expires_at > ${o.now}
-          and last_seen_at > ${o.now - p.idleMs}
-        order by created_at desc, rowid desc limit -1 offset ${limit})`),
-    ),
+    accountWrite(user.id, endSessionsBeyond(db, { now: o.now, userId: user.id, idleSince: o.now - p.idleMs, limit })),
     auditInsert(db, o.now, {
       stream: 'user_activity',
       type: 'session.created',
@@ -123,6 +114,36 @@ export function sessionWrites(
   ];
   return { row, writes };
 }
+
+// A new session's statements (every session login's), built once.
+const insertSession = reusableStatement(
+  (db, p) => db.insert(sessions).values(p),
+  [
+    'id',
+    'userId',
+    'kind',
+    'createdAt',
+    'lastSeenAt',
+    'expiresAt',
+    'revokedAt',
+    'revokedReason',
+    'userAgent',
+    'authMethod',
+    'authenticatedAt',
+    'secondFactorAt',
+  ],
+);
+const endSessionsBeyond = reusableStatement(
+  (db, p) =>
+    db.run(sql`
+      update ${sessions} set revoked_at = ${p.now}, revoked_reason = 'limit'
+      where id in (
+        select id from ${sessions}
+        where user_id = ${p.userId} and revoked_at is null and expires_at > ${p.now}
+          and last_seen_at > ${p.idleSince}
+        order by created_at desc, rowid desc limit -1 offset ${p.limit})`),
+  ['now', 'userId', 'idleSince', 'limit'],
+);
 
 /** Creates a session within the user's limit (sessionWrites, in one transaction). */
 export async function createSession(db: Db, user: UserRow, o: NewSession): Promise<SessionRow> {

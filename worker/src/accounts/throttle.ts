@@ -17,7 +17,8 @@
 import { and, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import { addressBucket } from '../config/ip-ranges.js';
-import type { Db } from '../store/index.js';
+import type { BatchItem } from 'drizzle-orm/batch';
+import { reusableStatement, type Db, type PlaceholderValues } from '../store/index.js';
 import { devices, loginAttempts, loginLocks, mfaPendingUses } from '../../../schema/index.js';
 
 export interface ThrottlePolicy {
@@ -99,6 +100,42 @@ const windowCount = (key: string, now: number, p: ThrottlePolicy) =>
  */
 export function reserveAttempt(db: Db, plan: AttemptPlan, now: number, also?: SQL) {
   const all = budgets(plan);
+  if (also)
+    return db.run(
+      reservation(
+        all.map((b) => budgetValues(b, now)),
+        now,
+        also,
+      ),
+    );
+  // Without `also` (every attempt without a device cookie), built once per number of budgets.
+  const values: Record<string, unknown> = { now };
+  all.forEach((b, i) => {
+    const v = budgetValues(b, now);
+    values[`id${i}`] = v.id;
+    values[`key${i}`] = v.key;
+    values[`since${i}`] = v.since;
+    values[`count${i}`] = v.count;
+  });
+  return (all.length === 3 ? reserveThree : reserveTwo)(db, values as PlaceholderValues<ReservationName>);
+}
+
+/** A budget's values in the reservation: its row, its key, the start of its window and its count. */
+interface BudgetValues<V> {
+  id: V;
+  key: V;
+  since: V;
+  count: V;
+}
+
+const budgetValues = (b: Budget, now: number): BudgetValues<string | number> => ({
+  id: b.id,
+  key: b.key,
+  since: now - b.policy.windowMs,
+  count: b.policy.count,
+});
+
+function reservation(all: BudgetValues<unknown>[], now: unknown, also?: SQL): SQL {
   const rows = sql.join(
     all.map((b) => sql`select ${b.id} as id, ${b.key} as k`),
     sql` union all `,
@@ -106,15 +143,33 @@ export function reserveAttempt(db: Db, plan: AttemptPlan, now: number, also?: SQ
   const allowed = sql.join(
     all.map(
       (b) => sql`not exists (select 1 from ${loginLocks} where throttle_key = ${b.key} and until > ${now})
-        and ${windowCount(b.key, now, b.policy)} < ${b.policy.count}`,
+        and (select count(*) from ${loginAttempts} where throttle_key = ${b.key} and at > ${b.since}) < ${b.count}`,
     ),
     sql` and `,
   );
   const where = also ? sql`${allowed} and ${also}` : allowed;
-  return db.run(
-    sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${where}`,
-  );
+  return sql`insert into ${loginAttempts} (id, throttle_key, at) select id, k, ${now} from (${rows}) where ${where}`;
 }
+
+const BUDGET_NAMES = ['id', 'key', 'since', 'count'] as const;
+type ReservationName = 'now' | `${(typeof BUDGET_NAMES)[number]}${0 | 1 | 2}`;
+
+/** The reservation of `n` budgets, its values placeholders (`now`, `id0`, `key0`, `since0`, `count0`, ...). */
+function reservationOf(n: number) {
+  const names = ['now', ...[0, 1, 2].slice(0, n).flatMap((i) => BUDGET_NAMES.map((f) => `${f}${i}`))];
+  return reusableStatement((db, p) => {
+    const at = (name: string) => (p as Record<string, unknown>)[name];
+    const all = [0, 1, 2].slice(0, n).map((i) => ({
+      id: at(`id${i}`),
+      key: at(`key${i}`),
+      since: at(`since${i}`),
+      count: at(`count${i}`),
+    }));
+    return db.run(reservation(all, p.now));
+  }, names as ReservationName[]);
+}
+const reserveTwo = reservationOf(2);
+const reserveThree = reservationOf(3);
 
 /** SQL: the main budget of `plan` holds no reservation of this attempt (its statement inserted nothing). */
 export function notReserved(plan: AttemptPlan): SQL {
@@ -161,17 +216,31 @@ export function releaseAttempt(db: Db, plan: AttemptPlan) {
  * success leaves the untrusted budget as it is: the owner's login lifts nothing for others. With
  * `when`, only while it holds (a success decided by an earlier statement of the same batch).
  */
-export function successStatements(db: Db, plan: AttemptPlan, when?: SQL) {
+export function successStatements(db: Db, plan: AttemptPlan, when?: SQL): SuccessStatements {
+  if (!when) {
+    const clear = [clearKey(db, { key: plan.main.key }), clearKey(db, { key: plan.total.key })] as const;
+    return plan.address ? [...clear, clearRow(db, { id: plan.address.id })] : clear;
+  }
   return [
     clearAttempts(db, plan.main.key, when),
     clearAttempts(db, plan.total.key, when),
     ...(plan.address ? [db.delete(loginAttempts).where(and(eq(loginAttempts.id, plan.address.id), when))] : []),
-  ] as const;
+  ];
 }
+
+/** The statements of successStatements (two or three). */
+type SuccessStatements = readonly [BatchItem<'sqlite'>, BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]];
+
+// A success's statements without a condition (every login's), built once.
+const clearKey = reusableStatement(
+  (db, p) => db.delete(loginAttempts).where(eq(loginAttempts.throttleKey, p.key)),
+  ['key'],
+);
+const clearRow = reusableStatement((db, p) => db.delete(loginAttempts).where(eq(loginAttempts.id, p.id)), ['id']);
 
 /** Forgets the failures of `key` (only while `when` holds, when given: a success decided in the same batch). */
 export function clearAttempts(db: Db, key: string, when?: SQL) {
-  return db.delete(loginAttempts).where(and(eq(loginAttempts.throttleKey, key), when));
+  return when ? db.delete(loginAttempts).where(and(eq(loginAttempts.throttleKey, key), when)) : clearKey(db, { key });
 }
 
 /**

@@ -2,7 +2,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness/app.js';
 import { auditOutbox } from '../../../schema/index.js';
-import { batchEventIds, createApiAccessRecorder, outboxEvents, type ApiAccessEvent } from './api-access.js';
+import { createApiAccessRecorder, outboxEvents, type ApiAccessEvent } from './api-access.js';
+import { batchEventIds } from './events.js';
 import { toLogDocument } from '../logs/document.js';
 import { localSearch } from '../logs/local-store.js';
 

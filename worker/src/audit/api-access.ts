@@ -30,7 +30,7 @@
 import type { Db } from '../store/index.js';
 import { auditOutbox } from '../../../schema/index.js';
 import type { AuditEventType, AuditStream } from './catalogue.js';
-import type { OutboxRow } from './events.js';
+import { batchEventIds, type OutboxRow } from './events.js';
 
 export interface ApiAccessEvent {
   at: number;
@@ -135,26 +135,6 @@ interface Aggregate {
   first: ApiAccessEvent;
   count: number;
   last: number;
-}
-
-/**
- * Event ids for one batch, time-ordered (UUIDv7 layout: the batch's time in ms, then a sequence number
- * within the batch, then 48 random bits per batch). Random UUIDs land all over the outbox's primary
- * key index; these are appended at its end, which halved the cost of writing an event (architecture.md §6).
- * Unique: two batches differ by time or by their random bits, two events of a batch by sequence.
- */
-export function batchEventIds(now: number): () => string {
-  const r = crypto.getRandomValues(new Uint8Array(6));
-  const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
-  const t = hex(now, 12);
-  const tail = Array.from(r, (b) => hex(b, 2)).join('');
-  const head = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
-  let seq = 0;
-  return () => {
-    const s = seq++;
-    // 26 bits of sequence: 12 in rand_a, 14 after the variant bits (10).
-    return `${head}${hex((s >>> 14) & 0xfff, 3)}-${hex(0x8000 | (s & 0x3fff), 4)}-${tail}`;
-  };
 }
 
 function toBatched(e: ApiAccessEvent, id: string): BatchedEvent {

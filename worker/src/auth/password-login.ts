@@ -8,7 +8,7 @@ import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
 import { laneDevice, trustedDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { ProblemError } from '../http/problem.js';
-import type { Db } from '../store/index.js';
+import { reusableStatement, type Db } from '../store/index.js';
 import {
   assertMayLogIn,
   blockedProblem,
@@ -81,13 +81,15 @@ export interface LoginResult {
  * Finds the live local account of a login (case-insensitive) that signs in: a service account never
  * does (docs/api.md, "Service accounts"), so its login is answered as an unknown one.
  */
-export function liveLocalUser(db: Db, key: string) {
-  return db
-    .select()
-    .from(users)
-    .where(and(eq(users.loginKey, key), liveAccounts, eq(users.source, 'local'), eq(users.kind, 'person')))
-    .limit(1);
-}
+export const liveLocalUser = reusableStatement(
+  (db, p) =>
+    db
+      .select()
+      .from(users)
+      .where(and(eq(users.loginKey, p.key), liveAccounts, eq(users.source, 'local'), eq(users.kind, 'person')))
+      .limit(1),
+  ['key'],
+);
 
 /**
  * Checks a local login and password. Throws ACCOUNT_LOCKED (password not even checked),
@@ -138,8 +140,8 @@ export async function authenticateLocalPassword(
           reserveAttempt(rdb, byDevice, now, live),
           reserveAttempt(rdb, untrusted, now, inLane ? and(live, notReserved(byDevice)) : notReserved(byDevice)),
           trustedDeviceQuery(rdb, claim, lk),
-          liveLocalUser(rdb, lk),
-          factorsOfLoginKey(rdb, lk),
+          liveLocalUser(rdb, { key: lk }),
+          factorsOfLoginKey(rdb, { key: lk }),
         ]);
         if (deviceRows.length === 0 && inLane) return { notLive: true as const };
         known = deviceRows.length > 0;
@@ -149,8 +151,8 @@ export async function authenticateLocalPassword(
         let one: { rowsAffected: number };
         [one, rows, factorRows] = await rdb.batch([
           reserveAttempt(rdb, untrusted, now),
-          liveLocalUser(rdb, lk),
-          factorsOfLoginKey(rdb, lk),
+          liveLocalUser(rdb, { key: lk }),
+          factorsOfLoginKey(rdb, { key: lk }),
         ]);
         reserved = one.rowsAffected > 0;
       }
