@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness/app.js';
 import { auditOutbox } from '../../../schema/index.js';
 import { createApiAccessRecorder, outboxEvents, type ApiAccessEvent } from './api-access.js';
-import { batchEventIds } from './events.js';
+import { batchEventIds, eventId } from './events.js';
 import { toLogDocument } from '../logs/document.js';
 import { localSearch } from '../logs/local-store.js';
 
@@ -136,6 +136,16 @@ describe('API-access recorder, one event per request (AUDIT_API_ACCESS_WINDOW_SE
     expect(b()).not.toBe(first[0]);
     const later = batchEventIds(1_764_000_000_001)();
     expect(later > first[first.length - 1]!).toBe(true);
+  });
+
+  it("one event's id: a UUIDv7 of its time, ordered by time, unique within a millisecond", () => {
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const same = Array.from({ length: 20_000 }, () => eventId(1_764_000_000_000));
+    for (const id of same.slice(0, 100)) expect(id).toMatch(v7);
+    expect(same[0]!.replaceAll('-', '').slice(0, 12)).toBe((1_764_000_000_000).toString(16).padStart(12, '0'));
+    expect(new Set(same).size).toBe(same.length);
+    const later = eventId(1_764_000_000_001);
+    expect(same.every((id) => id < later)).toBe(true);
   });
 });
 

@@ -65,7 +65,6 @@ function columns(e: AuditEvent) {
  * Event ids for one batch, time-ordered (UUIDv7 layout: the batch's time in ms, then a sequence number
  * within the batch, then 48 random bits per batch). Random UUIDs land all over the outbox's primary
  * key index; these are appended at its end, which halved the cost of writing an event (architecture.md §6).
- * Every event's default id is one (`auditInsert`: the first of a batch of its own).
  * Unique: two batches differ by time or by their random bits, two events of a batch by sequence.
  */
 export function batchEventIds(now: number): () => string {
@@ -80,6 +79,16 @@ export function batchEventIds(now: number): () => string {
     // 26 bits of sequence: 12 in rand_a, 14 after the variant bits (10).
     return `${head}${hex((s >>> 14) & 0xfff, 3)}-${hex(0x8000 | (s & 0x3fff), 4)}-${tail}`;
   };
+}
+
+/**
+ * The id of one event (auditInsert's, unless the event has its own): UUIDv7, its time `at` in ms, then
+ * 74 random bits (of a version 4 UUID: Node's and workerd's are drawn from a cached pool), so that
+ * events are appended at the end of the outbox's key index, as batchEventIds's.
+ */
+export function eventId(at: number): string {
+  const t = at.toString(16).padStart(12, '0');
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${crypto.randomUUID().slice(15)}`;
 }
 
 /** The columns of an event's insert, each a placeholder of the statements below. */
@@ -113,7 +122,7 @@ export function auditInsert(db: Db, at: number, e: AuditEvent) {
   // Login attempts are counted for GET /metrics where they are audited, so both always agree.
   countLoginEvent(e.type, e.data);
   const values = {
-    id: e.id ?? batchEventIds(at)(),
+    id: e.id ?? eventId(at),
     at,
     stream: e.stream,
     type: e.type,
