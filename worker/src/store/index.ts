@@ -8,7 +8,14 @@ export {
   savedValues,
 } from './settings-store.js';
 export { ensureSchemaStamp, SchemaMismatchError, SCHEMA_STAMP_KEY } from './schema-stamp.js';
-export { preparedPerDb, reusableStatement, type BoundStatement, type PlaceholderValues } from './prepared.js';
+export {
+  preparedPerDb,
+  reusableStatement,
+  type BoundStatement,
+  type ExactValues,
+  type PlaceholderValues,
+  type ReusableStatement,
+} from './prepared.js';
 export {
   CredentialCache,
   CREDENTIAL_CACHE_MAX,

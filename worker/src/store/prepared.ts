@@ -28,6 +28,18 @@ export function preparedPerDb<Q>(build: (db: Db) => Q): (db: Db) => Q {
 /** The values of a statement's placeholders, by name. */
 export type PlaceholderValues<K extends string> = { readonly [N in K]: unknown };
 
+/**
+ * Values with no key beyond the placeholders' names: a value the statement has no place for (a column
+ * added to a row but not to the statement) is a type error, not silently left out.
+ */
+export type ExactValues<K extends string, V> = V & { readonly [X in Exclude<keyof V, K>]: never };
+
+/** A statement built once: bind it to its values (`statement(db, values)`). */
+export type ReusableStatement<K extends string, R> = <V extends PlaceholderValues<K>>(
+  db: Db,
+  values: ExactValues<K, V>,
+) => BoundStatement<R>;
+
 /** A parameter of a built statement: a value of its own, or a placeholder's (with its column's encoder). */
 type Slot = { value: unknown } | { name: string; encoder?: DriverValueEncoder<unknown, unknown> };
 
@@ -103,7 +115,7 @@ export class BoundStatement<R> extends QueryPromise<R> implements RunnableQuery<
 export function reusableStatement<K extends string, Q extends BatchItem<'sqlite'>>(
   build: (db: Db, p: { readonly [N in K]: Placeholder<N> }) => Q,
   names: readonly K[],
-): (db: Db, values: PlaceholderValues<K>) => BoundStatement<Q['_']['result']> {
+): ReusableStatement<K, Q['_']['result']> {
   const placeholders = Object.fromEntries(names.map((n) => [n, drizzleSql.placeholder(n)])) as {
     readonly [N in K]: Placeholder<N>;
   };
