@@ -106,10 +106,10 @@ export class BoundStatement<R> extends QueryPromise<R> implements RunnableQuery<
  * transaction with the others, as a statement built at each call would be) or awaited alone. Building
  * a statement with drizzle's query builder costs more than running it on the embedded database (about
  * two fifths of a login's own CPU outside the engine, docs/performance.md "Logins and the hot path");
- * drizzle's `.prepare()` builds once too, but its prepared queries cannot join a batch. Each placeholder's value is encoded
- * as its column encodes it (a JSON column's object is stringified), as drizzle does for its own
- * prepared queries, and a null stays null (as when a statement is built with it); a missing value
- * (undefined) throws. The result is drizzle's for the built statement: rows for a select, the ResultSet
+ * drizzle's `.prepare()` builds once too, but its prepared queries cannot join a batch. Each
+ * placeholder's value is encoded as its column encodes it (a JSON column's object is stringified), as
+ * drizzle does for its own prepared queries, and a null stays null (as when a statement is built with
+ * it); a missing value (undefined) throws. The result is drizzle's for the built statement: rows for a select, the ResultSet
  * for an insert, update, delete or `db.run`.
  */
 export function reusableStatement<K extends string, Q extends BatchItem<'sqlite'>>(
