@@ -109,8 +109,8 @@ export class BoundStatement<R> extends QueryPromise<R> implements RunnableQuery<
  * drizzle's `.prepare()` builds once too, but its prepared queries cannot join a batch. Each
  * placeholder's value is encoded as its column encodes it (a JSON column's object is stringified), as
  * drizzle does for its own prepared queries, and a null stays null (as when a statement is built with
- * it); a missing value (undefined) throws. The result is drizzle's for the built statement: rows for a select, the ResultSet
- * for an insert, update, delete or `db.run`.
+ * it); a missing value (undefined) throws. The result is drizzle's for the built statement: rows for a
+ * select, the ResultSet for an insert, update, delete or `db.run`.
  */
 export function reusableStatement<K extends string, Q extends BatchItem<'sqlite'>>(
   build: (db: Db, p: { readonly [N in K]: Placeholder<N> }) => Q,
