@@ -91,8 +91,11 @@ function budgets(plan: AttemptPlan): Budget[] {
   return plan.address ? [plan.main, plan.total, plan.address] : [plan.main, plan.total];
 }
 
-const windowCount = (key: string, now: number, p: ThrottlePolicy) =>
-  sql`(select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${now - p.windowMs})`;
+/** SQL: the attempts of `key` after `since` (a value, or a placeholder of a statement built once). */
+const countSince = (key: unknown, since: unknown) =>
+  sql`(select count(*) from ${loginAttempts} where throttle_key = ${key} and at > ${since})`;
+
+const windowCount = (key: string, now: number, p: ThrottlePolicy) => countSince(key, now - p.windowMs);
 
 /**
  * The one statement reserving an attempt in every budget of `plan`: it inserts a row per budget
@@ -143,7 +146,7 @@ function reservation(all: BudgetValues<unknown>[], now: unknown, also?: SQL): SQ
   const allowed = sql.join(
     all.map(
       (b) => sql`not exists (select 1 from ${loginLocks} where throttle_key = ${b.key} and until > ${now})
-        and (select count(*) from ${loginAttempts} where throttle_key = ${b.key} and at > ${b.since}) < ${b.count}`,
+        and ${countSince(b.key, b.since)} < ${b.count}`,
     ),
     sql` and `,
   );

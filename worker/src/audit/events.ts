@@ -82,7 +82,7 @@ export function batchEventIds(now: number): () => string {
 }
 
 /**
- * The id of one event (auditInsert's, unless the event has its own): UUIDv7, its time `at` in ms, then
+ * The id of one event (unless the event has its own): UUIDv7, its time `at` in ms, then
  * 74 random bits (of a version 4 UUID: Node's and workerd's are drawn from a cached pool), so that
  * events are appended at the end of the outbox's key index, as batchEventIds's.
  */
@@ -142,7 +142,7 @@ export function auditInsertWhen(db: Db, at: number, e: AuditEvent, condition: SQ
   return db.run(sql`
     insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id,
                                 outcome, source_ip, user_agent, host, data, handled_at)
-    select ${e.id ?? crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, ${c.actorId}, ${c.actorLogin}, ${c.subjectId},
+    select ${e.id ?? eventId(at)}, ${at}, ${e.stream}, ${e.type}, ${c.actorId}, ${c.actorLogin}, ${c.subjectId},
            ${c.subjectLogin}, ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host},
            ${JSON.stringify(e.data ?? null)}, ${handledAtFor(e.type, at)}
     where ${condition}`);
@@ -163,7 +163,7 @@ export function auditInsertOfAccountWhen(
   return db.run(sql`
     insert into ${auditOutbox} (id, at, stream, type, actor_id, actor_login, subject_id, subject_login, request_id,
                                 outcome, source_ip, user_agent, host, data, handled_at)
-    select ${e.id ?? crypto.randomUUID()}, ${at}, ${e.stream}, ${e.type}, "id", "login", "id", "login",
+    select ${e.id ?? eventId(at)}, ${at}, ${e.stream}, ${e.type}, "id", "login", "id", "login",
            ${c.requestId}, ${c.outcome}, ${c.sourceIp}, ${c.userAgent}, ${c.host}, ${JSON.stringify(e.data ?? null)},
            ${handledAtFor(e.type, at)}
     from ${users} where "id" = ${accountId} and ${condition}`);

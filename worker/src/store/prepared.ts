@@ -104,8 +104,8 @@ export class BoundStatement<R> extends QueryPromise<R> implements RunnableQuery<
  * A statement whose SQL is built once per database handle, with `sql.placeholder(name)` where its
  * values go, then bound to values for each use: `statement(db, values)` is an item of `db.batch` (one
  * transaction with the others, as a statement built at each call would be) or awaited alone. Building
- * a statement with drizzle's query builder costs more than running it on the embedded database (about
- * two fifths of a login's own CPU outside the engine, docs/performance.md "Logins and the hot path");
+ * a statement with drizzle's query builder costs more than running it on the embedded database (over
+ * a third of a login's own CPU outside the engine, docs/performance.md "Logins and the hot path");
  * drizzle's `.prepare()` builds once too, but its prepared queries cannot join a batch. Each
  * placeholder's value is encoded as its column encodes it (a JSON column's object is stringified), as
  * drizzle does for its own prepared queries, and a null stays null (as when a statement is built with
