@@ -2,7 +2,10 @@
  * In-process cost of one request (app.fetch, no network, no load generator): a quick way to see
  * what a change of the hot path does, and to profile it (node --cpu-prof --import tsx ...).
  *
- *   taskset -c 0 npx tsx scripts/bench/in-process.ts bearer|cookie|live|login|session-login [requests=20000]
+ *   taskset -c 0 npx tsx scripts/bench/in-process.ts KIND [requests=20000]
+ *
+ * KIND: bearer, cookie, live, login (Basic), session-login, device-login (a session login of a returning
+ * browser, which sends the device cookie its first login got).
  *
  * With a kind ending in `-overhead` (login-overhead, session-login-overhead), the password check
  * answers at once (no argon2id): what the service itself costs per login, on top of the hash.
@@ -96,10 +99,28 @@ if (kind === 'bearer') {
 } else if (kind === 'session-login') {
   path = '/v3/login';
   headers = { 'content-type': 'application/json' };
+} else if (kind === 'device-login') {
+  path = '/v3/login';
+  const r = await t.app.fetch(
+    new Request(`${base}/v3/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ login: 'admin', password: 'Adm#1passWord' }),
+    }),
+  );
+  const device = r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('auth_device='));
+  if (!device) throw new Error('no device cookie');
+  headers = { 'content-type': 'application/json', cookie: device };
 } else path = '/health/live';
 const once = async () => {
-  const post = kind === 'login' || kind === 'session-login';
-  const body = kind === 'session-login' ? JSON.stringify({ login: 'admin', password: 'Adm#1passWord' }) : undefined;
+  const post = kind === 'login' || kind === 'session-login' || kind === 'device-login';
+  const body =
+    kind === 'session-login' || kind === 'device-login'
+      ? JSON.stringify({ login: 'admin', password: 'Adm#1passWord' })
+      : undefined;
   const res = await t.app.fetch(new Request(`${base}${path}`, { headers, method: post ? 'POST' : 'GET', body }));
   if (res.status !== 200) throw new Error(`status ${res.status}: ${await res.text()}`);
   await res.text();

@@ -6,7 +6,7 @@
  * on the instance that ended them and on another one.
  */
 import { describe, expect, it } from 'vitest';
-import { ADMIN, basic, callJson, call, createUser, uniqueLogin } from '../harness/client.js';
+import { ADMIN, basic, callJson, call, createUser, uniqueLogin, withSettings } from '../harness/client.js';
 
 const PASSWORD = 'Cach3$pass';
 const admin = basic(ADMIN.login, ADMIN.password);
@@ -68,6 +68,42 @@ describe('credential cache: what ends a credential takes effect at once on the s
     expect((await call(`/v4/users/${id}`, { method: 'PATCH', auth: admin, json: { role: 'user' } })).status).toBe(200);
     expect(await bearerStatus(token, '/v4/users?limit=1')).toBe(403);
     expect(await cookieStatus(cookie, '/v4/users?limit=1')).toBe(403);
+  });
+});
+
+describe('GET /v4/users/me with a cached credential answers the account as it is now', () => {
+  it('after a change of the account, by its owner and by an administrator, and of the settings', async () => {
+    const login = uniqueLogin('cache');
+    const id = await createUser(login, PASSWORD);
+    const { token } = await issueToken(login);
+    const cookie = await sessionCookie(login);
+    const me = async () => {
+      const byToken = await callJson<Record<string, unknown>>('/v4/users/me', { auth: `Bearer ${token}` });
+      const bySession = await callJson<Record<string, unknown>>('/v4/users/me', { headers: { Cookie: cookie } });
+      expect([byToken.status, bySession.status]).toEqual([200, 200]);
+      expect(bySession.body).toEqual(byToken.body);
+      return byToken.body;
+    };
+    await warm(() => bearerStatus(token));
+    await warm(() => cookieStatus(cookie));
+    const before = await me();
+    expect(before).toMatchObject({ login, language: null, displayName: login });
+
+    const own = await call('/v4/users/me', { method: 'PATCH', auth: basic(login, PASSWORD), json: { language: 'ru' } });
+    expect(own.status).toBe(200);
+    expect(await me()).toMatchObject({ language: 'ru' });
+
+    const renamed = await call(`/v4/users/${id}`, { method: 'PATCH', auth: admin, json: { displayName: 'Renamed' } });
+    expect(renamed.status).toBe(200);
+    expect(await me()).toMatchObject({ language: 'ru', displayName: 'Renamed' });
+
+    // The expiry of the password is the settings' (days after its change): a new value shows at once.
+    const changedAt = Date.parse(before.passwordChangedAt as string);
+    expect(Date.parse(before.passwordExpiresAt as string)).toBe(changedAt + 60 * 86_400_000);
+    await withSettings({ USER_PASSWORD_EXPIRATION_DAY: 90 }, async () => {
+      expect(Date.parse((await me()).passwordExpiresAt as string)).toBe(changedAt + 90 * 86_400_000);
+    });
+    expect(Date.parse((await me()).passwordExpiresAt as string)).toBe(changedAt + 60 * 86_400_000);
   });
 });
 

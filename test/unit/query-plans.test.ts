@@ -12,7 +12,8 @@ import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountOfToken } from '../../worker/src/accounts/tokens.js';
 import { liveLocalUser } from '../../worker/src/auth/password-login.js';
-import { attemptPlan, reserveAttempt, throttleKey } from '../../worker/src/accounts/throttle.js';
+import { attemptPlan, both, notReserved, reserveAttempt, throttleKey } from '../../worker/src/accounts/throttle.js';
+import { deviceLive, trustedDeviceOfLogin } from '../../worker/src/accounts/devices.js';
 import { parseEnvironment } from '../../worker/src/config/index.js';
 import { createSession, sessionAccount } from '../../worker/src/accounts/sessions.js';
 import type { UserRow } from '../../worker/src/accounts/model.js';
@@ -52,7 +53,7 @@ function plan(sql: string, args: unknown[]): string[] {
   return rows.map((r) => r.detail);
 }
 
-const TABLES = /\b(users|sessions|api_tokens|login_attempts|login_locks)\b/;
+const TABLES = /\b(users|sessions|api_tokens|login_attempts|login_locks|devices)\b/;
 
 /** Every step touching our tables is an index search, never a scan of the table. */
 function expectIndexed(steps: string[]): void {
@@ -104,6 +105,15 @@ describe('query plans of the hot path', () => {
     const attempt = attemptPlan(parseEnvironment({}), throttleKey('someone'), '10.0.0.1', 'a-device');
     const q = reserveAttempt(d, attempt, Date.now()).getQuery();
     expectIndexed(plan(q.sql, q.params));
+    // A returning browser's: the device's budget while its row is live, the untrusted one when that reserved nothing.
+    const claim = { id: 'a-device', userId: 'u-plans' };
+    const untrusted = attemptPlan(parseEnvironment({}), throttleKey('someone'), '10.0.0.1');
+    for (const also of [deviceLive(claim, 'someone'), both(deviceLive(claim, 'someone'), notReserved(attempt))]) {
+      const r = reserveAttempt(d, untrusted, Date.now(), also).getQuery();
+      expectIndexed(plan(r.sql, r.params));
+    }
+    const device = trustedDeviceOfLogin(d, claim, 'someone').getQuery();
+    expectIndexed(plan(device.sql, device.params));
   });
 
   it("a new session's limit reads only the user's live sessions (the partial index), not their history", async () => {

@@ -4,7 +4,7 @@
  * with a password change or reset, a block and "sign out everywhere" (revokeDevicesStatement,
  * accounts/sessions.ts), and after DEVICE_COOKIE_MS unused (accounts/throttle.ts).
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, exists, sql, type SQLWrapper } from 'drizzle-orm';
 import { auditInsert } from '../audit/events.js';
 import type { RequestMeta } from '../http/scope.js';
 import { CredentialCache } from '../store/credential-cache.js';
@@ -14,6 +14,7 @@ import type { UserRow } from './model.js';
 import type { SessionRow } from './sessions.js';
 import { devicesOfAccount } from './writes.js';
 import { liveAccounts } from './live.js';
+import { reservationCondition, type ConditionValues } from './throttle.js';
 
 /** A device cookie whose signature was verified (sessions/device-cookie.ts): still to be checked against its row. */
 export interface DeviceClaim {
@@ -27,7 +28,7 @@ export interface DeviceClaim {
  */
 export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: string): Promise<string | undefined> {
   if (!claim) return undefined;
-  const rows = await trustedDeviceQuery(db, claim, lk);
+  const rows = await trustedDeviceOfLogin(db, claim, lk);
   return rows[0]?.id;
 }
 
@@ -36,14 +37,19 @@ export async function trustedDevice(db: Db, claim: DeviceClaim | undefined, lk: 
  * account a live local account, of login key `lk` when given (without it, the caller compares the account).
  */
 export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk?: string) {
+  return trustedDeviceSelect(db, claim.id, claim.userId, lk);
+}
+
+/** trustedDeviceQuery's statement, of values or of a statement's placeholders. */
+function trustedDeviceSelect(db: Db, id: string | SQLWrapper, userId: string | SQLWrapper, lk?: string | SQLWrapper) {
   return db
     .select({ id: devices.id })
     .from(devices)
     .innerJoin(users, eq(users.id, devices.userId))
     .where(
       and(
-        eq(devices.id, claim.id),
-        eq(devices.userId, claim.userId),
+        eq(devices.id, id),
+        eq(devices.userId, userId),
         lk === undefined ? undefined : eq(users.loginKey, lk),
         liveAccounts,
         eq(users.source, 'local'),
@@ -51,6 +57,31 @@ export function trustedDeviceQuery(db: Db, claim: DeviceClaim, lk?: string) {
     )
     .limit(1);
 }
+
+const DEVICE_NAMES = ['deviceId', 'deviceUser', 'deviceKey'] as const;
+const deviceValues = (claim: DeviceClaim, lk: string) => ({
+  deviceId: claim.id,
+  deviceUser: claim.userId,
+  deviceKey: lk,
+});
+
+const trustedDeviceBuilt = reusableStatement(
+  (db, p) => trustedDeviceSelect(db, p.deviceId, p.deviceUser, p.deviceKey),
+  DEVICE_NAMES,
+);
+
+/** trustedDeviceQuery of a login key, built once (a login's batch; architecture.md §6, "Statements built once"). */
+export const trustedDeviceOfLogin = (db: Db, claim: DeviceClaim, lk: string) =>
+  trustedDeviceBuilt(db, deviceValues(claim, lk));
+
+/** A reservation's condition: the claim's device is a live device of the live local account of `lk`. */
+const DEVICE_LIVE = reservationCondition(DEVICE_NAMES, (db, p) =>
+  exists(trustedDeviceSelect(db, p.deviceId, p.deviceUser, p.deviceKey)),
+);
+export const deviceLive = (claim: DeviceClaim, lk: string): ConditionValues => ({
+  condition: DEVICE_LIVE,
+  values: deviceValues(claim, lk),
+});
 
 // The priority lane's check of a presented device cookie (auth/password-login.ts), kept like a session's
 // lookup (store/credential-cache.ts): a warm device-cookie login makes no round trip for it. A device

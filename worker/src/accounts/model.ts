@@ -4,6 +4,7 @@ import type { InferSelectModel } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import { ROLES, type users } from '../../../schema/index.js';
 import { isoOrNull, isoTime } from '../http/iso-time.js';
+import { toJsonText, type JsonText } from '../http/json-text.js';
 
 export type UserRow = InferSelectModel<typeof users>;
 export type Role = UserRow['role'];
@@ -89,6 +90,22 @@ export function toPublicUser(user: UserRow, config: ConfigSnapshot, lockedUntil:
     createdAt: isoTime(user.createdAt),
     updatedAt: isoTime(user.updatedAt),
   };
+}
+
+const publicJsonOfRow = new WeakMap<UserRow, { config: ConfigSnapshot; json: JsonText<PublicUser> }>();
+
+/**
+ * `toPublicUser(user, config)` as JSON text, kept per row object and configuration snapshot: the
+ * credential caches share one frozen row per entry, and a write of the account replaces the row, so
+ * `GET /v4/users/me` serialises an account once per version of it, not once per request
+ * (architecture.md §6, "The request's own overhead").
+ */
+export function publicUserJson(user: UserRow, config: ConfigSnapshot): JsonText<PublicUser> {
+  const kept = publicJsonOfRow.get(user);
+  if (kept?.config === config) return kept.json;
+  const json = toJsonText(toPublicUser(user, config));
+  if (Object.isFrozen(user)) publicJsonOfRow.set(user, { config, json });
+  return json;
 }
 
 /** The role in force: an account with live super-access acts as an admin until it ends. */

@@ -14,7 +14,7 @@
  *   all logins within AUTH_ADDRESS_FAILED_WINDOW_MIN, then 429 for every login from it.
  * Unknown logins are throttled the same way, so a lock reveals nothing.
  */
-import { and, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ConfigSnapshot } from '../config/index.js';
 import { addressBucket } from '../config/ip-ranges.js';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -98,21 +98,50 @@ const countSince = (key: unknown, since: unknown) =>
 const windowCount = (key: string, now: number, p: ThrottlePolicy) => countSince(key, now - p.windowMs);
 
 /**
+ * A further condition of a reservation (`reserveAttempt`'s `also`): its SQL, built from the placeholders
+ * `names` once with the reservation's statement. Made once (a module's constant): the statements are kept
+ * per condition object.
+ */
+export interface ReservationCondition<K extends string = string> {
+  readonly names: readonly K[];
+  readonly sql: (db: Db, p: { readonly [N in K]: Placeholder<N> }) => SQL;
+}
+
+/** A condition with this attempt's values. */
+export interface ConditionValues {
+  readonly condition: ReservationCondition;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/** `reservationCondition(names, sql)`: a condition of a reservation (see ReservationCondition). */
+export const reservationCondition = <K extends string>(
+  names: readonly K[],
+  build: ReservationCondition<K>['sql'],
+): ReservationCondition<K> => ({ names, sql: build });
+
+const bothOf = new WeakMap<ReservationCondition, WeakMap<ReservationCondition, ReservationCondition>>();
+
+/** Both conditions hold (made once per pair, so that its statements are built once too). */
+export function both(a: ConditionValues, b: ConditionValues): ConditionValues {
+  let pairs = bothOf.get(a.condition);
+  if (!pairs) bothOf.set(a.condition, (pairs = new WeakMap()));
+  let condition = pairs.get(b.condition);
+  if (!condition) {
+    const [x, y] = [a.condition, b.condition];
+    condition = reservationCondition([...x.names, ...y.names], (db, p) => and(x.sql(db, p), y.sql(db, p))!);
+    pairs.set(b.condition, condition);
+  }
+  return { condition, values: { ...a.values, ...b.values } };
+}
+
+/**
  * The one statement reserving an attempt in every budget of `plan`: it inserts a row per budget
  * (rowsAffected > 0) only when none is locked or full (and `also` holds, when given), and nothing otherwise.
+ * Built once per number of budgets and condition (architecture.md §6, "Statements built once").
  */
-export function reserveAttempt(db: Db, plan: AttemptPlan, now: number, also?: SQL) {
+export function reserveAttempt(db: Db, plan: AttemptPlan, now: number, also?: ConditionValues) {
   const all = budgets(plan);
-  if (also)
-    return db.run(
-      reservation(
-        all.map((b) => budgetValues(b, now)),
-        now,
-        also,
-      ),
-    );
-  // Without `also` (every attempt without a device cookie), built once per number of budgets.
-  const values: Record<string, unknown> = { now };
+  const values: Record<string, unknown> = { ...also?.values, now };
   all.forEach((b, i) => {
     const v = budgetValues(b, now);
     values[`id${i}`] = v.id;
@@ -120,7 +149,7 @@ export function reserveAttempt(db: Db, plan: AttemptPlan, now: number, also?: SQ
     values[`since${i}`] = v.since;
     values[`count${i}`] = v.count;
   });
-  return (all.length === 3 ? reserveThree : reserveTwo)(db, values as PlaceholderValues<ReservationName>);
+  return reservationStatement(all.length, also?.condition)(db, values as PlaceholderValues<string>);
 }
 
 /** A budget's values in the reservation: its row, its key, the start of its window and its count. */
@@ -155,29 +184,54 @@ function reservation(all: BudgetValues<unknown>[], now: unknown, also?: SQL): SQ
 }
 
 const BUDGET_NAMES = ['id', 'key', 'since', 'count'] as const;
-type ReservationName = 'now' | `${(typeof BUDGET_NAMES)[number]}${0 | 1 | 2}`;
 
-/** The reservation of `n` budgets, its values placeholders (`now`, `id0`, `key0`, `since0`, `count0`, ...). */
-function reservationOf(n: number) {
-  const names = ['now', ...[0, 1, 2].slice(0, n).flatMap((i) => BUDGET_NAMES.map((f) => `${f}${i}`))];
-  return reusableStatement((db, p) => {
-    const at = (name: string) => (p as Record<string, unknown>)[name];
-    const all = [0, 1, 2].slice(0, n).map((i) => ({
-      id: at(`id${i}`),
-      key: at(`key${i}`),
-      since: at(`since${i}`),
-      count: at(`count${i}`),
-    }));
-    return db.run(reservation(all, p.now));
-  }, names as ReservationName[]);
+/**
+ * The reservation of `n` budgets (and `also`), its values placeholders: `now`, `id0`, `key0`, `since0`,
+ * `count0`, ..., and the condition's names.
+ */
+function reservationOf(n: number, also?: ReservationCondition) {
+  const own = ['now', ...[0, 1, 2].slice(0, n).flatMap((i) => BUDGET_NAMES.map((f) => `${f}${i}`))];
+  const clash = also?.names.find((name) => own.includes(name));
+  if (clash) throw new Error(`a reservation's condition may not name its placeholder ${clash}`);
+  return reusableStatement(
+    (db, p) => {
+      const at = (name: string) => (p as Record<string, unknown>)[name];
+      const all = [0, 1, 2].slice(0, n).map((i) => ({
+        id: at(`id${i}`),
+        key: at(`key${i}`),
+        since: at(`since${i}`),
+        count: at(`count${i}`),
+      }));
+      return db.run(reservation(all, p.now, also?.sql(db, p as Record<string, Placeholder>)));
+    },
+    [...own, ...(also?.names ?? [])],
+  );
 }
-const reserveTwo = reservationOf(2);
-const reserveThree = reservationOf(3);
 
-/** SQL: the main budget of `plan` holds no reservation of this attempt (its statement inserted nothing). */
-export function notReserved(plan: AttemptPlan): SQL {
-  return sql`not exists (select 1 from ${loginAttempts} where id = ${plan.main.id})`;
+type Reservation = ReturnType<typeof reservationOf>;
+const unconditional: Reservation[] = [];
+const conditional = new WeakMap<ReservationCondition, Reservation[]>();
+
+/** The reservation of `n` budgets and `also`, built at its first use. */
+function reservationStatement(n: number, also?: ReservationCondition): Reservation {
+  let kept = unconditional;
+  if (also) {
+    kept = conditional.get(also) ?? [];
+    conditional.set(also, kept);
+  }
+  kept[n] ??= reservationOf(n, also);
+  return kept[n];
 }
+
+/** The main budget of `plan` holds no reservation of this attempt (its statement inserted nothing). */
+const NOT_RESERVED = reservationCondition(
+  ['reserved'],
+  (_db, p) => sql`not exists (select 1 from ${loginAttempts} where id = ${p.reserved})`,
+);
+export const notReserved = (plan: AttemptPlan): ConditionValues => ({
+  condition: NOT_RESERVED,
+  values: { reserved: plan.main.id },
+});
 
 /**
  * The statement that locks the plan's main budget after a wrong password once its count lies in

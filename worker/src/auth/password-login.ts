@@ -5,7 +5,7 @@
  */
 import { and, eq, exists, sql } from 'drizzle-orm';
 import { runAccountBatch, type AccountBatchItem } from '../accounts/writes.js';
-import { laneDevice, trustedDeviceQuery, type DeviceClaim } from '../accounts/devices.js';
+import { deviceLive, laneDevice, trustedDeviceOfLogin, type DeviceClaim } from '../accounts/devices.js';
 import { auditInsert, auditInsertWhen } from '../audit/events.js';
 import { ProblemError } from '../http/problem.js';
 import { reusableStatement, type Db } from '../store/index.js';
@@ -26,6 +26,7 @@ import {
   attemptPlan,
   lockIfExhausted,
   refusalOf,
+  both,
   notReserved,
   releaseAttempt,
   reserveAttempt,
@@ -132,14 +133,14 @@ export async function authenticateLocalPassword(
       let known = false;
       if (claim) {
         const byDevice = attemptPlan(config, key, ip, claim.id);
-        const live = exists(trustedDeviceQuery(rdb, claim, lk));
+        const live = deviceLive(claim, lk);
         let deviceRows: { id: string }[];
         let mine: { rowsAffected: number };
         let fallback: { rowsAffected: number };
         [mine, fallback, deviceRows, rows, factorRows] = await rdb.batch([
           reserveAttempt(rdb, byDevice, now, live),
-          reserveAttempt(rdb, untrusted, now, inLane ? and(live, notReserved(byDevice)) : notReserved(byDevice)),
-          trustedDeviceQuery(rdb, claim, lk),
+          reserveAttempt(rdb, untrusted, now, inLane ? both(live, notReserved(byDevice)) : notReserved(byDevice)),
+          trustedDeviceOfLogin(rdb, claim, lk),
           liveLocalUser(rdb, { key: lk }),
           factorsOfLoginKey(rdb, { key: lk }),
         ]);

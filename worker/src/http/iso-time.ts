@@ -6,15 +6,21 @@
  */
 const MAX_KEPT = 4096;
 const kept = new Map<number, string>();
+/** The last time asked (log lines: many to a millisecond), answered without the map's hashing. */
+let lastMs = Number.NaN;
+let lastIso = '';
 
 /** `new Date(ms).toISOString()`, remembered. Throws a RangeError for an invalid time, as Date does. */
 export function isoTime(ms: number): string {
+  if (ms === lastMs) return lastIso;
   let iso = kept.get(ms);
   if (iso === undefined) {
     iso = new Date(ms).toISOString();
     if (kept.size >= MAX_KEPT) kept.clear();
     kept.set(ms, iso);
   }
+  lastMs = ms;
+  lastIso = iso;
   return iso;
 }
 

@@ -9,7 +9,8 @@ import { IssuedTokenSchema, TokenSchema, issueToken, listTokens, revokeToken } f
 import type { App } from '../http/context.js';
 import { ProblemError, problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
-import { PublicUserSchema, toPublicUser } from '../accounts/model.js';
+import { jsonText } from '../http/json-text.js';
+import { PublicUserSchema, publicUserJson, toPublicUser } from '../accounts/model.js';
 import { TokenRequest, tokenExpiry, tokenLimits, type AudienceChoices } from './token-request.js';
 import { setPassword } from './password.js';
 import { changeAccountStatement } from '../accounts/account-writes.js';
@@ -148,7 +149,7 @@ const changePassword = protectedRoute(
 
 /** Registers /v4/users/me and its tokens; `audienceChoices`: the gate's (gate/token-audiences.ts). */
 export function registerMe(app: App, audienceChoices: AudienceChoices): void {
-  app.openapi(me, (c) => c.json(toPublicUser(c.var.principal.user, c.var.scope.config), 200));
+  app.openapi(me, (c) => jsonText(c, publicUserJson(c.var.principal.user, c.var.scope.config), 200));
 
   app.openapi(patchMe, async (c) => {
     const { language } = validated(c, 'json', OwnPatch);
