@@ -4,9 +4,12 @@
 # request is read from /proc. Alternating cancels most of the drift of a shared machine, which
 # moves one-after-the-other runs by more than the changes measured. Prints min and median per build.
 #
-#   node scripts/build-node.mjs && cp dist/node/main.js /tmp/b.js      # the build to test
-#   git stash && node scripts/build-node.mjs && cp dist/node/main.js /tmp/a.js && git stash pop
-#   KIND=bearer scripts/bench/ab.sh /tmp/a.js /tmp/b.js                # KIND: live, bearer, cookie
+#   node scripts/build-node.mjs && cp dist/node/main.js dist/node/ab-b.js        # the build to test
+#   git worktree add /tmp/base HEAD && ln -s "$PWD/node_modules" /tmp/base/node_modules
+#   (cd /tmp/base && node scripts/build-node.mjs) && cp /tmp/base/dist/node/main.js dist/node/ab-a.js
+#   KIND=bearer scripts/bench/ab.sh dist/node/ab-a.js dist/node/ab-b.js          # KIND: live, bearer, cookie
+#
+# The builds stay in dist/node: they import their packages from node_modules, found from there.
 #
 # ROUNDS (8) runs of RUN_SECONDS (3) each per build.
 set -euo pipefail
