@@ -49,9 +49,11 @@ describe('reserveAttempt with a condition', () => {
     expect(after.rowsAffected).toBe(0);
   });
 
-  it("refuses a condition that names one of the reservation's own placeholders", () => {
+  it("refuses a condition that names one of the reservation's own placeholders, or another condition's", () => {
     const clash = reservationCondition(['now'], (_d, p) => sql`${p.now} > 0`);
     const plan = attemptPlan(config, throttleKey('cond-c'), '10.9.0.3');
     expect(() => reserveAttempt(t.db, plan, 3_000, { condition: clash, values: { now: 1 } })).toThrow(/now/);
+    const again = reservationCondition(['flag'], (_d, p) => sql`${p.flag} = 2`);
+    expect(() => both(flag(1), { condition: again, values: { flag: 2 } })).toThrow(/flag/);
   });
 });

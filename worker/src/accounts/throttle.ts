@@ -128,6 +128,8 @@ export function both(a: ConditionValues, b: ConditionValues): ConditionValues {
   let condition = pairs.get(b.condition);
   if (!condition) {
     const [x, y] = [a.condition, b.condition];
+    const shared = x.names.find((name) => y.names.includes(name));
+    if (shared) throw new Error(`two conditions of a reservation may not share the placeholder ${shared}`);
     condition = reservationCondition([...x.names, ...y.names], (db, p) => and(x.sql(db, p), y.sql(db, p))!);
     pairs.set(b.condition, condition);
   }
@@ -214,11 +216,8 @@ const conditional = new WeakMap<ReservationCondition, Reservation[]>();
 
 /** The reservation of `n` budgets and `also`, built at its first use. */
 function reservationStatement(n: number, also?: ReservationCondition): Reservation {
-  let kept = unconditional;
-  if (also) {
-    kept = conditional.get(also) ?? [];
-    conditional.set(also, kept);
-  }
+  let kept = also ? conditional.get(also) : unconditional;
+  if (!kept) conditional.set(also!, (kept = []));
   kept[n] ??= reservationOf(n, also);
   return kept[n];
 }
