@@ -42,6 +42,7 @@ const STAND_IN_OF: Record<string, RegExp> = {
   'worker/edge-aliases/first-run-api-words.js': /^worker\/src\/first-run\/routes\.ts$/,
   'worker/edge-aliases/mail-test-api-words.js': /^worker\/src\/notifications\/mail-test-routes\.ts$/,
   'worker/edge-aliases/passkey-api-words.js': /^worker\/src\/passkeys\/sign-in-routes\.ts$/,
+  'worker/edge-aliases/settings-api-words.js': /^worker\/src\/settings\/routes\.ts$/,
 };
 
 /**

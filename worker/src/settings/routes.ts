@@ -13,6 +13,7 @@ import type { App } from '../http/context.js';
 import { problemResponses } from '../http/problem.js';
 import { validated } from '../http/validated.js';
 import { changeSettings, resetSetting, uiName } from './changes.js';
+import { W } from './settings-api-words.js';
 
 const UI_NAMES = VAR_NAMES.filter((n) => REGISTRY[n].ui);
 
@@ -83,11 +84,8 @@ const list = protectedRoute(adminOnly(superAccess.allowed, 'settings:read'), {
   operationId: 'listSettings',
   path: '/v3/settings',
   tags: ['settings'],
-  summary: 'The UI-editable settings',
-  description:
-    'Every variable of the groups API, Security, Mail and Error tracking (and AUTH_NEW_DEVICE_MAIL) with its ' +
-    'effective value, source (ui, ' +
-    'env, default), type, default and bounds. Secrets are never returned: only whether they are set.',
+  summary: W.s1,
+  description: W.d1,
   responses: { 200: { description: 'the settings', content: { 'application/json': { schema: SettingList } } } },
 });
 const update = protectedRoute(
@@ -97,21 +95,8 @@ const update = protectedRoute(
     operationId: 'updateSettings',
     path: '/v3/settings',
     tags: ['settings'],
-    summary: 'Change one or many settings, atomically',
-    description:
-      'Secrets (EMAIL_HOST_PASSWORD) are stored encrypted with AUTH_SECRETS_ENCRYPTION_KEY or SESSION_SECRET_KEY ' +
-      '(503 while neither is set: an edge host; the Node host keeps a generated key). Every value is checked ' +
-      '(type, bounds) and so is the combination in force after ' +
-      'the change (saved, environment and default values): the pairs min ≤ max, and a password policy some ' +
-      'password can satisfy (the minimum counts of special characters, digits, lower- and upper-case letters ' +
-      'together at most USER_PASSWORD_MAX_LENGTH; no USER_PASSWORD_SPECIAL_SYM_MIN above 0 with an empty ' +
-      'USER_PASSWORD_SPECIAL_SYM). One bad value or conflict refuses the whole request with 422 naming each bad ' +
-      'variable, and nothing changes. Applies at once on this instance and on every other within 5 seconds ' +
-      '(the error-tracking variable PROFILE after a restart).\n\nThe mail password follows no new server: a ' +
-      'change of EMAIL_HOST or EMAIL_PORT, or ' +
-      'EMAIL_USE_TLS turned off, needs EMAIL_HOST_PASSWORD in the same request while a user and password are set ' +
-      '(else 422 naming EMAIL_HOST_PASSWORD); EMAIL_USE_TLS cannot be off while they are set (credentials never go ' +
-      'without TLS).',
+    summary: W.s2,
+    description: W.d2,
     request: { body: { required: true, content: { 'application/json': { schema: Update } } } },
     responses: {
       200: { description: 'the settings after the change', content: { 'application/json': { schema: SettingList } } },
@@ -126,12 +111,8 @@ const reset = protectedRoute(
     operationId: 'resetSetting',
     path: '/v3/settings/{name}',
     tags: ['settings'],
-    summary: 'Reset a setting to its environment or default value',
-    description:
-      'Removes the value saved through the settings API. 422 naming the conflicting settings when the environment ' +
-      'or default value would not fit the others (min ≤ max, a satisfiable password policy): change those first. ' +
-      'The mail password follows no new server (as for PATCH): a reset that would send it elsewhere, send the ' +
-      "environment's password to a server set here, or turn TLS off while credentials are set is refused with 422.",
+    summary: W.s3,
+    description: W.d3,
     request: { params: NameParam },
     responses: {
       200: { description: 'the setting now', content: { 'application/json': { schema: SettingSchema } } },
