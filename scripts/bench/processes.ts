@@ -105,11 +105,14 @@ interface ProcStat {
   ticks: number;
 }
 
-/** Parses /proc/<pid>/stat; undefined when the process is gone. */
-export function procStat(pid: number): ProcStat | undefined {
+/**
+ * Parses /proc/<pid>/stat (with `thread`, /proc/<pid>/task/<thread>/stat: one thread's own figures);
+ * undefined when the process is gone.
+ */
+export function procStat(pid: number, thread?: number): ProcStat | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    text = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   } catch {
     return undefined;
   }
@@ -192,6 +195,11 @@ function machineTicks(): { busy: number; total: number } {
 export interface CpuShare {
   /** CPU of the process, in percent of one core */
   processCpuPercent: number;
+  /**
+   * CPU of its main thread alone (a Node process's event loop: everything but the thread pool's work,
+   * such as argon2id, and V8's helper threads: the JIT compilers, the GC's), in percent of one core
+   */
+  mainThreadCpuPercent: number;
   /** CPU of the whole machine (every process), in percent of all cores */
   machineCpuPercent: number;
 }
@@ -203,12 +211,15 @@ export interface CpuShare {
  */
 export function cpuMeter(pid: number): { start(): void; stop(): CpuShare } {
   let m0 = machineTicks();
+  const mainTicks = () => procStat(pid, pid)?.ticks ?? 0;
   let p0 = cpuTicks([pid]);
+  let e0 = mainTicks();
   let t0 = performance.now();
   return {
     start() {
       m0 = machineTicks();
       p0 = cpuTicks([pid]);
+      e0 = mainTicks();
       t0 = performance.now();
     },
     stop() {
@@ -217,6 +228,7 @@ export function cpuMeter(pid: number): { start(): void; stop(): CpuShare } {
       const tick = 1000 / clockTicksPerSecond();
       return {
         processCpuPercent: ((cpuTicks([pid]) - p0) * tick * 100) / wallMs,
+        mainThreadCpuPercent: ((mainTicks() - e0) * tick * 100) / wallMs,
         machineCpuPercent: ((m1.busy - m0.busy) * 100) / Math.max(1, m1.total - m0.total),
       };
     },
